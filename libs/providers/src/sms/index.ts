@@ -1,0 +1,3 @@
+export * from './sms-sender';
+export * from './log-sms.sender';
+export * from './aliyun-sms.sender';

@@ -1,0 +1,3 @@
+export * from './object-storage';
+export * from './local-disk.storage';
+export * from './s3.storage';

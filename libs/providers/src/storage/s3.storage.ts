@@ -1,0 +1,68 @@
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Readable } from 'stream';
+import { assertSafeKey, ObjectStorage, StoredObject } from './object-storage';
+
+export interface S3StorageOptions {
+  bucket: string;
+  region: string;
+  /** S3-compatible endpoint (MinIO, OSS, COS...); empty for AWS. */
+  endpoint?: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** Path-style addressing, needed by most self-hosted servers. */
+  forcePathStyle?: boolean;
+  /** Optional key prefix inside the bucket, e.g. "membership/". */
+  prefix?: string;
+}
+
+/** S3-compatible object storage, so several replicas serve the same files. */
+export class S3Storage implements ObjectStorage {
+  readonly name = 's3';
+  private readonly client: S3Client;
+  private readonly prefix: string;
+
+  constructor(private readonly options: S3StorageOptions) {
+    if (!options.bucket) throw new Error('S3: bucket is required');
+    this.prefix = options.prefix ? options.prefix.replace(/^\/+|\/+$/g, '') + '/' : '';
+    this.client = new S3Client({
+      region: options.region || 'us-east-1',
+      endpoint: options.endpoint || undefined,
+      forcePathStyle: options.forcePathStyle ?? Boolean(options.endpoint),
+      credentials:
+        options.accessKeyId && options.secretAccessKey
+          ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey }
+          : undefined,
+    });
+  }
+
+  private key(key: string): string {
+    assertSafeKey(key);
+    return this.prefix + key;
+  }
+
+  async put(key: string, body: Buffer, contentType: string): Promise<void> {
+    await this.client.send(
+      new PutObjectCommand({ Bucket: this.options.bucket, Key: this.key(key), Body: body, ContentType: contentType, ContentLength: body.length }),
+    );
+  }
+
+  async get(key: string): Promise<StoredObject | null> {
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
+      if (!out.Body) return null;
+      return { body: out.Body as Readable, size: out.ContentLength };
+    } catch (err) {
+      const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+      if (e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404) return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
+  }
+
+  destroy(): void {
+    this.client.destroy();
+  }
+}
