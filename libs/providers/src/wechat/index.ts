@@ -1,0 +1,2 @@
+export * from './wechat-api.client';
+export * from './wechat-message.crypto';
