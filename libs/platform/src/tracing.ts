@@ -1,0 +1,118 @@
+// OpenTelemetry tracing, off by default. Call startTracing() first thing in main.ts, before Nest,
+// TypeORM or pg are required: instrumentation patches modules as they load.
+//
+// On when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set and
+// OTEL_SDK_DISABLED is not "true". Spans go out over OTLP/HTTP (JSON) to
+// `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`. Instrumented: incoming and outgoing node:http(s),
+// pg queries, and undici/fetch upstream calls. Probe and scrape paths are not traced.
+// The SDK packages are required lazily, so an app with tracing off does not load them.
+import type { TracerProvider } from '@opentelemetry/api';
+
+export interface TracingHandle {
+  readonly serviceName: string;
+  readonly endpoint: string;
+  /** Sends buffered spans now. */
+  flush(): Promise<void>;
+  /** Flushes, then stops exporting and removes the instrumentation. */
+  shutdown(): Promise<void>;
+}
+
+/** Query parameters whose values are replaced by REDACTED in span URLs (OAuth codes, states, keys...). */
+export const SENSITIVE_QUERY_PARAMS = [
+  'code', 'state', 'token', 'access_token', 'refresh_token', 'id_token', 'api_key', 'key', 'password',
+  'ticket', 'signature', 'msg_signature', 'echostr', 'nonce', 'openid', 'sig', 'Signature',
+  'AWSAccessKeyId', 'X-Amz-Signature', 'X-Amz-Credential', 'X-Amz-Security-Token', 'X-Goog-Signature',
+];
+
+/** Incoming paths that are never traced: Kubernetes probes and Prometheus scrapes. */
+export const UNTRACED_PATHS = /\/actuator\/(health(\/.*)?|prometheus)$/;
+
+let active: TracingHandle | null = null;
+
+/** Where spans would be sent for this environment, or null when tracing is off. */
+export function tracesEndpoint(env: NodeJS.ProcessEnv = process.env): string | null {
+  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return null;
+  const signal = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  if (signal) return signal;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (!base) return null;
+  return `${base.replace(/\/+$/, '')}/v1/traces`;
+}
+
+/**
+ * Starts tracing for `serviceName` when an OTLP endpoint is configured; returns null (and loads
+ * nothing) otherwise. Calling it again returns the running instance.
+ */
+export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): TracingHandle | null {
+  if (active) return active;
+  const endpoint = tracesEndpoint(env);
+  if (!endpoint) return null;
+  try {
+    new URL(endpoint);
+  } catch {
+    throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT is not a valid URL: ${JSON.stringify(endpoint)}`);
+  }
+
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { NodeTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
+  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+  const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions');
+  const { registerInstrumentations } = require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation');
+  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
+  const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({
+      [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME?.trim() || serviceName,
+      [ATTR_SERVICE_VERSION]: packageVersion(),
+      'deployment.environment.name': env.NODE_ENV || 'development',
+    }),
+    // Exporter and batch settings also honour the standard OTEL_EXPORTER_OTLP_* / OTEL_BSP_* variables.
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: endpoint }))],
+  });
+  provider.register();
+
+  const unregister = registerInstrumentations({
+    tracerProvider: provider as unknown as TracerProvider,
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.test((req.url ?? '').split('?')[0]),
+        redactedQueryParams: SENSITIVE_QUERY_PARAMS,
+        redactedQueryParamsServer: SENSITIVE_QUERY_PARAMS,
+        headersToSpanAttributes: { server: { requestHeaders: ['x-request-id'] } },
+      }),
+      new PgInstrumentation({ enhancedDatabaseReporting: false }),
+      new UndiciInstrumentation(),
+    ],
+  });
+
+  const handle: TracingHandle = {
+    serviceName,
+    endpoint,
+    flush: () => provider.forceFlush(),
+    shutdown: async () => {
+      if (active === handle) active = null;
+      unregister();
+      await provider.shutdown();
+    },
+  };
+  active = handle;
+  return handle;
+}
+
+/** Flushes and stops the running tracer, if any (call after the app has closed). */
+export async function shutdownTracing(): Promise<void> {
+  if (active) await active.shutdown();
+}
+
+function packageVersion(): string {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (require(require('path').resolve(process.cwd(), 'package.json')) as { version?: string }).version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
