@@ -1,0 +1,152 @@
+import { Worker } from 'worker_threads';
+
+/** Thrown when a local engine cannot load (package missing, model unreadable) or died; callers answer 503. */
+export class EngineUnavailableError extends Error {
+  constructor(
+    readonly engine: string,
+    reason: string,
+  ) {
+    super(`${engine} engine unavailable: ${reason}`);
+    this.name = 'EngineUnavailableError';
+  }
+}
+
+/** Thrown when an engine rejects its input (undecodable image, unsupported audio); callers answer 4xx. */
+export class EngineInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EngineInputError';
+  }
+}
+
+interface Pending {
+  resolve: (value: any) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Runs one engine in a worker thread of this process: loaded lazily on the first call, kept for the
+ * life of the process, calls answered one at a time. A worker keeps ESM-only packages and engines
+ * that bundle their own TensorFlow.js apart, and keeps inference off the event loop.
+ *
+ * `body` is plain CommonJS run inside the worker. It must define `async function init(data)`
+ * returning an object of async handlers; each handler may return `{ result, transfer }` via `transfer()`.
+ */
+export class EngineWorker {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private loadError: string | null = null;
+
+  constructor(
+    readonly name: string,
+    private readonly body: string,
+    private readonly workerData: Record<string, unknown> = {},
+    private readonly timeoutMs = 120_000,
+  ) {}
+
+  /** Whether the worker thread is running (for tests and health output). */
+  get started(): boolean {
+    return this.worker !== null;
+  }
+
+  call<T>(method: string, args: unknown[] = [], transferList: ArrayBuffer[] = []): Promise<T> {
+    if (this.loadError) return Promise.reject(new EngineUnavailableError(this.name, this.loadError));
+    const worker = this.ensureWorker();
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new EngineUnavailableError(this.name, `no answer within ${this.timeoutMs} ms`));
+        // A stuck engine is restarted on the next call rather than trusted again.
+        void this.close();
+      }, this.timeoutMs);
+      timer.unref();
+      this.pending.set(id, { resolve, reject, timer });
+      worker.ref();
+      worker.postMessage({ id, method, args }, transferList);
+    });
+  }
+
+  /** Stops the worker; the next call starts a fresh one. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    this.failAll(new EngineUnavailableError(this.name, 'stopped'));
+    if (worker) await worker.terminate();
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(WORKER_PRELUDE + this.body + WORKER_LOOP, { eval: true, workerData: this.workerData });
+    worker.unref();
+    worker.on('message', (message: { id: number; ok: boolean; result?: unknown; error?: string; input?: boolean; load?: boolean }) => {
+      const entry = this.pending.get(message.id);
+      if (!entry) return;
+      this.pending.delete(message.id);
+      clearTimeout(entry.timer);
+      if (this.pending.size === 0) worker.unref();
+      if (message.ok) entry.resolve(message.result);
+      else if (message.load) {
+        this.loadError = message.error ?? 'load failed';
+        entry.reject(new EngineUnavailableError(this.name, this.loadError));
+      } else if (message.input) entry.reject(new EngineInputError(message.error ?? 'bad input'));
+      else entry.reject(new Error(`${this.name} engine failed: ${message.error}`));
+    });
+    worker.on('error', (error) => {
+      if (this.worker === worker) this.worker = null;
+      this.failAll(new EngineUnavailableError(this.name, error.message));
+    });
+    worker.on('exit', () => {
+      if (this.worker === worker) this.worker = null;
+      this.failAll(new EngineUnavailableError(this.name, 'worker exited'));
+    });
+    this.worker = worker;
+    return worker;
+  }
+
+  private failAll(error: Error): void {
+    for (const [id, entry] of this.pending) {
+      clearTimeout(entry.timer);
+      this.pending.delete(id);
+      entry.reject(error);
+    }
+  }
+}
+
+// Shared by every engine body: messaging, lazy init, one call at a time.
+const WORKER_PRELUDE = `
+'use strict';
+const { parentPort, workerData } = require('worker_threads');
+const { pathToFileURL } = require('url');
+const importFile = (file) => import(pathToFileURL(file).href);
+class InputError extends Error {}
+const TRANSFER = Symbol('transfer');
+const transfer = (result, list) => ({ [TRANSFER]: true, result, list });
+`;
+
+const WORKER_LOOP = `
+let handlersPromise = null;
+let queue = Promise.resolve();
+parentPort.on('message', ({ id, method, args }) => {
+  queue = queue.then(async () => {
+    let handlers;
+    try {
+      handlersPromise = handlersPromise || init(workerData);
+      handlers = await handlersPromise;
+    } catch (error) {
+      parentPort.postMessage({ id, ok: false, load: true, error: String((error && error.message) || error) });
+      return;
+    }
+    try {
+      if (typeof handlers[method] !== 'function') throw new Error('unknown method ' + method);
+      const out = await handlers[method](...args);
+      if (out && out[TRANSFER]) parentPort.postMessage({ id, ok: true, result: out.result }, out.list);
+      else parentPort.postMessage({ id, ok: true, result: out });
+    } catch (error) {
+      parentPort.postMessage({ id, ok: false, input: error instanceof InputError, error: String((error && error.message) || error) });
+    }
+  });
+});
+`;

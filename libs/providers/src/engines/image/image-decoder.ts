@@ -1,0 +1,74 @@
+import sharp from 'sharp';
+import { EngineInputError } from '../engine-worker';
+
+export const IMAGE_FORMATS = ['jpeg', 'png', 'webp', 'gif', 'tiff', 'avif', 'heif'] as const;
+
+export interface ImageInfo {
+  format: string;
+  /** Width and height as displayed (EXIF orientation applied). */
+  width: number;
+  height: number;
+}
+
+export interface RgbImage {
+  /** Packed RGB, 3 bytes a pixel, row-major. */
+  data: Uint8Array;
+  width: number;
+  height: number;
+  /** Factor from these pixels back to the original image's pixels (>= 1 when downscaled). */
+  scale: number;
+}
+
+/**
+ * Reads the header only and refuses anything that is not a still image within `maxPixels`,
+ * so a small file that inflates to a huge bitmap ("decompression bomb") is never decoded.
+ */
+export async function inspectImage(bytes: Buffer, maxPixels: number): Promise<ImageInfo> {
+  let meta: sharp.Metadata;
+  try {
+    meta = await sharp(bytes, { limitInputPixels: false, failOn: 'error' }).metadata(); // header only; the cap is checked below
+  } catch {
+    throw new EngineInputError('image could not be decoded');
+  }
+  const format = meta.format ?? 'unknown';
+  if (!(IMAGE_FORMATS as readonly string[]).includes(format) || !meta.width || !meta.height) {
+    throw new EngineInputError(`unsupported image format: ${format}`);
+  }
+  if (meta.width * meta.height > maxPixels) {
+    throw new EngineInputError(`image has ${meta.width}x${meta.height} pixels; at most ${maxPixels} allowed`);
+  }
+  const swapped = (meta.orientation ?? 1) >= 5;
+  return { format, width: swapped ? meta.height : meta.width, height: swapped ? meta.width : meta.height };
+}
+
+/** Decodes to RGB (EXIF orientation applied), shrunk to fit `maxSide` to bound inference memory. */
+export async function decodeRgb(bytes: Buffer, maxPixels: number, maxSide = 1280): Promise<RgbImage> {
+  const info = await inspectImage(bytes, maxPixels);
+  try {
+    const { data, info: out } = await sharp(bytes, { limitInputPixels: maxPixels, failOn: 'error' })
+      .rotate()
+      .resize({ width: maxSide, height: maxSide, fit: 'inside', withoutEnlargement: true })
+      .removeAlpha()
+      .toColourspace('srgb')
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width: out.width, height: out.height, scale: info.width / out.width };
+  } catch {
+    throw new EngineInputError('image could not be decoded');
+  }
+}
+
+/** Re-encodes as PNG (orientation applied, no metadata, fitted in `maxSide`); the OCR engine reads this. */
+export async function normalizePng(bytes: Buffer, maxPixels: number, maxSide = 2048): Promise<{ png: Buffer; scale: number }> {
+  const info = await inspectImage(bytes, maxPixels);
+  try {
+    const { data, info: out } = await sharp(bytes, { limitInputPixels: maxPixels, failOn: 'error' })
+      .rotate()
+      .resize({ width: maxSide, height: maxSide, fit: 'inside', withoutEnlargement: true })
+      .png({ compressionLevel: 1 })
+      .toBuffer({ resolveWithObject: true });
+    return { png: data, scale: info.width / out.width };
+  } catch {
+    throw new EngineInputError('image could not be decoded');
+  }
+}

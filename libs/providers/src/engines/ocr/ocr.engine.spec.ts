@@ -1,0 +1,54 @@
+import { EngineInputError } from '../engine-worker';
+import { renderBlankPng, renderTextPng } from '../testing/media-fixtures';
+import { isOcrLanguage, OcrEngine } from './ocr.engine';
+
+describe('OcrEngine (PaddleOCR, real models)', () => {
+  const engine = OcrEngine.shared();
+  const MAX_PIXELS = 20_000_000;
+
+  afterAll(() => engine.close());
+
+  it('reads back Chinese and English lines rendered into a PNG', async () => {
+    const png = renderTextPng(['会员服务平台', 'Hello OCR 2026']);
+    const started = Date.now();
+    const lines = await engine.recognize(png, MAX_PIXELS);
+    const firstMs = Date.now() - started;
+    expect(lines.map((l) => l.content)).toEqual(['会员服务平台', 'Hello OCR 2026']);
+    for (const line of lines) {
+      expect(line.confidence).toBeGreaterThan(0.8);
+      expect(line.bounding_box.width).toBeGreaterThan(100);
+    }
+    // Second line sits below the first.
+    expect(lines[1].bounding_box.y).toBeGreaterThan(lines[0].bounding_box.y + 40);
+
+    const again = Date.now();
+    const second = await engine.recognize(renderTextPng(['语音识别 Speech'], { fontSize: 48 }), MAX_PIXELS);
+    const warmMs = Date.now() - again;
+    expect(second.map((l) => l.content.replace(/\s+/g, ''))).toEqual(['语音识别Speech']);
+    console.log(`ocr: first call (with model load) ${firstMs} ms, warm call ${warmMs} ms`);
+  });
+
+  it('finds no text on a blank image', async () => {
+    expect(await engine.recognize(renderBlankPng(), MAX_PIXELS)).toEqual([]);
+  });
+
+  it('maps boxes back to original pixels when a large image is shrunk for detection', async () => {
+    const big = renderTextPng(['发票号码 12345678'], { width: 4096, height: 400, fontSize: 120 });
+    const [line] = await engine.recognize(big, MAX_PIXELS);
+    expect(line.content.replace(/\s+/g, '')).toBe('发票号码12345678');
+    expect(line.bounding_box.x).toBeGreaterThan(80);
+    expect(line.bounding_box.x).toBeLessThan(160);
+    expect(line.bounding_box.width).toBeGreaterThan(900);
+  });
+
+  it('rejects bytes that are not an image, and images over the pixel cap', async () => {
+    await expect(engine.recognize(Buffer.from('not an image at all'), MAX_PIXELS)).rejects.toBeInstanceOf(EngineInputError);
+    await expect(engine.recognize(renderBlankPng(400, 300), 100_000)).rejects.toThrow(/at most 100000/);
+  });
+
+  it('knows its languages', () => {
+    expect(isOcrLanguage('zh-CN')).toBe(true);
+    expect(isOcrLanguage('EN')).toBe(true);
+    expect(isOcrLanguage('ja')).toBe(false);
+  });
+});
