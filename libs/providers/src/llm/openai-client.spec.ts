@@ -1,0 +1,91 @@
+import { FakeUpstream, startFakeOpenAi } from '../../../../test/support/upstreams';
+import { OpenAiCompatibleClient } from './openai-client';
+import { CallAbortedError, UpstreamError } from './types';
+
+describe('OpenAiCompatibleClient', () => {
+  let up: FakeUpstream;
+  let client: OpenAiCompatibleClient;
+  beforeAll(async () => {
+    up = await startFakeOpenAi();
+    client = new OpenAiCompatibleClient({ baseUrl: up.url, apiKey: 'sk-up', headers: { 'x-extra': '1' }, timeoutMs: 500, connections: 2 });
+  });
+  afterAll(async () => {
+    await client.close();
+    await up.close();
+  });
+  beforeEach(() => {
+    up.reset();
+    up.behaviour.apiKey = 'sk-up';
+  });
+
+  it('completes a chat over a kept-alive connection with the configured headers', async () => {
+    const a = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'hi there' }] });
+    const b = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'again' }] });
+    expect(a.choices[0].message.content).toBe('Echo: hi there');
+    expect(b.usage).toEqual({ prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 });
+    expect(up.requests[0].headers['x-extra']).toBe('1');
+    for (let i = 0; i < 4; i++) await client.chat({ model: 'm', messages: [{ role: 'user', content: 'more' }] });
+    // Six sequential calls share the pool's (at most two) kept-alive connections.
+    expect(new Set(up.requests.map((r) => r.remotePort)).size).toBeLessThanOrEqual(2);
+  });
+
+  it('streams chunks and asks the upstream for usage', async () => {
+    const stream = await client.chatStream({ model: 'm', messages: [{ role: 'user', content: 'a b' }] });
+    const parts: string[] = [];
+    let usage;
+    for await (const c of stream) {
+      if (c.choices[0]?.delta.content) parts.push(c.choices[0].delta.content);
+      if (c.usage) usage = c.usage;
+    }
+    expect(parts).toEqual(['Echo: ', 'a ', 'b']);
+    expect(usage).toEqual({ prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 });
+    expect(up.requests[0].body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+  });
+
+  it('returns embeddings', async () => {
+    const res = await client.embeddings({ model: 'e', input: ['x', 'y'], dimensions: 8 });
+    expect(res.data.map((d) => d.embedding.length)).toEqual([8, 8]);
+  });
+
+  it('carries the upstream error message, status and Retry-After', async () => {
+    up.behaviour.rateLimitTimes = 1;
+    up.behaviour.retryAfterSeconds = 3;
+    const err = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect(err).toMatchObject({ status: 429, retryAfterMs: 3000, retryable: true, upstreamError: { code: 'rate_limit_exceeded' } });
+    up.behaviour.apiKey = 'other';
+    const auth = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    expect(auth).toMatchObject({ status: 401, retryable: false });
+  });
+
+  it('times out a slow upstream', async () => {
+    up.behaviour.delayMs = 1500;
+    const started = Date.now();
+    const err = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    expect(err).toMatchObject({ kind: 'timeout', retryable: true });
+    expect(Date.now() - started).toBeLessThan(1400);
+  });
+
+  it('fails a stream dropped mid-way after delivering what arrived', async () => {
+    up.behaviour.dropAfterChunks = 2;
+    const stream = await client.chatStream({ model: 'm', messages: [{ role: 'user', content: 'one two three four' }] });
+    const parts: string[] = [];
+    const err = await (async () => {
+      for await (const c of stream) if (c.choices[0]?.delta.content) parts.push(c.choices[0].delta.content);
+    })().catch((e) => e);
+    expect(parts).toEqual(['Echo: ', 'one ']);
+    expect(err).toBeInstanceOf(UpstreamError);
+  });
+
+  it('aborts the upstream stream when the caller aborts', async () => {
+    up.behaviour.chunkDelayMs = 50;
+    const ac = new AbortController();
+    const stream = await client.chatStream({ model: 'm', messages: [{ role: 'user', content: 'a b c d e f g h i j' }] }, { signal: ac.signal });
+    const err = await (async () => {
+      for await (const c of stream) if (c.choices[0]?.delta.content) ac.abort();
+    })().catch((e) => e);
+    expect(err).toBeInstanceOf(CallAbortedError);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(up.stats).toMatchObject({ streamsStarted: 1, streamsCompleted: 0, streamsAbortedByClient: 1 });
+  });
+});

@@ -1,0 +1,72 @@
+// Client for any OpenAI-compatible server (OpenAI, DashScope compatible mode, DeepSeek, vLLM, Ollama).
+import { UpstreamHttp } from './http';
+import { LlmClient } from './llm-client';
+import { Deployment } from './providers-file';
+import { parseSse } from './sse';
+import { mapTransportError } from './http';
+import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, UpstreamError } from './types';
+
+export class OpenAiCompatibleClient implements LlmClient {
+  private readonly http: UpstreamHttp;
+
+  constructor(private readonly deployment: Pick<Deployment, 'baseUrl' | 'apiKey' | 'headers' | 'timeoutMs' | 'connections'>) {
+    this.http = new UpstreamHttp({
+      baseUrl: deployment.baseUrl!,
+      connections: deployment.connections,
+      timeoutMs: deployment.timeoutMs,
+      headers: { ...(deployment.apiKey ? { authorization: `Bearer ${deployment.apiKey}` } : {}), ...deployment.headers },
+    });
+  }
+
+  async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<ChatCompletion> {
+    const res = await this.http.postJson('/chat/completions', { ...req, stream: false, stream_options: undefined }, { ...opts, wholeCall: true });
+    const body = await this.http.readJson<ChatCompletion>(res, opts.signal);
+    if (!body || !Array.isArray(body.choices)) throw new UpstreamError('upstream chat response has no choices', 'protocol', res.statusCode);
+    return body;
+  }
+
+  async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<AsyncIterable<ChatCompletionChunk>> {
+    const payload = { ...req, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
+    const res = await this.http.postJson('/chat/completions', payload, { ...opts, wholeCall: false });
+    const timeoutMs = opts.timeoutMs ?? this.deployment.timeoutMs;
+    return (async function* () {
+      let done = false;
+      try {
+        for await (const event of parseSse(res.body)) {
+          if (event.data === '[DONE]') {
+            done = true;
+            break;
+          }
+          if (event.data === '') continue;
+          let chunk: any;
+          try {
+            chunk = JSON.parse(event.data);
+          } catch {
+            throw new UpstreamError('upstream sent a stream event that is not JSON', 'protocol', 200);
+          }
+          if (chunk?.error) {
+            throw new UpstreamError(`upstream stream error: ${chunk.error.message ?? 'unknown'}`, 'protocol', 200, undefined, chunk.error);
+          }
+          yield chunk as ChatCompletionChunk;
+        }
+      } catch (e) {
+        throw mapTransportError(e, opts.signal, undefined, timeoutMs);
+      } finally {
+        if (!done) res.body.destroy();
+        else res.body.resume();
+      }
+      if (!done) throw new UpstreamError('upstream stream ended before [DONE]', 'network', 200);
+    })();
+  }
+
+  async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}): Promise<EmbeddingsResponse> {
+    const res = await this.http.postJson('/embeddings', req, { ...opts, wholeCall: true });
+    const body = await this.http.readJson<EmbeddingsResponse>(res, opts.signal);
+    if (!body || !Array.isArray(body.data)) throw new UpstreamError('upstream embeddings response has no data', 'protocol', res.statusCode);
+    return body;
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}

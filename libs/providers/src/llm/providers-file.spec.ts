@@ -1,0 +1,69 @@
+import { mkdtempSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { loadProvidersFile, parseProvidersConfig, ProvidersFileError } from './providers-file';
+
+describe('providers file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'providers-'));
+
+  it('loads YAML with keys from the environment, upstream names, weights and model overrides', () => {
+    const file = join(dir, 'providers.yaml');
+    writeFileSync(
+      file,
+      `
+routing: { maxAttempts: 4, cooldownMs: 1000 }
+models:
+  vendor-gpt-4: { price: { inputPer1k: 0.01, outputPer1k: 0.03 } }
+  qwen-plus: { kind: chat, contextLength: 131072 }
+deployments:
+  - name: dashscope
+    type: openai
+    baseUrl: https://dashscope.aliyuncs.com/compatible-mode/v1/
+    apiKeyEnv: DASHSCOPE_API_KEY
+    weight: 3
+    models:
+      - { name: vendor-gpt-4, upstream: qwen-max }
+      - qwen-plus
+  - name: claude
+    type: anthropic
+    baseUrl: https://api.anthropic.com/v1
+    apiKeyEnv: ANTHROPIC_API_KEY
+    models: [{ name: vendor-claude-3, upstream: claude-3-5-sonnet-latest }]
+`,
+    );
+    const cfg = loadProvidersFile(file, { DASHSCOPE_API_KEY: 'sk-ds', ANTHROPIC_API_KEY: 'sk-ant' });
+    expect(cfg.routing).toMatchObject({ maxAttempts: 4, cooldownMs: 1000, backoffMs: 200 });
+    expect(cfg.deployments[0]).toMatchObject({ name: 'dashscope', baseUrl: 'https://dashscope.aliyuncs.com/compatible-mode/v1', apiKey: 'sk-ds', weight: 3, models: [{ name: 'vendor-gpt-4', upstream: 'qwen-max' }, { name: 'qwen-plus', upstream: 'qwen-plus' }] });
+    expect(cfg.deployments[1]).toMatchObject({ type: 'anthropic', apiKey: 'sk-ant', anthropicVersion: '2023-06-01', weight: 1 });
+    expect(cfg.models['vendor-gpt-4'].price).toEqual({ inputPer1k: 0.01, outputPer1k: 0.03 });
+    expect(cfg.models['vendor-gpt-4'].contextLength).toBe(128000);
+    expect(cfg.models['qwen-plus']).toMatchObject({ kind: 'chat', contextLength: 131072 });
+    expect(cfg.models['text-embedding-v3'].price.inputPer1k).toBe(0.0001);
+  });
+
+  it('loads JSON', () => {
+    const file = join(dir, 'p.json');
+    writeFileSync(file, JSON.stringify({ deployments: [{ name: 'local-ollama', type: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', models: ['vendor-llama-70b'] }] }));
+    expect(loadProvidersFile(file, {}).deployments[0].apiKey).toBeUndefined();
+  });
+
+  it.each([
+    [{ deployments: [{ name: 'a', type: 'grpc', baseUrl: 'http://x', models: ['vendor-gpt-4'] }] }, 'deployments[0].type must be one of openai, anthropic, local'],
+    [{ deployments: [{ name: 'a', type: 'openai', baseUrl: 'ftp://x', models: ['vendor-gpt-4'] }] }, 'deployments[0].baseUrl must be an http(s) URL'],
+    [{ deployments: [{ name: 'a', type: 'openai', baseUrl: 'http://x', models: [] }] }, 'deployments[0].models must be a non-empty list'],
+    [{ deployments: [{ name: 'a', type: 'openai', baseUrl: 'http://x', models: ['nope'] }] }, 'model "nope" is not in the catalog'],
+    [{ deployments: [{ name: 'a', type: 'openai', baseUrl: 'http://x', apiKeyEnv: 'MISSING_KEY', models: ['vendor-gpt-4'] }] }, 'MISSING_KEY is not set'],
+    [{ deployments: [{ name: 'a', type: 'openai', baseUrl: 'http://x', apiKey: 'sk-inline', models: ['vendor-gpt-4'] }] }, 'put keys in the environment'],
+    [{ routing: { maxAttempts: 0 } }, 'routing.maxAttempts must be a number >= 1'],
+    [{ models: { m: { kind: 'image' } } }, 'models.m.kind must be chat or embeddings'],
+  ])('rejects %j', (doc, message) => {
+    expect(() => parseProvidersConfig(doc, {})).toThrow(ProvidersFileError);
+    expect(() => parseProvidersConfig(doc, {})).toThrow(message);
+  });
+
+  it('reports a YAML syntax error with the file name', () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'deployments: [\n');
+    expect(() => loadProvidersFile(file, {})).toThrow(/bad\.yaml is not valid YAML/);
+  });
+});

@@ -1,0 +1,202 @@
+// Loads and validates the providers file (AI_PROVIDERS_FILE, YAML or JSON) into deployments and a model catalog.
+import { readFileSync } from 'fs';
+import * as yaml from 'js-yaml';
+import { DEFAULT_MODELS, ModelInfo, ModelKind } from './catalog';
+
+export type DeploymentType = 'openai' | 'anthropic' | 'local';
+
+export interface DeploymentModel {
+  /** Public model name clients send. */
+  name: string;
+  /** Model name sent upstream (defaults to the public name). */
+  upstream: string;
+}
+
+export interface Deployment {
+  name: string;
+  type: DeploymentType;
+  /** Base URL including the version path, e.g. https://api.openai.com/v1. Not used by `local`. */
+  baseUrl?: string;
+  /** Resolved API key (read from the environment variable named by `apiKeyEnv`); never logged. */
+  apiKey?: string;
+  apiKeyEnv?: string;
+  /** For `local`: name of the in-process engine. */
+  engine?: string;
+  weight: number;
+  timeoutMs: number;
+  /** Max concurrent connections of the keep-alive pool. */
+  connections: number;
+  headers: Record<string, string>;
+  models: DeploymentModel[];
+  /** Anthropic only: API version header. */
+  anthropicVersion?: string;
+}
+
+export interface RoutingPolicy {
+  /** Attempts per request across all deployments (first try included). */
+  maxAttempts: number;
+  /** Base backoff between attempts; doubles each time, with jitter. */
+  backoffMs: number;
+  /** Longest wait honoured from an upstream Retry-After before moving on to another deployment. */
+  maxRetryAfterMs: number;
+  /** How long a deployment is skipped after it failed. */
+  cooldownMs: number;
+}
+
+export interface ProvidersConfig {
+  deployments: Deployment[];
+  models: Record<string, ModelInfo>;
+  routing: RoutingPolicy;
+}
+
+export class ProvidersFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProvidersFileError';
+  }
+}
+
+const DEFAULT_ROUTING: RoutingPolicy = { maxAttempts: 3, backoffMs: 200, maxRetryAfterMs: 5000, cooldownMs: 30_000 };
+const TYPES: DeploymentType[] = ['openai', 'anthropic', 'local'];
+
+export function loadProvidersFile(path: string, env: NodeJS.ProcessEnv = process.env): ProvidersConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ProvidersFileError(`cannot read providers file ${path}: ${(e as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = /\.json$/i.test(path) ? JSON.parse(text) : yaml.load(text);
+  } catch (e) {
+    throw new ProvidersFileError(`providers file ${path} is not valid ${/\.json$/i.test(path) ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
+  }
+  return parseProvidersConfig(raw, env);
+}
+
+/** Validates an already-parsed providers document. Every error names the offending path. */
+export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): ProvidersConfig {
+  if (raw == null) raw = {};
+  if (!isObject(raw)) throw new ProvidersFileError('providers file: top level must be an object');
+  const routing = { ...DEFAULT_ROUTING };
+  if (raw.routing !== undefined) {
+    const r = expectObject(raw.routing, 'routing');
+    for (const key of Object.keys(DEFAULT_ROUTING) as (keyof RoutingPolicy)[]) {
+      if (r[key] !== undefined) routing[key] = expectNumber(r[key], `routing.${key}`, key === 'maxAttempts' ? 1 : 0);
+    }
+  }
+
+  const models: Record<string, ModelInfo> = {};
+  for (const [name, info] of Object.entries(DEFAULT_MODELS)) models[name] = { ...info, price: { ...info.price } };
+  if (raw.models !== undefined) {
+    const m = expectObject(raw.models, 'models');
+    for (const [name, value] of Object.entries(m)) {
+      const path = `models.${name}`;
+      const o = expectObject(value ?? {}, path);
+      const base = models[name];
+      const kind = (o.kind ?? base?.kind) as ModelKind;
+      if (kind !== 'chat' && kind !== 'embeddings') throw new ProvidersFileError(`${path}.kind must be chat or embeddings`);
+      const price = o.price === undefined ? undefined : expectObject(o.price, `${path}.price`);
+      models[name] = {
+        name,
+        kind,
+        contextLength: o.contextLength !== undefined ? expectNumber(o.contextLength, `${path}.contextLength`, 1) : base?.contextLength ?? (kind === 'chat' ? 8192 : 8192),
+        dimensions: o.dimensions !== undefined ? expectNumber(o.dimensions, `${path}.dimensions`, 1) : base?.dimensions,
+        encoding: o.encoding !== undefined ? expectEnum(o.encoding, `${path}.encoding`, ['cl100k_base', 'o200k_base'] as const) : base?.encoding ?? 'cl100k_base',
+        price: {
+          inputPer1k: price?.inputPer1k !== undefined ? expectNumber(price.inputPer1k, `${path}.price.inputPer1k`, 0) : base?.price.inputPer1k ?? 0,
+          outputPer1k: price?.outputPer1k !== undefined ? expectNumber(price.outputPer1k, `${path}.price.outputPer1k`, 0) : base?.price.outputPer1k ?? 0,
+        },
+        ownedBy: o.ownedBy !== undefined ? expectString(o.ownedBy, `${path}.ownedBy`) : base?.ownedBy ?? 'gateway',
+      };
+    }
+  }
+
+  const deployments: Deployment[] = [];
+  const list = raw.deployments ?? [];
+  if (!Array.isArray(list)) throw new ProvidersFileError('deployments must be a list');
+  list.forEach((value, i) => {
+    const path = `deployments[${i}]`;
+    const d = expectObject(value, path);
+    const name = expectString(d.name, `${path}.name`);
+    if (deployments.some((x) => x.name === name)) throw new ProvidersFileError(`${path}.name "${name}" is used twice`);
+    const type = expectEnum(d.type, `${path}.type`, TYPES);
+    let baseUrl: string | undefined;
+    if (type !== 'local') {
+      baseUrl = interpolate(expectString(d.baseUrl, `${path}.baseUrl`), env, `${path}.baseUrl`).replace(/\/+$/, '');
+      try {
+        const u = new URL(baseUrl);
+        if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+      } catch {
+        throw new ProvidersFileError(`${path}.baseUrl must be an http(s) URL`);
+      }
+    }
+    let apiKey: string | undefined;
+    const apiKeyEnv = d.apiKeyEnv === undefined ? undefined : expectString(d.apiKeyEnv, `${path}.apiKeyEnv`);
+    if (apiKeyEnv) {
+      apiKey = env[apiKeyEnv];
+      if (!apiKey) throw new ProvidersFileError(`${path}.apiKeyEnv: environment variable ${apiKeyEnv} is not set`);
+    }
+    if (d.apiKey !== undefined) throw new ProvidersFileError(`${path}.apiKey: put keys in the environment and name the variable in apiKeyEnv`);
+    const headers: Record<string, string> = {};
+    if (d.headers !== undefined) {
+      for (const [k, v] of Object.entries(expectObject(d.headers, `${path}.headers`))) headers[k] = interpolate(expectString(v, `${path}.headers.${k}`), env, `${path}.headers.${k}`);
+    }
+    const modelList = d.models;
+    if (!Array.isArray(modelList) || modelList.length === 0) throw new ProvidersFileError(`${path}.models must be a non-empty list`);
+    const dm: DeploymentModel[] = modelList.map((m, j) => {
+      const mp = `${path}.models[${j}]`;
+      if (typeof m === 'string') return { name: m, upstream: m };
+      const o = expectObject(m, mp);
+      const publicName = expectString(o.name, `${mp}.name`);
+      return { name: publicName, upstream: o.upstream === undefined ? publicName : expectString(o.upstream, `${mp}.upstream`) };
+    });
+    for (const m of dm) {
+      if (!models[m.name]) throw new ProvidersFileError(`${path}: model "${m.name}" is not in the catalog; declare it under models: with its kind`);
+    }
+    deployments.push({
+      name,
+      type,
+      baseUrl,
+      apiKey,
+      apiKeyEnv,
+      engine: type === 'local' ? expectString(d.engine ?? name, `${path}.engine`) : undefined,
+      weight: d.weight === undefined ? 1 : expectNumber(d.weight, `${path}.weight`, 0),
+      timeoutMs: d.timeoutMs === undefined ? 60_000 : expectNumber(d.timeoutMs, `${path}.timeoutMs`, 1),
+      connections: d.connections === undefined ? 32 : expectNumber(d.connections, `${path}.connections`, 1),
+      headers,
+      models: dm,
+      anthropicVersion: type === 'anthropic' ? (d.anthropicVersion === undefined ? '2023-06-01' : expectString(d.anthropicVersion, `${path}.anthropicVersion`)) : undefined,
+    });
+  });
+  return { deployments, models, routing };
+}
+
+function interpolate(value: string, env: NodeJS.ProcessEnv, path: string): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    const v = env[name];
+    if (v === undefined) throw new ProvidersFileError(`${path}: environment variable ${name} is not set`);
+    return v;
+  });
+}
+
+function isObject(v: unknown): v is Record<string, any> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+function expectObject(v: unknown, path: string): Record<string, any> {
+  if (!isObject(v)) throw new ProvidersFileError(`${path} must be an object`);
+  return v;
+}
+function expectString(v: unknown, path: string): string {
+  if (typeof v !== 'string' || v.trim() === '') throw new ProvidersFileError(`${path} must be a non-empty string`);
+  return v;
+}
+function expectNumber(v: unknown, path: string, min: number): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min) throw new ProvidersFileError(`${path} must be a number >= ${min}`);
+  return v;
+}
+function expectEnum<T extends string>(v: unknown, path: string, allowed: readonly T[]): T {
+  if (typeof v !== 'string' || !allowed.includes(v as T)) throw new ProvidersFileError(`${path} must be one of ${allowed.join(', ')}`);
+  return v as T;
+}

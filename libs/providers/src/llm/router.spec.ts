@@ -1,0 +1,141 @@
+import { FakeUpstream, startFakeAnthropic, startFakeOpenAi } from '../../../../test/support/upstreams';
+import { parseProvidersConfig } from './providers-file';
+import { LlmRouter, NoDeploymentError } from './router';
+import { LlmClient } from './llm-client';
+import { UpstreamError } from './types';
+
+describe('LlmRouter', () => {
+  let a: FakeUpstream;
+  let b: FakeUpstream;
+  let claude: FakeUpstream;
+  const routers: LlmRouter[] = [];
+  beforeAll(async () => {
+    [a, b, claude] = await Promise.all([startFakeOpenAi(), startFakeOpenAi(), startFakeAnthropic()]);
+  });
+  afterAll(async () => {
+    await Promise.all(routers.map((r) => r.close()));
+    await Promise.all([a.close(), b.close(), claude.close()]);
+  });
+  beforeEach(() => [a, b, claude].forEach((u) => u.reset()));
+
+  function router(doc: any, opts: ConstructorParameters<typeof LlmRouter>[1] = {}) {
+    const r = new LlmRouter(parseProvidersConfig(doc, {}), opts);
+    routers.push(r);
+    return r;
+  }
+  const twoDeployments = (routing: any = {}, weights = [1, 1]) => ({
+    routing: { backoffMs: 10, cooldownMs: 60_000, ...routing },
+    deployments: [
+      { name: 'a', type: 'openai', baseUrl: '', models: [{ name: 'vendor-gpt-4', upstream: 'gpt-a' }], weight: weights[0] },
+      { name: 'b', type: 'openai', baseUrl: '', models: [{ name: 'vendor-gpt-4', upstream: 'gpt-b' }], weight: weights[1] },
+    ].map((d, i) => ({ ...d, baseUrl: [a, b][i].url })),
+  });
+  const ask = { model: 'vendor-gpt-4', messages: [{ role: 'user' as const, content: 'hi' }] };
+
+  it('sends the upstream model name and reports the public one', async () => {
+    const r = router(twoDeployments({}, [1, 0]));
+    const res = await r.chat(ask);
+    expect(res).toMatchObject({ deployment: 'a', upstreamModel: 'gpt-a', attempts: 1 });
+    expect(res.value.model).toBe('vendor-gpt-4');
+    expect(a.requests[0].body.model).toBe('gpt-a');
+  });
+
+  it('chooses deployments by weight', async () => {
+    let i = 0;
+    const seq = Array.from({ length: 100 }, (_, k) => (k + 0.5) / 100);
+    const r = router(twoDeployments({}, [3, 1]), { random: () => seq[i++ % seq.length] });
+    const counts: Record<string, number> = { a: 0, b: 0 };
+    for (let k = 0; k < 40; k++) counts[(await r.chat(ask)).deployment]++;
+    expect(counts.a).toBeGreaterThan(counts.b * 2);
+    expect(counts.b).toBeGreaterThan(0);
+  });
+
+  it('falls back to the next deployment on a 5xx and cools the failed one down', async () => {
+    const r = router(twoDeployments(), { random: () => 0 });
+    a.behaviour.failTimes = 1;
+    const res = await r.chat(ask);
+    expect(res).toMatchObject({ deployment: 'b', attempts: 2 });
+    expect(r.isCoolingDown('a')).toBe(true);
+    const again = await r.chat(ask);
+    expect(again.deployment).toBe('b');
+    expect(a.requests).toHaveLength(1);
+  });
+
+  it('waits as long as Retry-After asks before retrying the same deployment', async () => {
+    const r = router({ routing: { backoffMs: 10 }, deployments: [{ name: 'a', type: 'openai', baseUrl: a.url, models: ['vendor-gpt-4'] }] });
+    a.behaviour.rateLimitTimes = 1;
+    a.behaviour.retryAfterSeconds = 1;
+    const started = Date.now();
+    const res = await r.chat(ask);
+    expect(res.attempts).toBe(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it('does not wait for a Retry-After longer than the policy allows, and surfaces the upstream error', async () => {
+    const r = router({ routing: { maxRetryAfterMs: 500 }, deployments: [{ name: 'a', type: 'openai', baseUrl: a.url, models: ['vendor-gpt-4'] }] });
+    a.behaviour.rateLimitTimes = 1;
+    a.behaviour.retryAfterSeconds = 30;
+    const started = Date.now();
+    const err = await r.chat(ask).catch((e) => e);
+    expect(err).toMatchObject({ status: 429, deployment: 'a', retryAfterMs: 30_000 });
+    expect(Date.now() - started).toBeLessThan(400);
+  });
+
+  it('retries with backoff on a timeout, gives up after maxAttempts with the last error', async () => {
+    const r = router({ routing: { maxAttempts: 2, backoffMs: 10 }, deployments: [{ name: 'a', type: 'openai', baseUrl: a.url, timeoutMs: 200, models: ['vendor-gpt-4'] }] });
+    a.behaviour.delayMs = 400;
+    const err = await r.chat(ask).catch((e) => e);
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect(err).toMatchObject({ kind: 'timeout', deployment: 'a' });
+    expect(a.requests).toHaveLength(2);
+  });
+
+  it('does not retry a client error', async () => {
+    const r = router(twoDeployments());
+    a.behaviour.failTimes = b.behaviour.failTimes = 1;
+    a.behaviour.failStatus = b.behaviour.failStatus = 400;
+    const err = await r.chat(ask).catch((e) => e);
+    expect(err).toMatchObject({ status: 400 });
+    expect(a.requests.length + b.requests.length).toBe(1);
+  });
+
+  it('retries a stream that fails before its first byte, then streams from the fallback', async () => {
+    const r = router(twoDeployments(), { random: () => 0 });
+    a.behaviour.failTimes = 1;
+    const res = await r.chatStream({ ...ask, stream: true });
+    const parts: string[] = [];
+    for await (const c of res.value) {
+      expect(c.model).toBe('vendor-gpt-4');
+      if (c.choices[0]?.delta.content) parts.push(c.choices[0].delta.content);
+    }
+    expect(res.deployment).toBe('b');
+    expect(parts.join('')).toBe('Echo: hi');
+  });
+
+  it('routes Anthropic deployments through the translation', async () => {
+    const r = router({ deployments: [{ name: 'claude', type: 'anthropic', baseUrl: claude.url, models: [{ name: 'vendor-claude-3', upstream: 'claude-3-5-sonnet' }] }] });
+    const res = await r.chat({ model: 'vendor-claude-3', messages: [{ role: 'user', content: 'yo' }] });
+    expect(res.value.model).toBe('vendor-claude-3');
+    expect(res.value.choices[0].message.content).toBe('Echo: yo');
+    expect(claude.requests[0].body.model).toBe('claude-3-5-sonnet');
+  });
+
+  it('refuses unknown models and embeddings on anthropic deployments', async () => {
+    const r = router(twoDeployments());
+    await expect(r.chat({ ...ask, model: 'vendor-claude-3' })).rejects.toBeInstanceOf(NoDeploymentError);
+    expect(() => router({ deployments: [{ name: 'c', type: 'anthropic', baseUrl: claude.url, models: ['text-embedding-v3'] }] })).toThrow('chat models only');
+    expect(r.servedModels().map((m) => m.name)).toEqual(['vendor-gpt-4']);
+  });
+
+  it('serves local deployments with an in-process engine', async () => {
+    const engine: LlmClient = {
+      chat: async (req) => ({ id: 'l', object: 'chat.completion', created: 0, model: req.model, choices: [{ index: 0, message: { role: 'assistant', content: 'local' }, finish_reason: 'stop' }] }),
+      chatStream: async () => (async function* () {})(),
+      embeddings: async () => ({ object: 'list', model: 'x', data: [], usage: { prompt_tokens: 0, total_tokens: 0 } }),
+      close: async () => undefined,
+    };
+    const r = router({ deployments: [{ name: 'mini', type: 'local', engine: 'echo', models: ['vendor-gpt-4-mini'] }] }, { localEngines: { echo: engine } });
+    expect((await r.chat({ ...ask, model: 'vendor-gpt-4-mini' })).value.choices[0].message.content).toBe('local');
+    expect(() => router({ deployments: [{ name: 'mini', type: 'local', models: ['vendor-gpt-4-mini'] }] })).toThrow('no local engine');
+  });
+});

@@ -1,0 +1,212 @@
+// Picks a deployment for a public model: weighted choice, retries with backoff (honouring
+// Retry-After), fallback to the next deployment, and a cooldown for deployments that just failed.
+import { AnthropicClient } from './anthropic-client';
+import { ModelInfo } from './catalog';
+import { LlmClient } from './llm-client';
+import { OpenAiCompatibleClient } from './openai-client';
+import { Deployment, ProvidersConfig, ProvidersFileError } from './providers-file';
+import { CallAbortedError, CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, UpstreamError } from './types';
+
+export interface Routed<T> {
+  value: T;
+  /** Deployment that served the call. */
+  deployment: string;
+  upstreamModel: string;
+  attempts: number;
+}
+
+/** No deployment serves the requested model (503 at the gateway, or 404 if the model is unknown). */
+export class NoDeploymentError extends Error {
+  constructor(readonly model: string) {
+    super(`no deployment serves model ${model}`);
+    this.name = 'NoDeploymentError';
+  }
+}
+
+export interface RouterOptions {
+  /** In-process engines for `type: local` deployments, by engine name. */
+  localEngines?: Record<string, LlmClient>;
+  /** Replaces client construction (tests). */
+  clientFactory?: (d: Deployment) => LlmClient;
+  random?: () => number;
+  now?: () => number;
+}
+
+interface Target {
+  deployment: Deployment;
+  upstreamModel: string;
+  client: LlmClient;
+}
+
+export class LlmRouter {
+  private readonly clients = new Map<string, LlmClient>();
+  private readonly cooldownUntil = new Map<string, number>();
+  private readonly random: () => number;
+  private readonly now: () => number;
+
+  constructor(readonly config: ProvidersConfig, private readonly opts: RouterOptions = {}) {
+    this.random = opts.random ?? Math.random;
+    this.now = opts.now ?? Date.now;
+    for (const d of config.deployments) {
+      if (d.type === 'anthropic') {
+        const embedding = d.models.find((m) => config.models[m.name]?.kind !== 'chat');
+        if (embedding) throw new ProvidersFileError(`deployment ${d.name}: anthropic deployments serve chat models only (${embedding.name})`);
+      }
+      this.clients.set(d.name, this.createClient(d));
+    }
+  }
+
+  private createClient(d: Deployment): LlmClient {
+    if (this.opts.clientFactory) return this.opts.clientFactory(d);
+    switch (d.type) {
+      case 'openai':
+        return new OpenAiCompatibleClient(d);
+      case 'anthropic':
+        return new AnthropicClient(d);
+      case 'local': {
+        const engine = this.opts.localEngines?.[d.engine ?? d.name];
+        if (!engine) throw new ProvidersFileError(`deployment ${d.name}: no local engine named ${d.engine ?? d.name} in this build`);
+        return engine;
+      }
+    }
+  }
+
+  /** Catalog entry of a public model, whether or not a deployment serves it. */
+  modelInfo(model: string): ModelInfo | undefined {
+    return this.config.models[model];
+  }
+
+  /** Public models served by at least one deployment. */
+  servedModels(): ModelInfo[] {
+    const names = new Set(this.config.deployments.flatMap((d) => d.models.map((m) => m.name)));
+    return [...names].map((n) => this.config.models[n]).filter((m): m is ModelInfo => !!m);
+  }
+
+  isServed(model: string): boolean {
+    return this.config.deployments.some((d) => d.models.some((m) => m.name === model));
+  }
+
+  /** True while a deployment is cooling down after a failure (exposed for health and tests). */
+  isCoolingDown(deployment: string): boolean {
+    return (this.cooldownUntil.get(deployment) ?? 0) > this.now();
+  }
+
+  async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<Routed<ChatCompletion>> {
+    return this.run(req.model, opts, async (t) => {
+      const res = await t.client.chat({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
+      return { ...res, model: req.model };
+    });
+  }
+
+  /** Resolves once an upstream accepted the stream; later failures surface from the iterator. */
+  async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<Routed<AsyncIterable<ChatCompletionChunk>>> {
+    return this.run(req.model, opts, async (t) => {
+      const upstream = await t.client.chatStream({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
+      const name = t.deployment.name;
+      return (async function* () {
+        try {
+          for await (const chunk of upstream) yield { ...chunk, model: req.model };
+        } catch (e) {
+          throw e instanceof UpstreamError ? e.withDeployment(name) : e;
+        }
+      })();
+    });
+  }
+
+  async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}): Promise<Routed<EmbeddingsResponse>> {
+    return this.run(req.model, opts, async (t) => {
+      const res = await t.client.embeddings({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
+      return { ...res, model: req.model };
+    });
+  }
+
+  async close(): Promise<void> {
+    const local = new Set(Object.values(this.opts.localEngines ?? {}));
+    await Promise.all([...this.clients.values()].filter((c) => !local.has(c)).map((c) => c.close().catch(() => undefined)));
+  }
+
+  private targets(model: string): Target[] {
+    const out: Target[] = [];
+    for (const d of this.config.deployments) {
+      const m = d.models.find((x) => x.name === model);
+      if (m && d.weight > 0) out.push({ deployment: d, upstreamModel: m.upstream, client: this.clients.get(d.name)! });
+    }
+    return out;
+  }
+
+  /** Healthy deployments in weighted-random order, then cooling ones (soonest back first) as a last resort. */
+  private order(targets: Target[]): Target[] {
+    const now = this.now();
+    const healthy = targets.filter((t) => (this.cooldownUntil.get(t.deployment.name) ?? 0) <= now);
+    const cooling = targets
+      .filter((t) => (this.cooldownUntil.get(t.deployment.name) ?? 0) > now)
+      .sort((a, b) => this.cooldownUntil.get(a.deployment.name)! - this.cooldownUntil.get(b.deployment.name)!);
+    const ordered: Target[] = [];
+    const pool = [...healthy];
+    while (pool.length) {
+      const total = pool.reduce((s, t) => s + t.deployment.weight, 0);
+      let r = this.random() * total;
+      let i = 0;
+      for (; i < pool.length - 1; i++) {
+        r -= pool[i].deployment.weight;
+        if (r < 0) break;
+      }
+      ordered.push(pool.splice(i, 1)[0]);
+    }
+    return [...ordered, ...cooling];
+  }
+
+  private async run<T>(model: string, opts: CallOptions, call: (t: Target) => Promise<T>): Promise<Routed<T>> {
+    const targets = this.targets(model);
+    if (targets.length === 0) throw new NoDeploymentError(model);
+    const policy = this.config.routing;
+    const order = this.order(targets);
+    let lastError: UpstreamError | undefined;
+    let index = 0;
+    for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
+      if (opts.signal?.aborted) throw new CallAbortedError();
+      const target = order[index % order.length];
+      try {
+        const value = await call(target);
+        this.cooldownUntil.delete(target.deployment.name);
+        return { value, deployment: target.deployment.name, upstreamModel: target.upstreamModel, attempts: attempt };
+      } catch (e) {
+        if (e instanceof CallAbortedError || opts.signal?.aborted) throw new CallAbortedError();
+        if (!(e instanceof UpstreamError)) throw e;
+        lastError = e.withDeployment(target.deployment.name);
+        if (!e.retryable) throw lastError;
+        const retryAfter = e.retryAfterMs;
+        this.cooldownUntil.set(target.deployment.name, this.now() + Math.max(policy.cooldownMs, retryAfter ?? 0));
+        if (attempt === policy.maxAttempts) break;
+        const next = order[(index + 1) % order.length];
+        const nextHealthy = next !== target && !this.isCoolingDown(next.deployment.name);
+        if (nextHealthy) {
+          // Another deployment is ready: fall back at once.
+          index++;
+          continue;
+        }
+        // Same deployment (or only cooling ones) left: wait as the upstream asked, or back off.
+        const backoff = policy.backoffMs * 2 ** (attempt - 1) * (0.5 + this.random());
+        if (retryAfter !== undefined && retryAfter > policy.maxRetryAfterMs) break;
+        await sleep(retryAfter !== undefined ? Math.max(retryAfter, 1) : backoff, opts.signal);
+        index++;
+      }
+    }
+    throw lastError!;
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new CallAbortedError());
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new CallAbortedError());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

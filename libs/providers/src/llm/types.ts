@@ -1,0 +1,123 @@
+// OpenAI wire shapes the gateway speaks, plus the error type every upstream client throws.
+
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool' | 'developer';
+
+export interface ChatMessage {
+  role: ChatRole;
+  content: string | null | Array<{ type: string; text?: string; [k: string]: unknown }>;
+  name?: string;
+  [k: string]: unknown;
+}
+
+export interface ChatCompletionRequest {
+  model: string;
+  messages: ChatMessage[];
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  n?: number;
+  stop?: string | string[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  user?: string;
+  [k: string]: unknown;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{ index: number; message: { role: 'assistant'; content: string | null; [k: string]: unknown }; finish_reason: string | null }>;
+  usage?: Usage;
+  [k: string]: unknown;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{ index: number; delta: { role?: 'assistant'; content?: string | null; [k: string]: unknown }; finish_reason: string | null }>;
+  usage?: Usage | null;
+  [k: string]: unknown;
+}
+
+export interface EmbeddingsRequest {
+  model: string;
+  input: string | string[];
+  encoding_format?: 'float' | 'base64';
+  dimensions?: number;
+  user?: string;
+}
+
+export interface EmbeddingsResponse {
+  object: 'list';
+  model: string;
+  data: Array<{ index: number; object: 'embedding'; embedding: number[] }>;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+/** Per-call options every upstream client accepts. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export type UpstreamErrorKind = 'http' | 'timeout' | 'network' | 'protocol';
+
+/**
+ * An upstream call that failed. `status` is the upstream HTTP status (0 when none was received);
+ * `retryable` says whether another attempt (same or other deployment) may succeed.
+ */
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    readonly kind: UpstreamErrorKind,
+    readonly status: number,
+    readonly retryAfterMs?: number,
+    /** The upstream's own OpenAI-style error body when it sent one. */
+    readonly upstreamError?: { message?: string; type?: string; code?: string | null; param?: string | null },
+    readonly deployment?: string,
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+
+  get retryable(): boolean {
+    if (this.kind !== 'http') return this.kind !== 'protocol';
+    return this.status === 408 || this.status === 409 || this.status === 429 || this.status >= 500;
+  }
+
+  withDeployment(deployment: string): UpstreamError {
+    return new UpstreamError(this.message, this.kind, this.status, this.retryAfterMs, this.upstreamError, deployment);
+  }
+}
+
+/** A caller-side abort (client disconnected); never retried, never surfaced as an upstream failure. */
+export class CallAbortedError extends Error {
+  constructor() {
+    super('call aborted by the client');
+    this.name = 'CallAbortedError';
+  }
+}
+
+/** Parses a Retry-After header value (seconds or HTTP date) into milliseconds. */
+export function parseRetryAfter(value: string | string[] | undefined | null, now = Date.now()): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw == null || raw === '') return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, Math.round(seconds * 1000));
+  const date = Date.parse(raw);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
