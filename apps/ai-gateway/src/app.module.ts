@@ -1,0 +1,37 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { DefaultDenyGuard } from '@app/auth';
+import { DatabaseModule } from '@app/database';
+import { OpenAiExceptionFilter, openAiValidationPipe } from '@app/envelope';
+import { PlatformModule } from '@app/platform';
+import { GatewayConfig } from './config/gateway.config';
+import { GATEWAY_ENTITIES } from './entities';
+import { GATEWAY_MIGRATIONS } from './migrations';
+import { gatewayMigrationsTable } from './data-source';
+
+/** Feature modules of the AI gateway (append new ones). */
+const FEATURES: any[] = [];
+
+@Module({})
+export class AppModule {
+  static forRoot(config: GatewayConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        PlatformModule.forRoot({ app: 'ai-gateway', configClass: GatewayConfig, config, databaseUrl }),
+        DatabaseModule.forRoot({
+          entities: GATEWAY_ENTITIES,
+          migrations: GATEWAY_MIGRATIONS,
+          migrationsTableName: gatewayMigrationsTable,
+          migrationsRun: config.migrationsRun,
+        }),
+        ...FEATURES,
+      ],
+      providers: [
+        { provide: APP_GUARD, useClass: DefaultDenyGuard },
+        { provide: APP_FILTER, useClass: OpenAiExceptionFilter },
+        { provide: APP_PIPE, useFactory: openAiValidationPipe },
+      ],
+    };
+  }
+}

@@ -1,0 +1,23 @@
+import { WsAdapter } from '@nestjs/platform-ws';
+import { AppDefinition, createApp } from '@app/platform';
+import { AppModule } from './app.module';
+import { GatewayConfig } from './config/gateway.config';
+
+export const gatewayApp: AppDefinition<GatewayConfig> = {
+  name: 'ai-gateway',
+  configClass: GatewayConfig,
+  module: (config, url) => AppModule.forRoot(config, url),
+  customize: (app) => {
+    app.useWebSocketAdapter(new WsAdapter(app));
+  },
+  swagger: {
+    title: 'AI Gateway API',
+    description:
+      'OpenAI-compatible chat completions and embeddings, image recognition and generation, speech transcription and synthesis. ' +
+      'Authenticate with `Authorization: Bearer <API_KEY>`; errors use the OpenAI shape `{"error": {"message", "type", "code", "param"}}`.',
+    version: '1.0',
+    bearerFormat: 'API key',
+  },
+};
+
+export const createGatewayApp = (env: Record<string, string | undefined> = process.env) => createApp(gatewayApp, env);

@@ -1,0 +1,38 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { DefaultDenyGuard } from '@app/auth';
+import { DatabaseModule } from '@app/database';
+import { EnvelopeExceptionFilter, EnvelopeInterceptor, envelopeValidationPipe } from '@app/envelope';
+import { PlatformModule } from '@app/platform';
+import { MembershipConfig } from './config/membership.config';
+import { MEMBERSHIP_ENTITIES } from './entities';
+import { MEMBERSHIP_MIGRATIONS } from './migrations';
+import { membershipMigrationsTable } from './data-source';
+
+/** Feature modules of the membership app (append new ones). */
+const FEATURES: any[] = [];
+
+@Module({})
+export class AppModule {
+  static forRoot(config: MembershipConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        PlatformModule.forRoot({ app: 'membership', configClass: MembershipConfig, config, databaseUrl }),
+        DatabaseModule.forRoot({
+          entities: MEMBERSHIP_ENTITIES,
+          migrations: MEMBERSHIP_MIGRATIONS,
+          migrationsTableName: membershipMigrationsTable,
+          migrationsRun: config.migrationsRun,
+        }),
+        ...FEATURES,
+      ],
+      providers: [
+        { provide: APP_GUARD, useClass: DefaultDenyGuard },
+        { provide: APP_FILTER, useClass: EnvelopeExceptionFilter },
+        { provide: APP_PIPE, useFactory: envelopeValidationPipe },
+        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+      ],
+    };
+  }
+}

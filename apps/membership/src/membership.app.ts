@@ -1,0 +1,36 @@
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import { AppDefinition, createApp } from '@app/platform';
+import { AppModule } from './app.module';
+import { MembershipConfig } from './config/membership.config';
+
+/** Development only: a random JWT secret persisted under DATA_DIR so tokens survive restarts. */
+export function developmentJwtSecret(dataDir: string): string {
+  const file = path.resolve(dataDir, 'jwt-secret');
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const secret = crypto.randomBytes(48).toString('base64url');
+  fs.writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+export const membershipApp: AppDefinition<MembershipConfig> = {
+  name: 'membership',
+  configClass: MembershipConfig,
+  module: (config, url) => {
+    if (!config.JWT_SECRET) config.JWT_SECRET = developmentJwtSecret(config.DATA_DIR);
+    return AppModule.forRoot(config, url);
+  },
+  prefix: (config) => config.CONTEXT_PATH,
+  swagger: {
+    title: 'Membership API',
+    description:
+      'Member registration and login, tokens and sessions, profile, OAuth 2.0 and WeChat login, files and site settings. ' +
+      'Every response is the envelope `{code, message, data}`; `code` 200 means success.',
+    version: '1.0',
+    bearerFormat: 'JWT',
+  },
+};
+
+export const createMembershipApp = (env: Record<string, string | undefined> = process.env) => createApp(membershipApp, env);

@@ -1,0 +1,22 @@
+// Two projects: unit specs beside the code, e2e suites under test/ against a real PostgreSQL.
+const moduleNameMapper = {
+  '^@app/(envelope|auth|database|platform|providers)(/(.*))?$': '<rootDir>/libs/$1/src$2',
+};
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true }],
+};
+const common = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], transform, moduleNameMapper };
+module.exports = {
+  testTimeout: 60000,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/support/env.ts'],
+    },
+  ],
+};

@@ -1,0 +1,24 @@
+import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import type { Principal } from './principal';
+
+export const IS_PUBLIC = 'auth:public';
+export const REQUIRED_ROLES = 'auth:roles';
+
+/** Opens a route on purpose: everything else needs credentials. */
+export const Public = () => SetMetadata(IS_PUBLIC, true);
+
+/** The caller must hold every listed role. */
+export const Roles = (...roles: string[]) => SetMetadata(REQUIRED_ROLES, roles);
+
+/** The authenticated caller of the request. */
+export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal | undefined => {
+  return ctx.switchToHttp().getRequest().principal;
+});
+
+/** Reads the Bearer token of an Authorization header, or null. */
+export function bearerToken(req: { headers: Record<string, any> }): string | null {
+  const header = req.headers?.authorization;
+  if (typeof header !== 'string') return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : null;
+}

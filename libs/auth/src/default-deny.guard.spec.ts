@@ -1,0 +1,47 @@
+import { ForbiddenException, UnauthorizedException } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { DefaultDenyGuard } from './default-deny.guard';
+import { IS_PUBLIC, REQUIRED_ROLES } from './decorators';
+import { Authenticator } from './principal';
+
+function contextFor(meta: Record<string, unknown>, req: any = { headers: {} }) {
+  const handler = () => undefined;
+  Reflect.defineMetadata(IS_PUBLIC, meta[IS_PUBLIC], handler);
+  Reflect.defineMetadata(REQUIRED_ROLES, meta[REQUIRED_ROLES], handler);
+  return {
+    getType: () => 'http',
+    getHandler: () => handler,
+    getClass: () => class {},
+    switchToHttp: () => ({ getRequest: () => req }),
+  } as any;
+}
+
+describe('DefaultDenyGuard', () => {
+  const member = { id: '1', kind: 'member' as const, roles: ['member'] };
+  const auth = (p: any): Authenticator => ({ authenticate: async () => p });
+
+  it('refuses a route without @Public() when nobody is authenticated', async () => {
+    const guard = new DefaultDenyGuard(new Reflector(), auth(null));
+    await expect(guard.canActivate(contextFor({}))).rejects.toBeInstanceOf(UnauthorizedException);
+  });
+
+  it('refuses everything non-public when the app provides no authenticator', async () => {
+    const guard = new DefaultDenyGuard(new Reflector());
+    await expect(guard.canActivate(contextFor({}))).rejects.toBeInstanceOf(UnauthorizedException);
+  });
+
+  it('opens @Public() routes without asking the authenticator', async () => {
+    const authenticate = jest.fn();
+    const guard = new DefaultDenyGuard(new Reflector(), { authenticate });
+    await expect(guard.canActivate(contextFor({ [IS_PUBLIC]: true }))).resolves.toBe(true);
+    expect(authenticate).not.toHaveBeenCalled();
+  });
+
+  it('sets the principal and enforces roles', async () => {
+    const req = { headers: {} } as any;
+    const guard = new DefaultDenyGuard(new Reflector(), auth(member));
+    await expect(guard.canActivate(contextFor({}, req))).resolves.toBe(true);
+    expect(req.principal).toBe(member);
+    await expect(guard.canActivate(contextFor({ [REQUIRED_ROLES]: ['admin'] }))).rejects.toBeInstanceOf(ForbiddenException);
+  });
+});

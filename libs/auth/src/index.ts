@@ -1,0 +1,3 @@
+export * from './principal';
+export * from './decorators';
+export * from './default-deny.guard';

@@ -1,0 +1,4 @@
+export * from './embedded-postgres';
+export * from './database.module';
+export * from './tokens';
+export * from './shared-migrations';

@@ -1,0 +1,34 @@
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { failure } from './envelope';
+import { ErrorCode } from './error-code';
+import { normalizeError } from './normalize-error';
+
+/** Membership: every error, from any layer, leaves as the `{code, message, data}` envelope. */
+@Catch()
+export class EnvelopeExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') return;
+    const ctx = host.switchToHttp();
+    sendEnvelopeError(exception, ctx.getRequest(), ctx.getResponse(), this.logger);
+  }
+}
+
+export function sendEnvelopeError(exception: unknown, req: Request, res: Response, logger: Logger): void {
+  const e = normalizeError(exception);
+  const requestId = (req as any).id;
+  if (e.unexpected) {
+    logger.error({ err: exception, requestId, path: req.path }, 'Unexpected error');
+  }
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (e.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(e.retryAfterSeconds))));
+  else if (e.status === 429 && !res.getHeader('Retry-After')) res.setHeader('Retry-After', '60');
+  const code = e.code ?? (e.status === 500 ? ErrorCode.INTERNAL : e.status);
+  const message = e.unexpected && requestId ? `Internal server error (request id ${requestId})` : e.message;
+  res.status(e.status).json(failure(code, message, e.details ?? null));
+}

@@ -1,0 +1,19 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor, StreamableFile } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { map, Observable } from 'rxjs';
+import { ok } from './envelope';
+
+export const RAW_RESPONSE = 'envelope:raw';
+
+/** Wraps every controller result in `{code:200,message:'success',data}` unless the route opts out. */
+@Injectable()
+export class EnvelopeInterceptor implements NestInterceptor {
+  constructor(private readonly reflector: Reflector) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== 'http') return next.handle();
+    const raw = this.reflector.getAllAndOverride<boolean>(RAW_RESPONSE, [context.getHandler(), context.getClass()]);
+    if (raw) return next.handle();
+    return next.handle().pipe(map((data) => (data instanceof StreamableFile ? data : ok(data))));
+  }
+}

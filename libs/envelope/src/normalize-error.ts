@@ -1,0 +1,77 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
+import { BusinessException } from './business.exception';
+
+/** One error, described transport-neutrally; each app's filter turns it into its own body shape. */
+export interface NormalizedError {
+  status: number;
+  message: string;
+  /** Membership envelope code (defaults to the HTTP status). */
+  code?: number;
+  /** OpenAI-style `type`, `code` and `param`. */
+  type?: string;
+  errorCode?: string;
+  param?: string | null;
+  retryAfterSeconds?: number;
+  details?: unknown;
+  /** True for unexpected failures: message is generic and the cause is logged. */
+  unexpected?: boolean;
+}
+
+/** Maps what Express, body-parser, multer, Nest and domain code throw to a status and a safe message. */
+export function normalizeError(err: any): NormalizedError {
+  if (err instanceof BusinessException) {
+    return {
+      status: err.getStatus(),
+      code: err.code,
+      message: err.message,
+      retryAfterSeconds: err.extras.retryAfterSeconds,
+      details: err.extras.details,
+    };
+  }
+  if (err instanceof HttpException) {
+    const status = err.getStatus();
+    const body = err.getResponse() as any;
+    let message = typeof body === 'string' ? body : Array.isArray(body?.message) ? body.message.join('; ') : body?.message;
+    if (!message || typeof message !== 'string') message = err.message;
+    if (status === HttpStatus.NOT_FOUND && /^Cannot (GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /.test(message)) {
+      message = `No route for ${message.replace(/^Cannot /, '')}`;
+    }
+    if (status === HttpStatus.PAYLOAD_TOO_LARGE) message = message || 'Request too large';
+    if (status >= 500) return { status, message: 'Internal server error', unexpected: true };
+    return { status, message, ...(body && typeof body === 'object' ? pickExtras(body) : {}) };
+  }
+  // body-parser and raw-body errors carry `type` and `status`.
+  if (err && typeof err === 'object' && typeof err.type === 'string' && typeof err.status === 'number') {
+    switch (err.type) {
+      case 'entity.parse.failed':
+        return { status: 400, message: 'Malformed JSON body' };
+      case 'entity.too.large':
+        return { status: 413, message: `Request body too large (limit ${err.limit} bytes)` };
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return { status: 415, message: 'Unsupported body encoding or charset' };
+      case 'request.aborted':
+        return { status: 400, message: 'Request aborted' };
+      default:
+        if (err.status >= 400 && err.status < 500) return { status: err.status, message: 'Malformed request' };
+    }
+  }
+  // multer errors
+  if (err && err.name === 'MulterError') {
+    if (err.code === 'LIMIT_FILE_SIZE' || err.code === 'LIMIT_FIELD_VALUE' || err.code === 'LIMIT_PART_COUNT') {
+      return { status: 413, message: 'Upload too large' };
+    }
+    return { status: 400, message: `Bad multipart request: ${err.code}` };
+  }
+  if (err instanceof URIError) return { status: 400, message: 'Malformed URL encoding' };
+  return { status: 500, message: 'Internal server error', unexpected: true };
+}
+
+function pickExtras(body: any): Partial<NormalizedError> {
+  const extras: Partial<NormalizedError> = {};
+  if (typeof body.type === 'string') extras.type = body.type;
+  if (typeof body.errorCode === 'string') extras.errorCode = body.errorCode;
+  if (typeof body.param === 'string') extras.param = body.param;
+  if (typeof body.retryAfterSeconds === 'number') extras.retryAfterSeconds = body.retryAfterSeconds;
+  return extras;
+}

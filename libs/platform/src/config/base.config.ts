@@ -1,0 +1,80 @@
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Variables both apps read. Each app's config class extends this one. */
+export class BaseConfig {
+  /** development | test | production. Production refuses development defaults. */
+  @IsIn(['development', 'test', 'production'])
+  NODE_ENV: string = 'development';
+
+  /** Interface to listen on; 0.0.0.0 in containers. */
+  @IsString()
+  HOST: string = '127.0.0.1';
+
+  /** PostgreSQL URL; unset means the embedded PostgreSQL under DATA_DIR. */
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// URL' })
+  DATABASE_URL?: string;
+
+  /** Embedded database files, uploads, generated media, the development JWT secret. */
+  @IsString()
+  DATA_DIR: string = './data';
+
+  /** Port of the embedded PostgreSQL (only when DATABASE_URL is unset). */
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  EMBEDDED_PG_PORT: number = 54329;
+
+  /** Run pending migrations at boot; defaults to true outside production. */
+  @IsOptional()
+  @IsBoolean()
+  MIGRATIONS_RUN?: boolean;
+
+  /** Redis URL for shared short-lived state (rate limits, states, caches); unset means PostgreSQL. */
+  @IsOptional()
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+
+  /** fatal | error | warn | info | debug | trace | silent */
+  @IsIn(LOG_LEVELS as unknown as string[])
+  LOG_LEVEL: string = 'info';
+
+  /** Comma-separated allowed CORS origins (`*` for any); empty disables CORS. */
+  @IsOptional()
+  @IsString()
+  CORS_ORIGINS?: string;
+
+  /** Express `trust proxy` setting: which proxies' X-Forwarded-For to believe (e.g. loopback, 10.0.0.0/8, or a hop count). */
+  @IsString()
+  TRUST_PROXY: string = 'loopback';
+
+  /** Largest JSON or form body accepted, in bytes. */
+  @IsInt()
+  @Min(1024)
+  BODY_LIMIT_BYTES: number = 1_048_576;
+
+  /** Requests per minute per client IP across all routes (per-route limits are stricter). */
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_PER_MINUTE: number = 600;
+
+  /** Milliseconds to wait for in-flight requests on SIGTERM before closing. */
+  @IsInt()
+  @Min(0)
+  SHUTDOWN_GRACE_MS: number = 10_000;
+
+  get isProduction(): boolean {
+    return this.NODE_ENV === 'production';
+  }
+
+  get migrationsRun(): boolean {
+    return this.MIGRATIONS_RUN ?? !this.isProduction;
+  }
+
+  /** Cross-field rules; subclasses add theirs. */
+  validateExtra(): string[] {
+    return [];
+  }
+}

@@ -1,0 +1,91 @@
+import { Controller, Get, HttpStatus, Inject, Optional, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { Public } from '@app/auth';
+import { RawResponse } from '@app/envelope';
+import type { Response } from 'express';
+import { SharedState } from '../shared-state/shared-state';
+
+type Status = 'UP' | 'DOWN';
+interface Component {
+  status: Status;
+  details?: Record<string, unknown>;
+}
+
+/** Extra readiness checks an app registers (upstream providers, storage...). */
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<Record<string, unknown> | void>;
+}
+export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
+
+const HEALTH_EXAMPLE = { status: 'UP', components: { db: { status: 'UP', details: { database: 'postgresql' } }, ping: { status: 'UP' } } };
+
+/** Spring-style health: overall, liveness (process only) and readiness (database and dependencies). */
+@ApiTags('actuator')
+@Public()
+@RawResponse()
+@Controller('actuator/health')
+export class HealthController {
+  constructor(
+    private readonly db: TypeOrmHealthIndicator,
+    private readonly state: SharedState,
+    @Optional() @Inject(READINESS_CHECKS) private readonly extra: ReadinessCheck[] = [],
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Overall health; 503 and DOWN when the database is unreachable' })
+  @ApiOkResponse({ schema: { example: HEALTH_EXAMPLE } })
+  @ApiServiceUnavailableResponse({ schema: { example: { status: 'DOWN', components: { db: { status: 'DOWN', details: { error: 'timeout' } } } } } })
+  async health(@Res() res: Response): Promise<void> {
+    this.send(res, { ping: { status: 'UP' }, ...(await this.dependencies()) });
+  }
+
+  @Get('liveness')
+  @ApiOperation({ summary: 'Kubernetes liveness: the process answers' })
+  @ApiOkResponse({ schema: { example: { status: 'UP' } } })
+  liveness(@Res() res: Response): void {
+    res.status(HttpStatus.OK).json({ status: 'UP' });
+  }
+
+  @Get('readiness')
+  @ApiOperation({ summary: 'Kubernetes readiness: database and required dependencies reachable' })
+  @ApiOkResponse({ schema: { example: { status: 'UP', components: { db: { status: 'UP' } } } } })
+  @ApiServiceUnavailableResponse({ schema: { example: { status: 'DOWN', components: { db: { status: 'DOWN' } } } } })
+  async readiness(@Res() res: Response): Promise<void> {
+    this.send(res, await this.dependencies());
+  }
+
+  private send(res: Response, components: Record<string, Component>): void {
+    const status: Status = Object.values(components).every((c) => c.status === 'UP') ? 'UP' : 'DOWN';
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(status === 'UP' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json({ status, components });
+  }
+
+  private async dependencies(): Promise<Record<string, Component>> {
+    const checks: Array<[string, () => Promise<Record<string, unknown> | void>]> = [
+      ['db', async () => {
+        await this.db.pingCheck('db', { timeout: 2000 });
+        return { database: 'postgresql' };
+      }],
+    ];
+    if (this.state.backend === 'redis') checks.push(['redis', () => withTimeout(this.state.ping(), 2000)]);
+    for (const c of this.extra ?? []) checks.push([c.name, () => c.check()]);
+    const results = await Promise.all(
+      checks.map(async ([name, fn]): Promise<[string, Component]> => {
+        try {
+          const details = await fn();
+          return [name, details ? { status: 'UP', details } : { status: 'UP' }];
+        } catch (e: any) {
+          const reason = e?.causes?.[name]?.message ?? e?.message ?? 'unavailable';
+          return [name, { status: 'DOWN', details: { error: String(reason) } }];
+        }
+      }),
+    );
+    return Object.fromEntries(results);
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timeout after ${ms} ms`)), ms).unref())]);
+}

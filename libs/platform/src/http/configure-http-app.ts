@@ -1,0 +1,91 @@
+import { INestApplication, Logger as NestLogger } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import helmet from 'helmet';
+import { Logger } from 'nestjs-pino';
+import { BaseConfig } from '../config/base.config';
+import { setupSwagger, SwaggerOptions } from '../swagger/setup-swagger';
+
+export interface HttpAppOptions {
+  config: BaseConfig;
+  /** Global route prefix (membership CONTEXT_PATH); empty for none. */
+  prefix?: string;
+  swagger: SwaggerOptions;
+}
+
+export function normalizePrefix(prefix?: string): string {
+  const trimmed = (prefix ?? '').trim().replace(/^\/+|\/+$/g, '');
+  return trimmed ? `/${trimmed}` : '';
+}
+
+/** What both apps do to an HTTP app before listening: logs, proxies, headers, CORS, bodies, Swagger. */
+export function configureHttpApp(app: NestExpressApplication, options: HttpAppOptions): void {
+  const { config } = options;
+  app.useLogger(app.get(Logger));
+  app.flushLogs();
+  app.disable('x-powered-by');
+  app.set('trust proxy', parseTrustProxy(config.TRUST_PROXY));
+  app.set('etag', false);
+  app.use(
+    helmet({
+      // Swagger UI's own assets load from this origin; allow its inline styles and data: images.
+      contentSecurityPolicy: {
+        directives: {
+          defaultSrc: ["'self'"],
+          imgSrc: ["'self'", 'data:', 'https:'],
+          styleSrc: ["'self'", "'unsafe-inline'", 'https:'],
+          scriptSrc: ["'self'", "'unsafe-inline'"],
+        },
+      },
+      crossOriginResourcePolicy: { policy: 'cross-origin' },
+    }),
+  );
+  const origins = (config.CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (origins.length) {
+    app.enableCors({
+      origin: origins.includes('*') ? true : origins,
+      credentials: !origins.includes('*'),
+      exposedHeaders: ['X-Request-Id', 'Retry-After', 'Content-Disposition'],
+      maxAge: 600,
+    });
+  }
+  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES });
+  app.useBodyParser('urlencoded', { limit: config.BODY_LIMIT_BYTES, extended: true, parameterLimit: 1000 });
+  const prefix = normalizePrefix(options.prefix);
+  if (prefix) app.setGlobalPrefix(prefix);
+  setupSwagger(app, options.swagger, prefix);
+}
+
+function parseTrustProxy(value: string): boolean | number | string {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}
+
+/**
+ * SIGTERM/SIGINT: stop accepting, let in-flight requests finish (up to the grace period, then cut the
+ * rest), run the apps' shutdown hooks (ledger flush, database close), then `after` (embedded database).
+ */
+export function enableGracefulShutdown(app: INestApplication, graceMs: number, after?: () => Promise<void>): void {
+  const log = new NestLogger('Shutdown');
+  let closing = false;
+  const stop = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.log(`${signal} received: draining in-flight requests (grace ${graceMs} ms)`);
+    const server = app.getHttpServer();
+    const timer = setTimeout(() => server.closeAllConnections?.(), graceMs);
+    timer.unref();
+    try {
+      await app.close();
+      await after?.();
+    } catch (e) {
+      log.error(`shutdown error: ${e}`);
+    } finally {
+      clearTimeout(timer);
+      process.exit(0);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}

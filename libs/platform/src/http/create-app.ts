@@ -1,0 +1,50 @@
+import { DynamicModule, Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { EmbeddedDatabase, ensureEmbeddedPostgres } from '@app/database';
+import { BaseConfig } from '../config/base.config';
+import { loadConfig } from '../config/load-config';
+import { SwaggerOptions } from '../swagger/setup-swagger';
+import { configureHttpApp } from './configure-http-app';
+
+export interface AppDefinition<T extends BaseConfig> {
+  name: string;
+  configClass: new () => T;
+  module(config: T, databaseUrl: string): DynamicModule;
+  swagger: SwaggerOptions;
+  prefix?(config: T): string;
+  /** Last touches before listening (e.g. a WebSocket adapter). */
+  customize?(app: NestExpressApplication, config: T): void | Promise<void>;
+}
+
+export interface CreatedApp<T extends BaseConfig> {
+  app: NestExpressApplication;
+  config: T;
+  database: EmbeddedDatabase;
+}
+
+/** The database an app runs on: DATABASE_URL, or the embedded PostgreSQL under DATA_DIR. */
+export async function resolveDatabase(config: BaseConfig): Promise<EmbeddedDatabase> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL, owned: false, stop: async () => undefined };
+  const log = new Logger('EmbeddedPostgres');
+  return ensureEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.EMBEDDED_PG_PORT, log: (m) => m && log.debug(m) });
+}
+
+/** Validates the environment, resolves the database and builds a configured (not yet listening) app. */
+export async function createApp<T extends BaseConfig>(def: AppDefinition<T>, env: Record<string, string | undefined> = process.env): Promise<CreatedApp<T>> {
+  const config = loadConfig(def.configClass, env);
+  const database = await resolveDatabase(config);
+  try {
+    const app = await NestFactory.create<NestExpressApplication>(def.module(config, database.url), {
+      bodyParser: false,
+      bufferLogs: true,
+      abortOnError: false,
+    });
+    configureHttpApp(app, { config, prefix: def.prefix?.(config), swagger: def.swagger });
+    await def.customize?.(app, config);
+    return { app, config, database };
+  } catch (e) {
+    await database.stop().catch(() => undefined);
+    throw e;
+  }
+}

@@ -1,0 +1,66 @@
+import { Controller, Get, Injectable, Module, NestMiddleware, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { Public } from '@app/auth';
+import { RawResponse } from '@app/envelope';
+import type { NextFunction, Request, Response } from 'express';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** One Prometheus registry per app instance (tests run several apps in one process). */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [this.registry],
+  });
+  readonly duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}
+
+/** Times every request; the route label is the matched route pattern, never the raw URL. */
+@Injectable()
+export class MetricsMiddleware implements NestMiddleware {
+  constructor(private readonly metrics: Metrics) {}
+
+  use(req: Request, res: Response, next: NextFunction): void {
+    const start = process.hrtime.bigint();
+    res.once('finish', () => {
+      const route = req.route?.path ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
+      const labels = { method: req.method, route, status: String(res.statusCode) };
+      this.metrics.requests.inc(labels);
+      this.metrics.duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
+    });
+    next();
+  }
+}
+
+@ApiTags('actuator')
+@Public()
+@RawResponse()
+@Controller('actuator')
+export class MetricsController {
+  constructor(private readonly metrics: Metrics) {}
+
+  @Get('prometheus')
+  @ApiOperation({ summary: 'Prometheus metrics: request counts and latency histograms per route, process metrics' })
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ schema: { type: 'string', example: 'http_requests_total{method="GET",route="/actuator/health",status="200"} 3' } })
+  async prometheus(@Res() res: Response): Promise<void> {
+    res.setHeader('Content-Type', this.metrics.registry.contentType);
+    res.send(await this.metrics.registry.metrics());
+  }
+}
+
+@Module({ providers: [Metrics, MetricsMiddleware], controllers: [MetricsController], exports: [Metrics, MetricsMiddleware] })
+export class MetricsModule {}

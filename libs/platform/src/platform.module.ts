@@ -1,0 +1,54 @@
+import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
+import { DATABASE_URL } from '@app/database';
+import { BaseConfig } from './config/base.config';
+import { ConfigModule } from './config/config.module';
+import { HealthModule } from './health/health.module';
+import { loggingModule } from './logging/logging';
+import { MetricsMiddleware, MetricsModule } from './metrics/metrics';
+import { SharedThrottlerStorage } from './shared-state/throttler-storage';
+import { SharedStateModule } from './shared-state/shared-state.module';
+
+export interface PlatformOptions<T extends BaseConfig> {
+  app: string;
+  configClass: new () => T;
+  config: T;
+  databaseUrl: string;
+}
+
+/**
+ * What every app imports first: its validated config, logging, the database URL, shared state,
+ * rate limiting across replicas (a global guard, per IP), health and metrics.
+ */
+@Global()
+@Module({})
+export class PlatformModule implements NestModule {
+  static forRoot<T extends BaseConfig>(options: PlatformOptions<T>): DynamicModule {
+    const dbUrl = { provide: DATABASE_URL, useValue: options.databaseUrl };
+    return {
+      module: PlatformModule,
+      imports: [
+        ConfigModule.forRoot(options.configClass, options.config),
+        loggingModule(options.config, options.app),
+        SharedStateModule,
+        ThrottlerModule.forRootAsync({
+          inject: [BaseConfig, SharedThrottlerStorage],
+          useFactory: (config: BaseConfig, storage: SharedThrottlerStorage) => ({
+            throttlers: [{ name: 'default', ttl: 60_000, limit: config.RATE_LIMIT_PER_MINUTE }],
+            storage,
+            errorMessage: 'Too many requests, retry later',
+          }),
+        }),
+        HealthModule,
+        MetricsModule,
+      ],
+      providers: [dbUrl, { provide: APP_GUARD, useClass: ThrottlerGuard }],
+      exports: [dbUrl, ConfigModule, SharedStateModule, MetricsModule],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(MetricsMiddleware).forRoutes('*path');
+  }
+}

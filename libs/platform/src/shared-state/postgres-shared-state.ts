@@ -1,0 +1,78 @@
+import { OnModuleDestroy } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { SharedState } from './shared-state';
+
+/** SharedState on the `shared_state` table; expired rows are ignored and swept once a minute. */
+export class PostgresSharedState extends SharedState implements OnModuleDestroy {
+  readonly backend = 'postgres' as const;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly db: DataSource) {
+    super();
+    this.sweeper = setInterval(() => {
+      this.db.query('DELETE FROM shared_state WHERE expires_at < now()').catch(() => undefined);
+    }, 60_000);
+    this.sweeper.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.sweeper);
+  }
+
+  async get(key: string): Promise<string | null> {
+    const rows = await this.db.query('SELECT value FROM shared_state WHERE key = $1 AND expires_at > now()', [key]);
+    return rows[0]?.value ?? null;
+  }
+
+  async set(key: string, value: string, ttlMs: number): Promise<void> {
+    await this.db.query(
+      `INSERT INTO shared_state (key, value, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
+      [key, value, ttlMs],
+    );
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const rows = await this.db.query(
+      `INSERT INTO shared_state (key, value, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+       WHERE shared_state.expires_at <= now()
+       RETURNING key`,
+      [key, value, ttlMs],
+    );
+    return rows.length > 0;
+  }
+
+  async take(key: string): Promise<string | null> {
+    const rows = await this.db.query('DELETE FROM shared_state WHERE key = $1 RETURNING value, expires_at > now() AS live', [key]);
+    return rows[0]?.live ? rows[0].value : null;
+  }
+
+  async del(key: string): Promise<void> {
+    await this.db.query('DELETE FROM shared_state WHERE key = $1', [key]);
+  }
+
+  async incr(key: string, ttlMs: number): Promise<{ count: number; ttlMs: number }> {
+    const rows = await this.db.query(
+      `INSERT INTO shared_state AS s (key, value, expires_at) VALUES ($1, '1', now() + $2 * interval '1 millisecond')
+       ON CONFLICT (key) DO UPDATE SET
+         value = CASE WHEN s.expires_at <= now() THEN '1' ELSE (s.value::bigint + 1)::text END,
+         expires_at = CASE WHEN s.expires_at <= now() THEN excluded.expires_at ELSE s.expires_at END
+       RETURNING value, GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ttl`,
+      [key, ttlMs],
+    );
+    return { count: Number(rows[0].value), ttlMs: Number(rows[0].ttl) };
+  }
+
+  async ttl(key: string): Promise<number> {
+    const rows = await this.db.query(
+      `SELECT GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ttl FROM shared_state WHERE key = $1 AND expires_at > now()`,
+      [key],
+    );
+    return rows[0] ? Number(rows[0].ttl) : 0;
+  }
+
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1');
+  }
+}

@@ -1,0 +1,63 @@
+import { OnModuleDestroy } from '@nestjs/common';
+import Redis from 'ioredis';
+import { SharedState } from './shared-state';
+
+const INCR = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local t = redis.call('PTTL', KEYS[1])
+if t < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); t = tonumber(ARGV[1]) end
+return {n, t}`;
+
+/** SharedState on Redis; keys are prefixed so several deployments can share one server. */
+export class RedisSharedState extends SharedState implements OnModuleDestroy {
+  readonly backend = 'redis' as const;
+  readonly client: Redis;
+
+  constructor(url: string, private readonly prefix = 'mp:') {
+    super();
+    this.client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    this.client.on('error', () => undefined); // surfaced through ping() and failed commands
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.client.quit().catch(() => this.client.disconnect());
+  }
+
+  private k(key: string): string {
+    return this.prefix + key;
+  }
+
+  get(key: string): Promise<string | null> {
+    return this.client.get(this.k(key));
+  }
+
+  async set(key: string, value: string, ttlMs: number): Promise<void> {
+    await this.client.set(this.k(key), value, 'PX', Math.max(1, Math.round(ttlMs)));
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    return (await this.client.set(this.k(key), value, 'PX', Math.max(1, Math.round(ttlMs)), 'NX')) === 'OK';
+  }
+
+  take(key: string): Promise<string | null> {
+    return this.client.getdel(this.k(key));
+  }
+
+  async del(key: string): Promise<void> {
+    await this.client.del(this.k(key));
+  }
+
+  async incr(key: string, ttlMs: number): Promise<{ count: number; ttlMs: number }> {
+    const [count, ttl] = (await this.client.eval(INCR, 1, this.k(key), Math.max(1, Math.round(ttlMs)))) as [number, number];
+    return { count: Number(count), ttlMs: Number(ttl) };
+  }
+
+  async ttl(key: string): Promise<number> {
+    return Math.max(0, await this.client.pttl(this.k(key)));
+  }
+
+  async ping(): Promise<void> {
+    await this.client.ping();
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * Short-lived state every replica must see the same way (rate-limit counters, one-time states,
+ * caches). Redis when REDIS_URL is set, otherwise a PostgreSQL table; every entry expires.
+ */
+export abstract class SharedState {
+  abstract get(key: string): Promise<string | null>;
+  abstract set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Stores only when no live entry exists; true when stored. */
+  abstract setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /** Atomically reads and deletes: of concurrent callers at most one gets the value. */
+  abstract take(key: string): Promise<string | null>;
+  abstract del(key: string): Promise<void>;
+  /** Increments a counter that starts at 1 with the given lifetime; the lifetime is not extended. */
+  abstract incr(key: string, ttlMs: number): Promise<{ count: number; ttlMs: number }>;
+  /** Remaining lifetime in ms, or 0 when absent. */
+  abstract ttl(key: string): Promise<number>;
+  abstract ping(): Promise<void>;
+  abstract readonly backend: 'redis' | 'postgres';
+}

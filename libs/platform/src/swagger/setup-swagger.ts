@@ -1,0 +1,30 @@
+import { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+
+export interface SwaggerOptions {
+  title: string;
+  description: string;
+  version: string;
+  /** Scheme of the bearer credential shown in Swagger UI (JWT or API key). */
+  bearerFormat: string;
+  tags?: Array<[string, string]>;
+}
+
+/** Swagger UI at `{base}/swagger-ui/index.html`, OpenAPI JSON at `{base}/v3/api-docs`. */
+export function setupSwagger(app: INestApplication, options: SwaggerOptions, prefix: string): void {
+  const builder = new DocumentBuilder()
+    .setTitle(options.title)
+    .setDescription(options.description)
+    .setVersion(options.version)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: options.bearerFormat }, 'bearer')
+    .addSecurityRequirements('bearer');
+  if (prefix) builder.addServer(prefix);
+  for (const [name, description] of options.tags ?? []) builder.addTag(name, description);
+  const document = () => SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: !!prefix });
+  SwaggerModule.setup(`${prefix.replace(/^\//, '')}${prefix ? '/' : ''}swagger-ui/index.html`, app, document, {
+    jsonDocumentUrl: `${prefix.replace(/^\//, '')}${prefix ? '/' : ''}v3/api-docs`,
+    yamlDocumentUrl: `${prefix.replace(/^\//, '')}${prefix ? '/' : ''}v3/api-docs.yaml`,
+    customSiteTitle: options.title,
+    swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
+  });
+}

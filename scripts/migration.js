@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// npm run migration:run|revert [-- membership|ai-gateway]
+// npm run migration:generate -- <membership|ai-gateway> <Name>   (writes apps/<app>/src/migrations/<ts>-<Name>.ts)
+const fs = require('fs');
+const path = require('path');
+const { build } = require('./build');
+
+const APPS = {
+  membership: { source: 'membershipDataSource', config: 'MembershipConfig' },
+  'ai-gateway': { source: 'gatewayDataSource', config: 'GatewayConfig' },
+};
+const root = path.resolve(__dirname, '..');
+const [command, ...args] = process.argv.slice(2);
+
+async function main() {
+  if (!['run', 'revert', 'generate', 'show'].includes(command)) throw new Error('usage: migration.js run|revert|show [app] | generate <app> <Name>');
+  build();
+  require('./register-aliases');
+  const { loadConfig, resolveDatabase } = require(path.join(root, 'dist/libs/platform/src'));
+  const apps = command === 'generate' ? [args[0]] : args.length ? args : Object.keys(APPS);
+  for (const app of apps) {
+    if (!APPS[app]) throw new Error(`unknown app "${app}"; expected ${Object.keys(APPS).join(' or ')}`);
+    const mod = require(path.join(root, 'dist/apps', app, 'src/data-source.js'));
+    const config = loadConfig(mod[APPS[app].config], process.env);
+    const database = await resolveDatabase(config);
+    const ds = mod[APPS[app].source](database.url);
+    await ds.initialize();
+    try {
+      if (command === 'run') {
+        const done = await ds.runMigrations({ transaction: 'each' });
+        console.log(`${app}: ${done.length ? done.map((m) => m.name).join(', ') : 'no pending migrations'}`);
+      } else if (command === 'revert') {
+        await ds.undoLastMigration({ transaction: 'each' });
+        console.log(`${app}: reverted the last migration`);
+      } else if (command === 'show') {
+        console.log(`${app}: ${(await ds.showMigrations()) ? 'pending migrations' : 'up to date'}`);
+      } else {
+        writeGenerated(app, args[1], await ds.driver.createSchemaBuilder().log());
+      }
+    } finally {
+      await ds.destroy();
+      await database.stop();
+    }
+  }
+}
+
+function writeGenerated(app, name, sql) {
+  if (!/^[A-Z][A-Za-z0-9]+$/.test(name || '')) throw new Error('migration name must be PascalCase, e.g. AddMemberLevel');
+  if (!sql.upQueries.length) {
+    console.log(`${app}: entities and schema agree; nothing to generate`);
+    return;
+  }
+  const ts = Date.now();
+  const q = (query) => `    await queryRunner.query(${JSON.stringify(query.query)}${query.parameters ? `, ${JSON.stringify(query.parameters)}` : ''});`;
+  const file = path.join(root, 'apps', app, 'src', 'migrations', `${ts}-${name}.ts`);
+  fs.writeFileSync(
+    file,
+    `import { MigrationInterface, QueryRunner } from 'typeorm';\n\nexport class ${name}${ts} implements MigrationInterface {\n  name = '${name}${ts}';\n\n  async up(queryRunner: QueryRunner): Promise<void> {\n${sql.upQueries.map(q).join('\n')}\n  }\n\n  async down(queryRunner: QueryRunner): Promise<void> {\n${sql.downQueries.reverse().map(q).join('\n')}\n  }\n}\n`,
+  );
+  console.log(`${app}: wrote ${path.relative(root, file)}; add ${name}${ts} to apps/${app}/src/migrations/index.ts`);
+}
+
+main().catch((e) => {
+  console.error(e && e.message ? e.message : e);
+  process.exit(1);
+});
