@@ -1,0 +1,170 @@
+import { spawn } from 'child_process';
+import { accessSync, chmodSync, constants, promises as fs } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
+import { EngineInputError, EngineUnavailableError } from '../engine-worker';
+
+/** Containers accepted for transcription, keyed by ffmpeg's demuxer name. */
+const CONTAINERS: Record<string, string> = {
+  mp3: 'mp3',
+  wav: 'wav',
+  'mov,mp4,m4a,3gp,3g2,mj2': 'm4a',
+  ogg: 'ogg',
+  'matroska,webm': 'webm',
+  flac: 'flac',
+  aac: 'aac',
+};
+
+export const AUDIO_CONTAINERS = [...new Set(Object.values(CONTAINERS))];
+
+export interface DecodedAudio {
+  /** mp3, wav, m4a, ogg, webm, flac or aac. */
+  container: string;
+  /** Seconds of audio actually decoded (the billing basis). */
+  duration: number;
+  sampleRate: number;
+  /** Mono 16-bit samples; empty when only the duration was asked for. */
+  pcm: Int16Array;
+}
+
+let resolvedFfmpeg: string | null = null;
+
+/** The ffmpeg binary shipped in `@ffmpeg-installer/<platform>` (a separate GPL program, run as a child process). */
+export function ffmpegPath(): string {
+  if (resolvedFfmpeg) return resolvedFfmpeg;
+  let binary: string;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    binary = require('@ffmpeg-installer/ffmpeg').path;
+  } catch (error) {
+    throw new EngineUnavailableError('ffmpeg', (error as Error).message);
+  }
+  try {
+    accessSync(binary, constants.X_OK);
+  } catch {
+    // npm may skip the package's "chmod u+x" install script.
+    chmodSync(binary, 0o755);
+  }
+  return (resolvedFfmpeg = binary);
+}
+
+interface FfmpegRun {
+  stdout: Buffer;
+  stderr: string;
+  code: number | null;
+}
+
+/** Runs ffmpeg with bounded time and output; stdin gets `input` when given. */
+export function runFfmpeg(args: string[], input?: Buffer, opts: { timeoutMs?: number; maxOutputBytes?: number; discardOutput?: boolean } = {}): Promise<FfmpegRun & { outputBytes: number }> {
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const maxOutput = opts.maxOutputBytes ?? 512 * 1024 * 1024;
+  return new Promise((resolve, reject) => {
+    const child = spawn(ffmpegPath(), ['-hide_banner', '-nostdin', '-loglevel', 'info', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let outputBytes = 0;
+    let stderr = '';
+    let failed: Error | null = null;
+    const timer = setTimeout(() => {
+      failed = new EngineInputError(`audio processing took longer than ${timeoutMs} ms`);
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => {
+      outputBytes += chunk.length;
+      if (outputBytes > maxOutput) {
+        failed ??= new EngineInputError('decoded audio is too long');
+        child.kill('SIGKILL');
+      } else if (!opts.discardOutput) out.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 64 * 1024) stderr += chunk.toString('utf8');
+    });
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new EngineUnavailableError('ffmpeg', error.message));
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (failed) reject(failed);
+      else resolve({ stdout: Buffer.concat(out), stderr, code, outputBytes });
+    });
+    child.stdin.on('error', () => undefined); // ffmpeg may exit before reading all input
+    child.stdin.end(input ?? Buffer.alloc(0));
+  });
+}
+
+/**
+ * Decodes any accepted container to mono 16-bit PCM and measures its real length from the samples,
+ * not from headers a client controls. Refuses non-audio and containers outside the list.
+ */
+export async function decodeAudio(bytes: Buffer, opts: { sampleRate?: number; keepPcm?: boolean; maxSeconds?: number; timeoutMs?: number } = {}): Promise<DecodedAudio> {
+  const sampleRate = opts.sampleRate ?? 16_000;
+  const keepPcm = opts.keepPcm ?? true;
+  const maxSeconds = opts.maxSeconds ?? 4 * 3600;
+  if (bytes.length === 0) throw new EngineInputError('audio file is empty');
+  // A file, not a pipe: MP4/M4A keep their index at the end and need seeking.
+  const dir = await fs.mkdtemp(path.join(tmpdir(), 'audio-'));
+  const file = path.join(dir, 'input');
+  try {
+    await fs.writeFile(file, bytes, { mode: 0o600 });
+    const run = await runFfmpeg(
+      ['-i', file, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(sampleRate), '-f', 's16le', 'pipe:1'],
+      undefined,
+      { timeoutMs: opts.timeoutMs, maxOutputBytes: (maxSeconds + 1) * sampleRate * 2, discardOutput: !keepPcm },
+    );
+    const demuxer = /Input #0, ([^\s]+?), from/.exec(run.stderr)?.[1];
+    if (!demuxer) throw new EngineInputError('file is not a recognizable audio file');
+    const container = CONTAINERS[demuxer];
+    if (!container) throw new EngineInputError(`unsupported audio format: ${demuxer}`);
+    if (run.code !== 0 || !/Stream #0:\d+.*: Audio:/.test(run.stderr)) throw new EngineInputError('file has no decodable audio stream');
+    const samples = Math.floor(run.outputBytes / 2);
+    if (samples === 0) throw new EngineInputError('audio contains no samples');
+    const pcm = keepPcm ? new Int16Array(run.stdout.buffer.slice(run.stdout.byteOffset, run.stdout.byteOffset + samples * 2)) : new Int16Array(0);
+    return { container, duration: samples / sampleRate, sampleRate, pcm };
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A canonical 44-byte-header PCM WAV. */
+export function encodeWav(pcm: Int16Array, sampleRate: number): Buffer {
+  const data = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write('WAVE', 8, 'ascii');
+  header.write('fmt ', 12, 'ascii');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20); // PCM
+  header.writeUInt16LE(1, 22); // mono
+  header.writeUInt32LE(sampleRate, 24);
+  header.writeUInt32LE(sampleRate * 2, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]);
+}
+
+/** Ogg Vorbis through ffmpeg. */
+export async function encodeOgg(pcm: Int16Array, sampleRate: number): Promise<Buffer> {
+  const input = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+  const run = await runFfmpeg(['-f', 's16le', '-ar', String(sampleRate), '-ac', '1', '-i', 'pipe:0', '-c:a', 'libvorbis', '-q:a', '3', '-f', 'ogg', 'pipe:1'], input);
+  if (run.code !== 0 || run.stdout.length === 0) throw new Error(`ogg encoding failed: ${run.stderr.slice(-300)}`);
+  return run.stdout;
+}
+
+/** Resamples mono 16-bit PCM (linear interpolation; enough for speech). */
+export function resamplePcm(pcm: Int16Array, from: number, to: number): Int16Array {
+  if (from === to) return pcm;
+  const out = new Int16Array(Math.floor((pcm.length * to) / from));
+  const step = from / to;
+  for (let i = 0; i < out.length; i++) {
+    const pos = i * step;
+    const j = Math.floor(pos);
+    const frac = pos - j;
+    const a = pcm[j] ?? 0;
+    const b = pcm[j + 1] ?? a;
+    out[i] = Math.round(a + (b - a) * frac);
+  }
+  return out;
+}
