@@ -109,7 +109,7 @@ export async function decodeAudio(bytes: Buffer, opts: { sampleRate?: number; ke
     const run = await runFfmpeg(
       ['-i', file, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(sampleRate), '-f', 's16le', 'pipe:1'],
       undefined,
-      { timeoutMs: opts.timeoutMs, maxOutputBytes: (maxSeconds + 1) * sampleRate * 2, discardOutput: !keepPcm },
+      { timeoutMs: opts.timeoutMs, maxOutputBytes: maxSeconds * sampleRate * 2, discardOutput: !keepPcm },
     );
     const demuxer = /Input #0, ([^\s]+?), from/.exec(run.stderr)?.[1];
     if (!demuxer) throw new EngineInputError('file is not a recognizable audio file');
