@@ -63,6 +63,7 @@ export function normalizeError(err: any): NormalizedError {
     }
     return { status: 400, message: `Bad multipart request: ${err.code}` };
   }
+  if (isDependencyDown(err)) return { status: 503, message: 'Service temporarily unavailable, retry shortly', retryAfterSeconds: 5 };
   if (err instanceof URIError) return { status: 400, message: 'Malformed URL encoding' };
   return { status: 500, message: 'Internal server error', unexpected: true };
 }
@@ -74,4 +75,15 @@ function pickExtras(body: any): Partial<NormalizedError> {
   if (typeof body.param === 'string') extras.param = body.param;
   if (typeof body.retryAfterSeconds === 'number') extras.retryAfterSeconds = body.retryAfterSeconds;
   return extras;
+}
+
+const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+
+/** The database or Redis is unreachable: a clean 503, not a 500. */
+export function isDependencyDown(err: any): boolean {
+  for (let e = err, depth = 0; e && depth < 4; e = e.driverError ?? e.cause, depth++) {
+    if (typeof e.code === 'string' && DOWN_CODES.has(e.code)) return true;
+    if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Connection is closed|connect ECONNREFUSED/.test(e.message)) return true;
+  }
+  return false;
 }

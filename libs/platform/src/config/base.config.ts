@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -64,6 +65,11 @@ export class BaseConfig {
   @IsInt()
   @Min(0)
   SHUTDOWN_GRACE_MS: number = 10_000;
+
+  /** OTLP/HTTP collector base URL (e.g. http://otel-collector:4318); tracing is off when unset. Read by startTracing before boot. */
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'must be an http(s) URL' })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
 
   get isProduction(): boolean {
     return this.NODE_ENV === 'production';

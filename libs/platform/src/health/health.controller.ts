@@ -1,6 +1,7 @@
 import { Controller, Get, HttpStatus, Inject, Optional, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '@app/auth';
 import { RawResponse } from '@app/envelope';
 import type { Response } from 'express';
@@ -24,6 +25,7 @@ const HEALTH_EXAMPLE = { status: 'UP', components: { db: { status: 'UP', details
 /** Spring-style health: overall, liveness (process only) and readiness (database and dependencies). */
 @ApiTags('actuator')
 @Public()
+@SkipThrottle()
 @RawResponse()
 @Controller('actuator/health')
 export class HealthController {
@@ -65,7 +67,8 @@ export class HealthController {
   private async dependencies(): Promise<Record<string, Component>> {
     const checks: Array<[string, () => Promise<Record<string, unknown> | void>]> = [
       ['db', async () => {
-        await this.db.pingCheck('db', { timeout: 2000 });
+        const result: any = await this.db.pingCheck('db', { timeout: 2000 });
+        if (result?.db?.status && result.db.status !== 'up') throw new Error(result.db.message ?? 'database unreachable');
         return { database: 'postgresql' };
       }],
     ];

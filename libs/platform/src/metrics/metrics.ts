@@ -1,5 +1,6 @@
 import { Controller, Get, Injectable, Module, NestMiddleware, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '@app/auth';
 import { RawResponse } from '@app/envelope';
 import type { NextFunction, Request, Response } from 'express';
@@ -47,6 +48,7 @@ export class MetricsMiddleware implements NestMiddleware {
 
 @ApiTags('actuator')
 @Public()
+@SkipThrottle()
 @RawResponse()
 @Controller('actuator')
 export class MetricsController {

@@ -1,0 +1,167 @@
+import request from 'supertest';
+import { ConfigError } from '@app/platform';
+import { createMembershipApp } from '../../apps/membership/src/membership.app';
+import { createGatewayApp } from '../../apps/ai-gateway/src/gateway.app';
+import { RunningApp, startGateway, startMembership } from '../support/apps';
+import { createTestDatabase } from '../support/database';
+import { TcpProxy, viaProxy } from '../support/tcp-proxy';
+
+describe('foundation: both apps', () => {
+  let membership: RunningApp;
+  let gateway: RunningApp;
+
+  beforeAll(async () => {
+    [membership, gateway] = await Promise.all([startMembership({ BODY_LIMIT_BYTES: '2048' }), startGateway({ BODY_LIMIT_BYTES: '2048' })]);
+  });
+  afterAll(async () => {
+    await Promise.all([membership?.close(), gateway?.close()]);
+  });
+
+  it.each([['membership'], ['ai-gateway']])('%s answers health UP with its database component', async (name) => {
+    const app = name === 'membership' ? membership : gateway;
+    const res = await request(app.url).get('/actuator/health').expect(200);
+    expect(res.body).toEqual({ status: 'UP', components: expect.objectContaining({ db: expect.objectContaining({ status: 'UP' }) }) });
+    await request(app.url).get('/actuator/health/liveness').expect(200, { status: 'UP' });
+    const ready = await request(app.url).get('/actuator/health/readiness').expect(200);
+    expect(ready.body.status).toBe('UP');
+  });
+
+  it('membership: unknown route is a 404 envelope', async () => {
+    const res = await request(membership.url).get('/api/v1/nothing-here').expect(404);
+    expect(res.body).toEqual({ code: 404, message: expect.stringContaining('/api/v1/nothing-here'), data: null });
+  });
+
+  it('membership: malformed JSON is a 400 envelope', async () => {
+    const res = await request(membership.url).post('/api/v1/app/auth/login').set('Content-Type', 'application/json').send('{"account": "a",').expect(400);
+    expect(res.body).toEqual({ code: 400, message: expect.any(String), data: null });
+  });
+
+  it('membership: oversize body is a 413 envelope', async () => {
+    const res = await request(membership.url)
+      .post('/api/v1/app/auth/login')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ account: 'x'.repeat(5000), password: 'y' }))
+      .expect(413);
+    expect(res.body).toEqual({ code: 413, message: expect.any(String), data: null });
+  });
+
+  it('membership: a route that is not public needs a token (default deny)', async () => {
+    const res = await request(gateway.url).get('/v1/models');
+    expect([401, 404]).toContain(res.status);
+    expect(res.body.error).toEqual(expect.objectContaining({ message: expect.any(String), type: expect.any(String) }));
+  });
+
+  it('ai-gateway: errors use the OpenAI error shape (404, 400, 413)', async () => {
+    const notFound = await request(gateway.url).get('/v1/definitely-not-here').expect(404);
+    expect(notFound.body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: 'not_found', param: null } });
+    const bad = await request(gateway.url).post('/v1/definitely-not-here').set('Content-Type', 'application/json').send('{oops').expect(400);
+    expect(bad.body.error.type).toBe('invalid_request_error');
+    const big = await request(gateway.url).post('/v1/x').set('Content-Type', 'application/json').send(JSON.stringify({ a: 'x'.repeat(5000) })).expect(413);
+    expect(big.body.error.code).toBe('payload_too_large');
+  });
+
+  it('echoes X-Request-Id, or generates one', async () => {
+    const echoed = await request(membership.url).get('/actuator/health').set('X-Request-Id', 'abc-123');
+    expect(echoed.headers['x-request-id']).toBe('abc-123');
+    const generated = await request(gateway.url).get('/actuator/health');
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('sets security headers (helmet)', async () => {
+    const res = await request(membership.url).get('/actuator/health');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it.each([['membership'], ['ai-gateway']])('%s serves Swagger UI with its assets and the OpenAPI JSON with bearer auth', async (name) => {
+    const app = name === 'membership' ? membership : gateway;
+    const html = await request(app.url).get('/swagger-ui/index.html').expect(200);
+    expect(html.headers['content-type']).toMatch(/text\/html/);
+    const assets = [...html.text.matchAll(/(?:src|href)="\.?\/?([^"]+\.(?:js|css))"/g)].map((m) => m[1]);
+    expect(assets.length).toBeGreaterThan(1);
+    for (const asset of assets) {
+      const res = await request(app.url).get(`/swagger-ui/${asset.replace(/^swagger-ui\//, '')}`);
+      expect({ asset, status: res.status }).toEqual({ asset, status: 200 });
+    }
+    const doc = await request(app.url).get('/v3/api-docs').expect(200);
+    expect(doc.body.openapi).toMatch(/^3\./);
+    expect(doc.body.components.securitySchemes.bearer).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
+    expect(doc.body.paths['/actuator/health']).toBeDefined();
+  });
+
+  it('exposes Prometheus metrics with per-route counts and latency histograms', async () => {
+    await request(membership.url).get('/actuator/health/liveness').expect(200);
+    const res = await request(membership.url).get('/actuator/prometheus').expect(200);
+    expect(res.text).toMatch(/http_requests_total\{method="GET",route="\/actuator\/health\/liveness",status="200"\} \d+/);
+    expect(res.text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/actuator\/health\/liveness",status="200"\}/);
+  });
+});
+
+describe('foundation: context path', () => {
+  it('mounts membership routes, health and Swagger under CONTEXT_PATH', async () => {
+    const app = await startMembership({ CONTEXT_PATH: '/member' });
+    try {
+      await request(app.url).get('/actuator/health').expect(200);
+      await request(app.url).get('/swagger-ui/index.html').expect(200);
+      const doc = await request(app.url).get('/v3/api-docs').expect(200);
+      expect(doc.body.servers).toEqual([expect.objectContaining({ url: '/member' })]);
+      const outside = await request(app.url.replace('/member', '')).get('/actuator/health').expect(404);
+      expect(outside.body.code).toBe(404);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('foundation: health follows the database', () => {
+  it('goes DOWN with 503 when the database is unreachable and UP again when it returns', async () => {
+    const db = await createTestDatabase();
+    const target = new URL(db.url);
+    const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+    const port = await proxy.start();
+    const app = await startGateway({}, { dbUrl: viaProxy(db.url, port) });
+    try {
+      await request(app.url).get('/actuator/health/readiness').expect(200);
+      await proxy.stop();
+      const down = await request(app.url).get('/actuator/health');
+      expect(down.status).toBe(503);
+      expect(down.body.status).toBe('DOWN');
+      expect(down.body.components.db.status).toBe('DOWN');
+      await request(app.url).get('/actuator/health/readiness').expect(503);
+      await request(app.url).get('/actuator/health/liveness').expect(200);
+      await proxy.start(port);
+      let status = 0;
+      for (let i = 0; i < 50 && status !== 200; i++) {
+        status = (await request(app.url).get('/actuator/health')).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(status).toBe(200);
+    } finally {
+      await app.close();
+      await proxy.stop();
+      await db.drop();
+    }
+  });
+});
+
+describe('foundation: configuration is validated at boot', () => {
+  it.each([
+    ['MEMBERSHIP_PORT', 'abc', /MEMBERSHIP_PORT: "abc" is not a number/],
+    ['DATABASE_URL', 'mysql://localhost/x', /DATABASE_URL: must be a postgres:\/\/ URL/],
+    ['NODE_ENV', 'staging', /NODE_ENV/],
+    ['LOG_LEVEL', 'loud', /LOG_LEVEL/],
+    ['CONTEXT_PATH', 'no spaces allowed', /CONTEXT_PATH/],
+  ])('membership refuses %s=%s', async (key, value, message) => {
+    await expect(createMembershipApp({ DATABASE_URL: 'postgres://127.0.0.1:1/none', [key]: value })).rejects.toThrow(message);
+  });
+
+  it('membership refuses production without JWT_SECRET', async () => {
+    await expect(createMembershipApp({ NODE_ENV: 'production', DATABASE_URL: 'postgres://127.0.0.1:1/none' })).rejects.toBeInstanceOf(ConfigError);
+  });
+
+  it('ai-gateway refuses a bad port and a short ADMIN_TOKEN', async () => {
+    await expect(createGatewayApp({ AI_GATEWAY_PORT: '70000', ADMIN_TOKEN: 'short', DATABASE_URL: 'postgres://127.0.0.1:1/none' })).rejects.toThrow(
+      /AI_GATEWAY_PORT[\s\S]*ADMIN_TOKEN|ADMIN_TOKEN[\s\S]*AI_GATEWAY_PORT/,
+    );
+  });
+});

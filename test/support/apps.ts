@@ -1,0 +1,60 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { createGatewayApp } from '../../apps/ai-gateway/src/gateway.app';
+import { createMembershipApp } from '../../apps/membership/src/membership.app';
+import { createTestDatabase } from './database';
+
+export interface RunningApp {
+  app: NestExpressApplication;
+  /** Base URL including the context path, e.g. http://127.0.0.1:43123 */
+  url: string;
+  dbUrl: string;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+type Env = Record<string, string | undefined>;
+
+async function start(create: (env: Env) => Promise<{ app: NestExpressApplication }>, env: Env, opts: { dbUrl?: string; keepDatabase?: boolean; prefix?: string }): Promise<RunningApp> {
+  const db = opts.dbUrl ? null : await createTestDatabase();
+  const dbUrl = opts.dbUrl ?? db!.url;
+  const dataDir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'app-data-'));
+  const { app } = await create({
+    ...process.env,
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
+    ADMIN_TOKEN: 'test-admin-token-0123456789',
+    ...env,
+    DATABASE_URL: dbUrl,
+  });
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address();
+  let closed = false;
+  return {
+    app,
+    url: `http://127.0.0.1:${port}${opts.prefix ?? ''}`,
+    dbUrl,
+    dataDir,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      if (db && !opts.keepDatabase) await db.drop();
+    },
+  };
+}
+
+/** Boots the real membership app on a fresh database (or `dbUrl`) on a random loopback port. */
+export function startMembership(env: Env = {}, opts: { dbUrl?: string; keepDatabase?: boolean } = {}): Promise<RunningApp> {
+  const prefix = (env.CONTEXT_PATH ?? '').replace(/\/+$/, '');
+  return start(createMembershipApp, env, { ...opts, prefix: prefix && !prefix.startsWith('/') ? `/${prefix}` : prefix });
+}
+
+/** Boots the real AI gateway on a fresh database (or `dbUrl`) on a random loopback port. */
+export function startGateway(env: Env = {}, opts: { dbUrl?: string; keepDatabase?: boolean } = {}): Promise<RunningApp> {
+  return start(createGatewayApp, env, opts);
+}
