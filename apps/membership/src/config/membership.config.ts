@@ -1,4 +1,4 @@
-import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { BaseConfig } from '@app/platform';
 
 /** Every variable the membership app reads, validated at boot. */
@@ -53,9 +53,222 @@ export class MembershipConfig extends BaseConfig {
   @Max(3600)
   WECHAT_PUSH_WINDOW_SECONDS: number = 300;
 
+  // ---- Member accounts (issue 3) ----
+
+  /** Access JWT lifetime in ms; `expiresIn` of the login result equals it. */
+  @IsInt()
+  @Min(1000)
+  ACCESS_TOKEN_TTL: number = 1_800_000;
+
+  /** Refresh token lifetime in ms (each rotation starts a new one). */
+  @IsInt()
+  @Min(1000)
+  REFRESH_TOKEN_TTL: number = 2_592_000_000;
+
+  /** A second use of a rotated refresh token within this many ms gets the same successor (concurrent tabs); later it revokes the session. */
+  @IsInt()
+  @Min(0)
+  @Max(120_000)
+  REFRESH_REUSE_GRACE_MS: number = 10_000;
+
+  /** refresh-token-by-jwt is allowed only in the last this-many ms of the JWT's life. */
+  @IsInt()
+  @Min(1000)
+  REFRESH_BY_JWT_WINDOW: number = 300_000;
+
+  /** Wrong passwords for one account from one client IP before a temporary lock. */
+  @IsInt()
+  @Min(1)
+  LOGIN_MAX_FAILURES: number = 5;
+
+  /** Wrong passwords for one account from any IP before a temporary lock. */
+  @IsInt()
+  @Min(1)
+  LOGIN_ACCOUNT_MAX_FAILURES: number = 20;
+
+  /** Wrong passwords from one client IP across accounts before that IP is locked out of login. */
+  @IsInt()
+  @Min(1)
+  LOGIN_IP_MAX_FAILURES: number = 50;
+
+  /** Length of a login lock and of the failure-counting window, in ms. */
+  @IsInt()
+  @Min(1000)
+  LOGIN_LOCK_MS: number = 900_000;
+
+  /** Verification code lifetime in ms. */
+  @IsInt()
+  @Min(1000)
+  CODE_TTL_MS: number = 300_000;
+
+  /** Wrong tries allowed per verification code. */
+  @IsInt()
+  @Min(1)
+  @Max(20)
+  CODE_MAX_ATTEMPTS: number = 5;
+
+  /** Minimum ms between two codes to the same phone or email. */
+  @IsInt()
+  @Min(0)
+  CODE_RESEND_INTERVAL_MS: number = 60_000;
+
+  /** Codes per phone or email per 24 h. */
+  @IsInt()
+  @Min(1)
+  CODE_DAILY_LIMIT_PER_TARGET: number = 10;
+
+  /** Codes requested per client IP per 24 h. */
+  @IsInt()
+  @Min(1)
+  CODE_DAILY_LIMIT_PER_IP: number = 50;
+
+  /** After a code is guessed out, its target gets no new code and no checks for this many ms. */
+  @IsInt()
+  @Min(1000)
+  CODE_LOCK_MS: number = 900_000;
+
+  /** Accepted phone numbers (regular expression); mainland China mobiles by default. */
+  @IsString()
+  PHONE_PATTERN: string = '^1[3-9]\\d{9}$';
+
+  /** The first login-by-phone of an unknown phone registers a member. */
+  @IsBoolean()
+  PHONE_LOGIN_AUTO_REGISTER: boolean = true;
+
+  /** SMS vendor: `aliyun` (Dysms signed HTTP API) or `log` (development: code in the log; refused in production). */
+  @IsIn(['log', 'aliyun'])
+  SMS_PROVIDER: string = 'log';
+
+  /** Aliyun AccessKey id for SMS. */
+  @IsOptional()
+  @IsString()
+  ALIYUN_SMS_ACCESS_KEY_ID?: string;
+
+  /** Aliyun AccessKey secret for SMS (sensitive). */
+  @IsOptional()
+  @IsString()
+  ALIYUN_SMS_ACCESS_KEY_SECRET?: string;
+
+  /** Approved SMS signature name. */
+  @IsOptional()
+  @IsString()
+  ALIYUN_SMS_SIGN_NAME?: string;
+
+  /** Approved template code; the template has one variable named `code`. */
+  @IsOptional()
+  @IsString()
+  ALIYUN_SMS_TEMPLATE_CODE?: string;
+
+  /** Dysms endpoint (change for a proxy or a test server). */
+  @IsString()
+  ALIYUN_SMS_ENDPOINT: string = 'https://dysmsapi.aliyuncs.com';
+
+  /** SMTP server for email codes; unset means the development log sender (email codes are off in production). */
+  @IsOptional()
+  @IsString()
+  SMTP_HOST?: string;
+
+  /** SMTP port (465 implicit TLS, 587 STARTTLS). */
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  SMTP_PORT: number = 587;
+
+  /** true for implicit TLS (port 465). */
+  @IsBoolean()
+  SMTP_SECURE: boolean = false;
+
+  /** Refuse to send unless the connection is upgraded with STARTTLS. */
+  @IsBoolean()
+  SMTP_REQUIRE_TLS: boolean = false;
+
+  /** SMTP user name. */
+  @IsOptional()
+  @IsString()
+  SMTP_USER?: string;
+
+  /** SMTP password (sensitive). */
+  @IsOptional()
+  @IsString()
+  SMTP_PASSWORD?: string;
+
+  /** From address of email codes. */
+  @IsString()
+  SMTP_FROM: string = 'no-reply@localhost';
+
+  /** Largest upload in bytes (413 above). */
+  @IsInt()
+  @Min(1)
+  UPLOAD_MAX_BYTES: number = 10_485_760;
+
+  /** Upload types allowed, by the MIME type detected from the bytes (415 otherwise). */
+  @IsString()
+  UPLOAD_ALLOWED_TYPES: string = 'image/jpeg,image/png,image/gif,image/webp,application/pdf';
+
+  /** Where uploads live: `local` (DATA_DIR/files) or `s3` (S3-compatible, for several replicas). */
+  @IsIn(['local', 's3'])
+  STORAGE_DRIVER: string = 'local';
+
+  /** S3 bucket (STORAGE_DRIVER=s3). */
+  @IsOptional()
+  @IsString()
+  S3_BUCKET?: string;
+
+  /** S3 region. */
+  @IsString()
+  S3_REGION: string = 'us-east-1';
+
+  /** S3-compatible endpoint (MinIO, OSS, COS); empty for AWS. */
+  @IsOptional()
+  @IsString()
+  S3_ENDPOINT?: string;
+
+  /** S3 access key id. */
+  @IsOptional()
+  @IsString()
+  S3_ACCESS_KEY_ID?: string;
+
+  /** S3 secret access key (sensitive). */
+  @IsOptional()
+  @IsString()
+  S3_SECRET_ACCESS_KEY?: string;
+
+  /** Path-style bucket addressing (most self-hosted servers need it). */
+  @IsBoolean()
+  S3_FORCE_PATH_STYLE: boolean = true;
+
+  /** Key prefix inside the bucket. */
+  @IsOptional()
+  @IsString()
+  S3_PREFIX?: string;
+
+  /** First admin: created (or given the admin role) at boot when both ADMIN_ACCOUNT and ADMIN_PASSWORD are set. */
+  @IsOptional()
+  @Matches(/^[a-zA-Z0-9_]{4,20}$/, { message: 'must be a username of 4-20 letters, digits or underscores' })
+  ADMIN_ACCOUNT?: string;
+
+  /** Password of the first admin (8..128 characters; sensitive). */
+  @IsOptional()
+  @IsString()
+  @MinLength(8, { message: 'must be at least 8 characters' })
+  ADMIN_PASSWORD?: string;
+
   validateExtra(): string[] {
     const problems = super.validateExtra();
     if (this.isProduction && !this.JWT_SECRET) problems.push('JWT_SECRET: required when NODE_ENV=production');
+    if (this.isProduction && this.SMS_PROVIDER === 'log') problems.push('SMS_PROVIDER: the log sender is refused when NODE_ENV=production (use aliyun)');
+    if (this.SMS_PROVIDER === 'aliyun') {
+      for (const k of ['ALIYUN_SMS_ACCESS_KEY_ID', 'ALIYUN_SMS_ACCESS_KEY_SECRET', 'ALIYUN_SMS_SIGN_NAME', 'ALIYUN_SMS_TEMPLATE_CODE'] as const) {
+        if (!this[k]) problems.push(`${k}: required when SMS_PROVIDER=aliyun`);
+      }
+    }
+    if (this.STORAGE_DRIVER === 's3' && !this.S3_BUCKET) problems.push('S3_BUCKET: required when STORAGE_DRIVER=s3');
+    if (Boolean(this.ADMIN_ACCOUNT) !== Boolean(this.ADMIN_PASSWORD)) problems.push('ADMIN_ACCOUNT/ADMIN_PASSWORD: set both or neither');
+    try {
+      new RegExp(this.PHONE_PATTERN);
+    } catch {
+      problems.push('PHONE_PATTERN: not a valid regular expression');
+    }
     return problems;
   }
 }
