@@ -8,9 +8,12 @@ import { MembershipConfig } from './config/membership.config';
 import { MEMBERSHIP_ENTITIES } from './entities';
 import { MEMBERSHIP_MIGRATIONS } from './migrations';
 import { membershipMigrationsTable } from './data-source';
+import { AuthModule } from './auth/auth.module';
+import { FilesModule } from './files/files.module';
+import { SiteConfigModule } from './site-config/site-config.module';
 
 /** Feature modules of the membership app (append new ones). */
-const FEATURES: any[] = [];
+const FEATURES: any[] = [AuthModule, FilesModule, SiteConfigModule];
 
 @Module({})
 export class AppModule {

@@ -1,4 +1,5 @@
 import { SharedState1732240000000 } from '@app/database';
+import { CreateMemberAccounts1795314856814 } from './1795314856814-CreateMemberAccounts';
 
 // Every migration of the membership app, in order (append new ones).
-export const MEMBERSHIP_MIGRATIONS: Function[] = [SharedState1732240000000];
+export const MEMBERSHIP_MIGRATIONS: Function[] = [SharedState1732240000000, CreateMemberAccounts1795314856814];

@@ -40,7 +40,8 @@ export class AliyunSmsSender implements SmsSender {
     this.endpoint = (options.endpoint || 'https://dysmsapi.aliyuncs.com').replace(/\/+$/, '') + '/';
   }
 
-  async sendCode(phone: string, code: string): Promise<void> {
+  // The validity period is part of the approved template text, not a parameter.
+  async sendCode(phone: string, code: string, _ttlMinutes?: number): Promise<void> {
     const params: Record<string, string> = {
       AccessKeyId: this.options.accessKeyId,
       Action: 'SendSms',

@@ -19,7 +19,7 @@ export class LocalDiskStorage implements ObjectStorage {
     return full;
   }
 
-  async put(key: string, body: Buffer): Promise<void> {
+  async put(key: string, body: Buffer, _contentType?: string): Promise<void> {
     const full = this.resolve(key);
     await fs.mkdir(path.dirname(full), { recursive: true });
     const tmp = `${full}.${randomBytes(6).toString('hex')}.tmp`;

@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import { randomUUID } from 'crypto';
+import { MembershipConfig } from '../config/membership.config';
+import { TokenSecrets } from '../security/token-secrets';
+
+export const ACCESS_TOKEN_ISSUER = 'membership';
+export const ACCESS_TOKEN_AUDIENCE = 'membership:member';
+
+/** Claims of a member access token (DECISIONS.md "Tokens and sessions"). */
+export interface AccessTokenClaims {
+  sub: string;
+  memberId: string;
+  type: 'member';
+  loginType: string;
+  sid: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export interface SignedAccessToken {
+  token: string;
+  /** The token's real lifetime in ms (exp - iat). */
+  expiresIn: number;
+}
+
+/** HS256 access JWTs; the algorithm, issuer, audience and `type` are pinned on verify. */
+@Injectable()
+export class AccessTokenService {
+  private readonly jwt: JwtService;
+  private readonly ttlSeconds: number;
+
+  constructor(secrets: TokenSecrets, config: MembershipConfig) {
+    this.jwt = new JwtService({ secret: secrets.accessToken });
+    this.ttlSeconds = Math.max(1, Math.floor(config.ACCESS_TOKEN_TTL / 1000));
+  }
+
+  sign(memberId: string, sessionId: string, loginType: string): SignedAccessToken {
+    const token = this.jwt.sign(
+      { memberId, type: 'member', loginType, sid: sessionId },
+      {
+        algorithm: 'HS256',
+        subject: memberId,
+        jwtid: randomUUID(),
+        issuer: ACCESS_TOKEN_ISSUER,
+        audience: ACCESS_TOKEN_AUDIENCE,
+        expiresIn: this.ttlSeconds,
+        header: { alg: 'HS256', typ: 'JWT' },
+      },
+    );
+    return { token, expiresIn: this.ttlSeconds * 1000 };
+  }
+
+  /** The claims of a valid member access token, or null (bad signature, alg, type, expiry...). */
+  verify(token: string): AccessTokenClaims | null {
+    let claims: AccessTokenClaims;
+    try {
+      claims = this.jwt.verify<AccessTokenClaims>(token, {
+        algorithms: ['HS256'],
+        issuer: ACCESS_TOKEN_ISSUER,
+        audience: ACCESS_TOKEN_AUDIENCE,
+      });
+    } catch {
+      return null;
+    }
+    const ok =
+      claims.type === 'member' &&
+      typeof claims.sub === 'string' &&
+      claims.sub === claims.memberId &&
+      typeof claims.sid === 'string' &&
+      typeof claims.exp === 'number';
+    return ok ? claims : null;
+  }
+}

@@ -1,0 +1,217 @@
+import { Body, Controller, Get, HttpCode, Inject, Optional, Post, Put, Req } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Throttle } from '@nestjs/throttler';
+import type { Request } from 'express';
+import { CurrentPrincipal, Principal, Public } from '@app/auth';
+import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope } from '@app/envelope';
+import { Member } from '../members/member.entity';
+import { LINKED_IDENTITIES, LinkedIdentitiesSource } from '../members/linked-identities';
+import { MembersService } from '../members/members.service';
+import { clientIp } from '../security/client-info';
+import { SessionsService } from '../sessions/sessions.service';
+import { VerificationService } from '../verification/verification.service';
+import {
+  ChangePasswordRequest,
+  LoginRequest,
+  PhoneLoginRequest,
+  RefreshTokenRequest,
+  RegisterRequest,
+  ResetPasswordRequest,
+  SendCodeRequest,
+  VerifyCodeRequest,
+  VerifyCodeResponse,
+} from './dtos/auth.requests';
+import { MemberLoginResponse, TokenRefreshResponse } from './dtos/member-login.response';
+import { ChangePasswordResponse, ProfileResponse, SendCodeResponse, UpdateProfileRequest } from './dtos/profile.dto';
+import { PasswordLoginService } from './password-login.service';
+import { PasswordService } from './password.service';
+import { PhoneLoginService } from './phone-login.service';
+import { TokenRefreshService } from './token-refresh.service';
+
+const MINUTE = 60_000;
+const err = (status: number, code: number, description: string) =>
+  ApiResponse({ status, description: `code ${code}: ${description}`, type: ErrorEnvelope });
+
+/** Member authentication: /api/v1/app/auth/*. */
+@ApiTags('Member authentication')
+@Controller('api/v1/app/auth')
+@ApiResponse({ status: 429, description: 'code 429: rate limited (Retry-After header)', type: ErrorEnvelope })
+export class AuthController {
+  constructor(
+    private readonly passwordLogin: PasswordLoginService,
+    private readonly phoneLogin: PhoneLoginService,
+    private readonly tokenRefresh: TokenRefreshService,
+    private readonly passwords: PasswordService,
+    private readonly verification: VerificationService,
+    private readonly members: MembersService,
+    private readonly sessions: SessionsService,
+    @Optional() @Inject(LINKED_IDENTITIES) private readonly identities?: LinkedIdentitiesSource,
+  ) {}
+
+  @Public()
+  @Post('register')
+  @HttpCode(200)
+  @Throttle({ default: { limit: 10, ttl: MINUTE } })
+  @ApiOperation({ summary: 'Register a member and log in', description: 'At least one of username, email, phone.' })
+  @ApiEnvelope(MemberLoginResponse)
+  @err(400, 10000, 'validation failed (field names in message)')
+  @err(409, 10005, 'username, email or phone already taken')
+  register(@Body() body: RegisterRequest, @Req() req: Request): Promise<MemberLoginResponse> {
+    return this.passwordLogin.register(body, req);
+  }
+
+  @Public()
+  @Post('login')
+  @HttpCode(200)
+  @Throttle({ default: { limit: 20, ttl: MINUTE } })
+  @ApiOperation({ summary: 'Log in with account (username, email or phone) and password' })
+  @ApiBody({ type: LoginRequest, examples: { username: { value: { account: 'alice_01', password: 'correct horse battery' } } } })
+  @ApiEnvelope(MemberLoginResponse)
+  @err(401, 10002, 'wrong account or password (same answer for unknown accounts)')
+  @err(423, 10008, 'locked after repeated failures, or disabled (Retry-After header)')
+  login(@Body() body: LoginRequest, @Req() req: Request): Promise<MemberLoginResponse> {
+    return this.passwordLogin.loginWithPassword(body, req);
+  }
+
+  @Public()
+  @Post('login-by-phone')
+  @HttpCode(200)
+  @Throttle({ default: { limit: 20, ttl: MINUTE } })
+  @ApiOperation({ summary: 'Log in with an SMS code; an unknown phone is registered on first login' })
+  @ApiEnvelope(MemberLoginResponse)
+  @err(400, 10003, 'code wrong, expired or used up')
+  @err(423, 10008, 'too many wrong codes for this phone')
+  loginByPhone(@Body() body: PhoneLoginRequest, @Req() req: Request): Promise<MemberLoginResponse> {
+    return this.phoneLogin.loginByPhone(body, req);
+  }
+
+  @Public()
+  @Post('send-code')
+  @HttpCode(200)
+  @Throttle({ default: { limit: 10, ttl: MINUTE } })
+  @ApiOperation({ summary: 'Send a 6-digit code by SMS or email', description: 'Valid 5 min; resend after 60 s; daily caps per target and per IP.' })
+  @ApiEnvelope(SendCodeResponse)
+  @err(429, 429, 'resend interval or daily cap (Retry-After header)')
+  @err(423, 10008, 'target locked after a code was guessed out')
+  @err(502, 10004, 'SMS or email could not be sent')
+  sendCode(@Body() body: SendCodeRequest, @Req() req: Request): Promise<SendCodeResponse> {
+    return this.verification.send(targetOf(body), clientIp(req));
+  }
+
+  @Public()
+  @Post('verify-code')
+  @HttpCode(200)
+  @Throttle({ default: { limit: 30, ttl: MINUTE } })
+  @ApiOperation({ summary: 'Check a code without using it up (a wrong one counts against its 5 tries)' })
+  @ApiEnvelope(VerifyCodeResponse)
+  @err(400, 10003, 'code wrong, expired or used up')
+  async verifyCode(@Body() body: VerifyCodeRequest): Promise<VerifyCodeResponse> {
+    await this.verification.check(targetOf(body), body.code, false);
+    return { valid: true };
+  }
+
+  @Public()
+  @Post('refresh-token')
+  @HttpCode(200)
+  @Throttle({ default: { limit: 60, ttl: MINUTE } })
+  @ApiOperation({ summary: 'Exchange a refresh token for new tokens (rotation; reuse revokes the session)' })
+  @ApiEnvelope(MemberLoginResponse)
+  @err(401, 401, 'refresh token invalid, expired, reused or revoked')
+  refreshToken(@Body() body: RefreshTokenRequest): Promise<MemberLoginResponse> {
+    return this.tokenRefresh.refresh(body.refreshToken);
+  }
+
+  @Post('refresh-token-by-jwt')
+  @HttpCode(200)
+  @ApiBearerAuth()
+  @Throttle({ default: { limit: 30, ttl: MINUTE } })
+  @ApiOperation({ summary: 'Renew the current JWT in its last minutes (REFRESH_BY_JWT_WINDOW, default 5 min)' })
+  @ApiEnvelope(TokenRefreshResponse)
+  @err(400, 400, 'token not yet inside the refresh window')
+  @err(401, 401, 'token missing, invalid, expired or revoked')
+  refreshTokenByJwt(@CurrentPrincipal() principal: Principal): TokenRefreshResponse {
+    return this.tokenRefresh.refreshByJwt(principal);
+  }
+
+  @Get('profile')
+  @ApiBearerAuth()
+  @ApiOperation({ summary: "The current member's profile" })
+  @ApiEnvelope(ProfileResponse)
+  @err(401, 401, 'token missing, invalid, expired or revoked')
+  async profile(@CurrentPrincipal() principal: Principal): Promise<ProfileResponse> {
+    return this.profileOf(await this.requireMember(principal));
+  }
+
+  @Put('profile')
+  @ApiBearerAuth()
+  @ApiOperation({ summary: "Update the current member's profile (unknown fields are refused)" })
+  @ApiEnvelope(ProfileResponse)
+  @err(400, 10000, 'unknown field or bad value (field names in message)')
+  async updateProfile(@CurrentPrincipal() principal: Principal, @Body() body: UpdateProfileRequest): Promise<ProfileResponse> {
+    await this.requireMember(principal);
+    return this.profileOf(await this.members.updateProfile(principal.id, body));
+  }
+
+  @Put('password')
+  @ApiBearerAuth()
+  @Throttle({ default: { limit: 10, ttl: MINUTE } })
+  @ApiOperation({ summary: 'Change the password; ends every other session of the member' })
+  @ApiEnvelope(ChangePasswordResponse)
+  @err(401, 10002, 'old password wrong')
+  changePassword(@CurrentPrincipal() principal: Principal, @Body() body: ChangePasswordRequest): Promise<ChangePasswordResponse> {
+    return this.passwords.change(principal, body);
+  }
+
+  @Public()
+  @Post('reset-password')
+  @HttpCode(200)
+  @Throttle({ default: { limit: 10, ttl: MINUTE } })
+  @ApiOperation({ summary: 'Set a new password with an SMS or email code; ends every session of the member' })
+  @ApiEnvelope(ChangePasswordResponse)
+  @err(400, 10003, 'code wrong, expired or used up')
+  @err(404, 404, 'no member with this phone or email')
+  resetPassword(@Body() body: ResetPasswordRequest): Promise<ChangePasswordResponse> {
+    return this.passwords.reset(body);
+  }
+
+  @Post('logout')
+  @HttpCode(200)
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'End the current session: its access and refresh tokens stop working at once' })
+  @ApiEnvelope(null)
+  async logout(@CurrentPrincipal() principal: Principal): Promise<null> {
+    await this.sessions.revoke(principal.id, principal.claims?.sid, 'logout');
+    return null;
+  }
+
+  private async requireMember(principal: Principal): Promise<Member> {
+    const member = await this.members.findById(principal.id);
+    if (!member) throw new BusinessException(ErrorCode.UNAUTHORIZED);
+    return member;
+  }
+
+  private async profileOf(m: Member): Promise<ProfileResponse> {
+    const identities = this.identities ? await this.identities.listForMember(m.id) : [];
+    return {
+      id: m.id,
+      username: m.username,
+      email: m.email,
+      phone: m.phone,
+      nickname: m.nickname,
+      avatarUrl: m.avatarUrl,
+      gender: m.gender,
+      birthDate: m.birthDate,
+      status: m.status,
+      memberLevel: m.memberLevel,
+      points: m.points,
+      roles: ['member', ...m.roles],
+      createdTime: m.createdTime,
+      lastLoginTime: m.lastLoginTime,
+      identities: identities.map((i) => ({ provider: i.provider, openId: i.openId ?? null, nickname: i.nickname ?? null, avatarUrl: i.avatarUrl ?? null })),
+    };
+  }
+}
+
+function targetOf(body: SendCodeRequest) {
+  return body.type === 'sms' ? { channel: 'sms' as const, target: body.phone! } : { channel: 'email' as const, target: body.email! };
+}

@@ -1,0 +1,35 @@
+import { Module } from '@nestjs/common';
+import { AUTHENTICATOR } from '@app/auth';
+import { MembersModule } from '../members/members.module';
+import { SecurityModule } from '../security/security.module';
+import { SessionsModule } from '../sessions/sessions.module';
+import { VerificationModule } from '../verification/verification.module';
+import { AccessTokenService } from './access-token.service';
+import { AuthController } from './auth.controller';
+import { LoginService } from './login.service';
+import { MemberAuthenticator } from './member.authenticator';
+import { PasswordLoginService } from './password-login.service';
+import { PasswordService } from './password.service';
+import { PhoneLoginService } from './phone-login.service';
+import { TokenRefreshService } from './token-refresh.service';
+
+/**
+ * Member authentication. Exports LoginService (issueLogin for every login path, e.g. OAuth),
+ * MembersModule (MembersService.findById/create) and the app's AUTHENTICATOR.
+ */
+@Module({
+  imports: [SecurityModule, MembersModule, SessionsModule, VerificationModule],
+  controllers: [AuthController],
+  providers: [
+    AccessTokenService,
+    LoginService,
+    MemberAuthenticator,
+    { provide: AUTHENTICATOR, useExisting: MemberAuthenticator },
+    PasswordLoginService,
+    PhoneLoginService,
+    TokenRefreshService,
+    PasswordService,
+  ],
+  exports: [LoginService, AccessTokenService, AUTHENTICATOR, MembersModule, SessionsModule],
+})
+export class AuthModule {}

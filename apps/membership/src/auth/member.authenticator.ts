@@ -1,0 +1,30 @@
+import { Injectable } from '@nestjs/common';
+import { Authenticator, bearerToken, Principal } from '@app/auth';
+import { BusinessException, ErrorCode } from '@app/envelope';
+import { SessionsService } from '../sessions/sessions.service';
+import { AccessTokenService } from './access-token.service';
+
+/**
+ * The membership app's AUTHENTICATOR: a valid access JWT whose session is still live and whose
+ * member is enabled. The session is looked up on every request, so revocation (logout, password
+ * change, refresh-token reuse) takes effect at once, not at token expiry.
+ */
+@Injectable()
+export class MemberAuthenticator implements Authenticator {
+  constructor(
+    private readonly tokens: AccessTokenService,
+    private readonly sessions: SessionsService,
+  ) {}
+
+  async authenticate(req: any): Promise<Principal | null> {
+    const raw = bearerToken(req);
+    if (!raw) return null;
+    const claims = this.tokens.verify(raw);
+    if (!claims) throw new BusinessException(ErrorCode.UNAUTHORIZED, 'Access token is invalid or expired');
+    const live = await this.sessions.liveness(claims.sid, claims.memberId);
+    if (!live || live.revoked || live.expired) throw new BusinessException(ErrorCode.UNAUTHORIZED, 'Session has ended; log in again');
+    if (live.memberStatus !== 'active') throw new BusinessException(ErrorCode.UNAUTHORIZED, 'Account is disabled');
+    void this.sessions.touch(claims.sid).catch(() => undefined);
+    return { id: claims.memberId, kind: 'member', roles: ['member', ...live.roles], claims };
+  }
+}

@@ -1,0 +1,54 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { Request } from 'express';
+import { BusinessException, ErrorCode } from '@app/envelope';
+import { MembersService } from '../members/members.service';
+import { clientIp } from '../security/client-info';
+import { LoginLockoutService } from '../security/login-lockout.service';
+import { PasswordHasher } from '../security/password-hasher';
+import { LoginRequest, RegisterRequest } from './dtos/auth.requests';
+import { MemberLoginResponse } from './dtos/member-login.response';
+import { LoginService } from './login.service';
+
+/** Register with a password, and log in with account + password. */
+@Injectable()
+export class PasswordLoginService {
+  private readonly logger = new Logger('PasswordLogin');
+
+  constructor(
+    private readonly members: MembersService,
+    private readonly hasher: PasswordHasher,
+    private readonly lockout: LoginLockoutService,
+    private readonly login: LoginService,
+  ) {}
+
+  async register(body: RegisterRequest, req: Request): Promise<MemberLoginResponse> {
+    const member = await this.members.create({
+      username: body.username,
+      email: body.email,
+      phone: body.phone,
+      nickname: body.nickname,
+      password: body.password,
+    });
+    return this.login.issueLogin(member, 'password', req);
+  }
+
+  async loginWithPassword(body: LoginRequest, req: Request): Promise<MemberLoginResponse> {
+    const ip = clientIp(req);
+    const member = await this.members.findByAccount(body.account);
+    // Unknown accounts are locked under their name, so lock behaviour reveals nothing either.
+    const lockKey = member ? `m:${member.id}` : `u:${body.account.toLowerCase()}`;
+    await this.lockout.assertNotLocked(lockKey, ip);
+    const check = await this.hasher.verify(member?.passwordHash, body.password);
+    if (!member || !check.ok) {
+      await this.lockout.recordFailure(lockKey, ip);
+      throw new BusinessException(ErrorCode.BAD_CREDENTIALS);
+    }
+    if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, 'Account is disabled');
+    await this.lockout.recordSuccess(lockKey, ip);
+    if (check.needsRehash) {
+      await this.members.rehashPassword(member.id, body.password);
+      this.logger.log(`member ${member.id}: password rehashed to argon2id`);
+    }
+    return this.login.issueLogin(member, 'password', req);
+  }
+}

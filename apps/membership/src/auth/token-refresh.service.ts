@@ -1,0 +1,45 @@
+import { Injectable } from '@nestjs/common';
+import { Principal } from '@app/auth';
+import { BusinessException, ErrorCode } from '@app/envelope';
+import { MembershipConfig } from '../config/membership.config';
+import { MembersService } from '../members/members.service';
+import { SessionsService } from '../sessions/sessions.service';
+import { AccessTokenClaims, AccessTokenService } from './access-token.service';
+import { MemberLoginResponse, TokenRefreshResponse } from './dtos/member-login.response';
+import { LoginService } from './login.service';
+
+/** refresh-token (rotating refresh token) and refresh-token-by-jwt (renew a nearly expired JWT). */
+@Injectable()
+export class TokenRefreshService {
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly members: MembersService,
+    private readonly login: LoginService,
+    private readonly accessTokens: AccessTokenService,
+    private readonly config: MembershipConfig,
+  ) {}
+
+  async refresh(refreshToken: string): Promise<MemberLoginResponse> {
+    const { session, refreshToken: next, refreshExpiresIn } = await this.sessions.rotate(refreshToken);
+    const member = await this.members.findById(session.memberId);
+    if (!member || member.status !== 'active') {
+      await this.sessions.revoke(session.memberId, session.id, 'member_disabled');
+      throw new BusinessException(ErrorCode.UNAUTHORIZED, 'Refresh token is invalid, expired or revoked');
+    }
+    return this.login.loginResponse(member, session.id, session.loginType, next, refreshExpiresIn);
+  }
+
+  /** Allowed only in the last REFRESH_BY_JWT_WINDOW ms of the presented token's life (the guard checked the rest). */
+  refreshByJwt(principal: Principal): TokenRefreshResponse {
+    const claims = principal.claims as AccessTokenClaims;
+    const remainingMs = claims.exp * 1000 - Date.now();
+    if (remainingMs > this.config.REFRESH_BY_JWT_WINDOW) {
+      throw new BusinessException(
+        ErrorCode.BAD_REQUEST,
+        `The token can be renewed only in the last ${Math.round(this.config.REFRESH_BY_JWT_WINDOW / 1000)} s of its lifetime`,
+      );
+    }
+    const access = this.accessTokens.sign(claims.memberId, claims.sid, claims.loginType);
+    return { token: access.token, tokenType: 'Bearer', expiresIn: access.expiresIn };
+  }
+}

@@ -1,0 +1,80 @@
+import { Controller, Get, Param, Post, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiConsumes, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { FileInterceptor } from '@nestjs/platform-express';
+import type { Response } from 'express';
+import { CurrentPrincipal, Principal, Public } from '@app/auth';
+import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, RawResponse } from '@app/envelope';
+import { isInlineImage } from './file-type';
+import { FileUploadResponse } from './file-upload.response';
+import { FilesService, UploadedBytes } from './files.service';
+import { MemberFile } from './member-file.entity';
+
+export function toUploadResponse(f: MemberFile): FileUploadResponse {
+  return {
+    id: f.id,
+    url: `/files/${f.filename}`,
+    filename: f.filename,
+    originalFilename: f.originalFilename,
+    size: f.size,
+    contentType: f.contentType,
+    ext: f.ext,
+    sha256: f.sha256,
+    createdTime: f.createdTime,
+  };
+}
+
+/** Member upload: POST /api/v1/app/files. */
+@ApiTags('Files')
+@Controller('api/v1/app/files')
+export class FilesController {
+  constructor(private readonly files: FilesService) {}
+
+  @Post()
+  @ApiBearerAuth()
+  @UseInterceptors(FileInterceptor('file'))
+  @ApiOperation({ summary: 'Upload a file (multipart part "file"); type is checked on the bytes; limit UPLOAD_MAX_BYTES (10 MB)' })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
+  @ApiEnvelope(FileUploadResponse)
+  @ApiResponse({ status: 400, description: 'code 10000: no part named file', type: ErrorEnvelope })
+  @ApiResponse({ status: 413, description: 'code 413: file too large', type: ErrorEnvelope })
+  @ApiResponse({ status: 415, description: 'code 415: type not allowed (decided by the bytes)', type: ErrorEnvelope })
+  async upload(@CurrentPrincipal() principal: Principal, @UploadedFile() file: UploadedBytes | undefined): Promise<FileUploadResponse> {
+    return toUploadResponse(await this.files.upload(principal.id, file));
+  }
+}
+
+/** Public media: GET /files/{generated name}, the `url` returned by the upload. */
+@ApiTags('Files')
+@Controller('files')
+export class MediaController {
+  constructor(private readonly files: FilesService) {}
+
+  @Public()
+  @RawResponse()
+  @Get('*path')
+  @ApiOperation({ summary: 'Serve an uploaded file (images inline, everything else as attachment; nosniff)' })
+  @ApiProduces('application/octet-stream')
+  @ApiResponse({ status: 200, description: 'The bytes, with the detected Content-Type' })
+  @ApiResponse({ status: 404, description: 'code 404: no such file', type: ErrorEnvelope })
+  async serve(@Param('path') path: string | string[], @Res() res: Response): Promise<void> {
+    const name = Array.isArray(path) ? path.join('/') : path;
+    const found = await this.files.open(name);
+    if (!found) throw new BusinessException(ErrorCode.NOT_FOUND, 'No such file');
+    const { file, object } = found;
+    const inline = isInlineImage(file.contentType);
+    res.setHeader('Content-Type', file.contentType);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
+    res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+    res.setHeader('Content-Length', String(object.size ?? file.size));
+    res.setHeader('Content-Disposition', `${inline ? 'inline' : 'attachment'}; filename="${asciiName(file)}"; filename*=UTF-8''${encodeURIComponent(file.originalFilename)}`);
+    object.body.on('error', () => res.destroy());
+    object.body.pipe(res);
+  }
+}
+
+function asciiName(f: MemberFile): string {
+  const ascii = f.originalFilename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return ascii || `file.${f.ext}`;
+}

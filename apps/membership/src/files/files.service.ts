@@ -1,0 +1,68 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { createHash, randomUUID } from 'crypto';
+import { BusinessException, ErrorCode } from '@app/envelope';
+import type { ObjectStorage, StoredObject } from '@app/providers/storage';
+import { isSafeKey } from '@app/providers/storage';
+import { MembershipConfig } from '../config/membership.config';
+import { cleanOriginalName, detectType } from './file-type';
+import { FilesRepository } from './files.repository';
+import { MemberFile } from './member-file.entity';
+import { OBJECT_STORAGE } from './files.tokens';
+
+export interface UploadedBytes {
+  buffer: Buffer;
+  originalname?: string;
+  size: number;
+}
+
+/** Stores member uploads under generated names after checking size and type on the bytes. */
+@Injectable()
+export class FilesService {
+  private readonly allowed: Set<string>;
+
+  constructor(
+    private readonly files: FilesRepository,
+    @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
+    private readonly config: MembershipConfig,
+  ) {
+    this.allowed = new Set(config.UPLOAD_ALLOWED_TYPES.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
+  }
+
+  async upload(memberId: string, file: UploadedBytes | undefined): Promise<MemberFile> {
+    if (!file || !file.buffer) {
+      throw new BusinessException(ErrorCode.VALIDATION_FAILED, 'file: a multipart/form-data part named "file" is required', {
+        details: { fields: [{ field: 'file', message: 'required' }] },
+      });
+    }
+    if (file.buffer.length > this.config.UPLOAD_MAX_BYTES) {
+      throw new BusinessException(ErrorCode.PAYLOAD_TOO_LARGE, `File larger than ${this.config.UPLOAD_MAX_BYTES} bytes`);
+    }
+    if (file.buffer.length === 0) throw new BusinessException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Empty file');
+    const type = await detectType(file.buffer);
+    if (!type || !this.allowed.has(type.mime)) {
+      throw new BusinessException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `File type not allowed; allowed: ${[...this.allowed].join(', ')}`);
+    }
+    const now = new Date();
+    const key = `${now.getUTCFullYear()}/${String(now.getUTCMonth() + 1).padStart(2, '0')}/${randomUUID().replace(/-/g, '')}.${type.ext}`;
+    await this.storage.put(key, file.buffer, type.mime);
+    return this.files.insert({
+      memberId,
+      filename: key,
+      originalFilename: cleanOriginalName(file.originalname),
+      size: file.buffer.length,
+      contentType: type.mime,
+      ext: type.ext,
+      sha256: createHash('sha256').update(file.buffer).digest('hex'),
+      storage: this.storage.name,
+    });
+  }
+
+  /** The record and bytes of a public media path, or null. */
+  async open(filename: string): Promise<{ file: MemberFile; object: StoredObject } | null> {
+    if (!isSafeKey(filename)) return null;
+    const file = await this.files.findByFilename(filename);
+    if (!file) return null;
+    const object = await this.storage.get(filename);
+    return object ? { file, object } : null;
+  }
+}

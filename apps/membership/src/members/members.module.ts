@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { SecurityModule } from '../security/security.module';
+import { AdminBootstrapService } from './admin-bootstrap.service';
+import { MembersRepository } from './members.repository';
+import { MembersService } from './members.service';
+
+@Module({
+  imports: [SecurityModule],
+  providers: [MembersRepository, MembersService, AdminBootstrapService],
+  exports: [MembersService, AdminBootstrapService],
+})
+export class MembersModule {}

@@ -1,0 +1,129 @@
+import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'crypto';
+import { QueryFailedError } from 'typeorm';
+import { BusinessException, ErrorCode } from '@app/envelope';
+import { PasswordHasher } from '../security/password-hasher';
+import { Gender, Member } from './member.entity';
+import { MembersRepository } from './members.repository';
+
+export interface CreateMemberInput {
+  username?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  nickname?: string | null;
+  avatarUrl?: string | null;
+  /** Plain password (hashed here); omit for phone-code or third-party sign-up. */
+  password?: string | null;
+  roles?: string[];
+}
+
+export interface ProfileChanges {
+  nickname?: string | null;
+  avatarUrl?: string | null;
+  gender?: Gender | null;
+  birthDate?: string | null;
+}
+
+const UNIQUE_FIELDS: Record<string, string> = {
+  uq_members_username: 'username',
+  uq_members_email: 'email',
+  uq_members_phone: 'phone',
+};
+
+/** Member records: lookup, sign-up (own form, phone code, third parties), profile. */
+@Injectable()
+export class MembersService {
+  constructor(
+    private readonly members: MembersRepository,
+    private readonly hasher: PasswordHasher,
+  ) {}
+
+  findById(id: string): Promise<Member | null> {
+    return this.members.findById(id);
+  }
+
+  findByPhone(phone: string): Promise<Member | null> {
+    return this.members.findByPhone(phone);
+  }
+
+  findByEmail(email: string): Promise<Member | null> {
+    return this.members.findByEmail(email);
+  }
+
+  /** Login account: username first, then email, then phone. */
+  async findByAccount(account: string): Promise<Member | null> {
+    return (
+      (await this.members.findByUsername(account)) ??
+      (account.includes('@') ? await this.members.findByEmail(account) : null) ??
+      (await this.members.findByPhone(account))
+    );
+  }
+
+  /**
+   * Creates a member. Without a username one is generated (`m_` + 12 random characters).
+   * Throws 10005 naming the taken field (also when a concurrent sign-up wins the race).
+   */
+  async create(input: CreateMemberInput): Promise<Member> {
+    const email = input.email ? input.email.trim().toLowerCase() : null;
+    for (const [field, taken] of [
+      ['username', input.username ? await this.members.findByUsername(input.username) : null],
+      ['email', email ? await this.members.findByEmail(email) : null],
+      ['phone', input.phone ? await this.members.findByPhone(input.phone) : null],
+    ] as const) {
+      if (taken) throw new BusinessException(ErrorCode.ALREADY_TAKEN, `${field} is already taken`, { details: { field } });
+    }
+    const passwordHash = input.password ? await this.hasher.hash(input.password) : null;
+    for (let attempt = 0; ; attempt++) {
+      const username = input.username ?? `m_${randomBytes(9).toString('base64url').replace(/[^A-Za-z0-9]/g, '').slice(0, 12).padEnd(12, '0')}`;
+      try {
+        return await this.members.insert({
+          username,
+          email,
+          phone: input.phone ?? null,
+          nickname: input.nickname ?? null,
+          avatarUrl: input.avatarUrl ?? null,
+          passwordHash,
+          roles: input.roles ?? [],
+        });
+      } catch (err) {
+        const field = uniqueViolation(err);
+        if (field === 'username' && !input.username && attempt < 3) continue;
+        if (field) throw new BusinessException(ErrorCode.ALREADY_TAKEN, `${field} is already taken`, { details: { field } });
+        throw err;
+      }
+    }
+  }
+
+  async updateProfile(id: string, changes: ProfileChanges): Promise<Member> {
+    const values: Partial<Member> = {};
+    for (const key of ['nickname', 'avatarUrl', 'gender', 'birthDate'] as const) {
+      if (changes[key] !== undefined) (values as Record<string, unknown>)[key] = changes[key];
+    }
+    if (Object.keys(values).length) await this.members.update(id, values);
+    return (await this.members.findById(id))!;
+  }
+
+  async setPassword(id: string, password: string): Promise<void> {
+    await this.members.setPasswordHash(id, await this.hasher.hash(password));
+  }
+
+  /** Re-stores a verified password with current argon2id parameters (bcrypt imports, old params). */
+  async rehashPassword(id: string, password: string): Promise<void> {
+    await this.setPassword(id, password);
+  }
+
+  touchLogin(id: string): Promise<void> {
+    return this.members.touchLogin(id);
+  }
+
+  addRole(id: string, role: string): Promise<void> {
+    return this.members.addRole(id, role);
+  }
+}
+
+function uniqueViolation(err: unknown): string | null {
+  if (!(err instanceof QueryFailedError)) return null;
+  const e = err.driverError as { code?: string; constraint?: string };
+  if (e?.code !== '23505') return null;
+  return UNIQUE_FIELDS[e.constraint ?? ''] ?? 'account';
+}

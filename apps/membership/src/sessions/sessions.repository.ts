@@ -1,0 +1,124 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager, IsNull, Not } from 'typeorm';
+import { MemberSession } from './member-session.entity';
+import { RefreshToken } from './refresh-token.entity';
+
+export interface SessionLiveness {
+  revoked: boolean;
+  expired: boolean;
+  memberStatus: string;
+  roles: string[];
+}
+
+/** The only place that reads or writes sessions and their refresh chains. */
+@Injectable()
+export class SessionsRepository {
+  constructor(private readonly db: DataSource) {}
+
+  async createWithToken(session: Partial<MemberSession>, token: Partial<RefreshToken>): Promise<MemberSession> {
+    return this.db.transaction(async (m) => {
+      const saved = await m.getRepository(MemberSession).save(m.getRepository(MemberSession).create(session));
+      await m.getRepository(RefreshToken).insert({ ...token, sessionId: saved.id });
+      return saved;
+    });
+  }
+
+  findSession(id: string): Promise<MemberSession | null> {
+    if (!isUuid(id)) return Promise.resolve(null);
+    return this.db.getRepository(MemberSession).findOne({ where: { id } });
+  }
+
+  /** One indexed join per authenticated request: is the session live and the member enabled? */
+  async liveness(sessionId: string, memberId: string): Promise<SessionLiveness | null> {
+    if (!isUuid(sessionId)) return null;
+    const rows = await this.db.query(
+      `SELECT s.revoked_time IS NOT NULL AS revoked, s.expires_time < now() AS expired, m.status, m.roles
+         FROM member_sessions s JOIN members m ON m.id = s.member_id
+        WHERE s.id = $1 AND s.member_id = $2`,
+      [sessionId, memberId],
+    );
+    if (!rows[0]) return null;
+    return { revoked: rows[0].revoked, expired: rows[0].expired, memberStatus: rows[0].status, roles: rows[0].roles };
+  }
+
+  /** Updates last activity at most once a minute per session. */
+  async touch(sessionId: string): Promise<void> {
+    await this.db.query(
+      `UPDATE member_sessions SET last_active_time = now() WHERE id = $1 AND last_active_time < now() - interval '60 seconds'`,
+      [sessionId],
+    );
+  }
+
+  listActive(memberId: string): Promise<MemberSession[]> {
+    return this.db
+      .getRepository(MemberSession)
+      .createQueryBuilder('s')
+      .where('s.member_id = :memberId AND s.revoked_time IS NULL AND s.expires_time > now()', { memberId })
+      .orderBy('s.last_active_time', 'DESC')
+      .getMany();
+  }
+
+  /** Revokes one live session of a member; false when there is none. */
+  async revoke(memberId: string, sessionId: string, reason: string): Promise<boolean> {
+    if (!isUuid(sessionId)) return false;
+    const res = await this.db.query(
+      `UPDATE member_sessions SET revoked_time = now(), revoked_reason = $3
+        WHERE id = $1 AND member_id = $2 AND revoked_time IS NULL RETURNING id`,
+      [sessionId, memberId, reason],
+    );
+    return rowCount(res) > 0;
+  }
+
+  async revokeAll(memberId: string, reason: string, exceptSessionId?: string): Promise<number> {
+    const res = await this.db.query(
+      `UPDATE member_sessions SET revoked_time = now(), revoked_reason = $2
+        WHERE member_id = $1 AND revoked_time IS NULL AND ($3::uuid IS NULL OR id <> $3::uuid) RETURNING id`,
+      [memberId, reason, exceptSessionId ?? null],
+    );
+    return rowCount(res);
+  }
+
+  findToken(tokenHash: string): Promise<RefreshToken | null> {
+    return this.db.getRepository(RefreshToken).findOne({ where: { tokenHash } });
+  }
+
+  /**
+   * Marks `tokenId` used and inserts its successor in one transaction. The conditional UPDATE takes
+   * the row lock, so of N concurrent callers exactly one gets true; the others wait and get false.
+   */
+  async rotate(tokenId: string, successorSealed: string, successor: Partial<RefreshToken>, sessionExpires: Date): Promise<boolean> {
+    return this.db.transaction(async (m: EntityManager) => {
+      const res = await m.query(
+        `UPDATE member_refresh_tokens SET used_time = now(), successor_sealed = $2
+          WHERE id = $1 AND used_time IS NULL AND expires_time > now() RETURNING session_id`,
+        [tokenId, successorSealed],
+      );
+      const claimed = rowsOf(res)[0];
+      if (!claimed) return false;
+      await m.getRepository(RefreshToken).insert({ ...successor, sessionId: claimed.session_id });
+      await m.query(`UPDATE member_sessions SET last_active_time = now(), expires_time = $2 WHERE id = $1`, [claimed.session_id, sessionExpires]);
+      return true;
+    });
+  }
+
+  async hasUnusedToken(sessionId: string): Promise<boolean> {
+    return (await this.db.getRepository(RefreshToken).count({ where: { sessionId, usedTime: IsNull() } })) > 0;
+  }
+
+  async countUsed(sessionId: string): Promise<number> {
+    return this.db.getRepository(RefreshToken).count({ where: { sessionId, usedTime: Not(IsNull()) } });
+  }
+}
+
+function isUuid(v: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
+}
+
+// node-postgres via TypeORM returns [rows, count] for UPDATE ... RETURNING.
+function rowsOf(res: unknown): any[] {
+  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0];
+  return Array.isArray(res) ? res : [];
+}
+function rowCount(res: unknown): number {
+  return rowsOf(res).length;
+}

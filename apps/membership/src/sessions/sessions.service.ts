@@ -1,0 +1,97 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { Request } from 'express';
+import { BusinessException, ErrorCode } from '@app/envelope';
+import { MembershipConfig } from '../config/membership.config';
+import { clientIp, deviceName } from '../security/client-info';
+import { MemberSession } from './member-session.entity';
+import { hashRefreshToken, newRefreshToken, openSuccessor, sealSuccessor } from './refresh-token.crypto';
+import { SessionsRepository } from './sessions.repository';
+
+export interface SessionTokens {
+  session: MemberSession;
+  refreshToken: string;
+  /** Lifetime of `refreshToken` in ms. */
+  refreshExpiresIn: number;
+}
+
+/** Signed-in clients and their refresh-token chains. */
+@Injectable()
+export class SessionsService {
+  private readonly logger = new Logger('Sessions');
+
+  constructor(
+    private readonly sessions: SessionsRepository,
+    private readonly config: MembershipConfig,
+  ) {}
+
+  async start(memberId: string, loginType: string, req: Request): Promise<SessionTokens> {
+    const refreshToken = newRefreshToken();
+    const ttl = this.config.REFRESH_TOKEN_TTL;
+    const expiresTime = new Date(Date.now() + ttl);
+    const session = await this.sessions.createWithToken(
+      {
+        memberId,
+        loginType,
+        deviceName: deviceName(req.headers['user-agent']).slice(0, 128),
+        ip: clientIp(req).slice(0, 64),
+        lastActiveTime: new Date(),
+        expiresTime,
+      },
+      { tokenHash: hashRefreshToken(refreshToken), expiresTime },
+    );
+    return { session, refreshToken, refreshExpiresIn: ttl };
+  }
+
+  /**
+   * Single use, rotated: the first caller gets a successor; callers racing with the same token inside
+   * REFRESH_REUSE_GRACE_MS get the same successor; a use after that revokes the whole session.
+   */
+  async rotate(refreshToken: string): Promise<SessionTokens> {
+    const invalid = () => new BusinessException(ErrorCode.UNAUTHORIZED, 'Refresh token is invalid, expired or revoked');
+    const row = await this.sessions.findToken(hashRefreshToken(refreshToken));
+    if (!row) throw invalid();
+    const session = await this.sessions.findSession(row.sessionId);
+    if (!session || session.revokedTime || row.expiresTime.getTime() <= Date.now()) throw invalid();
+
+    const ttl = this.config.REFRESH_TOKEN_TTL;
+    if (!row.usedTime) {
+      const successor = newRefreshToken();
+      const expiresTime = new Date(Date.now() + ttl);
+      const won = await this.sessions.rotate(row.id, sealSuccessor(successor, refreshToken), { tokenHash: hashRefreshToken(successor), expiresTime }, expiresTime);
+      if (won) return { session, refreshToken: successor, refreshExpiresIn: ttl };
+    }
+    // Lost the race or replayed: look at the committed state.
+    const used = await this.sessions.findToken(row.tokenHash);
+    const usedAgo = used?.usedTime ? Date.now() - used.usedTime.getTime() : Infinity;
+    if (used?.successorSealed && usedAgo <= this.config.REFRESH_REUSE_GRACE_MS) {
+      const successor = openSuccessor(used.successorSealed, refreshToken);
+      if (successor) {
+        const next = await this.sessions.findToken(hashRefreshToken(successor));
+        if (next) return { session, refreshToken: successor, refreshExpiresIn: Math.max(0, next.expiresTime.getTime() - Date.now()) };
+      }
+    }
+    await this.sessions.revoke(session.memberId, session.id, 'refresh_reuse');
+    this.logger.warn(`refresh token reuse detected; session ${session.id} of member ${session.memberId} revoked`);
+    throw invalid();
+  }
+
+  list(memberId: string): Promise<MemberSession[]> {
+    return this.sessions.listActive(memberId);
+  }
+
+  revoke(memberId: string, sessionId: string, reason: string): Promise<boolean> {
+    return this.sessions.revoke(memberId, sessionId, reason);
+  }
+
+  revokeAll(memberId: string, reason: string, exceptSessionId?: string): Promise<number> {
+    return this.sessions.revokeAll(memberId, reason, exceptSessionId);
+  }
+
+  liveness(sessionId: string, memberId: string) {
+    return this.sessions.liveness(sessionId, memberId);
+  }
+
+  touch(sessionId: string): Promise<void> {
+    return this.sessions.touch(sessionId);
+  }
+}

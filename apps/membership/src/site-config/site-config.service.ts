@@ -1,0 +1,21 @@
+import { Injectable } from '@nestjs/common';
+import { PUBLIC_PREFIXES } from './site-config.dto';
+import { SiteConfigRepository } from './site-config.repository';
+
+@Injectable()
+export class SiteConfigService {
+  constructor(private readonly settings: SiteConfigRepository) {}
+
+  async values(onlyPublic: boolean): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const s of await this.settings.all()) {
+      if (!onlyPublic || PUBLIC_PREFIXES.some((p) => s.key.startsWith(p))) out[s.key] = s.value;
+    }
+    return out;
+  }
+
+  async update(values: Record<string, string | null>, adminId: string): Promise<Record<string, string>> {
+    await this.settings.apply(values, adminId);
+    return this.values(false);
+  }
+}

@@ -1,0 +1,113 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createHmac, randomInt } from 'crypto';
+import { BusinessException, ErrorCode } from '@app/envelope';
+import { SharedState } from '@app/platform';
+import type { MailSender } from '@app/providers/mail';
+import type { SmsSender } from '@app/providers/sms';
+import { MembershipConfig } from '../config/membership.config';
+import { TokenSecrets } from '../security/token-secrets';
+import { CodeChannel } from './verification-code.entity';
+import { VerificationCodesRepository } from './verification-codes.repository';
+import { MAIL_SENDER, SMS_SENDER } from './verification.tokens';
+
+export interface CodeTarget {
+  channel: CodeChannel;
+  /** Phone number or lower-cased email. */
+  target: string;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Verification codes (DECISIONS.md): 6 digits, keyed hash at rest, CODE_TTL_MS expiry, CODE_MAX_ATTEMPTS
+ * wrong tries per code, resend interval and daily caps per target and per client IP, and a lock of the
+ * target after a code is guessed out, during which no new code is sent.
+ */
+@Injectable()
+export class VerificationService {
+  private readonly logger = new Logger('Verification');
+
+  constructor(
+    private readonly codes: VerificationCodesRepository,
+    private readonly state: SharedState,
+    private readonly secrets: TokenSecrets,
+    private readonly config: MembershipConfig,
+    @Inject(SMS_SENDER) private readonly sms: SmsSender | null,
+    @Inject(MAIL_SENDER) private readonly mail: MailSender | null,
+  ) {}
+
+  private hash(t: CodeTarget, code: string): string {
+    return createHmac('sha256', this.secrets.verificationCode).update(`${t.channel}:${t.target}:${code}`).digest('hex');
+  }
+
+  private lockKey(t: CodeTarget): string {
+    return `code:lock:${t.channel}:${t.target}`;
+  }
+
+  private async assertNotLocked(t: CodeTarget): Promise<void> {
+    const ttl = await this.state.ttl(this.lockKey(t));
+    if (ttl > 0) {
+      throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, 'Too many wrong codes for this target; try again later', {
+        retryAfterSeconds: Math.ceil(ttl / 1000),
+      });
+    }
+  }
+
+  private async limit(key: string, max: number, windowMs: number, message: string): Promise<void> {
+    const { count, ttlMs } = await this.state.incr(key, windowMs);
+    if (count > max) throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, message, { retryAfterSeconds: Math.ceil(ttlMs / 1000) });
+  }
+
+  async send(t: CodeTarget, ip: string): Promise<{ expiresIn: number; resendIn: number }> {
+    const sender = t.channel === 'sms' ? this.sms : this.mail;
+    if (!sender) throw new BusinessException(ErrorCode.SEND_FAILED, `Sending codes by ${t.channel} is not configured`);
+    await this.assertNotLocked(t);
+    const interval = this.config.CODE_RESEND_INTERVAL_MS;
+    const intervalKey = `code:interval:${t.channel}:${t.target}`;
+    if (!(await this.state.setIfAbsent(intervalKey, '1', interval))) {
+      const ttl = await this.state.ttl(intervalKey);
+      throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, 'A code was sent recently; wait before asking again', {
+        retryAfterSeconds: Math.max(1, Math.ceil(ttl / 1000)),
+      });
+    }
+    try {
+      await this.limit(`code:daily:${t.channel}:${t.target}`, this.config.CODE_DAILY_LIMIT_PER_TARGET, DAY_MS, 'Daily code limit reached for this target');
+      await this.limit(`code:daily-ip:${ip}`, this.config.CODE_DAILY_LIMIT_PER_IP, DAY_MS, 'Daily code limit reached for this client');
+    } catch (err) {
+      await this.state.del(intervalKey);
+      throw err;
+    }
+
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    const ttlMs = this.config.CODE_TTL_MS;
+    await this.codes.replace({
+      channel: t.channel,
+      target: t.target,
+      codeHash: this.hash(t, code),
+      maxAttempts: this.config.CODE_MAX_ATTEMPTS,
+      expiresTime: new Date(Date.now() + ttlMs),
+      ip: ip.slice(0, 64),
+    });
+    try {
+      await sender.sendCode(t.target, code, Math.max(1, Math.round(ttlMs / 60_000)));
+    } catch (err) {
+      // The message never left: let the member retry at once.
+      await this.state.del(intervalKey);
+      this.logger.warn(`sending a code by ${sender.name} failed: ${(err as Error).message}`);
+      throw new BusinessException(ErrorCode.SEND_FAILED, 'The verification code could not be sent; try again later');
+    }
+    return { expiresIn: ttlMs, resendIn: interval };
+  }
+
+  /** Checks a code; `consume` uses it up (login, reset) while a plain check leaves it usable. Throws 10003 / 10008. */
+  async check(t: CodeTarget, code: string, consume: boolean): Promise<void> {
+    await this.assertNotLocked(t);
+    const { result, attemptsLeft } = await this.codes.attempt(t.channel, t.target, this.hash(t, code), consume);
+    if (result === 'matched') return;
+    if ((result === 'wrong' && attemptsLeft <= 0) || result === 'exhausted') {
+      await this.state.setIfAbsent(this.lockKey(t), '1', this.config.CODE_LOCK_MS);
+    }
+    const hint = result === 'wrong' && attemptsLeft > 0 ? ` (${attemptsLeft} tries left)` : '';
+    throw new BusinessException(ErrorCode.CODE_INVALID, `Verification code is wrong, expired or used up${hint}`);
+  }
+}
