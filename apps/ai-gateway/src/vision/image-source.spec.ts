@@ -1,0 +1,127 @@
+import { createServer, Server } from 'http';
+import { AddressInfo } from 'net';
+import { isForbiddenAddress, loadImageSource, Resolver } from './image-source';
+
+const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6300010000000500010d0a2db40000000049454e44ae426082', 'hex');
+
+describe('loadImageSource', () => {
+  let server: Server;
+  let base: string;
+  let port: number;
+  let hits: string[] = [];
+  const sockets = new Set<any>();
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      hits.push(req.url!);
+      const [path, query] = req.url!.split('?');
+      if (path === '/cat.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
+      if (path === '/redirect') return void res.writeHead(302, { location: decodeURIComponent(query) }).end();
+      if (path === '/loop') return void res.writeHead(302, { location: '/loop' }).end();
+      if (path === '/big-declared') return void res.writeHead(200, { 'content-length': String(10_000_000) }).end();
+      if (path === '/big-chunked') {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        const chunk = Buffer.alloc(64 * 1024);
+        let sent = 0;
+        const pump = () => {
+          while (sent < 40 && res.write(chunk)) sent++;
+          if (sent < 40) res.once('drain', pump);
+          else res.end();
+        };
+        return pump();
+      }
+      if (path === '/slow') return; // never answers
+      res.writeHead(404).end();
+    });
+    server.on('connection', (s) => {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+    base = `http://127.0.0.1:${port}`;
+  });
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => server.close(r));
+  });
+  beforeEach(() => (hits = []));
+
+  const strict = { maxBytes: 1_000_000, timeoutMs: 2000, maxRedirects: 3 };
+  // The test server lives on loopback, so the positive path needs 127.0.0.1 allowed explicitly.
+  const local = { ...strict, allowedCidrs: ['127.0.0.1/32'] };
+  const fakeDns: Resolver = async (host) => {
+    const table: Record<string, string> = { 'intranet.example.test': '10.1.2.3', 'metadata.example.test': '169.254.169.254', 'router.example.test': '192.168.1.1', 'v6.example.test': 'fd00::1' };
+    if (!table[host]) throw new Error('ENOTFOUND');
+    return [{ address: table[host], family: table[host].includes(':') ? 6 : 4 }];
+  };
+
+  it('fetches an image from an allowed host', async () => {
+    expect((await loadImageSource(`${base}/cat.png`, local)).equals(PNG)).toBe(true);
+  });
+
+  it.each([
+    ['loopback IPv4', () => `${base}/cat.png`],
+    ['loopback IPv6', () => `http://[::1]:${port}/cat.png`],
+    ['IPv4-mapped IPv6 loopback', () => `http://[::ffff:127.0.0.1]:${port}/cat.png`],
+    ['decimal-encoded loopback', () => `http://2130706433:${port}/cat.png`],
+    ['cloud metadata', () => 'http://169.254.169.254/latest/meta-data/'],
+    ['localhost by name', () => `http://localhost:${port}/cat.png`],
+    ['private 10/8 by name', () => 'http://intranet.example.test/cat.png'],
+    ['metadata by name', () => 'http://metadata.example.test/latest/meta-data/'],
+    ['private IPv6 by name', () => 'http://v6.example.test/cat.png'],
+    ['unspecified address', () => `http://0.0.0.0:${port}/cat.png`],
+  ])('refuses %s without connecting', async (_name, url) => {
+    await expect(loadImageSource(url(), { ...strict, resolve: url().includes('example.test') ? fakeDns : undefined })).rejects.toMatchObject({
+      status: 400,
+      details: { code: 'image_url_forbidden' },
+    });
+    expect(hits).toEqual([]);
+  });
+
+  it.each([
+    ['cloud metadata', 'http://169.254.169.254/latest/meta-data/'],
+    ['IPv6 loopback', () => `http://[::1]:${port}/cat.png`],
+    ['a name resolving to a private address', 'http://router.example.test/admin'],
+    ['another port on loopback by name', () => `http://localhost:${port}/cat.png`],
+  ])('refuses a redirect to %s', async (_name, target) => {
+    const to = typeof target === 'function' ? target() : target;
+    await expect(loadImageSource(`${base}/redirect?${encodeURIComponent(to)}`, { ...local, resolve: async (h) => (h === 'localhost' ? [{ address: '127.0.0.2', family: 4 }] : fakeDns(h)) })).rejects.toMatchObject({
+      details: { code: 'image_url_forbidden' },
+    });
+    expect(hits).toEqual([expect.stringMatching(/^\/redirect/)]);
+  });
+
+  it('follows a redirect to an allowed image and stops redirect loops', async () => {
+    expect((await loadImageSource(`${base}/redirect?${encodeURIComponent('/cat.png')}`, local)).equals(PNG)).toBe(true);
+    await expect(loadImageSource(`${base}/loop`, local)).rejects.toThrow(/more than 3 times/);
+    expect(hits.filter((h) => h === '/loop')).toHaveLength(4);
+  });
+
+  it('caps size by header and while streaming, and caps time', async () => {
+    await expect(loadImageSource(`${base}/big-declared`, local)).rejects.toMatchObject({ status: 413 });
+    await expect(loadImageSource(`${base}/big-chunked`, local)).rejects.toMatchObject({ status: 413 });
+    const started = Date.now();
+    await expect(loadImageSource(`${base}/slow`, { ...local, timeoutMs: 300 })).rejects.toMatchObject({ details: { code: 'image_fetch_timeout' } });
+    expect(Date.now() - started).toBeLessThan(2000);
+    await expect(loadImageSource(`${base}/missing.png`, local)).rejects.toThrow(/HTTP 404/);
+  });
+
+  it('decodes data URLs and bare base64, refusing other schemes and non-images', async () => {
+    const b64 = PNG.toString('base64');
+    expect((await loadImageSource(`data:image/png;base64,${b64}`, strict)).equals(PNG)).toBe(true);
+    expect((await loadImageSource(b64, strict)).equals(PNG)).toBe(true);
+    await expect(loadImageSource('data:text/plain;base64,aGVsbG8=', strict)).rejects.toMatchObject({ status: 400 });
+    await expect(loadImageSource('file:///etc/passwd', strict)).rejects.toMatchObject({ status: 400 });
+    await expect(loadImageSource('ftp://example.com/a.png', strict)).rejects.toMatchObject({ status: 400 });
+    await expect(loadImageSource('not base64 at all!', strict)).rejects.toMatchObject({ status: 400 });
+    await expect(loadImageSource(Buffer.alloc(2000).toString('base64'), { ...strict, maxBytes: 1000 })).rejects.toMatchObject({ status: 413 });
+  });
+
+  it('classifies addresses', () => {
+    for (const a of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.0.1', '169.254.169.254', '100.64.0.1', '::1', 'fe80::1', 'fc00::1', '::ffff:10.0.0.1', '64:ff9b::a9fe:a9fe', '224.0.0.1']) {
+      expect([a, isForbiddenAddress(a)]).toEqual([a, true]);
+    }
+    for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect([a, isForbiddenAddress(a)]).toEqual([a, false]);
+  });
+});
