@@ -11,9 +11,10 @@ import { membershipMigrationsTable } from './data-source';
 import { AuthModule } from './auth/auth.module';
 import { FilesModule } from './files/files.module';
 import { SiteConfigModule } from './site-config/site-config.module';
+import { OAuthModule } from './oauth/oauth.module';
 
 /** Feature modules of the membership app (append new ones). */
-const FEATURES: any[] = [AuthModule, FilesModule, SiteConfigModule];
+const FEATURES: any[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule];
 
 @Module({})
 export class AppModule {

@@ -1,4 +1,5 @@
 import { MemberFile } from './files/member-file.entity';
+import { MemberIdentity } from './identities/member-identity.entity';
 import { Member } from './members/member.entity';
 import { MemberSession } from './sessions/member-session.entity';
 import { RefreshToken } from './sessions/refresh-token.entity';
@@ -6,4 +7,4 @@ import { SiteSetting } from './site-config/site-setting.entity';
 import { VerificationCode } from './verification/verification-code.entity';
 
 // Every TypeORM entity of the membership app (append new ones).
-export const MEMBERSHIP_ENTITIES: Function[] = [Member, MemberSession, RefreshToken, VerificationCode, MemberFile, SiteSetting];
+export const MEMBERSHIP_ENTITIES: Function[] = [Member, MemberSession, RefreshToken, VerificationCode, MemberFile, SiteSetting, MemberIdentity];

@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import { BusinessException, ErrorCode } from '@app/envelope';
+import { MembershipConfig } from '../../config/membership.config';
+import { RedirectAllowlist } from '../redirect-allowlist';
+import { OAuth2ClientRegistration, OAuth2Provider, loadOAuth2ClientsFile } from './oauth2-client-registration';
+
+/** The configured third-party clients, loaded once at boot (a bad file stops the boot with every problem listed). */
+@Injectable()
+export class OAuth2ClientRegistry {
+  private readonly registrations: OAuth2ClientRegistration[];
+  readonly allowlist: RedirectAllowlist;
+
+  constructor(config: MembershipConfig) {
+    this.registrations = loadOAuth2ClientsFile(config.OAUTH2_CLIENTS_FILE, process.env);
+    const extra = (config.OAUTH2_REDIRECT_ALLOWLIST ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    this.allowlist = new RedirectAllowlist([...extra, ...this.registrations.map((r) => r.redirectUri)]);
+  }
+
+  all(): OAuth2ClientRegistration[] {
+    return [...this.registrations];
+  }
+
+  /** The registration by id, or a 404 envelope. */
+  get(registrationId: string): OAuth2ClientRegistration {
+    const reg = this.registrations.find((r) => r.registrationId === registrationId);
+    if (!reg) throw new BusinessException(ErrorCode.NOT_FOUND, `Unknown OAuth 2.0 client: ${String(registrationId).slice(0, 64)}`);
+    return reg;
+  }
+
+  /** A registration of the given providers: by id or appid when given, else the first configured. */
+  pick(providers: OAuth2Provider[], idOrAppId?: string): OAuth2ClientRegistration {
+    const candidates = this.registrations.filter((r) => providers.includes(r.provider));
+    const reg = idOrAppId ? candidates.find((r) => r.registrationId === idOrAppId || r.clientId === idOrAppId) : candidates[0];
+    if (!reg) throw new BusinessException(ErrorCode.NOT_FOUND, `No ${providers.join(' or ')} client is configured${idOrAppId ? ` for ${String(idOrAppId).slice(0, 64)}` : ''}`);
+    return reg;
+  }
+}

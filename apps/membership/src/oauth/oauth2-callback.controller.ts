@@ -1,0 +1,34 @@
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Public } from '@app/auth';
+import { RawResponse } from '@app/envelope';
+import { OAuth2LoginService } from './oauth2-login.service';
+
+/** Where providers send the browser back (the redirect_uri registered at each provider). */
+@ApiTags('OAuth 2.0 and WeChat login')
+@Controller('login/oauth2/code')
+export class OAuth2CallbackController {
+  constructor(private readonly logins: OAuth2LoginService) {}
+
+  @Public()
+  @RawResponse()
+  @Get(':registrationId')
+  @ApiOperation({
+    summary: 'Provider callback (browser redirect target)',
+    description:
+      'Checks the state (single use, bound to the client), exchanges the code (with the PKCE verifier and OIDC nonce), links or creates the member ' +
+      'and redirects (302) to the frontend page with `?state=<one-time state>`; on a provider error to the frontend page with `?error=&error_description=`. ' +
+      'An unknown, replayed or foreign state is refused with a 400 envelope.',
+  })
+  @ApiParam({ name: 'registrationId', example: 'github-app' })
+  @ApiResponse({ status: 302, description: 'Redirect to the frontend page: `https://www.example.com/oauth/callback?state=Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe`' })
+  @ApiResponse({ status: 400, description: '`{"code":400,"message":"Login state is unknown, expired or already used","data":null}`' })
+  async callback(@Param('registrationId') registrationId: string, @Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {
+    const flat: Record<string, string> = {};
+    for (const [k, v] of Object.entries(query)) if (typeof v === 'string') flat[k] = v;
+    const location = await this.logins.finishCallback(registrationId, flat);
+    res.setHeader('Cache-Control', 'no-store');
+    res.redirect(302, location);
+  }
+}

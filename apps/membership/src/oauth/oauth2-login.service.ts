@@ -1,0 +1,228 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { Request } from 'express';
+import { BusinessException, ErrorCode } from '@app/envelope';
+import { WechatAuthorizeScope } from '@app/providers/wechat';
+import { LoginService } from '../auth/login.service';
+import { MembershipConfig } from '../config/membership.config';
+import { ExternalProfile } from '../identities/external-profile';
+import { MemberIdentitiesService } from '../identities/member-identities.service';
+import { MembersService } from '../members/members.service';
+import { WechatOAuthFlow } from '../wechat/wechat-oauth.flow';
+import { OAuth2ClientRegistration } from './clients/oauth2-client-registration';
+import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
+import { OAuth2AuthUrlResponse, OAuth2LoginResponse, OAuth2QRCodeStateResponse } from './dtos/oauth2.responses';
+import {
+  AuthorizationState,
+  OAuth2FlowKind,
+  OAuth2StateStore,
+  PendingLogin,
+  QrcodeState,
+  STATE_TTL_MS,
+  isWellFormedState,
+  randomState,
+} from './oauth2-state.store';
+import { OidcFlow } from './providers/oidc.flow';
+import { PassportOAuth2Flow } from './providers/passport-oauth2.flow';
+import { ProviderAuthorizationFailed, ProviderFlow, pkcePair } from './providers/provider-flow';
+
+export interface StartOptions {
+  kind: OAuth2FlowKind;
+  redirectUri?: string;
+  linkMemberId?: string;
+}
+
+const AUTH_TYPE: Record<OAuth2FlowKind, string> = {
+  standard: 'oauth2',
+  'wechat-qrconnect': 'qrcode',
+  'wechat-mobile': 'mobile',
+  'wechat-silent': 'silent',
+  'wechat-mp-scan': 'qrcode',
+};
+
+const STATE_REFUSED = 'Login state is unknown, expired or already used';
+
+/** Starts third-party authorizations, finishes their callbacks and exchanges the results once. */
+@Injectable()
+export class OAuth2LoginService {
+  private readonly log = new Logger('OAuth2Login');
+
+  constructor(
+    private readonly registry: OAuth2ClientRegistry,
+    private readonly store: OAuth2StateStore,
+    private readonly passportFlow: PassportOAuth2Flow,
+    private readonly oidcFlow: OidcFlow,
+    private readonly wechatFlow: WechatOAuthFlow,
+    private readonly identities: MemberIdentitiesService,
+    private readonly members: MembersService,
+    private readonly logins: LoginService,
+    private readonly config: MembershipConfig,
+  ) {}
+
+  private flowOf(reg: OAuth2ClientRegistration): ProviderFlow {
+    if (reg.provider === 'oidc') return this.oidcFlow;
+    if (reg.provider === 'wechat-open' || reg.provider === 'wechat-mp') return this.wechatFlow;
+    return this.passportFlow;
+  }
+
+  /** `{base_url}/login/oauth2/code/{registrationId}`: configured, or derived from the request. */
+  callbackUrl(reg: OAuth2ClientRegistration, req: Request): string {
+    const base = this.config.OAUTH2_CALLBACK_BASE_URL
+      ? this.config.OAUTH2_CALLBACK_BASE_URL.replace(/\/+$/, '')
+      : `${req.protocol}://${req.get('host')}${normalize(this.config.CONTEXT_PATH)}`;
+    return `${base}/login/oauth2/code/${encodeURIComponent(reg.registrationId)}`;
+  }
+
+  /** The frontend page to return to: the client's own page, or an allowlisted one. */
+  frontendUrl(reg: OAuth2ClientRegistration, redirectUri?: string): string {
+    if (redirectUri === undefined || redirectUri === '') return reg.redirectUri;
+    const resolved = this.registry.allowlist.resolve(redirectUri, reg.redirectUri);
+    if (!resolved) {
+      throw new BusinessException(ErrorCode.VALIDATION_FAILED, 'redirectUri is not an allowed address', { details: { fields: ['redirectUri'] } });
+    }
+    return resolved;
+  }
+
+  async start(reg: OAuth2ClientRegistration, req: Request, opts: StartOptions): Promise<OAuth2AuthUrlResponse> {
+    const state = randomState();
+    const frontendUrl = this.frontendUrl(reg, opts.redirectUri);
+    // Silent authorization returns the code straight to the frontend page, which calls /wechat/silent/openid.
+    const callbackUrl = opts.kind === 'wechat-silent' ? frontendUrl : this.callbackUrl(reg, req);
+    const isWechat = reg.provider === 'wechat-open' || reg.provider === 'wechat-mp';
+    const pkce = !isWechat && reg.pkce ? pkcePair() : undefined;
+    const nonce = reg.provider === 'oidc' ? randomState() : undefined;
+    const scope: string = isWechat ? wechatScope(opts.kind) : reg.scopes.join(' ');
+    let authorizationUrl: string;
+    try {
+      authorizationUrl = await this.flowOf(reg).authorizationUrl(reg, {
+        state,
+        callbackUrl,
+        codeChallenge: pkce?.challenge,
+        nonce,
+        scope: isWechat ? scope : undefined,
+      });
+    } catch (e) {
+      if (e instanceof ProviderAuthorizationFailed) throw new BusinessException(ErrorCode.SERVICE_UNAVAILABLE, e.description);
+      throw e;
+    }
+    const record: AuthorizationState = {
+      registrationId: reg.registrationId,
+      kind: opts.kind,
+      callbackUrl,
+      frontendUrl,
+      codeVerifier: pkce?.verifier,
+      nonce,
+      linkMemberId: opts.linkMemberId,
+    };
+    await this.store.saveAuthorization(state, record);
+    if (opts.kind === 'wechat-qrconnect') {
+      await this.store.createQrcode(state, { registrationId: reg.registrationId, kind: opts.kind, expiresAt: Date.now() + STATE_TTL_MS, appId: reg.clientId });
+    }
+    return {
+      authorizationUrl,
+      state,
+      appId: reg.clientId,
+      redirectUri: callbackUrl,
+      scope,
+      authType: reg.provider === 'oidc' ? 'oidc' : AUTH_TYPE[opts.kind],
+    };
+  }
+
+  /**
+   * The provider's return to `/login/oauth2/code/{registrationId}`. Returns where to send the browser.
+   * An unusable state is refused outright (400); a provider failure goes back to the frontend with `?error=`.
+   */
+  async finishCallback(registrationId: string, query: Record<string, string>): Promise<string> {
+    const reg = this.registry.get(registrationId);
+    if (!isWellFormedState(query.state)) throw new BusinessException(ErrorCode.BAD_REQUEST, 'Missing or malformed state');
+    const stored = await this.store.takeAuthorization(query.state);
+    if (!stored) throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
+    if (stored.registrationId !== reg.registrationId) {
+      this.log.warn(`state issued for ${stored.registrationId} came back through ${reg.registrationId}; refused`);
+      throw new BusinessException(ErrorCode.BAD_REQUEST, 'State was issued for another client');
+    }
+    if (stored.kind === 'wechat-silent') throw new BusinessException(ErrorCode.BAD_REQUEST, 'Silent authorization returns to the frontend page');
+    const qr = stored.kind === 'wechat-qrconnect';
+    try {
+      const profile = await this.flowOf(reg).complete(reg, query, stored);
+      if (stored.linkMemberId) {
+        await this.identities.link(stored.linkMemberId, profile);
+        if (qr) await this.store.setQrcodeStatus(query.state, QrcodeState.AUTHORIZED);
+        return withParams(stored.frontendUrl, { linked: reg.registrationId });
+      }
+      const resultState = qr ? query.state : randomState();
+      await this.store.savePendingLogin(resultState, await this.pendingLogin(reg, profile));
+      if (qr) await this.store.setQrcodeStatus(query.state, QrcodeState.AUTHORIZED);
+      return withParams(stored.frontendUrl, { state: resultState });
+    } catch (e) {
+      if (qr) await this.store.setQrcodeStatus(query.state, QrcodeState.CANCELED);
+      if (e instanceof ProviderAuthorizationFailed) {
+        this.log.warn(`${reg.registrationId}: authorization failed: ${e.error}`);
+        return withParams(stored.frontendUrl, { error: e.error, error_description: e.description.slice(0, 200) });
+      }
+      if (e instanceof BusinessException) {
+        const code = e.code === ErrorCode.ALREADY_TAKEN ? 'already_linked' : e.code === ErrorCode.ACCOUNT_LOCKED ? 'account_locked' : 'login_failed';
+        return withParams(stored.frontendUrl, { error: code, error_description: e.message.slice(0, 200) });
+      }
+      throw e;
+    }
+  }
+
+  /** Links or creates the member behind an identity and describes the login waiting for exchange. */
+  async pendingLogin(reg: OAuth2ClientRegistration, profile: ExternalProfile): Promise<PendingLogin> {
+    const resolved = await this.identities.resolveForLogin(profile);
+    if (resolved.member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, 'Account disabled');
+    return {
+      memberId: resolved.member.id,
+      registrationId: reg.registrationId,
+      provider: reg.provider,
+      loginType: reg.provider === 'wechat-open' ? 'wechat' : reg.provider,
+      openId: profile.subject,
+      unionId: profile.unionId ?? null,
+      nickname: profile.nickname ?? null,
+      avatarUrl: profile.avatarUrl ?? null,
+      isNewUser: resolved.isNewUser,
+      isBound: resolved.isBound,
+    };
+  }
+
+  /** GET /callback?state=: the login result, once. */
+  async exchange(state: string, req: Request): Promise<OAuth2LoginResponse> {
+    const pending = await this.store.takePendingLogin(state);
+    if (!pending) throw new BusinessException(ErrorCode.CODE_INVALID, STATE_REFUSED);
+    const member = await this.members.findById(pending.memberId);
+    if (!member) throw new BusinessException(ErrorCode.CODE_INVALID, STATE_REFUSED);
+    if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, 'Account disabled');
+    const login = await this.logins.issueLogin(member, pending.loginType, req);
+    return {
+      ...login,
+      openId: pending.openId,
+      unionId: pending.unionId,
+      thirdPartyNickname: pending.nickname,
+      thirdPartyAvatarUrl: pending.avatarUrl,
+      isNewUser: pending.isNewUser,
+      isBound: pending.isBound,
+    };
+  }
+
+  async qrcodeState(state: string): Promise<OAuth2QRCodeStateResponse> {
+    const record = await this.store.getQrcode(state);
+    if (!record) throw new BusinessException(ErrorCode.NOT_FOUND, 'Unknown QR code state');
+    return { state, qrcodeState: record.status };
+  }
+}
+
+function wechatScope(kind: OAuth2FlowKind): WechatAuthorizeScope {
+  return kind === 'wechat-qrconnect' ? 'snsapi_login' : kind === 'wechat-silent' ? 'snsapi_base' : 'snsapi_userinfo';
+}
+
+function normalize(prefix: string): string {
+  const t = (prefix ?? '').trim().replace(/^\/+|\/+$/g, '');
+  return t ? `/${t}` : '';
+}
+
+/** Adds query parameters to a frontend address, keeping its own. */
+export function withParams(url: string, params: Record<string, string>): string {
+  const u = new URL(url);
+  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+  return u.toString();
+}

@@ -1,0 +1,63 @@
+import { Controller, Get, Param, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Throttle } from '@nestjs/throttler';
+import type { Request } from 'express';
+import { Public } from '@app/auth';
+import { ApiEnvelope } from '@app/envelope';
+import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
+import { RedirectQuery, StateQuery } from './dtos/oauth2.requests';
+import { OAuth2AuthUrlResponse, OAuth2LoginResponse, OAuth2QRCodeStateResponse } from './dtos/oauth2.responses';
+import { OAuth2LoginService } from './oauth2-login.service';
+
+@ApiTags('OAuth 2.0 and WeChat login')
+@Controller('api/v1/app/oauth2')
+export class OAuth2Controller {
+  constructor(
+    private readonly registry: OAuth2ClientRegistry,
+    private readonly logins: OAuth2LoginService,
+  ) {}
+
+  @Public()
+  @Throttle({ default: { limit: 30, ttl: 60_000 } })
+  @Get('auth-url/:registrationId')
+  @ApiOperation({
+    summary: 'Authorization URL of a configured OAuth 2.0 client',
+    description:
+      'Returns the provider URL with a fresh state (single use, 10 minutes; PKCE S256 and OIDC nonce where supported). ' +
+      'The provider returns to `{base_url}/login/oauth2/code/{registrationId}`, which redirects the browser to the frontend page with `?state=`; ' +
+      'exchange it at `GET /api/v1/app/oauth2/callback`. Unknown registrationId: 404.',
+  })
+  @ApiParam({ name: 'registrationId', example: 'github-app' })
+  @ApiEnvelope(OAuth2AuthUrlResponse)
+  authUrl(@Param('registrationId') registrationId: string, @Query() q: RedirectQuery, @Req() req: Request): Promise<OAuth2AuthUrlResponse> {
+    const reg = this.registry.get(registrationId);
+    const kind = reg.provider === 'wechat-open' ? 'wechat-qrconnect' : reg.provider === 'wechat-mp' ? 'wechat-mobile' : 'standard';
+    return this.logins.start(reg, req, { kind, redirectUri: q.redirectUri });
+  }
+
+  @Public()
+  @Throttle({ default: { limit: 60, ttl: 60_000 } })
+  @Get('callback')
+  @ApiOperation({
+    summary: 'Exchange a state for the login result (once)',
+    description:
+      'The state comes from the frontend page redirect, or is the polled QR state / sceneStr once it is AUTHORIZED (2). ' +
+      'Each state can be exchanged once; an unknown, expired or used state is refused with code 10003 (HTTP 400).',
+  })
+  @ApiEnvelope(OAuth2LoginResponse)
+  callback(@Query() q: StateQuery, @Req() req: Request): Promise<OAuth2LoginResponse> {
+    return this.logins.exchange(q.state, req);
+  }
+
+  @Public()
+  @Get('qrcode/state/:state')
+  @ApiOperation({
+    summary: 'Poll the scan / authorization state of a QR login',
+    description: '`qrcodeState`: 0 WAITED, 1 SCANNED, 2 AUTHORIZED, 3 CANCELED, 4 EXPIRED. Unknown state: 404 envelope; an expired one answers 4.',
+  })
+  @ApiParam({ name: 'state', example: 'Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe' })
+  @ApiEnvelope(OAuth2QRCodeStateResponse)
+  qrcodeState(@Param('state') state: string): Promise<OAuth2QRCodeStateResponse> {
+    return this.logins.qrcodeState(state);
+  }
+}

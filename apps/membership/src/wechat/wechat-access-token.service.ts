@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SharedState } from '@app/platform';
+import { WechatApiClient, WechatApiError } from '@app/providers/wechat';
+import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
+
+/** Refresh this long before WeChat's own expiry so no request carries a token about to lapse. */
+const REFRESH_MARGIN_MS = 5 * 60_000;
+
+/**
+ * The official account's access token, cached centrally (SharedState) so every replica shares one
+ * token; WeChat invalidates the previous token on each refresh, so only one replica fetches at a time.
+ */
+@Injectable()
+export class WechatAccessTokenService {
+  constructor(
+    private readonly wechat: WechatApiClient,
+    private readonly shared: SharedState,
+  ) {}
+
+  async get(reg: OAuth2ClientRegistration): Promise<string> {
+    const key = `wechat:access-token:${reg.clientId}`;
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const cached = await this.shared.get(key);
+      if (cached) return cached;
+      if (await this.shared.setIfAbsent(`${key}:refresh`, '1', 15_000)) {
+        try {
+          const t = await this.wechat.accessToken(reg.clientId, reg.clientSecret);
+          const ttl = Math.max(60_000, t.expires_in * 1000 - REFRESH_MARGIN_MS);
+          await this.shared.set(key, t.access_token, ttl);
+          return t.access_token;
+        } finally {
+          await this.shared.del(`${key}:refresh`);
+        }
+      }
+      await sleep(100);
+    }
+    throw new WechatApiError(-2, 'access token refresh is taking too long', 'cgi-bin/token');
+  }
+
+  /** Drops a token WeChat reported as invalid (40001/42001) so the next call fetches a new one. */
+  async invalidate(reg: OAuth2ClientRegistration, token: string): Promise<void> {
+    const key = `wechat:access-token:${reg.clientId}`;
+    if ((await this.shared.get(key)) === token) await this.shared.del(key);
+  }
+
+  /** Runs a call with the cached token, refreshing once if WeChat says the token is no longer valid. */
+  async withToken<T>(reg: OAuth2ClientRegistration, call: (token: string) => Promise<T>): Promise<T> {
+    const token = await this.get(reg);
+    try {
+      return await call(token);
+    } catch (e) {
+      if (!(e instanceof WechatApiError) || !e.isAccessTokenInvalid) throw e;
+      await this.invalidate(reg, token);
+      return call(await this.get(reg));
+    }
+  }
+}

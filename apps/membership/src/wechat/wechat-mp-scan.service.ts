@@ -1,0 +1,87 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { BusinessException, ErrorCode } from '@app/envelope';
+import { WechatApiClient, WechatApiError } from '@app/providers/wechat';
+import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
+import { QRCodeLoginResponse } from '../oauth/dtos/oauth2.responses';
+import { OAuth2LoginService } from '../oauth/oauth2-login.service';
+import { OAuth2StateStore, QrcodeState, randomState } from '../oauth/oauth2-state.store';
+import { WechatAccessTokenService } from './wechat-access-token.service';
+
+export type ScanOutcome = 'authorized' | 'expired' | 'unknown' | 'already-used' | 'failed';
+
+/** Official-account scan login: parametric QR codes and the SCAN / subscribe events they trigger. */
+@Injectable()
+export class WechatMpScanService {
+  private readonly log = new Logger('WechatMpScan');
+
+  constructor(
+    private readonly wechat: WechatApiClient,
+    private readonly tokens: WechatAccessTokenService,
+    private readonly store: OAuth2StateStore,
+    private readonly logins: OAuth2LoginService,
+  ) {}
+
+  async createQrcode(reg: OAuth2ClientRegistration, expireSeconds: number): Promise<QRCodeLoginResponse> {
+    const sceneStr = randomState();
+    let qr;
+    try {
+      qr = await this.tokens.withToken(reg, (token) => this.wechat.createTemporaryQrcode(token, sceneStr, expireSeconds));
+    } catch (e) {
+      if (!(e instanceof WechatApiError)) throw e;
+      this.log.warn(`${reg.registrationId}: ${e.api} errcode ${e.errcode}`);
+      throw new BusinessException(ErrorCode.SERVICE_UNAVAILABLE, `WeChat could not create the QR code (errcode ${e.errcode})`);
+    }
+    const lifetime = Math.min(expireSeconds, qr.expire_seconds || expireSeconds);
+    await this.store.createQrcode(sceneStr, {
+      registrationId: reg.registrationId,
+      kind: 'wechat-mp-scan',
+      expiresAt: Date.now() + lifetime * 1000,
+      appId: reg.clientId,
+    });
+    return { sceneStr, qrCodeUrl: qr.url, ticket: qr.ticket, expireSeconds: lifetime, showQrCodeUrl: this.wechat.showQrcodeUrl(qr.ticket) };
+  }
+
+  /**
+   * A SCAN (already following) or subscribe (`qrscene_` + scene) event: WAITED -> SCANNED -> AUTHORIZED,
+   * with the login stored under the scene for the polling page. Only the first scanner of a scene wins.
+   */
+  async onScan(reg: OAuth2ClientRegistration, eventKey: string, openId: string): Promise<ScanOutcome> {
+    const sceneStr = eventKey.startsWith('qrscene_') ? eventKey.slice('qrscene_'.length) : eventKey;
+    const record = await this.store.getQrcode(sceneStr);
+    if (!record || record.kind !== 'wechat-mp-scan' || record.appId !== reg.clientId) return 'unknown';
+    if (record.status === QrcodeState.EXPIRED) return 'expired';
+    if (record.status !== QrcodeState.WAITED) return 'already-used';
+    if (!(await this.store.claim(`scene:${sceneStr}`, Math.max(1000, record.expiresAt - Date.now())))) return 'already-used';
+    await this.store.setQrcodeStatus(sceneStr, QrcodeState.SCANNED);
+    let unionId: string | null = null;
+    let nickname: string | null = null;
+    let avatarUrl: string | null = null;
+    try {
+      const info = await this.tokens.withToken(reg, (token) => this.wechat.mpUserInfo(token, openId));
+      unionId = info.unionid ?? null;
+      nickname = info.nickname || null;
+      avatarUrl = info.headimgurl || null;
+    } catch (e) {
+      // The openid alone still identifies the follower; only the unionid join is lost.
+      if (!(e instanceof WechatApiError)) throw e;
+      this.log.warn(`${reg.registrationId}: user info failed (errcode ${e.errcode}); logging in by openid only`);
+    }
+    try {
+      const pending = await this.logins.pendingLogin(reg, {
+        provider: `wechat:${reg.clientId}`,
+        subject: openId,
+        registrationId: reg.registrationId,
+        unionId,
+        nickname,
+        avatarUrl,
+      });
+      await this.store.savePendingLogin(sceneStr, { ...pending, loginType: 'wechat-mp' });
+      await this.store.setQrcodeStatus(sceneStr, QrcodeState.AUTHORIZED);
+      return 'authorized';
+    } catch (e) {
+      this.log.warn(`${reg.registrationId}: scan login failed: ${(e as Error).message}`);
+      await this.store.setQrcodeStatus(sceneStr, QrcodeState.CANCELED);
+      return 'failed';
+    }
+  }
+}

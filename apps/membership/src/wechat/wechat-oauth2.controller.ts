@@ -1,0 +1,106 @@
+import { Controller, Get, HttpCode, Post, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Throttle } from '@nestjs/throttler';
+import type { Request } from 'express';
+import { Public } from '@app/auth';
+import { ApiEnvelope, BusinessException, ErrorCode } from '@app/envelope';
+import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';
+import { MpQrcodeQuery, SilentOpenIdQuery, WechatRedirectQuery } from '../oauth/dtos/oauth2.requests';
+import { OAuth2AuthUrlResponse, OAuth2QRCodeResponse, QRCodeLoginResponse, WechatSilentOpenIdResponse } from '../oauth/dtos/oauth2.responses';
+import { OAuth2LoginService } from '../oauth/oauth2-login.service';
+import { OAuth2StateStore } from '../oauth/oauth2-state.store';
+import { ProviderAuthorizationFailed } from '../oauth/providers/provider-flow';
+import { WechatMpScanService } from './wechat-mp-scan.service';
+import { WechatOAuthFlow } from './wechat-oauth.flow';
+
+@ApiTags('OAuth 2.0 and WeChat login')
+@Controller('api/v1/app/oauth2')
+export class WechatOAuth2Controller {
+  constructor(
+    private readonly registry: OAuth2ClientRegistry,
+    private readonly logins: OAuth2LoginService,
+    private readonly scans: WechatMpScanService,
+    private readonly flow: WechatOAuthFlow,
+    private readonly store: OAuth2StateStore,
+  ) {}
+
+  @Public()
+  @Throttle({ default: { limit: 30, ttl: 60_000 } })
+  @Get('wechat/qrcode')
+  @ApiOperation({
+    summary: 'WeChat website QR login (open platform, snsapi_login)',
+    description:
+      'Returns the qrconnect URL and a state. The desktop page polls `/qrcode/state/{state}`; after the user confirms on the phone, WeChat ' +
+      'redirects to the server callback, the state becomes AUTHORIZED (2) and is exchanged once at `/callback?state=`.',
+  })
+  @ApiEnvelope(OAuth2QRCodeResponse)
+  async qrcode(@Query() q: WechatRedirectQuery, @Req() req: Request): Promise<OAuth2QRCodeResponse> {
+    const reg = this.registry.pick(['wechat-open'], q.registrationId);
+    const r = await this.logins.start(reg, req, { kind: 'wechat-qrconnect', redirectUri: q.redirectUri });
+    return { authorizationUri: r.authorizationUrl, state: r.state, appId: r.appId, redirectUri: r.redirectUri, scope: r.scope };
+  }
+
+  @Public()
+  @Throttle({ default: { limit: 30, ttl: 60_000 } })
+  @Get('wechat/mobile/auth-url')
+  @ApiOperation({
+    summary: 'In-WeChat authorization URL (official account, snsapi_userinfo)',
+    description: 'Open it inside WeChat; WeChat returns to the server callback, which redirects to the frontend page with `?state=` to exchange.',
+  })
+  @ApiEnvelope(OAuth2AuthUrlResponse)
+  mobile(@Query() q: WechatRedirectQuery, @Req() req: Request): Promise<OAuth2AuthUrlResponse> {
+    return this.logins.start(this.registry.pick(['wechat-mp'], q.registrationId), req, { kind: 'wechat-mobile', redirectUri: q.redirectUri });
+  }
+
+  @Public()
+  @Throttle({ default: { limit: 30, ttl: 60_000 } })
+  @Get('wechat/silent/auth-url')
+  @ApiOperation({
+    summary: 'Silent authorization URL (official account, snsapi_base)',
+    description: 'WeChat returns straight to the (allowlisted) frontend page with `?code=&state=`; the page then calls `/wechat/silent/openid?code=`.',
+  })
+  @ApiEnvelope(OAuth2AuthUrlResponse)
+  silent(@Query() q: WechatRedirectQuery, @Req() req: Request): Promise<OAuth2AuthUrlResponse> {
+    return this.logins.start(this.registry.pick(['wechat-mp'], q.registrationId), req, { kind: 'wechat-silent', redirectUri: q.redirectUri });
+  }
+
+  @Public()
+  @Throttle({ default: { limit: 30, ttl: 60_000 } })
+  @Get('wechat/silent/openid')
+  @ApiOperation({
+    summary: 'OpenID of a silent authorization code',
+    description: 'Exchanges the snsapi_base code (once) for the openid. A code WeChat refuses (errcode 40029, 40163) answers 10003.',
+  })
+  @ApiEnvelope(WechatSilentOpenIdResponse)
+  async silentOpenId(@Query() q: SilentOpenIdQuery): Promise<WechatSilentOpenIdResponse> {
+    let reg = this.registry.pick(['wechat-mp'], q.registrationId);
+    if (q.state !== undefined) {
+      const stored = await this.store.takeAuthorization(q.state);
+      if (!stored || stored.kind !== 'wechat-silent') throw new BusinessException(ErrorCode.CODE_INVALID, 'Login state is unknown, expired or already used');
+      reg = this.registry.get(stored.registrationId);
+    }
+    try {
+      const profile = await this.flow.profileFromCode(reg, q.code, 'snsapi_base');
+      return { openId: profile.subject, unionId: profile.unionId ?? null, appId: reg.clientId };
+    } catch (e) {
+      if (!(e instanceof ProviderAuthorizationFailed)) throw e;
+      if (e.error === 'invalid_grant') throw new BusinessException(ErrorCode.CODE_INVALID, e.description);
+      throw new BusinessException(ErrorCode.SERVICE_UNAVAILABLE, e.description);
+    }
+  }
+
+  @Public()
+  @Throttle({ default: { limit: 20, ttl: 60_000 } })
+  @Post('mp/qrcode')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Official-account scan login QR code',
+    description:
+      'Creates a temporary parametric QR code with a random scene. Poll `/qrcode/state/{sceneStr}`: WAITED (0) until the user scans, ' +
+      'SCANNED (1) / AUTHORIZED (2) once WeChat pushes the SCAN or subscribe event, EXPIRED (4) after `expireSeconds`. Exchange `sceneStr` once at `/callback`.',
+  })
+  @ApiEnvelope(QRCodeLoginResponse)
+  mpQrcode(@Query() q: MpQrcodeQuery): Promise<QRCodeLoginResponse> {
+    return this.scans.createQrcode(this.registry.pick(['wechat-mp'], q.appId), q.expireSeconds ?? 300);
+  }
+}

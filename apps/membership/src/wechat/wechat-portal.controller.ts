@@ -1,0 +1,158 @@
+import { Body, Controller, Get, HttpCode, Logger, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
+import type { Response } from 'express';
+import { Public } from '@app/auth';
+import { BusinessException, ErrorCode, RawResponse } from '@app/envelope';
+import { WechatMessageCrypto, WechatMessageRejected, buildWechatXml, parseWechatXml, verifyPushSignature } from '@app/providers/wechat';
+import { MembershipConfig } from '../config/membership.config';
+import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
+import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';
+import { OAuth2StateStore } from '../oauth/oauth2-state.store';
+import { ScanOutcome, WechatMpScanService } from './wechat-mp-scan.service';
+
+const REPLIES: Record<ScanOutcome, string | null> = {
+  authorized: 'Login confirmed. 登录成功',
+  expired: 'This QR code has expired; refresh the page and scan again. 二维码已过期',
+  'already-used': 'This QR code has already been used. 二维码已被使用',
+  failed: 'Login failed, please try again. 登录失败',
+  unknown: null,
+};
+
+/** The official account's server URL: the signature handshake and event pushes (plain or AES). */
+@ApiTags('WeChat official account portal')
+@Controller('api/v1/wechat/portal')
+export class WechatPortalController {
+  private readonly log = new Logger('WechatPortal');
+
+  constructor(
+    private readonly registry: OAuth2ClientRegistry,
+    private readonly scans: WechatMpScanService,
+    private readonly store: OAuth2StateStore,
+    private readonly config: MembershipConfig,
+  ) {}
+
+  @Public()
+  @RawResponse()
+  @SkipThrottle()
+  @Get(':appid')
+  @ApiOperation({
+    summary: 'Server-URL handshake',
+    description: 'WeChat checks the configured URL: with a valid `signature` (sha1 of token, timestamp, nonce; timestamp within the window) the body is `echostr` as plain text.',
+  })
+  @ApiParam({ name: 'appid', example: 'wx9f8e7d6c5b4a3f2e' })
+  @ApiQuery({ name: 'signature', example: '0f9d5e3a2c1b4d6e8f7a9b0c1d2e3f4a5b6c7d8e' })
+  @ApiQuery({ name: 'timestamp', example: '1763782800' })
+  @ApiQuery({ name: 'nonce', example: '1388296150' })
+  @ApiQuery({ name: 'echostr', example: '5837397520665436492' })
+  @ApiProduces('text/plain')
+  @ApiResponse({ status: 200, description: 'The echostr, as text' })
+  @ApiResponse({ status: 403, description: 'Signature or timestamp rejected (envelope)' })
+  handshake(@Param('appid') appid: string, @Query() q: Record<string, unknown>, @Res() res: Response): void {
+    const reg = this.registration(appid);
+    this.verify(reg, q);
+    const echostr = typeof q.echostr === 'string' ? q.echostr : '';
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(echostr)) throw new BusinessException(ErrorCode.BAD_REQUEST, 'Missing or malformed echostr');
+    res.type('text/plain').send(echostr);
+  }
+
+  @Public()
+  @RawResponse()
+  @SkipThrottle()
+  @Post(':appid')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Event push (SCAN, subscribe with qrscene_)',
+    description:
+      'Signed pushes (plain, or AES safe mode with `encrypt_type=aes` and `msg_signature`). Repeated pushes (WeChat retries) are processed once. ' +
+      'SCAN and subscribe events carrying a login scene move it WAITED -> SCANNED -> AUTHORIZED; the answer is `success` or a passive text reply.',
+  })
+  @ApiParam({ name: 'appid', example: 'wx9f8e7d6c5b4a3f2e' })
+  @ApiConsumes('text/xml')
+  @ApiBody({
+    schema: {
+      type: 'string',
+      example:
+        '<xml><ToUserName><![CDATA[gh_1234567890ab]]></ToUserName><FromUserName><![CDATA[oGZUI0egBJY1zhBYw2KhdUfwVJJE]]></FromUserName><CreateTime>1763782800</CreateTime><MsgType><![CDATA[event]]></MsgType><Event><![CDATA[SCAN]]></Event><EventKey><![CDATA[pX3q9Lr2mVb8Kc1Tz7Wn4Yd6Hs0Ja5Fe]]></EventKey><Ticket><![CDATA[gQH47joAAAAAAAAAASxodHRw]]></Ticket></xml>',
+    },
+  })
+  @ApiProduces('text/plain', 'text/xml')
+  @ApiResponse({ status: 200, description: '`success`, or a (possibly encrypted) passive text reply' })
+  async push(@Param('appid') appid: string, @Query() q: Record<string, unknown>, @Body() body: unknown, @Res() res: Response): Promise<void> {
+    const reg = this.registration(appid);
+    this.verify(reg, q);
+    if (typeof body !== 'string' || !body.trim()) throw new BusinessException(ErrorCode.BAD_REQUEST, 'Expected an XML body');
+    const timestamp = String(q.timestamp);
+    const nonce = String(q.nonce);
+    let crypto: WechatMessageCrypto | undefined;
+    let message: Record<string, string>;
+    try {
+      const outer = parseWechatXml(body);
+      if (q.encrypt_type === 'aes') {
+        if (!reg.encodingAesKey) throw new BusinessException(ErrorCode.BAD_REQUEST, 'Safe mode is not configured for this account');
+        crypto = new WechatMessageCrypto(reg.token!, reg.encodingAesKey, reg.clientId);
+        if (!outer.Encrypt) throw new WechatMessageRejected('format');
+        crypto.verifyMessageSignature(typeof q.msg_signature === 'string' ? q.msg_signature : undefined, timestamp, nonce, outer.Encrypt);
+        message = parseWechatXml(crypto.decrypt(outer.Encrypt));
+      } else {
+        message = outer;
+      }
+    } catch (e) {
+      throw this.rejected(e);
+    }
+    const reply = await this.handle(reg, message);
+    if (!reply || !message.FromUserName) {
+      res.type('text/plain').send('success');
+      return;
+    }
+    const xml = buildWechatXml({
+      ToUserName: message.FromUserName,
+      FromUserName: message.ToUserName ?? '',
+      CreateTime: Math.floor(Date.now() / 1000),
+      MsgType: 'text',
+      Content: reply,
+    });
+    res.type('text/xml').send(crypto ? crypto.encryptReply(xml, timestamp, nonce) : xml);
+  }
+
+  /** Processes a message once (WeChat retries up to three times within 15 s); returns a passive reply text. */
+  private async handle(reg: OAuth2ClientRegistration, m: Record<string, string>): Promise<string | null> {
+    const dedupKey = m.MsgId ? `wechat-msg:${reg.clientId}:${m.MsgId}` : `wechat-msg:${reg.clientId}:${m.FromUserName}:${m.CreateTime}:${m.Event}:${m.EventKey}`;
+    if (!(await this.store.claim(dedupKey, 5 * 60_000))) return null;
+    if (m.MsgType !== 'event' || !m.FromUserName) return null;
+    const event = (m.Event ?? '').toLowerCase();
+    const isLoginScene = (event === 'scan' && !!m.EventKey) || (event === 'subscribe' && (m.EventKey ?? '').startsWith('qrscene_'));
+    if (!isLoginScene) return null;
+    const outcome = await this.scans.onScan(reg, m.EventKey, m.FromUserName);
+    this.log.log(`${reg.registrationId}: ${m.Event} event -> ${outcome}`);
+    return REPLIES[outcome];
+  }
+
+  private registration(appid: string): OAuth2ClientRegistration {
+    const reg = this.registry.all().find((r) => r.provider === 'wechat-mp' && r.clientId === appid);
+    if (!reg) throw new BusinessException(ErrorCode.NOT_FOUND, 'Unknown official account');
+    return reg;
+  }
+
+  private verify(reg: OAuth2ClientRegistration, q: Record<string, unknown>): void {
+    try {
+      verifyPushSignature(
+        reg.token!,
+        { signature: str(q.signature), timestamp: str(q.timestamp), nonce: str(q.nonce) },
+        this.config.WECHAT_PUSH_WINDOW_SECONDS,
+      );
+    } catch (e) {
+      throw this.rejected(e);
+    }
+  }
+
+  private rejected(e: unknown): Error {
+    if (!(e instanceof WechatMessageRejected)) return e as Error;
+    this.log.warn(`push rejected: ${e.reason}`);
+    return e.reason === 'format' ? new BusinessException(ErrorCode.BAD_REQUEST, 'Malformed WeChat request') : new BusinessException(ErrorCode.FORBIDDEN, `WeChat ${e.reason} check failed`);
+  }
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
