@@ -1,0 +1,46 @@
+/**
+ * `npm run admin:create -- <account> [--reset-password]`: creates the first admin (or gives an
+ * existing member the admin role) on the configured database. The password is read from
+ * ADMIN_PASSWORD or, when unset, from the first line of standard input, never from the command line.
+ */
+import { Readable } from 'stream';
+import { createMembershipApp } from '../membership.app';
+import { AdminBootstrapService } from './admin-bootstrap.service';
+
+async function firstLine(input: Readable): Promise<string> {
+  let data = '';
+  for await (const chunk of input) {
+    data += chunk.toString();
+    if (data.includes('\n')) break;
+  }
+  return data.split(/\r?\n/)[0];
+}
+
+export async function createAdminCommand(args: string[], env: Record<string, string | undefined>, input: Readable): Promise<string> {
+  const account = args.find((a) => !a.startsWith('-'));
+  if (!account || !/^[a-zA-Z0-9_]{4,20}$/.test(account)) throw new Error('usage: admin:create <username (4-20 letters, digits, _)> [--reset-password]');
+  const password = env.ADMIN_PASSWORD || (await firstLine(input));
+  if (!password || password.length < 8 || password.length > 128) throw new Error('the password must be 8 to 128 characters (ADMIN_PASSWORD or first line of stdin)');
+  // Boot without the env bootstrap so only this command acts.
+  const { app, database } = await createMembershipApp({ ...env, ADMIN_ACCOUNT: '', ADMIN_PASSWORD: '' });
+  try {
+    await app.init();
+    const { member, created } = await app.get(AdminBootstrapService).ensureAdmin(account, password, { resetPassword: args.includes('--reset-password') });
+    return created ? `admin ${member.username} created (member id ${member.id})` : `member ${member.username} (id ${member.id}) now has the admin role`;
+  } finally {
+    await app.close();
+    await database.stop();
+  }
+}
+
+if (require.main === module) {
+  createAdminCommand(process.argv.slice(2), process.env, process.stdin)
+    .then((msg) => {
+      process.stdout.write(`${msg}\n`);
+      process.exit(0);
+    })
+    .catch((err) => {
+      process.stderr.write(`${err instanceof Error ? err.message : err}\n`);
+      process.exit(1);
+    });
+}
