@@ -3,7 +3,7 @@ const moduleNameMapper = {
   '^@app/(envelope|auth|database|platform|providers)(/(.*))?$': '<rootDir>/libs/$1/src$2',
 };
 const transform = {
-  '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true }],
+  '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }],
 };
 const common = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], transform, moduleNameMapper };
 module.exports = {

@@ -7,11 +7,13 @@ import { Client } from 'pg';
 const root = path.resolve(__dirname, '../..');
 
 /** Runs `node scripts/start.js` (what `npm start` runs) with the embedded default: no DATABASE_URL. */
+let output = '';
+
 function start(dataDir: string, pgPort: number, ports: { membership: number; gateway: number }, apps: string[] = []): ChildProcess {
   const env = { ...process.env };
   delete env.DATABASE_URL;
   delete env.TEST_SERVER_URL;
-  return spawn(process.execPath, [path.join(root, 'scripts/start.js'), ...apps], {
+  const child = spawn(process.execPath, [path.join(root, 'scripts/start.js'), ...apps], {
     cwd: root,
     env: {
       ...env,
@@ -25,12 +27,16 @@ function start(dataDir: string, pgPort: number, ports: { membership: number; gat
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Drain the pipes (a full pipe would block the child); keep the tail for failure messages.
+  for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (d) => (output = (output + d).slice(-4000)));
+  return child;
 }
 
-async function waitHealthy(url: string, ms = 90_000): Promise<void> {
+async function waitHealthy(url: string, child: ChildProcess, ms = 90_000): Promise<void> {
   const until = Date.now() + ms;
   let last = '';
   while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode} before ${url} was healthy\n${output}`);
     try {
       const res = await fetch(url);
       if (res.status === 200) return;
@@ -40,7 +46,7 @@ async function waitHealthy(url: string, ms = 90_000): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 300));
   }
-  throw new Error(`${url} not healthy in time: ${last}`);
+  throw new Error(`${url} not healthy in time: ${last}\n${output}`);
 }
 
 function exited(child: ChildProcess, ms = 30_000): Promise<number | null> {
@@ -87,8 +93,8 @@ describe('npm start on the embedded default', () => {
     // 1. first start: both apps answer health on the same embedded server
     let child = start(dataDir, pgPort, ports);
     children.push(child);
-    await waitHealthy(`http://127.0.0.1:${ports.membership}/actuator/health`);
-    await waitHealthy(`http://127.0.0.1:${ports.gateway}/actuator/health`);
+    await waitHealthy(`http://127.0.0.1:${ports.membership}/actuator/health`, child);
+    await waitHealthy(`http://127.0.0.1:${ports.gateway}/actuator/health`, child);
     const pg = new Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${pgPort}/app` });
     await pg.connect();
     const tables = await pg.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name IN ('membership_migrations', 'ai_gateway_migrations')`);
@@ -104,7 +110,7 @@ describe('npm start on the embedded default', () => {
     // 3. start again: the data is still there
     child = start(dataDir, pgPort, ports, ['membership']);
     children.push(child);
-    await waitHealthy(`http://127.0.0.1:${ports.membership}/actuator/health`);
+    await waitHealthy(`http://127.0.0.1:${ports.membership}/actuator/health`, child);
     const again = new Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${pgPort}/app` });
     await again.connect();
     expect((await again.query(`SELECT value FROM shared_state WHERE key = 'restart-probe'`)).rows).toEqual([{ value: 'kept' }]);
@@ -117,7 +123,7 @@ describe('npm start on the embedded default', () => {
     expect(pidAlive(postmaster)).toBe(true);
     child = start(dataDir, pgPort, ports, ['membership']);
     children.push(child);
-    await waitHealthy(`http://127.0.0.1:${ports.membership}/actuator/health`);
+    await waitHealthy(`http://127.0.0.1:${ports.membership}/actuator/health`, child);
     expect(pidAlive(postmaster)).toBe(false);
     child.kill('SIGTERM');
     expect(await exited(child)).toBe(0);

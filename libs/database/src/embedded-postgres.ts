@@ -81,6 +81,8 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
   const dbDir = path.join(dataDir, 'postgres');
   const ownerFile = path.join(dataDir, 'postgres.owner.json');
   fs.mkdirSync(dataDir, { recursive: true });
+  // As root, PostgreSQL runs as the `postgres` user, which must be able to reach its directory.
+  if (process.getuid?.() === 0) fs.chmodSync(dataDir, fs.statSync(dataDir).mode | 0o711);
 
   return withLock(path.join(dataDir, 'postgres.lock'), async () => {
     const pidFile = path.join(dbDir, 'postmaster.pid');
