@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// Container entry point: one image, the app chosen by the first argument or by $APP.
+//   membership | ai-gateway   run that app (compiled, in this process, so SIGTERM reaches it)
+//   migrate [app]             run pending migrations of one app or both, then exit
+//   healthcheck               exit 0 when the running app's liveness endpoint answers 200 (HEALTHCHECK)
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+const root = path.resolve(__dirname, '..', '..');
+const APPS = {
+  membership: { main: 'dist/apps/membership/src/main.js', port: () => process.env.MEMBERSHIP_PORT || '8080', prefix: () => process.env.CONTEXT_PATH || '' },
+  'ai-gateway': { main: 'dist/apps/ai-gateway/src/main.js', port: () => process.env.AI_GATEWAY_PORT || '8081', prefix: () => '' },
+};
+// Written at start so that HEALTHCHECK (a separate process) knows which app this container runs.
+const marker = path.join(process.env.TMPDIR || '/tmp', '.container-app');
+
+function usage(message) {
+  process.stderr.write(`${message}\nusage: entrypoint.js membership | ai-gateway | migrate [membership|ai-gateway] | healthcheck\n`);
+  process.exit(64);
+}
+
+async function healthcheck() {
+  let app = process.env.APP;
+  try {
+    app = fs.readFileSync(marker, 'utf8').trim() || app;
+  } catch {
+    /* not started yet: fall back to $APP */
+  }
+  const def = APPS[app];
+  if (!def) usage(`healthcheck: unknown app ${JSON.stringify(app)}`);
+  const prefix = def.prefix().replace(/\/+$/, '');
+  const url = `http://127.0.0.1:${def.port()}${prefix}/actuator/health/liveness`;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(4000) });
+    process.exit(res.status === 200 ? 0 : 1);
+  } catch {
+    process.exit(1);
+  }
+}
+
+function run(app) {
+  const def = APPS[app];
+  try {
+    fs.writeFileSync(marker, app);
+  } catch {
+    /* read-only /tmp: HEALTHCHECK falls back to $APP */
+  }
+  require(path.join(root, 'scripts', 'register-aliases.js'));
+  require(path.join(root, def.main));
+}
+
+function migrate(app) {
+  if (app && !APPS[app]) usage(`migrate: unknown app ${JSON.stringify(app)}`);
+  const { spawn } = require('child_process');
+  const child = spawn(process.execPath, [path.join(root, 'scripts', 'migration.js'), 'run', ...(app ? [app] : [])], { cwd: root, stdio: 'inherit' });
+  for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + 15 : 1)));
+}
+
+const [command = process.env.APP, arg] = process.argv.slice(2);
+if (command === 'healthcheck') void healthcheck();
+else if (command === 'migrate') migrate(arg);
+else if (APPS[command]) run(command);
+else usage(`unknown command ${JSON.stringify(command)}`);
