@@ -1,0 +1,204 @@
+import { deflateSync } from 'zlib';
+import { mkdtempSync, rmSync, existsSync, readdirSync } from 'fs';
+import { tmpdir } from 'os';
+import * as path from 'path';
+import { createHash } from 'crypto';
+import request from 'supertest';
+import { S3Storage } from '../../libs/providers/src/storage/s3.storage';
+import { RunningApp, startMembership } from '../support/apps';
+import { bearer, client } from './fakes';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const S3rver = require('s3rver');
+
+/** A real 1x1 PNG (signature, IHDR, IDAT, IEND with CRCs). */
+function png(extraBytes = 0): Buffer {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (b: Buffer) => {
+    let c = 0xffffffff;
+    for (const x of b) c = crcTable[(c ^ x) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type), data]);
+    const c = Buffer.alloc(4);
+    c.writeUInt32BE(crc(td));
+    return Buffer.concat([len, td, c]);
+  };
+  const ihdr = Buffer.from([0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]);
+  const idat = deflateSync(Buffer.from([0, 255, 0, 0]));
+  const text = extraBytes ? [chunk('tEXt', Buffer.alloc(extraBytes, 0x61))] : [];
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), ...text, chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+}
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
+// A PE executable header ("MZ" ... "PE\0\0"), disguised below as a PNG.
+const EXE = (() => {
+  const b = Buffer.alloc(512);
+  b.write('MZ', 0);
+  b.writeUInt32LE(0x80, 0x3c);
+  b.write('PE\0\0', 0x80, 'latin1');
+  return b;
+})();
+const HTML = Buffer.from('<!doctype html><script>alert(document.cookie)</script>');
+const SVG = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><rect width="1" height="1"/></svg>');
+
+const UPLOAD = '/api/v1/app/files';
+
+async function member(app: RunningApp, username: string): Promise<string> {
+  const res = await client(app.url).post('/api/v1/app/auth/register').send({ username, password: 'files-password' }).expect(200);
+  return res.body.data.token;
+}
+
+describe('membership: file upload and public media (local disk)', () => {
+  let app: RunningApp;
+  let token: string;
+
+  beforeAll(async () => {
+    app = await startMembership({ UPLOAD_MAX_BYTES: '65536' });
+    token = await member(app, 'uploader');
+  });
+  afterAll(() => app?.close());
+
+  it('stores a PNG under a generated name and serves it inline with nosniff', async () => {
+    const bytes = png();
+    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', bytes, { filename: 'my avatar.png', contentType: 'image/png' }).expect(200);
+    const data = res.body.data;
+    expect(data).toEqual({
+      id: expect.any(String),
+      url: expect.stringMatching(/^\/files\/\d{4}\/\d{2}\/[0-9a-f]{32}\.png$/),
+      filename: expect.stringMatching(/^\d{4}\/\d{2}\/[0-9a-f]{32}\.png$/),
+      originalFilename: 'my avatar.png',
+      size: bytes.length,
+      contentType: 'image/png',
+      ext: 'png',
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      createdTime: expect.any(String),
+    });
+    expect(existsSync(path.join(app.dataDir, 'files', data.filename))).toBe(true);
+    const served = await request(app.url).get(data.url).buffer(true).parse((r, cb) => {
+      const chunks: Buffer[] = [];
+      r.on('data', (c: Buffer) => chunks.push(c));
+      r.on('end', () => cb(null, Buffer.concat(chunks)));
+    }).expect(200);
+    expect(served.headers['content-type']).toBe('image/png');
+    expect(served.headers['x-content-type-options']).toBe('nosniff');
+    expect(served.headers['content-disposition']).toMatch(/^inline;/);
+    expect(Buffer.compare(served.body, bytes)).toBe(0);
+  });
+
+  it('serves a PDF as an attachment', async () => {
+    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', PDF, { filename: 'report.pdf', contentType: 'application/pdf' }).expect(200);
+    expect(res.body.data.contentType).toBe('application/pdf');
+    const served = await request(app.url).get(res.body.data.url).expect(200);
+    expect(served.headers['content-type']).toBe('application/pdf');
+    expect(served.headers['content-disposition']).toMatch(/^attachment; filename="report.pdf"/);
+    expect(served.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('refuses a disguised executable, HTML and SVG with 415, whatever the name and header say', async () => {
+    for (const [bytes, filename, contentType] of [
+      [EXE, 'cute-cat.png', 'image/png'],
+      [HTML, 'page.jpg', 'image/jpeg'],
+      [SVG, 'logo.svg', 'image/svg+xml'],
+    ] as const) {
+      const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', bytes, { filename, contentType }).expect(415);
+      expect(res.body).toEqual({ code: 415, message: expect.stringMatching(/not allowed/), data: null });
+    }
+  });
+
+  it('refuses an oversize file with a 413 envelope and stores nothing', async () => {
+    const before = existsSync(path.join(app.dataDir, 'files')) ? countFiles(path.join(app.dataDir, 'files')) : 0;
+    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', png(70_000), { filename: 'big.png', contentType: 'image/png' });
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe(413);
+    expect(countFiles(path.join(app.dataDir, 'files'))).toBe(before);
+  });
+
+  it('a path-traversal file name is only a label; the stored name is generated', async () => {
+    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', png(), { filename: '../../../etc/passwd.png', contentType: 'image/png' }).expect(200);
+    expect(res.body.data.originalFilename).toBe('passwd.png');
+    expect(res.body.data.filename).toMatch(/^\d{4}\/\d{2}\/[0-9a-f]{32}\.png$/);
+    const evil = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', png(), { filename: '..\\..\\windows\\win.ini', contentType: 'image/png' }).expect(200);
+    expect(evil.body.data.originalFilename).toBe('win.ini');
+  });
+
+  it('media paths that try to leave the storage root are 404', async () => {
+    for (const p of ['/files/..%2F..%2Fpackage.json', '/files/%2e%2e/%2e%2e/package.json', '/files/2026/11/..%2f..%2f..%2fpackage.json', '/files/nope.png', '/files/']) {
+      const res = await request(app.url).get(p);
+      expect([404]).toContain(res.status);
+      expect(res.body.code).toBe(404);
+    }
+  });
+
+  it('needs a token (401) and a part named file (10000)', async () => {
+    await request(app.url).post(UPLOAD).attach('file', png(), 'a.png').expect(401);
+    const none = await request(app.url).post(UPLOAD).set(bearer(token)).field('other', 'x').expect(400);
+    expect(none.body.code).toBe(10000);
+    expect(none.body.message).toMatch(/file/);
+    const wrongName = await request(app.url).post(UPLOAD).set(bearer(token)).attach('upload', png(), 'a.png');
+    expect(wrongName.status).toBe(400);
+    const json = await request(app.url).post(UPLOAD).set(bearer(token)).send({ file: 'x' }).expect(400);
+    expect(json.body.code).toBe(10000);
+  });
+
+  it('refuses two files in one request', async () => {
+    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', png(), 'a.png').attach('file', png(), 'b.png');
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+  });
+});
+
+function countFiles(dir: string): number {
+  if (!existsSync(dir)) return 0;
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) n += e.isDirectory() ? countFiles(path.join(dir, e.name)) : 1;
+  return n;
+}
+
+describe('membership: file storage on S3-compatible object storage', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 's3rver-e2e-'));
+  let s3: { run(): Promise<{ port: number }>; close(): Promise<void> };
+  let endpoint: string;
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: 'member-media' }] });
+    endpoint = `http://127.0.0.1:${(await s3.run()).port}`;
+    app = await startMembership({
+      STORAGE_DRIVER: 's3',
+      S3_BUCKET: 'member-media',
+      S3_ENDPOINT: endpoint,
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+      S3_PREFIX: 'uploads',
+    });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await s3?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('uploads into the bucket and serves from it; nothing lands on local disk', async () => {
+    const token = await member(app, 's3_uploader');
+    const bytes = png();
+    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', bytes, { filename: 'a.png', contentType: 'image/png' }).expect(200);
+    const { filename, url } = res.body.data;
+    const reader = new S3Storage({ bucket: 'member-media', region: 'us-east-1', endpoint, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
+    const obj = await reader.get(`uploads/${filename}`);
+    expect(obj).not.toBeNull();
+    const chunks: Buffer[] = [];
+    for await (const c of obj!.body) chunks.push(Buffer.from(c));
+    expect(Buffer.compare(Buffer.concat(chunks), bytes)).toBe(0);
+    reader.destroy();
+    const served = await request(app.url).get(url).expect(200);
+    expect(served.headers['content-type']).toBe('image/png');
+    expect(Number(served.headers['content-length'])).toBe(bytes.length);
+    expect(existsSync(path.join(app.dataDir, 'files'))).toBe(false);
+  });
+});
