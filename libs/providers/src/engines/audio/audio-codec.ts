@@ -145,12 +145,24 @@ export function encodeWav(pcm: Int16Array, sampleRate: number): Buffer {
   return Buffer.concat([header, data]);
 }
 
-/** Ogg Vorbis through ffmpeg. */
-export async function encodeOgg(pcm: Int16Array, sampleRate: number): Promise<Buffer> {
+const FFMPEG_ENCODINGS = {
+  ogg: ['-c:a', 'libvorbis', '-q:a', '3', '-f', 'ogg'],
+  opus: ['-c:a', 'libopus', '-b:a', '32k', '-ar', '24000', '-f', 'ogg'],
+  flac: ['-c:a', 'flac', '-f', 'flac'],
+  aac: ['-c:a', 'aac', '-b:a', '64k', '-f', 'adts'],
+} as const;
+
+/** Encodes mono 16-bit PCM through ffmpeg: Ogg Vorbis, Ogg Opus, FLAC or AAC (ADTS). */
+export async function encodeWithFfmpeg(pcm: Int16Array, sampleRate: number, format: keyof typeof FFMPEG_ENCODINGS): Promise<Buffer> {
   const input = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-  const run = await runFfmpeg(['-f', 's16le', '-ar', String(sampleRate), '-ac', '1', '-i', 'pipe:0', '-c:a', 'libvorbis', '-q:a', '3', '-f', 'ogg', 'pipe:1'], input);
-  if (run.code !== 0 || run.stdout.length === 0) throw new Error(`ogg encoding failed: ${run.stderr.slice(-300)}`);
+  const run = await runFfmpeg(['-f', 's16le', '-ar', String(sampleRate), '-ac', '1', '-i', 'pipe:0', ...FFMPEG_ENCODINGS[format], 'pipe:1'], input);
+  if (run.code !== 0 || run.stdout.length === 0) throw new Error(`${format} encoding failed: ${run.stderr.slice(-300)}`);
   return run.stdout;
+}
+
+/** Ogg Vorbis. */
+export function encodeOgg(pcm: Int16Array, sampleRate: number): Promise<Buffer> {
+  return encodeWithFfmpeg(pcm, sampleRate, 'ogg');
 }
 
 /** Resamples mono 16-bit PCM (linear interpolation; enough for speech). */

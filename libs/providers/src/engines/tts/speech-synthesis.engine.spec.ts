@@ -49,6 +49,18 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
     }
   });
 
+  it('also encodes the OpenAI alias formats: opus, flac, aac and raw 24 kHz pcm', async () => {
+    const text = 'Extra formats for the OpenAI speech alias.';
+    const expected: Record<string, string> = { opus: 'ogg', flac: 'flac', aac: 'aac' };
+    for (const format of ['opus', 'flac', 'aac'] as const) {
+      const speech = await engine.synthesize(text, { voice: 'en-US-GuyNeural', format });
+      const decoded = await decodeAudio(speech.audio, { keepPcm: false });
+      expect([format, decoded.container, Math.abs(decoded.duration - speech.duration) < 0.15]).toEqual([format, expected[format], true]);
+    }
+    const pcm = await engine.synthesize(text, { voice: 'en-US-GuyNeural', format: 'pcm' });
+    expect(Math.abs(pcm.audio.length / 2 / 24_000 - pcm.duration)).toBeLessThan(0.01);
+  });
+
   it('speed changes the length, voices change the sound', async () => {
     const text = 'Speed test sentence with several words in it.';
     const normal = await engine.synthesize(text, { voice: 'en-US-GuyNeural', format: 'wav', speed: 1 });
@@ -65,6 +77,6 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
     await expect(engine.synthesize('hi', { voice: 'xx-Nobody' })).rejects.toBeInstanceOf(EngineInputError);
     await expect(engine.synthesize('hi', { speed: 2.5 })).rejects.toBeInstanceOf(EngineInputError);
     await expect(engine.synthesize('   ')).rejects.toBeInstanceOf(EngineInputError);
-    await expect(engine.synthesize('hi', { format: 'flac' as never })).rejects.toBeInstanceOf(EngineInputError);
+    await expect(engine.synthesize('hi', { format: 'aiff' as never })).rejects.toBeInstanceOf(EngineInputError);
   });
 });

@@ -1,5 +1,5 @@
 import * as path from 'path';
-import { encodeOgg, encodeWav } from '../audio/audio-codec';
+import { encodeWav, encodeWithFfmpeg, resamplePcm } from '../audio/audio-codec';
 import { EngineInputError, EngineUnavailableError, EngineWorker } from '../engine-worker';
 
 /** The contract's voice ids and the eSpeak NG voice (+ variant) that speaks each. */
@@ -11,7 +11,8 @@ export const VOICES: Record<string, { espeak: string; language: string; gender: 
   'en-US-GuyNeural': { espeak: 'en-us', language: 'en-US', gender: 'male' },
 };
 export const DEFAULT_VOICE = 'zh-CN-XiaoxiaoNeural';
-export const SPEECH_FORMATS = { mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg' } as const;
+/** The contract's formats (mp3, wav, ogg) plus the extra ones of the OpenAI `/audio/speech` alias. */
+export const SPEECH_FORMATS = { mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', opus: 'audio/ogg; codecs=opus', flac: 'audio/flac', aac: 'audio/aac', pcm: 'audio/pcm' } as const;
 export type SpeechFormat = keyof typeof SPEECH_FORMATS;
 
 export interface SynthesizedSpeech {
@@ -110,7 +111,11 @@ export class SpeechSynthesisEngine {
     let audio: Buffer;
     if (out.mp3) audio = Buffer.from(out.mp3.buffer, out.mp3.byteOffset, out.mp3.byteLength);
     else if (format === 'wav') audio = encodeWav(out.pcm!, out.sampleRate);
-    else audio = await encodeOgg(out.pcm!, out.sampleRate);
+    else if (format === 'pcm') {
+      // OpenAI's raw format: 24 kHz, signed 16-bit little-endian, mono.
+      const pcm = resamplePcm(out.pcm!, out.sampleRate, 24_000);
+      audio = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+    } else audio = await encodeWithFfmpeg(out.pcm!, out.sampleRate, format);
     return { audio, contentType: SPEECH_FORMATS[format], format, sampleRate: out.sampleRate, duration };
   }
 

@@ -1,0 +1,32 @@
+import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Public } from '@app/auth';
+import { OpenAiError } from '@app/envelope';
+import { isSafeKey, ObjectStorage } from '@app/providers/storage';
+import { CONTENT_TYPES, MEDIA_STORAGE } from './media-storage';
+
+/** `{cdn_url}` when CDN_URL is unset: generated images, public and immutable (names are random UUIDs). */
+@ApiTags('vision')
+@Controller('cdn')
+export class CdnController {
+  constructor(@Inject(MEDIA_STORAGE) private readonly storage: ObjectStorage) {}
+
+  @Public()
+  @Get('images/*path')
+  @ApiOperation({ summary: 'A generated image (public URL returned by /v1/vision/generate)' })
+  async image(@Param('path') path: string | string[], @Res() res: Response): Promise<void> {
+    const key = `images/${Array.isArray(path) ? path.join('/') : path}`;
+    const ext = key.split('.').pop()!.toLowerCase();
+    const notFound = new OpenAiError(404, 'No such image', { code: 'not_found' });
+    if (!isSafeKey(key) || !CONTENT_TYPES[ext]) throw notFound;
+    const object = await this.storage.get(key);
+    if (!object) throw notFound;
+    res.setHeader('Content-Type', CONTENT_TYPES[ext]);
+    res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (object.size !== undefined) res.setHeader('Content-Length', String(object.size));
+    object.body.on('error', () => res.destroy());
+    object.body.pipe(res);
+  }
+}

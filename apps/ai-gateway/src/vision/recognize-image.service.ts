@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@app/auth';
+import { OpenAiError } from '@app/envelope';
+import { isOcrLanguage, OCR_LANGUAGES, OcrEngine, VisionEngine } from '@app/providers/engines';
+import { GatewayConfig } from '../config/gateway.config';
+import { MeteringService } from '../usage/metering.service';
+import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
+import { loadImageSource } from './image-source';
+import { toMediaError, serviceUnavailable } from './media-errors';
+import { recognitionCost } from './media-prices';
+
+/** Labels, objects, faces and text of one image, from the in-process engines. */
+@Injectable()
+export class RecognizeImageService {
+  constructor(
+    private readonly config: GatewayConfig,
+    private readonly metering: MeteringService,
+  ) {}
+
+  async recognize(principal: Principal, req: RecognizeImageRequest, requestId?: string): Promise<RecognizeImageResponse> {
+    const features = [...new Set(req.features)];
+    const language = req.language ?? 'zh-CN';
+    if (features.includes('text') && !isOcrLanguage(language)) {
+      throw new OpenAiError(400, `language ${language} is not supported for text recognition; use one of ${OCR_LANGUAGES.join(', ')}`, { code: 'unsupported_language', param: 'language' });
+    }
+    if (!this.config.AI_LOCAL_ENGINES) throw serviceUnavailable('Image recognition engines are disabled (AI_LOCAL_ENGINES=false)');
+
+    const cost = recognitionCost(features);
+    const reservation = await this.metering.reserve(principal, cost);
+    const outcome = { endpoint: '/v1/vision/recognize', model: 'local-vision', provider: 'local', requestId };
+    try {
+      const image = await loadImageSource(req.image, {
+        maxBytes: this.config.AI_MEDIA_MAX_IMAGE_BYTES,
+        timeoutMs: this.config.AI_MEDIA_FETCH_TIMEOUT_MS,
+        maxRedirects: this.config.AI_MEDIA_FETCH_MAX_REDIRECTS,
+        allowedCidrs: (this.config.AI_MEDIA_FETCH_ALLOWED_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      });
+      const maxPixels = this.config.AI_MEDIA_MAX_PIXELS;
+      const wantVision = features.some((f) => f !== 'text');
+      const [vision, text] = await Promise.all([
+        wantVision
+          ? VisionEngine.shared().detect(image, { faces: features.includes('faces'), objects: features.includes('objects'), labels: features.includes('labels'), maxPixels })
+          : Promise.resolve({}),
+        features.includes('text') ? OcrEngine.shared().recognize(image, maxPixels) : Promise.resolve(undefined),
+      ]);
+      const response: RecognizeImageResponse = { ...vision };
+      if (text) response.text = text;
+      await this.metering.settle(reservation, { ...outcome, status: 'ok', costYuan: cost, httpStatus: 200 });
+      return response;
+    } catch (e) {
+      const error = toMediaError(e, 'image');
+      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as OpenAiError).getStatus?.() ?? 500, error: (e as Error).message });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { CurrentPrincipal, Principal } from '@app/auth';
+import { GatewayConfig } from '../config/gateway.config';
+import { assertScope } from '../keys/key-scopes';
+import { ApiOpenAiErrors } from '../routing/openai-error.doc';
+import { GenerateImageRequest, GenerateImageResponse, OpenAiImageGenerationRequest } from './dtos/generate-image.dto';
+import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
+import { GenerateImageService } from './generate-image.service';
+import { cdnBase } from './media-storage';
+import { RecognizeImageService } from './recognize-image.service';
+
+const OPENAI_STYLES: Record<string, string | undefined> = { vivid: 'artistic', natural: 'realistic' };
+
+@ApiTags('vision')
+@ApiHeader({ name: 'Authorization', description: 'Bearer <API_KEY>', required: true })
+@Controller('v1')
+export class VisionController {
+  constructor(
+    private readonly recognizeImage: RecognizeImageService,
+    private readonly generateImage: GenerateImageService,
+    private readonly config: GatewayConfig,
+  ) {}
+
+  @Post('vision/recognize')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Recognize labels, objects, text and faces in an image',
+    description:
+      'Served in-process: OCR (Chinese + English) by PaddleOCR, faces and COCO objects by Human (tfjs WASM); labels are the object classes found. ' +
+      'Image URLs must resolve to public addresses (checked after DNS and on every redirect); size, time and pixel count are capped. ' +
+      'Priced per requested feature: labels and faces 0.01 (image recognition), objects 0.02, text 0.01.',
+  })
+  @ApiBody({ type: RecognizeImageRequest, examples: { url: { value: { image: 'https://example.com/receipt.jpg', features: ['text'], language: 'zh-CN' } }, base64: { value: { image: 'data:image/png;base64,iVBORw0KGgo...', features: ['labels', 'objects', 'faces'] } } } })
+  @ApiOkResponse({ type: RecognizeImageResponse })
+  @ApiOpenAiErrors(400, 401, 403, 413, 415, 429, 503)
+  recognize(@CurrentPrincipal() principal: Principal, @Body() body: RecognizeImageRequest, @Req() req: Request): Promise<RecognizeImageResponse> {
+    assertScope(principal, 'vision');
+    return this.recognizeImage.recognize(principal, body, (req as any).id);
+  }
+
+  @Post('vision/generate')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Generate images from a prompt',
+    description: 'Calls the OpenAI-compatible images upstream (AI_IMAGES_BASE_URL; 503 when unset), stores each image and answers URLs under {cdn_url}. 0.10 yuan per 1024x1024 image (other sizes by pixel count).',
+  })
+  @ApiBody({ type: GenerateImageRequest, examples: { one: { value: { prompt: 'A lighthouse on a cliff at dawn', size: '1024x1024', style: 'realistic', n: 1 } } } })
+  @ApiOkResponse({ type: GenerateImageResponse })
+  @ApiOpenAiErrors(400, 401, 403, 429, 502, 503, 504)
+  async generate(@CurrentPrincipal() principal: Principal, @Body() body: GenerateImageRequest, @Req() req: Request): Promise<GenerateImageResponse> {
+    assertScope(principal, 'vision');
+    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style: body.style }, (req as any).id);
+    return GenerateImageService.response(images, cdnBase(this.config, req));
+  }
+
+  @Post('images/generations')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Generate images (OpenAI-compatible alias of /v1/vision/generate)', description: '`response_format` url (default) or b64_json; `style` vivid/natural maps to artistic/realistic.' })
+  @ApiOpenAiErrors(400, 401, 403, 429, 502, 503, 504)
+  async openAiGenerate(@CurrentPrincipal() principal: Principal, @Body() body: OpenAiImageGenerationRequest, @Req() req: Request) {
+    assertScope(principal, 'vision');
+    const style = body.style ? (OPENAI_STYLES[body.style] ?? body.style) : undefined;
+    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style }, (req as any).id);
+    const cdn = cdnBase(this.config, req);
+    return {
+      created: Math.floor(Date.now() / 1000),
+      data: images.map((i) => (body.response_format === 'b64_json' ? { b64_json: i.bytes.toString('base64'), revised_prompt: i.revisedPrompt } : { url: `${cdn}/${i.key}`, revised_prompt: i.revisedPrompt })),
+    };
+  }
+}

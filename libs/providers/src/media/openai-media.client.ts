@@ -1,0 +1,117 @@
+import { fetch, FormData } from 'undici';
+import { parseRetryAfter, UpstreamError } from '../llm/types';
+
+export interface MediaUpstream {
+  /** OpenAI-compatible base URL including the version path, e.g. https://api.openai.com/v1. */
+  baseUrl: string;
+  apiKey?: string;
+  timeoutMs: number;
+}
+
+export interface GeneratedImage {
+  bytes: Buffer;
+  contentType: string;
+  revisedPrompt?: string;
+}
+
+export interface UpstreamTranscript {
+  text: string;
+  language?: string;
+  duration?: number;
+  segments: Array<{ text: string; start: number; end: number }>;
+}
+
+const MAX_IMAGE_BYTES = 32 * 1024 * 1024;
+
+/** OpenAI-compatible `/images/generations` and `/audio/transcriptions` over undici. */
+export class OpenAiMediaClient {
+  constructor(private readonly upstream: MediaUpstream) {}
+
+  private url(path: string): string {
+    return this.upstream.baseUrl.replace(/\/+$/, '') + path;
+  }
+
+  private headers(): Record<string, string> {
+    return this.upstream.apiKey ? { authorization: `Bearer ${this.upstream.apiKey}` } : {};
+  }
+
+  async generateImages(req: { model: string; prompt: string; n: number; size: string }, signal?: AbortSignal): Promise<GeneratedImage[]> {
+    const body = await this.call('/images/generations', {
+      method: 'POST',
+      headers: { ...this.headers(), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: req.model, prompt: req.prompt, n: req.n, size: req.size, response_format: 'b64_json' }),
+      signal,
+    });
+    const data = (body as { data?: Array<{ b64_json?: string; url?: string; revised_prompt?: string }> }).data;
+    if (!Array.isArray(data) || data.length === 0) throw new UpstreamError('image upstream returned no images', 'protocol', 200);
+    const images: GeneratedImage[] = [];
+    for (const item of data.slice(0, req.n)) {
+      if (item.b64_json) images.push({ bytes: Buffer.from(item.b64_json, 'base64'), contentType: 'image/png', revisedPrompt: item.revised_prompt });
+      else if (item.url) images.push({ ...(await this.download(item.url, signal)), revisedPrompt: item.revised_prompt });
+      else throw new UpstreamError('image upstream returned an entry without b64_json or url', 'protocol', 200);
+    }
+    return images;
+  }
+
+  async transcribe(req: { model: string; file: Buffer; filename: string; language?: string }, signal?: AbortSignal): Promise<UpstreamTranscript> {
+    const form = new FormData();
+    form.append('file', new Blob([req.file]), req.filename);
+    form.append('model', req.model);
+    form.append('response_format', 'verbose_json');
+    form.append('timestamp_granularities[]', 'segment');
+    if (req.language) form.append('language', req.language);
+    const body = (await this.call('/audio/transcriptions', { method: 'POST', headers: this.headers(), body: form, signal })) as {
+      text?: string;
+      language?: string;
+      duration?: number;
+      segments?: Array<{ text?: string; start?: number; end?: number }>;
+    };
+    if (typeof body.text !== 'string') throw new UpstreamError('transcription upstream returned no text', 'protocol', 200);
+    return {
+      text: body.text,
+      language: body.language,
+      duration: body.duration,
+      segments: (body.segments ?? []).map((s) => ({ text: String(s.text ?? '').trim(), start: Number(s.start ?? 0), end: Number(s.end ?? 0) })),
+    };
+  }
+
+  private async call(path: string, init: { method: string; headers: Record<string, string>; body: any; signal?: AbortSignal }): Promise<unknown> {
+    const timeout = AbortSignal.timeout(this.upstream.timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    let res;
+    try {
+      res = await fetch(this.url(path), { ...init, signal });
+    } catch (e) {
+      if (timeout.aborted) throw new UpstreamError(`upstream did not answer within ${this.upstream.timeoutMs} ms`, 'timeout', 0);
+      throw new UpstreamError(`upstream unreachable: ${(e as Error).message}`, 'network', 0);
+    }
+    const text = await res.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : {};
+    } catch {
+      throw new UpstreamError(`upstream answered HTTP ${res.status} with a non-JSON body`, res.ok ? 'protocol' : 'http', res.status);
+    }
+    if (!res.ok) {
+      const err = json?.error && typeof json.error === 'object' ? json.error : undefined;
+      throw new UpstreamError(err?.message ?? `upstream answered HTTP ${res.status}`, 'http', res.status, parseRetryAfter(res.headers.get('retry-after')), err);
+    }
+    return json;
+  }
+
+  private async download(url: string, signal?: AbortSignal): Promise<{ bytes: Buffer; contentType: string }> {
+    const timeout = AbortSignal.timeout(this.upstream.timeoutMs);
+    const res = await fetch(url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout }).catch((e: Error) => {
+      throw new UpstreamError(`generated image could not be downloaded: ${e.message}`, 'network', 0);
+    });
+    if (!res.ok || !res.body) throw new UpstreamError(`generated image download answered HTTP ${res.status}`, 'http', res.status);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body) {
+      size += chunk.length;
+      if (size > MAX_IMAGE_BYTES) throw new UpstreamError('generated image is too large', 'protocol', 200);
+      chunks.push(Buffer.from(chunk));
+    }
+    return { bytes: Buffer.concat(chunks), contentType: res.headers.get('content-type') ?? 'image/png' };
+  }
+}
