@@ -44,7 +44,9 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
   }
 
   async take(key: string): Promise<string | null> {
-    const rows = await this.db.query('DELETE FROM shared_state WHERE key = $1 RETURNING value, expires_at > now() AS live', [key]);
+    // TypeORM answers DELETE ... RETURNING with [rows, affectedCount], not rows.
+    const result = await this.db.query('DELETE FROM shared_state WHERE key = $1 RETURNING value, expires_at > now() AS live', [key]);
+    const rows = Array.isArray(result[0]) ? result[0] : result;
     return rows[0]?.live ? rows[0].value : null;
   }
 
