@@ -29,6 +29,7 @@ export class OAuth2CallbackController {
     for (const [k, v] of Object.entries(query)) if (typeof v === 'string') flat[k] = v;
     const location = await this.logins.finishCallback(registrationId, flat);
     res.setHeader('Cache-Control', 'no-store');
-    res.redirect(302, location);
+    res.setHeader('Location', location);
+    res.status(302).end();
   }
 }

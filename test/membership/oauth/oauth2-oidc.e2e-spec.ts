@@ -1,0 +1,277 @@
+/**
+ * Third-party login against a real OpenID Connect / OAuth 2.0 server (oidc-provider in a child
+ * process): the `oidc` client goes through openid-client (PKCE, nonce, ID token), the generic
+ * `oauth2` client through passport-oauth2 (PKCE), both over real HTTP against the running app.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RunningApp, startMembership } from '../../support/apps';
+import { OidcTestProvider, followProvider, startOidcProvider } from '../../support/oidc-provider';
+
+const FRONTEND = 'https://www.example.com/oauth/callback';
+
+describe('OAuth 2.0 / OIDC login against a real provider', () => {
+  let idp: OidcTestProvider;
+  let app: RunningApp;
+
+  const api = async (path: string, init: RequestInit & { token?: string } = {}) => {
+    const headers: Record<string, string> = { ...(init.headers as Record<string, string>) };
+    if (init.token) headers.authorization = `Bearer ${init.token}`;
+    if (init.body) headers['content-type'] = 'application/json';
+    const res = await fetch(app.url + path, { ...init, headers, redirect: 'manual' });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  };
+
+  /** Drives the browser part: provider login/consent, back to the app's callback. */
+  const throughProvider = (authorizationUrl: string) => followProvider(authorizationUrl, idp.issuer);
+
+  /** Calls the app's callback as the browser would and returns the frontend address it redirects to. */
+  const appCallback = async (callback: URL | string) => {
+    const res = await fetch(callback, { redirect: 'manual' });
+    const text = await res.text();
+    expect(res.status === 302 ? text : 'json').toBe(res.status === 302 ? '' : 'json');
+    return { status: res.status, location: res.headers.get('location') ? new URL(res.headers.get('location')!) : null, body: text ? JSON.parse(text) : null };
+  };
+
+  const login = async (registrationId: string) => {
+    const start = await api(`/api/v1/app/oauth2/auth-url/${registrationId}`);
+    expect(start.status).toBe(200);
+    const back = await throughProvider(start.body.data.authorizationUrl);
+    const cb = await appCallback(back);
+    if (cb.status !== 302) throw new Error(`callback answered ${cb.status}: ${JSON.stringify(cb.body)}`);
+    const state = cb.location!.searchParams.get('state')!;
+    expect(cb.location!.origin + cb.location!.pathname).toBe(FRONTEND);
+    const exchanged = await api(`/api/v1/app/oauth2/callback?state=${state}`);
+    return { start: start.body.data, back, state, exchanged };
+  };
+
+  beforeAll(async () => {
+    idp = await startOidcProvider();
+    process.env.TEST_OIDC_CLIENT_SECRET = 'oidc-secret-0123456789';
+    const dir = mkdtempSync(join(tmpdir(), 'oauth-clients-'));
+    const file = join(dir, 'clients.yaml');
+    writeFileSync(
+      file,
+      `clients:
+  - registrationId: corp-oidc
+    provider: oidc
+    issuer: ${idp.issuer}
+    clientId: membership-oidc
+    clientSecret: \${TEST_OIDC_CLIENT_SECRET}
+    scopes: openid profile email
+    redirectUri: ${FRONTEND}
+  - registrationId: corp-oauth2
+    provider: oauth2
+    clientId: membership-generic
+    clientSecret: generic-secret-0123456789
+    authorizationUri: ${idp.issuer}/auth
+    tokenUri: ${idp.issuer}/token
+    userInfoUri: ${idp.issuer}/me
+    userNameAttribute: sub
+    scopes: [openid, profile]
+    redirectUri: ${FRONTEND}
+`,
+    );
+    app = await startMembership({ OAUTH2_CLIENTS_FILE: file, OAUTH2_REDIRECT_ALLOWLIST: 'https://app.example.com' });
+    await idp.configure([
+      { client_id: 'membership-oidc', client_secret: 'oidc-secret-0123456789', redirect_uris: [`${app.url}/login/oauth2/code/corp-oidc`] },
+      {
+        client_id: 'membership-generic',
+        client_secret: 'generic-secret-0123456789',
+        redirect_uris: [`${app.url}/login/oauth2/code/corp-oauth2`],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
+    ]);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await idp?.close();
+  });
+
+  beforeEach(() => idp.setAccount('alice'));
+
+  it('logs in through OIDC with PKCE and nonce, exchanges the state once, and the token works', async () => {
+    const { start, exchanged, state } = await login('corp-oidc');
+    const url = new URL(start.authorizationUrl);
+    expect(url.origin).toBe(idp.issuer);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(url.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(url.searchParams.get('nonce')).toBeTruthy();
+    expect(url.searchParams.get('state')).toBe(start.state);
+    expect(start).toMatchObject({ appId: 'membership-oidc', redirectUri: `${app.url}/login/oauth2/code/corp-oidc`, scope: 'openid profile email', authType: 'oidc' });
+
+    expect(exchanged.status).toBe(200);
+    expect(exchanged.body.code).toBe(200);
+    const data = exchanged.body.data;
+    expect(data).toMatchObject({ openId: 'alice', thirdPartyNickname: 'Alice Liddell', thirdPartyAvatarUrl: 'https://img.example/alice.png', isNewUser: true, isBound: false, tokenType: 'Bearer' });
+    expect(typeof data.memberId).toBe('string');
+    expect(data.token).toBeTruthy();
+    expect(data.refreshToken).toBeTruthy();
+
+    const profile = await api('/api/v1/app/auth/profile', { token: data.token });
+    expect(profile.status).toBe(200);
+    expect(String(profile.body.data.id)).toBe(data.memberId);
+
+    const again = await api(`/api/v1/app/oauth2/callback?state=${state}`);
+    expect(again.status).toBe(400);
+    expect(again.body.code).toBe(10003);
+  });
+
+  it('maps a repeat login to the same member, another account to another member', async () => {
+    const first = await login('corp-oidc');
+    const second = await login('corp-oidc');
+    expect(second.exchanged.body.data.memberId).toBe(first.exchanged.body.data.memberId);
+    expect(second.exchanged.body.data.isNewUser).toBe(false);
+    idp.setAccount('bob');
+    const bob = await login('corp-oidc');
+    expect(bob.exchanged.body.data.openId).toBe('bob');
+    expect(bob.exchanged.body.data.memberId).not.toBe(first.exchanged.body.data.memberId);
+  });
+
+  it('logs in through the generic passport-oauth2 client with PKCE, same member on repeat', async () => {
+    const first = await login('corp-oauth2');
+    expect(new URL(first.start.authorizationUrl).searchParams.get('code_challenge')).toBeTruthy();
+    expect(first.start.authType).toBe('oauth2');
+    expect(first.exchanged.status).toBe(200);
+    expect(first.exchanged.body.data).toMatchObject({ openId: 'alice', thirdPartyNickname: 'Alice Liddell' });
+    const second = await login('corp-oauth2');
+    expect(second.exchanged.body.data.memberId).toBe(first.exchanged.body.data.memberId);
+    expect(second.exchanged.body.data.isNewUser).toBe(false);
+  });
+
+  it('refuses a replayed callback state', async () => {
+    const start = await api('/api/v1/app/oauth2/auth-url/corp-oidc');
+    const back = await throughProvider(start.body.data.authorizationUrl);
+    expect((await appCallback(back)).status).toBe(302);
+    const replay = await appCallback(back);
+    expect(replay.status).toBe(400);
+    expect(replay.body).toMatchObject({ code: 400, message: expect.stringMatching(/unknown, expired or already used/) });
+  });
+
+  it('refuses a state issued for another registration, and burns it', async () => {
+    const start = await api('/api/v1/app/oauth2/auth-url/corp-oauth2');
+    const back = await throughProvider(start.body.data.authorizationUrl);
+    expect(back.pathname).toBe('/login/oauth2/code/corp-oauth2');
+    const foreign = new URL(back);
+    foreign.pathname = '/login/oauth2/code/corp-oidc';
+    const refused = await appCallback(foreign);
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/another client/);
+    expect((await appCallback(back)).status).toBe(400);
+  });
+
+  it.each(['corp-oidc', 'corp-oauth2'])('%s: a code bound to another PKCE challenge is refused by the provider (injected code)', async (registrationId) => {
+    const a = await api(`/api/v1/app/oauth2/auth-url/${registrationId}`);
+    const b = await api(`/api/v1/app/oauth2/auth-url/${registrationId}`);
+    const backA = await throughProvider(a.body.data.authorizationUrl);
+    // The attacker's code (challenge A) delivered with the victim's state (verifier B).
+    const injected = new URL(backA);
+    injected.searchParams.set('state', b.body.data.state);
+    const cb = await appCallback(injected);
+    expect(cb.status).toBe(302);
+    expect(cb.location!.searchParams.get('error')).toBe('invalid_grant');
+    expect(cb.location!.searchParams.get('state')).toBeNull();
+  });
+
+  it('an authorization request without the PKCE challenge is refused and nothing can be exchanged', async () => {
+    const start = await api('/api/v1/app/oauth2/auth-url/corp-oidc');
+    const stripped = new URL(start.body.data.authorizationUrl);
+    stripped.searchParams.delete('code_challenge');
+    stripped.searchParams.delete('code_challenge_method');
+    const back = await throughProvider(stripped.toString());
+    expect(back.searchParams.get('code')).toBeNull();
+    const cb = await appCallback(back);
+    expect(cb.status).toBe(302);
+    expect(cb.location!.searchParams.get('error')).toBe('invalid_request');
+    expect(cb.location!.searchParams.get('state')).toBeNull();
+  });
+
+  it.each(['corp-oidc', 'corp-oauth2'])('%s: a provider error (user denies) goes back to the frontend with error, no login', async (registrationId) => {
+    const start = await api(`/api/v1/app/oauth2/auth-url/${registrationId}`);
+    idp.denyNext();
+    const back = await throughProvider(start.body.data.authorizationUrl);
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    const cb = await appCallback(back);
+    expect(cb.status).toBe(302);
+    expect(cb.location!.searchParams.get('error')).toBe('access_denied');
+    expect(cb.location!.searchParams.get('state')).toBeNull();
+    expect((await api(`/api/v1/app/oauth2/callback?state=${start.body.data.state}`)).status).toBe(400);
+  });
+
+  it('refuses a forged code with a valid state', async () => {
+    const start = await api('/api/v1/app/oauth2/auth-url/corp-oidc');
+    const cb = await appCallback(`${app.url}/login/oauth2/code/corp-oidc?code=forged&state=${start.body.data.state}&iss=${encodeURIComponent(idp.issuer)}`);
+    expect(cb.status).toBe(302);
+    expect(cb.location!.searchParams.get('error')).toBe('invalid_grant');
+  });
+
+  it.each(['//evil.com', '/\\evil.com', 'https://www.example.com.evil.com/cb', 'https://www.example.com@evil.com/cb', 'https://evil.com/cb', 'javascript:alert(1)'])(
+    'refuses redirectUri %s',
+    async (redirectUri) => {
+      const res = await api(`/api/v1/app/oauth2/auth-url/corp-oidc?redirectUri=${encodeURIComponent(redirectUri)}`);
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe(10000);
+    },
+  );
+
+  it('returns to an allowlisted frontend page', async () => {
+    const start = await api(`/api/v1/app/oauth2/auth-url/corp-oidc?redirectUri=${encodeURIComponent('https://app.example.com/after-login?from=x')}`);
+    expect(start.status).toBe(200);
+    const cb = await appCallback(await throughProvider(start.body.data.authorizationUrl));
+    expect(cb.location!.origin + cb.location!.pathname).toBe('https://app.example.com/after-login');
+    expect(cb.location!.searchParams.get('from')).toBe('x');
+    expect((await api(`/api/v1/app/oauth2/callback?state=${cb.location!.searchParams.get('state')}`)).status).toBe(200);
+  });
+
+  it('answers 404 for an unknown client, 400 for junk callback states', async () => {
+    expect((await api('/api/v1/app/oauth2/auth-url/nope')).body.code).toBe(404);
+    expect((await appCallback(`${app.url}/login/oauth2/code/corp-oidc?code=x`)).status).toBe(400);
+    expect((await appCallback(`${app.url}/login/oauth2/code/corp-oidc?code=x&state=${'a'.repeat(40)}`)).status).toBe(400);
+    expect((await api('/api/v1/app/oauth2/callback')).status).toBe(400);
+    expect((await api('/api/v1/app/oauth2/callback?state=short')).body.code).toBe(10003);
+  });
+
+  it('lets a member link, list and unlink identities; never the last way to log in; never one owned by another member', async () => {
+    const reg = await api('/api/v1/app/auth/register', { method: 'POST', body: JSON.stringify({ username: 'carol_01', password: 'carol-password-1' }) });
+    expect(reg.status).toBe(200);
+    const carol = reg.body.data;
+    idp.setAccount('bob');
+    const link = await api('/api/v1/app/oauth2/identities/link/corp-oauth2', { method: 'POST', token: carol.token });
+    expect(link.status).toBe(200);
+    const linked = await appCallback(await throughProvider(link.body.data.authorizationUrl));
+    expect(linked.location!.searchParams.get('linked')).toBe('corp-oauth2');
+
+    const list = await api('/api/v1/app/oauth2/identities', { token: carol.token });
+    expect(list.body.data).toHaveLength(1);
+    expect(list.body.data[0]).toMatchObject({ registrationId: 'corp-oauth2', openId: 'bob' });
+
+    // Logging in with that identity now lands on carol.
+    const viaBob = await login('corp-oauth2');
+    expect(viaBob.exchanged.body.data.memberId).toBe(carol.memberId);
+    expect(viaBob.exchanged.body.data.isBound).toBe(true);
+
+    // The same identity cannot be linked to a second member.
+    const dave = (await api('/api/v1/app/auth/register', { method: 'POST', body: JSON.stringify({ username: 'dave_01', password: 'dave-password-1' }) })).body.data;
+    const steal = await api('/api/v1/app/oauth2/identities/link/corp-oauth2', { method: 'POST', token: dave.token });
+    const refused = await appCallback(await throughProvider(steal.body.data.authorizationUrl));
+    expect(refused.location!.searchParams.get('error')).toBe('already_linked');
+
+    // Carol has a password, so unlinking is allowed.
+    const del = await api(`/api/v1/app/oauth2/identities/${list.body.data[0].id}`, { method: 'DELETE', token: carol.token });
+    expect(del.status).toBe(200);
+    expect((await api('/api/v1/app/oauth2/identities', { token: carol.token })).body.data).toHaveLength(0);
+
+    // A member created by OIDC has no other way in: unlinking its only identity is refused.
+    idp.setAccount('alice');
+    const oidcOnly = (await login('corp-oidc')).exchanged.body.data;
+    const mine = (await api('/api/v1/app/oauth2/identities', { token: oidcOnly.token })).body.data;
+    expect(mine).toHaveLength(1);
+    const last = await api(`/api/v1/app/oauth2/identities/${mine[0].id}`, { method: 'DELETE', token: oidcOnly.token });
+    expect(last.status).toBe(409);
+    expect((await api(`/api/v1/app/oauth2/identities/${mine[0].id}`, { method: 'DELETE', token: carol.token })).status).toBe(404);
+    expect((await api('/api/v1/app/oauth2/identities')).status).toBe(401);
+  });
+});
