@@ -1,18 +1,32 @@
+import * as fs from 'fs';
+import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { ensureEmbeddedPostgres } from '../../libs/database/src/embedded-postgres';
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 /**
  * e2e suites need a PostgreSQL server: DATABASE_URL when set (CI, a real server), otherwise an
- * embedded one for this run. Each app a test starts gets a fresh database on that server.
+ * embedded one for this run only (own directory and port, so parallel runs never share it).
+ * Each app a test starts gets a fresh database on that server.
  */
 export default async function globalSetup(): Promise<void> {
   if (process.env.DATABASE_URL) {
     process.env.TEST_SERVER_URL = process.env.DATABASE_URL;
     return;
   }
-  const dataDir = path.join(os.tmpdir(), `member-ai-test-pg-${process.getuid?.() ?? 'user'}`);
-  const db = await ensureEmbeddedPostgres({ dataDir, port: Number(process.env.TEST_EMBEDDED_PG_PORT || 54339), database: 'postgres' });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'test-pg-'));
+  const db = await ensureEmbeddedPostgres({ dataDir, port: await freePort(), database: 'postgres' });
   process.env.TEST_SERVER_URL = db.url;
-  (globalThis as any).__embeddedPostgres = db;
+  (globalThis as any).__embeddedPostgres = { db, dataDir };
 }

@@ -1,4 +1,8 @@
+import * as fs from 'fs';
+
 export default async function globalTeardown(): Promise<void> {
-  const db = (globalThis as any).__embeddedPostgres;
-  if (db) await db.stop();
+  const embedded = (globalThis as any).__embeddedPostgres;
+  if (!embedded) return;
+  await embedded.db.stop();
+  fs.rmSync(embedded.dataDir, { recursive: true, force: true });
 }
