@@ -18,7 +18,7 @@ function start(dataDir: string, pgPort: number, ports: { membership: number; gat
     env: {
       ...env,
       NODE_ENV: 'development',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'info',
       DATA_DIR: dataDir,
       EMBEDDED_PG_PORT: String(pgPort),
       MEMBERSHIP_PORT: String(ports.membership),
@@ -28,7 +28,7 @@ function start(dataDir: string, pgPort: number, ports: { membership: number; gat
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // Drain the pipes (a full pipe would block the child); keep the tail for failure messages.
-  for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (d) => (output = (output + d).slice(-4000)));
+  for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (d) => (output = (output + d).slice(-1_000_000)));
   return child;
 }
 
@@ -99,6 +99,21 @@ describe('npm start on the embedded default', () => {
     await pg.connect();
     const tables = await pg.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name IN ('membership_migrations', 'ai_gateway_migrations')`);
     expect(tables.rows[0].n).toBe(2);
+    // logs are JSON lines with the request id; credentials never reach them
+    const secret = 'Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu.c2lnbmF0dXJl';
+    const logged = await fetch(`http://127.0.0.1:${ports.membership}/api/v1/app/auth/login?token=query-secret-123`, {
+      method: 'POST',
+      headers: { Authorization: secret, 'Content-Type': 'application/json', 'X-Request-Id': 'log-probe-1' },
+      body: JSON.stringify({ account: 'someone', password: 'password-secret-456' }),
+    });
+    expect(logged.headers.get('x-request-id')).toBe('log-probe-1');
+    await new Promise((r) => setTimeout(r, 300));
+    const line = output.split('\n').find((l) => l.includes('log-probe-1'));
+    expect(line).toBeDefined();
+    expect(() => JSON.parse(line!)).not.toThrow();
+    expect(output).not.toContain('c2VjcmV0LXRva2Vu');
+    expect(output).not.toContain('query-secret-123');
+    expect(output).not.toContain('password-secret-456');
     await pg.query(`INSERT INTO shared_state (key, value, expires_at) VALUES ('restart-probe', 'kept', now() + interval '1 day')`);
     await pg.end();
 

@@ -97,6 +97,27 @@ describe('foundation: both apps', () => {
   });
 });
 
+describe('foundation: CORS allowlist', () => {
+  it('answers preflight for an allowed origin only', async () => {
+    const app = await startMembership({ CORS_ORIGINS: 'https://www.example.com, https://admin.example.com' });
+    try {
+      const allowed = await request(app.url)
+        .options('/api/v1/app/auth/login')
+        .set('Origin', 'https://www.example.com')
+        .set('Access-Control-Request-Method', 'POST');
+      expect(allowed.status).toBe(204);
+      expect(allowed.headers['access-control-allow-origin']).toBe('https://www.example.com');
+      const refused = await request(app.url)
+        .options('/api/v1/app/auth/login')
+        .set('Origin', 'https://evil.example.net')
+        .set('Access-Control-Request-Method', 'POST');
+      expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('foundation: context path', () => {
   it('mounts membership routes, health and Swagger under CONTEXT_PATH', async () => {
     const app = await startMembership({ CONTEXT_PATH: '/member' });
