@@ -32,7 +32,7 @@ async function start(create: (env: Env) => Promise<{ app: NestExpressApplication
     DATABASE_URL: dbUrl,
   });
   await app.listen(0, '127.0.0.1');
-  const { port } = app.getHttpServer().address();
+  const { port } = app.getHttpServer().address() as import('net').AddressInfo;
   let closed = false;
   return {
     app,
