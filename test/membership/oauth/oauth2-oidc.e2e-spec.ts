@@ -114,6 +114,7 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
     const profile = await api('/api/v1/app/auth/profile', { token: data.token });
     expect(profile.status).toBe(200);
     expect(String(profile.body.data.id)).toBe(data.memberId);
+    expect(profile.body.data.identities).toEqual([{ provider: 'corp-oidc', openId: 'alice', nickname: 'Alice Liddell', avatarUrl: 'https://img.example/alice.png' }]);
 
     const again = await api(`/api/v1/app/oauth2/callback?state=${state}`);
     expect(again.status).toBe(400);

@@ -12,6 +12,10 @@ export class OAuth2ClientRegistry {
 
   constructor(config: MembershipConfig) {
     this.registrations = loadOAuth2ClientsFile(config.OAUTH2_CLIENTS_FILE, process.env);
+    // Behind a proxy the Host header is not a trustworthy source of the callback address.
+    if (config.isProduction && this.registrations.length && !config.OAUTH2_CALLBACK_BASE_URL) {
+      throw new Error('OAUTH2_CALLBACK_BASE_URL: required in production when OAUTH2_CLIENTS_FILE configures clients');
+    }
     const extra = (config.OAUTH2_REDIRECT_ALLOWLIST ?? '').split(',').map((s) => s.trim()).filter(Boolean);
     this.allowlist = new RedirectAllowlist([...extra, ...this.registrations.map((r) => r.redirectUri)]);
   }
