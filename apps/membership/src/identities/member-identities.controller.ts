@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode } from '@app/envelope';
 import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';
+import { ApiError } from '../oauth/dtos/api-error';
 import { RedirectQuery } from '../oauth/dtos/oauth2.requests';
 import { MemberIdentityResponse, OAuth2AuthUrlResponse } from '../oauth/dtos/oauth2.responses';
 import { OAuth2LoginService } from '../oauth/oauth2-login.service';
@@ -12,6 +13,7 @@ import { MemberIdentitiesService } from './member-identities.service';
 /** The logged-in member's external identities: list, link another, unlink one. */
 @ApiTags('OAuth 2.0 and WeChat login')
 @ApiBearerAuth()
+@ApiError(401, 401, 'token missing, malformed, expired or revoked')
 @Controller('api/v1/app/oauth2/identities')
 export class MemberIdentitiesController {
   constructor(
@@ -47,6 +49,7 @@ export class MemberIdentitiesController {
   })
   @ApiParam({ name: 'registrationId', example: 'github-app' })
   @ApiEnvelope(OAuth2AuthUrlResponse)
+  @ApiError(404, 404, 'unknown registrationId')
   link(
     @CurrentPrincipal() me: Principal,
     @Param('registrationId') registrationId: string,
@@ -62,6 +65,8 @@ export class MemberIdentitiesController {
   @ApiOperation({ summary: 'Unlink one of my identities', description: 'Refused (409) when it is my last way to log in (no password, no phone, no other identity).' })
   @ApiParam({ name: 'id', example: '5b0f3c1e-8a53-4f57-9d0c-3c7d2b1a9e44' })
   @ApiEnvelope(null)
+  @ApiError(404, 404, 'no such identity of mine')
+  @ApiError(409, 409, 'last way to log in')
   async unlink(@CurrentPrincipal() me: Principal, @Param('id') id: string): Promise<null> {
     await this.identities.unlink(memberId(me), id);
     return null;

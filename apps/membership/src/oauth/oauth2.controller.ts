@@ -5,6 +5,7 @@ import type { Request } from 'express';
 import { Public } from '@app/auth';
 import { ApiEnvelope } from '@app/envelope';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
+import { ApiError } from './dtos/api-error';
 import { RedirectQuery, StateQuery } from './dtos/oauth2.requests';
 import { OAuth2AuthUrlResponse, OAuth2LoginResponse, OAuth2QRCodeStateResponse } from './dtos/oauth2.responses';
 import { OAuth2LoginService } from './oauth2-login.service';
@@ -29,6 +30,9 @@ export class OAuth2Controller {
   })
   @ApiParam({ name: 'registrationId', example: 'github-app' })
   @ApiEnvelope(OAuth2AuthUrlResponse)
+  @ApiError(400, 10000, 'redirectUri is not an allowed address')
+  @ApiError(404, 404, 'unknown registrationId')
+  @ApiError(503, 503, 'the identity provider cannot be reached (OIDC discovery)')
   authUrl(@Param('registrationId') registrationId: string, @Query() q: RedirectQuery, @Req() req: Request): Promise<OAuth2AuthUrlResponse> {
     const reg = this.registry.get(registrationId);
     const kind = reg.provider === 'wechat-open' ? 'wechat-qrconnect' : reg.provider === 'wechat-mp' ? 'wechat-mobile' : 'standard';
@@ -45,6 +49,8 @@ export class OAuth2Controller {
       'Each state can be exchanged once; an unknown, expired or used state is refused with code 10003 (HTTP 400).',
   })
   @ApiEnvelope(OAuth2LoginResponse)
+  @ApiError(400, 10003, 'state unknown, expired or already exchanged')
+  @ApiError(423, 10008, 'account disabled')
   callback(@Query() q: StateQuery, @Req() req: Request): Promise<OAuth2LoginResponse> {
     return this.logins.exchange(q.state, req);
   }
@@ -57,6 +63,7 @@ export class OAuth2Controller {
   })
   @ApiParam({ name: 'state', example: 'Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe' })
   @ApiEnvelope(OAuth2QRCodeStateResponse)
+  @ApiError(404, 404, 'unknown state')
   qrcodeState(@Param('state') state: string): Promise<OAuth2QRCodeStateResponse> {
     return this.logins.qrcodeState(state);
   }

@@ -5,6 +5,7 @@ import type { Request } from 'express';
 import { Public } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode } from '@app/envelope';
 import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';
+import { ApiError } from '../oauth/dtos/api-error';
 import { MpQrcodeQuery, SilentOpenIdQuery, WechatRedirectQuery } from '../oauth/dtos/oauth2.requests';
 import { OAuth2AuthUrlResponse, OAuth2QRCodeResponse, QRCodeLoginResponse, WechatSilentOpenIdResponse } from '../oauth/dtos/oauth2.responses';
 import { OAuth2LoginService } from '../oauth/oauth2-login.service';
@@ -34,6 +35,8 @@ export class WechatOAuth2Controller {
       'redirects to the server callback, the state becomes AUTHORIZED (2) and is exchanged once at `/callback?state=`.',
   })
   @ApiEnvelope(OAuth2QRCodeResponse)
+  @ApiError(400, 10000, 'redirectUri is not an allowed address')
+  @ApiError(404, 404, 'no WeChat website client configured')
   async qrcode(@Query() q: WechatRedirectQuery, @Req() req: Request): Promise<OAuth2QRCodeResponse> {
     const reg = this.registry.pick(['wechat-open'], q.registrationId);
     const r = await this.logins.start(reg, req, { kind: 'wechat-qrconnect', redirectUri: q.redirectUri });
@@ -48,6 +51,8 @@ export class WechatOAuth2Controller {
     description: 'Open it inside WeChat; WeChat returns to the server callback, which redirects to the frontend page with `?state=` to exchange.',
   })
   @ApiEnvelope(OAuth2AuthUrlResponse)
+  @ApiError(400, 10000, 'redirectUri is not an allowed address')
+  @ApiError(404, 404, 'no official account configured')
   mobile(@Query() q: WechatRedirectQuery, @Req() req: Request): Promise<OAuth2AuthUrlResponse> {
     return this.logins.start(this.registry.pick(['wechat-mp'], q.registrationId), req, { kind: 'wechat-mobile', redirectUri: q.redirectUri });
   }
@@ -60,6 +65,8 @@ export class WechatOAuth2Controller {
     description: 'WeChat returns straight to the (allowlisted) frontend page with `?code=&state=`; the page then calls `/wechat/silent/openid?code=`.',
   })
   @ApiEnvelope(OAuth2AuthUrlResponse)
+  @ApiError(400, 10000, 'redirectUri is not an allowed address')
+  @ApiError(404, 404, 'no official account configured')
   silent(@Query() q: WechatRedirectQuery, @Req() req: Request): Promise<OAuth2AuthUrlResponse> {
     return this.logins.start(this.registry.pick(['wechat-mp'], q.registrationId), req, { kind: 'wechat-silent', redirectUri: q.redirectUri });
   }
@@ -72,6 +79,9 @@ export class WechatOAuth2Controller {
     description: 'Exchanges the snsapi_base code (once) for the openid. A code WeChat refuses (errcode 40029, 40163) answers 10003.',
   })
   @ApiEnvelope(WechatSilentOpenIdResponse)
+  @ApiError(400, 10000, 'missing or malformed code')
+  @ApiError(400, 10003, 'WeChat refused the code (used or expired), or the state is unknown')
+  @ApiError(503, 503, 'WeChat API failed (errcode in message)')
   async silentOpenId(@Query() q: SilentOpenIdQuery): Promise<WechatSilentOpenIdResponse> {
     let reg = this.registry.pick(['wechat-mp'], q.registrationId);
     if (q.state !== undefined) {
@@ -100,6 +110,9 @@ export class WechatOAuth2Controller {
       'SCANNED (1) / AUTHORIZED (2) once WeChat pushes the SCAN or subscribe event, EXPIRED (4) after `expireSeconds`. Exchange `sceneStr` once at `/callback`.',
   })
   @ApiEnvelope(QRCodeLoginResponse)
+  @ApiError(400, 10000, 'expireSeconds outside 60..300')
+  @ApiError(404, 404, 'no official account configured for appId')
+  @ApiError(503, 503, 'WeChat API failed (errcode in message)')
   mpQrcode(@Query() q: MpQrcodeQuery): Promise<QRCodeLoginResponse> {
     return this.scans.createQrcode(this.registry.pick(['wechat-mp'], q.appId), q.expireSeconds ?? 300);
   }
