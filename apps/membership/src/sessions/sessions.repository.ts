@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, IsNull, Not } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { MemberSession } from './member-session.entity';
 import { RefreshToken } from './refresh-token.entity';
 
@@ -99,14 +99,6 @@ export class SessionsRepository {
       await m.query(`UPDATE member_sessions SET last_active_time = now(), expires_time = $2 WHERE id = $1`, [claimed.session_id, sessionExpires]);
       return true;
     });
-  }
-
-  async hasUnusedToken(sessionId: string): Promise<boolean> {
-    return (await this.db.getRepository(RefreshToken).count({ where: { sessionId, usedTime: IsNull() } })) > 0;
-  }
-
-  async countUsed(sessionId: string): Promise<number> {
-    return this.db.getRepository(RefreshToken).count({ where: { sessionId, usedTime: Not(IsNull()) } });
   }
 }
 
