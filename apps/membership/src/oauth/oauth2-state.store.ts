@@ -106,6 +106,11 @@ export class OAuth2StateStore {
     return this.shared.setIfAbsent(`oauth2:claim:${key}`, '1', ttlMs);
   }
 
+  /** Gives a claim back (the work it guarded failed and may be retried). */
+  async release(key: string): Promise<void> {
+    await this.shared.del(`oauth2:claim:${key}`);
+  }
+
   async savePendingLogin(state: string, login: PendingLogin): Promise<void> {
     await this.shared.set(`oauth2:result:${state}`, JSON.stringify(login), STATE_TTL_MS);
   }

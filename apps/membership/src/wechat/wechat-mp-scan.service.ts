@@ -52,6 +52,17 @@ export class WechatMpScanService {
     if (record.status === QrcodeState.EXPIRED) return 'expired';
     if (record.status !== QrcodeState.WAITED) return 'already-used';
     if (!(await this.store.claim(`scene:${sceneStr}`, Math.max(1000, record.expiresAt - Date.now())))) return 'already-used';
+    try {
+      return await this.authorizeScene(reg, sceneStr, openId);
+    } catch (e) {
+      // Unexpected failure (database, network): reopen the scene so WeChat's retry can finish it.
+      await this.store.release(`scene:${sceneStr}`).catch(() => undefined);
+      await this.store.setQrcodeStatus(sceneStr, QrcodeState.WAITED).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  private async authorizeScene(reg: OAuth2ClientRegistration, sceneStr: string, openId: string): Promise<ScanOutcome> {
     await this.store.setQrcodeStatus(sceneStr, QrcodeState.SCANNED);
     let unionId: string | null = null;
     let nickname: string | null = null;

@@ -123,9 +123,15 @@ export class WechatPortalController {
     const event = (m.Event ?? '').toLowerCase();
     const isLoginScene = (event === 'scan' && !!m.EventKey) || (event === 'subscribe' && (m.EventKey ?? '').startsWith('qrscene_'));
     if (!isLoginScene) return null;
-    const outcome = await this.scans.onScan(reg, m.EventKey, m.FromUserName);
-    this.log.log(`${reg.registrationId}: ${m.Event} event -> ${outcome}`);
-    return REPLIES[outcome];
+    try {
+      const outcome = await this.scans.onScan(reg, m.EventKey, m.FromUserName);
+      this.log.log(`${reg.registrationId}: ${m.Event} event -> ${outcome}`);
+      return REPLIES[outcome];
+    } catch (e) {
+      // Let WeChat's retry of this push be processed instead of swallowed as a duplicate.
+      await this.store.release(dedupKey).catch(() => undefined);
+      throw e;
+    }
   }
 
   private registration(appid: string): OAuth2ClientRegistration {
