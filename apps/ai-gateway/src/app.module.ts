@@ -8,9 +8,15 @@ import { GatewayConfig } from './config/gateway.config';
 import { GATEWAY_ENTITIES } from './entities';
 import { GATEWAY_MIGRATIONS } from './migrations';
 import { gatewayMigrationsTable } from './data-source';
+import { KeysModule } from './keys/keys.module';
+import { UsageModule } from './usage/usage.module';
+import { RoutingModule } from './routing/routing.module';
+import { ChatModule } from './chat/chat.module';
+import { EmbeddingsModule } from './embeddings/embeddings.module';
+import { ModelsModule } from './models/models.module';
 
 /** Feature modules of the AI gateway (append new ones). */
-const FEATURES: any[] = [];
+const FEATURES: any[] = [KeysModule, UsageModule, RoutingModule, ChatModule, EmbeddingsModule, ModelsModule];
 
 @Module({})
 export class AppModule {

@@ -1,2 +1,5 @@
 // Every TypeORM entity of the AI gateway (append new ones).
-export const GATEWAY_ENTITIES: Function[] = [];
+import { ApiKey } from './keys/api-key.entity';
+import { UsageRecord } from './usage/usage-record.entity';
+
+export const GATEWAY_ENTITIES: Function[] = [ApiKey, UsageRecord];

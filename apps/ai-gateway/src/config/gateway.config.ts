@@ -1,4 +1,4 @@
-import { IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { BaseConfig } from '@app/platform';
 
 /** Every variable the AI gateway reads, validated at boot. */
@@ -19,4 +19,184 @@ export class GatewayConfig extends BaseConfig {
   @IsOptional()
   @Matches(/^https?:\/\/\S+$/, { message: 'must be an http(s) URL' })
   CDN_URL?: string;
+
+  // --- AI gateway core: keys, metering, routing (issue 5) ---
+
+  /** Providers file (YAML or JSON): upstream deployments, model names, prices; unset means no chat/embeddings upstream (503). */
+  @IsOptional()
+  @IsString()
+  AI_PROVIDERS_FILE?: string;
+
+  /** How long an API key lookup is cached per replica (ms); revocation takes effect within this time. */
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  AI_KEY_CACHE_TTL_MS: number = 5000;
+
+  /** Usage ledger: flush interval of the batched writes (ms). */
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  AI_LEDGER_FLUSH_MS: number = 1000;
+
+  /** Usage ledger: records per INSERT (a full batch is written at once). */
+  @IsInt()
+  @Min(1)
+  @Max(5000)
+  AI_LEDGER_BATCH_SIZE: number = 200;
+
+  /** Completion tokens reserved against a budget when a request sets no max_tokens (and sent upstream as its max_tokens for budgeted keys). */
+  @IsInt()
+  @Min(1)
+  AI_COMPLETION_RESERVE_TOKENS: number = 4096;
+
+  /** Embeddings cache lifetime per (model, dimensions, input) in ms; 0 disables the cache. */
+  @IsInt()
+  @Min(0)
+  AI_EMBEDDINGS_CACHE_TTL_MS: number = 86_400_000;
+
+  /** Whether embeddings served from the cache are charged at the model price (the contract prices per token). */
+  @IsBoolean()
+  AI_EMBEDDINGS_CACHE_HITS_BILLED: boolean = true;
+
+  // --- media: vision, speech, local engines (issue 6) ---
+
+  /** JSON body limit of the gateway; large enough for a base64 image of AI_MEDIA_MAX_IMAGE_BYTES. */
+  @IsInt()
+  @Min(1024)
+  BODY_LIMIT_BYTES: number = 16 * 1024 * 1024;
+
+  /** Largest image accepted by /v1/vision/recognize (bytes, downloaded or decoded from base64). */
+  @IsInt()
+  @Min(1024)
+  AI_MEDIA_MAX_IMAGE_BYTES: number = 10 * 1024 * 1024;
+
+  /** Largest decoded image (width x height) the vision engines accept; guards against decompression bombs. */
+  @IsInt()
+  @Min(1)
+  AI_MEDIA_MAX_PIXELS: number = 40_000_000;
+
+  /** Time limit for downloading an image URL, all redirects included (ms). */
+  @IsInt()
+  @Min(100)
+  AI_MEDIA_FETCH_TIMEOUT_MS: number = 10_000;
+
+  /** Redirects followed when downloading an image URL (each hop is checked again). */
+  @IsInt()
+  @Min(0)
+  @Max(10)
+  AI_MEDIA_FETCH_MAX_REDIRECTS: number = 3;
+
+  /** Comma-separated CIDRs image URLs may reach despite being private (for tests or a trusted intranet); empty in production. */
+  @IsOptional()
+  @IsString()
+  AI_MEDIA_FETCH_ALLOWED_CIDRS?: string;
+
+  /** Largest audio upload for transcription (bytes). */
+  @IsInt()
+  @Min(1024)
+  AI_MEDIA_MAX_AUDIO_BYTES: number = 25 * 1024 * 1024;
+
+  /** Longest audio accepted for transcription (seconds, measured from the decoded samples). */
+  @IsInt()
+  @Min(1)
+  AI_MEDIA_MAX_AUDIO_SECONDS: number = 2 * 3600;
+
+  /** Serve OCR, faces/objects/labels and speech synthesis with the in-process engines. */
+  @IsBoolean()
+  AI_LOCAL_ENGINES: boolean = true;
+
+  /** Use PocketSphinx (Debian package) for English transcription when no upstream is set and it is installed. */
+  @IsBoolean()
+  AI_LOCAL_STT: boolean = true;
+
+  /** OpenAI-compatible base URL (with /v1) for image generation; unset means /v1/vision/generate answers 503. */
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'must be an http(s) URL' })
+  AI_IMAGES_BASE_URL?: string;
+
+  /** API key for AI_IMAGES_BASE_URL (sensitive). */
+  @IsOptional()
+  @IsString()
+  AI_IMAGES_API_KEY?: string;
+
+  /** Model sent to the image generation upstream. */
+  @IsString()
+  AI_IMAGES_MODEL: string = 'dall-e-3';
+
+  /** OpenAI-compatible base URL (with /v1) for /audio/transcriptions; unset means the local engine or 503. */
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'must be an http(s) URL' })
+  AI_TRANSCRIBE_BASE_URL?: string;
+
+  /** API key for AI_TRANSCRIBE_BASE_URL (sensitive). */
+  @IsOptional()
+  @IsString()
+  AI_TRANSCRIBE_API_KEY?: string;
+
+  /** Model sent to the transcription upstream. */
+  @IsString()
+  AI_TRANSCRIBE_MODEL: string = 'whisper-1';
+
+  /** Time limit of one media upstream call (ms). */
+  @IsInt()
+  @Min(100)
+  AI_MEDIA_UPSTREAM_TIMEOUT_MS: number = 120_000;
+
+  /** Where generated images are stored: `local` (DATA_DIR/media) or `s3`. */
+  @IsIn(['local', 's3'])
+  STORAGE_DRIVER: string = 'local';
+
+  /** S3 bucket (STORAGE_DRIVER=s3). */
+  @IsOptional()
+  @IsString()
+  S3_BUCKET?: string;
+
+  /** S3 region. */
+  @IsString()
+  S3_REGION: string = 'us-east-1';
+
+  /** S3-compatible endpoint (MinIO, OSS, COS); empty for AWS. */
+  @IsOptional()
+  @IsString()
+  S3_ENDPOINT?: string;
+
+  /** S3 access key id. */
+  @IsOptional()
+  @IsString()
+  S3_ACCESS_KEY_ID?: string;
+
+  /** S3 secret access key (sensitive). */
+  @IsOptional()
+  @IsString()
+  S3_SECRET_ACCESS_KEY?: string;
+
+  /** Path-style S3 addressing (most self-hosted servers). */
+  @IsBoolean()
+  S3_FORCE_PATH_STYLE: boolean = true;
+
+  /** Key prefix inside the bucket. */
+  @IsOptional()
+  @IsString()
+  S3_PREFIX?: string;
+
+  /** Live transcription: seconds a client has to send its config message before the socket closes with 4001. */
+  @IsInt()
+  @Min(100)
+  AI_STREAM_CONFIG_TIMEOUT_MS: number = 5000;
+
+  /** Live transcription: largest single message (bytes). */
+  @IsInt()
+  @Min(1024)
+  AI_STREAM_MAX_MESSAGE_BYTES: number = 256 * 1024;
+
+  /** Live transcription: longest session (seconds of audio). */
+  @IsInt()
+  @Min(1)
+  AI_STREAM_MAX_SECONDS: number = 3600;
+
+  /** Live transcription: close a session idle this long (ms). */
+  @IsInt()
+  @Min(100)
+  AI_STREAM_IDLE_TIMEOUT_MS: number = 30_000;
 }

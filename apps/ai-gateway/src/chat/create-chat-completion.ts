@@ -1,0 +1,184 @@
+import { Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { Principal } from '@app/auth';
+import { OpenAiError, openAiErrorBody } from '@app/envelope';
+import { CallAbortedError, ChatCompletion, ChatCompletionRequest as UpstreamChatRequest, LlmRouter, ModelInfo, Usage } from '@app/providers/llm';
+import { GatewayConfig } from '../config/gateway.config';
+import { ApiKeyClaims, assertModel, assertScope } from '../keys/key-scopes';
+import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
+import { tokenCost } from '../usage/pricing';
+import { CallTimer, OVERHEAD_HEADER } from '../routing/gateway-timing';
+import { clientGone, SseResponse } from '../routing/sse-response';
+import { Tokenizer } from '../routing/tokenizer';
+import { toGatewayError } from '../routing/upstream-errors';
+import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
+
+const ENDPOINT = 'chat.completions';
+
+interface Prepared {
+  info: ModelInfo;
+  promptTokens: number;
+  upstream: UpstreamChatRequest;
+  reservation: Reservation;
+}
+
+/** POST /v1/chat/completions: checks, budget reservation, routed upstream call, metering. */
+@Injectable()
+export class CreateChatCompletion {
+  constructor(
+    private readonly router: LlmRouter,
+    private readonly tokenizer: Tokenizer,
+    private readonly metering: MeteringService,
+    private readonly config: GatewayConfig,
+  ) {}
+
+  async handle(principal: Principal, body: ChatCompletionRequest, req: Request, res: Response): Promise<void> {
+    const timer = new CallTimer(req);
+    try {
+      const prepared = await this.prepare(principal, body);
+      if (body.stream) await this.stream(prepared, body, req, res, timer);
+      else await this.complete(prepared, body, req, res, timer);
+    } catch (e) {
+      if (!res.headersSent) res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
+      throw toGatewayError(e);
+    }
+  }
+
+  private async prepare(principal: Principal, body: ChatCompletionRequest): Promise<Prepared> {
+    const claims: ApiKeyClaims = assertScope(principal, 'chat');
+    const info = this.router.modelInfo(body.model);
+    if (!info) throw new OpenAiError(404, `The model ${body.model} does not exist`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
+    if (info.kind !== 'chat') throw new OpenAiError(400, `${body.model} is not a chat model`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
+    assertModel(claims, body.model);
+    if (!this.router.isServed(body.model)) throw new OpenAiError(503, `No provider is available for model ${body.model}`, { type: 'service_unavailable', code: 'no_provider', param: 'model' });
+
+    const promptTokens = this.tokenizer.countChat(body.messages, info.encoding);
+    const requestedOut = body.max_completion_tokens ?? body.max_tokens;
+    if (promptTokens + (requestedOut ?? 0) > info.contextLength) {
+      throw new OpenAiError(
+        400,
+        `This model's maximum context length is ${info.contextLength} tokens. However, you requested ${promptTokens + (requestedOut ?? 0)} tokens (${promptTokens} in the messages, ${requestedOut ?? 0} in the completion). Please reduce the length of the messages or completion.`,
+        { type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' },
+      );
+    }
+    const reserveOut = requestedOut ?? Math.max(1, Math.min(this.config.AI_COMPLETION_RESERVE_TOKENS, info.contextLength - promptTokens));
+    const upstream: UpstreamChatRequest = { ...(body as unknown as UpstreamChatRequest) };
+    delete upstream.stream_options;
+    // A budgeted key must not receive more than was reserved for it.
+    if (claims.hasBudget && requestedOut === undefined) upstream.max_tokens = reserveOut;
+    // Tokenizers differ between vendors: the prompt part of the hold gets a margin.
+    const maxCost = tokenCost(info, { promptTokens: Math.ceil(promptTokens * 1.1) + 16, completionTokens: reserveOut * (body.n ?? 1) });
+    const reservation = await this.metering.reserve(principal, maxCost);
+    return { info, promptTokens, upstream, reservation };
+  }
+
+  private async complete(p: Prepared, body: ChatCompletionRequest, req: Request, res: Response, timer: CallTimer): Promise<void> {
+    const ac = clientGone(res);
+    let result: ChatCompletion;
+    let deployment: string | undefined;
+    timer.upstreamStarted();
+    try {
+      const routed = await this.router.chat({ ...p.upstream, stream: false }, { signal: ac.signal });
+      result = routed.value;
+      deployment = routed.deployment;
+    } catch (e) {
+      timer.upstreamDone();
+      await this.settleFailure(p, e, req);
+      throw e;
+    }
+    timer.upstreamDone();
+    const usage = this.usageOf(result.usage, p.promptTokens, result.choices.map((c) => (typeof c.message?.content === 'string' ? c.message.content : '')).join(''), p.info);
+    result.usage = usage;
+    await this.metering.settle(p.reservation, this.outcome(p, req, 'ok', usage, deployment, 200));
+    res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
+    res.status(200).json(result);
+  }
+
+  private async stream(p: Prepared, body: ChatCompletionRequest, req: Request, res: Response, timer: CallTimer): Promise<void> {
+    const ac = clientGone(res);
+    const wantsUsage = body.stream_options?.include_usage === true;
+    timer.upstreamStarted();
+    let routed;
+    try {
+      routed = await this.router.chatStream({ ...p.upstream, stream: true }, { signal: ac.signal });
+    } catch (e) {
+      timer.upstreamDone();
+      await this.settleFailure(p, e, req);
+      throw e;
+    }
+    timer.upstreamDone();
+    const sse = new SseResponse(res);
+    sse.open({ [OVERHEAD_HEADER]: timer.overheadMs() });
+
+    let delivered = '';
+    let upstreamUsage: Usage | undefined;
+    let status: CallOutcome['status'] = 'ok';
+    let error: string | undefined;
+    try {
+      for await (const chunk of routed.value) {
+        if (chunk.usage) upstreamUsage = chunk.usage;
+        const forward = { ...chunk };
+        if (!wantsUsage) {
+          delete forward.usage;
+          if (forward.choices.length === 0) continue;
+        }
+        await sse.data(forward);
+        if (sse.closed) throw new CallAbortedError();
+        for (const c of chunk.choices) if (typeof c.delta?.content === 'string') delivered += c.delta.content;
+      }
+      await sse.data('[DONE]');
+    } catch (e) {
+      if (e instanceof CallAbortedError || ac.signal.aborted || sse.closed) {
+        // The client left: the upstream was aborted through the signal; bill what was delivered.
+        status = 'aborted';
+        upstreamUsage = undefined;
+      } else {
+        status = 'failed';
+        const { body: errBody } = openAiErrorBody(toGatewayError(e));
+        error = errBody.error.message;
+        await sse.data(errBody);
+      }
+    } finally {
+      sse.end();
+    }
+    const usage = this.usageOf(upstreamUsage, p.promptTokens, delivered, p.info);
+    await this.metering.settle(p.reservation, { ...this.outcome(p, req, status, usage, routed.deployment, 200), error });
+  }
+
+  /** Upstream usage when it came; otherwise our own count of the prompt and of the delivered text. */
+  private usageOf(upstream: Usage | undefined | null, promptTokens: number, deliveredText: string, info: ModelInfo): Usage {
+    if (upstream && Number.isFinite(upstream.prompt_tokens) && Number.isFinite(upstream.completion_tokens)) {
+      return { prompt_tokens: upstream.prompt_tokens, completion_tokens: upstream.completion_tokens, total_tokens: upstream.prompt_tokens + upstream.completion_tokens };
+    }
+    const completion = this.tokenizer.count(deliveredText, info.encoding);
+    return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
+  }
+
+  private outcome(p: Prepared, req: Request, status: CallOutcome['status'], usage: Usage, provider: string | undefined, httpStatus: number): CallOutcome {
+    return {
+      endpoint: ENDPOINT,
+      model: p.info.name,
+      provider,
+      status,
+      costYuan: status === 'failed' ? 0 : tokenCost(p.info, { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens }),
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      httpStatus,
+      requestId: (req as any).id ?? null,
+    };
+  }
+
+  private async settleFailure(p: Prepared, e: unknown, req: Request): Promise<void> {
+    const mapped = openAiErrorBody(toGatewayError(e));
+    await this.metering.settle(p.reservation, {
+      endpoint: ENDPOINT,
+      model: p.info.name,
+      provider: (e as any)?.deployment ?? null,
+      status: e instanceof CallAbortedError ? 'aborted' : 'failed',
+      costYuan: 0,
+      httpStatus: mapped.status,
+      error: mapped.body.error.message,
+      requestId: (req as any).id ?? null,
+    });
+  }
+}

@@ -1,0 +1,162 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'crypto';
+import type { Request, Response } from 'express';
+import type { Principal } from '@app/auth';
+import { OpenAiError, openAiErrorBody } from '@app/envelope';
+import { SharedState } from '@app/platform';
+import { CallAbortedError, LlmRouter, ModelInfo } from '@app/providers/llm';
+import { GatewayConfig } from '../config/gateway.config';
+import { assertModel, assertScope } from '../keys/key-scopes';
+import { MeteringService } from '../usage/metering.service';
+import { tokenCost } from '../usage/pricing';
+import { CallTimer, OVERHEAD_HEADER } from '../routing/gateway-timing';
+import { clientGone } from '../routing/sse-response';
+import { Tokenizer } from '../routing/tokenizer';
+import { toGatewayError } from '../routing/upstream-errors';
+import { EmbeddingsRequest } from './dtos/embeddings.dtos';
+
+const ENDPOINT = 'embeddings';
+
+export interface EmbeddingsResult {
+  object: 'list';
+  model: string;
+  data: Array<{ index: number; object: 'embedding'; embedding: number[] | string }>;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+/** Little-endian float32, base64: what OpenAI sends for encoding_format=base64. */
+export function toBase64Floats(v: number[]): string {
+  const buf = Buffer.alloc(v.length * 4);
+  v.forEach((x, i) => buf.writeFloatLE(x, i * 4));
+  return buf.toString('base64');
+}
+
+/** POST /v1/embeddings: limits, shared cache by (model, dimensions, input), budget, metering. */
+@Injectable()
+export class CreateEmbeddings {
+  private readonly log = new Logger('Embeddings');
+
+  constructor(
+    private readonly router: LlmRouter,
+    private readonly tokenizer: Tokenizer,
+    private readonly metering: MeteringService,
+    private readonly state: SharedState,
+    private readonly config: GatewayConfig,
+  ) {}
+
+  async handle(principal: Principal, body: EmbeddingsRequest, req: Request, res: Response): Promise<EmbeddingsResult> {
+    const timer = new CallTimer(req);
+    try {
+      const result = await this.run(principal, body, req, res, timer);
+      res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
+      return result;
+    } catch (e) {
+      if (!res.headersSent) res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
+      throw toGatewayError(e);
+    }
+  }
+
+  private async run(principal: Principal, body: EmbeddingsRequest, req: Request, res: Response, timer: CallTimer): Promise<EmbeddingsResult> {
+    const claims = assertScope(principal, 'embeddings');
+    const info = this.router.modelInfo(body.model);
+    if (!info) throw new OpenAiError(404, `The model ${body.model} does not exist`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
+    if (info.kind !== 'embeddings') throw new OpenAiError(400, `${body.model} is not an embeddings model`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
+    assertModel(claims, body.model);
+    if (body.dimensions !== undefined && info.dimensions !== undefined && body.dimensions > info.dimensions) {
+      throw new OpenAiError(400, `dimensions must be at most ${info.dimensions} for ${body.model}`, { type: 'invalid_request_error', code: 'invalid_value', param: 'dimensions' });
+    }
+    if (!this.router.isServed(body.model)) throw new OpenAiError(503, `No provider is available for model ${body.model}`, { type: 'service_unavailable', code: 'no_provider', param: 'model' });
+
+    const inputs = Array.isArray(body.input) ? body.input : [body.input];
+    const tokens = inputs.map((text, i) => {
+      const n = this.tokenizer.count(text, info.encoding);
+      if (n > info.contextLength) {
+        throw new OpenAiError(400, `input${Array.isArray(body.input) ? `[${i}]` : ''} has ${n} tokens; ${body.model} accepts at most ${info.contextLength} per input`, {
+          type: 'invalid_request_error',
+          code: 'context_length_exceeded',
+          param: 'input',
+        });
+      }
+      return n;
+    });
+
+    const vectors: (number[] | undefined)[] = await this.cached(info, body.dimensions, inputs);
+    const missing = inputs.map((_, i) => i).filter((i) => !vectors[i]);
+    const billedHits = this.config.AI_EMBEDDINGS_CACHE_HITS_BILLED;
+    const hitTokens = inputs.reduce((s, _, i) => s + (vectors[i] ? tokens[i] : 0), 0);
+    const missTokens = missing.reduce((s, i) => s + tokens[i], 0);
+    const reservation = await this.metering.reserve(principal, tokenCost(info, { promptTokens: Math.ceil(missTokens * 1.1) + 16 + (billedHits ? hitTokens : 0), completionTokens: 0 }));
+
+    let upstreamTokens = 0;
+    let deployment: string | undefined;
+    if (missing.length) {
+      const ac = clientGone(res);
+      timer.upstreamStarted();
+      try {
+        const routed = await this.router.embeddings({ model: body.model, input: missing.map((i) => inputs[i]), encoding_format: 'float', ...(body.dimensions ? { dimensions: body.dimensions } : {}), ...(body.user ? { user: body.user } : {}) }, { signal: ac.signal });
+        deployment = routed.deployment;
+        const data = [...routed.value.data].sort((a, b) => a.index - b.index);
+        if (data.length !== missing.length || data.some((d) => !Array.isArray(d.embedding))) {
+          throw new OpenAiError(502, `Upstream ${routed.deployment} returned ${data.length} embeddings for ${missing.length} inputs`, { type: 'upstream_error', code: 'upstream_error' });
+        }
+        data.forEach((d, k) => (vectors[missing[k]] = d.embedding));
+        upstreamTokens = routed.value.usage?.prompt_tokens ?? missTokens;
+      } catch (e) {
+        timer.upstreamDone();
+        const mapped = openAiErrorBody(toGatewayError(e));
+        await this.metering.settle(reservation, { endpoint: ENDPOINT, model: info.name, provider: (e as any)?.deployment ?? null, status: e instanceof CallAbortedError ? 'aborted' : 'failed', costYuan: 0, httpStatus: mapped.status, error: mapped.body.error.message, requestId: (req as any).id ?? null });
+        throw e;
+      }
+      timer.upstreamDone();
+      await this.store(info, body.dimensions, missing.map((i) => [inputs[i], vectors[i]!]));
+    }
+
+    const totalTokens = upstreamTokens + hitTokens;
+    const billedTokens = upstreamTokens + (billedHits ? hitTokens : 0);
+    await this.metering.settle(reservation, {
+      endpoint: ENDPOINT,
+      model: info.name,
+      provider: deployment ?? 'cache',
+      status: missing.length ? 'ok' : 'cached',
+      costYuan: tokenCost(info, { promptTokens: billedTokens, completionTokens: 0 }),
+      promptTokens: totalTokens,
+      httpStatus: 200,
+      requestId: (req as any).id ?? null,
+    });
+    const base64 = body.encoding_format === 'base64';
+    return {
+      object: 'list',
+      model: info.name,
+      data: vectors.map((v, index) => ({ index, object: 'embedding' as const, embedding: base64 ? toBase64Floats(v!) : v! })),
+      usage: { prompt_tokens: totalTokens, total_tokens: totalTokens },
+    };
+  }
+
+  private cacheKey(info: ModelInfo, dimensions: number | undefined, input: string): string {
+    return `ai:emb:${info.name}:${dimensions ?? 'native'}:${createHash('sha256').update(input).digest('hex')}`;
+  }
+
+  private async cached(info: ModelInfo, dimensions: number | undefined, inputs: string[]): Promise<(number[] | undefined)[]> {
+    if (this.config.AI_EMBEDDINGS_CACHE_TTL_MS <= 0) return inputs.map(() => undefined);
+    return Promise.all(
+      inputs.map(async (input) => {
+        try {
+          const hit = await this.state.get(this.cacheKey(info, dimensions, input));
+          return hit ? (JSON.parse(hit) as number[]) : undefined;
+        } catch (e) {
+          this.log.warn(`embeddings cache read failed: ${(e as Error).message}`);
+          return undefined;
+        }
+      }),
+    );
+  }
+
+  private async store(info: ModelInfo, dimensions: number | undefined, entries: Array<[string, number[]]>): Promise<void> {
+    if (this.config.AI_EMBEDDINGS_CACHE_TTL_MS <= 0) return;
+    await Promise.all(
+      entries.map(([input, v]) =>
+        this.state.set(this.cacheKey(info, dimensions, input), JSON.stringify(v), this.config.AI_EMBEDDINGS_CACHE_TTL_MS).catch((e) => this.log.warn(`embeddings cache write failed: ${(e as Error).message}`)),
+      ),
+    );
+  }
+}

@@ -1,0 +1,126 @@
+import { Injectable } from '@nestjs/common';
+import { OpenAiError } from '@app/envelope';
+import { GatewayConfig } from '../config/gateway.config';
+import { ApiKey } from './api-key.entity';
+import { generateKeySecret, hashKey, looksLikeKey } from './api-key-secret';
+import { ApiKeyChanges, ApiKeysRepository } from './api-keys.repository';
+import { ApiKeyResponse, CreateApiKeyRequest, CreatedApiKeyResponse, UpdateApiKeyRequest } from './dtos/api-key.dtos';
+
+const MAX_CACHED = 10_000;
+
+/** Issues, changes and revokes keys; resolves a presented key to its record (briefly cached). */
+@Injectable()
+export class ApiKeysService {
+  /** hash -> record (or null for unknown keys) until `until`; per replica, so kept short. */
+  private readonly cache = new Map<string, { key: ApiKey | null; until: number }>();
+
+  constructor(
+    private readonly keys: ApiKeysRepository,
+    private readonly config: GatewayConfig,
+  ) {}
+
+  async create(req: CreateApiKeyRequest): Promise<CreatedApiKeyResponse> {
+    const secret = generateKeySecret();
+    const key = await this.keys.insert({ name: req.name, prefix: secret.prefix, keyHash: secret.hash, ...this.changesOf(req) });
+    return { ...toApiKeyResponse(key), key: secret.key };
+  }
+
+  async list(opts: { includeRevoked: boolean; limit: number; offset: number }): Promise<{ object: 'list'; data: ApiKeyResponse[]; total: number }> {
+    const [rows, total] = await this.keys.list(opts);
+    return { object: 'list', data: rows.map(toApiKeyResponse), total };
+  }
+
+  async get(id: string): Promise<ApiKeyResponse> {
+    return toApiKeyResponse(await this.mustFind(id));
+  }
+
+  async update(id: string, req: UpdateApiKeyRequest): Promise<ApiKeyResponse> {
+    await this.mustFind(id);
+    const key = await this.keys.update(id, this.changesOf(req));
+    this.cache.clear();
+    return toApiKeyResponse(key!);
+  }
+
+  async revoke(id: string): Promise<ApiKeyResponse> {
+    await this.mustFind(id);
+    const key = await this.keys.revoke(id);
+    // Other replicas drop it when their cache entry expires (AI_KEY_CACHE_TTL_MS).
+    this.cache.clear();
+    return toApiKeyResponse(key!);
+  }
+
+  countUsable(): Promise<number> {
+    return this.keys.countUsable();
+  }
+
+  /** The active key for a presented secret; throws 401 `invalid_api_key` otherwise. */
+  async resolve(presented: string): Promise<ApiKey> {
+    const unknown = () => new OpenAiError(401, `Incorrect API key provided: ${redact(presented)}`, { type: 'invalid_request_error', code: 'invalid_api_key' });
+    if (!looksLikeKey(presented)) throw unknown();
+    const hash = hashKey(presented);
+    const now = Date.now();
+    let entry = this.cache.get(hash);
+    if (!entry || entry.until <= now) {
+      const key = await this.keys.findByHash(hash);
+      if (this.cache.size >= MAX_CACHED) this.cache.clear();
+      entry = { key, until: now + this.config.AI_KEY_CACHE_TTL_MS };
+      this.cache.set(hash, entry);
+    }
+    const key = entry.key;
+    if (!key) throw unknown();
+    if (key.revokedAt) throw new OpenAiError(401, 'This API key has been revoked', { type: 'invalid_request_error', code: 'invalid_api_key' });
+    if (key.expiresAt && key.expiresAt.getTime() <= now) throw new OpenAiError(401, 'This API key has expired', { type: 'invalid_request_error', code: 'invalid_api_key' });
+    return key;
+  }
+
+  private async mustFind(id: string): Promise<ApiKey> {
+    const key = /^[0-9a-f-]{36}$/i.test(id) ? await this.keys.findById(id) : null;
+    if (!key) throw new OpenAiError(404, `No API key with id ${id}`, { type: 'invalid_request_error', code: 'not_found', param: 'id' });
+    return key;
+  }
+
+  private changesOf(req: CreateApiKeyRequest | UpdateApiKeyRequest): ApiKeyChanges {
+    const c: ApiKeyChanges = {};
+    if (req.name !== undefined) c.name = req.name;
+    if (req.scopes !== undefined) c.scopes = req.scopes === null ? null : [...new Set(req.scopes)];
+    if (req.models !== undefined) c.models = req.models === null ? null : [...new Set(req.models)];
+    if (req.requests_per_minute !== undefined) c.requestsPerMinute = req.requests_per_minute;
+    if (req.budget_yuan !== undefined) c.budgetYuan = req.budget_yuan === null ? null : req.budget_yuan.toFixed(6);
+    if (req.expires_at !== undefined) c.expiresAt = req.expires_at === null ? null : new Date(req.expires_at);
+    return c;
+  }
+}
+
+/** First and last characters only, as OpenAI shows a rejected key. */
+function redact(key: string): string {
+  if (key.length <= 10) return '***';
+  return `${key.slice(0, 6)}***${key.slice(-4)}`;
+}
+
+export function toApiKeyResponse(k: ApiKey): ApiKeyResponse {
+  const budget = k.budgetYuan === null ? null : Number(k.budgetYuan);
+  const spent = Number(k.spentYuan);
+  const reserved = Number(k.reservedYuan);
+  const status = k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt.getTime() <= Date.now() ? 'expired' : 'active';
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    models: k.models,
+    requests_per_minute: k.requestsPerMinute,
+    budget_yuan: budget,
+    spent_yuan: spent,
+    reserved_yuan: reserved,
+    remaining_yuan: budget === null ? null : Math.max(0, round(budget - spent - reserved)),
+    status,
+    expires_at: k.expiresAt?.toISOString() ?? null,
+    revoked_at: k.revokedAt?.toISOString() ?? null,
+    last_used_at: k.lastUsedAt?.toISOString() ?? null,
+    created_at: k.createdAt.toISOString(),
+  };
+}
+
+function round(x: number): number {
+  return Math.round(x * 1e10) / 1e10;
+}

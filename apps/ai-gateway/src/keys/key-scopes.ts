@@ -1,0 +1,43 @@
+import type { Principal } from '@app/auth';
+import { OpenAiError } from '@app/envelope';
+
+/** Endpoint groups a key can be limited to. */
+export const KEY_SCOPES = ['chat', 'embeddings', 'vision', 'speech'] as const;
+export type KeyScope = (typeof KEY_SCOPES)[number];
+
+/** What an API-key principal carries in `claims`. */
+export interface ApiKeyClaims {
+  name: string;
+  prefix: string;
+  scopes: string[] | null;
+  models: string[] | null;
+  requestsPerMinute: number | null;
+  hasBudget: boolean;
+}
+
+export function apiKeyClaims(principal: Principal | undefined): ApiKeyClaims {
+  if (!principal || principal.kind !== 'api-key') {
+    throw new OpenAiError(403, 'This endpoint needs an API key', { type: 'permission_error', code: 'api_key_required' });
+  }
+  return principal.claims as ApiKeyClaims;
+}
+
+/** 403 unless the key's scopes include `scope`. */
+export function assertScope(principal: Principal | undefined, scope: KeyScope): ApiKeyClaims {
+  const claims = apiKeyClaims(principal);
+  if (claims.scopes && !claims.scopes.includes(scope)) {
+    throw new OpenAiError(403, `This API key is not allowed to call ${scope} endpoints`, { type: 'permission_error', code: 'scope_not_allowed' });
+  }
+  return claims;
+}
+
+export function modelAllowed(claims: ApiKeyClaims, model: string): boolean {
+  return !claims.models || claims.models.includes(model);
+}
+
+/** 403 unless the key may use `model`. */
+export function assertModel(claims: ApiKeyClaims, model: string): void {
+  if (!modelAllowed(claims, model)) {
+    throw new OpenAiError(403, `This API key is not allowed to use model ${model}`, { type: 'permission_error', code: 'model_not_allowed', param: 'model' });
+  }
+}

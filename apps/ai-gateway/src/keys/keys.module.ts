@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { AUTHENTICATOR } from '@app/auth';
+import { ApiKeysRepository } from './api-keys.repository';
+import { ApiKeysService } from './api-keys.service';
+import { DevelopmentKey } from './development-key';
+import { GatewayAuthenticator } from './gateway.authenticator';
+import { KeysController } from './keys.controller';
+
+/** API keys: admin API, the gateway's authenticator (API keys and the admin token), the dev key. */
+@Module({
+  controllers: [KeysController],
+  providers: [ApiKeysRepository, ApiKeysService, GatewayAuthenticator, { provide: AUTHENTICATOR, useExisting: GatewayAuthenticator }, DevelopmentKey],
+  exports: [AUTHENTICATOR, ApiKeysService, ApiKeysRepository, GatewayAuthenticator],
+})
+export class KeysModule {}

@@ -1,0 +1,55 @@
+import { Controller, Get, Param } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, Principal } from '@app/auth';
+import { OpenAiError } from '@app/envelope';
+import { LlmRouter, ModelInfo } from '@app/providers/llm';
+import { apiKeyClaims, modelAllowed } from '../keys/key-scopes';
+import { ApiOpenAiErrors } from '../routing/openai-error.doc';
+
+export class ModelResponse {
+  @ApiProperty({ example: 'vendor-gpt-4-mini' }) id: string;
+  @ApiProperty({ example: 'model' }) object: 'model';
+  @ApiProperty({ example: 1795400000, description: 'Unix seconds (when this gateway loaded the model list)' }) created: number;
+  @ApiProperty({ example: 'vendor' }) owned_by: string;
+  @ApiProperty({ example: 'chat', enum: ['chat', 'embeddings'], description: 'Gateway extension: endpoint family' }) kind: 'chat' | 'embeddings';
+  @ApiProperty({ example: 128000, description: 'Gateway extension: context length (chat) or max tokens per input (embeddings)' }) context_length: number;
+}
+
+export class ModelListResponse {
+  @ApiProperty({ example: 'list' }) object: 'list';
+  @ApiProperty({ type: [ModelResponse] }) data: ModelResponse[];
+}
+
+const LOADED_AT = Math.floor(Date.now() / 1000);
+
+function toModel(m: ModelInfo): ModelResponse {
+  return { id: m.name, object: 'model', created: LOADED_AT, owned_by: m.ownedBy, kind: m.kind, context_length: m.contextLength };
+}
+
+@ApiTags('models')
+@Controller('v1/models')
+export class ModelsController {
+  constructor(private readonly router: LlmRouter) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Models this key may use (served by a configured upstream and allowed for the key)' })
+  @ApiOkResponse({ type: ModelListResponse })
+  @ApiOpenAiErrors(401)
+  list(@CurrentPrincipal() principal: Principal): ModelListResponse {
+    const claims = apiKeyClaims(principal);
+    return { object: 'list', data: this.router.servedModels().filter((m) => modelAllowed(claims, m.name)).map(toModel) };
+  }
+
+  @Get(':model')
+  @ApiOperation({ summary: 'One model, if this key may use it' })
+  @ApiOkResponse({ type: ModelResponse })
+  @ApiOpenAiErrors(401, 404)
+  get(@CurrentPrincipal() principal: Principal, @Param('model') model: string): ModelResponse {
+    const claims = apiKeyClaims(principal);
+    const info = this.router.modelInfo(model);
+    if (!info || !this.router.isServed(model) || !modelAllowed(claims, model)) {
+      throw new OpenAiError(404, `The model ${model} does not exist or you do not have access to it`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
+    }
+    return toModel(info);
+  }
+}

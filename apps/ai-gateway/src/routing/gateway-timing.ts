@@ -1,0 +1,40 @@
+import { Injectable, NestMiddleware } from '@nestjs/common';
+import { performance } from 'perf_hooks';
+
+export const OVERHEAD_HEADER = 'X-Gateway-Overhead-Ms';
+
+/** Stamps when the gateway started handling a request (after body parsing). */
+@Injectable()
+export class GatewayTimingMiddleware implements NestMiddleware {
+  use(req: any, _res: unknown, next: () => void): void {
+    req.gatewayStartedAt = performance.now();
+    next();
+  }
+}
+
+/** Tracks time spent waiting on upstreams so the rest can be reported as gateway overhead. */
+export class CallTimer {
+  private readonly start: number;
+  private upstreamMs = 0;
+  private waitingSince?: number;
+
+  constructor(req: any) {
+    this.start = typeof req?.gatewayStartedAt === 'number' ? req.gatewayStartedAt : performance.now();
+  }
+
+  upstreamStarted(): void {
+    this.waitingSince = performance.now();
+  }
+
+  upstreamDone(): void {
+    if (this.waitingSince !== undefined) this.upstreamMs += performance.now() - this.waitingSince;
+    this.waitingSince = undefined;
+  }
+
+  /** Milliseconds inside the gateway so far (total minus upstream waits), two decimals. */
+  overheadMs(): string {
+    const now = performance.now();
+    const waiting = this.waitingSince !== undefined ? now - this.waitingSince : 0;
+    return Math.max(0, now - this.start - this.upstreamMs - waiting).toFixed(2);
+  }
+}

@@ -1,0 +1,40 @@
+import { Inject, Injectable, Logger, MiddlewareConsumer, Module, NestModule, OnApplicationShutdown } from '@nestjs/common';
+import { LlmRouter, loadProvidersFile, parseProvidersConfig } from '@app/providers/llm';
+import { GatewayConfig } from '../config/gateway.config';
+import { GatewayTimingMiddleware } from './gateway-timing';
+import { Tokenizer } from './tokenizer';
+
+/** Builds the router from AI_PROVIDERS_FILE (validated at boot: a bad file stops the gateway with the reason). */
+export function createRouter(config: GatewayConfig): LlmRouter {
+  const log = new Logger('Routing');
+  if (!config.AI_PROVIDERS_FILE) {
+    log.warn('AI_PROVIDERS_FILE is not set: chat and embeddings answer 503 until upstreams are configured');
+    return new LlmRouter(parseProvidersConfig({}));
+  }
+  const router = new LlmRouter(loadProvidersFile(config.AI_PROVIDERS_FILE));
+  const served = router.servedModels();
+  log.log(`${router.config.deployments.length} deployment(s) serving ${served.map((m) => m.name).join(', ') || 'no models'}`);
+  for (const m of served) {
+    if (m.kind === 'chat' && m.price.inputPer1k === 0 && m.price.outputPer1k === 0) log.warn(`model ${m.name} has no price: calls are metered at 0 yuan (set models.${m.name}.price)`);
+  }
+  return router;
+}
+
+@Injectable()
+class RouterShutdown implements OnApplicationShutdown {
+  constructor(@Inject(LlmRouter) private readonly router: LlmRouter) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.router.close();
+  }
+}
+
+/** Upstream routing, token counting and gateway timing for the /v1 endpoints. */
+@Module({
+  providers: [{ provide: LlmRouter, inject: [GatewayConfig], useFactory: createRouter }, Tokenizer, RouterShutdown],
+  exports: [LlmRouter, Tokenizer],
+})
+export class RoutingModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(GatewayTimingMiddleware).forRoutes('v1/*path');
+  }
+}

@@ -1,0 +1,52 @@
+import type { Response } from 'express';
+
+/** A text/event-stream response that forwards each event at once and respects back-pressure. */
+export class SseResponse {
+  constructor(private readonly res: Response) {}
+
+  /** Sends status and headers immediately (nothing is buffered by the gateway or a proxy in front). */
+  open(extraHeaders: Record<string, string>): void {
+    this.res.status(200);
+    this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    this.res.setHeader('Cache-Control', 'no-cache, no-transform');
+    this.res.setHeader('Connection', 'keep-alive');
+    this.res.setHeader('X-Accel-Buffering', 'no');
+    for (const [k, v] of Object.entries(extraHeaders)) this.res.setHeader(k, v);
+    this.res.socket?.setNoDelay(true);
+    this.res.flushHeaders();
+  }
+
+  get closed(): boolean {
+    return this.res.writableEnded || this.res.destroyed;
+  }
+
+  /** Writes one `data:` event; waits for the socket to drain when the client reads slowly. */
+  async data(payload: unknown): Promise<void> {
+    if (this.closed) return;
+    const ok = this.res.write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`);
+    if (!ok && !this.closed) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.res.off('drain', done);
+          this.res.off('close', done);
+          resolve();
+        };
+        this.res.on('drain', done);
+        this.res.on('close', done);
+      });
+    }
+  }
+
+  end(): void {
+    if (!this.closed) this.res.end();
+  }
+}
+
+/** An AbortSignal that fires when the client goes away before the response finished. */
+export function clientGone(res: Response): AbortController {
+  const ac = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) ac.abort();
+  });
+  return ac;
+}
