@@ -53,6 +53,8 @@ export class WechatTestServer {
   /** One-shot errcode answers per API path, e.g. `failNext.set('sns/oauth2/access_token', {errcode: 40029, ...})`. */
   readonly failNext = new Map<string, { errcode: number; errmsg: string }>();
   readonly calls = new Map<string, number>();
+  /** Artificial latency per API path in ms (e.g. to observe a transient state). */
+  readonly delays = new Map<string, number>();
   private readonly portals = new Map<string, string>();
   private readonly codes = new Map<string, CodeGrant>();
   private readonly snsTokens = new Map<string, SnsToken>();
@@ -197,6 +199,8 @@ export class WechatTestServer {
     const q = Object.fromEntries(u.searchParams);
     const api = u.pathname.replace(/^\/+/, '');
     this.calls.set(api, (this.calls.get(api) ?? 0) + 1);
+    const delay = this.delays.get(api);
+    if (delay) await new Promise((r) => setTimeout(r, delay));
     const json = (body: unknown) => {
       res.setHeader('content-type', 'application/json; charset=utf-8');
       res.end(JSON.stringify(body));
