@@ -1,0 +1,212 @@
+// Load generator, run as a child process of bench/run.js (fork + IPC), so the load never shares an
+// event loop with the bench driver or the servers under test. Every target is on 127.0.0.1.
+'use strict';
+const http = require('http');
+const { performance } = require('perf_hooks');
+const { randomBytes } = require('crypto');
+const autocannon = require('autocannon');
+const { summarize } = require('./stats');
+
+const wallNow = () => performance.timeOrigin + performance.now();
+const randomIp = () => `2001:db8::${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+
+function assertLoopback(url) {
+  const host = new URL(url).hostname;
+  if (host !== '127.0.0.1' && host !== 'localhost' && host !== '[::1]') throw new Error(`refusing non-loopback target ${host}`);
+}
+
+/**
+ * One autocannon run. Latencies are collected from autocannon's per-response event (float ms),
+ * because its own histogram has 1 ms resolution. Options: url, method, headers, body, connections,
+ * duration (s), warmup (s), overheadHeader (header whose values are summarized), randomIp (a fresh
+ * X-Forwarded-For per request, so per-IP rate limits see many clients), refreshTokens (rotating pool).
+ */
+async function cannon(o) {
+  assertLoopback(o.url);
+  const base = { url: o.url, connections: o.connections || 1, pipelining: 1, timeout: 30 };
+  const headers = { ...(o.headers || {}) };
+  if (o.body !== undefined) headers['content-type'] = headers['content-type'] || 'application/json';
+  const body = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+  const overhead = [];
+  const pool = o.refreshTokens ? [...o.refreshTokens] : null;
+  let badBodies = 0;
+  const request = {
+    method: o.method || 'GET',
+    path: new URL(o.url).pathname,
+    headers,
+    body,
+    setupRequest: (req) => {
+      const h = { ...headers };
+      if (o.randomIp) h['x-forwarded-for'] = randomIp();
+      if (pool) {
+        const token = pool.shift();
+        return { ...req, headers: h, body: JSON.stringify({ refreshToken: token }) };
+      }
+      return { ...req, headers: h };
+    },
+  };
+  if (o.overheadHeader || pool) {
+    request.onResponse = (status, resBody, _ctx, resHeaders) => {
+      if (o.overheadHeader && resHeaders) {
+        const name = Object.keys(resHeaders).find((k) => k.toLowerCase() === o.overheadHeader.toLowerCase());
+        const v = name === undefined ? NaN : Number(resHeaders[name]);
+        if (Number.isFinite(v)) overhead.push(v);
+      }
+      if (pool) {
+        try {
+          const t = JSON.parse(resBody).data.refreshToken;
+          if (t) pool.push(t);
+          else badBodies++;
+        } catch {
+          badBodies++;
+        }
+      }
+    };
+  }
+  if (o.warmup) await runOnce({ ...base, duration: o.warmup, requests: [request] }, null);
+  overhead.length = 0;
+  const samples = [];
+  const result = await runOnce({ ...base, duration: o.duration, requests: [request], ...(o.overallRate ? { overallRate: o.overallRate } : {}) }, samples);
+  const non2xx = result.non2xx;
+  return {
+    rps: result.requests.total / result.duration,
+    total: result.requests.total,
+    durationS: result.duration,
+    non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes: result.statusCodeStats,
+    badBodies,
+    latency: summarize(samples),
+    overhead: overhead.length ? summarize(overhead) : null,
+  };
+}
+
+function runOnce(opts, samples) {
+  return new Promise((resolve, reject) => {
+    const inst = autocannon(opts, (err, res) => (err ? reject(err) : resolve(res)));
+    if (samples) inst.on('response', (_client, status, _bytes, ms) => status < 300 && samples.push(ms));
+  });
+}
+
+/** Opens one SSE stream and records, per content chunk, its delivery latency and the read it came in. */
+function oneStream(url, headers, body, agent) {
+  return new Promise((resolve) => {
+    const u = new URL(url);
+    const payload = JSON.stringify(body);
+    const t0 = performance.now();
+    const out = { status: 0, ttfcMs: null, latencies: [], reads: 0, readsWithSeveral: 0, chunks: 0, done: false, error: null, overheadHeader: null };
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
+      out.status = res.statusCode;
+      out.overheadHeader = res.headers['x-gateway-overhead-ms'] ?? null;
+      res.setEncoding('utf8');
+      let buf = '';
+      res.on('data', (text) => {
+        const recvWall = wallNow();
+        const recvMono = performance.now();
+        buf += text;
+        const events = buf.split('\n\n');
+        buf = events.pop();
+        let inThisRead = 0;
+        for (const ev of events) {
+          const line = ev.trim();
+          if (!line.startsWith('data:')) continue;
+          const data = line.slice(5).trim();
+          if (data === '[DONE]') {
+            out.done = true;
+            continue;
+          }
+          let content;
+          try {
+            const parsed = JSON.parse(data);
+            content = parsed.choices && parsed.choices[0] && parsed.choices[0].delta && parsed.choices[0].delta.content;
+          } catch {
+            continue;
+          }
+          if (typeof content !== 'string' || !content) continue;
+          const sent = parseFloat(content);
+          if (out.ttfcMs === null) out.ttfcMs = recvMono - t0;
+          if (Number.isFinite(sent)) out.latencies.push(recvWall - sent);
+          out.chunks++;
+          inThisRead++;
+        }
+        if (inThisRead > 0) {
+          out.reads++;
+          if (inThisRead > 1) out.readsWithSeveral++;
+        }
+      });
+      res.on('end', () => resolve(out));
+      res.on('error', (e) => {
+        out.error = String(e.message || e);
+        resolve(out);
+      });
+    });
+    req.on('error', (e) => {
+      out.error = String(e.message || e);
+      resolve(out);
+    });
+    req.end(payload);
+  });
+}
+
+/** `count` streams one after another (warm keep-alive connection); per-chunk figures pooled. */
+async function streams(o) {
+  assertLoopback(o.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  for (let i = 0; i < (o.warmup || 0); i++) await oneStream(o.url, o.headers || {}, o.body, agent);
+  const ttfc = [];
+  const latencies = [];
+  const overhead = [];
+  let reads = 0;
+  let several = 0;
+  let chunks = 0;
+  let failures = 0;
+  for (let i = 0; i < o.count; i++) {
+    const r = await oneStream(o.url, o.headers || {}, o.body, agent);
+    if (r.status !== 200 || !r.done || r.error) failures++;
+    if (r.ttfcMs !== null) ttfc.push(r.ttfcMs);
+    latencies.push(...r.latencies);
+    if (r.overheadHeader !== null && Number.isFinite(Number(r.overheadHeader))) overhead.push(Number(r.overheadHeader));
+    reads += r.reads;
+    several += r.readsWithSeveral;
+    chunks += r.chunks;
+  }
+  agent.destroy();
+  return { ttfc: summarize(ttfc), chunkLatency: summarize(latencies), chunks, reads, readsWithSeveral: several, failures, overhead: overhead.length ? summarize(overhead) : null };
+}
+
+/** `count` streams at once (one connection each); resolves when all ended or after timeoutMs. */
+async function openStreams(o) {
+  assertLoopback(o.url);
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const started = performance.now();
+  const all = [];
+  for (let i = 0; i < o.count; i++) all.push(oneStream(o.url, o.headers || {}, o.body, agent));
+  const timeout = new Promise((r) => setTimeout(() => r('timeout'), o.timeoutMs).unref());
+  const results = await Promise.race([Promise.all(all), timeout]);
+  const elapsedMs = performance.now() - started;
+  agent.destroy();
+  if (results === 'timeout') return { timedOut: true, elapsedMs };
+  const latencies = [];
+  let completed = 0;
+  let chunks = 0;
+  const statuses = {};
+  for (const r of results) {
+    statuses[r.status] = (statuses[r.status] || 0) + 1;
+    if (r.status === 200 && r.done && !r.error) completed++;
+    chunks += r.chunks;
+    latencies.push(...r.latencies);
+  }
+  return { timedOut: false, elapsedMs, completed, chunks, statuses, chunkLatency: summarize(latencies) };
+}
+
+const handlers = { cannon, streams, openStreams };
+process.on('message', async (msg) => {
+  try {
+    const result = await handlers[msg.kind](msg.opts);
+    process.send({ id: msg.id, result });
+  } catch (e) {
+    process.send({ id: msg.id, error: String((e && e.stack) || e) });
+  }
+});
+process.on('disconnect', () => process.exit(0));

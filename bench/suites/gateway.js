@@ -1,0 +1,142 @@
+// Gateway figures: added latency, throughput against a bare proxy, streaming, 1000 open streams,
+// and the X-Gateway-Overhead-Ms header. The gateway runs from dist/ as its own process, in front of
+// an instant OpenAI-protocol upstream (bench/lib/upstream.js), also its own process.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { figure, notAvailable } = require('../lib/figures');
+const { startApp, startScript, rssMb } = require('../lib/procs');
+
+const G = 'gateway';
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+const CHAT = { model: 'bench-model', messages: [{ role: 'user', content: 'Say hello.' }] };
+// prom-client samples loop delay with monitorEventLoopDelay({resolution: 10}): each sample includes the 10 ms interval.
+const LOOP_SAMPLING_MS = 10;
+
+async function scrapeLoopDelayP99Ms(url) {
+  const text = await (await fetch(`${url}/actuator/prometheus`)).text();
+  const m = /^nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})? ([0-9.eE+-]+)$/m.exec(text);
+  return m ? Math.max(0, Number(m[1]) * 1000 - LOOP_SAMPLING_MS) : null;
+}
+
+async function run(ctx) {
+  const { mode, load, server, tmp, log } = ctx;
+  const q = mode === 'quick';
+  const dur = q ? 2 : 6;
+  const warm = q ? 1 : 2;
+  const figures = [];
+  const raw = {};
+
+  const upstream = await startScript(path.join(__dirname, '..', 'lib', 'upstream.js'));
+  const bare = await startScript(path.join(__dirname, '..', 'lib', 'bare-proxy.js'), [String(upstream.port)]);
+  const db = await ctx.createDatabase('gw');
+  const providersFile = path.join(tmp, 'providers.json');
+  fs.writeFileSync(
+    providersFile,
+    JSON.stringify({
+      models: { 'bench-model': { kind: 'chat', price: { inputPer1k: 1, outputPer1k: 2 } } },
+      // connections: the default pool of 32 per deployment would queue streams 33..1000.
+      deployments: [{ name: 'bench', type: 'openai', baseUrl: `${upstream.url}/v1`, timeoutMs: 60_000, connections: 1100, models: ['bench-model'] }],
+    }),
+  );
+  let gw;
+  try {
+    gw = await startApp('ai-gateway', { ...ctx.appEnv, DATABASE_URL: db.url, AI_PROVIDERS_FILE: providersFile, ADMIN_TOKEN, AI_LOCAL_ENGINES: 'false', AI_LOCAL_STT: 'false' }, { logFile: path.join(tmp, 'ai-gateway.log'), portVar: 'AI_GATEWAY_PORT', nodeArgs: ctx.nodeArgs('ai-gateway') });
+    log(`ai-gateway pid ${gw.pid} on ${gw.url}; upstream ${upstream.url}; bare proxy ${bare.url}`);
+    const created = await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }) });
+    if (created.status !== 201) throw new Error(`POST /admin/keys answered ${created.status}: ${await created.text()}`);
+    const key = (await created.json()).key;
+    const auth = { authorization: `Bearer ${key}` };
+    const probe = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(CHAT) });
+    if (probe.status !== 200) throw new Error(`gateway chat probe answered ${probe.status}: ${await probe.text()}`);
+
+    // --- added latency at concurrency 1 and 32
+    for (const c of [1, 32]) {
+      const direct = await load.run('cannon', { url: `${upstream.url}/v1/chat/completions`, method: 'POST', body: CHAT, connections: c, duration: dur, warmup: warm });
+      const viaGw = await load.run('cannon', { url: `${gw.url}/v1/chat/completions`, method: 'POST', headers: auth, body: CHAT, connections: c, duration: dur, warmup: warm, overheadHeader: 'x-gateway-overhead-ms' });
+      raw[`latency_c${c}`] = { direct, gateway: viaGw };
+      if (viaGw.non2xx || viaGw.errors) log(`gateway c=${c}: ${viaGw.non2xx} non-2xx, ${viaGw.errors} errors ${JSON.stringify(viaGw.statusCodes)}`);
+      figures.push(figure({ group: G, name: `added latency p50, c=${c}`, unit: 'ms', baseline: direct.latency.p50, baselineLabel: 'upstream direct', measured: viaGw.latency.p50, kind: 'diff', target: { op: '<=', value: 0.5 } }));
+      figures.push(figure({ group: G, name: `added latency p99, c=${c}`, unit: 'ms', baseline: direct.latency.p99, baselineLabel: 'upstream direct', measured: viaGw.latency.p99, kind: 'diff', target: { op: '<=', value: 3 } }));
+      if (c === 1) {
+        const added = viaGw.latency.p50 - direct.latency.p50;
+        const oh = viaGw.overhead;
+        figures.push(
+          figure({
+            group: G,
+            name: 'X-Gateway-Overhead-Ms p50 vs measured added p50, c=1',
+            unit: 'ms',
+            baseline: added,
+            baselineLabel: 'measured added',
+            measured: oh ? oh.p50 : null,
+            kind: 'diff',
+            note: `header on ${oh ? oh.n : 0} of ${viaGw.total} responses`,
+          }),
+        );
+        figures.push(figure({ group: G, name: 'X-Gateway-Overhead-Ms present (responses with it / all)', unit: '', baseline: viaGw.total, measured: oh ? oh.n : 0, kind: 'ratio', target: { op: '>=', value: 1 } }));
+      }
+    }
+
+    // --- throughput at saturation: gateway vs a bare Node http proxy pipe to the same upstream
+    const conns = 64;
+    const bareRun = await load.run('cannon', { url: `${bare.url}/v1/chat/completions`, method: 'POST', body: CHAT, connections: conns, duration: dur, warmup: warm });
+    const gwRun = await load.run('cannon', { url: `${gw.url}/v1/chat/completions`, method: 'POST', headers: auth, body: CHAT, connections: conns, duration: dur, warmup: warm });
+    raw.throughput = { bare: bareRun, gateway: gwRun };
+    figures.push(figure({ group: G, name: `throughput, c=${conns}`, unit: 'req/s', baseline: bareRun.rps, baselineLabel: 'bare http pipe', measured: gwRun.rps, kind: 'ratio', target: { op: '>=', value: 0.5 }, note: `${gwRun.non2xx} non-2xx` }));
+
+    // --- streaming: 200 chunks, 2 ms apart; each chunk carries its upstream write time
+    const n = q ? 4 : 12;
+    const streamBody = { model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'bench-stream 200 2' }] };
+    const sDirect = await load.run('streams', { url: `${upstream.url}/v1/chat/completions`, body: streamBody, count: n, warmup: 2 });
+    const sGw = await load.run('streams', { url: `${gw.url}/v1/chat/completions`, headers: auth, body: streamBody, count: n, warmup: 2 });
+    raw.streaming = { direct: sDirect, gateway: sGw };
+    figures.push(figure({ group: G, name: 'stream time to first chunk added (p50)', unit: 'ms', baseline: sDirect.ttfc.p50, baselineLabel: 'upstream direct', measured: sGw.ttfc.p50, kind: 'diff', target: { op: '<=', value: 2 }, note: `${n} streams each` }));
+    figures.push(figure({ group: G, name: 'stream per-chunk delay added p50 (200 chunks)', unit: 'ms', baseline: sDirect.chunkLatency.p50, baselineLabel: 'upstream direct', measured: sGw.chunkLatency.p50, kind: 'diff', target: { op: '<=', value: 2 } }));
+    figures.push(figure({ group: G, name: 'stream per-chunk delay added p99 (200 chunks)', unit: 'ms', baseline: sDirect.chunkLatency.p99, baselineLabel: 'upstream direct', measured: sGw.chunkLatency.p99, kind: 'diff', target: { op: '<=', value: 2 } }));
+    const batched = (s) => (s.reads ? (100 * s.readsWithSeveral) / s.reads : null);
+    figures.push(figure({ group: G, name: 'stream reads carrying >1 chunk (batching)', unit: '%', baseline: batched(sDirect), baselineLabel: 'upstream direct', measured: batched(sGw), kind: 'diff', target: { op: '<=', value: 1 }, note: `chunks ${sGw.chunks}/${sDirect.chunks}, failures ${sGw.failures}` }));
+
+    // --- 1000 concurrent open streams: RSS and event-loop delay of the gateway
+    const streamsN = 1000;
+    const chunks = q ? 40 : 100;
+    const idleRss = rssMb(gw.pid);
+    await scrapeLoopDelayP99Ms(gw.url); // resets the histogram
+    await new Promise((r) => setTimeout(r, q ? 1000 : 2000));
+    const idleLoop = await scrapeLoopDelayP99Ms(gw.url);
+    let peak = idleRss;
+    const sampler = setInterval(() => {
+      const r = rssMb(gw.pid);
+      if (r !== null && r > peak) peak = r;
+    }, 100);
+    const openBody = { model: 'bench-model', stream: true, messages: [{ role: 'user', content: `bench-stream ${chunks} 100` }] };
+    const many = await load.run('openStreams', { url: `${gw.url}/v1/chat/completions`, headers: auth, body: openBody, count: streamsN, timeoutMs: chunks * 100 + 60_000 });
+    const busyLoop = await scrapeLoopDelayP99Ms(gw.url);
+    clearInterval(sampler);
+    raw.openStreams = { ...many, idleRss, peakRss: peak, idleLoop, busyLoop };
+    const okNote = many.timedOut ? 'timed out' : `${many.completed}/${streamsN} completed, ${chunks} chunks each 100 ms apart; chunk delay p99 ${many.chunkLatency.p99?.toFixed(1)} ms`;
+    figures.push(figure({ group: G, name: `${streamsN} open streams: RSS (peak vs idle)`, unit: 'MB', baseline: idleRss, baselineLabel: 'idle', measured: peak, kind: 'diff', target: { op: '<', value: 300, on: 'measured' }, note: okNote }));
+    figures.push(figure({ group: G, name: `${streamsN} open streams: event-loop delay p99`, unit: 'ms', baseline: idleLoop, baselineLabel: 'idle', measured: busyLoop, kind: 'diff', target: { op: '<', value: 50, on: 'measured' }, note: 'nodejs_eventloop_lag_p99_seconds minus its 10 ms sampling interval' }));
+    figures.push(figure({ group: G, name: `${streamsN} open streams completed`, unit: '', baseline: streamsN, measured: many.timedOut ? 0 : many.completed, kind: 'ratio', target: { op: '>=', value: 1 } }));
+  } finally {
+    if (gw) await gw.stop();
+    await upstream.stop();
+    await bare.stop();
+    await db.drop().catch(() => undefined);
+  }
+  return { figures, raw };
+}
+
+const NAMES = [
+  ['added latency p50, c=1', 'p50 <= 0.5 ms'],
+  ['added latency p99, c=1', 'p99 <= 3 ms'],
+  ['X-Gateway-Overhead-Ms p50 vs measured added p50, c=1', 'reported'],
+  ['added latency p50, c=32', 'p50 <= 0.5 ms'],
+  ['added latency p99, c=32', 'p99 <= 3 ms'],
+  ['throughput, c=64', '>= 0.5x'],
+  ['stream time to first chunk added (p50)', '<= 2 ms'],
+  ['stream per-chunk delay added p50 (200 chunks)', '<= 2 ms'],
+  ['1000 open streams: RSS (peak vs idle)', '< 300 MB'],
+  ['1000 open streams: event-loop delay p99', '< 50 ms'],
+];
+
+module.exports = { run, unavailable: (reason) => NAMES.map(([n, t]) => notAvailable(G, n, reason, t)) };
