@@ -54,6 +54,7 @@ describe('membership: register and password login', () => {
       [{ password: 'password-x' }, 'username'],
       [{ username: 'ab', password: 'password-x' }, 'username'],
       [{ username: 'bad name!', password: 'password-x' }, 'username'],
+      [{ username: '13912345678', password: 'password-x' }, 'username'],
       [{ username: 'good_name', password: 'short' }, 'password'],
       [{ username: 'good_name', password: 'x'.repeat(129) }, 'password'],
       [{ username: 'good_name', password: 'password-x', phone: '12345' }, 'phone'],

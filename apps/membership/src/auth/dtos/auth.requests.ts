@@ -11,6 +11,8 @@ export class RegisterRequest {
   @ValidateIf((o: RegisterRequest) => o.username !== undefined || (!o.email && !o.phone))
   @IsString()
   @Matches(/^[a-zA-Z0-9_]{4,20}$/, { message: 'username must be 4-20 letters, digits or underscores (or give email or phone)' })
+  // An all-digit username could shadow someone's phone number at login (accounts match usernames first).
+  @Matches(/\D/, { message: 'username must not be only digits' })
   username?: string;
 
   @ApiPropertyOptional({ example: 'alice@example.com' })
