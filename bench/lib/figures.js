@@ -61,3 +61,18 @@ function markdownTable(figures) {
 }
 
 module.exports = { figure, notAvailable, textTable, markdownTable, fmt };
+
+/**
+ * Runs one section of a suite; when it throws, its figures become "n/a: <reason>" and the suite goes on.
+ * `names` are [figure name, target] pairs of the section.
+ */
+async function section(figures, group, names, log, fn) {
+  try {
+    await fn();
+  } catch (e) {
+    const reason = String((e && e.message) || e).split('\n')[0].slice(0, 160);
+    log(`${group}: section "${names[0][0]}" failed: ${(e && e.stack) || e}`);
+    for (const [n, t] of names) if (!figures.some((f) => f.name === n)) figures.push(notAvailable(group, n, reason, t));
+  }
+}
+module.exports.section = section;

@@ -8,7 +8,8 @@ const autocannon = require('autocannon');
 const { summarize } = require('./stats');
 
 const wallNow = () => performance.timeOrigin + performance.now();
-const randomIp = () => `2001:db8::${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+// A client address from 198.18.0.0/15 (the benchmarking range, RFC 2544), sent only as X-Forwarded-For.
+const randomIp = () => { const b = randomBytes(3); return `198.${18 + (b[0] & 1)}.${b[1]}.${b[2]}`; };
 
 function assertLoopback(url) {
   const host = new URL(url).hostname;
@@ -200,7 +201,29 @@ async function openStreams(o) {
   return { timedOut: false, elapsedMs, completed, chunks, statuses, chunkLatency: summarize(latencies) };
 }
 
-const handlers = { cannon, streams, openStreams };
+/**
+ * Raw argon2id verifications per second in this bare process, with the membership app's production
+ * parameters (read from the compiled app), `parallel` at a time (libuv's default pool has 4 threads).
+ */
+async function argon2Rate(o) {
+  const argon2 = require('argon2');
+  const { ARGON2_OPTIONS } = require(require('path').join(__dirname, '..', '..', 'dist', 'apps', 'membership', 'src', 'security', 'password-hasher.js'));
+  const hash = await argon2.hash('bench-password-0123', ARGON2_OPTIONS);
+  const end = performance.now() + o.durationS * 1000;
+  let done = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: o.parallel }, async () => {
+      while (performance.now() < end) {
+        if (!(await argon2.verify(hash, 'bench-password-0123'))) throw new Error('argon2 verify failed');
+        done++;
+      }
+    }),
+  );
+  return { perSecond: done / ((performance.now() - t0) / 1000), done, options: { memoryCost: ARGON2_OPTIONS.memoryCost, timeCost: ARGON2_OPTIONS.timeCost, parallelism: ARGON2_OPTIONS.parallelism } };
+}
+
+const handlers = { cannon, streams, openStreams, argon2Rate };
 process.on('message', async (msg) => {
   try {
     const result = await handlers[msg.kind](msg.opts);
