@@ -37,7 +37,8 @@ export function normalizeError(err: any): NormalizedError {
       message = `No route for ${message.replace(/^Cannot /, '')}`;
     }
     if (status === HttpStatus.PAYLOAD_TOO_LARGE) message = message || 'Request too large';
-    if (status >= 500) return { status, message: 'Internal server error', unexpected: true };
+    // A 5xx thrown on purpose with an OpenAI `type` (gateway 502/503/504) keeps its message; others are masked.
+    if (status >= 500 && !(body && typeof body === 'object' && typeof body.type === 'string')) return { status, message: 'Internal server error', unexpected: true };
     return { status, message, ...(body && typeof body === 'object' ? pickExtras(body) : {}) };
   }
   // body-parser and raw-body errors carry `type` and `status`.

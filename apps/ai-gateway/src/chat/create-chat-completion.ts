@@ -5,7 +5,7 @@ import { OpenAiError, openAiErrorBody } from '@app/envelope';
 import { CallAbortedError, ChatCompletion, ChatCompletionRequest as UpstreamChatRequest, LlmRouter, ModelInfo, Usage } from '@app/providers/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeyClaims, assertModel, assertScope } from '../keys/key-scopes';
-import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
+import { CallOutcome, insufficientQuota, MeteringService, Reservation } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
 import { CallTimer, OVERHEAD_HEADER } from '../routing/gateway-timing';
 import { clientGone, SseResponse } from '../routing/sse-response';
@@ -50,7 +50,6 @@ export class CreateChatCompletion {
     if (!info) throw new OpenAiError(404, `The model ${body.model} does not exist`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
     if (info.kind !== 'chat') throw new OpenAiError(400, `${body.model} is not a chat model`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
     assertModel(claims, body.model);
-    if (!this.router.isServed(body.model)) throw new OpenAiError(503, `No provider is available for model ${body.model}`, { type: 'service_unavailable', code: 'no_provider', param: 'model' });
 
     const promptTokens = this.tokenizer.countChat(body.messages, info.encoding);
     const requestedOut = body.max_completion_tokens ?? body.max_tokens;
@@ -61,13 +60,22 @@ export class CreateChatCompletion {
         { type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' },
       );
     }
-    const reserveOut = requestedOut ?? Math.max(1, Math.min(this.config.AI_COMPLETION_RESERVE_TOKENS, info.contextLength - promptTokens));
+    if (!this.router.isServed(body.model)) throw new OpenAiError(503, `No provider is available for model ${body.model}`, { type: 'service_unavailable', code: 'no_provider', param: 'model' });
+    let reserveOut = requestedOut ?? Math.max(1, Math.min(this.config.AI_COMPLETION_RESERVE_TOKENS, info.contextLength - promptTokens));
+    // Tokenizers differ between vendors: the prompt part of the hold gets a margin.
+    const promptHold = Math.ceil(promptTokens * 1.1) + 16;
+    if (claims.hasBudget && requestedOut === undefined && info.price.outputPer1k > 0) {
+      // No max_tokens given: hold only what the remaining budget can pay for (the answer is capped there).
+      const remaining = (await this.metering.remaining(principal)) ?? 0;
+      const affordable = Math.floor(((remaining - tokenCost(info, { promptTokens: promptHold, completionTokens: 0 }) - 1e-9) * 1000) / info.price.outputPer1k / (body.n ?? 1));
+      reserveOut = Math.min(reserveOut, affordable);
+      if (reserveOut < 1) throw insufficientQuota();
+    }
     const upstream: UpstreamChatRequest = { ...(body as unknown as UpstreamChatRequest) };
     delete upstream.stream_options;
     // A budgeted key must not receive more than was reserved for it.
     if (claims.hasBudget && requestedOut === undefined) upstream.max_tokens = reserveOut;
-    // Tokenizers differ between vendors: the prompt part of the hold gets a margin.
-    const maxCost = tokenCost(info, { promptTokens: Math.ceil(promptTokens * 1.1) + 16, completionTokens: reserveOut * (body.n ?? 1) });
+    const maxCost = tokenCost(info, { promptTokens: promptHold, completionTokens: reserveOut * (body.n ?? 1) });
     const reservation = await this.metering.reserve(principal, maxCost);
     return { info, promptTokens, upstream, reservation };
   }

@@ -54,7 +54,8 @@ export class ApiKeysRepository {
    * Returns false when the budget cannot cover it.
    */
   async reserve(id: string, amount: string): Promise<boolean> {
-    const rows = await this.db.query(
+    // TypeORM answers an UPDATE with [rows, affectedCount].
+    const [rows] = await this.db.query(
       `UPDATE ai_api_keys SET reserved_yuan = reserved_yuan + $2::numeric
         WHERE id = $1 AND (budget_yuan IS NULL OR spent_yuan + reserved_yuan + $2::numeric <= budget_yuan)
         RETURNING id`,

@@ -7,6 +7,14 @@ import { LedgerEntry, LedgerWriter } from './ledger.writer';
 import { roundYuan, yuanText } from './pricing';
 import { UsageStatus } from './usage-record.entity';
 
+/** 429 `insufficient_quota`: the key's budget cannot cover the call. */
+export function insufficientQuota(): OpenAiError {
+  return new OpenAiError(429, 'You exceeded your current quota: the budget of this API key is spent (or too small for this request)', {
+    type: 'insufficient_quota',
+    code: 'insufficient_quota',
+  });
+}
+
 /** Budget held for one call until it settles. */
 export interface Reservation {
   keyId: string;
@@ -49,12 +57,7 @@ export class MeteringService {
   async reserve(principal: Principal, maxCostYuan: number): Promise<Reservation> {
     const claims = principal.claims as ApiKeyClaims;
     const amount = claims.hasBudget ? yuanText(Math.max(0, maxCostYuan)) : yuanText(0);
-    if (claims.hasBudget && !(await this.keys.reserve(principal.id, amount))) {
-      throw new OpenAiError(429, 'You exceeded your current quota: the budget of this API key is spent (or too small for this request)', {
-        type: 'insufficient_quota',
-        code: 'insufficient_quota',
-      });
-    }
+    if (claims.hasBudget && !(await this.keys.reserve(principal.id, amount))) throw insufficientQuota();
     return { keyId: principal.id, amount, settled: false, startedAt: Date.now() };
   }
 

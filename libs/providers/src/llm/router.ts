@@ -76,14 +76,14 @@ export class LlmRouter {
     return this.config.models[model];
   }
 
-  /** Public models served by at least one deployment. */
+  /** Public models served by at least one deployment (weight 0 parks a deployment). */
   servedModels(): ModelInfo[] {
-    const names = new Set(this.config.deployments.flatMap((d) => d.models.map((m) => m.name)));
+    const names = new Set(this.config.deployments.filter((d) => d.weight > 0).flatMap((d) => d.models.map((m) => m.name)));
     return [...names].map((n) => this.config.models[n]).filter((m): m is ModelInfo => !!m);
   }
 
   isServed(model: string): boolean {
-    return this.config.deployments.some((d) => d.models.some((m) => m.name === model));
+    return this.config.deployments.some((d) => d.weight > 0 && d.models.some((m) => m.name === model));
   }
 
   /** True while a deployment is cooling down after a failure (exposed for health and tests). */

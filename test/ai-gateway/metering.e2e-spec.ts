@@ -1,0 +1,133 @@
+import OpenAI from 'openai';
+import { Client } from 'pg';
+import { startGateway } from '../support/apps';
+import { ADMIN_TOKEN, GatewayFixture, startGatewayFixture } from './gateway-fixture';
+
+async function query(dbUrl: string, sql: string, params: unknown[] = []) {
+  const db = new Client({ connectionString: dbUrl });
+  await db.connect();
+  try {
+    return (await db.query(sql, params)).rows;
+  } finally {
+    await db.end();
+  }
+}
+
+describe('AI gateway metering: budgets, ledger, usage', () => {
+  let f: GatewayFixture;
+  const sdk = (key: string) => new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+
+  beforeAll(async () => {
+    f = await startGatewayFixture({ AI_COMPLETION_RESERVE_TOKENS: '50' });
+  });
+  afterAll(() => f?.close());
+  beforeEach(() => {
+    f.openai.reset();
+    f.openai.behaviour.apiKey = 'sk-upstream-openai';
+  });
+
+  it('never lets concurrent calls spend more than a small budget', async () => {
+    // Each call: 50 completion tokens at 2 yuan/1k = 0.1 yuan, plus a few prompt tokens.
+    f.openai.behaviour.reply = 'w '.repeat(50).trim();
+    f.openai.behaviour.delayMs = 50;
+    const budget = 1;
+    const { id, key } = await f.createKey({ name: 'race', budget_yuan: budget });
+    const client = sdk(key);
+    const results = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        client.chat.completions.create({ model: 'vendor-gpt-4', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }).then(
+          () => 'ok',
+          (e) => (e.status === 429 && e.error?.code === 'insufficient_quota' ? 'quota' : `other ${e.status} ${e.message}`),
+        ),
+      ),
+    );
+    const ok = results.filter((r) => r === 'ok').length;
+    expect(results.filter((r) => r !== 'ok' && r !== 'quota')).toEqual([]);
+    expect(ok).toBeGreaterThanOrEqual(5);
+    expect(results.filter((r) => r === 'quota').length).toBeGreaterThan(0);
+    const key1 = (await f.admin('GET', `/admin/keys/${id}`)).body;
+    expect(key1.spent_yuan).toBeLessThanOrEqual(budget);
+    expect(key1.reserved_yuan).toBe(0);
+    expect(key1.spent_yuan).toBeCloseTo(ok * (0.1 + 0.002), 6);
+    // Spent more or less all of it: what is left cannot pay for one more call.
+    expect(key1.remaining_yuan).toBeLessThan(0.13);
+    const usage = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
+    expect(usage.total_cost_yuan).toBeCloseTo(key1.spent_yuan, 8);
+    expect(usage.data[0]).toMatchObject({ endpoint: 'chat.completions', model: 'vendor-gpt-4', requests: ok, failed: 0, prompt_tokens: ok * 2, completion_tokens: ok * 50 });
+  });
+
+  it('caps max_tokens of a budgeted key that sent none, at what was reserved', async () => {
+    const { key } = await f.createKey({ budget_yuan: 5 });
+    await sdk(key).chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] });
+    expect(f.openai.requests[0].body.max_tokens).toBe(50);
+    const { key: unlimited } = await f.createKey();
+    await sdk(unlimited).chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] });
+    expect(f.openai.requests[1].body.max_tokens).toBeUndefined();
+  });
+
+  it('does not charge failed calls, and records them in the ledger', async () => {
+    const { id, key } = await f.createKey({ budget_yuan: 1 });
+    f.openai.behaviour.failTimes = 100;
+    const err: any = await sdk(key).chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] }).catch((e) => e);
+    expect(err.status).toBe(502);
+    expect(err.message).toContain('fake 500');
+    const k = (await f.admin('GET', `/admin/keys/${id}`)).body;
+    expect(k).toMatchObject({ spent_yuan: 0, reserved_yuan: 0 });
+    const usage = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
+    expect(usage.data).toEqual([expect.objectContaining({ requests: 1, failed: 1, cost_yuan: 0 })]);
+    const rows = await query(f.gw.dbUrl, `SELECT status, http_status, provider, cost_yuan::float AS cost FROM ai_usage_records WHERE key_id = $1`, [id]);
+    expect(rows).toEqual([{ status: 'failed', http_status: 502, provider: 'primary', cost: 0 }]);
+  });
+
+  it('meters embeddings at the contract price, cache hits included', async () => {
+    const { id, key } = await f.createKey({ budget_yuan: 1 });
+    const input = 'hello world again';
+    await sdk(key).embeddings.create({ model: 'text-embedding-v3', input, encoding_format: 'float' });
+    await sdk(key).embeddings.create({ model: 'text-embedding-v3', input, encoding_format: 'float' });
+    expect(f.openai.requests).toHaveLength(1);
+    const usage = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
+    // 3 tokens each (the upstream's count, then tiktoken's on the cache hit) at 1 yuan per 1000.
+    expect(usage.data).toEqual([expect.objectContaining({ endpoint: 'embeddings', model: 'text-embedding-v3', requests: 2, prompt_tokens: 6, cost_yuan: 0.006 })]);
+    const statuses = await query(f.gw.dbUrl, `SELECT status FROM ai_usage_records WHERE key_id = $1 ORDER BY id`, [id]);
+    expect(statuses.map((r) => r.status)).toEqual(['ok', 'cached']);
+  });
+
+  it('validates the usage query and offers an admin report', async () => {
+    const { key } = await f.createKey();
+    const bad = await fetch(`${f.gw.url}/v1/usage?start_date=2026-02-31`, { headers: { authorization: `Bearer ${key}` } });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.param).toBe('start_date');
+    const report = await f.admin('GET', '/admin/usage');
+    expect(report.status).toBe(200);
+    expect(report.body.data.length).toBeGreaterThan(0);
+    expect(report.body.data[0]).toHaveProperty('key_id');
+  });
+});
+
+describe('AI gateway metering across a restart', () => {
+  it('writes the batched ledger on shutdown; keys and ledger survive a restart', async () => {
+    // A flush interval longer than the test: only the shutdown flush can write these records.
+    const f = await startGatewayFixture({ AI_LEDGER_FLUSH_MS: '60000' });
+    let second: Awaited<ReturnType<typeof startGateway>> | undefined;
+    const dbUrl = f.gw.dbUrl;
+    try {
+      const { id, key } = await f.createKey({ budget_yuan: 3 });
+      const client = new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+      for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'persist me' }] });
+      expect(await query(dbUrl, `SELECT count(*)::int AS n FROM ai_usage_records`)).toEqual([{ n: 0 }]);
+      await f.gw.app.close();
+      // 3 prompt tokens at 1 yuan/1k and 3 completion tokens at 2 yuan/1k, three times.
+      expect(await query(dbUrl, `SELECT count(*)::int AS n, sum(cost_yuan)::text AS cost FROM ai_usage_records WHERE key_id = $1`, [id])).toEqual([{ n: 3, cost: '0.0270000000' }]);
+
+      second = await startGateway({ AI_PROVIDERS_FILE: f.providersFile, ADMIN_TOKEN }, { dbUrl });
+      const again = new OpenAI({ apiKey: key, baseURL: `${second.url}/v1`, maxRetries: 0 });
+      await expect(again.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'still here' }] })).resolves.toBeTruthy();
+      const usage = await (await fetch(`${second.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
+      expect(usage.data[0].requests).toBe(4);
+      expect(usage.key.spent_yuan).toBeCloseTo(usage.total_cost_yuan, 8);
+    } finally {
+      await second?.close();
+      await f.close();
+    }
+  });
+});
