@@ -1,0 +1,102 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { VOICES } from '@app/providers/engines';
+
+const toBoolean = ({ value }: { value: unknown }) => (value === 'true' || value === true ? true : value === 'false' || value === false ? false : value);
+
+export class TranscribeRequest {
+  @ApiProperty({ type: 'string', format: 'binary', description: 'Audio: mp3, wav, m4a, ogg, webm, flac (or aac)' })
+  @IsOptional() // the upload itself arrives through multer, not the body
+  file?: unknown;
+
+  @ApiPropertyOptional({ description: 'Language code, e.g. en or zh; default automatic detection (upstream)', example: 'en' })
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/, { message: 'language must be a language code such as en or zh-CN' })
+  language?: string;
+
+  @ApiPropertyOptional({ description: 'Return segments with start and end times', default: false })
+  @IsOptional()
+  @Transform(toBoolean)
+  @IsBoolean()
+  timestamps?: boolean;
+}
+
+class TranscriptSegment {
+  @ApiProperty({ example: 'hello world' }) text: string;
+  @ApiProperty({ example: 0.16 }) start: number;
+  @ApiProperty({ example: 0.89 }) end: number;
+}
+
+export class TranscribeResponse {
+  @ApiProperty({ example: 'hello world' }) text: string;
+  @ApiProperty({ example: 'en' }) language: string;
+  @ApiProperty({ example: 3.37, description: 'Seconds, measured from the decoded audio (the billing basis)' }) duration: number;
+  @ApiProperty({ type: [TranscriptSegment], description: 'Filled when timestamps is true' }) segments: TranscriptSegment[];
+}
+
+/** OpenAI `POST /v1/audio/transcriptions` form fields (alias). */
+export class OpenAiTranscriptionRequest {
+  @ApiProperty({ type: 'string', format: 'binary' }) @IsOptional() file?: unknown;
+  @ApiPropertyOptional({ example: 'whisper-1' }) @IsOptional() @IsString() model?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @Matches(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/) language?: string;
+  @ApiPropertyOptional({ enum: ['json', 'text', 'verbose_json'] }) @IsOptional() @IsIn(['json', 'text', 'verbose_json']) response_format?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() prompt?: string;
+  @ApiPropertyOptional() @IsOptional() @Type(() => Number) @IsNumber() temperature?: number;
+  @ApiPropertyOptional({ name: 'timestamp_granularities[]', description: 'segment: verbose_json carries segments' }) @IsOptional() timestamp_granularities?: unknown;
+  @ApiPropertyOptional({ name: 'include[]' }) @IsOptional() include?: unknown;
+}
+
+export class SynthesizeRequest {
+  @ApiProperty({ description: 'Text to speak, at most 5000 characters', example: '你好，欢迎使用语音合成服务。' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(5000)
+  text: string;
+
+  @ApiPropertyOptional({ enum: Object.keys(VOICES), default: 'zh-CN-XiaoxiaoNeural' })
+  @IsOptional()
+  @IsIn(Object.keys(VOICES))
+  voice?: string;
+
+  @ApiPropertyOptional({ enum: ['mp3', 'wav', 'ogg'], default: 'mp3' })
+  @IsOptional()
+  @IsIn(['mp3', 'wav', 'ogg'])
+  format?: 'mp3' | 'wav' | 'ogg';
+
+  @ApiPropertyOptional({ minimum: 0.5, maximum: 2, default: 1 })
+  @IsOptional()
+  @IsNumber()
+  @Min(0.5)
+  @Max(2)
+  speed?: number;
+}
+
+/** OpenAI voices mapped onto the contract's voices (for the `/v1/audio/speech` alias). */
+export const OPENAI_VOICES: Record<string, string> = {
+  alloy: 'en-US-JennyNeural',
+  ash: 'en-US-GuyNeural',
+  ballad: 'en-US-GuyNeural',
+  coral: 'en-US-JennyNeural',
+  echo: 'en-US-GuyNeural',
+  fable: 'en-US-GuyNeural',
+  onyx: 'en-US-GuyNeural',
+  nova: 'en-US-JennyNeural',
+  sage: 'en-US-JennyNeural',
+  shimmer: 'en-US-JennyNeural',
+  verse: 'en-US-GuyNeural',
+};
+
+/** OpenAI `POST /v1/audio/speech` (alias). */
+export class OpenAiSpeechRequest {
+  @ApiPropertyOptional({ example: 'tts-1' }) @IsOptional() @IsString() model?: string;
+  @ApiProperty({ maxLength: 5000 }) @IsString() @MinLength(1) @MaxLength(5000) input: string;
+  @ApiProperty({ description: 'An OpenAI voice (alloy, echo, nova, ...) or a contract voice id' })
+  @IsString()
+  @IsIn([...Object.keys(OPENAI_VOICES), ...Object.keys(VOICES)])
+  voice: string;
+  @ApiPropertyOptional({ enum: ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] }) @IsOptional() @IsIn(['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm']) response_format?: string;
+  @ApiPropertyOptional({ minimum: 0.5, maximum: 2 }) @IsOptional() @IsNumber() @Min(0.5) @Max(2) speed?: number;
+  @ApiPropertyOptional() @IsOptional() @IsString() instructions?: string;
+}

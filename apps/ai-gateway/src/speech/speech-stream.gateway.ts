@@ -1,0 +1,297 @@
+import { Logger } from '@nestjs/common';
+import { OnGatewayConnection, WebSocketGateway } from '@nestjs/websockets';
+import type { IncomingMessage } from 'http';
+import type { WebSocket } from 'ws';
+import type { Principal } from '@app/auth';
+import { OpenAiError } from '@app/envelope';
+import { resamplePcm, STT_SAMPLE_RATE } from '@app/providers/engines';
+import { GatewayConfig } from '../config/gateway.config';
+import { GatewayAuthenticator } from '../keys/gateway.authenticator';
+import { assertScope } from '../keys/key-scopes';
+import { MeteringService, Reservation } from '../usage/metering.service';
+import { MEDIA_PRICES, transcriptionCost } from '../vision/media-prices';
+import { SilenceSegmenter, SpeechSegment } from './silence-segmenter';
+import { TranscriptionEngines } from './transcription-engines';
+
+/** Close codes of /v1/speech/stream (4000 range, after an `{"type":"error"}` message). */
+export const STREAM_CLOSE = {
+  /** No config message in time, or a missing/unknown/revoked key. */
+  unauthorized: 4001,
+  badConfig: 4002,
+  forbidden: 4003,
+  /** A text frame other than `{"type":"end"}` after the config. */
+  audioExpected: 4004,
+  idle: 4008,
+  messageTooLarge: 4009,
+  sessionLimit: 4010,
+  quota: 4029,
+  unavailable: 4503,
+  internal: 4500,
+} as const;
+
+const MAX_QUEUED_SEGMENTS = 3;
+const PARTIAL_EVERY_SECONDS = 2;
+
+/**
+ * Live transcription. First message `{"type":"config","language","api_key","sample_rate"?}`, then
+ * binary mono 16-bit little-endian PCM (16 kHz unless sample_rate says otherwise), then optionally
+ * `{"type":"end"}`. Speech is cut on silence (or 15 s windows); each piece is transcribed in order and
+ * answered as `{"type":"partial"|"final","text","start","end"}`. Billed per minute of audio received.
+ */
+@WebSocketGateway({ path: '/v1/speech/stream', maxPayload: 4 * 1024 * 1024 })
+export class SpeechStreamGateway implements OnGatewayConnection {
+  private readonly log = new Logger('SpeechStream');
+
+  constructor(
+    private readonly config: GatewayConfig,
+    private readonly authenticator: GatewayAuthenticator,
+    private readonly metering: MeteringService,
+    private readonly engines: TranscriptionEngines,
+  ) {}
+
+  handleConnection(client: WebSocket, req: IncomingMessage): void {
+    new StreamSession(client, this.config, this.authenticator, this.metering, this.engines, this.log, (req as any)?.headers?.['x-request-id']);
+  }
+}
+
+type State = 'awaiting-config' | 'authenticating' | 'streaming' | 'ending' | 'closed';
+
+class StreamSession {
+  private state: State = 'awaiting-config';
+  private principal?: Principal;
+  private reservation?: Reservation;
+  private language?: string;
+  private sampleRate = STT_SAMPLE_RATE;
+  private segmenter = new SilenceSegmenter({ sampleRate: STT_SAMPLE_RATE });
+  private leftover: Buffer | null = null;
+  private samplesReceived = 0;
+  private maxSeconds = 0;
+  private queue: Array<{ segment: SpeechSegment; final: boolean }> = [];
+  private working = false;
+  private paused = false;
+  private lastPartialAt = 0;
+  private configTimer?: NodeJS.Timeout;
+  private early: Array<{ data: Buffer; isBinary: boolean }> = [];
+  private earlyBytes = 0;
+  private idleTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly config: GatewayConfig,
+    private readonly authenticator: GatewayAuthenticator,
+    private readonly metering: MeteringService,
+    private readonly engines: TranscriptionEngines,
+    private readonly log: Logger,
+    private readonly requestId?: string,
+  ) {
+    this.configTimer = setTimeout(() => this.fail(STREAM_CLOSE.unauthorized, 'config_timeout', `send {"type":"config","api_key":...} within ${config.AI_STREAM_CONFIG_TIMEOUT_MS} ms`), config.AI_STREAM_CONFIG_TIMEOUT_MS);
+    ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => this.onMessage(toBuffer(data), isBinary));
+    ws.on('close', () => void this.finish());
+    ws.on('error', () => void this.finish());
+  }
+
+  private onMessage(data: Buffer, isBinary: boolean): void {
+    if (this.state === 'closed' || this.state === 'ending') return;
+    if (data.length > this.config.AI_STREAM_MAX_MESSAGE_BYTES) {
+      return this.fail(STREAM_CLOSE.messageTooLarge, 'message_too_large', `messages may be at most ${this.config.AI_STREAM_MAX_MESSAGE_BYTES} bytes`);
+    }
+    if (this.state === 'awaiting-config') {
+      if (isBinary) return this.fail(STREAM_CLOSE.badConfig, 'config_expected', 'the first message must be the JSON config, not audio');
+      void this.configure(data.toString('utf8'));
+      return;
+    }
+    if (this.state === 'authenticating') {
+      // Audio sent right after the config waits (bounded) until the key is checked.
+      this.early.push({ data, isBinary });
+      this.earlyBytes += data.length;
+      if (this.earlyBytes > 4 * this.config.AI_STREAM_MAX_MESSAGE_BYTES) this.fail(STREAM_CLOSE.badConfig, 'config_pending', 'too much audio before {"type":"ready"}');
+      return;
+    }
+    this.touch();
+    if (!isBinary) {
+      let message: any;
+      try {
+        message = JSON.parse(data.toString('utf8'));
+      } catch {
+        message = null;
+      }
+      if (message?.type === 'end') return void this.end();
+      return this.fail(STREAM_CLOSE.audioExpected, 'audio_expected', 'after the config only binary audio frames and {"type":"end"} are accepted');
+    }
+    this.audio(data);
+  }
+
+  private async configure(text: string): Promise<void> {
+    let message: any;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return this.fail(STREAM_CLOSE.badConfig, 'invalid_config', 'the config message must be JSON');
+    }
+    if (!message || typeof message !== 'object' || message.type !== 'config') return this.fail(STREAM_CLOSE.badConfig, 'invalid_config', 'the first message must have "type":"config"');
+    if (typeof message.api_key !== 'string' || message.api_key === '') return this.fail(STREAM_CLOSE.unauthorized, 'invalid_api_key', 'api_key is required in the config message');
+    if (message.language !== undefined && (typeof message.language !== 'string' || !/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(message.language))) {
+      return this.fail(STREAM_CLOSE.badConfig, 'invalid_config', 'language must be a language code such as en or zh-CN');
+    }
+    const rate = message.sample_rate ?? STT_SAMPLE_RATE;
+    if (!Number.isInteger(rate) || rate < 8000 || rate > 48_000) return this.fail(STREAM_CLOSE.badConfig, 'invalid_config', 'sample_rate must be an integer from 8000 to 48000');
+    if (message.encoding !== undefined && message.encoding !== 'pcm_s16le') return this.fail(STREAM_CLOSE.badConfig, 'invalid_config', 'encoding must be pcm_s16le');
+    clearTimeout(this.configTimer);
+    this.state = 'authenticating';
+    this.language = message.language;
+    this.sampleRate = rate;
+    try {
+      this.principal = await this.authenticator.principalForKey(message.api_key);
+      assertScope(this.principal, 'speech');
+      this.engines.check(this.language);
+      // One reservation for the session, capped by what the budget can pay; the session stops there.
+      const remaining = await this.metering.remaining(this.principal);
+      const perSecond = MEDIA_PRICES.liveSpeechRecognitionPerMinute / 60;
+      const affordable = remaining === null ? Infinity : Math.floor(remaining / perSecond);
+      this.maxSeconds = Math.min(this.config.AI_STREAM_MAX_SECONDS, affordable);
+      if (this.maxSeconds < 1) throw new OpenAiError(429, 'The budget of this API key is spent', { code: 'insufficient_quota' });
+      this.reservation = await this.metering.reserve(this.principal, transcriptionCost(this.maxSeconds, true));
+    } catch (e) {
+      const err = e instanceof OpenAiError ? e : null;
+      const status = err?.getStatus() ?? 500;
+      const code = (err?.details.code as string) ?? 'internal_error';
+      const close = status === 401 ? STREAM_CLOSE.unauthorized : status === 403 ? STREAM_CLOSE.forbidden : status === 429 ? STREAM_CLOSE.quota : status === 503 ? STREAM_CLOSE.unavailable : STREAM_CLOSE.internal;
+      if (!err) this.log.error(`stream setup failed: ${(e as Error).message}`);
+      return this.fail(close, code, err ? err.message : 'internal error');
+    }
+    if (this.ws.readyState !== this.ws.OPEN) return void this.finish();
+    this.state = 'streaming';
+    this.touch();
+    this.send({ type: 'ready', sample_rate: this.sampleRate, max_seconds: this.maxSeconds });
+    const early = this.early;
+    this.early = [];
+    for (const m of early) this.onMessage(m.data, m.isBinary);
+  }
+
+  private audio(data: Buffer): void {
+    let bytes = this.leftover ? Buffer.concat([this.leftover, data]) : data;
+    this.leftover = null;
+    if (bytes.length % 2) {
+      this.leftover = bytes.subarray(bytes.length - 1);
+      bytes = bytes.subarray(0, bytes.length - 1);
+    }
+    const aligned = Buffer.from(bytes); // own, 2-byte aligned copy
+    let pcm: Int16Array = new Int16Array(aligned.buffer, aligned.byteOffset, aligned.length / 2);
+    this.samplesReceived += pcm.length;
+    if (this.sampleRate !== STT_SAMPLE_RATE) pcm = resamplePcm(pcm, this.sampleRate, STT_SAMPLE_RATE);
+    for (const segment of this.segmenter.push(pcm)) this.enqueue(segment, true);
+    if (this.seconds >= this.maxSeconds) {
+      this.send({ type: 'error', code: 'session_limit', message: `a session may carry at most ${this.maxSeconds} seconds of audio` });
+      void this.end(STREAM_CLOSE.sessionLimit, 'session limit');
+      return;
+    }
+    const open = this.segmenter.openSegment();
+    if (open && !this.working && this.queue.length === 0 && open.end - open.start - this.lastPartialAt >= PARTIAL_EVERY_SECONDS) {
+      this.lastPartialAt = open.end - open.start;
+      this.enqueue(open, false);
+    }
+    if (!this.segmenter.inSpeech) this.lastPartialAt = 0;
+  }
+
+  private get seconds(): number {
+    return this.samplesReceived / this.sampleRate;
+  }
+
+  private enqueue(segment: SpeechSegment, final: boolean): void {
+    this.queue.push({ segment, final });
+    // Backpressure: stop reading the socket while transcription lags behind.
+    if (this.queue.filter((q) => q.final).length > MAX_QUEUED_SEGMENTS && !this.paused) {
+      this.paused = true;
+      this.ws.pause();
+    }
+    void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    if (this.working) return;
+    this.working = true;
+    try {
+      while (this.queue.length && this.state !== 'closed') {
+        const { segment, final } = this.queue.shift()!;
+        if (!final && this.queue.some((q) => q.final)) continue; // a stale partial
+        try {
+          const result = await this.engines.transcribePcm(segment.pcm, this.language);
+          const text = result.text.trim();
+          if (text || final) this.send({ type: final ? 'final' : 'partial', text, start: segment.start, end: segment.end });
+        } catch (e) {
+          const err = e instanceof OpenAiError ? e : null;
+          this.send({ type: 'error', code: (err?.details.code as string) ?? 'transcription_failed', message: `a segment could not be transcribed: ${(e as Error).message}` });
+        }
+        if (this.paused && this.queue.filter((q) => q.final).length <= 1) {
+          this.paused = false;
+          this.ws.resume();
+        }
+      }
+    } finally {
+      this.working = false;
+    }
+  }
+
+  /** Flushes the open segment, waits for every transcription, says goodbye and closes. */
+  private async end(code = 1000, reason = 'end'): Promise<void> {
+    if (this.state !== 'streaming') return;
+    this.state = 'ending';
+    clearTimeout(this.idleTimer);
+    const last = this.segmenter.flush();
+    if (last) this.queue.push({ segment: last, final: true });
+    this.queue = this.queue.filter((q) => q.final);
+    await this.drain();
+    while (this.working) await new Promise((r) => setTimeout(r, 20));
+    this.send({ type: 'end', duration: round(this.seconds) });
+    await this.finish();
+    if (this.ws.readyState === this.ws.OPEN) this.ws.close(code, reason);
+  }
+
+  private touch(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.fail(STREAM_CLOSE.idle, 'idle_timeout', `no message for ${this.config.AI_STREAM_IDLE_TIMEOUT_MS} ms`), this.config.AI_STREAM_IDLE_TIMEOUT_MS);
+  }
+
+  private fail(code: number, errorCode: string, message: string): void {
+    if (this.state === 'closed') return;
+    this.send({ type: 'error', code: errorCode, message });
+    void this.finish();
+    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(code, errorCode.slice(0, 100));
+  }
+
+  /** Settles the bill once: the seconds of audio received. */
+  private async finish(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    clearTimeout(this.configTimer);
+    clearTimeout(this.idleTimer);
+    this.queue = [];
+    if (this.paused) this.ws.resume();
+    if (this.reservation) {
+      const seconds = round(this.seconds);
+      await this.metering.settle(this.reservation, {
+        endpoint: '/v1/speech/stream',
+        model: this.config.AI_TRANSCRIBE_BASE_URL ? this.config.AI_TRANSCRIBE_MODEL : 'pocketsphinx-en',
+        status: 'ok',
+        costYuan: transcriptionCost(seconds, true),
+        seconds,
+        httpStatus: 101,
+        requestId: this.requestId ?? null,
+      });
+    }
+  }
+
+  private send(message: Record<string, unknown>): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(message));
+  }
+}
+
+function toBuffer(data: Buffer | ArrayBuffer | Buffer[]): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}

@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@app/auth';
+import { OpenAiError } from '@app/envelope';
+import { SpeechFormat, SpeechSynthesisEngine, SynthesizedSpeech } from '@app/providers/engines';
+import { GatewayConfig } from '../config/gateway.config';
+import { MeteringService } from '../usage/metering.service';
+import { serviceUnavailable, toMediaError } from '../vision/media-errors';
+import { synthesisCost } from '../vision/media-prices';
+
+/** Text to speech with the in-process eSpeak NG engine, billed per thousand characters. */
+@Injectable()
+export class SynthesizeSpeechService {
+  constructor(
+    private readonly config: GatewayConfig,
+    private readonly metering: MeteringService,
+  ) {}
+
+  async synthesize(principal: Principal, req: { text: string; voice?: string; format?: SpeechFormat; speed?: number }, requestId?: string): Promise<SynthesizedSpeech> {
+    const engine = SpeechSynthesisEngine.shared();
+    if (!this.config.AI_LOCAL_ENGINES) throw serviceUnavailable('Speech synthesis is disabled (AI_LOCAL_ENGINES=false)');
+    if (!engine.installed) throw serviceUnavailable('Speech synthesis is not installed: the optional package @echogarden/espeak-ng-emscripten (GPL-3.0) is missing');
+    const characters = [...req.text].length;
+    const cost = synthesisCost(characters);
+    const reservation = await this.metering.reserve(principal, cost);
+    const outcome = { endpoint: '/v1/speech/synthesize', model: 'espeak-ng', provider: 'local', requestId };
+    try {
+      const speech = await engine.synthesize(req.text, { voice: req.voice, format: req.format ?? 'mp3', speed: req.speed ?? 1 });
+      await this.metering.settle(reservation, { ...outcome, status: 'ok', costYuan: cost, characters, seconds: Math.round(speech.duration * 1000) / 1000, httpStatus: 200 });
+      return speech;
+    } catch (e) {
+      const error = toMediaError(e, 'text');
+      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, characters, httpStatus: (error as OpenAiError).getStatus?.() ?? 500, error: (e as Error).message });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@app/auth';
+import { OpenAiError } from '@app/envelope';
+import { decodeAudio, STT_SAMPLE_RATE } from '@app/providers/engines';
+import { GatewayConfig } from '../config/gateway.config';
+import { MeteringService } from '../usage/metering.service';
+import { toMediaError } from '../vision/media-errors';
+import { transcriptionCost } from '../vision/media-prices';
+import { TranscribeResponse } from './dtos/speech.dto';
+import { TranscriptionEngines } from './transcription-engines';
+
+export interface UploadedAudio {
+  buffer: Buffer;
+  originalname?: string;
+  size: number;
+}
+
+/** A whole audio file to text, billed per minute of audio measured from its decoded samples. */
+@Injectable()
+export class TranscribeAudioService {
+  constructor(
+    private readonly config: GatewayConfig,
+    private readonly engines: TranscriptionEngines,
+    private readonly metering: MeteringService,
+  ) {}
+
+  async transcribe(principal: Principal, file: UploadedAudio | undefined, opts: { language?: string; timestamps?: boolean }, requestId?: string): Promise<TranscribeResponse> {
+    if (!file || !file.buffer?.length) throw new OpenAiError(400, 'file is required: send the audio as a multipart field named "file"', { code: 'missing_file', param: 'file' });
+    const { needsPcm } = this.engines.check(opts.language);
+    let decoded;
+    try {
+      decoded = await decodeAudio(file.buffer, { sampleRate: STT_SAMPLE_RATE, keepPcm: needsPcm, maxSeconds: this.config.AI_MEDIA_MAX_AUDIO_SECONDS });
+    } catch (e) {
+      throw toMediaError(e, 'file');
+    }
+    const duration = Math.round(decoded.duration * 1000) / 1000;
+    const cost = transcriptionCost(duration);
+    const reservation = await this.metering.reserve(principal, cost);
+    const outcome = { endpoint: '/v1/speech/transcribe', model: this.config.AI_TRANSCRIBE_BASE_URL ? this.config.AI_TRANSCRIBE_MODEL : 'pocketsphinx-en', requestId };
+    try {
+      const filename = file.originalname && /^[\w.-]{1,100}$/.test(file.originalname) ? file.originalname : `audio.${decoded.container}`;
+      const result = await this.engines.transcribeFile({ bytes: file.buffer, filename, pcm: decoded.pcm }, opts.language);
+      await this.metering.settle(reservation, { ...outcome, provider: result.provider, status: 'ok', costYuan: cost, seconds: duration, httpStatus: 200 });
+      return {
+        text: result.text,
+        language: opts.language ?? result.language,
+        duration,
+        segments: opts.timestamps ? result.segments : [],
+      };
+    } catch (e) {
+      const error = toMediaError(e, 'file');
+      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, seconds: duration, httpStatus: (error as OpenAiError).getStatus?.() ?? 500, error: (e as Error).message });
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { encodeWav, PocketsphinxEngine, STT_SAMPLE_RATE, Transcript } from '@app/providers/engines';
+import { OpenAiMediaClient } from '@app/providers/media';
+import { GatewayConfig } from '../config/gateway.config';
+import { serviceUnavailable } from '../vision/media-errors';
+
+export interface EngineTranscript extends Transcript {
+  provider: 'upstream' | 'pocketsphinx';
+}
+
+/**
+ * Who turns speech into text: the OpenAI-compatible upstream when AI_TRANSCRIBE_BASE_URL is set,
+ * else PocketSphinx (English, when installed and AI_LOCAL_STT), else nobody (503, never a made-up text).
+ */
+@Injectable()
+export class TranscriptionEngines {
+  private readonly upstream: OpenAiMediaClient | null;
+  private readonly local: PocketsphinxEngine | null;
+
+  constructor(private readonly config: GatewayConfig) {
+    this.upstream = config.AI_TRANSCRIBE_BASE_URL
+      ? new OpenAiMediaClient({ baseUrl: config.AI_TRANSCRIBE_BASE_URL, apiKey: config.AI_TRANSCRIBE_API_KEY, timeoutMs: config.AI_MEDIA_UPSTREAM_TIMEOUT_MS })
+      : null;
+    const sphinx = PocketsphinxEngine.shared();
+    this.local = config.AI_LOCAL_STT && sphinx.available ? sphinx : null;
+    if (!this.upstream) {
+      new Logger('Speech').log(this.local ? 'transcription: local PocketSphinx (English only)' : 'transcription: no engine (set AI_TRANSCRIBE_BASE_URL or install pocketsphinx); speech-to-text answers 503');
+    }
+  }
+
+  /** Throws 503 unless some engine can transcribe `language`; says whether it needs decoded PCM. */
+  check(language?: string): { needsPcm: boolean } {
+    if (this.upstream) return { needsPcm: false };
+    if (this.local?.supports(language)) return { needsPcm: true };
+    if (this.local) throw serviceUnavailable(`No speech-to-text engine for language ${language}: the local engine (PocketSphinx) knows English only; set AI_TRANSCRIBE_BASE_URL for other languages`);
+    throw serviceUnavailable('No speech-to-text engine is configured: set AI_TRANSCRIBE_BASE_URL (an OpenAI-compatible /audio/transcriptions API) or install pocketsphinx (English only)');
+  }
+
+  /** A whole file: the upstream receives the original bytes, the local engine the decoded 16 kHz PCM. */
+  async transcribeFile(file: { bytes: Buffer; filename: string; pcm: Int16Array }, language?: string): Promise<EngineTranscript> {
+    this.check(language);
+    if (this.upstream) {
+      const t = await this.upstream.transcribe({ model: this.config.AI_TRANSCRIBE_MODEL, file: file.bytes, filename: file.filename, language });
+      return { text: t.text, language: language ?? t.language ?? 'unknown', segments: t.segments, provider: 'upstream' };
+    }
+    return { ...(await this.local!.transcribe(file.pcm)), provider: 'pocketsphinx' };
+  }
+
+  /** A stretch of live audio (mono 16 kHz PCM). */
+  async transcribePcm(pcm: Int16Array, language?: string): Promise<EngineTranscript> {
+    this.check(language);
+    if (this.upstream) {
+      const t = await this.upstream.transcribe({ model: this.config.AI_TRANSCRIBE_MODEL, file: encodeWav(pcm, STT_SAMPLE_RATE), filename: 'segment.wav', language });
+      return { text: t.text, language: language ?? t.language ?? 'unknown', segments: t.segments, provider: 'upstream' };
+    }
+    return { ...(await this.local!.transcribe(pcm)), provider: 'pocketsphinx' };
+  }
+}
