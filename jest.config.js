@@ -8,6 +8,8 @@ const transform = {
 const common = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], transform, moduleNameMapper };
 module.exports = {
   testTimeout: 60000,
+  // A suite that fails half-way can leave a server or timer behind; never let that hang CI.
+  forceExit: true,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'] },
     {
