@@ -59,6 +59,10 @@ export class GatewayConfig extends BaseConfig {
   @IsBoolean()
   AI_EMBEDDINGS_CACHE_HITS_BILLED: boolean = true;
 
+  /** Development only: when no usable API key exists at boot, create one and print it once. */
+  @IsBoolean()
+  AI_DEV_KEY: boolean = true;
+
   // --- media: vision, speech, local engines (issue 6) ---
 
   /** JSON body limit of the gateway; large enough for a base64 image of AI_MEDIA_MAX_IMAGE_BYTES. */

@@ -16,7 +16,7 @@ export class DevelopmentKey implements OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.config.NODE_ENV !== 'development') return;
+    if (this.config.NODE_ENV !== 'development' || !this.config.AI_DEV_KEY) return;
     if ((await this.keys.countUsable()) > 0) return;
     const created = await this.keys.create({ name: 'development (created at boot)' });
     this.log.warn(`No API key existed: created development key ${created.prefix}… (printed once on stdout)`);
