@@ -1,0 +1,54 @@
+import { LedgerEntry, LedgerWriter } from './ledger.writer';
+
+function entry(i: number): LedgerEntry {
+  return { keyId: 'k', endpoint: 'chat.completions', model: 'm', provider: 'p', promptTokens: i, completionTokens: 0, seconds: '0', characters: 0, images: 0, calls: 1, costYuan: '0', status: 'ok', httpStatus: 200, error: null, latencyMs: 1, requestId: null };
+}
+
+describe('LedgerWriter', () => {
+  function setup(failFirst = 0) {
+    const inserted: LedgerEntry[][] = [];
+    let failures = failFirst;
+    const db = {
+      getRepository: () => ({
+        insert: async (rows: LedgerEntry[]) => {
+          if (failures-- > 0) throw new Error('db down');
+          inserted.push(rows);
+        },
+      }),
+    };
+    const writer = new LedgerWriter(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any);
+    (writer as any).log = { error: jest.fn() };
+    return { writer, inserted };
+  }
+
+  it('writes in batches of the configured size, nothing on the request path', async () => {
+    const { writer, inserted } = setup();
+    writer.append(entry(1));
+    writer.append(entry(2));
+    expect(inserted).toHaveLength(0);
+    writer.append(entry(3)); // a full batch goes at once
+    await writer.flush();
+    writer.append(entry(4));
+    await writer.flush();
+    expect(inserted.map((b) => b.map((e) => e.promptTokens))).toEqual([[1, 2, 3], [4]]);
+    expect(inserted[0][0].createdAt).toBeInstanceOf(Date);
+  });
+
+  it('keeps entries when the database refuses them and writes them on the next flush', async () => {
+    const { writer, inserted } = setup(1);
+    writer.append(entry(1));
+    await writer.flush();
+    expect(writer.pending).toBe(1);
+    await writer.flush();
+    expect(writer.pending).toBe(0);
+    expect(inserted).toEqual([[expect.objectContaining({ promptTokens: 1 })]]);
+  });
+
+  it('flushes everything on shutdown', async () => {
+    const { writer, inserted } = setup();
+    writer.onModuleInit();
+    for (let i = 0; i < 7; i++) writer.append(entry(i));
+    await writer.onApplicationShutdown();
+    expect(inserted.flat()).toHaveLength(7);
+  });
+});
