@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Logger } from '@nestjs/common';
 import { OnGatewayConnection, WebSocketGateway } from '@nestjs/websockets';
 import type { IncomingMessage } from 'http';
 import type { WebSocket } from 'ws';
@@ -39,8 +39,9 @@ const PARTIAL_EVERY_SECONDS = 2;
  * answered as `{"type":"partial"|"final","text","start","end"}`. Billed per minute of audio received.
  */
 @WebSocketGateway({ path: '/v1/speech/stream', maxPayload: 4 * 1024 * 1024 })
-export class SpeechStreamGateway implements OnGatewayConnection {
+export class SpeechStreamGateway implements OnGatewayConnection, BeforeApplicationShutdown {
   private readonly log = new Logger('SpeechStream');
+  private readonly sessions = new Set<StreamSession>();
 
   constructor(
     private readonly config: GatewayConfig,
@@ -50,7 +51,14 @@ export class SpeechStreamGateway implements OnGatewayConnection {
   ) {}
 
   handleConnection(client: WebSocket, req: IncomingMessage): void {
-    new StreamSession(client, this.config, this.authenticator, this.metering, this.engines, this.log, (req as any)?.headers?.['x-request-id']);
+    const session = new StreamSession(client, this.config, this.authenticator, this.metering, this.engines, this.log, (req as any)?.headers?.['x-request-id']);
+    this.sessions.add(session);
+    void session.settled.then(() => this.sessions.delete(session));
+  }
+
+  /** Open sessions are told the server is going away and billed before the database closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all([...this.sessions].map((s) => s.shutdown()));
   }
 }
 
@@ -72,6 +80,10 @@ class StreamSession {
   private lastPartialAt = 0;
   private configTimer?: NodeJS.Timeout;
   private early: Array<{ data: Buffer; isBinary: boolean }> = [];
+  private finished?: Promise<void>;
+  private resolveSettled!: () => void;
+  /** Resolves once the session is closed and billed. */
+  readonly settled = new Promise<void>((r) => (this.resolveSettled = r));
   private earlyBytes = 0;
   private idleTimer?: NodeJS.Timeout;
 
@@ -253,15 +265,27 @@ class StreamSession {
   }
 
   private fail(code: number, errorCode: string, message: string): void {
-    if (this.state === 'closed') return;
+    if (this.state === 'closed') {
+      void this.finish();
+      return;
+    }
     this.send({ type: 'error', code: errorCode, message });
     void this.finish();
     if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(code, errorCode.slice(0, 100));
   }
 
+  async shutdown(): Promise<void> {
+    this.fail(1001, 'server_shutdown', 'the server is shutting down');
+    await this.settled;
+  }
+
   /** Settles the bill once: the seconds of audio received. */
-  private async finish(): Promise<void> {
-    if (this.state === 'closed') return;
+  private finish(): Promise<void> {
+    this.finished ??= this.settle().finally(() => this.resolveSettled());
+    return this.finished;
+  }
+
+  private async settle(): Promise<void> {
     this.state = 'closed';
     clearTimeout(this.configTimer);
     clearTimeout(this.idleTimer);
