@@ -115,7 +115,7 @@ export class SpeechSynthesisEngine {
       // OpenAI's raw format: 24 kHz, signed 16-bit little-endian, mono.
       const pcm = resamplePcm(out.pcm!, out.sampleRate, 24_000);
       audio = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-    } else audio = await encodeWithFfmpeg(out.pcm!, out.sampleRate, format);
+    } else audio = await encodeWithFfmpeg(out.pcm!, out.sampleRate, format as 'ogg' | 'opus' | 'flac' | 'aac');
     return { audio, contentType: SPEECH_FORMATS[format], format, sampleRate: out.sampleRate, duration };
   }
 
