@@ -14,9 +14,11 @@ import { RoutingModule } from './routing/routing.module';
 import { ChatModule } from './chat/chat.module';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { ModelsModule } from './models/models.module';
+import { VisionModule } from './vision/vision.module';
+import { SpeechModule } from './speech/speech.module';
 
 /** Feature modules of the AI gateway (append new ones). */
-const FEATURES: any[] = [KeysModule, UsageModule, RoutingModule, ChatModule, EmbeddingsModule, ModelsModule];
+const FEATURES: any[] = [KeysModule, UsageModule, RoutingModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule];
 
 @Module({})
 export class AppModule {
