@@ -51,6 +51,10 @@ describe('AI gateway metering: budgets, ledger, usage', () => {
     expect(key1.spent_yuan).toBeCloseTo(ok * (0.1 + 0.002), 6);
     // Spent more or less all of it: what is left cannot pay for one more call.
     expect(key1.remaining_yuan).toBeLessThan(0.13);
+    const refused = await fetch(`${f.gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'vendor-gpt-4', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('x-should-retry')).toBe('false');
+    expect((await refused.json()).error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
     const usage = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
     expect(usage.total_cost_yuan).toBeCloseTo(key1.spent_yuan, 8);
     expect(usage.data[0]).toMatchObject({ endpoint: 'chat.completions', model: 'vendor-gpt-4', requests: ok, failed: 0, prompt_tokens: ok * 2, completion_tokens: ok * 50 });

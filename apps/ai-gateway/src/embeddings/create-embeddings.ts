@@ -9,7 +9,7 @@ import { GatewayConfig } from '../config/gateway.config';
 import { assertModel, assertScope } from '../keys/key-scopes';
 import { MeteringService } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
-import { CallTimer, OVERHEAD_HEADER } from '../routing/gateway-timing';
+import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../routing/gateway-timing';
 import { clientGone } from '../routing/sse-response';
 import { Tokenizer } from '../routing/tokenizer';
 import { toGatewayError } from '../routing/upstream-errors';
@@ -51,8 +51,9 @@ export class CreateEmbeddings {
       res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
       return result;
     } catch (e) {
-      if (!res.headersSent) res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
-      throw toGatewayError(e);
+      const mapped = toGatewayError(e);
+      errorHeaders(res, timer, mapped);
+      throw mapped;
     }
   }
 

@@ -3,6 +3,14 @@ import { performance } from 'perf_hooks';
 
 export const OVERHEAD_HEADER = 'X-Gateway-Overhead-Ms';
 
+/** Headers an error response of a proxied call carries: the overhead, and "do not retry" for a spent budget (OpenAI SDKs honour it). */
+export function errorHeaders(res: { headersSent: boolean; setHeader(name: string, value: string): unknown }, timer: CallTimer, error: unknown): void {
+  if (res.headersSent) return;
+  res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
+  const body = (error as any)?.getResponse?.();
+  if (body && typeof body === 'object' && body.errorCode === 'insufficient_quota') res.setHeader('x-should-retry', 'false');
+}
+
 /** Stamps when the gateway started handling a request (after body parsing). */
 @Injectable()
 export class GatewayTimingMiddleware implements NestMiddleware {
