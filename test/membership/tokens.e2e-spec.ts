@@ -32,7 +32,8 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
   let db: Client;
 
   beforeAll(async () => {
-    app = await startMembership({ REFRESH_REUSE_GRACE_MS: '1500' });
+    // Grace long enough that 8 parallel refreshes finish inside it even on a loaded CI machine.
+    app = await startMembership({ REFRESH_REUSE_GRACE_MS: '4000' });
     db = await sqlClient(app.dbUrl);
     for (const u of ['tok_user', 'tok_other']) {
       await client(app.url).post('/api/v1/app/auth/register').send({ username: u, password: 'token-password' }).expect(200);
@@ -157,7 +158,7 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
     it('reuse after the grace window revokes the whole session (access token included)', async () => {
       const t = await login(app, 'tok_user');
       const r1 = await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(200);
-      await new Promise((r) => setTimeout(r, 1700));
+      await new Promise((r) => setTimeout(r, 4200));
       const replay = await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(401);
       expect(replay.body.code).toBe(401);
       // The legitimate chain dies with it, and so do access tokens of the session, at once.
