@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '@app/auth';
 import { RawResponse } from '@app/envelope';
@@ -22,6 +22,11 @@ export class OAuth2CallbackController {
       'An unknown, replayed or foreign state is refused with a 400 envelope.',
   })
   @ApiParam({ name: 'registrationId', example: 'github-app' })
+  @ApiQuery({ name: 'state', required: true, example: 'Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe', description: 'The state of the authorization URL' })
+  @ApiQuery({ name: 'code', required: false, example: 'c6a1f0d3e9b24c7f', description: 'Authorization code (absent when the user refused)' })
+  @ApiQuery({ name: 'error', required: false, example: 'access_denied' })
+  @ApiQuery({ name: 'error_description', required: false, example: 'End-User aborted interaction' })
+  @ApiQuery({ name: 'iss', required: false, example: 'https://accounts.google.com', description: 'OIDC issuer (RFC 9207), checked when the provider sends it' })
   @ApiResponse({ status: 302, description: 'Redirect to the frontend page: `https://www.example.com/oauth/callback?state=Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe`' })
   @ApiResponse({ status: 400, description: '`{"code":400,"message":"Login state is unknown, expired or already used","data":null}`' })
   async callback(@Param('registrationId') registrationId: string, @Query() query: Record<string, unknown>, @Res() res: Response): Promise<void> {

@@ -68,6 +68,13 @@ export class WechatPortalController {
       'SCAN and subscribe events carrying a login scene move it WAITED -> SCANNED -> AUTHORIZED; the answer is `success` or a passive text reply.',
   })
   @ApiParam({ name: 'appid', example: 'wx9f8e7d6c5b4a3f2e' })
+  @ApiQuery({ name: 'signature', example: '0f9d5e3a2c1b4d6e8f7a9b0c1d2e3f4a5b6c7d8e' })
+  @ApiQuery({ name: 'timestamp', example: '1763782800' })
+  @ApiQuery({ name: 'nonce', example: '1388296150' })
+  @ApiQuery({ name: 'openid', required: false, example: 'oGZUI0egBJY1zhBYw2KhdUfwVJJE' })
+  @ApiQuery({ name: 'encrypt_type', required: false, example: 'aes', description: 'Safe mode: the body carries `Encrypt`' })
+  @ApiQuery({ name: 'msg_signature', required: false, example: '3d7f6b0c5a9e8d1f2a4b6c8e0f1a3b5c7d9e1f2a' })
+  @ApiResponse({ status: 403, description: 'Signature, timestamp or AES check failed (envelope)' })
   @ApiConsumes('text/xml')
   @ApiBody({
     schema: {
