@@ -78,6 +78,17 @@ describe('WebSocket /v1/speech/stream', () => {
     expect(Number(row.cost_yuan)).toBeCloseTo((Math.ceil(audio.length / RATE) / 60) * 0.03, 10);
   });
 
+  it('answers a plain HTTP GET with 426 and documents the protocol in Swagger', async () => {
+    const res = await fetch(`${f.gw.url}/v1/speech/stream`);
+    expect(res.status).toBe(426);
+    const doc = (await (await fetch(`${f.gw.url}/v3/api-docs`)).json()) as any;
+    for (const path of ['/v1/vision/recognize', '/v1/vision/generate', '/v1/images/generations', '/v1/speech/transcribe', '/v1/audio/transcriptions', '/v1/speech/synthesize', '/v1/audio/speech', '/v1/speech/stream']) {
+      expect([path, Boolean(doc.paths[path])]).toEqual([path, true]);
+    }
+    expect(doc.components.schemas.StreamConfigMessage.properties.api_key).toBeDefined();
+    expect(doc.components.schemas.RecognizeImageResponse.properties.faces).toBeDefined();
+  });
+
   it('accepts another sample rate and audio sent before ready', async () => {
     const run = await openStream(f.gw.url);
     run.ws.send(JSON.stringify({ type: 'config', api_key: key, sample_rate: 8000 }));

@@ -4,6 +4,7 @@ import { memoryStorage } from 'multer';
 import { GatewayConfig } from '../config/gateway.config';
 import { KeysModule } from '../keys/keys.module';
 import { UsageModule } from '../usage/usage.module';
+import { SpeechStreamDocController } from './speech-stream.doc.controller';
 import { SpeechStreamGateway } from './speech-stream.gateway';
 import { SpeechController } from './speech.controller';
 import { SynthesizeSpeechService } from './synthesize-speech.service';
@@ -20,7 +21,7 @@ import { TranscriptionEngines } from './transcription-engines';
       useFactory: (config: GatewayConfig) => ({ storage: memoryStorage(), limits: { fileSize: config.AI_MEDIA_MAX_AUDIO_BYTES, files: 1, fields: 20, fieldSize: 64 * 1024 } }),
     }),
   ],
-  controllers: [SpeechController],
+  controllers: [SpeechController, SpeechStreamDocController],
   providers: [TranscriptionEngines, TranscribeAudioService, SynthesizeSpeechService, SpeechStreamGateway],
 })
 export class SpeechModule {}
