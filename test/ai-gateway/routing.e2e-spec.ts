@@ -92,7 +92,8 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
     f.openai.behaviour.apiKey = 'another-key';
     const err: any = await client.chat.completions.create(ask()).catch((e) => e);
     expect(err.status).toBe(502);
-    expect(err.message).toContain('401');
+    expect(err.message).toContain('refused the gateway\'s credentials (HTTP 401)');
+    expect(err.message).not.toContain('another-key');
     expect(f.openai.requests).toHaveLength(1);
     f.openai.behaviour.apiKey = 'sk-upstream-openai';
   });

@@ -52,7 +52,7 @@ export class CreateChatCompletion {
     if (info.kind !== 'chat') throw new OpenAiError(400, `${body.model} is not a chat model`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
     assertModel(claims, body.model);
 
-    const promptTokens = this.tokenizer.countChat(body.messages, info.encoding);
+    const promptTokens = this.tokenizer.countChat(body.messages, info.encoding, info.contextLength);
     const requestedOut = body.max_completion_tokens ?? body.max_tokens;
     if (promptTokens + (requestedOut ?? 0) > info.contextLength) {
       throw new OpenAiError(

@@ -70,7 +70,7 @@ export class CreateEmbeddings {
 
     const inputs = Array.isArray(body.input) ? body.input : [body.input];
     const tokens = inputs.map((text, i) => {
-      const n = this.tokenizer.count(text, info.encoding);
+      const n = this.tokenizer.countUpTo(text, info.encoding, info.contextLength);
       if (n > info.contextLength) {
         throw new OpenAiError(400, `input${Array.isArray(body.input) ? `[${i}]` : ''} has ${n} tokens; ${body.model} accepts at most ${info.contextLength} per input`, {
           type: 'invalid_request_error',

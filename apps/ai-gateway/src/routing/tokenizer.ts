@@ -4,6 +4,8 @@ import type { ChatMessage } from '@app/providers/llm';
 
 export type EncodingName = 'cl100k_base' | 'o200k_base';
 
+const SLICE = 65_536;
+
 /** Token counting with the real BPE tables (js-tiktoken), loaded once at boot. */
 @Injectable()
 export class Tokenizer implements OnModuleInit {
@@ -15,16 +17,29 @@ export class Tokenizer implements OnModuleInit {
   }
 
   count(text: string, encoding: EncodingName): number {
+    return this.countUpTo(text, encoding, Infinity);
+  }
+
+  /**
+   * Token count, stopping early once it exceeds `limit` so a huge body cannot hold the event loop.
+   * Long texts are encoded in slices; a cut inside a word adds at most one token per slice.
+   */
+  countUpTo(text: string, encoding: EncodingName, limit: number): number {
     if (!text) return 0;
-    return this.encoding(encoding).encode(text, 'all').length;
+    const enc = this.encoding(encoding);
+    if (text.length <= SLICE) return enc.encode(text, 'all').length;
+    let total = 0;
+    for (let i = 0; i < text.length && total <= limit; i += SLICE) total += enc.encode(text.slice(i, i + SLICE), 'all').length;
+    return total;
   }
 
   /** Prompt tokens of a chat request as OpenAI counts them: 3 per message, role and content, 3 to prime the reply. */
-  countChat(messages: Pick<ChatMessage, 'role' | 'content' | 'name'>[], encoding: EncodingName): number {
+  countChat(messages: Pick<ChatMessage, 'role' | 'content' | 'name'>[], encoding: EncodingName, limit = Infinity): number {
     let total = 3;
     for (const m of messages) {
-      total += 3 + this.count(m.role, encoding) + this.count(textOf(m.content), encoding);
+      total += 3 + this.count(m.role, encoding) + this.countUpTo(textOf(m.content), encoding, limit - total);
       if (m.name) total += 1 + this.count(m.name, encoding);
+      if (total > limit) break;
     }
     return total;
   }

@@ -74,6 +74,9 @@ export class MeteringService {
     if (reservation.settled) return;
     reservation.settled = true;
     const cost = outcome.status === 'failed' ? 0 : roundYuan(Math.max(0, outcome.costYuan));
+    if (outcome.status === 'failed' && (outcome.httpStatus ?? 0) >= 500) {
+      this.log.warn({ requestId: outcome.requestId, endpoint: outcome.endpoint, model: outcome.model, provider: outcome.provider, status: outcome.httpStatus }, `upstream call failed: ${outcome.error ?? 'unknown error'}`);
+    }
     try {
       if (cost > 0 || Number(reservation.amount) > 0) await this.keys.settle(reservation.keyId, reservation.amount, yuanText(cost));
     } catch (e) {
