@@ -6,6 +6,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { RunningApp, startMembership } from '../../support/apps';
 import { OidcTestProvider, followProvider, startOidcProvider } from '../../support/oidc-provider';
 
@@ -188,6 +189,21 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
     expect(cb.status).toBe(302);
     expect(cb.location!.searchParams.get('error')).toBe('invalid_request');
     expect(cb.location!.searchParams.get('state')).toBeNull();
+  });
+
+  it('refuses a state that lost its PKCE verifier (e.g. stored before PKCE was enabled) without exchanging the code', async () => {
+    const start = await api('/api/v1/app/oauth2/auth-url/corp-oidc');
+    const db = new Client({ connectionString: app.dbUrl });
+    await db.connect();
+    try {
+      const { rowCount } = await db.query(`UPDATE shared_state SET value = (value::jsonb - 'codeVerifier')::text WHERE key = $1`, [`oauth2:authz:${start.body.data.state}`]);
+      expect(rowCount).toBe(1);
+    } finally {
+      await db.end();
+    }
+    const cb = await appCallback(await throughProvider(start.body.data.authorizationUrl));
+    expect(cb.status).toBe(400);
+    expect(cb.body.message).toMatch(/PKCE verifier/);
   });
 
   it.each(['corp-oidc', 'corp-oauth2'])('%s: a provider error (user denies) goes back to the frontend with error, no login', async (registrationId) => {

@@ -141,6 +141,8 @@ export class OAuth2LoginService {
       throw new BusinessException(ErrorCode.BAD_REQUEST, 'State was issued for another client');
     }
     if (stored.kind === 'wechat-silent') throw new BusinessException(ErrorCode.BAD_REQUEST, 'Silent authorization returns to the frontend page');
+    const isWechat = reg.provider === 'wechat-open' || reg.provider === 'wechat-mp';
+    if (!isWechat && reg.pkce && !stored.codeVerifier) throw new BusinessException(ErrorCode.BAD_REQUEST, 'State has no PKCE verifier; start the login again');
     const qr = stored.kind === 'wechat-qrconnect';
     try {
       const profile = await this.flowOf(reg).complete(reg, query, stored);
