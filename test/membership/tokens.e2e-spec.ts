@@ -2,6 +2,8 @@ import { createHmac } from 'crypto';
 import { Client } from 'pg';
 import { RunningApp, startMembership } from '../support/apps';
 import { sqlClient } from '../support/database';
+import { SessionsRepository } from '../../apps/membership/src/sessions/sessions.repository';
+import { VerificationCodesRepository } from '../../apps/membership/src/verification/verification-codes.repository';
 import { bearer, client } from './fakes';
 
 const SECRET = 'test-secret-test-secret-test-secret-0123456789';
@@ -241,6 +243,21 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
       await client(app.url).post(REFRESH).send({ refreshToken: b.refreshToken }).expect(401);
       await client(app.url).post('/api/v1/app/auth/login').send({ account: 'pw_changer', password: 'token-password' }).expect(401);
       await client(app.url).post('/api/v1/app/auth/login').send({ account: 'pw_changer', password: 'brand-new-password' }).expect(200);
+    });
+
+    it('housekeeping drops long-ended sessions, dead refresh tokens and day-old codes, and nothing live', async () => {
+      const live = await login(app, 'tok_user');
+      const old = await login(app, 'tok_user');
+      const oldSid = decode(old.token).sid;
+      await db.query(`UPDATE member_sessions SET revoked_time = now() - interval '8 days' WHERE id = $1`, [oldSid]);
+      await db.query(`INSERT INTO verification_codes (channel, target, code_hash, max_attempts, expires_time, created_time) VALUES ('sms', '13700009999', repeat('a', 64), 5, now() - interval '2 days', now() - interval '2 days')`);
+      await app.app.get(SessionsRepository).sweep();
+      await app.app.get(VerificationCodesRepository).sweep();
+      expect((await db.query(`SELECT 1 FROM member_sessions WHERE id = $1`, [oldSid])).rows).toHaveLength(0);
+      expect((await db.query(`SELECT 1 FROM member_refresh_tokens WHERE session_id = $1`, [oldSid])).rows).toHaveLength(0);
+      expect((await db.query(`SELECT 1 FROM verification_codes WHERE target = '13700009999'`)).rows).toHaveLength(0);
+      await client(app.url).get(PROFILE).set(bearer(live.token)).expect(200);
+      await client(app.url).post(REFRESH).send({ refreshToken: live.refreshToken }).expect(200);
     });
 
     it('a disabled member is cut off at the guard', async () => {

@@ -100,6 +100,14 @@ export class SessionsRepository {
       return true;
     });
   }
+
+  /** Drops dead rows: expired refresh tokens, and sessions that ended (revoked or expired) over a week ago. */
+  async sweep(): Promise<void> {
+    await this.db.query(`DELETE FROM member_refresh_tokens WHERE expires_time < now()`);
+    await this.db.query(
+      `DELETE FROM member_sessions WHERE expires_time < now() - interval '7 days' OR revoked_time < now() - interval '7 days'`,
+    );
+  }
 }
 
 function isUuid(v: string): boolean {

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Request } from 'express';
 import { BusinessException, ErrorCode } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
@@ -16,13 +16,24 @@ export interface SessionTokens {
 
 /** Signed-in clients and their refresh-token chains. */
 @Injectable()
-export class SessionsService {
+export class SessionsService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Sessions');
+  private sweeper?: NodeJS.Timeout;
 
   constructor(
     private readonly sessions: SessionsRepository,
     private readonly config: MembershipConfig,
   ) {}
+
+  onModuleInit(): void {
+    // Hourly housekeeping; harmless when several replicas run it at once.
+    this.sweeper = setInterval(() => void this.sessions.sweep().catch(() => undefined), 60 * 60 * 1000);
+    this.sweeper.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+  }
 
   async start(memberId: string, loginType: string, req: Request): Promise<SessionTokens> {
     const refreshToken = newRefreshToken();

@@ -49,4 +49,9 @@ export class VerificationCodesRepository {
     );
     return { result: live.length ? 'exhausted' : 'none', attemptsLeft: 0 };
   }
+
+  /** Codes are worthless a day after they were sent. */
+  async sweep(): Promise<void> {
+    await this.db.query(`DELETE FROM verification_codes WHERE created_time < now() - interval '1 day'`);
+  }
 }

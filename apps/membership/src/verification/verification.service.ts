@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { createHmac, randomInt } from 'crypto';
 import { BusinessException, ErrorCode } from '@app/envelope';
 import { SharedState } from '@app/platform';
@@ -24,8 +24,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * target after a code is guessed out, during which no new code is sent.
  */
 @Injectable()
-export class VerificationService {
+export class VerificationService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Verification');
+  private sweeper?: NodeJS.Timeout;
 
   constructor(
     private readonly codes: VerificationCodesRepository,
@@ -35,6 +36,15 @@ export class VerificationService {
     @Inject(SMS_SENDER) private readonly sms: SmsSender | null,
     @Inject(MAIL_SENDER) private readonly mail: MailSender | null,
   ) {}
+
+  onModuleInit(): void {
+    this.sweeper = setInterval(() => void this.codes.sweep().catch(() => undefined), 60 * 60 * 1000);
+    this.sweeper.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+  }
 
   private hash(t: CodeTarget, code: string): string {
     return createHmac('sha256', this.secrets.verificationCode).update(`${t.channel}:${t.target}:${code}`).digest('hex');
