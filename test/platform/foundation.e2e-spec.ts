@@ -180,6 +180,12 @@ describe('foundation: configuration is validated at boot', () => {
     await expect(createMembershipApp({ NODE_ENV: 'production', DATABASE_URL: 'postgres://127.0.0.1:1/none' })).rejects.toBeInstanceOf(ConfigError);
   });
 
+  it('membership refuses OAuth clients in production without a fixed callback base URL', async () => {
+    await expect(
+      createMembershipApp({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), SMS_PROVIDER: 'aliyun', OAUTH2_CLIENTS_FILE: '/etc/clients.yaml', DATABASE_URL: 'postgres://127.0.0.1:1/none' }),
+    ).rejects.toThrow(/OAUTH2_CALLBACK_BASE_URL: required/);
+  });
+
   it('ai-gateway refuses a bad port and a short ADMIN_TOKEN', async () => {
     await expect(createGatewayApp({ AI_GATEWAY_PORT: '70000', ADMIN_TOKEN: 'short', DATABASE_URL: 'postgres://127.0.0.1:1/none' })).rejects.toThrow(
       /AI_GATEWAY_PORT[\s\S]*ADMIN_TOKEN|ADMIN_TOKEN[\s\S]*AI_GATEWAY_PORT/,

@@ -256,6 +256,10 @@ export class MembershipConfig extends BaseConfig {
   validateExtra(): string[] {
     const problems = super.validateExtra();
     if (this.isProduction && !this.JWT_SECRET) problems.push('JWT_SECRET: required when NODE_ENV=production');
+    // Without it the provider callback address would follow the request's Host header.
+    if (this.isProduction && this.OAUTH2_CLIENTS_FILE && !this.OAUTH2_CALLBACK_BASE_URL) {
+      problems.push('OAUTH2_CALLBACK_BASE_URL: required when NODE_ENV=production and OAUTH2_CLIENTS_FILE is set');
+    }
     if (this.isProduction && this.SMS_PROVIDER === 'log') problems.push('SMS_PROVIDER: the log sender is refused when NODE_ENV=production (use aliyun)');
     if (this.SMS_PROVIDER === 'aliyun') {
       for (const k of ['ALIYUN_SMS_ACCESS_KEY_ID', 'ALIYUN_SMS_ACCESS_KEY_SECRET', 'ALIYUN_SMS_SIGN_NAME', 'ALIYUN_SMS_TEMPLATE_CODE'] as const) {
