@@ -241,6 +241,13 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
     await on(b, ip()).post(`${AUTH}/send-code`).send({ type: 'fax' }).expect(400);
   });
 
+  it('the shared counter is exact under concurrency: 30 parallel hits over both instances, exactly 10 get through', async () => {
+    const from = ip();
+    const statuses = await Promise.all(Array.from({ length: 30 }, (_, i) => on(i % 2 ? b : a, from).post(`${AUTH}/send-code`).send({ type: 'fax' }).then((r) => r.status)));
+    expect(statuses.filter((s) => s === 400)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(20);
+  });
+
   it('an official-account QR scene created on A is scanned (event push) on B and exchanged via B, once', async () => {
     const tokenFetchesBefore = wx.calls.get('cgi-bin/token') ?? 0;
     const qr = (await on(a, ip()).post('/api/v1/app/oauth2/mp/qrcode?expireSeconds=120').expect(200)).body.data;
