@@ -261,7 +261,11 @@ class StreamSession {
 
   private touch(): void {
     clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => this.fail(STREAM_CLOSE.idle, 'idle_timeout', `no message for ${this.config.AI_STREAM_IDLE_TIMEOUT_MS} ms`), this.config.AI_STREAM_IDLE_TIMEOUT_MS);
+    this.idleTimer = setTimeout(() => {
+      // Waiting on our own transcription (socket paused) is not the client's idleness.
+      if (this.working || this.paused) return this.touch();
+      this.fail(STREAM_CLOSE.idle, 'idle_timeout', `no message for ${this.config.AI_STREAM_IDLE_TIMEOUT_MS} ms`);
+    }, this.config.AI_STREAM_IDLE_TIMEOUT_MS);
   }
 
   private fail(code: number, errorCode: string, message: string): void {

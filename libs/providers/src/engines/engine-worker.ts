@@ -20,6 +20,7 @@ export class EngineInputError extends Error {
 }
 
 interface Pending {
+  worker: Worker;
   resolve: (value: any) => void;
   reject: (error: Error) => void;
   timer: NodeJS.Timeout;
@@ -44,7 +45,14 @@ export class EngineWorker {
     private readonly body: string,
     private readonly workerData: Record<string, unknown> = {},
     private readonly timeoutMs = 120_000,
+    /** Calls waiting beyond this are refused at once (EngineUnavailableError "busy") instead of queueing without bound. */
+    private readonly maxPending = 64,
   ) {}
+
+  /** Calls sent and not yet answered. */
+  get pendingCalls(): number {
+    return this.pending.size;
+  }
 
   /** Whether the worker thread is running (for tests and health output). */
   get started(): boolean {
@@ -53,6 +61,7 @@ export class EngineWorker {
 
   call<T>(method: string, args: unknown[] = [], transferList: ArrayBuffer[] = []): Promise<T> {
     if (this.loadError) return Promise.reject(new EngineUnavailableError(this.name, this.loadError));
+    if (this.pending.size >= this.maxPending) return Promise.reject(new EngineUnavailableError(this.name, `busy: ${this.pending.size} calls waiting`));
     const worker = this.ensureWorker();
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
@@ -60,10 +69,10 @@ export class EngineWorker {
         this.pending.delete(id);
         reject(new EngineUnavailableError(this.name, `no answer within ${this.timeoutMs} ms`));
         // A stuck engine is restarted on the next call rather than trusted again.
-        void this.close();
+        if (this.worker === worker) void this.close();
       }, this.timeoutMs);
       timer.unref();
-      this.pending.set(id, { resolve, reject, timer });
+      this.pending.set(id, { worker, resolve, reject, timer });
       worker.ref();
       worker.postMessage({ id, method, args }, transferList);
     });
@@ -73,8 +82,9 @@ export class EngineWorker {
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = null;
-    this.failAll(new EngineUnavailableError(this.name, 'stopped'));
-    if (worker) await worker.terminate();
+    if (!worker) return;
+    this.failAll(worker, new EngineUnavailableError(this.name, 'stopped'));
+    await worker.terminate();
   }
 
   private ensureWorker(): Worker {
@@ -96,18 +106,20 @@ export class EngineWorker {
     });
     worker.on('error', (error) => {
       if (this.worker === worker) this.worker = null;
-      this.failAll(new EngineUnavailableError(this.name, error.message));
+      this.failAll(worker, new EngineUnavailableError(this.name, error.message));
     });
     worker.on('exit', () => {
       if (this.worker === worker) this.worker = null;
-      this.failAll(new EngineUnavailableError(this.name, 'worker exited'));
+      this.failAll(worker, new EngineUnavailableError(this.name, 'worker exited'));
     });
     this.worker = worker;
     return worker;
   }
 
-  private failAll(error: Error): void {
+  /** Fails the calls sent to `worker` (a replacement's calls are not its concern). */
+  private failAll(worker: Worker, error: Error): void {
     for (const [id, entry] of this.pending) {
+      if (entry.worker !== worker) continue;
       clearTimeout(entry.timer);
       this.pending.delete(id);
       entry.reject(error);

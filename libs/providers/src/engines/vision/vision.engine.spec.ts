@@ -35,6 +35,14 @@ describe('VisionEngine (Human + tfjs WASM, real models)', () => {
     console.log(`vision: first call (with model load) ${firstMs} ms, warm call ${Date.now() - again} ms`);
   });
 
+  it('frees every tensor it makes (no growth across calls)', async () => {
+    const photo = readFileSync(facesPhotoPath());
+    await engine.detect(photo, all);
+    const before = await engine.tensorCount();
+    for (let i = 0; i < 3; i++) await engine.detect(photo, all);
+    expect(await engine.tensorCount()).toBe(before);
+  });
+
   it('returns only the features asked for', async () => {
     const result = await engine.detect(readFileSync(facesPhotoPath()), { faces: true, objects: false, labels: false, maxPixels: MAX_PIXELS });
     expect(Object.keys(result)).toEqual(['faces']);

@@ -84,6 +84,9 @@ async function init(data) {
   });
   await human.load();
   return {
+    async tensors() {
+      return tf.memory().numTensors;
+    },
     async detect(rgb, width, height, wantFaces, wantObjects) {
       const input = tf.tensor3d(rgb, [height, width, 3], 'int32');
       try {
@@ -155,6 +158,11 @@ export class VisionEngine {
       result.labels = [...best].map(([name, confidence]) => ({ name, confidence })).sort((a, b) => b.confidence - a.confidence);
     }
     return result;
+  }
+
+  /** Live tensors in the engine (a leak check: constant between calls). */
+  tensorCount(): Promise<number> {
+    return this.worker.call<number>('tensors');
   }
 
   close(): Promise<void> {
