@@ -16,21 +16,15 @@ function assertLoopback(url) {
   if (host !== '127.0.0.1' && host !== 'localhost' && host !== '[::1]') throw new Error(`refusing non-loopback target ${host}`);
 }
 
-/**
- * One autocannon run. Latencies are collected from autocannon's per-response event (float ms),
- * because its own histogram has 1 ms resolution. Options: url, method, headers, body, connections,
- * duration (s), warmup (s), overheadHeader (header whose values are summarized), randomIp (a fresh
- * X-Forwarded-For per request, so per-IP rate limits see many clients), refreshTokens (rotating pool).
- */
-async function cannon(o) {
+/** An autocannon target whose timed slices add up into one result. */
+function prepare(o) {
   assertLoopback(o.url);
   const base = { url: o.url, connections: o.connections || 1, pipelining: 1, timeout: 30 };
   const headers = { ...(o.headers || {}) };
   if (o.body !== undefined) headers['content-type'] = headers['content-type'] || 'application/json';
   const body = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
-  const overhead = [];
+  const acc = { samples: [], overhead: [], badBodies: 0, total: 0, seconds: 0, non2xx: 0, errors: 0, timeouts: 0, statusCodes: {} };
   const pool = o.refreshTokens ? [...o.refreshTokens] : null;
-  let badBodies = 0;
   const request = {
     method: o.method || 'GET',
     path: new URL(o.url).pathname,
@@ -39,48 +33,91 @@ async function cannon(o) {
     setupRequest: (req) => {
       const h = { ...headers };
       if (o.randomIp) h['x-forwarded-for'] = randomIp();
-      if (pool) {
-        const token = pool.shift();
-        return { ...req, headers: h, body: JSON.stringify({ refreshToken: token }) };
-      }
+      if (pool) return { ...req, headers: h, body: JSON.stringify({ refreshToken: pool.shift() }) };
       return { ...req, headers: h };
     },
   };
   if (o.overheadHeader || pool) {
     request.onResponse = (status, resBody, _ctx, resHeaders) => {
-      if (o.overheadHeader && resHeaders) {
+      if (acc.recording && o.overheadHeader && resHeaders) {
         const name = Object.keys(resHeaders).find((k) => k.toLowerCase() === o.overheadHeader.toLowerCase());
         const v = name === undefined ? NaN : Number(resHeaders[name]);
-        if (Number.isFinite(v)) overhead.push(v);
+        if (Number.isFinite(v)) acc.overhead.push(v);
       }
       if (pool) {
         try {
           const t = JSON.parse(resBody).data.refreshToken;
           if (t) pool.push(t);
-          else badBodies++;
+          else acc.badBodies++;
         } catch {
-          badBodies++;
+          acc.badBodies++;
         }
       }
     };
   }
-  if (o.warmup) await runOnce({ ...base, duration: o.warmup, requests: [request] }, null);
-  overhead.length = 0;
-  const samples = [];
-  const result = await runOnce({ ...base, duration: o.duration, requests: [request], ...(o.overallRate ? { overallRate: o.overallRate } : {}) }, samples);
-  const non2xx = result.non2xx;
   return {
-    rps: result.requests.total / result.duration,
-    total: result.requests.total,
-    durationS: result.duration,
-    non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    statusCodes: result.statusCodeStats,
-    badBodies,
-    latency: summarize(samples),
-    overhead: overhead.length ? summarize(overhead) : null,
+    o,
+    acc,
+    /** One timed slice; `record` false for warm-up. */
+    async slice(seconds, record) {
+      acc.recording = record;
+      const res = await runOnce({ ...base, duration: seconds, requests: [request], ...(o.overallRate ? { overallRate: o.overallRate } : {}) }, record ? acc.samples : null);
+      if (!record) return;
+      acc.total += res.requests.total;
+      acc.seconds += res.duration;
+      acc.non2xx += res.non2xx;
+      acc.errors += res.errors;
+      acc.timeouts += res.timeouts;
+      for (const [code, v] of Object.entries(res.statusCodeStats || {})) acc.statusCodes[code] = (acc.statusCodes[code] || 0) + v.count;
+    },
+    result() {
+      return {
+        rps: acc.total / acc.seconds,
+        total: acc.total,
+        durationS: acc.seconds,
+        non2xx: acc.non2xx,
+        errors: acc.errors,
+        timeouts: acc.timeouts,
+        statusCodes: acc.statusCodes,
+        badBodies: acc.badBodies,
+        latency: summarize(acc.samples),
+        overhead: acc.overhead.length ? summarize(acc.overhead) : null,
+      };
+    },
   };
+}
+
+/**
+ * One autocannon run. Latencies are collected from autocannon's per-response event (float ms),
+ * because its own histogram has 1 ms resolution. Options: url, method, headers, body, connections,
+ * duration (s), warmup (s), overheadHeader (header whose values are summarized), randomIp (a fresh
+ * X-Forwarded-For per request, so per-IP rate limits see many clients), refreshTokens (rotating pool),
+ * overallRate (requests/s in all).
+ */
+async function cannon(o) {
+  const p = prepare(o);
+  if (o.warmup) await p.slice(o.warmup, false);
+  await p.slice(o.duration, true);
+  return p.result();
+}
+
+/**
+ * A baseline and a measured target, alternated in `rounds` slices of duration/rounds seconds each,
+ * so drift from other work on a shared machine hits both alike. Returns { a, b }.
+ */
+async function abCannon({ a, b, rounds = 3, duration, warmup = 0 }) {
+  const pa = prepare(a);
+  const pb = prepare(b);
+  if (warmup) {
+    await pa.slice(warmup, false);
+    await pb.slice(warmup, false);
+  }
+  const slice = Math.max(1, Math.round(duration / rounds));
+  for (let i = 0; i < rounds; i++) {
+    await pa.slice(slice, true);
+    await pb.slice(slice, true);
+  }
+  return { a: pa.result(), b: pb.result() };
 }
 
 function runOnce(opts, samples) {
@@ -223,7 +260,7 @@ async function argon2Rate(o) {
   return { perSecond: done / ((performance.now() - t0) / 1000), done, options: { memoryCost: ARGON2_OPTIONS.memoryCost, timeCost: ARGON2_OPTIONS.timeCost, parallelism: ARGON2_OPTIONS.parallelism } };
 }
 
-const handlers = { cannon, streams, openStreams, argon2Rate };
+const handlers = { cannon, abCannon, streams, openStreams, argon2Rate };
 process.on('message', async (msg) => {
   try {
     const result = await handlers[msg.kind](msg.opts);

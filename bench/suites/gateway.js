@@ -24,6 +24,7 @@ async function run(ctx) {
   const q = mode === 'quick';
   const dur = q ? 2 : 6;
   const warm = q ? 1 : 2;
+  const rounds = q ? 2 : 3; // baseline and gateway alternate in slices (shared, noisy machines)
   const figures = [];
   const raw = {};
 
@@ -53,8 +54,13 @@ async function run(ctx) {
     // --- added latency at concurrency 1 and 32
     for (const c of [1, 32]) {
       await section(figures, G, c === 1 ? NAMES.slice(0, 4) : NAMES.slice(4, 6), log, async () => {
-      const direct = await load.run('cannon', { url: `${upstream.url}/v1/chat/completions`, method: 'POST', body: CHAT, connections: c, duration: dur, warmup: warm });
-      const viaGw = await load.run('cannon', { url: `${gw.url}/v1/chat/completions`, method: 'POST', headers: auth, body: CHAT, connections: c, duration: dur, warmup: warm, overheadHeader: 'x-gateway-overhead-ms' });
+      const { a: direct, b: viaGw } = await load.run('abCannon', {
+        a: { url: `${upstream.url}/v1/chat/completions`, method: 'POST', body: CHAT, connections: c },
+        b: { url: `${gw.url}/v1/chat/completions`, method: 'POST', headers: auth, body: CHAT, connections: c, overheadHeader: 'x-gateway-overhead-ms' },
+        duration: dur,
+        rounds,
+        warmup: warm,
+      });
       raw[`latency_c${c}`] = { direct, gateway: viaGw };
       if (viaGw.non2xx || viaGw.errors) log(`gateway c=${c}: ${viaGw.non2xx} non-2xx, ${viaGw.errors} errors ${JSON.stringify(viaGw.statusCodes)}`);
       figures.push(figure({ group: G, name: `added latency p50, c=${c}`, unit: 'ms', baseline: direct.latency.p50, baselineLabel: 'upstream direct', measured: viaGw.latency.p50, kind: 'diff', target: { op: '<=', value: 0.5 } }));
@@ -82,8 +88,13 @@ async function run(ctx) {
     // --- throughput at saturation: gateway vs a bare Node http proxy pipe to the same upstream
     await section(figures, G, [NAMES[6]], log, async () => {
     const conns = 64;
-    const bareRun = await load.run('cannon', { url: `${bare.url}/v1/chat/completions`, method: 'POST', body: CHAT, connections: conns, duration: dur, warmup: warm });
-    const gwRun = await load.run('cannon', { url: `${gw.url}/v1/chat/completions`, method: 'POST', headers: auth, body: CHAT, connections: conns, duration: dur, warmup: warm });
+    const { a: bareRun, b: gwRun } = await load.run('abCannon', {
+      a: { url: `${bare.url}/v1/chat/completions`, method: 'POST', body: CHAT, connections: conns },
+      b: { url: `${gw.url}/v1/chat/completions`, method: 'POST', headers: auth, body: CHAT, connections: conns },
+      duration: dur,
+      rounds,
+      warmup: warm,
+    });
     raw.throughput = { bare: bareRun, gateway: gwRun };
     figures.push(figure({ group: G, name: `throughput, c=${conns}`, unit: 'req/s', baseline: bareRun.rps, baselineLabel: 'bare http pipe', measured: gwRun.rps, kind: 'ratio', target: { op: '>=', value: 0.5 }, note: `${gwRun.non2xx} non-2xx` }));
     });

@@ -47,8 +47,9 @@ async function run(ctx) {
     // --- profile GET with a valid token vs a Nest hello-world route
     let profileRun = null;
     await section(figures, M, [NAMES[0]], log, async () => {
-    const helloRun = await load.run('cannon', { url: `${hello.url}/hello`, connections: conns, duration: dur, warmup: warm });
-    profileRun = await load.run('cannon', { url: profileUrl, headers: auth, connections: conns, duration: dur, warmup: warm });
+    const ab = await load.run('abCannon', { a: { url: `${hello.url}/hello`, connections: conns }, b: { url: profileUrl, headers: auth, connections: conns }, duration: dur, rounds: q ? 2 : 3, warmup: warm });
+    const helloRun = ab.a;
+    profileRun = ab.b;
     raw.profile = { hello: helloRun, profile: profileRun };
     figures.push(figure({ group: M, name: `profile GET rate, c=${conns}`, unit: 'req/s', baseline: helloRun.rps, baselineLabel: 'Nest hello-world', measured: profileRun.rps, kind: 'ratio', target: { op: '>=', value: 0.4 }, note: `${profileRun.non2xx} non-2xx` }));
     });
