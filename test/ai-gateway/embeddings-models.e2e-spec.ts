@@ -1,8 +1,11 @@
+import { randomUUID } from 'crypto';
 import OpenAI from 'openai';
 import { fakeEmbedding } from '../support/upstreams';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
 describe('AI gateway embeddings and models (openai SDK)', () => {
+  // Texts are unique per run: the embeddings cache may be a Redis shared with earlier runs.
+  const run = randomUUID().slice(0, 8);
   let f: GatewayFixture;
   let client: OpenAI;
 
@@ -17,40 +20,40 @@ describe('AI gateway embeddings and models (openai SDK)', () => {
   });
 
   it('returns float vectors in input order', async () => {
-    const res = await client.embeddings.create({ model: 'text-embedding-v3', input: ['alpha one', 'beta'], encoding_format: 'float' });
+    const res = await client.embeddings.create({ model: 'text-embedding-v3', input: [`alpha one ${run}`, `beta ${run}`], encoding_format: 'float' });
     expect(res.data.map((d) => d.index)).toEqual([0, 1]);
     expect(res.data[0].embedding).toHaveLength(1536);
-    expect(res.data[0].embedding[0]).toBeCloseTo(fakeEmbedding('alpha one', 1536)[0], 12);
-    expect(res.data[1].embedding[5]).toBeCloseTo(fakeEmbedding('beta', 1536)[5], 12);
-    expect(res.usage).toEqual({ prompt_tokens: 3, total_tokens: 3 });
+    expect(res.data[0].embedding[0]).toBeCloseTo(fakeEmbedding(`alpha one ${run}`, 1536)[0], 12);
+    expect(res.data[1].embedding[5]).toBeCloseTo(fakeEmbedding(`beta ${run}`, 1536)[5], 12);
+    expect(res.usage).toEqual({ prompt_tokens: 5, total_tokens: 5 });
   });
 
   it('returns base64 (float32) that the SDK decodes, by default and on request', async () => {
     // The SDK asks for base64 when no format is given and decodes it itself.
-    const res = await client.embeddings.create({ model: 'text-embedding-v3', input: 'gamma delta' });
+    const res = await client.embeddings.create({ model: 'text-embedding-v3', input: `gamma delta ${run}` });
     expect(res.data[0].embedding).toHaveLength(1536);
-    expect(res.data[0].embedding[3]).toBeCloseTo(fakeEmbedding('gamma delta', 1536)[3], 6);
+    expect(res.data[0].embedding[3]).toBeCloseTo(fakeEmbedding(`gamma delta ${run}`, 1536)[3], 6);
     const raw = await fetch(`${f.gw.url}/v1/embeddings`, {
       method: 'POST',
       headers: { authorization: `Bearer ${(client as any).apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'text-embedding-v3-small', input: 'eps', encoding_format: 'base64', dimensions: 64 }),
+      body: JSON.stringify({ model: 'text-embedding-v3-small', input: `eps ${run}`, encoding_format: 'base64', dimensions: 64 }),
     });
     const body = await raw.json();
     expect(typeof body.data[0].embedding).toBe('string');
     const floats = new Float32Array(new Uint8Array(Buffer.from(body.data[0].embedding, 'base64')).buffer);
     expect(floats).toHaveLength(64);
-    expect(floats[0]).toBeCloseTo(fakeEmbedding('eps', 64)[0], 6);
+    expect(floats[0]).toBeCloseTo(fakeEmbedding(`eps ${run}`, 64)[0], 6);
     expect(raw.headers.get('x-gateway-overhead-ms')).toMatch(/^\d+(\.\d+)?$/);
   });
 
   it('serves repeated texts from the cache without calling the upstream again', async () => {
     const text = `cached text ${Date.now()}`;
-    const first = await client.embeddings.create({ model: 'text-embedding-v3', input: [text, 'fresh-1'], encoding_format: 'float' });
+    const first = await client.embeddings.create({ model: 'text-embedding-v3', input: [text, `fresh-1 ${run}`], encoding_format: 'float' });
     expect(f.openai.requests).toHaveLength(1);
-    expect(f.openai.requests[0].body.input).toEqual([text, 'fresh-1']);
-    const second = await client.embeddings.create({ model: 'text-embedding-v3', input: ['fresh-2', text], encoding_format: 'float' });
+    expect(f.openai.requests[0].body.input).toEqual([text, `fresh-1 ${run}`]);
+    const second = await client.embeddings.create({ model: 'text-embedding-v3', input: [`fresh-2 ${run}`, text], encoding_format: 'float' });
     expect(f.openai.requests).toHaveLength(2);
-    expect(f.openai.requests[1].body.input).toEqual(['fresh-2']);
+    expect(f.openai.requests[1].body.input).toEqual([`fresh-2 ${run}`]);
     expect(second.data[1].embedding).toEqual(first.data[0].embedding);
     await client.embeddings.create({ model: 'text-embedding-v3', input: text, encoding_format: 'float' });
     expect(f.openai.requests).toHaveLength(2);

@@ -1,3 +1,5 @@
+import { randomUUID } from 'crypto';
+import { getEncoding } from 'js-tiktoken';
 import OpenAI from 'openai';
 import { Client } from 'pg';
 import { startGateway } from '../support/apps';
@@ -85,13 +87,15 @@ describe('AI gateway metering: budgets, ledger, usage', () => {
 
   it('meters embeddings at the contract price, cache hits included', async () => {
     const { id, key } = await f.createKey({ budget_yuan: 1 });
-    const input = 'hello world again';
+    // Unique per run: the cache may be a Redis shared with earlier runs.
+    const input = `hello world again ${randomUUID()}`;
+    const hitTokens = getEncoding('cl100k_base').encode(input).length;
     await sdk(key).embeddings.create({ model: 'text-embedding-v3', input, encoding_format: 'float' });
     await sdk(key).embeddings.create({ model: 'text-embedding-v3', input, encoding_format: 'float' });
     expect(f.openai.requests).toHaveLength(1);
     const usage = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
-    // 3 tokens each (the upstream's count, then tiktoken's on the cache hit) at 1 yuan per 1000.
-    expect(usage.data).toEqual([expect.objectContaining({ endpoint: 'embeddings', model: 'text-embedding-v3', requests: 2, prompt_tokens: 6, cost_yuan: 0.006 })]);
+    // The upstream's count (4 words) on the miss, tiktoken's on the hit; 1 yuan per 1000 tokens.
+    expect(usage.data).toEqual([expect.objectContaining({ endpoint: 'embeddings', model: 'text-embedding-v3', requests: 2, prompt_tokens: 4 + hitTokens, cost_yuan: (4 + hitTokens) / 1000 })]);
     const statuses = await query(f.gw.dbUrl, `SELECT status FROM ai_usage_records WHERE key_id = $1 ORDER BY id`, [id]);
     expect(statuses.map((r) => r.status)).toEqual(['ok', 'cached']);
   });
