@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, MiddlewareConsumer, Module, NestModule, OnApplicationShutdown } from '@nestjs/common';
 import { LlmRouter, loadProvidersFile, parseProvidersConfig } from '@app/providers/llm';
+import { localLlmEngines } from '@app/providers/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayTimingMiddleware } from './gateway-timing';
 import { Tokenizer } from './tokenizer';
@@ -11,7 +12,8 @@ export function createRouter(config: GatewayConfig): LlmRouter {
     log.warn('AI_PROVIDERS_FILE is not set: chat and embeddings answer 503 until upstreams are configured');
     return new LlmRouter(parseProvidersConfig({}));
   }
-  const router = new LlmRouter(loadProvidersFile(config.AI_PROVIDERS_FILE));
+  // `type: local` deployments may name the in-process embeddings engine (engine: use-lite-en).
+  const router = new LlmRouter(loadProvidersFile(config.AI_PROVIDERS_FILE), { localEngines: localLlmEngines() });
   const served = router.servedModels();
   log.log(`${router.config.deployments.length} deployment(s) serving ${served.map((m) => m.name).join(', ') || 'no models'}`);
   for (const m of served) {

@@ -6,3 +6,4 @@ export * from './vision/vision.engine';
 export * from './tts/speech-synthesis.engine';
 export * from './embeddings/text-embedding.engine';
 export * from './stt/pocketsphinx.engine';
+export * from './embeddings/local-embeddings.client';

@@ -1,0 +1,41 @@
+import { UnsupportedRequestError } from '../../llm/anthropic-client';
+import type { LlmClient } from '../../llm/llm-client';
+import type { ChatCompletion, ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse } from '../../llm/types';
+import { LOCAL_EMBEDDING_DIMENSIONS, TextEmbeddingEngine } from './text-embedding.engine';
+
+/** Engine name to use in a `type: local` deployment of the providers file. */
+export const LOCAL_EMBEDDINGS_ENGINE = 'use-lite-en';
+
+/**
+ * The in-process English embeddings engine behind the router's `LlmClient` interface, so a providers
+ * file can serve a model from it (`type: local`, `engine: use-lite-en`). Embeddings only.
+ */
+export class LocalEmbeddingsClient implements LlmClient {
+  constructor(private readonly engine: TextEmbeddingEngine = TextEmbeddingEngine.shared()) {}
+
+  async embeddings(req: EmbeddingsRequest): Promise<EmbeddingsResponse> {
+    if (req.dimensions !== undefined && req.dimensions !== LOCAL_EMBEDDING_DIMENSIONS) {
+      throw new UnsupportedRequestError(`the local embeddings model has ${LOCAL_EMBEDDING_DIMENSIONS} dimensions and cannot shorten its vectors`, 'dimensions');
+    }
+    const inputs = Array.isArray(req.input) ? req.input : [req.input];
+    const vectors = await this.engine.embed(inputs);
+    // No usage: the gateway counts the tokens itself for a local model.
+    return { object: 'list', model: req.model, data: vectors.map((embedding, index) => ({ index, object: 'embedding', embedding })) } as unknown as EmbeddingsResponse;
+  }
+
+  chat(): Promise<ChatCompletion> {
+    return Promise.reject(new UnsupportedRequestError('the local engine serves embeddings only', 'model'));
+  }
+
+  chatStream(): Promise<AsyncIterable<ChatCompletionChunk>> {
+    return Promise.reject(new UnsupportedRequestError('the local engine serves embeddings only', 'model'));
+  }
+
+  /** The engine is shared by the process; it outlives any one router. */
+  async close(): Promise<void> {}
+}
+
+/** The `localEngines` a router gets in this build. */
+export function localLlmEngines(): Record<string, LlmClient> {
+  return { [LOCAL_EMBEDDINGS_ENGINE]: new LocalEmbeddingsClient() };
+}
