@@ -87,5 +87,11 @@ describe('AI gateway embeddings and models (openai SDK)', () => {
     for await (const m of limited.models.list()) allowed.push(m.id);
     expect(allowed.sort()).toEqual(['text-embedding-v3', 'vendor-gpt-4-mini']);
     await expect(limited.models.retrieve('vendor-gpt-4')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+
+    const { key: embOnly } = await f.createKey({ name: 'embeddings only', scopes: ['embeddings'] });
+    const embClient = new OpenAI({ apiKey: embOnly, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+    const embIds: string[] = [];
+    for await (const m of embClient.models.list()) embIds.push(m.id);
+    expect(embIds.sort()).toEqual(['text-embedding-v3', 'text-embedding-v3-small']);
   });
 });

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagg
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
 import { LlmRouter, ModelInfo } from '@app/providers/llm';
-import { apiKeyClaims, modelAllowed } from '../keys/key-scopes';
+import { ApiKeyClaims, apiKeyClaims, modelAllowed } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../routing/openai-error.doc';
 
 export class ModelResponse {
@@ -22,6 +22,11 @@ export class ModelListResponse {
 
 const LOADED_AT = Math.floor(Date.now() / 1000);
 
+/** The key may use the model: allowed by name, and its endpoint family is in the key's scopes. */
+function usable(claims: ApiKeyClaims, m: ModelInfo): boolean {
+  return modelAllowed(claims, m.name) && (!claims.scopes || claims.scopes.includes(m.kind));
+}
+
 function toModel(m: ModelInfo): ModelResponse {
   return { id: m.name, object: 'model', created: LOADED_AT, owned_by: m.ownedBy, kind: m.kind, context_length: m.contextLength };
 }
@@ -32,12 +37,12 @@ export class ModelsController {
   constructor(private readonly router: LlmRouter) {}
 
   @Get()
-  @ApiOperation({ summary: 'Models this key may use (served by a configured upstream and allowed for the key)' })
+  @ApiOperation({ summary: 'Models this key may use: served by a configured upstream, in its model allowlist and its scopes' })
   @ApiOkResponse({ type: ModelListResponse })
   @ApiOpenAiErrors(401)
   list(@CurrentPrincipal() principal: Principal): ModelListResponse {
     const claims = apiKeyClaims(principal);
-    return { object: 'list', data: this.router.servedModels().filter((m) => modelAllowed(claims, m.name)).map(toModel) };
+    return { object: 'list', data: this.router.servedModels().filter((m) => usable(claims, m)).map(toModel) };
   }
 
   @Get(':model')
@@ -47,7 +52,7 @@ export class ModelsController {
   get(@CurrentPrincipal() principal: Principal, @Param('model') model: string): ModelResponse {
     const claims = apiKeyClaims(principal);
     const info = this.router.modelInfo(model);
-    if (!info || !this.router.isServed(model) || !modelAllowed(claims, model)) {
+    if (!info || !this.router.isServed(model) || !usable(claims, info)) {
       throw new OpenAiError(404, `The model ${model} does not exist or you do not have access to it`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
     }
     return toModel(info);
