@@ -216,7 +216,9 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
   it('wrong passwords split across A and B lock the account+IP pair at the same total', async () => {
     const from = ip();
     const username = `sk_${run}_${randomBytes(3).toString('hex')}`;
-    await on(a, from).post(`${AUTH}/register`).send({ username, password: 'scale-out-password' }).expect(200);
+    ours.add(username);
+    const reg = await on(a, from).post(`${AUTH}/register`).send({ username, password: 'scale-out-password' }).expect(200);
+    ours.add(reg.body.data.memberId);
     // LOGIN_MAX_FAILURES defaults to 5 for one account from one IP.
     for (let i = 0; i < 5; i++) {
       await on(i % 2 ? a : b, from).post(`${AUTH}/login`).send({ account: username, password: 'wrong-password' }).expect(401);
@@ -275,8 +277,8 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
     expect((await on(b, ip()).get(`/api/v1/app/oauth2/callback?state=${qr.sceneStr}`).expect(400)).body.code).toBe(10003);
 
     // One official-account access token serves both instances (fetched at most once).
-    await on(b, ip()).post('/api/v1/app/oauth2/mp/qrcode').expect(200);
-    await on(a, ip()).post('/api/v1/app/oauth2/mp/qrcode').expect(200);
+    ours.add((await on(b, ip()).post('/api/v1/app/oauth2/mp/qrcode').expect(200)).body.data.sceneStr);
+    ours.add((await on(a, ip()).post('/api/v1/app/oauth2/mp/qrcode').expect(200)).body.data.sceneStr);
     expect((wx.calls.get('cgi-bin/token') ?? 0) - tokenFetchesBefore).toBeLessThanOrEqual(1);
   });
 
