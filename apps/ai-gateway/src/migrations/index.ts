@@ -1,5 +1,5 @@
-import { SharedState1732240000000 } from '@app/database';
+import { SharedState1732240000000, SharedStateUnlogged1795500000000 } from '@app/database';
 import { CreateApiKeysAndUsage1795400000000 } from './1795400000000-CreateApiKeysAndUsage';
 
 // Every migration of the AI gateway, in order (append new ones).
-export const GATEWAY_MIGRATIONS: Function[] = [SharedState1732240000000, CreateApiKeysAndUsage1795400000000];
+export const GATEWAY_MIGRATIONS: Function[] = [SharedState1732240000000, CreateApiKeysAndUsage1795400000000, SharedStateUnlogged1795500000000];

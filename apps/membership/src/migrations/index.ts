@@ -1,6 +1,6 @@
-import { SharedState1732240000000 } from '@app/database';
+import { SharedState1732240000000, SharedStateUnlogged1795500000000 } from '@app/database';
 import { CreateMemberAccounts1795314856814 } from './1795314856814-CreateMemberAccounts';
 import { CreateMemberIdentities1795400000000 } from './1795400000000-CreateMemberIdentities';
 
 // Every migration of the membership app, in order (append new ones).
-export const MEMBERSHIP_MIGRATIONS: Function[] = [SharedState1732240000000, CreateMemberAccounts1795314856814, CreateMemberIdentities1795400000000];
+export const MEMBERSHIP_MIGRATIONS: Function[] = [SharedState1732240000000, CreateMemberAccounts1795314856814, CreateMemberIdentities1795400000000, SharedStateUnlogged1795500000000];
