@@ -130,14 +130,14 @@ export class CreateChatCompletion {
     try {
       for await (const chunk of routed.value) {
         if (chunk.usage) upstreamUsage = chunk.usage;
-        const forward = { ...chunk };
+        const forward = { ...chunk, choices: Array.isArray(chunk.choices) ? chunk.choices : [] };
         if (!wantsUsage) {
           delete forward.usage;
           if (forward.choices.length === 0) continue;
         }
         await sse.data(forward);
         if (sse.closed) throw new CallAbortedError();
-        for (const c of chunk.choices) if (typeof c.delta?.content === 'string') delivered += c.delta.content;
+        for (const c of forward.choices) if (typeof c?.delta?.content === 'string') delivered += c.delta.content;
       }
       await sse.data('[DONE]');
     } catch (e) {

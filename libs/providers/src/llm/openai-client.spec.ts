@@ -42,6 +42,19 @@ describe('OpenAiCompatibleClient', () => {
     expect(up.requests[0].body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
   });
 
+  it('leaves stream_options out for a server configured without stream usage', async () => {
+    const plain = new OpenAiCompatibleClient({ baseUrl: up.url, apiKey: 'sk-up', headers: {}, timeoutMs: 500, connections: 1, streamUsage: false });
+    try {
+      const stream = await plain.chatStream({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
+      const chunks = [];
+      for await (const c of stream) chunks.push(c);
+      expect(chunks.some((c) => c.usage)).toBe(false);
+      expect(up.requests[0].body.stream_options).toBeUndefined();
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('returns embeddings', async () => {
     const res = await client.embeddings({ model: 'e', input: ['x', 'y'], dimensions: 8 });
     expect(res.data.map((d) => d.embedding.length)).toEqual([8, 8]);

@@ -9,7 +9,7 @@ import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest
 export class OpenAiCompatibleClient implements LlmClient {
   private readonly http: UpstreamHttp;
 
-  constructor(private readonly deployment: Pick<Deployment, 'baseUrl' | 'apiKey' | 'headers' | 'timeoutMs' | 'connections'>) {
+  constructor(private readonly deployment: Pick<Deployment, 'baseUrl' | 'apiKey' | 'headers' | 'timeoutMs' | 'connections'> & { streamUsage?: boolean }) {
     this.http = new UpstreamHttp({
       baseUrl: deployment.baseUrl!,
       connections: deployment.connections,
@@ -26,7 +26,7 @@ export class OpenAiCompatibleClient implements LlmClient {
   }
 
   async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<AsyncIterable<ChatCompletionChunk>> {
-    const payload = { ...req, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
+    const payload = this.deployment.streamUsage === false ? { ...req, stream: true, stream_options: undefined } : { ...req, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
     const res = await this.http.postJson('/chat/completions', payload, { ...opts, wholeCall: false });
     const timeoutMs = opts.timeoutMs ?? this.deployment.timeoutMs;
     return (async function* () {

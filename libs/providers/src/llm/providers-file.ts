@@ -30,6 +30,8 @@ export interface Deployment {
   models: DeploymentModel[];
   /** Anthropic only: API version header. */
   anthropicVersion?: string;
+  /** OpenAI type: ask for usage in streams (`stream_options.include_usage`); off for servers that refuse it. */
+  streamUsage: boolean;
 }
 
 export interface RoutingPolicy {
@@ -167,6 +169,7 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
       connections: d.connections === undefined ? 32 : expectNumber(d.connections, `${path}.connections`, 1),
       headers,
       models: dm,
+      streamUsage: d.streamUsage === undefined ? true : expectBoolean(d.streamUsage, `${path}.streamUsage`),
       anthropicVersion: type === 'anthropic' ? (d.anthropicVersion === undefined ? '2023-06-01' : expectString(d.anthropicVersion, `${path}.anthropicVersion`)) : undefined,
     });
   });
@@ -194,6 +197,10 @@ function expectString(v: unknown, path: string): string {
 }
 function expectNumber(v: unknown, path: string, min: number): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min) throw new ProvidersFileError(`${path} must be a number >= ${min}`);
+  return v;
+}
+function expectBoolean(v: unknown, path: string): boolean {
+  if (typeof v !== 'boolean') throw new ProvidersFileError(`${path} must be true or false`);
   return v;
 }
 function expectEnum<T extends string>(v: unknown, path: string, allowed: readonly T[]): T {
