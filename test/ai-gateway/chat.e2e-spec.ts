@@ -140,6 +140,7 @@ describe('AI gateway chat completions (openai SDK)', () => {
     expect(err.message).not.toContain('sk-wrongwrongwrongwrongwrongwrong');
     const none = await fetch(`${f.gw.url}/v1/models`);
     expect(none.status).toBe(401);
+    expect(none.headers.get('x-gateway-overhead-ms')).toMatch(/^\d+(\.\d+)?$/);
     expect((await none.json()).error.code).toBe('invalid_api_key');
   });
 });

@@ -11,11 +11,21 @@ export function errorHeaders(res: { headersSent: boolean; setHeader(name: string
   if (body && typeof body === 'object' && body.errorCode === 'insufficient_quota') res.setHeader('x-should-retry', 'false');
 }
 
-/** Stamps when the gateway started handling a request (after body parsing). */
+/**
+ * Stamps when the gateway started handling a /v1 request (after body parsing), and makes sure every
+ * response carries the overhead header: handlers that call upstreams set it themselves (upstream
+ * waits excluded); any other answer (validation, auth, errors before a call) gets the elapsed time.
+ */
 @Injectable()
 export class GatewayTimingMiddleware implements NestMiddleware {
-  use(req: any, _res: unknown, next: () => void): void {
-    req.gatewayStartedAt = performance.now();
+  use(req: any, res: any, next: () => void): void {
+    const started = performance.now();
+    req.gatewayStartedAt = started;
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: any, ...args: any[]) {
+      if (!this.headersSent && !this.getHeader(OVERHEAD_HEADER)) this.setHeader(OVERHEAD_HEADER, (performance.now() - started).toFixed(2));
+      return writeHead.apply(this, args);
+    };
     next();
   }
 }
