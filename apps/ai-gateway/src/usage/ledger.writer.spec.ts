@@ -51,4 +51,31 @@ describe('LedgerWriter', () => {
     await writer.onApplicationShutdown();
     expect(inserted.flat()).toHaveLength(7);
   });
+
+  it('charges keys without a budget once per key per flush, keeping a refused charge for the next flush', async () => {
+    const updates: unknown[][] = [];
+    let fail = 1;
+    const db = {
+      getRepository: () => ({ insert: async () => undefined }),
+      query: async (_sql: string, params: unknown[]) => {
+        if (params[0] === 'b' && fail-- > 0) throw new Error('db down');
+        updates.push(params);
+      },
+    };
+    const writer = new LedgerWriter(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any);
+    (writer as any).log = { error: jest.fn() };
+    writer.chargeLater('a', 0.009);
+    writer.chargeLater('a', 0.009);
+    writer.chargeLater('a', 0.009);
+    writer.chargeLater('b', 0.5);
+    writer.chargeLater('c', 0); // nothing to charge
+    expect(updates).toHaveLength(0);
+    await writer.flush();
+    expect(updates).toEqual([['a', '0.0270000000']]);
+    writer.chargeLater('b', 0.25);
+    await writer.flush();
+    expect(updates).toEqual([['a', '0.0270000000'], ['b', '0.7500000000']]);
+    await writer.flush();
+    expect(updates).toHaveLength(2);
+  });
 });
