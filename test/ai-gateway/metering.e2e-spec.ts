@@ -3,6 +3,7 @@ import { getEncoding } from 'js-tiktoken';
 import OpenAI from 'openai';
 import { Client } from 'pg';
 import { startGateway } from '../support/apps';
+import { ExpiredHoldsSweeper } from '../../apps/ai-gateway/src/usage/expired-holds.sweeper';
 import { ADMIN_TOKEN, GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
 async function query(dbUrl: string, sql: string, params: unknown[] = []) {
@@ -60,6 +61,21 @@ describe('AI gateway metering: budgets, ledger, usage', () => {
     const usage = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
     expect(usage.total_cost_yuan).toBeCloseTo(key1.spent_yuan, 8);
     expect(usage.data[0]).toMatchObject({ endpoint: 'chat.completions', model: 'vendor-gpt-4', requests: ok, failed: 0, prompt_tokens: ok * 2, completion_tokens: ok * 50 });
+  });
+
+  it('releases budget held by calls that never settled (a killed process) once the hold expires', async () => {
+    const { id, key } = await f.createKey({ budget_yuan: 1 });
+    await sdk(key).chat.completions.create({ model: 'vendor-gpt-4', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+    // Settled calls leave no hold behind.
+    expect(await query(f.gw.dbUrl, `SELECT count(*)::int AS n FROM ai_budget_holds WHERE key_id = $1`, [id])).toEqual([{ n: 0 }]);
+    // What a process killed mid-call leaves: a hold and the reserved amount.
+    await query(f.gw.dbUrl, `INSERT INTO ai_budget_holds (key_id, amount, expires_at) VALUES ($1, 0.9, now() - interval '1 second')`, [id]);
+    await query(f.gw.dbUrl, `UPDATE ai_api_keys SET reserved_yuan = reserved_yuan + 0.9 WHERE id = $1`, [id]);
+    const blocked: any = await sdk(key).chat.completions.create({ model: 'vendor-gpt-4', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }).catch((e) => e);
+    expect(blocked.error?.code).toBe('insufficient_quota');
+    expect(await f.gw.app.get(ExpiredHoldsSweeper).sweep()).toBe(1);
+    expect((await f.admin('GET', `/admin/keys/${id}`)).body.reserved_yuan).toBe(0);
+    await expect(sdk(key).chat.completions.create({ model: 'vendor-gpt-4', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] })).resolves.toBeTruthy();
   });
 
   it('caps max_tokens of a budgeted key that sent none, at what was reserved', async () => {

@@ -101,7 +101,7 @@ export class CreateChatCompletion {
     const settling = this.metering.settle(p.reservation, this.outcome(p, req, 'ok', usage, deployment, 200));
     // A held budget reservation is released before answering; with nothing held (no budget) the charge
     // is written while the answer goes out, keeping a database commit off the latency path (npm run bench).
-    if (Number(p.reservation.amount) > 0) await settling;
+    if (p.reservation.holdId) await settling;
     res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
     res.status(200).json(result);
     await settling;

@@ -59,6 +59,11 @@ export class GatewayConfig extends BaseConfig {
   @IsBoolean()
   AI_EMBEDDINGS_CACHE_HITS_BILLED: boolean = true;
 
+  /** Longest a budget hold lives: holds of calls that never settled (a killed process) are released after it. */
+  @IsInt()
+  @Min(60_000)
+  AI_BUDGET_HOLD_TTL_MS: number = 3_600_000;
+
   /** Development only: when no usable API key exists at boot, create one and print it once. */
   @IsBoolean()
   AI_DEV_KEY: boolean = true;

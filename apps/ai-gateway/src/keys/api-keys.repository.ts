@@ -49,28 +49,45 @@ export class ApiKeysRepository {
   }
 
   /**
-   * Atomically sets aside `amount` yuan of the key's budget. One UPDATE re-checks the condition
-   * under the row lock, so concurrent reservations can never together exceed the budget.
-   * Returns false when the budget cannot cover it.
+   * Atomically sets aside `amount` yuan of the key's budget and records the hold (expiring at
+   * `ttlMs`). One statement re-checks the budget under the row lock, so concurrent reservations can
+   * never together exceed it. Returns the hold id, or null when the budget cannot cover it.
    */
-  async reserve(id: string, amount: string): Promise<boolean> {
-    // TypeORM answers an UPDATE with [rows, affectedCount].
-    const [rows] = await this.db.query(
-      `UPDATE ai_api_keys SET reserved_yuan = reserved_yuan + $2::numeric
-        WHERE id = $1 AND (budget_yuan IS NULL OR spent_yuan + reserved_yuan + $2::numeric <= budget_yuan)
-        RETURNING id`,
-      [id, amount],
+  async reserve(id: string, amount: string, ttlMs: number): Promise<string | null> {
+    const rows = await this.db.query(
+      `WITH k AS (
+         UPDATE ai_api_keys SET reserved_yuan = reserved_yuan + $2::numeric
+          WHERE id = $1 AND (budget_yuan IS NULL OR spent_yuan + reserved_yuan + $2::numeric <= budget_yuan)
+          RETURNING id)
+       INSERT INTO ai_budget_holds (key_id, amount, expires_at)
+       SELECT id, $2::numeric, now() + $3::int * interval '1 millisecond' FROM k
+       RETURNING id`,
+      [id, amount, ttlMs],
     );
-    return rows.length === 1;
+    return rows[0]?.id ?? null;
   }
 
-  /** Releases a reservation and charges the real cost in one statement. */
-  async settle(id: string, reserved: string, cost: string): Promise<void> {
+  /** Releases a hold (if it has not expired already) and charges the real cost, in one statement. */
+  async settle(id: string, holdId: string | null, cost: string): Promise<void> {
     await this.db.query(
-      `UPDATE ai_api_keys SET reserved_yuan = GREATEST(reserved_yuan - $2::numeric, 0), spent_yuan = spent_yuan + $3::numeric, last_used_at = now()
+      `WITH h AS (DELETE FROM ai_budget_holds WHERE id = $2 AND key_id = $1 RETURNING amount)
+       UPDATE ai_api_keys SET reserved_yuan = GREATEST(reserved_yuan - COALESCE((SELECT amount FROM h), 0), 0),
+              spent_yuan = spent_yuan + $3::numeric, last_used_at = now()
         WHERE id = $1`,
-      [id, reserved, cost],
+      [id, holdId, cost],
     );
+  }
+
+  /** Frees holds whose call never settled (a crashed or killed process); returns how many. */
+  async releaseExpiredHolds(): Promise<number> {
+    const [rows] = await this.db.query(
+      `WITH h AS (DELETE FROM ai_budget_holds WHERE expires_at < now() RETURNING key_id, amount),
+            s AS (SELECT key_id, sum(amount) AS amount, count(*) AS n FROM h GROUP BY key_id)
+       UPDATE ai_api_keys k SET reserved_yuan = GREATEST(k.reserved_yuan - s.amount, 0)
+         FROM s WHERE k.id = s.key_id
+       RETURNING s.n`,
+    );
+    return (rows as Array<{ n: string }>).reduce((t, r) => t + Number(r.n), 0);
   }
 
   /** Remaining budget in yuan (budget − spent − reserved), or null when the key has no budget. */

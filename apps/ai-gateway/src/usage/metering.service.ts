@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
+import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeysRepository } from '../keys/api-keys.repository';
 import { ApiKeyClaims } from '../keys/key-scopes';
 import { LedgerEntry, LedgerWriter } from './ledger.writer';
@@ -19,6 +20,8 @@ export function insufficientQuota(): OpenAiError {
 export interface Reservation {
   keyId: string;
   amount: string;
+  /** Row in ai_budget_holds (budgeted keys only). */
+  holdId: string | null;
   settled: boolean;
   startedAt: number;
 }
@@ -51,14 +54,17 @@ export class MeteringService {
   constructor(
     private readonly keys: ApiKeysRepository,
     private readonly ledger: LedgerWriter,
+    private readonly config: GatewayConfig,
   ) {}
 
   /** Holds `maxCostYuan` of the key's budget; 429 `insufficient_quota` when it cannot be covered. */
   async reserve(principal: Principal, maxCostYuan: number): Promise<Reservation> {
     const claims = principal.claims as ApiKeyClaims;
-    const amount = claims.hasBudget ? yuanText(Math.max(0, maxCostYuan)) : yuanText(0);
-    if (claims.hasBudget && !(await this.keys.reserve(principal.id, amount))) throw insufficientQuota();
-    return { keyId: principal.id, amount, settled: false, startedAt: Date.now() };
+    if (!claims.hasBudget) return { keyId: principal.id, amount: yuanText(0), holdId: null, settled: false, startedAt: Date.now() };
+    const amount = yuanText(Math.max(0, maxCostYuan));
+    const holdId = await this.keys.reserve(principal.id, amount, this.config.AI_BUDGET_HOLD_TTL_MS);
+    if (!holdId) throw insufficientQuota();
+    return { keyId: principal.id, amount, holdId, settled: false, startedAt: Date.now() };
   }
 
   /** Remaining budget in yuan, or null without a budget. */
@@ -78,7 +84,8 @@ export class MeteringService {
       this.log.warn({ requestId: outcome.requestId, endpoint: outcome.endpoint, model: outcome.model, provider: outcome.provider, status: outcome.httpStatus }, `upstream call failed: ${outcome.error ?? 'unknown error'}`);
     }
     try {
-      if (cost > 0 || Number(reservation.amount) > 0) await this.keys.settle(reservation.keyId, reservation.amount, yuanText(cost));
+      if (reservation.holdId) await this.keys.settle(reservation.keyId, reservation.holdId, yuanText(cost));
+      else this.ledger.chargeLater(reservation.keyId, cost);
     } catch (e) {
       this.log.error(`could not settle key ${reservation.keyId}: ${(e as Error).message}`);
     }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { KeysModule } from '../keys/keys.module';
+import { ExpiredHoldsSweeper } from './expired-holds.sweeper';
 import { LedgerWriter } from './ledger.writer';
 import { MeteringService } from './metering.service';
 import { UsageController } from './usage.controller';
@@ -9,7 +10,7 @@ import { UsageRepository } from './usage.repository';
 @Module({
   imports: [KeysModule],
   controllers: [UsageController],
-  providers: [LedgerWriter, MeteringService, UsageRepository],
+  providers: [LedgerWriter, MeteringService, UsageRepository, ExpiredHoldsSweeper],
   exports: [MeteringService, LedgerWriter],
 })
 export class UsageModule {}
