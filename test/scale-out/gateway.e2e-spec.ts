@@ -226,9 +226,14 @@ describe.each(backends('scale-out ai-gateway'))('scale-out: two AI gateway insta
       (await db.query(`SELECT request_id, status, cost_yuan::text AS cost FROM ai_usage_records WHERE key_id = $1 ORDER BY request_id`, [id])).rows as { request_id: string; status: string; cost: string }[];
     // A has flushed its half by now; B keeps its half queued until shutdown (unless this run was
     // so slow that B's one-minute flush tick already came).
-    await sleep(400);
-    const before = (await rowsOf()).map((r) => r.request_id).sort();
     const servedByA = ids.filter((_, i) => i % 2 === 0).sort();
+    let before: string[] = [];
+    for (const until = Date.now() + 5000; Date.now() < until; await sleep(100)) {
+      before = (await rowsOf()).map((r) => r.request_id).sort();
+      if (before.length >= servedByA.length) break;
+    }
+    await sleep(300); // a stray second write of A's batch would show up here
+    before = (await rowsOf()).map((r) => r.request_id).sort();
     if (Date.now() - bStartedAt < 55_000) expect(before).toEqual(servedByA);
     else expect(before).toEqual(expect.arrayContaining(servedByA));
 

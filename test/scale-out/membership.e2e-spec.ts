@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { deflateSync } from 'zlib';
-import { randomBytes } from 'crypto';
+import { randomBytes, randomInt } from 'crypto';
 import type Redis from 'ioredis';
 import { Client } from 'pg';
 import request from 'supertest';
@@ -22,7 +22,8 @@ const S3rver = require('s3rver');
 
 const AUTH = '/api/v1/app/auth';
 const FRONTEND = 'https://www.example.com/oauth/callback';
-const GRACE_MS = 1000;
+/** Long enough that the second-tab request lands inside it even on a loaded CI machine. */
+const GRACE_MS = 3000;
 
 /** A real 1x1 PNG. */
 function png(): Buffer {
@@ -119,6 +120,10 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
     a = await startMembership(env);
     b = await startMembership(env, { dbUrl: a.dbUrl });
     db = await sqlClient(a.dbUrl);
+    // Member ids are a per-database sequence and some shared-state keys carry them (login lockouts:
+    // `login:*:acct:m:<id>`). Every test database starts at 1, so in a Redis shared with earlier runs
+    // member 5 would meet the lock of another run's member 5: start this run's ids at a random point.
+    await db.query(`ALTER TABLE members ALTER COLUMN id RESTART WITH ${randomInt(1_000_000_000, 9_000_000_000)}`);
     if (backend.name === 'redis') redis = redisClient();
   });
 
@@ -218,7 +223,7 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
     const username = `sk_${run}_${randomBytes(3).toString('hex')}`;
     ours.add(username);
     const reg = await on(a, from).post(`${AUTH}/register`).send({ username, password: 'scale-out-password' }).expect(200);
-    ours.add(reg.body.data.memberId);
+    ours.add(`:m:${reg.body.data.memberId}`);
     // LOGIN_MAX_FAILURES defaults to 5 for one account from one IP.
     for (let i = 0; i < 5; i++) {
       await on(i % 2 ? a : b, from).post(`${AUTH}/login`).send({ account: username, password: 'wrong-password' }).expect(401);
