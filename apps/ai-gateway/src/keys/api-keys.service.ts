@@ -12,7 +12,7 @@ const MAX_CACHED = 10_000;
 @Injectable()
 export class ApiKeysService {
   /** hash -> record (or null for unknown keys) until `until`; per replica, so kept short. */
-  private readonly cache = new Map<string, { key: ApiKey | null; until: number }>();
+  private readonly cache = new Map<string, { key: Promise<ApiKey | null>; until: number }>();
 
   constructor(
     private readonly keys: ApiKeysRepository,
@@ -61,12 +61,14 @@ export class ApiKeysService {
     const now = Date.now();
     let entry = this.cache.get(hash);
     if (!entry || entry.until <= now) {
-      const key = await this.keys.findByHash(hash);
+      // Concurrent requests with the same key share one lookup; a failed lookup is not cached.
+      const lookup = this.keys.findByHash(hash);
       if (this.cache.size >= MAX_CACHED) this.cache.clear();
-      entry = { key, until: now + this.config.AI_KEY_CACHE_TTL_MS };
+      entry = { key: lookup, until: now + this.config.AI_KEY_CACHE_TTL_MS };
       this.cache.set(hash, entry);
+      lookup.catch(() => this.cache.delete(hash));
     }
-    const key = entry.key;
+    const key = await entry.key;
     if (!key) throw unknown();
     if (key.revokedAt) throw new OpenAiError(401, 'This API key has been revoked', { type: 'invalid_request_error', code: 'invalid_api_key' });
     if (key.expiresAt && key.expiresAt.getTime() <= now) throw new OpenAiError(401, 'This API key has expired', { type: 'invalid_request_error', code: 'invalid_api_key' });

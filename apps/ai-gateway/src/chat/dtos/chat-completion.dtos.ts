@@ -113,6 +113,23 @@ export class ChatCompletionRequest {
   @IsObject()
   response_format?: Record<string, unknown>;
 
+  @ApiPropertyOptional({ example: false, description: 'Passed to OpenAI-compatible upstreams; ignored by Anthropic ones' })
+  @IsOptional()
+  @IsBoolean()
+  logprobs?: boolean;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 20 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(20)
+  top_logprobs?: number;
+
+  @ApiPropertyOptional({ example: { '50256': -100 }, description: 'Passed to OpenAI-compatible upstreams; ignored by Anthropic ones' })
+  @IsOptional()
+  @IsObject()
+  logit_bias?: Record<string, number>;
+
   @ApiPropertyOptional({ example: 'user-1234', description: 'End-user id for abuse tracking' })
   @IsOptional()
   @IsString()
