@@ -24,6 +24,8 @@ export interface RgbImage {
  * so a small file that inflates to a huge bitmap ("decompression bomb") is never decoded.
  */
 export async function inspectImage(bytes: Buffer, maxPixels: number): Promise<ImageInfo> {
+  // Only raster formats reach libvips: SVG (external references), PDF and the rest are refused by their first bytes.
+  if (!sniffRaster(bytes)) throw new EngineInputError('unsupported image format: expected JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIF');
   let meta: sharp.Metadata;
   try {
     meta = await sharp(bytes, { limitInputPixels: false, failOn: 'error' }).metadata(); // header only; the cap is checked below
@@ -39,6 +41,20 @@ export async function inspectImage(bytes: Buffer, maxPixels: number): Promise<Im
   }
   const swapped = (meta.orientation ?? 1) >= 5;
   return { format, width: swapped ? meta.height : meta.width, height: swapped ? meta.width : meta.height };
+}
+
+function sniffRaster(b: Buffer): boolean {
+  if (b.length < 12) return false;
+  const ascii = (from: number, to: number) => b.toString('latin1', from, to);
+  return (
+    (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) || // JPEG
+    b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) || // PNG
+    ascii(0, 4) === 'GIF8' ||
+    (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') ||
+    ascii(0, 4) === 'II*\0' ||
+    ascii(0, 4) === 'MM\0*' ||
+    (ascii(4, 8) === 'ftyp' && /^(avif|avis|heic|heix|hevc|mif1|msf1)$/.test(ascii(8, 12))) // AVIF / HEIF
+  );
 }
 
 /** Decodes to RGB (EXIF orientation applied), shrunk to fit `maxSide` to bound inference memory. */

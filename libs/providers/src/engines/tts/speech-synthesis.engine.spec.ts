@@ -1,5 +1,5 @@
 import { decodeAudio } from '../audio/audio-codec';
-import { EngineInputError } from '../engine-worker';
+import { EngineInputError, EngineUnavailableError } from '../engine-worker';
 import { SpeechSynthesisEngine, VOICES } from './speech-synthesis.engine';
 
 function rms(pcm: Int16Array): number {
@@ -14,6 +14,12 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
 
   it('is installed here (optional dependency present)', () => {
     expect(engine.installed).toBe(true);
+  });
+
+  it('says it is unavailable (not a silent fallback) when the optional package is absent', async () => {
+    const absent = new SpeechSynthesisEngine('@echogarden/espeak-ng-emscripten-not-installed');
+    expect(absent.installed).toBe(false);
+    await expect(absent.synthesize('hello')).rejects.toBeInstanceOf(EngineUnavailableError);
   });
 
   it('speaks Chinese as WAV with a correct header and audible samples', async () => {

@@ -65,12 +65,12 @@ export class SpeechSynthesisEngine {
   private readonly worker: EngineWorker | null;
   private readonly missing: string | null = null;
 
-  constructor() {
+  constructor(espeakPackage = '@echogarden/espeak-ng-emscripten') {
     let espeak: string | null = null;
     try {
-      espeak = require.resolve('@echogarden/espeak-ng-emscripten');
+      espeak = require.resolve(espeakPackage);
     } catch {
-      this.missing = 'optional package @echogarden/espeak-ng-emscripten is not installed';
+      this.missing = `optional package ${espeakPackage} is not installed`;
     }
     const lame = path.join(path.dirname(require.resolve('@breezystack/lamejs')), 'lamejs.js');
     this.worker = espeak ? new EngineWorker('tts', BODY, { espeak, lame }) : null;
