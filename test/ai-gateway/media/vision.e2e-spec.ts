@@ -64,7 +64,7 @@ describe('POST /v1/vision/recognize (local engines, real HTTP)', () => {
       [{ image: png }, 400, 'features'],
       [{ features: ['text'] }, 400, 'image'],
       [{ image: png, features: ['text'], language: 'ja' }, 400, 'language'],
-      [{ image: 'bm90IGFuIGltYWdl', features: ['labels'] }, 400, 'image'],
+      [{ image: 'bm90IGFuIGltYWdl', features: ['labels'] }, 415, 'image'], // bytes that are no image format
       [{ image: 'ftp://example.com/x.png', features: ['labels'] }, 400, 'image'],
       [{ image: png, features: ['text'], extra: 1 }, 400, null],
     ];
