@@ -20,6 +20,8 @@ export interface MediaUpstream {
   calls: MediaUpstreamCall[];
   /** Next call answers this HTTP status with an OpenAI error body. */
   failNext?: number;
+  /** Wait before answering a transcription (a slow upstream). */
+  delayMs?: number;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<
         return send(200, { created: Math.floor(Date.now() / 1000), data });
       }
       if (req.url === '/v1/audio/transcriptions') {
+        if (upstream.delayMs) await new Promise((r) => setTimeout(r, upstream.delayMs));
         const form = await new Request('http://upstream/', { method: 'POST', headers: { 'content-type': req.headers['content-type']! }, body }).formData();
         call.form = {};
         for (const [k, v] of form.entries()) {

@@ -78,6 +78,31 @@ describe('WebSocket /v1/speech/stream', () => {
     expect(Number(row.cost_yuan)).toBeCloseTo((Math.ceil(audio.length / RATE) / 60) * 0.03, 10);
   });
 
+  it('keeps every utterance, in order, when audio arrives faster than a slow upstream transcribes (socket paused, then resumed)', async () => {
+    media.delayMs = 150;
+    try {
+      const beep = Int16Array.from({ length: RATE * 0.4 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / RATE)));
+      const pause = new Int16Array(RATE * 0.7);
+      const parts: Int16Array[] = [];
+      for (let i = 0; i < 16; i++) parts.push(beep, pause);
+      const burst = concat(...parts);
+      const run = await openStream(f.gw.url);
+      run.ws.send(JSON.stringify({ type: 'config', api_key: key }));
+      await run.next('ready');
+      // All at once: 16 utterances queue up behind a 150 ms upstream.
+      for (let i = 0; i < burst.length; i += 1600) run.ws.send(Buffer.from(burst.buffer, burst.byteOffset + i * 2, Math.min(1600, burst.length - i) * 2));
+      run.ws.send(JSON.stringify({ type: 'end' }));
+      const end = await run.next('end', 20_000);
+      expect(end.duration).toBeCloseTo(burst.length / RATE, 2);
+      const finals = run.messages.filter((m) => m.type === 'final');
+      expect(finals).toHaveLength(16);
+      finals.forEach((m, i) => expect(Math.abs(m.start - i * 1.1)).toBeLessThan(0.25));
+      expect((await run.closed).code).toBe(1000);
+    } finally {
+      media.delayMs = 0;
+    }
+  });
+
   it('answers a plain HTTP GET with 426 and documents the protocol in Swagger', async () => {
     const res = await fetch(`${f.gw.url}/v1/speech/stream`);
     expect(res.status).toBe(426);
