@@ -125,6 +125,7 @@ describe('speech and image generation endpoints (real clients, upstream protocol
       const body = await ((await (await fetch(`${f.gw.url}/v1/speech/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })).json()) as any);
       expect(body.segments).toEqual([]);
       expect(body.text).toMatch(/of mp3$/);
+      expect(body.language).toBe('en'); // detected upstream as "english", answered as a code
     });
 
     it('works through the openai SDK (/v1/audio/transcriptions): json and verbose_json', async () => {

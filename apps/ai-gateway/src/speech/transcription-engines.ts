@@ -4,6 +4,17 @@ import { OpenAiMediaClient } from '@app/providers/media';
 import { GatewayConfig } from '../config/gateway.config';
 import { serviceUnavailable } from '../vision/media-errors';
 
+// OpenAI's verbose_json names the language ("english"); the contract answers a code.
+const LANGUAGE_CODES: Record<string, string> = {
+  chinese: 'zh', english: 'en', japanese: 'ja', korean: 'ko', french: 'fr', german: 'de', spanish: 'es', russian: 'ru',
+  portuguese: 'pt', italian: 'it', arabic: 'ar', hindi: 'hi', cantonese: 'yue', vietnamese: 'vi', thai: 'th', indonesian: 'id',
+};
+
+export function languageCode(name: string | undefined): string {
+  if (!name) return 'unknown';
+  return LANGUAGE_CODES[name.toLowerCase()] ?? name;
+}
+
 export interface EngineTranscript extends Transcript {
   provider: 'upstream' | 'pocketsphinx';
 }
@@ -41,7 +52,7 @@ export class TranscriptionEngines {
     this.check(language);
     if (this.upstream) {
       const t = await this.upstream.transcribe({ model: this.config.AI_TRANSCRIBE_MODEL, file: file.bytes, filename: file.filename, language });
-      return { text: t.text, language: language ?? t.language ?? 'unknown', segments: t.segments, provider: 'upstream' };
+      return { text: t.text, language: language ?? languageCode(t.language), segments: t.segments, provider: 'upstream' };
     }
     return { ...(await this.local!.transcribe(file.pcm)), provider: 'pocketsphinx' };
   }
@@ -51,7 +62,7 @@ export class TranscriptionEngines {
     this.check(language);
     if (this.upstream) {
       const t = await this.upstream.transcribe({ model: this.config.AI_TRANSCRIBE_MODEL, file: encodeWav(pcm, STT_SAMPLE_RATE), filename: 'segment.wav', language });
-      return { text: t.text, language: language ?? t.language ?? 'unknown', segments: t.segments, provider: 'upstream' };
+      return { text: t.text, language: language ?? languageCode(t.language), segments: t.segments, provider: 'upstream' };
     }
     return { ...(await this.local!.transcribe(pcm)), provider: 'pocketsphinx' };
   }
