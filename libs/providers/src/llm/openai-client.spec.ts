@@ -79,6 +79,20 @@ describe('OpenAiCompatibleClient', () => {
     expect(Date.now() - started).toBeLessThan(1400);
   });
 
+  it('fails a stream whose upstream goes silent longer than the timeout between chunks', async () => {
+    up.behaviour.chunkDelayMs = 900;
+    const stream = await client.chatStream({ model: 'm', messages: [{ role: 'user', content: 'a b c' }] });
+    const started = Date.now();
+    const err = await (async () => {
+      for await (const _ of stream) void _;
+    })().catch((e) => e);
+    expect(err).toMatchObject({ kind: 'timeout' });
+    expect(Date.now() - started).toBeLessThan(2500);
+    // The connection was given up: the upstream notices on its next write.
+    while (up.stats.streamsAbortedByClient === 0 && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 50));
+    expect(up.stats.streamsAbortedByClient).toBe(1);
+  });
+
   it('fails a stream dropped mid-way after delivering what arrived', async () => {
     up.behaviour.dropAfterChunks = 2;
     const stream = await client.chatStream({ model: 'm', messages: [{ role: 'user', content: 'one two three four' }] });

@@ -41,6 +41,15 @@ deployments:
     expect(cfg.models['text-embedding-v3'].price.inputPer1k).toBe(0.0001);
   });
 
+  it('expands ${VAR} in base URLs and headers from the environment', () => {
+    const cfg = parseProvidersConfig(
+      { deployments: [{ name: 'vllm', type: 'openai', baseUrl: 'http://${VLLM_HOST}:8000/v1', headers: { 'x-tenant': '${TENANT}' }, models: ['vendor-llama-70b'] }] },
+      { VLLM_HOST: '10.1.2.3', TENANT: 'acme' },
+    );
+    expect(cfg.deployments[0]).toMatchObject({ baseUrl: 'http://10.1.2.3:8000/v1', headers: { 'x-tenant': 'acme' }, streamUsage: true });
+    expect(() => parseProvidersConfig({ deployments: [{ name: 'v', type: 'openai', baseUrl: 'http://${NOPE}/v1', models: ['vendor-llama-70b'] }] }, {})).toThrow('NOPE is not set');
+  });
+
   it('loads JSON', () => {
     const file = join(dir, 'p.json');
     writeFileSync(file, JSON.stringify({ deployments: [{ name: 'local-ollama', type: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', models: ['vendor-llama-70b'] }] }));
