@@ -192,3 +192,36 @@ describe('foundation: configuration is validated at boot', () => {
     );
   });
 });
+
+describe('foundation: hostile bodies', () => {
+  let app: RunningApp;
+  beforeAll(async () => {
+    app = await startMembership({ REQUEST_TIMEOUT_MS: '2000' });
+  });
+  afterAll(() => app?.close());
+
+  it('refuses JSON nested thousands of levels deep with a 400 envelope, not a stack overflow', async () => {
+    const deep = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);
+    const res = await request(app.url).post('/api/v1/app/auth/login').set('Content-Type', 'application/json').send(deep).expect(400);
+    expect(res.body).toEqual({ code: 400, message: expect.stringMatching(/nested deeper/), data: null });
+  });
+
+  it('answers 408 when a client announces more body than it sends', async () => {
+    const net = await import('net');
+    const { port, hostname } = new URL(app.url);
+    const started = Date.now();
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), hostname, () => {
+        socket.write('POST /api/v1/app/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"account":');
+      });
+      let data = '';
+      socket.on('data', (d) => (data += d));
+      socket.on('close', () => resolve(data));
+      socket.on('error', reject);
+      setTimeout(() => reject(new Error('still hanging after 15 s')), 15_000).unref();
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({ code: 408, message: expect.stringMatching(/not received/), data: null });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});

@@ -1,4 +1,6 @@
 import { WsAdapter } from '@nestjs/platform-ws';
+import { Logger } from '@nestjs/common';
+import { sendOpenAiError } from '@app/envelope';
 import { AppDefinition, createApp } from '@app/platform';
 import { AppModule } from './app.module';
 import { GatewayConfig } from './config/gateway.config';
@@ -7,6 +9,7 @@ export const gatewayApp: AppDefinition<GatewayConfig> = {
   name: 'ai-gateway',
   configClass: GatewayConfig,
   module: (config, url) => AppModule.forRoot(config, url),
+  errorResponder: (error, req, res) => sendOpenAiError(error, req, res, new Logger('Errors')),
   customize: (app) => {
     app.useWebSocketAdapter(new WsAdapter(app));
   },

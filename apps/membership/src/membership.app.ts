@@ -1,6 +1,8 @@
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
+import { Logger } from '@nestjs/common';
+import { sendEnvelopeError } from '@app/envelope';
 import { AppDefinition, createApp } from '@app/platform';
 import { AppModule } from './app.module';
 import { MembershipConfig } from './config/membership.config';
@@ -23,6 +25,7 @@ export const membershipApp: AppDefinition<MembershipConfig> = {
     return AppModule.forRoot(config, url);
   },
   prefix: (config) => config.CONTEXT_PATH,
+  errorResponder: (error, req, res) => sendEnvelopeError(error, req, res, new Logger('Errors')),
   swagger: {
     title: 'Membership API',
     description:

@@ -46,6 +46,10 @@ export function normalizeError(err: any): NormalizedError {
     switch (err.type) {
       case 'entity.parse.failed':
         return { status: 400, message: 'Malformed JSON body' };
+      case 'request.timeout':
+        return { status: 408, message: err.message };
+      case 'entity.too.deep':
+        return { status: 400, message: err.message };
       case 'entity.too.large':
         return { status: 413, message: `Request body too large (limit ${err.limit} bytes)` };
       case 'encoding.unsupported':

@@ -16,3 +16,5 @@ export * from './swagger/setup-swagger';
 export * from './platform.module';
 export * from './http/create-app';
 export * from './http/run-main';
+export * from './http/json-depth';
+export * from './http/body-timeout';

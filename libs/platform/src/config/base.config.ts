@@ -38,6 +38,11 @@ export class BaseConfig {
   @Matches(/^rediss?:\/\/\S+$/, { message: 'must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
 
+  /** Prefix of every Redis key; default `mp:<database name>:` so deployments sharing one Redis never share state. */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9:_.-]{1,64}$/, { message: 'must be 1-64 characters of letters, digits, : _ . -' })
+  REDIS_KEY_PREFIX?: string;
+
   /** fatal | error | warn | info | debug | trace | silent */
   @IsIn(LOG_LEVELS as unknown as string[])
   LOG_LEVEL: string = 'info';
@@ -55,6 +60,11 @@ export class BaseConfig {
   @IsInt()
   @Min(1024)
   BODY_LIMIT_BYTES: number = 1_048_576;
+
+  /** Milliseconds a client has to send a whole request (headers and body); slower gets 408. */
+  @IsInt()
+  @Min(1000)
+  REQUEST_TIMEOUT_MS: number = 30_000;
 
   /** Requests per minute per client IP across all routes (per-route limits are stricter). */
   @IsInt()

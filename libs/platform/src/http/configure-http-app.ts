@@ -4,12 +4,16 @@ import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { BaseConfig } from '../config/base.config';
 import { setupSwagger, SwaggerOptions } from '../swagger/setup-swagger';
+import { rejectDeepJson } from './json-depth';
+import { bodyTimeout, ErrorResponder } from './body-timeout';
 
 export interface HttpAppOptions {
   config: BaseConfig;
   /** Global route prefix (membership CONTEXT_PATH); empty for none. */
   prefix?: string;
   swagger: SwaggerOptions;
+  /** Writes errors raised before Nest's filters can (body timeouts) in the app's error shape. */
+  errorResponder: ErrorResponder;
 }
 
 export function normalizePrefix(prefix?: string): string {
@@ -48,8 +52,12 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
       maxAge: 600,
     });
   }
-  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES });
+  // A client that announces more body than it sends (or trickles it) gets 408 instead of holding a socket.
+  app.use(bodyTimeout(config.REQUEST_TIMEOUT_MS, options.errorResponder));
+  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, verify: rejectDeepJson });
   app.useBodyParser('urlencoded', { limit: config.BODY_LIMIT_BYTES, extended: true, parameterLimit: 1000 });
+  const server = app.getHttpServer();
+  server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
   const prefix = normalizePrefix(options.prefix);
   if (prefix) app.setGlobalPrefix(prefix);
   setupSwagger(app, options.swagger, prefix);

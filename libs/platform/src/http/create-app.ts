@@ -6,6 +6,7 @@ import { BaseConfig } from '../config/base.config';
 import { loadConfig } from '../config/load-config';
 import { SwaggerOptions } from '../swagger/setup-swagger';
 import { configureHttpApp } from './configure-http-app';
+import { ErrorResponder } from './body-timeout';
 
 export interface AppDefinition<T extends BaseConfig> {
   name: string;
@@ -13,6 +14,8 @@ export interface AppDefinition<T extends BaseConfig> {
   module(config: T, databaseUrl: string): DynamicModule;
   swagger: SwaggerOptions;
   prefix?(config: T): string;
+  /** Writes an error in the app's body shape outside Nest's filters. */
+  errorResponder: ErrorResponder;
   /** Last touches before listening (e.g. a WebSocket adapter). */
   customize?(app: NestExpressApplication, config: T): void | Promise<void>;
 }
@@ -40,7 +43,7 @@ export async function createApp<T extends BaseConfig>(def: AppDefinition<T>, env
       bufferLogs: true,
       abortOnError: false,
     });
-    configureHttpApp(app, { config, prefix: def.prefix?.(config), swagger: def.swagger });
+    configureHttpApp(app, { config, prefix: def.prefix?.(config), swagger: def.swagger, errorResponder: def.errorResponder });
     await def.customize?.(app, config);
     return { app, config, database };
   } catch (e) {
