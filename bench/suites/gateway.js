@@ -13,10 +13,23 @@ const CHAT = { model: 'bench-model', messages: [{ role: 'user', content: 'Say he
 // prom-client samples loop delay with monitorEventLoopDelay({resolution: 10}): each sample includes the 10 ms interval.
 const LOOP_SAMPLING_MS = 10;
 
-async function scrapeLoopDelayP99Ms(url) {
+const MEMORY_METRICS = ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes', 'process_resident_memory_bytes'];
+
+/** Loop delay p99 (ms) since the previous scrape (prom-client resets its histogram), and memory gauges (MB). */
+async function scrape(url) {
   const text = await (await fetch(`${url}/actuator/prometheus`)).text();
-  const m = /^nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})? ([0-9.eE+-]+)$/m.exec(text);
-  return m ? Math.max(0, Number(m[1]) * 1000 - LOOP_SAMPLING_MS) : null;
+  const metric = (name) => {
+    const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)$`, 'm').exec(text);
+    return m ? Number(m[1]) : null;
+  };
+  const p99 = metric('nodejs_eventloop_lag_p99_seconds');
+  const memory = {};
+  for (const n of MEMORY_METRICS) memory[n] = metric(n) === null ? null : Math.round(metric(n) / 2 ** 20);
+  return { loopP99Ms: p99 === null ? null : Math.max(0, p99 * 1000 - LOOP_SAMPLING_MS), memory };
+}
+
+async function scrapeLoopDelayP99Ms(url) {
+  return (await scrape(url)).loopP99Ms;
 }
 
 async function run(ctx) {
@@ -42,7 +55,8 @@ async function run(ctx) {
   );
   let gw;
   try {
-    gw = await startApp('ai-gateway', { ...ctx.appEnv, DATABASE_URL: db.url, AI_PROVIDERS_FILE: providersFile, ADMIN_TOKEN, AI_LOCAL_ENGINES: 'false', AI_LOCAL_STT: 'false' }, { logFile: path.join(tmp, 'ai-gateway.log'), portVar: 'AI_GATEWAY_PORT', nodeArgs: ctx.nodeArgs('ai-gateway') });
+    const startGw = () => startApp('ai-gateway', { ...ctx.appEnv, DATABASE_URL: db.url, AI_PROVIDERS_FILE: providersFile, ADMIN_TOKEN, AI_LOCAL_ENGINES: 'false', AI_LOCAL_STT: 'false' }, { logFile: path.join(tmp, 'ai-gateway.log'), portVar: 'AI_GATEWAY_PORT', nodeArgs: ctx.nodeArgs('ai-gateway') });
+    gw = await startGw();
     log(`ai-gateway pid ${gw.pid} on ${gw.url}; upstream ${upstream.url}; bare proxy ${bare.url}`);
     const created = await fetch(`${gw.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }) });
     if (created.status !== 201) throw new Error(`POST /admin/keys answered ${created.status}: ${await created.text()}`);
@@ -116,11 +130,18 @@ async function run(ctx) {
     // --- 1000 concurrent open streams: RSS and event-loop delay of the gateway
     await section(figures, G, NAMES.slice(11), log, async () => {
     const streamsN = 1000;
+    // A fresh gateway process (same database and key): the phases above leave V8 heap headroom behind
+    // (garbage not yet collected), which would hide what the open streams themselves cost.
+    await gw.stop();
+    gw = await startGw();
+    await load.run('cannon', { url: `${gw.url}/v1/chat/completions`, method: 'POST', headers: auth, body: CHAT, connections: 4, duration: 1 });
+    for (let i = 0; i < 3; i++) await load.run('streams', { url: `${gw.url}/v1/chat/completions`, headers: auth, body: { model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'bench-stream 20 0' }] }, count: 1 });
     const chunks = q ? 40 : 100;
     const idleRss = rssMb(gw.pid);
     await scrapeLoopDelayP99Ms(gw.url); // resets the histogram
     await new Promise((r) => setTimeout(r, q ? 1000 : 2000));
-    const idleLoop = await scrapeLoopDelayP99Ms(gw.url);
+    const idle = await scrape(gw.url);
+    const idleLoop = idle.loopP99Ms;
     let peak = idleRss;
     const sampler = setInterval(() => {
       const r = rssMb(gw.pid);
@@ -128,9 +149,10 @@ async function run(ctx) {
     }, 100);
     const openBody = { model: 'bench-model', stream: true, messages: [{ role: 'user', content: `bench-stream ${chunks} 100` }] };
     const many = await load.run('openStreams', { url: `${gw.url}/v1/chat/completions`, headers: auth, body: openBody, count: streamsN, timeoutMs: chunks * 100 + 60_000 });
-    const busyLoop = await scrapeLoopDelayP99Ms(gw.url);
+    const busy = await scrape(gw.url);
+    const busyLoop = busy.loopP99Ms;
     clearInterval(sampler);
-    raw.openStreams = { ...many, idleRss, peakRss: peak, idleLoop, busyLoop };
+    raw.openStreams = { ...many, idleRss, peakRss: peak, idleLoop, busyLoop, idleMemoryMb: idle.memory, afterMemoryMb: busy.memory };
     const okNote = many.timedOut ? 'timed out' : `${many.completed}/${streamsN} completed, ${chunks} chunks each 100 ms apart; chunk delay p99 ${many.chunkLatency.p99?.toFixed(1)} ms`;
     figures.push(figure({ group: G, name: `${streamsN} open streams: RSS (peak vs idle)`, unit: 'MB', baseline: idleRss, baselineLabel: 'idle', measured: peak, kind: 'diff', target: { op: '<', value: 300, on: 'measured' }, note: okNote }));
     figures.push(figure({ group: G, name: `${streamsN} open streams: event-loop delay p99`, unit: 'ms', baseline: idleLoop, baselineLabel: 'idle', measured: busyLoop, kind: 'diff', target: { op: '<', value: 50, on: 'measured' }, note: 'nodejs_eventloop_lag_p99_seconds minus its 10 ms sampling interval' }));

@@ -1,6 +1,6 @@
 import * as argon2 from 'argon2';
 import * as bcrypt from 'bcryptjs';
-import { ARGON2_OPTIONS, PasswordHasher } from './password-hasher';
+import { ARGON2_OPTIONS, HashSlots, PasswordHasher } from './password-hasher';
 
 describe('PasswordHasher', () => {
   const hasher = new PasswordHasher();
@@ -46,5 +46,27 @@ describe('PasswordHasher', () => {
 
   it('fails garbage hashes without throwing', async () => {
     expect((await hasher.verify('plaintext', 'plaintext')).ok).toBe(false);
+  });
+
+  it('runs at most `limit` hashes at once, the others in turn', async () => {
+    const slots = new HashSlots(2);
+    let running = 0;
+    let most = 0;
+    const order: number[] = [];
+    const job = (i: number) =>
+      slots.run(async () => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((r) => setTimeout(r, 10));
+        running--;
+        order.push(i);
+        if (i === 2) throw new Error('fails but frees its slot');
+        return i;
+      });
+    const results = await Promise.allSettled([1, 2, 3, 4, 5].map(job));
+    expect(most).toBe(2);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect(order.sort()).toEqual([1, 2, 3, 4, 5]);
+    expect(await slots.run(async () => 'free again')).toBe('free again');
   });
 });

@@ -1,9 +1,36 @@
 import { Injectable } from '@nestjs/common';
 import * as argon2 from 'argon2';
 import * as bcrypt from 'bcryptjs';
+import * as os from 'os';
 
 /** OWASP Password Storage Cheat Sheet: argon2id, m=19 MiB, t=2, p=1. */
 export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+
+/**
+ * At most `limit` hashes run at once; the others wait their turn. argon2 runs on libuv's 4 threads:
+ * on a 2-core machine 4 parallel hashes took both cores and profile reads waited ~250 ms behind a
+ * login flood (npm run bench). Leaving one core to the event loop keeps the server responsive.
+ */
+export class HashSlots {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(readonly limit: number) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.active < this.limit) this.active++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the slot is handed over
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
 
 const BCRYPT_PREFIX = /^\$2[abxy]\$\d\d\$/;
 
@@ -18,9 +45,10 @@ export interface PasswordCheck {
 export class PasswordHasher {
   // Verified when no account matches, so unknown accounts cost the same time as wrong passwords.
   private dummyHash?: Promise<string>;
+  private readonly slots = new HashSlots(Math.max(1, cores - 1));
 
   hash(password: string): Promise<string> {
-    return argon2.hash(password, ARGON2_OPTIONS);
+    return this.slots.run(() => argon2.hash(password, ARGON2_OPTIONS));
   }
 
   async verify(stored: string | null | undefined, password: string): Promise<PasswordCheck> {
@@ -35,7 +63,7 @@ export class PasswordHasher {
     if (stored.startsWith('$argon2')) {
       let ok = false;
       try {
-        ok = await argon2.verify(stored, password);
+        ok = await this.slots.run(() => argon2.verify(stored, password));
       } catch {
         ok = false;
       }
@@ -47,7 +75,8 @@ export class PasswordHasher {
 
   /** Spends the time of one real verification and always fails. */
   async burn(password: string): Promise<void> {
-    this.dummyHash ??= argon2.hash('dummy-password-for-unknown-accounts', ARGON2_OPTIONS);
-    await argon2.verify(await this.dummyHash, password).catch(() => false);
+    this.dummyHash ??= this.hash('dummy-password-for-unknown-accounts');
+    const dummy = await this.dummyHash;
+    await this.slots.run(() => argon2.verify(dummy, password)).catch(() => false);
   }
 }
