@@ -152,43 +152,6 @@ export class GatewayConfig extends BaseConfig {
   @Min(100)
   AI_MEDIA_UPSTREAM_TIMEOUT_MS: number = 120_000;
 
-  /** Where generated images are stored: `local` (DATA_DIR/media) or `s3`. */
-  @IsIn(['local', 's3'])
-  STORAGE_DRIVER: string = 'local';
-
-  /** S3 bucket (STORAGE_DRIVER=s3). */
-  @IsOptional()
-  @IsString()
-  S3_BUCKET?: string;
-
-  /** S3 region. */
-  @IsString()
-  S3_REGION: string = 'us-east-1';
-
-  /** S3-compatible endpoint (MinIO, OSS, COS); empty for AWS. */
-  @IsOptional()
-  @IsString()
-  S3_ENDPOINT?: string;
-
-  /** S3 access key id. */
-  @IsOptional()
-  @IsString()
-  S3_ACCESS_KEY_ID?: string;
-
-  /** S3 secret access key (sensitive). */
-  @IsOptional()
-  @IsString()
-  S3_SECRET_ACCESS_KEY?: string;
-
-  /** Path-style S3 addressing (most self-hosted servers). */
-  @IsBoolean()
-  S3_FORCE_PATH_STYLE: boolean = true;
-
-  /** Key prefix inside the bucket. */
-  @IsOptional()
-  @IsString()
-  S3_PREFIX?: string;
-
   /** Live transcription: seconds a client has to send its config message before the socket closes with 4001. */
   @IsInt()
   @Min(100)

@@ -1,5 +1,4 @@
-import * as path from 'path';
-import { LocalDiskStorage, ObjectStorage, S3Storage } from '@app/providers/storage';
+import { ObjectStorage, objectStorageFor } from '@app/providers/storage';
 import { GatewayConfig } from '../config/gateway.config';
 
 /** Injection token of the ObjectStorage holding generated media. */
@@ -7,18 +6,7 @@ export const MEDIA_STORAGE = Symbol('MEDIA_STORAGE');
 
 /** DATA_DIR/media on local disk, or an S3-compatible bucket when STORAGE_DRIVER=s3 (several replicas). */
 export function mediaStorageFor(config: GatewayConfig): ObjectStorage {
-  if (config.STORAGE_DRIVER === 's3') {
-    return new S3Storage({
-      bucket: config.S3_BUCKET ?? '',
-      region: config.S3_REGION,
-      endpoint: config.S3_ENDPOINT,
-      accessKeyId: config.S3_ACCESS_KEY_ID,
-      secretAccessKey: config.S3_SECRET_ACCESS_KEY,
-      forcePathStyle: config.S3_FORCE_PATH_STYLE,
-      prefix: config.S3_PREFIX,
-    });
-  }
-  return new LocalDiskStorage(path.join(config.DATA_DIR, 'media'));
+  return objectStorageFor(config, 'media');
 }
 
 /** `{cdn_url}`: CDN_URL when set, else `/cdn` on the address the client used. */

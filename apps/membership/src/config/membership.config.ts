@@ -205,43 +205,6 @@ export class MembershipConfig extends BaseConfig {
   @IsString()
   UPLOAD_ALLOWED_TYPES: string = 'image/jpeg,image/png,image/gif,image/webp,application/pdf';
 
-  /** Where uploads live: `local` (DATA_DIR/files) or `s3` (S3-compatible, for several replicas). */
-  @IsIn(['local', 's3'])
-  STORAGE_DRIVER: string = 'local';
-
-  /** S3 bucket (STORAGE_DRIVER=s3). */
-  @IsOptional()
-  @IsString()
-  S3_BUCKET?: string;
-
-  /** S3 region. */
-  @IsString()
-  S3_REGION: string = 'us-east-1';
-
-  /** S3-compatible endpoint (MinIO, OSS, COS); empty for AWS. */
-  @IsOptional()
-  @IsString()
-  S3_ENDPOINT?: string;
-
-  /** S3 access key id. */
-  @IsOptional()
-  @IsString()
-  S3_ACCESS_KEY_ID?: string;
-
-  /** S3 secret access key (sensitive). */
-  @IsOptional()
-  @IsString()
-  S3_SECRET_ACCESS_KEY?: string;
-
-  /** Path-style bucket addressing (most self-hosted servers need it). */
-  @IsBoolean()
-  S3_FORCE_PATH_STYLE: boolean = true;
-
-  /** Key prefix inside the bucket. */
-  @IsOptional()
-  @IsString()
-  S3_PREFIX?: string;
-
   /** First admin: created (or given the admin role) at boot when both ADMIN_ACCOUNT and ADMIN_PASSWORD are set. */
   @IsOptional()
   @Matches(/^[a-zA-Z0-9_]{4,20}$/, { message: 'must be a username of 4-20 letters, digits or underscores' })
@@ -266,7 +229,6 @@ export class MembershipConfig extends BaseConfig {
         if (!this[k]) problems.push(`${k}: required when SMS_PROVIDER=aliyun`);
       }
     }
-    if (this.STORAGE_DRIVER === 's3' && !this.S3_BUCKET) problems.push('S3_BUCKET: required when STORAGE_DRIVER=s3');
     if (Boolean(this.ADMIN_ACCOUNT) !== Boolean(this.ADMIN_PASSWORD)) problems.push('ADMIN_ACCOUNT/ADMIN_PASSWORD: set both or neither');
     try {
       new RegExp(this.PHONE_PATTERN);

@@ -81,6 +81,43 @@ export class BaseConfig {
   @Matches(/^https?:\/\/\S+$/, { message: 'must be an http(s) URL' })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
 
+  /** Where files live (membership uploads, generated media): `local` (under DATA_DIR) or `s3` (S3-compatible, for several replicas). */
+  @IsIn(['local', 's3'])
+  STORAGE_DRIVER: string = 'local';
+
+  /** S3 bucket (STORAGE_DRIVER=s3). */
+  @IsOptional()
+  @IsString()
+  S3_BUCKET?: string;
+
+  /** S3 region. */
+  @IsString()
+  S3_REGION: string = 'us-east-1';
+
+  /** S3-compatible endpoint (MinIO, OSS, COS); empty for AWS. */
+  @IsOptional()
+  @IsString()
+  S3_ENDPOINT?: string;
+
+  /** S3 access key id. */
+  @IsOptional()
+  @IsString()
+  S3_ACCESS_KEY_ID?: string;
+
+  /** S3 secret access key (sensitive). */
+  @IsOptional()
+  @IsString()
+  S3_SECRET_ACCESS_KEY?: string;
+
+  /** Path-style bucket addressing (most self-hosted servers need it). */
+  @IsBoolean()
+  S3_FORCE_PATH_STYLE: boolean = true;
+
+  /** Key prefix inside the bucket. */
+  @IsOptional()
+  @IsString()
+  S3_PREFIX?: string;
+
   get isProduction(): boolean {
     return this.NODE_ENV === 'production';
   }
@@ -91,6 +128,8 @@ export class BaseConfig {
 
   /** Cross-field rules; subclasses add theirs. */
   validateExtra(): string[] {
-    return [];
+    const problems: string[] = [];
+    if (this.STORAGE_DRIVER === 's3' && !this.S3_BUCKET) problems.push('S3_BUCKET: required when STORAGE_DRIVER=s3');
+    return problems;
   }
 }
