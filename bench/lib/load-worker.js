@@ -128,7 +128,7 @@ function runOnce(opts, samples) {
 }
 
 /** Opens one SSE stream and records, per content chunk, its delivery latency and the read it came in. */
-function oneStream(url, headers, body, agent) {
+function oneStream(url, headers, body, agent, onFirstChunk) {
   return new Promise((resolve) => {
     const u = new URL(url);
     const payload = JSON.stringify(body);
@@ -163,7 +163,10 @@ function oneStream(url, headers, body, agent) {
           }
           if (typeof content !== 'string' || !content) continue;
           const sent = parseFloat(content);
-          if (out.ttfcMs === null) out.ttfcMs = recvMono - t0;
+          if (out.ttfcMs === null) {
+            out.ttfcMs = recvMono - t0;
+            if (onFirstChunk) onFirstChunk();
+          }
           if (Number.isFinite(sent)) out.latencies.push(recvWall - sent);
           out.chunks++;
           inThisRead++;
@@ -213,13 +216,27 @@ async function streams(o) {
   return { ttfc: summarize(ttfc), chunkLatency: summarize(latencies), chunks, reads, readsWithSeveral: several, failures, overhead: overhead.length ? summarize(overhead) : null };
 }
 
-/** `count` streams at once (one connection each); resolves when all ended or after timeoutMs. */
-async function openStreams(o) {
+/**
+ * `count` streams (one connection each), started evenly over `rampMs`; notifies 'allOpen' once every
+ * stream has its first chunk; resolves when all ended or after timeoutMs.
+ */
+async function openStreams(o, notify) {
   assertLoopback(o.url);
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const started = performance.now();
   const all = [];
-  for (let i = 0; i < o.count; i++) all.push(oneStream(o.url, o.headers || {}, o.body, agent));
+  let open = 0;
+  let allOpenAtMs = null;
+  const onFirst = () => {
+    if (++open === o.count) {
+      allOpenAtMs = performance.now() - started;
+      notify('allOpen');
+    }
+  };
+  for (let i = 0; i < o.count; i++) {
+    if (o.rampMs && i > 0 && i % 50 === 0) await new Promise((r) => setTimeout(r, (o.rampMs * 50) / o.count));
+    all.push(oneStream(o.url, o.headers || {}, o.body, agent, onFirst));
+  }
   const timeout = new Promise((r) => setTimeout(() => r('timeout'), o.timeoutMs).unref());
   const results = await Promise.race([Promise.all(all), timeout]);
   const elapsedMs = performance.now() - started;
@@ -235,7 +252,7 @@ async function openStreams(o) {
     chunks += r.chunks;
     latencies.push(...r.latencies);
   }
-  return { timedOut: false, elapsedMs, completed, chunks, statuses, chunkLatency: summarize(latencies) };
+  return { timedOut: false, elapsedMs, allOpenAtMs, completed, chunks, statuses, chunkLatency: summarize(latencies) };
 }
 
 /**
@@ -263,7 +280,7 @@ async function argon2Rate(o) {
 const handlers = { cannon, abCannon, streams, openStreams, argon2Rate };
 process.on('message', async (msg) => {
   try {
-    const result = await handlers[msg.kind](msg.opts);
+    const result = await handlers[msg.kind](msg.opts, (event) => process.send({ id: msg.id, event }));
     process.send({ id: msg.id, result });
   } catch (e) {
     process.send({ id: msg.id, error: String((e && e.stack) || e) });

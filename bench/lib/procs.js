@@ -129,6 +129,10 @@ function startLoadWorker() {
   child.on('message', (m) => {
     const p = pending.get(m.id);
     if (!p) return;
+    if (m.event) {
+      if (p.onEvent) p.onEvent(m.event);
+      return;
+    }
     pending.delete(m.id);
     if (m.error) p.reject(new Error(m.error));
     else p.resolve(m.result);
@@ -139,10 +143,11 @@ function startLoadWorker() {
   });
   return {
     pid: child.pid,
-    run(kind, opts) {
+    /** `onEvent(name)` hears progress events of the run (e.g. 'allOpen' of openStreams). */
+    run(kind, opts, onEvent) {
       const id = next++;
       return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
+        pending.set(id, { resolve, reject, onEvent });
         child.send({ id, kind, opts });
       });
     },

@@ -148,14 +148,20 @@ async function run(ctx) {
       if (r !== null && r > peak) peak = r;
     }, 100);
     const openBody = { model: 'bench-model', stream: true, messages: [{ role: 'user', content: `bench-stream ${chunks} 100` }] };
-    const many = await load.run('openStreams', { url: `${gw.url}/v1/chat/completions`, headers: auth, body: openBody, count: streamsN, timeoutMs: chunks * 100 + 60_000 });
-    const busy = await scrape(gw.url);
+    const rampMs = q ? 1000 : 2000;
+    let opening = null;
+    const many = await load.run('openStreams', { url: `${gw.url}/v1/chat/completions`, headers: auth, body: openBody, count: streamsN, rampMs, timeoutMs: chunks * 100 + 60_000 }, (event) => {
+      if (event === 'allOpen') opening = scrape(gw.url); // loop delay while the streams were being opened
+    });
+    const busy = await scrape(gw.url); // loop delay from all open to all done
+    const openingLoop = opening ? (await opening).loopP99Ms : null;
     const busyLoop = busy.loopP99Ms;
     clearInterval(sampler);
-    raw.openStreams = { ...many, idleRss, peakRss: peak, idleLoop, busyLoop, idleMemoryMb: idle.memory, afterMemoryMb: busy.memory };
+    raw.openStreams = { ...many, rampMs, idleRss, peakRss: peak, idleLoop, openingLoop, busyLoop, idleMemoryMb: idle.memory, afterMemoryMb: busy.memory };
     const okNote = many.timedOut ? 'timed out' : `${many.completed}/${streamsN} completed, ${chunks} chunks each 100 ms apart; chunk delay p99 ${many.chunkLatency.p99?.toFixed(1)} ms`;
     figures.push(figure({ group: G, name: `${streamsN} open streams: RSS (peak vs idle)`, unit: 'MB', baseline: idleRss, baselineLabel: 'idle', measured: peak, kind: 'diff', target: { op: '<', value: 300, on: 'measured' }, note: okNote }));
-    figures.push(figure({ group: G, name: `${streamsN} open streams: event-loop delay p99`, unit: 'ms', baseline: idleLoop, baselineLabel: 'idle', measured: busyLoop, kind: 'diff', target: { op: '<', value: 50, on: 'measured' }, note: 'nodejs_eventloop_lag_p99_seconds minus its 10 ms sampling interval' }));
+    figures.push(figure({ group: G, name: `${streamsN} open streams: event-loop delay p99`, unit: 'ms', baseline: idleLoop, baselineLabel: 'idle', measured: busyLoop, kind: 'diff', target: { op: '<', value: 50, on: 'measured' }, note: 'from all open to all done; nodejs_eventloop_lag_p99_seconds minus its 10 ms sampling interval' }));
+    figures.push(figure({ group: G, name: `${streamsN} streams opening over ${rampMs / 1000} s: event-loop delay p99`, unit: 'ms', baseline: idleLoop, baselineLabel: 'idle', measured: openingLoop, kind: 'diff', note: `all open after ${many.allOpenAtMs ? Math.round(many.allOpenAtMs) : '?'} ms` }));
     figures.push(figure({ group: G, name: `${streamsN} open streams completed`, unit: '', baseline: streamsN, measured: many.timedOut ? 0 : many.completed, kind: 'ratio', target: { op: '>=', value: 1 } }));
     });
   } finally {
@@ -182,6 +188,7 @@ const NAMES = [
   ['1000 open streams: RSS (peak vs idle)', 'measured < 300 MB'],
   ['1000 open streams: event-loop delay p99', 'measured < 50 ms'],
   ['1000 open streams completed', '>= 1x'],
+  ['1000 streams opening: event-loop delay p99', 'reported'],
 ];
 
 module.exports = { run, unavailable: (reason) => NAMES.map(([n, t]) => notAvailable(G, n, reason, t)) };
