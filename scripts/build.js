@@ -19,6 +19,8 @@ function newestSource(dir) {
 
 function needsBuild() {
   if (!fs.existsSync(stamp)) return true;
+  // A production image ships dist/ without the TypeScript sources (and without tsc): nothing to rebuild.
+  if (!fs.existsSync(path.join(root, 'apps'))) return false;
   const built = fs.statSync(stamp).mtimeMs;
   const sources = Math.max(
     newestSource(path.join(root, 'apps')),

@@ -9,12 +9,13 @@ import { OtlpReceiver, ReceivedSpan, startOtlpReceiver } from './otlp-receiver';
 const root = path.resolve(__dirname, '..', '..');
 const SERVER = 2;
 const CLIENT = 3;
-const databaseUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+// The e2e globalSetup's server (DATABASE_URL in CI, else an embedded one).
+const databaseUrl = () => process.env.TEST_SERVER_URL || process.env.DATABASE_URL || '';
 
 function startFixture(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'fixtures', 'traced-server.ts')], {
     cwd: root,
-    env: { PATH: process.env.PATH, NODE_ENV: 'test', DATABASE_URL: databaseUrl, TS_NODE_PROJECT: path.join(root, 'tsconfig.json'), ...env },
+    env: { PATH: process.env.PATH, NODE_ENV: 'test', DATABASE_URL: databaseUrl(), TS_NODE_PROJECT: path.join(root, 'tsconfig.json'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
