@@ -68,6 +68,7 @@ export function normalizeError(err: any): NormalizedError {
     }
     return { status: 400, message: `Bad multipart request: ${err.code}` };
   }
+  if (isUnstorableText(err)) return { status: 400, message: 'Text contains characters that cannot be stored (NUL or invalid encoding)' };
   if (isDependencyDown(err)) return { status: 503, message: 'Service temporarily unavailable, retry shortly', retryAfterSeconds: 5 };
   if (err instanceof URIError) return { status: 400, message: 'Malformed URL encoding' };
   return { status: 500, message: 'Internal server error', unexpected: true };
@@ -83,6 +84,14 @@ function pickExtras(body: any): Partial<NormalizedError> {
 }
 
 const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+
+/** PostgreSQL refused a value from the request (NUL byte in text, invalid byte sequence): the client's fault, a 400. */
+export function isUnstorableText(err: any): boolean {
+  for (let e = err, depth = 0; e && depth < 4; e = e.driverError ?? e.cause, depth++) {
+    if (e.code === '22021' || e.code === '22P05') return true;
+  }
+  return false;
+}
 
 /** The database or Redis is unreachable: a clean 503, not a 500. */
 export function isDependencyDown(err: any): boolean {
