@@ -5,6 +5,7 @@
 #   docker run ... -p 8081:8081 member-ai-platform ai-gateway
 #   docker run -e DATABASE_URL=... member-ai-platform migrate          # both apps' migrations, then exit
 #   docker build --build-arg APP=ai-gateway -t ai-gateway .              # default app baked in
+#   docker build --build-arg WITH_POCKETSPHINX=true ...                  # local English speech-to-text
 ARG NODE_IMAGE=node:20.20-bookworm-slim
 
 # ---- all dependencies (dev included), for the TypeScript build ----
@@ -53,6 +54,13 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY scripts ./scripts
 COPY deploy/docker/entrypoint.js ./deploy/docker/entrypoint.js
+# Optional: Debian's PocketSphinx, the gateway's local English speech-to-text (AI_LOCAL_STT).
+ARG WITH_POCKETSPHINX=false
+RUN if [ "$WITH_POCKETSPHINX" = "true" ]; then \
+      apt-get update \
+      && apt-get install -y --no-install-recommends pocketsphinx pocketsphinx-en-us \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi
 # DATA_DIR: local uploads, generated media, embedded database (when DATABASE_URL is unset).
 RUN mkdir -p /data && chown 1000:1000 /data
 # The base image's "node" user, by number so that Kubernetes runAsNonRoot can verify it.
