@@ -138,7 +138,12 @@ export function simulateImage(contextDir: string, workDir: string, log: (line: s
             if (/--omit=dev\b/.test(command)) productionOnlyStages.push(stage.name);
           } else if (/^node\s/.test(command)) {
             log(`[${stage.name}] RUN ${command}`);
-            execFileSync('sh', ['-c', command], { cwd: dir, stdio: 'pipe', timeout: 300_000 });
+            try {
+              execFileSync('sh', ['-c', command], { cwd: dir, stdio: 'pipe', timeout: 300_000 });
+            } catch (e: any) {
+              // The image build would fail the same way (e.g. a type error anywhere in apps/ or libs/).
+              throw new Error(`[${stage.name}] RUN ${command} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+            }
           }
           break;
         }
