@@ -74,6 +74,27 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
     return rows[0] ? Number(rows[0].ttl) : 0;
   }
 
+  override async hit(key: string, blockKey: string, ttlMs: number): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
+    const result = await this.db.query(
+      `WITH blocked AS (
+         SELECT GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ms FROM shared_state WHERE key = $2 AND expires_at > now()
+       ), counted AS (
+         INSERT INTO shared_state AS s (key, value, expires_at)
+         SELECT $1, '1', now() + $3 * interval '1 millisecond' WHERE NOT EXISTS (SELECT 1 FROM blocked WHERE ms > 0)
+         ON CONFLICT (key) DO UPDATE SET
+           value = CASE WHEN s.expires_at <= now() THEN '1' ELSE (s.value::bigint + 1)::text END,
+           expires_at = CASE WHEN s.expires_at <= now() THEN excluded.expires_at ELSE s.expires_at END
+         RETURNING value, GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ttl
+       )
+       SELECT (SELECT ms FROM blocked) AS blocked, (SELECT value FROM counted) AS value, (SELECT ttl FROM counted) AS ttl`,
+      [key, blockKey, ttlMs],
+    );
+    const row = (Array.isArray(result[0]) ? result[0] : result)[0];
+    const blockedMs = Number(row?.blocked ?? 0);
+    if (blockedMs > 0 || row?.value == null) return { blockedMs: Math.max(1, blockedMs), count: 0, ttlMs: 0 };
+    return { blockedMs: 0, count: Number(row.value), ttlMs: Number(row.ttl) };
+  }
+
   async ping(): Promise<void> {
     await this.db.query('SELECT 1');
   }

@@ -9,6 +9,15 @@ local t = redis.call('PTTL', KEYS[1])
 if t < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); t = tonumber(ARGV[1]) end
 return {n, t}`;
 
+const HIT = `
+local b = redis.call('PTTL', KEYS[2])
+if b > 0 then return {b, 0, 0} end
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local t = redis.call('PTTL', KEYS[1])
+if t < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); t = tonumber(ARGV[1]) end
+return {0, n, t}`;
+
 /** SharedState on Redis; keys are prefixed so several deployments can share one server. */
 export class RedisSharedState extends SharedState implements OnModuleDestroy {
   readonly backend = 'redis' as const;
@@ -51,6 +60,11 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
   async incr(key: string, ttlMs: number): Promise<{ count: number; ttlMs: number }> {
     const [count, ttl] = (await this.client.eval(INCR, 1, this.k(key), Math.max(1, Math.round(ttlMs)))) as [number, number];
     return { count: Number(count), ttlMs: Number(ttl) };
+  }
+
+  override async hit(key: string, blockKey: string, ttlMs: number): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
+    const [blocked, count, ttl] = (await this.client.eval(HIT, 2, this.k(key), this.k(blockKey), Math.max(1, Math.round(ttlMs)))) as [number, number, number];
+    return { blockedMs: Number(blocked), count: Number(count), ttlMs: Number(ttl) };
   }
 
   async ttl(key: string): Promise<number> {

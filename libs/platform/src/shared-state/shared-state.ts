@@ -15,5 +15,16 @@ export abstract class SharedState {
   /** Remaining lifetime in ms, or 0 when absent. */
   abstract ttl(key: string): Promise<number>;
   abstract ping(): Promise<void>;
+
+  /**
+   * One rate-limit hit: while `blockKey` is live nothing is counted and its remaining ms come back
+   * as `blockedMs`; otherwise `key` is incremented as by `incr`. The backends do it in one round
+   * trip (this default takes two): it runs on every request (npm run bench).
+   */
+  async hit(key: string, blockKey: string, ttlMs: number): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
+    const blockedMs = await this.ttl(blockKey);
+    if (blockedMs > 0) return { blockedMs, count: 0, ttlMs: 0 };
+    return { blockedMs: 0, ...(await this.incr(key, ttlMs)) };
+  }
   abstract readonly backend: 'redis' | 'postgres';
 }

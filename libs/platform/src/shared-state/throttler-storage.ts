@@ -16,11 +16,11 @@ export class SharedThrottlerStorage implements ThrottlerStorage {
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
     const blockKey = `throttle:block:${throttlerName}:${key}`;
-    const blockedFor = await this.state.ttl(blockKey);
+    // One round trip per request: the block check and the count together.
+    const { blockedMs: blockedFor, count, ttlMs } = await this.state.hit(`throttle:${throttlerName}:${key}`, blockKey, ttl);
     if (blockedFor > 0) {
       return { totalHits: limit + 1, timeToExpire: Math.ceil(blockedFor / 1000), isBlocked: true, timeToBlockExpire: Math.ceil(blockedFor / 1000) };
     }
-    const { count, ttlMs } = await this.state.incr(`throttle:${throttlerName}:${key}`, ttl);
     if (count > limit) {
       const block = blockDuration > 0 ? blockDuration : ttlMs;
       await this.state.setIfAbsent(blockKey, '1', block);
