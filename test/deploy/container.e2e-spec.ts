@@ -145,7 +145,8 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     it('starts in production mode, passes the HEALTHCHECK, traces a request and its query, and stops on SIGTERM', async () => {
       const port = await freePort();
       const env = { ...commonEnv(), [portVar]: String(port), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '200' };
-      // Before the app runs, the HEALTHCHECK fails.
+      // A fresh container: no marker from the previous app. Before the app runs, the HEALTHCHECK fails.
+      fs.rmSync(path.join(work, 'tmp', '.container-app'), { force: true });
       expect(await healthcheck({ ...env, APP: app })).toBe(1);
       const run = dockerRun([app], env);
       const deadline = Date.now() + 90_000;
