@@ -1,9 +1,7 @@
 /**
- * DEFECT reproduction (see /work/notes/DEFECTS.md, "Redis keys are not namespaced per deployment"):
- * RedisSharedState writes every key under the fixed prefix `mp:` and some keys carry per-database
- * sequence values (member ids in login lockouts). Two deployments with their own databases that
- * share one Redis therefore share those entries: locking member N out of deployment X locks
- * member N (a different person) out of deployment Y. Runs only when a Redis answers.
+ * Some Redis keys carry per-database sequence values (member ids in login lockouts). Two deployments
+ * with their own databases that share one Redis must not share those entries: the default
+ * REDIS_KEY_PREFIX (`mp:<database>:`) keeps them apart. Runs only when a Redis answers.
  */
 import { randomBytes, randomInt } from 'crypto';
 import type Redis from 'ioredis';
@@ -24,7 +22,9 @@ const AUTH = '/api/v1/app/auth';
     const memberId = randomInt(1_000_000_000, 9_000_000_000);
 
     beforeAll(async () => {
-      [x, y] = await Promise.all([startMembership(backend.env), startMembership(backend.env)]);
+      // The default prefix is under test: no REDIS_KEY_PREFIX.
+      const env = { ...backend.env, REDIS_KEY_PREFIX: undefined };
+      [x, y] = await Promise.all([startMembership(env), startMembership(env)]);
       // The same member id in both databases, as two deployments reach it in their own sequence.
       for (const app of [x, y]) {
         const db = await sqlClient(app.dbUrl);

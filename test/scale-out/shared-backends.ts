@@ -11,8 +11,8 @@ import { randomBytes, randomInt } from 'crypto';
 import { spawnSync } from 'child_process';
 import Redis from 'ioredis';
 
-/** The key prefix RedisSharedState writes under (fixed in libs/platform). */
-export const REDIS_PREFIX = 'mp:';
+/** The key prefix the instances of this run write under (REDIS_KEY_PREFIX), unique per run. */
+export const REDIS_PREFIX = `mp:scale-out-${randomBytes(4).toString('hex')}:`;
 
 export const REDIS_TEST_URL = process.env.REDIS_TEST_URL || process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 
@@ -42,7 +42,7 @@ const redisUp = redisAnswers(REDIS_TEST_URL);
 export function backends(suite: string): [string, Backend][] {
   const rows: [string, Backend][] = [['shared state on PostgreSQL (no REDIS_URL)', { name: 'postgres', env: {} }]];
   if (redisUp) {
-    rows.push([`shared state on Redis (REDIS_URL=${redactUrl(REDIS_TEST_URL)})`, { name: 'redis', env: { REDIS_URL: REDIS_TEST_URL } }]);
+    rows.push([`shared state on Redis (REDIS_URL=${redactUrl(REDIS_TEST_URL)})`, { name: 'redis', env: { REDIS_URL: REDIS_TEST_URL, REDIS_KEY_PREFIX: REDIS_PREFIX } }]);
   } else {
     // eslint-disable-next-line no-console
     console.warn(`[${suite}] Redis variant SKIPPED: no Redis answered PING at ${redactUrl(REDIS_TEST_URL)} (set REDIS_TEST_URL to run it).`);
@@ -66,7 +66,7 @@ export async function redisKeysContaining(redis: Redis, fragment: string): Promi
   const found: string[] = [];
   let cursor = '0';
   do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${REDIS_PREFIX}*${fragment.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1000);
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `*${fragment.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1000);
     cursor = next;
     found.push(...keys);
   } while (cursor !== '0');
