@@ -11,7 +11,7 @@ import * as os from 'os';
 import * as path from 'path';
 import * as yaml from 'js-yaml';
 import { validate as lintDockerfile, ValidationSeverity } from 'dockerfile-utils';
-import { configKeys } from '@app/platform';
+import { configKeys, ConfigError, loadConfig } from '@app/platform';
 import { MembershipConfig } from '../../apps/membership/src/config/membership.config';
 import { GatewayConfig } from '../../apps/ai-gateway/src/config/gateway.config';
 import {
@@ -209,6 +209,28 @@ describe('deployment files', () => {
       expect(missingKeys([...keysOf('membership'), 'SOME_NEW_SETTING'], containerEnvKeys(c, manifests).keys)).toEqual(['SOME_NEW_SETTING']);
     });
 
+    it('configures values the apps accept at boot in production, once the secrets are filled in', () => {
+      // Per deployment, not in the repository: real secrets and the SMS sender's approved names.
+      const filled = (env: Record<string, string>) => ({
+        ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === 'CHANGE-ME' ? `filled-${k.toLowerCase()}-0123456789abcdef0123456789` : v])),
+        ALIYUN_SMS_SIGN_NAME: 'Example',
+        ALIYUN_SMS_TEMPLATE_CODE: 'SMS_000000',
+      });
+      for (const app of appNames) {
+        const env = deploymentEnv(app);
+        expect(() => loadConfig(APPS[app].config as new () => object, filled(env))).not.toThrow();
+        // As committed, the placeholders stop the app with a clear message instead of running insecurely.
+        let error: unknown;
+        try {
+          loadConfig(APPS[app].config as new () => object, env);
+        } catch (e) {
+          error = e;
+        }
+        expect(error).toBeInstanceOf(ConfigError);
+        expect(String((error as Error).message)).toMatch(app === 'membership' ? /JWT_SECRET/ : /ADMIN_TOKEN/);
+      }
+    });
+
     it('has only placeholder secrets that the apps refuse at boot', () => {
       for (const secret of byKind('Secret')) {
         for (const [k, v] of Object.entries<string>(secret.doc.stringData ?? {})) {
@@ -217,6 +239,19 @@ describe('deployment files', () => {
         expect(secret.doc.data).toBeUndefined();
       }
     });
+
+    /** The environment a Deployment's container gets (envFrom in order, then env). */
+    function deploymentEnv(app: AppName): Record<string, string> {
+      const c = find('Deployment', app)!.doc.spec.template.spec.containers[0];
+      const env: Record<string, string> = {};
+      for (const source of c.envFrom) {
+        const ref = source.configMapRef ?? source.secretRef;
+        const m = find(source.configMapRef ? 'ConfigMap' : 'Secret', ref.name);
+        Object.assign(env, m?.doc.data, m?.doc.stringData);
+      }
+      for (const e of c.env ?? []) env[e.name] = e.value;
+      return env;
+    }
 
     function envValue(app: AppName, key: string): string | undefined {
       const c = find('Deployment', app)!.doc.spec.template.spec.containers[0];
@@ -301,6 +336,17 @@ describe('deployment files', () => {
           // A credential is interpolated from .env, or is a URL without a password (internal Redis).
           if (SECRET_NAME.test(k)) expect([k, /\$\{/.test(String(v)) || !/:\/\/[^/]*:[^/@]*@/.test(String(v))]).toEqual([k, true]);
         }
+      }
+    });
+
+    it('gives the apps values they accept at boot (defaults interpolated, required values filled in)', () => {
+      // Compose interpolation: ${VAR:-default} -> default, ${VAR:?error} -> a value from .env, ${VAR} -> empty.
+      const interpolate = (v: unknown) =>
+        String(v).replace(/\$\{(\w+)(?::?([-?]))?([^}]*)\}/g, (_, name, op, arg) => (op === '-' ? arg : op === '?' ? `dotenv-${name.toLowerCase()}-0123456789abcdef0123456789` : ''));
+      for (const app of appNames) {
+        const env = Object.fromEntries(Object.entries<any>(services[app].environment).map(([k, v]) => [k, interpolate(v)]));
+        expect(env.DATABASE_URL).toMatch(/^postgres:\/\/platform:dotenv-postgres_password-\w+@postgres:5432\/platform$/);
+        expect(() => loadConfig(APPS[app].config as new () => object, env)).not.toThrow();
       }
     });
 
