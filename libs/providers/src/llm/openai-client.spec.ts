@@ -80,7 +80,7 @@ describe('OpenAiCompatibleClient', () => {
   });
 
   it('fails a stream whose upstream goes silent longer than the timeout between chunks', async () => {
-    up.behaviour.chunkDelayMs = 900;
+    up.behaviour.chunkDelayMs = 1500; // three times the 500 ms timeout: a loaded machine stays well clear of the line
     const stream = await client.chatStream({ model: 'm', messages: [{ role: 'user', content: 'a b c' }] });
     const started = Date.now();
     const err = await (async () => {
