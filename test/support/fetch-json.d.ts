@@ -1,0 +1,4 @@
+// Tests read JSON answers of many shapes through fetch; they assert on them instead of declaring each type.
+interface Response {
+  json(): Promise<any>;
+}
