@@ -115,7 +115,7 @@ async function run(ctx) {
 
     // --- streaming: 200 chunks, 2 ms apart; each chunk carries its upstream write time
     await section(figures, G, NAMES.slice(7, 11), log, async () => {
-    const n = q ? 4 : 12;
+    const n = q ? 5 : 25;
     const streamBody = { model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'bench-stream 200 2' }] };
     const sDirect = await load.run('streams', { url: `${upstream.url}/v1/chat/completions`, body: streamBody, count: n, warmup: 2 });
     const sGw = await load.run('streams', { url: `${gw.url}/v1/chat/completions`, headers: auth, body: streamBody, count: n, warmup: 2 });
