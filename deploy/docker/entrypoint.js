@@ -2,6 +2,8 @@
 // Container entry point: one image, the app chosen by the first argument or by $APP.
 //   membership | ai-gateway   run that app (compiled, in this process, so SIGTERM reaches it)
 //   migrate [app]             run pending migrations of one app or both, then exit
+//   keys <args>               the AI gateway's API key CLI (npm run keys), e.g. keys create --name demo
+//   admin:create <args>       the membership first-admin CLI (npm run admin:create)
 //   healthcheck               exit 0 when the running app's liveness endpoint answers 200 (HEALTHCHECK)
 'use strict';
 const fs = require('fs');
@@ -16,7 +18,7 @@ const APPS = {
 const marker = path.join(process.env.TMPDIR || '/tmp', '.container-app');
 
 function usage(message) {
-  process.stderr.write(`${message}\nusage: entrypoint.js membership | ai-gateway | migrate [membership|ai-gateway] | healthcheck\n`);
+  process.stderr.write(`${message}\nusage: entrypoint.js membership | ai-gateway | migrate [membership|ai-gateway] | keys <args> | admin:create <args> | healthcheck\n`);
   process.exit(64);
 }
 
@@ -50,16 +52,24 @@ function run(app) {
   require(path.join(root, def.main));
 }
 
-function migrate(app) {
-  if (app && !APPS[app]) usage(`migrate: unknown app ${JSON.stringify(app)}`);
+// One-shot tools run as a child process (they start when they are the main module); signals forwarded.
+function tool(file, args, { aliases = true } = {}) {
   const { spawn } = require('child_process');
-  const child = spawn(process.execPath, [path.join(root, 'scripts', 'migration.js'), 'run', ...(app ? [app] : [])], { cwd: root, stdio: 'inherit' });
+  const preload = aliases ? ['-r', path.join(root, 'scripts', 'register-aliases.js')] : [];
+  const child = spawn(process.execPath, [...preload, path.join(root, file), ...args], { cwd: root, stdio: 'inherit' });
   for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + 15 : 1)));
 }
 
-const [command = process.env.APP, arg] = process.argv.slice(2);
+function migrate(app) {
+  if (app && !APPS[app]) usage(`migrate: unknown app ${JSON.stringify(app)}`);
+  tool('scripts/migration.js', ['run', ...(app ? [app] : [])], { aliases: false });
+}
+
+const [command = process.env.APP, ...rest] = process.argv.slice(2);
 if (command === 'healthcheck') void healthcheck();
-else if (command === 'migrate') migrate(arg);
+else if (command === 'migrate') migrate(rest[0]);
+else if (command === 'keys') tool('dist/apps/ai-gateway/src/keys/keys.cli.js', rest);
+else if (command === 'admin:create') tool('dist/apps/membership/src/members/admin.cli.js', rest);
 else if (APPS[command]) run(command);
 else usage(`unknown command ${JSON.stringify(command)}`);

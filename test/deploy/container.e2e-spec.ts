@@ -138,6 +138,19 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     expect(second.output()).toMatch(/membership: no pending migrations[\s\S]*ai-gateway: no pending migrations/);
   });
 
+  it('`keys` and `admin:create` run the operators\' CLIs from the image', async () => {
+    const created = dockerRun(['keys', 'create', '--name', 'container-test', '--json'], commonEnv());
+    expect([await exitOf(created), created.output()]).toEqual([0, expect.stringContaining('container-test')]);
+    const listed = dockerRun(['keys', 'list'], commonEnv());
+    expect([await exitOf(listed), listed.output()]).toEqual([0, expect.stringContaining('container-test')]);
+    const bad = dockerRun(['keys', 'explode'], commonEnv());
+    expect([await exitOf(bad), bad.output()]).toEqual([expect.any(Number), expect.stringContaining('usage: keys')]);
+    expect(bad.child.exitCode).not.toBe(0);
+    const admin = dockerRun(['admin:create'], commonEnv());
+    expect(await exitOf(admin)).not.toBe(0); // no account given: refused with usage, not a crash
+    expect(admin.output()).toContain('usage: admin:create');
+  });
+
   describe.each([
     ['membership', 'MEMBERSHIP_PORT', '/api/v1/app/auth/login', { method: 'POST', body: JSON.stringify({ account: 'nobody_here', password: 'wrong-password-1' }), headers: { 'content-type': 'application/json' } }],
     ['ai-gateway', 'AI_GATEWAY_PORT', '/v1/models', { headers: { authorization: 'Bearer sk-not-a-real-key-000000000000' } }],
