@@ -33,7 +33,7 @@ async function openServer() {
     if (!(await canConnect(process.env.DATABASE_URL))) throw new Error('DATABASE_URL is set but not reachable');
     return { kind: 'DATABASE_URL', url: process.env.DATABASE_URL, stop: async () => undefined };
   }
-  const local = 'postgres://postgres@127.0.0.1:5432/postgres';
+  const local = process.env.BENCH_LOCAL_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
   if (await canConnect(local)) return { kind: '127.0.0.1:5432', url: local, stop: async () => undefined };
   require(path.join(root, 'scripts', 'register-aliases.js'));
   const { ensureEmbeddedPostgres } = require(path.join(root, 'dist', 'libs', 'database', 'src'));
