@@ -1,4 +1,4 @@
-import { Tokenizer } from './tokenizer';
+import { splitLongRuns, Tokenizer } from './tokenizer';
 
 describe('Tokenizer', () => {
   const t = new Tokenizer();
@@ -22,5 +22,16 @@ describe('Tokenizer', () => {
     expect(t.countUpTo(huge, 'cl100k_base', 8192)).toBeGreaterThan(8192);
     // The whole text would take many seconds to encode; the early stop reads one slice.
     expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('counts one long run without spaces (CJK, emoji, letters) in about a second, not minutes, within one token per cut', () => {
+    const started = Date.now();
+    for (const text of ['字'.repeat(20_000), '😀'.repeat(10_000), 'a'.repeat(60_000)]) expect(t.count(text, 'cl100k_base')).toBeGreaterThan(1000);
+    expect(Date.now() - started).toBeLessThan(3000);
+    const run = '数据库连接'.repeat(120); // 600 characters: exact encoding is still affordable
+    const exact = (t as any).encoding('cl100k_base').encode(run, 'all').length;
+    const counted = t.count(run, 'cl100k_base');
+    expect(Math.abs(counted - exact)).toBeLessThanOrEqual(Math.ceil(run.length / 64));
+    expect(splitLongRuns('😀'.repeat(300)).every((p) => !/^[\udc00-\udfff]/.test(p))).toBe(true);
   });
 });

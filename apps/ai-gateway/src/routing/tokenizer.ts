@@ -6,6 +6,35 @@ import type { ChatMessage } from '@app/providers/llm';
 export type EncodingName = 'cl100k_base' | 'o200k_base';
 
 const SLICE = 65_536;
+/** Longest run of non-space characters encoded in one piece: byte-pair merging is quadratic in it. */
+const MAX_RUN = 64;
+const LONG_RUN = new RegExp(`\\S{${MAX_RUN + 1}}`);
+
+/**
+ * Cuts runs of more than MAX_RUN non-space characters (20k CJK characters or emoji without a space
+ * are one BPE "word" and took minutes of CPU); each cut adds at most one token to the count.
+ */
+export function splitLongRuns(text: string, max = MAX_RUN): string[] {
+  if (!LONG_RUN.test(text)) return [text];
+  const out: string[] = [];
+  let start = 0;
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d) {
+      run = 0;
+      continue;
+    }
+    if (++run > max) {
+      const cut = c >= 0xdc00 && c <= 0xdfff ? i - 1 : i; // never split a surrogate pair
+      if (cut > start) out.push(text.slice(start, cut));
+      start = cut;
+      run = i - cut + 1;
+    }
+  }
+  out.push(text.slice(start));
+  return out;
+}
 
 /** Token counting with the real BPE tables (js-tiktoken), loaded once at boot. */
 @Injectable()
@@ -35,9 +64,10 @@ export class Tokenizer implements OnModuleInit {
   countUpTo(text: string, encoding: EncodingName, limit: number): number {
     if (!text) return 0;
     const enc = this.encoding(encoding);
-    if (text.length <= SLICE) return enc.encode(text, 'all').length;
     let total = 0;
-    for (let i = 0; i < text.length && total <= limit; i += SLICE) total += enc.encode(text.slice(i, i + SLICE), 'all').length;
+    for (let i = 0; i < text.length && total <= limit; i += SLICE) {
+      for (const piece of splitLongRuns(text.length <= SLICE ? text : text.slice(i, i + SLICE))) total += enc.encode(piece, 'all').length;
+    }
     return total;
   }
 
