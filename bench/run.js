@@ -110,6 +110,14 @@ async function main() {
   process.stdout.write(`${figures.length} figures: ${figures.filter((f) => f.met === true).length} targets met, ${missed} missed, ${na} n/a. Written: bench/results.json, bench/results.md\n`);
 }
 
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    log(`${signal}: stopping the processes this bench started (databases named bench_* may be left behind)`);
+    killAll();
+    process.exit(130);
+  });
+}
+
 main()
   .then(() => process.exit(0))
   .catch((e) => {

@@ -155,4 +155,4 @@ function startLoadWorker() {
   };
 }
 
-module.exports = { root, freePort, startScript, startApp, startLoadWorker, rssMb, stop, killAll, tail };
+module.exports = { root, track, freePort, startScript, startApp, startLoadWorker, rssMb, stop, killAll, tail };

@@ -5,14 +5,14 @@
 const { spawn } = require('child_process');
 const path = require('path');
 const { figure, notAvailable } = require('../lib/figures');
-const { root } = require('../lib/procs');
+const { root, track } = require('../lib/procs');
 
 const E = 'engines';
 const LABEL = { ocr: 'OCR 1000x200 text image', tts: 'TTS 100 chars (mp3)', faces: 'faces 1920x1280 photo' };
 
 function measure(kind, calls, timeoutMs) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-r', path.join(root, 'scripts', 'register-aliases.js'), path.join(__dirname, '..', 'lib', 'engines-worker.js'), kind, String(calls)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = track(spawn(process.execPath, ['-r', path.join(root, 'scripts', 'register-aliases.js'), path.join(__dirname, '..', 'lib', 'engines-worker.js'), kind, String(calls)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }));
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
