@@ -2,7 +2,7 @@
 import { randomInt } from 'crypto';
 
 /** Generated cases per operation (bad-input corpus) and attempts per attack loop. */
-export const RUNS = Math.max(1, Number(process.env.HARDENING_RUNS) || 20);
+export const RUNS = Math.max(1, Number(process.env.HARDENING_RUNS) || 10);
 /** Seconds of load soak. */
 export const SOAK_SECONDS = Math.max(2, Number(process.env.SOAK_SECONDS) || 6);
 /** fast-check seed: print it with every report so a failing run can be replayed (HARDENING_SEED=...). */
