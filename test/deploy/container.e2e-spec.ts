@@ -14,6 +14,7 @@ import { createTestDatabase, sqlClient } from '../support/database';
 import { root } from './deploy-files';
 import { devOnlyPackages, packageOf, SimulatedImage, simulateImage } from './image-layout';
 import { OtlpReceiver, startOtlpReceiver } from './otlp-receiver';
+import { startFakeOpenAi } from '../support/upstreams';
 
 jest.setTimeout(180_000);
 
@@ -107,6 +108,18 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     expect(image.env).toEqual(expect.objectContaining({ NODE_ENV: 'production', HOST: '0.0.0.0', DATA_DIR: '/data' }));
   });
 
+  /** `docker run image <app>` and wait until the image's HEALTHCHECK passes. */
+  async function startHealthy(app: 'membership' | 'ai-gateway', env: Record<string, string>): Promise<Run> {
+    fs.rmSync(path.join(work, 'tmp', '.container-app'), { force: true });
+    const run = dockerRun([app], env);
+    const deadline = Date.now() + 90_000;
+    while ((await healthcheck(env)) !== 0) {
+      if (run.child.exitCode !== null || Date.now() > deadline) throw new Error(`${app} did not become healthy:\n${run.output()}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    return run;
+  }
+
   const commonEnv = () => ({
     DATABASE_URL: db.url,
     DATA_DIR: path.join(work, 'data'),
@@ -149,6 +162,54 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     const admin = dockerRun(['admin:create'], commonEnv());
     expect(await exitOf(admin)).not.toBe(0); // no account given: refused with usage, not a crash
     expect(admin.output()).toContain('usage: admin:create');
+  });
+
+  it('ai-gateway: an upstream call is traced under its request, and the trace context reaches the upstream', async () => {
+    const upstream = await startFakeOpenAi();
+    const providers = path.join(work, 'providers.json');
+    fs.writeFileSync(
+      providers,
+      JSON.stringify({
+        models: { 'vendor-gpt-4-mini': { kind: 'chat', price: { inputPer1k: 1, outputPer1k: 2 } } },
+        deployments: [{ name: 'primary', type: 'openai', baseUrl: upstream.url, timeoutMs: 20_000, models: ['vendor-gpt-4-mini'] }],
+      }),
+    );
+    const port = await freePort();
+    const env = { ...commonEnv(), AI_GATEWAY_PORT: String(port), AI_PROVIDERS_FILE: providers, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '200' };
+    const run = await startHealthy('ai-gateway', env);
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      const created = await fetch(`${base}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'trace' }) });
+      expect(created.status).toBe(201);
+      const { key } = (await created.json()) as { key: string };
+      const res = await fetch(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'vendor-gpt-4-mini', messages: [{ role: 'user', content: 'hello there' }] }),
+      });
+      expect(res.status).toBe(200);
+      const isChatServer = (x: { service: string; kind: number; attributes: Record<string, unknown> }) =>
+        x.service === 'ai-gateway' && x.kind === SERVER && x.attributes['url.path'] === '/v1/chat/completions';
+      const spans = await receiver.waitFor((all) => {
+        const server = all.find(isChatServer);
+        return !!server && all.some((x) => x.traceId === server.traceId && x.kind === 3 && String(x.attributes['url.full'] ?? '').startsWith(upstream.url));
+      }, 20_000);
+      const server = spans.find(isChatServer)!;
+      const client = spans.find((x) => x.traceId === server.traceId && x.kind === 3 && String(x.attributes['url.full'] ?? '').startsWith(upstream.url))!;
+      // The client span descends from the request's span (directly or through an internal span).
+      const byId = new Map(spans.map((x) => [x.spanId, x]));
+      let ancestor = client.parentSpanId ? byId.get(client.parentSpanId) : undefined;
+      while (ancestor && ancestor.spanId !== server.spanId) ancestor = ancestor.parentSpanId ? byId.get(ancestor.parentSpanId) : undefined;
+      expect(ancestor?.spanId).toBe(server.spanId);
+      // W3C trace context went out with the upstream call.
+      const upstreamCall = upstream.requests.find((r) => r.path === '/v1/chat/completions')!;
+      expect(String(upstreamCall.headers.traceparent)).toMatch(new RegExp(`^00-${server.traceId}-[0-9a-f]{16}-0[01]$`));
+      expect(JSON.stringify(spans)).not.toContain(key);
+    } finally {
+      run.child.kill('SIGTERM');
+      await exitOf(run, 30_000);
+      await upstream.close();
+    }
   });
 
   describe.each([
