@@ -96,6 +96,8 @@ describe('OpenTelemetry tracing (startTracing)', () => {
     // Secrets in the query string never reach the collector; harmless parameters do.
     const everything = JSON.stringify(spans);
     expect(everything).not.toContain('s3cr3t-code');
+    expect(everything).not.toContain('topsecret-1');
+    expect(String(client.attributes['url.full'])).toMatch(/appid=wx123&secret=REDACTED/);
     expect(everything).toContain('REDACTED');
     expect(everything).toContain('page=2');
     expect(server.attributes['http.request.header.x-request-id']).toEqual(['req-trace-1']);

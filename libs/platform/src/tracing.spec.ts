@@ -1,4 +1,4 @@
-import { SENSITIVE_QUERY_PARAMS, startTracing, tracesEndpoint, UNTRACED_PATHS } from './tracing';
+import { redactedUrl, SENSITIVE_QUERY_PARAMS, startTracing, tracesEndpoint, UNTRACED_PATHS } from './tracing';
 
 describe('tracing configuration', () => {
   it('is off unless an OTLP endpoint is configured', () => {
@@ -28,6 +28,13 @@ describe('tracing configuration', () => {
   });
 
   it('redacts OAuth codes, states and keys', () => {
-    expect(SENSITIVE_QUERY_PARAMS).toEqual(expect.arrayContaining(['code', 'state', 'api_key', 'ticket', 'echostr']));
+    expect(SENSITIVE_QUERY_PARAMS).toEqual(expect.arrayContaining(['code', 'state', 'api_key', 'ticket', 'echostr', 'secret', 'client_secret']));
+  });
+
+  it('redacts sensitive query values and URL passwords of outgoing calls, keeping the rest', () => {
+    const url = redactedUrl('https://u:pw@api.weixin.qq.com/sns/oauth2/access_token?appid=wx1&secret=s3&code=c0de&grant_type=authorization_code')!;
+    expect(url.href).toBe('https://u:REDACTED@api.weixin.qq.com/sns/oauth2/access_token?appid=wx1&secret=REDACTED&code=REDACTED&grant_type=authorization_code');
+    expect(redactedUrl('https://dysmsapi.aliyuncs.com/?AccessKeyId=AK&Signature=x%2By&Action=SendSms')!.search).toBe('?AccessKeyId=REDACTED&Signature=REDACTED&Action=SendSms');
+    expect(redactedUrl('not a url')).toBeNull();
   });
 });

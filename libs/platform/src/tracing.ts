@@ -19,8 +19,9 @@ export interface TracingHandle {
 
 /** Query parameters whose values are replaced by REDACTED in span URLs (OAuth codes, states, keys...). */
 export const SENSITIVE_QUERY_PARAMS = [
-  'code', 'state', 'token', 'access_token', 'refresh_token', 'id_token', 'api_key', 'key', 'password',
-  'ticket', 'signature', 'msg_signature', 'echostr', 'nonce', 'openid', 'sig', 'Signature',
+  'code', 'js_code', 'state', 'token', 'access_token', 'refresh_token', 'id_token', 'api_key', 'key', 'password',
+  'secret', 'appsecret', 'client_secret', 'ticket', 'signature', 'msg_signature', 'echostr', 'nonce', 'openid',
+  'sig', 'Signature', 'SignatureNonce', 'AccessKeyId',
   'AWSAccessKeyId', 'X-Amz-Signature', 'X-Amz-Credential', 'X-Amz-Security-Token', 'X-Goog-Signature',
 ];
 
@@ -85,7 +86,13 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
         headersToSpanAttributes: { server: { requestHeaders: ['x-request-id'] } },
       }),
       new PgInstrumentation({ enhancedDatabaseReporting: false }),
-      new UndiciInstrumentation(),
+      // Unlike the http instrumentation, undici records the query string as is: redact it here.
+      new UndiciInstrumentation({
+        startSpanHook: (request) => {
+          const url = redactedUrl(`${request.origin}${request.path}`);
+          return url ? { 'url.full': url.href, 'url.query': url.search } : {};
+        },
+      }),
     ],
   });
 
@@ -106,6 +113,19 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
 /** Flushes and stops the running tracer, if any (call after the app has closed). */
 export async function shutdownTracing(): Promise<void> {
   if (active) await active.shutdown();
+}
+
+/** The URL with the values of SENSITIVE_QUERY_PARAMS replaced by REDACTED (null when unparsable). */
+export function redactedUrl(raw: string): URL | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return null;
+  }
+  for (const name of SENSITIVE_QUERY_PARAMS) if (url.searchParams.has(name)) url.searchParams.set(name, 'REDACTED');
+  if (url.password) url.password = 'REDACTED';
+  return url;
 }
 
 function packageVersion(): string {
