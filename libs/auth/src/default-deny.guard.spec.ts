@@ -2,7 +2,7 @@ import { ForbiddenException, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DefaultDenyGuard } from './default-deny.guard';
 import { IS_PUBLIC, REQUIRED_ROLES } from './decorators';
-import { Authenticator } from './principal';
+import { AuthLimiter, Authenticator } from './principal';
 
 function contextFor(meta: Record<string, unknown>, req: any = { headers: {} }) {
   const handler = () => undefined;
@@ -12,7 +12,7 @@ function contextFor(meta: Record<string, unknown>, req: any = { headers: {} }) {
     getType: () => 'http',
     getHandler: () => handler,
     getClass: () => class {},
-    switchToHttp: () => ({ getRequest: () => req }),
+    switchToHttp: () => ({ getRequest: () => req, getResponse: () => ({}) }),
   } as any;
 }
 
@@ -43,5 +43,22 @@ describe('DefaultDenyGuard', () => {
     await expect(guard.canActivate(contextFor({}, req))).resolves.toBe(true);
     expect(req.principal).toBe(member);
     await expect(guard.canActivate(contextFor({ [REQUIRED_ROLES]: ['admin'] }))).rejects.toBeInstanceOf(ForbiddenException);
+  });
+
+  it('tells the limiter about refused and accepted callers, and checks its block before the credentials', async () => {
+    const limiter: AuthLimiter = { before: jest.fn(), failed: jest.fn(async () => undefined), succeeded: jest.fn(async () => undefined) };
+    await expect(new DefaultDenyGuard(new Reflector(), auth(null), limiter).canActivate(contextFor({}))).rejects.toBeInstanceOf(UnauthorizedException);
+    expect(limiter.failed).toHaveBeenCalledTimes(1);
+    const throwing: Authenticator = { authenticate: async () => { throw new UnauthorizedException('bad token'); } };
+    await expect(new DefaultDenyGuard(new Reflector(), throwing, limiter).canActivate(contextFor({}))).rejects.toBeInstanceOf(UnauthorizedException);
+    expect(limiter.failed).toHaveBeenCalledTimes(2);
+    await expect(new DefaultDenyGuard(new Reflector(), auth(member), limiter).canActivate(contextFor({}))).resolves.toBe(true);
+    expect(limiter.succeeded).toHaveBeenCalledWith(expect.anything(), expect.anything(), member);
+    expect(limiter.before).toHaveBeenCalledTimes(3);
+
+    const authenticate = jest.fn();
+    const blocked: AuthLimiter = { ...limiter, before: () => { throw new Error('blocked'); } };
+    await expect(new DefaultDenyGuard(new Reflector(), { authenticate }, blocked).canActivate(contextFor({}))).rejects.toThrow('blocked');
+    expect(authenticate).not.toHaveBeenCalled();
   });
 });

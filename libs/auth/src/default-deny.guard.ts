@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, ForbiddenException, Inject, Injectable, Optional, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { IS_PUBLIC, REQUIRED_ROLES } from './decorators';
-import { AUTHENTICATOR, Authenticator } from './principal';
+import { AUTH_LIMITER, AUTHENTICATOR, AuthLimiter, Authenticator, Principal } from './principal';
 
 /** Global guard: a route needs an authenticated caller unless it is marked `@Public()`. */
 @Injectable()
@@ -9,6 +9,7 @@ export class DefaultDenyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     @Optional() @Inject(AUTHENTICATOR) private readonly authenticator?: Authenticator,
+    @Optional() @Inject(AUTH_LIMITER) private readonly limiter?: AuthLimiter,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -16,11 +17,29 @@ export class DefaultDenyGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const req = context.switchToHttp().getRequest();
-    const principal = this.authenticator ? await this.authenticator.authenticate(req) : null;
-    if (!principal) throw new UnauthorizedException('Authentication required');
+    const res = context.switchToHttp().getResponse();
+    this.limiter?.before(req, res);
+    let principal: Principal | null;
+    try {
+      principal = this.authenticator ? await this.authenticator.authenticate(req) : null;
+    } catch (e) {
+      // Refused credentials count against the client address (brute force, key guessing).
+      if (this.limiter && isAuthFailure(e)) await this.limiter.failed(req, res);
+      throw e;
+    }
+    if (!principal) {
+      await this.limiter?.failed(req, res);
+      throw new UnauthorizedException('Authentication required');
+    }
+    await this.limiter?.succeeded(req, res, principal);
     req.principal = principal;
     const roles = this.reflector.getAllAndOverride<string[]>(REQUIRED_ROLES, targets) ?? [];
     if (roles.some((r) => !principal.roles.includes(r))) throw new ForbiddenException('Not allowed');
     return true;
   }
+}
+
+function isAuthFailure(e: any): boolean {
+  const status = typeof e?.getStatus === 'function' ? e.getStatus() : e?.status;
+  return status === 401 || status === 403;
 }

@@ -13,3 +13,18 @@ export interface Authenticator {
 }
 
 export const AUTHENTICATOR = Symbol('AUTHENTICATOR');
+
+/**
+ * Optional limits around authentication, provided by the platform: strangers are counted per client
+ * address (missing or wrong credentials), authenticated callers per principal.
+ */
+export interface AuthLimiter {
+  /** Before credentials are checked: throws (429) while this client address is blocked for failed attempts. */
+  before(req: any, res: any): void;
+  /** Credentials missing or refused: counts it per client address; throws 429 once over the limit. */
+  failed(req: any, res: any): Promise<void>;
+  /** Authenticated: the caller's own limit (members per member; API keys count their own rate); throws 429 when over. */
+  succeeded(req: any, res: any, principal: Principal): Promise<void>;
+}
+
+export const AUTH_LIMITER = Symbol('AUTH_LIMITER');

@@ -1,6 +1,7 @@
 import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { AUTH_LIMITER } from '@app/auth';
 import { DATABASE_URL } from '@app/database';
 import { BaseConfig } from './config/base.config';
 import { ConfigModule } from './config/config.module';
@@ -8,6 +9,8 @@ import { HealthModule } from './health/health.module';
 import { loggingModule } from './logging/logging';
 import { MetricsMiddleware, MetricsModule } from './metrics/metrics';
 import { SharedThrottlerStorage } from './shared-state/throttler-storage';
+import { PlatformAuthLimiter } from './rate-limit/auth-limiter';
+import { PlatformThrottlerGuard } from './rate-limit/platform-throttler.guard';
 import { SharedStateModule } from './shared-state/shared-state.module';
 
 export interface PlatformOptions<T extends BaseConfig> {
@@ -19,7 +22,8 @@ export interface PlatformOptions<T extends BaseConfig> {
 
 /**
  * What every app imports first: its validated config, logging, the database URL, shared state,
- * rate limiting across replicas (a global guard, per IP), health and metrics.
+ * rate limiting across replicas (a global guard per IP for strangers; failed authentication per IP and
+ * members per member through AUTH_LIMITER), health and metrics.
  */
 @Global()
 @Module({})
@@ -43,8 +47,8 @@ export class PlatformModule implements NestModule {
         HealthModule,
         MetricsModule,
       ],
-      providers: [dbUrl, { provide: APP_GUARD, useClass: ThrottlerGuard }],
-      exports: [dbUrl, ConfigModule, SharedStateModule, MetricsModule],
+      providers: [dbUrl, { provide: APP_GUARD, useClass: PlatformThrottlerGuard }, { provide: AUTH_LIMITER, useClass: PlatformAuthLimiter }],
+      exports: [dbUrl, ConfigModule, SharedStateModule, MetricsModule, AUTH_LIMITER],
     };
   }
 

@@ -54,14 +54,14 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
     await this.db.query('DELETE FROM shared_state WHERE key = $1', [key]);
   }
 
-  async incr(key: string, ttlMs: number): Promise<{ count: number; ttlMs: number }> {
+  async incr(key: string, ttlMs: number, by = 1): Promise<{ count: number; ttlMs: number }> {
     const rows = await this.db.query(
-      `INSERT INTO shared_state AS s (key, value, expires_at) VALUES ($1, '1', now() + $2 * interval '1 millisecond')
+      `INSERT INTO shared_state AS s (key, value, expires_at) VALUES ($1, $3::bigint::text, now() + $2 * interval '1 millisecond')
        ON CONFLICT (key) DO UPDATE SET
-         value = CASE WHEN s.expires_at <= now() THEN '1' ELSE (s.value::bigint + 1)::text END,
+         value = CASE WHEN s.expires_at <= now() THEN excluded.value ELSE (s.value::bigint + $3::bigint)::text END,
          expires_at = CASE WHEN s.expires_at <= now() THEN excluded.expires_at ELSE s.expires_at END
        RETURNING value, GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ttl`,
-      [key, ttlMs],
+      [key, ttlMs, Math.round(by)],
     );
     return { count: Number(rows[0].value), ttlMs: Number(rows[0].ttl) };
   }

@@ -3,8 +3,8 @@ import Redis from 'ioredis';
 import { SharedState } from './shared-state';
 
 const INCR = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local n = redis.call('INCRBY', KEYS[1], ARGV[2])
+if n == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 local t = redis.call('PTTL', KEYS[1])
 if t < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); t = tonumber(ARGV[1]) end
 return {n, t}`;
@@ -57,8 +57,8 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
     await this.client.del(this.k(key));
   }
 
-  async incr(key: string, ttlMs: number): Promise<{ count: number; ttlMs: number }> {
-    const [count, ttl] = (await this.client.eval(INCR, 1, this.k(key), Math.max(1, Math.round(ttlMs)))) as [number, number];
+  async incr(key: string, ttlMs: number, by = 1): Promise<{ count: number; ttlMs: number }> {
+    const [count, ttl] = (await this.client.eval(INCR, 1, this.k(key), Math.max(1, Math.round(ttlMs)), Math.round(by))) as [number, number];
     return { count: Number(count), ttlMs: Number(ttl) };
   }
 

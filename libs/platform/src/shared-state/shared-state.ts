@@ -10,8 +10,8 @@ export abstract class SharedState {
   /** Atomically reads and deletes: of concurrent callers at most one gets the value. */
   abstract take(key: string): Promise<string | null>;
   abstract del(key: string): Promise<void>;
-  /** Increments a counter that starts at 1 with the given lifetime; the lifetime is not extended. */
-  abstract incr(key: string, ttlMs: number): Promise<{ count: number; ttlMs: number }>;
+  /** Adds `by` (default 1) to a counter that starts at 0 with the given lifetime; the lifetime is not extended. */
+  abstract incr(key: string, ttlMs: number, by?: number): Promise<{ count: number; ttlMs: number }>;
   /** Remaining lifetime in ms, or 0 when absent. */
   abstract ttl(key: string): Promise<number>;
   abstract ping(): Promise<void>;

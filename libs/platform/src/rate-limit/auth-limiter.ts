@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { ThrottlerException } from '@nestjs/throttler';
+import { AuthLimiter, Principal } from '@app/auth';
+import { BaseConfig } from '../config/base.config';
+import { SharedState } from '../shared-state/shared-state';
+import { BatchedCounter } from './batched-counter';
+
+const MINUTE = 60_000;
+const MAX_BLOCKED = 100_000;
+
+/**
+ * Rate limits around authentication on protected routes (the per-IP throttler skips those, see
+ * PlatformThrottlerGuard):
+ * - missing or refused credentials count per client address in shared state (one round trip per
+ *   failure); past RATE_LIMIT_PER_MINUTE in a minute the address is blocked for the rest of it, and
+ *   this replica refuses it before looking at its credentials. Another replica learns of the block at
+ *   the address's next failure there, so at most one more guess per replica is checked;
+ * - members are limited per member (RATE_LIMIT_PER_MINUTE a minute, counted in shared state in
+ *   batches, see BatchedCounter); API keys have their own requests-per-minute; the admin token has none.
+ */
+@Injectable()
+export class PlatformAuthLimiter implements AuthLimiter {
+  private readonly blocked = new Map<string, number>();
+  private readonly members: BatchedCounter;
+
+  constructor(
+    private readonly state: SharedState,
+    private readonly config: BaseConfig,
+  ) {
+    this.members = new BatchedCounter(state, 'ratelimit:member:');
+  }
+
+  before(req: any, res: any): void {
+    const ip = clientAddress(req);
+    const until = this.blocked.get(ip);
+    if (until === undefined) return;
+    const left = until - Date.now();
+    if (left <= 0) {
+      this.blocked.delete(ip);
+      return;
+    }
+    refuse(res, left);
+  }
+
+  async failed(req: any, res: any): Promise<void> {
+    const ip = clientAddress(req);
+    const key = `throttle:auth-failed:${ip}`;
+    const blockKey = `throttle:block:auth-failed:${ip}`;
+    const { blockedMs, count, ttlMs } = await this.state.hit(key, blockKey, MINUTE);
+    let left = blockedMs;
+    if (!left && count > this.config.RATE_LIMIT_PER_MINUTE) {
+      left = Math.max(1, ttlMs);
+      await this.state.setIfAbsent(blockKey, '1', left);
+    }
+    if (!left) return;
+    if (this.blocked.size >= MAX_BLOCKED) this.blocked.clear();
+    this.blocked.set(ip, Date.now() + left);
+    refuse(res, left);
+  }
+
+  async succeeded(_req: any, res: any, principal: Principal): Promise<void> {
+    if (principal.kind !== 'member') return;
+    const left = await this.members.hit(principal.id, this.config.RATE_LIMIT_PER_MINUTE, MINUTE);
+    if (left > 0) refuse(res, left);
+  }
+}
+
+function clientAddress(req: any): string {
+  return String(req.ip ?? req.socket?.remoteAddress ?? 'unknown');
+}
+
+function refuse(res: any, ms: number): never {
+  if (typeof res?.setHeader === 'function' && !res.headersSent) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(ms / 1000))));
+  throw new ThrottlerException('Too many requests, retry later');
+}

@@ -1,0 +1,130 @@
+import { randomBytes } from 'crypto';
+import request from 'supertest';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { SharedStateUnlogged1795500000000, SharedState1732240000000 } from '@app/database';
+import { BatchedCounter } from '../../libs/platform/src/rate-limit/batched-counter';
+import { PostgresSharedState } from '../../libs/platform/src/shared-state/postgres-shared-state';
+import { RedisSharedState } from '../../libs/platform/src/shared-state/redis-shared-state';
+import { SharedState } from '../../libs/platform/src/shared-state/shared-state';
+import { createTestDatabase } from '../support/database';
+import { RunningApp, startMembership } from '../support/apps';
+import { backends, REDIS_TEST_URL } from '../scale-out/shared-backends';
+
+// Rate limits without a database write per authenticated request: strangers and refused credentials
+// per client address, members per member (counted in batches), on both shared-state backends.
+describe.each(backends('rate limit'))('batched counters, %s', (_label, backend) => {
+  let state: SharedState;
+  let close: () => Promise<void>;
+  const id = randomBytes(6).toString('hex');
+
+  beforeAll(async () => {
+    if (backend.name === 'redis') {
+      const redis = new RedisSharedState(REDIS_TEST_URL, `rl-${id}:`);
+      state = redis;
+      close = async () => {
+        const keys = await redis.client.keys(`rl-${id}:*`);
+        if (keys.length) await redis.client.del(...keys);
+        await redis.onModuleDestroy();
+      };
+      return;
+    }
+    const db = await createTestDatabase();
+    const ds = new DataSource({ type: 'postgres', url: db.url, migrations: [SharedState1732240000000, SharedStateUnlogged1795500000000], migrationsTableName: 'rl_migrations' });
+    await ds.initialize();
+    await ds.runMigrations();
+    state = new PostgresSharedState(ds);
+    close = async () => {
+      (state as PostgresSharedState).onModuleDestroy();
+      await ds.destroy();
+      await db.drop();
+    };
+  });
+  afterAll(() => close?.());
+
+  it('incr adds the given amount, starting the lifetime at the first add', async () => {
+    expect(await state.incr(`by-${id}`, 5000, 7)).toMatchObject({ count: 7 });
+    const second = await state.incr(`by-${id}`, 5000, 5);
+    expect(second.count).toBe(12);
+    expect(second.ttlMs).toBeLessThanOrEqual(5000);
+    expect(await state.incr(`by-${id}`, 5000)).toMatchObject({ count: 13 });
+  });
+
+  it('one replica never passes the limit; two replicas pass it by at most a batch each', async () => {
+    const alone = new BatchedCounter(state, `alone-${id}:`);
+    const answers: number[] = [];
+    for (let i = 0; i < 70; i++) answers.push(await alone.hit('m', 60, 60_000));
+    expect(answers.filter((a) => a === 0)).toHaveLength(60);
+    expect(answers.slice(60).every((a) => a > 0)).toBe(true);
+
+    const a = new BatchedCounter(state, `pair-${id}:`);
+    const b = new BatchedCounter(state, `pair-${id}:`);
+    let allowed = 0;
+    for (let i = 0; i < 200; i++) if ((await (i % 2 ? a : b).hit('m', 60, 60_000)) === 0) allowed++;
+    // limit 60 -> batches of 3: each replica learns the other's hits at least every 3 of its own.
+    expect(allowed).toBeGreaterThanOrEqual(60);
+    expect(allowed).toBeLessThanOrEqual(60 + 2 * 3);
+  });
+});
+
+describe('authentication limits on a running app', () => {
+  let app: RunningApp;
+  let db: Client;
+  const LIMIT = 5;
+  let n = 0;
+  const ip = () => `198.51.100.${++n}`;
+  const AUTH = '/api/v1/app/auth';
+
+  beforeAll(async () => {
+    app = await startMembership({ RATE_LIMIT_PER_MINUTE: String(LIMIT) });
+    db = new Client({ connectionString: app.dbUrl });
+    await db.connect();
+  }, 60_000);
+  afterAll(async () => {
+    await db?.end();
+    await app?.close();
+  });
+
+  const throttleRows = async () => Number((await db.query(`SELECT count(*) FROM shared_state WHERE key LIKE 'throttle:default:%'`)).rows[0].count);
+  const register = async () => {
+    const res = await request(app.url).post(`${AUTH}/register`).set('X-Forwarded-For', ip()).send({ username: `rl${randomBytes(4).toString('hex')}`, password: 'rate-limit-password' }).expect(200);
+    return res.body.data.token as string;
+  };
+
+  it('members are limited per member across addresses, and their reads write no per-address counter', async () => {
+    const token = await register();
+    const before = await throttleRows();
+    const statuses: number[] = [];
+    for (let i = 0; i < LIMIT + 2; i++) statuses.push((await request(app.url).get(`${AUTH}/profile`).set('X-Forwarded-For', ip()).set('Authorization', `Bearer ${token}`)).status);
+    expect(statuses).toEqual([...Array(LIMIT).fill(200), 429, 429]);
+    expect(await throttleRows()).toBe(before);
+    // Another member is not affected.
+    const other = await register();
+    await request(app.url).get(`${AUTH}/profile`).set('X-Forwarded-For', ip()).set('Authorization', `Bearer ${other}`).expect(200);
+  });
+
+  it('missing and refused credentials count per address; a blocked address is refused before its credentials are checked', async () => {
+    const from = ip();
+    const statuses: number[] = [];
+    for (let i = 0; i < LIMIT; i++) {
+      const req = request(app.url).get(`${AUTH}/profile`).set('X-Forwarded-For', from);
+      statuses.push((await (i % 2 ? req.set('Authorization', 'Bearer not-a-token') : req)).status);
+    }
+    expect(statuses).toEqual(Array(LIMIT).fill(401));
+    const blocked = await request(app.url).get(`${AUTH}/profile`).set('X-Forwarded-For', from).expect(429);
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    expect(blocked.body.code).toBe(429);
+    const token = await register();
+    await request(app.url).get(`${AUTH}/profile`).set('X-Forwarded-For', from).set('Authorization', `Bearer ${token}`).expect(429);
+    // Other addresses are not blocked.
+    await request(app.url).get(`${AUTH}/profile`).set('X-Forwarded-For', ip()).set('Authorization', `Bearer ${token}`).expect(200);
+  });
+
+  it('public routes keep the per-address limit', async () => {
+    const from = ip();
+    const statuses: number[] = [];
+    for (let i = 0; i < LIMIT + 1; i++) statuses.push((await request(app.url).get('/api/v1/admin/system/site-config/public').set('X-Forwarded-For', from)).status);
+    expect(statuses.slice(0, LIMIT).every((s) => s !== 429)).toBe(true);
+    expect(statuses[LIMIT]).toBe(429);
+  });
+});
