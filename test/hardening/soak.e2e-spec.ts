@@ -1,11 +1,24 @@
 // Load soak, bounded and loopback only: mixed membership and gateway traffic at a fixed rate for a
 // fixed time (SOAK_SECONDS, SOAK_RATE). Asserts zero 5xx and no hung request; reports error rate,
 // latency percentiles and memory (RSS, heap) growth of the process that hosts both apps.
+import { setFlagsFromString } from 'v8';
+import { runInNewContext } from 'vm';
 import { RunningApp, startMembership } from '../support/apps';
 import { GatewayFixture, startGatewayFixture } from '../ai-gateway/gateway-fixture';
 import { HangError, rawRequest, RawResponse } from './support/http';
 import { membershipShapeProblem, openAiShapeProblem } from './support/shapes';
 import { report, sleep, SOAK_SECONDS } from './support/runs';
+
+/** A full collection before each memory reading, so growth means retained memory, not garbage not yet collected. */
+setFlagsFromString('--expose_gc');
+const gc = runInNewContext('gc') as () => void;
+const settledMemory = async () => {
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await sleep(100);
+  }
+  return process.memoryUsage();
+};
 
 const RATE = Math.max(1, Number(process.env.SOAK_RATE) || 40);
 const MAX_IN_FLIGHT = 200;
@@ -150,7 +163,7 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
       latencies.length = 0;
       for (const k of Object.keys(byKind)) delete byKind[k];
       errors = 0;
-      const mem0 = process.memoryUsage();
+      const mem0 = await settledMemory();
       let rssPeak = mem0.rss;
       const started = Date.now();
       let sent = 0;
@@ -166,8 +179,8 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
       }
       await Promise.all(pending);
       const elapsed = (Date.now() - started) / 1000;
-      await sleep(500);
-      const mem1 = process.memoryUsage();
+      pending.length = 0;
+      const mem1 = await settledMemory();
       latencies.sort((a, b) => a - b);
       const perKind = Object.fromEntries(
         Object.entries(byKind).map(([k, v]) => {
@@ -192,6 +205,7 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
         rssEndMb: Math.round(mem1.rss / 2 ** 20),
         rssPeakMb: Math.round(rssPeak / 2 ** 20),
         rssGrowthMb: Math.round((mem1.rss - mem0.rss) / 2 ** 20),
+        heapStartMb: Math.round(mem0.heapUsed / 2 ** 20),
         heapGrowthMb: Math.round((mem1.heapUsed - mem0.heapUsed) / 2 ** 20),
         perKind,
       };
@@ -204,6 +218,8 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
       // Loose ceilings for a shared CI machine: the figures above are the record.
       expect(figures.p99).toBeLessThan(3000);
       expect(figures.rssGrowthMb).toBeLessThan(300);
+      // Retained heap after full collections: 32 MB of slack plus 2 KB per request (a per-request leak shows).
+      expect(figures.heapGrowthMb).toBeLessThan(32 + (latencies.length * 2) / 1024);
     },
     (SOAK_SECONDS + 120) * 1000,
   );
