@@ -191,6 +191,24 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
     await on(a, from).get(`${AUTH}/profile`).set(bearer(reg.body.data.token)).expect(401);
   });
 
+  it('a session A has just seen live stops working on A within SESSION_CHECK_CACHE_MS (2 s) of a logout on B, on B at once', async () => {
+    const from = ip();
+    const reg = await on(a, from).post(`${AUTH}/register`).send({ username: `sc2_${run}_${randomBytes(3).toString('hex')}`, password: 'scale-out-password' }).expect(200);
+    const token = reg.body.data.token;
+    await on(a, from).get(`${AUTH}/profile`).set(bearer(token)).expect(200);
+    await on(b, from).get(`${AUTH}/profile`).set(bearer(token)).expect(200);
+    const loggedOut = Date.now();
+    await on(b, from).post(`${AUTH}/logout`).set(bearer(token)).expect(200);
+    await on(b, from).get(`${AUTH}/profile`).set(bearer(token)).expect(401);
+    let status = 200;
+    while (status === 200 && Date.now() - loggedOut < 5000) {
+      status = (await on(a, from).get(`${AUTH}/profile`).set(bearer(token))).status;
+      if (status === 200) await sleep(100);
+    }
+    expect(status).toBe(401);
+    expect(Date.now() - loggedOut).toBeLessThan(2000 + 500);
+  });
+
   it('a code sent via A verifies and logs in on B; the resend interval and the try budget are shared', async () => {
     const from = ip();
     const target = phone();

@@ -139,7 +139,9 @@ export class AuthController {
   @ApiEnvelope(ProfileResponse)
   @err(401, 401, 'token missing, invalid, expired or revoked')
   async profile(@CurrentPrincipal() principal: Principal): Promise<ProfileResponse> {
-    return this.profileOf(await this.requireMember(principal));
+    // The member row and the linked identities in parallel (two pooled connections, one wait).
+    const [member, identities] = await Promise.all([this.requireMember(principal), this.identitiesOf(principal.id)]);
+    return this.profileOf(member, identities);
   }
 
   @Put('profile')
@@ -190,8 +192,12 @@ export class AuthController {
     return member;
   }
 
-  private async profileOf(m: Member): Promise<ProfileResponse> {
-    const identities = this.identities ? await this.identities.listForMember(m.id) : [];
+  private async identitiesOf(memberId: string) {
+    return this.identities ? await this.identities.listForMember(memberId) : [];
+  }
+
+  private async profileOf(m: Member, known?: Awaited<ReturnType<AuthController['identitiesOf']>>): Promise<ProfileResponse> {
+    const identities = known ?? (await this.identitiesOf(m.id));
     return {
       id: m.id,
       username: m.username,

@@ -8,8 +8,9 @@ const TOUCH_INTERVAL_MS = 60_000;
 
 /**
  * The membership app's AUTHENTICATOR: a valid access JWT whose session is still live and whose
- * member is enabled. The session is looked up on every request, so revocation (logout, password
- * change, refresh-token reuse) takes effect at once, not at token expiry.
+ * member is enabled. Revocation (logout, password change, refresh-token reuse) takes effect at once on
+ * the replica that revoked and within SESSION_CHECK_CACHE_MS (2 s) on the others, not at token expiry
+ * (see SessionsService.liveness).
  */
 @Injectable()
 export class MemberAuthenticator implements Authenticator {

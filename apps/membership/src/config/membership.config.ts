@@ -71,6 +71,12 @@ export class MembershipConfig extends BaseConfig {
   @Max(120_000)
   REFRESH_REUSE_GRACE_MS: number = 10_000;
 
+  /** How long (ms) a replica trusts a session it found live before asking the database again; a revocation on another replica takes effect within this (on the same replica at once). 0 = every request. */
+  @IsInt()
+  @Min(0)
+  @Max(10_000)
+  SESSION_CHECK_CACHE_MS: number = 2000;
+
   /** refresh-token-by-jwt is allowed only in the last this-many ms of the JWT's life. */
   @IsInt()
   @Min(1000)
