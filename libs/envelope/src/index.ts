@@ -7,3 +7,4 @@ export * from './decorators';
 export * from './normalize-error';
 export * from './openai-error';
 export * from './validation';
+export * from './validators';

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsDateString, IsIn, IsInt, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { KEY_SCOPES } from '../key-scopes';
+import { MaxDecimalPlaces } from '@app/envelope';
 
 export class CreateApiKeyRequest {
   @ApiProperty({ example: 'demo', description: 'Label shown in lists' })
@@ -33,7 +34,8 @@ export class CreateApiKeyRequest {
 
   @ApiPropertyOptional({ example: 10, description: 'Budget in yuan; omitted or null means unlimited' })
   @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 6 })
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @MaxDecimalPlaces(6)
   @Min(0)
   @Max(1e9)
   budget_yuan?: number | null;
@@ -76,7 +78,8 @@ export class UpdateApiKeyRequest {
 
   @ApiPropertyOptional({ example: 20, nullable: true })
   @ValidateIf((_, v) => v !== null && v !== undefined)
-  @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 6 })
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @MaxDecimalPlaces(6)
   @Min(0)
   @Max(1e9)
   budget_yuan?: number | null;
