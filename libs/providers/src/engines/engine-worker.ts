@@ -12,6 +12,17 @@ export class EngineUnavailableError extends Error {
 }
 
 /** Thrown when an engine rejects its input (undecodable image, unsupported audio); callers answer 4xx. */
+/** The engine threw while working on a valid input (out of memory, a native fault): worth a retry. */
+export class EngineFailedError extends Error {
+  constructor(
+    readonly engine: string,
+    reason: string,
+  ) {
+    super(`${engine} engine failed: ${reason}`);
+    this.name = 'EngineFailedError';
+  }
+}
+
 export class EngineInputError extends Error {
   constructor(message: string) {
     super(message);
@@ -102,7 +113,7 @@ export class EngineWorker {
         this.loadError = message.error ?? 'load failed';
         entry.reject(new EngineUnavailableError(this.name, this.loadError));
       } else if (message.input) entry.reject(new EngineInputError(message.error ?? 'bad input'));
-      else entry.reject(new Error(`${this.name} engine failed: ${message.error}`));
+      else entry.reject(new EngineFailedError(this.name, message.error ?? 'unknown error'));
     });
     worker.on('error', (error) => {
       if (this.worker === worker) this.worker = null;
