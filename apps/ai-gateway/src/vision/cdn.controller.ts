@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { pipeline } from 'stream';
 import { Public } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
 import { isSafeKey, ObjectStorage } from '@app/providers/storage';
@@ -26,7 +27,8 @@ export class CdnController {
     res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (object.size !== undefined) res.setHeader('Content-Length', String(object.size));
-    object.body.on('error', () => res.destroy());
-    object.body.pipe(res);
+    // pipeline, not pipe: when the client goes away mid-download the storage stream is destroyed too,
+    // otherwise each dropped download keeps one S3 connection open until the pool (50) is exhausted.
+    pipeline(object.body, res, () => undefined);
   }
 }
