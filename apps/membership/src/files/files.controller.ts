@@ -1,3 +1,4 @@
+import { pipeline } from 'stream';
 import { Controller, Get, HttpCode, Param, Post, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiConsumes, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { FileInterceptor } from '@nestjs/platform-express';
@@ -70,8 +71,8 @@ export class MediaController {
     res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
     res.setHeader('Content-Length', String(object.size ?? file.size));
     res.setHeader('Content-Disposition', `${inline ? 'inline' : 'attachment'}; filename="${asciiName(file)}"; filename*=UTF-8''${encodeURIComponent(file.originalFilename)}`);
-    object.body.on('error', () => res.destroy());
-    object.body.pipe(res);
+    // pipeline, not pipe: a client leaving mid-download also closes the storage stream (an S3 socket).
+    pipeline(object.body, res, () => undefined);
   }
 }
 

@@ -16,7 +16,7 @@ export interface StorageSettings {
   S3_PREFIX?: string;
 }
 
-/** `folder` under DATA_DIR on local disk, or the same folder in an S3-compatible bucket (several replicas). */
+/** `folder` under DATA_DIR on local disk, or an S3-compatible bucket under S3_PREFIX (several replicas; keys of the two apps never collide). */
 export function objectStorageFor(config: StorageSettings, folder: string): ObjectStorage {
   if (config.STORAGE_DRIVER === 's3') {
     return new S3Storage({
