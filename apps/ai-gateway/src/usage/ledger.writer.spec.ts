@@ -8,13 +8,23 @@ describe('LedgerWriter', () => {
   function setup(failFirst = 0) {
     const inserted: LedgerEntry[][] = [];
     let failures = failFirst;
+    // Column metadata as TypeORM gives it (property = column name here); the batch arrives as one JSON parameter.
+    const columns = ['id', ...Object.keys(entry(0)), 'createdAt'].map((p) => ({
+      propertyName: p,
+      databaseName: p,
+      type: 'text',
+      isGenerated: p === 'id',
+      isCreateDate: p === 'createdAt',
+    }));
     const db = {
-      getRepository: () => ({
-        insert: async (rows: LedgerEntry[]) => {
-          if (failures-- > 0) throw new Error('db down');
-          inserted.push(rows);
-        },
-      }),
+      getMetadata: () => ({ tableName: 'ai_usage_records', columns }),
+      driver: { normalizeType: (c: { type: string }) => c.type },
+      query: async (sql: string, params: unknown[]) => {
+        expect(sql).toMatch(/^INSERT INTO "ai_usage_records" \(.*"promptTokens".*\) SELECT .* FROM jsonb_to_recordset\(\$1::jsonb\)/);
+        expect(sql).not.toContain('"id"');
+        if (failures-- > 0) throw new Error('db down');
+        inserted.push(JSON.parse(params[0] as string));
+      },
     };
     const writer = new LedgerWriter(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any);
     (writer as any).log = { error: jest.fn() };
@@ -31,7 +41,7 @@ describe('LedgerWriter', () => {
     writer.append(entry(4));
     await writer.flush();
     expect(inserted.map((b) => b.map((e) => e.promptTokens))).toEqual([[1, 2, 3], [4]]);
-    expect(inserted[0][0].createdAt).toBeInstanceOf(Date);
+    expect(Number.isNaN(Date.parse(inserted[0][0].createdAt as any))).toBe(false);
   });
 
   it('keeps entries when the database refuses them and writes them on the next flush', async () => {

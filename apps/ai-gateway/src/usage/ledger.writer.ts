@@ -61,7 +61,7 @@ export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
     while (this.queue.length) {
       const batch = this.queue.splice(0, this.config.AI_LEDGER_BATCH_SIZE);
       try {
-        await this.db.getRepository(UsageRecord).insert(batch as UsageRecord[]);
+        await this.insert(batch);
       } catch (e) {
         // Kept for the next tick rather than lost; the log names the failure, not the payload.
         this.queue.unshift(...batch);
@@ -69,6 +69,47 @@ export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
         return;
       }
     }
+  }
+
+  /**
+   * One INSERT of the whole batch from a single JSON parameter. TypeORM's insert builder spent ~7 % of
+   * the gateway's CPU under load handling one bound parameter per column and row (npm run bench
+   * profile); the columns still come from the entity's metadata, unset ones take their defaults.
+   */
+  private async insert(batch: LedgerEntry[]): Promise<void> {
+    const cols = this.columns();
+    const rows = batch.map((e) => {
+      const row: Record<string, unknown> = {};
+      for (const c of cols) {
+        const v = (e as any)[c.property];
+        row[c.name] = v !== undefined ? v : c.createDate ? new Date() : c.fallback;
+      }
+      return row;
+    });
+    const names = cols.map((c) => `"${c.name}"`).join(', ');
+    await this.db.query(
+      `INSERT INTO ${this.table} (${names}) SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS r(${cols.map((c) => `"${c.name}" ${c.type}`).join(', ')})`,
+      [JSON.stringify(rows)],
+    );
+  }
+
+  private cols?: { name: string; property: string; type: string; createDate: boolean; fallback: unknown }[];
+  private table = '';
+
+  private columns() {
+    if (this.cols) return this.cols;
+    const meta = this.db.getMetadata(UsageRecord);
+    this.table = `"${meta.tableName}"`;
+    this.cols = meta.columns
+      .filter((c) => !c.isGenerated)
+      .map((c) => ({
+        name: c.databaseName,
+        property: c.propertyName,
+        type: this.db.driver.normalizeType(c),
+        createDate: c.isCreateDate,
+        fallback: typeof c.default === 'number' || typeof c.default === 'string' ? c.default : null,
+      }));
+    return this.cols;
   }
 
   private async writeDeferredSpend(): Promise<void> {
