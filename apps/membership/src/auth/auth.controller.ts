@@ -193,7 +193,7 @@ export class AuthController {
   }
 
   private async identitiesOf(memberId: string) {
-    return this.identities ? await this.identities.listForMember(memberId) : [];
+    return this.identities && /^\d{1,19}$/.test(memberId) ? await this.identities.listForMember(memberId) : [];
   }
 
   private async profileOf(m: Member, known?: Awaited<ReturnType<AuthController['identitiesOf']>>): Promise<ProfileResponse> {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, Repository } from 'typeorm';
 import { MemberIdentity } from './member-identity.entity';
+import { selectEntities } from '../members/raw-rows';
 
 /** The only place that reads or writes member_identities. */
 @Injectable()
@@ -21,7 +22,7 @@ export class MemberIdentitiesRepository {
   }
 
   listByMember(memberId: string): Promise<MemberIdentity[]> {
-    return this.repo.find({ where: { memberId }, order: { createdTime: 'ASC' } });
+    return selectEntities(this.repo, 'member_id = $1', [memberId], 'created_time ASC, id ASC');
   }
 
   countByMember(memberId: string): Promise<number> {

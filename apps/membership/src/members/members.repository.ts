@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, Repository } from 'typeorm';
 import { Member } from './member.entity';
+import { selectEntities } from './raw-rows';
 
 /** The only place that reads or writes the members table. */
 @Injectable()
@@ -13,7 +14,7 @@ export class MembersRepository {
 
   findById(id: string): Promise<Member | null> {
     if (!/^\d{1,19}$/.test(id)) return Promise.resolve(null);
-    return this.repo.findOne({ where: { id } });
+    return selectEntities(this.repo, 'id = $1', [id]).then((rows) => rows[0] ?? null);
   }
 
   findByUsername(username: string): Promise<Member | null> {
