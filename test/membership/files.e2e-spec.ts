@@ -1,4 +1,3 @@
-import { deflateSync } from 'zlib';
 import { mkdtempSync, rmSync, existsSync, readdirSync } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
@@ -7,34 +6,10 @@ import request from 'supertest';
 import { S3Storage } from '../../libs/providers/src/storage/s3.storage';
 import { RunningApp, startMembership } from '../support/apps';
 import { bearer, client } from './fakes';
+import { tinyPng } from '../support/png';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require('s3rver');
 
-/** A real 1x1 PNG (signature, IHDR, IDAT, IEND with CRCs). */
-function png(extraBytes = 0): Buffer {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (b: Buffer) => {
-    let c = 0xffffffff;
-    for (const x of b) c = crcTable[(c ^ x) & 0xff] ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type), data]);
-    const c = Buffer.alloc(4);
-    c.writeUInt32BE(crc(td));
-    return Buffer.concat([len, td, c]);
-  };
-  const ihdr = Buffer.from([0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]);
-  const idat = deflateSync(Buffer.from([0, 255, 0, 0]));
-  const text = extraBytes ? [chunk('tEXt', Buffer.alloc(extraBytes, 0x61))] : [];
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), ...text, chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
-}
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
 // A PE executable header ("MZ" ... "PE\0\0"), disguised below as a PNG.
 const EXE = (() => {
@@ -65,7 +40,7 @@ describe('membership: file upload and public media (local disk)', () => {
   afterAll(() => app?.close());
 
   it('stores a PNG under a generated name and serves it inline with nosniff', async () => {
-    const bytes = png();
+    const bytes = tinyPng();
     const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', bytes, { filename: 'my avatar.png', contentType: 'image/png' }).expect(200);
     const data = res.body.data;
     expect(data).toEqual({
@@ -113,17 +88,17 @@ describe('membership: file upload and public media (local disk)', () => {
 
   it('refuses an oversize file with a 413 envelope and stores nothing', async () => {
     const before = existsSync(path.join(app.dataDir, 'files')) ? countFiles(path.join(app.dataDir, 'files')) : 0;
-    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', png(70_000), { filename: 'big.png', contentType: 'image/png' });
+    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(70_000), { filename: 'big.png', contentType: 'image/png' });
     expect(res.status).toBe(413);
     expect(res.body.code).toBe(413);
     expect(countFiles(path.join(app.dataDir, 'files'))).toBe(before);
   });
 
   it('a path-traversal file name is only a label; the stored name is generated', async () => {
-    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', png(), { filename: '../../../etc/passwd.png', contentType: 'image/png' }).expect(200);
+    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(), { filename: '../../../etc/passwd.png', contentType: 'image/png' }).expect(200);
     expect(res.body.data.originalFilename).toBe('passwd.png');
     expect(res.body.data.filename).toMatch(/^\d{4}\/\d{2}\/[0-9a-f]{32}\.png$/);
-    const evil = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', png(), { filename: '..\\..\\windows\\win.ini', contentType: 'image/png' }).expect(200);
+    const evil = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(), { filename: '..\\..\\windows\\win.ini', contentType: 'image/png' }).expect(200);
     expect(evil.body.data.originalFilename).toBe('win.ini');
   });
 
@@ -136,18 +111,18 @@ describe('membership: file upload and public media (local disk)', () => {
   });
 
   it('needs a token (401) and a part named file (10000)', async () => {
-    await request(app.url).post(UPLOAD).attach('file', png(), 'a.png').expect(401);
+    await request(app.url).post(UPLOAD).attach('file', tinyPng(), 'a.png').expect(401);
     const none = await request(app.url).post(UPLOAD).set(bearer(token)).field('other', 'x').expect(400);
     expect(none.body.code).toBe(10000);
     expect(none.body.message).toMatch(/file/);
-    const wrongName = await request(app.url).post(UPLOAD).set(bearer(token)).attach('upload', png(), 'a.png');
+    const wrongName = await request(app.url).post(UPLOAD).set(bearer(token)).attach('upload', tinyPng(), 'a.png');
     expect(wrongName.status).toBe(400);
     const json = await request(app.url).post(UPLOAD).set(bearer(token)).send({ file: 'x' }).expect(400);
     expect(json.body.code).toBe(10000);
   });
 
   it('refuses two files in one request', async () => {
-    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', png(), 'a.png').attach('file', png(), 'b.png');
+    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(), 'a.png').attach('file', tinyPng(), 'b.png');
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
   });
@@ -186,7 +161,7 @@ describe('membership: file storage on S3-compatible object storage', () => {
 
   it('uploads into the bucket and serves from it; nothing lands on local disk', async () => {
     const token = await member(app, 's3_uploader');
-    const bytes = png();
+    const bytes = tinyPng();
     const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', bytes, { filename: 'a.png', contentType: 'image/png' }).expect(200);
     const { filename, url } = res.body.data;
     const reader = new S3Storage({ bucket: 'member-media', region: 'us-east-1', endpoint, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });

@@ -1,35 +1,8 @@
-import { deflateSync } from 'zlib';
 import request from 'supertest';
 import { RunningApp, startMembership } from '../support/apps';
 import { bearer, client } from './fakes';
+import { tinyPng } from '../support/png';
 
-/** A tiny valid PNG (1x1) for the avatar. */
-function avatarPng(): Buffer {
-  const table = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (b: Buffer) => {
-    let c = 0xffffffff;
-    for (const x of b) c = table[(c ^ x) & 0xff] ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const out = Buffer.alloc(12 + data.length);
-    out.writeUInt32BE(data.length, 0);
-    out.write(type, 4, 'latin1');
-    data.copy(out, 8);
-    out.writeUInt32BE(crc(out.subarray(4, 8 + data.length)), 8 + data.length);
-    return out;
-  };
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', Buffer.from([0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0])),
-    chunk('IDAT', deflateSync(Buffer.from([0, 10, 20, 30, 255]))),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 describe('membership: the website journey under a context path', () => {
   let app: RunningApp;
@@ -54,7 +27,7 @@ describe('membership: the website journey under a context path', () => {
     expect(profile.body.data).toMatchObject({ id: memberId, username: 'journey_1', email: 'journey@example.com', avatarUrl: null, status: 'active' });
     expect(JSON.stringify(profile.body)).not.toMatch(/password|argon2/i);
 
-    const upload = await request(app.url).post('/api/v1/app/files').set(bearer(token)).attach('file', avatarPng(), { filename: 'me.png', contentType: 'image/png' }).expect(200);
+    const upload = await request(app.url).post('/api/v1/app/files').set(bearer(token)).attach('file', tinyPng(), { filename: 'me.png', contentType: 'image/png' }).expect(200);
     const avatarUrl = upload.body.data.url as string;
     expect(avatarUrl).toMatch(/^\/files\//);
     // The client turns the relative media path into an address with its base URL (context path included).

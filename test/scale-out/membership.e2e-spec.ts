@@ -7,7 +7,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { deflateSync } from 'zlib';
 import { randomBytes, randomInt } from 'crypto';
 import type Redis from 'ioredis';
 import { Client } from 'pg';
@@ -17,6 +16,7 @@ import { sqlClient } from '../support/database';
 import { startWechatServer, WechatTestServer } from '../support/wechat-server';
 import { FakeAliyun, startFakeAliyun } from '../membership/fakes';
 import { Backend, backends, forgetRedisKeys, randomAppId, randomIp, randomPhone, REDIS_PREFIX, redisClient, sleep } from './shared-backends';
+import { tinyPng } from '../support/png';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require('s3rver');
 
@@ -25,29 +25,6 @@ const FRONTEND = 'https://www.example.com/oauth/callback';
 /** Long enough that the second-tab request lands inside it even on a loaded CI machine. */
 const GRACE_MS = 3000;
 
-/** A real 1x1 PNG. */
-function png(): Buffer {
-  const table = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (b: Buffer) => {
-    let c = 0xffffffff;
-    for (const x of b) c = table[(c ^ x) & 0xff] ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type), data]);
-    const c = Buffer.alloc(4);
-    c.writeUInt32BE(crc(td));
-    return Buffer.concat([len, td, c]);
-  };
-  const ihdr = Buffer.from([0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.from([0, 255, 0, 0]))), chunk('IEND', Buffer.alloc(0))]);
-}
 
 describe.each(backends('scale-out membership'))('scale-out: two membership instances, %s', (_label: string, backend: Backend) => {
   let a: RunningApp;
@@ -308,7 +285,7 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
   it('a file uploaded through A is served by B (one object store, separate data directories)', async () => {
     const from = ip();
     const reg = await on(a, from).post(`${AUTH}/register`).send({ username: `sf_${run}_${randomBytes(3).toString('hex')}`, password: 'scale-out-password' }).expect(200);
-    const bytes = png();
+    const bytes = tinyPng();
     const up = await request(a.url).post('/api/v1/app/files').set('X-Forwarded-For', from).set(bearer(reg.body.data.token)).attach('file', bytes, { filename: 'a.png', contentType: 'image/png' }).expect(200);
     const served = await request(b.url).get(up.body.data.url).buffer(true).expect(200);
     expect(served.headers['content-type']).toBe('image/png');
