@@ -226,6 +226,9 @@ describe('hardening: upstream faults', () => {
       expect(charged.every((r) => r.status === 'ok' || r.status === 'aborted')).toBe(true);
 
       // Sockets and descriptors: after idle keep-alive connections time out, nothing is left open.
+      // The gateway's upstream pools keep idle keep-alive sockets (30 s): at most one per call that ran
+      // at once (parallel <= 3) per upstream is reuse, not a leak; a leak grows with the 20+ failed calls.
+      const pooledAllowance = upstreamPorts.length * 3;
       let socketsAfter = sockets();
       for (let i = 0; i < 40 && socketsAfter > socketsBefore; i++) {
         await sleep(250);
@@ -233,7 +236,8 @@ describe('hardening: upstream faults', () => {
       }
       const fdsAfter = fdCount();
       report('faults-upstream', { seed: SEED, scenarios: scenarios.length, calls, complete: oks, ledgerRows: rows.length, socketsBefore, socketsAfter, fdsBefore, fdsAfter, outcomes });
-      expect(socketsAfter).toBeLessThanOrEqual(socketsBefore);
+      expect(socketsAfter).toBeLessThanOrEqual(socketsBefore + pooledAllowance);
+      expect(calls).toBeGreaterThan(pooledAllowance); // enough calls that a per-call leak would show
       expect(fdsAfter - fdsBefore).toBeLessThan(10);
     },
     10 * 60_000,
