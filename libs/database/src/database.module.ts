@@ -24,7 +24,8 @@ export function dataSourceOptions(url: string, options: DatabaseModuleOptions): 
     synchronize: false,
     uuidExtension: 'pgcrypto',
     extra: { max: 20, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30000 },
-    logging: ['error'],
+    // TypeORM's own error log prints query parameters (password hashes, tokens): failures surface as exceptions instead.
+    logging: false,
   };
 }
 
