@@ -1,15 +1,11 @@
 import { randomBytes } from 'crypto';
 import request from 'supertest';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { SharedStateUnlogged1795500000000, SharedState1732240000000 } from '@app/database';
 import { BatchedCounter } from '../../libs/platform/src/rate-limit/batched-counter';
-import { PostgresSharedState } from '../../libs/platform/src/shared-state/postgres-shared-state';
-import { RedisSharedState } from '../../libs/platform/src/shared-state/redis-shared-state';
 import { SharedState } from '../../libs/platform/src/shared-state/shared-state';
-import { createTestDatabase } from '../support/database';
 import { RunningApp, startMembership } from '../support/apps';
-import { backends, REDIS_TEST_URL } from '../scale-out/shared-backends';
+import { backends } from '../scale-out/shared-backends';
+import { openSharedState } from '../support/shared-state';
 
 // Rate limits without a database write per authenticated request: strangers and refused credentials
 // per client address, members per member (counted in batches), on both shared-state backends.
@@ -19,26 +15,7 @@ describe.each(backends('rate limit'))('batched counters, %s', (_label, backend) 
   const id = randomBytes(6).toString('hex');
 
   beforeAll(async () => {
-    if (backend.name === 'redis') {
-      const redis = new RedisSharedState(REDIS_TEST_URL, `rl-${id}:`);
-      state = redis;
-      close = async () => {
-        const keys = await redis.client.keys(`rl-${id}:*`);
-        if (keys.length) await redis.client.del(...keys);
-        await redis.onModuleDestroy();
-      };
-      return;
-    }
-    const db = await createTestDatabase();
-    const ds = new DataSource({ type: 'postgres', url: db.url, migrations: [SharedState1732240000000, SharedStateUnlogged1795500000000], migrationsTableName: 'rl_migrations' });
-    await ds.initialize();
-    await ds.runMigrations();
-    state = new PostgresSharedState(ds);
-    close = async () => {
-      (state as PostgresSharedState).onModuleDestroy();
-      await ds.destroy();
-      await db.drop();
-    };
+    ({ state, close } = await openSharedState(backend));
   });
   afterAll(() => close?.());
 

@@ -1,11 +1,7 @@
 import { randomBytes } from 'crypto';
-import { DataSource } from 'typeorm';
-import { SharedStateUnlogged1795500000000, SharedState1732240000000 } from '@app/database';
-import { PostgresSharedState } from '../../libs/platform/src/shared-state/postgres-shared-state';
-import { RedisSharedState } from '../../libs/platform/src/shared-state/redis-shared-state';
 import { SharedState } from '../../libs/platform/src/shared-state/shared-state';
-import { createTestDatabase } from '../support/database';
-import { backends, REDIS_TEST_URL } from '../scale-out/shared-backends';
+import { backends } from '../scale-out/shared-backends';
+import { openSharedState } from '../support/shared-state';
 
 // SharedState.hit: the rate limiter's block check and count in one round trip, on both backends.
 describe.each(backends('shared-state hit'))('SharedState.hit, %s', (_label, backend) => {
@@ -14,25 +10,7 @@ describe.each(backends('shared-state hit'))('SharedState.hit, %s', (_label, back
   const id = randomBytes(6).toString('hex');
 
   beforeAll(async () => {
-    if (backend.name === 'redis') {
-      const redis = new RedisSharedState(REDIS_TEST_URL);
-      state = redis;
-      close = async () => {
-        await redis.client.del(`mp:hit-${id}-a`, `mp:hit-${id}-b`, `mp:hit-${id}-block`);
-        await redis.onModuleDestroy();
-      };
-      return;
-    }
-    const db = await createTestDatabase();
-    const ds = new DataSource({ type: 'postgres', url: db.url, migrations: [SharedState1732240000000, SharedStateUnlogged1795500000000], migrationsTableName: 'hit_migrations' });
-    await ds.initialize();
-    await ds.runMigrations();
-    state = new PostgresSharedState(ds);
-    close = async () => {
-      (state as PostgresSharedState).onModuleDestroy();
-      await ds.destroy();
-      await db.drop();
-    };
+    ({ state, close } = await openSharedState(backend));
   });
   afterAll(() => close?.());
 
