@@ -98,8 +98,8 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
     b = await startMembership(env, { dbUrl: a.dbUrl });
     db = await sqlClient(a.dbUrl);
     // Member ids are a per-database sequence and some shared-state keys carry them (login lockouts:
-    // `login:*:acct:m:<id>`). Every test database starts at 1, so in a Redis shared with earlier runs
-    // member 5 would meet the lock of another run's member 5: start this run's ids at a random point.
+    // `login:*:acct:m:<id>`). REDIS_KEY_PREFIX already separates runs; random ids also keep the
+    // assertions independent of any other key in a shared Redis.
     await db.query(`ALTER TABLE members ALTER COLUMN id RESTART WITH ${randomInt(1_000_000_000, 9_000_000_000)}`);
     if (backend.name === 'redis') redis = redisClient();
   });
