@@ -21,3 +21,4 @@ export * from './http/create-app';
 export * from './http/run-main';
 export * from './http/json-depth';
 export * from './http/body-timeout';
+export * from './http/security-headers';

@@ -6,6 +6,7 @@ import { BaseConfig } from '../config/base.config';
 import { setupSwagger, SwaggerOptions } from '../swagger/setup-swagger';
 import { rejectDeepJson } from './json-depth';
 import { bodyTimeout, ErrorResponder } from './body-timeout';
+import { HELMET_OPTIONS } from './security-headers';
 
 export interface HttpAppOptions {
   config: BaseConfig;
@@ -29,20 +30,7 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   app.disable('x-powered-by');
   app.set('trust proxy', parseTrustProxy(config.TRUST_PROXY));
   app.set('etag', false);
-  app.use(
-    helmet({
-      // Swagger UI's own assets load from this origin; allow its inline styles and data: images.
-      contentSecurityPolicy: {
-        directives: {
-          defaultSrc: ["'self'"],
-          imgSrc: ["'self'", 'data:', 'https:'],
-          styleSrc: ["'self'", "'unsafe-inline'", 'https:'],
-          scriptSrc: ["'self'", "'unsafe-inline'"],
-        },
-      },
-      crossOriginResourcePolicy: { policy: 'cross-origin' },
-    }),
-  );
+  app.use(helmet(HELMET_OPTIONS));
   const origins = (config.CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   if (origins.length) {
     app.enableCors({
