@@ -1,0 +1,242 @@
+import { readFileSync } from 'fs';
+
+/** The tiktoken rank files shipped by js-tiktoken: `{ pat_str, special_tokens, bpe_ranks }`. */
+interface RankFile {
+  pat_str: string;
+  special_tokens: Record<string, number>;
+  bpe_ranks: string;
+}
+
+function readRankFile(encoding: string): RankFile {
+  // Parsed as JSON, not required: a required 1-2 MB module keeps its source and exports alive.
+  const text = readFileSync(require.resolve(`js-tiktoken/ranks/${encoding}`), 'utf8');
+  const start = text.indexOf('{');
+  const end = text.lastIndexOf('}');
+  if (start < 0 || end < start) throw new Error(`js-tiktoken/ranks/${encoding}: unexpected format`);
+  return JSON.parse(text.slice(start, end + 1)) as RankFile;
+}
+
+const EMPTY = -1;
+
+/**
+ * Counts tokens of one tiktoken encoding exactly as js-tiktoken's `encode(text, 'all').length`, with
+ * the rank table as a few typed arrays (~3 MB for cl100k_base, ~6 MB for o200k_base) instead of
+ * js-tiktoken's two Maps of 100-200k entries keyed by "104,101,..." strings (~65 MB of heap for
+ * cl100k_base, plus ~20 MB for its bundled tables of every encoding).
+ */
+export class BpeCounter {
+  /** Bytes of every token, back to back; entry i is bytes[offsets[i] .. offsets[i + 1]). */
+  private readonly bytes: Uint8Array;
+  private readonly offsets: Uint32Array;
+  private readonly ranks: Int32Array;
+  /** Open addressing on the FNV-1a hash of a token's bytes: entry index, or EMPTY. */
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+  private readonly pattern: RegExp;
+  private readonly special: RegExp | null;
+  private readonly encoder = new TextEncoder();
+  private scratch = new Uint8Array(1024);
+  /** Per-part work arrays of the merge, grown on demand. */
+  private starts = new Int32Array(256);
+  private pairRanks = new Float64Array(256);
+
+  static load(encoding: string): BpeCounter {
+    return new BpeCounter(readRankFile(encoding));
+  }
+
+  constructor(file: RankFile) {
+    // Decoded in one pass over the text into preallocated arrays: a string or Buffer per token
+    // (100-200k of them) would leave V8's heap grown by ~15 MB of garbage after boot.
+    const text = file.bpe_ranks;
+    let fields = 1;
+    for (let i = text.indexOf(' '); i >= 0; i = text.indexOf(' ', i + 1)) fields++;
+    const bytes = new Uint8Array(Math.ceil((text.length * 3) / 4));
+    const offsets = new Uint32Array(fields + 1);
+    const ranks = new Int32Array(fields);
+    let entries = 0;
+    let size = 0;
+    // Lines: "<first token> <rank of the first token> <token> <token> ...", tokens in base64.
+    for (let line = 0; line < text.length; ) {
+      let end = text.indexOf('\n', line);
+      if (end < 0) end = text.length;
+      const first = text.indexOf(' ', line);
+      if (first > line && first < end) {
+        let at = text.indexOf(' ', first + 1);
+        if (at < 0 || at > end) at = end;
+        let rank = Number.parseInt(text.slice(first + 1, at), 10);
+        while (at < end) {
+          let stop = text.indexOf(' ', at + 1);
+          if (stop < 0 || stop > end) stop = end;
+          offsets[entries] = size;
+          ranks[entries++] = rank++;
+          size = decodeBase64(text, at + 1, stop, bytes, size);
+          at = stop;
+        }
+      }
+      line = end + 1;
+    }
+    offsets[entries] = size;
+    this.bytes = bytes.slice(0, size);
+    this.offsets = offsets.slice(0, entries + 1);
+    this.ranks = ranks.slice(0, entries);
+    const count = entries;
+    let capacity = 1;
+    while (capacity < count * 2) capacity *= 2;
+    this.slots = new Int32Array(capacity).fill(EMPTY);
+    this.mask = capacity - 1;
+    for (let i = 0; i < count; i++) this.insert(i);
+    // js-tiktoken counts a one-byte piece as one token even without a rank, and drops rankless parts
+    // of longer pieces: with every single byte ranked (true of the tiktoken tables) both are "1 per part".
+    const one = new Uint8Array(1);
+    for (let b = 0; b < 256; b++) {
+      one[0] = b;
+      if (this.rank(one, 0, 1) === EMPTY) throw new Error(`BPE table without a rank for byte ${b}`);
+    }
+    this.pattern = new RegExp(file.pat_str, 'gu');
+    const specials = Object.keys(file.special_tokens);
+    this.special = specials.length ? new RegExp(specials.map((s) => s.replace(/[\\^$*+?.()|[\]{}]/g, '\\$&')).join('|'), 'g') : null;
+  }
+
+  /** Number of tokens of `text`, special tokens (e.g. `<|endoftext|>`) counted as one token each. */
+  count(text: string): number {
+    let total = 0;
+    let start = 0;
+    if (this.special) {
+      const special = this.special;
+      for (;;) {
+        special.lastIndex = start;
+        const m = special.exec(text);
+        if (!m) break;
+        total += this.countOrdinary(text.substring(start, m.index)) + 1;
+        start = m.index + m[0].length;
+      }
+    }
+    return total + this.countOrdinary(start === 0 ? text : text.substring(start));
+  }
+
+  private countOrdinary(text: string): number {
+    const pattern = this.pattern;
+    pattern.lastIndex = 0;
+    let total = 0;
+    for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
+      const piece = m[0];
+      if (piece.length === 0) {
+        // As String.prototype.matchAll does: step over the empty match by one code point.
+        const c = text.codePointAt(pattern.lastIndex);
+        pattern.lastIndex += c !== undefined && c > 0xffff ? 2 : 1;
+        continue;
+      }
+      if (this.scratch.length < piece.length * 3) this.scratch = new Uint8Array(piece.length * 3);
+      const n = this.encoder.encodeInto(piece, this.scratch).written;
+      total += this.rank(this.scratch, 0, n) !== EMPTY ? 1 : this.mergedParts(this.scratch, n);
+    }
+    return total;
+  }
+
+  /**
+   * Parts left by byte-pair merging `buf[0..n)`: repeatedly merge the adjacent pair whose joined bytes
+   * have the lowest rank (leftmost on ties) until no joined pair has a rank (tiktoken's algorithm).
+   */
+  private mergedParts(buf: Uint8Array, n: number): number {
+    if (n === 1) return 1;
+    if (this.starts.length < n + 1) {
+      this.starts = new Int32Array(n + 1);
+      this.pairRanks = new Float64Array(n + 1);
+    }
+    const starts = this.starts;
+    const pairRanks = this.pairRanks;
+    // parts are buf[starts[i] .. starts[i + 1]); pairRanks[i] is the rank of parts i and i + 1 joined.
+    let parts = n;
+    for (let i = 0; i <= n; i++) starts[i] = i;
+    for (let i = 0; i < n - 1; i++) pairRanks[i] = this.rankOr(buf, i, i + 2);
+    pairRanks[n - 1] = Infinity;
+    while (parts > 1) {
+      let min = Infinity;
+      let at = -1;
+      for (let i = 0; i < parts - 1; i++) {
+        if (pairRanks[i] < min) {
+          min = pairRanks[i];
+          at = i;
+        }
+      }
+      if (at < 0) break;
+      // Join parts at and at + 1: drop boundary at + 1.
+      starts.copyWithin(at + 1, at + 2, parts + 1);
+      pairRanks.copyWithin(at + 1, at + 2, parts);
+      parts--;
+      pairRanks[at] = at + 1 < parts ? this.rankOr(buf, starts[at], starts[at + 2]) : Infinity;
+      if (at > 0) pairRanks[at - 1] = this.rankOr(buf, starts[at - 1], starts[at + 1]);
+    }
+    return parts;
+  }
+
+  private rankOr(buf: Uint8Array, from: number, to: number): number {
+    const r = this.rank(buf, from, to);
+    return r === EMPTY ? Infinity : r;
+  }
+
+  /** Rank of the byte string `buf[from..to)`, or EMPTY. */
+  private rank(buf: Uint8Array, from: number, to: number): number {
+    const { slots, offsets, bytes, mask } = this;
+    const len = to - from;
+    for (let s = hash(buf, from, to) & mask; ; s = (s + 1) & mask) {
+      const e = slots[s];
+      if (e === EMPTY) return EMPTY;
+      const o = offsets[e];
+      if (offsets[e + 1] - o !== len) continue;
+      let k = 0;
+      while (k < len && bytes[o + k] === buf[from + k]) k++;
+      if (k === len) return this.ranks[e];
+    }
+  }
+
+  /** Adds entry e; a byte string listed twice keeps its last rank (as js-tiktoken's object does). */
+  private insert(e: number): void {
+    const { slots, offsets, bytes, mask } = this;
+    const from = offsets[e];
+    const len = offsets[e + 1] - from;
+    for (let s = hash(bytes, from, from + len) & mask; ; s = (s + 1) & mask) {
+      const other = slots[s];
+      if (other === EMPTY) {
+        slots[s] = e;
+        return;
+      }
+      const o = offsets[other];
+      if (offsets[other + 1] - o !== len) continue;
+      let k = 0;
+      while (k < len && bytes[o + k] === bytes[from + k]) k++;
+      if (k === len) {
+        slots[s] = e;
+        return;
+      }
+    }
+  }
+}
+
+const BASE64 = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++) BASE64['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
+
+/** Decodes base64 `text[from..to)` into `out` at `at`; returns the end position. */
+function decodeBase64(text: string, from: number, to: number, out: Uint8Array, at: number): number {
+  let bits = 0;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x3d) break; // '=' padding
+    const v = c < 128 ? BASE64[c] : -1;
+    if (v < 0) throw new Error(`BPE table: bad base64 at ${i}`);
+    bits = ((bits << 6) | v) & 0xffffff;
+    n += 6;
+    if (n >= 8) {
+      n -= 8;
+      out[at++] = (bits >> n) & 0xff;
+    }
+  }
+  return at;
+}
+
+function hash(buf: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ buf[i], 0x01000193);
+  return h >>> 0;
+}
