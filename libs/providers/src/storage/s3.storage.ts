@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { Readable } from 'stream';
 import { assertSafeKey, ObjectStorage, StoredObject } from './object-storage';
 
@@ -15,16 +15,22 @@ export interface S3StorageOptions {
   prefix?: string;
 }
 
+/** The AWS SDK loads when an S3 storage is created, not at boot (~20 MB RSS an app on local disk never uses). */
+function s3(): typeof import('@aws-sdk/client-s3') {
+  return require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
+}
+
 /** S3-compatible object storage, so several replicas serve the same files. */
 export class S3Storage implements ObjectStorage {
   readonly name = 's3';
   private readonly client: S3Client;
+  private readonly sdk = s3();
   private readonly prefix: string;
 
   constructor(private readonly options: S3StorageOptions) {
     if (!options.bucket) throw new Error('S3: bucket is required');
     this.prefix = options.prefix ? options.prefix.replace(/^\/+|\/+$/g, '') + '/' : '';
-    this.client = new S3Client({
+    this.client = new this.sdk.S3Client({
       region: options.region || 'us-east-1',
       endpoint: options.endpoint || undefined,
       forcePathStyle: options.forcePathStyle ?? Boolean(options.endpoint),
@@ -42,13 +48,13 @@ export class S3Storage implements ObjectStorage {
 
   async put(key: string, body: Buffer, contentType: string): Promise<void> {
     await this.client.send(
-      new PutObjectCommand({ Bucket: this.options.bucket, Key: this.key(key), Body: body, ContentType: contentType, ContentLength: body.length }),
+      new this.sdk.PutObjectCommand({ Bucket: this.options.bucket, Key: this.key(key), Body: body, ContentType: contentType, ContentLength: body.length }),
     );
   }
 
   async get(key: string): Promise<StoredObject | null> {
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
+      const out = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
       if (!out.Body) return null;
       return { body: out.Body as Readable, size: out.ContentLength };
     } catch (err) {
@@ -59,7 +65,7 @@ export class S3Storage implements ObjectStorage {
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
+    await this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
   }
 
   destroy(): void {

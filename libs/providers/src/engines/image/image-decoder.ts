@@ -1,5 +1,13 @@
-import sharp from 'sharp';
+import type Sharp from 'sharp';
 import { EngineInputError } from '../engine-worker';
+
+let sharpLib: typeof Sharp | undefined;
+
+/** libvips loads with the first image, not at boot (~18 MB RSS a chat-only gateway never uses). */
+function sharp(input: Buffer, options: Sharp.SharpOptions): Sharp.Sharp {
+  sharpLib ??= require('sharp') as typeof Sharp;
+  return sharpLib(input, options);
+}
 
 export const IMAGE_FORMATS = ['jpeg', 'png', 'webp', 'gif', 'tiff', 'avif', 'heif'] as const;
 
@@ -26,7 +34,7 @@ export interface RgbImage {
 export async function inspectImage(bytes: Buffer, maxPixels: number): Promise<ImageInfo> {
   // Only raster formats reach libvips: SVG (external references), PDF and the rest are refused by their first bytes.
   if (!sniffRaster(bytes)) throw new EngineInputError('unsupported image format: expected JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIF');
-  let meta: sharp.Metadata;
+  let meta: Sharp.Metadata;
   try {
     meta = await sharp(bytes, { limitInputPixels: false, failOn: 'error' }).metadata(); // header only; the cap is checked below
   } catch {
