@@ -1,4 +1,4 @@
-import { Repository, ObjectLiteral } from 'typeorm';
+import { DataSource, Repository, ObjectLiteral } from 'typeorm';
 
 /**
  * Reads entities with one plain parameterized SELECT and TypeORM's own column hydration. Used on the
@@ -7,14 +7,29 @@ import { Repository, ObjectLiteral } from 'typeorm';
  */
 export async function selectEntities<T extends ObjectLiteral>(repo: Repository<T>, where: string, params: unknown[], orderBy = ''): Promise<T[]> {
   const meta = repo.metadata;
-  const driver = repo.manager.connection.driver;
   const rows: Record<string, unknown>[] = await repo.query(`SELECT * FROM "${meta.tableName}" WHERE ${where}${orderBy ? ` ORDER BY ${orderBy}` : ''}`, params);
-  return rows.map((raw) => {
-    const entity = meta.create() as T;
-    for (const c of meta.columns) {
-      if (!(c.databaseName in raw)) continue;
-      (entity as any)[c.propertyName] = driver.prepareHydratedValue(raw[c.databaseName], c);
-    }
-    return entity;
-  });
+  return rows.map((raw) => hydrateEntity(repo, raw));
+}
+
+/** An entity from a raw row, with TypeORM's column hydration (columns missing from the row stay unset). */
+export function hydrateEntity<T extends ObjectLiteral>(repo: Repository<T>, raw: Record<string, unknown>): T {
+  const meta = repo.metadata;
+  const driver = repo.manager.connection.driver;
+  const entity = meta.create() as T;
+  for (const c of meta.columns) {
+    if (!(c.databaseName in raw)) continue;
+    (entity as any)[c.propertyName] = driver.prepareHydratedValue(raw[c.databaseName], c);
+  }
+  return entity;
+}
+
+/**
+ * Rows of a fixed hot-path query run straight on the pg pool as a named prepared statement: PostgreSQL
+ * parses and plans it once per connection, and TypeORM's query runner (a runner per call, pool
+ * acquire/release, broadcaster) is skipped. `text` must be constant for a given `name` and list its
+ * columns (not `*`), so a later migration cannot change a cached statement's result type.
+ */
+export async function preparedRows(dataSource: DataSource, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+  const pool = (dataSource.driver as unknown as { master: { query(q: object): Promise<{ rows: Record<string, unknown>[] }> } }).master;
+  return (await pool.query({ name, text, values })).rows;
 }
