@@ -6,7 +6,7 @@ import { DATABASE_URL } from '@app/database';
 import { BaseConfig } from './config/base.config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
-import { loggingModule } from './logging/logging';
+import { AccessLog, AccessLogMiddleware, loggingModule } from './logging/logging';
 import { MetricsMiddleware, MetricsModule } from './metrics/metrics';
 import { SharedThrottlerStorage } from './shared-state/throttler-storage';
 import { PlatformAuthLimiter } from './rate-limit/auth-limiter';
@@ -47,12 +47,18 @@ export class PlatformModule implements NestModule {
         HealthModule,
         MetricsModule,
       ],
-      providers: [dbUrl, { provide: APP_GUARD, useClass: PlatformThrottlerGuard }, { provide: AUTH_LIMITER, useClass: PlatformAuthLimiter }],
-      exports: [dbUrl, ConfigModule, SharedStateModule, MetricsModule, AUTH_LIMITER],
+      providers: [
+        dbUrl,
+        { provide: AccessLog, inject: [BaseConfig], useFactory: (config: BaseConfig) => new AccessLog(config.LOG_LEVEL, options.app) },
+        AccessLogMiddleware,
+        { provide: APP_GUARD, useClass: PlatformThrottlerGuard },
+        { provide: AUTH_LIMITER, useClass: PlatformAuthLimiter },
+      ],
+      exports: [dbUrl, AccessLog, ConfigModule, SharedStateModule, MetricsModule, AUTH_LIMITER],
     };
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(MetricsMiddleware).forRoutes('*path');
+    consumer.apply(AccessLogMiddleware, MetricsMiddleware).forRoutes('*path');
   }
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'crypto';
 import type { IncomingMessage, ServerResponse } from 'http';
+import { Injectable, NestMiddleware } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
+import pino, { Logger as Pino } from 'pino';
 import { BaseConfig } from '../config/base.config';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -31,20 +33,83 @@ export const REDACTED_PATHS = [
   '*.secret',
 ];
 
-/** Structured JSON logs with a request id per request; query strings are dropped from logged URLs. */
+/** The app's structured JSON logger options (Nest's Logger, PinoLogger): level, `app`, redaction. */
+function loggerOptions(config: BaseConfig, app: string): pino.LoggerOptions {
+  return { level: config.LOG_LEVEL, base: { app }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+}
+
+/**
+ * Structured JSON logs (nestjs-pino's Logger and PinoLogger for the app's own lines). The access log is
+ * AccessLogMiddleware's, not pino-http's: pino-http made a child logger per request, ran its
+ * serializers over the whole request and response (headers included) and nestjs-pino ran every request
+ * in an AsyncLocalStorage, which made every promise pay async_hooks (~10 % of a profile read's CPU,
+ * npm run bench --cpu-prof membership). Lines logged while handling a request no longer carry the
+ * request as bindings: the error lines name their `requestId` themselves.
+ */
 export function loggingModule(config: BaseConfig, app: string) {
-  return LoggerModule.forRoot({
-    pinoHttp: {
-      level: config.LOG_LEVEL,
-      base: { app },
-      genReqId: requestId,
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-      autoLogging: { ignore: (req) => (req.url ?? '').includes('/actuator/') },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-      serializers: {
-        req: (req: any) => ({ id: req.id, method: req.method, url: String(req.url ?? '').split('?')[0], remoteAddress: req.remoteAddress }),
-        res: (res: any) => ({ statusCode: res.statusCode }),
-      },
-    },
-  });
+  return LoggerModule.forRoot({ pinoHttp: loggerOptions(config, app), forRoutes: [] });
+}
+
+/** What an access log line holds: no headers, no body, no query string (so no redaction is needed). */
+export interface AccessLogEntry {
+  req: { id: string; method: string | undefined; url: string; remoteAddress: string | undefined };
+  res: { statusCode: number | null };
+  err?: { type: string; message: string };
+  responseTime: number;
+}
+
+/** Where the access lines go: one pino logger without per-request children (same line shape as pino-http wrote). */
+export class AccessLog {
+  readonly logger: Pino;
+
+  constructor(level: string, app: string) {
+    this.logger = pino({ level, base: { app } });
+  }
+
+  /**
+   * Watches one response and writes its line when it finishes ('request completed'), is cut short
+   * ('request aborted') or fails (5xx or a socket error: 'request errored'); level error for those, warn
+   * for 4xx, info otherwise. `url` is the logged path (its query string is dropped here).
+   */
+  watch(req: IncomingMessage & { id?: string }, res: ServerResponse, id: string, url: string): void {
+    const started = Date.now();
+    const path = url.split('?', 1)[0];
+    const done = (err?: Error) => {
+      res.removeListener('close', done);
+      res.removeListener('finish', done);
+      res.removeListener('error', done);
+      const status = res.statusCode;
+      const failed = err !== undefined || status >= 500;
+      const level = failed ? 'error' : status >= 400 ? 'warn' : 'info';
+      if (!this.logger.isLevelEnabled(level)) return;
+      const entry: AccessLogEntry = {
+        req: { id, method: req.method, url: path, remoteAddress: req.socket?.remoteAddress },
+        res: { statusCode: res.headersSent ? status : null },
+        responseTime: Date.now() - started,
+      };
+      if (failed) {
+        const e = err ?? new Error(`failed with status code ${status}`);
+        entry.err = { type: e.name, message: e.message };
+        this.logger[level](entry, 'request errored');
+      } else {
+        this.logger[level](entry, !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted');
+      }
+    };
+    res.on('close', done);
+    res.on('finish', done);
+    res.on('error', done);
+  }
+}
+
+/** Gives every request its id (X-Request-Id) and, outside /actuator/, an access log line. */
+@Injectable()
+export class AccessLogMiddleware implements NestMiddleware {
+  constructor(private readonly log: AccessLog) {}
+
+  use(req: IncomingMessage & { id?: string; originalUrl?: string }, res: ServerResponse, next: () => void): void {
+    const id = (req.id ||= requestId(req, res));
+    const url = req.url ?? '';
+    if (!url.includes('/actuator/')) this.log.watch(req, res, id, req.originalUrl || url);
+    next();
+  }
 }
