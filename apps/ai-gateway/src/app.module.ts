@@ -16,9 +16,10 @@ import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { ModelsModule } from './models/models.module';
 import { VisionModule } from './vision/vision.module';
 import { SpeechModule } from './speech/speech.module';
+import { LeanRoutesModule } from './routing/lean-routes';
 
 /** Feature modules of the AI gateway (append new ones). */
-const FEATURES: any[] = [KeysModule, UsageModule, RoutingModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule];
+const FEATURES: any[] = [KeysModule, LeanRoutesModule, UsageModule, RoutingModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule];
 
 @Module({})
 export class AppModule {

@@ -4,6 +4,7 @@ import { sendOpenAiError } from '@app/envelope';
 import { AppDefinition, createApp } from '@app/platform';
 import { AppModule } from './app.module';
 import { GatewayConfig } from './config/gateway.config';
+import { LeanRoutes } from './routing/lean-routes';
 
 export const gatewayApp: AppDefinition<GatewayConfig> = {
   name: 'ai-gateway',
@@ -12,6 +13,7 @@ export const gatewayApp: AppDefinition<GatewayConfig> = {
   errorResponder: (error, req, res) => sendOpenAiError(error, req, res, new Logger('Errors')),
   customize: (app) => {
     app.useWebSocketAdapter(new WsAdapter(app));
+    app.get(LeanRoutes).install(app);
   },
   swagger: {
     title: 'AI Gateway API',

@@ -1,15 +1,25 @@
-import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, OnModuleInit, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiOpenAiErrors } from '../routing/openai-error.doc';
+import { LeanRoutes } from '../routing/lean-routes';
+import { quickAcceptChat } from '../routing/quick-accept';
 import { CreateChatCompletion } from './create-chat-completion';
 import { ChatCompletionRequest, ChatCompletionResponse } from './dtos/chat-completion.dtos';
 
 @ApiTags('chat')
 @Controller('v1/chat')
-export class ChatController {
-  constructor(private readonly createChatCompletion: CreateChatCompletion) {}
+export class ChatController implements OnModuleInit {
+  constructor(
+    private readonly createChatCompletion: CreateChatCompletion,
+    private readonly lean: LeanRoutes,
+  ) {}
+
+  /** API clients' calls take the lean path (routing/lean-routes.ts); this route serves the rest. */
+  onModuleInit(): void {
+    this.lean.add({ path: '/v1/chat/completions', dto: ChatCompletionRequest, accept: quickAcceptChat, handle: (principal, body, req, res) => this.createChatCompletion.handle(principal, body, req, res) });
+  }
 
   @Post('completions')
   @HttpCode(200)

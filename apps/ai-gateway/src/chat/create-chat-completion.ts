@@ -9,6 +9,7 @@ import { CallOutcome, insufficientQuota, MeteringService, Reservation } from '..
 import { tokenCost } from '../usage/pricing';
 import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../routing/gateway-timing';
 import { clientGone, SseResponse } from '../routing/sse-response';
+import { sendJson } from '../routing/json-response';
 import { Tokenizer } from '../routing/tokenizer';
 import { toGatewayError } from '../routing/upstream-errors';
 import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
@@ -103,7 +104,7 @@ export class CreateChatCompletion {
     // is written while the answer goes out, keeping a database commit off the latency path (npm run bench).
     if (p.reservation.holdId) await settling;
     res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
-    res.status(200).json(result);
+    sendJson(res, 200, result);
     await settling;
   }
 

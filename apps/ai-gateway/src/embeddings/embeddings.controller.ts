@@ -1,15 +1,25 @@
-import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, OnModuleInit, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiOpenAiErrors } from '../routing/openai-error.doc';
+import { LeanRoutes } from '../routing/lean-routes';
+import { quickAcceptEmbeddings } from '../routing/quick-accept';
 import { CreateEmbeddings, EmbeddingsResult } from './create-embeddings';
 import { EmbeddingsRequest, EmbeddingsResponseDoc } from './dtos/embeddings.dtos';
 
 @ApiTags('embeddings')
 @Controller('v1')
-export class EmbeddingsController {
-  constructor(private readonly createEmbeddings: CreateEmbeddings) {}
+export class EmbeddingsController implements OnModuleInit {
+  constructor(
+    private readonly createEmbeddings: CreateEmbeddings,
+    private readonly lean: LeanRoutes,
+  ) {}
+
+  /** API clients' calls take the lean path (routing/lean-routes.ts); this route serves the rest. */
+  onModuleInit(): void {
+    this.lean.add({ path: '/v1/embeddings', dto: EmbeddingsRequest, accept: quickAcceptEmbeddings, handle: (principal, body, req, res) => this.createEmbeddings.handle(principal, body, req, res) });
+  }
 
   @Post('embeddings')
   @HttpCode(200)
