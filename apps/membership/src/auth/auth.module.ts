@@ -11,6 +11,7 @@ import { MemberAuthenticator } from './member.authenticator';
 import { PasswordLoginService } from './password-login.service';
 import { PasswordService } from './password.service';
 import { PhoneLoginService } from './phone-login.service';
+import { ProfileFastPath } from './profile-fast-path';
 import { TokenRefreshService } from './token-refresh.service';
 
 /**
@@ -29,6 +30,7 @@ import { TokenRefreshService } from './token-refresh.service';
     PhoneLoginService,
     TokenRefreshService,
     PasswordService,
+    ProfileFastPath,
   ],
   exports: [LoginService, AccessTokenService, AUTHENTICATOR, MembersModule, SessionsModule],
 })
