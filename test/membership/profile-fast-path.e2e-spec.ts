@@ -58,8 +58,14 @@ describe('membership: profile fast path answers as the full pipeline does', () =
     expect(fast.headers['x-content-type-options']).toBe('nosniff');
     expect(fast.headers['content-security-policy']).toBeDefined();
     expect(fast.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(fast.text).toBe(full.text);
     const echoed = await client(app.url).get(PROFILE).set(bearer(token)).set('X-Request-Id', 'fast-probe-1').expect(200);
     expect(echoed.headers['x-request-id']).toBe('fast-probe-1');
+  });
+
+  it('conditional requests get the pipeline freshness check', async () => {
+    await client(app.url).get(PROFILE).set(bearer(token)).set('If-None-Match', '*').expect(304);
+    await client(app.url).get(PIPELINE).set(bearer(token)).set('If-None-Match', '*').expect(304);
   });
 
   it('an update is visible on the next read', async () => {

@@ -70,6 +70,8 @@ export class ProfileFastPath {
     if (req.method !== 'GET' || req.url !== this.path) return false;
     const h = req.headers;
     if (typeof h.authorization !== 'string' || h.origin !== undefined) return false;
+    // Conditional requests get Express's freshness check (If-None-Match: * answers 304 there).
+    if (h['if-none-match'] !== undefined || h['if-modified-since'] !== undefined) return false;
     // A body (however odd on a GET) goes through the body parsers and their limits.
     return (h['content-length'] === undefined || h['content-length'] === '0') && h['transfer-encoding'] === undefined;
   }
@@ -103,8 +105,12 @@ export class ProfileFastPath {
     req.principal = principal;
     try {
       await this.limiter?.succeeded(req, res, principal);
-      const data = await controller.profile(principal);
-      res.status(200).json(ok(data));
+      // What res.json() sends with the app's settings (no replacer, spaces or escaping; ETag off).
+      const body = JSON.stringify(ok(await controller.profile(principal)));
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Content-Length', Buffer.byteLength(body));
+      res.end(body);
     } catch (e) {
       sendEnvelopeError(e, req, res, this.errors);
     }
