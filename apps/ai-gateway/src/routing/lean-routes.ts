@@ -1,11 +1,10 @@
 import { BadRequestException, Global, Inject, Injectable, Logger, Module, ValidationPipe } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { IncomingMessage, Server, ServerResponse } from 'http';
-import { PinoLogger } from 'nestjs-pino';
 import { performance } from 'perf_hooks';
 import { AUTH_LIMITER, AuthLimiter, Principal } from '@app/auth';
 import { openAiValidationPipe, sendOpenAiError } from '@app/envelope';
-import { Metrics, rejectDeepJson, requestId, securityHeaders } from '@app/platform';
+import { AccessLog, Metrics, rejectDeepJson, requestId, securityHeaders } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayAuthenticator } from '../keys/gateway.authenticator';
 import { KeysModule } from '../keys/keys.module';
@@ -81,7 +80,7 @@ export class LeanRoutes {
     private readonly authenticator: GatewayAuthenticator,
     @Inject(AUTH_LIMITER) private readonly limiter: AuthLimiter,
     private readonly metrics: Metrics,
-    private readonly log: PinoLogger,
+    private readonly accessLog: AccessLog,
   ) {}
 
   add(route: LeanRoute): void {
@@ -211,26 +210,15 @@ export class LeanRoutes {
     });
   }
 
-  /** Metrics by route pattern and one access log line, as MetricsMiddleware and pino-http write them elsewhere. */
+  /** Metrics by route pattern (as MetricsMiddleware counts them elsewhere) and the access log line. */
   private observe(route: LeanRoute, req: any, res: any): void {
+    this.accessLog.watch(req, res, req.id, route.path);
     const start = process.hrtime.bigint();
-    const startedAt = Date.now();
-    const done = () => {
-      res.off('finish', done);
-      res.off('close', done);
+    res.once('finish', () => {
       const labels = { method: 'POST', route: route.path, status: String(res.statusCode) };
       this.metrics.requests.inc(labels);
       this.metrics.duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
-      const finished = res.writableFinished;
-      const status: number = res.statusCode;
-      const level = !finished || status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-      this.log[level](
-        { req: { id: req.id, method: 'POST', url: route.path, remoteAddress: req.socket?.remoteAddress }, res: { statusCode: status }, responseTime: Date.now() - startedAt },
-        finished ? 'request completed' : 'request aborted',
-      );
-    };
-    res.on('finish', done);
-    res.on('close', done);
+    });
   }
 }
 

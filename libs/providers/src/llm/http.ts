@@ -13,6 +13,36 @@ export interface UpstreamResponse {
   statusCode: number;
   headers: Dispatcher.ResponseData['headers'];
   body: Dispatcher.ResponseData['body'];
+  /** Ends the whole-call timer (readJson calls it once the body is read). */
+  done?: () => void;
+}
+
+/**
+ * The caller's signal plus, for whole calls, a deadline: one AbortController and one timer, cleared
+ * when the call ends (AbortSignal.timeout + AbortSignal.any cost several times more per call, and
+ * their timers stayed armed for the full timeout after the call).
+ */
+function callSignal(caller: AbortSignal | undefined, timeoutMs: number | undefined): { signal?: AbortSignal; timedOut: () => boolean; done: () => void } {
+  if (timeoutMs === undefined) return { signal: caller, timedOut: () => false, done: () => undefined };
+  const ac = new AbortController();
+  let timedOut = false;
+  const onAbort = () => ac.abort(caller?.reason);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    ac.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+  }, timeoutMs);
+  if (caller) {
+    if (caller.aborted) ac.abort(caller.reason);
+    else caller.addEventListener('abort', onAbort, { once: true });
+  }
+  return {
+    signal: ac.signal,
+    timedOut: () => timedOut,
+    done: () => {
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', onAbort);
+    },
+  };
 }
 
 export class UpstreamHttp {
@@ -37,9 +67,9 @@ export class UpstreamHttp {
    */
   async postJson(path: string, payload: unknown, opts: { signal?: AbortSignal; timeoutMs?: number; wholeCall: boolean; headers?: Record<string, string> }): Promise<UpstreamResponse> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
-    const timeout = opts.wholeCall ? AbortSignal.timeout(timeoutMs) : undefined;
-    const signals = [opts.signal, timeout].filter((s): s is AbortSignal => !!s);
-    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    const call = callSignal(opts.signal, opts.wholeCall ? timeoutMs : undefined);
+    const signal = call.signal;
+    const timeout = { get aborted() { return call.timedOut(); } } as AbortSignal;
     let res: Dispatcher.ResponseData;
     try {
       res = await this.pool.request({
@@ -52,9 +82,11 @@ export class UpstreamHttp {
         bodyTimeout: timeoutMs,
       });
     } catch (e) {
+      call.done();
       throw mapTransportError(e, opts.signal, timeout, timeoutMs);
     }
     if (res.statusCode < 200 || res.statusCode >= 300) {
+      call.done();
       let text = '';
       try {
         text = await res.body.text();
@@ -74,7 +106,7 @@ export class UpstreamHttp {
       const message = upstreamError?.message ?? (text.slice(0, 300) || `HTTP ${res.statusCode}`);
       throw new UpstreamError(`upstream returned ${res.statusCode}: ${message}`, 'http', res.statusCode, parseRetryAfter(res.headers['retry-after'] as string | undefined), upstreamError);
     }
-    return res;
+    return { statusCode: res.statusCode, headers: res.headers, body: res.body, done: call.done };
   }
 
   /** Reads a JSON body, turning a broken or non-JSON body into an UpstreamError. */
@@ -83,7 +115,9 @@ export class UpstreamHttp {
     try {
       text = await res.body.text();
     } catch (e) {
-      throw mapTransportError(e, signal, undefined, this.opts.timeoutMs);
+      throw mapTransportError(e, signal, { aborted: (e as any)?.name === 'TimeoutError' || (e as any)?.cause?.name === 'TimeoutError' } as AbortSignal, this.opts.timeoutMs);
+    } finally {
+      res.done?.();
     }
     try {
       return JSON.parse(text) as T;

@@ -115,4 +115,49 @@ describe('OpenAiCompatibleClient', () => {
     await new Promise((r) => setTimeout(r, 150));
     expect(up.stats).toMatchObject({ streamsStarted: 1, streamsCompleted: 0, streamsAbortedByClient: 1 });
   });
+
+  describe('whole-call deadline on a body that trickles', () => {
+    // Headers at once, then one body byte every 150 ms: each gap is within the 500 ms timeout, the whole is not.
+    let server: import('http').Server;
+    let trickle: OpenAiCompatibleClient;
+    beforeAll(async () => {
+      const http = await import('http');
+      server = http.createServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const body = JSON.stringify({ id: 'x', object: 'chat.completion', created: 0, model: 'm', choices: [] });
+        let i = 0;
+        const t = setInterval(() => {
+          if (res.destroyed || i >= body.length) {
+            clearInterval(t);
+            if (!res.destroyed) res.end();
+            return;
+          }
+          res.write(body[i++]);
+        }, 150);
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const { port } = server.address() as import('net').AddressInfo;
+      trickle = new OpenAiCompatibleClient({ baseUrl: `http://127.0.0.1:${port}/v1`, headers: {}, timeoutMs: 500, connections: 2 });
+    });
+    afterAll(async () => {
+      await trickle.close();
+      server.closeAllConnections();
+      server.close();
+    });
+
+    it('times the whole exchange out, not only the gaps', async () => {
+      const started = Date.now();
+      const err = await trickle.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+      expect(err).toBeInstanceOf(UpstreamError);
+      expect(err).toMatchObject({ kind: 'timeout' });
+      expect(Date.now() - started).toBeLessThan(5000);
+    });
+
+    it('reports the caller leaving during the body as an abort, not a timeout', async () => {
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 200);
+      const err = await trickle.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { signal: ac.signal }).catch((e) => e);
+      expect(err).toBeInstanceOf(CallAbortedError);
+    });
+  });
 });
