@@ -33,9 +33,21 @@ export const REDACTED_PATHS = [
   '*.secret',
 ];
 
-/** The app's structured JSON logger options (Nest's Logger, PinoLogger): level, `app`, redaction. */
+/**
+ * The app's structured JSON logger options (Nest's Logger, PinoLogger): level, `app`, redaction, and
+ * the `req`/`res` serializers pino-http's options gave PinoLogger's logger (a logged request shows its
+ * id, method, path and address only, a response its status).
+ */
 function loggerOptions(config: BaseConfig, app: string): pino.LoggerOptions {
-  return { level: config.LOG_LEVEL, base: { app }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+  return {
+    level: config.LOG_LEVEL,
+    base: { app },
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    serializers: {
+      req: (req: any) => ({ id: req.id, method: req.method, url: String(req.url ?? '').split('?')[0], remoteAddress: req.remoteAddress }),
+      res: (res: any) => ({ statusCode: res.statusCode }),
+    },
+  };
 }
 
 /**
