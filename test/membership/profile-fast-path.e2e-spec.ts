@@ -89,8 +89,11 @@ describe('membership: profile fast path answers as the full pipeline does', () =
     const gone = await register(app, 'fast_path_gone');
     await client(app.url).get(PROFILE).set(bearer(gone.token)).expect(200); // the session check is now cached (2 s)
     await db.query(`DELETE FROM members WHERE id = $1`, [gone.memberId]);
-    const res = await client(app.url).get(PROFILE).set(bearer(gone.token)).expect(401);
+    const res = await client(app.url).get(PROFILE).set(bearer(gone.token)).set('X-Request-Id', 'gone-probe').expect(401);
     expect(res.body).toEqual({ code: 401, message: expect.any(String), data: null });
+    expect(res.headers['x-request-id']).toBe('gone-probe');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
   });
 
   it('counts metrics under the route pattern, the same series for both paths', async () => {
@@ -140,6 +143,8 @@ describe('membership: profile fast path answers as the full pipeline does', () =
       const refused = await request(limited.url).get(PROFILE).set('X-Forwarded-For', from).set(bearer(member.token)).expect(429);
       expect(refused.body).toEqual({ code: 429, message: expect.any(String), data: null });
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.headers['x-content-type-options']).toBe('nosniff');
+      expect(refused.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     } finally {
       await limited.close();
     }

@@ -7,10 +7,15 @@ import { BaseConfig } from '../config/base.config';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The request's id: its X-Request-Id when sane, else a new UUID (the caller returns it as X-Request-Id). */
+export function pickRequestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 /** Echoes a sane X-Request-Id or makes one, and returns it on the response. */
 export function requestId(req: IncomingMessage, res: ServerResponse): string {
-  const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  const id = pickRequestId(req);
   res.setHeader('X-Request-Id', id);
   return id;
 }
