@@ -132,6 +132,23 @@ describe('membership: profile fast path answers as the full pipeline does', () =
     }
   });
 
+  it('under CONTEXT_PATH: serves the prefixed path, same metrics series as the pipeline', async () => {
+    const prefixed = await startMembership({ CONTEXT_PATH: '/ctx' });
+    try {
+      const member = await register(prefixed, 'fast_path_ctx');
+      const served = jest.spyOn(prefixed.app.get(ProfileFastPath) as any, 'serve');
+      const fast = await client(prefixed.url).get(PROFILE).set(bearer(member.token)).expect(200);
+      expect(served).toHaveBeenCalledTimes(1);
+      const full = await client(prefixed.url).get(PIPELINE).set(bearer(member.token)).expect(200);
+      expect(served).toHaveBeenCalledTimes(1);
+      expect(fast.text).toBe(full.text);
+      const text = (await request(prefixed.url).get('/actuator/prometheus').expect(200)).text;
+      expect(text).toMatch(/^http_requests_total\{method="GET",route="\/ctx\/api\/v1\/app\/auth\/profile",status="200"\} 2$/m);
+    } finally {
+      await prefixed.close();
+    }
+  });
+
   it('the per-member limit still applies (429 envelope with Retry-After; blocked addresses: test/platform/rate-limit)', async () => {
     const limited = await startMembership({ RATE_LIMIT_PER_MINUTE: '3' });
     try {
