@@ -22,3 +22,4 @@ export * from './http/run-main';
 export * from './http/json-depth';
 export * from './http/body-timeout';
 export * from './http/security-headers';
+export * from './http/plain-request';

@@ -4,7 +4,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import { AUTH_LIMITER, AuthLimiter, Principal } from '@app/auth';
 import { openAiValidationPipe, sendOpenAiError } from '@app/envelope';
-import { AccessLog, Metrics, rejectDeepJson, requestId, securityHeaders } from '@app/platform';
+import { AccessLog, asExpress, expressClientIp, Metrics, rejectDeepJson, requestId, securityHeaders } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayAuthenticator } from '../keys/gateway.authenticator';
 import { KeysModule } from '../keys/keys.module';
@@ -121,15 +121,11 @@ export class LeanRoutes {
 
   private async serve(route: LeanRoute, rawReq: IncomingMessage, rawRes: ServerResponse, express: any, pass: (req: IncomingMessage, res: ServerResponse) => void): Promise<void> {
     const started = performance.now();
-    // Express's request and response objects (req.ip under TRUST_PROXY, res.status().json()), as its
-    // own router sets them up; nothing else of Express runs.
+    // Node's own request and response: Express's prototypes are put on them only for an error answer
+    // (res.status().json()) or by Express itself when the full pipeline takes over (see plain-request.ts).
     const req: any = rawReq;
     const res: any = rawRes;
-    Object.setPrototypeOf(req, express.request);
-    Object.setPrototypeOf(res, express.response);
-    req.res = res;
-    res.req = req;
-    res.locals = Object.create(null);
+    req.ip = expressClientIp(rawReq, express);
 
     let principal: Principal | null;
     try {
@@ -156,6 +152,7 @@ export class LeanRoutes {
       if (result !== undefined && !res.headersSent) sendJson(res, 200, result);
     } catch (e) {
       if (!res.headersSent && !res.getHeader(OVERHEAD_HEADER)) res.setHeader(OVERHEAD_HEADER, (performance.now() - started).toFixed(2));
+      asExpress(req, res, express);
       sendOpenAiError(e, req, res, this.errors);
     }
   }

@@ -6,7 +6,7 @@ export class SseResponse {
 
   /** Sends status and headers immediately (nothing is buffered by the gateway or a proxy in front). */
   open(extraHeaders: Record<string, string>): void {
-    this.res.status(200);
+    this.res.statusCode = 200;
     this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     this.res.setHeader('Cache-Control', 'no-cache, no-transform');
     this.res.setHeader('Connection', 'keep-alive');

@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { IncomingMessage, Server, ServerResponse } from 'http';
 import { AUTH_LIMITER, AuthLimiter, Principal } from '@app/auth';
 import { ok, sendEnvelopeError } from '@app/envelope';
-import { AccessLog, Metrics, normalizePrefix, pickRequestId, securityHeaders } from '@app/platform';
+import { AccessLog, asExpress, expressClientIp, Metrics, normalizePrefix, pickRequestId, securityHeaders } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
 import { AuthController } from './auth.controller';
 import { MemberAuthenticator } from './member.authenticator';
@@ -79,14 +79,11 @@ export class ProfileFastPath {
   }
 
   private async serve(controller: AuthController, rawReq: IncomingMessage, rawRes: ServerResponse, express: any, pass: Listener): Promise<void> {
-    // Express's request and response (req.ip under TRUST_PROXY, res.status().json()), as app.handle sets them up.
+    // Node's own request and response: Express's prototypes are put on them only for an error answer
+    // (res.status().json()) or by Express itself when the full pipeline takes over (see plain-request.ts).
     const req: any = rawReq;
     const res: any = rawRes;
-    Object.setPrototypeOf(req, express.request);
-    Object.setPrototypeOf(res, express.response);
-    req.res = res;
-    res.req = req;
-    res.locals ??= Object.create(null);
+    req.ip = expressClientIp(rawReq, express);
 
     let principal: Principal | null;
     try {
@@ -121,6 +118,7 @@ export class ProfileFastPath {
         for (const [name, value] of this.headers) res.setHeader(name, value);
         res.setHeader('X-Request-Id', id);
       }
+      asExpress(req, res, express);
       sendEnvelopeError(e, req, res, this.errors);
     }
   }
