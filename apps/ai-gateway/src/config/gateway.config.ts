@@ -39,11 +39,15 @@ export class GatewayConfig extends BaseConfig {
   @Max(60_000)
   AI_LEDGER_FLUSH_MS: number = 1000;
 
-  /** Usage ledger: records per INSERT (a full batch is written at once). */
+  /**
+   * Usage ledger: records per INSERT (a full batch is written at once). 1000 rather than 200: at
+   * ~1500 calls/s a batch of 200 meant seven commits a second competing for the same cores, and the
+   * gateway answered ~11 % fewer calls at concurrency 1 (npm run bench experiments).
+   */
   @IsInt()
   @Min(1)
   @Max(5000)
-  AI_LEDGER_BATCH_SIZE: number = 200;
+  AI_LEDGER_BATCH_SIZE: number = 1000;
 
   /** Completion tokens reserved against a budget when a request sets no max_tokens (and sent upstream as its max_tokens for budgeted keys). */
   @IsInt()
