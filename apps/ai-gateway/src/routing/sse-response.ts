@@ -1,3 +1,4 @@
+import { AbortSource } from '@app/providers/llm';
 import type { Response } from 'express';
 
 /** A text/event-stream response that forwards each event at once and respects back-pressure. */
@@ -42,10 +43,10 @@ export class SseResponse {
   }
 }
 
-/** An AbortSignal that fires when the client goes away before the response finished. */
-export function clientGone(res: Response): AbortController {
-  const ac = new AbortController();
-  res.on('close', () => {
+/** An abort signal that fires when the client goes away before the response finished. */
+export function clientGone(res: Response): AbortSource {
+  const ac = new AbortSource();
+  res.once('close', () => {
     if (!res.writableFinished) ac.abort();
   });
   return ac;

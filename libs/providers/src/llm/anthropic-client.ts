@@ -202,14 +202,13 @@ export class AnthropicClient implements LlmClient {
 
   /** `req.model` is the upstream model name; responses report it back unchanged (the router renames). */
   async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<ChatCompletion> {
-    const res = await this.http.postJson('/messages', toAnthropicRequest(req, req.model), { ...opts, wholeCall: true });
-    const msg = await this.http.readJson<AnthropicMessage>(res, opts.signal);
-    if (!msg || !Array.isArray(msg.content)) throw new UpstreamError('upstream message has no content', 'protocol', res.statusCode);
+    const { statusCode, body: msg } = await this.http.callJson<AnthropicMessage>('/messages', toAnthropicRequest(req, req.model), opts);
+    if (!msg || !Array.isArray(msg.content)) throw new UpstreamError('upstream message has no content', 'protocol', statusCode);
     return fromAnthropicMessage(msg, req.model);
   }
 
   async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<AsyncIterable<ChatCompletionChunk>> {
-    const res = await this.http.postJson('/messages', { ...toAnthropicRequest(req, req.model), stream: true }, { ...opts, wholeCall: false });
+    const res = await this.http.postJson('/messages', { ...toAnthropicRequest(req, req.model), stream: true }, opts);
     const timeoutMs = opts.timeoutMs ?? this.deployment.timeoutMs;
     return (async function* () {
       let finished = false;

@@ -13,66 +13,6 @@ export interface UpstreamResponse {
   statusCode: number;
   headers: Dispatcher.ResponseData['headers'];
   body: Dispatcher.ResponseData['body'];
-  /** Ends the whole-call timer (readJson calls it once the body is read). */
-  done?: () => void;
-}
-
-/**
- * What undici needs of an abort signal (`aborted`, `reason`, abort listeners), without an
- * AbortController: Node's EventTarget-based controllers were the largest single cost of a proxied call
- * after the socket writes (npm run bench --cpu-prof ai-gateway: creating one, plus listener
- * bookkeeping, ~5 % of the gateway's CPU).
- */
-class CallAbort {
-  aborted = false;
-  reason: unknown;
-  private listeners: Array<() => void> = [];
-
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    const listeners = this.listeners;
-    this.listeners = [];
-    for (const fn of listeners) fn();
-  }
-
-  addEventListener(_type: 'abort', fn: () => void): void {
-    this.listeners.push(fn);
-  }
-
-  removeEventListener(_type: 'abort', fn: () => void): void {
-    const i = this.listeners.indexOf(fn);
-    if (i >= 0) this.listeners.splice(i, 1);
-  }
-}
-
-/**
- * The caller's signal plus, for whole calls, a deadline: one abort source and one timer, cleared when
- * the call ends (AbortSignal.timeout + AbortSignal.any cost several times more per call, and their
- * timers stayed armed for the full timeout after the call).
- */
-function callSignal(caller: AbortSignal | undefined, timeoutMs: number | undefined): { signal?: AbortSignal; timedOut: () => boolean; done: () => void } {
-  if (timeoutMs === undefined) return { signal: caller, timedOut: () => false, done: () => undefined };
-  const ac = new CallAbort();
-  let timedOut = false;
-  const onAbort = () => ac.abort(caller?.reason);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    ac.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
-  }, timeoutMs);
-  if (caller) {
-    if (caller.aborted) ac.abort(caller.reason);
-    else caller.addEventListener('abort', onAbort, { once: true });
-  }
-  return {
-    signal: ac as unknown as AbortSignal,
-    timedOut: () => timedOut,
-    done: () => {
-      clearTimeout(timer);
-      caller?.removeEventListener('abort', onAbort);
-    },
-  };
 }
 
 export class UpstreamHttp {
@@ -94,15 +34,13 @@ export class UpstreamHttp {
   }
 
   /**
-   * POSTs JSON and resolves with the response once a 2xx status arrived; any other status becomes an
-   * UpstreamError carrying the upstream's message and Retry-After. `wholeCall` applies timeoutMs to the
-   * full exchange (non-streamed calls); otherwise it bounds the wait for headers and each body gap.
+   * POSTs JSON and resolves with the streamed response once a 2xx status arrived; any other status
+   * becomes an UpstreamError carrying the upstream's message and Retry-After. timeoutMs bounds the wait
+   * for headers and each gap in the body (a stream may run longer than it in all). Whole exchanges use
+   * callJson.
    */
-  async postJson(path: string, payload: unknown, opts: { signal?: AbortSignal; timeoutMs?: number; wholeCall: boolean; headers?: Record<string, string> }): Promise<UpstreamResponse> {
+  async postJson(path: string, payload: unknown, opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string> }): Promise<UpstreamResponse> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
-    const call = callSignal(opts.signal, opts.wholeCall ? timeoutMs : undefined);
-    const signal = call.signal;
-    const timeout = { get aborted() { return call.timedOut(); } } as AbortSignal;
     let res: Dispatcher.ResponseData;
     try {
       res = await this.pool.request({
@@ -110,58 +48,138 @@ export class UpstreamHttp {
         method: 'POST',
         headers: opts.headers ? { ...this.headers, ...opts.headers } : this.headers,
         body: JSON.stringify(payload),
-        signal,
+        signal: opts.signal,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
     } catch (e) {
-      call.done();
-      throw mapTransportError(e, opts.signal, timeout, timeoutMs);
+      throw mapTransportError(e, opts.signal, undefined, timeoutMs);
     }
     if (res.statusCode < 200 || res.statusCode >= 300) {
-      call.done();
       let text = '';
       try {
         text = await res.body.text();
       } catch {
         // body unreadable: the status alone is reported
       }
-      let upstreamError: UpstreamError['upstreamError'];
-      try {
-        const parsed = JSON.parse(text);
-        const err = parsed?.error;
-        if (err && typeof err === 'object') upstreamError = { message: err.message, type: err.type, code: err.code ?? null, param: err.param ?? null };
-        else if (typeof err === 'string') upstreamError = { message: err };
-        else if (typeof parsed?.message === 'string') upstreamError = { message: parsed.message };
-      } catch {
-        // not JSON
-      }
-      const message = upstreamError?.message ?? (text.slice(0, 300) || `HTTP ${res.statusCode}`);
-      throw new UpstreamError(`upstream returned ${res.statusCode}: ${message}`, 'http', res.statusCode, parseRetryAfter(res.headers['retry-after'] as string | undefined), upstreamError);
+      throw upstreamHttpError(res.statusCode, text, res.headers['retry-after'] as string | undefined);
     }
-    return { statusCode: res.statusCode, headers: res.headers, body: res.body, done: call.done };
+    return { statusCode: res.statusCode, headers: res.headers, body: res.body };
   }
 
-  /** Reads a JSON body, turning a broken or non-JSON body into an UpstreamError. */
-  async readJson<T>(res: UpstreamResponse, signal?: AbortSignal): Promise<T> {
-    let text: string;
-    try {
-      text = await res.body.text();
-    } catch (e) {
-      throw mapTransportError(e, signal, { aborted: (e as any)?.name === 'TimeoutError' || (e as any)?.cause?.name === 'TimeoutError' } as AbortSignal, this.opts.timeoutMs);
-    } finally {
-      res.done?.();
-    }
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      throw new UpstreamError('upstream sent a body that is not JSON', 'protocol', res.statusCode);
-    }
+  /**
+   * One whole JSON exchange (non-streamed chat, embeddings): POSTs `payload` and resolves with the
+   * parsed 2xx body, all within timeoutMs. Same answers and errors as postJson + readJson, through
+   * undici's dispatch with a handler that collects the body, not request()'s body stream, promise and
+   * per-call abort signal: those were ~15 % of a proxied call's CPU (npm run bench --cpu-prof ai-gateway).
+   */
+  callJson<T>(path: string, payload: unknown, opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string> }): Promise<{ statusCode: number; body: T }> {
+    const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
+    const caller = opts.signal;
+    if (caller?.aborted) return Promise.reject(new CallAbortedError());
+    return new Promise((resolve, reject) => {
+      let abort: ((err: Error) => void) | undefined;
+      let settled = false;
+      let timedOut = false;
+      let statusCode = 0;
+      let retryAfter: string | undefined;
+      const parts: Buffer[] = [];
+      let size = 0;
+      const finish = (err: Error | null, value?: { statusCode: number; body: T }) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        caller?.removeEventListener('abort', onCallerAbort);
+        if (err) reject(err);
+        else resolve(value!);
+      };
+      const stop = (err: Error) => {
+        if (abort) abort(err);
+        else finish(err);
+      };
+      const onCallerAbort = () => stop(new CallAbortedError());
+      const timer = setTimeout(() => {
+        timedOut = true;
+        stop(new UpstreamError(`upstream did not answer within ${timeoutMs} ms`, 'timeout', 0));
+      }, timeoutMs);
+      caller?.addEventListener('abort', onCallerAbort, { once: true });
+      const handler: Dispatcher.DispatchHandlers = {
+        onConnect: (abortCall) => {
+          abort = abortCall as (err: Error) => void;
+          if (settled) abortCall();
+        },
+        onHeaders: (status, rawHeaders) => {
+          statusCode = status;
+          if (status < 200 || status >= 300) retryAfter = rawHeaderValue(rawHeaders as unknown as Buffer[], 'retry-after');
+          return true;
+        },
+        onData: (chunk) => {
+          parts.push(chunk);
+          size += chunk.length;
+          return true;
+        },
+        onComplete: () => {
+          const text = (parts.length === 1 ? parts[0] : Buffer.concat(parts, size)).toString('utf8');
+          if (statusCode < 200 || statusCode >= 300) return finish(upstreamHttpError(statusCode, text, retryAfter));
+          let body: T;
+          try {
+            body = JSON.parse(text) as T;
+          } catch {
+            return finish(new UpstreamError('upstream sent a body that is not JSON', 'protocol', statusCode));
+          }
+          finish(null, { statusCode, body });
+        },
+        onError: (e) => {
+          if (e instanceof UpstreamError || e instanceof CallAbortedError) return finish(e);
+          if (caller?.aborted) return finish(new CallAbortedError());
+          finish(mapTransportError(e, caller, { aborted: timedOut } as AbortSignal, timeoutMs));
+        },
+      };
+      try {
+        this.pool.dispatch(
+          {
+            path: this.basePath + path,
+            method: 'POST',
+            headers: opts.headers ? { ...this.headers, ...opts.headers } : this.headers,
+            body: JSON.stringify(payload),
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+          },
+          handler,
+        );
+      } catch (e) {
+        handler.onError!(e as Error);
+      }
+    });
   }
 
   close(): Promise<void> {
     return this.pool.close();
   }
+}
+
+/** An upstream's non-2xx answer as an UpstreamError carrying its own message (OpenAI or plain shape) and Retry-After. */
+function upstreamHttpError(status: number, text: string, retryAfter: string | undefined): UpstreamError {
+  let upstreamError: UpstreamError['upstreamError'];
+  try {
+    const parsed = JSON.parse(text);
+    const err = parsed?.error;
+    if (err && typeof err === 'object') upstreamError = { message: err.message, type: err.type, code: err.code ?? null, param: err.param ?? null };
+    else if (typeof err === 'string') upstreamError = { message: err };
+    else if (typeof parsed?.message === 'string') upstreamError = { message: parsed.message };
+  } catch {
+    // not JSON
+  }
+  const message = upstreamError?.message ?? (text.slice(0, 300) || `HTTP ${status}`);
+  return new UpstreamError(`upstream returned ${status}: ${message}`, 'http', status, parseRetryAfter(retryAfter), upstreamError);
+}
+
+/** The first value of a header in undici's raw [name, value, ...] list. */
+function rawHeaderValue(raw: Buffer[], name: string): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i].length === name.length && raw[i].toString('latin1').toLowerCase() === name) return raw[i + 1].toString('latin1');
+  }
+  return undefined;
 }
 
 /** Maps undici/abort failures to CallAbortedError (client went away) or a retryable UpstreamError. */

@@ -2,6 +2,7 @@ export * from './types';
 export * from './catalog';
 export * from './sse';
 export * from './llm-client';
+export * from './abort-source';
 export * from './http';
 export * from './providers-file';
 export * from './openai-client';

@@ -19,15 +19,14 @@ export class OpenAiCompatibleClient implements LlmClient {
   }
 
   async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<ChatCompletion> {
-    const res = await this.http.postJson('/chat/completions', { ...req, stream: false, stream_options: undefined }, { ...opts, wholeCall: true });
-    const body = await this.http.readJson<ChatCompletion>(res, opts.signal);
-    if (!body || !Array.isArray(body.choices)) throw new UpstreamError('upstream chat response has no choices', 'protocol', res.statusCode);
+    const { statusCode, body } = await this.http.callJson<ChatCompletion>('/chat/completions', { ...req, stream: false, stream_options: undefined }, opts);
+    if (!body || !Array.isArray(body.choices)) throw new UpstreamError('upstream chat response has no choices', 'protocol', statusCode);
     return body;
   }
 
   async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<AsyncIterable<ChatCompletionChunk>> {
     const payload = this.deployment.streamUsage === false ? { ...req, stream: true, stream_options: undefined } : { ...req, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
-    const res = await this.http.postJson('/chat/completions', payload, { ...opts, wholeCall: false });
+    const res = await this.http.postJson('/chat/completions', payload, opts);
     const timeoutMs = opts.timeoutMs ?? this.deployment.timeoutMs;
     return (async function* () {
       let done = false;
@@ -60,9 +59,8 @@ export class OpenAiCompatibleClient implements LlmClient {
   }
 
   async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}): Promise<EmbeddingsResponse> {
-    const res = await this.http.postJson('/embeddings', req, { ...opts, wholeCall: true });
-    const body = await this.http.readJson<EmbeddingsResponse>(res, opts.signal);
-    if (!body || !Array.isArray(body.data)) throw new UpstreamError('upstream embeddings response has no data', 'protocol', res.statusCode);
+    const { statusCode, body } = await this.http.callJson<EmbeddingsResponse>('/embeddings', req, opts);
+    if (!body || !Array.isArray(body.data)) throw new UpstreamError('upstream embeddings response has no data', 'protocol', statusCode);
     return body;
   }
 
