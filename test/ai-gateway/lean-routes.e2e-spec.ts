@@ -28,7 +28,7 @@ describe('gateway lean routes', () => {
     const res = await fetch(`${f.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body });
     const text = await res.text();
     const kept = [...res.headers.entries()].filter(([k]) => !VOLATILE.has(k)).sort();
-    return { status: res.status, text, json: text ? JSON.parse(text) : undefined, headers: kept, raw: res.headers };
+    return { status: res.status, text, json: text && !res.headers.get('content-type')?.startsWith('text/event-stream') ? JSON.parse(text) : undefined, headers: kept, raw: res.headers };
   }
 
   /** Same request on both paths; returns the lean answer after checking it matches the full pipeline's. */
@@ -73,6 +73,18 @@ describe('gateway lean routes', () => {
     expect(lean.raw.get('x-request-id')).toBe('lean-req-1');
     expect(lean.raw.get('content-security-policy')).toContain("default-src 'self'");
     expect(lean.raw.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('sends the same headers as the full pipeline on streams, embeddings and errors', async () => {
+    const stream = await both('/v1/chat/completions', chat({ stream: true }), {}, () => 'events');
+    expect(stream.lean.raw.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(stream.lean.raw.get('x-content-type-options')).toBe('nosniff');
+    const emb = await both('/v1/embeddings', JSON.stringify({ model: 'text-embedding-v3', input: 'hello' }), {}, (b) => ({ ...b, data: b.data.length }));
+    expect(emb.lean.status).toBe(200);
+    const err = await both('/v1/chat/completions', chat({ model: 'no-such-model' }));
+    expect(err.lean.status).toBe(404);
+    for (const r of [stream.lean, emb.lean, err.lean]) expect(r.raw.get('strict-transport-security')).toBeTruthy();
+    expect(served).toHaveBeenCalledTimes(3);
   });
 
   it('answers bad bodies like the full pipeline', async () => {

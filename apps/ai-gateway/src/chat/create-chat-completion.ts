@@ -103,8 +103,7 @@ export class CreateChatCompletion {
     // A held budget reservation is released before answering; with nothing held (no budget) the charge
     // is written while the answer goes out, keeping a database commit off the latency path (npm run bench).
     if (p.reservation.holdId) await settling;
-    res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
-    sendJson(res, 200, result);
+    sendJson(res, 200, result, [OVERHEAD_HEADER, timer.overheadMs()]);
     await settling;
   }
 

@@ -4,12 +4,12 @@ import type { IncomingMessage, Server, ServerResponse } from 'http';
 import { performance } from 'perf_hooks';
 import { AUTH_LIMITER, AuthLimiter, Principal } from '@app/auth';
 import { openAiValidationPipe, sendOpenAiError } from '@app/envelope';
-import { AccessLog, asExpress, expressClientIp, Metrics, rejectDeepJson, requestId, securityHeaders } from '@app/platform';
+import { AccessLog, asExpress, expressClientIp, Metrics, pickRequestId, rejectDeepJson, securityHeaders } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayAuthenticator } from '../keys/gateway.authenticator';
 import { KeysModule } from '../keys/keys.module';
 import { OVERHEAD_HEADER } from './gateway-timing';
-import { sendJson } from './json-response';
+import { applyDeferredHeaders, deferHeaders, sendJson } from './json-response';
 
 /** A hot `POST /v1/...` endpoint served without the Express router and Nest's per-request pipeline. */
 export interface LeanRoute {
@@ -72,7 +72,8 @@ function bodyError(status: number, type: string, message: string, extra: Record<
 export class LeanRoutes {
   private readonly routes = new Map<string, LeanRoute>();
   private readonly pipe: ValidationPipe = openAiValidationPipe();
-  private readonly headers = securityHeaders();
+  /** helmet's headers as one flat [name, value, ...] list (see deferHeaders). */
+  private readonly flatHeaders = securityHeaders().flat();
   private readonly errors = new Logger('Errors');
 
   constructor(
@@ -139,10 +140,11 @@ export class LeanRoutes {
       return pass(req, res); // the full pipeline answers (and counts the failure per address)
     }
 
-    req.id = requestId(req, res);
+    const id = pickRequestId(req);
+    req.id = id;
     req.principal = principal;
     req.gatewayStartedAt = started;
-    for (const [name, value] of this.headers) res.setHeader(name, value);
+    deferHeaders(res, [...this.flatHeaders, 'X-Request-Id', id]);
     this.observe(route, req, res);
     try {
       await this.limiter.succeeded(req, res, principal);
@@ -151,6 +153,7 @@ export class LeanRoutes {
       const result = await route.handle(principal, body, req, res);
       if (result !== undefined && !res.headersSent) sendJson(res, 200, result);
     } catch (e) {
+      applyDeferredHeaders(res);
       if (!res.headersSent && !res.getHeader(OVERHEAD_HEADER)) res.setHeader(OVERHEAD_HEADER, (performance.now() - started).toFixed(2));
       asExpress(req, res, express);
       sendOpenAiError(e, req, res, this.errors);
