@@ -3,6 +3,7 @@
 // metrics, access log, rate limits, freshness after an update.
 import { Client } from 'pg';
 import request from 'supertest';
+import pino from 'pino';
 import { AccessLog } from '@app/platform';
 import { ProfileFastPath } from '../../apps/membership/src/auth/profile-fast-path';
 import { RunningApp, startMembership } from '../support/apps';
@@ -111,11 +112,17 @@ describe('membership: profile fast path answers as the full pipeline does', () =
   it('writes one access log line per call with id, method, path (no query), status and time', async () => {
     const log = app.app.get(AccessLog).logger;
     const lines: Array<{ level: string; entry: any; msg: string }> = [];
-    // Tests run with a quiet LOG_LEVEL: the lines are caught before pino would drop them.
-    const spies: jest.SpyInstance[] = (['info', 'warn', 'error'] as const).map((level) =>
-      jest.spyOn(log, level).mockImplementation(((entry: any, msg: string) => void lines.push({ level, entry, msg })) as any),
-    );
-    spies.push(jest.spyOn(log, 'isLevelEnabled').mockReturnValue(true));
+    const levels: Record<number, string> = { 30: 'info', 40: 'warn', 50: 'error' };
+    // Tests run with a quiet LOG_LEVEL: the lines are caught on the logger's stream, the level check passed.
+    const spies: jest.SpyInstance[] = [
+      jest.spyOn((log as any)[pino.symbols.streamSym], 'write').mockImplementation(((line: string) => {
+        const { level, time, app: appName, msg, ...entry } = JSON.parse(line);
+        expect({ time, appName }).toEqual({ time: expect.any(Number), appName: 'membership' });
+        lines.push({ level: levels[level], entry, msg });
+        return true;
+      }) as any),
+      jest.spyOn(log, 'isLevelEnabled').mockReturnValue(true),
+    ];
     try {
       const fast = await client(app.url).get(PROFILE).set(bearer(token)).expect(200);
       const full = await client(app.url).get(`${PROFILE}?token=query-secret`).set(bearer(token)).expect(200);
