@@ -20,7 +20,7 @@ describe('LedgerWriter', () => {
       getMetadata: () => ({ tableName: 'ai_usage_records', columns }),
       driver: { normalizeType: (c: { type: string }) => c.type },
       query: async (sql: string, params: unknown[]) => {
-        expect(sql).toMatch(/^INSERT INTO "ai_usage_records" \(.*"promptTokens".*\) SELECT .* FROM jsonb_to_recordset\(\$1::jsonb\)/);
+        expect(sql).toMatch(/^INSERT INTO "ai_usage_records" \(.*"promptTokens".*\) SELECT .* FROM json_to_recordset\(\$1::json\)/);
         expect(sql).not.toContain('"id"');
         if (failures-- > 0) throw new Error('db down');
         inserted.push(JSON.parse(params[0] as string));
