@@ -31,7 +31,7 @@ export function applyDeferredHeaders(res: Pick<ServerResponse, 'setHeader' | 'ha
 export function sendJson(res: HeadResponse, status: number, body: unknown, extra?: readonly string[]): void {
   const text = JSON.stringify(body);
   const deferred: readonly string[] | undefined = (res as any)[DEFERRED];
-  (res as any)[DEFERRED] = undefined;
+  if (deferred) (res as any)[DEFERRED] = undefined;
   const head: string[] = [];
   // A header set explicitly before (setHeader) wins over a deferred one of the same name; Node merges
   // what was set with this list.

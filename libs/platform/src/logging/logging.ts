@@ -82,7 +82,7 @@ export class AccessLog {
   private readonly bindings: string;
 
   constructor(level: string, app: string, destination?: pino.DestinationStream) {
-    this.logger = destination ? pino({ level, base: { app } }, destination) : pino({ level, base: { app } });
+    this.logger = pino({ level, base: { app } }, destination);
     this.bindings = (this.logger as any)[pino.symbols.chindingsSym];
   }
 

@@ -31,8 +31,4 @@ export class AbortSource {
     const i = this.listeners.indexOf(fn);
     if (i >= 0) this.listeners.splice(i, 1);
   }
-
-  throwIfAborted(): void {
-    if (this.aborted) throw this.reason;
-  }
 }

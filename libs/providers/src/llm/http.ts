@@ -69,8 +69,8 @@ export class UpstreamHttp {
 
   /**
    * One whole JSON exchange (non-streamed chat, embeddings): POSTs `payload` and resolves with the
-   * parsed 2xx body, all within timeoutMs. Same answers and errors as postJson + readJson, through
-   * undici's dispatch with a handler that collects the body, not request()'s body stream, promise and
+   * parsed 2xx body, all within timeoutMs; other statuses fail as in postJson. Through undici's
+   * dispatch with a handler that collects the body, not request()'s body stream, promise and
    * per-call abort signal: those were ~15 % of a proxied call's CPU (npm run bench --cpu-prof ai-gateway).
    */
   callJson<T>(path: string, payload: unknown, opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string> }): Promise<{ statusCode: number; body: T }> {
