@@ -1,4 +1,4 @@
-import { redactedUrl, SENSITIVE_QUERY_PARAMS, startTracing, tracesEndpoint, UNTRACED_PATHS } from './tracing';
+import { redactedUrl, SENSITIVE_QUERY_PARAMS, startTracing, tracesEndpoint, isUntracedPath } from './tracing';
 
 describe('tracing configuration', () => {
   it('is off unless an OTLP endpoint is configured', () => {
@@ -22,9 +22,9 @@ describe('tracing configuration', () => {
 
   it('skips probes and scrapes only', () => {
     for (const p of ['/actuator/health', '/actuator/health/liveness', '/actuator/health/readiness', '/actuator/prometheus', '/api/actuator/health']) {
-      expect(UNTRACED_PATHS.test(p)).toBe(true);
+      expect(isUntracedPath(p)).toBe(true);
     }
-    for (const p of ['/api/v1/app/auth/login', '/actuator/healthz', '/v1/chat/completions']) expect(UNTRACED_PATHS.test(p)).toBe(false);
+    for (const p of ['/api/v1/app/auth/login', '/actuator/healthz', '/v1/chat/completions']) expect(isUntracedPath(p)).toBe(false);
   });
 
   it('redacts OAuth codes, states and keys', () => {

@@ -25,8 +25,14 @@ export const SENSITIVE_QUERY_PARAMS = [
   'AWSAccessKeyId', 'X-Amz-Signature', 'X-Amz-Credential', 'X-Amz-Security-Token', 'X-Goog-Signature',
 ];
 
-/** Incoming paths that are never traced: Kubernetes probes and Prometheus scrapes. */
-export const UNTRACED_PATHS = /\/actuator\/(health(\/.*)?|prometheus)$/;
+/**
+ * Incoming paths that are never traced: Kubernetes probes and Prometheus scrapes (under any context
+ * path). String checks, not a regex: a suffix regex with `.*` is tried at every start position of a
+ * caller's path (polynomial).
+ */
+export function isUntracedPath(path: string): boolean {
+  return path.endsWith('/actuator/health') || path.endsWith('/actuator/prometheus') || path.includes('/actuator/health/');
+}
 
 let active: TracingHandle | null = null;
 
@@ -80,7 +86,7 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
     tracerProvider: provider as unknown as TracerProvider,
     instrumentations: [
       new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.test((req.url ?? '').split('?')[0]),
+        ignoreIncomingRequestHook: (req) => isUntracedPath((req.url ?? '').split('?')[0]),
         redactedQueryParams: SENSITIVE_QUERY_PARAMS,
         redactedQueryParamsServer: SENSITIVE_QUERY_PARAMS,
         headersToSpanAttributes: { server: { requestHeaders: ['x-request-id'] } },

@@ -115,7 +115,7 @@ export async function decodeAudio(bytes: Buffer, opts: { sampleRate?: number; ke
     if (!demuxer) throw new EngineInputError('file is not a recognizable audio file');
     const container = CONTAINERS[demuxer];
     if (!container) throw new EngineInputError(`unsupported audio format: ${demuxer}`);
-    if (run.code !== 0 || !/Stream #0:\d+.*: Audio:/.test(run.stderr)) throw new EngineInputError('file has no decodable audio stream');
+    if (run.code !== 0 || !hasAudioStream(run.stderr)) throw new EngineInputError('file has no decodable audio stream');
     const samples = Math.floor(run.outputBytes / 2);
     if (samples === 0) throw new EngineInputError('audio contains no samples');
     const pcm = keepPcm ? new Int16Array(run.stdout.buffer.slice(run.stdout.byteOffset, run.stdout.byteOffset + samples * 2)) : new Int16Array(0);
@@ -123,6 +123,11 @@ export async function decodeAudio(bytes: Buffer, opts: { sampleRate?: number; ke
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
+}
+
+/** ffmpeg listed an audio stream of the input: a line "Stream #0:N...: Audio:" (line by line, no backtracking regex). */
+function hasAudioStream(stderr: string): boolean {
+  return stderr.split('\n').some((line) => line.trimStart().startsWith('Stream #0:') && line.includes(': Audio:'));
 }
 
 /** A canonical 44-byte-header PCM WAV. */
