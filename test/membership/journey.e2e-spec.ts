@@ -50,8 +50,9 @@ describe('membership: the website journey under a context path', () => {
     const traversal = await browser.put('/api/v1/app/auth/profile').set(bearer(token)).send({ avatarUrl: '/files/../../etc/passwd' }).expect(400);
     expect(traversal.body.message).toContain('avatarUrl');
     expect((await browser.get('/api/v1/app/auth/profile').set(bearer(token)).expect(200)).body.data.points).toBe(0);
-    // null clears a field.
-    expect((await browser.put('/api/v1/app/auth/profile').set(bearer(token)).send({ gender: null }).expect(200)).body.data.gender).toBeNull();
+    // null keeps a field (the website sends avatarUrl: null for "unchanged"); "" clears it.
+    expect((await browser.put('/api/v1/app/auth/profile').set(bearer(token)).send({ gender: null, avatarUrl: null }).expect(200)).body.data).toMatchObject({ gender: 'other', avatarUrl });
+    expect((await browser.put('/api/v1/app/auth/profile').set(bearer(token)).send({ gender: '' }).expect(200)).body.data.gender).toBeNull();
 
     const refreshed = await browser.post('/api/v1/app/auth/refresh-token').send({ refreshToken }).expect(200);
     expect(refreshed.body.data).toMatchObject({ memberId, username: 'journey_1', nickname: 'Journey', avatarUrl });

@@ -17,10 +17,11 @@ export interface CreateMemberInput {
   roles?: string[];
 }
 
+/** `null` or absent: leave unchanged; `''`: clear (store NULL). */
 export interface ProfileChanges {
   nickname?: string | null;
   avatarUrl?: string | null;
-  gender?: Gender | null;
+  gender?: Gender | '' | null;
   birthDate?: string | null;
 }
 
@@ -97,7 +98,10 @@ export class MembersService {
   async updateProfile(id: string, changes: ProfileChanges): Promise<Member> {
     const values: Partial<Member> = {};
     for (const key of ['nickname', 'avatarUrl', 'gender', 'birthDate'] as const) {
-      if (changes[key] !== undefined) (values as Record<string, unknown>)[key] = changes[key];
+      const value = changes[key];
+      // The website sends `avatarUrl: null` for "keep the avatar" (as mortise, whose update skips nulls).
+      if (value === undefined || value === null) continue;
+      (values as Record<string, unknown>)[key] = value === '' ? null : value;
     }
     if (Object.keys(values).length) await this.members.update(id, values);
     return (await this.members.findById(id))!;

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsOptional, IsString, Length, Matches, MaxLength, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import { IsIn, IsString, Length, Matches, MaxLength, Validate, ValidateIf, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
 
 export class LinkedIdentityView {
   @ApiProperty({ example: 'github-app' })
@@ -58,29 +58,44 @@ class CalendarDate implements ValidatorConstraintInterface {
   }
 }
 
-/** Only these fields may change; any other field is refused with 10000. `null` clears a field. */
+/**
+ * Skips validation for "leave unchanged" (`null` or absent) and for "clear" (`""`), as the website sends them:
+ * its profile form sends `avatarUrl: null` (and `gender`/`birthDate: null`) when the member did not touch them.
+ */
+const KeepOrClear = () => ValidateIf((_: object, value: unknown) => value !== undefined && value !== null && value !== '');
+
+const PATCH_RULE = '`null` or absent: unchanged; `""`: cleared.';
+
+/**
+ * Only these fields may change; any other field is refused with 10000. A field that is `null` or absent is
+ * left unchanged (the website sends `avatarUrl: null` to keep the avatar); an empty string `""` clears it.
+ */
 export class UpdateProfileRequest {
-  @ApiPropertyOptional({ example: 'Alice', nullable: true })
-  @IsOptional()
+  @ApiPropertyOptional({ example: 'Alice', nullable: true, description: `1-64 characters (trimmed). ${PATCH_RULE}` })
   @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
+  @KeepOrClear()
   @IsString()
   @Length(1, 64)
   nickname?: string | null;
 
-  @ApiPropertyOptional({ example: '/files/2026/11/3f9c0d1e5b2a4c7d8e9f0a1b2c3d4e5f.png', description: 'A media path from the upload, or an https URL', nullable: true })
-  @IsOptional()
+  @ApiPropertyOptional({
+    example: '/files/2026/11/3f9c0d1e5b2a4c7d8e9f0a1b2c3d4e5f.png',
+    description: `A media path from the upload, or an https URL. ${PATCH_RULE}`,
+    nullable: true,
+  })
+  @KeepOrClear()
   @IsString()
   @MaxLength(1024)
   @Matches(/^(?!.*\.\.)(\/files\/[A-Za-z0-9][A-Za-z0-9/_.-]*|https:\/\/[^\s"'<>]+)$/, { message: 'avatarUrl must be a /files/ path or an https URL' })
   avatarUrl?: string | null;
 
-  @ApiPropertyOptional({ enum: ['male', 'female', 'other'], nullable: true })
-  @IsOptional()
+  @ApiPropertyOptional({ enum: ['male', 'female', 'other', ''], nullable: true, description: PATCH_RULE })
+  @KeepOrClear()
   @IsIn(['male', 'female', 'other'])
-  gender?: 'male' | 'female' | 'other' | null;
+  gender?: 'male' | 'female' | 'other' | '' | null;
 
-  @ApiPropertyOptional({ example: '1990-05-17', nullable: true })
-  @IsOptional()
+  @ApiPropertyOptional({ example: '1990-05-17', nullable: true, description: `yyyy-MM-dd, in the past. ${PATCH_RULE}` })
+  @KeepOrClear()
   @Validate(CalendarDate)
   birthDate?: string | null;
 }

@@ -1,0 +1,191 @@
+/**
+ * The mortise website (github:rymcu/mortise, frontend/apps/site) replayed request by request: the same paths,
+ * bodies, headers and content types its code sends (plugins/api.ts + @mortise/auth createAuthApi over ofetch,
+ * stores/auth.ts + @mortise/auth web-store over fetch, pages/auth/*.vue, pages/profile.vue,
+ * composables/useProfile.ts, composables/useOAuth2Providers.ts), and assertions on the fields it reads.
+ * Every scenario runs at the root and under a CONTEXT_PATH (the site's apiBase then ends in it).
+ */
+import { tinyPng } from '../support/png';
+import { RunningApp, startMembership } from '../support/apps';
+import { FakeSmtp, nextIp, startFakeSmtp } from './fakes';
+
+/** What a Chinese browser sends with every request (navigator.languages zh-CN, zh, en). */
+const ZH_BROWSER = 'zh-CN,zh;q=0.9,en;q=0.8';
+
+interface Envelope<T = unknown> {
+  code: number;
+  message: string;
+  data: T;
+}
+
+class FetchError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Envelope,
+  ) {
+    super(body?.message || `HTTP ${status}`);
+  }
+}
+
+/**
+ * The site as a browser runs it: one client address, one browser language, the auth cookies
+ * (token, refresh-token, token-type), `$fetch` (ofetch: JSON body -> content-type application/json,
+ * accept application/json, throws on >= 400 with `response.status`) and `$api` (createAuthApi: adds
+ * `Authorization: <tokenType> <token>`; on a 401 refreshes once with the refresh-token cookie and retries).
+ */
+class Site {
+  readonly ip = nextIp();
+  token: string | null = null;
+  refreshToken: string | null = null;
+  tokenType: string | null = null;
+  user: Record<string, unknown> | null = null;
+  /** Every request the site made, in order (method + path), to assert the refresh-and-retry sequence. */
+  readonly sent: string[] = [];
+
+  constructor(
+    readonly apiBase: string,
+    readonly language = ZH_BROWSER,
+  ) {}
+
+  private browserHeaders(): Record<string, string> {
+    return { 'accept-language': this.language, 'x-forwarded-for': this.ip };
+  }
+
+  /** ofetch's `$fetch(path, { baseURL, method, body, query, headers })`. */
+  async $fetch<T>(path: string, opts: { method?: string; body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<T> {
+    const url = new URL(this.apiBase + path);
+    for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, v);
+    const headers: Record<string, string> = { accept: 'application/json', ...this.browserHeaders(), ...(opts.headers ?? {}) };
+    let body: FormData | string | undefined;
+    if (opts.body instanceof FormData) body = opts.body;
+    else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] = 'application/json';
+    }
+    const method = opts.method ?? 'GET';
+    this.sent.push(`${method} ${path}`);
+    const res = await fetch(url, { method, headers, body });
+    const payload = (await res.json()) as Envelope;
+    if (!res.ok) throw new FetchError(res.status, payload);
+    return payload as T;
+  }
+
+  /** @mortise/auth createAuthApi as wired in plugins/api.ts. */
+  async $api<T>(path: string, opts: { method?: string; body?: unknown; _retried?: boolean } = {}): Promise<T> {
+    const { _retried, ...fetchOptions } = opts;
+    const headers: Record<string, string> = {};
+    if (this.token) headers.Authorization = `${this.tokenType ?? 'Bearer'} ${this.token}`;
+    try {
+      return await this.$fetch<T>(path, { ...fetchOptions, headers });
+    } catch (error) {
+      if (!(error instanceof FetchError) || error.status !== 401 || _retried) throw error;
+      const renewed = await this.refresh();
+      if (!renewed) throw error;
+      return this.$fetch<T>(path, { ...fetchOptions, headers: { ...headers, Authorization: `${this.tokenType ?? 'Bearer'} ${this.token}` } });
+    }
+  }
+
+  /** @mortise/auth createAuthClient: fetch with Content-Type application/json, unwrapGlobalResult. */
+  private async authClient<T>(path: string, init: { method: string; body?: string }): Promise<T> {
+    this.sent.push(`${init.method} ${path}`);
+    const res = await fetch(this.apiBase + path, { ...init, headers: { 'Content-Type': 'application/json', ...this.browserHeaders() } });
+    const payload = (await res.json()) as Envelope<T>;
+    if (!res.ok) throw new Error(payload?.message || 'Request failed');
+    if (payload.code !== 200) throw new Error(payload.message || 'Business request failed');
+    return payload.data;
+  }
+
+  private saveTokens(p: Record<string, unknown>) {
+    if (!p?.token) throw new Error('登录响应缺少 token');
+    this.token = p.token as string;
+    this.refreshToken = (p.refreshToken as string) ?? null;
+    this.tokenType = (p.tokenType as string) ?? 'Bearer';
+    this.user = { ...(this.user ?? {}), memberId: p.memberId, username: p.username, nickname: p.nickname, avatarUrl: p.avatarUrl };
+  }
+
+  /** web-store login(): POST loginPath {account, password}, then fetchCurrentUser (GET mePath through $api). */
+  async login(account: string, password: string) {
+    this.saveTokens(await this.authClient('/api/v1/app/auth/login', { method: 'POST', body: JSON.stringify({ account, password }) }));
+    await this.fetchCurrentUser();
+  }
+
+  /** web-store refresh(): POST refreshPath {refreshToken}; on failure logs out. */
+  async refresh(): Promise<boolean> {
+    if (!this.refreshToken) return false;
+    try {
+      this.saveTokens(await this.authClient('/api/v1/app/auth/refresh-token', { method: 'POST', body: JSON.stringify({ refreshToken: this.refreshToken }) }));
+      return true;
+    } catch {
+      this.token = this.refreshToken = this.tokenType = this.user = null;
+      return false;
+    }
+  }
+
+  /** core-sdk fetchSiteCurrentUser via $api, merged into the user cookie. */
+  async fetchCurrentUser() {
+    const res = await this.$api<Envelope<Record<string, unknown>>>('/api/v1/app/auth/profile', { method: 'GET' });
+    if (res.code !== 200) throw new Error(res.message || '获取当前用户失败');
+    this.user = { ...(this.user ?? {}), ...res.data };
+    return this.user;
+  }
+}
+
+describe.each([
+  ['at the root', ''],
+  ['under CONTEXT_PATH=/mortise', '/mortise'],
+])('membership serves the mortise website %s', (_label, contextPath) => {
+  let app: RunningApp;
+  let smtp: FakeSmtp;
+  let seq = 0;
+  const unique = (prefix: string) => `${prefix}${++seq}${contextPath ? 'c' : 'r'}`;
+
+  beforeAll(async () => {
+    smtp = await startFakeSmtp();
+    app = await startMembership({ ...smtp.env, ...(contextPath ? { CONTEXT_PATH: contextPath } : {}) });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await smtp?.close();
+  });
+
+  /** pages/auth/register.vue then login.vue: register {username, email, nickname, password}; log in. */
+  async function signedIn(site: Site) {
+    const username = unique('site_user_');
+    const password = 'site-password-1';
+    const email = `${username}@example.com`;
+    await site.$fetch('/api/v1/app/auth/register', { method: 'POST', body: { username, email, password, nickname: username } });
+    await site.login(username, password);
+    return { username, email, password };
+  }
+
+  it('profile.vue: a nickname-only save sends avatarUrl null and keeps the avatar; "" clears it', async () => {
+    const site = new Site(app.url);
+    await signedIn(site);
+
+    // useAppFileUpload: multipart POST /api/v1/app/files with the field "file"; the page keeps data.url.
+    const form = new FormData();
+    form.append('file', new Blob([tinyPng()], { type: 'image/png' }), 'avatar.png');
+    const upload = await site.$api<Envelope<{ url: string }>>('/api/v1/app/files', { method: 'POST', body: form });
+    const avatarUrl = upload.data.url;
+    // The first save with the uploaded avatar, as onProfileSubmit sends it.
+    await site.$api('/api/v1/app/auth/profile', { method: 'PUT', body: { nickname: 'First', avatarUrl, gender: 'female', birthDate: '1992-03-04' } });
+
+    // The member edits only the nickname: pendingAvatar is null, the selects send what the form holds.
+    const saved = await site.$api<Envelope<unknown>>('/api/v1/app/auth/profile', {
+      method: 'PUT',
+      body: { nickname: 'Renamed', avatarUrl: null, gender: 'female', birthDate: '1992-03-04' },
+    });
+    expect(saved.code).toBe(200);
+    // useProfile refetches the profile and the page renders avatarUrl, nickname, gender, birthDate.
+    const profile = await site.fetchCurrentUser();
+    expect(profile).toMatchObject({ nickname: 'Renamed', avatarUrl, gender: 'female', birthDate: '1992-03-04' });
+
+    // "保密" gender and an empty birthday are sent as null: left as they are.
+    await site.$api('/api/v1/app/auth/profile', { method: 'PUT', body: { nickname: 'Renamed', avatarUrl: null, gender: null, birthDate: null } });
+    expect(await site.fetchCurrentUser()).toMatchObject({ avatarUrl, gender: 'female', birthDate: '1992-03-04' });
+
+    // Clearing is an explicit empty string (documented in Swagger and the README).
+    await site.$api('/api/v1/app/auth/profile', { method: 'PUT', body: { avatarUrl: '', gender: '', birthDate: '' } });
+    expect(await site.fetchCurrentUser()).toMatchObject({ nickname: 'Renamed', avatarUrl: null, gender: null, birthDate: null });
+  });
+});
