@@ -1,5 +1,6 @@
 import { lookup as dnsLookup } from 'dns/promises';
 import { BlockList, isIP } from 'net';
+import * as ipaddr from 'ipaddr.js';
 import { Agent, request } from 'undici';
 import { OpenAiError } from '@app/envelope';
 
@@ -13,57 +14,66 @@ export interface ImageSourceLimits {
   allowedCidrs?: string[];
   /** DNS resolution; tests inject one to map names onto private addresses without any traffic. */
   resolve?: Resolver;
+  /** The caller's request ended: stop downloading. */
+  signal?: AbortSignal;
 }
 
 const defaultResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
-// Loopback, private, shared, link-local (incl. cloud metadata 169.254.169.254), documentation,
-// benchmarking, multicast and reserved ranges: nothing a public image lives on.
-const BLOCKED = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
+// Every entry of the IANA IPv4 and IPv6 Special-Purpose Address Registries (as of 2026), whether
+// "globally reachable" or not (no public image lives on AS112, AMT, PCP or TURN anycast either), plus
+// multicast, the reserved 240/4 and broadcast. ipaddr.js's own range() must also say "unicast": a
+// second, independently kept table.
+const V4_SPECIAL = [
+  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24',
+  '192.0.2.0/24', '192.31.196.0/24', '192.52.193.0/24', '192.88.99.0/24', '192.168.0.0/16', '192.175.48.0/24',
+  '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4', '255.255.255.255/32',
+].map((c) => ipaddr.IPv4.parseCIDR(c));
+const V6_SPECIAL = [
+  '::/128', '::1/128', '::/96', '::ffff:0:0/96', '::ffff:0:0:0/96', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64',
+  '100:0:0:1::/64', '2001::/23', '2001::/32', '2001:db8::/32', '2002::/16', '2620:4f:8000::/48', '3fff::/20', '5f00::/16',
+  'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8',
+].map((c) => ipaddr.IPv6.parseCIDR(c));
+/** The only IPv6 space allocated for global unicast; anything outside it is refused outright. */
+const V6_GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+const V4_MAPPED = ipaddr.IPv6.parseCIDR('::ffff:0:0/96');
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible or NAT64 (64:ff9b::) IPv6 address. */
-function embeddedIpv4(address: string): string | null {
-  const groups = expandIpv6(address);
-  if (!groups) return null;
-  const isMapped = groups.slice(0, 5).every((g) => g === 0) && (groups[5] === 0xffff || groups[5] === 0);
-  const isNat64 = groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0);
-  if (!isMapped && !isNat64) return null;
-  return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join('.');
+function lastIpv4(v6: ipaddr.IPv6): ipaddr.IPv4 {
+  const [hi, lo] = v6.parts.slice(6);
+  return new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
 }
 
-function expandIpv6(address: string): number[] | null {
-  let text = address.toLowerCase().split('%')[0];
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4) {
-    const p = v4[1].split('.').map(Number);
-    text = text.slice(0, -v4[1].length) + ((p[0] << 8) | p[1]).toString(16) + ':' + ((p[2] << 8) | p[3]).toString(16);
-  }
-  const [head, tail] = text.split('::');
-  const h = head ? head.split(':') : [];
-  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const fill = text.includes('::') ? 8 - h.length - t.length : 0;
-  const groups = [...h, ...Array(fill).fill('0'), ...t].map((g) => parseInt(g, 16));
-  return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : null;
-}
-
+/**
+ * Whether the gateway must not connect to `address` (an IP literal). IPv4-mapped (::ffff:a.b.c.d)
+ * and well-known NAT64 (64:ff9b::a.b.c.d, what DNS64 hands an IPv6-only host for an IPv4-only site)
+ * are judged by the IPv4 address they carry; every other embedded-IPv4 form (IPv4-compatible ::/96,
+ * IPv4-translated ::ffff:0:0:0/96, local-use NAT64 64:ff9b:1::/48, 6to4 2002::/16, Teredo 2001::/32)
+ * is refused outright, as is every special-purpose range and all IPv6 outside 2000::/3.
+ * Unparseable text is refused.
+ */
 export function isForbiddenAddress(address: string, allowed?: BlockList): boolean {
   const family = isIP(address);
   if (family === 0) return true;
-  if (allowed?.check(address, family === 4 ? 'ipv4' : 'ipv6')) return false;
-  if (family === 6) {
-    const v4 = embeddedIpv4(address);
-    if (v4) return isForbiddenAddress(v4, allowed);
-    return BLOCKED.check(address, 'ipv6');
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    // ipaddr.js reads any dotted tail as IPv4-mapped ("::8.8.8.8" becomes ::ffff:808:808), so the text
+    // goes through the WHATWG URL serializer first: all-hex groups, zone id dropped.
+    parsed = ipaddr.parse(family === 6 ? new URL(`http://[${address.split('%')[0]}]/`).hostname.slice(1, -1) : address);
+  } catch {
+    return true;
   }
-  return BLOCKED.check(address, 'ipv4');
+  if (allowed?.check(address, family === 4 ? 'ipv4' : 'ipv6')) return false;
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.match(V4_MAPPED) || v6.match(NAT64_WELL_KNOWN)) return isForbiddenAddress(lastIpv4(v6).toString(), allowed);
+    if (!v6.match(V6_GLOBAL_UNICAST)) return true;
+    if (V6_SPECIAL.some((range) => v6.match(range))) return true;
+    return v6.range() !== 'unicast';
+  }
+  const v4 = parsed as ipaddr.IPv4;
+  if (V4_SPECIAL.some((range) => v4.match(range))) return true;
+  return v4.range() !== 'unicast';
 }
 
 function allowList(cidrs: string[] = []): BlockList | undefined {
@@ -80,6 +90,12 @@ function allowList(cidrs: string[] = []): BlockList | undefined {
 
 const invalid = (message: string, code = 'invalid_image') => new OpenAiError(400, message, { type: 'invalid_request_error', code, param: 'image' });
 const forbidden = () => invalid('image URL points at a private, loopback or link-local address, which is not allowed', 'image_url_forbidden');
+/**
+ * Every failure to get the image from a URL (unresolvable name, refused or reset connection, TLS
+ * error, timeout, non-200 answer, bad redirect, broken body) gets this one answer: the caller learns
+ * nothing about which hosts and ports exist or answer (no port-probing oracle). Details stay in the log.
+ */
+const fetchFailed = () => invalid('image URL could not be fetched', 'image_fetch_failed');
 const tooLarge = (max: number) => new OpenAiError(413, `image is larger than ${max} bytes`, { code: 'image_too_large', param: 'image' });
 
 /**
@@ -125,9 +141,9 @@ async function vetHost(url: URL, limits: ImageSourceLimits, allowed: BlockList |
   try {
     addresses = await (limits.resolve ?? defaultResolver)(host);
   } catch {
-    throw invalid(`image URL host ${host} could not be resolved`, 'invalid_image_url');
+    throw fetchFailed();
   }
-  if (!addresses.length) throw invalid(`image URL host ${host} could not be resolved`, 'invalid_image_url');
+  if (!addresses.length) throw fetchFailed();
   // Any private answer refuses the whole name: the connection could land on it.
   if (addresses.some((a) => isForbiddenAddress(a.address, allowed))) throw forbidden();
   return addresses;
@@ -136,11 +152,15 @@ async function vetHost(url: URL, limits: ImageSourceLimits, allowed: BlockList |
 async function fetchImage(start: string, limits: ImageSourceLimits): Promise<Buffer> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
+  const stop = () => controller.abort();
+  limits.signal?.addEventListener('abort', stop, { once: true });
+  if (limits.signal?.aborted) controller.abort();
   try {
     return await fetchHops(start, limits, controller.signal);
   } finally {
     // Cleared once done, so a finished download is never aborted afterwards.
     clearTimeout(timer);
+    limits.signal?.removeEventListener('abort', stop);
   }
 }
 
@@ -176,24 +196,23 @@ async function fetchHops(start: string, limits: ImageSourceLimits, deadline: Abo
           signal: deadline,
           headers: { accept: 'image/*', 'user-agent': 'ai-gateway-image-fetcher' },
         });
-      } catch (e) {
-        if (deadline.aborted) throw invalid(`image URL did not answer within ${limits.timeoutMs} ms`, 'image_fetch_timeout');
-        throw invalid(`image URL could not be fetched: ${(e as Error).message}`, 'image_fetch_failed');
+      } catch {
+        throw fetchFailed();
       }
       if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
         res.body.resume();
-        if (hop >= limits.maxRedirects) throw invalid(`image URL redirected more than ${limits.maxRedirects} times`, 'image_fetch_failed');
+        if (hop >= limits.maxRedirects) throw fetchFailed();
         const location = Array.isArray(res.headers.location) ? res.headers.location[0] : res.headers.location;
         try {
           url = new URL(location, url);
         } catch {
-          throw invalid('image URL redirected to an invalid location', 'image_fetch_failed');
+          throw fetchFailed();
         }
         continue;
       }
       if (res.statusCode !== 200) {
         res.body.resume();
-        throw invalid(`image URL answered HTTP ${res.statusCode}`, 'image_fetch_failed');
+        throw fetchFailed();
       }
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > limits.maxBytes) {
@@ -213,8 +232,7 @@ async function fetchHops(start: string, limits: ImageSourceLimits, deadline: Abo
         }
       } catch (e) {
         if (e instanceof OpenAiError) throw e;
-        if (deadline.aborted) throw invalid(`image URL did not answer within ${limits.timeoutMs} ms`, 'image_fetch_timeout');
-        throw invalid('image download broke off', 'image_fetch_failed');
+        throw fetchFailed();
       }
       return Buffer.concat(chunks);
     } finally {
