@@ -85,6 +85,23 @@ describe('AI gateway API keys', () => {
     expect((await res.json()).error.code).toBe('rate_limit_exceeded');
   });
 
+  it('a minute boundary does not let a second minute\'s worth through (sliding window, clock set by the test)', async () => {
+    const { key } = await f.createKey({ requests_per_minute: 2 });
+    const call = () => fetch(`${f.gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(ask) });
+    // Only Date is faked: timers and I/O run as usual.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'hrtime', 'performance'] });
+    try {
+      const boundary = Math.ceil(Date.now() / 60_000) * 60_000 + 60_000;
+      jest.setSystemTime(boundary - 200);
+      const before = [(await call()).status, (await call()).status];
+      jest.setSystemTime(boundary + 200);
+      const after = [(await call()).status, (await call()).status];
+      expect([...before, ...after]).toEqual([200, 200, 429, 429]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('refuses an expired key, and applies changes made through PATCH', async () => {
     const created = await f.createKey({ expires_at: new Date(Date.now() + 60_000).toISOString() });
     await expect(sdk(created.key).chat.completions.create(ask)).resolves.toBeTruthy();

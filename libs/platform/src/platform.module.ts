@@ -10,6 +10,7 @@ import { AccessLog, AccessLogMiddleware, loggingModule } from './logging/logging
 import { MetricsMiddleware, MetricsModule } from './metrics/metrics';
 import { SharedThrottlerStorage } from './shared-state/throttler-storage';
 import { PlatformAuthLimiter } from './rate-limit/auth-limiter';
+import { clientLimitKey } from './rate-limit/address-limit-key';
 import { PlatformThrottlerGuard } from './rate-limit/platform-throttler.guard';
 import { SharedStateModule } from './shared-state/shared-state.module';
 
@@ -40,6 +41,8 @@ export class PlatformModule implements NestModule {
           inject: [BaseConfig, SharedThrottlerStorage],
           useFactory: (config: BaseConfig, storage: SharedThrottlerStorage) => ({
             throttlers: [{ name: 'default', ttl: 60_000, limit: config.RATE_LIMIT_PER_MINUTE }],
+            // The same address key as every other per-address limit (IPv6 by RATE_LIMIT_IPV6_PREFIX).
+            getTracker: (req: any) => clientLimitKey(req, config.RATE_LIMIT_IPV6_PREFIX),
             storage,
             errorMessage: 'Too many requests, retry later',
           }),

@@ -1,8 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { timingSafeEqual, createHash } from 'crypto';
 import { Authenticator, bearerToken, Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
-import { SharedState } from '@app/platform';
+import { RATE_CLOCK, SharedState, SlidingWindowLimiter } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysService } from './api-keys.service';
@@ -22,15 +22,22 @@ export function apiKeyPrincipal(key: ApiKey): Principal {
 
 /**
  * `/admin/**` takes the ADMIN_TOKEN bearer; every other protected route takes an API key, whose
- * per-minute request limit is counted in shared state so all replicas share it.
+ * per-minute request limit is a sliding window in shared state so all replicas share it and no
+ * minute boundary lets twice the limit through.
  */
 @Injectable()
 export class GatewayAuthenticator implements Authenticator {
+  /** Requests per minute per key: a sliding window in shared state, one round trip per call. */
+  private readonly rpm: SlidingWindowLimiter;
+
   constructor(
     private readonly keys: ApiKeysService,
     private readonly config: GatewayConfig,
-    private readonly state: SharedState,
-  ) {}
+    state: SharedState,
+    @Optional() @Inject(RATE_CLOCK) now?: () => number,
+  ) {
+    this.rpm = new SlidingWindowLimiter(state, 'ai:rpm:', now ?? Date.now);
+  }
 
   async authenticate(req: any): Promise<Principal | null> {
     const token = bearerToken(req);
@@ -60,15 +67,12 @@ export class GatewayAuthenticator implements Authenticator {
 
   private async enforceRate(key: ApiKey): Promise<void> {
     if (!key.requestsPerMinute) return;
-    const now = Date.now();
-    const window = Math.floor(now / 60_000);
-    const untilWindowEnd = 60_000 - (now % 60_000);
-    const { count } = await this.state.incr(`ai:rpm:${key.id}:${window}`, untilWindowEnd + 1000);
-    if (count > key.requestsPerMinute) {
+    const { allowed, retryAfterMs } = await this.rpm.hit(key.id, key.requestsPerMinute, 60_000);
+    if (!allowed) {
       throw new OpenAiError(429, `Rate limit reached for this API key: ${key.requestsPerMinute} requests per minute`, {
         type: 'requests',
         code: 'rate_limit_exceeded',
-        retryAfterSeconds: Math.max(1, Math.ceil(untilWindowEnd / 1000)),
+        retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)),
       });
     }
   }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -70,6 +70,22 @@ export class BaseConfig {
   @IsInt()
   @Min(1)
   RATE_LIMIT_PER_MINUTE: number = 600;
+
+  /** Per-address limits count an IPv6 client by its network of this many bits (one subscriber usually holds a /64); IPv4 by its address. */
+  @IsInt()
+  @Min(32)
+  @Max(128)
+  RATE_LIMIT_IPV6_PREFIX: number = 64;
+
+  /** Bearer token for /actuator/prometheus and detailed health (sensitive); unset leaves them open, so keep /actuator/* off public ingress. */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'must be at least 16 characters' })
+  MANAGEMENT_TOKEN?: string;
+
+  /** Allow the embedded PostgreSQL (no DATABASE_URL) when NODE_ENV=production; refused by default. */
+  @IsBoolean()
+  EMBEDDED_DATABASE_IN_PRODUCTION: boolean = false;
 
   /** Milliseconds to wait for in-flight requests on SIGTERM before closing. */
   @IsInt()

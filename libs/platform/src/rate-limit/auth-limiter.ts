@@ -4,6 +4,7 @@ import { AuthLimiter, Principal } from '@app/auth';
 import { BaseConfig } from '../config/base.config';
 import { SharedState } from '../shared-state/shared-state';
 import { BatchedCounter } from './batched-counter';
+import { clientLimitKey } from './address-limit-key';
 
 const MINUTE = 60_000;
 const MAX_BLOCKED = 100_000;
@@ -11,7 +12,8 @@ const MAX_BLOCKED = 100_000;
 /**
  * Rate limits around authentication on protected routes (the per-IP throttler skips those, see
  * PlatformThrottlerGuard):
- * - missing or refused credentials count per client address in shared state (one round trip per
+ * - missing or refused credentials count per client address (its limit key: IPv6 by network, see
+ *   addressLimitKey) in shared state (one round trip per
  *   failure); past RATE_LIMIT_PER_MINUTE in a minute the address is blocked for the rest of it, and
  *   this replica refuses it before looking at its credentials. Another replica learns of the block at
  *   the address's next failure there, so at most one more guess per replica is checked;
@@ -31,7 +33,7 @@ export class PlatformAuthLimiter implements AuthLimiter {
   }
 
   before(req: any, res: any): void {
-    const ip = clientAddress(req);
+    const ip = clientLimitKey(req, this.config.RATE_LIMIT_IPV6_PREFIX);
     const until = this.blocked.get(ip);
     if (until === undefined) return;
     const left = until - Date.now();
@@ -43,7 +45,7 @@ export class PlatformAuthLimiter implements AuthLimiter {
   }
 
   async failed(req: any, res: any): Promise<void> {
-    const ip = clientAddress(req);
+    const ip = clientLimitKey(req, this.config.RATE_LIMIT_IPV6_PREFIX);
     const key = `throttle:auth-failed:${ip}`;
     const blockKey = `throttle:block:auth-failed:${ip}`;
     const { blockedMs, count, ttlMs } = await this.state.hit(key, blockKey, MINUTE);
@@ -63,10 +65,6 @@ export class PlatformAuthLimiter implements AuthLimiter {
     const left = await this.members.hit(principal.id, this.config.RATE_LIMIT_PER_MINUTE, MINUTE);
     if (left > 0) refuse(res, left);
   }
-}
-
-function clientAddress(req: any): string {
-  return String(req.ip ?? req.socket?.remoteAddress ?? 'unknown');
 }
 
 function refuse(res: any, ms: number): never {
