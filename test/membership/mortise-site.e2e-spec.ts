@@ -158,6 +158,48 @@ describe.each([
     return { username, email, password };
   }
 
+  it('forgot-password.vue: send-code {type, email}, reset-password {type, account, code, newPassword}, then log in', async () => {
+    const member = await signedIn(new Site(app.url));
+    const site = new Site(app.url);
+    // Step 1: the email typed into the "account" field.
+    const sent = await site.$fetch<Envelope<unknown>>('/api/v1/app/auth/send-code', { method: 'POST', body: { type: 'email', email: member.email } });
+    expect(sent.code).toBe(200);
+    // Step 2: exactly the body the page posts.
+    const code = smtp.lastCode(member.email);
+    const reset = await site.$fetch<Envelope<unknown>>('/api/v1/app/auth/reset-password', {
+      method: 'POST',
+      body: { type: 'email', account: member.email, code, newPassword: 'brand-new-secret' },
+    });
+    expect(reset.code).toBe(200);
+    // The page navigates to the login page; the new password works, the old one does not.
+    await site.login(member.username, 'brand-new-secret');
+    expect(site.user).toMatchObject({ username: member.username });
+    await expect(new Site(app.url).login(member.username, member.password)).rejects.toThrow();
+
+  });
+
+  it('reset-password: account must fit type and must not contradict phone/email (clear 400, code 10000)', async () => {
+    const site = new Site(app.url, 'en');
+    const refused = async (body: object) => {
+      const err = await site.$fetch('/api/v1/app/auth/reset-password', { method: 'POST', body }).catch((e: FetchError) => e);
+      expect(err).toBeInstanceOf(FetchError);
+      expect((err as FetchError).status).toBe(400);
+      expect((err as FetchError).body.code).toBe(10000);
+      return (err as FetchError).body.message;
+    };
+    const base = { code: '123456', newPassword: 'brand-new-secret' };
+    expect(await refused({ ...base, type: 'email', account: 'a@example.com', email: 'b@example.com' })).toMatch(/account and email name different targets/);
+    expect(await refused({ ...base, type: 'sms', account: '13800138000', phone: '13900139000' })).toMatch(/account and phone name different targets/);
+    expect(await refused({ ...base, type: 'email', account: '13800138000' })).toMatch(/account must be an email address/);
+    expect(await refused({ ...base, type: 'sms', account: 'a@example.com' })).toMatch(/account must be a mobile number/);
+    expect(await refused({ ...base, type: 'email' })).toMatch(/email/);
+    // The same target twice is fine (reaches the code check: 10003).
+    const err = await site
+      .$fetch('/api/v1/app/auth/reset-password', { method: 'POST', body: { ...base, type: 'email', account: 'A@Example.com', email: 'a@example.com' } })
+      .catch((e: FetchError) => e);
+    expect((err as FetchError).body.code).toBe(10003);
+  });
+
   it('profile.vue: a nickname-only save sends avatarUrl null and keeps the avatar; "" clears it', async () => {
     const site = new Site(app.url);
     await signedIn(site);

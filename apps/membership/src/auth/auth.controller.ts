@@ -174,6 +174,13 @@ export class AuthController {
   @HttpCode(200)
   @Throttle({ default: { limit: 10, ttl: MINUTE } })
   @ApiOperation({ summary: 'Set a new password with an SMS or email code; ends every session of the member' })
+  @ApiBody({
+    type: ResetPasswordRequest,
+    examples: {
+      website: { summary: 'mortise website (type + account)', value: { type: 'email', account: 'alice@example.com', code: '123456', newPassword: 'a new long password' } },
+      phone: { summary: 'type + phone', value: { type: 'sms', phone: '13800138000', code: '123456', newPassword: 'a new long password' } },
+    },
+  })
   @ApiEnvelope(ChangePasswordResponse)
   @err(400, 10003, 'code wrong, expired or used up')
   @err(404, 404, 'no member with this phone or email')

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { IsPhone } from '../../verification/phone-format';
+import { ResetCodeRequest } from './reset-code.request';
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 const lowerTrim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
@@ -96,7 +97,8 @@ export class VerifyCodeResponse {
   valid: boolean;
 }
 
-export class ResetPasswordRequest extends VerifyCodeRequest {
+/** `type` + `account` (mortise, the website) or `type` + `phone` / `email`, the code and the new password. */
+export class ResetPasswordRequest extends ResetCodeRequest {
   @ApiProperty({ example: 'a new long password', minLength: 8, maxLength: 128 })
   @IsString()
   @Length(8, 128, { message: 'newPassword must be 8 to 128 characters' })
