@@ -5,10 +5,23 @@ import { MembersService } from './members.service';
 
 export const ADMIN_ROLE = 'admin';
 
+/** The name asked for belongs to a member without the admin role: never promoted by name. */
+export class AdminAccountTakenError extends Error {
+  constructor(readonly account: string, readonly memberId: string) {
+    super(
+      `refusing to make "${account}" an admin: it is already the account of member ${memberId}, who is not an admin ` +
+        `(anyone can register a name first, and promoting it would hand them the admin role). Choose another username for the admin.`,
+    );
+    this.name = 'AdminAccountTakenError';
+  }
+}
+
 /**
  * The first admin: a member with the `admin` role, created from ADMIN_ACCOUNT / ADMIN_PASSWORD at boot
- * or by the CLI (`npm run admin:create`). An existing member of that name gets the role; their password
- * is left as it is, so restarting with the variables still set never resets a changed password.
+ * or by the CLI (`npm run admin:create`). A member who already has that name is accepted only if they
+ * are an admin already (restarts: their password is left as it is, so a changed password is never
+ * reset); a non-admin member of that name is never promoted, since whoever registered it first would
+ * become admin with their own password and logins.
  */
 @Injectable()
 export class AdminBootstrapService implements OnApplicationBootstrap {
@@ -20,29 +33,41 @@ export class AdminBootstrapService implements OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.config.ADMIN_ACCOUNT && this.config.ADMIN_PASSWORD) {
+    if (!this.config.ADMIN_ACCOUNT || !this.config.ADMIN_PASSWORD) return;
+    try {
       await this.ensureAdmin(this.config.ADMIN_ACCOUNT, this.config.ADMIN_PASSWORD);
+    } catch (err) {
+      // Not fatal: a stranger who took the name must not be able to keep the service from starting.
+      if (err instanceof AdminAccountTakenError) this.logger.error(`ADMIN_ACCOUNT not bootstrapped: ${err.message}`);
+      else throw err;
     }
   }
 
+  /**
+   * Creates the admin `username`, or accepts an existing admin of that name (`resetPassword` then sets
+   * its password). Throws AdminAccountTakenError when the name belongs to a member who is not an admin.
+   */
   async ensureAdmin(username: string, password: string, opts: { resetPassword?: boolean } = {}): Promise<{ member: Member; created: boolean }> {
     const existing = await this.members.findByAccount(username);
-    if (existing) {
-      await this.members.addRole(existing.id, ADMIN_ROLE);
-      if (opts.resetPassword) await this.members.setPassword(existing.id, password);
-      this.logger.log(`admin role ensured for existing member ${existing.id} (${existing.username})`);
-      return { member: (await this.members.findById(existing.id))!, created: false };
-    }
+    if (existing) return this.existingAdmin(username, existing, password, opts);
     try {
       const member = await this.members.create({ username, password, nickname: username, roles: [ADMIN_ROLE] });
       this.logger.log(`admin member ${member.id} (${username}) created`);
       return { member, created: true };
     } catch (err) {
-      // Another replica created it at the same moment.
+      // Someone took the name at the same moment: another replica creating the admin, or a sign-up.
       const again = await this.members.findByAccount(username);
       if (!again) throw err;
-      await this.members.addRole(again.id, ADMIN_ROLE);
-      return { member: again, created: false };
+      return this.existingAdmin(username, again, password, opts);
     }
+  }
+
+  private async existingAdmin(account: string, member: Member, password: string, opts: { resetPassword?: boolean }): Promise<{ member: Member; created: boolean }> {
+    if (!member.roles?.includes(ADMIN_ROLE)) throw new AdminAccountTakenError(account, member.id);
+    if (opts.resetPassword) {
+      await this.members.setPassword(member.id, password);
+      this.logger.log(`admin ${member.id} (${member.username}): password reset`);
+    }
+    return { member: (await this.members.findById(member.id))!, created: false };
   }
 }

@@ -1,7 +1,8 @@
 /**
- * `npm run admin:create -- <account> [--reset-password]`: creates the first admin (or gives an
- * existing member the admin role) on the configured database. The password is read from
- * ADMIN_PASSWORD or, when unset, from the first line of standard input, never from the command line.
+ * `npm run admin:create -- <account> [--reset-password]`: creates the first admin on the configured
+ * database (`--reset-password` sets the password of an existing admin of that name). A member who is
+ * not an admin is never promoted by name: the command fails (exit 1) and says so. The password is read
+ * from ADMIN_PASSWORD or, when unset, from the first line of standard input, never from the command line.
  */
 import { Readable } from 'stream';
 import { createMembershipApp } from '../membership.app';
@@ -26,7 +27,8 @@ export async function createAdminCommand(args: string[], env: Record<string, str
   try {
     await app.init();
     const { member, created } = await app.get(AdminBootstrapService).ensureAdmin(account, password, { resetPassword: args.includes('--reset-password') });
-    return created ? `admin ${member.username} created (member id ${member.id})` : `member ${member.username} (id ${member.id}) now has the admin role`;
+    if (created) return `admin ${member.username} created (member id ${member.id})`;
+    return args.includes('--reset-password') ? `admin ${member.username} (id ${member.id}): password reset` : `admin ${member.username} (id ${member.id}) already exists; nothing changed`;
   } finally {
     await app.close();
     await database.stop();
