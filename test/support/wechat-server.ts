@@ -23,6 +23,11 @@ export interface WechatTestApp {
   encodingAesKey?: string;
   /** Original id of the official account, the ToUserName of pushes. */
   originalId?: string;
+  /**
+   * Message mode chosen in the console: `plain` (明文模式), `compatible` (兼容模式: plaintext fields plus
+   * `Encrypt`, `encrypt_type=aes`) or `safe` (安全模式: only `Encrypt`). Default: safe with a key, else plain.
+   */
+  mode?: 'plain' | 'compatible' | 'safe';
 }
 
 export interface WechatTestUser {
@@ -38,6 +43,15 @@ export interface PushResult {
   body: string;
   /** Decrypted reply XML fields in safe mode (when the server replied with a message). */
   reply?: Record<string, string>;
+  /** What was sent, to replay it (as someone who captured the push would). */
+  request: { url: string; body: string };
+}
+
+export interface PushOptions {
+  /** Default: as the app's message mode says. */
+  encrypted?: boolean;
+  badSignature?: boolean;
+  msgTimestamp?: number;
 }
 
 interface CodeGrant { appId: string; user: WechatTestUser; scope: string; expiresAt: number; used: boolean }
@@ -121,7 +135,7 @@ export class WechatTestServer {
    */
   async scan(
     ticket: string,
-    opts: { event?: 'SCAN' | 'subscribe'; encrypted?: boolean; user?: WechatTestUser; createTime?: number; badSignature?: boolean; msgTimestamp?: number } = {},
+    opts: { event?: 'SCAN' | 'subscribe'; encrypted?: boolean; user?: WechatTestUser; createTime?: number; badSignature?: boolean; msgTimestamp?: number } & PushOptions = {},
   ): Promise<PushResult> {
     const t = this.tickets.get(ticket);
     if (!t) throw new Error(`unknown ticket ${ticket}`);
@@ -140,14 +154,15 @@ export class WechatTestServer {
     return this.push(t.appId, xml, this.openidOf(t.appId, user), opts);
   }
 
-  /** Pushes any message XML to the app's server URL, signed (and encrypted when asked) as WeChat does. */
-  async push(
-    appId: string,
-    xml: string,
-    openid: string,
-    opts: { encrypted?: boolean; badSignature?: boolean; msgTimestamp?: number } = {},
-  ): Promise<PushResult> {
+  /**
+   * Pushes any message XML to the app's server URL, signed as WeChat does and shaped by the app's
+   * message mode (encrypted in safe and compatible mode). `encrypted: false` forces a plaintext push
+   * with a valid URL signature (what a forger holding one captured push URL could send).
+   */
+  async push(appId: string, xml: string, openid: string, opts: PushOptions = {}): Promise<PushResult> {
     const app = this.app(appId);
+    const mode = app.mode ?? (app.encodingAesKey ? 'safe' : 'plain');
+    const encrypt = opts.encrypted ?? mode !== 'plain';
     const timestamp = String(opts.msgTimestamp ?? Math.floor(Date.now() / 1000));
     const nonce = randomBytes(6).toString('hex');
     const query: Record<string, string> = {
@@ -158,20 +173,24 @@ export class WechatTestServer {
     };
     let body = xml;
     let crypto: WechatMessageCrypto | undefined;
-    if (opts.encrypted) {
+    if (encrypt) {
       crypto = new WechatMessageCrypto(app.token!, app.encodingAesKey!, appId);
       const encrypted = crypto.encrypt(xml);
-      body = buildWechatXml({ ToUserName: app.originalId ?? 'gh_test', Encrypt: encrypted });
+      const envelope = buildWechatXml({ ToUserName: app.originalId ?? 'gh_test', Encrypt: encrypted });
+      // Compatible mode sends the plaintext fields too, with the encrypted copy beside them.
+      body = mode === 'compatible' ? xml.replace(/<\/xml>$/, `<Encrypt><![CDATA[${encrypted}]]></Encrypt></xml>`) : envelope;
       query.encrypt_type = 'aes';
       query.msg_signature = crypto.messageSignature(timestamp, nonce, encrypted);
     }
-    const res = await fetch(`${this.portal(appId)}?${new URLSearchParams(query)}`, {
-      method: 'POST',
-      headers: { 'content-type': 'text/xml' },
-      body,
-    });
+    const url = `${this.portal(appId)}?${new URLSearchParams(query)}`;
+    return this.send(url, body, crypto);
+  }
+
+  /** Sends a push request as is (a replay of a captured one, possibly with another body). */
+  async send(url: string, body: string, crypto?: WechatMessageCrypto): Promise<PushResult> {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/xml' }, body });
     const text = await res.text();
-    const result: PushResult = { status: res.status, body: text };
+    const result: PushResult = { status: res.status, body: text, request: { url, body } };
     if (crypto && text.startsWith('<xml>')) {
       const envelope = parseWechatXml(text);
       crypto.verifyMessageSignature(envelope.MsgSignature, envelope.TimeStamp, envelope.Nonce, envelope.Encrypt);

@@ -8,11 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { RunningApp, startMembership } from '../../support/apps';
+import { WechatMessageCrypto, buildWechatXml, wechatSignature } from '../../../libs/providers/src/wechat/wechat-message.crypto';
 import { WechatTestServer, WechatTestUser, startWechatServer } from '../../support/wechat-server';
 
 const FRONTEND = 'https://www.example.com/oauth/callback';
 const OPEN = 'wxopen00000000001';
 const MP = 'wxmp000000000001';
+/** A second official account in plaintext mode (no EncodingAESKey). */
+const MP_PLAIN = 'wxmpplain0000001';
 const AES_KEY = 'kWxPEV2UEDyxWpmPdKC3F4dgPDmOvfKX1HGnEUDS1aR';
 const BOB: WechatTestUser = { key: 'bob', nickname: 'Bob', unionid: 'union-bob' };
 
@@ -54,6 +57,7 @@ describe('WeChat login against a local WeChat protocol server', () => {
     wx = await startWechatServer([
       { appId: OPEN, secret: 'open-secret-1', kind: 'open' },
       { appId: MP, secret: 'mp-secret-1', kind: 'mp', token: 'portalToken1', encodingAesKey: AES_KEY, originalId: 'gh_0123456789ab' },
+      { appId: MP_PLAIN, secret: 'mp-secret-2', kind: 'mp', token: 'portalToken2', originalId: 'gh_plain000000' },
     ]);
     wx.knownUsers.push(BOB);
     const dir = mkdtempSync(join(tmpdir(), 'wechat-clients-'));
@@ -64,11 +68,13 @@ describe('WeChat login against a local WeChat protocol server', () => {
         clients: [
           { registrationId: 'wechat-app', provider: 'wechat-open', clientId: OPEN, clientSecret: 'open-secret-1', redirectUri: FRONTEND },
           { registrationId: 'wechat-mp', provider: 'wechat-mp', clientId: MP, clientSecret: 'mp-secret-1', token: 'portalToken1', encodingAesKey: AES_KEY, redirectUri: FRONTEND },
+          { registrationId: 'wechat-mp-plain', provider: 'wechat-mp', clientId: MP_PLAIN, clientSecret: 'mp-secret-2', token: 'portalToken2', redirectUri: FRONTEND },
         ],
       }),
     );
     app = await startMembership({ OAUTH2_CLIENTS_FILE: file, WECHAT_OPEN_BASE: wx.url, WECHAT_API_BASE: wx.url, WECHAT_MP_BASE: wx.url });
     wx.setPortal(MP, `${app.url}/api/v1/wechat/portal/${MP}`);
+    wx.setPortal(MP_PLAIN, `${app.url}/api/v1/wechat/portal/${MP_PLAIN}`);
   });
 
   afterAll(async () => {
@@ -246,7 +252,6 @@ describe('WeChat login against a local WeChat protocol server', () => {
 
       // AES body whose msg_signature does not match.
       const ts = String(Math.floor(Date.now() / 1000));
-      const { wechatSignature } = await import('../../../libs/providers/src/wechat/wechat-message.crypto');
       const sig = wechatSignature('portalToken1', ts, 'n1');
       const tampered = await fetch(`${app.url}/api/v1/wechat/portal/${MP}?signature=${sig}&timestamp=${ts}&nonce=n1&encrypt_type=aes&msg_signature=${'0'.repeat(40)}`, {
         method: 'POST',
@@ -254,7 +259,7 @@ describe('WeChat login against a local WeChat protocol server', () => {
         body: '<xml><ToUserName><![CDATA[gh_0123456789ab]]></ToUserName><Encrypt><![CDATA[AAAA]]></Encrypt></xml>',
       });
       expect(tampered.status).toBe(403);
-      const junk = await fetch(`${app.url}/api/v1/wechat/portal/${MP}?signature=${sig}&timestamp=${ts}&nonce=n1`, {
+      const junk = await fetch(`${app.url}/api/v1/wechat/portal/${MP}?signature=${sig}&timestamp=${ts}&nonce=n1&encrypt_type=aes&msg_signature=${'0'.repeat(40)}`, {
         method: 'POST',
         headers: { 'content-type': 'text/xml' },
         body: 'not xml',
@@ -262,6 +267,78 @@ describe('WeChat login against a local WeChat protocol server', () => {
       expect(junk.status).toBe(400);
       expect((await fetch(`${app.url}/api/v1/wechat/portal/wxunknown?signature=${sig}&timestamp=${ts}&nonce=n1&echostr=1`)).status).toBe(404);
       expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(0);
+    });
+  });
+
+  describe('portal forgery, replay and parser abuse (audit M1, M2)', () => {
+    const signedUrl = (appId: string, token: string, extra: Record<string, string> = {}) => {
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const nonce = Math.random().toString(36).slice(2, 12);
+      return `${app.url}/api/v1/wechat/portal/${appId}?${new URLSearchParams({ signature: wechatSignature(token, timestamp, nonce), timestamp, nonce, ...extra })}`;
+    };
+
+    it('safe mode: a validly signed plaintext SCAN push is refused and logs nobody in', async () => {
+      const qr = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data;
+      const forged = await wx.scan(qr.ticket, { event: 'SCAN', encrypted: false, user: BOB });
+      expect(forged.status).toBe(403);
+      expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(0);
+      expect((await exchange(qr.sceneStr)).status).toBe(400);
+    });
+
+    it('safe mode: a captured push replayed as is is refused (the (timestamp, nonce) pair is used up)', async () => {
+      const qr = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data;
+      const text = buildWechatXml({ ToUserName: 'gh_0123456789ab', FromUserName: wx.openidOf(MP, BOB), CreateTime: Math.floor(Date.now() / 1000), MsgType: 'text', Content: 'hi', MsgId: 1234567 });
+      const first = await wx.push(MP, text, wx.openidOf(MP, BOB));
+      expect(first).toMatchObject({ status: 200, body: 'success' });
+      const replay = await wx.send(first.request.url, first.request.body);
+      expect(replay.status).toBe(403);
+      expect(JSON.parse(replay.body)).toMatchObject({ code: 403, message: expect.stringMatching(/replay/) });
+      expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(0);
+    });
+
+    it('compatible mode (plaintext + Encrypt): only the encrypted copy counts', async () => {
+      const qr = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data;
+      const genuine = buildWechatXml({ ToUserName: 'gh_0123456789ab', FromUserName: wx.openidOf(MP, BOB), CreateTime: Math.floor(Date.now() / 1000), MsgType: 'text', Content: 'hello' });
+      const crypto = new WechatMessageCrypto('portalToken1', AES_KEY, MP);
+      const encrypted = crypto.encrypt(genuine);
+      // Plaintext fields claim a SCAN of the scene; the signed, encrypted copy is an ordinary text message.
+      const body = buildWechatXml({ ToUserName: 'gh_0123456789ab', FromUserName: wx.openidOf(MP, BOB), CreateTime: 1, MsgType: 'event', Event: 'SCAN', EventKey: qr.sceneStr, Encrypt: encrypted });
+      const url = signedUrl(MP, 'portalToken1');
+      const q = new URL(url).searchParams;
+      const res = await wx.send(`${url}&encrypt_type=aes&msg_signature=${crypto.messageSignature(q.get('timestamp')!, q.get('nonce')!, encrypted)}`, body);
+      expect(res).toMatchObject({ status: 200, body: 'success' });
+      expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(0);
+    });
+
+    it('plaintext mode: one captured push URL cannot carry a forged SCAN body', async () => {
+      const qr = (await api(`/api/v1/app/oauth2/mp/qrcode?appId=${MP_PLAIN}`, { method: 'POST' })).body.data;
+      const text = buildWechatXml({ ToUserName: 'gh_plain000000', FromUserName: wx.openidOf(MP_PLAIN, BOB), CreateTime: Math.floor(Date.now() / 1000), MsgType: 'text', Content: 'hi' });
+      const captured = await wx.push(MP_PLAIN, text, wx.openidOf(MP_PLAIN, BOB));
+      expect(captured).toMatchObject({ status: 200, body: 'success' });
+      const forgedScan = buildWechatXml({ ToUserName: 'gh_plain000000', FromUserName: 'oATTACKER', CreateTime: Math.floor(Date.now() / 1000), MsgType: 'event', Event: 'SCAN', EventKey: qr.sceneStr });
+      const forged = await wx.send(captured.request.url, forgedScan);
+      expect(forged.status).toBe(403);
+      expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(0);
+      // The genuine scan (a new signed request) still works.
+      expect((await wx.scan(qr.ticket, { event: 'SCAN' })).reply?.Content).toContain('Login confirmed');
+      expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(2);
+    });
+
+    it('a 365-byte backtracking-shaped push is a 400 and liveness answers meanwhile; a 9 KB body is a 413', async () => {
+      const hostile = `<xml><a>${'<![CDATA[]]>'.repeat(29)}</xml>`;
+      expect(hostile.length).toBeLessThanOrEqual(365);
+      const pushes = [1, 2, 3].map(() => wx.send(signedUrl(MP, 'portalToken1', { encrypt_type: 'aes', msg_signature: '0'.repeat(40) }), hostile));
+      const live = await fetch(`${app.url}/actuator/health/liveness`);
+      expect(live.status).toBe(200);
+      for (const res of await Promise.all(pushes)) {
+        expect(res.status).toBe(400);
+        expect(JSON.parse(res.body)).toMatchObject({ code: 400, data: null });
+      }
+      const plainHostile = await wx.send(signedUrl(MP_PLAIN, 'portalToken2'), `<xml>${'<a>'.repeat(120)}${'<'.repeat(200)}`);
+      expect(plainHostile.status).toBe(400);
+      const big = await wx.send(signedUrl(MP, 'portalToken1', { encrypt_type: 'aes' }), `<xml><Encrypt><![CDATA[${'A'.repeat(9 * 1024)}]]></Encrypt></xml>`);
+      expect(big.status).toBe(413);
+      expect(JSON.parse(big.body).code).toBe(413);
     });
   });
 

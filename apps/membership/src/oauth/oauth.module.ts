@@ -18,6 +18,9 @@ import { OAuth2StateStore } from './oauth2-state.store';
 import { OidcFlow } from './providers/oidc.flow';
 import { PassportOAuth2Flow } from './providers/passport-oauth2.flow';
 
+/** Largest WeChat push body accepted. */
+export const WECHAT_PUSH_BODY_LIMIT = '8kb';
+
 /** Third-party login: configured OAuth 2.0 / OIDC clients, WeChat website QR, official account, identities. */
 @Module({
   imports: [AuthModule, IdentitiesModule],
@@ -37,7 +40,8 @@ import { PassportOAuth2Flow } from './providers/passport-oauth2.flow';
 })
 export class OAuthModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    // WeChat pushes XML; only the portal reads text bodies.
-    consumer.apply(text({ type: ['text/xml', 'application/xml', 'text/plain'], limit: '64kb' })).forRoutes(WechatPortalController);
+    // WeChat pushes small XML documents (~1 KB, ~2 KB encrypted); only the portal reads text bodies,
+    // and anything larger than 8 KB is refused (413) before it is read further.
+    consumer.apply(text({ type: ['text/xml', 'application/xml', 'text/plain'], limit: WECHAT_PUSH_BODY_LIMIT })).forRoutes(WechatPortalController);
   }
 }

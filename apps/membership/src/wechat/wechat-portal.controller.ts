@@ -4,7 +4,7 @@ import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { Public } from '@app/auth';
 import { BusinessException, ErrorCode, RawResponse } from '@app/envelope';
-import { WechatMessageCrypto, WechatMessageRejected, buildWechatXml, parseWechatXml, verifyPushSignature } from '@app/providers/wechat';
+import { WechatMessageCrypto, WechatMessageRejected, buildWechatXml, parseWechatXml, pushReplayKey, verifyPushSignature } from '@app/providers/wechat';
 import { MembershipConfig } from '../config/membership.config';
 import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
 import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';
@@ -64,7 +64,10 @@ export class WechatPortalController {
   @ApiOperation({
     summary: 'Event push (SCAN, subscribe with qrscene_)',
     description:
-      'Signed pushes (plain, or AES safe mode with `encrypt_type=aes` and `msg_signature`). Repeated pushes (WeChat retries) are processed once. ' +
+      'Signed pushes. With an EncodingAESKey configured (safe or compatible mode) only AES pushes (`encrypt_type=aes`) whose `msg_signature` ' +
+      '(sha1 of sorted token, timestamp, nonce, Encrypt) matches and whose decrypted appid is this account are accepted; plaintext is refused (403). ' +
+      'Without a key (plaintext mode) the body is read as is. Each (timestamp, nonce) pair is accepted once (403 on a replay); bodies over 8 KB get 413. ' +
+      'Repeated pushes (WeChat retries, new nonce) are processed once. ' +
       'SCAN and subscribe events carrying a login scene move it WAITED -> SCANNED -> AUTHORIZED; the answer is `success` or a passive text reply.',
   })
   @ApiParam({ name: 'appid', example: 'wx9f8e7d6c5b4a3f2e' })
@@ -74,7 +77,8 @@ export class WechatPortalController {
   @ApiQuery({ name: 'openid', required: false, example: 'oGZUI0egBJY1zhBYw2KhdUfwVJJE' })
   @ApiQuery({ name: 'encrypt_type', required: false, example: 'aes', description: 'Safe mode: the body carries `Encrypt`' })
   @ApiQuery({ name: 'msg_signature', required: false, example: '3d7f6b0c5a9e8d1f2a4b6c8e0f1a3b5c7d9e1f2a' })
-  @ApiResponse({ status: 403, description: 'Signature, timestamp or AES check failed (envelope)' })
+  @ApiResponse({ status: 403, description: 'Signature, timestamp, replay, plaintext-in-safe-mode or AES check failed (envelope)' })
+  @ApiResponse({ status: 413, description: 'Body larger than 8 KB (envelope)' })
   @ApiConsumes('text/xml')
   @ApiBody({
     schema: {
@@ -94,18 +98,28 @@ export class WechatPortalController {
     let crypto: WechatMessageCrypto | undefined;
     let message: Record<string, string>;
     try {
-      const outer = parseWechatXml(body);
-      if (q.encrypt_type === 'aes') {
-        if (!reg.encodingAesKey) throw new BusinessException(ErrorCode.BAD_REQUEST, 'Safe mode is not configured for this account');
+      if (reg.encodingAesKey) {
+        // Safe mode (and compatible mode, which adds a plaintext copy): only the encrypted part, covered
+        // by msg_signature and carrying our appid, is trusted. A push without it is refused: the URL
+        // signature alone does not cover the body.
+        if (q.encrypt_type !== 'aes') throw new WechatMessageRejected('plaintext');
         crypto = new WechatMessageCrypto(reg.token!, reg.encodingAesKey, reg.clientId);
+        const outer = parseWechatXml(body);
         if (!outer.Encrypt) throw new WechatMessageRejected('format');
         crypto.verifyMessageSignature(typeof q.msg_signature === 'string' ? q.msg_signature : undefined, timestamp, nonce, outer.Encrypt);
         message = parseWechatXml(crypto.decrypt(outer.Encrypt));
       } else {
-        message = outer;
+        if (q.encrypt_type === 'aes') throw new BusinessException(ErrorCode.BAD_REQUEST, 'Safe mode is not configured for this account');
+        message = parseWechatXml(body);
       }
     } catch (e) {
       throw this.rejected(e);
+    }
+    // Each signed (timestamp, nonce) pair is accepted once, across replicas, for as long as its
+    // timestamp can pass the window check: a captured push URL cannot be replayed with another body.
+    const windowMs = this.config.WECHAT_PUSH_WINDOW_SECONDS * 1000;
+    if (!(await this.store.claim(pushReplayKey(reg.clientId, timestamp, nonce), 2 * windowMs + 60_000))) {
+      throw this.rejected(new WechatMessageRejected('replay'));
     }
     const reply = await this.handle(reg, message);
     if (!reply || !message.FromUserName) {

@@ -4,6 +4,8 @@ import {
   WechatMessageRejected,
   buildWechatXml,
   parseWechatXml,
+  pushReplayKey,
+  scanWechatXml,
   signatureMatches,
   verifyPushSignature,
   wechatSignature,
@@ -96,5 +98,71 @@ describe('parseWechatXml / buildWechatXml', () => {
 
   it('refuses non-xml bodies', () => {
     expect(() => parseWechatXml('{"a":1}')).toThrow(WechatMessageRejected);
+  });
+});
+
+describe('scanWechatXml: linear work on hostile input (audit M2: a 365-byte push held the event loop 10 s)', () => {
+  // The audit's shapes: runs of CDATA sections inside an element that never closes (the old tag regex
+  // tried every way to split them: 2^k), nested and unclosed tags, and long runs of '<'.
+  const hostile = (k: number): Record<string, string> => ({
+    'unclosed CDATA run': `<xml><a>${'<![CDATA[]]>'.repeat(k)}</xml>`,
+    'CDATA run, wrong close tag': `<xml><a>${'<![CDATA[x]]>'.repeat(k)}</b></xml>`,
+    'nested unclosed tags': `<xml>${'<a>'.repeat(k)}</xml>`,
+    "many '<'": `<xml><a>${'<'.repeat(k)}`,
+    'unterminated CDATA': `<xml><a><![CDATA[${']]'.repeat(k)}`,
+    'text then tags': `<xml><a>${'x<a>'.repeat(k)}</xml>`,
+  });
+
+  it.each(Object.keys(hostile(1)))('%s: refused as malformed after examining under 10 characters per input character', (shape) => {
+    for (const k of [5, 30, 300, 3000]) {
+      const xml = hostile(k)[shape];
+      const meter = { steps: -1 };
+      let thrown: unknown;
+      try {
+        scanWechatXml(xml, meter);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(WechatMessageRejected);
+      expect((thrown as WechatMessageRejected).reason).toBe('format');
+      expect(meter.steps).toBeGreaterThan(0);
+      expect(meter.steps).toBeLessThan(10 * xml.length);
+    }
+  });
+
+  it('counts its work: a valid document of any size costs under 10 steps per character', () => {
+    for (const k of [1, 10, 100, 1000]) {
+      const xml = `<?xml version="1.0"?>\n<xml>${'<F><![CDATA[v]]></F><N>12</N>'.repeat(k)}<Nested><a>1</a></Nested></xml>`;
+      const { fields, steps } = scanWechatXml(xml);
+      expect(fields).toEqual({ F: 'v', N: '12' });
+      expect(steps).toBeGreaterThan(0);
+      expect(steps).toBeLessThan(10 * xml.length);
+    }
+  });
+
+  it('reads the audit-style 365-byte push without a match explosion and refuses it', () => {
+    const xml = `<xml><a>${'<![CDATA[]]>'.repeat(29)}</xml>`;
+    expect(xml.length).toBeLessThanOrEqual(365);
+    expect(() => parseWechatXml(xml)).toThrow(/format/);
+  });
+
+  it('refuses DOCTYPE, entity declarations, attributes, trailing content and oversized input', () => {
+    for (const xml of [
+      '<!DOCTYPE xml [<!ENTITY e "x">]><xml><A>&e;</A></xml>',
+      '<xml><A x="1">v</A></xml>',
+      '<xml><A>v</A></xml><xml></xml>',
+      '<xml><A>v</B></xml>',
+      `<xml><A>${'v'.repeat(70 * 1024)}</A></xml>`,
+    ]) {
+      expect(() => parseWechatXml(xml)).toThrow(WechatMessageRejected);
+    }
+    expect(parseWechatXml('  <xml>\n <A>&lt;b&gt; &amp;amp;</A>\n</xml>\n')).toEqual({ A: '<b> &amp;' });
+  });
+});
+
+describe('pushReplayKey', () => {
+  it('names one (appid, timestamp, nonce) pair', () => {
+    expect(pushReplayKey('wx1', '1700000000', 'n1')).toBe('wechat-push:wx1:1700000000:n1');
+    expect(pushReplayKey('wx1', '1700000000', 'n2')).not.toBe(pushReplayKey('wx1', '1700000000', 'n1'));
   });
 });

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEq
 
 /** Thrown when a pushed message cannot be trusted (bad signature, stale timestamp, wrong key or appid). */
 export class WechatMessageRejected extends Error {
-  constructor(readonly reason: 'signature' | 'timestamp' | 'decrypt' | 'appid' | 'format') {
+  constructor(readonly reason: 'signature' | 'timestamp' | 'decrypt' | 'appid' | 'format' | 'replay' | 'plaintext') {
     super(`WeChat message rejected: ${reason}`);
   }
 }
@@ -29,12 +29,22 @@ export interface PushSignatureParams {
 
 /**
  * Checks the `signature` WeChat appends to every request to the server URL (handshake and pushes):
- * sha1(sort(token, timestamp, nonce)), with the timestamp inside a window against replays.
+ * sha1(sort(token, timestamp, nonce)), with the timestamp inside a window. It does not cover the body:
+ * the caller must also accept each (timestamp, nonce) once (pushReplayKey) and, in safe mode, check
+ * `msg_signature`, which does.
  */
 export function verifyPushSignature(token: string, q: PushSignatureParams, windowSeconds = 300, nowMs = Date.now()): void {
-  if (!q.timestamp || !/^\d{1,12}$/.test(q.timestamp) || !q.nonce || q.nonce.length > 64) throw new WechatMessageRejected('format');
+  if (!q.timestamp || !/^\d{1,12}$/.test(q.timestamp) || !q.nonce || !/^[A-Za-z0-9_-]{1,64}$/.test(q.nonce)) throw new WechatMessageRejected('format');
   if (!signatureMatches(q.signature, wechatSignature(token, q.timestamp, q.nonce))) throw new WechatMessageRejected('signature');
   if (Math.abs(nowMs / 1000 - Number(q.timestamp)) > windowSeconds) throw new WechatMessageRejected('timestamp');
+}
+
+/**
+ * The shared-state key under which a push's (timestamp, nonce) pair is remembered: a pair is accepted
+ * once while its timestamp is inside the window, so a captured push URL cannot be replayed.
+ */
+export function pushReplayKey(appId: string, timestamp: string, nonce: string): string {
+  return `wechat-push:${appId}:${timestamp}:${nonce}`;
 }
 
 /**
@@ -102,16 +112,123 @@ export class WechatMessageCrypto {
   }
 }
 
-/** Parses the flat `<xml><Tag>value</Tag>...</xml>` documents WeChat pushes (CDATA or plain text values). */
-export function parseWechatXml(xml: string): Record<string, string> {
-  const body = /^\s*(?:<\?xml[^>]*\?>\s*)?<xml>([\s\S]*)<\/xml>\s*$/.exec(xml);
-  if (!body) throw new WechatMessageRejected('format');
-  const fields: Record<string, string> = {};
-  const tag = /<([A-Za-z_][\w.-]*)>((?:<!\[CDATA\[[\s\S]*?\]\]>)+|[^<]*)<\/\1>/g;
-  for (let m = tag.exec(body[1]); m; m = tag.exec(body[1])) {
-    fields[m[1]] = m[2].startsWith('<![CDATA[') ? [...m[2].matchAll(/<!\[CDATA\[([\s\S]*?)\]\]>/g)].map((c) => c[1]).join('') : decodeEntities(m[2]);
+/** Largest WeChat XML document the scanner reads (pushes are ~1 KB; the route caps bodies lower still). */
+export const WECHAT_XML_MAX_CHARS = 64 * 1024;
+
+/** What one scan produced: the fields and the characters it examined (at most a small multiple of the input). */
+export interface WechatXmlScan {
+  fields: Record<string, string>;
+  /** Characters examined, counted at every step: the scan keeps this under 10 x the input length. */
+  steps: number;
+}
+
+/**
+ * Single-pass scanner for the flat documents WeChat pushes: `<xml><Tag>text or CDATA</Tag>...</xml>`,
+ * optionally after an `<?xml ...?>` declaration. The cursor only moves forward: every search either
+ * moves it past what it found or ends the scan with a rejection, so the work is linear in the input
+ * (no regular expressions, no backtracking). Nested elements (menu events' `ScanCodeInfo`, ...) are
+ * skipped to their closing tag and left out. DOCTYPE, entity declarations, processing instructions
+ * other than the declaration, attributes and anything outside the root are refused; only the five
+ * predefined entities are decoded. `meter.steps` receives the work done, also when the input is refused.
+ */
+export function scanWechatXml(xml: string, meter: { steps: number } = { steps: 0 }): WechatXmlScan {
+  if (typeof xml !== 'string' || xml.length > WECHAT_XML_MAX_CHARS) throw new WechatMessageRejected('format');
+  const n = xml.length;
+  let i = 0;
+  let steps = 0;
+  const fail = (): never => {
+    meter.steps = steps;
+    throw new WechatMessageRejected('format');
+  };
+  /** indexOf that counts what it scans and refuses the document when the needle is missing. */
+  const find = (needle: string, from: number): number => {
+    const at = xml.indexOf(needle, from);
+    steps += (at < 0 ? n : at + needle.length) - from;
+    return at < 0 ? fail() : at;
+  };
+  const at = (s: string): boolean => {
+    steps += s.length;
+    return xml.startsWith(s, i);
+  };
+  const skipSpace = (): void => {
+    while (i < n && isSpace(xml.charCodeAt(i))) {
+      i++;
+      steps++;
+    }
+  };
+  const readName = (): string => {
+    const start = i;
+    while (i < n && isNameChar(xml.charCodeAt(i), i === start)) {
+      i++;
+      steps++;
+    }
+    if (i === start || i - start > 64) fail();
+    return xml.slice(start, i);
+  };
+
+  skipSpace();
+  if (at('<?xml')) {
+    i = find('?>', i + 5) + 2;
+    skipSpace();
   }
-  return fields;
+  if (!at('<xml>')) fail();
+  i += 5;
+  const fields: Record<string, string> = {};
+  for (;;) {
+    skipSpace();
+    if (at('</xml>')) {
+      i += 6;
+      skipSpace();
+      if (i !== n) fail();
+      meter.steps = steps;
+      return { fields, steps };
+    }
+    if (xml[i] !== '<') fail();
+    i++;
+    const name = readName();
+    if (xml[i] !== '>') fail();
+    i++;
+    const close = `</${name}>`;
+    let value = '';
+    let nested = false;
+    for (;;) {
+      if (i >= n) fail();
+      if (at('<![CDATA[')) {
+        const end = find(']]>', i + 9);
+        value += xml.slice(i + 9, end);
+        i = end + 3;
+      } else if (at(close)) {
+        i += close.length;
+        break;
+      } else if (xml[i] === '<') {
+        // A nested element: not a field WeChat login reads; skip to this element's closing tag.
+        nested = true;
+        i = find(close, i) + close.length;
+        break;
+      } else {
+        const end = find('<', i);
+        value += decodeEntities(xml.slice(i, end));
+        steps += end - i;
+        i = end;
+      }
+    }
+    if (!nested) fields[name] = value;
+  }
+}
+
+/** The fields of a WeChat XML document (see scanWechatXml); malformed input is a `format` rejection. */
+export function parseWechatXml(xml: string): Record<string, string> {
+  return scanWechatXml(xml).fields;
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+function isNameChar(c: number, first: boolean): boolean {
+  const letter = (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
+  if (first) return letter;
+  return letter || (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x2d;
 }
 
 export function buildWechatXml(fields: Record<string, string | number>): string {
