@@ -5,6 +5,9 @@
  * composables/useProfile.ts, composables/useOAuth2Providers.ts), and assertions on the fields it reads.
  * Every scenario runs at the root and under a CONTEXT_PATH (the site's apiBase then ends in it).
  */
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 import { tinyPng } from '../support/png';
 import { RunningApp, startMembership } from '../support/apps';
 import { FakeSmtp, nextIp, startFakeSmtp } from './fakes';
@@ -130,6 +133,43 @@ class Site {
   }
 }
 
+/** The README's clients file shape: display name and icon defaults per provider, `appTypes` per client. */
+const CLIENTS_YAML = `
+clients:
+  - registrationId: github-app
+    provider: github
+    clientId: Iv1.8a61f9b3a7aba766
+    clientSecret: gh-secret-value
+    redirectUri: https://www.example.com/auth/callback
+  - registrationId: gitee-app
+    provider: gitee
+    clientName: 码云
+    appTypes: [site]
+    clientId: 6f2d0c0e5a1b4f0d9a7c
+    clientSecret: gitee-secret-value
+    redirectUri: https://www.example.com/auth/callback
+  - registrationId: corp-sso
+    provider: oauth2
+    clientName: Example SSO
+    icon: i-lucide-building-2
+    appTypes: site
+    clientId: member-site
+    clientSecret: sso-secret-value
+    authorizationUri: https://sso.example.com/oauth2/authorize
+    tokenUri: https://sso.example.com/oauth2/token
+    userInfoUri: https://sso.example.com/oauth2/userinfo
+    redirectUri: https://www.example.com/auth/callback
+  - registrationId: admin-sso
+    provider: oauth2
+    appTypes: [admin]
+    clientId: member-admin
+    clientSecret: admin-secret-value
+    authorizationUri: https://sso.example.com/oauth2/authorize
+    tokenUri: https://sso.example.com/oauth2/token
+    userInfoUri: https://sso.example.com/oauth2/userinfo
+    redirectUri: https://admin.example.com/auth/callback
+`;
+
 describe.each([
   ['at the root', ''],
   ['under CONTEXT_PATH=/mortise', '/mortise'],
@@ -141,7 +181,9 @@ describe.each([
 
   beforeAll(async () => {
     smtp = await startFakeSmtp();
-    app = await startMembership({ ...smtp.env, ...(contextPath ? { CONTEXT_PATH: contextPath } : {}) });
+    const clientsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'site-clients-')), 'clients.yaml');
+    fs.writeFileSync(clientsFile, CLIENTS_YAML);
+    app = await startMembership({ ...smtp.env, OAUTH2_CLIENTS_FILE: clientsFile, ...(contextPath ? { CONTEXT_PATH: contextPath } : {}) });
   });
   afterAll(async () => {
     await app?.close();
@@ -198,6 +240,42 @@ describe.each([
       .$fetch('/api/v1/app/auth/reset-password', { method: 'POST', body: { ...base, type: 'email', account: 'A@Example.com', email: 'a@example.com' } })
       .catch((e: FetchError) => e);
     expect((err as FetchError).body.code).toBe(10003);
+  });
+
+  it('login.vue: useOAuth2Providers("site") lists the configured clients as buttons; a click gets the authorization URL', async () => {
+    const site = new Site(app.url);
+    // composables/useOAuth2Providers.ts: $fetch(path, { baseURL, query: { appType } }), no Authorization header.
+    const result = await site.$fetch<Envelope<{ registrationId: string; clientName: string; icon?: string }[]>>('/api/v1/admin/auth/oauth2-providers', {
+      query: { appType: 'site' },
+    });
+    expect(result.code).toBe(200);
+    // The buttons the page renders: label "使用 {clientName} 登录", icon p.icon (or its own guess), onClick(registrationId).
+    const buttons = (result.data ?? []).map((p) => ({ label: `使用 ${p.clientName} 登录`, icon: p.icon, registrationId: p.registrationId }));
+    expect(buttons).toEqual([
+      { label: '使用 GitHub 登录', icon: 'i-simple-icons-github', registrationId: 'github-app' },
+      { label: '使用 码云 登录', icon: 'i-simple-icons-gitee', registrationId: 'gitee-app' },
+      { label: '使用 Example SSO 登录', icon: 'i-lucide-building-2', registrationId: 'corp-sso' },
+    ]);
+    // Nothing but the three display fields: no client ids, secrets or endpoints.
+    for (const p of result.data) expect(Object.keys(p).sort()).toEqual(['clientName', 'icon', 'registrationId']);
+    expect(JSON.stringify(result)).not.toMatch(/secret|Iv1\.|clientId|authorize/i);
+    // appType filter: the admin-only client shows on the admin login page, not on the site's.
+    const admin = await site.$fetch<Envelope<{ registrationId: string }[]>>('/api/v1/admin/auth/oauth2-providers', { query: { appType: 'admin' } });
+    expect(admin.data.map((p) => p.registrationId)).toEqual(['github-app', 'admin-sso']);
+    const all = await site.$fetch<Envelope<{ registrationId: string }[]>>('/api/v1/admin/auth/oauth2-providers');
+    expect(all.data.map((p) => p.registrationId)).toEqual(['github-app', 'gitee-app', 'corp-sso', 'admin-sso']);
+    const bad = await site.$fetch('/api/v1/admin/auth/oauth2-providers', { query: { appType: '<script>' } }).catch((e: FetchError) => e);
+    expect((bad as FetchError).status).toBe(400);
+    expect((bad as FetchError).body.code).toBe(10000);
+
+    // Clicking a button: web-store startOAuthLogin -> fetch(`${apiBase}${oauthAuthUrlPath}/${id}`, GET, Content-Type json).
+    const res = await fetch(`${app.url}/api/v1/app/oauth2/auth-url/${encodeURIComponent(buttons[0].registrationId)}`, {
+      method: 'GET',
+      headers: { 'Content-Type': 'application/json', 'x-forwarded-for': site.ip },
+    });
+    const payload = (await res.json()) as Envelope<{ authorizationUrl: string }>;
+    expect(payload.code).toBe(200);
+    expect(payload.data.authorizationUrl).toMatch(/^https:\/\/github\.com\/login\/oauth\/authorize\?/);
   });
 
   it('profile.vue: a nickname-only save sends avatarUrl null and keeps the avatar; "" clears it', async () => {

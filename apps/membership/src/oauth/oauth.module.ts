@@ -13,6 +13,7 @@ import { WechatPortalController } from '../wechat/wechat-portal.controller';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
 import { OAuth2CallbackController } from './oauth2-callback.controller';
 import { OAuth2Controller } from './oauth2.controller';
+import { OAuth2ProvidersController } from './oauth2-providers.controller';
 import { OAuth2LoginService } from './oauth2-login.service';
 import { OAuth2StateStore } from './oauth2-state.store';
 import { OidcFlow } from './providers/oidc.flow';
@@ -24,7 +25,7 @@ export const WECHAT_PUSH_BODY_LIMIT = '8kb';
 /** Third-party login: configured OAuth 2.0 / OIDC clients, WeChat website QR, official account, identities. */
 @Module({
   imports: [AuthModule, IdentitiesModule],
-  controllers: [OAuth2Controller, OAuth2CallbackController, WechatOAuth2Controller, WechatPortalController, MemberIdentitiesController],
+  controllers: [OAuth2Controller, OAuth2ProvidersController, OAuth2CallbackController, WechatOAuth2Controller, WechatPortalController, MemberIdentitiesController],
   providers: [
     OAuth2ClientRegistry,
     OAuth2StateStore,

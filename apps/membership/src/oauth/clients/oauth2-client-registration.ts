@@ -27,8 +27,12 @@ export interface OAuth2ClientRegistration {
   token?: string;
   /** Official account: EncodingAESKey of the safe (encrypted) message mode. */
   encodingAesKey?: string;
-  /** Display name for Swagger and identity lists. */
+  /** Display name for Swagger, identity lists and the login page's buttons. */
   clientName: string;
+  /** Iconify class of the login button (`i-simple-icons-github`); defaults per provider. */
+  icon: string;
+  /** Login pages (`appType` of oauth2-providers, e.g. `site`) that list this client; absent = all. */
+  appTypes?: string[];
 }
 
 const KNOWN_DEFAULTS: Partial<Record<OAuth2Provider, Partial<OAuth2ClientRegistration>>> = {
@@ -40,6 +44,7 @@ const KNOWN_DEFAULTS: Partial<Record<OAuth2Provider, Partial<OAuth2ClientRegistr
     scopes: ['read:user', 'user:email'],
     pkce: false,
     clientName: 'GitHub',
+    icon: 'i-simple-icons-github',
   },
   gitee: {
     authorizationUri: 'https://gitee.com/oauth/authorize',
@@ -49,11 +54,12 @@ const KNOWN_DEFAULTS: Partial<Record<OAuth2Provider, Partial<OAuth2ClientRegistr
     scopes: ['user_info'],
     pkce: false,
     clientName: 'Gitee',
+    icon: 'i-simple-icons-gitee',
   },
-  oidc: { userNameAttribute: 'sub', scopes: ['openid', 'profile', 'email'], pkce: true, clientName: 'OpenID Connect' },
-  oauth2: { userNameAttribute: 'id', scopes: [], pkce: true, clientName: 'OAuth 2.0' },
-  'wechat-open': { userNameAttribute: 'openid', scopes: ['snsapi_login'], pkce: false, clientName: 'WeChat' },
-  'wechat-mp': { userNameAttribute: 'openid', scopes: ['snsapi_userinfo'], pkce: false, clientName: 'WeChat Official Account' },
+  oidc: { userNameAttribute: 'sub', scopes: ['openid', 'profile', 'email'], pkce: true, clientName: 'OpenID Connect', icon: 'i-simple-icons-openid' },
+  oauth2: { userNameAttribute: 'id', scopes: [], pkce: true, clientName: 'OAuth 2.0', icon: 'i-lucide-shield' },
+  'wechat-open': { userNameAttribute: 'openid', scopes: ['snsapi_login'], pkce: false, clientName: 'WeChat', icon: 'i-simple-icons-wechat' },
+  'wechat-mp': { userNameAttribute: 'openid', scopes: ['snsapi_userinfo'], pkce: false, clientName: 'WeChat Official Account', icon: 'i-simple-icons-wechat' },
 };
 
 /** Replaces `${NAME}` and `${NAME:-default}` with environment values; a missing variable is an error. */
@@ -142,7 +148,11 @@ export function parseOAuth2Clients(text: string, format: 'json' | 'yaml', env: R
       token: str('token'),
       encodingAesKey: str('encodingAesKey'),
       clientName: str('clientName') ?? d.clientName ?? provider,
+      icon: str('icon') ?? d.icon ?? 'i-lucide-shield',
+      appTypes: appTypesOf(raw.appTypes, where, problems),
     };
+    if (reg.clientName.length > 64) problems.push(`${where}.clientName: at most 64 characters`);
+    if (!/^[a-z0-9][a-z0-9:-]{0,99}$/.test(reg.icon)) problems.push(`${where}.icon: an Iconify class such as i-simple-icons-github`);
     if (!reg.clientId) problems.push(`${where}.clientId: required`);
     if (!reg.clientSecret) problems.push(`${where}.clientSecret: required`);
     if (!isHttpUrl(reg.redirectUri)) problems.push(`${where}.redirectUri: an absolute http(s) URL of the frontend page`);
@@ -161,6 +171,20 @@ export function parseOAuth2Clients(text: string, format: 'json' | 'yaml', env: R
   if (problems.length) throw new Error(`OAUTH2_CLIENTS_FILE: ${problems.join('; ')}`);
   return out;
 }
+
+/** `appTypes`: a list or a comma/space-separated string of names (`site`, `admin`, ...); absent = every login page. */
+function appTypesOf(value: unknown, where: string, problems: string[]): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  const list = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value.split(/[\s,]+/).filter(Boolean) : null;
+  if (!list || !list.length || list.some((t) => !APP_TYPE.test(t))) {
+    problems.push(`${where}.appTypes: a non-empty list of names (letters, digits, _ -), e.g. [site]`);
+    return undefined;
+  }
+  return list;
+}
+
+/** An `appType` name: what the login page sends as `?appType=`. */
+export const APP_TYPE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
 
 /** Reads the file named by OAUTH2_CLIENTS_FILE; no file means no third-party login. */
 export function loadOAuth2ClientsFile(file: string | undefined, env: Record<string, string | undefined>): OAuth2ClientRegistration[] {
