@@ -19,6 +19,19 @@ function readRankFile(encoding: string): RankFile {
 const EMPTY = -1;
 
 /**
+ * Longest pre-tokenizer piece merged as one, in UTF-16 units. Byte-pair merging is quadratic in a
+ * piece's length (tiktoken's Rust core switches to a heap for pieces of 100+ bytes; js-tiktoken has no
+ * bound at all), so longer pieces are merged in slices of this length: the work per input byte stays
+ * bounded (at most 3 * MAX_PIECE pair scans) and each cut adds at most one token to the count.
+ * Tokenizer (tokenizer.ts) cuts runs of one character class well below this first.
+ */
+export const MAX_PIECE = 256;
+/** Pieces of this many bytes or more are merged with a heap (mergedPartsHeap). */
+const HEAP_FROM = 48;
+/** Heap keys are rank * KEY_SHIFT + start: exact in a double (ranks < 2^31, starts < 2^21). */
+const KEY_SHIFT = 2 ** 21;
+
+/**
  * Counts tokens of one tiktoken encoding exactly as js-tiktoken's `encode(text, 'all').length`, with
  * the rank table as a few typed arrays (~3 MB for cl100k_base, ~6 MB for o200k_base) instead of
  * js-tiktoken's two Maps of 100-200k entries keyed by "104,101,..." strings (~65 MB of heap for
@@ -39,6 +52,15 @@ export class BpeCounter {
   /** Per-part work arrays of the merge, grown on demand. */
   private starts = new Int32Array(256);
   private pairRanks = new Float64Array(256);
+  private ends = new Int32Array(0);
+  private prevs = new Int32Array(0);
+  private heapPairRanks = new Float64Array(0);
+  private heap = new Float64Array(0);
+  /**
+   * Work units done so far: one per input byte of a piece plus one per pair examined while merging.
+   * Only read by tests, to check that counting stays linear in the input's length.
+   */
+  work = 0;
 
   static load(encoding: string): BpeCounter {
     return new BpeCounter(readRankFile(encoding));
@@ -126,11 +148,26 @@ export class BpeCounter {
         pattern.lastIndex += c !== undefined && c > 0xffff ? 2 : 1;
         continue;
       }
-      if (this.scratch.length < piece.length * 3) this.scratch = new Uint8Array(piece.length * 3);
-      const n = this.encoder.encodeInto(piece, this.scratch).written;
-      total += this.rank(this.scratch, 0, n) !== EMPTY ? 1 : this.mergedParts(this.scratch, n);
+      if (piece.length <= MAX_PIECE) {
+        total += this.countPiece(piece);
+        continue;
+      }
+      for (let at = 0; at < piece.length; ) {
+        let end = Math.min(at + MAX_PIECE, piece.length);
+        const c = piece.charCodeAt(end - 1);
+        if (end < piece.length && c >= 0xd800 && c <= 0xdbff) end--; // never split a surrogate pair
+        total += this.countPiece(piece.slice(at, end));
+        at = end;
+      }
     }
     return total;
+  }
+
+  private countPiece(piece: string): number {
+    if (this.scratch.length < piece.length * 3) this.scratch = new Uint8Array(piece.length * 3);
+    const n = this.encoder.encodeInto(piece, this.scratch).written;
+    this.work += n;
+    return this.rank(this.scratch, 0, n) !== EMPTY ? 1 : this.mergedParts(this.scratch, n);
   }
 
   /**
@@ -139,6 +176,7 @@ export class BpeCounter {
    */
   private mergedParts(buf: Uint8Array, n: number): number {
     if (n === 1) return 1;
+    if (n >= HEAP_FROM) return this.mergedPartsHeap(buf, n);
     if (this.starts.length < n + 1) {
       this.starts = new Int32Array(n + 1);
       this.pairRanks = new Float64Array(n + 1);
@@ -151,6 +189,7 @@ export class BpeCounter {
     for (let i = 0; i < n - 1; i++) pairRanks[i] = this.rankOr(buf, i, i + 2);
     pairRanks[n - 1] = Infinity;
     while (parts > 1) {
+      this.work += parts;
       let min = Infinity;
       let at = -1;
       for (let i = 0; i < parts - 1; i++) {
@@ -167,6 +206,82 @@ export class BpeCounter {
       pairRanks[at] = at + 1 < parts ? this.rankOr(buf, starts[at], starts[at + 2]) : Infinity;
       if (at > 0) pairRanks[at - 1] = this.rankOr(buf, starts[at - 1], starts[at + 1]);
     }
+    return parts;
+  }
+
+  /**
+   * The same merge with a binary heap of candidate pairs keyed by (rank, start), stale entries skipped
+   * when popped: O(n log n) instead of O(n^2) for longer pieces (tiktoken's Rust core does the same from
+   * 100 bytes). Same result: the lowest rank, leftmost on ties, is always merged first.
+   */
+  private mergedPartsHeap(buf: Uint8Array, n: number): number {
+    if (this.ends.length < n + 1) {
+      this.ends = new Int32Array(n + 1);
+      this.prevs = new Int32Array(n + 1);
+      this.heapPairRanks = new Float64Array(n + 1);
+      this.heap = new Float64Array(3 * n + 3);
+    }
+    const ends = this.ends; // ends[s]: end of the part starting at s
+    const prevs = this.prevs; // prevs[s]: start of the part before the one starting at s
+    const pairRanks = this.heapPairRanks; // rank of the part at s joined with the next one; Infinity if none (or s is no longer a start)
+    const heap = this.heap;
+    let size = 0;
+    let work = 0;
+    const push = (rank: number, start: number) => {
+      let i = size++;
+      const key = rank * KEY_SHIFT + start;
+      while (i > 0) {
+        work++;
+        const parent = (i - 1) >> 1;
+        if (heap[parent] <= key) break;
+        heap[i] = heap[parent];
+        i = parent;
+      }
+      heap[i] = key;
+    };
+    const pop = (): number => {
+      const top = heap[0];
+      const last = heap[--size];
+      let i = 0;
+      for (;;) {
+        work++;
+        let child = 2 * i + 1;
+        if (child >= size) break;
+        if (child + 1 < size && heap[child + 1] < heap[child]) child++;
+        if (heap[child] >= last) break;
+        heap[i] = heap[child];
+        i = child;
+      }
+      heap[i] = last;
+      return top;
+    };
+    for (let i = 0; i < n; i++) {
+      ends[i] = i + 1;
+      prevs[i] = i - 1;
+      pairRanks[i] = i + 2 <= n ? this.rankOr(buf, i, i + 2) : Infinity;
+      if (pairRanks[i] !== Infinity) push(pairRanks[i], i);
+    }
+    let parts = n;
+    while (size > 0) {
+      const key = pop();
+      const start = key % KEY_SHIFT;
+      const rank = (key - start) / KEY_SHIFT;
+      if (pairRanks[start] !== rank) continue; // stale: the pair changed since it was pushed
+      const right = ends[start];
+      const end = ends[right];
+      ends[start] = end;
+      if (end < n) prevs[end] = start;
+      pairRanks[right] = Infinity;
+      parts--;
+      pairRanks[start] = end < n ? this.rankOr(buf, start, ends[end]) : Infinity;
+      if (pairRanks[start] !== Infinity) push(pairRanks[start], start);
+      if (start > 0) {
+        const before = prevs[start];
+        pairRanks[before] = this.rankOr(buf, before, end);
+        if (pairRanks[before] !== Infinity) push(pairRanks[before], before);
+      }
+    }
+    this.work += work;
     return parts;
   }
 
