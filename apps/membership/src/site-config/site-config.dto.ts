@@ -14,7 +14,7 @@ export class SiteConfigResponse {
       'site.logo': '/files/2026/11/logo.png',
       'site.favicon': '/files/2026/11/favicon.png',
       'site.description': 'Member website',
-      'seo.title_template': '%s - My Site',
+      'seo.title_template': '{page} - {site}',
       'seo.keywords': 'members',
       'footer.copyright': '© 2026 My Site',
       'footer.icp': '',
