@@ -25,7 +25,9 @@ const SVG = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1
 const UPLOAD = '/api/v1/app/files';
 
 async function member(app: RunningApp, username: string): Promise<string> {
-  const res = await client(app.url).post('/api/v1/app/auth/register').send({ username, password: 'files-password' }).expect(200);
+  await client(app.url).post('/api/v1/app/auth/register').send({ username, password: 'files-password' }).expect(200);
+  // Register opens no session: log in as the website does next.
+  const res = await client(app.url).post('/api/v1/app/auth/login').send({ account: username, password: 'files-password' }).expect(200);
   return res.body.data.token;
 }
 

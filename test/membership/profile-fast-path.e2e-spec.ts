@@ -15,7 +15,9 @@ const PIPELINE = `${PROFILE}?via=pipeline`; // a query string never takes the fa
 const VARYING = new Set(['date', 'x-request-id', 'connection', 'keep-alive']);
 
 async function register(app: RunningApp, username: string): Promise<{ token: string; memberId: string }> {
-  const res = await client(app.url).post('/api/v1/app/auth/register').send({ username, password: 'fast-path-password' }).expect(200);
+  await client(app.url).post('/api/v1/app/auth/register').send({ username, password: 'fast-path-password' }).expect(200);
+  // Register opens no session: log in as the website does next.
+  const res = await client(app.url).post('/api/v1/app/auth/login').send({ account: username, password: 'fast-path-password' }).expect(200);
   return res.body.data;
 }
 

@@ -58,7 +58,8 @@ describe('membership: site configuration and admin bootstrap', () => {
 
   it('writes need a token (401) and the admin role (403)', async () => {
     await client(app.url).put(ADMIN).send({ values: { 'site.name': 'x' } }).expect(401);
-    const reg = await client(app.url).post('/api/v1/app/auth/register').send({ username: 'plain_member', password: 'member-password' }).expect(200);
+    await client(app.url).post('/api/v1/app/auth/register').send({ username: 'plain_member', password: 'member-password' }).expect(200);
+    const reg = await client(app.url).post('/api/v1/app/auth/login').send({ account: 'plain_member', password: 'member-password' }).expect(200);
     const res = await client(app.url).put(ADMIN).set(bearer(reg.body.data.token)).send({ values: { 'site.name': 'hijacked' } }).expect(403);
     expect(res.body.code).toBe(403);
     await client(app.url).get(ADMIN).set(bearer(reg.body.data.token)).expect(403);

@@ -193,7 +193,8 @@ describe('membership: verification codes, phone login, password reset', () => {
   it('email code by SMTP, then reset-password ends every session', async () => {
     const c = client(app.url);
     const email = 'reset.me@example.com';
-    const reg = await c.post('/api/v1/app/auth/register').send({ username: 'reset_me', email, password: 'old-password-1' }).expect(200);
+    await c.post('/api/v1/app/auth/register').send({ username: 'reset_me', email, password: 'old-password-1' }).expect(200);
+    const reg = await c.post('/api/v1/app/auth/login').send({ account: email, password: 'old-password-1' }).expect(200);
     await c.post(SEND).send({ type: 'email', email: 'Reset.Me@Example.com' }).expect(200);
     const mail = smtp.mails.at(-1)!;
     expect(mail.to).toBe(email);

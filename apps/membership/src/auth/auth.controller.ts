@@ -22,6 +22,7 @@ import {
   VerifyCodeResponse,
 } from './dtos/auth.requests';
 import { MemberLoginResponse, TokenRefreshResponse } from './dtos/member-login.response';
+import { RegisterResponse } from './dtos/register.response';
 import { ChangePasswordResponse, ProfileResponse, SendCodeResponse, UpdateProfileRequest } from './dtos/profile.dto';
 import { PasswordLoginService } from './password-login.service';
 import { PasswordService } from './password.service';
@@ -52,12 +53,26 @@ export class AuthController {
   @Post('register')
   @HttpCode(200)
   @Throttle({ default: { limit: 10, ttl: MINUTE } })
-  @ApiOperation({ summary: 'Register a member and log in', description: 'At least one of username, email, phone.' })
-  @ApiEnvelope(MemberLoginResponse)
-  @err(400, 10000, 'validation failed (field names in message)')
-  @err(409, 10005, 'username, email or phone already taken')
-  register(@Body() body: RegisterRequest, @Req() req: Request): Promise<MemberLoginResponse> {
-    return this.passwordLogin.register(body, req);
+  @ApiOperation({
+    summary: 'Register a member (no session: log in next)',
+    description:
+      'At least one of username, email, phone. An email or phone given with its code (emailCode / phoneCode, from send-code) is stored verified and ' +
+      'taken back from another member\'s unproven claim; without a code it is an unproven claim: usable as the login account with this password, ' +
+      'never for code login, and it blocks nobody who proves the address.',
+  })
+  @ApiBody({
+    type: RegisterRequest,
+    examples: {
+      website: { summary: 'The website form (email unproven)', value: { username: 'alice_01', email: 'alice@example.com', password: 'correct horse battery' } },
+      provenPhone: { summary: 'Phone proven with a code', value: { username: 'alice_02', phone: '13800138000', phoneCode: '123456', password: 'correct horse battery' } },
+    },
+  })
+  @ApiEnvelope(RegisterResponse)
+  @err(400, 10000, 'validation failed (field names in message), e.g. password shorter than PASSWORD_MIN_LENGTH')
+  @err(400, 10003, 'emailCode or phoneCode wrong, expired or used up')
+  @err(409, 10005, 'username, email or phone already taken (an unproven claim does not block a proven address)')
+  register(@Body() body: RegisterRequest): Promise<RegisterResponse> {
+    return this.passwordLogin.register(body);
   }
 
   @Public()
@@ -162,8 +177,21 @@ export class AuthController {
   @Put('password')
   @ApiBearerAuth()
   @Throttle({ default: { limit: 10, ttl: MINUTE } })
-  @ApiOperation({ summary: 'Change the password; ends every other session of the member' })
+  @ApiOperation({
+    summary: 'Change the password; ends every other session of the member',
+    description: 'A member without a password sets the first one with `code`: a fresh code (send-code) to their verified phone (type sms) or email.',
+  })
+  @ApiBody({
+    type: ChangePasswordRequest,
+    examples: {
+      change: { value: { oldPassword: 'correct horse battery', newPassword: 'a new long password' } },
+      firstPassword: { summary: 'First password (phone or third-party sign-up)', value: { newPassword: 'a new long password', type: 'sms', code: '123456' } },
+    },
+  })
   @ApiEnvelope(ChangePasswordResponse)
+  @err(400, 10000, 'newPassword too short, or code missing for a first password')
+  @err(400, 10003, 'code wrong, expired or used up')
+  @err(409, 409, 'first password: no verified phone or email to send a code to')
   @err(401, 10002, 'old password wrong')
   changePassword(@CurrentPrincipal() principal: Principal, @Body() body: ChangePasswordRequest): Promise<ChangePasswordResponse> {
     return this.passwords.change(principal, body);

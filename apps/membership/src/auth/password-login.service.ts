@@ -5,8 +5,11 @@ import { MembersService } from '../members/members.service';
 import { clientIp } from '../security/client-info';
 import { LoginLockoutService } from '../security/login-lockout.service';
 import { PasswordHasher } from '../security/password-hasher';
+import { PasswordPolicy } from '../security/password-policy';
+import { VerificationService } from '../verification/verification.service';
 import { LoginRequest, RegisterRequest } from './dtos/auth.requests';
 import { MemberLoginResponse } from './dtos/member-login.response';
+import { RegisterResponse } from './dtos/register.response';
 import { LoginService } from './login.service';
 
 /** Register with a password, and log in with account + password. */
@@ -19,17 +22,41 @@ export class PasswordLoginService {
     private readonly hasher: PasswordHasher,
     private readonly lockout: LoginLockoutService,
     private readonly login: LoginService,
+    private readonly policy: PasswordPolicy,
+    private readonly verification: VerificationService,
   ) {}
 
-  async register(body: RegisterRequest, req: Request): Promise<MemberLoginResponse> {
+  /**
+   * Creates the member and opens no session (RegisterResponse). An email or phone with its code
+   * (`emailCode`, `phoneCode`, used up here) is stored verified; without one it is an unproven claim.
+   */
+  async register(body: RegisterRequest): Promise<RegisterResponse> {
+    this.policy.assertAcceptable('password', body.password);
+    for (const [codeField, addressField] of [['emailCode', 'email'], ['phoneCode', 'phone']] as const) {
+      if (body[codeField] !== undefined && !body[addressField]) {
+        const message = `${codeField} is given without ${addressField}`;
+        throw new BusinessException(ErrorCode.VALIDATION_FAILED, `${codeField}: ${message}`, { details: { fields: [{ field: codeField, message }] } });
+      }
+    }
+    if (body.emailCode) await this.verification.check({ channel: 'email', target: body.email! }, body.emailCode, true);
+    if (body.phoneCode) await this.verification.check({ channel: 'sms', target: body.phone! }, body.phoneCode, true);
     const member = await this.members.create({
       username: body.username,
       email: body.email,
       phone: body.phone,
       nickname: body.nickname,
       password: body.password,
+      emailProven: Boolean(body.emailCode),
+      phoneProven: Boolean(body.phoneCode),
     });
-    return this.login.issueLogin(member, 'password', req);
+    return {
+      memberId: member.id,
+      username: member.username,
+      nickname: member.nickname,
+      avatarUrl: member.avatarUrl,
+      emailVerified: member.emailVerifiedTime != null,
+      phoneVerified: member.phoneVerifiedTime != null,
+    };
   }
 
   async loginWithPassword(body: LoginRequest, req: Request): Promise<MemberLoginResponse> {

@@ -1,10 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Principal } from '@app/auth';
 import { BusinessException, ErrorCode } from '@app/envelope';
+import { LINKED_IDENTITIES, LinkedIdentitiesSource } from '../members/linked-identities';
+import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
 import { PasswordHasher } from '../security/password-hasher';
+import { PasswordPolicy } from '../security/password-policy';
 import { SessionsService } from '../sessions/sessions.service';
-import { VerificationService } from '../verification/verification.service';
+import { CodeTarget, VerificationService } from '../verification/verification.service';
 import { ChangePasswordRequest, ResetPasswordRequest } from './dtos/auth.requests';
 
 /** Change the password (signed in) or reset it with a code; both end other sessions. */
@@ -15,28 +18,78 @@ export class PasswordService {
     private readonly hasher: PasswordHasher,
     private readonly sessions: SessionsService,
     private readonly verification: VerificationService,
+    private readonly policy: PasswordPolicy,
+    @Optional() @Inject(LINKED_IDENTITIES) private readonly identities?: LinkedIdentitiesSource,
   ) {}
 
   async change(principal: Principal, body: ChangePasswordRequest): Promise<{ revokedSessions: number }> {
     const member = await this.members.findById(principal.id);
     if (!member) throw new BusinessException(ErrorCode.UNAUTHORIZED);
+    this.policy.assertAcceptable('newPassword', body.newPassword);
     if (member.passwordHash) {
       const check = await this.hasher.verify(member.passwordHash, body.oldPassword ?? '');
       if (!check.ok) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, 'Old password is wrong');
+    } else {
+      await this.proveFirstPassword(member, body);
     }
     await this.members.setPassword(member.id, body.newPassword);
     const revokedSessions = await this.sessions.revokeAll(member.id, 'password_changed', principal.claims?.sid);
     return { revokedSessions };
   }
 
+  /**
+   * A member without a password (phone or third-party sign-up) sets one only with a fresh code sent to
+   * their verified phone or email: an access token alone (a stolen or left-open session) must not be
+   * able to add a lasting way into the account.
+   */
+  private async proveFirstPassword(member: Member, body: ChangePasswordRequest): Promise<void> {
+    const channels = { sms: member.phoneVerifiedTime ? member.phone : null, email: member.emailVerifiedTime ? member.email : null };
+    const type = body.type ?? (channels.sms ? 'sms' : 'email');
+    const target = channels[type];
+    if (!target) {
+      throw new BusinessException(ErrorCode.CONFLICT, 'Setting a first password needs a verified phone or email to send a code to; log in with a phone code first', {
+        details: { field: 'type' },
+      });
+    }
+    if (!body.code) {
+      const message = `a code sent to your verified ${type === 'sms' ? 'phone' : 'email'} (send-code) is required to set a first password`;
+      throw new BusinessException(ErrorCode.VALIDATION_FAILED, `code: ${message}`, { details: { fields: [{ field: 'code', message }] } });
+    }
+    await this.verification.check({ channel: type, target }, body.code, true);
+  }
+
   async reset(body: ResetPasswordRequest): Promise<{ revokedSessions: number }> {
+    this.policy.assertAcceptable('newPassword', body.newPassword);
     const target = body.type === 'sms' ? { channel: 'sms' as const, target: body.phone! } : { channel: 'email' as const, target: body.email! };
     await this.verification.check(target, body.code, true);
-    const member = target.channel === 'sms' ? await this.members.findByPhone(target.target) : await this.members.findByEmail(target.target);
+    const member = await this.recoverableBy(target);
     // The caller just proved they own the phone or mailbox, so saying "no member" reveals nothing new.
     if (!member) throw new BusinessException(ErrorCode.NOT_FOUND, `No member with this ${target.channel === 'sms' ? 'phone' : 'email'}`);
     await this.members.setPassword(member.id, body.newPassword);
     const revokedSessions = await this.sessions.revokeAll(member.id, 'password_reset');
     return { revokedSessions };
+  }
+
+  /**
+   * The member a proven owner of this phone or email may set the password of. A verified holder is.
+   * An unproven claim (e.g. the website's sign-up, which sends no code) is only when the account has
+   * no other way in (no verified phone or email, no linked identity): the new password and the ended
+   * sessions then leave nobody but the address owner able to use it, and the address becomes verified.
+   * A claimant account with another way in is someone else's: the claim is removed from it (the owner
+   * takes the address back) and no member is answered, so the owner never gets into that account.
+   */
+  private async recoverableBy(target: CodeTarget): Promise<Member | null> {
+    const sms = target.channel === 'sms';
+    const member = sms ? await this.members.findByPhone(target.target) : await this.members.findByEmail(target.target);
+    if (!member || (sms ? member.phoneVerifiedTime : member.emailVerifiedTime)) return member;
+    const otherWayIn =
+      (sms ? member.emailVerifiedTime : member.phoneVerifiedTime) != null || ((await this.identities?.listForMember(member.id))?.length ?? 0) > 0;
+    const channel = sms ? 'phone' : 'email';
+    if (otherWayIn) {
+      await this.members.releaseClaim(channel, target.target, member.id);
+      return null;
+    }
+    await this.members.bindProvenContact(member.id, channel, target.target);
+    return member;
   }
 }

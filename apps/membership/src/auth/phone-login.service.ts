@@ -2,13 +2,16 @@ import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { BusinessException, ErrorCode } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
+import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
+import { clientIp } from '../security/client-info';
+import { LoginLockoutService } from '../security/login-lockout.service';
 import { VerificationService } from '../verification/verification.service';
 import { PhoneLoginRequest } from './dtos/auth.requests';
 import { MemberLoginResponse } from './dtos/member-login.response';
 import { LoginService } from './login.service';
 
-/** Log in with an SMS code; the first login of an unknown phone registers it (PHONE_LOGIN_AUTO_REGISTER). */
+/** Log in with an SMS code into the account holding the phone verified; the first login of an unknown phone registers it (PHONE_LOGIN_AUTO_REGISTER). */
 @Injectable()
 export class PhoneLoginService {
   constructor(
@@ -16,22 +19,35 @@ export class PhoneLoginService {
     private readonly members: MembersService,
     private readonly login: LoginService,
     private readonly config: MembershipConfig,
+    private readonly lockout: LoginLockoutService,
   ) {}
 
   async loginByPhone(body: PhoneLoginRequest, req: Request): Promise<MemberLoginResponse> {
     await this.verification.check({ channel: 'sms', target: body.phone }, body.code, true);
-    let member = await this.members.findByPhone(body.phone);
-    if (!member) {
-      if (!this.config.PHONE_LOGIN_AUTO_REGISTER) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, 'No member with this phone');
-      try {
-        member = await this.members.create({ phone: body.phone });
-      } catch (err) {
-        // A concurrent first login of the same phone created it.
-        member = await this.members.findByPhone(body.phone);
-        if (!member) throw err;
-      }
-    }
+    const member = await this.ownerOf(body.phone);
     if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, 'Account is disabled');
+    // The owner proved the phone from here: this network gets past an account-wide password lock.
+    await this.lockout.rememberOrigin(`m:${member.id}`, clientIp(req));
     return this.login.issueLogin(member, 'phone', req);
+  }
+
+  /**
+   * The member whose verified phone this is, for a caller who just proved it. An unproven claim on
+   * the phone is someone's say-so, never a login: it is removed from that member and the owner gets
+   * (or, with PHONE_LOGIN_AUTO_REGISTER, creates) their own account.
+   */
+  private async ownerOf(phone: string): Promise<Member> {
+    const holder = await this.members.findByPhone(phone);
+    if (holder?.phoneVerifiedTime) return holder;
+    if (holder) await this.members.releaseClaim('phone', phone, holder.id);
+    if (!this.config.PHONE_LOGIN_AUTO_REGISTER) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, 'No member with this phone');
+    try {
+      return await this.members.create({ phone, phoneProven: true });
+    } catch (err) {
+      // A concurrent first login of the same phone created it.
+      const again = await this.members.findByPhone(phone);
+      if (again?.phoneVerifiedTime) return again;
+      throw err;
+    }
   }
 }

@@ -87,10 +87,24 @@ export class MembershipConfig extends BaseConfig {
   @Min(1)
   LOGIN_MAX_FAILURES: number = 5;
 
-  /** Wrong passwords for one account from any IP before a temporary lock. */
+  /**
+   * Wrong passwords for one account from any IP before a temporary account-wide lock; the lock does
+   * not stop a client IP the member logged in from before (LOGIN_KNOWN_ORIGIN_TTL_MS) nor code login.
+   */
   @IsInt()
   @Min(1)
-  LOGIN_ACCOUNT_MAX_FAILURES: number = 20;
+  LOGIN_ACCOUNT_MAX_FAILURES: number = 100;
+
+  /** How long (ms) a client IP stays "known" for an account after a successful login from it (30 days). */
+  @IsInt()
+  @Min(60_000)
+  LOGIN_KNOWN_ORIGIN_TTL_MS: number = 2_592_000_000;
+
+  /** Shortest accepted new password (register, change, reset); the website's own form asks for 6. */
+  @IsInt()
+  @Min(6)
+  @Max(128)
+  PASSWORD_MIN_LENGTH: number = 8;
 
   /** Wrong passwords from one client IP across accounts before that IP is locked out of login. */
   @IsInt()

@@ -18,6 +18,14 @@ export class Member {
   @Column({ type: 'varchar', length: 32, nullable: true })
   phone: string | null;
 
+  /** When the email was proven with a code; null: an unproven claim (password login only, see README "Membership"). */
+  @Column({ name: 'email_verified_time', type: 'timestamptz', nullable: true })
+  emailVerifiedTime: Date | null;
+
+  /** When the phone was proven with a code; null: an unproven claim (no code login, blocks nobody who proves it). */
+  @Column({ name: 'phone_verified_time', type: 'timestamptz', nullable: true })
+  phoneVerifiedTime: Date | null;
+
   /** argon2id PHC string, or a bcrypt hash imported from the old system until the next login. */
   @Column({ name: 'password_hash', type: 'text', nullable: true })
   passwordHash: string | null;

@@ -3,6 +3,8 @@ import { DataSource, Repository } from 'typeorm';
 import { Member } from './member.entity';
 import { selectEntities } from './raw-rows';
 
+export type ContactChannel = 'email' | 'phone';
+
 /** The only place that reads or writes the members table. */
 @Injectable()
 export class MembersRepository {
@@ -35,6 +37,25 @@ export class MembersRepository {
   }
 
   async update(id: string, values: Partial<Member>): Promise<void> {
+    await this.repo.update({ id }, values);
+  }
+
+  /**
+   * Removes the unproven claim on an address from whichever member holds it (a proven owner takes it
+   * back); a verified holder is left alone. The ids of the members it was removed from.
+   */
+  async releaseUnprovenClaim(channel: ContactChannel, address: string, memberId?: string): Promise<string[]> {
+    const [col, verified, match] = channel === 'email' ? ['email', 'email_verified_time', 'lower(email) = lower($1)'] : ['phone', 'phone_verified_time', 'phone = $1'];
+    const rows: { id: string }[] = await this.repo.query(
+      `UPDATE members SET ${col} = NULL, updated_time = now() WHERE ${match} AND ${verified} IS NULL ${memberId ? 'AND id = $2' : ''} RETURNING id`,
+      memberId ? [address, memberId] : [address],
+    ).then((r: unknown[]) => (Array.isArray(r[0]) ? (r[0] as { id: string }[]) : (r as { id: string }[])));
+    return rows.map((r) => String(r.id));
+  }
+
+  /** Stores a proven address on the member (unique indexes refuse it while another member holds it). */
+  async setVerifiedContact(id: string, channel: ContactChannel, address: string): Promise<void> {
+    const values = channel === 'email' ? { email: address, emailVerifiedTime: new Date() } : { phone: address, phoneVerifiedTime: new Date() };
     await this.repo.update({ id }, values);
   }
 

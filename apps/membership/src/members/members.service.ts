@@ -1,10 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'crypto';
 import { QueryFailedError } from 'typeorm';
 import { BusinessException, ErrorCode } from '@app/envelope';
 import { PasswordHasher } from '../security/password-hasher';
 import { Gender, Member } from './member.entity';
-import { MembersRepository } from './members.repository';
+import { ContactChannel, MembersRepository } from './members.repository';
 
 export interface CreateMemberInput {
   username?: string | null;
@@ -15,6 +15,9 @@ export interface CreateMemberInput {
   /** Plain password (hashed here); omit for phone-code or third-party sign-up. */
   password?: string | null;
   roles?: string[];
+  /** The caller proved the email / phone with a code: stored verified, taken back from an unproven claim. */
+  emailProven?: boolean;
+  phoneProven?: boolean;
 }
 
 /** `null` or absent: leave unchanged; `''`: clear (store NULL). */
@@ -34,6 +37,8 @@ const UNIQUE_FIELDS: Record<string, string> = {
 /** Member records: lookup, sign-up (own form, phone code, third parties), profile. */
 @Injectable()
 export class MembersService {
+  private readonly logger = new Logger('Members');
+
   constructor(
     private readonly members: MembersRepository,
     private readonly hasher: PasswordHasher,
@@ -62,25 +67,36 @@ export class MembersService {
 
   /**
    * Creates a member. Without a username one is generated (`m_` + 12 random characters).
-   * Throws 10005 naming the taken field (also when a concurrent sign-up wins the race).
+   * Throws 10005 naming the taken field (also when a concurrent sign-up wins the race). An email or
+   * phone given without proof is stored as an unproven claim; a proven one (`emailProven`,
+   * `phoneProven`) is stored verified and removes another member's unproven claim on it: only a
+   * verified holder makes a proven address "taken".
    */
   async create(input: CreateMemberInput): Promise<Member> {
     const email = input.email ? input.email.trim().toLowerCase() : null;
-    for (const [field, taken] of [
-      ['username', input.username ? await this.members.findByUsername(input.username) : null],
-      ['email', email ? await this.members.findByEmail(email) : null],
-      ['phone', input.phone ? await this.members.findByPhone(input.phone) : null],
+    const phone = input.phone ?? null;
+    const taken = (m: Member | null, verified: Date | null | undefined, proven: boolean | undefined) => m !== null && (!proven || verified != null);
+    const byEmail = email ? await this.members.findByEmail(email) : null;
+    const byPhone = phone ? await this.members.findByPhone(phone) : null;
+    for (const [field, hit] of [
+      ['username', input.username ? (await this.members.findByUsername(input.username)) !== null : false],
+      ['email', taken(byEmail, byEmail?.emailVerifiedTime, input.emailProven)],
+      ['phone', taken(byPhone, byPhone?.phoneVerifiedTime, input.phoneProven)],
     ] as const) {
-      if (taken) throw new BusinessException(ErrorCode.ALREADY_TAKEN, `${field} is already taken`, { details: { field } });
+      if (hit) throw new BusinessException(ErrorCode.ALREADY_TAKEN, `${field} is already taken`, { details: { field } });
     }
     const passwordHash = input.password ? await this.hasher.hash(input.password) : null;
     for (let attempt = 0; ; attempt++) {
+      if (email && input.emailProven) await this.releaseClaim('email', email);
+      if (phone && input.phoneProven) await this.releaseClaim('phone', phone);
       const username = input.username ?? `m_${randomBytes(9).toString('base64url').replace(/[^A-Za-z0-9]/g, '').slice(0, 12).padEnd(12, '0')}`;
       try {
         return await this.members.insert({
           username,
           email,
-          phone: input.phone ?? null,
+          phone,
+          emailVerifiedTime: email && input.emailProven ? new Date() : null,
+          phoneVerifiedTime: phone && input.phoneProven ? new Date() : null,
           nickname: input.nickname ?? null,
           avatarUrl: input.avatarUrl ?? null,
           passwordHash,
@@ -89,7 +105,39 @@ export class MembersService {
       } catch (err) {
         const field = uniqueViolation(err);
         if (field === 'username' && !input.username && attempt < 3) continue;
+        // An unproven claim made between the release and the insert: release it again.
+        if (attempt < 3 && ((field === 'email' && input.emailProven) || (field === 'phone' && input.phoneProven))) continue;
         if (field) throw new BusinessException(ErrorCode.ALREADY_TAKEN, `${field} is already taken`, { details: { field } });
+        throw err;
+      }
+    }
+  }
+
+  /**
+   * The proven owner of an address takes it back: the unproven claim on it is removed from whichever
+   * member holds it (only from `memberId` when given). A verified holder keeps it.
+   */
+  async releaseClaim(channel: ContactChannel, address: string, memberId?: string): Promise<void> {
+    const released = await this.members.releaseUnprovenClaim(channel, address, memberId);
+    if (released.length) this.logger.log(`unproven ${channel} claim removed from member ${released.join(', ')}: its owner proved it`);
+  }
+
+  /**
+   * Binds an address its owner just proved to `memberId` as verified, taking it back from another
+   * member's unproven claim. 10005 when another member holds it verified.
+   */
+  async bindProvenContact(memberId: string, channel: ContactChannel, address: string): Promise<void> {
+    const value = channel === 'email' ? address.trim().toLowerCase() : address;
+    for (let attempt = 0; ; attempt++) {
+      const holder = channel === 'email' ? await this.members.findByEmail(value) : await this.members.findByPhone(value);
+      if (holder && holder.id !== memberId && (channel === 'email' ? holder.emailVerifiedTime : holder.phoneVerifiedTime)) {
+        throw new BusinessException(ErrorCode.ALREADY_TAKEN, `${channel} is already taken`, { details: { field: channel } });
+      }
+      if (holder && holder.id !== memberId) await this.releaseClaim(channel, value, holder.id);
+      try {
+        return await this.members.setVerifiedContact(memberId, channel, value);
+      } catch (err) {
+        if (attempt < 3 && uniqueViolation(err) === channel) continue;
         throw err;
       }
     }

@@ -5,10 +5,13 @@ import { MembershipConfig } from '../config/membership.config';
 
 /**
  * Temporary locks after repeated wrong passwords, kept in SharedState with an expiry:
- * per account and client IP (LOGIN_MAX_FAILURES), per account from any IP
- * (LOGIN_ACCOUNT_MAX_FAILURES, so a botnet cannot guess freely) and per IP across accounts
- * (LOGIN_IP_MAX_FAILURES). A lock always ends after LOGIN_LOCK_MS and failed tries while
- * locked do not extend it, so a stranger can delay a member but never lock them out for good.
+ * - per account and client IP (LOGIN_MAX_FAILURES): stops one client guessing one account;
+ * - per account from any IP (LOGIN_ACCOUNT_MAX_FAILURES, default 100): stops a botnet guessing freely;
+ * - per client IP across accounts (LOGIN_IP_MAX_FAILURES): stops password spraying.
+ * A lock ends after LOGIN_LOCK_MS and failed tries while locked are not counted. A stranger can keep
+ * an account's account-wide lock going, so that lock (and the IP-wide one) does not apply to a client
+ * IP the member logged in from before (a "known origin", LOGIN_KNOWN_ORIGIN_TTL_MS): the member's
+ * usual network still gets in with the right password, anyone else is told to log in with a code.
  */
 @Injectable()
 export class LoginLockoutService {
@@ -19,21 +22,34 @@ export class LoginLockoutService {
 
   private scopes(account: string, ip: string) {
     return [
-      { name: `acct-ip:${account}:${ip}`, max: this.config.LOGIN_MAX_FAILURES },
-      { name: `acct:${account}`, max: this.config.LOGIN_ACCOUNT_MAX_FAILURES },
-      { name: `ip:${ip}`, max: this.config.LOGIN_IP_MAX_FAILURES },
+      { name: `acct-ip:${account}:${ip}`, max: this.config.LOGIN_MAX_FAILURES, waivedForKnownOrigin: false },
+      { name: `acct:${account}`, max: this.config.LOGIN_ACCOUNT_MAX_FAILURES, waivedForKnownOrigin: true },
+      { name: `ip:${ip}`, max: this.config.LOGIN_IP_MAX_FAILURES, waivedForKnownOrigin: true },
     ];
   }
 
-  /** Throws 10008 with Retry-After while any scope is locked. `account` is a member id or a normalized unknown account. */
+  private knownKey(account: string, ip: string): string {
+    return `login:known:${account}:${ip}`;
+  }
+
+  /**
+   * Throws 10008 with Retry-After while a scope that applies is locked. `account` is a member id or a
+   * normalized unknown account (which never has a known origin, so it answers like any stranger's).
+   */
   async assertNotLocked(account: string, ip: string): Promise<void> {
+    let known: boolean | undefined;
     for (const scope of this.scopes(account, ip)) {
       const ttl = await this.state.ttl(`login:lock:${scope.name}`);
-      if (ttl > 0) {
-        throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, 'Too many failed logins; account temporarily locked, try again later', {
-          retryAfterSeconds: Math.ceil(ttl / 1000),
-        });
+      if (ttl <= 0) continue;
+      if (scope.waivedForKnownOrigin) {
+        known ??= (await this.state.get(this.knownKey(account, ip))) !== null;
+        if (known) continue;
       }
+      throw new BusinessException(
+        ErrorCode.ACCOUNT_LOCKED,
+        'Too many failed logins; temporarily locked. Try again later, or log in with a verification code (SMS) or reset the password by code',
+        { retryAfterSeconds: Math.ceil(ttl / 1000) },
+      );
     }
   }
 
@@ -48,7 +64,13 @@ export class LoginLockoutService {
     }
   }
 
+  /** A correct password (or code login) from this IP: it becomes a known origin of the account. */
   async recordSuccess(account: string, ip: string): Promise<void> {
     await this.state.del(`login:fail:acct-ip:${account}:${ip}`);
+    await this.rememberOrigin(account, ip);
+  }
+
+  async rememberOrigin(account: string, ip: string): Promise<void> {
+    await this.state.set(this.knownKey(account, ip), '1', this.config.LOGIN_KNOWN_ORIGIN_TTL_MS);
   }
 }

@@ -35,10 +35,26 @@ export class RegisterRequest {
   @Length(1, 64)
   nickname?: string;
 
-  @ApiProperty({ example: 'correct horse battery', minLength: 8, maxLength: 128 })
+  @ApiProperty({ example: 'correct horse battery', minLength: 8, maxLength: 128, description: 'PASSWORD_MIN_LENGTH (default 8) to 128 characters' })
   @IsString()
-  @Length(8, 128, { message: 'password must be 8 to 128 characters' })
+  @Length(1, 128, { message: 'password must be at most 128 characters' })
   password: string;
+
+  @ApiPropertyOptional({
+    example: '123456',
+    description: 'A code sent to `email` (send-code type email): the email is stored verified and taken back from an unproven claim. Without it the email is an unproven claim.',
+  })
+  @IsOptional()
+  @Matches(/^\d{6}$/, { message: 'emailCode must be 6 digits' })
+  emailCode?: string;
+
+  @ApiPropertyOptional({
+    example: '123456',
+    description: 'A code sent to `phone` (send-code type sms): the phone is stored verified and taken back from an unproven claim. Without it the phone is an unproven claim (no code login).',
+  })
+  @IsOptional()
+  @Matches(/^\d{6}$/, { message: 'phoneCode must be 6 digits' })
+  phoneCode?: string;
 }
 
 export class LoginRequest {
@@ -101,7 +117,7 @@ export class VerifyCodeResponse {
 export class ResetPasswordRequest extends ResetCodeRequest {
   @ApiProperty({ example: 'a new long password', minLength: 8, maxLength: 128 })
   @IsString()
-  @Length(8, 128, { message: 'newPassword must be 8 to 128 characters' })
+  @Length(1, 128, { message: 'newPassword must be at most 128 characters' }) // the minimum is PASSWORD_MIN_LENGTH (PasswordPolicy)
   newPassword: string;
 }
 
@@ -120,8 +136,22 @@ export class ChangePasswordRequest {
   @MaxLength(128)
   oldPassword?: string;
 
-  @ApiProperty({ example: 'a new long password', minLength: 8, maxLength: 128 })
+  @ApiProperty({ example: 'a new long password', minLength: 8, maxLength: 128, description: 'PASSWORD_MIN_LENGTH (default 8) to 128 characters' })
   @IsString()
-  @Length(8, 128, { message: 'newPassword must be 8 to 128 characters' })
+  @Length(1, 128, { message: 'newPassword must be at most 128 characters' })
   newPassword: string;
+
+  @ApiPropertyOptional({
+    enum: ['sms', 'email'],
+    example: 'sms',
+    description: 'Setting the first password (a member without one): where `code` was sent, the member\'s verified phone (sms) or email; default sms when the phone is verified',
+  })
+  @IsOptional()
+  @IsIn(['sms', 'email'])
+  type?: 'sms' | 'email';
+
+  @ApiPropertyOptional({ example: '123456', description: 'Required to set the first password: a fresh code sent (send-code) to the member\'s verified phone or email' })
+  @IsOptional()
+  @Matches(/^\d{6}$/, { message: 'code must be 6 digits' })
+  code?: string;
 }
