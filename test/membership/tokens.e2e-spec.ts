@@ -214,8 +214,8 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
       const desk = await login(app, 'tok_other', 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/130.0 Safari/537.36');
       const list = await client(app.url).get(SESSIONS).set(bearer(desk.token)).expect(200);
       const mine = list.body.data as any[];
-      // Registration signed in too: three sessions, exactly one of them current.
-      expect(mine).toHaveLength(3);
+      // Registration opens no session: the two logins, exactly one of them current.
+      expect(mine).toHaveLength(2);
       expect(mine.filter((s) => s.current)).toEqual([expect.objectContaining({ id: decode(desk.token).sid, deviceName: 'Chrome on Windows', loginType: 'password' })]);
       expect(mine.find((s) => s.id === decode(phone.token).sid)).toMatchObject({ deviceName: 'Safari on iOS', current: false });
       await client(app.url).delete(`${SESSIONS}/${decode(phone.token).sid}`).set(bearer(desk.token)).expect(200);
@@ -236,8 +236,8 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
       const wrong = await client(app.url).put('/api/v1/app/auth/password').set(bearer(a.token)).send({ oldPassword: 'nope-nope', newPassword: 'brand-new-password' }).expect(401);
       expect(wrong.body.code).toBe(10002);
       const ok = await client(app.url).put('/api/v1/app/auth/password').set(bearer(a.token)).send({ oldPassword: 'token-password', newPassword: 'brand-new-password' }).expect(200);
-      // b and the session registration opened.
-      expect(ok.body.data).toEqual({ revokedSessions: 2 });
+      // b (registration opens no session).
+      expect(ok.body.data).toEqual({ revokedSessions: 1 });
       await client(app.url).get(PROFILE).set(bearer(a.token)).expect(200);
       await client(app.url).get(PROFILE).set(bearer(b.token)).expect(401);
       await client(app.url).post(REFRESH).send({ refreshToken: b.refreshToken }).expect(401);
