@@ -95,7 +95,9 @@ describe('npm start on the embedded default', () => {
     children.push(child);
     await waitHealthy(`http://127.0.0.1:${ports.membership}/actuator/health`, child);
     await waitHealthy(`http://127.0.0.1:${ports.gateway}/actuator/health`, child);
-    const pg = new Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${pgPort}/app` });
+    // The superuser password is generated per data directory (never postgres/postgres).
+    const superuserUrl = `postgres://postgres:${encodeURIComponent(fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim())}@127.0.0.1:${pgPort}/app`;
+    const pg = new Client({ connectionString: superuserUrl });
     await pg.connect();
     const tables = await pg.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name IN ('membership_migrations', 'ai_gateway_migrations')`);
     expect(tables.rows[0].n).toBe(2);
@@ -126,7 +128,7 @@ describe('npm start on the embedded default', () => {
     child = start(dataDir, pgPort, ports, ['membership']);
     children.push(child);
     await waitHealthy(`http://127.0.0.1:${ports.membership}/actuator/health`, child);
-    const again = new Client({ connectionString: `postgres://postgres:postgres@127.0.0.1:${pgPort}/app` });
+    const again = new Client({ connectionString: superuserUrl });
     await again.connect();
     expect((await again.query(`SELECT value FROM shared_state WHERE key = 'restart-probe'`)).rows).toEqual([{ value: 'kept' }]);
     await again.end();

