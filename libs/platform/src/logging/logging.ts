@@ -20,6 +20,21 @@ export function requestId(req: IncomingMessage, res: ServerResponse): string {
   return id;
 }
 
+// Path segments that carry a value exchangeable for a login (a QR login state, a WeChat scene or ticket):
+// the segment after one of these names. One pass, no backtracking (a fixed alternation then [^/]+).
+const SECRET_PATH_SEGMENT = /\/(state|scene|scene_str|ticket)\/[^/]+/gi;
+
+/**
+ * The path a log line may show for a request URL: no query string (codes, states, tickets, signatures
+ * ride there) and the value after /state/, /scene/, /ticket/ replaced by [redacted]
+ * (`/api/v1/app/oauth2/qrcode/state/{state}` is polled with a state that logs its owner in).
+ */
+export function loggedPath(url: string): string {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  return path.replace(SECRET_PATH_SEGMENT, '/$1/[redacted]');
+}
+
 /** Paths that must never reach a log line. */
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -49,7 +64,7 @@ function loggerOptions(config: BaseConfig, app: string): pino.LoggerOptions {
     base: { app },
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     serializers: {
-      req: (req: any) => ({ id: req.id, method: req.method, url: String(req.url ?? '').split('?')[0], remoteAddress: req.remoteAddress }),
+      req: (req: any) => ({ id: req.id, method: req.method, url: loggedPath(String(req.url ?? '')), remoteAddress: req.remoteAddress }),
       res: (res: any) => ({ statusCode: res.statusCode }),
     },
   };
@@ -99,11 +114,12 @@ export class AccessLog {
   /**
    * Watches one response and writes its line when it finishes ('request completed'), is cut short
    * ('request aborted') or fails (5xx or a socket error: 'request errored'); level error for those, warn
-   * for 4xx, info otherwise. `url` is the logged path (its query string is dropped here).
+   * for 4xx, info otherwise. `url` is the logged path (its query string and secret segments are
+   * dropped here, see loggedPath).
    */
   watch(req: IncomingMessage & { id?: string }, res: ServerResponse, id: string, url: string): void {
     const started = Date.now();
-    const path = url.split('?', 1)[0];
+    const path = loggedPath(url);
     const done = (err?: Error) => {
       res.removeListener('close', done);
       res.removeListener('finish', done);
