@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { RunningApp, startMembership } from '../../support/apps';
 import { WechatMessageCrypto, buildWechatXml, wechatSignature } from '../../../libs/providers/src/wechat/wechat-message.crypto';
+import { Browser } from '../../support/browser';
 import { WechatTestServer, WechatTestUser, startWechatServer } from '../../support/wechat-server';
 
 const FRONTEND = 'https://www.example.com/oauth/callback';
@@ -25,16 +26,22 @@ describe('WeChat login against a local WeChat protocol server', () => {
   let aliceMemberId: string;
   let clientsFile: string;
 
-  const api = async (path: string, init: RequestInit = {}) => {
-    const res = await fetch(app.url + path, { ...init, redirect: 'manual' });
+  /** The desktop / in-WeChat browser: QR pages call the API same-origin (or with credentials), so cookies travel. */
+  let browser: Browser;
+  beforeEach(() => {
+    browser = new Browser();
+  });
+  const api = async (path: string, init: RequestInit = {}, b: Browser = browser) => {
+    const res = await fetch(app.url + path, { ...init, headers: b.headers(init.headers as Record<string, string>), redirect: 'manual' });
+    b.store(res);
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null };
   };
   const poll = async (state: string) => (await api(`/api/v1/app/oauth2/qrcode/state/${state}`)).body;
   const exchange = (state: string) => api(`/api/v1/app/oauth2/callback?state=${encodeURIComponent(state)}`);
   /** A browser hop: GET without following, returns the Location. */
-  const hop = async (url: string) => {
-    const res = await fetch(url, { redirect: 'manual' });
+  const hop = async (url: string, b: Browser = browser) => {
+    const res = await b.navigate(url);
     await res.text();
     expect(res.status).toBe(302);
     return new URL(res.headers.get('location')!);
@@ -342,6 +349,27 @@ describe('WeChat login against a local WeChat protocol server', () => {
     });
   });
 
+  describe('QR states belong to the browser that created them (audit M3 class)', () => {
+    it('official-account scan: a stranger who knows the sceneStr cannot exchange it; the creating page still can', async () => {
+      const qr = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data;
+      expect((await wx.scan(qr.ticket, { event: 'SCAN' })).reply?.Content).toContain('Login confirmed');
+      const stranger = await api(`/api/v1/app/oauth2/callback?state=${qr.sceneStr}`, {}, new Browser());
+      expect(stranger.status).toBe(403);
+      const mine = await exchange(qr.sceneStr);
+      expect(mine.status).toBe(200);
+      expect(typeof mine.body.data.memberId).toBe('string');
+    });
+
+    it('website QR: the callback URL carried to another browser is refused (403) and the state cannot be exchanged there', async () => {
+      const qr = (await api('/api/v1/app/oauth2/wechat/qrcode')).body.data;
+      const callback = await hop(qr.authorizationUri);
+      const victim = new Browser();
+      const res = await victim.navigate(callback.toString());
+      expect(res.status).toBe(403);
+      expect((await api(`/api/v1/app/oauth2/callback?state=${qr.state}`, {}, victim)).status).toBe(400);
+    });
+  });
+
   describe('two replicas on one database', () => {
     it('a scene created on one replica is polled, scanned and exchanged on the other', async () => {
       const replica = await startMembership(
@@ -350,7 +378,7 @@ describe('WeChat login against a local WeChat protocol server', () => {
       );
       try {
         const qr = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data;
-        const onReplica = async (path: string) => (await (await fetch(replica.url + path)).json()) as any;
+        const onReplica = async (path: string) => (await (await fetch(replica.url + path, { headers: browser.headers() })).json()) as any;
         expect((await onReplica(`/api/v1/app/oauth2/qrcode/state/${qr.sceneStr}`)).data.qrcodeState).toBe(0);
         wx.setPortal(MP, `${replica.url}/api/v1/wechat/portal/${MP}`);
         expect((await wx.scan(qr.ticket, { event: 'SCAN' })).reply?.Content).toContain('Login confirmed');
@@ -391,8 +419,10 @@ describe('WeChat login against a local WeChat protocol server', () => {
     it('in-app (snsapi_userinfo): same member as the website login through the unionid', async () => {
       const start = (await api('/api/v1/app/oauth2/wechat/mobile/auth-url')).body.data;
       expect(start).toMatchObject({ appId: MP, scope: 'snsapi_userinfo', authType: 'mobile', redirectUri: `${app.url}/login/oauth2/code/wechat-mp` });
-      expect(start.authorizationUrl.startsWith(`${wx.url}/connect/oauth2/authorize?appid=${MP}&`)).toBe(true);
-      const frontend = await hop((await hop(start.authorizationUrl)).toString());
+      expect(start.authorizationUrl).toBe(`${app.url}/login/oauth2/authorize/wechat-mp?state=${start.state}`);
+      const wechatPage = await hop(start.authorizationUrl);
+      expect(wechatPage.toString().startsWith(`${wx.url}/connect/oauth2/authorize?appid=${MP}&`)).toBe(true);
+      const frontend = await hop((await hop(wechatPage.toString())).toString());
       const state = frontend.searchParams.get('state')!;
       expect(state).not.toBe(start.state);
       const login = await exchange(state);

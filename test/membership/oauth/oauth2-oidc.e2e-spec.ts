@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { RunningApp, startMembership } from '../../support/apps';
+import { Browser } from '../../support/browser';
 import { OidcTestProvider, followProvider, startOidcProvider } from '../../support/oidc-provider';
 
 const FRONTEND = 'https://www.example.com/oauth/callback';
@@ -16,21 +17,41 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
   let idp: OidcTestProvider;
   let app: RunningApp;
 
-  const api = async (path: string, init: RequestInit & { token?: string } = {}) => {
-    const headers: Record<string, string> = { ...(init.headers as Record<string, string>) };
+  /** The user's browser (cookies of the app's origin); each test starts with a fresh one. */
+  let browser: Browser;
+  beforeEach(() => {
+    browser = new Browser();
+  });
+
+  /**
+   * An API call. Like the mortise site's fetch of a cross-origin API without credentials it neither sends
+   * nor keeps cookies, unless `browser` is given (a same-origin page or `credentials: 'include'`).
+   */
+  const api = async (path: string, init: RequestInit & { token?: string; browser?: Browser } = {}) => {
+    const headers: Record<string, string> = { ...(init.headers as Record<string, string>), ...(init.browser?.headers() ?? {}) };
     if (init.token) headers.authorization = `Bearer ${init.token}`;
     if (init.body) headers['content-type'] = 'application/json';
     const res = await fetch(app.url + path, { ...init, headers, redirect: 'manual' });
+    init.browser?.store(res);
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
   };
 
-  /** Drives the browser part: provider login/consent, back to the app's callback. */
-  const throughProvider = (authorizationUrl: string) => followProvider(authorizationUrl, idp.issuer);
+  /** The browser opens a login authorizationUrl (the app's /login/oauth2/authorize hop): the provider URL it is sent to. */
+  const beginHop = async (authorizationUrl: string, b: Browser = browser) => {
+    const res = await b.navigate(authorizationUrl);
+    const text = await res.text();
+    if (res.status !== 302) throw new Error(`authorize hop answered ${res.status}: ${text}`);
+    return res.headers.get('location')!;
+  };
+
+  /** Drives the browser part: (the app's authorize hop,) provider login/consent, back to the app's callback. */
+  const throughProvider = async (authorizationUrl: string, b: Browser = browser) =>
+    followProvider(authorizationUrl.startsWith(app.url) ? await beginHop(authorizationUrl, b) : authorizationUrl, idp.issuer);
 
   /** Calls the app's callback as the browser would and returns the frontend address it redirects to. */
-  const appCallback = async (callback: URL | string) => {
-    const res = await fetch(callback, { redirect: 'manual' });
+  const appCallback = async (callback: URL | string, b: Browser = browser) => {
+    const res = await b.navigate(callback);
     const text = await res.text();
     expect(res.status === 302 ? text : 'json').toBe(res.status === 302 ? '' : 'json');
     return { status: res.status, location: res.headers.get('location') ? new URL(res.headers.get('location')!) : null, body: text ? JSON.parse(text) : null };
@@ -39,13 +60,14 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
   const login = async (registrationId: string) => {
     const start = await api(`/api/v1/app/oauth2/auth-url/${registrationId}`);
     expect(start.status).toBe(200);
-    const back = await throughProvider(start.body.data.authorizationUrl);
+    const providerUrl = await beginHop(start.body.data.authorizationUrl);
+    const back = await followProvider(providerUrl, idp.issuer);
     const cb = await appCallback(back);
     if (cb.status !== 302) throw new Error(`callback answered ${cb.status}: ${JSON.stringify(cb.body)}`);
     const state = cb.location!.searchParams.get('state')!;
     expect(cb.location!.origin + cb.location!.pathname).toBe(FRONTEND);
     const exchanged = await api(`/api/v1/app/oauth2/callback?state=${state}`);
-    return { start: start.body.data, back, state, exchanged };
+    return { start: start.body.data, providerUrl, back, state, exchanged };
   };
 
   beforeAll(async () => {
@@ -73,9 +95,18 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
     userNameAttribute: sub
     scopes: [openid, profile]
     redirectUri: ${FRONTEND}
+  - registrationId: corp-partner
+    provider: oauth2
+    clientId: partner-client
+    clientSecret: partner-secret-0123456789
+    authorizationUri: ${idp.issuer}/auth
+    tokenUri: ${idp.issuer}/token
+    userInfoUri: ${idp.issuer}/me
+    redirectUri: https://partner.example.org/cb
 `,
     );
     app = await startMembership({ OAUTH2_CLIENTS_FILE: file, OAUTH2_REDIRECT_ALLOWLIST: 'https://app.example.com' });
+    // (corp-partner, below, belongs to another site: its frontend origin must not become a redirect target of the others.)
     await idp.configure([
       { client_id: 'membership-oidc', client_secret: 'oidc-secret-0123456789', redirect_uris: [`${app.url}/login/oauth2/code/corp-oidc`] },
       {
@@ -95,8 +126,9 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
   beforeEach(() => idp.setAccount('alice'));
 
   it('logs in through OIDC with PKCE and nonce, exchanges the state once, and the token works', async () => {
-    const { start, exchanged, state } = await login('corp-oidc');
-    const url = new URL(start.authorizationUrl);
+    const { start, providerUrl, exchanged, state } = await login('corp-oidc');
+    expect(start.authorizationUrl).toBe(`${app.url}/login/oauth2/authorize/corp-oidc?state=${start.state}`);
+    const url = new URL(providerUrl);
     expect(url.origin).toBe(idp.issuer);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     expect(url.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -135,7 +167,7 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
 
   it('logs in through the generic passport-oauth2 client with PKCE, same member on repeat', async () => {
     const first = await login('corp-oauth2');
-    expect(new URL(first.start.authorizationUrl).searchParams.get('code_challenge')).toBeTruthy();
+    expect(new URL(first.providerUrl).searchParams.get('code_challenge')).toBeTruthy();
     expect(first.start.authType).toBe('oauth2');
     expect(first.exchanged.status).toBe(200);
     expect(first.exchanged.body.data).toMatchObject({ openId: 'alice', thirdPartyNickname: 'Alice Liddell' });
@@ -169,6 +201,8 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
     const a = await api(`/api/v1/app/oauth2/auth-url/${registrationId}`);
     const b = await api(`/api/v1/app/oauth2/auth-url/${registrationId}`);
     const backA = await throughProvider(a.body.data.authorizationUrl);
+    // Same browser for both (the binding passes): the provider's PKCE check is what refuses the code.
+    await beginHop(b.body.data.authorizationUrl);
     // The attacker's code (challenge A) delivered with the victim's state (verifier B).
     const injected = new URL(backA);
     injected.searchParams.set('state', b.body.data.state);
@@ -180,7 +214,7 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
 
   it('an authorization request without the PKCE challenge is refused and nothing can be exchanged', async () => {
     const start = await api('/api/v1/app/oauth2/auth-url/corp-oidc');
-    const stripped = new URL(start.body.data.authorizationUrl);
+    const stripped = new URL(await beginHop(start.body.data.authorizationUrl));
     stripped.searchParams.delete('code_challenge');
     stripped.searchParams.delete('code_challenge_method');
     const back = await throughProvider(stripped.toString());
@@ -220,6 +254,7 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
 
   it('refuses a forged code with a valid state', async () => {
     const start = await api('/api/v1/app/oauth2/auth-url/corp-oidc');
+    await beginHop(start.body.data.authorizationUrl);
     const cb = await appCallback(`${app.url}/login/oauth2/code/corp-oidc?code=forged&state=${start.body.data.state}&iss=${encodeURIComponent(idp.issuer)}`);
     expect(cb.status).toBe(302);
     expect(cb.location!.searchParams.get('error')).toBe('invalid_grant');
@@ -254,10 +289,9 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
   it('lets a member link, list and unlink identities; never the last way to log in; never one owned by another member', async () => {
     const reg = await api('/api/v1/app/auth/register', { method: 'POST', body: JSON.stringify({ username: 'carol_01', password: 'carol-password-1' }) });
     expect(reg.status).toBe(200);
-    // Register opens no session: log in next.
-    const carol = (await api('/api/v1/app/auth/login', { method: 'POST', body: JSON.stringify({ account: 'carol_01', password: 'carol-password-1' }) })).body.data;
+    const carol = reg.body.data;
     idp.setAccount('bob');
-    const link = await api('/api/v1/app/oauth2/identities/link/corp-oauth2', { method: 'POST', token: carol.token });
+    const link = await api('/api/v1/app/oauth2/identities/link/corp-oauth2', { method: 'POST', token: carol.token, browser });
     expect(link.status).toBe(200);
     const linked = await appCallback(await throughProvider(link.body.data.authorizationUrl));
     expect(linked.location!.searchParams.get('linked')).toBe('corp-oauth2');
@@ -272,9 +306,8 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
     expect(viaBob.exchanged.body.data.isBound).toBe(true);
 
     // The same identity cannot be linked to a second member.
-    await api('/api/v1/app/auth/register', { method: 'POST', body: JSON.stringify({ username: 'dave_01', password: 'dave-password-1' }) });
-    const dave = (await api('/api/v1/app/auth/login', { method: 'POST', body: JSON.stringify({ account: 'dave_01', password: 'dave-password-1' }) })).body.data;
-    const steal = await api('/api/v1/app/oauth2/identities/link/corp-oauth2', { method: 'POST', token: dave.token });
+    const dave = (await api('/api/v1/app/auth/register', { method: 'POST', body: JSON.stringify({ username: 'dave_01', password: 'dave-password-1' }) })).body.data;
+    const steal = await api('/api/v1/app/oauth2/identities/link/corp-oauth2', { method: 'POST', token: dave.token, browser });
     const refused = await appCallback(await throughProvider(steal.body.data.authorizationUrl));
     expect(refused.location!.searchParams.get('error')).toBe('already_linked');
 
@@ -292,5 +325,62 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
     expect(last.status).toBe(409);
     expect((await api(`/api/v1/app/oauth2/identities/${mine[0].id}`, { method: 'DELETE', token: carol.token })).status).toBe(404);
     expect((await api('/api/v1/app/oauth2/identities')).status).toBe(401);
+  });
+
+  describe('browser binding of login and link states (audit M3)', () => {
+    it('login CSRF: a callback URL (code + state) carried to another browser is refused and logs nobody in', async () => {
+      idp.setAccount('bob');
+      const start = await api('/api/v1/app/oauth2/auth-url/corp-oidc');
+      const attacker = new Browser();
+      const back = await throughProvider(start.body.data.authorizationUrl, attacker);
+      const victim = new Browser();
+      const refused = await appCallback(back, victim);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ code: 403, message: expect.stringMatching(/another browser/) });
+      // The attacker's own browser cannot use it afterwards either (single use).
+      expect((await appCallback(back, attacker)).status).toBe(400);
+    });
+
+    it('link CSRF: a victim who finishes an attacker-started link in her browser is refused; her identity stays unlinked', async () => {
+      await api('/api/v1/app/auth/register', { method: 'POST', body: JSON.stringify({ username: 'mallory_01', password: 'mallory-password-1' }) });
+      const mallory = (await api('/api/v1/app/auth/login', { method: 'POST', body: JSON.stringify({ account: 'mallory_01', password: 'mallory-password-1' }) })).body.data;
+      const attacker = new Browser();
+      const link = await api('/api/v1/app/oauth2/identities/link/corp-oauth2', { method: 'POST', token: mallory.token, browser: attacker });
+      expect(link.status).toBe(200);
+      expect(attacker.cookie()).toMatch(/oauth2_binding=/);
+      // The victim follows the link and signs in at the provider as herself.
+      idp.setAccount('bob');
+      const victim = new Browser();
+      const back = await throughProvider(link.body.data.authorizationUrl, victim);
+      const refused = await appCallback(back, victim);
+      expect(refused.status).toBe(403);
+      expect((await api('/api/v1/app/oauth2/identities', { token: mallory.token })).body.data).toEqual([]);
+    });
+
+    it('the authorize hop binds the first browser to open it; another browser is refused there', async () => {
+      const start = await api('/api/v1/app/oauth2/auth-url/corp-oauth2');
+      const first = new Browser();
+      expect((await first.navigate(start.body.data.authorizationUrl)).status).toBe(302);
+      expect((await first.navigate(start.body.data.authorizationUrl)).status).toBe(302);
+      const other = await new Browser().navigate(start.body.data.authorizationUrl);
+      expect(other.status).toBe(403);
+      expect((await new Browser().navigate(`${app.url}/login/oauth2/authorize/corp-oidc?state=${start.body.data.state}`)).status).toBe(400);
+    });
+
+    it('a browser that fetched the auth URL with its cookie is bound from the start; the exchange then checks the cookie', async () => {
+      const start = await api('/api/v1/app/oauth2/auth-url/corp-oidc', { browser });
+      expect(browser.cookie()).toMatch(/oauth2_binding=/);
+      const cb = await appCallback(await throughProvider(start.body.data.authorizationUrl));
+      expect(cb.status).toBe(302);
+      const state = cb.location!.searchParams.get('state')!;
+      // Another browser (its own cookie, or a same-origin page without it) cannot take the result ...
+      expect((await api(`/api/v1/app/oauth2/callback?state=${state}`, { browser: new Browser(), headers: { 'sec-fetch-site': 'same-origin' } })).status).toBe(403);
+      const elsewhere = new Browser();
+      elsewhere.set('oauth2_binding', 'x'.repeat(43));
+      expect((await api(`/api/v1/app/oauth2/callback?state=${state}`, { browser: elsewhere })).status).toBe(403);
+      // ... and the refusal did not use it up for its owner.
+      const mine = await api(`/api/v1/app/oauth2/callback?state=${state}`, { browser });
+      expect(mine.status).toBe(200);
+    });
   });
 });

@@ -24,11 +24,18 @@ import {
 import { OidcFlow } from './providers/oidc.flow';
 import { PassportOAuth2Flow } from './providers/passport-oauth2.flow';
 import { ProviderAuthorizationFailed, ProviderFlow, pkcePair } from './providers/provider-flow';
+import { bindingExpected, bindingMatches, issueBinding } from './browser-binding';
 
 export interface StartOptions {
   kind: OAuth2FlowKind;
   redirectUri?: string;
   linkMemberId?: string;
+  /**
+   * Login only: answer `{base_url}/login/oauth2/authorize/{id}?state=` instead of the provider URL. The
+   * browser opening it gets the binding cookie on the API's own origin (a cross-origin fetch of the
+   * auth URL without credentials cannot store one) and is sent on to the provider.
+   */
+  viaBegin?: boolean;
 }
 
 const AUTH_TYPE: Record<OAuth2FlowKind, string> = {
@@ -40,6 +47,7 @@ const AUTH_TYPE: Record<OAuth2FlowKind, string> = {
 };
 
 const STATE_REFUSED = 'Login state is unknown, expired or already used';
+const OTHER_BROWSER = 'This sign-in was started in another browser; start it again here';
 
 /** Starts third-party authorizations, finishes their callbacks and exchanges the results once. */
 @Injectable()
@@ -66,16 +74,19 @@ export class OAuth2LoginService {
 
   /** `{base_url}/login/oauth2/code/{registrationId}`: configured, or derived from the request. */
   callbackUrl(reg: OAuth2ClientRegistration, req: Request): string {
-    const base = this.config.OAUTH2_CALLBACK_BASE_URL
-      ? this.config.OAUTH2_CALLBACK_BASE_URL.replace(/\/+$/, '')
-      : `${req.protocol}://${req.get('host')}${normalize(this.config.CONTEXT_PATH)}`;
-    return `${base}/login/oauth2/code/${encodeURIComponent(reg.registrationId)}`;
+    return `${this.baseUrl(req)}/login/oauth2/code/${encodeURIComponent(reg.registrationId)}`;
   }
 
-  /** The frontend page to return to: the client's own page, or an allowlisted one. */
+  private baseUrl(req: Request): string {
+    return this.config.OAUTH2_CALLBACK_BASE_URL
+      ? this.config.OAUTH2_CALLBACK_BASE_URL.replace(/\/+$/, '')
+      : `${req.protocol}://${req.get('host')}${normalize(this.config.CONTEXT_PATH)}`;
+  }
+
+  /** The frontend page to return to: the client's own page, or one allowlisted for this client. */
   frontendUrl(reg: OAuth2ClientRegistration, redirectUri?: string): string {
     if (redirectUri === undefined || redirectUri === '') return reg.redirectUri;
-    const resolved = this.registry.allowlist.resolve(redirectUri, reg.redirectUri);
+    const resolved = this.registry.allowlistOf(reg).resolve(redirectUri, reg.redirectUri);
     if (!resolved) {
       throw new BusinessException(ErrorCode.VALIDATION_FAILED, 'redirectUri is not an allowed address', { details: { fields: ['redirectUri'] } });
     }
@@ -104,6 +115,7 @@ export class OAuth2LoginService {
       if (e instanceof ProviderAuthorizationFailed) throw new BusinessException(ErrorCode.SERVICE_UNAVAILABLE, e.description);
       throw e;
     }
+    const viaBegin = !!opts.viaBegin && !opts.linkMemberId && opts.kind !== 'wechat-silent';
     const record: AuthorizationState = {
       registrationId: reg.registrationId,
       kind: opts.kind,
@@ -112,8 +124,12 @@ export class OAuth2LoginService {
       codeVerifier: pkce?.verifier,
       nonce,
       linkMemberId: opts.linkMemberId,
+      // A link state is bound here, by the answer to the member's authenticated request, and nowhere else.
+      browserHash: issueBinding(req, req.res),
+      authorizationUrl: viaBegin ? authorizationUrl : undefined,
     };
     await this.store.saveAuthorization(state, record);
+    if (viaBegin) authorizationUrl = `${this.baseUrl(req)}/login/oauth2/authorize/${encodeURIComponent(reg.registrationId)}?state=${state}`;
     if (opts.kind === 'wechat-qrconnect') {
       await this.store.createQrcode(state, { registrationId: reg.registrationId, kind: opts.kind, expiresAt: Date.now() + STATE_TTL_MS, appId: reg.clientId });
     }
@@ -128,10 +144,32 @@ export class OAuth2LoginService {
   }
 
   /**
-   * The provider's return to `/login/oauth2/code/{registrationId}`. Returns where to send the browser.
-   * An unusable state is refused outright (400); a provider failure goes back to the frontend with `?error=`.
+   * `/login/oauth2/authorize/{registrationId}?state=`: a login's way to the provider through the API's
+   * own origin, so that the browser holds the binding cookie when the provider sends it back. The first
+   * browser to open it is bound (unless the starting browser already was): whoever opens it then signs
+   * in at the provider with their own account, so a forwarded link can only log its opener into their
+   * own account. Link states never come here. Returns the provider URL.
    */
-  async finishCallback(registrationId: string, query: Record<string, string>): Promise<string> {
+  async begin(registrationId: string, state: unknown, req: Request): Promise<string> {
+    const reg = this.registry.get(registrationId);
+    if (!isWellFormedState(state)) throw new BusinessException(ErrorCode.BAD_REQUEST, 'Missing or malformed state');
+    const stored = await this.store.getAuthorization(state);
+    if (!stored || !stored.authorizationUrl || stored.linkMemberId) throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
+    if (stored.registrationId !== reg.registrationId) throw new BusinessException(ErrorCode.BAD_REQUEST, 'State was issued for another client');
+    const first = await this.store.claim(`begin:${state}`, STATE_TTL_MS);
+    if (bindingMatches(req, stored.browserHash)) return stored.authorizationUrl;
+    if (!first) throw new BusinessException(ErrorCode.FORBIDDEN, OTHER_BROWSER);
+    stored.browserHash = issueBinding(req, req.res);
+    if (!(await this.store.updateAuthorization(state, stored))) throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
+    return stored.authorizationUrl;
+  }
+
+  /**
+   * The provider's return to `/login/oauth2/code/{registrationId}`. Returns where to send the browser.
+   * An unusable state is refused outright (400), one started in another browser with 403 (the binding
+   * cookie, see browser-binding.ts); a provider failure goes back to the frontend with `?error=`.
+   */
+  async finishCallback(registrationId: string, query: Record<string, string>, req: Request): Promise<string> {
     const reg = this.registry.get(registrationId);
     if (!isWellFormedState(query.state)) throw new BusinessException(ErrorCode.BAD_REQUEST, 'Missing or malformed state');
     const stored = await this.store.takeAuthorization(query.state);
@@ -141,9 +179,15 @@ export class OAuth2LoginService {
       throw new BusinessException(ErrorCode.BAD_REQUEST, 'State was issued for another client');
     }
     if (stored.kind === 'wechat-silent') throw new BusinessException(ErrorCode.BAD_REQUEST, 'Silent authorization returns to the frontend page');
+    // Login CSRF and link CSRF: a callback URL (code + state) carried to another browser is refused.
+    if (!bindingMatches(req, stored.browserHash)) {
+      this.log.warn(`${reg.registrationId}: callback from a browser that did not start the ${stored.linkMemberId ? 'link' : 'login'}; refused`);
+      throw new BusinessException(ErrorCode.FORBIDDEN, OTHER_BROWSER);
+    }
     const isWechat = reg.provider === 'wechat-open' || reg.provider === 'wechat-mp';
     if (!isWechat && reg.pkce && !stored.codeVerifier) throw new BusinessException(ErrorCode.BAD_REQUEST, 'State has no PKCE verifier; start the login again');
-    const qr = stored.kind === 'wechat-qrconnect';
+    // Polled website QR (started at /wechat/qrcode): the result waits under the QR state itself.
+    const qr = stored.kind === 'wechat-qrconnect' && !stored.authorizationUrl;
     try {
       const profile = await this.flowOf(reg).complete(reg, query, stored);
       if (stored.linkMemberId) {
@@ -152,8 +196,9 @@ export class OAuth2LoginService {
         return withParams(stored.frontendUrl, { linked: reg.registrationId });
       }
       const resultState = qr ? query.state : randomState();
-      await this.store.savePendingLogin(resultState, await this.pendingLogin(reg, profile));
-      if (qr) await this.store.setQrcodeStatus(query.state, QrcodeState.AUTHORIZED);
+      const pending = await this.pendingLogin(reg, profile);
+      await this.store.savePendingLogin(resultState, { ...pending, browserHash: stored.browserHash, strictBinding: qr });
+      if (stored.kind === 'wechat-qrconnect') await this.store.setQrcodeStatus(query.state, QrcodeState.AUTHORIZED);
       return withParams(stored.frontendUrl, { state: resultState });
     } catch (e) {
       if (qr) await this.store.setQrcodeStatus(query.state, QrcodeState.CANCELED);
@@ -187,8 +232,18 @@ export class OAuth2LoginService {
     };
   }
 
-  /** GET /callback?state=: the login result, once. */
+  /**
+   * GET /callback?state=: the login result, once, to the browser it is bound to. QR logins (polled by
+   * state) always need the binding cookie of the page that created the QR code, so a stranger who saw the
+   * state cannot take the login. Redirect results are checked whenever the request can show the cookie
+   * (it sends one, or it is a same-origin fetch); a cross-origin page that fetches without credentials
+   * cannot, and is served on the state alone (README: send credentials to close that).
+   */
   async exchange(state: string, req: Request): Promise<OAuth2LoginResponse> {
+    const peeked = await this.store.peekPendingLogin(state);
+    if (peeked && (peeked.strictBinding || bindingExpected(req)) && !bindingMatches(req, peeked.browserHash)) {
+      throw new BusinessException(ErrorCode.FORBIDDEN, OTHER_BROWSER);
+    }
     const pending = await this.store.takePendingLogin(state);
     if (!pending) throw new BusinessException(ErrorCode.CODE_INVALID, STATE_REFUSED);
     const member = await this.members.findById(pending.memberId);

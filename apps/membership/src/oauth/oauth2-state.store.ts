@@ -25,6 +25,10 @@ export interface AuthorizationState {
   nonce?: string;
   /** Set when a logged-in member links this identity instead of logging in. */
   linkMemberId?: string;
+  /** SHA-256 of the starting browser's binding cookie (browser-binding.ts); the callback must show it. */
+  browserHash?: string;
+  /** The provider URL, when the browser is sent there through `/login/oauth2/authorize/{id}` (login states). */
+  authorizationUrl?: string;
 }
 
 /** Polling record of a QR login (website QR or official-account scene). */
@@ -34,6 +38,8 @@ export interface QrcodeRecord {
   kind: OAuth2FlowKind;
   expiresAt: number;
   appId?: string;
+  /** SHA-256 of the binding cookie of the browser that created the QR code. */
+  browserHash?: string;
 }
 
 /** A finished third-party login waiting for its single exchange at GET /callback. */
@@ -48,6 +54,10 @@ export interface PendingLogin {
   avatarUrl: string | null;
   isNewUser: boolean;
   isBound: boolean;
+  /** SHA-256 of the binding cookie of the browser that may exchange this login. */
+  browserHash?: string;
+  /** QR logins (polled by state): the exchange must always show the binding cookie. */
+  strictBinding?: boolean;
 }
 
 /** Every state is random, single use and expires after 10 minutes. */
@@ -79,6 +89,19 @@ export class OAuth2StateStore {
   async takeAuthorization(state: string): Promise<AuthorizationState | null> {
     if (!isWellFormedState(state)) return null;
     return parse(await this.shared.take(`oauth2:authz:${state}`));
+  }
+
+  async getAuthorization(state: string): Promise<AuthorizationState | null> {
+    if (!isWellFormedState(state)) return null;
+    return parse(await this.shared.get(`oauth2:authz:${state}`));
+  }
+
+  /** Rewrites a live state keeping its remaining lifetime; false when it is gone. */
+  async updateAuthorization(state: string, value: AuthorizationState): Promise<boolean> {
+    const ttl = await this.shared.ttl(`oauth2:authz:${state}`);
+    if (ttl <= 0) return false;
+    await this.shared.set(`oauth2:authz:${state}`, JSON.stringify(value), ttl);
+    return true;
   }
 
   async createQrcode(state: string, record: Omit<QrcodeRecord, 'status'>): Promise<void> {
@@ -113,6 +136,11 @@ export class OAuth2StateStore {
 
   async savePendingLogin(state: string, login: PendingLogin): Promise<void> {
     await this.shared.set(`oauth2:result:${state}`, JSON.stringify(login), STATE_TTL_MS);
+  }
+
+  async peekPendingLogin(state: string): Promise<PendingLogin | null> {
+    if (!isWellFormedState(state)) return null;
+    return parse(await this.shared.get(`oauth2:result:${state}`));
   }
 
   /** Exchange once: a second call for the same state returns null. */

@@ -24,7 +24,9 @@ export class OAuth2Controller {
   @ApiOperation({
     summary: 'Authorization URL of a configured OAuth 2.0 client',
     description:
-      'Returns the provider URL with a fresh state (single use, 10 minutes; PKCE S256 and OIDC nonce where supported). ' +
+      'Returns the authorization URL with a fresh state (single use, 10 minutes; PKCE S256 and OIDC nonce where supported). ' +
+      'The URL is `{base_url}/login/oauth2/authorize/{registrationId}?state=`: opening it in the browser binds the state to that browser ' +
+      '(HttpOnly `oauth2_binding` cookie, also set on this answer) and redirects to the provider. ' +
       'The provider returns to `{base_url}/login/oauth2/code/{registrationId}`, which redirects the browser to the frontend page with `?state=`; ' +
       'exchange it at `GET /api/v1/app/oauth2/callback`. Unknown registrationId: 404.',
   })
@@ -36,7 +38,7 @@ export class OAuth2Controller {
   authUrl(@Param('registrationId') registrationId: string, @Query() q: RedirectQuery, @Req() req: Request): Promise<OAuth2AuthUrlResponse> {
     const reg = this.registry.get(registrationId);
     const kind = reg.provider === 'wechat-open' ? 'wechat-qrconnect' : reg.provider === 'wechat-mp' ? 'wechat-mobile' : 'standard';
-    return this.logins.start(reg, req, { kind, redirectUri: q.redirectUri });
+    return this.logins.start(reg, req, { kind, redirectUri: q.redirectUri, viaBegin: true });
   }
 
   @Public()
@@ -46,9 +48,12 @@ export class OAuth2Controller {
     summary: 'Exchange a state for the login result (once)',
     description:
       'The state comes from the frontend page redirect, or is the polled QR state / sceneStr once it is AUTHORIZED (2). ' +
-      'Each state can be exchanged once; an unknown, expired or used state is refused with code 10003 (HTTP 400).',
+      'Each state can be exchanged once; an unknown, expired or used state is refused with code 10003 (HTTP 400). ' +
+      'A QR state needs the `oauth2_binding` cookie of the page that created the QR code; any other state needs it whenever the request carries ' +
+      'that cookie or is a same-origin fetch: another browser is refused with 403.',
   })
   @ApiEnvelope(OAuth2LoginResponse)
+  @ApiError(403, 403, 'the login belongs to another browser')
   @ApiError(400, 10003, 'state unknown, expired or already exchanged')
   @ApiError(423, 10008, 'account disabled')
   callback(@Query() q: StateQuery, @Req() req: Request): Promise<OAuth2LoginResponse> {

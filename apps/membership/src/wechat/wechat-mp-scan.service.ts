@@ -21,7 +21,8 @@ export class WechatMpScanService {
     private readonly logins: OAuth2LoginService,
   ) {}
 
-  async createQrcode(reg: OAuth2ClientRegistration, expireSeconds: number): Promise<QRCodeLoginResponse> {
+  /** `browserHash`: the creating browser's binding (browser-binding.ts); only it may exchange the login. */
+  async createQrcode(reg: OAuth2ClientRegistration, expireSeconds: number, browserHash: string): Promise<QRCodeLoginResponse> {
     const sceneStr = randomState();
     let qr;
     try {
@@ -37,6 +38,7 @@ export class WechatMpScanService {
       kind: 'wechat-mp-scan',
       expiresAt: Date.now() + lifetime * 1000,
       appId: reg.clientId,
+      browserHash,
     });
     return { sceneStr, qrCodeUrl: qr.url, ticket: qr.ticket, expireSeconds: lifetime, showQrCodeUrl: this.wechat.showQrcodeUrl(qr.ticket) };
   }
@@ -53,7 +55,7 @@ export class WechatMpScanService {
     if (record.status !== QrcodeState.WAITED) return 'already-used';
     if (!(await this.store.claim(`scene:${sceneStr}`, Math.max(1000, record.expiresAt - Date.now())))) return 'already-used';
     try {
-      return await this.authorizeScene(reg, sceneStr, openId);
+      return await this.authorizeScene(reg, sceneStr, openId, record.browserHash);
     } catch (e) {
       // Unexpected failure (database, network): reopen the scene so WeChat's retry can finish it.
       await this.store.release(`scene:${sceneStr}`).catch(() => undefined);
@@ -62,7 +64,7 @@ export class WechatMpScanService {
     }
   }
 
-  private async authorizeScene(reg: OAuth2ClientRegistration, sceneStr: string, openId: string): Promise<ScanOutcome> {
+  private async authorizeScene(reg: OAuth2ClientRegistration, sceneStr: string, openId: string, browserHash: string | undefined): Promise<ScanOutcome> {
     await this.store.setQrcodeStatus(sceneStr, QrcodeState.SCANNED);
     let unionId: string | null = null;
     let nickname: string | null = null;
@@ -86,7 +88,8 @@ export class WechatMpScanService {
         nickname,
         avatarUrl,
       });
-      await this.store.savePendingLogin(sceneStr, { ...pending, loginType: 'wechat-mp' });
+      // The scene id travels through WeChat and the polling URL: only the page that created it may exchange it.
+      await this.store.savePendingLogin(sceneStr, { ...pending, loginType: 'wechat-mp', browserHash, strictBinding: true });
       await this.store.setQrcodeStatus(sceneStr, QrcodeState.AUTHORIZED);
       return 'authorized';
     } catch (e) {

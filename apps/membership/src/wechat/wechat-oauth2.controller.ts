@@ -10,6 +10,7 @@ import { MpQrcodeQuery, SilentOpenIdQuery, WechatRedirectQuery } from '../oauth/
 import { OAuth2AuthUrlResponse, OAuth2QRCodeResponse, QRCodeLoginResponse, WechatSilentOpenIdResponse } from '../oauth/dtos/oauth2.responses';
 import { OAuth2LoginService } from '../oauth/oauth2-login.service';
 import { OAuth2StateStore } from '../oauth/oauth2-state.store';
+import { issueBinding } from '../oauth/browser-binding';
 import { ProviderAuthorizationFailed } from '../oauth/providers/provider-flow';
 import { WechatMpScanService } from './wechat-mp-scan.service';
 import { WechatOAuthFlow } from './wechat-oauth.flow';
@@ -31,8 +32,9 @@ export class WechatOAuth2Controller {
   @ApiOperation({
     summary: 'WeChat website QR login (open platform, snsapi_login)',
     description:
-      'Returns the qrconnect URL and a state. The desktop page polls `/qrcode/state/{state}`; after the user confirms on the phone, WeChat ' +
-      'redirects to the server callback, the state becomes AUTHORIZED (2) and is exchanged once at `/callback?state=`.',
+      'Returns the qrconnect URL and a state, and sets the HttpOnly `oauth2_binding` cookie: call it same-origin or with credentials. ' +
+      'The desktop page polls `/qrcode/state/{state}`; after the user confirms on the phone, WeChat redirects this browser to the server callback ' +
+      '(refused, 403, in any other browser), the state becomes AUTHORIZED (2) and is exchanged once at `/callback?state=` by this browser only.',
   })
   @ApiEnvelope(OAuth2QRCodeResponse)
   @ApiError(400, 10000, 'redirectUri is not an allowed address')
@@ -48,13 +50,15 @@ export class WechatOAuth2Controller {
   @Get('wechat/mobile/auth-url')
   @ApiOperation({
     summary: 'In-WeChat authorization URL (official account, snsapi_userinfo)',
-    description: 'Open it inside WeChat; WeChat returns to the server callback, which redirects to the frontend page with `?state=` to exchange.',
+    description:
+      'Open it inside WeChat (it goes through `{base_url}/login/oauth2/authorize/{id}`, which binds the state to that browser); WeChat returns ' +
+      'to the server callback, which redirects to the frontend page with `?state=` to exchange.',
   })
   @ApiEnvelope(OAuth2AuthUrlResponse)
   @ApiError(400, 10000, 'redirectUri is not an allowed address')
   @ApiError(404, 404, 'no official account configured')
   mobile(@Query() q: WechatRedirectQuery, @Req() req: Request): Promise<OAuth2AuthUrlResponse> {
-    return this.logins.start(this.registry.pick(['wechat-mp'], q.registrationId), req, { kind: 'wechat-mobile', redirectUri: q.redirectUri });
+    return this.logins.start(this.registry.pick(['wechat-mp'], q.registrationId), req, { kind: 'wechat-mobile', redirectUri: q.redirectUri, viaBegin: true });
   }
 
   @Public()
@@ -107,13 +111,14 @@ export class WechatOAuth2Controller {
     summary: 'Official-account scan login QR code',
     description:
       'Creates a temporary parametric QR code with a random scene. Poll `/qrcode/state/{sceneStr}`: WAITED (0) until the user scans, ' +
-      'SCANNED (1) / AUTHORIZED (2) once WeChat pushes the SCAN or subscribe event, EXPIRED (4) after `expireSeconds`. Exchange `sceneStr` once at `/callback`.',
+      'SCANNED (1) / AUTHORIZED (2) once WeChat pushes the SCAN or subscribe event, EXPIRED (4) after `expireSeconds`. Exchange `sceneStr` once at `/callback`, ' +
+      'from the same browser: the answer sets the HttpOnly `oauth2_binding` cookie the exchange must show (call same-origin or with credentials).',
   })
   @ApiEnvelope(QRCodeLoginResponse)
   @ApiError(400, 10000, 'expireSeconds outside 60..300')
   @ApiError(404, 404, 'no official account configured for appId')
   @ApiError(503, 503, 'WeChat API failed (errcode in message)')
-  mpQrcode(@Query() q: MpQrcodeQuery): Promise<QRCodeLoginResponse> {
-    return this.scans.createQrcode(this.registry.pick(['wechat-mp'], q.appId), q.expireSeconds ?? 300);
+  mpQrcode(@Query() q: MpQrcodeQuery, @Req() req: Request): Promise<QRCodeLoginResponse> {
+    return this.scans.createQrcode(this.registry.pick(['wechat-mp'], q.appId), q.expireSeconds ?? 300, issueBinding(req, req.res));
   }
 }

@@ -8,7 +8,8 @@ import { OAuth2ClientRegistration, OAuth2Provider, loadOAuth2ClientsFile } from 
 @Injectable()
 export class OAuth2ClientRegistry {
   private readonly registrations: OAuth2ClientRegistration[];
-  readonly allowlist: RedirectAllowlist;
+  /** Per client: its own frontend page's origin plus the operator's OAUTH2_REDIRECT_ALLOWLIST. */
+  private readonly allowlists = new Map<string, RedirectAllowlist>();
 
   constructor(config: MembershipConfig) {
     this.registrations = loadOAuth2ClientsFile(config.OAUTH2_CLIENTS_FILE, process.env);
@@ -17,7 +18,15 @@ export class OAuth2ClientRegistry {
       throw new Error('OAUTH2_CALLBACK_BASE_URL: required in production when OAUTH2_CLIENTS_FILE configures clients');
     }
     const extra = (config.OAUTH2_REDIRECT_ALLOWLIST ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-    this.allowlist = new RedirectAllowlist([...extra, ...this.registrations.map((r) => r.redirectUri)]);
+    // Never the union of every client's origin: a redirectUri may only point to this client's frontend.
+    for (const r of this.registrations) this.allowlists.set(r.registrationId, new RedirectAllowlist([...extra, r.redirectUri]));
+  }
+
+  /** Where a `redirectUri` of this client may point. */
+  allowlistOf(reg: OAuth2ClientRegistration): RedirectAllowlist {
+    const list = this.allowlists.get(reg.registrationId);
+    if (!list) throw new BusinessException(ErrorCode.NOT_FOUND, 'Unknown OAuth 2.0 client');
+    return list;
   }
 
   all(): OAuth2ClientRegistration[] {

@@ -1,0 +1,54 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { STATE_TTL_MS } from './oauth2-state.store';
+
+/**
+ * Ties an OAuth / WeChat login or link state to the browser that started it: an HttpOnly,
+ * SameSite=Lax cookie (Secure on https) holds a random nonce, and only its SHA-256 is stored with
+ * the state. SameSite=Lax still travels on the provider's top-level redirect back to the callback,
+ * but a stranger cannot put it into another person's browser, so a callback URL (code + state) or a
+ * QR state handed to someone else is refused there. One nonce per browser, reused while it lives, so
+ * several tabs can log in at once.
+ */
+export const BINDING_COOKIE = 'oauth2_binding';
+const NONCE = /^[A-Za-z0-9_-]{43}$/;
+
+export function bindingHash(nonce: string): string {
+  return createHash('sha256').update(nonce).digest('hex');
+}
+
+/** The binding nonce this request carries, or null. */
+export function readBinding(req: Request): string | null {
+  const header = req.headers.cookie;
+  if (typeof header !== 'string' || header.length > 8192) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim() !== BINDING_COOKIE) continue;
+    const value = part.slice(eq + 1).trim();
+    if (NONCE.test(value)) return value;
+  }
+  return null;
+}
+
+/** The browser's nonce (reused, or a new one), (re)sent as the cookie; returns its hash to store with a state. */
+export function issueBinding(req: Request, res: Response | undefined): string {
+  const nonce = readBinding(req) ?? randomBytes(32).toString('base64url');
+  const secure = req.secure ? '; Secure' : '';
+  res?.append('Set-Cookie', `${BINDING_COOKIE}=${nonce}; Path=/; Max-Age=${Math.floor((2 * STATE_TTL_MS) / 1000)}; HttpOnly; SameSite=Lax${secure}`);
+  return bindingHash(nonce);
+}
+
+/** True when the request carries the cookie whose hash was stored with the state. */
+export function bindingMatches(req: Request, storedHash: string | undefined): boolean {
+  const nonce = readBinding(req);
+  if (!nonce || typeof storedHash !== 'string' || storedHash.length !== 64) return false;
+  return timingSafeEqual(Buffer.from(bindingHash(nonce)), Buffer.from(storedHash));
+}
+
+/**
+ * Whether this exchange request can show the binding: it carries the cookie, or it comes from a page on
+ * the API's own origin (`Sec-Fetch-Site: same-origin`, whose fetches always send cookies).
+ */
+export function bindingExpected(req: Request): boolean {
+  return readBinding(req) !== null || req.get('sec-fetch-site') === 'same-origin';
+}
