@@ -175,4 +175,27 @@ export class GatewayConfig extends BaseConfig {
   @IsInt()
   @Min(100)
   AI_STREAM_IDLE_TIMEOUT_MS: number = 30_000;
+
+  // --- Local engine work (ffmpeg, PocketSphinx, OCR, vision, TTS, local embeddings, image decoding) ---
+
+  /** Engine jobs (child processes, worker calls, image decodes) running at once in this replica; default: the CPU count. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  AI_ENGINE_MAX_CONCURRENT?: number;
+
+  /** Of those, at most this many for one API key. */
+  @IsInt()
+  @Min(1)
+  AI_ENGINE_MAX_CONCURRENT_PER_KEY: number = 2;
+
+  /** Engine jobs waiting for a slot in this replica; beyond it requests get 503 engine_busy (streams close 4503). */
+  @IsInt()
+  @Min(0)
+  AI_ENGINE_MAX_QUEUED: number = 32;
+
+  /** Engine jobs one API key may have waiting; beyond it that key gets 429 engine_busy (streams close 4029). */
+  @IsInt()
+  @Min(0)
+  AI_ENGINE_MAX_QUEUED_PER_KEY: number = 4;
 }

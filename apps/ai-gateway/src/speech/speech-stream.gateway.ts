@@ -4,11 +4,12 @@ import type { IncomingMessage } from 'http';
 import type { WebSocket } from 'ws';
 import type { Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
-import { resamplePcm, STT_SAMPLE_RATE } from '@app/providers/engines';
+import { EngineAbortedError, resamplePcm, STT_SAMPLE_RATE } from '@app/providers/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayAuthenticator } from '../keys/gateway.authenticator';
 import { assertScope } from '../keys/key-scopes';
 import { MeteringService, Reservation } from '../usage/metering.service';
+import { toMediaError } from '../vision/media-errors';
 import { MEDIA_PRICES, transcriptionCost } from '../vision/media-prices';
 import { SilenceSegmenter, SpeechSegment } from './silence-segmenter';
 import { TranscriptionEngines } from './transcription-engines';
@@ -86,6 +87,8 @@ class StreamSession {
   readonly settled = new Promise<void>((r) => (this.resolveSettled = r));
   private earlyBytes = 0;
   private idleTimer?: NodeJS.Timeout;
+  /** Aborted when the session ends for any reason: its engine work stops (child processes killed). */
+  private readonly ended = new AbortController();
 
   constructor(
     private readonly ws: WebSocket,
@@ -227,11 +230,19 @@ class StreamSession {
         const { segment, final } = this.queue.shift()!;
         if (!final && this.queue.some((q) => q.final)) continue; // a stale partial
         try {
-          const result = await this.engines.transcribePcm(segment.pcm, this.language);
+          // Counted against this key's share of the shared engine limiter; killed when the session ends.
+          const result = await this.engines.transcribePcm(segment.pcm, this.language, { key: this.principal?.id, signal: this.ended.signal });
           const text = result.text.trim();
           if (text || final) this.send({ type: final ? 'final' : 'partial', text, start: segment.start, end: segment.end });
         } catch (e) {
-          const err = e instanceof OpenAiError ? e : null;
+          if (e instanceof EngineAbortedError || this.ended.signal.aborted) break;
+          const mapped = toMediaError(e, 'audio');
+          const err = mapped instanceof OpenAiError ? mapped : null;
+          if (err?.details.code === 'engine_busy') {
+            // Refused, not queued without bound: this key (4029) or the whole server (4503) has no engine slot left.
+            this.fail(err.getStatus() === 429 ? STREAM_CLOSE.quota : STREAM_CLOSE.unavailable, 'engine_busy', err.message);
+            break;
+          }
           this.send({ type: 'error', code: (err?.details.code as string) ?? 'transcription_failed', message: `a segment could not be transcribed: ${(e as Error).message}` });
         }
         if (this.paused && this.queue.filter((q) => q.final).length <= 1) {
@@ -291,6 +302,7 @@ class StreamSession {
 
   private async settle(): Promise<void> {
     this.state = 'closed';
+    this.ended.abort();
     clearTimeout(this.configTimer);
     clearTimeout(this.idleTimer);
     this.queue = [];

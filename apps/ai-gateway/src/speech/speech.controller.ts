@@ -5,6 +5,7 @@ import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { SpeechFormat } from '@app/providers/engines';
 import { assertScope } from '../keys/key-scopes';
+import { requestSignal } from '../vision/media-errors';
 import { ApiOpenAiErrors } from '../routing/openai-error.doc';
 import { OPENAI_VOICES, OpenAiSpeechRequest, OpenAiTranscriptionRequest, SynthesizeRequest, TranscribeRequest, TranscribeResponse } from './dtos/speech.dto';
 import { SynthesizeSpeechService } from './synthesize-speech.service';
@@ -34,7 +35,7 @@ export class SpeechController {
   @ApiOpenAiErrors(400, 401, 403, 413, 415, 429, 502, 503, 504)
   transcribe(@CurrentPrincipal() principal: Principal, @UploadedFile() file: UploadedAudio | undefined, @Body() body: TranscribeRequest, @Req() req: Request): Promise<TranscribeResponse> {
     assertScope(principal, 'speech');
-    return this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: body.timestamps }, (req as any).id);
+    return this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: body.timestamps }, (req as any).id, requestSignal(req));
   }
 
   @Post('audio/transcriptions')
@@ -47,7 +48,7 @@ export class SpeechController {
   async openAiTranscribe(@CurrentPrincipal() principal: Principal, @UploadedFile() file: UploadedAudio | undefined, @Body() body: OpenAiTranscriptionRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
     assertScope(principal, 'speech');
     const format = body.response_format ?? 'json';
-    const result = await this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: format === 'verbose_json' }, (req as any).id);
+    const result = await this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: format === 'verbose_json' }, (req as any).id, requestSignal(req));
     if (format === 'text') {
       res.type('text/plain; charset=utf-8').send(result.text);
       return;
@@ -71,7 +72,7 @@ export class SpeechController {
   @ApiOpenAiErrors(400, 401, 403, 429, 503)
   async synthesize(@CurrentPrincipal() principal: Principal, @Body() body: SynthesizeRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
     assertScope(principal, 'speech');
-    const speech = await this.synthesizeSpeech.synthesize(principal, body, (req as any).id);
+    const speech = await this.synthesizeSpeech.synthesize(principal, body, (req as any).id, requestSignal(req));
     res.setHeader('Content-Type', speech.contentType).setHeader('Content-Length', String(speech.audio.length));
     res.setHeader('X-Audio-Duration', speech.duration.toFixed(3));
     res.end(speech.audio);
@@ -86,7 +87,7 @@ export class SpeechController {
   async openAiSpeech(@CurrentPrincipal() principal: Principal, @Body() body: OpenAiSpeechRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
     assertScope(principal, 'speech');
     const voice = OPENAI_VOICES[body.voice] ?? body.voice;
-    const speech = await this.synthesizeSpeech.synthesize(principal, { text: body.input, voice, format: (body.response_format ?? 'mp3') as SpeechFormat, speed: body.speed }, (req as any).id);
+    const speech = await this.synthesizeSpeech.synthesize(principal, { text: body.input, voice, format: (body.response_format ?? 'mp3') as SpeechFormat, speed: body.speed }, (req as any).id, requestSignal(req));
     res.setHeader('Content-Type', speech.contentType).setHeader('Content-Length', String(speech.audio.length));
     res.end(speech.audio);
   }

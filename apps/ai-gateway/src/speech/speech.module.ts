@@ -3,6 +3,7 @@ import { MulterModule } from '@nestjs/platform-express';
 import { memoryStorage } from 'multer';
 import { GatewayConfig } from '../config/gateway.config';
 import { KeysModule } from '../keys/keys.module';
+import { EngineLimits } from '../vision/engine-limits';
 import { UsageModule } from '../usage/usage.module';
 import { SpeechStreamDocController } from './speech-stream.doc.controller';
 import { SpeechStreamGateway } from './speech-stream.gateway';
@@ -22,6 +23,6 @@ import { TranscriptionEngines } from './transcription-engines';
     }),
   ],
   controllers: [SpeechController, SpeechStreamDocController],
-  providers: [TranscriptionEngines, TranscribeAudioService, SynthesizeSpeechService, SpeechStreamGateway],
+  providers: [EngineLimits, TranscriptionEngines, TranscribeAudioService, SynthesizeSpeechService, SpeechStreamGateway],
 })
 export class SpeechModule {}

@@ -5,6 +5,7 @@ import { SpeechFormat, SpeechSynthesisEngine, SynthesizedSpeech } from '@app/pro
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { serviceUnavailable, toMediaError } from '../vision/media-errors';
+import { EngineLimits } from '../vision/engine-limits';
 import { synthesisCost } from '../vision/media-prices';
 
 /** Text to speech with the in-process eSpeak NG engine, billed per thousand characters. */
@@ -13,9 +14,10 @@ export class SynthesizeSpeechService {
   constructor(
     private readonly config: GatewayConfig,
     private readonly metering: MeteringService,
+    readonly limits: EngineLimits,
   ) {}
 
-  async synthesize(principal: Principal, req: { text: string; voice?: string; format?: SpeechFormat; speed?: number }, requestId?: string): Promise<SynthesizedSpeech> {
+  async synthesize(principal: Principal, req: { text: string; voice?: string; format?: SpeechFormat; speed?: number }, requestId?: string, signal?: AbortSignal): Promise<SynthesizedSpeech> {
     const engine = SpeechSynthesisEngine.shared();
     if (!this.config.AI_LOCAL_ENGINES) throw serviceUnavailable('Speech synthesis is disabled (AI_LOCAL_ENGINES=false)');
     if (!engine.installed) throw serviceUnavailable('Speech synthesis is not installed: the optional package @echogarden/espeak-ng-emscripten (GPL-3.0) is missing');
@@ -24,7 +26,7 @@ export class SynthesizeSpeechService {
     const reservation = await this.metering.reserve(principal, cost);
     const outcome = { endpoint: '/v1/speech/synthesize', model: 'espeak-ng', provider: 'local', requestId };
     try {
-      const speech = await engine.synthesize(req.text, { voice: req.voice, format: req.format ?? 'mp3', speed: req.speed ?? 1 });
+      const speech = await engine.synthesize(req.text, { voice: req.voice, format: req.format ?? 'mp3', speed: req.speed ?? 1, key: principal.id, signal });
       await this.metering.settle(reservation, { ...outcome, status: 'ok', costYuan: cost, characters, seconds: Math.round(speech.duration * 1000) / 1000, httpStatus: 200 });
       return speech;
     } catch (e) {

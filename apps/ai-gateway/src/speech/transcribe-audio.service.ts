@@ -24,12 +24,14 @@ export class TranscribeAudioService {
     private readonly metering: MeteringService,
   ) {}
 
-  async transcribe(principal: Principal, file: UploadedAudio | undefined, opts: { language?: string; timestamps?: boolean }, requestId?: string): Promise<TranscribeResponse> {
+  /** `signal` aborts when the client leaves: ffmpeg and the engine's child process are killed. */
+  async transcribe(principal: Principal, file: UploadedAudio | undefined, opts: { language?: string; timestamps?: boolean }, requestId?: string, signal?: AbortSignal): Promise<TranscribeResponse> {
     if (!file || !file.buffer?.length) throw new OpenAiError(400, 'file is required: send the audio as a multipart field named "file"', { code: 'missing_file', param: 'file' });
     const { needsPcm } = this.engines.check(opts.language);
+    const call = { key: principal.id, signal };
     let decoded;
     try {
-      decoded = await decodeAudio(file.buffer, { sampleRate: STT_SAMPLE_RATE, keepPcm: needsPcm, maxSeconds: this.config.AI_MEDIA_MAX_AUDIO_SECONDS });
+      decoded = await decodeAudio(file.buffer, { sampleRate: STT_SAMPLE_RATE, keepPcm: needsPcm, maxSeconds: this.config.AI_MEDIA_MAX_AUDIO_SECONDS, ...call });
     } catch (e) {
       throw toMediaError(e, 'file');
     }
@@ -39,7 +41,7 @@ export class TranscribeAudioService {
     const outcome = { endpoint: '/v1/speech/transcribe', model: this.config.AI_TRANSCRIBE_BASE_URL ? this.config.AI_TRANSCRIBE_MODEL : 'pocketsphinx-en', requestId };
     try {
       const filename = file.originalname && /^[\w.-]{1,100}$/.test(file.originalname) ? file.originalname : `audio.${decoded.container}`;
-      const result = await this.engines.transcribeFile({ bytes: file.buffer, filename, pcm: decoded.pcm }, opts.language);
+      const result = await this.engines.transcribeFile({ bytes: file.buffer, filename, pcm: decoded.pcm }, opts.language, call);
       await this.metering.settle(reservation, { ...outcome, provider: result.provider, status: 'ok', costYuan: cost, seconds: duration, httpStatus: 200 });
       return {
         text: result.text,

@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { encodeWav, PocketsphinxEngine, STT_SAMPLE_RATE, Transcript } from '@app/providers/engines';
+import { EngineCallOptions, encodeWav, PocketsphinxEngine, STT_SAMPLE_RATE, Transcript } from '@app/providers/engines';
 import { OpenAiMediaClient } from '@app/providers/media';
 import { GatewayConfig } from '../config/gateway.config';
+import { EngineLimits } from '../vision/engine-limits';
 import { serviceUnavailable } from '../vision/media-errors';
 
 // OpenAI's verbose_json names the language ("english"); the contract answers a code.
@@ -28,7 +29,11 @@ export class TranscriptionEngines {
   private readonly upstream: OpenAiMediaClient | null;
   private readonly local: PocketsphinxEngine | null;
 
-  constructor(private readonly config: GatewayConfig) {
+  constructor(
+    private readonly config: GatewayConfig,
+    // Injected so the AI_ENGINE_* caps are applied before the first engine call.
+    readonly limits: EngineLimits,
+  ) {
     this.upstream = config.AI_TRANSCRIBE_BASE_URL
       ? new OpenAiMediaClient({ baseUrl: config.AI_TRANSCRIBE_BASE_URL, apiKey: config.AI_TRANSCRIBE_API_KEY, timeoutMs: config.AI_MEDIA_UPSTREAM_TIMEOUT_MS })
       : null;
@@ -48,22 +53,22 @@ export class TranscriptionEngines {
   }
 
   /** A whole file: the upstream receives the original bytes, the local engine the decoded 16 kHz PCM. */
-  async transcribeFile(file: { bytes: Buffer; filename: string; pcm: Int16Array }, language?: string): Promise<EngineTranscript> {
+  async transcribeFile(file: { bytes: Buffer; filename: string; pcm: Int16Array }, language?: string, call: EngineCallOptions = {}): Promise<EngineTranscript> {
     this.check(language);
     if (this.upstream) {
-      const t = await this.upstream.transcribe({ model: this.config.AI_TRANSCRIBE_MODEL, file: file.bytes, filename: file.filename, language });
+      const t = await this.upstream.transcribe({ model: this.config.AI_TRANSCRIBE_MODEL, file: file.bytes, filename: file.filename, language }, call.signal);
       return { text: t.text, language: language ?? languageCode(t.language), segments: t.segments, provider: 'upstream' };
     }
-    return { ...(await this.local!.transcribe(file.pcm)), provider: 'pocketsphinx' };
+    return { ...(await this.local!.transcribe(file.pcm, call)), provider: 'pocketsphinx' };
   }
 
-  /** A stretch of live audio (mono 16 kHz PCM). */
-  async transcribePcm(pcm: Int16Array, language?: string): Promise<EngineTranscript> {
+  /** A stretch of live audio (mono 16 kHz PCM); `call` carries the key's share and the session's end. */
+  async transcribePcm(pcm: Int16Array, language?: string, call: EngineCallOptions = {}): Promise<EngineTranscript> {
     this.check(language);
     if (this.upstream) {
-      const t = await this.upstream.transcribe({ model: this.config.AI_TRANSCRIBE_MODEL, file: encodeWav(pcm, STT_SAMPLE_RATE), filename: 'segment.wav', language });
+      const t = await this.upstream.transcribe({ model: this.config.AI_TRANSCRIBE_MODEL, file: encodeWav(pcm, STT_SAMPLE_RATE), filename: 'segment.wav', language }, call.signal);
       return { text: t.text, language: language ?? languageCode(t.language), segments: t.segments, provider: 'upstream' };
     }
-    return { ...(await this.local!.transcribe(pcm)), provider: 'pocketsphinx' };
+    return { ...(await this.local!.transcribe(pcm, call)), provider: 'pocketsphinx' };
   }
 }

@@ -6,6 +6,7 @@ import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
 import { loadImageSource } from './image-source';
+import { EngineLimits } from './engine-limits';
 import { toMediaError, serviceUnavailable } from './media-errors';
 import { recognitionCost } from './media-prices';
 
@@ -15,9 +16,12 @@ export class RecognizeImageService {
   constructor(
     private readonly config: GatewayConfig,
     private readonly metering: MeteringService,
+    // Injected so the AI_ENGINE_* caps are applied before the first engine call.
+    readonly limits: EngineLimits,
   ) {}
 
-  async recognize(principal: Principal, req: RecognizeImageRequest, requestId?: string): Promise<RecognizeImageResponse> {
+  /** `signal` aborts when the client leaves: the download and the engine work for it stop. */
+  async recognize(principal: Principal, req: RecognizeImageRequest, requestId?: string, signal?: AbortSignal): Promise<RecognizeImageResponse> {
     const features = [...new Set(req.features)];
     const language = req.language ?? 'zh-CN';
     if (features.includes('text') && !isOcrLanguage(language)) {
@@ -34,14 +38,17 @@ export class RecognizeImageService {
         timeoutMs: this.config.AI_MEDIA_FETCH_TIMEOUT_MS,
         maxRedirects: this.config.AI_MEDIA_FETCH_MAX_REDIRECTS,
         allowedCidrs: (this.config.AI_MEDIA_FETCH_ALLOWED_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+        signal,
       });
+      // Engine work counts against this key's share of the shared engine limiter.
+      const call = { key: principal.id, signal };
       const maxPixels = this.config.AI_MEDIA_MAX_PIXELS;
       const wantVision = features.some((f) => f !== 'text');
       const [vision, text] = await Promise.all([
         wantVision
-          ? VisionEngine.shared().detect(image, { faces: features.includes('faces'), objects: features.includes('objects'), labels: features.includes('labels'), maxPixels })
+          ? VisionEngine.shared().detect(image, { faces: features.includes('faces'), objects: features.includes('objects'), labels: features.includes('labels'), maxPixels, ...call })
           : Promise.resolve({}),
-        features.includes('text') ? OcrEngine.shared().recognize(image, maxPixels) : Promise.resolve(undefined),
+        features.includes('text') ? OcrEngine.shared().recognize(image, maxPixels, undefined, call) : Promise.resolve(undefined),
       ]);
       const response: RecognizeImageResponse = { ...vision };
       if (text) response.text = text;

@@ -9,6 +9,7 @@ import { GenerateImageRequest, GenerateImageResponse, OpenAiImageGenerationReque
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
 import { GenerateImageService } from './generate-image.service';
 import { cdnBase } from './media-storage';
+import { requestSignal } from './media-errors';
 import { RecognizeImageService } from './recognize-image.service';
 
 const OPENAI_STYLES: Record<string, string | undefined> = { vivid: 'artistic', natural: 'realistic' };
@@ -37,7 +38,7 @@ export class VisionController {
   @ApiOpenAiErrors(400, 401, 403, 413, 415, 429, 503)
   recognize(@CurrentPrincipal() principal: Principal, @Body() body: RecognizeImageRequest, @Req() req: Request): Promise<RecognizeImageResponse> {
     assertScope(principal, 'vision');
-    return this.recognizeImage.recognize(principal, body, (req as any).id);
+    return this.recognizeImage.recognize(principal, body, (req as any).id, requestSignal(req));
   }
 
   @Post('vision/generate')

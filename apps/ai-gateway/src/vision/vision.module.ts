@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { GatewayConfig } from '../config/gateway.config';
 import { UsageModule } from '../usage/usage.module';
 import { CdnController } from './cdn.controller';
+import { EngineLimits } from './engine-limits';
 import { GenerateImageService } from './generate-image.service';
 import { MEDIA_STORAGE, mediaStorageFor } from './media-storage';
 import { RecognizeImageService } from './recognize-image.service';
@@ -11,7 +12,7 @@ import { VisionController } from './vision.controller';
 @Module({
   imports: [UsageModule],
   controllers: [VisionController, CdnController],
-  providers: [RecognizeImageService, GenerateImageService, { provide: MEDIA_STORAGE, inject: [GatewayConfig], useFactory: mediaStorageFor }],
+  providers: [EngineLimits, RecognizeImageService, GenerateImageService, { provide: MEDIA_STORAGE, inject: [GatewayConfig], useFactory: mediaStorageFor }],
   exports: [MEDIA_STORAGE],
 })
 export class VisionModule {}

@@ -1,7 +1,9 @@
+import { EngineAbortedError, EngineLimiter } from './engine-limiter';
 import { EngineInputError, EngineUnavailableError, EngineWorker } from './engine-worker';
 
 const BODY = `
 let loads = 0;
+let slowCalls = 0;
 async function init(data) {
   loads++;
   if (data.failLoad) throw new Error('model file missing');
@@ -11,7 +13,8 @@ async function init(data) {
     async boom() { throw new Error('kaput'); },
     async crash() { process.exit(3); },
     async hang() { return new Promise(() => undefined); },
-    async slow(ms) { await new Promise((r) => setTimeout(r, ms)); return ms; },
+    async slow(ms) { slowCalls++; await new Promise((r) => setTimeout(r, ms)); return ms; },
+    async slowCalls() { return slowCalls; },
     async bytes(n) { const b = new Uint8Array(n).fill(7); return transfer(b, [b.buffer]); },
   };
 }
@@ -63,11 +66,39 @@ describe('EngineWorker', () => {
     expect((await w.call<{ x: number }>('echo', [5])).x).toBe(5);
   });
 
-  it('refuses calls beyond its queue instead of queueing without bound', async () => {
-    const w = make({}, 5000, 2);
-    const a = w.call('slow', [200]);
-    const b = w.call('slow', [10]);
-    await expect(w.call('slow', [10])).rejects.toThrow(/busy/);
-    expect(await Promise.all([a, b])).toEqual([200, 10]);
-  });
+  const withLimits = async (limits: Parameters<EngineLimiter['configure']>[0], fn: () => Promise<void>) => {
+    const limiter = EngineLimiter.shared();
+    const saved = { ...limiter.current };
+    limiter.configure(limits);
+    try {
+      await fn();
+    } finally {
+      limiter.configure(saved);
+    }
+  };
+
+  it('refuses calls beyond its queue instead of queueing without bound', () =>
+    withLimits({ maxConcurrent: 10 }, async () => {
+      const w = make({}, 5000, 2);
+      const a = w.call('slow', [200]);
+      const b = w.call('slow', [10]);
+      await expect(w.call('slow', [10])).rejects.toThrow(/busy/);
+      expect(await Promise.all([a, b])).toEqual([200, 10]);
+    }));
+
+  it('passes calls through the shared limiter: a caller that leaves while waiting never reaches the worker, one that leaves mid-call gets EngineAbortedError', () =>
+    withLimits({ maxConcurrent: 1, maxQueued: 4 }, async () => {
+      const w = make();
+      const running = new AbortController();
+      const a = w.call('slow', [50], [], { signal: running.signal });
+      const waiting = new AbortController();
+      const b = w.call('slow', [10], [], { signal: waiting.signal });
+      expect(EngineLimiter.shared().stats).toMatchObject({ active: 1, queued: 1 });
+      waiting.abort();
+      await expect(b).rejects.toBeInstanceOf(EngineAbortedError);
+      running.abort();
+      await expect(a).rejects.toBeInstanceOf(EngineAbortedError);
+      expect(await w.call('slowCalls')).toBe(1);
+      expect(EngineLimiter.shared().stats).toMatchObject({ active: 0, queued: 0 });
+    }));
 });

@@ -1,4 +1,5 @@
 import { Worker } from 'worker_threads';
+import { EngineAbortedError, EngineCallOptions, limitEngineWork } from './engine-limiter';
 
 /** Thrown when a local engine cannot load (package missing, model unreadable) or died; callers answer 503. */
 export class EngineUnavailableError extends Error {
@@ -70,12 +71,33 @@ export class EngineWorker {
     return this.worker !== null;
   }
 
-  call<T>(method: string, args: unknown[] = [], transferList: ArrayBuffer[] = []): Promise<T> {
+  /**
+   * One call, under the shared engine limiter (per key and per process). When `opts.signal` aborts,
+   * a call the worker has not started yet is dropped there; one already running finishes (a worker
+   * cannot be interrupted without losing its loaded models) and is answered with EngineAbortedError.
+   */
+  call<T>(method: string, args: unknown[] = [], transferList: ArrayBuffer[] = [], opts: EngineCallOptions = {}): Promise<T> {
+    if (this.loadError) return Promise.reject(new EngineUnavailableError(this.name, this.loadError));
+    return limitEngineWork(opts, (signal) => this.send<T>(method, args, transferList, signal));
+  }
+
+  private send<T>(method: string, args: unknown[], transferList: ArrayBuffer[], signal: AbortSignal): Promise<T> {
     if (this.loadError) return Promise.reject(new EngineUnavailableError(this.name, this.loadError));
     if (this.pending.size >= this.maxPending) return Promise.reject(new EngineUnavailableError(this.name, `busy: ${this.pending.size} calls waiting`));
     const worker = this.ensureWorker();
     const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<T>((rawResolve, rawReject) => {
+      const onAbort = () => worker.postMessage({ cancel: id });
+      signal.addEventListener('abort', onAbort, { once: true });
+      const resolve = (value: T) => {
+        signal.removeEventListener('abort', onAbort);
+        if (signal.aborted) rawReject(new EngineAbortedError());
+        else rawResolve(value);
+      };
+      const reject = (error: Error) => {
+        signal.removeEventListener('abort', onAbort);
+        rawReject(signal.aborted ? new EngineAbortedError() : error);
+      };
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(new EngineUnavailableError(this.name, `no answer within ${this.timeoutMs} ms`));
@@ -102,13 +124,14 @@ export class EngineWorker {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER_PRELUDE + this.body + WORKER_LOOP, { eval: true, workerData: this.workerData });
     worker.unref();
-    worker.on('message', (message: { id: number; ok: boolean; result?: unknown; error?: string; input?: boolean; load?: boolean }) => {
+    worker.on('message', (message: { id: number; ok: boolean; result?: unknown; error?: string; input?: boolean; load?: boolean; cancelled?: boolean }) => {
       const entry = this.pending.get(message.id);
       if (!entry) return;
       this.pending.delete(message.id);
       clearTimeout(entry.timer);
       if (this.pending.size === 0) worker.unref();
-      if (message.ok) entry.resolve(message.result);
+      if (message.cancelled) entry.reject(new EngineAbortedError());
+      else if (message.ok) entry.resolve(message.result);
       else if (message.load) {
         this.loadError = message.error ?? 'load failed';
         entry.reject(new EngineUnavailableError(this.name, this.loadError));
@@ -152,8 +175,17 @@ const transfer = (result, list) => ({ [TRANSFER]: true, result, list });
 const WORKER_LOOP = `
 let handlersPromise = null;
 let queue = Promise.resolve();
-parentPort.on('message', ({ id, method, args }) => {
+const cancelled = new Set();
+parentPort.on('message', ({ id, method, args, cancel }) => {
+  if (cancel !== undefined) {
+    cancelled.add(cancel);
+    return;
+  }
   queue = queue.then(async () => {
+    if (cancelled.delete(id)) {
+      parentPort.postMessage({ id, ok: false, cancelled: true });
+      return;
+    }
     let handlers;
     try {
       handlersPromise = handlersPromise || init(workerData);
@@ -170,6 +202,7 @@ parentPort.on('message', ({ id, method, args }) => {
     } catch (error) {
       parentPort.postMessage({ id, ok: false, input: error instanceof InputError, error: String((error && error.message) || error) });
     }
+    cancelled.delete(id);
   });
 });
 `;

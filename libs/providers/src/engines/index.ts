@@ -7,3 +7,5 @@ export * from './tts/speech-synthesis.engine';
 export * from './embeddings/text-embedding.engine';
 export * from './stt/pocketsphinx.engine';
 export * from './embeddings/local-embeddings.client';
+export * from './engine-limiter';
+export * from './engine-process';

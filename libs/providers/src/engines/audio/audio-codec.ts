@@ -1,7 +1,8 @@
-import { spawn } from 'child_process';
 import { accessSync, chmodSync, constants, promises as fs } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
+import type { EngineCallOptions } from '../engine-limiter';
+import { runEngineProcess } from '../engine-process';
 import { EngineInputError, EngineUnavailableError } from '../engine-worker';
 
 /** Containers accepted for transcription, keyed by ffmpeg's demuxer name. */
@@ -54,49 +55,31 @@ interface FfmpegRun {
   code: number | null;
 }
 
-/** Runs ffmpeg with bounded time and output; stdin gets `input` when given. */
-export function runFfmpeg(args: string[], input?: Buffer, opts: { timeoutMs?: number; maxOutputBytes?: number; discardOutput?: boolean } = {}): Promise<FfmpegRun & { outputBytes: number }> {
+/** Runs ffmpeg under the shared engine limiter with bounded time and output; stdin gets `input` when given. */
+export async function runFfmpeg(
+  args: string[],
+  input?: Buffer,
+  opts: { timeoutMs?: number; maxOutputBytes?: number; discardOutput?: boolean } & EngineCallOptions = {},
+): Promise<FfmpegRun & { outputBytes: number }> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
-  const maxOutput = opts.maxOutputBytes ?? 512 * 1024 * 1024;
-  return new Promise((resolve, reject) => {
-    const child = spawn(ffmpegPath(), ['-hide_banner', '-nostdin', '-loglevel', 'info', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let outputBytes = 0;
-    let stderr = '';
-    let failed: Error | null = null;
-    const timer = setTimeout(() => {
-      failed = new EngineInputError(`audio processing took longer than ${timeoutMs} ms`);
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => {
-      outputBytes += chunk.length;
-      if (outputBytes > maxOutput) {
-        failed ??= new EngineInputError('decoded audio is too long');
-        child.kill('SIGKILL');
-      } else if (!opts.discardOutput) out.push(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 64 * 1024) stderr += chunk.toString('utf8');
-    });
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(new EngineUnavailableError('ffmpeg', error.message));
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      if (failed) reject(failed);
-      else resolve({ stdout: Buffer.concat(out), stderr, code, outputBytes });
-    });
-    child.stdin.on('error', () => undefined); // ffmpeg may exit before reading all input
-    child.stdin.end(input ?? Buffer.alloc(0));
+  const run = await runEngineProcess('ffmpeg', ffmpegPath(), ['-hide_banner', '-nostdin', '-loglevel', 'info', ...args], {
+    key: opts.key,
+    signal: opts.signal,
+    input: input ?? Buffer.alloc(0),
+    timeoutMs,
+    timeoutError: () => new EngineInputError(`audio processing took longer than ${timeoutMs} ms`),
+    maxOutputBytes: opts.maxOutputBytes ?? 512 * 1024 * 1024,
+    outputError: () => new EngineInputError('decoded audio is too long'),
+    discardOutput: opts.discardOutput,
   });
+  return { stdout: run.stdout, stderr: run.stderr, code: run.code, outputBytes: run.outputBytes };
 }
 
 /**
  * Decodes any accepted container to mono 16-bit PCM and measures its real length from the samples,
  * not from headers a client controls. Refuses non-audio and containers outside the list.
  */
-export async function decodeAudio(bytes: Buffer, opts: { sampleRate?: number; keepPcm?: boolean; maxSeconds?: number; timeoutMs?: number } = {}): Promise<DecodedAudio> {
+export async function decodeAudio(bytes: Buffer, opts: { sampleRate?: number; keepPcm?: boolean; maxSeconds?: number; timeoutMs?: number } & EngineCallOptions = {}): Promise<DecodedAudio> {
   const sampleRate = opts.sampleRate ?? 16_000;
   const keepPcm = opts.keepPcm ?? true;
   const maxSeconds = opts.maxSeconds ?? 4 * 3600;
@@ -109,7 +92,7 @@ export async function decodeAudio(bytes: Buffer, opts: { sampleRate?: number; ke
     const run = await runFfmpeg(
       ['-i', file, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(sampleRate), '-f', 's16le', 'pipe:1'],
       undefined,
-      { timeoutMs: opts.timeoutMs, maxOutputBytes: maxSeconds * sampleRate * 2, discardOutput: !keepPcm },
+      { timeoutMs: opts.timeoutMs, maxOutputBytes: maxSeconds * sampleRate * 2, discardOutput: !keepPcm, key: opts.key, signal: opts.signal },
     );
     const demuxer = /Input #0, ([^\s]+?), from/.exec(run.stderr)?.[1];
     if (!demuxer) throw new EngineInputError('file is not a recognizable audio file');
@@ -158,16 +141,16 @@ const FFMPEG_ENCODINGS = {
 } as const;
 
 /** Encodes mono 16-bit PCM through ffmpeg: Ogg Vorbis, Ogg Opus, FLAC or AAC (ADTS). */
-export async function encodeWithFfmpeg(pcm: Int16Array, sampleRate: number, format: keyof typeof FFMPEG_ENCODINGS): Promise<Buffer> {
+export async function encodeWithFfmpeg(pcm: Int16Array, sampleRate: number, format: keyof typeof FFMPEG_ENCODINGS, call: EngineCallOptions = {}): Promise<Buffer> {
   const input = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-  const run = await runFfmpeg(['-f', 's16le', '-ar', String(sampleRate), '-ac', '1', '-i', 'pipe:0', ...FFMPEG_ENCODINGS[format], 'pipe:1'], input);
+  const run = await runFfmpeg(['-f', 's16le', '-ar', String(sampleRate), '-ac', '1', '-i', 'pipe:0', ...FFMPEG_ENCODINGS[format], 'pipe:1'], input, call);
   if (run.code !== 0 || run.stdout.length === 0) throw new Error(`${format} encoding failed: ${run.stderr.slice(-300)}`);
   return run.stdout;
 }
 
 /** Ogg Vorbis. */
-export function encodeOgg(pcm: Int16Array, sampleRate: number): Promise<Buffer> {
-  return encodeWithFfmpeg(pcm, sampleRate, 'ogg');
+export function encodeOgg(pcm: Int16Array, sampleRate: number, call: EngineCallOptions = {}): Promise<Buffer> {
+  return encodeWithFfmpeg(pcm, sampleRate, 'ogg', call);
 }
 
 /** Resamples mono 16-bit PCM (linear interpolation; enough for speech). */

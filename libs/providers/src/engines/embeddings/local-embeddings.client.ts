@@ -1,6 +1,8 @@
 import { UnsupportedRequestError } from '../../llm/anthropic-client';
 import type { LlmClient } from '../../llm/llm-client';
-import type { ChatCompletion, ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse } from '../../llm/types';
+import { CallAbortedError, UpstreamError } from '../../llm/types';
+import type { CallOptions, ChatCompletion, ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse } from '../../llm/types';
+import { EngineAbortedError, EngineBusyError } from '../engine-limiter';
 import { LOCAL_EMBEDDING_DIMENSIONS, TextEmbeddingEngine } from './text-embedding.engine';
 
 /** Engine name to use in a `type: local` deployment of the providers file. */
@@ -13,12 +15,21 @@ export const LOCAL_EMBEDDINGS_ENGINE = 'use-lite-en';
 export class LocalEmbeddingsClient implements LlmClient {
   constructor(private readonly engine: TextEmbeddingEngine = TextEmbeddingEngine.shared()) {}
 
-  async embeddings(req: EmbeddingsRequest): Promise<EmbeddingsResponse> {
+  async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}): Promise<EmbeddingsResponse> {
     if (req.dimensions !== undefined && req.dimensions !== LOCAL_EMBEDDING_DIMENSIONS) {
       throw new UnsupportedRequestError(`the local embeddings model has ${LOCAL_EMBEDDING_DIMENSIONS} dimensions and cannot shorten its vectors`, 'dimensions');
     }
     const inputs = Array.isArray(req.input) ? req.input : [req.input];
-    const vectors = await this.engine.embed(inputs);
+    let vectors: number[][];
+    try {
+      // Process-wide cap of the shared engine limiter (no key reaches an LlmClient); aborted with the request.
+      vectors = await this.engine.embed(inputs, { signal: opts.signal });
+    } catch (e) {
+      if (e instanceof EngineAbortedError) throw new CallAbortedError();
+      // A full engine queue looks like a busy upstream to the router: 503 with a retry hint.
+      if (e instanceof EngineBusyError) throw new UpstreamError(e.message, 'http', 503, 1000);
+      throw e;
+    }
     // No usage: the gateway counts the tokens itself for a local model.
     return { object: 'list', model: req.model, data: vectors.map((embedding, index) => ({ index, object: 'embedding', embedding })) } as unknown as EmbeddingsResponse;
   }

@@ -1,4 +1,5 @@
 import type Sharp from 'sharp';
+import { EngineCallOptions, limitEngineWork } from '../engine-limiter';
 import { EngineInputError } from '../engine-worker';
 
 let sharpLib: typeof Sharp | undefined;
@@ -65,9 +66,16 @@ function sniffRaster(b: Buffer): boolean {
   );
 }
 
-/** Decodes to RGB (EXIF orientation applied), shrunk to fit `maxSide` to bound inference memory. */
-export async function decodeRgb(bytes: Buffer, maxPixels: number, maxSide = 1280): Promise<RgbImage> {
+/**
+ * Decodes to RGB (EXIF orientation applied), shrunk to fit `maxSide` to bound inference memory.
+ * The decode (libvips threads, up to `maxPixels` of bitmap) runs under the shared engine limiter.
+ */
+export async function decodeRgb(bytes: Buffer, maxPixels: number, maxSide = 1280, call: EngineCallOptions = {}): Promise<RgbImage> {
   const info = await inspectImage(bytes, maxPixels);
+  return limitEngineWork(call, () => decodeRgbNow(bytes, info, maxPixels, maxSide));
+}
+
+async function decodeRgbNow(bytes: Buffer, info: ImageInfo, maxPixels: number, maxSide: number): Promise<RgbImage> {
   try {
     const { data, info: out } = await sharp(bytes, { limitInputPixels: maxPixels, failOn: 'error' })
       .rotate()
@@ -83,8 +91,12 @@ export async function decodeRgb(bytes: Buffer, maxPixels: number, maxSide = 1280
 }
 
 /** Re-encodes as PNG (orientation applied, no metadata, fitted in `maxSide`); the OCR engine reads this. */
-export async function normalizePng(bytes: Buffer, maxPixels: number, maxSide = 2048): Promise<{ png: Buffer; scale: number }> {
+export async function normalizePng(bytes: Buffer, maxPixels: number, maxSide = 2048, call: EngineCallOptions = {}): Promise<{ png: Buffer; scale: number }> {
   const info = await inspectImage(bytes, maxPixels);
+  return limitEngineWork(call, () => normalizePngNow(bytes, info, maxPixels, maxSide));
+}
+
+async function normalizePngNow(bytes: Buffer, info: ImageInfo, maxPixels: number, maxSide: number): Promise<{ png: Buffer; scale: number }> {
   try {
     const { data, info: out } = await sharp(bytes, { limitInputPixels: maxPixels, failOn: 'error' })
       .rotate()

@@ -1,3 +1,4 @@
+import type { EngineCallOptions } from '../engine-limiter';
 import { EngineWorker } from '../engine-worker';
 import { normalizePng } from '../image/image-decoder';
 
@@ -43,9 +44,9 @@ export class OcrEngine {
   }
 
   /** Text lines in reading order, empty lines dropped. Throws EngineInputError for an undecodable image. */
-  async recognize(image: Buffer, maxPixels: number, minConfidence = 0.5): Promise<RecognizedText[]> {
-    const { png, scale } = await normalizePng(image, maxPixels);
-    const lines = await this.worker.call<Array<{ text: string; mean: number; box: number[][] }>>('detect', [png]);
+  async recognize(image: Buffer, maxPixels: number, minConfidence = 0.5, call: EngineCallOptions = {}): Promise<RecognizedText[]> {
+    const { png, scale } = await normalizePng(image, maxPixels, undefined, call);
+    const lines = await this.worker.call<Array<{ text: string; mean: number; box: number[][] }>>('detect', [png], [], call);
     return lines
       .filter((l) => l.text.trim() !== '' && l.mean >= minConfidence)
       .map((l) => {

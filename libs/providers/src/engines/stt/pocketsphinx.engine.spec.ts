@@ -1,5 +1,7 @@
 import { decodeAudio } from '../audio/audio-codec';
+import { EngineAbortedError, EngineBusyError, EngineLimiter } from '../engine-limiter';
 import { EngineUnavailableError } from '../engine-worker';
+import { pidAlive, startFakeEngineBinary } from '../testing/fake-engine-binary';
 import { SpeechSynthesisEngine } from '../tts/speech-synthesis.engine';
 import { parseTimedOutput, PocketsphinxEngine, STT_SAMPLE_RATE } from './pocketsphinx.engine';
 
@@ -77,5 +79,49 @@ describe('PocketsphinxEngine', () => {
 
   whenInstalled('hears nothing in silence', async () => {
     expect((await engine.transcribe(new Int16Array(STT_SAMPLE_RATE * 2))).text).toBe('');
+  });
+
+  // M4: the real engine code path with a stand-in binary (pocketsphinx itself need not be installed).
+  it('runs at most its key\'s share of processes, refuses past the key\'s queue, and kills the process of a caller that leaves', async () => {
+    const fake = await startFakeEngineBinary();
+    const limiter = EngineLimiter.shared();
+    const saved = { ...limiter.current };
+    limiter.configure({ maxConcurrent: 8, maxConcurrentPerKey: 2, maxQueued: 8, maxQueuedPerKey: 1 });
+    try {
+      const stt = new PocketsphinxEngine({ binary: fake.binary, modelDir: fake.modelDir });
+      expect(stt.available).toBe(true);
+      const sessions = Array.from({ length: 5 }, () => new AbortController());
+      // The calls reach the limiter in whatever order their temp files get written: count, don't index.
+      const refused: EngineBusyError[] = [];
+      let twoRefused!: () => void;
+      const refusedTwice = new Promise<void>((r) => (twoRefused = r));
+      const calls = sessions.map((c) =>
+        stt.transcribe(new Int16Array(1600), { key: 'one-key', signal: c.signal }).then(
+          (v) => v,
+          (e: Error) => {
+            if (e instanceof EngineBusyError && refused.push(e) === 2) twoRefused();
+            return e;
+          },
+        ),
+      );
+      await refusedTwice;
+      expect(refused.map((e) => e.scope)).toEqual(['key', 'key']);
+      await fake.waitForStarts(2);
+      expect(fake.running).toHaveLength(2);
+      expect(limiter.stats.queued).toBe(1);
+      const [first] = fake.running;
+      // Every caller leaves: the running processes are killed, the queued call never spawns one.
+      for (const c of sessions) c.abort();
+      const outcomes = await Promise.all(calls);
+      expect(outcomes.filter((e) => e instanceof EngineAbortedError)).toHaveLength(3);
+      await fake.waitForExit(first);
+      for (const pid of [first, ...fake.running]) await fake.waitForExit(pid);
+      expect(pidAlive(first)).toBe(false);
+      expect(fake.running).toEqual([]);
+      expect(fake.started).toBe(2);
+    } finally {
+      limiter.configure(saved);
+      await fake.close();
+    }
   });
 });

@@ -1,7 +1,8 @@
-import { spawn } from 'child_process';
 import { accessSync, constants, existsSync, promises as fs } from 'fs';
 import { tmpdir } from 'os';
 import * as path from 'path';
+import { EngineAbortedError, EngineCallOptions } from '../engine-limiter';
+import { runEngineProcess } from '../engine-process';
 import { EngineUnavailableError } from '../engine-worker';
 
 export interface TranscriptSegment {
@@ -65,37 +66,30 @@ export class PocketsphinxEngine {
     return !language || language.toLowerCase().split(/[-_]/)[0] === 'en';
   }
 
-  /** Transcribes mono 16 kHz PCM; segments are the decoder's utterances (split on silence). */
-  async transcribe(pcm: Int16Array, timeoutMs = 120_000): Promise<Transcript> {
+  /**
+   * Transcribes mono 16 kHz PCM; segments are the decoder's utterances (split on silence). The child
+   * process runs under the shared engine limiter (per key and per process) and is killed when
+   * `opts.signal` aborts.
+   */
+  async transcribe(pcm: Int16Array, opts: { timeoutMs?: number } & EngineCallOptions = {}): Promise<Transcript> {
     if (!this.binary) throw new EngineUnavailableError('stt', 'pocketsphinx is not installed');
+    if (opts.signal?.aborted) throw new EngineAbortedError();
+    const timeoutMs = opts.timeoutMs ?? 120_000;
     const dir = await fs.mkdtemp(path.join(tmpdir(), 'stt-'));
     const file = path.join(dir, 'audio.raw');
     try {
       await fs.writeFile(file, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength), { mode: 0o600 });
-      const output = await this.run(['-infile', file, '-time', 'yes', '-samprate', String(STT_SAMPLE_RATE), '-logfn', '/dev/null'], timeoutMs);
-      return parseTimedOutput(output);
+      const run = await runEngineProcess('stt', this.binary, ['-infile', file, '-time', 'yes', '-samprate', String(STT_SAMPLE_RATE), '-logfn', '/dev/null'], {
+        key: opts.key,
+        signal: opts.signal,
+        timeoutMs,
+        timeoutError: () => new EngineUnavailableError('stt', `pocketsphinx killed (no answer within ${timeoutMs} ms)`),
+      });
+      if (run.code !== 0) throw new EngineUnavailableError('stt', run.signal ? `pocketsphinx killed (${run.signal})` : `pocketsphinx exited with ${run.code}`);
+      return parseTimedOutput(run.stdout.toString('utf8'));
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
-  }
-
-  private run(args: string[], timeoutMs: number): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(this.binary!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-      child.stderr.resume();
-      child.on('error', (e) => {
-        clearTimeout(timer);
-        reject(new EngineUnavailableError('stt', e.message));
-      });
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        if (code === 0) resolve(out);
-        else reject(new EngineUnavailableError('stt', signal ? `pocketsphinx killed (${signal})` : `pocketsphinx exited with ${code}`));
-      });
-    });
   }
 }
 

@@ -1,5 +1,6 @@
 import * as path from 'path';
 import { encodeWav, encodeWithFfmpeg, resamplePcm } from '../audio/audio-codec';
+import type { EngineCallOptions } from '../engine-limiter';
 import { EngineInputError, EngineUnavailableError, EngineWorker } from '../engine-worker';
 
 /** The contract's voice ids and the eSpeak NG voice (+ variant) that speaks each. */
@@ -90,7 +91,8 @@ export class SpeechSynthesisEngine {
     return this.worker?.started ?? false;
   }
 
-  async synthesize(text: string, opts: { voice?: string; speed?: number; format?: SpeechFormat } = {}): Promise<SynthesizedSpeech> {
+  /** The synthesis (worker call) and any ffmpeg encode each take a slot of the shared engine limiter, one after the other. */
+  async synthesize(text: string, opts: { voice?: string; speed?: number; format?: SpeechFormat } & EngineCallOptions = {}): Promise<SynthesizedSpeech> {
     if (!this.worker) throw new EngineUnavailableError('tts', this.missing ?? 'not installed');
     const voiceId = opts.voice ?? DEFAULT_VOICE;
     const voice = VOICES[voiceId];
@@ -101,12 +103,13 @@ export class SpeechSynthesisEngine {
     if (!(format in SPEECH_FORMATS)) throw new EngineInputError(`unsupported format ${format}`);
     if (text.trim() === '') throw new EngineInputError('text is empty');
 
-    const out = await this.worker.call<{ sampleRate: number; samples: number; pcm?: Int16Array; mp3?: Uint8Array }>('synthesize', [
-      text,
-      voice.espeak,
-      Math.round(ESPEAK_DEFAULT_WPM * speed),
-      format === 'mp3',
-    ]);
+    const call = { key: opts.key, signal: opts.signal };
+    const out = await this.worker.call<{ sampleRate: number; samples: number; pcm?: Int16Array; mp3?: Uint8Array }>(
+      'synthesize',
+      [text, voice.espeak, Math.round(ESPEAK_DEFAULT_WPM * speed), format === 'mp3'],
+      [],
+      call,
+    );
     const duration = out.samples / out.sampleRate;
     let audio: Buffer;
     if (out.mp3) audio = Buffer.from(out.mp3.buffer, out.mp3.byteOffset, out.mp3.byteLength);
@@ -115,7 +118,7 @@ export class SpeechSynthesisEngine {
       // OpenAI's raw format: 24 kHz, signed 16-bit little-endian, mono.
       const pcm = resamplePcm(out.pcm!, out.sampleRate, 24_000);
       audio = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-    } else audio = await encodeWithFfmpeg(out.pcm!, out.sampleRate, format as 'ogg' | 'opus' | 'flac' | 'aac');
+    } else audio = await encodeWithFfmpeg(out.pcm!, out.sampleRate, format as 'ogg' | 'opus' | 'flac' | 'aac', call);
     return { audio, contentType: SPEECH_FORMATS[format], format, sampleRate: out.sampleRate, duration };
   }
 

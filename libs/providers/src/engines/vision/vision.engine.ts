@@ -1,4 +1,5 @@
 import * as path from 'path';
+import type { EngineCallOptions } from '../engine-limiter';
 import { EngineWorker } from '../engine-worker';
 import { decodeRgb } from '../image/image-decoder';
 
@@ -31,7 +32,7 @@ export interface VisionResult {
   labels?: ImageLabel[];
 }
 
-export interface VisionOptions {
+export interface VisionOptions extends EngineCallOptions {
   faces: boolean;
   objects: boolean;
   labels: boolean;
@@ -134,11 +135,14 @@ export class VisionEngine {
 
   async detect(image: Buffer, options: VisionOptions): Promise<VisionResult> {
     const min = options.minConfidence ?? 0.5;
-    const rgb = await decodeRgb(image, options.maxPixels);
+    const call = { key: options.key, signal: options.signal };
+    const rgb = await decodeRgb(image, options.maxPixels, undefined, call);
     const wantObjects = options.objects || options.labels;
     const raw = await this.worker.call<{ faces: Array<{ score: number; box: number[] }>; objects: Array<{ label: string; score: number; box: number[] }> }>(
       'detect',
       [rgb.data, rgb.width, rgb.height, options.faces || options.labels, wantObjects],
+      [],
+      call,
     );
     const box = (b: number[]): BoundingBox => ({
       x: Math.max(0, Math.round(b[0] * rgb.scale)),

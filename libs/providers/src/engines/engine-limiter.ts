@@ -1,0 +1,195 @@
+import { availableParallelism } from 'os';
+
+/**
+ * Refused because too much engine work is already running or waiting: `scope` 'key' when this
+ * caller's own share is used up (answer 429), 'server' when the whole process is (answer 503).
+ */
+export class EngineBusyError extends Error {
+  constructor(
+    readonly scope: 'key' | 'server',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EngineBusyError';
+  }
+}
+
+/** The request or session that wanted the work ended (client gone); its child process was killed. */
+export class EngineAbortedError extends Error {
+  constructor(message = 'the request ended before the engine finished') {
+    super(message);
+    this.name = 'EngineAbortedError';
+  }
+}
+
+/** Who asks for engine work and until when: `key` buckets the per-caller caps, `signal` ends the work. */
+export interface EngineCallOptions {
+  /** The API key (or other tenant) the work is for; absent means only the process-wide caps apply. */
+  key?: string;
+  /** Aborted when the client disconnects, the socket closes or the request is abandoned. */
+  signal?: AbortSignal;
+}
+
+export interface EngineLimits {
+  /** Engine works (child processes, worker-thread calls, image decodes) running at once in this process. */
+  maxConcurrent: number;
+  /** Of those, at most this many for one key. */
+  maxConcurrentPerKey: number;
+  /** Works waiting for a slot in this process; beyond it calls are refused (503). */
+  maxQueued: number;
+  /** Works one key may have waiting; beyond it that key is refused (429). */
+  maxQueuedPerKey: number;
+}
+
+export function defaultEngineLimits(): EngineLimits {
+  return { maxConcurrent: Math.max(1, availableParallelism()), maxConcurrentPerKey: 2, maxQueued: 32, maxQueuedPerKey: 4 };
+}
+
+interface Waiter {
+  key?: string;
+  start: () => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * The one gate every local engine's heavy work passes (ffmpeg, PocketSphinx, OCR, vision, TTS,
+ * embeddings, image decoding): a counting semaphore with a per-key share and a bounded FIFO queue.
+ * Work is accounted at the leaves (one child process, one worker call, one decode), never nested,
+ * so a request holding a slot never waits for another one.
+ *
+ * Process-local on purpose: what it protects is this replica's CPU and memory; each replica has its
+ * own processes to bound. Per-key request rates across replicas are the platform rate limiter's job.
+ */
+export class EngineLimiter {
+  private static instance: EngineLimiter | null = null;
+  private limits: EngineLimits;
+  private active = 0;
+  private readonly activeByKey = new Map<string, number>();
+  private readonly waiting: Waiter[] = [];
+  private readonly waitingByKey = new Map<string, number>();
+  private peakActive = 0;
+
+  constructor(limits: Partial<EngineLimits> = {}) {
+    this.limits = { ...defaultEngineLimits(), ...limits };
+  }
+
+  /** The process's limiter, shared by every engine. */
+  static shared(): EngineLimiter {
+    return (EngineLimiter.instance ??= new EngineLimiter());
+  }
+
+  configure(limits: Partial<EngineLimits>): void {
+    this.limits = { ...this.limits, ...limits };
+    this.dispatch();
+  }
+
+  get current(): Readonly<EngineLimits> {
+    return this.limits;
+  }
+
+  /** Counters for tests and health output. */
+  get stats(): { active: number; queued: number; peakActive: number } {
+    return { active: this.active, queued: this.waiting.length, peakActive: this.peakActive };
+  }
+
+  /**
+   * Runs `work` once a slot is free (at once, queued, or refused with EngineBusyError). The signal
+   * handed to `work` aborts when the caller's does; a caller that leaves while queued is dropped.
+   */
+  async run<T>(opts: EngineCallOptions, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const signal = opts.signal ?? new AbortController().signal;
+    if (signal.aborted) throw new EngineAbortedError();
+    await this.acquire(opts.key, signal);
+    try {
+      if (signal.aborted) throw new EngineAbortedError();
+      return await work(signal);
+    } finally {
+      this.release(opts.key);
+    }
+  }
+
+  private canStart(key?: string): boolean {
+    if (this.active >= this.limits.maxConcurrent) return false;
+    return key === undefined || (this.activeByKey.get(key) ?? 0) < this.limits.maxConcurrentPerKey;
+  }
+
+  private take(key?: string): void {
+    this.active++;
+    this.peakActive = Math.max(this.peakActive, this.active);
+    if (key !== undefined) this.activeByKey.set(key, (this.activeByKey.get(key) ?? 0) + 1);
+  }
+
+  private acquire(key: string | undefined, signal: AbortSignal): Promise<void> {
+    // Waiters left in the queue can only be ones blocked by their own key's share, so starting now is fair.
+    if (this.canStart(key)) {
+      this.take(key);
+      return Promise.resolve();
+    }
+    if (key !== undefined && (this.waitingByKey.get(key) ?? 0) >= this.limits.maxQueuedPerKey) {
+      return Promise.reject(
+        new EngineBusyError('key', `this API key already has ${this.activeByKey.get(key) ?? 0} engine jobs running and ${this.waitingByKey.get(key)} waiting; retry when one finishes`),
+      );
+    }
+    if (this.waiting.length >= this.limits.maxQueued) {
+      return Promise.reject(new EngineBusyError('server', `the local engines are busy (${this.active} jobs running, ${this.waiting.length} waiting); retry shortly`));
+    }
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const at = this.waiting.indexOf(waiter);
+        if (at >= 0) {
+          this.waiting.splice(at, 1);
+          this.unqueue(key);
+        }
+        reject(new EngineAbortedError());
+      };
+      const waiter: Waiter = {
+        key,
+        start: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject,
+      };
+      this.waiting.push(waiter);
+      if (key !== undefined) this.waitingByKey.set(key, (this.waitingByKey.get(key) ?? 0) + 1);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private unqueue(key?: string): void {
+    if (key === undefined) return;
+    const n = (this.waitingByKey.get(key) ?? 1) - 1;
+    if (n > 0) this.waitingByKey.set(key, n);
+    else this.waitingByKey.delete(key);
+  }
+
+  private release(key?: string): void {
+    this.active--;
+    if (key !== undefined) {
+      const n = (this.activeByKey.get(key) ?? 1) - 1;
+      if (n > 0) this.activeByKey.set(key, n);
+      else this.activeByKey.delete(key);
+    }
+    this.dispatch();
+  }
+
+  /** Starts the oldest waiters that may run now. */
+  private dispatch(): void {
+    for (let i = 0; i < this.waiting.length && this.active < this.limits.maxConcurrent; ) {
+      const waiter = this.waiting[i];
+      if (!this.canStart(waiter.key)) {
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      this.unqueue(waiter.key);
+      this.take(waiter.key);
+      waiter.start();
+    }
+  }
+}
+
+/** Shorthand: run `work` under the process's shared limiter. */
+export function limitEngineWork<T>(opts: EngineCallOptions | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  return EngineLimiter.shared().run(opts ?? {}, work);
+}
