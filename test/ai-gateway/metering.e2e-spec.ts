@@ -89,13 +89,14 @@ describe('AI gateway metering: budgets, ledger, usage', () => {
     await expect(sdk(key).chat.completions.create({ model: 'vendor-gpt-4', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] })).resolves.toBeTruthy();
   });
 
-  it('caps max_tokens of a budgeted key that sent none, at what was reserved', async () => {
+  it('caps max_tokens of a key that sent none, at what was reserved (budgeted or not)', async () => {
     const { key } = await f.createKey({ budget_yuan: 5 });
     await sdk(key).chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] });
     expect(f.openai.requests[0].body.max_tokens).toBe(50);
     const { key: unlimited } = await f.createKey();
     await sdk(unlimited).chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] });
-    expect(f.openai.requests[1].body.max_tokens).toBeUndefined();
+    // Issue 16, H3: the reserved default is sent too, never the upstream's own default length.
+    expect(f.openai.requests[1].body).toMatchObject({ max_tokens: 50, max_completion_tokens: 50 });
   });
 
   it('does not charge failed calls, and records them in the ledger', async () => {

@@ -53,7 +53,8 @@ export class CreateChatCompletion {
     if (info.kind !== 'chat') throw new OpenAiError(400, `${body.model} is not a chat model`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
     assertModel(claims, body.model);
 
-    const promptTokens = this.tokenizer.countChat(body.messages, info.encoding, info.contextLength);
+    // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
+    const promptTokens = await this.tokenizer.countChatAsync(body.messages, info.encoding, info.contextLength);
     const requestedOut = body.max_completion_tokens ?? body.max_tokens;
     if (promptTokens + (requestedOut ?? 0) > info.contextLength) {
       throw new OpenAiError(
@@ -75,8 +76,13 @@ export class CreateChatCompletion {
     }
     const upstream: UpstreamChatRequest = { ...(body as unknown as UpstreamChatRequest) };
     delete upstream.stream_options;
-    // A budgeted key must not receive more than was reserved for it.
-    if (claims.hasBudget && requestedOut === undefined) upstream.max_tokens = reserveOut;
+    // The upstream gets exactly the completion limit that was reserved, under both names: OpenAI-type
+    // servers honour one or the other (older ones only max_tokens, which a caller could set higher
+    // than the max_completion_tokens the hold was computed from), the Anthropic client sends it as its
+    // required max_tokens. Without one from the caller the reserved default is sent too, never the
+    // upstream's own default length (issue 16, H3).
+    upstream.max_tokens = reserveOut;
+    upstream.max_completion_tokens = reserveOut;
     const maxCost = tokenCost(info, { promptTokens: promptHold, completionTokens: reserveOut * (body.n ?? 1) });
     const reservation = await this.metering.reserve(principal, maxCost);
     return { info, promptTokens, upstream, reservation };
@@ -97,7 +103,7 @@ export class CreateChatCompletion {
       throw e;
     }
     timer.upstreamDone();
-    const usage = this.usageOf(result.usage, p.promptTokens, result.choices.map((c) => (typeof c.message?.content === 'string' ? c.message.content : '')).join(''), p.info);
+    const usage = await this.usageOf(result.usage, p.promptTokens, result.choices.map((c) => (typeof c.message?.content === 'string' ? c.message.content : '')).join(''), p.info);
     result.usage = usage;
     const settling = this.metering.settle(p.reservation, this.outcome(p, req, 'ok', usage, deployment, 200));
     // A held budget reservation is released before answering; with nothing held (no budget) the charge
@@ -154,16 +160,16 @@ export class CreateChatCompletion {
     } finally {
       sse.end();
     }
-    const usage = this.usageOf(upstreamUsage, p.promptTokens, delivered, p.info);
+    const usage = await this.usageOf(upstreamUsage, p.promptTokens, delivered, p.info);
     await this.metering.settle(p.reservation, { ...this.outcome(p, req, status, usage, routed.deployment, 200), error });
   }
 
   /** Upstream usage when it came; otherwise our own count of the prompt and of the delivered text. */
-  private usageOf(upstream: Usage | undefined | null, promptTokens: number, deliveredText: string, info: ModelInfo): Usage {
+  private async usageOf(upstream: Usage | undefined | null, promptTokens: number, deliveredText: string, info: ModelInfo): Promise<Usage> {
     if (upstream && Number.isFinite(upstream.prompt_tokens) && Number.isFinite(upstream.completion_tokens)) {
       return { prompt_tokens: upstream.prompt_tokens, completion_tokens: upstream.completion_tokens, total_tokens: upstream.prompt_tokens + upstream.completion_tokens };
     }
-    const completion = this.tokenizer.count(deliveredText, info.encoding);
+    const completion = await this.tokenizer.countUpToAsync(deliveredText, info.encoding, Infinity);
     return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
   }
 

@@ -49,7 +49,7 @@ export class GatewayConfig extends BaseConfig {
   @Max(5000)
   AI_LEDGER_BATCH_SIZE: number = 1000;
 
-  /** Completion tokens reserved against a budget when a request sets no max_tokens (and sent upstream as its max_tokens for budgeted keys). */
+  /** Completion tokens reserved when a request sets no max_tokens (and sent upstream as its max_tokens / max_completion_tokens). */
   @IsInt()
   @Min(1)
   AI_COMPLETION_RESERVE_TOKENS: number = 4096;

@@ -31,7 +31,7 @@ export function toBase64Floats(v: number[]): string {
   return buf.toString('base64');
 }
 
-/** POST /v1/embeddings: limits, shared cache by (model, dimensions, input), budget, metering. */
+/** POST /v1/embeddings: limits, a cache per API key by (model, dimensions, input), budget, metering. */
 @Injectable()
 export class CreateEmbeddings {
   private readonly log = new Logger('Embeddings');
@@ -69,8 +69,11 @@ export class CreateEmbeddings {
     if (!this.router.isServed(body.model)) throw new OpenAiError(503, `No provider is available for model ${body.model}`, { type: 'service_unavailable', code: 'no_provider', param: 'model' });
 
     const inputs = Array.isArray(body.input) ? body.input : [body.input];
-    const tokens = inputs.map((text, i) => {
-      const n = this.tokenizer.countUpTo(text, info.encoding, info.contextLength);
+    // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
+    const pace = this.tokenizer.pace();
+    const tokens: number[] = [];
+    for (let i = 0; i < inputs.length; i++) {
+      const n = await this.tokenizer.countUpToAsync(inputs[i], info.encoding, info.contextLength, pace);
       if (n > info.contextLength) {
         throw new OpenAiError(400, `input${Array.isArray(body.input) ? `[${i}]` : ''} has ${n} tokens; ${body.model} accepts at most ${info.contextLength} per input`, {
           type: 'invalid_request_error',
@@ -78,10 +81,10 @@ export class CreateEmbeddings {
           param: 'input',
         });
       }
-      return n;
-    });
+      tokens.push(n);
+    }
 
-    const vectors: (number[] | undefined)[] = await this.cached(info, body.dimensions, inputs);
+    const vectors: (number[] | undefined)[] = await this.cached(principal.id, info, body.dimensions, inputs);
     const missing = inputs.map((_, i) => i).filter((i) => !vectors[i]);
     const billedHits = this.config.AI_EMBEDDINGS_CACHE_HITS_BILLED;
     const hitTokens = inputs.reduce((s, _, i) => s + (vectors[i] ? tokens[i] : 0), 0);
@@ -109,7 +112,7 @@ export class CreateEmbeddings {
         throw e;
       }
       timer.upstreamDone();
-      await this.store(info, body.dimensions, missing.map((i) => [inputs[i], vectors[i]!]));
+      await this.store(principal.id, info, body.dimensions, missing.map((i) => [inputs[i], vectors[i]!]));
     }
 
     const totalTokens = upstreamTokens + hitTokens;
@@ -133,16 +136,20 @@ export class CreateEmbeddings {
     };
   }
 
-  private cacheKey(info: ModelInfo, dimensions: number | undefined, input: string): string {
-    return `ai:emb:${info.name}:${dimensions ?? 'native'}:${createHash('sha256').update(input).digest('hex')}`;
+  /**
+   * Entries are scoped to the calling key (issue 16, L4): a shared entry would tell key B, by latency
+   * and usage, whether another key had embedded the exact same text.
+   */
+  private cacheKey(keyId: string, info: ModelInfo, dimensions: number | undefined, input: string): string {
+    return `ai:emb:${keyId}:${info.name}:${dimensions ?? 'native'}:${createHash('sha256').update(input).digest('hex')}`;
   }
 
-  private async cached(info: ModelInfo, dimensions: number | undefined, inputs: string[]): Promise<(number[] | undefined)[]> {
+  private async cached(keyId: string, info: ModelInfo, dimensions: number | undefined, inputs: string[]): Promise<(number[] | undefined)[]> {
     if (this.config.AI_EMBEDDINGS_CACHE_TTL_MS <= 0) return inputs.map(() => undefined);
     return Promise.all(
       inputs.map(async (input) => {
         try {
-          const hit = await this.state.get(this.cacheKey(info, dimensions, input));
+          const hit = await this.state.get(this.cacheKey(keyId, info, dimensions, input));
           return hit ? (JSON.parse(hit) as number[]) : undefined;
         } catch (e) {
           this.log.warn(`embeddings cache read failed: ${(e as Error).message}`);
@@ -152,11 +159,11 @@ export class CreateEmbeddings {
     );
   }
 
-  private async store(info: ModelInfo, dimensions: number | undefined, entries: Array<[string, number[]]>): Promise<void> {
+  private async store(keyId: string, info: ModelInfo, dimensions: number | undefined, entries: Array<[string, number[]]>): Promise<void> {
     if (this.config.AI_EMBEDDINGS_CACHE_TTL_MS <= 0) return;
     await Promise.all(
       entries.map(([input, v]) =>
-        this.state.set(this.cacheKey(info, dimensions, input), JSON.stringify(v), this.config.AI_EMBEDDINGS_CACHE_TTL_MS).catch((e) => this.log.warn(`embeddings cache write failed: ${(e as Error).message}`)),
+        this.state.set(this.cacheKey(keyId, info, dimensions, input), JSON.stringify(v), this.config.AI_EMBEDDINGS_CACHE_TTL_MS).catch((e) => this.log.warn(`embeddings cache write failed: ${(e as Error).message}`)),
       ),
     );
   }

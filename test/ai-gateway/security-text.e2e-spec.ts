@@ -1,0 +1,160 @@
+// Issue 16 (security audit), the gateway's text endpoints: tokenizer freeze (H1), completion limit
+// sent upstream = the one reserved (H3), embeddings cache scoped per key (L4).
+import { randomUUID } from 'crypto';
+import { Tokenizer } from '../../apps/ai-gateway/src/routing/tokenizer';
+import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
+
+jest.setTimeout(120_000);
+
+describe('gateway text endpoints: security (issue 16)', () => {
+  let f: GatewayFixture;
+  const run = randomUUID().slice(0, 8);
+
+  beforeAll(async () => {
+    f = await startGatewayFixture({ AI_COMPLETION_RESERVE_TOKENS: '50' });
+  });
+  afterAll(() => f?.close());
+  beforeEach(() => {
+    f.openai.reset();
+    f.anthropic.reset();
+    f.openai.behaviour.apiKey = 'sk-upstream-openai';
+    f.anthropic.behaviour.apiKey = 'sk-upstream-anthropic';
+  });
+
+  async function post(key: string, path: string, body: unknown, headers: Record<string, string> = {}) {
+    const res = await fetch(`${f.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+  }
+
+  describe('H1: counting tokens of any body stays linear and never holds the event loop', () => {
+    // Letters, CJK, emoji, symbols and more classes are covered by routing/tokenizer.spec.ts in work units.
+    const RUNS: Record<string, string> = { 'U+00A0': '\u00a0', 'U+3000': '\u3000', newlines: '\n', spaces: ' ', mixed: ' \u00a0\n\u3000a字😀!' };
+
+    it('answers long runs of one character (the audit 65 536 x U+00A0 body) in chat and embeddings bodies, lean and full path, for a key without budget left', async () => {
+      const { key } = await f.createKey({ name: 'h1-broke', budget_yuan: 0.000001 });
+      for (const [name, unit] of Object.entries(RUNS)) {
+        // The audit's body: 65 536 x U+00A0 (25 s of event loop before the fix); the other runs are shorter.
+        const text = unit.repeat(Math.ceil((name === 'U+00A0' ? 65_536 : 16_384) / unit.length));
+        // Lean path (as API clients send it) and full pipeline (an Origin header always takes it).
+        for (const headers of [{}, { origin: 'https://site.example' }]) {
+          const chat = await post(key, '/v1/chat/completions', { model: 'vendor-gpt-4', messages: [{ role: 'user', content: text }] }, headers);
+          // Counted, then refused by the budget check that comes after it.
+          expect({ name, status: chat.status, code: chat.body?.error?.code }).toEqual({ name, status: 429, code: 'insufficient_quota' });
+        }
+        const emb = await post(key, '/v1/embeddings', { model: 'text-embedding-v3', input: text });
+        expect({ name, status: emb.status, error: typeof emb.body?.error?.message }).toEqual({ name, status: emb.status === 429 ? 429 : 400, error: 'string' });
+      }
+      expect(f.openai.requests).toHaveLength(0);
+    });
+
+    it('answers liveness while a multi-megabyte body is being counted', async () => {
+      const { key } = await f.createKey({ name: 'h1-live' });
+      const tokenizer = f.gw.app.get(Tokenizer);
+      const yieldsBefore = tokenizer.yields;
+      // 1.1 M characters: 20 runs of 50 000 spaces and 4 of 25 000 U+00A0 (one piece each before the fix).
+      const messages = Array.from({ length: 24 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: i % 6 === 5 ? '\u00a0'.repeat(25_000) : ' '.repeat(50_000) }));
+      const big = post(key, '/v1/chat/completions', { model: 'vendor-claude-3', max_tokens: 5, messages });
+      let done = false;
+      const answer = big.finally(() => (done = true));
+      // Liveness answers that arrived while the gateway was inside the count (it had given way at least
+      // once, and the big request was not answered yet).
+      let during = 0;
+      while (!done) {
+        const res = await fetch(`${f.gw.url}/actuator/health/liveness`);
+        expect(res.status).toBe(200);
+        await res.text();
+        if (!done && tokenizer.yields > yieldsBefore) during++;
+      }
+      const res = await answer;
+      expect(res.status).toBe(200);
+      expect(f.anthropic.requests).toHaveLength(1);
+      // One turn given to the event loop per 16 384 characters counted.
+      expect(tokenizer.yields - yieldsBefore).toBeGreaterThanOrEqual(60);
+      expect(during).toBeGreaterThan(0);
+    });
+  });
+
+  describe('H3: the upstream gets exactly the completion limit that was reserved', () => {
+    const hi = [{ role: 'user', content: 'hi' }];
+
+    it('OpenAI-type upstream: both max_tokens and max_completion_tokens, whatever the caller sent (lean, full and streaming)', async () => {
+      const { key } = await f.createKey({ name: 'h3-openai' });
+      const cases: Array<[Record<string, unknown>, number]> = [
+        [{ max_completion_tokens: 7 }, 7],
+        [{ max_completion_tokens: 7, max_tokens: 100_000 }, 7],
+        [{ max_tokens: 9 }, 9],
+        [{}, 50],
+        [{ stream: true, max_completion_tokens: 3, max_tokens: 100_000 }, 3],
+        [{ stream: true }, 50],
+      ];
+      for (const [fields, reserved] of cases) {
+        for (const headers of [{}, { origin: 'https://site.example' }]) {
+          f.openai.requests.length = 0;
+          const res = await post(key, '/v1/chat/completions', { model: 'vendor-gpt-4', messages: hi, ...fields }, headers);
+          expect(res.status).toBe(200);
+          expect({ fields, forwarded: { max_tokens: f.openai.requests[0].body.max_tokens, max_completion_tokens: f.openai.requests[0].body.max_completion_tokens } }).toEqual({
+            fields,
+            forwarded: { max_tokens: reserved, max_completion_tokens: reserved },
+          });
+        }
+      }
+    });
+
+    it('Anthropic-type upstream: max_tokens is the reserved limit, the configured default when the caller sent none', async () => {
+      const { key } = await f.createKey({ name: 'h3-anthropic' });
+      const cases: Array<[Record<string, unknown>, number]> = [
+        [{}, 50],
+        [{ stream: true }, 50],
+        [{ max_completion_tokens: 7, max_tokens: 100_000 }, 7],
+        [{ max_tokens: 9 }, 9],
+      ];
+      for (const [fields, reserved] of cases) {
+        f.anthropic.requests.length = 0;
+        const res = await post(key, '/v1/chat/completions', { model: 'vendor-claude-3', messages: hi, ...fields });
+        expect(res.status).toBe(200);
+        expect({ fields, max_tokens: f.anthropic.requests[0].body.max_tokens }).toEqual({ fields, max_tokens: reserved });
+      }
+    });
+
+    it('a low-budget key with concurrent calls cannot spend beyond what it reserved', async () => {
+      // The upstream honours max_tokens first (as older OpenAI-compatible servers do) and would write 200 words.
+      f.openai.behaviour.reply = 'w '.repeat(200).trim();
+      f.openai.behaviour.delayMs = 30;
+      const budget = 0.2;
+      const { id, key } = await f.createKey({ name: 'h3-race', budget_yuan: budget });
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => post(key, '/v1/chat/completions', { model: 'vendor-gpt-4', messages: hi, max_completion_tokens: 5, max_tokens: 100_000, ...(i % 2 ? { stream: true } : {}) })),
+      );
+      expect(results.filter((r) => r.status !== 200 && !(r.status === 429 && r.body?.error?.code === 'insufficient_quota'))).toEqual([]);
+      const ok = results.filter((r) => r.status === 200).length;
+      expect(ok).toBeGreaterThan(0);
+      const k = (await f.admin('GET', `/admin/keys/${id}`)).body;
+      expect(k.reserved_yuan).toBe(0);
+      expect(k.spent_yuan).toBeLessThanOrEqual(budget);
+      const usage = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
+      expect(usage.data[0].completion_tokens).toBeLessThanOrEqual(ok * 5);
+      for (const req of f.openai.requests) expect(req.body).toMatchObject({ max_tokens: 5, max_completion_tokens: 5 });
+    });
+  });
+
+  describe('L4: the embeddings cache is scoped to the calling key', () => {
+    it('key B embedding a text key A embedded is a cache miss (upstream called, usage billed); A still hits its own entry', async () => {
+      const a = await f.createKey({ name: 'l4-a' });
+      const b = await f.createKey({ name: 'l4-b' });
+      const input = `private text of tenant A ${run}`;
+      const first = await post(a.key, '/v1/embeddings', { model: 'text-embedding-v3', input });
+      expect(first.status).toBe(200);
+      expect(f.openai.requests).toHaveLength(1);
+      const other = await post(b.key, '/v1/embeddings', { model: 'text-embedding-v3', input });
+      expect(other.status).toBe(200);
+      expect(f.openai.requests).toHaveLength(2);
+      expect(other.body.usage.prompt_tokens).toBeGreaterThan(0);
+      const again = await post(a.key, '/v1/embeddings', { model: 'text-embedding-v3', input });
+      expect(again.status).toBe(200);
+      expect(f.openai.requests).toHaveLength(2); // A's own entry is still served from the cache
+      const usageB = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${b.key}` } })).json();
+      expect(usageB.data).toEqual([expect.objectContaining({ endpoint: 'embeddings', requests: 1 })]);
+    });
+  });
+});
