@@ -188,6 +188,26 @@ describe('deployment files', () => {
       });
     });
 
+    it('keeps /actuator/* off the public hosts: an Ingress claims the prefix on each app host and admits no outside address', () => {
+      for (const app of appNames) {
+        const hosts = find('Ingress', app)!.doc.spec.rules.map((r: any) => r.host);
+        const prefix = app === 'membership' ? (find('ConfigMap', 'membership')!.doc.data.CONTEXT_PATH ?? '').replace(/\/$/, '') : '';
+        const guard = byKind('Ingress').find((m) =>
+          m.doc.spec.rules.some((r: any) => hosts.includes(r.host) && r.http.paths.some((p: any) => p.path === `${prefix}/actuator` && p.pathType === 'Prefix')),
+        );
+        expect({ app, guarded: !!guard }).toEqual({ app, guarded: true });
+        const allowed = String(guard!.doc.metadata.annotations['nginx.ingress.kubernetes.io/whitelist-source-range'] ?? '').split(',').map((x) => x.trim());
+        expect(allowed).toEqual(['127.0.0.1/32']);
+        // No other Ingress of these hosts routes the prefix (the app's own "/" rule matches after the longer prefix).
+        for (const m of byKind('Ingress')) {
+          for (const r of m.doc.spec.rules) {
+            if (!hosts.includes(r.host)) continue;
+            for (const p of r.http.paths) if (p.path.startsWith(`${prefix}/actuator`)) expect(m.doc.metadata.name).toBe(guard!.doc.metadata.name);
+          }
+        }
+      }
+    });
+
     it('runs migrations in a Job with the same image, and every variable of both apps (to fix: node deploy/sync-env.js)', () => {
       const job = find('Job', 'migrate')!.doc;
       const c = job.spec.template.spec.containers[0];

@@ -4,6 +4,7 @@ export * from './config/load-config';
 export * from './config/config.module';
 export * from './health/health.controller';
 export * from './health/health.module';
+export * from './health/management-token';
 export * from './metrics/metrics';
 export * from './logging/logging';
 export * from './shared-state/shared-state';

@@ -1,11 +1,13 @@
-import { Controller, Get, HttpStatus, Inject, Optional, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, HttpStatus, Inject, Optional, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '@app/auth';
 import { RawResponse } from '@app/envelope';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import { BaseConfig } from '../config/base.config';
 import { SharedState } from '../shared-state/shared-state';
+import { managementAllowed } from './management-token';
 
 type Status = 'UP' | 'DOWN';
 interface Component {
@@ -22,7 +24,11 @@ export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
 
 const HEALTH_EXAMPLE = { status: 'UP', components: { db: { status: 'UP', details: { database: 'postgresql' } }, ping: { status: 'UP' } } };
 
-/** Spring-style health: overall, liveness (process only) and readiness (database and dependencies). */
+/**
+ * Spring-style health: overall, liveness (process only) and readiness (database and dependencies).
+ * Probes stay open; with MANAGEMENT_TOKEN set, which components are up or down (and their errors) is
+ * shown to its bearer only.
+ */
 @ApiTags('actuator')
 @Public()
 @SkipThrottle()
@@ -32,15 +38,17 @@ export class HealthController {
   constructor(
     private readonly db: TypeOrmHealthIndicator,
     private readonly state: SharedState,
+    private readonly config: BaseConfig,
     @Optional() @Inject(READINESS_CHECKS) private readonly extra: ReadinessCheck[] = [],
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'Overall health; 503 and DOWN when the database is unreachable' })
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'Overall health; 503 and DOWN when the database is unreachable. With MANAGEMENT_TOKEN set, components only for its bearer (others get the status alone)' })
   @ApiOkResponse({ schema: { example: HEALTH_EXAMPLE } })
   @ApiServiceUnavailableResponse({ schema: { example: { status: 'DOWN', components: { db: { status: 'DOWN', details: { error: 'timeout' } } } } } })
-  async health(@Res() res: Response): Promise<void> {
-    this.send(res, { ping: { status: 'UP' }, ...(await this.dependencies()) });
+  async health(@Req() req: Request, @Res() res: Response): Promise<void> {
+    this.send(res, { ping: { status: 'UP' }, ...(await this.dependencies()) }, managementAllowed(req, this.config.MANAGEMENT_TOKEN));
   }
 
   @Get('liveness')
@@ -54,14 +62,15 @@ export class HealthController {
   @ApiOperation({ summary: 'Kubernetes readiness: database and required dependencies reachable' })
   @ApiOkResponse({ schema: { example: { status: 'UP', components: { db: { status: 'UP' } } } } })
   @ApiServiceUnavailableResponse({ schema: { example: { status: 'DOWN', components: { db: { status: 'DOWN' } } } } })
-  async readiness(@Res() res: Response): Promise<void> {
-    this.send(res, await this.dependencies());
+  async readiness(@Req() req: Request, @Res() res: Response): Promise<void> {
+    this.send(res, await this.dependencies(), managementAllowed(req, this.config.MANAGEMENT_TOKEN));
   }
 
-  private send(res: Response, components: Record<string, Component>): void {
+  /** The overall status always; the components (which dependency, its errors) only when `detailed`. */
+  private send(res: Response, components: Record<string, Component>, detailed: boolean): void {
     const status: Status = Object.values(components).every((c) => c.status === 'UP') ? 'UP' : 'DOWN';
     res.setHeader('Cache-Control', 'no-store');
-    res.status(status === 'UP' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json({ status, components });
+    res.status(status === 'UP' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json(detailed ? { status, components } : { status });
   }
 
   private async dependencies(): Promise<Record<string, Component>> {

@@ -1,10 +1,12 @@
-import { Controller, Get, Injectable, Module, NestMiddleware, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Injectable, Module, NestMiddleware, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '@app/auth';
 import { RawResponse } from '@app/envelope';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { BaseConfig } from '../config/base.config';
+import { managementAllowed } from '../health/management-token';
 
 /** One Prometheus registry per app instance (tests run several apps in one process). */
 @Injectable()
@@ -52,13 +54,23 @@ export class MetricsMiddleware implements NestMiddleware {
 @RawResponse()
 @Controller('actuator')
 export class MetricsController {
-  constructor(private readonly metrics: Metrics) {}
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly config: BaseConfig,
+  ) {}
 
   @Get('prometheus')
-  @ApiOperation({ summary: 'Prometheus metrics: request counts and latency histograms per route, process metrics' })
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'Prometheus metrics: request counts and latency histograms per route, process metrics. Needs `Authorization: Bearer <MANAGEMENT_TOKEN>` when MANAGEMENT_TOKEN is set' })
   @ApiProduces('text/plain')
   @ApiOkResponse({ schema: { type: 'string', example: 'http_requests_total{method="GET",route="/actuator/health",status="200"} 3' } })
-  async prometheus(@Res() res: Response): Promise<void> {
+  @ApiUnauthorizedResponse({ schema: { example: { status: 401, error: 'management token required' } } })
+  async prometheus(@Req() req: Request, @Res() res: Response): Promise<void> {
+    if (!managementAllowed(req, this.config.MANAGEMENT_TOKEN)) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      res.status(401).json({ status: 401, error: 'management token required' });
+      return;
+    }
     res.setHeader('Content-Type', this.metrics.registry.contentType);
     res.send(await this.metrics.registry.metrics());
   }
