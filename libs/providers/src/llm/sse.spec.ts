@@ -1,4 +1,5 @@
-import { parseSse } from './sse';
+import { MAX_SSE_EVENT_CHARS, parseSse } from './sse';
+import { UpstreamError } from './types';
 
 async function collect(parts: string[]) {
   async function* gen() {
@@ -33,5 +34,21 @@ describe('parseSse', () => {
     const out = [];
     for await (const e of parseSse(gen())) out.push(e.data);
     expect(out).toEqual(['你好']);
+  });
+
+  it('reassembles a long line sent in many small chunks, each chunk scanned once (issue 16 sweep)', async () => {
+    const line = 'x'.repeat(200_000);
+    const parts = ['data: '];
+    for (let i = 0; i < line.length; i += 100) parts.push(line.slice(i, i + 100));
+    parts.push('\r', '\n', '\r\n', 'data: next\n\n');
+    expect(await collect(parts)).toEqual([{ event: 'message', data: line }, { event: 'message', data: 'next' }]);
+  });
+
+  it('refuses a line or an event longer than MAX_SSE_EVENT_CHARS instead of buffering it without bound', async () => {
+    const big = 'y'.repeat(1024 * 1024);
+    const line = ['data: ', ...Array.from({ length: MAX_SSE_EVENT_CHARS / big.length + 1 }, () => big)];
+    await expect(collect(line)).rejects.toBeInstanceOf(UpstreamError);
+    const lines = Array.from({ length: MAX_SSE_EVENT_CHARS / big.length + 1 }, () => `data: ${big}\n`);
+    await expect(collect(lines)).rejects.toThrow(/longer than/);
   });
 });
