@@ -1,5 +1,5 @@
 import { randomInt } from 'crypto';
-import { RunningApp, startGateway } from '../support/apps';
+import { RunningApp, startGateway, startMembership } from '../support/apps';
 
 // Every per-address limit keys an IPv6 client by its /64 (RATE_LIMIT_IPV6_PREFIX): rotating through
 // the addresses of one subscriber's network does not reset the count.
@@ -26,5 +26,30 @@ describe('per-address limits group IPv6 by network', () => {
     const otherNet = `2001:db8:${randomInt(0x10000).toString(16)}:${randomInt(0x10000).toString(16)}::1`;
     expect((await guess(otherNet)).status).toBe(401);
     expect((await guess(`203.0.113.${randomInt(1, 255)}`)).status).toBe(401);
+  });
+});
+
+describe('membership login lockout per address groups IPv6 by network', () => {
+  let app: RunningApp;
+  const MAX = 3;
+  const net = `2001:db8:${randomInt(0x10000).toString(16)}:${randomInt(0x10000).toString(16)}`;
+  const inNet = () => `${net}:${randomInt(0x10000).toString(16)}::${randomInt(1, 0x10000).toString(16)}`;
+
+  beforeAll(async () => {
+    app = await startMembership({ LOGIN_IP_MAX_FAILURES: String(MAX), LOGIN_MAX_FAILURES: '100', LOGIN_ACCOUNT_MAX_FAILURES: '100' });
+  });
+  afterAll(() => app?.close());
+
+  const login = (from: string) =>
+    fetch(`${app.url}/api/v1/app/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': from },
+      body: JSON.stringify({ account: `spray${randomInt(1e9)}`, password: 'wrong-password-1' }),
+    }).then(async (r) => ({ status: r.status, code: (await r.json()).code }));
+
+  it('wrong passwords sprayed from many addresses of one /64 lock that network; another /64 is not locked', async () => {
+    for (let i = 0; i < MAX; i++) expect((await login(inNet())).code).not.toBe(10008);
+    expect(await login(inNet())).toEqual({ status: 423, code: 10008 });
+    expect((await login(`2001:db8:${randomInt(0x10000).toString(16)}:1::1`)).code).not.toBe(10008);
   });
 });

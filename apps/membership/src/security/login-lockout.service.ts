@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { BusinessException, ErrorCode } from '@app/envelope';
-import { SharedState } from '@app/platform';
+import { addressLimitKey, SharedState } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
 
 /**
@@ -21,10 +21,12 @@ export class LoginLockoutService {
   ) {}
 
   private scopes(account: string, ip: string) {
+    // Per-address scopes count the address's limit key (IPv6 by its /64), like every per-address limit.
+    const net = addressLimitKey(ip, this.config.RATE_LIMIT_IPV6_PREFIX);
     return [
-      { name: `acct-ip:${account}:${ip}`, max: this.config.LOGIN_MAX_FAILURES, waivedForKnownOrigin: false },
+      { name: `acct-ip:${account}:${net}`, max: this.config.LOGIN_MAX_FAILURES, waivedForKnownOrigin: false },
       { name: `acct:${account}`, max: this.config.LOGIN_ACCOUNT_MAX_FAILURES, waivedForKnownOrigin: true },
-      { name: `ip:${ip}`, max: this.config.LOGIN_IP_MAX_FAILURES, waivedForKnownOrigin: true },
+      { name: `ip:${net}`, max: this.config.LOGIN_IP_MAX_FAILURES, waivedForKnownOrigin: true },
     ];
   }
 
@@ -66,7 +68,7 @@ export class LoginLockoutService {
 
   /** A correct password (or code login) from this IP: it becomes a known origin of the account. */
   async recordSuccess(account: string, ip: string): Promise<void> {
-    await this.state.del(`login:fail:acct-ip:${account}:${ip}`);
+    await this.state.del(`login:fail:${this.scopes(account, ip)[0].name}`);
     await this.rememberOrigin(account, ip);
   }
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { createHmac, randomInt } from 'crypto';
 import { BusinessException, ErrorCode } from '@app/envelope';
-import { SharedState } from '@app/platform';
+import { addressLimitKey, SharedState } from '@app/platform';
 import type { MailSender } from '@app/providers/mail';
 import type { SmsSender } from '@app/providers/sms';
 import { MembershipConfig } from '../config/membership.config';
@@ -82,7 +82,7 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
     }
     try {
       await this.limit(`code:daily:${t.channel}:${t.target}`, this.config.CODE_DAILY_LIMIT_PER_TARGET, DAY_MS, 'Daily code limit reached for this target');
-      await this.limit(`code:daily-ip:${ip}`, this.config.CODE_DAILY_LIMIT_PER_IP, DAY_MS, 'Daily code limit reached for this client');
+      await this.limit(`code:daily-ip:${addressLimitKey(ip, this.config.RATE_LIMIT_IPV6_PREFIX)}`, this.config.CODE_DAILY_LIMIT_PER_IP, DAY_MS, 'Daily code limit reached for this client');
     } catch (err) {
       await this.state.del(intervalKey);
       throw err;
