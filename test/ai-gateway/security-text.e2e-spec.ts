@@ -37,7 +37,7 @@ describe('gateway text endpoints: security (issue 16)', () => {
         // The audit's body: 65 536 x U+00A0 (25 s of event loop before the fix); the other runs are shorter.
         const text = unit.repeat(Math.ceil((name === 'U+00A0' ? 65_536 : 16_384) / unit.length));
         // Lean path (as API clients send it) and full pipeline (an Origin header always takes it).
-        for (const headers of [{}, { origin: 'https://site.example' }]) {
+        for (const headers of [{}, { origin: 'https://site.example' }] as Record<string, string>[]) {
           const chat = await post(key, '/v1/chat/completions', { model: 'vendor-gpt-4', messages: [{ role: 'user', content: text }] }, headers);
           // Counted, then refused by the budget check that comes after it.
           expect({ name, status: chat.status, code: chat.body?.error?.code }).toEqual({ name, status: 429, code: 'insufficient_quota' });
@@ -89,7 +89,7 @@ describe('gateway text endpoints: security (issue 16)', () => {
         [{ stream: true }, 50],
       ];
       for (const [fields, reserved] of cases) {
-        for (const headers of [{}, { origin: 'https://site.example' }]) {
+        for (const headers of [{}, { origin: 'https://site.example' }] as Record<string, string>[]) {
           f.openai.requests.length = 0;
           const res = await post(key, '/v1/chat/completions', { model: 'vendor-gpt-4', messages: hi, ...fields }, headers);
           expect(res.status).toBe(200);

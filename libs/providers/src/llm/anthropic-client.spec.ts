@@ -40,6 +40,13 @@ describe('Anthropic translation', () => {
     });
   });
 
+  it('merges a long run of same-role messages into one, blocks in order', () => {
+    const messages = Array.from({ length: 4096 }, (_, i) => ({ role: 'user' as const, content: i % 2 ? `m${i}` : [{ type: 'text', text: `m${i}` }] }));
+    const out = toAnthropicRequest({ model: 'm', messages: [...messages, { role: 'assistant', content: 'ok' }] }, 'u');
+    expect(out.messages).toHaveLength(2);
+    expect(out.messages[0].content).toEqual(messages.map((_, i) => ({ type: 'text', text: `m${i}` })));
+  });
+
   it('defaults max_tokens, turns data-URL images into base64 sources, refuses n > 1', () => {
     const out = toAnthropicRequest({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] }, 'u');
     expect(out.max_tokens).toBe(4096);

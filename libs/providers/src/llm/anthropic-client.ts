@@ -72,11 +72,12 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
     if (m.role !== 'user' && m.role !== 'assistant') throw new UnsupportedRequestError(`role "${m.role}" is not supported for this model`, 'messages');
     const content = blocksOf(m.content);
     const last = messages[messages.length - 1];
-    // The Messages API wants alternating roles: consecutive turns of one role are merged.
+    // The Messages API wants alternating roles: consecutive turns of one role are merged, appended in
+    // place (copying the merged blocks per message was quadratic in a run of same-role messages).
     if (last && last.role === m.role) {
-      const a = typeof last.content === 'string' ? [{ type: 'text', text: last.content } as AnthropicBlock] : last.content;
-      const b = typeof content === 'string' ? [{ type: 'text', text: content } as AnthropicBlock] : content;
-      last.content = [...a, ...b];
+      if (typeof last.content === 'string') last.content = [{ type: 'text', text: last.content }];
+      if (typeof content === 'string') last.content.push({ type: 'text', text: content });
+      else for (const block of content) last.content.push(block);
     } else {
       messages.push({ role: m.role, content });
     }
