@@ -38,7 +38,9 @@ export class SpeechStreamDocController {
       'Then binary frames of mono 16-bit little-endian PCM; `{"type":"end"}` flushes and closes with 1000. The service answers JSON messages ' +
       '(`ready`, `partial`, `final`, `end`, `error`). Close codes after an error: ' +
       Object.entries(STREAM_CLOSE).map(([name, code]) => `${code} ${name}`).join(', ') +
-      '. Billed 0.03 yuan per minute of audio received. A plain HTTP GET answers 426.',
+      '. `engine_busy` errors close 4029 when this key already uses its share of the local engines (AI_ENGINE_MAX_CONCURRENT_PER_KEY, ' +
+      'AI_ENGINE_MAX_QUEUED_PER_KEY) and 4503 when the server has no engine slot left; a session that ends has its engine work killed. ' +
+      'Billed 0.03 yuan per minute of audio received. A plain HTTP GET answers 426.',
   })
   @ApiResponse({ status: 426, description: 'Upgrade to WebSocket required' })
   @ApiResponse({ status: 101, description: 'WebSocket messages: client sends the config, then audio', schema: { oneOf: [{ $ref: getSchemaPath(StreamConfigMessage) }, { $ref: getSchemaPath(StreamResultMessage) }] } })

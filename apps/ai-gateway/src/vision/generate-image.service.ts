@@ -2,11 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'crypto';
 import type { Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
+import { UpstreamError } from '@app/providers/llm';
 import { OpenAiMediaClient } from '@app/providers/media';
 import type { ObjectStorage } from '@app/providers/storage';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { GenerateImageResponse } from './dtos/generate-image.dto';
+import { loadImageSource } from './image-source';
 import { serviceUnavailable, toMediaError } from './media-errors';
 import { imageGenerationCost } from './media-prices';
 import { CONTENT_TYPES, MEDIA_STORAGE } from './media-storage';
@@ -41,18 +43,24 @@ export class GenerateImageService {
     @Inject(MEDIA_STORAGE) private readonly storage: ObjectStorage,
   ) {
     if (config.AI_IMAGES_BASE_URL) {
-      this.client = new OpenAiMediaClient({ baseUrl: config.AI_IMAGES_BASE_URL, apiKey: config.AI_IMAGES_API_KEY, timeoutMs: config.AI_MEDIA_UPSTREAM_TIMEOUT_MS });
+      this.client = new OpenAiMediaClient({
+        baseUrl: config.AI_IMAGES_BASE_URL,
+        apiKey: config.AI_IMAGES_API_KEY,
+        timeoutMs: config.AI_MEDIA_UPSTREAM_TIMEOUT_MS,
+        // Image URLs in the upstream's answer go through the same SSRF guard as caller-given URLs.
+        downloadImage: (url, signal) => downloadGeneratedImage(url, config, signal),
+      });
     }
   }
 
-  async generate(principal: Principal, input: ImageGenerationInput, requestId?: string): Promise<StoredGeneratedImage[]> {
+  async generate(principal: Principal, input: ImageGenerationInput, requestId?: string, signal?: AbortSignal): Promise<StoredGeneratedImage[]> {
     if (!this.client) throw serviceUnavailable('Image generation has no upstream: set AI_IMAGES_BASE_URL to an OpenAI-compatible images API');
     const reservation = await this.metering.reserve(principal, imageGenerationCost(input.size, input.n));
     const outcome = { endpoint: '/v1/vision/generate', model: this.config.AI_IMAGES_MODEL, provider: 'images-upstream', requestId };
     try {
       const hint = input.style ? STYLE_HINTS[input.style] : undefined;
       const prompt = hint ? `${input.prompt}\n\nStyle: ${hint}.` : input.prompt;
-      const images = await this.client.generateImages({ model: this.config.AI_IMAGES_MODEL, prompt, n: input.n, size: input.size });
+      const images = await this.client.generateImages({ model: this.config.AI_IMAGES_MODEL, prompt, n: input.n, size: input.size }, signal);
       const day = new Date().toISOString().slice(0, 10).replace(/-/g, '/');
       const stored: StoredGeneratedImage[] = [];
       for (const image of images) {
@@ -73,4 +81,38 @@ export class GenerateImageService {
   static response(images: StoredGeneratedImage[], cdn: string): GenerateImageResponse {
     return { images: images.map((i) => ({ url: `${cdn}/${i.key}`, revised_prompt: i.revisedPrompt })) };
   }
+}
+
+/** Generated images are at most this large (a 1792x1024 PNG is a few MB). */
+const MAX_GENERATED_IMAGE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Downloads an image URL from the images upstream's answer through loadImageSource: public
+ * addresses only (AI_MEDIA_FETCH_ALLOWED_CIDRS exempts a local upstream), every hop re-checked,
+ * size and time capped. The type comes from the bytes, not from a header.
+ */
+export async function downloadGeneratedImage(url: string, config: GatewayConfig, signal?: AbortSignal): Promise<{ bytes: Buffer; contentType: string }> {
+  if (!/^https?:\/\//i.test(url)) throw new UpstreamError('image upstream answered a URL that is not http(s)', 'protocol', 200);
+  let bytes: Buffer;
+  try {
+    bytes = await loadImageSource(url, {
+      maxBytes: MAX_GENERATED_IMAGE_BYTES,
+      timeoutMs: config.AI_MEDIA_UPSTREAM_TIMEOUT_MS,
+      maxRedirects: config.AI_MEDIA_FETCH_MAX_REDIRECTS,
+      allowedCidrs: (config.AI_MEDIA_FETCH_ALLOWED_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      signal,
+    });
+  } catch (e) {
+    // The caller did not choose this URL: an upstream fault (502), without the fetch details.
+    const code = (e as OpenAiError).details?.code;
+    throw new UpstreamError(code === 'image_url_forbidden' ? 'image upstream answered a URL on a non-public address' : 'generated image could not be downloaded', 'protocol', 200);
+  }
+  return { bytes, contentType: sniffImageType(bytes) };
+}
+
+function sniffImageType(b: Buffer): string {
+  if (b[0] === 0xff && b[1] === 0xd8) return 'image/jpeg';
+  if (b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
+  if (b.toString('latin1', 0, 4) === 'GIF8') return 'image/gif';
+  return 'image/png';
 }

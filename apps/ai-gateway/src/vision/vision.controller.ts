@@ -52,7 +52,7 @@ export class VisionController {
   @ApiOpenAiErrors(400, 401, 403, 429, 502, 503, 504)
   async generate(@CurrentPrincipal() principal: Principal, @Body() body: GenerateImageRequest, @Req() req: Request): Promise<GenerateImageResponse> {
     assertScope(principal, 'vision');
-    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style: body.style }, (req as any).id);
+    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style: body.style }, (req as any).id, requestSignal(req));
     return GenerateImageService.response(images, cdnBase(this.config, req));
   }
 
@@ -63,7 +63,7 @@ export class VisionController {
   async openAiGenerate(@CurrentPrincipal() principal: Principal, @Body() body: OpenAiImageGenerationRequest, @Req() req: Request) {
     assertScope(principal, 'vision');
     const style = body.style ? (OPENAI_STYLES[body.style] ?? body.style) : undefined;
-    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style }, (req as any).id);
+    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style }, (req as any).id, requestSignal(req));
     const cdn = cdnBase(this.config, req);
     return {
       created: Math.floor(Date.now() / 1000),

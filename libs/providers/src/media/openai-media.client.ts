@@ -6,6 +6,11 @@ export interface MediaUpstream {
   baseUrl: string;
   apiKey?: string;
   timeoutMs: number;
+  /**
+   * Fetches an image URL the upstream answered with (instead of b64_json). The gateway passes its
+   * SSRF-guarded fetcher: the URL is chosen by the upstream's answer, not by the operator.
+   */
+  downloadImage?: (url: string, signal?: AbortSignal) => Promise<{ bytes: Buffer; contentType: string }>;
 }
 
 export interface GeneratedImage {
@@ -47,7 +52,7 @@ export class OpenAiMediaClient {
     const images: GeneratedImage[] = [];
     for (const item of data.slice(0, req.n)) {
       if (item.b64_json) images.push({ bytes: Buffer.from(item.b64_json, 'base64'), contentType: 'image/png', revisedPrompt: item.revised_prompt });
-      else if (item.url) images.push({ ...(await this.download(item.url, signal)), revisedPrompt: item.revised_prompt });
+      else if (item.url) images.push({ ...(await (this.upstream.downloadImage ?? this.download.bind(this))(item.url, signal)), revisedPrompt: item.revised_prompt });
       else throw new UpstreamError('image upstream returned an entry without b64_json or url', 'protocol', 200);
     }
     return images;
