@@ -60,9 +60,8 @@ describe('EngineWorker', () => {
 
   it('gives up on a hung call and restarts', async () => {
     const w = make({}, 300);
-    const started = Date.now();
+    // 'hang' never answers: only the call's own deadline can end it.
     await expect(w.call('hang')).rejects.toThrow(/no answer within 300 ms/);
-    expect(Date.now() - started).toBeLessThan(2000);
     expect((await w.call<{ x: number }>('echo', [5])).x).toBe(5);
   });
 

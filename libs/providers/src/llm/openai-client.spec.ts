@@ -72,24 +72,20 @@ describe('OpenAiCompatibleClient', () => {
   });
 
   it('times out a slow upstream', async () => {
-    up.behaviour.delayMs = 1500;
-    const started = Date.now();
+    up.behaviour.delayMs = 1500; // answers after the 500 ms timeout: a timeout error (not the answer) shows the timer won
     const err = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
     expect(err).toMatchObject({ kind: 'timeout', retryable: true });
-    expect(Date.now() - started).toBeLessThan(1400);
   });
 
   it('fails a stream whose upstream goes silent longer than the timeout between chunks', async () => {
     up.behaviour.chunkDelayMs = 1500; // three times the 500 ms timeout: a loaded machine stays well clear of the line
     const stream = await client.chatStream({ model: 'm', messages: [{ role: 'user', content: 'a b c' }] });
-    const started = Date.now();
     const err = await (async () => {
       for await (const _ of stream) void _;
     })().catch((e) => e);
     expect(err).toMatchObject({ kind: 'timeout' });
-    expect(Date.now() - started).toBeLessThan(2500);
-    // The connection was given up: the upstream notices on its next write.
-    while (up.stats.streamsAbortedByClient === 0 && Date.now() - started < 5000) await new Promise((r) => setTimeout(r, 50));
+    // The connection was given up: the upstream notices on its next write (waited for, however long that takes).
+    while (up.stats.streamsAbortedByClient === 0) await new Promise((r) => setTimeout(r, 50));
     expect(up.stats.streamsAbortedByClient).toBe(1);
   });
 
@@ -146,11 +142,9 @@ describe('OpenAiCompatibleClient', () => {
     });
 
     it('times the whole exchange out, not only the gaps', async () => {
-      const started = Date.now();
       const err = await trickle.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
       expect(err).toBeInstanceOf(UpstreamError);
       expect(err).toMatchObject({ kind: 'timeout' });
-      expect(Date.now() - started).toBeLessThan(5000);
     });
 
     it('reports the caller leaving during the body as an abort, not a timeout', async () => {
