@@ -6,6 +6,7 @@
 // `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`. Instrumented: incoming and outgoing node:http(s),
 // pg queries, and undici/fetch upstream calls. Probe and scrape paths are not traced.
 // The SDK packages are required lazily, so an app with tracing off does not load them.
+import { loggedPath } from './logging/logged-path';
 import type { TracerProvider } from '@opentelemetry/api';
 
 export interface TracingHandle {
@@ -87,6 +88,12 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req) => isUntracedPath((req.url ?? '').split('?')[0]),
+        // A QR login state or WeChat scene in the path is redacted as in the access log (see loggedPath).
+        startIncomingSpanHook: (req) => {
+          const path = ('url' in req ? String(req.url ?? '') : '').split('?', 1)[0];
+          const safe = loggedPath(path);
+          return safe === path ? {} : { 'url.path': safe };
+        },
         redactedQueryParams: SENSITIVE_QUERY_PARAMS,
         redactedQueryParamsServer: SENSITIVE_QUERY_PARAMS,
         headersToSpanAttributes: { server: { requestHeaders: ['x-request-id'] } },
