@@ -6,7 +6,8 @@
 #   docker run -e DATABASE_URL=... member-ai-platform migrate          # both apps' migrations, then exit
 #   docker build --build-arg APP=ai-gateway -t ai-gateway .              # default app baked in
 #   docker build --build-arg WITH_POCKETSPHINX=true ...                  # local English speech-to-text
-ARG NODE_IMAGE=node:20.20-bookworm-slim
+# Node 24 (active LTS). deploy/test-image.sh builds this file with a locally made base of this name.
+ARG NODE_IMAGE=node:24.21-bookworm-slim
 
 # ---- all dependencies (dev included), for the TypeScript build ----
 FROM ${NODE_IMAGE} AS deps
