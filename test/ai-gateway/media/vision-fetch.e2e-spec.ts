@@ -58,9 +58,9 @@ describe('POST /v1/vision/recognize with image URLs (redirects re-checked)', () 
     expect(hits).toEqual([expect.stringMatching(/^\/redirect/)]);
   });
 
-  it('reports an upstream 404 as a 400 naming the status', async () => {
+  it('reports an upstream 404 as the one generic fetch failure (no status, host or port echoed)', async () => {
     const res = await recognize(`${base}/missing.png`);
     expect(res.status).toBe(400);
-    expect(((await res.json()) as any).error.message).toMatch(/HTTP 404/);
+    expect(((await res.json()) as any).error).toMatchObject({ message: 'image URL could not be fetched', code: 'image_fetch_failed' });
   });
 });

@@ -1,3 +1,5 @@
+import { createServer } from 'http';
+import { AddressInfo } from 'net';
 import { EngineInputError } from '../engine-worker';
 import { renderBlankPng } from '../testing/media-fixtures';
 import { decodeAudio, encodeWav, resamplePcm, runFfmpeg } from './audio-codec';
@@ -54,5 +56,26 @@ describe('audio codec (ffmpeg from @ffmpeg-installer)', () => {
 
   it('resamples by ratio', () => {
     expect(resamplePcm(new Int16Array(22_050), 22_050, 16_000).length).toBe(16_000);
+  });
+
+  it('never lets an uploaded playlist or reference file make ffmpeg open a URL (class sweep: SSRF through ffmpeg)', async () => {
+    const hits: string[] = [];
+    const server = createServer((req, res) => {
+      hits.push(req.url!);
+      res.writeHead(200, { 'content-type': 'audio/wav' }).end(wav);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const payloads = [
+        `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${url}/hls.wav\n#EXT-X-ENDLIST\n`,
+        `ffconcat version 1.0\nfile '${url}/concat.wav'\n`,
+        `v=0\no=- 0 0 IN IP4 127.0.0.1\ns=x\nc=IN IP4 127.0.0.1\nt=0 0\nm=audio 9 RTP/AVP 0\n`,
+      ];
+      for (const p of payloads) await expect(decodeAudio(Buffer.from(p))).rejects.toThrow(/unsupported audio format/);
+      expect(hits).toEqual([]);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

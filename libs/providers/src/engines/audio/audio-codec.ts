@@ -17,6 +17,7 @@ const CONTAINERS: Record<string, string> = {
 };
 
 export const AUDIO_CONTAINERS = [...new Set(Object.values(CONTAINERS))];
+const DEMUXER_WHITELIST = Object.keys(CONTAINERS).join(',');
 
 export interface DecodedAudio {
   /** mp3, wav, m4a, ogg, webm, flac or aac. */
@@ -90,12 +91,15 @@ export async function decodeAudio(bytes: Buffer, opts: { sampleRate?: number; ke
   try {
     await fs.writeFile(file, bytes, { mode: 0o600 });
     const run = await runFfmpeg(
-      ['-i', file, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(sampleRate), '-f', 's16le', 'pipe:1'],
+      // Only the accepted demuxers, and only the local file: a playlist or reference file posing as audio
+      // (HLS, concat, SDP, ...) can never make ffmpeg open a URL or another local file.
+      ['-protocol_whitelist', 'file', '-format_whitelist', DEMUXER_WHITELIST, '-i', file, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(sampleRate), '-f', 's16le', 'pipe:1'],
       undefined,
       { timeoutMs: opts.timeoutMs, maxOutputBytes: maxSeconds * sampleRate * 2, discardOutput: !keepPcm, key: opts.key, signal: opts.signal },
     );
     const demuxer = /Input #0, ([^\s]+?), from/.exec(run.stderr)?.[1];
-    if (!demuxer) throw new EngineInputError('file is not a recognizable audio file');
+    // Formats outside the whitelist are not even probed: anything unrecognized is an unsupported format (415).
+    if (!demuxer) throw new EngineInputError(`unsupported audio format: expected ${AUDIO_CONTAINERS.join(', ')}`);
     const container = CONTAINERS[demuxer];
     if (!container) throw new EngineInputError(`unsupported audio format: ${demuxer}`);
     if (run.code !== 0 || !hasAudioStream(run.stderr)) throw new EngineInputError('file has no decodable audio stream');
