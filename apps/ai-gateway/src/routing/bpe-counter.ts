@@ -56,6 +56,7 @@ export class BpeCounter {
   private prevs = new Int32Array(0);
   private heapPairRanks = new Float64Array(0);
   private heap = new Float64Array(0);
+  private heapSize = 0;
   /**
    * Work units done so far: one per input byte of a piece plus one per pair examined while merging.
    * Only read by tests, to check that counting stays linear in the input's length.
@@ -224,46 +225,16 @@ export class BpeCounter {
     const ends = this.ends; // ends[s]: end of the part starting at s
     const prevs = this.prevs; // prevs[s]: start of the part before the one starting at s
     const pairRanks = this.heapPairRanks; // rank of the part at s joined with the next one; Infinity if none (or s is no longer a start)
-    const heap = this.heap;
-    let size = 0;
-    let work = 0;
-    const push = (rank: number, start: number) => {
-      let i = size++;
-      const key = rank * KEY_SHIFT + start;
-      while (i > 0) {
-        work++;
-        const parent = (i - 1) >> 1;
-        if (heap[parent] <= key) break;
-        heap[i] = heap[parent];
-        i = parent;
-      }
-      heap[i] = key;
-    };
-    const pop = (): number => {
-      const top = heap[0];
-      const last = heap[--size];
-      let i = 0;
-      for (;;) {
-        work++;
-        let child = 2 * i + 1;
-        if (child >= size) break;
-        if (child + 1 < size && heap[child + 1] < heap[child]) child++;
-        if (heap[child] >= last) break;
-        heap[i] = heap[child];
-        i = child;
-      }
-      heap[i] = last;
-      return top;
-    };
+    this.heapSize = 0;
     for (let i = 0; i < n; i++) {
       ends[i] = i + 1;
       prevs[i] = i - 1;
       pairRanks[i] = i + 2 <= n ? this.rankOr(buf, i, i + 2) : Infinity;
-      if (pairRanks[i] !== Infinity) push(pairRanks[i], i);
+      if (pairRanks[i] !== Infinity) this.heapPush(pairRanks[i], i);
     }
     let parts = n;
-    while (size > 0) {
-      const key = pop();
+    while (this.heapSize > 0) {
+      const key = this.heapPop();
       const start = key % KEY_SHIFT;
       const rank = (key - start) / KEY_SHIFT;
       if (pairRanks[start] !== rank) continue; // stale: the pair changed since it was pushed
@@ -274,15 +245,51 @@ export class BpeCounter {
       pairRanks[right] = Infinity;
       parts--;
       pairRanks[start] = end < n ? this.rankOr(buf, start, ends[end]) : Infinity;
-      if (pairRanks[start] !== Infinity) push(pairRanks[start], start);
+      if (pairRanks[start] !== Infinity) this.heapPush(pairRanks[start], start);
       if (start > 0) {
         const before = prevs[start];
         pairRanks[before] = this.rankOr(buf, before, end);
-        if (pairRanks[before] !== Infinity) push(pairRanks[before], before);
+        if (pairRanks[before] !== Infinity) this.heapPush(pairRanks[before], before);
       }
     }
-    this.work += work;
     return parts;
+  }
+
+  private heapPush(rank: number, start: number): void {
+    const heap = this.heap;
+    let i = this.heapSize++;
+    const key = rank * KEY_SHIFT + start;
+    let work = 1;
+    while (i > 0) {
+      work++;
+      const parent = (i - 1) >> 1;
+      if (heap[parent] <= key) break;
+      heap[i] = heap[parent];
+      i = parent;
+    }
+    heap[i] = key;
+    this.work += work;
+  }
+
+  private heapPop(): number {
+    const heap = this.heap;
+    const top = heap[0];
+    const size = --this.heapSize;
+    const last = heap[size];
+    let i = 0;
+    let work = 1;
+    for (;;) {
+      work++;
+      let child = 2 * i + 1;
+      if (child >= size) break;
+      if (child + 1 < size && heap[child + 1] < heap[child]) child++;
+      if (heap[child] >= last) break;
+      heap[i] = heap[child];
+      i = child;
+    }
+    heap[i] = last;
+    this.work += work;
+    return top;
   }
 
   private rankOr(buf: Uint8Array, from: number, to: number): number {
