@@ -5,6 +5,7 @@
  * composables/useProfile.ts, composables/useOAuth2Providers.ts), and assertions on the fields it reads.
  * Every scenario runs at the root and under a CONTEXT_PATH (the site's apiBase then ends in it).
  */
+import { createHmac } from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -170,6 +171,17 @@ clients:
     redirectUri: https://admin.example.com/auth/callback
 `;
 
+/** The app's access-token key as the tests' JWT_SECRET derives it (see tokens.e2e-spec.ts). */
+const ACCESS_KEY = createHmac('sha256', 'test-secret-test-secret-test-secret-0123456789').update('membership:access-token:v1').digest('base64url');
+/** The same access token with its lifetime over: what the site's cookie holds after the JWT expired. */
+function expiredCopyOf(token: string): string {
+  const [header, payload] = token.split('.');
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+  const now = Math.floor(Date.now() / 1000);
+  const body = `${header}.${Buffer.from(JSON.stringify({ ...claims, iat: now - 3600, exp: now - 60 })).toString('base64url')}`;
+  return `${body}.${createHmac('sha256', ACCESS_KEY).update(body).digest('base64url')}`;
+}
+
 describe.each([
   ['at the root', ''],
   ['under CONTEXT_PATH=/mortise', '/mortise'],
@@ -190,12 +202,13 @@ describe.each([
     await smtp?.close();
   });
 
-  /** pages/auth/register.vue then login.vue: register {username, email, nickname, password}; log in. */
+  /** pages/auth/register.vue then login.vue: register {username, email, password} (as the form posts it); log in. */
   async function signedIn(site: Site) {
     const username = unique('site_user_');
     const password = 'site-password-1';
     const email = `${username}@example.com`;
-    await site.$fetch('/api/v1/app/auth/register', { method: 'POST', body: { username, email, password, nickname: username } });
+    const registered = await site.$fetch<Envelope<unknown>>('/api/v1/app/auth/register', { method: 'POST', body: { username, email, password } });
+    expect(registered.code).toBe(200);
     await site.login(username, password);
     return { username, email, password };
   }
@@ -297,6 +310,78 @@ describe.each([
     expect(payload.data.authorizationUrl).toMatch(/github/);
   });
 
+  it('plugins/api.ts: an expired access token -> 401 -> refresh-token -> the same request retried with the new token', async () => {
+    const site = new Site(app.url);
+    const { username } = await signedIn(site);
+    const firstRefresh = site.refreshToken;
+    // The access cookie outlives the JWT: the same token with its exp in the past (signed with the app's key).
+    site.token = expiredCopyOf(site.token!);
+    site.sent.length = 0;
+    const res = await site.$api<Envelope<{ username: string }>>('/api/v1/app/auth/profile', { method: 'GET' });
+    expect(res.data.username).toBe(username);
+    expect(site.sent).toEqual(['GET /api/v1/app/auth/profile', 'POST /api/v1/app/auth/refresh-token', 'GET /api/v1/app/auth/profile']);
+    // Rotation: new tokens saved; the old refresh token is spent.
+    expect(site.refreshToken).not.toBe(firstRefresh);
+    expect(site.user).toMatchObject({ username });
+    // A refresh that fails logs the site out and the original 401 reaches the page (onUnauthorized -> /auth/login).
+    site.token = expiredCopyOf(site.token!);
+    site.refreshToken = 'not-a-refresh-token';
+    const err = await site.$api('/api/v1/app/auth/profile').catch((e: FetchError) => e);
+    expect((err as FetchError).status).toBe(401);
+    expect(site.token).toBeNull();
+  });
+
+  it('messages in the member\'s language: zh-CN browsers get Chinese envelope messages, the code stays the same', async () => {
+    const zh = new Site(app.url);
+    const en = new Site(app.url, 'en-US,en;q=0.9');
+    const member = await signedIn(zh);
+
+    // login.vue shows error.message from @mortise/auth's unwrapGlobalResult (payload.message).
+    await expect(new Site(app.url).login(member.username, 'wrong-password-1')).rejects.toThrow('账号或密码错误');
+    await expect(new Site(app.url, 'en').login(member.username, 'wrong-password-1')).rejects.toThrow('Wrong account or password');
+
+    const both = async (path: string, opts: Parameters<Site['$fetch']>[1]) => {
+      const [a, b] = await Promise.all([zh.$fetch(path, opts).catch((e: FetchError) => e), en.$fetch(path, opts).catch((e: FetchError) => e)]);
+      expect(a).toBeInstanceOf(FetchError);
+      expect(b).toBeInstanceOf(FetchError);
+      const [x, y] = [a as FetchError, b as FetchError];
+      expect(x.status).toBe(y.status);
+      expect(x.body.code).toBe(y.body.code);
+      return { zh: x.body.message, en: y.body.message, code: x.body.code };
+    };
+    // forgot-password.vue with a wrong code.
+    await zh.$fetch('/api/v1/app/auth/send-code', { method: 'POST', body: { type: 'email', email: member.email } });
+    const code = smtp.lastCode(member.email);
+    const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+    const badCode = await both('/api/v1/app/auth/reset-password', { method: 'POST', body: { type: 'email', account: member.email, code: wrong, newPassword: 'brand-new-secret' } });
+    expect(badCode.code).toBe(10003);
+    expect(badCode.zh).toMatch(/^验证码错误、已过期或已被使用（还可尝试 \d 次）$/);
+    expect(badCode.en).toMatch(/^Verification code is wrong, expired or used up \(\d tries left\)$/);
+    // Validation (10000): field names stay, the text is Chinese.
+    const invalid = await both('/api/v1/app/auth/register', { method: 'POST', body: { username: 'ab', email: 'not-mail', password: 'short-pw-1', extra: 1 } });
+    expect(invalid.code).toBe(10000);
+    expect(invalid.zh).toContain('username：格式不正确');
+    expect(invalid.zh).toContain('email：必须是有效的邮箱地址');
+    expect(invalid.zh).toContain('extra：不允许的字段');
+    expect(invalid.en).toContain('property extra should not exist');
+    // Taken (10005) names the field in the member's language.
+    const taken = await both('/api/v1/app/auth/register', { method: 'POST', body: { username: member.username, password: 'long-enough-pw-1' } });
+    expect(taken).toEqual({ code: 10005, zh: '用户名已被占用', en: 'username is already taken' });
+    // Without a token (the guard's own message), an unknown route, malformed JSON.
+    expect(await both('/api/v1/app/auth/profile', {})).toEqual({ code: 401, zh: '请先登录', en: 'Authentication required' });
+    const noRoute = await both('/api/v1/app/nothing-here', {});
+    expect(noRoute.zh).toMatch(/^接口不存在：GET /);
+    const res = await fetch(`${app.url}/api/v1/app/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept-language': ZH_BROWSER, 'x-forwarded-for': zh.ip }, body: '{"account":' });
+    // A library's own English (the JSON parser's) is not shown to a Chinese reader: the code's message is.
+    expect(await res.json()).toEqual({ code: 400, message: '请求格式错误', data: null });
+    expect(res.headers.get('content-language')).toBe('zh-CN');
+    expect(res.headers.get('vary')).toMatch(/Accept-Language/i);
+    // Success envelopes too (the profile read takes the fast path).
+    const ok = await zh.$api<Envelope<unknown>>('/api/v1/app/auth/profile');
+    expect(ok.message).toBe('操作成功');
+    expect((await en.$fetch<Envelope<unknown>>('/api/v1/admin/system/site-config/public')).message).toBe('success');
+  });
+
   it('profile.vue: a nickname-only save sends avatarUrl null and keeps the avatar; "" clears it', async () => {
     const site = new Site(app.url);
     await signedIn(site);
@@ -326,5 +411,28 @@ describe.each([
     // Clearing is an explicit empty string (documented in Swagger and the README).
     await site.$api('/api/v1/app/auth/profile', { method: 'PUT', body: { avatarUrl: '', gender: '', birthDate: '' } });
     expect(await site.fetchCurrentUser()).toMatchObject({ nickname: 'Renamed', avatarUrl: null, gender: null, birthDate: null });
+  });
+});
+
+describe('membership with DEFAULT_LOCALE=zh-CN', () => {
+  let app: RunningApp;
+  beforeAll(async () => {
+    app = await startMembership({ DEFAULT_LOCALE: 'zh-CN', CONTEXT_PATH: '/mortise' });
+  });
+  afterAll(() => app?.close());
+
+  it('answers in Chinese without an Accept-Language or with none we have; an English browser still gets English', async () => {
+    const message = async (language?: string) => {
+      const headers: Record<string, string> = { accept: 'application/json', 'x-forwarded-for': nextIp() };
+      if (language !== undefined) headers['accept-language'] = language;
+      const res = await fetch(`${app.url}/api/v1/app/auth/profile`, { headers });
+      expect(res.status).toBe(401);
+      return ((await res.json()) as Envelope).message;
+    };
+    expect(await message()).toBe('请先登录');
+    expect(await message('fr-FR,fr;q=0.9')).toBe('请先登录');
+    expect(await message('*')).toBe('请先登录');
+    expect(await message('en-GB,en;q=0.8')).toBe('Authentication required');
+    expect(await message('zh-TW,zh;q=0.9')).toBe('请先登录');
   });
 });

@@ -2,7 +2,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { Logger } from '@nestjs/common';
-import { sendEnvelopeError } from '@app/envelope';
+import { sendEnvelopeError, setDefaultLocale } from '@app/envelope';
 import { AppDefinition, createApp } from '@app/platform';
 import { AppModule } from './app.module';
 import { ProfileFastPath } from './auth/profile-fast-path';
@@ -23,6 +23,8 @@ export const membershipApp: AppDefinition<MembershipConfig> = {
   configClass: MembershipConfig,
   module: (config, url) => {
     if (!config.JWT_SECRET) config.JWT_SECRET = developmentJwtSecret(config.DATA_DIR);
+    // Envelope messages follow Accept-Language; this is the language without one (process-wide, set at boot).
+    setDefaultLocale(config.DEFAULT_LOCALE);
     return AppModule.forRoot(config, url);
   },
   prefix: (config) => config.CONTEXT_PATH,

@@ -1,5 +1,6 @@
 import { HttpException } from '@nestjs/common';
-import { DEFAULT_MESSAGES, ErrorCode, httpStatusOf } from './error-code';
+import { ErrorCode, httpStatusOf } from './error-code';
+import { codeMessage, LocalizedText, SOURCE_LOCALE } from './i18n';
 
 export interface BusinessExceptionOptions {
   /** Sets the Retry-After header (seconds). */
@@ -8,13 +9,24 @@ export interface BusinessExceptionOptions {
   details?: unknown;
 }
 
-/** A domain error carrying its envelope code; the HTTP status follows from the code. */
+/**
+ * A domain error carrying its envelope code; the HTTP status follows from the code. The message is a
+ * catalog message (`msg(key, params)`, rendered in the request's language) or, without one, the code's
+ * default message. `message` (what logs show) is the English rendering. A plain string is kept for text
+ * that is not ours to translate (e.g. a provider's error description): shown as is to English readers,
+ * other languages get the code's default message.
+ */
 export class BusinessException extends HttpException {
+  /** The message to render per request; undefined for a plain string. */
+  readonly text?: LocalizedText;
+
   constructor(
     readonly code: ErrorCode,
-    message?: string,
+    message?: string | LocalizedText,
     readonly extras: BusinessExceptionOptions = {},
   ) {
-    super(message ?? DEFAULT_MESSAGES[code] ?? 'Error', httpStatusOf(code));
+    const text = message ?? codeMessage(code);
+    super(typeof text === 'string' ? text : (text?.render(SOURCE_LOCALE) ?? 'Error'), httpStatusOf(code));
+    this.text = typeof text === 'string' ? undefined : text;
   }
 }

@@ -2,10 +2,11 @@ import { CallHandler, ExecutionContext, Injectable, NestInterceptor, StreamableF
 import { Reflector } from '@nestjs/core';
 import { map, Observable } from 'rxjs';
 import { ok } from './envelope';
+import { localeOf, markLanguage, msg } from './i18n';
 
 export const RAW_RESPONSE = 'envelope:raw';
 
-/** Wraps every controller result in `{code:200,message:'success',data}` unless the route opts out. */
+/** Wraps every controller result in `{code:200,message:'success',data}` (message in the request's language) unless the route opts out. */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
   constructor(private readonly reflector: Reflector) {}
@@ -14,6 +15,14 @@ export class EnvelopeInterceptor implements NestInterceptor {
     if (context.getType() !== 'http') return next.handle();
     const raw = this.reflector.getAllAndOverride<boolean>(RAW_RESPONSE, [context.getHandler(), context.getClass()]);
     if (raw) return next.handle();
-    return next.handle().pipe(map((data) => (data instanceof StreamableFile ? data : ok(data))));
+    const http = context.switchToHttp();
+    return next.handle().pipe(
+      map((data) => {
+        if (data instanceof StreamableFile) return data;
+        const locale = localeOf(http.getRequest());
+        markLanguage(http.getResponse(), locale);
+        return ok(data, msg('success').render(locale));
+      }),
+    );
   }
 }

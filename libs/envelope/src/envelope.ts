@@ -7,8 +7,9 @@ export interface Envelope<T = unknown> {
   data: T;
 }
 
-export function ok<T>(data: T): Envelope<T> {
-  return { code: ErrorCode.OK, message: 'success', data: data === undefined ? (null as T) : data };
+/** The success envelope; `message` is the catalog's `success` in the request's language (English by default). */
+export function ok<T>(data: T, message = 'success'): Envelope<T> {
+  return { code: ErrorCode.OK, message, data: data === undefined ? (null as T) : data };
 }
 
 export function failure(code: number, message: string, data: unknown = null): Envelope {

@@ -34,22 +34,4 @@ export function httpStatusOf(code: ErrorCode): number {
   return HTTP_STATUS[code] ?? (code >= 400 && code < 600 ? code : HttpStatus.BAD_REQUEST);
 }
 
-/** Default human-readable message per code, used when none is given. */
-export const DEFAULT_MESSAGES: Partial<Record<ErrorCode, string>> = {
-  [ErrorCode.BAD_REQUEST]: 'Malformed request',
-  [ErrorCode.VALIDATION_FAILED]: 'Validation failed',
-  [ErrorCode.BAD_CREDENTIALS]: 'Wrong account or password',
-  [ErrorCode.CODE_INVALID]: 'Verification code is wrong, expired or used up',
-  [ErrorCode.SEND_FAILED]: 'The message could not be sent',
-  [ErrorCode.ALREADY_TAKEN]: 'Already taken',
-  [ErrorCode.ACCOUNT_LOCKED]: 'Account locked, try again later',
-  [ErrorCode.UNAUTHORIZED]: 'Authentication required',
-  [ErrorCode.FORBIDDEN]: 'Not allowed',
-  [ErrorCode.NOT_FOUND]: 'Not found',
-  [ErrorCode.CONFLICT]: 'Conflict',
-  [ErrorCode.PAYLOAD_TOO_LARGE]: 'Request too large',
-  [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: 'Unsupported media type',
-  [ErrorCode.TOO_MANY_REQUESTS]: 'Too many requests, retry later',
-  [ErrorCode.INTERNAL]: 'Internal server error',
-  [ErrorCode.SERVICE_UNAVAILABLE]: 'Service unavailable',
-};
+// Default messages per code live in the message catalogs (i18n/messages.*.ts, keys `code.<n>`).

@@ -1,4 +1,5 @@
 export * from './error-code';
+export * from './i18n';
 export * from './business.exception';
 export * from './envelope';
 export * from './envelope.interceptor';

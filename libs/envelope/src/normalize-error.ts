@@ -1,10 +1,14 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 import { BusinessException } from './business.exception';
+import { LocalizedText, msg } from './i18n';
 
 /** One error, described transport-neutrally; each app's filter turns it into its own body shape. */
 export interface NormalizedError {
   status: number;
+  /** English text (logs, the gateway's OpenAI-shaped errors). */
   message: string;
+  /** The same message per language (membership envelope); absent: `message` in English, the code's default otherwise. */
+  text?: LocalizedText;
   /** Membership envelope code (defaults to the HTTP status). */
   code?: number;
   /** OpenAI-style `type`, `code` and `param`. */
@@ -24,6 +28,7 @@ export function normalizeError(err: any): NormalizedError {
       status: err.getStatus(),
       code: err.code,
       message: err.message,
+      text: err.text,
       retryAfterSeconds: err.extras.retryAfterSeconds,
       details: err.extras.details,
     };
@@ -33,30 +38,32 @@ export function normalizeError(err: any): NormalizedError {
     const body = err.getResponse() as any;
     let message = typeof body === 'string' ? body : Array.isArray(body?.message) ? body.message.join('; ') : body?.message;
     if (!message || typeof message !== 'string') message = err.message;
+    let text: LocalizedText | undefined;
     if (status === HttpStatus.NOT_FOUND && /^Cannot (GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /.test(message)) {
-      message = `No route for ${message.replace(/^Cannot /, '')}`;
+      text = msg('request.noRoute', { route: message.replace(/^Cannot /, '') });
+      message = String(text);
     }
     if (status === HttpStatus.PAYLOAD_TOO_LARGE) message = message || 'Request too large';
     // A 5xx thrown on purpose with an OpenAI `type` (gateway 502/503/504) keeps its message; others are masked.
     if (status >= 500 && !(body && typeof body === 'object' && typeof body.type === 'string')) return { status, message: 'Internal server error', unexpected: true };
-    return { status, message, ...(body && typeof body === 'object' ? pickExtras(body) : {}) };
+    return { status, message, text, ...(body && typeof body === 'object' ? pickExtras(body) : {}) };
   }
   // body-parser and raw-body errors carry `type` and `status`.
   if (err && typeof err === 'object' && typeof err.type === 'string' && typeof err.status === 'number') {
     switch (err.type) {
       case 'entity.parse.failed':
-        return { status: 400, message: 'Malformed JSON body' };
+        return localized(400, msg('request.malformedJson'));
       case 'request.timeout':
         return { status: 408, message: err.message };
       case 'entity.too.deep':
         return { status: 400, message: err.message };
       case 'entity.too.large':
-        return { status: 413, message: `Request body too large (limit ${err.limit} bytes)` };
+        return localized(413, msg('request.bodyTooLarge', { limit: err.limit }));
       case 'encoding.unsupported':
       case 'charset.unsupported':
-        return { status: 415, message: 'Unsupported body encoding or charset' };
+        return localized(415, msg('request.unsupportedEncoding'));
       case 'request.aborted':
-        return { status: 400, message: 'Request aborted' };
+        return localized(400, msg('request.aborted'));
       default:
         if (err.status >= 400 && err.status < 500) return { status: err.status, message: 'Malformed request' };
     }
@@ -64,14 +71,18 @@ export function normalizeError(err: any): NormalizedError {
   // multer errors
   if (err && err.name === 'MulterError') {
     if (err.code === 'LIMIT_FILE_SIZE' || err.code === 'LIMIT_FIELD_VALUE' || err.code === 'LIMIT_PART_COUNT') {
-      return { status: 413, message: 'Upload too large' };
+      return localized(413, msg('request.uploadTooLarge'));
     }
-    return { status: 400, message: `Bad multipart request: ${err.code}` };
+    return localized(400, msg('request.badMultipart', { reason: String(err.code) }));
   }
-  if (isUnstorableText(err)) return { status: 400, message: 'Text contains characters that cannot be stored (NUL or invalid encoding)' };
-  if (isDependencyDown(err)) return { status: 503, message: 'Service temporarily unavailable, retry shortly', retryAfterSeconds: 5 };
-  if (err instanceof URIError) return { status: 400, message: 'Malformed URL encoding' };
+  if (isUnstorableText(err)) return localized(400, msg('request.unstorableText'));
+  if (isDependencyDown(err)) return { ...localized(503, msg('request.dependencyDown')), retryAfterSeconds: 5 };
+  if (err instanceof URIError) return localized(400, msg('request.malformedUrl'));
   return { status: 500, message: 'Internal server error', unexpected: true };
+}
+
+function localized(status: number, text: LocalizedText): NormalizedError {
+  return { status, message: String(text), text };
 }
 
 function pickExtras(body: any): Partial<NormalizedError> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Authenticator, bearerToken, Principal } from '@app/auth';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { SessionsService } from '../sessions/sessions.service';
 import { AccessTokenService } from './access-token.service';
 
@@ -36,10 +36,10 @@ export class MemberAuthenticator implements Authenticator {
     const raw = bearerToken(req);
     if (!raw) return null;
     const claims = this.tokens.verify(raw);
-    if (!claims) throw new BusinessException(ErrorCode.UNAUTHORIZED, 'Access token is invalid or expired');
+    if (!claims) throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.tokenInvalid'));
     const live = await this.sessions.liveness(claims.sid, claims.memberId);
-    if (!live || live.revoked || live.expired) throw new BusinessException(ErrorCode.UNAUTHORIZED, 'Session has ended; log in again');
-    if (live.memberStatus !== 'active') throw new BusinessException(ErrorCode.UNAUTHORIZED, 'Account is disabled');
+    if (!live || live.revoked || live.expired) throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.sessionEnded'));
+    if (live.memberStatus !== 'active') throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.accountDisabled'));
     this.touch(claims.sid);
     return { id: claims.memberId, kind: 'member', roles: ['member', ...live.roles], claims };
   }

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, fieldError, msg } from '@app/envelope';
 import { MembersService } from '../members/members.service';
 import { clientIp } from '../security/client-info';
 import { LoginLockoutService } from '../security/login-lockout.service';
@@ -34,8 +34,7 @@ export class PasswordLoginService {
     this.policy.assertAcceptable('password', body.password);
     for (const [codeField, addressField] of [['emailCode', 'email'], ['phoneCode', 'phone']] as const) {
       if (body[codeField] !== undefined && !body[addressField]) {
-        const message = `${codeField} is given without ${addressField}`;
-        throw new BusinessException(ErrorCode.VALIDATION_FAILED, `${codeField}: ${message}`, { details: { fields: [{ field: codeField, message }] } });
+        throw fieldError(codeField, 'codeWithoutAddress', `${codeField} is given without ${addressField}`, { address: addressField });
       }
     }
     if (body.emailCode) await this.verification.check({ channel: 'email', target: body.email! }, body.emailCode, true);
@@ -70,7 +69,7 @@ export class PasswordLoginService {
       await this.lockout.recordFailure(lockKey, ip);
       throw new BusinessException(ErrorCode.BAD_CREDENTIALS);
     }
-    if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, 'Account is disabled');
+    if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('auth.accountDisabled'));
     await this.lockout.recordSuccess(lockKey, ip);
     if (check.needsRehash) {
       await this.members.rehashPassword(member.id, body.password);

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Principal } from '@app/auth';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, fieldError, msg } from '@app/envelope';
 import { LINKED_IDENTITIES, LinkedIdentitiesSource } from '../members/linked-identities';
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
@@ -28,7 +28,7 @@ export class PasswordService {
     this.policy.assertAcceptable('newPassword', body.newPassword);
     if (member.passwordHash) {
       const check = await this.hasher.verify(member.passwordHash, body.oldPassword ?? '');
-      if (!check.ok) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, 'Old password is wrong');
+      if (!check.ok) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, msg('auth.oldPasswordWrong'));
     } else {
       await this.proveFirstPassword(member, body);
     }
@@ -47,13 +47,13 @@ export class PasswordService {
     const type = body.type ?? (channels.sms ? 'sms' : 'email');
     const target = channels[type];
     if (!target) {
-      throw new BusinessException(ErrorCode.CONFLICT, 'Setting a first password needs a verified phone or email to send a code to; log in with a phone code first', {
+      throw new BusinessException(ErrorCode.CONFLICT, msg('auth.firstPasswordNeedsContact'), {
         details: { field: 'type' },
       });
     }
     if (!body.code) {
       const message = `a code sent to your verified ${type === 'sms' ? 'phone' : 'email'} (send-code) is required to set a first password`;
-      throw new BusinessException(ErrorCode.VALIDATION_FAILED, `code: ${message}`, { details: { fields: [{ field: 'code', message }] } });
+      throw fieldError('code', 'firstPasswordCode', message);
     }
     await this.verification.check({ channel: type, target }, body.code, true);
   }
@@ -64,7 +64,7 @@ export class PasswordService {
     await this.verification.check(target, body.code, true);
     const member = await this.recoverableBy(target);
     // The caller just proved they own the phone or mailbox, so saying "no member" reveals nothing new.
-    if (!member) throw new BusinessException(ErrorCode.NOT_FOUND, `No member with this ${target.channel === 'sms' ? 'phone' : 'email'}`);
+    if (!member) throw new BusinessException(ErrorCode.NOT_FOUND, msg(target.channel === 'sms' ? 'auth.noMemberWithPhone' : 'auth.noMemberWithEmail'));
     await this.members.setPassword(member.id, body.newPassword);
     const revokedSessions = await this.sessions.revokeAll(member.id, 'password_reset');
     return { revokedSessions };

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
@@ -25,7 +25,7 @@ export class PhoneLoginService {
   async loginByPhone(body: PhoneLoginRequest, req: Request): Promise<MemberLoginResponse> {
     await this.verification.check({ channel: 'sms', target: body.phone }, body.code, true);
     const member = await this.ownerOf(body.phone);
-    if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, 'Account is disabled');
+    if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('auth.accountDisabled'));
     // The owner proved the phone from here: this network gets past an account-wide password lock.
     await this.lockout.rememberOrigin(`m:${member.id}`, clientIp(req));
     return this.login.issueLogin(member, 'phone', req);
@@ -40,7 +40,7 @@ export class PhoneLoginService {
     const holder = await this.members.findByPhone(phone);
     if (holder?.phoneVerifiedTime) return holder;
     if (holder) await this.members.releaseClaim('phone', phone, holder.id);
-    if (!this.config.PHONE_LOGIN_AUTO_REGISTER) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, 'No member with this phone');
+    if (!this.config.PHONE_LOGIN_AUTO_REGISTER) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, msg('auth.noMemberWithPhone'));
     try {
       return await this.members.create({ phone, phoneProven: true });
     } catch (err) {

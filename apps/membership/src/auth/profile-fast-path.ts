@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { IncomingMessage, Server, ServerResponse } from 'http';
 import { AUTH_LIMITER, AuthLimiter, Principal } from '@app/auth';
-import { ok, sendEnvelopeError } from '@app/envelope';
+import { localeOf, msg, ok, sendEnvelopeError } from '@app/envelope';
 import { AccessLog, asExpress, expressClientIp, Metrics, normalizePrefix, pickRequestId, securityHeaders } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
 import { AuthController } from './auth.controller';
@@ -105,10 +105,14 @@ export class ProfileFastPath {
       await this.limiter?.succeeded(req, res, principal);
       // What res.json() sends with the app's settings (no replacer, spaces or escaping; ETag off),
       // after helmet's headers and X-Request-Id as the pipeline sets them.
-      const body = JSON.stringify(ok(await controller.profile(principal)));
+      const locale = localeOf(req);
+      const body = JSON.stringify(ok(await controller.profile(principal), msg('success').render(locale)));
       res.writeHead(200, [
         ...this.flatHeaders,
         'X-Request-Id', id,
+        // As EnvelopeInterceptor marks an envelope (its message follows Accept-Language).
+        'Content-Language', locale,
+        'Vary', 'Accept-Language',
         'Content-Type', 'application/json; charset=utf-8',
         'Content-Length', String(Buffer.byteLength(body)),
       ]);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Principal } from '@app/auth';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
 import { MembersService } from '../members/members.service';
 import { SessionsService } from '../sessions/sessions.service';
@@ -24,7 +24,7 @@ export class TokenRefreshService {
     const member = await this.members.findById(session.memberId);
     if (!member || member.status !== 'active') {
       await this.sessions.revoke(session.memberId, session.id, 'member_disabled');
-      throw new BusinessException(ErrorCode.UNAUTHORIZED, 'Refresh token is invalid, expired or revoked');
+      throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.refreshInvalid'));
     }
     return this.login.loginResponse(member, session.id, session.loginType, next, refreshExpiresIn);
   }
@@ -34,10 +34,7 @@ export class TokenRefreshService {
     const claims = principal.claims as AccessTokenClaims;
     const remainingMs = claims.exp * 1000 - Date.now();
     if (remainingMs > this.config.REFRESH_BY_JWT_WINDOW) {
-      throw new BusinessException(
-        ErrorCode.BAD_REQUEST,
-        `The token can be renewed only in the last ${Math.round(this.config.REFRESH_BY_JWT_WINDOW / 1000)} s of its lifetime`,
-      );
+      throw new BusinessException(ErrorCode.BAD_REQUEST, msg('auth.refreshTooEarly', { seconds: Math.round(this.config.REFRESH_BY_JWT_WINDOW / 1000) }));
     }
     const access = this.accessTokens.sign(claims.memberId, claims.sid, claims.loginType);
     return { token: access.token, tokenType: 'Bearer', expiresIn: access.expiresIn };

@@ -14,6 +14,10 @@ export class MembershipConfig extends BaseConfig {
   @Matches(/^(\/[A-Za-z0-9._~-]+)*\/?$/, { message: 'must be empty or a path like /member' })
   CONTEXT_PATH: string = '';
 
+  /** Language of envelope messages when the request's Accept-Language names none we have (en, zh-CN). */
+  @IsIn(['en', 'zh-CN'])
+  DEFAULT_LOCALE: 'en' | 'zh-CN' = 'en';
+
   /** HMAC secret of access tokens (>= 32 chars). Required in production; generated under DATA_DIR in development. */
   @IsOptional()
   @IsString()

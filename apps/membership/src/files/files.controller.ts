@@ -4,7 +4,7 @@ import { ApiBearerAuth, ApiBody, ApiConsumes, ApiOperation, ApiProduces, ApiResp
 import { FileInterceptor } from '@nestjs/platform-express';
 import type { Response } from 'express';
 import { CurrentPrincipal, Principal, Public } from '@app/auth';
-import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, RawResponse } from '@app/envelope';
+import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, msg, RawResponse } from '@app/envelope';
 import { isInlineImage } from './file-type';
 import { FileUploadResponse } from './file-upload.response';
 import { FilesService, UploadedBytes } from './files.service';
@@ -62,7 +62,7 @@ export class MediaController {
   async serve(@Param('path') path: string | string[], @Res() res: Response): Promise<void> {
     const name = Array.isArray(path) ? path.join('/') : path;
     const found = await this.files.open(name);
-    if (!found) throw new BusinessException(ErrorCode.NOT_FOUND, 'No such file');
+    if (!found) throw new BusinessException(ErrorCode.NOT_FOUND, msg('files.notFound'));
     const { file, object } = found;
     const inline = isInlineImage(file.contentType);
     res.setHeader('Content-Type', file.contentType);

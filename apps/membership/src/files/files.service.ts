@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomUUID } from 'crypto';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, fieldError, msg } from '@app/envelope';
 import type { ObjectStorage, StoredObject } from '@app/providers/storage';
 import { isSafeKey } from '@app/providers/storage';
 import { MembershipConfig } from '../config/membership.config';
@@ -30,17 +30,15 @@ export class FilesService {
 
   async upload(memberId: string, file: UploadedBytes | undefined): Promise<MemberFile> {
     if (!file || !file.buffer) {
-      throw new BusinessException(ErrorCode.VALIDATION_FAILED, 'file: a multipart/form-data part named "file" is required', {
-        details: { fields: [{ field: 'file', message: 'required' }] },
-      });
+      throw fieldError('file', 'fileRequired', 'a multipart/form-data part named "file" is required');
     }
     if (file.buffer.length > this.config.UPLOAD_MAX_BYTES) {
-      throw new BusinessException(ErrorCode.PAYLOAD_TOO_LARGE, `File larger than ${this.config.UPLOAD_MAX_BYTES} bytes`);
+      throw new BusinessException(ErrorCode.PAYLOAD_TOO_LARGE, msg('files.tooLarge', { max: this.config.UPLOAD_MAX_BYTES }));
     }
-    if (file.buffer.length === 0) throw new BusinessException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Empty file');
+    if (file.buffer.length === 0) throw new BusinessException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, msg('files.empty'));
     const type = await detectType(file.buffer);
     if (!type || !this.allowed.has(type.mime)) {
-      throw new BusinessException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `File type not allowed; allowed: ${[...this.allowed].join(', ')}`);
+      throw new BusinessException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, msg('files.typeNotAllowed', { allowed: [...this.allowed].join(', ') }));
     }
     const now = new Date();
     const key = `${now.getUTCFullYear()}/${String(now.getUTCMonth() + 1).padStart(2, '0')}/${randomUUID().replace(/-/g, '')}.${type.ext}`;

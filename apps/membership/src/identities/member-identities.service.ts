@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { SharedState } from '@app/platform';
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
@@ -52,7 +52,7 @@ export class MemberIdentitiesService {
     return this.withSubjectLock(profile, async () => {
       const { identity } = await this.identities.insertOrGet(this.row(memberId, profile));
       if (identity.memberId !== memberId) {
-        throw new BusinessException(ErrorCode.ALREADY_TAKEN, 'This external account is already linked to another member', {
+        throw new BusinessException(ErrorCode.ALREADY_TAKEN, msg('identities.linkedToOther'), {
           details: { field: 'identity' },
         });
       }
@@ -68,11 +68,11 @@ export class MemberIdentitiesService {
   /** Unlinks an identity unless it is the member's last way to log in. */
   async unlink(memberId: string, identityId: string): Promise<void> {
     const identity = await this.identities.findOwned(identityId, memberId);
-    if (!identity) throw new BusinessException(ErrorCode.NOT_FOUND, 'Identity not found');
+    if (!identity) throw new BusinessException(ErrorCode.NOT_FOUND, msg('identities.notFound'));
     const member = await this.members.findById(memberId);
     const others = (await this.identities.countByMember(memberId)) - 1;
     if (!member?.passwordHash && !member?.phone && others < 1) {
-      throw new BusinessException(ErrorCode.CONFLICT, 'Cannot unlink the last way to log in; set a password or phone first');
+      throw new BusinessException(ErrorCode.CONFLICT, msg('identities.lastLogin'));
     }
     await this.identities.deleteOwned(identityId, memberId);
   }
@@ -80,7 +80,7 @@ export class MemberIdentitiesService {
   private async reuse(identity: MemberIdentity, profile: ExternalProfile, isNewUser: boolean): Promise<ResolvedMember> {
     await this.identities.touch(identity.id, profile);
     const member = await this.members.findById(identity.memberId);
-    if (!member) throw new BusinessException(ErrorCode.NOT_FOUND, 'Member not found');
+    if (!member) throw new BusinessException(ErrorCode.NOT_FOUND, msg('identities.memberNotFound'));
     return { member, identity, isNewUser, isBound: !!(member.passwordHash || member.phone) };
   }
 
@@ -105,7 +105,7 @@ export class MemberIdentitiesService {
     try {
       for (const key of keys) {
         for (let i = 0; !(await this.state.setIfAbsent(key, '1', 15_000)); i++) {
-          if (i >= 50) throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, 'Login already in progress, retry shortly', { retryAfterSeconds: 1 });
+          if (i >= 50) throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, msg('identities.loginInProgress'), { retryAfterSeconds: 1 });
           await sleep(100);
         }
         held.push(key);

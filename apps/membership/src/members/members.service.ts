@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'crypto';
 import { QueryFailedError } from 'typeorm';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, hasMessage, msg } from '@app/envelope';
 import { PasswordHasher } from '../security/password-hasher';
 import { Gender, Member } from './member.entity';
 import { ContactChannel, MembersRepository } from './members.repository';
@@ -83,7 +83,7 @@ export class MembersService {
       ['email', taken(byEmail, byEmail?.emailVerifiedTime, input.emailProven)],
       ['phone', taken(byPhone, byPhone?.phoneVerifiedTime, input.phoneProven)],
     ] as const) {
-      if (hit) throw new BusinessException(ErrorCode.ALREADY_TAKEN, `${field} is already taken`, { details: { field } });
+      if (hit) throw takenError(field);
     }
     const passwordHash = input.password ? await this.hasher.hash(input.password) : null;
     for (let attempt = 0; ; attempt++) {
@@ -107,7 +107,7 @@ export class MembersService {
         if (field === 'username' && !input.username && attempt < 3) continue;
         // An unproven claim made between the release and the insert: release it again.
         if (attempt < 3 && ((field === 'email' && input.emailProven) || (field === 'phone' && input.phoneProven))) continue;
-        if (field) throw new BusinessException(ErrorCode.ALREADY_TAKEN, `${field} is already taken`, { details: { field } });
+        if (field) throw takenError(field);
         throw err;
       }
     }
@@ -131,7 +131,7 @@ export class MembersService {
     for (let attempt = 0; ; attempt++) {
       const holder = channel === 'email' ? await this.members.findByEmail(value) : await this.members.findByPhone(value);
       if (holder && holder.id !== memberId && (channel === 'email' ? holder.emailVerifiedTime : holder.phoneVerifiedTime)) {
-        throw new BusinessException(ErrorCode.ALREADY_TAKEN, `${channel} is already taken`, { details: { field: channel } });
+        throw takenError(channel);
       }
       if (holder && holder.id !== memberId) await this.releaseClaim(channel, value, holder.id);
       try {
@@ -171,6 +171,12 @@ export class MembersService {
   addRole(id: string, role: string): Promise<void> {
     return this.members.addRole(id, role);
   }
+}
+
+/** 10005 naming the taken field (`data.field`); the message names it in the request's language. */
+function takenError(field: string): BusinessException {
+  const key = `field.${field}`;
+  return new BusinessException(ErrorCode.ALREADY_TAKEN, msg('members.taken', { field: hasMessage(key) ? msg(key) : field }), { details: { field } });
 }
 
 function uniqueViolation(err: unknown): string | null {

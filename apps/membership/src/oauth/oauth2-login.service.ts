@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { WechatAuthorizeScope } from '@app/providers/wechat';
 import { LoginService } from '../auth/login.service';
 import { MembershipConfig } from '../config/membership.config';
@@ -46,8 +46,8 @@ const AUTH_TYPE: Record<OAuth2FlowKind, string> = {
   'wechat-mp-scan': 'qrcode',
 };
 
-const STATE_REFUSED = 'Login state is unknown, expired or already used';
-const OTHER_BROWSER = 'This sign-in was started in another browser; start it again here';
+const STATE_REFUSED = msg('oauth.stateRefused');
+const OTHER_BROWSER = msg('oauth.otherBrowser');
 
 /** Starts third-party authorizations, finishes their callbacks and exchanges the results once. */
 @Injectable()
@@ -88,7 +88,7 @@ export class OAuth2LoginService {
     if (redirectUri === undefined || redirectUri === '') return reg.redirectUri;
     const resolved = this.registry.allowlistOf(reg).resolve(redirectUri, reg.redirectUri);
     if (!resolved) {
-      throw new BusinessException(ErrorCode.VALIDATION_FAILED, 'redirectUri is not an allowed address', { details: { fields: ['redirectUri'] } });
+      throw new BusinessException(ErrorCode.VALIDATION_FAILED, msg('oauth.redirectNotAllowed'), { details: { fields: ['redirectUri'] } });
     }
     return resolved;
   }
@@ -152,10 +152,10 @@ export class OAuth2LoginService {
    */
   async begin(registrationId: string, state: unknown, req: Request): Promise<string> {
     const reg = this.registry.get(registrationId);
-    if (!isWellFormedState(state)) throw new BusinessException(ErrorCode.BAD_REQUEST, 'Missing or malformed state');
+    if (!isWellFormedState(state)) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateMalformed'));
     const stored = await this.store.getAuthorization(state);
     if (!stored || !stored.authorizationUrl || stored.linkMemberId) throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
-    if (stored.registrationId !== reg.registrationId) throw new BusinessException(ErrorCode.BAD_REQUEST, 'State was issued for another client');
+    if (stored.registrationId !== reg.registrationId) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateOtherClient'));
     const first = await this.store.claim(`begin:${state}`, STATE_TTL_MS);
     if (bindingMatches(req, stored.browserHash)) return stored.authorizationUrl;
     if (!first) throw new BusinessException(ErrorCode.FORBIDDEN, OTHER_BROWSER);
@@ -171,21 +171,21 @@ export class OAuth2LoginService {
    */
   async finishCallback(registrationId: string, query: Record<string, string>, req: Request): Promise<string> {
     const reg = this.registry.get(registrationId);
-    if (!isWellFormedState(query.state)) throw new BusinessException(ErrorCode.BAD_REQUEST, 'Missing or malformed state');
+    if (!isWellFormedState(query.state)) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateMalformed'));
     const stored = await this.store.takeAuthorization(query.state);
     if (!stored) throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
     if (stored.registrationId !== reg.registrationId) {
       this.log.warn(`state issued for ${stored.registrationId} came back through ${reg.registrationId}; refused`);
-      throw new BusinessException(ErrorCode.BAD_REQUEST, 'State was issued for another client');
+      throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateOtherClient'));
     }
-    if (stored.kind === 'wechat-silent') throw new BusinessException(ErrorCode.BAD_REQUEST, 'Silent authorization returns to the frontend page');
+    if (stored.kind === 'wechat-silent') throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.silentReturnsToFrontend'));
     // Login CSRF and link CSRF: a callback URL (code + state) carried to another browser is refused.
     if (!bindingMatches(req, stored.browserHash)) {
       this.log.warn(`${reg.registrationId}: callback from a browser that did not start the ${stored.linkMemberId ? 'link' : 'login'}; refused`);
       throw new BusinessException(ErrorCode.FORBIDDEN, OTHER_BROWSER);
     }
     const isWechat = reg.provider === 'wechat-open' || reg.provider === 'wechat-mp';
-    if (!isWechat && reg.pkce && !stored.codeVerifier) throw new BusinessException(ErrorCode.BAD_REQUEST, 'State has no PKCE verifier; start the login again');
+    if (!isWechat && reg.pkce && !stored.codeVerifier) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.noPkceVerifier'));
     // Polled website QR (started at /wechat/qrcode): the result waits under the QR state itself.
     const qr = stored.kind === 'wechat-qrconnect' && !stored.authorizationUrl;
     try {
@@ -217,7 +217,7 @@ export class OAuth2LoginService {
   /** Links or creates the member behind an identity and describes the login waiting for exchange. */
   async pendingLogin(reg: OAuth2ClientRegistration, profile: ExternalProfile): Promise<PendingLogin> {
     const resolved = await this.identities.resolveForLogin(profile);
-    if (resolved.member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, 'Account disabled');
+    if (resolved.member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('oauth.accountDisabled'));
     return {
       memberId: resolved.member.id,
       registrationId: reg.registrationId,
@@ -248,7 +248,7 @@ export class OAuth2LoginService {
     if (!pending) throw new BusinessException(ErrorCode.CODE_INVALID, STATE_REFUSED);
     const member = await this.members.findById(pending.memberId);
     if (!member) throw new BusinessException(ErrorCode.CODE_INVALID, STATE_REFUSED);
-    if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, 'Account disabled');
+    if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('oauth.accountDisabled'));
     const login = await this.logins.issueLogin(member, pending.loginType, req);
     return {
       ...login,
@@ -263,7 +263,7 @@ export class OAuth2LoginService {
 
   async qrcodeState(state: string): Promise<OAuth2QRCodeStateResponse> {
     const record = await this.store.getQrcode(state);
-    if (!record) throw new BusinessException(ErrorCode.NOT_FOUND, 'Unknown QR code state');
+    if (!record) throw new BusinessException(ErrorCode.NOT_FOUND, msg('oauth.unknownQrState'));
     return { state, qrcodeState: record.status };
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, Param } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope } from '@app/envelope';
+import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, msg } from '@app/envelope';
 import { SessionsService } from '../sessions/sessions.service';
 
 export class ClientSessionView {
@@ -50,7 +50,7 @@ export class ClientSessionsController {
   @ApiResponse({ status: 404, description: 'code 404: no such live session of this member', type: ErrorEnvelope })
   async revoke(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<null> {
     if (!(await this.sessions.revoke(principal.id, id, 'revoked_by_member'))) {
-      throw new BusinessException(ErrorCode.NOT_FOUND, 'No such session');
+      throw new BusinessException(ErrorCode.NOT_FOUND, msg('sessions.notFound'));
     }
     return null;
   }

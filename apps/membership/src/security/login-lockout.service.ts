@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { addressLimitKey, SharedState } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
 
@@ -47,11 +47,7 @@ export class LoginLockoutService {
         known ??= (await this.state.get(this.knownKey(account, ip))) !== null;
         if (known) continue;
       }
-      throw new BusinessException(
-        ErrorCode.ACCOUNT_LOCKED,
-        'Too many failed logins; temporarily locked. Try again later, or log in with a verification code (SMS) or reset the password by code',
-        { retryAfterSeconds: Math.ceil(ttl / 1000) },
-      );
+      throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('auth.loginLocked'), { retryAfterSeconds: Math.ceil(ttl / 1000) });
     }
   }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { fieldError } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
 
 /** Longest accepted password (argon2 input stays small); the DTOs enforce it too. */
@@ -20,7 +20,6 @@ export class PasswordPolicy {
   /** Throws 10000 naming `field` (same shape as a DTO validation failure) when the password is too short. */
   assertAcceptable(field: string, password: string): void {
     if (password.length >= this.minLength) return;
-    const message = `${field} must be ${this.minLength} to ${PASSWORD_MAX_LENGTH} characters`;
-    throw new BusinessException(ErrorCode.VALIDATION_FAILED, `${field}: ${message}`, { details: { fields: [{ field, message }] } });
+    throw fieldError(field, 'passwordTooShort', `${field} must be ${this.minLength} to ${PASSWORD_MAX_LENGTH} characters`, { min: this.minLength });
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Request } from 'express';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
 import { clientIp, deviceName } from '../security/client-info';
 import { MemberSession } from './member-session.entity';
@@ -62,7 +62,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
    * REFRESH_REUSE_GRACE_MS get the same successor; a use after that revokes the whole session.
    */
   async rotate(refreshToken: string): Promise<SessionTokens> {
-    const invalid = () => new BusinessException(ErrorCode.UNAUTHORIZED, 'Refresh token is invalid, expired or revoked');
+    const invalid = () => new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.refreshInvalid'));
     const row = await this.sessions.findToken(hashRefreshToken(refreshToken));
     if (!row) throw invalid();
     const session = await this.sessions.findSession(row.sessionId);

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { createHmac, randomInt } from 'crypto';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, Msg, msg } from '@app/envelope';
 import { addressLimitKey, SharedState } from '@app/platform';
 import type { MailSender } from '@app/providers/mail';
 import type { SmsSender } from '@app/providers/sms';
@@ -57,32 +57,32 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
   private async assertNotLocked(t: CodeTarget): Promise<void> {
     const ttl = await this.state.ttl(this.lockKey(t));
     if (ttl > 0) {
-      throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, 'Too many wrong codes for this target; try again later', {
+      throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('verification.locked'), {
         retryAfterSeconds: Math.ceil(ttl / 1000),
       });
     }
   }
 
-  private async limit(key: string, max: number, windowMs: number, message: string): Promise<void> {
+  private async limit(key: string, max: number, windowMs: number, message: Msg): Promise<void> {
     const { count, ttlMs } = await this.state.incr(key, windowMs);
     if (count > max) throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, message, { retryAfterSeconds: Math.ceil(ttlMs / 1000) });
   }
 
   async send(t: CodeTarget, ip: string): Promise<{ expiresIn: number; resendIn: number }> {
     const sender = t.channel === 'sms' ? this.sms : this.mail;
-    if (!sender) throw new BusinessException(ErrorCode.SEND_FAILED, `Sending codes by ${t.channel} is not configured`);
+    if (!sender) throw new BusinessException(ErrorCode.SEND_FAILED, msg(t.channel === 'sms' ? 'verification.smsNotConfigured' : 'verification.emailNotConfigured'));
     await this.assertNotLocked(t);
     const interval = this.config.CODE_RESEND_INTERVAL_MS;
     const intervalKey = `code:interval:${t.channel}:${t.target}`;
     if (!(await this.state.setIfAbsent(intervalKey, '1', interval))) {
       const ttl = await this.state.ttl(intervalKey);
-      throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, 'A code was sent recently; wait before asking again', {
+      throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, msg('verification.resendTooSoon'), {
         retryAfterSeconds: Math.max(1, Math.ceil(ttl / 1000)),
       });
     }
     try {
-      await this.limit(`code:daily:${t.channel}:${t.target}`, this.config.CODE_DAILY_LIMIT_PER_TARGET, DAY_MS, 'Daily code limit reached for this target');
-      await this.limit(`code:daily-ip:${addressLimitKey(ip, this.config.RATE_LIMIT_IPV6_PREFIX)}`, this.config.CODE_DAILY_LIMIT_PER_IP, DAY_MS, 'Daily code limit reached for this client');
+      await this.limit(`code:daily:${t.channel}:${t.target}`, this.config.CODE_DAILY_LIMIT_PER_TARGET, DAY_MS, msg('verification.dailyTargetLimit'));
+      await this.limit(`code:daily-ip:${addressLimitKey(ip, this.config.RATE_LIMIT_IPV6_PREFIX)}`, this.config.CODE_DAILY_LIMIT_PER_IP, DAY_MS, msg('verification.dailyIpLimit'));
     } catch (err) {
       await this.state.del(intervalKey);
       throw err;
@@ -104,7 +104,7 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
       // The message never left: let the member retry at once.
       await this.state.del(intervalKey);
       this.logger.warn(`sending a code by ${sender.name} failed: ${(err as Error).message}`);
-      throw new BusinessException(ErrorCode.SEND_FAILED, 'The verification code could not be sent; try again later');
+      throw new BusinessException(ErrorCode.SEND_FAILED, msg('verification.sendFailed'));
     }
     return { expiresIn: ttlMs, resendIn: interval };
   }
@@ -117,7 +117,7 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
     if ((result === 'wrong' && attemptsLeft <= 0) || result === 'exhausted') {
       await this.state.setIfAbsent(this.lockKey(t), '1', this.config.CODE_LOCK_MS);
     }
-    const hint = result === 'wrong' && attemptsLeft > 0 ? ` (${attemptsLeft} tries left)` : '';
-    throw new BusinessException(ErrorCode.CODE_INVALID, `Verification code is wrong, expired or used up${hint}`);
+    const text = result === 'wrong' && attemptsLeft > 0 ? msg('verification.codeInvalidTriesLeft', { tries: attemptsLeft }) : msg('verification.codeInvalid');
+    throw new BusinessException(ErrorCode.CODE_INVALID, text);
   }
 }

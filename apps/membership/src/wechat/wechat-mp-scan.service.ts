@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { WechatApiClient, WechatApiError } from '@app/providers/wechat';
 import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
 import { QRCodeLoginResponse } from '../oauth/dtos/oauth2.responses';
@@ -30,7 +30,7 @@ export class WechatMpScanService {
     } catch (e) {
       if (!(e instanceof WechatApiError)) throw e;
       this.log.warn(`${reg.registrationId}: ${e.api} errcode ${e.errcode}`);
-      throw new BusinessException(ErrorCode.SERVICE_UNAVAILABLE, `WeChat could not create the QR code (errcode ${e.errcode})`);
+      throw new BusinessException(ErrorCode.SERVICE_UNAVAILABLE, msg('wechat.qrFailed', { errcode: e.errcode }));
     }
     const lifetime = Math.min(expireSeconds, qr.expire_seconds || expireSeconds);
     await this.store.createQrcode(sceneStr, {

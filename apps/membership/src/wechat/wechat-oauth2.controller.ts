@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Throttle } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { Public } from '@app/auth';
-import { ApiEnvelope, BusinessException, ErrorCode } from '@app/envelope';
+import { ApiEnvelope, BusinessException, ErrorCode, msg } from '@app/envelope';
 import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';
 import { ApiError } from '../oauth/dtos/api-error';
 import { MpQrcodeQuery, SilentOpenIdQuery, WechatRedirectQuery } from '../oauth/dtos/oauth2.requests';
@@ -90,7 +90,7 @@ export class WechatOAuth2Controller {
     let reg = this.registry.pick(['wechat-mp'], q.registrationId);
     if (q.state !== undefined) {
       const stored = await this.store.takeAuthorization(q.state);
-      if (!stored || stored.kind !== 'wechat-silent') throw new BusinessException(ErrorCode.CODE_INVALID, 'Login state is unknown, expired or already used');
+      if (!stored || stored.kind !== 'wechat-silent') throw new BusinessException(ErrorCode.CODE_INVALID, msg('oauth.stateRefused'));
       reg = this.registry.get(stored.registrationId);
     }
     try {

@@ -3,7 +3,7 @@ import { ApiBody, ApiConsumes, ApiOperation, ApiParam, ApiProduces, ApiQuery, Ap
 import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { Public } from '@app/auth';
-import { BusinessException, ErrorCode, RawResponse } from '@app/envelope';
+import { BusinessException, ErrorCode, msg, RawResponse } from '@app/envelope';
 import { WechatMessageCrypto, WechatMessageRejected, buildWechatXml, parseWechatXml, pushReplayKey, verifyPushSignature } from '@app/providers/wechat';
 import { MembershipConfig } from '../config/membership.config';
 import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
@@ -52,7 +52,7 @@ export class WechatPortalController {
     const reg = this.registration(appid);
     this.verify(reg, q);
     const echostr = typeof q.echostr === 'string' ? q.echostr : '';
-    if (!/^[A-Za-z0-9_-]{1,128}$/.test(echostr)) throw new BusinessException(ErrorCode.BAD_REQUEST, 'Missing or malformed echostr');
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(echostr)) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.echostrMalformed'));
     res.type('text/plain').send(echostr);
   }
 
@@ -92,7 +92,7 @@ export class WechatPortalController {
   async push(@Param('appid') appid: string, @Query() q: Record<string, unknown>, @Body() body: unknown, @Res() res: Response): Promise<void> {
     const reg = this.registration(appid);
     this.verify(reg, q);
-    if (typeof body !== 'string' || !body.trim()) throw new BusinessException(ErrorCode.BAD_REQUEST, 'Expected an XML body');
+    if (typeof body !== 'string' || !body.trim()) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.xmlExpected'));
     const timestamp = String(q.timestamp);
     const nonce = String(q.nonce);
     let crypto: WechatMessageCrypto | undefined;
@@ -109,7 +109,7 @@ export class WechatPortalController {
         crypto.verifyMessageSignature(typeof q.msg_signature === 'string' ? q.msg_signature : undefined, timestamp, nonce, outer.Encrypt);
         message = parseWechatXml(crypto.decrypt(outer.Encrypt));
       } else {
-        if (q.encrypt_type === 'aes') throw new BusinessException(ErrorCode.BAD_REQUEST, 'Safe mode is not configured for this account');
+        if (q.encrypt_type === 'aes') throw new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.safeModeNotConfigured'));
         message = parseWechatXml(body);
       }
     } catch (e) {
@@ -157,7 +157,7 @@ export class WechatPortalController {
 
   private registration(appid: string): OAuth2ClientRegistration {
     const reg = this.registry.all().find((r) => r.provider === 'wechat-mp' && r.clientId === appid);
-    if (!reg) throw new BusinessException(ErrorCode.NOT_FOUND, 'Unknown official account');
+    if (!reg) throw new BusinessException(ErrorCode.NOT_FOUND, msg('wechat.unknownAccount'));
     return reg;
   }
 
@@ -176,7 +176,7 @@ export class WechatPortalController {
   private rejected(e: unknown): Error {
     if (!(e instanceof WechatMessageRejected)) return e as Error;
     this.log.warn(`push rejected: ${e.reason}`);
-    return e.reason === 'format' ? new BusinessException(ErrorCode.BAD_REQUEST, 'Malformed WeChat request') : new BusinessException(ErrorCode.FORBIDDEN, `WeChat ${e.reason} check failed`);
+    return e.reason === 'format' ? new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.malformedRequest')) : new BusinessException(ErrorCode.FORBIDDEN, msg('wechat.checkFailed', { check: e.reason }));
   }
 }
 

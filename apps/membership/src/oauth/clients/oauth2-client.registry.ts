@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { BusinessException, ErrorCode } from '@app/envelope';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { MembershipConfig } from '../../config/membership.config';
 import { RedirectAllowlist } from '../redirect-allowlist';
 import { OAuth2ClientRegistration, OAuth2Provider, loadOAuth2ClientsFile } from './oauth2-client-registration';
@@ -25,7 +25,7 @@ export class OAuth2ClientRegistry {
   /** Where a `redirectUri` of this client may point. */
   allowlistOf(reg: OAuth2ClientRegistration): RedirectAllowlist {
     const list = this.allowlists.get(reg.registrationId);
-    if (!list) throw new BusinessException(ErrorCode.NOT_FOUND, 'Unknown OAuth 2.0 client');
+    if (!list) throw new BusinessException(ErrorCode.NOT_FOUND, msg('oauth.unknownClient'));
     return list;
   }
 
@@ -36,7 +36,7 @@ export class OAuth2ClientRegistry {
   /** The registration by id, or a 404 envelope. */
   get(registrationId: string): OAuth2ClientRegistration {
     const reg = this.registrations.find((r) => r.registrationId === registrationId);
-    if (!reg) throw new BusinessException(ErrorCode.NOT_FOUND, `Unknown OAuth 2.0 client: ${String(registrationId).slice(0, 64)}`);
+    if (!reg) throw new BusinessException(ErrorCode.NOT_FOUND, msg('oauth.unknownClientId', { id: String(registrationId).slice(0, 64) }));
     return reg;
   }
 
@@ -44,7 +44,12 @@ export class OAuth2ClientRegistry {
   pick(providers: OAuth2Provider[], idOrAppId?: string): OAuth2ClientRegistration {
     const candidates = this.registrations.filter((r) => providers.includes(r.provider));
     const reg = idOrAppId ? candidates.find((r) => r.registrationId === idOrAppId || r.clientId === idOrAppId) : candidates[0];
-    if (!reg) throw new BusinessException(ErrorCode.NOT_FOUND, `No ${providers.join(' or ')} client is configured${idOrAppId ? ` for ${String(idOrAppId).slice(0, 64)}` : ''}`);
+    if (!reg) throw new BusinessException(
+        ErrorCode.NOT_FOUND,
+        idOrAppId
+          ? msg('oauth.noClientConfiguredFor', { providers: providers.join(' or '), id: String(idOrAppId).slice(0, 64) })
+          : msg('oauth.noClientConfigured', { providers: providers.join(' or ') }),
+      );
     return reg;
   }
 }

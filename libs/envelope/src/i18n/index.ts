@@ -1,0 +1,2 @@
+export * from './localize';
+export type { MessageKey } from './messages.en';
