@@ -78,7 +78,9 @@ describe('gateway text endpoints: security (issue 16)', () => {
   describe('H3: the upstream gets exactly the completion limit that was reserved', () => {
     const hi = [{ role: 'user', content: 'hi' }];
 
-    it('OpenAI-type upstream: both max_tokens and max_completion_tokens, whatever the caller sent (lean, full and streaming)', async () => {
+    it('OpenAI-type upstream: the reserved limit under the one name the deployment honours (max_tokens here), whatever the caller sent (lean, full and streaming)', async () => {
+      // The fake honours only max_tokens (as older OpenAI-compatible servers do) and refuses both at once (as OpenAI does).
+      f.openai.behaviour.honoursLimit = 'max_tokens';
       const { key } = await f.createKey({ name: 'h3-openai' });
       const cases: Array<[Record<string, unknown>, number]> = [
         [{ max_completion_tokens: 7 }, 7],
@@ -95,7 +97,7 @@ describe('gateway text endpoints: security (issue 16)', () => {
           expect(res.status).toBe(200);
           expect({ fields, forwarded: { max_tokens: f.openai.requests[0].body.max_tokens, max_completion_tokens: f.openai.requests[0].body.max_completion_tokens } }).toEqual({
             fields,
-            forwarded: { max_tokens: reserved, max_completion_tokens: reserved },
+            forwarded: { max_tokens: reserved, max_completion_tokens: undefined },
           });
         }
       }
@@ -118,7 +120,8 @@ describe('gateway text endpoints: security (issue 16)', () => {
     });
 
     it('a low-budget key with concurrent calls cannot spend beyond what it reserved', async () => {
-      // The upstream honours max_tokens first (as older OpenAI-compatible servers do) and would write 200 words.
+      // The upstream honours only max_tokens (as older OpenAI-compatible servers do) and would write 200 words.
+      f.openai.behaviour.honoursLimit = 'max_tokens';
       f.openai.behaviour.reply = 'w '.repeat(200).trim();
       f.openai.behaviour.delayMs = 30;
       const budget = 0.2;
@@ -134,7 +137,7 @@ describe('gateway text endpoints: security (issue 16)', () => {
       expect(k.spent_yuan).toBeLessThanOrEqual(budget);
       const usage = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
       expect(usage.data[0].completion_tokens).toBeLessThanOrEqual(ok * 5);
-      for (const req of f.openai.requests) expect(req.body).toMatchObject({ max_tokens: 5, max_completion_tokens: 5 });
+      for (const req of f.openai.requests) expect({ max_tokens: req.body.max_tokens, max_completion_tokens: req.body.max_completion_tokens }).toEqual({ max_tokens: 5, max_completion_tokens: undefined });
     });
   });
 

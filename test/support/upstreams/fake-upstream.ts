@@ -21,6 +21,11 @@ export interface UpstreamBehaviour {
   reply?: string;
   /** When set, calls must carry this key (Bearer for OpenAI, x-api-key for Anthropic). */
   apiKey?: string;
+  /**
+   * OpenAI: the only completion-limit field this server honours (the other is ignored, as servers
+   * that predate it do); both at once is refused as OpenAI refuses it. Default: either.
+   */
+  honoursLimit?: 'max_tokens' | 'max_completion_tokens';
 }
 
 export interface RecordedRequest {
@@ -220,7 +225,12 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
     if (!Array.isArray(body?.messages)) return sendJson(res, 400, { error: { message: "'messages' is a required property", type: 'invalid_request_error', param: 'messages', code: null } });
     const id = `chatcmpl-fake${up.requests.length}`;
     const created = Math.floor(Date.now() / 1000);
-    const { parts, truncated } = pieces(replyFor(body.messages, up.behaviour), body.max_tokens ?? body.max_completion_tokens);
+    if (body.max_tokens != null && body.max_completion_tokens != null) {
+      return sendJson(res, 400, { error: { message: "Setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported.", type: 'invalid_request_error', param: 'max_tokens', code: 'invalid_parameter_combination' } });
+    }
+    const honours = up.behaviour.honoursLimit;
+    const limit = honours ? body[honours] : (body.max_tokens ?? body.max_completion_tokens);
+    const { parts, truncated } = pieces(replyFor(body.messages, up.behaviour), limit);
     const usage = { prompt_tokens: promptTokens(body), completion_tokens: parts.length, total_tokens: promptTokens(body) + parts.length };
     const finish = truncated ? 'length' : 'stop';
     if (!body.stream) {

@@ -76,13 +76,12 @@ export class CreateChatCompletion {
     }
     const upstream: UpstreamChatRequest = { ...(body as unknown as UpstreamChatRequest) };
     delete upstream.stream_options;
-    // The upstream gets exactly the completion limit that was reserved, under both names: OpenAI-type
-    // servers honour one or the other (older ones only max_tokens, which a caller could set higher
-    // than the max_completion_tokens the hold was computed from), the Anthropic client sends it as its
-    // required max_tokens. Without one from the caller the reserved default is sent too, never the
-    // upstream's own default length (issue 16, H3).
-    upstream.max_tokens = reserveOut;
+    // The upstream gets exactly the completion limit that was reserved (issue 16, H3), also when the
+    // caller sent none (never the upstream's own default length). It travels as max_completion_tokens;
+    // each upstream client sends it under the one name its upstream honours (OpenAI type: the
+    // deployment's completionLimitParam; Anthropic: max_tokens).
     upstream.max_completion_tokens = reserveOut;
+    delete upstream.max_tokens;
     const maxCost = tokenCost(info, { promptTokens: promptHold, completionTokens: reserveOut * (body.n ?? 1) });
     const reservation = await this.metering.reserve(principal, maxCost);
     return { info, promptTokens, upstream, reservation };

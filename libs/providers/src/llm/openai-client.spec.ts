@@ -55,6 +55,28 @@ describe('OpenAiCompatibleClient', () => {
     }
   });
 
+  it('sends the completion limit under the one name the deployment honours, never both (OpenAI refuses both)', async () => {
+    up.behaviour.honoursLimit = 'max_completion_tokens';
+    const modern = new OpenAiCompatibleClient({ baseUrl: up.url, apiKey: 'sk-up', headers: {}, timeoutMs: 500, connections: 1, completionLimitParam: 'max_completion_tokens' });
+    try {
+      const res = await modern.chat({ model: 'm', messages: [{ role: 'user', content: 'one two three four' }], max_completion_tokens: 2, max_tokens: 100 });
+      expect(res.choices[0].finish_reason).toBe('length');
+      expect(res.usage?.completion_tokens).toBe(2);
+      const stream = await modern.chatStream({ model: 'm', messages: [{ role: 'user', content: 'one two three four' }], max_tokens: 3 });
+      for await (const _ of stream) void _;
+      expect(up.requests.map((r) => [r.body.max_tokens, r.body.max_completion_tokens])).toEqual([[undefined, 2], [undefined, 3]]);
+    } finally {
+      await modern.close();
+    }
+    up.reset();
+    up.behaviour.apiKey = 'sk-up';
+    up.behaviour.honoursLimit = 'max_tokens';
+    // A local (non-OpenAI) base URL defaults to max_tokens.
+    const res = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'one two three four' }], max_completion_tokens: 2 });
+    expect(res.usage?.completion_tokens).toBe(2);
+    expect([up.requests[0].body.max_tokens, up.requests[0].body.max_completion_tokens]).toEqual([2, undefined]);
+  });
+
   it('returns embeddings', async () => {
     const res = await client.embeddings({ model: 'e', input: ['x', 'y'], dimensions: 8 });
     expect(res.data.map((d) => d.embedding.length)).toEqual([8, 8]);

@@ -1,7 +1,7 @@
 // Client for any OpenAI-compatible server (OpenAI, DashScope compatible mode, DeepSeek, vLLM, Ollama).
 import { UpstreamHttp } from './http';
 import { LlmClient } from './llm-client';
-import { Deployment } from './providers-file';
+import { CompletionLimitParam, defaultCompletionLimitParam, Deployment } from './providers-file';
 import { parseSse } from './sse';
 import { mapTransportError } from './http';
 import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, UpstreamError } from './types';
@@ -9,7 +9,12 @@ import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest
 export class OpenAiCompatibleClient implements LlmClient {
   private readonly http: UpstreamHttp;
 
-  constructor(private readonly deployment: Pick<Deployment, 'baseUrl' | 'apiKey' | 'headers' | 'timeoutMs' | 'connections'> & { streamUsage?: boolean }) {
+  constructor(
+    private readonly deployment: Pick<Deployment, 'baseUrl' | 'apiKey' | 'headers' | 'timeoutMs' | 'connections'> & {
+      streamUsage?: boolean;
+      completionLimitParam?: CompletionLimitParam;
+    },
+  ) {
     this.http = new UpstreamHttp({
       baseUrl: deployment.baseUrl!,
       connections: deployment.connections,
@@ -18,14 +23,29 @@ export class OpenAiCompatibleClient implements LlmClient {
     });
   }
 
+  /**
+   * The completion limit goes upstream under exactly one name, the one this deployment honours: an
+   * upstream that ignored the other would generate its default length past the budget hold (issue 16,
+   * H3), and OpenAI refuses both at once.
+   */
+  private withLimit(req: ChatCompletionRequest): ChatCompletionRequest {
+    const limit = req.max_completion_tokens ?? req.max_tokens;
+    if (limit === undefined) return req;
+    const param = this.deployment.completionLimitParam ?? defaultCompletionLimitParam(this.deployment.baseUrl);
+    return param === 'max_tokens'
+      ? { ...req, max_tokens: limit, max_completion_tokens: undefined }
+      : { ...req, max_completion_tokens: limit, max_tokens: undefined };
+  }
+
   async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<ChatCompletion> {
-    const { statusCode, body } = await this.http.callJson<ChatCompletion>('/chat/completions', { ...req, stream: false, stream_options: undefined }, opts);
+    const { statusCode, body } = await this.http.callJson<ChatCompletion>('/chat/completions', { ...this.withLimit(req), stream: false, stream_options: undefined }, opts);
     if (!body || !Array.isArray(body.choices)) throw new UpstreamError('upstream chat response has no choices', 'protocol', statusCode);
     return body;
   }
 
   async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<AsyncIterable<ChatCompletionChunk>> {
-    const payload = this.deployment.streamUsage === false ? { ...req, stream: true, stream_options: undefined } : { ...req, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
+    const limited = this.withLimit(req);
+    const payload = this.deployment.streamUsage === false ? { ...limited, stream: true, stream_options: undefined } : { ...limited, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
     const res = await this.http.postJson('/chat/completions', payload, opts);
     const timeoutMs = opts.timeoutMs ?? this.deployment.timeoutMs;
     return (async function* () {

@@ -50,6 +50,17 @@ deployments:
     expect(() => parseProvidersConfig({ deployments: [{ name: 'v', type: 'openai', baseUrl: 'http://${NOPE}/v1', models: ['vendor-llama-70b'] }] }, {})).toThrow('NOPE is not set');
   });
 
+  it('picks the completion-limit field an OpenAI-type upstream honours: OpenAI and Azure max_completion_tokens, others max_tokens, or as configured', () => {
+    const dep = (baseUrl: string, extra: Record<string, unknown> = {}) =>
+      parseProvidersConfig({ deployments: [{ name: 'd', type: 'openai', baseUrl, models: ['vendor-gpt-4'], ...extra }] }, {}).deployments[0].completionLimitParam;
+    expect(dep('https://api.openai.com/v1')).toBe('max_completion_tokens');
+    expect(dep('https://acme.openai.azure.com/openai/v1')).toBe('max_completion_tokens');
+    expect(dep('https://api.deepseek.com/v1')).toBe('max_tokens');
+    expect(dep('http://127.0.0.1:8000/v1')).toBe('max_tokens');
+    expect(dep('http://127.0.0.1:8000/v1', { completionLimitParam: 'max_completion_tokens' })).toBe('max_completion_tokens');
+    expect(() => dep('http://127.0.0.1:8000/v1', { completionLimitParam: 'both' })).toThrow('deployments[0].completionLimitParam must be max_tokens or max_completion_tokens');
+  });
+
   it('loads JSON', () => {
     const file = join(dir, 'p.json');
     writeFileSync(file, JSON.stringify({ deployments: [{ name: 'local-ollama', type: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', models: ['vendor-llama-70b'] }] }));

@@ -32,6 +32,22 @@ export interface Deployment {
   anthropicVersion?: string;
   /** OpenAI type: ask for usage in streams (`stream_options.include_usage`); off for servers that refuse it. */
   streamUsage: boolean;
+  /**
+   * OpenAI type: the one request field that carries the completion limit upstream. OpenAI itself
+   * honours `max_completion_tokens` (reasoning models refuse `max_tokens`, and both at once is a 400);
+   * most compatible servers (vLLM, DeepSeek, DashScope, Ollama, llama.cpp) honour `max_tokens`.
+   * Default: `max_completion_tokens` for api.openai.com and Azure OpenAI hosts, `max_tokens` otherwise.
+   */
+  completionLimitParam: CompletionLimitParam;
+}
+
+export type CompletionLimitParam = 'max_tokens' | 'max_completion_tokens';
+
+/** The completion-limit field an OpenAI-type upstream at `baseUrl` honours when the file names none. */
+export function defaultCompletionLimitParam(baseUrl: string | undefined): CompletionLimitParam {
+  if (!baseUrl) return 'max_tokens';
+  const host = new URL(baseUrl).hostname.toLowerCase();
+  return host === 'api.openai.com' || host.endsWith('.openai.azure.com') ? 'max_completion_tokens' : 'max_tokens';
 }
 
 export interface RoutingPolicy {
@@ -170,10 +186,17 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
       headers,
       models: dm,
       streamUsage: d.streamUsage === undefined ? true : expectBoolean(d.streamUsage, `${path}.streamUsage`),
+      completionLimitParam: completionLimitParamOf(d.completionLimitParam, baseUrl, `${path}.completionLimitParam`),
       anthropicVersion: type === 'anthropic' ? (d.anthropicVersion === undefined ? '2023-06-01' : expectString(d.anthropicVersion, `${path}.anthropicVersion`)) : undefined,
     });
   });
   return { deployments, models, routing };
+}
+
+function completionLimitParamOf(value: unknown, baseUrl: string | undefined, path: string): CompletionLimitParam {
+  if (value === undefined) return defaultCompletionLimitParam(baseUrl);
+  if (value === 'max_tokens' || value === 'max_completion_tokens') return value;
+  throw new ProvidersFileError(`${path} must be max_tokens or max_completion_tokens`);
 }
 
 function interpolate(value: string, env: NodeJS.ProcessEnv, path: string): string {
