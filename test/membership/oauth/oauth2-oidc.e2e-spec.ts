@@ -289,7 +289,8 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
   it('lets a member link, list and unlink identities; never the last way to log in; never one owned by another member', async () => {
     const reg = await api('/api/v1/app/auth/register', { method: 'POST', body: JSON.stringify({ username: 'carol_01', password: 'carol-password-1' }) });
     expect(reg.status).toBe(200);
-    const carol = reg.body.data;
+    // Register opens no session: log in next.
+    const carol = (await api('/api/v1/app/auth/login', { method: 'POST', body: JSON.stringify({ account: 'carol_01', password: 'carol-password-1' }) })).body.data;
     idp.setAccount('bob');
     const link = await api('/api/v1/app/oauth2/identities/link/corp-oauth2', { method: 'POST', token: carol.token, browser });
     expect(link.status).toBe(200);
@@ -306,7 +307,8 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
     expect(viaBob.exchanged.body.data.isBound).toBe(true);
 
     // The same identity cannot be linked to a second member.
-    const dave = (await api('/api/v1/app/auth/register', { method: 'POST', body: JSON.stringify({ username: 'dave_01', password: 'dave-password-1' }) })).body.data;
+    await api('/api/v1/app/auth/register', { method: 'POST', body: JSON.stringify({ username: 'dave_01', password: 'dave-password-1' }) });
+    const dave = (await api('/api/v1/app/auth/login', { method: 'POST', body: JSON.stringify({ account: 'dave_01', password: 'dave-password-1' }) })).body.data;
     const steal = await api('/api/v1/app/oauth2/identities/link/corp-oauth2', { method: 'POST', token: dave.token, browser });
     const refused = await appCallback(await throughProvider(steal.body.data.authorizationUrl));
     expect(refused.location!.searchParams.get('error')).toBe('already_linked');
