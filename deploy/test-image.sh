@@ -139,7 +139,7 @@ env_args=(
   -e ALIYUN_SMS_SIGN_NAME=Test -e ALIYUN_SMS_TEMPLATE_CODE=SMS_0000 -e ALIYUN_SMS_ENDPOINT=http://127.0.0.1:9
 )
 # As compose runs it: read-only root, /tmp as tmpfs, no capabilities, no new privileges.
-hardening=(--read-only --tmpfs /tmp --tmpfs /data:uid=1000,gid=1000 --cap-drop ALL --security-opt no-new-privileges)
+hardening=(--read-only --tmpfs /tmp --tmpfs /data:rw,mode=1777 --cap-drop ALL --security-opt no-new-privileges)
 
 say "migrate"
 pod run --rm --network host "${run_opts[@]}" "${hardening[@]}" "${env_args[@]}" "$image" migrate >"$work/migrate.log" 2>&1 \
@@ -148,10 +148,12 @@ pod run --rm --network host "${run_opts[@]}" "${hardening[@]}" "${env_args[@]}" 
 start_app() { # name app
   names+=("$1")
   pod rm -f -t 0 "$1" >/dev/null 2>&1 || true
-  pod run -d --name "$1" --network host "${run_opts[@]}" "${hardening[@]}" "${env_args[@]}" "$image" "$2" >/dev/null || fail "podman run $2 failed"
+  # podman schedules the image's HEALTHCHECK with systemd timers (no systemd here): the interval is
+  # disabled and `podman healthcheck run` runs the same HEALTHCHECK command on demand.
+  pod run -d --name "$1" --network host --health-interval disable "${run_opts[@]}" "${hardening[@]}" "${env_args[@]}" "$image" "$2" >/dev/null 2>"$work/run-$1.err" \
+    || { cat "$work/run-$1.err"; fail "podman run $2 failed"; }
 }
 wait_healthy() { # name
-  # podman's HEALTHCHECK runner needs systemd timers; run the image's HEALTHCHECK command the same way by hand.
   for _ in $(seq 1 180); do
     if pod healthcheck run "$1" >/dev/null 2>&1; then return 0; fi
     [ "$(pod inspect --format '{{.State.Running}}' "$1")" = true ] || { pod logs "$1" | tail -n 40; fail "$1 exited before it was healthy"; }
@@ -165,6 +167,8 @@ start_app mp-test-gateway ai-gateway
 wait_healthy mp-test-membership
 wait_healthy mp-test-gateway
 say "both apps healthy (image HEALTHCHECK)"
+uid=$(pod exec mp-test-membership id -u)
+[ "$uid" = 1000 ] || fail "the app runs as uid $uid, expected 1000"
 
 m="http://127.0.0.1:$membership_port/api/v1/app/auth"
 user="img_$(date +%s)"
