@@ -1,4 +1,5 @@
 import { randomInt } from 'crypto';
+import WebSocket from 'ws';
 import { RunningApp, startGateway, startMembership } from '../support/apps';
 
 // Every per-address limit keys an IPv6 client by its /64 (RATE_LIMIT_IPV6_PREFIX): rotating through
@@ -26,6 +27,31 @@ describe('per-address limits group IPv6 by network', () => {
     const otherNet = `2001:db8:${randomInt(0x10000).toString(16)}:${randomInt(0x10000).toString(16)}::1`;
     expect((await guess(otherNet)).status).toBe(401);
     expect((await guess(`203.0.113.${randomInt(1, 255)}`)).status).toBe(401);
+  });
+
+  /** A /v1/speech/stream session from `from` sending `apiKey`: the error message and close code it ends with. */
+  const wsSession = (from: string, apiKey: string) =>
+    new Promise<{ close: number; error?: string }>((resolve, reject) => {
+      const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/v1/speech/stream`, { headers: { 'x-forwarded-for': from } });
+      let error: string | undefined;
+      ws.on('open', () => ws.send(JSON.stringify({ type: 'config', language: 'en', api_key: apiKey })));
+      ws.on('message', (data) => {
+        const m = JSON.parse(data.toString());
+        if (m.type === 'error') error = m.code;
+      });
+      ws.on('close', (close) => resolve({ close, error }));
+      ws.on('error', reject);
+    });
+
+  it('keys refused on the speech WebSocket count against the same per-address limit as HTTP (the upgrade skips the guards)', async () => {
+    const wsNet = `2001:db8:${randomInt(0x10000).toString(16)}:${randomInt(0x10000).toString(16)}`;
+    const from = () => `${wsNet}::${randomInt(1, 0x10000).toString(16)}`;
+    const ends = [];
+    for (let i = 0; i < LIMIT + 1; i++) ends.push(await wsSession(from(), `sk-wrong${randomInt(1e9)}`));
+    expect(ends).toEqual([...Array(LIMIT).fill({ close: 4001, error: 'invalid_api_key' }), { close: 4029, error: 'rate_limit_exceeded' }]);
+    // The network stays blocked on HTTP too: one count for both transports.
+    const http = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer sk-wrong${randomInt(1e9)}`, 'x-forwarded-for': from() } });
+    expect(http.status).toBe(429);
   });
 });
 

@@ -1,9 +1,11 @@
-import { BeforeApplicationShutdown, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, HttpException, Inject, Logger, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { OnGatewayConnection, WebSocketGateway } from '@nestjs/websockets';
 import type { IncomingMessage } from 'http';
 import type { WebSocket } from 'ws';
-import type { Principal } from '@app/auth';
+import { AUTH_LIMITER, type AuthLimiter, type Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
+import { expressClientIp } from '@app/platform';
 import { EngineAbortedError, resamplePcm, STT_SAMPLE_RATE } from '@app/providers/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayAuthenticator } from '../keys/gateway.authenticator';
@@ -49,10 +51,16 @@ export class SpeechStreamGateway implements OnGatewayConnection, BeforeApplicati
     private readonly authenticator: GatewayAuthenticator,
     private readonly metering: MeteringService,
     private readonly engines: TranscriptionEngines,
+    @Optional() @Inject(AUTH_LIMITER) private readonly limiter?: AuthLimiter,
+    @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {}
 
   handleConnection(client: WebSocket, req: IncomingMessage): void {
-    const session = new StreamSession(client, this.config, this.authenticator, this.metering, this.engines, this.log, (req as any)?.headers?.['x-request-id']);
+    // The key in the config message counts against the same per-address limit of refused credentials
+    // as HTTP (the upgrade bypasses Express's guards); the address honours TRUST_PROXY like req.ip.
+    const app = this.adapterHost?.httpAdapter?.getInstance?.() as { get(name: string): unknown } | undefined;
+    const caller = { ip: req ? (app ? expressClientIp(req, app) : req.socket?.remoteAddress) : undefined };
+    const session = new StreamSession(client, this.config, this.authenticator, this.metering, this.engines, this.log, (req as any)?.headers?.['x-request-id'], this.limiter, caller);
     this.sessions.add(session);
     void session.settled.then(() => this.sessions.delete(session));
   }
@@ -98,6 +106,8 @@ class StreamSession {
     private readonly engines: TranscriptionEngines,
     private readonly log: Logger,
     private readonly requestId?: string,
+    private readonly limiter?: AuthLimiter,
+    private readonly caller: { ip?: string } = {},
   ) {
     this.configTimer = setTimeout(() => this.fail(STREAM_CLOSE.unauthorized, 'config_timeout', `send {"type":"config","api_key":...} within ${config.AI_STREAM_CONFIG_TIMEOUT_MS} ms`), config.AI_STREAM_CONFIG_TIMEOUT_MS);
     ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => this.onMessage(toBuffer(data), isBinary));
@@ -156,7 +166,7 @@ class StreamSession {
     this.language = message.language;
     this.sampleRate = rate;
     try {
-      this.principal = await this.authenticator.principalForKey(message.api_key);
+      this.principal = await this.checkKey(message.api_key);
       assertScope(this.principal, 'speech');
       this.engines.check(this.language);
       // One reservation for the session, capped by what the budget can pay; the session stops there.
@@ -181,6 +191,25 @@ class StreamSession {
     const early = this.early;
     this.early = [];
     for (const m of early) this.onMessage(m.data, m.isBinary);
+  }
+
+  /** The key, under the per-address limit of refused credentials (an over-limit address: 429, closed 4029). */
+  private async checkKey(apiKey: string): Promise<Principal> {
+    const limited = (e: unknown): never => {
+      if (e instanceof HttpException && e.getStatus() === 429) throw new OpenAiError(429, 'Too many requests, retry later', { type: 'rate_limit_exceeded', code: 'rate_limit_exceeded' });
+      throw e;
+    };
+    try {
+      this.limiter?.before(this.caller, null);
+    } catch (e) {
+      limited(e);
+    }
+    try {
+      return await this.authenticator.principalForKey(apiKey);
+    } catch (e) {
+      if (e instanceof OpenAiError && e.getStatus() === 401) await this.limiter?.failed(this.caller, null).catch(limited);
+      throw e;
+    }
   }
 
   private audio(data: Buffer): void {
