@@ -64,7 +64,10 @@ describe('authentication limits on a running app', () => {
 
   const throttleRows = async () => Number((await db.query(`SELECT count(*) FROM shared_state WHERE key LIKE 'throttle:default:%'`)).rows[0].count);
   const register = async () => {
-    const res = await request(app.url).post(`${AUTH}/register`).set('X-Forwarded-For', ip()).send({ username: `rl${randomBytes(4).toString('hex')}`, password: 'rate-limit-password' }).expect(200);
+    // Register opens no session: sign up, then log in.
+    const username = `rl${randomBytes(4).toString('hex')}`;
+    await request(app.url).post(`${AUTH}/register`).set('X-Forwarded-For', ip()).send({ username, password: 'rate-limit-password' }).expect(200);
+    const res = await request(app.url).post(`${AUTH}/login`).set('X-Forwarded-For', ip()).send({ account: username, password: 'rate-limit-password' }).expect(200);
     return res.body.data.token as string;
   };
 

@@ -56,6 +56,11 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
     post: (path: string) => request(app.url).post(path).set('X-Forwarded-For', from),
   });
   const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+  /** Register opens no session: sign up, then log in on the same instance (the answer carries the session). */
+  const signUp = async (via: ReturnType<typeof on>, username: string) => {
+    await via.post(`${AUTH}/register`).send({ username, password: 'scale-out-password' }).expect(200);
+    return via.post(`${AUTH}/login`).send({ account: username, password: 'scale-out-password' }).expect(200);
+  };
   /** Whether the shared-state entry `key` is in PostgreSQL's shared_state table / in Redis. */
   const where = async (key: string) => ({
     postgres: (await db.query('SELECT 1 FROM shared_state WHERE key = $1 AND expires_at > now()', [key])).rowCount === 1,
@@ -131,7 +136,7 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
   it('a refresh token rotated on A is refused on B (after the concurrent-tab grace), and the reuse ends the session everywhere', async () => {
     const from = ip();
     const username = `so_${run}_${randomBytes(3).toString('hex')}`;
-    const reg = await on(a, from).post(`${AUTH}/register`).send({ username, password: 'scale-out-password' }).expect(200);
+    const reg = await signUp(on(a, from), username);
     const first = reg.body.data as { token: string; refreshToken: string; memberId: string };
     // The access token issued by A works on B (same secret, same session table).
     expect((await on(b, from).get(`${AUTH}/profile`).set(bearer(first.token)).expect(200)).body.data.username).toBe(username);
@@ -153,7 +158,7 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
 
   it('a rotation on A followed by the successor on B keeps one chain; the rotated token is refused on B', async () => {
     const from = ip();
-    const reg = await on(b, from).post(`${AUTH}/register`).send({ username: `sc_${run}_${randomBytes(3).toString('hex')}`, password: 'scale-out-password' }).expect(200);
+    const reg = await signUp(on(b, from), `sc_${run}_${randomBytes(3).toString('hex')}`);
     const r1 = (await on(a, from).post(`${AUTH}/refresh-token`).send({ refreshToken: reg.body.data.refreshToken }).expect(200)).body.data;
     const r2 = (await on(b, from).post(`${AUTH}/refresh-token`).send({ refreshToken: r1.refreshToken }).expect(200)).body.data;
     await on(a, from).get(`${AUTH}/profile`).set(bearer(r2.token)).expect(200);
@@ -163,14 +168,14 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
 
   it('logout on B cuts the access token off on A at once', async () => {
     const from = ip();
-    const reg = await on(a, from).post(`${AUTH}/register`).send({ username: `sl_${run}_${randomBytes(3).toString('hex')}`, password: 'scale-out-password' }).expect(200);
+    const reg = await signUp(on(a, from), `sl_${run}_${randomBytes(3).toString('hex')}`);
     await on(b, from).post(`${AUTH}/logout`).set(bearer(reg.body.data.token)).expect(200);
     await on(a, from).get(`${AUTH}/profile`).set(bearer(reg.body.data.token)).expect(401);
   });
 
   it('a session A has just seen live stops working on A within SESSION_CHECK_CACHE_MS (2 s) of a logout on B, on B at once', async () => {
     const from = ip();
-    const reg = await on(a, from).post(`${AUTH}/register`).send({ username: `sc2_${run}_${randomBytes(3).toString('hex')}`, password: 'scale-out-password' }).expect(200);
+    const reg = await signUp(on(a, from), `sc2_${run}_${randomBytes(3).toString('hex')}`);
     const token = reg.body.data.token;
     await on(a, from).get(`${AUTH}/profile`).set(bearer(token)).expect(200);
     await on(b, from).get(`${AUTH}/profile`).set(bearer(token)).expect(200);
@@ -222,7 +227,7 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
     const from = ip();
     const username = `sk_${run}_${randomBytes(3).toString('hex')}`;
     ours.add(username);
-    const reg = await on(a, from).post(`${AUTH}/register`).send({ username, password: 'scale-out-password' }).expect(200);
+    const reg = await signUp(on(a, from), username);
     ours.add(`:m:${reg.body.data.memberId}`);
     // LOGIN_MAX_FAILURES defaults to 5 for one account from one IP.
     for (let i = 0; i < 5; i++) {
@@ -257,7 +262,11 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
 
   it('an official-account QR scene created on A is scanned (event push) on B and exchanged via B, once', async () => {
     const tokenFetchesBefore = wx.calls.get('cgi-bin/token') ?? 0;
-    const qr = (await on(a, ip()).post('/api/v1/app/oauth2/mp/qrcode?expireSeconds=120').expect(200)).body.data;
+    const created = await on(a, ip()).post('/api/v1/app/oauth2/mp/qrcode?expireSeconds=120').expect(200);
+    const qr = created.body.data;
+    // The page that created the QR code keeps its binding cookie: only it can exchange the scene.
+    const page = ((created.headers['set-cookie'] as unknown as string[]) ?? []).map((c) => c.split(';')[0]).join('; ');
+    expect(page).toMatch(/^oauth2_binding=/);
     ours.add(qr.sceneStr);
     expect((await on(b, ip()).get(`/api/v1/app/oauth2/qrcode/state/${qr.sceneStr}`).expect(200)).body.data.qrcodeState).toBe(0);
     // The scene lives in the configured backend only.
@@ -275,11 +284,11 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
     wx.setPortal(MP, `${a.url}/api/v1/wechat/portal/${MP}`);
     expect(await wx.scan(qr.ticket, { event: 'SCAN', createTime })).toMatchObject({ status: 200, body: 'success' });
 
-    const login = await on(b, ip()).get(`/api/v1/app/oauth2/callback?state=${qr.sceneStr}`).expect(200);
+    const login = await on(b, ip()).get(`/api/v1/app/oauth2/callback?state=${qr.sceneStr}`).set('Cookie', page).expect(200);
     expect(login.body.data).toMatchObject({ openId: wx.openidOf(MP, wx.user), tokenType: 'Bearer' });
     await on(a, ip()).get(`${AUTH}/profile`).set(bearer(login.body.data.token)).expect(200);
-    expect((await on(a, ip()).get(`/api/v1/app/oauth2/callback?state=${qr.sceneStr}`).expect(400)).body.code).toBe(10003);
-    expect((await on(b, ip()).get(`/api/v1/app/oauth2/callback?state=${qr.sceneStr}`).expect(400)).body.code).toBe(10003);
+    expect((await on(a, ip()).get(`/api/v1/app/oauth2/callback?state=${qr.sceneStr}`).set('Cookie', page).expect(400)).body.code).toBe(10003);
+    expect((await on(b, ip()).get(`/api/v1/app/oauth2/callback?state=${qr.sceneStr}`).set('Cookie', page).expect(400)).body.code).toBe(10003);
 
     // One official-account access token serves both instances (fetched at most once).
     ours.add((await on(b, ip()).post('/api/v1/app/oauth2/mp/qrcode').expect(200)).body.data.sceneStr);
@@ -289,7 +298,7 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
 
   it('a file uploaded through A is served by B (one object store, separate data directories)', async () => {
     const from = ip();
-    const reg = await on(a, from).post(`${AUTH}/register`).send({ username: `sf_${run}_${randomBytes(3).toString('hex')}`, password: 'scale-out-password' }).expect(200);
+    const reg = await signUp(on(a, from), `sf_${run}_${randomBytes(3).toString('hex')}`);
     const bytes = tinyPng();
     const up = await request(a.url).post('/api/v1/app/files').set('X-Forwarded-For', from).set(bearer(reg.body.data.token)).attach('file', bytes, { filename: 'a.png', contentType: 'image/png' }).expect(200);
     const served = await request(b.url).get(up.body.data.url).buffer(true).expect(200);
