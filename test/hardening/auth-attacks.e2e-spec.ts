@@ -248,7 +248,11 @@ describe('hardening: authentication attacks on membership', () => {
     }
     const ok = await call('GET', `/api/v1/app/oauth2/auth-url/corp-oauth2?redirectUri=${encodeURIComponent('https://app.example.com/after')}`);
     expect(ok.status).toBe(200);
-    const url = new URL(ok.json.data.authorizationUrl);
+    // The authorization URL is this server's browser-binding hop, which redirects to the provider.
+    const hopUrl = new URL(ok.json.data.authorizationUrl);
+    const hop = await call('GET', hopUrl.pathname + hopUrl.search);
+    expect(hop.status).toBe(302);
+    const url = new URL(String(hop.headers.location));
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
     const state = ok.json.data.state as string;
     // The state belongs to corp-oauth2: presenting it at another registration's callback is refused and burns nothing there.
