@@ -109,7 +109,8 @@ describe('npm start on the embedded default', () => {
       body: JSON.stringify({ account: 'someone', password: 'password-secret-456' }),
     });
     expect(logged.headers.get('x-request-id')).toBe('log-probe-1');
-    await new Promise((r) => setTimeout(r, 300));
+    // The access line is written after the response: wait for it to appear (an event, however late).
+    while (!output.includes('log-probe-1')) await new Promise((r) => setTimeout(r, 50));
     const line = output.split('\n').find((l) => l.includes('log-probe-1'));
     expect(line).toBeDefined();
     expect(() => JSON.parse(line!)).not.toThrow();
