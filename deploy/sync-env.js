@@ -15,7 +15,7 @@ const CLASSES = {
   'ai-gateway': 'apps/ai-gateway/src/config/gateway.config.ts',
 };
 // Keep in step with SECRET_NAME in test/deploy/deploy-files.ts.
-const SECRET_NAME = /(SECRET|PASSWORD|PRIVATE_KEY|API_KEY|ACCESS_KEY|_TOKEN$|^DATABASE_URL$|^REDIS_URL$)/;
+const SECRET_NAME = /^(?!.*_MIN_LENGTH$).*(SECRET|PASSWORD|PRIVATE_KEY|API_KEY|ACCESS_KEY|_TOKEN$|^DATABASE_URL$|^REDIS_URL$)/;
 // Where each group goes: marker comments inside the files ("# sync-env: <target>").
 const TARGETS = {
   common: { configmap: 'platform-common', secret: 'platform-secrets', compose: 'common' },

@@ -125,7 +125,7 @@ export function composeValidator(): (doc: unknown) => string[] {
 // ---- environment coverage ----
 
 /** Names that hold credentials: they belong in a Secret, never a ConfigMap. */
-export const SECRET_NAME = /(SECRET|PASSWORD|PRIVATE_KEY|API_KEY|ACCESS_KEY|_TOKEN$|^DATABASE_URL$|^REDIS_URL$)/;
+export const SECRET_NAME = /^(?!.*_MIN_LENGTH$).*(SECRET|PASSWORD|PRIVATE_KEY|API_KEY|ACCESS_KEY|_TOKEN$|^DATABASE_URL$|^REDIS_URL$)/;
 
 /** Variables a Deployment/Job container gets: envFrom sources (by name) and env entries. */
 export function containerEnvKeys(container: any, manifests: Manifest[]): { keys: Map<string, string>; problems: string[] } {
