@@ -114,8 +114,12 @@ describe.each(backends('scale-out ai-gateway'))('scale-out: two AI gateway insta
     expect(revoked.body.status).toBe('revoked');
     const started = Date.now();
     expect((await models(a, created.key)).status).toBe(401);
+    // B cached the key before the revocation, so it may answer 200 from that cache only to a request
+    // sent within `ttl` of the revocation (a request is sent before B looks at it); then 401. No bound
+    // on how long a loaded machine takes to answer.
     let refusedAfter = -1;
-    while (Date.now() - started < ttl + 3000) {
+    for (;;) {
+      const sentAt = Date.now();
       const res = await models(b, created.key);
       if (res.status === 401) {
         refusedAfter = Date.now() - started;
@@ -123,14 +127,12 @@ describe.each(backends('scale-out ai-gateway'))('scale-out: two AI gateway insta
         break;
       }
       expect(res.status).toBe(200);
+      expect(sentAt - started).toBeLessThanOrEqual(ttl);
       await res.arrayBuffer();
       await sleep(25);
     }
     // eslint-disable-next-line no-console
     console.info(`[scale-out ai-gateway, ${backend.name}] key revoked on A refused on B after ${refusedAfter} ms (AI_KEY_CACHE_TTL_MS=${ttl})`);
-    expect(refusedAfter).toBeGreaterThanOrEqual(0);
-    // B cached it less than `ttl` before the revocation; allow a second for polling and a loaded machine.
-    expect(refusedAfter).toBeLessThanOrEqual(ttl + 1000);
     // And it stays refused on both.
     expect((await models(b, created.key)).status).toBe(401);
     expect((await models(a, created.key)).status).toBe(401);
@@ -229,9 +231,11 @@ describe.each(backends('scale-out ai-gateway'))('scale-out: two AI gateway insta
     // so slow that B's one-minute flush tick already came).
     const servedByA = ids.filter((_, i) => i % 2 === 0).sort();
     let before: string[] = [];
-    for (const until = Date.now() + 5000; Date.now() < until; await sleep(100)) {
+    // Waited for however long A's flush takes on a loaded machine (a missing flush ends at Jest's timeout).
+    for (;;) {
       before = (await rowsOf()).map((r) => r.request_id).sort();
       if (before.length >= servedByA.length) break;
+      await sleep(100);
     }
     await sleep(300); // a stray second write of A's batch would show up here
     before = (await rowsOf()).map((r) => r.request_id).sort();
