@@ -359,6 +359,31 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
       expect((await api('/api/v1/app/oauth2/identities', { token: mallory.token })).body.data).toEqual([]);
     });
 
+    it('a link state dies with the session that started it: after logout (or a password reset) its callback links nothing', async () => {
+      // Pre-hijack persistence: a claimant keeps a link state of the account open; the address owner then
+      // resets the password (which ends every session). The state must not attach the claimant's identity.
+      await api('/api/v1/app/auth/register', { method: 'POST', body: JSON.stringify({ username: 'trudy_01', password: 'trudy-password-1' }) });
+      const signIn = async () => (await api('/api/v1/app/auth/login', { method: 'POST', body: JSON.stringify({ account: 'trudy_01', password: 'trudy-password-1' }) })).body.data;
+      const trudy = await signIn();
+      idp.setAccount('bob');
+      // Control: with the session alive the identity links (so it is free), then it is unlinked again.
+      const first = await api('/api/v1/app/oauth2/identities/link/corp-oauth2', { method: 'POST', token: trudy.token, browser });
+      expect((await appCallback(await throughProvider(first.body.data.authorizationUrl))).location!.searchParams.get('linked')).toBe('corp-oauth2');
+      const linked = (await api('/api/v1/app/oauth2/identities', { token: trudy.token })).body.data;
+      expect(linked).toHaveLength(1);
+      expect((await api(`/api/v1/app/oauth2/identities/${linked[0].id}`, { method: 'DELETE', token: trudy.token })).status).toBe(200);
+
+      const link = await api('/api/v1/app/oauth2/identities/link/corp-oauth2', { method: 'POST', token: trudy.token, browser });
+      expect(link.status).toBe(200);
+      const back = await throughProvider(link.body.data.authorizationUrl);
+      expect((await api('/api/v1/app/auth/logout', { method: 'POST', token: trudy.token })).status).toBe(200);
+      const cb = await appCallback(back);
+      expect(cb.status).toBe(302);
+      expect(cb.location!.searchParams.get('linked')).toBeNull();
+      expect(cb.location!.searchParams.get('error')).toBe('login_failed');
+      expect((await api('/api/v1/app/oauth2/identities', { token: (await signIn()).token })).body.data).toEqual([]);
+    });
+
     it('the authorize hop binds the first browser to open it; another browser is refused there', async () => {
       const start = await api('/api/v1/app/oauth2/auth-url/corp-oauth2');
       const first = new Browser();

@@ -58,7 +58,7 @@ export class MemberIdentitiesController {
   ): Promise<OAuth2AuthUrlResponse> {
     const reg = this.registry.get(registrationId);
     const kind = reg.provider === 'wechat-open' ? 'wechat-qrconnect' : reg.provider === 'wechat-mp' ? 'wechat-mobile' : 'standard';
-    return this.logins.start(reg, req, { kind, redirectUri: q.redirectUri, linkMemberId: memberId(me) });
+    return this.logins.start(reg, req, { kind, redirectUri: q.redirectUri, linkMemberId: memberId(me), linkSessionId: me.claims?.sid });
   }
 
   @Delete(':id')

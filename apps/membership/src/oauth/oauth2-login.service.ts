@@ -7,6 +7,7 @@ import { MembershipConfig } from '../config/membership.config';
 import { ExternalProfile } from '../identities/external-profile';
 import { MemberIdentitiesService } from '../identities/member-identities.service';
 import { MembersService } from '../members/members.service';
+import { SessionsService } from '../sessions/sessions.service';
 import { WechatOAuthFlow } from '../wechat/wechat-oauth.flow';
 import { OAuth2ClientRegistration } from './clients/oauth2-client-registration';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
@@ -30,6 +31,8 @@ export interface StartOptions {
   kind: OAuth2FlowKind;
   redirectUri?: string;
   linkMemberId?: string;
+  /** The linking member's session (access token `sid`); the link is refused once it has ended. */
+  linkSessionId?: string;
   /**
    * Login only: answer `{base_url}/login/oauth2/authorize/{id}?state=` instead of the provider URL. The
    * browser opening it gets the binding cookie on the API's own origin (a cross-origin fetch of the
@@ -64,6 +67,7 @@ export class OAuth2LoginService {
     private readonly members: MembersService,
     private readonly logins: LoginService,
     private readonly config: MembershipConfig,
+    private readonly sessions: SessionsService,
   ) {}
 
   private flowOf(reg: OAuth2ClientRegistration): ProviderFlow {
@@ -124,6 +128,7 @@ export class OAuth2LoginService {
       codeVerifier: pkce?.verifier,
       nonce,
       linkMemberId: opts.linkMemberId,
+      linkSessionId: opts.linkMemberId ? opts.linkSessionId : undefined,
       // A link state is bound here, by the answer to the member's authenticated request, and nowhere else.
       browserHash: issueBinding(req, req.res),
       authorizationUrl: viaBegin ? authorizationUrl : undefined,
@@ -189,6 +194,11 @@ export class OAuth2LoginService {
     // Polled website QR (started at /wechat/qrcode): the result waits under the QR state itself.
     const qr = stored.kind === 'wechat-qrconnect' && !stored.authorizationUrl;
     try {
+      // A link acts for the session that asked for it: once that session ended (logout, password change or
+      // reset by the address owner, who takes over an unproven claimant's account) the state links nothing.
+      if (stored.linkMemberId && !(await this.linkSessionLive(stored.linkMemberId, stored.linkSessionId))) {
+        throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.sessionEnded'));
+      }
       const profile = await this.flowOf(reg).complete(reg, query, stored);
       if (stored.linkMemberId) {
         await this.identities.link(stored.linkMemberId, profile);
@@ -212,6 +222,12 @@ export class OAuth2LoginService {
       }
       throw e;
     }
+  }
+
+  private async linkSessionLive(memberId: string, sessionId: string | undefined): Promise<boolean> {
+    if (!sessionId) return false;
+    const live = await this.sessions.liveness(sessionId, memberId);
+    return !!live && !live.revoked && !live.expired && live.memberStatus === 'active';
   }
 
   /** Links or creates the member behind an identity and describes the login waiting for exchange. */

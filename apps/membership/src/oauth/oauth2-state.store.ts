@@ -25,6 +25,8 @@ export interface AuthorizationState {
   nonce?: string;
   /** Set when a logged-in member links this identity instead of logging in. */
   linkMemberId?: string;
+  /** The session that started the link: the callback links only while it is live (a reset or logout ends the state too). */
+  linkSessionId?: string;
   /** SHA-256 of the starting browser's binding cookie (browser-binding.ts); the callback must show it. */
   browserHash?: string;
   /** The provider URL, when the browser is sent there through `/login/oauth2/authorize/{id}` (login states). */
