@@ -23,7 +23,7 @@ const AUTH = '/api/v1/app/auth';
 
     beforeAll(async () => {
       // The default prefix is under test: no REDIS_KEY_PREFIX.
-      const env = { ...backend.env, REDIS_KEY_PREFIX: undefined };
+      const env = { ...backend.env, REDIS_KEY_PREFIX: undefined, LOGIN_ACCOUNT_MAX_FAILURES: '20' };
       [x, y] = await Promise.all([startMembership(env), startMembership(env)]);
       // The same member id in both databases, as two deployments reach it in their own sequence.
       for (const app of [x, y]) {
@@ -44,6 +44,7 @@ const AUTH = '/api/v1/app/auth';
     it('a lockout in deployment X does not lock the member with the same id out of deployment Y', async () => {
       const names = [`nx_${randomBytes(4).toString('hex')}`, `ny_${randomBytes(4).toString('hex')}`];
       const regX = await request(x.url).post(`${AUTH}/register`).set('X-Forwarded-For', randomIp()).send({ username: names[0], password: 'namespace-password' }).expect(200);
+      // (Account-wide locks apply to addresses the member never logged in from; these are all new.)
       const regY = await request(y.url).post(`${AUTH}/register`).set('X-Forwarded-For', randomIp()).send({ username: names[1], password: 'namespace-password' }).expect(200);
       expect(regX.body.data.memberId).toBe(String(memberId));
       expect(regY.body.data.memberId).toBe(String(memberId));

@@ -67,7 +67,8 @@ export function operationsOf(doc: OpenApiDoc): Operation[] {
         query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, required: !!p.required, schema: p.schema ?? {} })),
         bodyType,
         bodySchema: bodyType ? resolve(doc, content[bodyType].schema) : undefined,
-        secured: Array.isArray(op.security) && op.security.length > 0,
+        // An empty requirement ({}) makes the credential optional (the actuator's management token).
+        secured: Array.isArray(op.security) && op.security.length > 0 && !op.security.some((r: object) => Object.keys(r).length === 0),
       });
     }
   }

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpStatus, Inject, Optional, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '@app/auth';
@@ -43,8 +43,8 @@ export class HealthController {
   ) {}
 
   @Get()
-  @ApiBearerAuth()
-  @ApiOperation({ summary: 'Overall health; 503 and DOWN when the database is unreachable. With MANAGEMENT_TOKEN set, components only for its bearer (others get the status alone)' })
+  // Optional credential (OpenAPI: the empty requirement): anyone gets the status, the bearer of MANAGEMENT_TOKEN the components.
+  @ApiOperation({ summary: 'Overall health; 503 and DOWN when the database is unreachable. With MANAGEMENT_TOKEN set, components only for its bearer (others get the status alone)', security: [{}, { bearer: [] }] })
   @ApiOkResponse({ schema: { example: HEALTH_EXAMPLE } })
   @ApiServiceUnavailableResponse({ schema: { example: { status: 'DOWN', components: { db: { status: 'DOWN', details: { error: 'timeout' } } } } } })
   async health(@Req() req: Request, @Res() res: Response): Promise<void> {

@@ -1,5 +1,5 @@
 import { Controller, Get, Injectable, Module, NestMiddleware, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '@app/auth';
 import { RawResponse } from '@app/envelope';
@@ -60,8 +60,8 @@ export class MetricsController {
   ) {}
 
   @Get('prometheus')
-  @ApiBearerAuth()
-  @ApiOperation({ summary: 'Prometheus metrics: request counts and latency histograms per route, process metrics. Needs `Authorization: Bearer <MANAGEMENT_TOKEN>` when MANAGEMENT_TOKEN is set' })
+  // The credential is needed only when MANAGEMENT_TOKEN is set (OpenAPI: the empty requirement makes it optional).
+  @ApiOperation({ summary: 'Prometheus metrics: request counts and latency histograms per route, process metrics. Needs `Authorization: Bearer <MANAGEMENT_TOKEN>` when MANAGEMENT_TOKEN is set', security: [{}, { bearer: [] }] })
   @ApiProduces('text/plain')
   @ApiOkResponse({ schema: { type: 'string', example: 'http_requests_total{method="GET",route="/actuator/health",status="200"} 3' } })
   @ApiUnauthorizedResponse({ schema: { example: { status: 401, error: 'management token required' } } })
