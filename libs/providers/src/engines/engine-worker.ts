@@ -188,7 +188,9 @@ parentPort.on('message', ({ id, method, args, cancel }) => {
     }
     let handlers;
     try {
-      handlersPromise = handlersPromise || init(workerData);
+      // One more try when loading fails: TensorFlow.js's WASM backend has been seen to report itself
+      // "not yet initialized" on a first load under heavy CPU load; a real failure fails twice.
+      handlersPromise = handlersPromise || init(workerData).catch(() => init(workerData));
       handlers = await handlersPromise;
     } catch (error) {
       parentPort.postMessage({ id, ok: false, load: true, error: String((error && error.message) || error) });
