@@ -11,6 +11,16 @@ import { STATE_TTL_MS } from './oauth2-state.store';
  * several tabs can log in at once.
  */
 export const BINDING_COOKIE = 'oauth2_binding';
+/**
+ * The name on https: the `__Host-` prefix makes browsers refuse the cookie unless this origin set it
+ * (Secure, Path=/, no Domain), so a sibling subdomain cannot toss a nonce it knows into a victim's
+ * browser and share a binding with it. On https only this name is read.
+ */
+export const SECURE_BINDING_COOKIE = `__Host-${BINDING_COOKIE}`;
+
+function cookieName(req: Request): string {
+  return req.secure ? SECURE_BINDING_COOKIE : BINDING_COOKIE;
+}
 const NONCE = /^[A-Za-z0-9_-]{43}$/;
 
 export function bindingHash(nonce: string): string {
@@ -21,9 +31,10 @@ export function bindingHash(nonce: string): string {
 export function readBinding(req: Request): string | null {
   const header = req.headers.cookie;
   if (typeof header !== 'string' || header.length > 8192) return null;
+  const name = cookieName(req);
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq < 0 || part.slice(0, eq).trim() !== BINDING_COOKIE) continue;
+    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
     const value = part.slice(eq + 1).trim();
     if (NONCE.test(value)) return value;
   }
@@ -34,7 +45,7 @@ export function readBinding(req: Request): string | null {
 export function issueBinding(req: Request, res: Response | undefined): string {
   const nonce = readBinding(req) ?? randomBytes(32).toString('base64url');
   const secure = req.secure ? '; Secure' : '';
-  res?.append('Set-Cookie', `${BINDING_COOKIE}=${nonce}; Path=/; Max-Age=${Math.floor((2 * STATE_TTL_MS) / 1000)}; HttpOnly; SameSite=Lax${secure}`);
+  res?.append('Set-Cookie', `${cookieName(req)}=${nonce}; Path=/; Max-Age=${Math.floor((2 * STATE_TTL_MS) / 1000)}; HttpOnly; SameSite=Lax${secure}`);
   return bindingHash(nonce);
 }
 
