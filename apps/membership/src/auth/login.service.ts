@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
+import { BusinessException, ErrorCode } from '@app/envelope';
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
 import { SessionsService } from '../sessions/sessions.service';
@@ -21,8 +22,15 @@ export class LoginService {
     private readonly members: MembersService,
   ) {}
 
-  async issueLogin(member: Member, loginType: LoginType, req: Request): Promise<MemberLoginResponse> {
-    const { session, refreshToken, refreshExpiresIn } = await this.sessions.start(member.id, loginType, req);
+  /**
+   * `verifiedPasswordHash`: for a password login, the hash the password was checked against. The
+   * session opens only while it is still current; a reset or change in between (which ends every
+   * session after storing the new hash) refuses the login as bad credentials instead of leaving it open.
+   */
+  async issueLogin(member: Member, loginType: LoginType, req: Request, verifiedPasswordHash?: string): Promise<MemberLoginResponse> {
+    const started = await this.sessions.start(member.id, loginType, req, verifiedPasswordHash);
+    if (!started) throw new BusinessException(ErrorCode.BAD_CREDENTIALS);
+    const { session, refreshToken, refreshExpiresIn } = started;
     await this.members.touchLogin(member.id);
     return this.loginResponse(member, session.id, loginType, refreshToken, refreshExpiresIn);
   }

@@ -71,10 +71,15 @@ export class PasswordLoginService {
     }
     if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('auth.accountDisabled'));
     await this.lockout.recordSuccess(lockKey, ip);
+    // The hash verified above; every later write and the session are conditional on it still being stored.
+    let verified = member.passwordHash!;
     if (check.needsRehash) {
-      await this.members.rehashPassword(member.id, body.password);
+      const rehashed = await this.members.rehashPassword(member.id, verified, body.password);
+      // Replaced since the check (a reset by code, a change): this password no longer opens the account.
+      if (!rehashed) throw new BusinessException(ErrorCode.BAD_CREDENTIALS);
+      verified = rehashed;
       this.logger.log(`member ${member.id}: password rehashed to argon2id`);
     }
-    return this.login.issueLogin(member, 'password', req);
+    return this.login.issueLogin(member, 'password', req, verified);
   }
 }

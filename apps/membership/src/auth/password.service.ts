@@ -32,7 +32,9 @@ export class PasswordService {
     } else {
       await this.proveFirstPassword(member, body);
     }
-    await this.members.setPassword(member.id, body.newPassword);
+    // Only over the hash just checked (or still none): a reset by code in between keeps its password.
+    const stored = await this.members.replacePassword(member.id, member.passwordHash, body.newPassword);
+    if (!stored) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, msg('auth.oldPasswordWrong'));
     const revokedSessions = await this.sessions.revokeAll(member.id, 'password_changed', principal.claims?.sid);
     return { revokedSessions };
   }

@@ -59,8 +59,20 @@ export class MembersRepository {
     await this.repo.update({ id }, values);
   }
 
-  async setPasswordHash(id: string, passwordHash: string): Promise<void> {
-    await this.repo.update({ id }, { passwordHash });
+  /**
+   * Stores a new password hash. With `expected` (the hash the caller verified, null for "none yet") only
+   * while that is still the stored one: false when a reset or change replaced it meanwhile.
+   */
+  async setPasswordHash(id: string, passwordHash: string, expected?: string | null): Promise<boolean> {
+    if (expected === undefined) {
+      await this.repo.update({ id }, { passwordHash });
+      return true;
+    }
+    const res = await this.repo.query(
+      `UPDATE members SET password_hash = $2, updated_time = now() WHERE id = $1 AND password_hash IS NOT DISTINCT FROM $3 RETURNING id`,
+      [id, passwordHash, expected],
+    );
+    return (Array.isArray(res[0]) ? res[0] : res).length > 0;
   }
 
   async touchLogin(id: string): Promise<void> {

@@ -159,9 +159,22 @@ export class MembersService {
     await this.members.setPasswordHash(id, await this.hasher.hash(password));
   }
 
-  /** Re-stores a verified password with current argon2id parameters (bcrypt imports, old params). */
-  async rehashPassword(id: string, password: string): Promise<void> {
-    await this.setPassword(id, password);
+  /**
+   * Sets the password only while `verifiedHash` (what the caller checked; null: the member had none)
+   * is still the stored hash. The new hash, or null when a reset or change replaced it meanwhile.
+   */
+  async replacePassword(id: string, verifiedHash: string | null, password: string): Promise<string | null> {
+    const hash = await this.hasher.hash(password);
+    return (await this.members.setPasswordHash(id, hash, verifiedHash)) ? hash : null;
+  }
+
+  /**
+   * Re-stores a verified password with current argon2id parameters (bcrypt imports, old params), only
+   * over the hash that was verified: a reset in between keeps its password. The stored hash afterwards,
+   * or null when the verified one was replaced.
+   */
+  rehashPassword(id: string, verifiedHash: string, password: string): Promise<string | null> {
+    return this.replacePassword(id, verifiedHash, password);
   }
 
   touchLogin(id: string): Promise<void> {

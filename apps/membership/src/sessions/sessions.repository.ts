@@ -15,8 +15,18 @@ export interface SessionLiveness {
 export class SessionsRepository {
   constructor(private readonly db: DataSource) {}
 
-  async createWithToken(session: Partial<MemberSession>, token: Partial<RefreshToken>): Promise<MemberSession> {
+  /**
+   * Creates the session and its first refresh token. With `passwordHash` (the hash a password login
+   * verified) only while the member still has it, else null and nothing is written. The member row is
+   * read FOR SHARE: a concurrent password change waits for this commit (and its revokeAll then sees the
+   * session), or has committed and the hash no longer matches. Either way no session outlives a reset.
+   */
+  async createWithToken(session: Partial<MemberSession>, token: Partial<RefreshToken>, passwordHash?: string): Promise<MemberSession | null> {
     return this.db.transaction(async (m) => {
+      if (passwordHash !== undefined) {
+        const current = await m.query(`SELECT 1 FROM members WHERE id = $1 AND password_hash = $2 FOR SHARE`, [session.memberId, passwordHash]);
+        if (!current.length) return null;
+      }
       const saved = await m.getRepository(MemberSession).save(m.getRepository(MemberSession).create(session));
       await m.getRepository(RefreshToken).insert({ ...token, sessionId: saved.id });
       return saved;

@@ -39,7 +39,11 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     if (this.sweeper) clearInterval(this.sweeper);
   }
 
-  async start(memberId: string, loginType: string, req: Request): Promise<SessionTokens> {
+  /**
+   * A new session. `passwordHash`: the hash a password login verified; the session is created only
+   * while it is still the member's (null otherwise: a reset or change replaced it meanwhile).
+   */
+  async start(memberId: string, loginType: string, req: Request, passwordHash?: string): Promise<SessionTokens | null> {
     const refreshToken = newRefreshToken();
     const ttl = this.config.REFRESH_TOKEN_TTL;
     const expiresTime = new Date(Date.now() + ttl);
@@ -53,7 +57,9 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
         expiresTime,
       },
       { tokenHash: hashRefreshToken(refreshToken), expiresTime },
+      passwordHash,
     );
+    if (!session) return null;
     return { session, refreshToken, refreshExpiresIn: ttl };
   }
 
