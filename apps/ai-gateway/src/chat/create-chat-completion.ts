@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Principal } from '@app/auth';
-import { OpenAiError, openAiErrorBody } from '@app/envelope';
-import { CallAbortedError, ChatCompletion, ChatCompletionRequest as UpstreamChatRequest, LlmRouter, ModelInfo, Usage } from '@app/providers/llm';
+import { OpenAiError, OpenAiErrorBody, openAiErrorBody } from '@app/envelope';
+import { CallAbortedError, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest as UpstreamChatRequest, LlmRouter, ModelInfo, Usage } from '@app/providers/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeyClaims, assertModel, assertScope } from '../keys/key-scopes';
 import { CallOutcome, insufficientQuota, MeteringService, Reservation } from '../usage/metering.service';
@@ -16,7 +16,25 @@ import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
 
 const ENDPOINT = 'chat.completions';
 
+/**
+ * Another API's wire shape over this pipeline (POST /v1/responses): the same checks, budget
+ * reservation, routing, fallback and metering; only the answer's shape and the ledger endpoint differ.
+ */
+export interface ChatAnswerShape {
+  /** Ledger endpoint name. */
+  endpoint: string;
+  /** The JSON answer for a finished completion. */
+  complete(result: ChatCompletion): unknown;
+  /** Stream events for one upstream chunk. */
+  chunk(chunk: ChatCompletionChunk): unknown[];
+  /** Closing stream events, given the usage that is metered. */
+  end(usage: Usage): unknown[];
+  /** Stream events for a failure after the stream started. */
+  failed(error: OpenAiErrorBody['error']): unknown[];
+}
+
 interface Prepared {
+  endpoint: string;
   info: ModelInfo;
   promptTokens: number;
   upstream: UpstreamChatRequest;
@@ -33,12 +51,14 @@ export class CreateChatCompletion {
     private readonly config: GatewayConfig,
   ) {}
 
-  async handle(principal: Principal, body: ChatCompletionRequest, req: Request, res: Response): Promise<void> {
+  /** `shape`: answer in another API's shape (see ChatAnswerShape); `body` is then built by that API's translation. */
+  async handle(principal: Principal, body: ChatCompletionRequest, req: Request, res: Response, shape?: ChatAnswerShape): Promise<void> {
     const timer = new CallTimer(req);
     try {
       const prepared = await this.prepare(principal, body);
-      if (body.stream) await this.stream(prepared, body, req, res, timer);
-      else await this.complete(prepared, body, req, res, timer);
+      if (shape) prepared.endpoint = shape.endpoint;
+      if (body.stream) await this.stream(prepared, body, req, res, timer, shape);
+      else await this.complete(prepared, body, req, res, timer, shape);
     } catch (e) {
       const mapped = toGatewayError(e);
       errorHeaders(res, timer, mapped);
@@ -84,10 +104,10 @@ export class CreateChatCompletion {
     delete upstream.max_tokens;
     const maxCost = tokenCost(info, { promptTokens: promptHold, completionTokens: reserveOut * (body.n ?? 1) });
     const reservation = await this.metering.reserve(principal, maxCost);
-    return { info, promptTokens, upstream, reservation };
+    return { endpoint: ENDPOINT, info, promptTokens, upstream, reservation };
   }
 
-  private async complete(p: Prepared, body: ChatCompletionRequest, req: Request, res: Response, timer: CallTimer): Promise<void> {
+  private async complete(p: Prepared, body: ChatCompletionRequest, req: Request, res: Response, timer: CallTimer, shape?: ChatAnswerShape): Promise<void> {
     const ac = clientGone(res);
     let result: ChatCompletion;
     let deployment: string | undefined;
@@ -108,13 +128,13 @@ export class CreateChatCompletion {
     // A held budget reservation is released before answering; with nothing held (no budget) the charge
     // is written while the answer goes out, keeping a database commit off the latency path (npm run bench).
     if (p.reservation.holdId) await settling;
-    sendJson(res, 200, result, [OVERHEAD_HEADER, timer.overheadMs()]);
+    sendJson(res, 200, shape ? shape.complete(result) : result, [OVERHEAD_HEADER, timer.overheadMs()]);
     await settling;
   }
 
-  private async stream(p: Prepared, body: ChatCompletionRequest, req: Request, res: Response, timer: CallTimer): Promise<void> {
+  private async stream(p: Prepared, body: ChatCompletionRequest, req: Request, res: Response, timer: CallTimer, shape?: ChatAnswerShape): Promise<void> {
     const ac = clientGone(res);
-    const wantsUsage = body.stream_options?.include_usage === true;
+    const wantsUsage = !shape && body.stream_options?.include_usage === true;
     timer.upstreamStarted();
     let routed;
     try {
@@ -140,11 +160,13 @@ export class CreateChatCompletion {
           delete forward.usage;
           if (forward.choices.length === 0) continue;
         }
-        await sse.data(forward);
+        if (shape) for (const event of shape.chunk(forward)) await sse.data(event);
+        else await sse.data(forward);
         if (sse.closed) throw new CallAbortedError();
         for (const c of forward.choices) if (typeof c?.delta?.content === 'string') delivered += c.delta.content;
       }
-      await sse.data('[DONE]');
+      if (shape) for (const event of shape.end(await this.usageOf(upstreamUsage, p.promptTokens, delivered, p.info))) await sse.data(event);
+      else await sse.data('[DONE]');
     } catch (e) {
       if (e instanceof CallAbortedError || ac.signal.aborted || sse.closed) {
         // The client left: the upstream was aborted through the signal; bill what was delivered.
@@ -154,7 +176,8 @@ export class CreateChatCompletion {
         status = 'failed';
         const { body: errBody } = openAiErrorBody(toGatewayError(e));
         error = errBody.error.message;
-        await sse.data(errBody);
+        if (shape) for (const event of shape.failed(errBody.error)) await sse.data(event);
+        else await sse.data(errBody);
       }
     } finally {
       sse.end();
@@ -174,7 +197,7 @@ export class CreateChatCompletion {
 
   private outcome(p: Prepared, req: Request, status: CallOutcome['status'], usage: Usage, provider: string | undefined, httpStatus: number): CallOutcome {
     return {
-      endpoint: ENDPOINT,
+      endpoint: p.endpoint,
       model: p.info.name,
       provider,
       status,
@@ -189,7 +212,7 @@ export class CreateChatCompletion {
   private async settleFailure(p: Prepared, e: unknown, req: Request): Promise<void> {
     const mapped = openAiErrorBody(toGatewayError(e));
     await this.metering.settle(p.reservation, {
-      endpoint: ENDPOINT,
+      endpoint: p.endpoint,
       model: p.info.name,
       provider: (e as any)?.deployment ?? null,
       status: e instanceof CallAbortedError ? 'aborted' : 'failed',
