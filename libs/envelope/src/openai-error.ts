@@ -11,7 +11,7 @@ export class OpenAiError extends HttpException {
   constructor(
     status: number,
     message: string,
-    readonly details: { type?: string; code?: string | null; param?: string | null; retryAfterSeconds?: number } = {},
+    readonly details: { type?: string; code?: string | null; param?: string | null; retryAfterSeconds?: number; shouldRetry?: boolean } = {},
   ) {
     super({ message, type: details.type, errorCode: details.code ?? undefined, param: details.param ?? undefined, retryAfterSeconds: details.retryAfterSeconds }, status);
   }
@@ -31,6 +31,21 @@ const DEFAULT_TYPE: Record<number, [string, string | null]> = {
   503: ['service_unavailable', 'no_provider'],
   504: ['timeout', 'upstream_timeout'],
 };
+
+/**
+ * Error codes of configuration faults: no retry can fix them (the model has no deployment, the engine is
+ * not installed or disabled), so the answer says `x-should-retry: false`. The official OpenAI SDKs obey
+ * that header before their status rule (they retry 408, 409, 429 and every 5xx otherwise, twice by
+ * default), so a client does not send a configuration error three times.
+ */
+export const NOT_RETRYABLE_CODES: ReadonlySet<string> = new Set(['no_provider', 'engine_unavailable']);
+
+/** `false` when retrying this error cannot help (explicit `shouldRetry: false`, or a NOT_RETRYABLE_CODES code). */
+export function shouldRetryError(exception: unknown): boolean | undefined {
+  if (!(exception instanceof OpenAiError)) return undefined;
+  if (exception.details.shouldRetry !== undefined) return exception.details.shouldRetry;
+  return exception.details.code && NOT_RETRYABLE_CODES.has(exception.details.code) ? false : undefined;
+}
 
 export function openAiErrorBody(exception: unknown): { status: number; body: OpenAiErrorBody; retryAfterSeconds?: number; unexpected?: boolean } {
   const e = normalizeError(exception);
@@ -65,6 +80,7 @@ export function sendOpenAiError(exception: unknown, req: Request, res: Response,
   }
   if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(retryAfterSeconds))));
   else if (status === 429 && !res.getHeader('Retry-After')) res.setHeader('Retry-After', '60');
+  if (shouldRetryError(exception) === false) res.setHeader('x-should-retry', 'false');
   if (unexpected && requestId) body.error.message = `Internal server error (request id ${requestId})`;
   res.status(status).json(body);
 }

@@ -2,11 +2,36 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { timingSafeEqual, createHash } from 'crypto';
 import { Authenticator, bearerToken, Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
-import { RATE_CLOCK, SharedState, SlidingWindowLimiter } from '@app/platform';
+import { BUCKETS_PER_WINDOW, RATE_CLOCK, SharedState, SlidingWindowLimiter } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyClaims } from './key-scopes';
+
+const RATE_HEADERS = Symbol('rateLimitHeaders');
+const RPM_WINDOW_MS = 60_000;
+
+/**
+ * OpenAI's request rate headers of a keyed call, as a flat [name, value, ...] list, or undefined when
+ * the key has no requests_per_minute (no limit, so no headers). The authenticator records them on the
+ * request and sets them on its Express response when it has one; the lean path reads them from here.
+ */
+export function rateLimitHeaders(req: object): readonly string[] | undefined {
+  return (req as any)[RATE_HEADERS];
+}
+
+/**
+ * A duration as OpenAI writes `x-ratelimit-reset-*` (Go's duration format): `20ms`, `1s`, `6m0s`,
+ * `1m0.5s`. Milliseconds are the finest unit.
+ */
+export function openAiDuration(ms: number): string {
+  const total = Math.max(0, Math.ceil(ms));
+  if (total < 1000) return `${total}ms`;
+  const minutes = Math.floor(total / 60_000);
+  const seconds = (total - minutes * 60_000) / 1000;
+  const s = `${Number(seconds.toFixed(3))}s`;
+  return minutes > 0 ? `${minutes}m${s}` : s;
+}
 
 export function apiKeyPrincipal(key: ApiKey): Principal {
   const claims: ApiKeyClaims = {
@@ -29,6 +54,7 @@ export function apiKeyPrincipal(key: ApiKey): Principal {
 export class GatewayAuthenticator implements Authenticator {
   /** Requests per minute per key: a sliding window in shared state, one round trip per call. */
   private readonly rpm: SlidingWindowLimiter;
+  private readonly now: () => number;
 
   constructor(
     private readonly keys: ApiKeysService,
@@ -36,7 +62,8 @@ export class GatewayAuthenticator implements Authenticator {
     state: SharedState,
     @Optional() @Inject(RATE_CLOCK) now?: () => number,
   ) {
-    this.rpm = new SlidingWindowLimiter(state, 'ai:rpm:', now ?? Date.now);
+    this.now = now ?? Date.now;
+    this.rpm = new SlidingWindowLimiter(state, 'ai:rpm:', this.now);
   }
 
   async authenticate(req: any): Promise<Principal | null> {
@@ -47,7 +74,7 @@ export class GatewayAuthenticator implements Authenticator {
       throw new OpenAiError(401, "You didn't provide an API key. Send it as 'Authorization: Bearer <API_KEY>'.", { type: 'invalid_request_error', code: 'invalid_api_key' });
     }
     const key = await this.keys.resolve(token);
-    await this.enforceRate(key);
+    await this.enforceRate(key, req);
     return apiKeyPrincipal(key);
   }
 
@@ -65,9 +92,30 @@ export class GatewayAuthenticator implements Authenticator {
     return { id: 'admin', kind: 'admin', roles: ['admin'] };
   }
 
-  private async enforceRate(key: ApiKey): Promise<void> {
+  /**
+   * Counts the call in the key's sliding window and, for an HTTP request, records OpenAI's
+   * `x-ratelimit-*-requests` headers (also on the 429). `reset` is, as OpenAI defines it, the time until
+   * the limit is back to its initial state: until the newest counted hit (this one) leaves the window,
+   * i.e. the end of the current bucket plus the window (between 60 and 61 s for a minute window).
+   */
+  private async enforceRate(key: ApiKey, req?: any): Promise<void> {
     if (!key.requestsPerMinute) return;
-    const { allowed, retryAfterMs } = await this.rpm.hit(key.id, key.requestsPerMinute, 60_000);
+    const limit = key.requestsPerMinute;
+    const { allowed, count, retryAfterMs } = await this.rpm.hit(key.id, limit, RPM_WINDOW_MS);
+    if (req) {
+      const bucketMs = Math.ceil(RPM_WINDOW_MS / BUCKETS_PER_WINDOW);
+      const now = Math.floor(this.now());
+      const resetMs = (Math.floor(now / bucketMs) + 1) * bucketMs + RPM_WINDOW_MS - now;
+      const headers = [
+        'x-ratelimit-limit-requests', String(limit),
+        'x-ratelimit-remaining-requests', String(allowed ? Math.max(0, limit - count) : 0),
+        'x-ratelimit-reset-requests', openAiDuration(resetMs),
+      ];
+      req[RATE_HEADERS] = headers;
+      // The full pipeline (Express sets req.res): every answer, errors and streams included, carries them.
+      const res = req.res;
+      if (res && typeof res.setHeader === 'function' && !res.headersSent) for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1]);
+    }
     if (!allowed) {
       throw new OpenAiError(429, `Rate limit reached for this API key: ${key.requestsPerMinute} requests per minute`, {
         type: 'requests',

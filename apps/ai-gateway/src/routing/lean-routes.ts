@@ -6,7 +6,7 @@ import { AUTH_LIMITER, AuthLimiter, Principal } from '@app/auth';
 import { openAiValidationPipe, sendOpenAiError } from '@app/envelope';
 import { AccessLog, asExpress, expressClientIp, Metrics, pickRequestId, rejectDeepJson, securityHeaders } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
-import { GatewayAuthenticator } from '../keys/gateway.authenticator';
+import { GatewayAuthenticator, rateLimitHeaders } from '../keys/gateway.authenticator';
 import { KeysModule } from '../keys/keys.module';
 import { OVERHEAD_HEADER } from './gateway-timing';
 import { applyDeferredHeaders, deferHeaders, sendJson } from './json-response';
@@ -144,7 +144,8 @@ export class LeanRoutes {
     req.id = id;
     req.principal = principal;
     req.gatewayStartedAt = started;
-    deferHeaders(res, [...this.flatHeaders, 'X-Request-Id', id]);
+    // The key's x-ratelimit-* headers (the full pipeline's authenticator sets them on its Express response).
+    deferHeaders(res, [...this.flatHeaders, 'X-Request-Id', id, ...(rateLimitHeaders(req) ?? [])]);
     this.observe(route, req, res);
     try {
       await this.limiter.succeeded(req, res, principal);

@@ -26,7 +26,7 @@ export function toGatewayError(e: unknown): unknown {
     }
     // The upstream's answer to our own credentials may echo part of the provider key: not passed on.
     if (e.kind === 'http' && (e.status === 401 || e.status === 403)) {
-      return new OpenAiError(502, `${capitalize(where)} refused the gateway's credentials (HTTP ${e.status}); check the provider key`, { type: 'upstream_error', code: 'upstream_error' });
+      return new OpenAiError(502, `${capitalize(where)} refused the gateway's credentials (HTTP ${e.status}); check the provider key`, { type: 'upstream_error', code: 'upstream_error', shouldRetry: false });
     }
     return new OpenAiError(502, `${capitalize(where)} failed: ${e.message}`, { type: 'upstream_error', code: 'upstream_error' });
   }
