@@ -17,9 +17,10 @@ import { ModelsModule } from './models/models.module';
 import { VisionModule } from './vision/vision.module';
 import { SpeechModule } from './speech/speech.module';
 import { LeanRoutesModule } from './routing/lean-routes';
+import { ResponsesModule } from './responses/responses.module';
 
 /** Feature modules of the AI gateway (append new ones). */
-const FEATURES: any[] = [KeysModule, LeanRoutesModule, UsageModule, RoutingModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule];
+const FEATURES: any[] = [KeysModule, LeanRoutesModule, UsageModule, RoutingModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule];
 
 @Module({})
 export class AppModule {

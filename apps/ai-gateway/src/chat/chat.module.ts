@@ -8,5 +8,6 @@ import { CreateChatCompletion } from './create-chat-completion';
   imports: [RoutingModule, UsageModule],
   controllers: [ChatController],
   providers: [CreateChatCompletion],
+  exports: [CreateChatCompletion],
 })
 export class ChatModule {}

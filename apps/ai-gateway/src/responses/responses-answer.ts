@@ -1,0 +1,175 @@
+// Chat completions (and their stream chunks) as OpenAI Responses API objects and events.
+import { randomBytes } from 'crypto';
+import type { OpenAiErrorBody } from '@app/envelope';
+import type { ChatCompletion, ChatCompletionChunk, Usage } from '@app/providers/llm';
+import type { ChatAnswerShape } from '../chat/create-chat-completion';
+
+export const RESPONSES_ENDPOINT = 'responses';
+
+type Obj = Record<string, unknown>;
+const newId = (prefix: string) => `${prefix}_${randomBytes(24).toString('hex')}`;
+
+interface ChatToolCall {
+  id?: string;
+  index?: number;
+  type?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+function responseUsage(u: Usage): Obj {
+  return { input_tokens: u.prompt_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: u.completion_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: u.prompt_tokens + u.completion_tokens };
+}
+
+function messageItem(id: string, text: string, status: string): Obj {
+  return { id, type: 'message', status, role: 'assistant', content: status === 'in_progress' ? [] : [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
+}
+
+function functionCallItem(id: string, callId: string, name: string, args: string, status: string): Obj {
+  return { id, type: 'function_call', status, call_id: callId, name, arguments: args };
+}
+
+/**
+ * One Responses answer: `complete` for a JSON answer, or `chunk`/`end`/`failed` for the event stream
+ * (created, in_progress, output items with their parts and deltas, completed), each event numbered.
+ */
+export class ResponsesAnswer implements ChatAnswerShape {
+  readonly endpoint = RESPONSES_ENDPOINT;
+  private readonly id = newId('resp');
+  private readonly createdAt = Math.floor(Date.now() / 1000);
+  private seq = 0;
+  private started = false;
+  private finishReason: string | null = null;
+  /** Output items in order; `open` ones still receive deltas. */
+  private readonly items: Array<{ item: Obj; open: boolean; text?: string }> = [];
+  private openMessage: number | undefined;
+  private readonly toolItems = new Map<number, number>();
+
+  constructor(
+    private readonly model: string,
+    private readonly echo: Obj,
+  ) {}
+
+  complete(result: ChatCompletion): unknown {
+    const choice = result.choices[0];
+    const output: Obj[] = [];
+    const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
+    if (text) output.push(messageItem(newId('msg'), text, 'completed'));
+    for (const call of (choice?.message?.tool_calls as ChatToolCall[] | undefined) ?? []) {
+      output.push(functionCallItem(newId('fc'), call.id ?? newId('call'), call.function?.name ?? '', call.function?.arguments ?? '', 'completed'));
+    }
+    this.finishReason = choice?.finish_reason ?? null;
+    return this.response(this.finalStatus(), output, result.usage);
+  }
+
+  chunk(chunk: ChatCompletionChunk): unknown[] {
+    const events: Obj[] = [];
+    this.start(events);
+    const choice = chunk.choices.find((c) => (c?.index ?? 0) === 0);
+    if (!choice) return events;
+    const delta = choice.delta ?? {};
+    if (typeof delta.content === 'string' && delta.content.length > 0) this.text(delta.content, events);
+    for (const call of (delta.tool_calls as ChatToolCall[] | undefined) ?? []) this.toolCall(call, events);
+    if (choice.finish_reason) this.finishReason = choice.finish_reason;
+    return events;
+  }
+
+  end(usage: Usage): unknown[] {
+    const events: Obj[] = [];
+    this.start(events);
+    this.closeAll(events);
+    const status = this.finalStatus();
+    events.push(this.event(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: this.response(status, this.items.map((i) => i.item), usage) }));
+    return events;
+  }
+
+  failed(error: OpenAiErrorBody['error']): unknown[] {
+    const events: Obj[] = [];
+    this.start(events);
+    events.push(this.event('error', { code: error.code ?? error.type, message: error.message, param: error.param }));
+    events.push(this.event('response.failed', { response: { ...this.response('failed', this.items.map((i) => i.item), undefined), error: { code: error.code ?? error.type, message: error.message } } }));
+    return events;
+  }
+
+  private event(type: string, fields: Obj): Obj {
+    return { type, sequence_number: this.seq++, ...fields };
+  }
+
+  private start(events: Obj[]): void {
+    if (this.started) return;
+    this.started = true;
+    const response = this.response('in_progress', [], undefined);
+    events.push(this.event('response.created', { response }), this.event('response.in_progress', { response }));
+  }
+
+  private text(delta: string, events: Obj[]): void {
+    if (this.openMessage === undefined) {
+      this.closeAll(events);
+      const item = messageItem(newId('msg'), '', 'in_progress');
+      this.openMessage = this.items.push({ item, open: true, text: '' }) - 1;
+      events.push(this.event('response.output_item.added', { output_index: this.openMessage, item: { ...item } }));
+      events.push(this.event('response.content_part.added', { item_id: item.id, output_index: this.openMessage, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
+    }
+    const entry = this.items[this.openMessage];
+    entry.text += delta;
+    events.push(this.event('response.output_text.delta', { item_id: entry.item.id, output_index: this.openMessage, content_index: 0, delta, logprobs: [] }));
+  }
+
+  /** Chat tool-call deltas arrive by `index`: the first names the call, later ones carry argument fragments. */
+  private toolCall(call: ChatToolCall, events: Obj[]): void {
+    const index = call.index ?? 0;
+    let at = this.toolItems.get(index);
+    if (at === undefined) {
+      this.closeAll(events);
+      const item = functionCallItem(newId('fc'), call.id ?? newId('call'), call.function?.name ?? '', '', 'in_progress');
+      at = this.items.push({ item, open: true }) - 1;
+      this.toolItems.set(index, at);
+      events.push(this.event('response.output_item.added', { output_index: at, item: { ...item } }));
+    }
+    const entry = this.items[at];
+    const fragment = call.function?.arguments;
+    if (typeof fragment === 'string' && fragment.length > 0) {
+      entry.item.arguments = `${entry.item.arguments as string}${fragment}`;
+      events.push(this.event('response.function_call_arguments.delta', { item_id: entry.item.id, output_index: at, delta: fragment }));
+    }
+  }
+
+  private closeAll(events: Obj[]): void {
+    this.items.forEach((entry, index) => {
+      if (!entry.open) return;
+      entry.open = false;
+      if (entry.item.type === 'message') {
+        const text = entry.text ?? '';
+        const part = { type: 'output_text', text, annotations: [] };
+        events.push(this.event('response.output_text.done', { item_id: entry.item.id, output_index: index, content_index: 0, text, logprobs: [] }));
+        events.push(this.event('response.content_part.done', { item_id: entry.item.id, output_index: index, content_index: 0, part }));
+        entry.item = messageItem(entry.item.id as string, text, 'completed');
+        this.openMessage = undefined;
+      } else {
+        entry.item = { ...entry.item, status: 'completed' };
+        events.push(this.event('response.function_call_arguments.done', { item_id: entry.item.id, output_index: index, name: entry.item.name, arguments: entry.item.arguments }));
+      }
+      events.push(this.event('response.output_item.done', { output_index: index, item: entry.item }));
+    });
+  }
+
+  private finalStatus(): string {
+    return this.finishReason === 'length' || this.finishReason === 'content_filter' ? 'incomplete' : 'completed';
+  }
+
+  private response(status: string, output: Obj[], usage: Usage | undefined): Obj {
+    return {
+      id: this.id,
+      object: 'response',
+      created_at: this.createdAt,
+      status,
+      error: null,
+      incomplete_details: status === 'incomplete' ? { reason: this.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' } : null,
+      model: this.model,
+      output,
+      previous_response_id: null,
+      reasoning: { effort: null, summary: null },
+      ...this.echo,
+      usage: usage ? responseUsage(usage) : null,
+    };
+  }
+}

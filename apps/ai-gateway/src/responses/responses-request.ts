@@ -1,0 +1,284 @@
+// POST /v1/responses request -> the internal chat request (OpenAI Chat Completions wire shape) the
+// chat pipeline runs. Stateless: nothing refers to stored responses or items. Every refusal is a 400
+// whose `param` names the field or item, as OpenAI answers.
+import { OpenAiError } from '@app/envelope';
+import type { ChatCompletionRequest, ChatMessage } from '@app/providers/llm';
+
+export const MAX_INPUT_ITEMS = 4096;
+export const MAX_CONTENT_PARTS = 256;
+export const MAX_TOOLS = 128;
+export const MAX_SCHEMA_DEPTH = 32;
+const MAX_NAME = 64;
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Accepted and not forwarded: nothing is stored, no hosted tools, no logprobs or reasoning items. */
+const IGNORED_FIELDS = new Set(['store', 'metadata', 'include', 'truncation', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'top_logprobs', 'max_tool_calls', 'stream_options', 'background']);
+const FIELDS = new Set(['model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_output_tokens', 'temperature', 'top_p', 'text', 'reasoning', 'stream', 'user', 'previous_response_id', 'conversation', 'prompt', ...IGNORED_FIELDS]);
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function invalid(message: string, param: string, code = 'invalid_value'): OpenAiError {
+  return new OpenAiError(400, message, { type: 'invalid_request_error', code, param });
+}
+
+function str(v: unknown, param: string, opts: { min?: number; max?: number } = {}): string {
+  if (typeof v !== 'string') throw invalid(`${param} must be a string`, param, 'invalid_type');
+  if (v.length < (opts.min ?? 0)) throw invalid(`${param} must not be empty`, param);
+  if (opts.max !== undefined && v.length > opts.max) throw invalid(`${param} must be at most ${opts.max} characters`, param);
+  return v;
+}
+
+function num(v: unknown, param: string, min: number, max: number, integer = false): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v))) throw invalid(`${param} must be ${integer ? 'an integer' : 'a number'}`, param, 'invalid_type');
+  if (v < min || v > max) throw invalid(`${param} must be between ${min} and ${max}`, param);
+  return v;
+}
+
+function bool(v: unknown, param: string): boolean {
+  if (typeof v !== 'boolean') throw invalid(`${param} must be a boolean`, param, 'invalid_type');
+  return v;
+}
+
+/** A JSON schema object no deeper than MAX_SCHEMA_DEPTH (the body's own depth limit is larger). */
+function schema(v: unknown, param: string): Obj {
+  if (!isObj(v)) throw invalid(`${param} must be a JSON schema object`, param, 'invalid_type');
+  const stack: Array<[unknown, number]> = [[v, 1]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (depth > MAX_SCHEMA_DEPTH) throw invalid(`${param} is nested deeper than ${MAX_SCHEMA_DEPTH} levels`, param);
+    if (typeof node === 'object' && node !== null) for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return v;
+}
+
+function stateless(param: string): OpenAiError {
+  return invalid(`${param} is not supported: this gateway is stateless and stores no responses or conversations; send the whole conversation in input`, param, 'unsupported_parameter');
+}
+
+/** The text of content parts that may only carry text (assistant turns, system, tool output). */
+function joinText(parts: Obj[], param: string, allowed: readonly string[]): string {
+  return parts
+    .map((p, j) => {
+      if (!allowed.includes(p.type as string)) throw invalid(`${param}[${j}].type ${JSON.stringify(p.type)} is not allowed here (expected ${allowed.join(', ')})`, `${param}[${j}].type`);
+      return str(p.type === 'refusal' ? p.refusal : p.text, `${param}[${j}].${p.type === 'refusal' ? 'refusal' : 'text'}`);
+    })
+    .join('');
+}
+
+function partsOf(content: unknown, param: string): Obj[] {
+  if (!Array.isArray(content) || content.length === 0) throw invalid(`${param} must be a string or a non-empty array of content parts`, param, 'invalid_type');
+  if (content.length > MAX_CONTENT_PARTS) throw invalid(`${param} has more than ${MAX_CONTENT_PARTS} parts`, param);
+  content.forEach((p, j) => {
+    if (!isObj(p) || typeof p.type !== 'string') throw invalid(`${param}[${j}] must be a content part object with a type`, `${param}[${j}]`, 'invalid_type');
+  });
+  return content as Obj[];
+}
+
+/** User content: text stays a string when that is all there is; images and files become chat parts. */
+function userContent(content: unknown, param: string): ChatMessage['content'] {
+  if (typeof content === 'string') return content;
+  const parts = partsOf(content, param);
+  if (parts.every((p) => p.type === 'input_text')) return joinText(parts, param, ['input_text']);
+  return parts.map((p, j) => {
+    const at = `${param}[${j}]`;
+    switch (p.type) {
+      case 'input_text':
+        return { type: 'text', text: str(p.text, `${at}.text`) };
+      case 'input_image': {
+        if (p.file_id != null) throw invalid(`${at}.file_id is not supported (no file storage here): send image_url as a URL or data URL`, `${at}.file_id`, 'unsupported_parameter');
+        const url = str(p.image_url, `${at}.image_url`, { min: 1 });
+        const detail = p.detail ?? 'auto';
+        if (!['auto', 'low', 'high'].includes(detail as string)) throw invalid(`${at}.detail must be one of auto, low, high`, `${at}.detail`);
+        return { type: 'image_url', image_url: { url, detail } };
+      }
+      case 'input_file': {
+        if (p.file_id != null || p.file_url != null) throw invalid(`${at}: only file_data (base64) is supported, not file_id or file_url`, `${at}.${p.file_id != null ? 'file_id' : 'file_url'}`, 'unsupported_parameter');
+        const file: Obj = { file_data: str(p.file_data, `${at}.file_data`, { min: 1 }) };
+        if (p.filename != null) file.filename = str(p.filename, `${at}.filename`, { max: 256 });
+        return { type: 'file', file };
+      }
+      default:
+        throw invalid(`${at}.type ${JSON.stringify(p.type)} is not a supported input content part (input_text, input_image, input_file)`, `${at}.type`);
+    }
+  });
+}
+
+function messageItem(item: Obj, param: string): ChatMessage {
+  const role = item.role;
+  const content = item.content;
+  switch (role) {
+    case 'user':
+      return { role: 'user', content: userContent(content, `${param}.content`) };
+    case 'system':
+    case 'developer':
+      // Developer and system instructions mean the same to a chat model; `system` is what every upstream type knows.
+      return { role: 'system', content: typeof content === 'string' ? content : joinText(partsOf(content, `${param}.content`), `${param}.content`, ['input_text']) };
+    case 'assistant':
+      return { role: 'assistant', content: typeof content === 'string' ? content : joinText(partsOf(content, `${param}.content`), `${param}.content`, ['output_text', 'refusal', 'input_text']) };
+    default:
+      throw invalid(`${param}.role must be one of user, assistant, system, developer`, `${param}.role`);
+  }
+}
+
+function toolOutput(output: unknown, param: string): string {
+  if (typeof output === 'string') return output;
+  return joinText(partsOf(output, param), param, ['input_text', 'output_text']);
+}
+
+/** `input` items -> chat messages: function calls join the assistant turn before them; outputs become tool turns. */
+export function inputMessages(input: unknown): ChatMessage[] {
+  if (typeof input === 'string') {
+    if (input.length === 0) throw invalid('input must not be empty', 'input');
+    return [{ role: 'user', content: input }];
+  }
+  if (!Array.isArray(input) || input.length === 0) throw invalid('input must be a string or a non-empty array of items', 'input', input === undefined ? 'missing_required_parameter' : 'invalid_type');
+  if (input.length > MAX_INPUT_ITEMS) throw invalid(`input has more than ${MAX_INPUT_ITEMS} items`, 'input');
+  const messages: ChatMessage[] = [];
+  const calls = new Set<string>();
+  input.forEach((item, i) => {
+    const param = `input[${i}]`;
+    if (!isObj(item)) throw invalid(`${param} must be an object`, param, 'invalid_type');
+    const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
+    switch (type) {
+      case 'message':
+        messages.push(messageItem(item, param));
+        return;
+      case 'function_call': {
+        const callId = str(item.call_id, `${param}.call_id`, { min: 1, max: 256 });
+        const call = { id: callId, type: 'function', function: { name: str(item.name, `${param}.name`, { min: 1, max: MAX_NAME }), arguments: str(item.arguments, `${param}.arguments`) } };
+        calls.add(callId);
+        const last = messages[messages.length - 1];
+        // One assistant turn may say something and call several tools: consecutive items join it.
+        if (last?.role === 'assistant') last.tool_calls = [...((last.tool_calls as unknown[]) ?? []), call];
+        else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+        return;
+      }
+      case 'function_call_output': {
+        const callId = str(item.call_id, `${param}.call_id`, { min: 1, max: 256 });
+        if (!calls.has(callId)) throw invalid(`No tool call found for function call output with call_id ${callId} (${param}); the function_call item must come earlier in input`, `${param}.call_id`);
+        messages.push({ role: 'tool', tool_call_id: callId, content: toolOutput(item.output, `${param}.output`) });
+        return;
+      }
+      case 'reasoning':
+        // A chat upstream reasons afresh; earlier reasoning items carry nothing it could read.
+        return;
+      case 'item_reference':
+        throw stateless(`${param}`);
+      default:
+        throw invalid(`${param}: item type ${JSON.stringify(type)} is not supported (message, function_call, function_call_output, reasoning)`, `${param}.type`);
+    }
+  });
+  if (!messages.some((m) => m.role !== 'system')) throw invalid('input must contain at least one message that is not system or developer', 'input');
+  return messages;
+}
+
+function tools(v: unknown): unknown[] {
+  if (!Array.isArray(v)) throw invalid('tools must be an array', 'tools', 'invalid_type');
+  if (v.length > MAX_TOOLS) throw invalid(`tools has more than ${MAX_TOOLS} entries`, 'tools');
+  return v.map((t, i) => {
+    const param = `tools[${i}]`;
+    if (!isObj(t)) throw invalid(`${param} must be an object`, param, 'invalid_type');
+    if (t.type !== 'function') throw invalid(`${param}.type ${JSON.stringify(t.type)} is not supported: only function tools (hosted tools run at OpenAI)`, `${param}.type`);
+    const name = str(t.name, `${param}.name`, { min: 1 });
+    if (!TOOL_NAME.test(name)) throw invalid(`${param}.name must be 1 to 64 letters, digits, underscores or dashes`, `${param}.name`);
+    const fn: Obj = { name };
+    if (t.description != null) fn.description = str(t.description, `${param}.description`, { max: 16_384 });
+    if (t.parameters != null) fn.parameters = schema(t.parameters, `${param}.parameters`);
+    if (t.strict != null) fn.strict = bool(t.strict, `${param}.strict`);
+    return { type: 'function', function: fn };
+  });
+}
+
+function toolChoice(v: unknown): unknown {
+  if (v === 'none' || v === 'auto' || v === 'required') return v;
+  if (isObj(v) && v.type === 'function') return { type: 'function', function: { name: str(v.name, 'tool_choice.name', { min: 1, max: MAX_NAME }) } };
+  throw invalid('tool_choice must be none, auto, required or {"type":"function","name":...}', 'tool_choice');
+}
+
+function responseFormat(text: unknown): unknown {
+  if (!isObj(text)) throw invalid('text must be an object', 'text', 'invalid_type');
+  for (const k of Object.keys(text)) if (k !== 'format' && k !== 'verbosity') throw invalid(`Unknown parameter: 'text.${k}'.`, `text.${k}`, 'unknown_parameter');
+  if (text.verbosity != null && !['low', 'medium', 'high'].includes(text.verbosity as string)) throw invalid('text.verbosity must be one of low, medium, high', 'text.verbosity');
+  const f = text.format;
+  if (f == null) return undefined;
+  if (!isObj(f)) throw invalid('text.format must be an object', 'text.format', 'invalid_type');
+  switch (f.type) {
+    case 'text':
+      return undefined;
+    case 'json_object':
+      return { type: 'json_object' };
+    case 'json_schema': {
+      const name = str(f.name, 'text.format.name', { min: 1 });
+      if (!TOOL_NAME.test(name)) throw invalid('text.format.name must be 1 to 64 letters, digits, underscores or dashes', 'text.format.name');
+      const js: Obj = { name, schema: schema(f.schema, 'text.format.schema') };
+      if (f.description != null) js.description = str(f.description, 'text.format.description', { max: 16_384 });
+      if (f.strict != null) js.strict = bool(f.strict, 'text.format.strict');
+      return { type: 'json_schema', json_schema: js };
+    }
+    default:
+      throw invalid('text.format.type must be one of text, json_object, json_schema', 'text.format.type');
+  }
+}
+
+/** The validated Responses request as the internal chat request, plus what the answer echoes back. */
+export interface TranslatedResponsesRequest {
+  chat: ChatCompletionRequest;
+  echo: Obj;
+}
+
+export function translateResponsesRequest(body: unknown): TranslatedResponsesRequest {
+  if (!isObj(body)) throw invalid('The request body must be a JSON object', 'body', 'invalid_type');
+  for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw invalid(`Unknown parameter: '${k}'.`, k, 'unknown_parameter');
+  if (body.previous_response_id != null) throw stateless('previous_response_id');
+  if (body.conversation != null) throw stateless('conversation');
+  if (body.prompt != null) throw invalid('prompt (stored prompt templates) is not supported: send instructions and input', 'prompt', 'unsupported_parameter');
+  if (body.background != null && bool(body.background, 'background')) throw invalid('background: true is not supported (nothing is stored to poll)', 'background', 'unsupported_parameter');
+  if (body.store != null) bool(body.store, 'store');
+  if (body.metadata != null && !isObj(body.metadata)) throw invalid('metadata must be an object', 'metadata', 'invalid_type');
+  if (body.include != null && !Array.isArray(body.include)) throw invalid('include must be an array', 'include', 'invalid_type');
+
+  const model = str(body.model, 'model', { min: 1, max: 128 });
+  const messages = inputMessages(body.input);
+  const chat: ChatCompletionRequest = { model, messages };
+  if (body.instructions != null) messages.unshift({ role: 'system', content: str(body.instructions, 'instructions') });
+  if (body.tools != null) {
+    const t = tools(body.tools);
+    if (t.length) chat.tools = t;
+  }
+  if (body.tool_choice != null) chat.tool_choice = toolChoice(body.tool_choice);
+  if (body.parallel_tool_calls != null) chat.parallel_tool_calls = bool(body.parallel_tool_calls, 'parallel_tool_calls');
+  if (body.max_output_tokens != null) chat.max_completion_tokens = num(body.max_output_tokens, 'max_output_tokens', 1, Number.MAX_SAFE_INTEGER, true);
+  if (body.temperature != null) chat.temperature = num(body.temperature, 'temperature', 0, 2);
+  if (body.top_p != null) chat.top_p = num(body.top_p, 'top_p', 0, 1);
+  if (body.user != null) chat.user = str(body.user, 'user', { max: 256 });
+  if (body.text != null) {
+    const format = responseFormat(body.text);
+    if (format) chat.response_format = format;
+  }
+  if (body.reasoning != null) {
+    if (!isObj(body.reasoning)) throw invalid('reasoning must be an object', 'reasoning', 'invalid_type');
+    const effort = body.reasoning.effort;
+    if (effort != null) {
+      if (!['none', 'minimal', 'low', 'medium', 'high'].includes(effort as string)) throw invalid('reasoning.effort must be one of none, minimal, low, medium, high', 'reasoning.effort');
+      chat.reasoning_effort = effort;
+    }
+  }
+  if (body.stream != null) chat.stream = bool(body.stream, 'stream');
+
+  const echo: Obj = {
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    metadata: body.metadata ?? {},
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    store: false, // accepted, never honoured: nothing is stored
+    temperature: body.temperature ?? 1,
+    text: { format: isObj(body.text) && isObj(body.text.format) ? body.text.format : { type: 'text' } },
+    tool_choice: body.tool_choice ?? 'auto',
+    tools: body.tools ?? [],
+    top_p: body.top_p ?? 1,
+    truncation: body.truncation ?? 'disabled',
+    user: body.user ?? null,
+  };
+  return { chat, echo };
+}
