@@ -1,20 +1,9 @@
 import * as fs from 'fs';
-import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { spawnSync } from 'child_process';
 import { embeddedPasswordFile } from '../../libs/database/src/embedded-postgres';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../support/free-port';
 
 const root = path.resolve(__dirname, '../..');
 

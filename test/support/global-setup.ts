@@ -1,19 +1,8 @@
 import * as fs from 'fs';
-import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { ensureEmbeddedPostgres } from '../../libs/database/src/embedded-postgres';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from './free-port';
 
 /**
  * e2e suites need a PostgreSQL server: DATABASE_URL when set (CI, a real server), otherwise an
