@@ -85,4 +85,19 @@ describe('real client: Vercel AI SDK through the gateway', () => {
       await expectBilled(f, id, 2, modelName);
     });
   });
+
+  // With store left at its default (true) the SDK sends the model's earlier output items back as
+  // `item_reference`s by id; with store: false it resends them in full. Both must work.
+  it.each<UpstreamKind>(['openai', 'anthropic'])('openai default (Responses API) with providerOptions.openai.store=false: generateText tool loop, %s upstream', async (kind) => {
+    const modelName = MODELS[kind];
+    const { id, key } = await f.createKey({ name: 'ai-sdk-nostore' });
+    const weather = makeWeatherTool();
+    const result = await generateText({ model: modelFor('openai default (Responses API)', key, modelName), tools: toolsFor(weather), stopWhen: stepCountIs(4), prompt: QUESTION, maxRetries: 0, providerOptions: { openai: { store: false } } });
+    expect(result.steps).toHaveLength(2);
+    expect(result.steps[0].toolCalls).toEqual([expect.objectContaining({ toolName: TOOL_NAME })]);
+    expect(result.text).toContain(MARKER);
+    expect(weather.calls).toHaveLength(1);
+    expectUpstreamToolRoundTrip(f, kind);
+    await expectBilled(f, id, 2, modelName);
+  });
 });
