@@ -26,6 +26,8 @@ export interface UpstreamBehaviour {
    * that predate it do); both at once is refused as OpenAI refuses it. Default: either.
    */
   honoursLimit?: 'max_tokens' | 'max_completion_tokens';
+  /** Anthropic: how many tool_use blocks one tool-calling answer holds (default 1; 1 under disable_parallel_tool_use). */
+  parallelToolUse?: number;
 }
 
 export interface RecordedRequest {
@@ -251,35 +253,166 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
   });
 }
 
+const ANTHROPIC_REQUEST_FIELDS = new Set(['model', 'messages', 'max_tokens', 'system', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'stream', 'metadata', 'tools', 'tool_choice', 'thinking', 'service_tier']);
+const ANTHROPIC_IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+
+/** What the Messages API refuses about a request (roles, blocks, tool pairing, unknown fields), or undefined. */
+function anthropicRequestProblem(body: any): string | undefined {
+  for (const k of Object.keys(body ?? {})) if (!ANTHROPIC_REQUEST_FIELDS.has(k)) return `${k}: Extra inputs are not permitted`;
+  if (typeof body?.max_tokens !== 'number') return 'max_tokens: Field required';
+  if (!Array.isArray(body?.messages) || body.messages.length === 0) return 'messages: at least one message is required';
+  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) return 'system: Input should be a valid string or list';
+  const tools: any[] = body.tools ?? [];
+  if (!Array.isArray(tools)) return 'tools: Input should be a valid list';
+  for (const [i, t] of tools.entries()) {
+    for (const k of Object.keys(t ?? {})) if (!['name', 'description', 'input_schema', 'cache_control', 'type'].includes(k)) return `tools.${i}.custom.${k}: Extra inputs are not permitted`;
+    if (typeof t?.name !== 'string' || !/^[a-zA-Z0-9_-]{1,128}$/.test(t.name)) return `tools.${i}.custom.name: String should match pattern`;
+    if (t.input_schema?.type !== 'object') return `tools.${i}.custom.input_schema.type: Input should be 'object'`;
+  }
+  const toolNames = new Set(tools.map((t) => t.name));
+  const tc = body.tool_choice;
+  if (tc !== undefined) {
+    if (!['auto', 'any', 'tool', 'none'].includes(tc?.type)) return 'tool_choice.type: Input tag does not match any of the expected tags';
+    if (tc.type === 'tool' && !toolNames.has(tc.name)) return `tool_choice.name: Tool '${tc.name}' not found in provided tools`;
+    if (tc.type === 'none' && tc.disable_parallel_tool_use !== undefined) return 'tool_choice.none.disable_parallel_tool_use: Extra inputs are not permitted';
+    if (!tools.length) return 'tool_choice may only be specified while providing tools';
+  }
+  let previousToolUses: string[] = [];
+  for (const [i, m] of body.messages.entries()) {
+    if (m?.role !== 'user' && m?.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    if (i === 0 && m.role !== 'user') return 'messages: first message must use the "user" role';
+    if (i > 0 && body.messages[i - 1].role === m.role) return 'messages: roles must alternate between "user" and "assistant"';
+    const blocks: any[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
+    if (!blocks.length || (typeof m.content === 'string' && m.content === '' && i !== body.messages.length - 1)) return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+    const uses: string[] = [];
+    let results = 0;
+    let seenOther = false;
+    for (const [j, b] of blocks.entries()) {
+      const at = `messages.${i}.content.${j}`;
+      switch (b?.type) {
+        case 'text':
+          if (typeof b.text !== 'string' || (b.text === '' && typeof m.content !== 'string')) return `${at}.text: text content blocks must be non-empty`;
+          seenOther = true;
+          break;
+        case 'image':
+          if (m.role !== 'user') return `${at}: image blocks are only allowed in user messages`;
+          if (b.source?.type === 'base64') {
+            if (!ANTHROPIC_IMAGE_TYPES.has(b.source.media_type)) return `${at}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+            if (typeof b.source.data !== 'string' || !b.source.data) return `${at}.image.source.base64.data: Field required`;
+          } else if (b.source?.type === 'url') {
+            if (typeof b.source.url !== 'string' || !/^https?:\/\//.test(b.source.url)) return `${at}.image.source.url.url: invalid URL`;
+          } else return `${at}.image.source: Input tag does not match any of the expected tags`;
+          seenOther = true;
+          break;
+        case 'document':
+          if (b.source?.type !== 'base64' || b.source.media_type !== 'application/pdf') return `${at}.document.source: invalid source`;
+          seenOther = true;
+          break;
+        case 'tool_use':
+          if (m.role !== 'assistant') return `${at}: tool_use blocks are only allowed in assistant messages`;
+          if (typeof b.id !== 'string' || typeof b.name !== 'string' || typeof b.input !== 'object' || b.input === null || Array.isArray(b.input)) return `${at}.tool_use: id, name and an input object are required`;
+          uses.push(b.id);
+          break;
+        case 'tool_result':
+          if (m.role !== 'user') return `${at}: tool_result blocks are only allowed in user messages`;
+          if (seenOther) return `messages.${i}: tool_result blocks must come first in the content`;
+          if (!previousToolUses.includes(b.tool_use_id)) return `${at}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+          results++;
+          break;
+        default:
+          return `${at}.type: Input tag '${b?.type}' does not match any of the expected tags`;
+      }
+    }
+    if (previousToolUses.length && results !== previousToolUses.length) {
+      return `messages.${i - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${previousToolUses.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    }
+    if ((uses.length || results) && !tools.length) return 'Requests which include `tool_use` or `tool_result` blocks must define tools.';
+    previousToolUses = uses;
+  }
+  return undefined;
+}
+
+/** Deterministic tool input: the tool's first required (or first) property set to the user's text. */
+function toolInputFor(tool: any, userText: string): Record<string, unknown> {
+  const props = Object.keys(tool?.input_schema?.properties ?? {});
+  const key = (Array.isArray(tool?.input_schema?.required) && tool.input_schema.required[0]) || props[0];
+  return key ? { [key]: userText } : {};
+}
+
+function toolResultText(content: any): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((c) => (typeof c?.text === 'string' ? c.text : '')).join('');
+  return '';
+}
+
+/**
+ * Messages API stand-in. Validates the request as Anthropic does (answers 400 otherwise). With tools and a
+ * last user turn without tool_result it calls a tool (tool_choice's, else the first; `parallelToolUse`
+ * calls that many, unless disable_parallel_tool_use) with stop_reason tool_use, preceded by a short text
+ * block unless the tool choice forces a tool, as Claude does; with tool_result it answers
+ * "Result: <results>"; otherwise it echoes the last user text.
+ */
 export function startFakeAnthropic(): Promise<FakeUpstream> {
   return start('anthropic', async (req, res, body, up) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'POST' || path !== '/v1/messages') return sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `unknown path ${path}` } });
     if (!req.headers['anthropic-version']) return sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version header is required' } });
-    if (typeof body?.max_tokens !== 'number') return sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: Field required' } });
-    if (!Array.isArray(body?.messages) || body.messages.some((m: any) => m.role !== 'user' && m.role !== 'assistant')) {
-      return sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'messages: roles must be user or assistant' } });
-    }
+    const problem = body?.__invalid !== undefined ? 'invalid JSON body' : anthropicRequestProblem(body);
+    if (problem) return sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: problem } });
     const id = `msg_fake${up.requests.length}`;
-    const { parts, truncated } = pieces(replyFor(body.messages, up.behaviour), body.max_tokens);
     const input = promptTokens(body);
-    const stop = truncated ? 'max_tokens' : 'end_turn';
+    const lastUser = body.messages[body.messages.length - 1];
+    const lastBlocks: any[] = lastUser.role === 'user' && Array.isArray(lastUser.content) ? lastUser.content : [];
+    const results = lastBlocks.filter((b) => b.type === 'tool_result');
+    const tools: any[] = body.tools ?? [];
+    const choice = body.tool_choice?.type ?? 'auto';
+    type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+    const blocks: Block[] = [];
+    let stop: string;
+    if (tools.length && choice !== 'none' && !results.length && lastUser.role === 'user') {
+      const userText = textOf(lastUser.content);
+      const first = choice === 'tool' ? tools.findIndex((t) => t.name === body.tool_choice.name) : 0;
+      const count = body.tool_choice?.disable_parallel_tool_use || choice === 'tool' ? 1 : Math.min(Math.max(1, up.behaviour.parallelToolUse ?? 1), tools.length);
+      if (choice === 'auto') blocks.push({ type: 'text', text: `Calling ${tools[first].name}.` });
+      for (let k = 0; k < count; k++) {
+        const tool = tools[(first + k) % tools.length];
+        blocks.push({ type: 'tool_use', id: `toolu_fake${up.requests.length}_${k}`, name: tool.name, input: toolInputFor(tool, userText) });
+      }
+      stop = 'tool_use';
+    } else {
+      const text = results.length ? `Result: ${results.map((r) => toolResultText(r.content)).join('; ')}` : replyFor(body.messages, up.behaviour);
+      const { parts, truncated } = pieces(up.behaviour.reply ?? text, body.max_tokens);
+      blocks.push({ type: 'text', text: parts.join('') });
+      stop = truncated ? 'max_tokens' : 'end_turn';
+    }
+    const outputTokens = blocks.reduce((s, b) => s + (b.type === 'text' ? fakeTokens(b.text) : fakeTokens(JSON.stringify(b.input).replace(/[{}":,]/g, ' '))), 0);
     if (!body.stream) {
-      return sendJson(res, 200, { id, type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: parts.join('') }], stop_reason: stop, stop_sequence: null, usage: { input_tokens: input, output_tokens: parts.length } });
+      return sendJson(res, 200, { id, type: 'message', role: 'assistant', model: body.model, content: blocks, stop_reason: stop, stop_sequence: null, usage: { input_tokens: input, output_tokens: outputTokens } });
     }
     const ev = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    const frames = [
-      ev('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: input, output_tokens: 1 } } }),
-      ev('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
-      ev('ping', { type: 'ping' }),
-    ];
+    const frames = [ev('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: input, output_tokens: 1 } } }), ev('ping', { type: 'ping' })];
     const contentFrames = new Set<number>();
-    for (const p of parts) {
-      contentFrames.add(frames.length);
-      frames.push(ev('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } }));
-    }
-    frames.push(ev('content_block_stop', { type: 'content_block_stop', index: 0 }));
-    frames.push(ev('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: parts.length } }));
+    blocks.forEach((b, index) => {
+      if (b.type === 'text') {
+        frames.push(ev('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
+        for (const p of b.text.split(/(?<=\s)/).filter(Boolean)) {
+          contentFrames.add(frames.length);
+          frames.push(ev('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: p } }));
+        }
+      } else {
+        frames.push(ev('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } }));
+        // As Anthropic does: an empty first fragment, then the JSON in small pieces.
+        const json = JSON.stringify(b.input);
+        const fragments = [''];
+        for (let at = 0; at < json.length; at += 7) fragments.push(json.slice(at, at + 7));
+        for (const f of fragments) {
+          contentFrames.add(frames.length);
+          frames.push(ev('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: f } }));
+        }
+      }
+      frames.push(ev('content_block_stop', { type: 'content_block_stop', index }));
+    });
+    frames.push(ev('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: outputTokens } }));
     frames.push(ev('message_stop', { type: 'message_stop' }));
     await streamFrames(res, up, frames, contentFrames);
   });

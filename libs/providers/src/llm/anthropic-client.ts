@@ -1,4 +1,8 @@
 // Anthropic Messages API behind the OpenAI chat shape: request, response and stream translation.
+// Mapping (Anthropic Messages API reference): function tools -> `tools` {name, description, input_schema};
+// assistant `tool_calls` -> `tool_use` blocks; `tool` turns -> `tool_result` blocks at the start of one
+// user turn; image parts -> `image` blocks (base64 or url source); system/developer -> `system`;
+// `tool_use` back -> `tool_calls`, `input_json_delta` -> argument deltas, one chunk per event.
 import { mapTransportError, UpstreamHttp } from './http';
 import { LlmClient } from './llm-client';
 import { Deployment } from './providers-file';
@@ -8,8 +12,25 @@ import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest
 /** Anthropic requires max_tokens; used when the client sent none. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
-type AnthropicBlock = { type: 'text'; text: string } | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } };
+/** The image media types the Messages API accepts in a base64 source. */
+export const ANTHROPIC_IMAGE_TYPES: readonly string[] = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
 
+type TextBlock = { type: 'text'; text: string };
+type ImageBlock = { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } };
+type DocumentBlock = { type: 'document'; source: { type: 'base64'; media_type: 'application/pdf'; data: string } };
+type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+type ToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: string | Array<TextBlock | ImageBlock> };
+type AnthropicBlock = TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock;
+
+export interface AnthropicTool {
+  name: string;
+  description?: string;
+  input_schema: Record<string, unknown>;
+}
+
+export type AnthropicToolChoice = { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean } | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean } | { type: 'none' };
+
+/** Only these fields are ever sent: a field Anthropic does not know would be refused by the upstream. */
 export interface AnthropicMessagesRequest {
   model: string;
   messages: Array<{ role: 'user' | 'assistant'; content: string | AnthropicBlock[] }>;
@@ -20,6 +41,8 @@ export interface AnthropicMessagesRequest {
   stop_sequences?: string[];
   stream?: boolean;
   metadata?: { user_id: string };
+  tools?: AnthropicTool[];
+  tool_choice?: AnthropicToolChoice;
 }
 
 export interface AnthropicMessage {
@@ -27,7 +50,7 @@ export interface AnthropicMessage {
   type: 'message';
   role: 'assistant';
   model: string;
-  content: Array<{ type: string; text?: string }>;
+  content: Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }>;
   stop_reason: string | null;
   usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null };
 }
@@ -39,49 +62,197 @@ export class UnsupportedRequestError extends UpstreamError {
   }
 }
 
-function blocksOf(content: ChatMessage['content']): string | AnthropicBlock[] {
+const refuse = (message: string, param: string) => new UnsupportedRequestError(message, param);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `data:<type>;base64,<data>` split without a regex over the (possibly megabytes long) payload. */
+function dataUrl(url: string): { mediaType: string; data: string } | undefined {
+  if (!url.startsWith('data:')) return undefined;
+  const comma = url.indexOf(',');
+  if (comma < 0) return undefined;
+  const meta = url.slice(5, comma);
+  if (!meta.endsWith(';base64')) return undefined;
+  return { mediaType: meta.slice(0, -';base64'.length).toLowerCase(), data: url.slice(comma + 1) };
+}
+
+function imageBlock(part: Record<string, unknown>, param: string): ImageBlock {
+  const url = (part.image_url as { url?: unknown } | undefined)?.url;
+  if (typeof url !== 'string' || url === '') throw refuse('image_url.url must be a URL or a data URL', `${param}.image_url.url`);
+  const inline = dataUrl(url);
+  if (inline) {
+    if (!ANTHROPIC_IMAGE_TYPES.includes(inline.mediaType)) throw refuse(`image type ${inline.mediaType} is not supported for this model (${ANTHROPIC_IMAGE_TYPES.join(', ')})`, `${param}.image_url.url`);
+    return { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } };
+  }
+  if (url.startsWith('https://') || url.startsWith('http://')) return { type: 'image', source: { type: 'url', url } };
+  throw refuse('image_url.url must be an http(s) URL or a base64 data URL', `${param}.image_url.url`);
+}
+
+function documentBlock(part: Record<string, unknown>, param: string): DocumentBlock {
+  const file = isObject(part.file) ? part.file : {};
+  const inline = typeof file.file_data === 'string' ? dataUrl(file.file_data) : undefined;
+  if (!inline) throw refuse('file parts need file_data as a base64 data URL for this model (file_id is not supported)', `${param}.file`);
+  if (inline.mediaType !== 'application/pdf') throw refuse(`file type ${inline.mediaType} is not supported for this model (application/pdf)`, `${param}.file.file_data`);
+  return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: inline.data } };
+}
+
+/** Content parts of one message as Anthropic blocks; `allowed` limits the part types the role may carry. */
+function blocksOf(content: ChatMessage['content'], param: string, allowed: ReadonlySet<string> = USER_PARTS): string | Array<TextBlock | ImageBlock | DocumentBlock> {
   if (content == null) return '';
   if (typeof content === 'string') return content;
-  return content.map((part): AnthropicBlock => {
-    if (part.type === 'text') return { type: 'text', text: String(part.text ?? '') };
-    if (part.type === 'image_url') {
-      const url = String((part as any).image_url?.url ?? '');
-      const m = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-      if (m) return { type: 'image', source: { type: 'base64', media_type: m[1], data: m[2] } };
-      return { type: 'image', source: { type: 'url', url } };
-    }
-    throw new UnsupportedRequestError(`content part type "${part.type}" is not supported for this model`, 'messages');
+  if (!Array.isArray(content)) throw refuse('content must be a string or an array of content parts', param);
+  return content.map((part, j): TextBlock | ImageBlock | DocumentBlock => {
+    const at = `${param}[${j}]`;
+    const type = isObject(part) ? part.type : undefined;
+    if (typeof type !== 'string' || !allowed.has(type)) throw refuse(`content part type "${String(type)}" is not supported for this model in this message`, `${at}.type`);
+    if (type === 'text') return { type: 'text', text: String(part.text ?? '') };
+    // An assistant's refusal part is its text as far as the next turn is concerned.
+    if (type === 'refusal') return { type: 'text', text: String((part as { refusal?: unknown }).refusal ?? '') };
+    if (type === 'image_url') return imageBlock(part, at);
+    return documentBlock(part, at);
   });
 }
 
-function textOf(content: ChatMessage['content']): string {
-  const b = blocksOf(content);
+const USER_PARTS: ReadonlySet<string> = new Set(['text', 'image_url', 'file']);
+const TEXT_PARTS: ReadonlySet<string> = new Set(['text']);
+const ASSISTANT_PARTS: ReadonlySet<string> = new Set(['text', 'refusal']);
+
+function textOf(content: ChatMessage['content'], param: string): string {
+  const b = blocksOf(content, param, TEXT_PARTS);
   if (typeof b === 'string') return b;
-  return b.map((x) => (x.type === 'text' ? x.text : '')).join('');
+  return b.map((x) => (x as TextBlock).text).join('');
+}
+
+/** Arguments of an assistant tool call as the object a tool_use block carries; not JSON or not an object: 400. */
+function toolInput(args: unknown, param: string): Record<string, unknown> {
+  if (isObject(args)) return args;
+  if (typeof args !== 'string') throw refuse('function.arguments must be a JSON object in a string', param);
+  // A tool without parameters is often called with empty arguments.
+  if (args.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    throw refuse('function.arguments is not valid JSON', param);
+  }
+  if (!isObject(parsed)) throw refuse('function.arguments must encode a JSON object', param);
+  return parsed;
+}
+
+function toolOf(def: unknown, param: string): AnthropicTool {
+  if (!isObject(def)) throw refuse('each tool must be an object', param);
+  // Legacy `functions` entries are the function object itself.
+  const fn = def.type === undefined && typeof def.name === 'string' ? def : def.type === 'function' && isObject(def.function) ? def.function : undefined;
+  if (!fn) throw refuse(`tool type "${String(def.type)}" is not supported for this model (function tools only)`, `${param}.type`);
+  if (typeof fn.name !== 'string' || fn.name === '') throw refuse('function.name is required', `${param}.function.name`);
+  const params = fn.parameters === undefined ? { type: 'object', properties: {} } : fn.parameters;
+  if (!isObject(params) || (params.type !== undefined && params.type !== 'object')) throw refuse('function.parameters must be a JSON Schema of type object for this model', `${param}.function.parameters`);
+  const tool: AnthropicTool = { name: fn.name, input_schema: params.type === undefined ? { type: 'object', ...params } : params };
+  if (typeof fn.description === 'string' && fn.description !== '') tool.description = fn.description;
+  return tool;
+}
+
+function toolChoiceOf(choice: unknown, names: Set<string>, param: string, legacy: boolean): AnthropicToolChoice {
+  if (choice === 'none') return { type: 'none' };
+  if (choice === 'auto') return { type: 'auto' };
+  if (choice === 'required' && !legacy) return { type: 'any' };
+  // {type:'function', function:{name}} (tool_choice) or {name} (legacy function_call)
+  const name = isObject(choice) ? (legacy ? choice.name : choice.type === 'function' && isObject(choice.function) ? choice.function.name : undefined) : undefined;
+  if (typeof name !== 'string') throw refuse(`${param} must be ${legacy ? "'none', 'auto' or {name}" : "'none', 'auto', 'required' or {type:'function', function:{name}}"}`, param);
+  if (!names.has(name)) throw refuse(`${param} names a function that is not among the tools: ${name}`, param);
+  return { type: 'tool', name };
+}
+
+/** Fields of the OpenAI request that ask for something the Messages API cannot produce: refused, never dropped. */
+function refuseUnsupported(req: ChatCompletionRequest): void {
+  if (req.n !== undefined && req.n !== null && req.n !== 1) throw refuse('n > 1 is not supported for this model', 'n');
+  if (req.logprobs === true) throw refuse('logprobs is not supported for this model', 'logprobs');
+  if (typeof req.top_logprobs === 'number' && req.top_logprobs > 0) throw refuse('top_logprobs is not supported for this model', 'top_logprobs');
+  if (req.audio != null) throw refuse('audio output is not supported for this model', 'audio');
+  if (Array.isArray(req.modalities) && req.modalities.some((m) => m !== 'text')) throw refuse('only the text modality is supported for this model', 'modalities');
+  if (req.web_search_options != null) throw refuse('web_search_options is not supported for this model', 'web_search_options');
 }
 
 export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: string): AnthropicMessagesRequest {
-  if (req.n !== undefined && req.n !== 1) throw new UnsupportedRequestError('n > 1 is not supported for this model', 'n');
+  refuseUnsupported(req);
+  const legacy = req.tools == null && req.functions != null;
+  const defs = legacy ? req.functions : req.tools;
+  const defsParam = legacy ? 'functions' : 'tools';
+  const tools = defs == null ? [] : Array.isArray(defs) ? defs.map((d, i) => toolOf(d, `${defsParam}[${i}]`)) : undefined;
+  if (!tools) throw refuse(`${defsParam} must be an array`, defsParam);
+  const names = new Set(tools.map((t) => t.name));
+
   const system: string[] = [];
   const messages: AnthropicMessagesRequest['messages'] = [];
-  for (const m of req.messages) {
-    if (m.role === 'system' || m.role === 'developer') {
-      system.push(textOf(m.content));
-      continue;
-    }
-    if (m.role !== 'user' && m.role !== 'assistant') throw new UnsupportedRequestError(`role "${m.role}" is not supported for this model`, 'messages');
-    const content = blocksOf(m.content);
+  // Legacy function turns carry no ids: each assistant function_call gets one, its function reply uses it.
+  let legacyCallId: string | undefined;
+  const push = (role: 'user' | 'assistant', content: string | AnthropicBlock[]) => {
     const last = messages[messages.length - 1];
     // The Messages API wants alternating roles: consecutive turns of one role are merged, appended in
     // place (copying the merged blocks per message was quadratic in a run of same-role messages).
-    if (last && last.role === m.role) {
-      if (typeof last.content === 'string') last.content = [{ type: 'text', text: last.content }];
-      if (typeof content === 'string') last.content.push({ type: 'text', text: content });
-      else for (const block of content) last.content.push(block);
+    if (last && last.role === role) {
+      if (typeof last.content === 'string') last.content = last.content === '' ? [] : [{ type: 'text', text: last.content }];
+      if (typeof content === 'string') {
+        if (content !== '' || last.content.length === 0) last.content.push({ type: 'text', text: content });
+      } else for (const block of content) last.content.push(block);
     } else {
-      messages.push({ role: m.role, content });
+      messages.push({ role, content });
     }
-  }
+  };
+  req.messages.forEach((m, i) => {
+    const at = `messages[${i}]`;
+    const role: string = m.role;
+    switch (role) {
+      case 'system':
+      case 'developer':
+        system.push(textOf(m.content, `${at}.content`));
+        return;
+      case 'user':
+        push('user', blocksOf(m.content, `${at}.content`));
+        return;
+      case 'assistant': {
+        const text = blocksOf(m.content, `${at}.content`, ASSISTANT_PARTS);
+        const calls: ToolUseBlock[] = [];
+        if (Array.isArray(m.tool_calls)) {
+          m.tool_calls.forEach((c: unknown, k: number) => {
+            const cp = `${at}.tool_calls[${k}]`;
+            if (!isObject(c) || !isObject(c.function)) throw refuse('each tool call needs a function', cp);
+            if (c.type !== undefined && c.type !== 'function') throw refuse(`tool call type "${String(c.type)}" is not supported for this model`, `${cp}.type`);
+            if (typeof c.id !== 'string' || c.id === '') throw refuse('tool call id is required', `${cp}.id`);
+            if (typeof c.function.name !== 'string' || c.function.name === '') throw refuse('function.name is required', `${cp}.function.name`);
+            calls.push({ type: 'tool_use', id: c.id, name: c.function.name, input: toolInput(c.function.arguments, `${cp}.function.arguments`) });
+          });
+        } else if (isObject(m.function_call)) {
+          const fc = m.function_call;
+          if (typeof fc.name !== 'string' || fc.name === '') throw refuse('function_call.name is required', `${at}.function_call.name`);
+          legacyCallId = `call_fn${i}`;
+          calls.push({ type: 'tool_use', id: legacyCallId, name: fc.name, input: toolInput(fc.arguments, `${at}.function_call.arguments`) });
+        }
+        if (calls.length === 0) {
+          push('assistant', text);
+          return;
+        }
+        // Anthropic refuses empty text blocks: a tool-calling turn without text is tool_use blocks only.
+        const blocks: AnthropicBlock[] = typeof text === 'string' ? (text === '' ? [] : [{ type: 'text', text }]) : text.filter((b) => b.type !== 'text' || b.text !== '');
+        push('assistant', [...blocks, ...calls]);
+        return;
+      }
+      case 'tool':
+      case 'function': {
+        const id = role === 'tool' ? m.tool_call_id : legacyCallId;
+        if (typeof id !== 'string' || id === '') {
+          throw refuse(role === 'tool' ? 'tool messages need tool_call_id' : 'a function message must follow an assistant function_call', role === 'tool' ? `${at}.tool_call_id` : at);
+        }
+        const content = blocksOf(m.content, `${at}.content`, TEXT_PARTS) as string | TextBlock[];
+        // Consecutive tool turns become one user turn whose tool_result blocks come first.
+        push('user', [{ type: 'tool_result', tool_use_id: id, content }]);
+        return;
+      }
+      default:
+        throw refuse(`role "${role}" is not supported for this model`, `${at}.role`);
+    }
+  });
+
   const out: AnthropicMessagesRequest = {
     model: upstreamModel,
     messages,
@@ -89,10 +260,39 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
   };
   if (system.length) out.system = system.join('\n\n');
   // OpenAI's range is 0..2, Anthropic's 0..1: values above 1 are clamped to the highest Anthropic allows.
-  if (req.temperature !== undefined) out.temperature = Math.min(req.temperature, 1);
-  if (req.top_p !== undefined) out.top_p = req.top_p;
-  if (req.stop !== undefined) out.stop_sequences = Array.isArray(req.stop) ? req.stop : [req.stop];
-  if (req.user !== undefined) out.metadata = { user_id: req.user };
+  if (req.temperature != null) out.temperature = Math.min(req.temperature, 1);
+  if (req.top_p != null) out.top_p = req.top_p;
+  if (req.stop != null) out.stop_sequences = Array.isArray(req.stop) ? req.stop : [req.stop];
+  if (req.user != null) out.metadata = { user_id: req.user };
+
+  const choiceParam = legacy ? 'function_call' : 'tool_choice';
+  const choice = legacy ? req.function_call : req.tool_choice;
+  if (tools.length) {
+    out.tools = tools;
+    // 'none' keeps the tools: Anthropic refuses tool_use/tool_result blocks in a request that defines none.
+    const tc: AnthropicToolChoice = choice == null ? { type: 'auto' } : toolChoiceOf(choice, names, choiceParam, legacy);
+    // A legacy function_call answer holds one call; parallel_tool_calls: false asks for at most one.
+    if (tc.type !== 'none' && (legacy || req.parallel_tool_calls === false)) tc.disable_parallel_tool_use = true;
+    if (choice != null || tc.type !== 'auto' || tc.disable_parallel_tool_use) out.tool_choice = tc;
+  } else if (choice != null && choice !== 'none') {
+    throw refuse(`${choiceParam} is only allowed when ${defsParam} are specified`, choiceParam);
+  } else {
+    // OpenAI takes a history with tool calls and no tools; Anthropic refuses tool blocks in a request
+    // that defines no tools. The tools named in the history are declared, and none may be called.
+    const used = new Set<string>();
+    let toolBlocks = false;
+    for (const msg of messages) {
+      if (typeof msg.content === 'string') continue;
+      for (const b of msg.content) {
+        if (b.type === 'tool_use') used.add(b.name);
+        if (b.type === 'tool_use' || b.type === 'tool_result') toolBlocks = true;
+      }
+    }
+    if (toolBlocks) {
+      out.tools = (used.size ? [...used] : ['tool']).map((name) => ({ name, input_schema: { type: 'object' } }));
+      out.tool_choice = { type: 'none' };
+    }
+  }
   return out;
 }
 
@@ -122,24 +322,52 @@ function usageOf(u: Partial<AnthropicMessage['usage']> | undefined, outputTokens
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-export function fromAnthropicMessage(msg: AnthropicMessage, publicModel: string, created = Math.floor(Date.now() / 1000)): ChatCompletion {
-  const text = (msg.content ?? []).filter((b) => b.type === 'text').map((b) => b.text ?? '').join('');
+/** How the caller asked for tools: legacy `functions` get a `function_call` answer, anything else `tool_calls`. */
+export type ToolCallStyle = 'tools' | 'functions';
+
+export function toolCallStyleOf(req: ChatCompletionRequest): ToolCallStyle {
+  return req.tools == null && req.functions != null ? 'functions' : 'tools';
+}
+
+export function fromAnthropicMessage(msg: AnthropicMessage, publicModel: string, created = Math.floor(Date.now() / 1000), style: ToolCallStyle = 'tools'): ChatCompletion {
+  const blocks = Array.isArray(msg.content) ? msg.content : [];
+  const text = blocks
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text ?? '')
+    .join('');
+  const calls = blocks
+    .filter((b) => b.type === 'tool_use')
+    .map((b) => ({ id: String(b.id ?? ''), type: 'function' as const, function: { name: String(b.name ?? ''), arguments: JSON.stringify(b.input ?? {}) } }));
+  const message: ChatCompletion['choices'][0]['message'] = { role: 'assistant', content: calls.length && text === '' ? null : text };
+  let finish = finishReasonOf(msg.stop_reason);
+  if (calls.length && style === 'functions') {
+    message.function_call = calls[0].function;
+    if (finish === 'tool_calls') finish = 'function_call';
+  } else if (calls.length) {
+    message.tool_calls = calls;
+  }
   return {
     id: `chatcmpl-${msg.id}`,
     object: 'chat.completion',
     created,
     model: publicModel,
-    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finishReasonOf(msg.stop_reason) }],
+    choices: [{ index: 0, message, finish_reason: finish }],
     usage: usageOf(msg.usage),
   };
 }
 
-/** Turns a Messages API event stream into OpenAI chunks; the last chunk carries usage and no choices. */
-export async function* anthropicEventsToChunks(events: AsyncIterable<{ event: string; data: string }>, publicModel: string): AsyncGenerator<ChatCompletionChunk> {
+/**
+ * Turns a Messages API event stream into OpenAI chunks; the last chunk carries usage and no choices.
+ * Each tool_use block becomes a `tool_calls` entry numbered 0, 1, ... in block order (not Anthropic's
+ * block index, which also counts text blocks); its argument fragments are forwarded as they come.
+ */
+export async function* anthropicEventsToChunks(events: AsyncIterable<{ event: string; data: string }>, publicModel: string, style: ToolCallStyle = 'tools'): AsyncGenerator<ChatCompletionChunk> {
   const created = Math.floor(Date.now() / 1000);
   let id = 'chatcmpl-anthropic';
   let startUsage: Partial<AnthropicMessage['usage']> | undefined;
   let outputTokens: number | undefined;
+  /** Anthropic block index -> tool call index, for the tool_use blocks of this message. */
+  const toolIndex = new Map<number, number>();
   const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: string | null = null): ChatCompletionChunk => ({
     id,
     object: 'chat.completion.chunk',
@@ -161,16 +389,40 @@ export async function* anthropicEventsToChunks(events: AsyncIterable<{ event: st
         startUsage = data.message?.usage;
         yield chunk({ role: 'assistant', content: '' });
         break;
-      case 'content_block_start':
-        if (data.content_block?.type === 'text' && data.content_block.text) yield chunk({ content: data.content_block.text });
+      case 'content_block_start': {
+        const block = data.content_block;
+        if (block?.type === 'text' && block.text) yield chunk({ content: block.text });
+        if (block?.type === 'tool_use') {
+          const index = toolIndex.size;
+          toolIndex.set(Number(data.index), index);
+          // A legacy function_call answer holds one call: later tool_use blocks have no place in it.
+          if (style === 'functions') {
+            if (index === 0) yield chunk({ function_call: { name: String(block.name ?? ''), arguments: '' } });
+          } else {
+            yield chunk({ tool_calls: [{ index, id: String(block.id ?? ''), type: 'function', function: { name: String(block.name ?? ''), arguments: '' } }] });
+          }
+        }
         break;
+      }
       case 'content_block_delta':
         if (data.delta?.type === 'text_delta' && data.delta.text) yield chunk({ content: data.delta.text });
+        if (data.delta?.type === 'input_json_delta' && typeof data.delta.partial_json === 'string' && data.delta.partial_json !== '') {
+          const index = toolIndex.get(Number(data.index));
+          if (index === undefined) throw new UpstreamError('upstream sent tool input for a block that is not a tool_use', 'protocol', 200);
+          if (style === 'functions') {
+            if (index === 0) yield chunk({ function_call: { arguments: data.delta.partial_json } });
+          } else {
+            yield chunk({ tool_calls: [{ index, function: { arguments: data.delta.partial_json } }] });
+          }
+        }
         break;
       case 'message_delta':
         if (data.usage?.output_tokens !== undefined) outputTokens = data.usage.output_tokens;
         if (data.usage?.input_tokens !== undefined) startUsage = { ...startUsage, input_tokens: data.usage.input_tokens };
-        if (data.delta?.stop_reason !== undefined) yield chunk({}, finishReasonOf(data.delta.stop_reason));
+        if (data.delta?.stop_reason !== undefined) {
+          const finish = finishReasonOf(data.delta.stop_reason);
+          yield chunk({}, style === 'functions' && finish === 'tool_calls' ? 'function_call' : finish);
+        }
         break;
       case 'message_stop':
         yield { id, object: 'chat.completion.chunk', created, model: publicModel, choices: [], usage: usageOf(startUsage, outputTokens) };
@@ -205,16 +457,17 @@ export class AnthropicClient implements LlmClient {
   async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<ChatCompletion> {
     const { statusCode, body: msg } = await this.http.callJson<AnthropicMessage>('/messages', toAnthropicRequest(req, req.model), opts);
     if (!msg || !Array.isArray(msg.content)) throw new UpstreamError('upstream message has no content', 'protocol', statusCode);
-    return fromAnthropicMessage(msg, req.model);
+    return fromAnthropicMessage(msg, req.model, undefined, toolCallStyleOf(req));
   }
 
   async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<AsyncIterable<ChatCompletionChunk>> {
     const res = await this.http.postJson('/messages', { ...toAnthropicRequest(req, req.model), stream: true }, opts);
     const timeoutMs = opts.timeoutMs ?? this.deployment.timeoutMs;
+    const style = toolCallStyleOf(req);
     return (async function* () {
       let finished = false;
       try {
-        yield* anthropicEventsToChunks(parseSse(res.body), req.model);
+        yield* anthropicEventsToChunks(parseSse(res.body), req.model, style);
         finished = true;
       } catch (e) {
         throw mapTransportError(e, opts.signal, undefined, timeoutMs);
