@@ -105,7 +105,12 @@ export async function expectBilled(f: GatewayFixture, keyId: string, calls: numb
     expect(row.prompt_tokens).toBeGreaterThan(0);
     expect(row.cost).toBeGreaterThan(0);
   }
-  const key = (await f.admin('GET', `/admin/keys/${keyId}`)).body;
-  expect(key.reserved_yuan).toBe(0);
-  expect(key.spent_yuan).toBeCloseTo(rows.reduce((s, r) => s + r.cost, 0), 8);
+  // Without a budget hold the charge is written while the answer goes out: wait for it (Jest's timeout ends a charge that never comes).
+  const total = rows.reduce((s, r) => s + r.cost, 0);
+  let key = (await f.admin('GET', `/admin/keys/${keyId}`)).body;
+  while (key.spent_yuan < total - 1e-8 || key.reserved_yuan !== 0) {
+    await new Promise((r) => setTimeout(r, 100));
+    key = (await f.admin('GET', `/admin/keys/${keyId}`)).body;
+  }
+  expect(key.spent_yuan).toBeCloseTo(total, 8);
 }
