@@ -70,5 +70,21 @@ describe('real client: LangChain ChatOpenAI through the gateway', () => {
       expectUpstreamToolRoundTrip(f, kind);
       await expectBilled(f, id, 2, model);
     });
+
+    it('useResponsesApi: bindTools + invoke round trip through /v1/responses', async () => {
+      const { id, key } = await f.createKey({ name: 'langchain-responses' });
+      const weather = makeWeatherTool();
+      const getWeather = weatherTool(weather);
+      const llm = new ChatOpenAI({ model, apiKey: key, configuration: { baseURL: `${f.gw.url}/v1` }, maxRetries: 0, useResponsesApi: true }).bindTools([getWeather]);
+      const messages: BaseMessage[] = [new HumanMessage(QUESTION)];
+      const ai = (await llm.invoke(messages)) as AIMessage;
+      expect(ai.tool_calls).toEqual([expect.objectContaining({ name: TOOL_NAME, id: expect.any(String) })]);
+      messages.push(ai, (await getWeather.invoke(ai.tool_calls![0])) as ToolMessage);
+      const final = (await llm.invoke(messages)) as AIMessage;
+      expect(final.text).toContain(MARKER);
+      expect(weather.calls).toHaveLength(1);
+      expectUpstreamToolRoundTrip(f, kind);
+      await expectBilled(f, id, 2, model);
+    });
   });
 });
