@@ -204,6 +204,40 @@ async function streamFrames(res: ServerResponse, up: FakeUpstream, frames: strin
   up.stats.streamsCompleted++;
 }
 
+/**
+ * Legacy `/v1/completions`: each prompt (string, or token ids counted as words) answers "Echo: <prompt>"
+ * (or `reply`) n times, cut at `max_tokens` words (default 16, as OpenAI); `max_completion_tokens` is
+ * refused as OpenAI refuses unknown parameters there. Streams one word per chunk, usage on request.
+ */
+async function legacyCompletions(res: ServerResponse, body: any, up: FakeUpstream): Promise<void> {
+  if (body?.prompt === undefined) return sendJson(res, 400, { error: { message: "'prompt' is a required property", type: 'invalid_request_error', param: 'prompt', code: null } });
+  if (body.max_completion_tokens !== undefined) return sendJson(res, 400, { error: { message: 'Unrecognized request argument supplied: max_completion_tokens', type: 'invalid_request_error', param: null, code: null } });
+  const prompts: string[] = typeof body.prompt === 'string' ? [body.prompt] : body.prompt.every((t: unknown) => typeof t === 'number') ? [body.prompt.join(' ')] : body.prompt.map((p: any) => (typeof p === 'string' ? p : p.join(' ')));
+  const n = body.n ?? 1;
+  const limit = body.max_tokens ?? 16;
+  const choices = prompts.flatMap((p, i) => Array.from({ length: n }, (_, k) => ({ index: i * n + k, ...pieces(up.behaviour.reply ?? `Echo: ${p}`, limit) })));
+  const promptTokens = prompts.reduce((s, p) => s + fakeTokens(p), 0);
+  const completionTokens = choices.reduce((s, c) => s + c.parts.length, 0);
+  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  const base = { id: `cmpl-fake${up.requests.length}`, object: 'text_completion', created: Math.floor(Date.now() / 1000), model: body.model };
+  if (!body.stream) {
+    return sendJson(res, 200, { ...base, choices: choices.map((c) => ({ text: c.parts.join(''), index: c.index, logprobs: null, finish_reason: c.truncated ? 'length' : 'stop' })), usage });
+  }
+  const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+  const frames: string[] = [];
+  const contentFrames = new Set<number>();
+  for (const c of choices) {
+    for (const part of c.parts) {
+      contentFrames.add(frames.length);
+      frames.push(frame({ ...base, choices: [{ text: part, index: c.index, logprobs: null, finish_reason: null }] }));
+    }
+    frames.push(frame({ ...base, choices: [{ text: '', index: c.index, logprobs: null, finish_reason: c.truncated ? 'length' : 'stop' }] }));
+  }
+  if (body.stream_options?.include_usage) frames.push(frame({ ...base, choices: [], usage }));
+  frames.push('data: [DONE]\n\n');
+  await streamFrames(res, up, frames, contentFrames);
+}
+
 export function startFakeOpenAi(): Promise<FakeUpstream> {
   return start('openai', async (req, res, body, up) => {
     const path = (req.url ?? '').split('?')[0];
@@ -223,6 +257,7 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
       });
       return sendJson(res, 200, { object: 'list', model: body.model, data, usage: { prompt_tokens: tokens, total_tokens: tokens } });
     }
+    if (path === '/v1/completions') return legacyCompletions(res, body, up);
     if (path !== '/v1/chat/completions') return sendJson(res, 404, { error: { message: `unknown path ${path}`, type: 'invalid_request_error' } });
     if (!Array.isArray(body?.messages)) return sendJson(res, 400, { error: { message: "'messages' is a required property", type: 'invalid_request_error', param: 'messages', code: null } });
     const id = `chatcmpl-fake${up.requests.length}`;

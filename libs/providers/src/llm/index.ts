@@ -8,3 +8,4 @@ export * from './providers-file';
 export * from './openai-client';
 export * from './anthropic-client';
 export * from './router';
+export * from './text-completions';

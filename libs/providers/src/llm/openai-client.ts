@@ -4,9 +4,10 @@ import { LlmClient } from './llm-client';
 import { CompletionLimitParam, defaultCompletionLimitParam, Deployment } from './providers-file';
 import { parseSse } from './sse';
 import { mapTransportError } from './http';
+import { TextCompletion, TextCompletionRequest, TextCompletionsClient } from './text-completions';
 import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, UpstreamError } from './types';
 
-export class OpenAiCompatibleClient implements LlmClient {
+export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient {
   private readonly http: UpstreamHttp;
 
   constructor(
@@ -46,7 +47,24 @@ export class OpenAiCompatibleClient implements LlmClient {
   async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<AsyncIterable<ChatCompletionChunk>> {
     const limited = this.withLimit(req);
     const payload = this.deployment.streamUsage === false ? { ...limited, stream: true, stream_options: undefined } : { ...limited, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
-    const res = await this.http.postJson('/chat/completions', payload, opts);
+    return this.streamJson<ChatCompletionChunk>('/chat/completions', payload, opts);
+  }
+
+  /** Legacy `/completions` knows only `max_tokens`: the reserved limit goes under that name. */
+  async completions(req: TextCompletionRequest, opts: CallOptions = {}): Promise<TextCompletion> {
+    const { statusCode, body } = await this.http.callJson<TextCompletion>('/completions', { ...req, stream: false, stream_options: undefined }, opts);
+    if (!body || !Array.isArray(body.choices)) throw new UpstreamError('upstream completions response has no choices', 'protocol', statusCode);
+    return body;
+  }
+
+  async completionsStream(req: TextCompletionRequest, opts: CallOptions = {}): Promise<AsyncIterable<TextCompletion>> {
+    const payload = this.deployment.streamUsage === false ? { ...req, stream: true, stream_options: undefined } : { ...req, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
+    return this.streamJson<TextCompletion>('/completions', payload, opts);
+  }
+
+  /** POSTs a streamed call; yields its JSON events until `[DONE]`. */
+  private async streamJson<T>(path: string, payload: unknown, opts: CallOptions): Promise<AsyncIterable<T>> {
+    const res = await this.http.postJson(path, payload, opts);
     const timeoutMs = opts.timeoutMs ?? this.deployment.timeoutMs;
     return (async function* () {
       let done = false;
@@ -66,7 +84,7 @@ export class OpenAiCompatibleClient implements LlmClient {
           if (chunk?.error) {
             throw new UpstreamError(`upstream stream error: ${chunk.error.message ?? 'unknown'}`, 'protocol', 200, undefined, chunk.error);
           }
-          yield chunk as ChatCompletionChunk;
+          yield chunk as T;
         }
       } catch (e) {
         throw mapTransportError(e, opts.signal, undefined, timeoutMs);

@@ -5,6 +5,7 @@ import { ModelInfo } from './catalog';
 import { LlmClient } from './llm-client';
 import { OpenAiCompatibleClient } from './openai-client';
 import { Deployment, ProvidersConfig, ProvidersFileError } from './providers-file';
+import { servesTextCompletions, TextCompletion, TextCompletionRequest } from './text-completions';
 import { CallAbortedError, CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, UpstreamError } from './types';
 
 export interface Routed<T> {
@@ -86,6 +87,11 @@ export class LlmRouter {
     return this.config.deployments.some((d) => d.weight > 0 && d.models.some((m) => m.name === model));
   }
 
+  /** Some deployment serving the model offers legacy `/completions` (OpenAI type). */
+  servesTextCompletions(model: string): boolean {
+    return this.targets(model).some((t) => servesTextCompletions(t.client));
+  }
+
   /** True while a deployment is cooling down after a failure (exposed for health and tests). */
   isCoolingDown(deployment: string): boolean {
     return (this.cooldownUntil.get(deployment) ?? 0) > this.now();
@@ -111,6 +117,40 @@ export class LlmRouter {
         }
       })();
     });
+  }
+
+  /** Legacy text completions, over the deployments that offer them only. */
+  async completions(req: TextCompletionRequest, opts: CallOptions = {}): Promise<Routed<TextCompletion>> {
+    return this.run(
+      req.model,
+      opts,
+      async (t) => {
+        if (!servesTextCompletions(t.client)) throw new NoDeploymentError(req.model);
+        const res = await t.client.completions({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
+        return { ...res, model: req.model };
+      },
+      (t) => servesTextCompletions(t.client),
+    );
+  }
+
+  async completionsStream(req: TextCompletionRequest, opts: CallOptions = {}): Promise<Routed<AsyncIterable<TextCompletion>>> {
+    return this.run(
+      req.model,
+      opts,
+      async (t) => {
+        if (!servesTextCompletions(t.client)) throw new NoDeploymentError(req.model);
+        const upstream = await t.client.completionsStream({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
+        const name = t.deployment.name;
+        return (async function* () {
+          try {
+            for await (const chunk of upstream) yield { ...chunk, model: req.model };
+          } catch (e) {
+            throw e instanceof UpstreamError ? e.withDeployment(name) : e;
+          }
+        })();
+      },
+      (t) => servesTextCompletions(t.client),
+    );
   }
 
   async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}): Promise<Routed<EmbeddingsResponse>> {
@@ -156,8 +196,8 @@ export class LlmRouter {
     return [...ordered, ...cooling];
   }
 
-  private async run<T>(model: string, opts: CallOptions, call: (t: Target) => Promise<T>): Promise<Routed<T>> {
-    const targets = this.targets(model);
+  private async run<T>(model: string, opts: CallOptions, call: (t: Target) => Promise<T>, usable: (t: Target) => boolean = () => true): Promise<Routed<T>> {
+    const targets = this.targets(model).filter(usable);
     if (targets.length === 0) throw new NoDeploymentError(model);
     const policy = this.config.routing;
     const order = this.order(targets);

@@ -1,0 +1,188 @@
+import { Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { Principal } from '@app/auth';
+import { OpenAiError, openAiErrorBody } from '@app/envelope';
+import { CallAbortedError, LlmRouter, ModelInfo, TextCompletion, TextCompletionRequest, Usage } from '@app/providers/llm';
+import { assertModel, assertScope } from '../keys/key-scopes';
+import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
+import { tokenCost } from '../usage/pricing';
+import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../routing/gateway-timing';
+import { clientGone, SseResponse } from '../routing/sse-response';
+import { sendJson } from '../routing/json-response';
+import { Tokenizer } from '../routing/tokenizer';
+import { toGatewayError } from '../routing/upstream-errors';
+import { CompletionRequest } from './dtos/completions.dtos';
+
+const ENDPOINT = 'completions';
+/** OpenAI's default `max_tokens` for /v1/completions. */
+export const DEFAULT_COMPLETION_MAX_TOKENS = 16;
+
+interface Prepared {
+  info: ModelInfo;
+  promptTokens: number;
+  upstream: TextCompletionRequest;
+  reservation: Reservation;
+}
+
+/** POST /v1/completions (legacy text completions): passed to OpenAI-type upstreams, reserved and metered like chat. */
+@Injectable()
+export class CreateCompletion {
+  constructor(
+    private readonly router: LlmRouter,
+    private readonly tokenizer: Tokenizer,
+    private readonly metering: MeteringService,
+  ) {}
+
+  async handle(principal: Principal, body: CompletionRequest, req: Request, res: Response): Promise<void> {
+    const timer = new CallTimer(req);
+    try {
+      const prepared = await this.prepare(principal, body);
+      if (body.stream) await this.stream(prepared, body, req, res, timer);
+      else await this.complete(prepared, req, res, timer);
+    } catch (e) {
+      const mapped = toGatewayError(e);
+      errorHeaders(res, timer, mapped);
+      throw mapped;
+    }
+  }
+
+  private async prepare(principal: Principal, body: CompletionRequest): Promise<Prepared> {
+    const claims = assertScope(principal, 'chat');
+    const info = this.router.modelInfo(body.model);
+    if (!info) throw new OpenAiError(404, `The model ${body.model} does not exist`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
+    if (info.kind !== 'chat') throw new OpenAiError(400, `${body.model} is not a completion model`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
+    assertModel(claims, body.model);
+    if (!this.router.isServed(body.model)) throw new OpenAiError(503, `No provider is available for model ${body.model}`, { type: 'service_unavailable', code: 'no_provider', param: 'model' });
+    if (!this.router.servesTextCompletions(body.model)) {
+      throw new OpenAiError(400, `The model ${body.model} does not support /v1/completions (its deployments speak only the chat or messages API): use /v1/chat/completions`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
+    }
+
+    const prompts: Array<string | number[]> = typeof body.prompt === 'string' ? [body.prompt] : body.prompt.every((p) => typeof p === 'number') ? [body.prompt as number[]] : (body.prompt as Array<string | number[]>);
+    const maxTokens = body.max_tokens ?? DEFAULT_COMPLETION_MAX_TOKENS;
+    let promptTokens = 0;
+    for (const [i, p] of prompts.entries()) {
+      const tokens = typeof p === 'string' ? await this.tokenizer.countUpToAsync(p, info.encoding, info.contextLength + 1) : p.length;
+      if (tokens + maxTokens > info.contextLength) {
+        throw new OpenAiError(
+          400,
+          `This model's maximum context length is ${info.contextLength} tokens, however you requested ${tokens + maxTokens} tokens (${tokens} in your prompt${prompts.length > 1 ? ` ${i}` : ''}; ${maxTokens} for the completion). Please reduce your prompt; or completion length.`,
+          { type: 'invalid_request_error', code: 'context_length_exceeded', param: 'prompt' },
+        );
+      }
+      promptTokens += tokens;
+    }
+    // Every prompt gets max(n, best_of) generations of up to max_tokens each, all billed.
+    const generations = prompts.length * Math.max(body.n ?? 1, body.best_of ?? 1);
+    const promptHold = Math.ceil(promptTokens * 1.1) + 16;
+    const reservation = await this.metering.reserve(principal, tokenCost(info, { promptTokens: promptHold, completionTokens: maxTokens * generations }));
+    const upstream: TextCompletionRequest = { ...(body as unknown as TextCompletionRequest), max_tokens: maxTokens };
+    delete upstream.stream_options;
+    return { info, promptTokens, upstream, reservation };
+  }
+
+  private async complete(p: Prepared, req: Request, res: Response, timer: CallTimer): Promise<void> {
+    const ac = clientGone(res);
+    let result: TextCompletion;
+    let deployment: string;
+    timer.upstreamStarted();
+    try {
+      const routed = await this.router.completions({ ...p.upstream, stream: false }, { signal: ac.signal });
+      result = routed.value;
+      deployment = routed.deployment;
+    } catch (e) {
+      timer.upstreamDone();
+      await this.settleFailure(p, e, req);
+      throw e;
+    }
+    timer.upstreamDone();
+    result.usage = await this.usageOf(result.usage, p, result.choices.map((c) => (typeof c?.text === 'string' ? c.text : '')).join(''));
+    await this.metering.settle(p.reservation, this.outcome(p, req, 'ok', result.usage, deployment));
+    sendJson(res, 200, result, [OVERHEAD_HEADER, timer.overheadMs()]);
+  }
+
+  private async stream(p: Prepared, body: CompletionRequest, req: Request, res: Response, timer: CallTimer): Promise<void> {
+    const ac = clientGone(res);
+    const wantsUsage = body.stream_options?.include_usage === true;
+    timer.upstreamStarted();
+    let routed;
+    try {
+      routed = await this.router.completionsStream({ ...p.upstream, stream: true }, { signal: ac.signal });
+    } catch (e) {
+      timer.upstreamDone();
+      await this.settleFailure(p, e, req);
+      throw e;
+    }
+    timer.upstreamDone();
+    const sse = new SseResponse(res);
+    sse.open({ [OVERHEAD_HEADER]: timer.overheadMs() });
+    let delivered = '';
+    let upstreamUsage: Usage | undefined;
+    let status: CallOutcome['status'] = 'ok';
+    let error: string | undefined;
+    try {
+      for await (const chunk of routed.value) {
+        if (chunk.usage) upstreamUsage = chunk.usage;
+        const forward = { ...chunk, choices: Array.isArray(chunk.choices) ? chunk.choices : [] };
+        if (!wantsUsage) {
+          delete forward.usage;
+          if (forward.choices.length === 0) continue;
+        }
+        await sse.data(forward);
+        if (sse.closed) throw new CallAbortedError();
+        for (const c of forward.choices) if (typeof c?.text === 'string') delivered += c.text;
+      }
+      await sse.data('[DONE]');
+    } catch (e) {
+      if (e instanceof CallAbortedError || ac.signal.aborted || sse.closed) {
+        status = 'aborted';
+        upstreamUsage = undefined;
+      } else {
+        status = 'failed';
+        const { body: errBody } = openAiErrorBody(toGatewayError(e));
+        error = errBody.error.message;
+        await sse.data(errBody);
+      }
+    } finally {
+      sse.end();
+    }
+    const usage = await this.usageOf(upstreamUsage, p, delivered);
+    await this.metering.settle(p.reservation, { ...this.outcome(p, req, status, usage, routed.deployment), error });
+  }
+
+  /** Upstream usage when it came; otherwise our own count of the prompt and the delivered text. */
+  private async usageOf(upstream: Usage | null | undefined, p: Prepared, deliveredText: string): Promise<Usage> {
+    if (upstream && Number.isFinite(upstream.prompt_tokens) && Number.isFinite(upstream.completion_tokens)) {
+      return { prompt_tokens: upstream.prompt_tokens, completion_tokens: upstream.completion_tokens, total_tokens: upstream.prompt_tokens + upstream.completion_tokens };
+    }
+    const completion = await this.tokenizer.countUpToAsync(deliveredText, p.info.encoding, Infinity);
+    return { prompt_tokens: p.promptTokens, completion_tokens: completion, total_tokens: p.promptTokens + completion };
+  }
+
+  private outcome(p: Prepared, req: Request, status: CallOutcome['status'], usage: Usage, provider: string): CallOutcome {
+    return {
+      endpoint: ENDPOINT,
+      model: p.info.name,
+      provider,
+      status,
+      costYuan: status === 'failed' ? 0 : tokenCost(p.info, { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens }),
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      httpStatus: 200,
+      requestId: (req as any).id ?? null,
+    };
+  }
+
+  private async settleFailure(p: Prepared, e: unknown, req: Request): Promise<void> {
+    const mapped = openAiErrorBody(toGatewayError(e));
+    await this.metering.settle(p.reservation, {
+      endpoint: ENDPOINT,
+      model: p.info.name,
+      provider: (e as any)?.deployment ?? null,
+      status: e instanceof CallAbortedError ? 'aborted' : 'failed',
+      costYuan: 0,
+      httpStatus: mapped.status,
+      error: mapped.body.error.message,
+      requestId: (req as any).id ?? null,
+    });
+  }
+}
