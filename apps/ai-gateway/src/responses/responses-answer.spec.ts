@@ -1,0 +1,54 @@
+import type { ChatCompletionChunk } from '@app/providers/llm';
+import { ResponsesAnswer } from './responses-answer';
+
+const chunk = (delta: Record<string, unknown>, finish: string | null = null): ChatCompletionChunk => ({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+
+describe('ResponsesAnswer', () => {
+  it('translates streamed text and tool-call deltas into numbered Responses events, fragment by fragment', () => {
+    const a = new ResponsesAnswer('m', {});
+    const events: any[] = [
+      ...a.chunk(chunk({ role: 'assistant', content: '' })),
+      ...a.chunk(chunk({ content: 'Let me ' })),
+      ...a.chunk(chunk({ content: 'check.' })),
+      ...a.chunk(chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] })),
+      ...a.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] })),
+      ...a.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] })),
+      ...a.chunk(chunk({}, 'tool_calls')),
+      ...a.end({ prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 }),
+    ];
+    expect(events.map((e) => e.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.filter((e) => e.type === 'response.function_call_arguments.delta').map((e) => e.delta)).toEqual(['{"city":', '"Paris"}']);
+    const done = events[events.length - 1].response;
+    expect(done).toMatchObject({ object: 'response', status: 'completed', usage: { input_tokens: 5, output_tokens: 7, total_tokens: 12 } });
+    expect(done.id).toMatch(/^resp_/);
+    expect(done.output).toEqual([
+      expect.objectContaining({ type: 'message', status: 'completed', content: [expect.objectContaining({ type: 'output_text', text: 'Let me check.' })] }),
+      expect.objectContaining({ type: 'function_call', status: 'completed', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }),
+    ]);
+  });
+
+  it('marks an answer cut by the limit incomplete, streamed and not', () => {
+    const a = new ResponsesAnswer('m', {});
+    const streamed = [...a.chunk(chunk({ content: 'abc' })), ...a.chunk(chunk({}, 'length')), ...a.end({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 })] as any[];
+    expect(streamed[streamed.length - 1]).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } } });
+    const whole = new ResponsesAnswer('m', {}).complete({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'abc' }, finish_reason: 'length' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }) as any;
+    expect(whole).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, usage: { input_tokens: 1, output_tokens: 1 } });
+  });
+});

@@ -1,0 +1,102 @@
+import { OpenAiError } from '@app/envelope';
+import { MAX_SCHEMA_DEPTH, translateResponsesRequest } from './responses-request';
+
+function refusal(body: unknown): { status: number; param: unknown; message: string } {
+  try {
+    translateResponsesRequest(body);
+  } catch (e) {
+    expect(e).toBeInstanceOf(OpenAiError);
+    const r = (e as OpenAiError).getResponse() as any;
+    return { status: (e as OpenAiError).getStatus(), param: r.param, message: r.message };
+  }
+  throw new Error('accepted');
+}
+
+describe('translateResponsesRequest', () => {
+  it('turns a tool loop into chat messages: calls join the assistant turn, outputs become tool turns', () => {
+    const { chat } = translateResponsesRequest({
+      model: 'm',
+      instructions: 'Be brief.',
+      input: [
+        { role: 'developer', content: [{ type: 'input_text', text: 'Use tools.' }] },
+        { role: 'user', content: [{ type: 'input_text', text: 'Weather ' }, { type: 'input_text', text: 'in Paris?' }] },
+        { type: 'message', role: 'assistant', id: 'msg_1', status: 'completed', content: [{ type: 'output_text', text: 'Checking.', annotations: [] }] },
+        { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { type: 'function_call', call_id: 'call_2', name: 'get_time', arguments: '{}' },
+        { type: 'reasoning', id: 'rs_1', summary: [] },
+        { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
+        { type: 'function_call_output', call_id: 'call_2', output: [{ type: 'input_text', text: 'noon' }] },
+      ],
+      tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true }],
+      tool_choice: { type: 'function', name: 'get_weather' },
+      max_output_tokens: 40,
+      text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } },
+      store: true,
+      stream: true,
+    });
+    expect(chat.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'system', content: 'Use tools.' },
+      { role: 'user', content: 'Weather in Paris?' },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+          { id: 'call_2', type: 'function', function: { name: 'get_time', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+      { role: 'tool', tool_call_id: 'call_2', content: 'noon' },
+    ]);
+    expect(chat).toMatchObject({
+      model: 'm',
+      max_completion_tokens: 40,
+      stream: true,
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true } }],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
+    });
+    expect(chat).not.toHaveProperty('store');
+  });
+
+  it('keeps image and file parts as chat content parts', () => {
+    const { chat } = translateResponsesRequest({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'low' }, { type: 'input_file', file_data: 'data:application/pdf;base64,JVBE', filename: 'a.pdf' }] }] });
+    expect(chat.messages[0].content).toEqual([
+      { type: 'text', text: 'What is this?' },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } },
+      { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBE', filename: 'a.pdf' } },
+    ]);
+  });
+
+  it.each([
+    [{ model: 'm', input: 'hi', previous_response_id: 'resp_1' }, 'previous_response_id'],
+    [{ model: 'm', input: 'hi', conversation: 'conv_1' }, 'conversation'],
+    [{ model: 'm', input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0]'],
+    [{ model: 'm', input: [{ role: 'user', content: 'x' }, { type: 'computer_call', id: 'c' }] }, 'input[1].type'],
+    [{ model: 'm', input: [{ role: 'user', content: 'x' }, { type: 'function_call_output', call_id: 'nope', output: 'x' }] }, 'input[1].call_id'],
+    [{ model: 'm', input: [{ role: 'tool', content: 'x' }] }, 'input[0].role'],
+    [{ model: 'm', input: [{ role: 'user', content: [{ type: 'input_audio', data: 'x' }] }] }, 'input[0].content[0].type'],
+    [{ model: 'm', input: [{ role: 'assistant', content: [{ type: 'input_image', image_url: 'https://x' }] }] }, 'input[0].content[0].type'],
+    [{ model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] }, 'input[0].content[0].file_id'],
+    [{ model: 'm', input: [{ role: 'system', content: 'only system' }] }, 'input'],
+    [{ model: 'm', input: [] }, 'input'],
+    [{ model: 'm' }, 'input'],
+    [{ model: 'm', input: 'hi', tools: [{ type: 'file_search' }] }, 'tools[0].type'],
+    [{ model: 'm', input: 'hi', tools: [{ type: 'function', name: 'bad name' }] }, 'tools[0].name'],
+    [{ model: 'm', input: 'hi', tool_choice: { type: 'web_search' } }, 'tool_choice'],
+    [{ model: 'm', input: 'hi', max_output_tokens: 0 }, 'max_output_tokens'],
+    [{ model: 'm', input: 'hi', temperature: 3 }, 'temperature'],
+    [{ model: 'm', input: 'hi', text: { format: { type: 'yaml' } } }, 'text.format.type'],
+    [{ model: 'm', input: 'hi', background: true }, 'background'],
+    [{ model: 'm', input: 'hi', frobnicate: 1 }, 'frobnicate'],
+  ])('refuses %j with 400 naming %s', (body, param) => {
+    expect(refusal(body)).toMatchObject({ status: 400, param });
+  });
+
+  it('bounds the depth of tool schemas', () => {
+    let schema: any = { type: 'string' };
+    for (let i = 0; i < MAX_SCHEMA_DEPTH; i++) schema = { type: 'object', properties: { a: schema } };
+    expect(refusal({ model: 'm', input: 'hi', tools: [{ type: 'function', name: 'f', parameters: schema }] })).toMatchObject({ status: 400, param: 'tools[0].parameters' });
+  });
+});
