@@ -149,6 +149,8 @@ describe('AI gateway: tools and parts on an Anthropic upstream (openai SDK)', ()
     };
     expect(await fails({ n: 2 })).toMatchObject({ param: 'n', type: 'invalid_request_error' });
     expect((await fails({ logprobs: true })).param).toBe('logprobs');
+    // Anthropic refuses whitespace-only stop sequences; dropping one would change the answer.
+    expect((await fails({ stop: ['\n\n'] })).param).toBe('stop');
     expect((await fails({}, [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }])).param).toBe('messages[0].content[0].type');
     const badArgs = [
       { role: 'user', content: 'x' },

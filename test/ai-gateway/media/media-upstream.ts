@@ -48,10 +48,12 @@ export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<
       }
       if (req.url === '/v1/images/generations') {
         call.json = JSON.parse(body.toString('utf8'));
-        const [w, h] = String(call.json.size).split('x').map(Number);
+        // gpt-image-1 style: `auto` answers 1536x1024; output_format picks the encoding.
+        const [w, h] = (call.json.size === 'auto' ? '1536x1024' : String(call.json.size)).split('x').map(Number);
         const data = [];
         for (let i = 0; i < call.json.n; i++) {
-          const png = await sharp({ create: { width: w, height: h, channels: 3, background: { r: 40 * i, g: 120, b: 200 } } }).png().toBuffer();
+          const image = sharp({ create: { width: w, height: h, channels: 3, background: { r: 40 * i, g: 120, b: 200 } } });
+          const png = await (call.json.output_format === 'jpeg' ? image.jpeg() : call.json.output_format === 'webp' ? image.webp() : image.png()).toBuffer();
           data.push({ b64_json: png.toString('base64'), revised_prompt: `revised: ${call.json.prompt}` });
         }
         return send(200, { created: Math.floor(Date.now() / 1000), data });
@@ -70,11 +72,21 @@ export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<
         const last = seg.flush();
         if (last) pieces.push(last);
         const segments = pieces.map((p, i) => ({ id: i, text: `speech ${i + 1}`, start: p.start, end: p.end }));
+        const text = `heard ${segments.length} utterance(s) in ${audio.duration.toFixed(1)} seconds of ${audio.container}`;
+        // OpenAI's output formats, in the fake's own spelling (a test can tell the upstream made them).
+        const format = call.form.response_format ?? 'json';
+        const plain = (body: string) => res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(body);
+        if (format === 'json') return send(200, { text, model_seen: call.form.model });
+        if (format === 'text') return plain(text);
+        if (format === 'srt') return plain(segments.map((s, i) => `${i + 1}\nupstream-srt ${s.start.toFixed(2)} --> ${s.end.toFixed(2)}\n${s.text}\n`).join('\n'));
+        if (format === 'vtt') return plain(`WEBVTT\n\n${segments.map((s) => `upstream-vtt ${s.start.toFixed(2)} --> ${s.end.toFixed(2)}\n${s.text}\n`).join('\n')}`);
+        const granularities = form.getAll('timestamp_granularities[]').map(String);
         return send(200, {
+          ...(granularities.includes('word') ? { words: [{ word: 'speech', start: 0, end: 0.5 }] } : {}),
           task: 'transcribe',
           language: 'english',
           duration: audio.duration,
-          text: `heard ${segments.length} utterance(s) in ${audio.duration.toFixed(1)} seconds of ${audio.container}`,
+          text,
           segments,
         });
       }

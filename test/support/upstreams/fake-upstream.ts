@@ -295,6 +295,7 @@ const ANTHROPIC_IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', '
 function anthropicRequestProblem(body: any): string | undefined {
   for (const k of Object.keys(body ?? {})) if (!ANTHROPIC_REQUEST_FIELDS.has(k)) return `${k}: Extra inputs are not permitted`;
   if (typeof body?.max_tokens !== 'number') return 'max_tokens: Field required';
+  if (Array.isArray(body.stop_sequences) && body.stop_sequences.some((x: unknown) => typeof x !== 'string' || x.trim() === '')) return 'stop_sequences: each stop sequence must contain non-whitespace';
   if (!Array.isArray(body?.messages) || body.messages.length === 0) return 'messages: at least one message is required';
   if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) return 'system: Input should be a valid string or list';
   const tools: any[] = body.tools ?? [];

@@ -10,6 +10,9 @@ import { ApiOpenAiErrors } from '../routing/openai-error.doc';
 import { OPENAI_VOICES, OpenAiSpeechRequest, OpenAiTranscriptionRequest, SynthesizeRequest, TranscribeRequest, TranscribeResponse } from './dtos/speech.dto';
 import { SynthesizeSpeechService } from './synthesize-speech.service';
 import { TranscribeAudioService, UploadedAudio } from './transcribe-audio.service';
+import { toSrt, toVtt } from './transcript-formats';
+import { MediaModels } from '../vision/media-models';
+import { OpenAiError } from '@app/envelope';
 
 @ApiTags('speech')
 @ApiHeader({ name: 'Authorization', description: 'Bearer <API_KEY>', required: true })
@@ -18,6 +21,7 @@ export class SpeechController {
   constructor(
     private readonly transcribeAudio: TranscribeAudioService,
     private readonly synthesizeSpeech: SynthesizeSpeechService,
+    private readonly mediaModels: MediaModels,
   ) {}
 
   @Post('speech/transcribe')
@@ -42,19 +46,45 @@ export class SpeechController {
   @HttpCode(200)
   @UseInterceptors(FileInterceptor('file'))
   @ApiConsumes('multipart/form-data')
-  @ApiOperation({ summary: 'Transcribe (OpenAI-compatible alias)', description: '`response_format` json (default: `{text}`), text, or verbose_json (language, duration, segments).' })
+  @ApiOperation({
+    summary: 'Transcribe (OpenAI-compatible alias)',
+    description:
+      '`model` names a transcription model of the media catalog (whisper-1, gpt-4o-transcribe, gpt-4o-mini-transcribe, or the providers file `mediaModels`), ' +
+      'sent upstream under its upstream name and billed at its per-minute price; unknown: 404 model_not_found. ' +
+      'With an upstream, `response_format` (json, text, srt, vtt, verbose_json), `timestamp_granularities[]`, `prompt` and `temperature` are passed on and its answer returned as it is. ' +
+      'The local engine makes json, text, srt, vtt and verbose_json (segments) itself; `timestamp_granularities[]=word` is a 400 there.',
+  })
   @ApiBody({ type: OpenAiTranscriptionRequest })
-  @ApiOpenAiErrors(400, 401, 403, 413, 415, 429, 502, 503, 504)
+  @ApiProduces('application/json', 'text/plain')
+  @ApiOpenAiErrors(400, 401, 403, 404, 413, 415, 429, 502, 503, 504)
   async openAiTranscribe(@CurrentPrincipal() principal: Principal, @UploadedFile() file: UploadedAudio | undefined, @Body() body: OpenAiTranscriptionRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
     assertScope(principal, 'speech');
     const format = body.response_format ?? 'json';
-    const result = await this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: format === 'verbose_json' }, (req as any).id, requestSignal(req));
+    const granularities = body.timestamp_granularities;
+    const model = this.mediaModels.resolve('transcription', body.model);
+    const localCheck = () => {
+      if (granularities?.includes('word')) {
+        throw new OpenAiError(400, 'timestamp_granularities word is not available: the local speech engine gives segment (utterance) times only', { type: 'invalid_request_error', code: 'unsupported_parameter', param: 'timestamp_granularities' });
+      }
+    };
+    const passthrough = { responseFormat: format, timestampGranularities: granularities, prompt: body.prompt, temperature: body.temperature };
+    const result = await this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: true, model, passthrough, localCheck }, (req as any).id, requestSignal(req));
+    if (result.raw) {
+      res.status(200).setHeader('Content-Type', result.raw.contentType);
+      res.end(result.raw.body);
+      return;
+    }
+    const segments = result.segments.map((s, id) => ({ id, ...s }));
     if (format === 'text') {
       res.type('text/plain; charset=utf-8').send(result.text);
       return;
     }
+    if (format === 'srt' || format === 'vtt') {
+      res.type('text/plain; charset=utf-8').send(format === 'srt' ? toSrt(segments) : toVtt(segments));
+      return;
+    }
     if (format === 'verbose_json') {
-      res.json({ task: 'transcribe', language: result.language, duration: result.duration, text: result.text, segments: result.segments.map((s, id) => ({ id, ...s })) });
+      res.json({ task: 'transcribe', language: result.language, duration: result.duration, text: result.text, segments });
       return;
     }
     res.json({ text: result.text });
@@ -80,7 +110,7 @@ export class SpeechController {
 
   @Post('audio/speech')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Synthesize speech (OpenAI-compatible alias)', description: 'OpenAI voices map to the contract voices (alloy/nova/... female English, echo/onyx/... male English); contract voice ids work too. Formats mp3, opus, aac, flac, wav, pcm.' })
+  @ApiOperation({ summary: 'Synthesize speech (OpenAI-compatible alias)', description: 'OpenAI voices map to the local voices (README table: alloy, coral, nova, sage, shimmer, marin -> en-US-JennyNeural; ash, ballad, echo, fable, onyx, verse, cedar -> en-US-GuyNeural); contract voice ids work too. Formats mp3, opus, aac, flac, wav, pcm.' })
   @ApiProduces('audio/mpeg', 'audio/ogg', 'audio/aac', 'audio/flac', 'audio/wav', 'audio/pcm')
   @ApiOkResponse({ description: 'The audio', schema: { type: 'string', format: 'binary' } })
   @ApiOpenAiErrors(400, 401, 403, 429, 503)

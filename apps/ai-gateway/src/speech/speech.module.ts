@@ -5,6 +5,8 @@ import { GatewayConfig } from '../config/gateway.config';
 import { KeysModule } from '../keys/keys.module';
 import { EngineLimits } from '../vision/engine-limits';
 import { UsageModule } from '../usage/usage.module';
+import { RoutingModule } from '../routing/routing.module';
+import { MediaModels } from '../vision/media-models';
 import { SpeechStreamDocController } from './speech-stream.doc.controller';
 import { SpeechStreamGateway } from './speech-stream.gateway';
 import { SpeechController } from './speech.controller';
@@ -17,12 +19,13 @@ import { TranscriptionEngines } from './transcription-engines';
   imports: [
     KeysModule,
     UsageModule,
+    RoutingModule,
     MulterModule.registerAsync({
       inject: [GatewayConfig],
       useFactory: (config: GatewayConfig) => ({ storage: memoryStorage(), limits: { fileSize: config.AI_MEDIA_MAX_AUDIO_BYTES, files: 1, fields: 20, fieldSize: 64 * 1024 } }),
     }),
   ],
   controllers: [SpeechController, SpeechStreamDocController],
-  providers: [EngineLimits, TranscriptionEngines, TranscribeAudioService, SynthesizeSpeechService, SpeechStreamGateway],
+  providers: [EngineLimits, MediaModels, TranscriptionEngines, TranscribeAudioService, SynthesizeSpeechService, SpeechStreamGateway],
 })
 export class SpeechModule {}

@@ -7,7 +7,8 @@ import { MeteringService } from '../usage/metering.service';
 import { toMediaError } from '../vision/media-errors';
 import { transcriptionCost } from '../vision/media-prices';
 import { TranscribeResponse } from './dtos/speech.dto';
-import { TranscriptionEngines } from './transcription-engines';
+import { TranscriptionEngines, TranscriptionPassthrough } from './transcription-engines';
+import type { MediaModelInfo } from '@app/providers/llm';
 
 export interface UploadedAudio {
   buffer: Buffer;
@@ -25,9 +26,22 @@ export class TranscribeAudioService {
   ) {}
 
   /** `signal` aborts when the client leaves: ffmpeg and the engine's child process are killed. */
-  async transcribe(principal: Principal, file: UploadedAudio | undefined, opts: { language?: string; timestamps?: boolean }, requestId?: string, signal?: AbortSignal): Promise<TranscribeResponse> {
+  /**
+   * `model`: the caller's model from the media catalog (its upstream name and per-minute price); none
+   * means AI_TRANSCRIBE_MODEL at the contract price. `passthrough` (the OpenAI alias): an upstream gets
+   * the caller's output fields and its answer is returned as `raw`; the local engine makes the formats
+   * itself (`localCheck` refuses, before any work or charge, what it cannot make).
+   */
+  async transcribe(
+    principal: Principal,
+    file: UploadedAudio | undefined,
+    opts: { language?: string; timestamps?: boolean; model?: MediaModelInfo; passthrough?: TranscriptionPassthrough; localCheck?: () => void },
+    requestId?: string,
+    signal?: AbortSignal,
+  ): Promise<TranscribeResponse & { raw?: { body: Buffer; contentType: string } }> {
     if (!file || !file.buffer?.length) throw new OpenAiError(400, 'file is required: send the audio as a multipart field named "file"', { code: 'missing_file', param: 'file' });
     const { needsPcm } = this.engines.check(opts.language);
+    if (!this.engines.upstreamServes) opts.localCheck?.();
     const call = { key: principal.id, signal };
     let decoded;
     try {
@@ -36,18 +50,20 @@ export class TranscribeAudioService {
       throw toMediaError(e, 'file');
     }
     const duration = Math.round(decoded.duration * 1000) / 1000;
-    const cost = transcriptionCost(duration);
+    const cost = transcriptionCost(duration, false, opts.model?.price);
     const reservation = await this.metering.reserve(principal, cost);
-    const outcome = { endpoint: '/v1/speech/transcribe', model: this.config.AI_TRANSCRIBE_BASE_URL ? this.config.AI_TRANSCRIBE_MODEL : 'pocketsphinx-en', requestId };
+    const upstreamModel = opts.model?.upstream ?? this.config.AI_TRANSCRIBE_MODEL;
+    const outcome = { endpoint: '/v1/speech/transcribe', model: this.config.AI_TRANSCRIBE_BASE_URL ? (opts.model?.name ?? upstreamModel) : 'pocketsphinx-en', requestId };
     try {
       const filename = file.originalname && /^[\w.-]{1,100}$/.test(file.originalname) ? file.originalname : `audio.${decoded.container}`;
-      const result = await this.engines.transcribeFile({ bytes: file.buffer, filename, pcm: decoded.pcm }, opts.language, call);
+      const result = await this.engines.transcribeFile({ bytes: file.buffer, filename, pcm: decoded.pcm }, opts.language, call, upstreamModel, opts.passthrough);
       await this.metering.settle(reservation, { ...outcome, provider: result.provider, status: 'ok', costYuan: cost, seconds: duration, httpStatus: 200 });
       return {
         text: result.text,
         language: opts.language ?? result.language,
         duration,
         segments: opts.timestamps ? result.segments : [],
+        raw: result.raw,
       };
     } catch (e) {
       const error = toMediaError(e, 'file');

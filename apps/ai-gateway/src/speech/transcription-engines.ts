@@ -18,6 +18,16 @@ export function languageCode(name: string | undefined): string {
 
 export interface EngineTranscript extends Transcript {
   provider: 'upstream' | 'pocketsphinx';
+  /** The upstream's own answer (passthrough calls of the OpenAI alias). */
+  raw?: { body: Buffer; contentType: string };
+}
+
+/** The OpenAI alias's output fields, passed to an upstream as the caller gave them. */
+export interface TranscriptionPassthrough {
+  responseFormat: string;
+  timestampGranularities?: string[];
+  prompt?: string;
+  temperature?: number;
 }
 
 /**
@@ -52,11 +62,30 @@ export class TranscriptionEngines {
     throw serviceUnavailable('No speech-to-text engine is configured: set AI_TRANSCRIBE_BASE_URL (an OpenAI-compatible /audio/transcriptions API) or install pocketsphinx (English only)');
   }
 
-  /** A whole file: the upstream receives the original bytes, the local engine the decoded 16 kHz PCM. */
-  async transcribeFile(file: { bytes: Buffer; filename: string; pcm: Int16Array }, language?: string, call: EngineCallOptions = {}): Promise<EngineTranscript> {
+  /** Whether calls go to the OpenAI-compatible upstream (true) or the local engine. */
+  get upstreamServes(): boolean {
+    return this.upstream !== null;
+  }
+
+  /**
+   * A whole file: the upstream receives the original bytes (as `model`, the upstream name of the
+   * caller's model; default AI_TRANSCRIBE_MODEL), the local engine the decoded 16 kHz PCM. With
+   * `passthrough` the upstream's answer in the caller's response_format is returned as it is (`raw`).
+   */
+  async transcribeFile(
+    file: { bytes: Buffer; filename: string; pcm: Int16Array },
+    language?: string,
+    call: EngineCallOptions = {},
+    model: string = this.config.AI_TRANSCRIBE_MODEL,
+    passthrough?: TranscriptionPassthrough,
+  ): Promise<EngineTranscript> {
     this.check(language);
+    if (this.upstream && passthrough) {
+      const raw = await this.upstream.transcribeRaw({ model, file: file.bytes, filename: file.filename, language, ...passthrough }, call.signal);
+      return { text: '', language: language ?? 'unknown', segments: [], provider: 'upstream', raw };
+    }
     if (this.upstream) {
-      const t = await this.upstream.transcribe({ model: this.config.AI_TRANSCRIBE_MODEL, file: file.bytes, filename: file.filename, language }, call.signal);
+      const t = await this.upstream.transcribe({ model, file: file.bytes, filename: file.filename, language }, call.signal);
       return { text: t.text, language: language ?? languageCode(t.language), segments: t.segments, provider: 'upstream' };
     }
     return { ...(await this.local!.transcribe(file.pcm, call)), provider: 'pocketsphinx' };

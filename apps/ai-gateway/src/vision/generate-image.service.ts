@@ -10,7 +10,9 @@ import { MeteringService } from '../usage/metering.service';
 import { GenerateImageResponse } from './dtos/generate-image.dto';
 import { loadImageSource } from './image-source';
 import { serviceUnavailable, toMediaError } from './media-errors';
-import { imageGenerationCost } from './media-prices';
+import { AUTO_SIZE_BOUND, imageGenerationCost } from './media-prices';
+import { roundYuan } from '../usage/pricing';
+import type { ImageModelField, MediaModelInfo } from '@app/providers/llm';
 import { CONTENT_TYPES, MEDIA_STORAGE } from './media-storage';
 
 export interface ImageGenerationInput {
@@ -18,6 +20,10 @@ export interface ImageGenerationInput {
   size: string;
   n: number;
   style?: string;
+  /** The caller's model from the media catalog (upstream name, price, accepted fields); default AI_IMAGES_MODEL. */
+  model?: MediaModelInfo;
+  /** The model's optional fields as the caller gave them (quality, background, output_format, ...), passed upstream. */
+  extra?: Partial<Record<ImageModelField, unknown>>;
 }
 
 export interface StoredGeneratedImage {
@@ -55,21 +61,35 @@ export class GenerateImageService {
 
   async generate(principal: Principal, input: ImageGenerationInput, requestId?: string, signal?: AbortSignal): Promise<StoredGeneratedImage[]> {
     if (!this.client) throw serviceUnavailable('Image generation has no upstream: set AI_IMAGES_BASE_URL to an OpenAI-compatible images API');
-    const reservation = await this.metering.reserve(principal, imageGenerationCost(input.size, input.n));
-    const outcome = { endpoint: '/v1/vision/generate', model: this.config.AI_IMAGES_MODEL, provider: 'images-upstream', requestId };
+    const extra = Object.fromEntries(Object.entries(input.extra ?? {}).filter(([, v]) => v !== undefined));
+    const fields = input.model?.fields;
+    // A field the model does not take is refused, not dropped (its meaning would be lost silently).
+    for (const name of Object.keys(extra)) {
+      if (fields && !fields.includes(name as ImageModelField)) {
+        throw new OpenAiError(400, `${name} is not supported by the image model ${input.model!.name}`, { type: 'invalid_request_error', code: 'unsupported_parameter', param: name });
+      }
+    }
+    const per1024 = input.model?.price;
+    const reservation = await this.metering.reserve(principal, imageGenerationCost(input.size, input.n, per1024));
+    const upstreamModel = input.model?.upstream ?? this.config.AI_IMAGES_MODEL;
+    const outcome = { endpoint: '/v1/vision/generate', model: input.model?.name ?? upstreamModel, provider: 'images-upstream', requestId };
     try {
       const hint = input.style ? STYLE_HINTS[input.style] : undefined;
       const prompt = hint ? `${input.prompt}\n\nStyle: ${hint}.` : input.prompt;
-      const images = await this.client.generateImages({ model: this.config.AI_IMAGES_MODEL, prompt, n: input.n, size: input.size }, signal);
+      const images = await this.client.generateImages({ model: upstreamModel, prompt, n: input.n, size: input.size, extra, responseFormat: input.model?.responseFormat }, signal);
       const day = new Date().toISOString().slice(0, 10).replace(/-/g, '/');
       const stored: StoredGeneratedImage[] = [];
+      let cost = 0;
       for (const image of images) {
+        // b64_json carries no type: jpeg and webp (gpt-image-1 output_format) are told by their bytes.
+        image.contentType = sniffImageType(image.bytes);
+        cost += input.size === 'auto' ? await answeredSizeCost(image.bytes, per1024) : imageGenerationCost(input.size, 1, per1024);
         const ext = Object.entries(CONTENT_TYPES).find(([, type]) => type === image.contentType)?.[0] ?? 'png';
         const key = `images/${day}/${randomUUID()}.${ext}`;
         await this.storage.put(key, image.bytes, CONTENT_TYPES[ext]);
         stored.push({ key, bytes: image.bytes, revisedPrompt: image.revisedPrompt ?? input.prompt });
       }
-      await this.metering.settle(reservation, { ...outcome, status: 'ok', costYuan: imageGenerationCost(input.size, stored.length), images: stored.length, httpStatus: 200 });
+      await this.metering.settle(reservation, { ...outcome, status: 'ok', costYuan: roundYuan(cost), images: stored.length, httpStatus: 200 });
       return stored;
     } catch (e) {
       const error = toMediaError(e, 'prompt');
@@ -108,6 +128,22 @@ export async function downloadGeneratedImage(url: string, config: GatewayConfig,
     throw new UpstreamError(code === 'image_url_forbidden' ? 'image upstream answered a URL on a non-public address' : 'generated image could not be downloaded', 'protocol', 200);
   }
   return { bytes, contentType: sniffImageType(bytes) };
+}
+
+/**
+ * `size: "auto"`: the image is billed by the size the upstream answered (read from its header by sharp),
+ * never above the AUTO_SIZE_BOUND the call was reserved at; unreadable: billed at that bound.
+ */
+async function answeredSizeCost(bytes: Buffer, per1024: number | undefined): Promise<number> {
+  const bound = imageGenerationCost(AUTO_SIZE_BOUND, 1, per1024);
+  try {
+    const sharp = require('sharp') as typeof import('sharp');
+    const { width, height } = await sharp(bytes).metadata();
+    if (!width || !height) return bound;
+    return Math.min(bound, imageGenerationCost(`${width}x${height}`, 1, per1024));
+  } catch {
+    return bound;
+  }
 }
 
 function sniffImageType(b: Buffer): string {

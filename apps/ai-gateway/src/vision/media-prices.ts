@@ -28,15 +28,19 @@ export function recognitionCost(features: VisionFeature[]): number {
   return roundYuan([...new Set(features)].reduce((sum, f) => sum + price[f], 0));
 }
 
-export function imageGenerationCost(size: string, n: number): number {
-  const [w, h] = size.split('x').map(Number);
+/** The largest size an image model answers for `size: "auto"` (1792x1024): what a request is reserved at. */
+export const AUTO_SIZE_BOUND = '1792x1024';
+
+/** `per1024`: the model's price per 1024x1024 image (media catalog); `size` WxH, `auto` reserved at AUTO_SIZE_BOUND. */
+export function imageGenerationCost(size: string, n: number, per1024: number = MEDIA_PRICES.imageGeneration1024): number {
+  const [w, h] = (size === 'auto' ? AUTO_SIZE_BOUND : size).split('x').map(Number);
   const factor = Math.max(0.25, (w * h) / (1024 * 1024));
-  return roundYuan(MEDIA_PRICES.imageGeneration1024 * factor * n);
+  return roundYuan(per1024 * factor * n);
 }
 
-/** Billed pro rata by the second (rounded up), from the measured duration. */
-export function transcriptionCost(seconds: number, live = false): number {
-  const perMinute = live ? MEDIA_PRICES.liveSpeechRecognitionPerMinute : MEDIA_PRICES.speechRecognitionPerMinute;
+/** Billed pro rata by the second (rounded up), from the measured duration; `perMinute` from the model's catalog entry. */
+export function transcriptionCost(seconds: number, live = false, perMinute?: number): number {
+  perMinute ??= live ? MEDIA_PRICES.liveSpeechRecognitionPerMinute : MEDIA_PRICES.speechRecognitionPerMinute;
   return roundYuan((Math.ceil(seconds) / 60) * perMinute);
 }
 

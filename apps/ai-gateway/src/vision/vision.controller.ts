@@ -11,6 +11,7 @@ import { GenerateImageService } from './generate-image.service';
 import { cdnBase } from './media-storage';
 import { requestSignal } from './media-errors';
 import { RecognizeImageService } from './recognize-image.service';
+import { MediaModels } from './media-models';
 
 const OPENAI_STYLES: Record<string, string | undefined> = { vivid: 'artistic', natural: 'realistic' };
 
@@ -22,6 +23,7 @@ export class VisionController {
     private readonly recognizeImage: RecognizeImageService,
     private readonly generateImage: GenerateImageService,
     private readonly config: GatewayConfig,
+    private readonly mediaModels: MediaModels,
   ) {}
 
   @Post('vision/recognize')
@@ -58,12 +60,21 @@ export class VisionController {
 
   @Post('images/generations')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Generate images (OpenAI-compatible alias of /v1/vision/generate)', description: '`response_format` url (default) or b64_json; `style` vivid/natural maps to artistic/realistic.' })
-  @ApiOpenAiErrors(400, 401, 403, 429, 502, 503, 504)
+  @ApiOperation({
+    summary: 'Generate images (OpenAI-compatible alias of /v1/vision/generate)',
+    description:
+      '`model` names an image model of the media catalog (dall-e-2, dall-e-3, gpt-image-1, or the providers file `mediaModels`; unknown: 404), sent under its upstream name at its price. ' +
+      '`size` auto and the fields the model takes (dall-e-3: quality; gpt-image-1: quality, background, output_format, output_compression, moderation) are passed upstream; another model\'s field is a 400 naming it. ' +
+      '`response_format` url (default) or b64_json; `style` vivid/natural maps to artistic/realistic.',
+  })
+  @ApiBody({ type: OpenAiImageGenerationRequest, examples: { gptImage: { value: { model: 'gpt-image-1', prompt: 'A lighthouse at dawn', size: 'auto', quality: 'high', background: 'transparent', output_format: 'webp', output_compression: 80, moderation: 'low', n: 1 } } } })
+  @ApiOpenAiErrors(400, 401, 403, 404, 429, 502, 503, 504)
   async openAiGenerate(@CurrentPrincipal() principal: Principal, @Body() body: OpenAiImageGenerationRequest, @Req() req: Request) {
     assertScope(principal, 'vision');
     const style = body.style ? (OPENAI_STYLES[body.style] ?? body.style) : undefined;
-    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style }, (req as any).id, requestSignal(req));
+    const model = this.mediaModels.resolve('image', body.model);
+    const extra = { quality: body.quality, background: body.background, output_format: body.output_format, output_compression: body.output_compression, moderation: body.moderation };
+    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style, model, extra }, (req as any).id, requestSignal(req));
     const cdn = cdnBase(this.config, req);
     return {
       created: Math.floor(Date.now() / 1000),

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { GatewayConfig } from '../config/gateway.config';
 import { UsageModule } from '../usage/usage.module';
+import { RoutingModule } from '../routing/routing.module';
+import { MediaModels } from './media-models';
 import { CdnController } from './cdn.controller';
 import { EngineLimits } from './engine-limits';
 import { GenerateImageService } from './generate-image.service';
@@ -10,9 +12,9 @@ import { VisionController } from './vision.controller';
 
 /** /v1/vision/recognize (local engines), /v1/vision/generate + /v1/images/generations (upstream), and /cdn. */
 @Module({
-  imports: [UsageModule],
+  imports: [UsageModule, RoutingModule],
   controllers: [VisionController, CdnController],
-  providers: [EngineLimits, RecognizeImageService, GenerateImageService, { provide: MEDIA_STORAGE, inject: [GatewayConfig], useFactory: mediaStorageFor }],
+  providers: [EngineLimits, MediaModels, RecognizeImageService, GenerateImageService, { provide: MEDIA_STORAGE, inject: [GatewayConfig], useFactory: mediaStorageFor }],
   exports: [MEDIA_STORAGE],
 })
 export class VisionModule {}

@@ -319,6 +319,8 @@ describe('Anthropic tools, parts and roles (issue 15)', () => {
     expect(refused({ modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'mp3' } }).param).toBe('audio');
     expect(refused({ modalities: ['text', 'audio'] }).param).toBe('modalities');
     expect(refused({ web_search_options: {} }).param).toBe('web_search_options');
+    expect(refused({ stop: ['END', '\n\n'] }).param).toBe('stop');
+    expect(refused({ stop: ' ' }).param).toBe('stop');
     expect(toAnthropicRequest({ ...base, logprobs: false, top_logprobs: 0, n: 1, modalities: ['text'] } as any, 'u').messages).toHaveLength(1);
   });
 

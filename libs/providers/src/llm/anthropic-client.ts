@@ -262,7 +262,12 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
   // OpenAI's range is 0..2, Anthropic's 0..1: values above 1 are clamped to the highest Anthropic allows.
   if (req.temperature != null) out.temperature = Math.min(req.temperature, 1);
   if (req.top_p != null) out.top_p = req.top_p;
-  if (req.stop != null) out.stop_sequences = Array.isArray(req.stop) ? req.stop : [req.stop];
+  if (req.stop != null) {
+    const stops = Array.isArray(req.stop) ? req.stop : [req.stop];
+    // Anthropic refuses stop sequences of whitespace only ("\n\n"): a stop the answer would not honour is refused here.
+    if (stops.some((x) => typeof x !== 'string' || x.trim() === '')) throw refuse('stop sequences made only of whitespace are not supported for this model', 'stop');
+    out.stop_sequences = stops;
+  }
   if (req.user != null) out.metadata = { user_id: req.user };
 
   const choiceParam = legacy ? 'function_call' : 'tool_choice';

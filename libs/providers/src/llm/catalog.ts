@@ -37,3 +37,72 @@ export const DEFAULT_MODELS: Record<string, ModelInfo> = {
   'text-embedding-v3-small': { name: 'text-embedding-v3-small', kind: 'embeddings', contextLength: 8192, dimensions: 512, encoding: 'cl100k_base', price: { inputPer1k: 0.00005, outputPer1k: 0 }, ownedBy: 'vendor' },
   'text-embedding-v3-large': { name: 'text-embedding-v3-large', kind: 'embeddings', contextLength: 8192, dimensions: 3072, encoding: 'cl100k_base', price: { inputPer1k: 0.0002, outputPer1k: 0 }, ownedBy: 'vendor' },
 };
+
+/** Media models: what a `/v1/audio/transcriptions` or `/v1/images/generations` caller names in `model`. */
+export type MediaModelKind = 'transcription' | 'image';
+
+/** gpt-image-1's optional request fields (OpenAI images API); dall-e-3 knows `quality` (standard, hd) only. */
+export const IMAGE_MODEL_FIELDS = ['quality', 'background', 'output_format', 'output_compression', 'moderation'] as const;
+export type ImageModelField = (typeof IMAGE_MODEL_FIELDS)[number];
+
+export interface MediaModelInfo {
+  name: string;
+  kind: MediaModelKind;
+  /** Model name sent to the media upstream (AI_TRANSCRIBE_BASE_URL / AI_IMAGES_BASE_URL); defaults to the public name. */
+  upstream: string;
+  /** Transcription: yuan per minute of audio (pro rata by the second). Image: yuan per 1024x1024 image (other sizes by pixel count). */
+  price: number;
+  /** Image models: the optional fields the upstream model accepts; any other one is a 400 naming it. */
+  fields: readonly ImageModelField[];
+  /** Image models: whether the upstream takes `response_format` (dall-e); gpt-image models always answer b64_json and refuse it. */
+  responseFormat: boolean;
+  ownedBy: string;
+}
+
+/**
+ * Default media catalog: OpenAI's transcription and image model names at the contract's prices
+ * (0.02 yuan per minute of audio, 0.10 yuan per 1024x1024 image). The providers file may add
+ * models, change prices or map a name to another upstream model (`mediaModels:`, see mergeMediaModels).
+ */
+export const DEFAULT_MEDIA_MODELS: Record<string, MediaModelInfo> = {
+  'whisper-1': { name: 'whisper-1', kind: 'transcription', upstream: 'whisper-1', price: 0.02, fields: [], responseFormat: false, ownedBy: 'openai' },
+  'gpt-4o-transcribe': { name: 'gpt-4o-transcribe', kind: 'transcription', upstream: 'gpt-4o-transcribe', price: 0.02, fields: [], responseFormat: false, ownedBy: 'openai' },
+  'gpt-4o-mini-transcribe': { name: 'gpt-4o-mini-transcribe', kind: 'transcription', upstream: 'gpt-4o-mini-transcribe', price: 0.02, fields: [], responseFormat: false, ownedBy: 'openai' },
+  'dall-e-2': { name: 'dall-e-2', kind: 'image', upstream: 'dall-e-2', price: 0.1, fields: [], responseFormat: true, ownedBy: 'openai' },
+  'dall-e-3': { name: 'dall-e-3', kind: 'image', upstream: 'dall-e-3', price: 0.1, fields: ['quality'], responseFormat: true, ownedBy: 'openai' },
+  'gpt-image-1': { name: 'gpt-image-1', kind: 'image', upstream: 'gpt-image-1', price: 0.1, fields: [...IMAGE_MODEL_FIELDS], responseFormat: false, ownedBy: 'openai' },
+};
+
+/**
+ * The media catalog: DEFAULT_MEDIA_MODELS with the providers file's `mediaModels` map applied, e.g.
+ * `{ "gpt-4o-transcribe": { "upstream": "whisper-large-v3", "price": 0.03 }, "my-sd": { "kind": "image",
+ * "price": 0.05, "fields": ["quality"] } }`. `fail` makes the providers file's error for a path.
+ */
+export function mergeMediaModels(raw: unknown, fail: (message: string) => Error): Record<string, MediaModelInfo> {
+  const models: Record<string, MediaModelInfo> = {};
+  for (const [name, info] of Object.entries(DEFAULT_MEDIA_MODELS)) models[name] = { ...info, fields: [...info.fields] };
+  if (raw === undefined || raw === null) return models;
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw fail('mediaModels must be an object');
+  for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
+    const path = `mediaModels.${name}`;
+    const o = (value ?? {}) as Record<string, unknown>;
+    if (typeof o !== 'object' || Array.isArray(o)) throw fail(`${path} must be an object`);
+    const base = models[name];
+    const kind = (o.kind ?? base?.kind) as MediaModelKind;
+    if (kind !== 'transcription' && kind !== 'image') throw fail(`${path}.kind must be transcription or image`);
+    if (o.upstream !== undefined && (typeof o.upstream !== 'string' || o.upstream.trim() === '')) throw fail(`${path}.upstream must be a non-empty string`);
+    if (o.price !== undefined && (typeof o.price !== 'number' || !Number.isFinite(o.price) || o.price < 0)) throw fail(`${path}.price must be a number >= 0`);
+    if (o.fields !== undefined && (!Array.isArray(o.fields) || o.fields.some((f) => !IMAGE_MODEL_FIELDS.includes(f)))) throw fail(`${path}.fields must be a list of ${IMAGE_MODEL_FIELDS.join(', ')}`);
+    if (o.responseFormat !== undefined && typeof o.responseFormat !== 'boolean') throw fail(`${path}.responseFormat must be true or false`);
+    models[name] = {
+      name,
+      kind,
+      upstream: (o.upstream as string | undefined) ?? base?.upstream ?? name,
+      price: (o.price as number | undefined) ?? base?.price ?? (kind === 'image' ? 0.1 : 0.02),
+      fields: (o.fields as ImageModelField[] | undefined) ?? base?.fields ?? [],
+      responseFormat: (o.responseFormat as boolean | undefined) ?? base?.responseFormat ?? kind === 'image',
+      ownedBy: typeof o.ownedBy === 'string' ? o.ownedBy : base?.ownedBy ?? 'gateway',
+    };
+  }
+  return models;
+}

@@ -1,7 +1,7 @@
 // Loads and validates the providers file (AI_PROVIDERS_FILE, YAML or JSON) into deployments and a model catalog.
 import { readFileSync } from 'fs';
 import * as yaml from 'js-yaml';
-import { DEFAULT_MODELS, ModelInfo, ModelKind } from './catalog';
+import { DEFAULT_MODELS, MediaModelInfo, mergeMediaModels, ModelInfo, ModelKind } from './catalog';
 
 export type DeploymentType = 'openai' | 'anthropic' | 'local';
 
@@ -64,6 +64,8 @@ export interface RoutingPolicy {
 export interface ProvidersConfig {
   deployments: Deployment[];
   models: Record<string, ModelInfo>;
+  /** Transcription and image models (`mediaModels:`, merged over DEFAULT_MEDIA_MODELS). */
+  mediaModels: Record<string, MediaModelInfo>;
   routing: RoutingPolicy;
 }
 
@@ -190,7 +192,8 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
       anthropicVersion: type === 'anthropic' ? (d.anthropicVersion === undefined ? '2023-06-01' : expectString(d.anthropicVersion, `${path}.anthropicVersion`)) : undefined,
     });
   });
-  return { deployments, models, routing };
+  const mediaModels = mergeMediaModels(raw.mediaModels, (message) => new ProvidersFileError(`providers file: ${message}`));
+  return { deployments, models, mediaModels, routing };
 }
 
 function completionLimitParamOf(value: unknown, baseUrl: string | undefined, path: string): CompletionLimitParam {

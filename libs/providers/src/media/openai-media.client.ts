@@ -40,11 +40,21 @@ export class OpenAiMediaClient {
     return this.upstream.apiKey ? { authorization: `Bearer ${this.upstream.apiKey}` } : {};
   }
 
-  async generateImages(req: { model: string; prompt: string; n: number; size: string }, signal?: AbortSignal): Promise<GeneratedImage[]> {
+  /**
+   * `extra`: the model's optional fields as the caller gave them (gpt-image-1: quality, background,
+   * output_format, output_compression, moderation), passed on unchanged. `responseFormat` false for
+   * models that always answer b64_json and refuse the field (gpt-image-1).
+   */
+  async generateImages(
+    req: { model: string; prompt: string; n: number; size: string; extra?: Record<string, unknown>; responseFormat?: boolean },
+    signal?: AbortSignal,
+  ): Promise<GeneratedImage[]> {
+    const payload: Record<string, unknown> = { ...(req.extra ?? {}), model: req.model, prompt: req.prompt, n: req.n, size: req.size };
+    if (req.responseFormat !== false) payload.response_format = 'b64_json';
     const body = await this.call('/images/generations', {
       method: 'POST',
       headers: { ...this.headers(), 'content-type': 'application/json' },
-      body: JSON.stringify({ model: req.model, prompt: req.prompt, n: req.n, size: req.size, response_format: 'b64_json' }),
+      body: JSON.stringify(payload),
       signal,
     });
     const data = (body as { data?: Array<{ b64_json?: string; url?: string; revised_prompt?: string }> }).data;
@@ -78,6 +88,59 @@ export class OpenAiMediaClient {
       duration: body.duration,
       segments: (body.segments ?? []).map((s) => ({ text: String(s.text ?? '').trim(), start: Number(s.start ?? 0), end: Number(s.end ?? 0) })),
     };
+  }
+
+  /**
+   * An OpenAI `/audio/transcriptions` call passed through: the caller's `response_format` (json, text,
+   * srt, vtt, verbose_json), `timestamp_granularities[]`, `prompt` and `temperature` go upstream as given,
+   * and the upstream's answer comes back as it is (body and content type).
+   */
+  async transcribeRaw(
+    req: { model: string; file: Buffer; filename: string; language?: string; responseFormat: string; timestampGranularities?: string[]; prompt?: string; temperature?: number },
+    signal?: AbortSignal,
+  ): Promise<{ body: Buffer; contentType: string }> {
+    const form = new FormData();
+    form.append('file', new Blob([req.file]), req.filename);
+    form.append('model', req.model);
+    form.append('response_format', req.responseFormat);
+    for (const g of req.timestampGranularities ?? []) form.append('timestamp_granularities[]', g);
+    if (req.language) form.append('language', req.language);
+    if (req.prompt !== undefined) form.append('prompt', req.prompt);
+    if (req.temperature !== undefined) form.append('temperature', String(req.temperature));
+    const { res, text } = await this.send('/audio/transcriptions', { method: 'POST', headers: this.headers(), body: form, signal });
+    if (!res.ok) this.fail(res, text);
+    const json = /json/i.test(res.headers.get('content-type') ?? '') || req.responseFormat === 'json' || req.responseFormat === 'verbose_json';
+    if (json) {
+      try {
+        JSON.parse(text);
+      } catch {
+        throw new UpstreamError(`upstream answered a ${req.responseFormat} transcription that is not JSON`, 'protocol', res.status);
+      }
+    }
+    return { body: Buffer.from(text, 'utf8'), contentType: json ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' };
+  }
+
+  private async send(path: string, init: { method: string; headers: Record<string, string>; body: any; signal?: AbortSignal }) {
+    const timeout = AbortSignal.timeout(this.upstream.timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    try {
+      const res = await fetch(this.url(path), { ...init, signal });
+      return { res, text: await res.text() };
+    } catch (e) {
+      if (timeout.aborted) throw new UpstreamError(`upstream did not answer within ${this.upstream.timeoutMs} ms`, 'timeout', 0);
+      throw new UpstreamError(`upstream unreachable: ${(e as Error).message}`, 'network', 0);
+    }
+  }
+
+  private fail(res: { status: number; headers: { get(name: string): string | null } }, text: string): never {
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : {};
+    } catch {
+      throw new UpstreamError(`upstream answered HTTP ${res.status} with a non-JSON body`, 'http', res.status);
+    }
+    const err = json?.error && typeof json.error === 'object' ? json.error : undefined;
+    throw new UpstreamError(err?.message ?? `upstream answered HTTP ${res.status}`, 'http', res.status, parseRetryAfter(res.headers.get('retry-after')), err);
   }
 
   private async call(path: string, init: { method: string; headers: Record<string, string>; body: any; signal?: AbortSignal }): Promise<unknown> {

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { VOICES } from '@app/providers/engines';
 
 const toBoolean = ({ value }: { value: unknown }) => (value === 'true' || value === true ? true : value === 'false' || value === false ? false : value);
@@ -36,15 +36,32 @@ export class TranscribeResponse {
   @ApiProperty({ type: [TranscriptSegment], description: 'Filled when timestamps is true' }) segments: TranscriptSegment[];
 }
 
+export const TRANSCRIPTION_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json'];
+
 /** OpenAI `POST /v1/audio/transcriptions` form fields (alias). */
 export class OpenAiTranscriptionRequest {
   @ApiProperty({ type: 'string', format: 'binary' }) @IsOptional() file?: unknown;
   @ApiPropertyOptional({ example: 'whisper-1' }) @IsOptional() @IsString() model?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @Matches(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/) language?: string;
-  @ApiPropertyOptional({ enum: ['json', 'text', 'verbose_json'] }) @IsOptional() @IsIn(['json', 'text', 'verbose_json']) response_format?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() prompt?: string;
-  @ApiPropertyOptional() @IsOptional() @Type(() => Number) @IsNumber() temperature?: number;
-  @ApiPropertyOptional({ name: 'timestamp_granularities[]', description: 'segment: verbose_json carries segments' }) @IsOptional() timestamp_granularities?: unknown;
+  @ApiPropertyOptional({ enum: TRANSCRIPTION_FORMATS, default: 'json', description: 'Passed to an upstream as given; the local engine makes each of them from its utterance times.' })
+  @IsOptional()
+  @IsIn(TRANSCRIPTION_FORMATS)
+  response_format?: string;
+  @ApiPropertyOptional({ maxLength: 4000 }) @IsOptional() @IsString() @MaxLength(4000) prompt?: string;
+  @ApiPropertyOptional({ minimum: 0, maximum: 1 }) @IsOptional() @Type(() => Number) @IsNumber() @Min(0) @Max(1) temperature?: number;
+  @ApiPropertyOptional({
+    name: 'timestamp_granularities[]',
+    type: [String],
+    enum: ['word', 'segment'],
+    example: ['word', 'segment'],
+    description: 'With verbose_json: word and/or segment timestamps (upstream). The local engine gives segment times only (word: 400).',
+  })
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'string' ? [value] : value))
+  @IsArray()
+  @ArrayMaxSize(2)
+  @IsIn(['word', 'segment'], { each: true })
+  timestamp_granularities?: string[];
   @ApiPropertyOptional({ name: 'include[]' }) @IsOptional() include?: unknown;
 }
 
@@ -86,6 +103,8 @@ export const OPENAI_VOICES: Record<string, string> = {
   sage: 'en-US-JennyNeural',
   shimmer: 'en-US-JennyNeural',
   verse: 'en-US-GuyNeural',
+  marin: 'en-US-JennyNeural',
+  cedar: 'en-US-GuyNeural',
 };
 
 /** OpenAI `POST /v1/audio/speech` (alias). */

@@ -38,14 +38,31 @@ export class GenerateImageResponse {
   @ApiProperty({ type: [GeneratedImage] }) images: GeneratedImage[];
 }
 
+/** Sizes of the OpenAI alias: the contract's, gpt-image-1's (1536x1024, 1024x1536) and `auto` (the upstream model chooses). */
+export const OPENAI_IMAGE_SIZES = [...IMAGE_SIZES, '1536x1024', '1024x1536', 'auto'] as const;
+
 /** OpenAI `POST /v1/images/generations` (alias, for the openai SDK). */
 export class OpenAiImageGenerationRequest {
   @ApiProperty() @IsString() @MinLength(1) @MaxLength(4000) prompt: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() model?: string;
+  @ApiPropertyOptional({ example: 'gpt-image-1', description: 'An image model of the media catalog (dall-e-2, dall-e-3, gpt-image-1, or the providers file `mediaModels`); default AI_IMAGES_MODEL' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  model?: string;
   @ApiPropertyOptional({ minimum: 1, maximum: 4 }) @IsOptional() @IsInt() @Min(1) @Max(4) n?: number;
-  @ApiPropertyOptional({ enum: IMAGE_SIZES }) @IsOptional() @IsIn(IMAGE_SIZES as unknown as string[]) size?: string;
+  @ApiPropertyOptional({ enum: OPENAI_IMAGE_SIZES, description: '`auto`: the upstream model chooses; reserved as 1792x1024 and billed by the size it answered' })
+  @IsOptional()
+  @IsIn(OPENAI_IMAGE_SIZES as unknown as string[])
+  size?: string;
   @ApiPropertyOptional({ enum: ['url', 'b64_json'] }) @IsOptional() @IsIn(['url', 'b64_json']) response_format?: string;
   @ApiPropertyOptional({ description: 'vivid or natural (OpenAI), or realistic, artistic, anime' }) @IsOptional() @IsIn(['vivid', 'natural', ...IMAGE_STYLES]) style?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() quality?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() user?: string;
+  @ApiPropertyOptional({ enum: ['standard', 'hd', 'low', 'medium', 'high', 'auto'], description: 'dall-e-3: standard, hd; gpt-image-1: low, medium, high, auto. Passed to the upstream.' })
+  @IsOptional()
+  @IsIn(['standard', 'hd', 'low', 'medium', 'high', 'auto'])
+  quality?: string;
+  @ApiPropertyOptional({ enum: ['transparent', 'opaque', 'auto'], description: 'gpt-image-1 models' }) @IsOptional() @IsIn(['transparent', 'opaque', 'auto']) background?: string;
+  @ApiPropertyOptional({ enum: ['png', 'jpeg', 'webp'], description: 'gpt-image-1 models' }) @IsOptional() @IsIn(['png', 'jpeg', 'webp']) output_format?: string;
+  @ApiPropertyOptional({ minimum: 0, maximum: 100, description: 'gpt-image-1 models, jpeg and webp' }) @IsOptional() @IsInt() @Min(0) @Max(100) output_compression?: number;
+  @ApiPropertyOptional({ enum: ['low', 'auto'], description: 'gpt-image-1 models' }) @IsOptional() @IsIn(['low', 'auto']) moderation?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(256) user?: string;
 }

@@ -1,0 +1,31 @@
+// The subtitle and text shapes of OpenAI's /audio/transcriptions `response_format`, made from segments
+// with start and end times (the local engine's utterances).
+
+export interface TimedSegment {
+  text: string;
+  start: number;
+  end: number;
+}
+
+/** `00:00:01,500` (SRT) or `00:00:01.500` (WebVTT) from seconds. */
+export function subtitleTime(seconds: number, separator: ',' | '.'): string {
+  const ms = Math.max(0, Math.round(seconds * 1000));
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = Math.floor((ms % 60_000) / 1000);
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${pad(h)}:${pad(m)}:${pad(s)}${separator}${pad(ms % 1000, 3)}`;
+}
+
+/** Caption text on one line: a newline or a blank line inside would end the cue early. */
+function cueText(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+export function toSrt(segments: TimedSegment[]): string {
+  return segments.map((s, i) => `${i + 1}\n${subtitleTime(s.start, ',')} --> ${subtitleTime(s.end, ',')}\n${cueText(s.text)}\n`).join('\n');
+}
+
+export function toVtt(segments: TimedSegment[]): string {
+  return `WEBVTT\n\n${segments.map((s) => `${subtitleTime(s.start, '.')} --> ${subtitleTime(s.end, '.')}\n${cueText(s.text)}\n`).join('\n')}`;
+}

@@ -1,0 +1,34 @@
+import { Injectable } from '@nestjs/common';
+import { OpenAiError } from '@app/envelope';
+import { DEFAULT_MEDIA_MODELS, IMAGE_MODEL_FIELDS, LlmRouter, MediaModelInfo, MediaModelKind } from '@app/providers/llm';
+import { GatewayConfig } from '../config/gateway.config';
+
+/**
+ * The client's `model` on the media aliases (/v1/audio/transcriptions, /v1/images/generations), looked
+ * up in the media catalog (DEFAULT_MEDIA_MODELS with the providers file's `mediaModels:`) the way chat
+ * models are: its upstream name and price. No `model`: the configured default (AI_TRANSCRIBE_MODEL /
+ * AI_IMAGES_MODEL), which may be a name outside the catalog (sent as it is, contract price, every
+ * field passed on). An unknown name is a 404 `model_not_found`, a model of the other kind a 400.
+ */
+@Injectable()
+export class MediaModels {
+  constructor(
+    private readonly router: LlmRouter,
+    private readonly config: GatewayConfig,
+  ) {}
+
+  private get catalog(): Record<string, MediaModelInfo> {
+    return this.router.config.mediaModels ?? DEFAULT_MEDIA_MODELS;
+  }
+
+  resolve(kind: MediaModelKind, requested?: string): MediaModelInfo {
+    const name = requested ?? (kind === 'transcription' ? this.config.AI_TRANSCRIBE_MODEL : this.config.AI_IMAGES_MODEL);
+    const info = this.catalog[name];
+    if (info?.kind === kind) return info;
+    if (requested === undefined) {
+      return { name, kind, upstream: name, price: kind === 'image' ? 0.1 : 0.02, fields: kind === 'image' ? [...IMAGE_MODEL_FIELDS] : [], responseFormat: kind === 'image', ownedBy: 'gateway' };
+    }
+    if (info) throw new OpenAiError(400, `The model ${name} is a ${info.kind} model, not a ${kind} model`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
+    throw new OpenAiError(404, `The model ${name} does not exist`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
+  }
+}
