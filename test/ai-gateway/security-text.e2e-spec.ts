@@ -119,16 +119,30 @@ describe('gateway text endpoints: security (issue 16)', () => {
       }
     });
 
-    it('a low-budget key with concurrent calls cannot spend beyond what it reserved', async () => {
-      // The upstream honours only max_tokens (as older OpenAI-compatible servers do) and would write 200 words.
+    // Issue 15.4: also with max_completion_tokens: 1, tool definitions and image parts, and tool-call
+    // answers (the fake truncates the call's arguments at the limit it honours).
+    const ROUNDS: Array<[string, Record<string, unknown>, number, number]> = [
+      ['text, limit 5', { messages: hi, max_completion_tokens: 5, max_tokens: 100_000 }, 5, 0.2],
+      [
+        'tools and an image, limit 1',
+        {
+          max_completion_tokens: 1,
+          tools: [{ type: 'function', function: { name: 'lookup', description: 'Looks a word up', parameters: { type: 'object', properties: { word: { type: 'string' } } } } }],
+          messages: [{ role: 'user', content: [{ type: 'text', text: 'w '.repeat(10) }, { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } }] }],
+        },
+        1,
+        // About 0.2 yuan held per call (prompt hold with tools and image, 1 completion token): a few calls fit.
+        0.6,
+      ],
+    ];
+    it.each(ROUNDS)('a low-budget key with 20 concurrent calls cannot spend beyond what it reserved (%s)', async (name, fields, limit, budget) => {
+      // The upstream honours only max_tokens (as older OpenAI-compatible servers do: max_completion_tokens
+      // is ignored) and would write 200 words.
       f.openai.behaviour.honoursLimit = 'max_tokens';
       f.openai.behaviour.reply = 'w '.repeat(200).trim();
       f.openai.behaviour.delayMs = 30;
-      const budget = 0.2;
-      const { id, key } = await f.createKey({ name: 'h3-race', budget_yuan: budget });
-      const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => post(key, '/v1/chat/completions', { model: 'vendor-gpt-4', messages: hi, max_completion_tokens: 5, max_tokens: 100_000, ...(i % 2 ? { stream: true } : {}) })),
-      );
+      const { id, key } = await f.createKey({ name: `h3-race-${name}`, budget_yuan: budget });
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => post(key, '/v1/chat/completions', { model: 'vendor-gpt-4', ...fields, ...(i % 2 ? { stream: true } : {}) })));
       expect(results.filter((r) => r.status !== 200 && !(r.status === 429 && r.body?.error?.code === 'insufficient_quota'))).toEqual([]);
       const ok = results.filter((r) => r.status === 200).length;
       expect(ok).toBeGreaterThan(0);
@@ -136,8 +150,8 @@ describe('gateway text endpoints: security (issue 16)', () => {
       expect(k.reserved_yuan).toBe(0);
       expect(k.spent_yuan).toBeLessThanOrEqual(budget);
       const usage = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
-      expect(usage.data[0].completion_tokens).toBeLessThanOrEqual(ok * 5);
-      for (const req of f.openai.requests) expect({ max_tokens: req.body.max_tokens, max_completion_tokens: req.body.max_completion_tokens }).toEqual({ max_tokens: 5, max_completion_tokens: undefined });
+      expect(usage.data[0].completion_tokens).toBeLessThanOrEqual(ok * limit);
+      for (const req of f.openai.requests) expect({ max_tokens: req.body.max_tokens, max_completion_tokens: req.body.max_completion_tokens }).toEqual({ max_tokens: limit, max_completion_tokens: undefined });
     });
   });
 

@@ -1,14 +1,16 @@
 import { Body, Controller, HttpCode, OnModuleInit, Post, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiOpenAiErrors } from '../routing/openai-error.doc';
 import { LeanRoutes } from '../routing/lean-routes';
 import { quickAcceptChat } from '../routing/quick-accept';
+import { ChatRequestPipe, validateChatRequest } from './chat-request.pipe';
 import { CreateChatCompletion } from './create-chat-completion';
-import { ChatCompletionRequest, ChatCompletionResponse } from './dtos/chat-completion.dtos';
+import { ChatCompletionChunkDoc, ChatCompletionRequest, ChatCompletionResponse, ContentPartDoc } from './dtos/chat-completion.dtos';
 
 @ApiTags('chat')
+@ApiExtraModels(ContentPartDoc, ChatCompletionChunkDoc)
 @Controller('v1/chat')
 export class ChatController implements OnModuleInit {
   constructor(
@@ -18,7 +20,7 @@ export class ChatController implements OnModuleInit {
 
   /** API clients' calls take the lean path (routing/lean-routes.ts); this route serves the rest. */
   onModuleInit(): void {
-    this.lean.add({ path: '/v1/chat/completions', dto: ChatCompletionRequest, accept: quickAcceptChat, handle: (principal, body, req, res) => this.createChatCompletion.handle(principal, body, req, res) });
+    this.lean.add({ path: '/v1/chat/completions', dto: ChatCompletionRequest, accept: quickAcceptChat, validate: validateChatRequest, handle: (principal, body, req, res) => this.createChatCompletion.handle(principal, body, req, res) });
   }
 
   @Post('completions')
@@ -28,7 +30,9 @@ export class ChatController implements OnModuleInit {
     description:
       'With `stream: true` the answer is `text/event-stream`: `data: {chunk}` lines, each forwarded as it arrives, then `data: [DONE]`. ' +
       'Add `stream_options: {"include_usage": true}` for a last chunk carrying `usage`. A failure after the stream started arrives as `data: {"error": {...}}`. ' +
-      'Every response carries `X-Gateway-Overhead-Ms` (time spent inside the gateway, upstream waits excluded).',
+      'Every response carries `X-Gateway-Overhead-Ms` (time spent inside the gateway, upstream waits excluded). ' +
+      'Streamed tool calls arrive as `delta.tool_calls` chunks ({index, id, type, function:{name}} first, then argument fragments), forwarded as the upstream sends them. ' +
+      'Unknown top-level fields are bounded and then forwarded to or dropped for the upstream per its deployment (README, "Chat and embeddings rules").',
   })
   @ApiProduces('application/json', 'text/event-stream')
   @ApiBody({
@@ -36,12 +40,32 @@ export class ChatController implements OnModuleInit {
     examples: {
       simple: { value: { model: 'vendor-gpt-4-mini', messages: [{ role: 'user', content: 'Say hello in Chinese.' }] } },
       streamed: { value: { model: 'vendor-claude-3', stream: true, stream_options: { include_usage: true }, max_tokens: 200, messages: [{ role: 'system', content: 'You are concise.' }, { role: 'user', content: 'Write a haiku about autumn.' }] } },
+      tools: {
+        summary: 'Function tools: the model answers with tool_calls (finish_reason tool_calls); send the result back as a tool message',
+        value: {
+          model: 'vendor-gpt-4-mini',
+          tools: [{ type: 'function', function: { name: 'get_weather', description: 'Current weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }],
+          tool_choice: 'auto',
+          parallel_tool_calls: false,
+          messages: [
+            { role: 'developer', content: 'Use tools when useful.' },
+            { role: 'user', content: 'Weather in Paris?' },
+            { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc123', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+            { role: 'tool', tool_call_id: 'call_abc123', content: '{"temperature_c":18}' },
+          ],
+        },
+      },
+      image: {
+        summary: 'Content parts: text and an image (URL or data URL)',
+        value: { model: 'vendor-gpt-4-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } }] }] },
+      },
     },
   })
-  @ApiOkResponse({ type: ChatCompletionResponse, description: 'The completion (or the event stream when `stream` is true)' })
+  @ApiOkResponse({ type: ChatCompletionResponse, description: 'The completion (or, when `stream` is true, the event stream of `ChatCompletionChunkDoc` events)' })
   @ApiHeader({ name: 'Authorization', description: 'Bearer <API_KEY>', required: true })
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
-  async create(@CurrentPrincipal() principal: Principal, @Body() body: ChatCompletionRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.createChatCompletion.handle(principal, body, req, res);
+  async create(@CurrentPrincipal() principal: Principal, @Body(ChatRequestPipe) body: object, @Req() req: Request, @Res() res: Response): Promise<void> {
+    // `object`, not the DTO: the global pipe would refuse unknown top-level fields; ChatRequestPipe validates.
+    await this.createChatCompletion.handle(principal, body as ChatCompletionRequest, req, res);
   }
 }

@@ -10,7 +10,7 @@ import { tokenCost } from '../usage/pricing';
 import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../routing/gateway-timing';
 import { clientGone, SseResponse } from '../routing/sse-response';
 import { sendJson } from '../routing/json-response';
-import { Tokenizer } from '../routing/tokenizer';
+import { CountedMessage, Tokenizer } from '../routing/tokenizer';
 import { toGatewayError } from '../routing/upstream-errors';
 import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
 
@@ -74,7 +74,12 @@ export class CreateChatCompletion {
     assertModel(claims, body.model);
 
     // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
-    const promptTokens = await this.tokenizer.countChatAsync(body.messages, info.encoding, info.contextLength);
+    // Tool definitions, schemas and the bounds of image, audio and file parts count too (issue 15.4).
+    const pace = this.tokenizer.pace();
+    const messageTokens = await this.tokenizer.countChatAsync(body.messages as unknown as CountedMessage[], info.encoding, info.contextLength, pace);
+    const promptTokens = messageTokens + (await this.tokenizer.countDefinitionsAsync(body, info.encoding, info.contextLength - messageTokens, pace));
+    // Predicted output: OpenAI bills rejected prediction tokens as completion tokens, so they are held as such.
+    const predictionTokens = body.prediction ? await this.tokenizer.countUpToAsync(predictionText(body.prediction), info.encoding, info.contextLength, pace) : 0;
     const requestedOut = body.max_completion_tokens ?? body.max_tokens;
     if (promptTokens + (requestedOut ?? 0) > info.contextLength) {
       throw new OpenAiError(
@@ -90,19 +95,21 @@ export class CreateChatCompletion {
     if (claims.hasBudget && requestedOut === undefined && info.price.outputPer1k > 0) {
       // No max_tokens given: hold only what the remaining budget can pay for (the answer is capped there).
       const remaining = (await this.metering.remaining(principal)) ?? 0;
-      const affordable = Math.floor(((remaining - tokenCost(info, { promptTokens: promptHold, completionTokens: 0 }) - 1e-9) * 1000) / info.price.outputPer1k / (body.n ?? 1));
+      const affordable = Math.floor(((remaining - tokenCost(info, { promptTokens: promptHold, completionTokens: predictionTokens }) - 1e-9) * 1000) / info.price.outputPer1k / (body.n ?? 1));
       reserveOut = Math.min(reserveOut, affordable);
       if (reserveOut < 1) throw insufficientQuota();
     }
     const upstream: UpstreamChatRequest = { ...(body as unknown as UpstreamChatRequest) };
+    // include_usage is the gateway's to ask upstream (the client always asks); other stream options pass.
     delete upstream.stream_options;
+    if (body.stream && body.stream_options?.include_obfuscation !== undefined) upstream.stream_options = { include_obfuscation: body.stream_options.include_obfuscation } as UpstreamChatRequest['stream_options'];
     // The upstream gets exactly the completion limit that was reserved (issue 16, H3), also when the
     // caller sent none (never the upstream's own default length). It travels as max_completion_tokens;
     // each upstream client sends it under the one name its upstream honours (OpenAI type: the
     // deployment's completionLimitParam; Anthropic: max_tokens).
     upstream.max_completion_tokens = reserveOut;
     delete upstream.max_tokens;
-    const maxCost = tokenCost(info, { promptTokens: promptHold, completionTokens: reserveOut * (body.n ?? 1) });
+    const maxCost = tokenCost(info, { promptTokens: promptHold, completionTokens: reserveOut * (body.n ?? 1) + predictionTokens });
     const reservation = await this.metering.reserve(principal, maxCost);
     return { endpoint: ENDPOINT, info, promptTokens, upstream, reservation };
   }
@@ -122,7 +129,7 @@ export class CreateChatCompletion {
       throw e;
     }
     timer.upstreamDone();
-    const usage = await this.usageOf(result.usage, p.promptTokens, result.choices.map((c) => (typeof c.message?.content === 'string' ? c.message.content : '')).join(''), p.info);
+    const usage = await this.usageOf(result.usage, p.promptTokens, result.choices.map((c) => generatedText(c?.message)).join(''), p.info);
     result.usage = usage;
     const settling = this.metering.settle(p.reservation, this.outcome(p, req, 'ok', usage, deployment, 200));
     // A held budget reservation is released before answering; with nothing held (no budget) the charge
@@ -163,7 +170,8 @@ export class CreateChatCompletion {
         if (shape) for (const event of shape.chunk(forward)) await sse.data(event);
         else await sse.data(forward);
         if (sse.closed) throw new CallAbortedError();
-        for (const c of forward.choices) if (typeof c?.delta?.content === 'string') delivered += c.delta.content;
+        // Forwarded as it came (tool_calls deltas included, never reassembled); counted for the fallback usage.
+        for (const c of forward.choices) delivered += generatedText(c?.delta);
       }
       if (shape) for (const event of shape.end(await this.usageOf(upstreamUsage, p.promptTokens, delivered, p.info))) await sse.data(event);
       else await sse.data('[DONE]');
@@ -222,4 +230,25 @@ export class CreateChatCompletion {
       requestId: (req as any).id ?? null,
     });
   }
+}
+
+/** The text a message or delta generated: content plus tool call names and arguments (legacy function_call too). */
+function generatedText(m: any): string {
+  if (!m || typeof m !== 'object') return '';
+  let out = typeof m.content === 'string' ? m.content : '';
+  if (typeof m.refusal === 'string') out += m.refusal;
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  for (const call of [...calls, m.function_call ? { function: m.function_call } : undefined]) {
+    const f = call?.function;
+    if (typeof f?.name === 'string') out += f.name;
+    if (typeof f?.arguments === 'string') out += f.arguments;
+  }
+  return out;
+}
+
+/** The text of a `prediction` ({type: 'content', content: string | text parts}). */
+function predictionText(prediction: unknown): string {
+  const c = (prediction as any)?.content;
+  if (typeof c === 'string') return c;
+  return Array.isArray(c) ? c.map((p: any) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
 }

@@ -17,6 +17,8 @@ export interface LeanRoute {
   path: string;
   /** The controller's body DTO: validated with the same pipe as the Nest route. */
   dto: new () => object;
+  /** The route's own validation when the DTO alone is not it (chat: unknown fields policy); the Nest route uses the same function. */
+  validate?: (body: unknown) => Promise<object>;
   /** Conservative fast check (routing/quick-accept.ts): true only for bodies the DTO accepts; others go through the pipe. */
   accept?: (body: unknown) => boolean;
   /** Writes the answer itself, or returns a body sent as 200 JSON. Errors are answered in the OpenAI shape. */
@@ -150,7 +152,7 @@ export class LeanRoutes {
     try {
       await this.limiter.succeeded(req, res, principal);
       const raw = await this.readJson(req, res);
-      const body = route.accept?.(raw) ? raw : await this.pipe.transform(raw, { type: 'body', metatype: route.dto, data: undefined });
+      const body = route.accept?.(raw) ? raw : route.validate ? await route.validate(raw) : await this.pipe.transform(raw, { type: 'body', metatype: route.dto, data: undefined });
       const result = await route.handle(principal, body, req, res);
       if (result !== undefined && !res.headersSent) sendJson(res, 200, result);
     } catch (e) {

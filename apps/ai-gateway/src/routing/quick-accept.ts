@@ -24,7 +24,7 @@ function fields(o: Record<string, unknown>, checks: Record<string, Check>, requi
   return true;
 }
 
-const ROLES = new Set(['system', 'user', 'assistant']);
+const ROLES = new Set(['developer', 'system', 'user', 'assistant']);
 const MESSAGE: Record<string, Check> = {
   role: (v) => typeof v === 'string' && ROLES.has(v),
   content: (v) => typeof v === 'string',

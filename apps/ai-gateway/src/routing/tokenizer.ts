@@ -103,12 +103,17 @@ export class Tokenizer implements OnModuleInit {
     return total;
   }
 
-  /** Prompt tokens of a chat request as OpenAI counts them: 3 per message, role and content, 3 to prime the reply. */
-  countChat(messages: Pick<ChatMessage, 'role' | 'content' | 'name'>[], encoding: EncodingName, limit = Infinity): number {
+  /**
+   * Prompt tokens of a chat request's messages as OpenAI counts them: 3 per message, role, text and
+   * name, 3 to prime the reply; plus tool calls (name and arguments), tool_call_id, and the documented
+   * bounds of images, audio and files (see partTokens).
+   */
+  countChat(messages: CountedMessage[], encoding: EncodingName, limit = Infinity): number {
     let total = 3;
     for (const m of messages) {
-      total += 3 + this.count(m.role, encoding) + this.countUpTo(textOf(m.content), encoding, limit - total);
-      if (m.name) total += 1 + this.count(m.name, encoding);
+      const { texts, fixed } = piecesOf(m);
+      total += 3 + fixed;
+      for (const t of texts) total += this.countUpTo(t, encoding, limit - total);
       if (total > limit) break;
     }
     return total;
@@ -137,13 +142,32 @@ export class Tokenizer implements OnModuleInit {
   }
 
   /** countChat for request handlers (see countUpToAsync). */
-  async countChatAsync(messages: Pick<ChatMessage, 'role' | 'content' | 'name'>[], encoding: EncodingName, limit = Infinity, pace: Pace = this.pace()): Promise<number> {
+  async countChatAsync(messages: CountedMessage[], encoding: EncodingName, limit = Infinity, pace: Pace = this.pace()): Promise<number> {
     let total = 3;
     for (const m of messages) {
-      await pace.spend(m.role.length + (m.name?.length ?? 0));
-      total += 3 + this.count(m.role, encoding) + (await this.countUpToAsync(textOf(m.content), encoding, limit - total, pace));
-      if (m.name) total += 1 + this.count(m.name, encoding);
+      const { texts, fixed } = piecesOf(m);
+      total += 3 + fixed;
+      for (const t of texts) {
+        await pace.spend(Math.min(t.length, 64));
+        total += await this.countUpToAsync(t, encoding, limit - total, pace);
+      }
       if (total > limit) break;
+    }
+    return total;
+  }
+
+  /**
+   * Tokens of the request's definitions that reach the model besides the messages: `tools` and legacy
+   * `functions` (serialized as JSON, which is longer than the form OpenAI renders them in), a
+   * `response_format` JSON schema, plus TOOLS_OVERHEAD when there are tools.
+   */
+  async countDefinitionsAsync(body: { tools?: unknown; functions?: unknown; response_format?: unknown }, encoding: EncodingName, limit = Infinity, pace: Pace = this.pace()): Promise<number> {
+    let total = 0;
+    const hasTools = (Array.isArray(body.tools) && body.tools.length > 0) || (Array.isArray(body.functions) && body.functions.length > 0);
+    if (hasTools) total += TOOLS_OVERHEAD;
+    for (const v of [body.tools, body.functions, (body.response_format as any)?.type === 'json_schema' ? body.response_format : undefined]) {
+      if (v == null || total > limit) continue;
+      total += await this.countUpToAsync(JSON.stringify(v), encoding, limit - total, pace);
     }
     return total;
   }
@@ -175,4 +199,133 @@ export function textOf(content: ChatMessage['content']): string {
   if (content == null) return '';
   if (typeof content === 'string') return content;
   return content.map((p) => (typeof p.text === 'string' ? p.text : '')).join('');
+}
+
+/** A message as counted: the validated chat shape (chat/chat-shape.ts), loosely typed. */
+export type CountedMessage = { role: string; content?: unknown; name?: unknown; [k: string]: unknown };
+
+/** Fixed tokens added once when a request has tools or functions (OpenAI's tool preamble). */
+export const TOOLS_OVERHEAD = 16;
+/** OpenAI's image pricing (GPT-4o family): `detail: low` is 85 tokens; high/auto 170 per 512 px tile plus 85. */
+export const IMAGE_BASE_TOKENS = 85;
+export const IMAGE_TILE_TOKENS = 170;
+
+/**
+ * OpenAI's documented tile formula: scale to fit in 2048 x 2048, then so the shortest side is 768 px
+ * (only ever down), count the 512 px tiles: 170 each plus 85. `low` is 85 whatever the size.
+ */
+export function imageTokens(width: number, height: number, detail: 'low' | 'high' | 'auto' = 'auto'): number {
+  if (detail === 'low') return IMAGE_BASE_TOKENS;
+  let w = width;
+  let h = height;
+  if (w > 2048 || h > 2048) {
+    const r = 2048 / Math.max(w, h);
+    w *= r;
+    h *= r;
+  }
+  if (Math.min(w, h) > 768) {
+    const r = 768 / Math.min(w, h);
+    w *= r;
+    h *= r;
+  }
+  return IMAGE_TILE_TOKENS * Math.ceil(w / 512) * Math.ceil(h / 512) + IMAGE_BASE_TOKENS;
+}
+
+/** The most any image costs under the tile formula (768 x 2048 after scaling: 2 x 4 tiles): used when the size is unknown. */
+export const IMAGE_MAX_TOKENS = imageTokens(768, 2048, 'high');
+
+/** Audio: a bound of 50 tokens per second (OpenAI's audio models use about 10 to 25). */
+export const AUDIO_TOKENS_PER_SECOND = 50;
+/** The fewest bytes a second of audio takes: mp3 at 8 kbit/s; wav by its header's byte rate (at least 8000). */
+export const MP3_MIN_BYTES_PER_SECOND = 1000;
+export const WAV_MIN_BYTES_PER_SECOND = 8000;
+/** Files (PDF): a bound of one token per decoded byte (text and page images OpenAI extracts stay below it for ordinary PDFs). */
+export const FILE_TOKENS_PER_BYTE = 1;
+
+/** Bytes a base64 text decodes to (data: URL prefix ignored). */
+function base64Bytes(data: string): number {
+  const comma = data.startsWith('data:') ? data.indexOf(',') + 1 : 0;
+  return Math.ceil(((data.length - comma) * 3) / 4);
+}
+
+/** The first `n` decoded bytes of a base64 text (or data: URL), or undefined when it is not base64. */
+function headBytes(data: string, n: number): Buffer | undefined {
+  const comma = data.startsWith('data:') ? data.indexOf(',') + 1 : 0;
+  const head = data.slice(comma, comma + Math.ceil(n / 3) * 4);
+  const buf = Buffer.from(head, 'base64');
+  return buf.length >= n ? buf : undefined;
+}
+
+/** Width and height from the header of a PNG or GIF data URL (fixed offsets); other formats: undefined (the bound applies). */
+export function imageSizeOf(url: string): { width: number; height: number } | undefined {
+  if (!url.startsWith('data:image/')) return undefined;
+  const b = headBytes(url, 24);
+  if (!b) return undefined;
+  if (b.readUInt32BE(0) === 0x89504e47 && b.toString('latin1', 12, 16) === 'IHDR') return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
+  if (b.toString('latin1', 0, 4) === 'GIF8') return { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
+  return undefined;
+}
+
+/** The documented bound of one non-text content part. */
+export function partTokens(part: any): number {
+  switch (part?.type) {
+    case 'image_url': {
+      const detail = part.image_url?.detail ?? 'auto';
+      if (detail === 'low') return IMAGE_BASE_TOKENS;
+      const size = imageSizeOf(String(part.image_url?.url ?? ''));
+      return size && size.width > 0 && size.height > 0 ? imageTokens(size.width, size.height, detail) : IMAGE_MAX_TOKENS;
+    }
+    case 'input_audio': {
+      const data = String(part.input_audio?.data ?? '');
+      const bytes = base64Bytes(data);
+      let perSecond = MP3_MIN_BYTES_PER_SECOND;
+      if (part.input_audio?.format === 'wav') {
+        const h = headBytes(data, 32);
+        const rate = h && h.toString('latin1', 0, 4) === 'RIFF' ? h.readUInt32LE(28) : 0;
+        perSecond = Math.max(WAV_MIN_BYTES_PER_SECOND, Math.min(rate, 1_536_000));
+      }
+      return Math.ceil((bytes / perSecond) * AUDIO_TOKENS_PER_SECOND) + 1;
+    }
+    case 'file':
+      return Math.ceil(base64Bytes(String(part.file?.file_data ?? '')) * FILE_TOKENS_PER_BYTE) + 1;
+    default:
+      return 0;
+  }
+}
+
+/** The texts of a message to count and its fixed tokens (parts' bounds, tool call framing). */
+export function piecesOf(m: CountedMessage): { texts: string[]; fixed: number } {
+  const texts: string[] = [String(m.role ?? '')];
+  let fixed = 0;
+  const c = m.content;
+  if (typeof c === 'string') texts.push(c);
+  else if (Array.isArray(c)) {
+    for (const p of c) {
+      if (typeof p?.text === 'string') texts.push(p.text);
+      else if (typeof p?.refusal === 'string') texts.push(p.refusal);
+      else fixed += partTokens(p);
+    }
+  }
+  if (typeof m.name === 'string' && m.name) {
+    texts.push(m.name);
+    fixed += 1;
+  }
+  if (typeof m.tool_call_id === 'string') texts.push(m.tool_call_id);
+  if (typeof m.refusal === 'string') texts.push(m.refusal);
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  for (const call of calls as any[]) {
+    fixed += 3;
+    const f = call?.function ?? call?.custom;
+    if (typeof call?.id === 'string') texts.push(call.id);
+    if (typeof f?.name === 'string') texts.push(f.name);
+    if (typeof f?.arguments === 'string') texts.push(f.arguments);
+    if (typeof f?.input === 'string') texts.push(f.input);
+  }
+  const fc = m.function_call as any;
+  if (fc && typeof fc === 'object') {
+    fixed += 3;
+    if (typeof fc.name === 'string') texts.push(fc.name);
+    if (typeof fc.arguments === 'string') texts.push(fc.arguments);
+  }
+  return { texts, fixed };
 }

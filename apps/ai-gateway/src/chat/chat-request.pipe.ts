@@ -1,0 +1,38 @@
+import { Injectable, PipeTransform } from '@nestjs/common';
+import { OpenAiError, openAiValidationPipe } from '@app/envelope';
+import { checkChatShape, checkUnknown, ShapeError, splitKnown } from './chat-shape';
+import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
+
+const pipe = openAiValidationPipe();
+
+function refuse(e: ShapeError): never {
+  throw new OpenAiError(400, e.message, { type: 'invalid_request_error', code: 'invalid_value', param: e.param });
+}
+
+/**
+ * The one validation of a chat completions body, used by the Nest route and the lean path alike:
+ * known fields strictly (structured ones by chat-shape.ts with the exact `param`, scalars by the DTO's
+ * class-validator decorators), unknown top-level fields bounded (count, size, depth, no length or cost
+ * levers) and kept on the result for the deployment's unknownFields policy (openai-client.ts).
+ */
+export async function validateChatRequest(raw: unknown): Promise<ChatCompletionRequest> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return pipe.transform(raw, { type: 'body', metatype: ChatCompletionRequest, data: undefined });
+  }
+  const { known, unknown } = splitKnown(raw as Record<string, unknown>);
+  const unknownError = checkUnknown(unknown);
+  if (unknownError) refuse(unknownError);
+  const shapeError = checkChatShape(known);
+  if (shapeError) refuse(shapeError);
+  const dto: ChatCompletionRequest = await pipe.transform(known, { type: 'body', metatype: ChatCompletionRequest, data: undefined });
+  for (const k of Object.keys(unknown)) Object.defineProperty(dto, k, { value: unknown[k], enumerable: true, writable: true, configurable: true });
+  return dto;
+}
+
+/** `@Body(ChatRequestPipe)`: the route's parameter is typed `object` so the global pipe leaves it to this one. */
+@Injectable()
+export class ChatRequestPipe implements PipeTransform {
+  transform(value: unknown): Promise<ChatCompletionRequest> {
+    return validateChatRequest(value);
+  }
+}
