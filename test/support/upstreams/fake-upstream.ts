@@ -1,5 +1,18 @@
 // Local upstream servers speaking the OpenAI and Anthropic protocols, for tests. Behaviour is
 // mutable per server so one test can make it slow, fail, rate-limit or drop a stream mid-way.
+//
+// OpenAI chat tool calls (deterministic, as OpenAI documents the shapes):
+// - `tools` given (tool_choice not 'none') and the last message is role 'user': the answer is an
+//   assistant message with `content: null` and one `tool_calls` entry (finish_reason 'tool_calls')
+//   calling the tool named by tool_choice {type:'function', function:{name}}, else the first tool, with
+//   id `call_<request number>_0` and arguments built from its JSON-schema `parameters.properties`:
+//   string -> the last user text, number/integer -> its word count, boolean -> true, others -> null.
+//   Streamed: a first chunk with {index:0, id, type:'function', function:{name, arguments:''}}, then
+//   the arguments in 8-character fragments ({index:0, function:{arguments}}), then finish_reason.
+//   Its "tokens" are 1 + the number of fragments; the honoured completion limit truncates them
+//   (finish_reason 'length'), as it truncates text answers (1 token per word).
+// - the last message is role 'tool': a text answer `Tool result: <the tool message's text>`.
+// - otherwise (and when `behaviour.reply` is set, for text answers): `Echo: <last user text>`.
 import { createHash } from 'crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'http';
 import { AddressInfo, Socket } from 'net';
@@ -238,6 +251,48 @@ async function legacyCompletions(res: ServerResponse, body: any, up: FakeUpstrea
   await streamFrames(res, up, frames, contentFrames);
 }
 
+/** The tool call the fake OpenAI makes for this request (see the top of the file), or undefined. */
+function openAiToolCall(body: any, callId: string): { id: string; type: 'function'; function: { name: string; arguments: string } } | undefined {
+  const tools: any[] = Array.isArray(body.tools) ? body.tools.filter((t: any) => t?.type === 'function' && typeof t.function?.name === 'string') : [];
+  const last = body.messages[body.messages.length - 1];
+  if (!tools.length || body.tool_choice === 'none' || last?.role !== 'user') return undefined;
+  const named = body.tool_choice?.type === 'function' ? tools.find((t) => t.function.name === body.tool_choice.function?.name) : undefined;
+  const fn = (named ?? tools[0]).function;
+  const userText = textOf(last.content);
+  const args: Record<string, unknown> = {};
+  for (const [k, schema] of Object.entries<any>(fn.parameters?.properties ?? {})) {
+    const type = Array.isArray(schema?.type) ? schema.type[0] : schema?.type;
+    args[k] = type === 'string' ? userText : type === 'number' || type === 'integer' ? fakeTokens(userText) : type === 'boolean' ? true : null;
+  }
+  return { id: callId, type: 'function', function: { name: fn.name, arguments: JSON.stringify(args) } };
+}
+
+async function openAiToolCallAnswer(res: ServerResponse, up: FakeUpstream, body: any, id: string, created: number, call: NonNullable<ReturnType<typeof openAiToolCall>>, limit?: number): Promise<void> {
+  // "Tokens": 1 for the call's name, 1 per 8-character argument fragment; the honoured limit truncates (finish_reason 'length').
+  let fragments: string[] = [];
+  for (let i = 0; i < call.function.arguments.length; i += 8) fragments.push(call.function.arguments.slice(i, i + 8));
+  const truncated = limit != null && fragments.length + 1 > limit;
+  if (truncated) fragments = fragments.slice(0, Math.max(0, limit - 1));
+  const finish = truncated ? 'length' : 'tool_calls';
+  const usage = { prompt_tokens: promptTokens(body), completion_tokens: fragments.length + 1, total_tokens: promptTokens(body) + fragments.length + 1 };
+  if (!body.stream) {
+    const message = { role: 'assistant', content: null, tool_calls: [{ ...call, function: { ...call.function, arguments: fragments.join('') } }], refusal: null };
+    return sendJson(res, 200, { id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, finish_reason: finish, logprobs: null }], usage });
+  }
+  const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+  const base = { id, object: 'chat.completion.chunk', created, model: body.model };
+  const frames = [frame({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }] })];
+  const contentFrames = new Set<number>();
+  for (const f of fragments) {
+    contentFrames.add(frames.length);
+    frames.push(frame({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: f } }] }, finish_reason: null }] }));
+  }
+  frames.push(frame({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] }));
+  if (body.stream_options?.include_usage) frames.push(frame({ ...base, choices: [], usage }));
+  frames.push('data: [DONE]\n\n');
+  await streamFrames(res, up, frames, contentFrames);
+}
+
 export function startFakeOpenAi(): Promise<FakeUpstream> {
   return start('openai', async (req, res, body, up) => {
     const path = (req.url ?? '').split('?')[0];
@@ -267,7 +322,11 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
     }
     const honours = up.behaviour.honoursLimit;
     const limit = honours ? body[honours] : (body.max_tokens ?? body.max_completion_tokens);
-    const { parts, truncated } = pieces(replyFor(body.messages, up.behaviour), limit);
+    const last = body.messages[body.messages.length - 1];
+    const call = openAiToolCall(body, `call_${up.requests.length}_0`);
+    if (call) return openAiToolCallAnswer(res, up, body, id, created, call, limit);
+    const text = last?.role === 'tool' && up.behaviour.reply === undefined ? `Tool result: ${textOf(last.content)}` : replyFor(body.messages, up.behaviour);
+    const { parts, truncated } = pieces(text, limit);
     const usage = { prompt_tokens: promptTokens(body), completion_tokens: parts.length, total_tokens: promptTokens(body) + parts.length };
     const finish = truncated ? 'length' : 'stop';
     if (!body.stream) {

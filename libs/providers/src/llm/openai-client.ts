@@ -1,11 +1,13 @@
 // Client for any OpenAI-compatible server (OpenAI, DashScope compatible mode, DeepSeek, vLLM, Ollama).
 import { UpstreamHttp } from './http';
 import { LlmClient } from './llm-client';
-import { CompletionLimitParam, defaultCompletionLimitParam, Deployment } from './providers-file';
+import { CompletionLimitParam, defaultCompletionLimitParam, Deployment, UnknownFieldsPolicy } from './providers-file';
 import { parseSse } from './sse';
 import { mapTransportError } from './http';
 import { TextCompletion, TextCompletionRequest, TextCompletionsClient } from './text-completions';
-import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, UpstreamError } from './types';
+import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, KNOWN_CHAT_FIELDS, UpstreamError } from './types';
+
+const KNOWN_FIELDS = new Set<string>(KNOWN_CHAT_FIELDS);
 
 export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient {
   private readonly http: UpstreamHttp;
@@ -14,6 +16,7 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
     private readonly deployment: Pick<Deployment, 'baseUrl' | 'apiKey' | 'headers' | 'timeoutMs' | 'connections'> & {
       streamUsage?: boolean;
       completionLimitParam?: CompletionLimitParam;
+      unknownFields?: UnknownFieldsPolicy;
     },
   ) {
     this.http = new UpstreamHttp({
@@ -38,14 +41,22 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
       : { ...req, max_completion_tokens: limit, max_tokens: undefined };
   }
 
+  /** The deployment's unknownFields policy: `drop` keeps only the known fields (the gateway checked their shape). */
+  private withFieldPolicy(req: ChatCompletionRequest): ChatCompletionRequest {
+    if (this.deployment.unknownFields !== 'drop') return req;
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(req)) if (KNOWN_FIELDS.has(k)) out[k] = req[k];
+    return out as ChatCompletionRequest;
+  }
+
   async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<ChatCompletion> {
-    const { statusCode, body } = await this.http.callJson<ChatCompletion>('/chat/completions', { ...this.withLimit(req), stream: false, stream_options: undefined }, opts);
+    const { statusCode, body } = await this.http.callJson<ChatCompletion>('/chat/completions', { ...this.withLimit(this.withFieldPolicy(req)), stream: false, stream_options: undefined }, opts);
     if (!body || !Array.isArray(body.choices)) throw new UpstreamError('upstream chat response has no choices', 'protocol', statusCode);
     return body;
   }
 
   async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<AsyncIterable<ChatCompletionChunk>> {
-    const limited = this.withLimit(req);
+    const limited = this.withLimit(this.withFieldPolicy(req));
     const payload = this.deployment.streamUsage === false ? { ...limited, stream: true, stream_options: undefined } : { ...limited, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
     return this.streamJson<ChatCompletionChunk>('/chat/completions', payload, opts);
   }

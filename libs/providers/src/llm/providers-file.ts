@@ -39,7 +39,15 @@ export interface Deployment {
    * Default: `max_completion_tokens` for api.openai.com and Azure OpenAI hosts, `max_tokens` otherwise.
    */
   completionLimitParam: CompletionLimitParam;
+  /**
+   * OpenAI type: what happens to top-level chat fields the gateway does not know (KNOWN_CHAT_FIELDS in
+   * types.ts): `forward` (default; the upstream may know newer fields) or `drop` (for upstreams that
+   * refuse unknown fields). Anthropic deployments never receive them (the translation builds the request).
+   */
+  unknownFields: UnknownFieldsPolicy;
 }
+
+export type UnknownFieldsPolicy = 'forward' | 'drop';
 
 export type CompletionLimitParam = 'max_tokens' | 'max_completion_tokens';
 
@@ -189,6 +197,7 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
       models: dm,
       streamUsage: d.streamUsage === undefined ? true : expectBoolean(d.streamUsage, `${path}.streamUsage`),
       completionLimitParam: completionLimitParamOf(d.completionLimitParam, baseUrl, `${path}.completionLimitParam`),
+      unknownFields: d.unknownFields === undefined ? 'forward' : expectEnum(d.unknownFields, `${path}.unknownFields`, ['forward', 'drop'] as const),
       anthropicVersion: type === 'anthropic' ? (d.anthropicVersion === undefined ? '2023-06-01' : expectString(d.anthropicVersion, `${path}.anthropicVersion`)) : undefined,
     });
   });

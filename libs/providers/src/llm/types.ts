@@ -1,6 +1,41 @@
 // OpenAI wire shapes the gateway speaks, plus the error type every upstream client throws.
 
-export type ChatRole = 'system' | 'user' | 'assistant' | 'tool' | 'developer';
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool' | 'developer' | 'function';
+
+// The OpenAI shapes below are documentation for code that wants them; the request and response
+// interfaces keep `[k: string]: unknown` for these fields (messages.tool_calls, tool_call_id, tools,
+// tool_choice, message.tool_calls, delta.tool_calls) so translation code can build them freely.
+
+/** An assistant's call of a function tool (OpenAI Chat Completions). */
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A streamed piece of a tool call: the first carries id, type and name, later ones argument fragments. */
+export interface ChatToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
+
+/** A function tool definition (`tools[]`). */
+export interface ChatTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean | null };
+}
+
+export type ChatToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+/** Content parts of a message (user: all; others: text). */
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
+  | { type: 'input_audio'; input_audio: { data: string; format: 'wav' | 'mp3' } }
+  | { type: 'file'; file: { file_data?: string; file_id?: string; filename?: string } }
+  | { type: 'refusal'; refusal: string };
 
 export interface ChatMessage {
   role: ChatRole;
@@ -121,3 +156,15 @@ export function parseRetryAfter(value: string | string[] | undefined | null, now
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
 }
+
+/**
+ * Every top-level Chat Completions request field the gateway knows (OpenAI's API reference). Other
+ * fields are "unknown": bounded by the gateway, then forwarded to or dropped for an OpenAI-type
+ * upstream per its deployment's `unknownFields`; the Anthropic translation never sends them.
+ */
+export const KNOWN_CHAT_FIELDS = [
+  'model', 'messages', 'audio', 'frequency_penalty', 'function_call', 'functions', 'logit_bias', 'logprobs', 'max_completion_tokens',
+  'max_tokens', 'metadata', 'modalities', 'n', 'parallel_tool_calls', 'prediction', 'presence_penalty', 'prompt_cache_key',
+  'reasoning_effort', 'response_format', 'safety_identifier', 'seed', 'service_tier', 'stop', 'store', 'stream', 'stream_options',
+  'temperature', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user', 'verbosity', 'web_search_options',
+] as const;
