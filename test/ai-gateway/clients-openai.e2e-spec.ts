@@ -69,7 +69,8 @@ describe('real client: openai SDK through the gateway', () => {
       expect(finish).toBe('tool_calls');
       expect(calls).toHaveLength(1);
       expect(calls[0]).toMatchObject({ id: expect.any(String), name: TOOL_NAME });
-      expect(toolDeltaChunks).toBeGreaterThanOrEqual(1);
+      // Both fakes send the arguments in several small fragments; the gateway forwards them, never one reassembled delta.
+      expect(toolDeltaChunks).toBeGreaterThanOrEqual(2);
       expect(usage?.prompt_tokens).toBeGreaterThan(0);
       const args = JSON.parse(calls[0].args || '{}');
       messages.push(
