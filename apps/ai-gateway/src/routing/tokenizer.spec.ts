@@ -1,7 +1,7 @@
 import { readFileSync } from 'fs';
 import { getEncoding } from 'js-tiktoken';
 import { BpeCounter, MAX_PIECE } from './bpe-counter';
-import { isSpace, Pace, splitLongRuns, Tokenizer } from './tokenizer';
+import { IMAGE_MAX_TOKENS, imageSizeOf, imageTokens, isSpace, Pace, partTokens, splitLongRuns, Tokenizer } from './tokenizer';
 
 /** Longest run of characters of one class (whitespace or not) in `s`. */
 function longestRun(s: string): number {
@@ -174,3 +174,53 @@ describe('Tokenizer', () => {
     }
   });
 });
+
+describe('Tokenizer: tools, tool calls and non-text parts (issue 15.4)', () => {
+  const t = new Tokenizer();
+  beforeAll(() => t.onModuleInit());
+
+  it("images by OpenAI's tile formula: low 85, high/auto 170 per 512 px tile + 85 after scaling", () => {
+    expect(imageTokens(4096, 8192, 'low')).toBe(85);
+    // OpenAI's worked examples: 1024 x 1024 -> 768 x 768, 4 tiles = 765; 2048 x 4096 -> 768 x 1536, 6 tiles = 1105.
+    expect(imageTokens(1024, 1024, 'high')).toBe(765);
+    expect(imageTokens(2048, 4096, 'auto')).toBe(1105);
+    expect(imageTokens(100, 100)).toBe(255);
+    // The bound used when the size is unknown is the largest the formula gives.
+    expect(IMAGE_MAX_TOKENS).toBe(1445);
+    for (const [w, h] of [[1, 1], [512, 513], [768, 2048], [700, 20000], [20000, 700], [4000, 3000]]) expect(imageTokens(w, h)).toBeLessThanOrEqual(IMAGE_MAX_TOKENS);
+  });
+
+  it('reads PNG and GIF sizes from data URLs; others (and URLs) get the bound', () => {
+    const png = Buffer.alloc(33);
+    png.writeUInt32BE(0x89504e47, 0);
+    png.write('IHDR', 12, 'latin1');
+    png.writeUInt32BE(1024, 16);
+    png.writeUInt32BE(1024, 20);
+    const url = `data:image/png;base64,${png.toString('base64')}`;
+    expect(imageSizeOf(url)).toEqual({ width: 1024, height: 1024 });
+    expect(partTokens({ type: 'image_url', image_url: { url } })).toBe(765);
+    expect(partTokens({ type: 'image_url', image_url: { url: 'https://example.com/a.png' } })).toBe(IMAGE_MAX_TOKENS);
+    expect(partTokens({ type: 'image_url', image_url: { url: 'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQ' } })).toBe(IMAGE_MAX_TOKENS);
+    expect(partTokens({ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } })).toBe(85);
+  });
+
+  it('bounds audio and files by their byte size', () => {
+    // 8000 bytes of mp3: at most 8 s at 8 kbit/s, 50 tokens a second.
+    expect(partTokens({ type: 'input_audio', input_audio: { format: 'mp3', data: 'A'.repeat(Math.ceil((8000 * 4) / 3)) } })).toBeGreaterThanOrEqual(400);
+    expect(partTokens({ type: 'file', file: { file_data: 'data:application/pdf;base64,' + 'A'.repeat(4000) } })).toBeGreaterThanOrEqual(3000);
+  });
+
+  it('counts tool calls, tool results and content parts of messages, and the tool definitions', async () => {
+    const plain = t.countChat([{ role: 'user', content: 'hello world' }], 'cl100k_base');
+    expect(t.countChat([{ role: 'user', content: [{ type: 'text', text: 'hello world' }] }], 'cl100k_base')).toBe(plain);
+    expect(t.countChat([{ role: 'user', content: [{ type: 'text', text: 'hello world' }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] }], 'cl100k_base')).toBe(plain + 85);
+    const args = JSON.stringify({ city: 'Paris '.repeat(50) });
+    const call = [{ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: args } }] }];
+    expect(t.countChat(call, 'cl100k_base')).toBeGreaterThan(t.count(args, 'cl100k_base'));
+    expect(await t.countChatAsync(call, 'cl100k_base')).toBe(t.countChat(call, 'cl100k_base'));
+    const tools = [{ type: 'function', function: { name: 'get_weather', description: 'word '.repeat(300) } }];
+    expect(await t.countDefinitionsAsync({ tools }, 'cl100k_base')).toBeGreaterThan(300);
+    expect(await t.countDefinitionsAsync({}, 'cl100k_base')).toBe(0);
+  });
+});
+

@@ -77,6 +77,38 @@ describe('OpenAiCompatibleClient', () => {
     expect([up.requests[0].body.max_tokens, up.requests[0].body.max_completion_tokens]).toEqual([2, undefined]);
   });
 
+  it('forwards unknown fields by default; a deployment with unknownFields: drop sends only the known ones (chat and stream)', async () => {
+    const body = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }], tools: [{ type: 'function', function: { name: 'f' } }], future_field: { a: 1 } };
+    await client.chat(body);
+    expect(up.requests[0].body).toMatchObject({ tools: body.tools, future_field: { a: 1 } });
+    const strict = new OpenAiCompatibleClient({ baseUrl: up.url, apiKey: 'sk-up', headers: {}, timeoutMs: 500, connections: 1, unknownFields: 'drop' });
+    try {
+      await strict.chat(body);
+      const stream = await strict.chatStream(body);
+      for await (const _ of stream) void _;
+      for (const r of up.requests.slice(1)) {
+        expect(r.body).not.toHaveProperty('future_field');
+        expect(r.body).toMatchObject({ model: 'm', messages: body.messages, tools: body.tools });
+      }
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('passes tool_calls answers and streamed tool_calls deltas through unchanged, one chunk per upstream event', async () => {
+    const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
+    const res = await client.chat({ model: 'm', tools, messages: [{ role: 'user', content: 'cats' }] });
+    expect(res.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { content: null, tool_calls: [{ type: 'function', function: { name: 'lookup', arguments: '{"q":"cats"}' } }] } });
+    const stream = await client.chatStream({ model: 'm', tools, messages: [{ role: 'user', content: 'cats' }] });
+    const deltas = [];
+    for await (const c of stream) for (const d of (c.choices[0]?.delta?.tool_calls as unknown[]) ?? []) deltas.push(d);
+    expect(deltas).toEqual([
+      { index: 0, id: expect.any(String), type: 'function', function: { name: 'lookup', arguments: '' } },
+      { index: 0, function: { arguments: '{"q":"ca' } },
+      { index: 0, function: { arguments: 'ts"}' } },
+    ]);
+  });
+
   it('returns embeddings', async () => {
     const res = await client.embeddings({ model: 'e', input: ['x', 'y'], dimensions: 8 });
     expect(res.data.map((d) => d.embedding.length)).toEqual([8, 8]);

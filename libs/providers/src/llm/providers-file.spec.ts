@@ -61,6 +61,14 @@ deployments:
     expect(() => dep('http://127.0.0.1:8000/v1', { completionLimitParam: 'both' })).toThrow('deployments[0].completionLimitParam must be max_tokens or max_completion_tokens');
   });
 
+  it('reads unknownFields per deployment: forward by default, drop when configured, anything else refused', () => {
+    const dep = (extra: Record<string, unknown> = {}) =>
+      parseProvidersConfig({ deployments: [{ name: 'd', type: 'openai', baseUrl: 'http://127.0.0.1:8000/v1', models: ['vendor-gpt-4'], ...extra }] }, {}).deployments[0].unknownFields;
+    expect(dep()).toBe('forward');
+    expect(dep({ unknownFields: 'drop' })).toBe('drop');
+    expect(() => dep({ unknownFields: 'strip' })).toThrow('deployments[0].unknownFields must be one of forward, drop');
+  });
+
   it('loads JSON', () => {
     const file = join(dir, 'p.json');
     writeFileSync(file, JSON.stringify({ deployments: [{ name: 'local-ollama', type: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', models: ['vendor-llama-70b'] }] }));
