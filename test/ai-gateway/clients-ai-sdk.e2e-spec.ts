@@ -86,6 +86,39 @@ describe('real client: Vercel AI SDK through the gateway', () => {
     });
   });
 
+  // Claude may ask for several tools in one turn: the SDK runs both and sends both results; the gateway
+  // must hand them to Anthropic as tool_result blocks of one user turn (the fake refuses anything else).
+  it.each<ProviderName>(['openai-compatible (chat completions)', 'openai default (Responses API)'])('%s: two tool calls in one Anthropic turn, both results go back in one user turn', async (provider) => {
+    f.anthropic.behaviour.parallelToolUse = 2;
+    const { id, key } = await f.createKey({ name: 'ai-sdk-parallel' });
+    const weather = makeWeatherTool();
+    const clock: unknown[] = [];
+    const tools = {
+      ...toolsFor(weather),
+      get_time: tool({
+        description: 'Current local time for a city',
+        inputSchema: z.object({ city: z.string().optional() }),
+        execute: async (input) => {
+          clock.push(input);
+          return { time: '12:00', code: 'clock-K5521' };
+        },
+      }),
+    };
+    const providerOptions = provider === 'openai default (Responses API)' ? { openai: { store: false } } : undefined;
+    const result = await generateText({ model: modelFor(provider, key, MODELS.anthropic), tools, stopWhen: stepCountIs(4), prompt: QUESTION, maxRetries: 0, providerOptions });
+    expect(result.steps).toHaveLength(2);
+    expect(result.steps[0].toolCalls.map((c) => c.toolName).sort()).toEqual(['get_time', TOOL_NAME]);
+    expect(weather.calls).toHaveLength(1);
+    expect(clock).toHaveLength(1);
+    expect(result.text).toContain(MARKER);
+    expect(result.text).toContain('clock-K5521');
+    const second = f.anthropic.requests[1].body.messages;
+    const lastUser = second[second.length - 1];
+    expect(lastUser.role).toBe('user');
+    expect(lastUser.content.filter((b: any) => b.type === 'tool_result')).toHaveLength(2);
+    await expectBilled(f, id, 2, MODELS.anthropic);
+  });
+
   // With store left at its default (true) the SDK sends the model's earlier output items back as
   // `item_reference`s by id; with store: false it resends them in full. Both must work.
   it.each<UpstreamKind>(['openai', 'anthropic'])('openai default (Responses API) with providerOptions.openai.store=false: generateText tool loop, %s upstream', async (kind) => {
