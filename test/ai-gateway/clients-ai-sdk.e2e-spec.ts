@@ -7,6 +7,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, LanguageModel, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
+import { tinyPng } from '../support/png';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 import { expectBilled, expectUpstreamToolRoundTrip, makeWeatherTool, MARKER, MODELS, QUESTION, resetUpstreams, TOOL_DESCRIPTION, TOOL_NAME, UpstreamKind } from './clients-support';
 
@@ -84,6 +85,22 @@ describe('real client: Vercel AI SDK through the gateway', () => {
       expectUpstreamToolRoundTrip(f, kind);
       await expectBilled(f, id, 2, modelName);
     });
+  });
+
+  it.each(PROVIDERS)('%s: an image part reaches the Anthropic upstream as a base64 image block', async (provider) => {
+    const { key } = await f.createKey({ name: 'ai-sdk-image' });
+    const png = tinyPng();
+    const result = await generateText({
+      model: modelFor(provider, key, MODELS.anthropic),
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'describe this picture' }, { type: 'image', image: png, mediaType: 'image/png' }] }],
+      maxRetries: 0,
+    });
+    expect(result.text).toBe('Echo: describe this picture');
+    const sent = f.anthropic.requests[0].body.messages[0];
+    expect(sent.content).toEqual([
+      expect.objectContaining({ type: 'text', text: 'describe this picture' }),
+      expect.objectContaining({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png.toString('base64') } }),
+    ]);
   });
 
   // Claude may ask for several tools in one turn: the SDK runs both and sends both results; the gateway
