@@ -103,7 +103,8 @@ describe('AI gateway chat completions (openai SDK)', () => {
       [{ messages: [{ role: 'user', content: 5 }] }, 'messages.0.content'],
       [{ max_tokens: 0 }, 'max_tokens'],
       [{ n: 0 }, 'n'],
-      [{ unknown_field: 1 }, 'unknown_field'],
+      // Unknown fields pass to the deployment's policy (issue 15.2), except those that could lengthen the answer.
+      [{ max_new_tokens: 1 }, 'max_new_tokens'],
     ];
     for (const [patch, param] of cases) {
       const err: any = await client.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'x' }], ...(patch as any) }).catch((e) => e);

@@ -90,7 +90,7 @@ describe('gateway lean routes', () => {
   it('answers bad bodies like the full pipeline', async () => {
     const cases: Array<[string, string, number]> = [
       ['validation', JSON.stringify({ model: 'vendor-gpt-4' }), 400],
-      ['unknown field', chat({ surprise: 1 }), 400],
+      ['unknown field that could lengthen the answer', chat({ max_new_tokens: 1 }), 400],
       ['malformed JSON', '{"model": "vendor-gpt-4", ', 400],
       ['not an object', '"just a string"', 400],
       ['empty body', '', 400],
