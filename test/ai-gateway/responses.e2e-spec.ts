@@ -2,6 +2,9 @@
 // the OpenAI and Anthropic fake upstreams (test/support/upstreams/fake-upstream.ts).
 import OpenAI from 'openai';
 import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import type { GatewayConfig } from '../../apps/ai-gateway/src/config/gateway.config';
+import { ResponsesStore } from '../../apps/ai-gateway/src/responses/responses-store';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 import { ledgerRows } from './media/ledger';
 
@@ -116,7 +119,7 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
     const prev: any = await client.responses.create({ model: 'vendor-gpt-4', input: 'hi', previous_response_id: 'resp_123' }).catch((e) => e);
     expect(prev.status).toBe(400);
     expect(prev.error).toMatchObject({ param: 'previous_response_id', type: 'invalid_request_error' });
-    expect(prev.message).toContain('previous_response_id');
+    expect(prev.message).toContain('resp_123');
 
     const item: any = await client.responses.create({ model: 'vendor-gpt-4', input: [{ role: 'user', content: 'hi' }, { type: 'web_search_call', id: 'ws_1', status: 'completed' } as any] }).catch((e) => e);
     expect(item.status).toBe(400);
@@ -161,6 +164,116 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
     const denied: any = await new OpenAI({ apiKey: embeddingsOnly.key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 }).responses.create({ model: 'vendor-gpt-4', input: 'hi' }).catch((e) => e);
     expect(denied.status).toBe(403);
     expect(f.openai.requests).toHaveLength(1);
+  });
+
+  describe('store (stored responses, item_reference, previous_response_id)', () => {
+    const storedRows = (id: string) => query(f.gw.dbUrl, `SELECT r.key_id, r.input, r.output, r.expires_at > now() + interval '23 hours' AS day, (SELECT count(*)::int FROM ai_response_items i WHERE i.response_id = r.id) AS items FROM ai_responses r WHERE r.id = $1`, [id]);
+
+    for (const model of ['vendor-gpt-4', 'vendor-claude-3']) {
+      for (const streamed of [false, true]) {
+        it(`store left at its default (true): the tool loop refers to the function_call by item_reference on ${model}${streamed ? ' (streamed)' : ''}`, async () => {
+          const ask = async (input: any[]) => (streamed ? client.responses.stream({ model, input, tools: [weatherTool] }).finalResponse() : client.responses.create({ model, input, tools: [weatherTool] }));
+          const first = await ask([{ role: 'user', content: 'Paris' }]);
+          expect((first as any).store).toBe(true);
+          const call = first.output.find((o) => o.type === 'function_call') as any;
+          expect(call.id).toMatch(/^fc_/);
+          // Stored before it was answered, for this key, with the default lifetime (24 h).
+          const [row] = await storedRows(first.id);
+          expect(row).toMatchObject({ input: [{ role: 'user', content: 'Paris' }], output: first.output.map((o: any) => expect.objectContaining({ id: o.id, type: o.type, status: 'completed' })), day: true, items: first.output.length });
+
+          // As the AI SDK sends it with store on: the model's own items by reference only.
+          const second = await ask([{ role: 'user', content: 'Paris' }, ...first.output.map((o) => ({ type: 'item_reference' as const, id: o.id! })), { type: 'function_call_output', call_id: call.call_id, output: 'sunny 21C' }]);
+          expect(second.output_text).toContain('sunny 21C');
+          const upstream = model === 'vendor-gpt-4' ? f.openai : f.anthropic;
+          const msgs = upstream.requests[1].body.messages;
+          if (model === 'vendor-gpt-4') {
+            expect(msgs[msgs.length - 2]).toMatchObject({ role: 'assistant', tool_calls: [{ id: call.call_id, type: 'function', function: { name: 'get_weather', arguments: call.arguments } }] });
+            expect(msgs[msgs.length - 1]).toEqual({ role: 'tool', tool_call_id: call.call_id, content: 'sunny 21C' });
+          } else {
+            expect(msgs[msgs.length - 2].content).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'tool_use', id: call.call_id, name: 'get_weather' })]));
+            expect(msgs[msgs.length - 1].content).toEqual([expect.objectContaining({ type: 'tool_result', tool_use_id: call.call_id })]);
+          }
+        });
+      }
+    }
+
+    it('previous_response_id puts the stored input and output before the new items; chains; echoed in the answer', async () => {
+      const first = await client.responses.create({ model: 'vendor-gpt-4', instructions: 'Only for the first call.', input: 'Paris', tools: [weatherTool] });
+      const call = first.output.find((o) => o.type === 'function_call') as any;
+      const second = await client.responses.create({ model: 'vendor-gpt-4', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny 21C' }], tools: [weatherTool] });
+      expect(second.previous_response_id).toBe(first.id);
+      expect(second.output_text).toContain('sunny 21C');
+      // Instructions are not carried over (as OpenAI documents); the conversation is.
+      expect(f.openai.requests[1].body.messages).toEqual([
+        { role: 'user', content: 'Paris' },
+        { role: 'assistant', content: null, tool_calls: [{ id: call.call_id, type: 'function', function: { name: 'get_weather', arguments: call.arguments } }] },
+        { role: 'tool', tool_call_id: call.call_id, content: 'sunny 21C' },
+      ]);
+      const third = await client.responses.create({ model: 'vendor-gpt-4', previous_response_id: second.id, input: 'thanks' });
+      const msgs = f.openai.requests[2].body.messages;
+      expect(msgs).toHaveLength(5);
+      expect(msgs[3]).toEqual({ role: 'assistant', content: second.output_text });
+      expect(msgs[4]).toEqual({ role: 'user', content: 'thanks' });
+      expect(third.status).toBe('completed');
+    });
+
+    it('another key, an expired response and an unknown id are refused alike (400 naming the id), before any upstream call', async () => {
+      const first = await client.responses.create({ model: 'vendor-gpt-4', input: 'Paris', tools: [weatherTool] });
+      const call = first.output.find((o) => o.type === 'function_call') as any;
+      const other = new OpenAI({ apiKey: (await f.createKey({ name: 'responses-stranger' })).key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+      f.openai.reset();
+      const refer = (sdk: OpenAI, id: string) => sdk.responses.create({ model: 'vendor-gpt-4', input: [{ role: 'user', content: 'Paris' }, { type: 'item_reference', id }, { type: 'function_call_output', call_id: call.call_id, output: 'x' }] }).catch((e) => e);
+      const follow = (sdk: OpenAI, id: string) => sdk.responses.create({ model: 'vendor-gpt-4', previous_response_id: id, input: 'more' }).catch((e) => e);
+
+      const strangerItem = await refer(other, call.id);
+      expect(strangerItem.status).toBe(400);
+      expect(strangerItem.error).toMatchObject({ type: 'invalid_request_error', param: 'input[1]', message: `Item with id '${call.id}' not found.` });
+      const strangerPrev = await follow(other, first.id);
+      expect(strangerPrev.status).toBe(400);
+      expect(strangerPrev.error).toMatchObject({ param: 'previous_response_id', message: `Previous response with id '${first.id}' not found.` });
+      // The same answer as for an id nobody ever had: no oracle.
+      const unknown = await follow(other, 'resp_' + '0'.repeat(48));
+      expect(unknown.error).toMatchObject({ param: 'previous_response_id', code: strangerPrev.error.code, type: strangerPrev.error.type });
+
+      await query(f.gw.dbUrl, `UPDATE ai_responses SET expires_at = now() - interval '1 second' WHERE id = $1`, [first.id]);
+      const expiredItem = await refer(client, call.id);
+      expect(expiredItem.status).toBe(400);
+      expect(expiredItem.error).toMatchObject({ param: 'input[1]', message: `Item with id '${call.id}' not found.` });
+      const expiredPrev = await follow(client, first.id);
+      expect(expiredPrev.status).toBe(400);
+      expect(expiredPrev.error.param).toBe('previous_response_id');
+      expect(f.openai.requests).toHaveLength(0);
+    });
+
+    it('the sweep deletes expired responses with their items and keeps live ones', async () => {
+      const live = await client.responses.create({ model: 'vendor-gpt-4', input: 'Paris', tools: [weatherTool] });
+      const gone = await client.responses.create({ model: 'vendor-gpt-4', input: 'Paris', tools: [weatherTool] });
+      await query(f.gw.dbUrl, `UPDATE ai_responses SET expires_at = now() - interval '1 second' WHERE id = $1`, [gone.id]);
+      const db = await new DataSource({ type: 'postgres', url: f.gw.dbUrl }).initialize();
+      try {
+        const store = new ResponsesStore(db, { AI_RESPONSES_STORE_TTL_HOURS: 24 } as GatewayConfig);
+        expect(await store.sweep()).toBeGreaterThanOrEqual(1);
+      } finally {
+        await db.destroy();
+      }
+      expect(await storedRows(gone.id)).toEqual([]);
+      expect(await query(f.gw.dbUrl, `SELECT 1 FROM ai_response_items WHERE response_id = $1`, [gone.id])).toEqual([]);
+      expect(await storedRows(live.id)).toHaveLength(1);
+    });
+
+    it('store: false writes nothing and its items cannot be referred to', async () => {
+      const res = await client.responses.create({ model: 'vendor-gpt-4', input: 'Paris', tools: [weatherTool], store: false });
+      expect((res as any).store).toBe(false);
+      const call = res.output.find((o) => o.type === 'function_call') as any;
+      expect(await storedRows(res.id)).toEqual([]);
+      expect(await query(f.gw.dbUrl, `SELECT 1 FROM ai_response_items WHERE id = $1`, [call.id])).toEqual([]);
+      const refused: any = await client.responses.create({ model: 'vendor-gpt-4', input: [{ role: 'user', content: 'Paris' }, { type: 'item_reference', id: call.id }] }).catch((e) => e);
+      expect(refused.status).toBe(400);
+      expect(refused.error.param).toBe('input[1]');
+      const streamed = await client.responses.stream({ model: 'vendor-gpt-4', input: 'hello', store: false }).finalResponse();
+      expect((streamed as any).store).toBe(false);
+      expect(await storedRows(streamed.id)).toEqual([]);
+    });
   });
 
   it('reports an upstream failure in the OpenAI error shape, and a broken stream as error + response.failed', async () => {

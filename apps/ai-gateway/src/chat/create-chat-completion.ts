@@ -23,12 +23,12 @@ const ENDPOINT = 'chat.completions';
 export interface ChatAnswerShape {
   /** Ledger endpoint name. */
   endpoint: string;
-  /** The JSON answer for a finished completion. */
-  complete(result: ChatCompletion): unknown;
+  /** The JSON answer for a finished completion (may wait, e.g. to store the response before it is answered). */
+  complete(result: ChatCompletion): unknown | Promise<unknown>;
   /** Stream events for one upstream chunk. */
   chunk(chunk: ChatCompletionChunk): unknown[];
-  /** Closing stream events, given the usage that is metered. */
-  end(usage: Usage): unknown[];
+  /** Closing stream events, given the usage that is metered (may wait, as `complete`). */
+  end(usage: Usage): unknown[] | Promise<unknown[]>;
   /** Stream events for a failure after the stream started. */
   failed(error: OpenAiErrorBody['error']): unknown[];
 }
@@ -76,7 +76,7 @@ export class CreateChatCompletion {
     // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
     // Tool definitions, schemas and the bounds of image, audio and file parts count too (issue 15.4).
     const pace = this.tokenizer.pace();
-    const messageTokens = await this.tokenizer.countChatAsync(body.messages as unknown as CountedMessage[], info.encoding, info.contextLength, pace);
+    const messageTokens = await this.tokenizer.countChatAsync(body.messages as unknown as CountedMessage[], info.encoding, info.contextLength, pace, info.imageTokens);
     const promptTokens = messageTokens + (await this.tokenizer.countDefinitionsAsync(body, info.encoding, info.contextLength - messageTokens, pace));
     // Predicted output: OpenAI bills rejected prediction tokens as completion tokens, so they are held as such.
     const predictionTokens = body.prediction ? await this.tokenizer.countUpToAsync(predictionText(body.prediction), info.encoding, info.contextLength, pace) : 0;
@@ -135,7 +135,7 @@ export class CreateChatCompletion {
     // A held budget reservation is released before answering; with nothing held (no budget) the charge
     // is written while the answer goes out, keeping a database commit off the latency path (npm run bench).
     if (p.reservation.holdId) await settling;
-    sendJson(res, 200, shape ? shape.complete(result) : result, [OVERHEAD_HEADER, timer.overheadMs()]);
+    sendJson(res, 200, shape ? await shape.complete(result) : result, [OVERHEAD_HEADER, timer.overheadMs()]);
     await settling;
   }
 
@@ -173,7 +173,7 @@ export class CreateChatCompletion {
         // Forwarded as it came (tool_calls deltas included, never reassembled); counted for the fallback usage.
         for (const c of forward.choices) delivered += generatedText(c?.delta);
       }
-      if (shape) for (const event of shape.end(await this.usageOf(upstreamUsage, p.promptTokens, delivered, p.info))) await sse.data(event);
+      if (shape) for (const event of await shape.end(await this.usageOf(upstreamUsage, p.promptTokens, delivered, p.info))) await sse.data(event);
       else await sse.data('[DONE]');
     } catch (e) {
       if (e instanceof CallAbortedError || ac.signal.aborted || sse.closed) {

@@ -68,6 +68,17 @@ export class GatewayConfig extends BaseConfig {
   @Min(60_000)
   AI_BUDGET_HOLD_TTL_MS: number = 3_600_000;
 
+  /** Lifetime of a stored response of /v1/responses (store: true) in hours; 0 stores nothing (every answer says store: false). */
+  @IsInt()
+  @Min(0)
+  @Max(8760)
+  AI_RESPONSES_STORE_TTL_HOURS: number = 24;
+
+  /** Largest stored response (its input items, previous response included, and output as JSON, bytes); a larger one is answered but not stored (store: false). */
+  @IsInt()
+  @Min(1024)
+  AI_RESPONSES_STORE_MAX_BYTES: number = 16 * 1024 * 1024;
+
   /** Development only: when no usable API key exists at boot, create one and print it once. */
   @IsBoolean()
   AI_DEV_KEY: boolean = true;

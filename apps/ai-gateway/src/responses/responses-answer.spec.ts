@@ -4,7 +4,7 @@ import { ResponsesAnswer } from './responses-answer';
 const chunk = (delta: Record<string, unknown>, finish: string | null = null): ChatCompletionChunk => ({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
 
 describe('ResponsesAnswer', () => {
-  it('translates streamed text and tool-call deltas into numbered Responses events, fragment by fragment', () => {
+  it('translates streamed text and tool-call deltas into numbered Responses events, fragment by fragment', async () => {
     const a = new ResponsesAnswer('m', {});
     const events: any[] = [
       ...a.chunk(chunk({ role: 'assistant', content: '' })),
@@ -14,7 +14,7 @@ describe('ResponsesAnswer', () => {
       ...a.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] })),
       ...a.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] })),
       ...a.chunk(chunk({}, 'tool_calls')),
-      ...a.end({ prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 }),
+      ...(await a.end({ prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 })),
     ];
     expect(events.map((e) => e.type)).toEqual([
       'response.created',
@@ -44,11 +44,33 @@ describe('ResponsesAnswer', () => {
     ]);
   });
 
-  it('marks an answer cut by the limit incomplete, streamed and not', () => {
+  it('marks an answer cut by the limit incomplete, streamed and not', async () => {
     const a = new ResponsesAnswer('m', {});
-    const streamed = [...a.chunk(chunk({ content: 'abc' })), ...a.chunk(chunk({}, 'length')), ...a.end({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 })] as any[];
+    const streamed = [...a.chunk(chunk({ content: 'abc' })), ...a.chunk(chunk({}, 'length')), ...(await a.end({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }))] as any[];
     expect(streamed[streamed.length - 1]).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } } });
-    const whole = new ResponsesAnswer('m', {}).complete({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'abc' }, finish_reason: 'length' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }) as any;
+    const whole = (await new ResponsesAnswer('m', {}).complete({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'abc' }, finish_reason: 'length' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })) as any;
     expect(whole).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, usage: { input_tokens: 1, output_tokens: 1 } });
+  });
+
+  it('stores a finished response before answering it, and answers store: false when storing failed', async () => {
+    const completion = { id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } as any;
+    const saved: any[] = [];
+    const ok = (await new ResponsesAnswer('m', { store: true }, async (r) => (saved.push(structuredClone(r)), true)).complete(completion)) as any;
+    expect(ok.store).toBe(true);
+    expect(saved).toEqual([expect.objectContaining({ id: ok.id, output: [expect.objectContaining({ type: 'function_call', id: expect.stringMatching(/^fc_/), call_id: 'call_9' })] })]);
+    const failed = (await new ResponsesAnswer('m', { store: true }, async () => false).complete(completion)) as any;
+    expect(failed.store).toBe(false);
+    // store: false never calls the store.
+    const never = jest.fn(async () => true);
+    expect(((await new ResponsesAnswer('m', { store: false }, never).complete(completion)) as any).store).toBe(false);
+    const streamed = new ResponsesAnswer('m', { store: false }, never);
+    streamed.chunk(chunk({ content: 'x' }));
+    await streamed.end({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 });
+    expect(never).not.toHaveBeenCalled();
+    // A failed stream is not stored.
+    const broken = new ResponsesAnswer('m', { store: true }, never);
+    broken.chunk(chunk({ content: 'x' }));
+    broken.failed({ message: 'boom', type: 'upstream_error' } as any);
+    expect(never).not.toHaveBeenCalled();
   });
 });

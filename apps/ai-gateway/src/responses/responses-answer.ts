@@ -29,8 +29,16 @@ function functionCallItem(id: string, callId: string, name: string, args: string
 }
 
 /**
+ * Stores a finished response (ResponsesStore.save bound to the key and the input); false when it was
+ * not stored, and the answer then says store: false.
+ */
+export type PersistResponse = (response: Obj) => Promise<boolean>;
+
+/**
  * One Responses answer: `complete` for a JSON answer, or `chunk`/`end`/`failed` for the event stream
  * (created, in_progress, output items with their parts and deltas, completed), each event numbered.
+ * With `persist`, a completed or incomplete response is stored before it is answered (so a follow-up
+ * call that refers to it always finds it); a failed or aborted one is not.
  */
 export class ResponsesAnswer implements ChatAnswerShape {
   readonly endpoint = RESPONSES_ENDPOINT;
@@ -47,9 +55,15 @@ export class ResponsesAnswer implements ChatAnswerShape {
   constructor(
     private readonly model: string,
     private readonly echo: Obj,
+    private readonly persist?: PersistResponse,
   ) {}
 
-  complete(result: ChatCompletion): unknown {
+  /** The response id (resp_...). */
+  get responseId(): string {
+    return this.id;
+  }
+
+  async complete(result: ChatCompletion): Promise<unknown> {
     const choice = result.choices[0];
     const output: Obj[] = [];
     const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
@@ -58,7 +72,7 @@ export class ResponsesAnswer implements ChatAnswerShape {
       output.push(functionCallItem(newId('fc'), call.id ?? newId('call'), call.function?.name ?? '', call.function?.arguments ?? '', 'completed'));
     }
     this.finishReason = choice?.finish_reason ?? null;
-    return this.response(this.finalStatus(), output, result.usage);
+    return this.stored(this.response(this.finalStatus(), output, result.usage));
   }
 
   chunk(chunk: ChatCompletionChunk): unknown[] {
@@ -73,13 +87,20 @@ export class ResponsesAnswer implements ChatAnswerShape {
     return events;
   }
 
-  end(usage: Usage): unknown[] {
+  async end(usage: Usage): Promise<unknown[]> {
     const events: Obj[] = [];
     this.start(events);
     this.closeAll(events);
     const status = this.finalStatus();
-    events.push(this.event(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: this.response(status, this.items.map((i) => i.item), usage) }));
+    const response = await this.stored(this.response(status, this.items.map((i) => i.item), usage));
+    events.push(this.event(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response }));
     return events;
+  }
+
+  /** The finished response once stored (when asked to); `store` says whether it was. */
+  private async stored(response: Obj): Promise<Obj> {
+    if (response.store === true) response.store = this.persist ? await this.persist(response) : false;
+    return response;
   }
 
   failed(error: OpenAiErrorBody['error']): unknown[] {

@@ -1,8 +1,10 @@
 // POST /v1/responses request -> the internal chat request (OpenAI Chat Completions wire shape) the
-// chat pipeline runs. Stateless: nothing refers to stored responses or items. Every refusal is a 400
-// whose `param` names the field or item, as OpenAI answers.
+// chat pipeline runs. `item_reference` items and `previous_response_id` are resolved against the
+// stored responses first (responses-store.ts); what arrives here is the whole input. Every refusal is
+// a 400 whose `param` names the field or item, as OpenAI answers.
 import { OpenAiError } from '@app/envelope';
 import type { ChatCompletionRequest, ChatMessage } from '@app/providers/llm';
+import type { ResolvedInput } from './responses-store';
 
 export const MAX_INPUT_ITEMS = 4096;
 export const MAX_CONTENT_PARTS = 256;
@@ -11,7 +13,7 @@ export const MAX_SCHEMA_DEPTH = 32;
 const MAX_NAME = 64;
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Accepted and not forwarded: nothing is stored, no hosted tools, no logprobs or reasoning items. */
+/** Accepted and not forwarded (`store` decides what the gateway keeps): no hosted tools, no logprobs or reasoning items. */
 const IGNORED_FIELDS = new Set(['store', 'metadata', 'include', 'truncation', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'top_logprobs', 'max_tool_calls', 'stream_options', 'background']);
 const FIELDS = new Set(['model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_output_tokens', 'temperature', 'top_p', 'text', 'reasoning', 'stream', 'user', 'previous_response_id', 'conversation', 'prompt', ...IGNORED_FIELDS]);
 
@@ -53,7 +55,7 @@ function schema(v: unknown, param: string): Obj {
 }
 
 function stateless(param: string): OpenAiError {
-  return invalid(`${param} is not supported: this gateway is stateless and stores no responses or conversations; send the whole conversation in input`, param, 'unsupported_parameter');
+  return invalid(`${param} is not supported: this gateway stores no conversations; send the conversation in input, or refer to a stored response with previous_response_id`, param, 'unsupported_parameter');
 }
 
 /** The text of content parts that may only carry text (assistant turns, system, tool output). */
@@ -126,8 +128,12 @@ function toolOutput(output: unknown, param: string): string {
   return joinText(partsOf(output, param), param, ['input_text', 'output_text']);
 }
 
-/** `input` items -> chat messages: function calls join the assistant turn before them; outputs become tool turns. */
-export function inputMessages(input: unknown): ChatMessage[] {
+/**
+ * `input` items -> chat messages: function calls join the assistant turn before them; outputs become
+ * tool turns. The first `prefix` items came from previous_response_id (refusals name that field);
+ * the rest are the caller's, numbered as the caller sent them.
+ */
+export function inputMessages(input: unknown, prefix = 0): ChatMessage[] {
   if (typeof input === 'string') {
     if (input.length === 0) throw invalid('input must not be empty', 'input');
     return [{ role: 'user', content: input }];
@@ -137,7 +143,7 @@ export function inputMessages(input: unknown): ChatMessage[] {
   const messages: ChatMessage[] = [];
   const calls = new Set<string>();
   input.forEach((item, i) => {
-    const param = `input[${i}]`;
+    const param = i < prefix ? `previous_response_id` : `input[${i - prefix}]`;
     if (!isObj(item)) throw invalid(`${param} must be an object`, param, 'invalid_type');
     const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
     switch (type) {
@@ -164,7 +170,8 @@ export function inputMessages(input: unknown): ChatMessage[] {
         // A chat upstream reasons afresh; earlier reasoning items carry nothing it could read.
         return;
       case 'item_reference':
-        throw stateless(`${param}`);
+        // Resolved before translation (CreateResponse); one left here refers to nothing stored.
+        throw invalid(`${param}: item with id '${String(item.id)}' not found.`, param);
       default:
         throw invalid(`${param}: item type ${JSON.stringify(type)} is not supported (message, function_call, function_call_output, reasoning)`, `${param}.type`);
     }
@@ -227,10 +234,14 @@ export interface TranslatedResponsesRequest {
   echo: Obj;
 }
 
-export function translateResponsesRequest(body: unknown): TranslatedResponsesRequest {
+/**
+ * `resolved`: the input with its item references and previous response expanded (ResponsesStore);
+ * `stored`: whether this response will be stored (echoed as `store`).
+ */
+export function translateResponsesRequest(body: unknown, opts: { resolved?: ResolvedInput; stored?: boolean } = {}): TranslatedResponsesRequest {
   if (!isObj(body)) throw invalid('The request body must be a JSON object', 'body', 'invalid_type');
   for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw invalid(`Unknown parameter: '${k}'.`, k, 'unknown_parameter');
-  if (body.previous_response_id != null) throw stateless('previous_response_id');
+  if (body.previous_response_id != null && !opts.resolved) throw invalid(`Previous response with id '${String(body.previous_response_id)}' not found.`, 'previous_response_id', 'previous_response_not_found');
   if (body.conversation != null) throw stateless('conversation');
   if (body.prompt != null) throw invalid('prompt (stored prompt templates) is not supported: send instructions and input', 'prompt', 'unsupported_parameter');
   if (body.background != null && bool(body.background, 'background')) throw invalid('background: true is not supported (nothing is stored to poll)', 'background', 'unsupported_parameter');
@@ -239,7 +250,7 @@ export function translateResponsesRequest(body: unknown): TranslatedResponsesReq
   if (body.include != null && !Array.isArray(body.include)) throw invalid('include must be an array', 'include', 'invalid_type');
 
   const model = str(body.model, 'model', { min: 1, max: 128 });
-  const messages = inputMessages(body.input);
+  const messages = opts.resolved ? inputMessages(opts.resolved.input, opts.resolved.prefix) : inputMessages(body.input);
   const chat: ChatCompletionRequest = { model, messages };
   if (body.instructions != null) messages.unshift({ role: 'system', content: str(body.instructions, 'instructions') });
   if (body.tools != null) {
@@ -271,7 +282,8 @@ export function translateResponsesRequest(body: unknown): TranslatedResponsesReq
     max_output_tokens: body.max_output_tokens ?? null,
     metadata: body.metadata ?? {},
     parallel_tool_calls: body.parallel_tool_calls ?? true,
-    store: false, // accepted, never honoured: nothing is stored
+    previous_response_id: body.previous_response_id ?? null,
+    store: opts.stored === true,
     temperature: body.temperature ?? 1,
     text: { format: isObj(body.text) && isObj(body.text.format) ? body.text.format : { type: 'text' } },
     tool_choice: body.tool_choice ?? 'auto',

@@ -14,10 +14,12 @@ export class ResponsesController {
   @Post()
   @HttpCode(200)
   @ApiOperation({
-    summary: 'Create a model response (OpenAI Responses API subset, stateless)',
+    summary: 'Create a model response (OpenAI Responses API subset)',
     description:
       'Runs on the chat upstreams (OpenAI and Anthropic deployments) with the chat scope, model list, budget and ledger (endpoint `responses`). ' +
-      'Stateless: `previous_response_id`, `conversation` and `item_reference` answer 400; `store` is accepted and nothing is stored. ' +
+      '`store` (default true, as OpenAI) keeps the response (input and output items) for AI_RESPONSES_STORE_TTL_HOURS, readable only by the same API key: ' +
+      'later calls of that key may send `{type:"item_reference", id}` for its output items (msg_..., fc_...) and `previous_response_id`; an unknown, expired or other key\'s id is a 400 naming it. ' +
+      '`conversation` answers 400. The answer says `store: false` when nothing was stored (store: false, storing disabled, or too large). ' +
       'With `stream: true` the answer is `text/event-stream`: `response.created`, `response.in_progress`, `response.output_item.added`, `response.content_part.added`, ' +
       '`response.output_text.delta`, `response.function_call_arguments.delta`, the matching `.done` events, then `response.completed` (or `response.incomplete`) with usage; each event has `sequence_number`. ' +
       'A failure after the stream started arrives as an `error` event followed by `response.failed`.',
@@ -27,6 +29,18 @@ export class ResponsesController {
     type: ResponsesRequest,
     examples: {
       text: { value: { model: 'vendor-gpt-4', instructions: 'You are concise.', input: 'Say hello in Chinese.', max_output_tokens: 100 } },
+      item_reference: {
+        summary: 'tool loop referring to the stored function_call',
+        value: {
+          model: 'vendor-gpt-4',
+          input: [
+            { role: 'user', content: 'Weather in Paris?' },
+            { type: 'item_reference', id: 'fc_67ccd3a9da748190baa7f1570fe91ac6' },
+            { type: 'function_call_output', call_id: 'call_1', output: '{"temp_c":18}' },
+          ],
+        },
+      },
+      previous_response_id: { value: { model: 'vendor-gpt-4', previous_response_id: 'resp_67ccd3a9da748190baa7f1570fe91ac6', input: [{ type: 'function_call_output', call_id: 'call_1', output: '{"temp_c":18}' }] } },
       tools: {
         value: {
           model: 'vendor-claude-3',

@@ -16,7 +16,7 @@ export class ResponsesRequest {
   @ApiProperty({
     description:
       'A string (one user message) or up to 4096 items: messages `{role: user|assistant|system|developer, content: string | parts}` with parts `input_text`, `input_image` (`image_url`: URL or data URL), `input_file` (`file_data`), `output_text` (assistant); ' +
-      '`{type:"function_call", call_id, name, arguments}`; `{type:"function_call_output", call_id, output}` (its function_call must come earlier); `reasoning` items are ignored. Other item types (and `item_reference`): 400 naming the item.',
+      '`{type:"function_call", call_id, name, arguments}`; `{type:"function_call_output", call_id, output}` (its function_call must come earlier); `{type:"item_reference", id}` for an output item (msg_..., fc_...) this API key stored and that has not expired (else 400 naming the item); `reasoning` items are ignored. Other item types: 400 naming the item.',
     oneOf: [{ type: 'string' }, { type: 'array', maxItems: 4096, items: { type: 'object' } }],
     example: [
       { role: 'user', content: [{ type: 'input_text', text: 'Weather in Paris?' }] },
@@ -37,9 +37,9 @@ export class ResponsesRequest {
   text?: object;
   @ApiPropertyOptional({ example: { effort: 'low' }, description: '`effort` goes upstream as reasoning_effort' }) reasoning?: object;
   @ApiPropertyOptional({ example: false, description: 'Server-sent events: response.created ... response.completed, each with sequence_number' }) stream?: boolean;
-  @ApiPropertyOptional({ example: false, description: 'Accepted; nothing is stored (the answer says store: false)' }) store?: boolean;
+  @ApiPropertyOptional({ example: true, default: true, description: 'Keep the response (input and output items) for AI_RESPONSES_STORE_TTL_HOURS, for item_reference and previous_response_id of the same API key; false stores nothing' }) store?: boolean;
   @ApiPropertyOptional({ maxLength: 256 }) user?: string;
-  @ApiPropertyOptional({ nullable: true, description: 'Not supported (stateless): any value is a 400 naming it' }) previous_response_id?: string | null;
+  @ApiPropertyOptional({ nullable: true, example: 'resp_67ccd3a9da748190baa7f1570fe91ac6', description: 'A response this API key stored: its input and output items come before `input` (its instructions do not). Unknown, expired or another key\'s: 400 naming it' }) previous_response_id?: string | null;
 }
 
 export class ResponsesOutputText {
@@ -76,5 +76,6 @@ export class ResponseObject {
   @ApiProperty({ example: 'vendor-gpt-4' }) model: string;
   @ApiProperty({ type: [ResponsesOutputItem] }) output: ResponsesOutputItem[];
   @ApiProperty({ type: ResponsesUsage, nullable: true }) usage: ResponsesUsage | null;
-  @ApiProperty({ example: false, description: 'Always false: nothing is stored' }) store: boolean;
+  @ApiProperty({ example: true, description: 'Whether the response was stored (false when store: false was asked, storing is disabled, or the response was too large or could not be written)' }) store: boolean;
+  @ApiProperty({ nullable: true, example: null, description: 'The previous_response_id of the request' }) previous_response_id: string | null;
 }

@@ -1,0 +1,178 @@
+// Stored responses of POST /v1/responses (`store`, OpenAI's default true): the response's input items
+// and output items in PostgreSQL, readable only by the API key that created them until they expire.
+// `item_reference` input items and `previous_response_id` resolve against them. Nothing is kept in
+// process memory: any replica answers any reference.
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { OpenAiError } from '@app/envelope';
+import { GatewayConfig } from '../config/gateway.config';
+import { MAX_INPUT_ITEMS } from './responses-request';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Output items stored per response (a larger answer is answered and not stored). */
+export const MAX_STORED_OUTPUT_ITEMS = 256;
+/** Longest id accepted in `item_reference.id` / `previous_response_id` (ours are 53 characters). */
+const MAX_ID = 128;
+/** Rows deleted per statement by the sweep (short transactions, no long lock). */
+const SWEEP_BATCH = 1000;
+const SWEEP_EVERY_MS = 5 * 60_000;
+
+function invalid(message: string, param: string, code = 'invalid_value'): OpenAiError {
+  return new OpenAiError(400, message, { type: 'invalid_request_error', code, param });
+}
+
+function refId(v: unknown, param: string): string {
+  if (typeof v !== 'string' || v.length === 0 || v.length > MAX_ID) throw invalid(`${param} must be a string of 1 to ${MAX_ID} characters`, param, 'invalid_type');
+  return v;
+}
+
+/** What a request refers to: its previous response and the input positions of its item references. */
+export interface StoredReferences {
+  previousResponseId?: string;
+  items: Array<{ index: number; id: string }>;
+}
+
+/** The references of a Responses body (validated: ids are bounded strings); empty when there are none. */
+export function referencesOf(body: unknown): StoredReferences {
+  const refs: StoredReferences = { items: [] };
+  if (!isObj(body)) return refs;
+  if (body.previous_response_id != null) refs.previousResponseId = refId(body.previous_response_id, 'previous_response_id');
+  if (Array.isArray(body.input) && body.input.length <= MAX_INPUT_ITEMS) {
+    body.input.forEach((item, index) => {
+      if (isObj(item) && item.type === 'item_reference') refs.items.push({ index, id: refId(item.id, `input[${index}].id`) });
+    });
+  }
+  return refs;
+}
+
+/** The input a request means once its references are resolved: previous items first (`prefix` of them). */
+export interface ResolvedInput {
+  input: unknown[];
+  prefix: number;
+}
+
+/**
+ * Replaces each item reference by the stored item and puts the previous response's input and output
+ * before the caller's items. Pure: `previous` and `found` come from the store.
+ */
+export function expandInput(input: unknown, refs: StoredReferences, previous: { input: unknown[]; output: unknown[] } | undefined, found: Map<string, Obj>): ResolvedInput {
+  const own: unknown[] = typeof input === 'string' ? (input.length ? [{ role: 'user', content: input }] : []) : Array.isArray(input) ? [...input] : [];
+  for (const { index, id } of refs.items) {
+    const item = found.get(id);
+    // Unknown, expired and another key's ids answer alike (no oracle for other keys' ids).
+    if (!item) throw invalid(`Item with id '${id}' not found.`, `input[${index}]`, 'invalid_value');
+    own[index] = item;
+  }
+  const prior = previous ? [...previous.input, ...previous.output] : [];
+  if (prior.length + own.length > MAX_INPUT_ITEMS) throw invalid(`input has more than ${MAX_INPUT_ITEMS} items together with the items of previous_response_id`, 'input');
+  return { input: [...prior, ...own], prefix: prior.length };
+}
+
+@Injectable()
+export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
+  private readonly log = new Logger('ResponsesStore');
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly config: GatewayConfig,
+  ) {}
+
+  /** Whether responses are stored at all (AI_RESPONSES_STORE_TTL_HOURS > 0). */
+  get enabled(): boolean {
+    return this.config.AI_RESPONSES_STORE_TTL_HOURS > 0;
+  }
+
+  /**
+   * The caller's input with its references resolved against what `keyId` stored and has not expired;
+   * undefined when the request refers to nothing (no query). Unknown, expired or another key's ids:
+   * 400 naming the field.
+   */
+  async resolve(keyId: string, body: Obj): Promise<ResolvedInput | undefined> {
+    const refs = referencesOf(body);
+    if (!refs.previousResponseId && refs.items.length === 0) return undefined;
+    let previous: { input: unknown[]; output: unknown[] } | undefined;
+    if (refs.previousResponseId) {
+      const rows: Array<{ input: unknown[]; output: unknown[] }> = await this.db.query(`SELECT input, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [refs.previousResponseId, keyId]);
+      if (!rows.length) throw invalid(`Previous response with id '${refs.previousResponseId}' not found.`, 'previous_response_id', 'previous_response_not_found');
+      previous = rows[0];
+    }
+    const found = new Map<string, Obj>();
+    if (refs.items.length) {
+      const ids = [...new Set(refs.items.map((r) => r.id))];
+      const rows: Array<{ id: string; item: Obj | null }> = await this.db.query(
+        `SELECT i.id, r.output -> i.position AS item
+           FROM ai_response_items i JOIN ai_responses r ON r.id = i.response_id
+          WHERE i.id = ANY($1::varchar[]) AND r.key_id = $2 AND r.expires_at > now()`,
+        [ids, keyId],
+      );
+      for (const row of rows) if (isObj(row.item)) found.set(row.id, row.item);
+    }
+    return expandInput(body.input, refs, previous, found);
+  }
+
+  /**
+   * Stores a finished response for `keyId` (one statement). Never throws: a response too large to
+   * store, or a database failure, is logged and answered `false` (the answer then says store: false,
+   * and a later reference to it is a 400 like any unknown id).
+   */
+  async save(keyId: string, response: Obj, input: unknown[]): Promise<boolean> {
+    const output = Array.isArray(response.output) ? (response.output as Obj[]) : [];
+    if (output.length > MAX_STORED_OUTPUT_ITEMS) {
+      this.log.warn(`response ${String(response.id)} not stored: ${output.length} output items (at most ${MAX_STORED_OUTPUT_ITEMS})`);
+      return false;
+    }
+    const inputJson = JSON.stringify(input);
+    const outputJson = JSON.stringify(output);
+    const bytes = Buffer.byteLength(inputJson) + Buffer.byteLength(outputJson);
+    if (bytes > this.config.AI_RESPONSES_STORE_MAX_BYTES) {
+      this.log.warn(`response ${String(response.id)} not stored: ${bytes} bytes (AI_RESPONSES_STORE_MAX_BYTES ${this.config.AI_RESPONSES_STORE_MAX_BYTES})`);
+      return false;
+    }
+    const ids = output.map((o) => o.id);
+    if (!ids.every((id) => typeof id === 'string')) return false;
+    try {
+      await this.db.query(
+        `WITH r AS (
+           INSERT INTO ai_responses (id, key_id, input, output, bytes, expires_at)
+           VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, now() + $6::int * interval '1 hour')
+           RETURNING id)
+         INSERT INTO ai_response_items (id, response_id, position)
+         SELECT x.id, r.id, x.ord - 1 FROM r, unnest($7::varchar[]) WITH ORDINALITY AS x(id, ord)`,
+        [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids],
+      );
+      return true;
+    } catch (e) {
+      this.log.error(`response ${String(response.id)} not stored: ${(e as Error).message}`);
+      return false;
+    }
+  }
+
+  /** Deletes expired responses (their items go with them), in short batches; any replica may run it. */
+  async sweep(): Promise<number> {
+    let total = 0;
+    try {
+      for (;;) {
+        // TypeORM answers a DELETE as [rows, rowCount].
+        const [, deleted]: [unknown, number] = await this.db.query(`DELETE FROM ai_responses WHERE id IN (SELECT id FROM ai_responses WHERE expires_at <= now() LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`);
+        total += deleted;
+        if (deleted < SWEEP_BATCH) return total;
+      }
+    } catch (e) {
+      this.log.error(`could not delete expired stored responses: ${(e as Error).message}`);
+      return total;
+    }
+  }
+
+  onModuleInit(): void {
+    this.timer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+}
