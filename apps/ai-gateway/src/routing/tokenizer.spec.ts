@@ -204,6 +204,15 @@ describe('Tokenizer: tools, tool calls and non-text parts (issue 15.4)', () => {
     expect(partTokens({ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } })).toBe(85);
   });
 
+  it("uses the model's image price when the providers file gives one (gpt-4o-mini: 2833 + 5667 per tile)", () => {
+    const mini = { base: 2833, tile: 5667 };
+    expect(partTokens({ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } }, mini)).toBe(2833);
+    expect(partTokens({ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, mini)).toBe(2833 + 8 * 5667);
+    expect(imageTokens(1024, 1024, 'high', mini)).toBe(2833 + 4 * 5667);
+    const msg = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] }];
+    expect(t.countChat(msg, 'cl100k_base', Infinity, mini) - t.countChat(msg, 'cl100k_base')).toBe(2833 - 85);
+  });
+
   it('bounds audio and files by their byte size', () => {
     // 8000 bytes of mp3: at most 8 s at 8 kbit/s, 50 tokens a second.
     expect(partTokens({ type: 'input_audio', input_audio: { format: 'mp3', data: 'A'.repeat(Math.ceil((8000 * 4) / 3)) } })).toBeGreaterThanOrEqual(400);

@@ -108,10 +108,10 @@ export class Tokenizer implements OnModuleInit {
    * name, 3 to prime the reply; plus tool calls (name and arguments), tool_call_id, and the documented
    * bounds of images, audio and files (see partTokens).
    */
-  countChat(messages: CountedMessage[], encoding: EncodingName, limit = Infinity): number {
+  countChat(messages: CountedMessage[], encoding: EncodingName, limit = Infinity, image?: ImagePrice): number {
     let total = 3;
     for (const m of messages) {
-      const { texts, fixed } = piecesOf(m);
+      const { texts, fixed } = piecesOf(m, image);
       total += 3 + fixed;
       for (const t of texts) total += this.countUpTo(t, encoding, limit - total);
       if (total > limit) break;
@@ -142,10 +142,10 @@ export class Tokenizer implements OnModuleInit {
   }
 
   /** countChat for request handlers (see countUpToAsync). */
-  async countChatAsync(messages: CountedMessage[], encoding: EncodingName, limit = Infinity, pace: Pace = this.pace()): Promise<number> {
+  async countChatAsync(messages: CountedMessage[], encoding: EncodingName, limit = Infinity, pace: Pace = this.pace(), image?: ImagePrice): Promise<number> {
     let total = 3;
     for (const m of messages) {
-      const { texts, fixed } = piecesOf(m);
+      const { texts, fixed } = piecesOf(m, image);
       total += 3 + fixed;
       for (const t of texts) {
         await pace.spend(Math.min(t.length, 64));
@@ -209,13 +209,16 @@ export const TOOLS_OVERHEAD = 16;
 /** OpenAI's image pricing (GPT-4o family): `detail: low` is 85 tokens; high/auto 170 per 512 px tile plus 85. */
 export const IMAGE_BASE_TOKENS = 85;
 export const IMAGE_TILE_TOKENS = 170;
+/** A model's image price in prompt tokens (providers file `models.<name>.imageTokens`); GPT-4o's by default. */
+export type ImagePrice = { base: number; tile: number };
+const GPT_4O_IMAGES: ImagePrice = { base: IMAGE_BASE_TOKENS, tile: IMAGE_TILE_TOKENS };
 
 /**
  * OpenAI's documented tile formula: scale to fit in 2048 x 2048, then so the shortest side is 768 px
  * (only ever down), count the 512 px tiles: 170 each plus 85. `low` is 85 whatever the size.
  */
-export function imageTokens(width: number, height: number, detail: 'low' | 'high' | 'auto' = 'auto'): number {
-  if (detail === 'low') return IMAGE_BASE_TOKENS;
+export function imageTokens(width: number, height: number, detail: 'low' | 'high' | 'auto' = 'auto', price: ImagePrice = GPT_4O_IMAGES): number {
+  if (detail === 'low') return price.base;
   let w = width;
   let h = height;
   if (w > 2048 || h > 2048) {
@@ -228,7 +231,7 @@ export function imageTokens(width: number, height: number, detail: 'low' | 'high
     w *= r;
     h *= r;
   }
-  return IMAGE_TILE_TOKENS * Math.ceil(w / 512) * Math.ceil(h / 512) + IMAGE_BASE_TOKENS;
+  return price.tile * Math.ceil(w / 512) * Math.ceil(h / 512) + price.base;
 }
 
 /** The most any image costs under the tile formula (768 x 2048 after scaling: 2 x 4 tiles): used when the size is unknown. */
@@ -267,13 +270,14 @@ export function imageSizeOf(url: string): { width: number; height: number } | un
 }
 
 /** The documented bound of one non-text content part. */
-export function partTokens(part: any): number {
+export function partTokens(part: any, image: ImagePrice = GPT_4O_IMAGES): number {
   switch (part?.type) {
     case 'image_url': {
       const detail = part.image_url?.detail ?? 'auto';
-      if (detail === 'low') return IMAGE_BASE_TOKENS;
+      if (detail === 'low') return image.base;
       const size = imageSizeOf(String(part.image_url?.url ?? ''));
-      return size && size.width > 0 && size.height > 0 ? imageTokens(size.width, size.height, detail) : IMAGE_MAX_TOKENS;
+      // Unknown size: the formula's maximum (768 x 2048 after scaling, 8 tiles).
+      return size && size.width > 0 && size.height > 0 ? imageTokens(size.width, size.height, detail, image) : imageTokens(768, 2048, 'high', image);
     }
     case 'input_audio': {
       const data = String(part.input_audio?.data ?? '');
@@ -294,7 +298,7 @@ export function partTokens(part: any): number {
 }
 
 /** The texts of a message to count and its fixed tokens (parts' bounds, tool call framing). */
-export function piecesOf(m: CountedMessage): { texts: string[]; fixed: number } {
+export function piecesOf(m: CountedMessage, image?: ImagePrice): { texts: string[]; fixed: number } {
   const texts: string[] = [String(m.role ?? '')];
   let fixed = 0;
   const c = m.content;
@@ -303,7 +307,7 @@ export function piecesOf(m: CountedMessage): { texts: string[]; fixed: number } 
     for (const p of c) {
       if (typeof p?.text === 'string') texts.push(p.text);
       else if (typeof p?.refusal === 'string') texts.push(p.refusal);
-      else fixed += partTokens(p);
+      else fixed += partTokens(p, image);
     }
   }
   if (typeof m.name === 'string' && m.name) {

@@ -20,6 +20,11 @@ export interface ModelInfo {
   encoding: 'cl100k_base' | 'o200k_base';
   price: ModelPrice;
   ownedBy: string;
+  /**
+   * Chat: what the upstream bills per image in prompt tokens (OpenAI's tile formula: `base` + `tile`
+   * per 512 px tile). Default GPT-4o's 85 + 170; e.g. gpt-4o-mini bills 2833 + 5667.
+   */
+  imageTokens?: { base: number; tile: number };
 }
 
 /**

@@ -69,6 +69,13 @@ deployments:
     expect(() => dep({ unknownFields: 'strip' })).toThrow('deployments[0].unknownFields must be one of forward, drop');
   });
 
+  it("reads a chat model's image price in prompt tokens (imageTokens: base, tile)", () => {
+    const models = parseProvidersConfig({ models: { 'vendor-gpt-4-mini': { imageTokens: { base: 2833, tile: 5667 } } } }, {}).models;
+    expect(models['vendor-gpt-4-mini'].imageTokens).toEqual({ base: 2833, tile: 5667 });
+    expect(models['vendor-gpt-4'].imageTokens).toBeUndefined();
+    expect(() => parseProvidersConfig({ models: { 'vendor-gpt-4': { imageTokens: { base: -1, tile: 1 } } } }, {})).toThrow('models.vendor-gpt-4.imageTokens.base must be a number >= 0');
+  });
+
   it('loads JSON', () => {
     const file = join(dir, 'p.json');
     writeFileSync(file, JSON.stringify({ deployments: [{ name: 'local-ollama', type: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', models: ['vendor-llama-70b'] }] }));

@@ -137,6 +137,7 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
           outputPer1k: price?.outputPer1k !== undefined ? expectNumber(price.outputPer1k, `${path}.price.outputPer1k`, 0) : base?.price.outputPer1k ?? 0,
         },
         ownedBy: o.ownedBy !== undefined ? expectString(o.ownedBy, `${path}.ownedBy`) : base?.ownedBy ?? 'gateway',
+        imageTokens: o.imageTokens !== undefined ? imageTokensOf(o.imageTokens, `${path}.imageTokens`) : base?.imageTokens,
       };
     }
   }
@@ -203,6 +204,11 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
   });
   const mediaModels = mergeMediaModels(raw.mediaModels, (message) => new ProvidersFileError(`providers file: ${message}`));
   return { deployments, models, mediaModels, routing };
+}
+
+function imageTokensOf(value: unknown, path: string): { base: number; tile: number } {
+  const o = expectObject(value, path);
+  return { base: expectNumber(o.base, `${path}.base`, 0), tile: expectNumber(o.tile, `${path}.tile`, 0) };
 }
 
 function completionLimitParamOf(value: unknown, baseUrl: string | undefined, path: string): CompletionLimitParam {
