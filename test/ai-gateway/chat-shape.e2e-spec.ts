@@ -73,6 +73,10 @@ describe('chat completions: full request and response shape (issue 15)', () => {
           { role: 'assistant', content: null, tool_calls: choice.message.tool_calls },
           { role: 'tool', tool_call_id: choice.message.tool_calls[0].id, content: '{"temperature_c":18}' },
         ]);
+        // LangChain's ToolMessage also carries the tool's name: accepted and passed on.
+        const named = await post({ ...ask, messages: [...ask.messages, { role: 'assistant', content: null, tool_calls: choice.message.tool_calls }, { role: 'tool', name: 'get_weather', tool_call_id: choice.message.tool_calls[0].id, content: 'ok' }] }, headers);
+        expect(named.status).toBe(200);
+        expect(f.openai.requests[2].body.messages[3]).toEqual({ role: 'tool', name: 'get_weather', tool_call_id: choice.message.tool_calls[0].id, content: 'ok' });
       }
     });
 

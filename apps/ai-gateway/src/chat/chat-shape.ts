@@ -221,9 +221,11 @@ function message(v: unknown, param: string): void {
       return;
     }
     case 'tool':
-      only(m, param, ['role', 'content', 'tool_call_id']);
+      // `name` is not in the reference for tool turns, but LangChain sends the tool's name there and OpenAI accepts it.
+      only(m, param, ['role', 'content', 'tool_call_id', 'name']);
       content(m, `${param}.content`, { parts: ['text'], nullable: false, required: true });
       str(m.tool_call_id, `${param}.tool_call_id`, 512, 1);
+      if (has(m, 'name')) str(m.name, `${param}.name`, 256, 1);
       return;
     case 'function':
       only(m, param, ['role', 'content', 'name']);
