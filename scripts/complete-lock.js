@@ -3,7 +3,7 @@
 // of native modules) that the package registry reachable from our machines does not serve. npm then
 // leaves them out of package-lock.json, and `npm ci` refuses a lock that does not list every optional
 // dependency. They are never installed on Linux x64, so a name and version are enough.
-// test/platform/lockfile.spec.ts fails while an entry is missing.
+// test/platform/lockfile.e2e-spec.ts fails while an entry is missing.
 const fs = require('fs');
 const file = process.argv[2] || require('path').join(__dirname, '..', 'package-lock.json');
 const lock = JSON.parse(fs.readFileSync(file, 'utf8'));
