@@ -1,5 +1,5 @@
 import { EventEmitter, once } from 'events';
-import { PocketsphinxEngine } from '@app/providers/engines';
+import { engineProcesses, PocketsphinxEngine } from '@app/providers/engines';
 import { FakeEngineBinary, pidAlive, startFakeEngineBinary } from '@app/providers/engines/testing/fake-engine-binary';
 import { GatewayConfig } from '../config/gateway.config';
 import { SpeechStreamGateway, STREAM_CLOSE } from './speech-stream.gateway';
@@ -77,6 +77,11 @@ describe('SpeechStreamGateway engine limits (M4)', () => {
     await fake.close();
   });
 
+  /** Resolves once the engine's child with this pid has been reaped (engineProcesses emits 'exit' on close). */
+  async function reaped(pid: number): Promise<void> {
+    while (engineProcesses.live.some((p) => p.pid === pid)) await once(engineProcesses, 'exit');
+  }
+
   async function session(key: string): Promise<FakeSocket> {
     const ws = new FakeSocket();
     gateway.handleConnection(ws as any, { headers: {} } as any);
@@ -104,6 +109,9 @@ describe('SpeechStreamGateway engine limits (M4)', () => {
     a.drop();
     const [pid] = (await exited) as [number];
     expect(pids).toContain(pid);
+    // The fake's socket can close before the kernel has finished the process: wait until its parent
+    // (the engine's spawn) has reaped it, an event, then check the pid is gone.
+    await reaped(pid);
     expect(pidAlive(pid)).toBe(false);
     expect(fake.running).toEqual(pids.filter((p) => p !== pid));
 
@@ -111,6 +119,7 @@ describe('SpeechStreamGateway engine limits (M4)', () => {
     const last = fake.running[0];
     b.drop();
     await fake.waitForExit(last);
+    await reaped(last);
     expect(pidAlive(last)).toBe(false);
     expect(fake.running).toEqual([]);
     expect(fake.started).toBe(2);
