@@ -73,4 +73,40 @@ describe('ResponsesAnswer', () => {
     broken.failed({ message: 'boom', type: 'upstream_error' } as any);
     expect(never).not.toHaveBeenCalled();
   });
+
+  it('keeps interleaved tool-call deltas (index 0, 1, 0) before each item’s done event, and both calls whole', async () => {
+    const a = new ResponsesAnswer('m', {});
+    const events: any[] = [
+      ...a.chunk(chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'fa', arguments: '{"x":' } }] })),
+      ...a.chunk(chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'fb', arguments: '{"y":' } }] })),
+      ...a.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: '1}' } }] })),
+      ...a.chunk(chunk({ content: 'and text' })),
+      ...a.chunk(chunk({ tool_calls: [{ index: 1, function: { arguments: '2}' } }] })),
+      ...a.chunk(chunk({}, 'tool_calls')),
+      ...(await a.end({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 })),
+    ];
+    const closed = new Set<string>();
+    for (const e of events) {
+      const id = e.item_id ?? e.item?.id;
+      if (e.type.endsWith('.delta') || e.type === 'response.output_item.added') expect(closed.has(id)).toBe(false);
+      if (e.type === 'response.output_item.done') closed.add(id);
+    }
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    const done = events[events.length - 1].response;
+    expect(done.output.filter((o: any) => o.type === 'function_call').map((o: any) => [o.call_id, o.arguments, o.status])).toEqual([
+      ['call_a', '{"x":1}', 'completed'],
+      ['call_b', '{"y":2}', 'completed'],
+    ]);
+  });
+
+  it('ignores a tool_calls that is not an array (misbehaving upstream) instead of failing the answer', async () => {
+    const a = new ResponsesAnswer('m', {});
+    for (const bad of [{ index: 0 }, 'oops', 7, [null, 'x']]) {
+      const res: any = await a.complete({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'hi', tool_calls: bad }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } as any);
+      expect(res.output.map((o: any) => o.type)).toEqual(['message']);
+    }
+    const s = new ResponsesAnswer('m', {});
+    expect(() => s.chunk(chunk({ tool_calls: { index: 0 } }))).not.toThrow();
+    expect(s.chunk(chunk({ tool_calls: 'abc' })).map((e: any) => e.type)).toEqual([]);
+  });
 });

@@ -16,6 +16,18 @@ interface ChatToolCall {
   function?: { name?: string; arguments?: string };
 }
 
+/**
+ * The tool calls of a message or delta: only object entries of an array. A misbehaving upstream's
+ * `tool_calls` that is not an array (or holds non-objects) carries no call we could answer; it is
+ * ignored rather than failing an answer whose usage is already metered.
+ */
+function toolCallsOf(v: unknown): ChatToolCall[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((c): c is ChatToolCall => typeof c === 'object' && c !== null && !Array.isArray(c));
+}
+
+const strOr = (v: unknown, fallback: string): string => (typeof v === 'string' ? v : fallback);
+
 function responseUsage(u: Usage): Obj {
   return { input_tokens: u.prompt_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: u.completion_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: u.prompt_tokens + u.completion_tokens };
 }
@@ -68,8 +80,8 @@ export class ResponsesAnswer implements ChatAnswerShape {
     const output: Obj[] = [];
     const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
     if (text) output.push(messageItem(newId('msg'), text, 'completed'));
-    for (const call of (choice?.message?.tool_calls as ChatToolCall[] | undefined) ?? []) {
-      output.push(functionCallItem(newId('fc'), call.id ?? newId('call'), call.function?.name ?? '', call.function?.arguments ?? '', 'completed'));
+    for (const call of toolCallsOf(choice?.message?.tool_calls)) {
+      output.push(functionCallItem(newId('fc'), strOr(call.id, newId('call')), strOr(call.function?.name, ''), strOr(call.function?.arguments, ''), 'completed'));
     }
     this.finishReason = choice?.finish_reason ?? null;
     return this.stored(this.response(this.finalStatus(), output, result.usage));
@@ -82,7 +94,7 @@ export class ResponsesAnswer implements ChatAnswerShape {
     if (!choice) return events;
     const delta = choice.delta ?? {};
     if (typeof delta.content === 'string' && delta.content.length > 0) this.text(delta.content, events);
-    for (const call of (delta.tool_calls as ChatToolCall[] | undefined) ?? []) this.toolCall(call, events);
+    for (const call of toolCallsOf(delta.tool_calls)) this.toolCall(call, events);
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
     return events;
   }
@@ -124,7 +136,7 @@ export class ResponsesAnswer implements ChatAnswerShape {
 
   private text(delta: string, events: Obj[]): void {
     if (this.openMessage === undefined) {
-      this.closeAll(events);
+      // Open function calls stay open: a later delta of theirs may still come (they close at the end).
       const item = messageItem(newId('msg'), '', 'in_progress');
       this.openMessage = this.items.push({ item, open: true, text: '' }) - 1;
       events.push(this.event('response.output_item.added', { output_index: this.openMessage, item: { ...item } }));
@@ -137,11 +149,13 @@ export class ResponsesAnswer implements ChatAnswerShape {
 
   /** Chat tool-call deltas arrive by `index`: the first names the call, later ones carry argument fragments. */
   private toolCall(call: ChatToolCall, events: Obj[]): void {
-    const index = call.index ?? 0;
+    const index = typeof call.index === 'number' ? call.index : 0;
     let at = this.toolItems.get(index);
     if (at === undefined) {
-      this.closeAll(events);
-      const item = functionCallItem(newId('fc'), call.id ?? newId('call'), call.function?.name ?? '', '', 'in_progress');
+      // Only the text message closes here; calls may interleave (index 0, 1, 0), so every function
+      // call stays open until the end and no arguments delta can follow its item's .done event.
+      this.closeMessage(events);
+      const item = functionCallItem(newId('fc'), strOr(call.id, newId('call')), strOr(call.function?.name, ''), '', 'in_progress');
       at = this.items.push({ item, open: true }) - 1;
       this.toolItems.set(index, at);
       events.push(this.event('response.output_item.added', { output_index: at, item: { ...item } }));
@@ -154,23 +168,30 @@ export class ResponsesAnswer implements ChatAnswerShape {
     }
   }
 
+  private closeMessage(events: Obj[]): void {
+    if (this.openMessage !== undefined) this.close(this.openMessage, events);
+  }
+
   private closeAll(events: Obj[]): void {
-    this.items.forEach((entry, index) => {
-      if (!entry.open) return;
-      entry.open = false;
-      if (entry.item.type === 'message') {
-        const text = entry.text ?? '';
-        const part = { type: 'output_text', text, annotations: [] };
-        events.push(this.event('response.output_text.done', { item_id: entry.item.id, output_index: index, content_index: 0, text, logprobs: [] }));
-        events.push(this.event('response.content_part.done', { item_id: entry.item.id, output_index: index, content_index: 0, part }));
-        entry.item = messageItem(entry.item.id as string, text, 'completed');
-        this.openMessage = undefined;
-      } else {
-        entry.item = { ...entry.item, status: 'completed' };
-        events.push(this.event('response.function_call_arguments.done', { item_id: entry.item.id, output_index: index, name: entry.item.name, arguments: entry.item.arguments }));
-      }
-      events.push(this.event('response.output_item.done', { output_index: index, item: entry.item }));
-    });
+    this.items.forEach((_, index) => this.close(index, events));
+  }
+
+  private close(index: number, events: Obj[]): void {
+    const entry = this.items[index];
+    if (!entry.open) return;
+    entry.open = false;
+    if (entry.item.type === 'message') {
+      const text = entry.text ?? '';
+      const part = { type: 'output_text', text, annotations: [] };
+      events.push(this.event('response.output_text.done', { item_id: entry.item.id, output_index: index, content_index: 0, text, logprobs: [] }));
+      events.push(this.event('response.content_part.done', { item_id: entry.item.id, output_index: index, content_index: 0, part }));
+      entry.item = messageItem(entry.item.id as string, text, 'completed');
+      this.openMessage = undefined;
+    } else {
+      entry.item = { ...entry.item, status: 'completed' };
+      events.push(this.event('response.function_call_arguments.done', { item_id: entry.item.id, output_index: index, name: entry.item.name, arguments: entry.item.arguments }));
+    }
+    events.push(this.event('response.output_item.done', { output_index: index, item: entry.item }));
   }
 
   private finalStatus(): string {

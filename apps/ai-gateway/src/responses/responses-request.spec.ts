@@ -99,4 +99,41 @@ describe('translateResponsesRequest', () => {
     for (let i = 0; i < MAX_SCHEMA_DEPTH; i++) schema = { type: 'object', properties: { a: schema } };
     expect(refusal({ model: 'm', input: 'hi', tools: [{ type: 'function', name: 'f', parameters: schema }] })).toMatchObject({ status: 400, param: 'tools[0].parameters' });
   });
+
+  it('refuses an input_image URL that is not http(s) or data:image/, naming the item path', () => {
+    for (const url of ['file:///etc/passwd', 'ftp://x/y.png', 'data:text/html,<b>x</b>', 'gopher://h']) {
+      const r = refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_text', text: 'see' }, { type: 'input_image', image_url: url }] }] });
+      expect(r).toMatchObject({ status: 400, param: 'input[0].content[1].image_url' });
+    }
+    const { chat } = translateResponsesRequest({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://example.com/a.png' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA' }] }] });
+    expect((chat.messages[0].content as any[]).map((p) => p.image_url.url)).toEqual(['https://example.com/a.png', 'data:image/png;base64,AAAA']);
+  });
+
+  it('joins a long run of function_call items into one assistant turn with work linear in the run (no copy per call)', () => {
+    const run = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'function_call', call_id: `c${i}`, name: 'f', arguments: '{}' }));
+    // Work units: elements handed out by array iterators (a spread copy per call walks the whole list again).
+    const original = Array.prototype[Symbol.iterator];
+    let steps = 0;
+    const counted = function (this: unknown[]) {
+      const it = original.call(this);
+      const next = it.next.bind(it);
+      it.next = () => {
+        steps++;
+        return next();
+      };
+      return it;
+    };
+    let chat: any;
+    const n = 4000;
+    Object.defineProperty(Array.prototype, Symbol.iterator, { value: counted, configurable: true, writable: true });
+    try {
+      chat = translateResponsesRequest({ model: 'm', input: [{ role: 'user', content: 'go' }, ...run(n)] }).chat;
+    } finally {
+      Object.defineProperty(Array.prototype, Symbol.iterator, { value: original, configurable: true, writable: true });
+    }
+    expect(chat.messages).toHaveLength(2);
+    expect(chat.messages[1].tool_calls).toHaveLength(n);
+    expect(chat.messages[1].tool_calls[n - 1].id).toBe(`c${n - 1}`);
+    expect(steps).toBeLessThan(20 * n);
+  });
 });

@@ -12,6 +12,7 @@ export const MAX_TOOLS = 128;
 export const MAX_SCHEMA_DEPTH = 32;
 const MAX_NAME = 64;
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const IMAGE_URL = /^(https?:|data:image\/)/i;
 
 /** Accepted and not forwarded (`store` decides what the gateway keeps): no hosted tools, no logprobs or reasoning items. */
 const IGNORED_FIELDS = new Set(['store', 'metadata', 'include', 'truncation', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'top_logprobs', 'max_tool_calls', 'stream_options', 'background']);
@@ -90,6 +91,8 @@ function userContent(content: unknown, param: string): ChatMessage['content'] {
       case 'input_image': {
         if (p.file_id != null) throw invalid(`${at}.file_id is not supported (no file storage here): send image_url as a URL or data URL`, `${at}.file_id`, 'unsupported_parameter');
         const url = str(p.image_url, `${at}.image_url`, { min: 1 });
+        // Same rule as chat image parts (chat-shape.ts): no file:, ftp: or other schemes reach an upstream.
+        if (!IMAGE_URL.test(url)) throw invalid(`${at}.image_url must be an http(s) URL or a data:image/... URL`, `${at}.image_url`);
         const detail = p.detail ?? 'auto';
         if (!['auto', 'low', 'high'].includes(detail as string)) throw invalid(`${at}.detail must be one of auto, low, high`, `${at}.detail`);
         return { type: 'image_url', image_url: { url, detail } };
@@ -156,8 +159,11 @@ export function inputMessages(input: unknown, prefix = 0): ChatMessage[] {
         calls.add(callId);
         const last = messages[messages.length - 1];
         // One assistant turn may say something and call several tools: consecutive items join it.
-        if (last?.role === 'assistant') last.tool_calls = [...((last.tool_calls as unknown[]) ?? []), call];
-        else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+        // push, not a copy per call: a run of MAX_INPUT_ITEMS calls stays linear.
+        if (last?.role === 'assistant') {
+          if (Array.isArray(last.tool_calls)) (last.tool_calls as unknown[]).push(call);
+          else last.tool_calls = [call];
+        } else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
         return;
       }
       case 'function_call_output': {

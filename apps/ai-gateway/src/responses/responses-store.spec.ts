@@ -1,5 +1,6 @@
+import { OpenAiError } from '@app/envelope';
 import { translateResponsesRequest } from './responses-request';
-import { expandInput, referencesOf } from './responses-store';
+import { expandInput, referencesOf, ResponsesStore } from './responses-store';
 
 describe('stored responses: references and expansion', () => {
   const call = { id: 'fc_1', type: 'function_call', status: 'completed', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' };
@@ -30,5 +31,32 @@ describe('stored responses: references and expansion', () => {
     expect(() => expandInput([{ type: 'item_reference', id: 'fc_other' }], refs, undefined, new Map())).toThrow(expect.objectContaining({ message: "Item with id 'fc_other' not found." }));
     const many = Array.from({ length: 4000 }, () => ({ role: 'user', content: 'x' }));
     expect(() => expandInput(many, { items: [] }, { input: many, output: [] }, new Map())).toThrow(expect.objectContaining({ details: expect.objectContaining({ type: 'invalid_request_error' }) }));
+  });
+});
+
+describe('ResponsesStore.resolve: odd ids and database failures', () => {
+  const config = { AI_RESPONSES_STORE_TTL_HOURS: 1, AI_RESPONSES_STORE_MAX_BYTES: 1 << 20 } as any;
+  const status = (e: any) => ({ status: e.getStatus(), ...(e.getResponse() as any) });
+
+  it('answers an id with a NUL (or any character ours never have) like an unknown id, without a query', async () => {
+    const db = { query: jest.fn(async () => []) };
+    const store = new ResponsesStore(db as any, config);
+    const prev: any = await store.resolve('key1', { previous_response_id: 'resp_\u0000', input: 'hi' }).catch((e) => e);
+    expect(prev).toBeInstanceOf(OpenAiError);
+    expect(status(prev)).toMatchObject({ status: 400, param: 'previous_response_id', errorCode: 'previous_response_not_found' });
+    const item: any = await store.resolve('key1', { input: [{ role: 'user', content: 'x' }, { type: 'item_reference', id: 'fc_\u0000x' }] }).catch((e) => e);
+    expect(status(item)).toMatchObject({ status: 400, param: 'input[1]' });
+    expect(db.query).not.toHaveBeenCalled();
+  });
+
+  it('turns a database failure into a 503 in the OpenAI shape without the driver text', async () => {
+    const db = { query: jest.fn(async () => Promise.reject(new Error('invalid byte sequence for encoding "UTF8": 0x00'))) };
+    const store = new ResponsesStore(db as any, config);
+    for (const body of [{ previous_response_id: 'resp_1', input: 'hi' }, { input: [{ type: 'item_reference', id: 'fc_1' }] }]) {
+      const e: any = await store.resolve('key1', body).catch((x) => x);
+      expect(e).toBeInstanceOf(OpenAiError);
+      expect(status(e)).toMatchObject({ status: 503, type: 'service_unavailable' });
+      expect(status(e).message).not.toMatch(/byte sequence/);
+    }
   });
 });

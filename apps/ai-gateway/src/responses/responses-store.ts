@@ -16,6 +16,11 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 export const MAX_STORED_OUTPUT_ITEMS = 256;
 /** Longest id accepted in `item_reference.id` / `previous_response_id` (ours are 53 characters). */
 const MAX_ID = 128;
+/**
+ * What a stored id can look like (ours: prefix, underscore, hex). Anything else (a NUL, which
+ * PostgreSQL cannot take in text, or other odd characters) refers to nothing and never reaches SQL.
+ */
+const ID_SHAPE = /^[A-Za-z0-9_-]{1,128}$/;
 /** Rows deleted per statement by the sweep (short transactions, no long lock). */
 const SWEEP_BATCH = 1000;
 const SWEEP_EVERY_MS = 5 * 60_000;
@@ -27,6 +32,14 @@ function invalid(message: string, param: string, code = 'invalid_value'): OpenAi
 function refId(v: unknown, param: string): string {
   if (typeof v !== 'string' || v.length === 0 || v.length > MAX_ID) throw invalid(`${param} must be a string of 1 to ${MAX_ID} characters`, param, 'invalid_type');
   return v;
+}
+
+/** A well-formed id could be stored; any other one is answered like an unknown id (same 400, same field). */
+const wellFormed = (id: string): boolean => ID_SHAPE.test(id);
+
+/** A database failure while resolving references: 503 in the OpenAI shape, without the driver's text. */
+function storeUnavailable(): OpenAiError {
+  return new OpenAiError(503, 'Stored responses cannot be read right now; retry shortly', { type: 'service_unavailable', code: 'store_unavailable', retryAfterSeconds: 2 });
 }
 
 /** What a request refers to: its previous response and the input positions of its item references. */
@@ -96,14 +109,16 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
     if (!refs.previousResponseId && refs.items.length === 0) return undefined;
     let previous: { input: unknown[]; output: unknown[] } | undefined;
     if (refs.previousResponseId) {
-      const rows: Array<{ input: unknown[]; output: unknown[] }> = await this.db.query(`SELECT input, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [refs.previousResponseId, keyId]);
+      const rows: Array<{ input: unknown[]; output: unknown[] }> = wellFormed(refs.previousResponseId)
+        ? await this.query(`SELECT input, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [refs.previousResponseId, keyId])
+        : [];
       if (!rows.length) throw invalid(`Previous response with id '${refs.previousResponseId}' not found.`, 'previous_response_id', 'previous_response_not_found');
       previous = rows[0];
     }
     const found = new Map<string, Obj>();
-    if (refs.items.length) {
-      const ids = [...new Set(refs.items.map((r) => r.id))];
-      const rows: Array<{ id: string; item: Obj | null }> = await this.db.query(
+    const ids = [...new Set(refs.items.map((r) => r.id))].filter(wellFormed);
+    if (ids.length) {
+      const rows: Array<{ id: string; item: Obj | null }> = await this.query(
         `SELECT i.id, r.output -> i.position AS item
            FROM ai_response_items i JOIN ai_responses r ON r.id = i.response_id
           WHERE i.id = ANY($1::varchar[]) AND r.key_id = $2 AND r.expires_at > now()`,
@@ -112,6 +127,16 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
       for (const row of rows) if (isObj(row.item)) found.set(row.id, row.item);
     }
     return expandInput(body.input, refs, previous, found);
+  }
+
+  /** A read for resolve: a database failure is logged and answered 503 (never the driver's message as a 500). */
+  private async query<T>(sql: string, params: unknown[]): Promise<T[]> {
+    try {
+      return (await this.db.query(sql, params)) as T[];
+    } catch (e) {
+      this.log.error(`could not read stored responses: ${(e as Error).message}`);
+      throw storeUnavailable();
+    }
   }
 
   /**
