@@ -59,14 +59,22 @@ export class CreateCompletion {
 
     const prompts: Array<string | number[]> = typeof body.prompt === 'string' ? [body.prompt] : body.prompt.every((p) => typeof p === 'number') ? [body.prompt as number[]] : (body.prompt as Array<string | number[]>);
     const maxTokens = body.max_tokens ?? DEFAULT_COMPLETION_MAX_TOKENS;
+    // One pace for every text of the request: 64 prompts of 16k characters give the event loop turns
+    // as one long prompt does (a fresh pace per text would count each without yielding).
+    const pace = this.tokenizer.pace();
+    // The suffix is sent with every prompt and the upstream bills it as prompt: it counts into each
+    // prompt's context check and into the reservation.
+    const suffixTokens = body.suffix ? await this.tokenizer.countUpToAsync(body.suffix, info.encoding, info.contextLength + 1, pace) : 0;
     let promptTokens = 0;
     for (const [i, p] of prompts.entries()) {
-      const tokens = typeof p === 'string' ? await this.tokenizer.countUpToAsync(p, info.encoding, info.contextLength + 1) : p.length;
+      const own = typeof p === 'string' ? await this.tokenizer.countUpToAsync(p, info.encoding, info.contextLength + 1 - suffixTokens, pace) : p.length;
+      const tokens = own + suffixTokens;
       if (tokens + maxTokens > info.contextLength) {
+        const where = `${own} in your prompt${prompts.length > 1 ? ` ${i}` : ''}${suffixTokens ? `, ${suffixTokens} in your suffix` : ''}`;
         throw new OpenAiError(
           400,
-          `This model's maximum context length is ${info.contextLength} tokens, however you requested ${tokens + maxTokens} tokens (${tokens} in your prompt${prompts.length > 1 ? ` ${i}` : ''}; ${maxTokens} for the completion). Please reduce your prompt; or completion length.`,
-          { type: 'invalid_request_error', code: 'context_length_exceeded', param: 'prompt' },
+          `This model's maximum context length is ${info.contextLength} tokens, however you requested ${tokens + maxTokens} tokens (${where}; ${maxTokens} for the completion). Please reduce your prompt; or completion length.`,
+          { type: 'invalid_request_error', code: 'context_length_exceeded', param: suffixTokens + maxTokens > info.contextLength ? 'suffix' : 'prompt' },
         );
       }
       promptTokens += tokens;

@@ -3,8 +3,8 @@ import { IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Length
 import { IsStringOrStringArray } from '../../routing/validators';
 import { checkChatField, MAX_MESSAGES, MAX_PARTS, MAX_SCHEMA_DEPTH, MAX_TOOL_CALLS, MAX_TOOLS } from '../chat-shape';
 
-/** A structured field checked by chat-shape.ts (same check the chat pipe runs first to name the exact path). */
-function ChatShape(): PropertyDecorator {
+/** A structured field checked by chat-shape.ts (same check the chat pipe runs first to name the exact path); completions reuse it. */
+export function ChatShape(): PropertyDecorator {
   return ValidateBy({
     name: 'chatShape',
     validator: {

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsNumber, IsObject, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateNested } from 'class-validator';
+import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateNested } from 'class-validator';
+import { ChatShape } from '../../chat/dtos/chat-completion.dtos';
 import { IsStringOrStringArray } from '../../routing/validators';
 
 export const MAX_PROMPTS = 64;
@@ -49,7 +50,7 @@ export class CompletionRequest {
   @ApiPropertyOptional({ minimum: -2, maximum: 2 }) @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(-2) @Max(2) frequency_penalty?: number;
   @ApiPropertyOptional({ minimum: -2, maximum: 2 }) @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(-2) @Max(2) presence_penalty?: number;
   @ApiPropertyOptional({ example: 42 }) @IsOptional() @IsInt() seed?: number;
-  @ApiPropertyOptional({ example: { '50256': -100 } }) @IsOptional() @IsObject() logit_bias?: Record<string, number>;
+  @ApiPropertyOptional({ example: { '50256': -100 }, description: 'Token id -> bias from -100 to 100, at most 1024 entries (the chat rule)' }) @IsOptional() @ChatShape() logit_bias?: Record<string, number>;
   @ApiPropertyOptional({ maxLength: 256 }) @IsOptional() @IsString() @MaxLength(256) user?: string;
 }
 
