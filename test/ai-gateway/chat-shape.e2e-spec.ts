@@ -142,7 +142,7 @@ describe('chat completions: full request and response shape (issue 15)', () => {
     const newer = {
       store: false, metadata: { session: 's1' }, reasoning_effort: 'low', service_tier: 'auto', prompt_cache_key: 'k1', logit_bias: { '50256': -100 }, logprobs: true, top_logprobs: 2,
       modalities: ['text'], prediction: { type: 'content', content: 'hi there' }, verbosity: 'low', seed: 7, user: 'u1', stop: ['\n\n'], n: 1, safety_identifier: 'h1',
-      web_search_options: { search_context_size: 'low' }, response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'object' } } },
+      response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'object' } } },
     };
 
     it('every known field of the reference is accepted and forwarded to an OpenAI-type upstream (both paths)', async () => {
@@ -199,6 +199,14 @@ describe('chat completions: full request and response shape (issue 15)', () => {
       ['bad response_format', m({ response_format: { type: 'yaml' } }), 'response_format.type'],
       ['unknown field that could lengthen the answer', m({ min_tokens: 5000 }), 'min_tokens'],
       ['unknown best_of', m({ best_of: 8 }), 'best_of'],
+      ['unknown reasoning object', m({ reasoning: { max_tokens: 100000 } }), 'reasoning'],
+      ['unknown router-style models list', m({ models: ['vendor-gpt-4', 'other/expensive'] }), 'models'],
+      ['length lever nested in an unknown field', m({ vendor_opts: { generation: { max_tokens: 100000 } } }), 'vendor_opts.generation.max_tokens'],
+      ['thinking budget nested in an unknown field', m({ vendor_opts: [{ thinking_budget: 30000 }] }), 'vendor_opts.0.thinking_budget'],
+      ['service_tier priority (not metered)', m({ service_tier: 'priority' }), 'service_tier'],
+      ['web_search_options (not metered)', m({ web_search_options: { search_context_size: 'low' } }), 'web_search_options'],
+      ['audio output modality (not metered)', m({ modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }), 'modalities'],
+      ['audio output parameters (not metered)', m({ audio: { voice: 'alloy', format: 'wav' } }), 'audio'],
       ['too many tools', m({ tools: Array.from({ length: 129 }, (_, i) => ({ type: 'function', function: { name: `t${i}` } })) }), 'tools'],
       ['too many parts', m({ messages: [{ role: 'user', content: Array.from({ length: 257 }, () => ({ type: 'text', text: 'a' })) }] }), 'messages.0.content'],
       ['too many tool_calls', m({ messages: [{ role: 'assistant', content: null, tool_calls: Array.from({ length: 129 }, (_, i) => ({ id: `c${i}`, type: 'function', function: { name: 'f', arguments: '{}' } })) }] }), 'messages.0.tool_calls'],

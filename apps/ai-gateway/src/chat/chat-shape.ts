@@ -23,10 +23,15 @@ export const MAX_UNKNOWN_FIELDS = 32;
 export const MAX_UNKNOWN_BYTES = 32 * 1024;
 export const MAX_UNKNOWN_DEPTH = 8;
 /**
- * Unknown fields that could make an upstream generate (and bill) more than the completion limit the
- * gateway reserved, or are prototype keys: refused with 400 whatever the deployment's policy.
+ * Names, at any depth of an unknown field's value, that could make an upstream generate (and bill) more
+ * than the completion limit the gateway reserved (length, thinking/reasoning budgets, search), switch
+ * the model behind the caller's back (router-style `models` / `route` / `provider` / `plugins` /
+ * `transforms`), smuggle such settings in a pass-through bag (`extra_body`, `chat_template_kwargs`,
+ * `options`), or are prototype keys: refused with 400 whatever the deployment's policy. Known fields
+ * (`reasoning_effort`, `web_search_options`, ...) never come here: they are checked as known fields.
  */
-const UNSAFE_UNKNOWN = /token|length|predict|eos|best_of|beam|^__proto__$|^constructor$|^prototype$/i;
+const UNSAFE_UNKNOWN =
+  /token|length|predict|eos|best_of|beam|think|reasoning|budget|search|^enable_|^models?$|^rout(?:e|er|ing)$|provider|^plugins?$|^transforms?$|^extra_body$|chat_template|^options$|^__proto__$|^constructor$|^prototype$/i;
 
 export interface ShapeError {
   param: string;
@@ -391,6 +396,31 @@ export function checkChatShape(body: Obj): ShapeError | null {
   if (has(body, 'top_logprobs') && body.top_logprobs !== null && body.logprobs !== true) {
     return { param: 'top_logprobs', message: 'top_logprobs: logprobs must be true when top_logprobs is set' };
   }
+  return unmetered(body);
+}
+
+/** service_tier values the gateway's prices hold (flex is cheaper than default, never dearer). */
+export const METERED_SERVICE_TIERS = ['auto', 'default', 'flex'] as const;
+
+/**
+ * Known fields whose upstream price the gateway does not meter: priority/scale processing (about 2x at
+ * OpenAI), per-call web search fees, audio output (billed at audio rates the gateway would count as
+ * text). Refused rather than forwarded, so a call never costs the upstream account more than it reserved.
+ */
+function unmetered(body: Obj): ShapeError | null {
+  const st = body.service_tier;
+  if (has(body, 'service_tier') && st !== null && !(METERED_SERVICE_TIERS as readonly unknown[]).includes(st)) {
+    return { param: 'service_tier', message: `service_tier: ${JSON.stringify(st)} is not metered by this gateway; use ${METERED_SERVICE_TIERS.join(', ')}` };
+  }
+  if (has(body, 'web_search_options') && body.web_search_options !== null) {
+    return { param: 'web_search_options', message: 'web_search_options: web search (billed per call upstream) is not metered by this gateway' };
+  }
+  if (Array.isArray(body.modalities) && body.modalities.includes('audio')) {
+    return { param: 'modalities', message: 'modalities: audio output is not metered by this gateway; use ["text"]' };
+  }
+  if (has(body, 'audio') && body.audio !== null) {
+    return { param: 'audio', message: 'audio: audio output is not metered by this gateway' };
+  }
   return null;
 }
 
@@ -411,10 +441,42 @@ export function checkUnknown(unknown: Obj): ShapeError | null {
   if (keys.length === 0) return null;
   if (keys.length > MAX_UNKNOWN_FIELDS) return { param: keys[MAX_UNKNOWN_FIELDS], message: `${keys[MAX_UNKNOWN_FIELDS]}: at most ${MAX_UNKNOWN_FIELDS} unknown fields are accepted` };
   for (const k of keys) {
-    if (UNSAFE_UNKNOWN.test(k)) return { param: k, message: `${k}: unknown field not accepted (it could change the completion length or cost the gateway reserved)` };
+    if (UNSAFE_UNKNOWN.test(k)) return unsafe(k);
     if (k.length > 64) return { param: k.slice(0, 64), message: 'unknown field names must be at most 64 characters' };
     if (jsonDepthExceeds(unknown[k], MAX_UNKNOWN_DEPTH)) return { param: k, message: `${k}: unknown fields must not be nested deeper than ${MAX_UNKNOWN_DEPTH} levels` };
   }
   if (JSON.stringify(unknown).length > MAX_UNKNOWN_BYTES) return { param: keys[0], message: `unknown fields must total at most ${MAX_UNKNOWN_BYTES} bytes of JSON` };
+  return unsafeNested(unknown);
+}
+
+const unsafe = (param: string): ShapeError => ({ param, message: `${param}: unknown field not accepted (it could change the completion length, the model or the cost the gateway reserved)` });
+
+/**
+ * The first key, at any depth below the top level, whose name is a cost or routing lever (the top-level
+ * names are checked by the caller). Iterative and linear: each value is visited once (the caller has
+ * already bounded depth and total size); a path is built only for the key that fails.
+ */
+function unsafeNested(unknown: Obj): ShapeError | null {
+  interface Node { key: string; parent: Node | null }
+  const pathOf = (n: Node): string => {
+    const parts: string[] = [];
+    for (let c: Node | null = n; c; c = c.parent) parts.push(c.key);
+    return parts.reverse().join('.');
+  };
+  const stack: Array<[unknown, Node]> = Object.keys(unknown).map((k) => [unknown[k], { key: k, parent: null }]);
+  while (stack.length) {
+    const [v, at] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) if (typeof v[i] === 'object' && v[i] !== null) stack.push([v[i], { key: String(i), parent: at }]);
+      continue;
+    }
+    for (const k of Object.keys(v)) {
+      const node = { key: k, parent: at };
+      if (UNSAFE_UNKNOWN.test(k)) return unsafe(pathOf(node));
+      const child = (v as Obj)[k];
+      if (typeof child === 'object' && child !== null) stack.push([child, node]);
+    }
+  }
   return null;
 }

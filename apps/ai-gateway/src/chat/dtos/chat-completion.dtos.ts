@@ -236,12 +236,12 @@ export class ChatCompletionRequest {
   @ChatShape()
   function_call?: string | { name: string };
 
-  @ApiPropertyOptional({ example: ['text'], description: "'text' and/or 'audio'" })
+  @ApiPropertyOptional({ example: ['text'], description: "['text'] only: audio output is not metered by this gateway (a list containing 'audio' is a 400)" })
   @IsOptional()
   @ChatShape()
   modalities?: string[];
 
-  @ApiPropertyOptional({ example: { voice: 'alloy', format: 'wav' }, description: 'Audio output parameters (with modalities ["text","audio"])' })
+  @ApiPropertyOptional({ example: null, nullable: true, description: 'Audio output parameters: refused with 400 (audio output is not metered by this gateway); only null is accepted' })
   @IsOptional()
   @ChatShape()
   audio?: Record<string, unknown>;
@@ -261,7 +261,7 @@ export class ChatCompletionRequest {
   @IsIn(['low', 'medium', 'high'])
   verbosity?: string;
 
-  @ApiPropertyOptional({ enum: ['auto', 'default', 'flex', 'scale', 'priority'], example: 'auto' })
+  @ApiPropertyOptional({ enum: ['auto', 'default', 'flex'], example: 'auto', description: "'priority' and 'scale' (priced above default upstream) are refused with 400: not metered by this gateway" })
   @IsOptional()
   @IsIn(['auto', 'default', 'flex', 'scale', 'priority'])
   service_tier?: string;
@@ -288,7 +288,7 @@ export class ChatCompletionRequest {
   @MaxLength(256)
   safety_identifier?: string;
 
-  @ApiPropertyOptional({ example: { search_context_size: 'low' } })
+  @ApiPropertyOptional({ example: null, nullable: true, description: 'Web search (billed per call upstream) is not metered by this gateway: any value other than null is a 400' })
   @IsOptional()
   @ChatShape()
   web_search_options?: Record<string, unknown>;
