@@ -324,6 +324,61 @@ describe('Anthropic tools, parts and roles (issue 15)', () => {
     expect(toAnthropicRequest({ ...base, logprobs: false, top_logprobs: 0, n: 1, modalities: ['text'] } as any, 'u').messages).toHaveLength(1);
   });
 
+  it('refuses response_format json_object / json_schema (the Messages API has no JSON mode); text stays allowed', () => {
+    expect(refused({ response_format: { type: 'json_object' } })).toMatchObject({ param: 'response_format', status: 400 });
+    expect(refused({ response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { type: 'object' } } } }).param).toBe('response_format');
+    expect(toAnthropicRequest({ ...base, response_format: { type: 'text' } } as any, 'u')).not.toHaveProperty('response_format');
+    expect(toAnthropicRequest({ ...base, response_format: null } as any, 'u').messages).toHaveLength(1);
+  });
+
+  it('maps image/jpg data URLs to image/jpeg', () => {
+    const out = toAnthropicRequest({ ...base, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/jpg;base64,/9j/' } }] }] } as any, 'u');
+    expect(out.messages[0].content).toEqual([{ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/' } }]);
+  });
+
+  it('sends no empty text: empty parts are dropped, an empty assistant turn is left out and the roles still alternate', () => {
+    const out = toAnthropicRequest(
+      {
+        model: 'm',
+        messages: [
+          { role: 'system', content: '' },
+          { role: 'user', content: [{ type: 'text', text: '' }, { type: 'text', text: 'a' }] },
+          { role: 'assistant', content: '' },
+          { role: 'user', content: 'b' },
+          { role: 'assistant', content: [{ type: 'text', text: '' }] },
+          { role: 'user', content: '' },
+          { role: 'user', content: 'c' },
+          { role: 'assistant', content: 'ok' },
+          { role: 'user', content: [{ type: 'text', text: 'd' }, { type: 'text', text: '' }] },
+        ],
+      } as any,
+      'u',
+    );
+    expect(out).not.toHaveProperty('system');
+    expect(out.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }, { type: 'text', text: 'c' }] },
+      { role: 'assistant', content: 'ok' },
+      { role: 'user', content: [{ type: 'text', text: 'd' }] },
+    ]);
+    const texts = out.messages.flatMap((m) => (typeof m.content === 'string' ? [m.content] : m.content.filter((b) => b.type === 'text').map((b: any) => b.text)));
+    expect(texts).not.toContain('');
+    expect(refused({ messages: [{ role: 'user', content: '' }] }).param).toBe('messages');
+  });
+
+  it('maps stop_reason model_context_window_exceeded to finish_reason length, streamed or not', async () => {
+    expect(finishReasonOf('model_context_window_exceeded')).toBe('length');
+    const msg: AnthropicMessage = { id: 'x', type: 'message', role: 'assistant', model: 'c', content: [{ type: 'text', text: 'cut' }], stop_reason: 'model_context_window_exceeded', usage: { input_tokens: 1, output_tokens: 1 } };
+    expect(fromAnthropicMessage(msg, 'p').choices[0].finish_reason).toBe('length');
+    async function* events() {
+      yield { event: 'message_start', data: JSON.stringify({ type: 'message_start', message: { id: 'x', usage: { input_tokens: 1 } } }) };
+      yield { event: 'message_delta', data: JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'model_context_window_exceeded' }, usage: { output_tokens: 1 } }) };
+      yield { event: 'message_stop', data: JSON.stringify({ type: 'message_stop' }) };
+    }
+    const finishes: Array<string | null> = [];
+    for await (const c of anthropicEventsToChunks(events(), 'p')) for (const ch of c.choices) finishes.push(ch.finish_reason);
+    expect(finishes.filter((x) => x !== null)).toEqual(['length']);
+  });
+
   it('maps legacy functions / function_call both ways', () => {
     const out = toAnthropicRequest(
       {

@@ -73,7 +73,9 @@ function dataUrl(url: string): { mediaType: string; data: string } | undefined {
   if (comma < 0) return undefined;
   const meta = url.slice(5, comma);
   if (!meta.endsWith(';base64')) return undefined;
-  return { mediaType: meta.slice(0, -';base64'.length).toLowerCase(), data: url.slice(comma + 1) };
+  const mediaType = meta.slice(0, -';base64'.length).toLowerCase();
+  // `image/jpg` is common (and OpenAI takes it); Anthropic knows only the registered `image/jpeg`.
+  return { mediaType: mediaType === 'image/jpg' ? 'image/jpeg' : mediaType, data: url.slice(comma + 1) };
 }
 
 function imageBlock(part: Record<string, unknown>, param: string): ImageBlock {
@@ -96,12 +98,15 @@ function documentBlock(part: Record<string, unknown>, param: string): DocumentBl
   return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: inline.data } };
 }
 
-/** Content parts of one message as Anthropic blocks; `allowed` limits the part types the role may carry. */
+/**
+ * Content parts of one message as Anthropic blocks; `allowed` limits the part types the role may carry.
+ * Empty text parts are dropped (Anthropic refuses empty text blocks), so the result may be `''` or `[]`.
+ */
 function blocksOf(content: ChatMessage['content'], param: string, allowed: ReadonlySet<string> = USER_PARTS): string | Array<TextBlock | ImageBlock | DocumentBlock> {
   if (content == null) return '';
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw refuse('content must be a string or an array of content parts', param);
-  return content.map((part, j): TextBlock | ImageBlock | DocumentBlock => {
+  const blocks = content.map((part, j): TextBlock | ImageBlock | DocumentBlock => {
     const at = `${param}[${j}]`;
     const type = isObject(part) ? part.type : undefined;
     if (typeof type !== 'string' || !allowed.has(type)) throw refuse(`content part type "${String(type)}" is not supported for this model in this message`, `${at}.type`);
@@ -111,6 +116,7 @@ function blocksOf(content: ChatMessage['content'], param: string, allowed: Reado
     if (type === 'image_url') return imageBlock(part, at);
     return documentBlock(part, at);
   });
+  return blocks.filter((x) => x.type !== 'text' || x.text !== '');
 }
 
 const USER_PARTS: ReadonlySet<string> = new Set(['text', 'image_url', 'file']);
@@ -171,6 +177,9 @@ function refuseUnsupported(req: ChatCompletionRequest): void {
   if (req.audio != null) throw refuse('audio output is not supported for this model', 'audio');
   if (Array.isArray(req.modalities) && req.modalities.some((m) => m !== 'text')) throw refuse('only the text modality is supported for this model', 'modalities');
   if (req.web_search_options != null) throw refuse('web_search_options is not supported for this model', 'web_search_options');
+  // The Messages API has no JSON mode: dropping it would answer prose to a caller that parses JSON.
+  const rf = req.response_format as { type?: unknown } | null | undefined;
+  if (rf != null && rf.type !== 'text') throw refuse(`response_format ${String(rf.type)} is not supported for this model (only text)`, 'response_format');
 }
 
 export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: string): AnthropicMessagesRequest {
@@ -187,14 +196,16 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
   // Legacy function turns carry no ids: each assistant function_call gets one, its function reply uses it.
   let legacyCallId: string | undefined;
   const push = (role: 'user' | 'assistant', content: string | AnthropicBlock[]) => {
+    // Anthropic refuses empty content: a turn with nothing in it is left out, and the merge below
+    // keeps the roles alternating around it (user "a", assistant "", user "b" is one user turn).
+    if (content.length === 0) return;
     const last = messages[messages.length - 1];
     // The Messages API wants alternating roles: consecutive turns of one role are merged, appended in
     // place (copying the merged blocks per message was quadratic in a run of same-role messages).
     if (last && last.role === role) {
-      if (typeof last.content === 'string') last.content = last.content === '' ? [] : [{ type: 'text', text: last.content }];
-      if (typeof content === 'string') {
-        if (content !== '' || last.content.length === 0) last.content.push({ type: 'text', text: content });
-      } else for (const block of content) last.content.push(block);
+      if (typeof last.content === 'string') last.content = [{ type: 'text', text: last.content }];
+      if (typeof content === 'string') last.content.push({ type: 'text', text: content });
+      else for (const block of content) last.content.push(block);
     } else {
       messages.push({ role, content });
     }
@@ -205,7 +216,10 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
     switch (role) {
       case 'system':
       case 'developer':
-        system.push(textOf(m.content, `${at}.content`));
+        {
+          const text = textOf(m.content, `${at}.content`);
+          if (text !== '') system.push(text);
+        }
         return;
       case 'user':
         push('user', blocksOf(m.content, `${at}.content`));
@@ -243,7 +257,8 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
         if (typeof id !== 'string' || id === '') {
           throw refuse(role === 'tool' ? 'tool messages need tool_call_id' : 'a function message must follow an assistant function_call', role === 'tool' ? `${at}.tool_call_id` : at);
         }
-        const content = blocksOf(m.content, `${at}.content`, TEXT_PARTS) as string | TextBlock[];
+        const parts = blocksOf(m.content, `${at}.content`, TEXT_PARTS) as string | TextBlock[];
+        const content = parts.length === 0 ? '' : parts;
         // Consecutive tool turns become one user turn whose tool_result blocks come first.
         push('user', [{ type: 'tool_result', tool_use_id: id, content }]);
         return;
@@ -253,6 +268,7 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
     }
   });
 
+  if (messages.length === 0) throw refuse('messages must carry some non-empty user or assistant content for this model', 'messages');
   const out: AnthropicMessagesRequest = {
     model: upstreamModel,
     messages,
@@ -308,6 +324,7 @@ export function finishReasonOf(stopReason: string | null | undefined): string | 
     case 'pause_turn':
       return 'stop';
     case 'max_tokens':
+    case 'model_context_window_exceeded':
       return 'length';
     case 'tool_use':
       return 'tool_calls';
