@@ -219,6 +219,33 @@ describe('Tokenizer: tools, tool calls and non-text parts (issue 15.4)', () => {
     expect(partTokens({ type: 'file', file: { file_data: 'data:application/pdf;base64,' + 'A'.repeat(4000) } })).toBeGreaterThanOrEqual(3000);
   });
 
+  it('counts wav at the 8000 B/s floor: a forged header byte rate cannot shrink the counted duration', () => {
+    const wav = (byteRate: number, sampleRate: number, channels: number, bits: number, dataBytes: number) => {
+      const h = Buffer.alloc(44);
+      h.write('RIFF', 0, 'latin1');
+      h.writeUInt32LE(36 + dataBytes, 4);
+      h.write('WAVEfmt ', 8, 'latin1');
+      h.writeUInt32LE(16, 16);
+      h.writeUInt16LE(1, 20);
+      h.writeUInt16LE(channels, 22);
+      h.writeUInt32LE(sampleRate, 24);
+      h.writeUInt32LE(byteRate, 28);
+      h.writeUInt16LE((channels * bits) / 8, 32);
+      h.writeUInt16LE(bits, 34);
+      h.write('data', 36, 'latin1');
+      h.writeUInt32LE(dataBytes, 40);
+      return Buffer.concat([h, Buffer.alloc(dataBytes)]).toString('base64');
+    };
+    const tokens = (data: string) => partTokens({ type: 'input_audio', input_audio: { format: 'wav', data } });
+    // 80 000 data bytes: at most 10 s at 8000 B/s, 50 tokens a second.
+    const floor = Math.ceil((80_044 / 8000) * 50) + 1;
+    expect(tokens(wav(8000, 8000, 1, 8, 80_000))).toBe(floor);
+    // The byte-rate field alone forged (inconsistent with the format) ...
+    expect(tokens(wav(1_536_000, 8000, 1, 8, 80_000))).toBe(floor);
+    // ... or the whole format forged consistently: the same count.
+    expect(tokens(wav(1_536_000, 192_000, 2, 32, 80_000))).toBe(floor);
+  });
+
   it('counts tool calls, tool results and content parts of messages, and the tool definitions', async () => {
     const plain = t.countChat([{ role: 'user', content: 'hello world' }], 'cl100k_base');
     expect(t.countChat([{ role: 'user', content: [{ type: 'text', text: 'hello world' }] }], 'cl100k_base')).toBe(plain);

@@ -239,7 +239,7 @@ export const IMAGE_MAX_TOKENS = imageTokens(768, 2048, 'high');
 
 /** Audio: a bound of 50 tokens per second (OpenAI's audio models use about 10 to 25). */
 export const AUDIO_TOKENS_PER_SECOND = 50;
-/** The fewest bytes a second of audio takes: mp3 at 8 kbit/s; wav by its header's byte rate (at least 8000). */
+/** The fewest bytes a second of audio takes: mp3 at 8 kbit/s; wav at 8000 B/s whatever its (caller-written) header says. */
 export const MP3_MIN_BYTES_PER_SECOND = 1000;
 export const WAV_MIN_BYTES_PER_SECOND = 8000;
 /** Files (PDF): a bound of one token per decoded byte (text and page images OpenAI extracts stay below it for ordinary PDFs). */
@@ -282,12 +282,10 @@ export function partTokens(part: any, image: ImagePrice = GPT_4O_IMAGES): number
     case 'input_audio': {
       const data = String(part.input_audio?.data ?? '');
       const bytes = base64Bytes(data);
-      let perSecond = MP3_MIN_BYTES_PER_SECOND;
-      if (part.input_audio?.format === 'wav') {
-        const h = headBytes(data, 32);
-        const rate = h && h.toString('latin1', 0, 4) === 'RIFF' ? h.readUInt32LE(28) : 0;
-        perSecond = Math.max(WAV_MIN_BYTES_PER_SECOND, Math.min(rate, 1_536_000));
-      }
+      // The header's byte rate (and sample rate, channels, bits) are the caller's bytes: a forged high
+      // rate would shrink the counted duration. wav is counted at the floor rate, the longest the bytes
+      // can last at 8000 B/s (8 kHz 8-bit mono); an honest 16-bit/24 kHz file is held a few times over.
+      const perSecond = part.input_audio?.format === 'wav' ? WAV_MIN_BYTES_PER_SECOND : MP3_MIN_BYTES_PER_SECOND;
       return Math.ceil((bytes / perSecond) * AUDIO_TOKENS_PER_SECOND) + 1;
     }
     case 'file':
