@@ -108,14 +108,7 @@ export class LlmRouter {
   async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<Routed<AsyncIterable<ChatCompletionChunk>>> {
     return this.run(req.model, opts, async (t) => {
       const upstream = await t.client.chatStream({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
-      const name = t.deployment.name;
-      return (async function* () {
-        try {
-          for await (const chunk of upstream) yield { ...chunk, model: req.model };
-        } catch (e) {
-          throw e instanceof UpstreamError ? e.withDeployment(name) : e;
-        }
-      })();
+      return asPublicModel(upstream, req.model, t.deployment.name);
     });
   }
 
@@ -140,14 +133,7 @@ export class LlmRouter {
       async (t) => {
         if (!servesTextCompletions(t.client)) throw new NoDeploymentError(req.model);
         const upstream = await t.client.completionsStream({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
-        const name = t.deployment.name;
-        return (async function* () {
-          try {
-            for await (const chunk of upstream) yield { ...chunk, model: req.model };
-          } catch (e) {
-            throw e instanceof UpstreamError ? e.withDeployment(name) : e;
-          }
-        })();
+        return asPublicModel(upstream, req.model, t.deployment.name);
       },
       (t) => servesTextCompletions(t.client),
     );
@@ -249,4 +235,13 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** An upstream stream under the public model name; its failures name the deployment they came from. */
+async function* asPublicModel<T extends { model: string }>(upstream: AsyncIterable<T>, model: string, deployment: string): AsyncIterable<T> {
+  try {
+    for await (const chunk of upstream) yield { ...chunk, model };
+  } catch (e) {
+    throw e instanceof UpstreamError ? e.withDeployment(deployment) : e;
+  }
 }
