@@ -1,13 +1,13 @@
 // One local engine measured in its own process (so its RSS is its own): run by bench/suites/engines.js
 // as `node -r scripts/register-aliases.js bench/lib/engines-worker.js <ocr|tts|faces|embeddings> <calls>`.
-// Uses the compiled engines (dist/libs/providers/src/engines). Prints one JSON line on stdout.
+// Uses the compiled engines (dist/libs/engines/src). Prints one JSON line on stdout.
 'use strict';
 const path = require('path');
 const { performance } = require('perf_hooks');
 const { summarize } = require('./stats');
 
 const root = path.resolve(__dirname, '..', '..');
-const engines = require(path.join(root, 'dist', 'libs', 'providers', 'src', 'engines'));
+const engines = require(path.join(root, 'dist', 'libs', 'engines', 'src'));
 const rss = () => process.memoryUsage().rss / 2 ** 20;
 const MAX_PIXELS = 40_000_000;
 

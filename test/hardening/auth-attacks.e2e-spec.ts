@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { RunningApp, startMembership } from '../support/apps';
 import { startFakeAliyun, FakeAliyun } from '../membership/fakes';
 import { startGatewayFixture, GatewayFixture } from '../ai-gateway/gateway-fixture';
-import { wechatSignature } from '../../libs/providers/src/wechat/wechat-message.crypto';
+import { wechatSignature } from '@app/wechat';
 import { rawRequest } from './support/http';
 import { membershipShapeProblem, openAiShapeProblem } from './support/shapes';
 import { report, RUNS, SEED } from './support/runs';

@@ -7,7 +7,7 @@ import { createServer, Server } from 'http';
 import { AddressInfo } from 'net';
 import { SMTPServer } from 'smtp-server';
 import request from 'supertest';
-import { aliyunSignature } from '../../libs/providers/src/sms/aliyun-sms.sender';
+import { aliyunSignature } from '@app/messaging';
 
 export const ALIYUN_KEY_ID = 'test-access-key';
 export const ALIYUN_SECRET = 'test-access-secret';

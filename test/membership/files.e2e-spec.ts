@@ -3,7 +3,7 @@ import { tmpdir } from 'os';
 import * as path from 'path';
 import { createHash } from 'crypto';
 import request from 'supertest';
-import { S3Storage } from '../../libs/providers/src/storage/s3.storage';
+import { S3Storage } from '@app/storage';
 import { RunningApp, startMembership } from '../support/apps';
 import { bearer, client } from './fakes';
 import { tinyPng } from '../support/png';

@@ -12,7 +12,7 @@ import {
   buildWechatXml,
   parseWechatXml,
   wechatSignature,
-} from '../../libs/providers/src/wechat/wechat-message.crypto';
+} from '@app/wechat';
 
 export interface WechatTestApp {
   appId: string;

@@ -22,12 +22,12 @@ const REVIEWED_CONFIG_ONLY: Record<string, string> = {
   'apps/membership/src/oauth/oauth2-login.service.ts /^\\/+|\\/+$/g': 'CONTEXT_PATH from the environment',
   'libs/platform/src/http/configure-http-app.ts /^\\/+|\\/+$/g': 'CONTEXT_PATH from the environment',
   'libs/platform/src/tracing.ts /\\/+$/': 'OTEL_EXPORTER_OTLP_ENDPOINT from the environment',
-  'libs/providers/src/llm/http.ts /\\/+$/': 'an upstream base URL from the providers file',
-  'libs/providers/src/llm/providers-file.ts /\\/+$/': 'an upstream base URL from the providers file',
-  'libs/providers/src/media/openai-media.client.ts /\\/+$/': 'an upstream base URL from the providers file',
-  'libs/providers/src/sms/aliyun-sms.sender.ts /\\/+$/': 'the SMS endpoint from the environment',
-  'libs/providers/src/storage/s3.storage.ts /^\\/+|\\/+$/g': 'the bucket prefix from the environment',
-  'libs/providers/src/wechat/wechat-api.client.ts /\\/+$/': 'the WeChat API base URL from the environment',
+  'libs/llm/src/http.ts /\\/+$/': 'an upstream base URL from the providers file',
+  'libs/llm/src/providers-file.ts /\\/+$/': 'an upstream base URL from the providers file',
+  'libs/llm/src/openai-media.client.ts /\\/+$/': 'an upstream base URL from the providers file',
+  'libs/messaging/src/sms/aliyun-sms.sender.ts /\\/+$/': 'the SMS endpoint from the environment',
+  'libs/storage/src/s3.storage.ts /^\\/+|\\/+$/g': 'the bucket prefix from the environment',
+  'libs/wechat/src/wechat-api.client.ts /\\/+$/': 'the WeChat API base URL from the environment',
 };
 
 /** Run-time patterns: where each comes from. */

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { LOCAL_EMBEDDINGS_ENGINE, TextEmbeddingEngine } from '@app/providers/engines';
+import { LOCAL_EMBEDDINGS_ENGINE, TextEmbeddingEngine } from '@app/engines';
 import { GatewayFixture, providersDoc, startGatewayFixture } from '../gateway-fixture';
 
 const cosine = (a: number[], b: number[]) => {

@@ -2,7 +2,7 @@
 // `mediaModels`), pass the transcription output formats and gpt-image-1 fields to the upstream, and map
 // every OpenAI voice name onto a local voice.
 import OpenAI, { toFile } from 'openai';
-import { decodeAudio, SpeechSynthesisEngine } from '@app/providers/engines';
+import { decodeAudio, SpeechSynthesisEngine } from '@app/engines';
 import { GatewayFixture, providersDoc, startGatewayFixture } from '../gateway-fixture';
 import { ledgerRows } from './ledger';
 import { MediaUpstream, startMediaUpstream } from './media-upstream';

@@ -4,7 +4,7 @@
 import { createServer, IncomingMessage, Server } from 'http';
 import { AddressInfo, Socket } from 'net';
 import sharp from 'sharp';
-import { decodeAudio } from '@app/providers/engines';
+import { decodeAudio } from '@app/engines';
 import { SilenceSegmenter } from '../../../apps/ai-gateway/src/speech/silence-segmenter';
 
 export interface MediaUpstreamCall {

@@ -1,6 +1,6 @@
 import OpenAI, { toFile } from 'openai';
-import { decodeAudio, SpeechSynthesisEngine } from '@app/providers/engines';
-import { renderBlankPng } from '@app/providers/engines/testing/media-fixtures';
+import { decodeAudio, SpeechSynthesisEngine } from '@app/engines';
+import { renderBlankPng } from '@app/engines/testing/media-fixtures';
 import { GatewayFixture, startGatewayFixture } from '../gateway-fixture';
 import { ledgerRows } from './ledger';
 import { MediaUpstream, startMediaUpstream } from './media-upstream';

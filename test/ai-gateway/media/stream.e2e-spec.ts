@@ -1,4 +1,4 @@
-import { decodeAudio, PocketsphinxEngine, SpeechSynthesisEngine } from '@app/providers/engines';
+import { decodeAudio, PocketsphinxEngine, SpeechSynthesisEngine } from '@app/engines';
 import { GatewayFixture, startGatewayFixture } from '../gateway-fixture';
 import { ledgerRows } from './ledger';
 import { MediaUpstream, startMediaUpstream } from './media-upstream';

@@ -1,7 +1,7 @@
 import { createServer, Server } from 'http';
 import { AddressInfo } from 'net';
-import { OcrEngine } from '@app/providers/engines';
-import { renderTextPng } from '@app/providers/engines/testing/media-fixtures';
+import { OcrEngine } from '@app/engines';
+import { renderTextPng } from '@app/engines/testing/media-fixtures';
 import { GatewayFixture, startGatewayFixture } from '../gateway-fixture';
 
 // A gateway that may reach exactly 127.0.0.1 (where the test's image server lives): the positive

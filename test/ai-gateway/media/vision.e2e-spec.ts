@@ -2,8 +2,8 @@ import { readFileSync } from 'fs';
 import { createServer, Server } from 'http';
 import { AddressInfo } from 'net';
 import sharp from 'sharp';
-import { OcrEngine, VisionEngine } from '@app/providers/engines';
-import { facesPhotoPath, renderTextPng } from '@app/providers/engines/testing/media-fixtures';
+import { OcrEngine, VisionEngine } from '@app/engines';
+import { facesPhotoPath, renderTextPng } from '@app/engines/testing/media-fixtures';
 import { GatewayFixture, startGatewayFixture } from '../gateway-fixture';
 import { ledgerRows } from './ledger';
 

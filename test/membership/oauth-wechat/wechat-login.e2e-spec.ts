@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { RunningApp, startMembership } from '../../support/apps';
-import { WechatMessageCrypto, buildWechatXml, wechatSignature } from '../../../libs/providers/src/wechat/wechat-message.crypto';
+import { WechatMessageCrypto, buildWechatXml, wechatSignature } from '@app/wechat';
 import { Browser } from '../../support/browser';
 import { WechatTestServer, WechatTestUser, startWechatServer } from '../../support/wechat-server';
 

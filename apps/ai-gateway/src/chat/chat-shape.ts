@@ -4,7 +4,7 @@
 // a hand check names the exact offending path (`messages.0.content.1.image_url.url`) as `param`.
 // Every check is bounded: list lengths, JSON depth of schemas, and the total of unknown fields.
 
-import { KNOWN_CHAT_FIELDS } from '@app/providers/llm';
+import { KNOWN_CHAT_FIELDS } from '@app/llm';
 
 export { KNOWN_CHAT_FIELDS };
 const KNOWN = new Set<string>(KNOWN_CHAT_FIELDS);

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import type { Principal } from '@app/auth';
 import { OpenAiError, openAiErrorBody } from '@app/envelope';
 import { SharedState } from '@app/platform';
-import { CallAbortedError, LlmRouter, ModelInfo } from '@app/providers/llm';
+import { CallAbortedError, LlmRouter, ModelInfo } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { assertModel, assertScope } from '../keys/key-scopes';
 import { MeteringService } from '../usage/metering.service';

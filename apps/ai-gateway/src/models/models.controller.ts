@@ -2,7 +2,7 @@ import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
-import { LlmRouter, ModelInfo } from '@app/providers/llm';
+import { LlmRouter, ModelInfo } from '@app/llm';
 import { ApiKeyClaims, apiKeyClaims, modelAllowed } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../routing/openai-error.doc';
 

@@ -1,4 +1,4 @@
-import type { ChatCompletionChunk } from '@app/providers/llm';
+import type { ChatCompletionChunk } from '@app/llm';
 import { ResponsesAnswer } from './responses-answer';
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null): ChatCompletionChunk => ({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });

@@ -1,7 +1,7 @@
 // Chat completions (and their stream chunks) as OpenAI Responses API objects and events.
 import { randomBytes } from 'crypto';
 import type { OpenAiErrorBody } from '@app/envelope';
-import type { ChatCompletion, ChatCompletionChunk, Usage } from '@app/providers/llm';
+import type { ChatCompletion, ChatCompletionChunk, Usage } from '@app/llm';
 import type { ChatAnswerShape } from '../chat/create-chat-completion';
 
 export const RESPONSES_ENDPOINT = 'responses';

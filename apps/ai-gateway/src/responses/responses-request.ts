@@ -3,7 +3,7 @@
 // stored responses first (responses-store.ts); what arrives here is the whole input. Every refusal is
 // a 400 whose `param` names the field or item, as OpenAI answers.
 import { OpenAiError } from '@app/envelope';
-import type { ChatCompletionRequest, ChatMessage } from '@app/providers/llm';
+import type { ChatCompletionRequest, ChatMessage } from '@app/llm';
 import type { ResolvedInput } from './responses-store';
 
 export const MAX_INPUT_ITEMS = 4096;

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, MiddlewareConsumer, Module, NestModule, OnApplicationShutdown } from '@nestjs/common';
-import { LlmRouter, loadProvidersFile, parseProvidersConfig } from '@app/providers/llm';
-import { localLlmEngines } from '@app/providers/engines';
+import { LlmRouter, loadProvidersFile, parseProvidersConfig } from '@app/llm';
+import { localLlmEngines } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayTimingMiddleware } from './gateway-timing';
 import { Tokenizer } from './tokenizer';

@@ -1,4 +1,4 @@
-import { AbortSource } from '@app/providers/llm';
+import { AbortSource } from '@app/llm';
 import type { Response } from 'express';
 import { applyDeferredHeaders } from './json-response';
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
-import { LlmRouter } from '@app/providers/llm';
-import type { ChatMessage } from '@app/providers/llm';
+import { LlmRouter } from '@app/llm';
+import type { ChatMessage } from '@app/llm';
 import { BpeCounter } from './bpe-counter';
 
 export type EncodingName = 'cl100k_base' | 'o200k_base';

@@ -1,5 +1,5 @@
 import { OpenAiError } from '@app/envelope';
-import { CallAbortedError, NoDeploymentError, UnsupportedRequestError, UpstreamError } from '@app/providers/llm';
+import { CallAbortedError, NoDeploymentError, UnsupportedRequestError, UpstreamError } from '@app/llm';
 import { toGatewayError } from './upstream-errors';
 
 const shape = (e: unknown) => {

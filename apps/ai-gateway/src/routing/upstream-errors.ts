@@ -1,5 +1,5 @@
 import { OpenAiError } from '@app/envelope';
-import { CallAbortedError, NoDeploymentError, UnsupportedRequestError, UpstreamError } from '@app/providers/llm';
+import { CallAbortedError, NoDeploymentError, UnsupportedRequestError, UpstreamError } from '@app/llm';
 
 /** Maps router failures to the gateway's OpenAI-shaped errors; anything else is returned unchanged. */
 export function toGatewayError(e: unknown): unknown {

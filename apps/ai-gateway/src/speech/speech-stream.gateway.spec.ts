@@ -1,6 +1,6 @@
 import { EventEmitter, once } from 'events';
-import { engineProcesses, PocketsphinxEngine } from '@app/providers/engines';
-import { FakeEngineBinary, pidAlive, startFakeEngineBinary } from '@app/providers/engines/testing/fake-engine-binary';
+import { engineProcesses, PocketsphinxEngine } from '@app/engines';
+import { FakeEngineBinary, pidAlive, startFakeEngineBinary } from '@app/engines/testing/fake-engine-binary';
 import { GatewayConfig } from '../config/gateway.config';
 import { SpeechStreamGateway, STREAM_CLOSE } from './speech-stream.gateway';
 import { TranscriptionEngines } from './transcription-engines';

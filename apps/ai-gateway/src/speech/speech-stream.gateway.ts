@@ -6,7 +6,7 @@ import type { WebSocket } from 'ws';
 import { AUTH_LIMITER, type AuthLimiter, type Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
 import { expressClientIp } from '@app/platform';
-import { EngineAbortedError, resamplePcm, STT_SAMPLE_RATE } from '@app/providers/engines';
+import { EngineAbortedError, resamplePcm, STT_SAMPLE_RATE } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayAuthenticator } from '../keys/gateway.authenticator';
 import { assertScope } from '../keys/key-scopes';

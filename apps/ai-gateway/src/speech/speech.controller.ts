@@ -3,7 +3,7 @@ import { FileInterceptor } from '@nestjs/platform-express';
 import { ApiBody, ApiConsumes, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { SpeechFormat } from '@app/providers/engines';
+import { SpeechFormat } from '@app/engines';
 import { assertScope } from '../keys/key-scopes';
 import { requestSignal } from '../vision/media-errors';
 import { ApiOpenAiErrors } from '../routing/openai-error.doc';

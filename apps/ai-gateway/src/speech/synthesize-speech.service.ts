@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
-import { SpeechFormat, SpeechSynthesisEngine, SynthesizedSpeech } from '@app/providers/engines';
+import { SpeechFormat, SpeechSynthesisEngine, SynthesizedSpeech } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { serviceUnavailable, toMediaError } from '../vision/media-errors';

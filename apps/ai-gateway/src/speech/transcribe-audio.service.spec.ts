@@ -1,5 +1,5 @@
-import { EngineLimiter, encodeWav, PocketsphinxEngine } from '@app/providers/engines';
-import { FakeEngineBinary, pidAlive, startFakeEngineBinary } from '@app/providers/engines/testing/fake-engine-binary';
+import { EngineLimiter, encodeWav, PocketsphinxEngine } from '@app/engines';
+import { FakeEngineBinary, pidAlive, startFakeEngineBinary } from '@app/engines/testing/fake-engine-binary';
 import { OpenAiError } from '@app/envelope';
 import { GatewayConfig } from '../config/gateway.config';
 import { EngineLimits } from '../vision/engine-limits';

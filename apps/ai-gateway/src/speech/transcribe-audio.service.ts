@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
-import { decodeAudio, STT_SAMPLE_RATE } from '@app/providers/engines';
+import { decodeAudio, STT_SAMPLE_RATE } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { toMediaError } from '../vision/media-errors';
 import { transcriptionCost } from '../vision/media-prices';
 import { TranscribeResponse } from './dtos/speech.dto';
 import { TranscriptionEngines, TranscriptionPassthrough } from './transcription-engines';
-import type { MediaModelInfo } from '@app/providers/llm';
+import type { MediaModelInfo } from '@app/llm';
 
 export interface UploadedAudio {
   buffer: Buffer;

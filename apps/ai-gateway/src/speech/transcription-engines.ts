@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { EngineCallOptions, encodeWav, PocketsphinxEngine, STT_SAMPLE_RATE, Transcript } from '@app/providers/engines';
-import { OpenAiMediaClient } from '@app/providers/media';
+import { EngineCallOptions, encodeWav, PocketsphinxEngine, STT_SAMPLE_RATE, Transcript } from '@app/engines';
+import { OpenAiMediaClient } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { EngineLimits } from '../vision/engine-limits';
 import { serviceUnavailable } from '../vision/media-errors';

@@ -1,4 +1,4 @@
-import { DEFAULT_MODELS } from '@app/providers/llm';
+import { DEFAULT_MODELS } from '@app/llm';
 import { tokenCost, yuanText } from './pricing';
 
 describe('pricing', () => {

@@ -1,4 +1,4 @@
-import { ModelInfo } from '@app/providers/llm';
+import { ModelInfo } from '@app/llm';
 
 export interface TokenUnits {
   promptTokens: number;

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { pipeline } from 'stream';
 import { Public } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
-import { isSafeKey, ObjectStorage } from '@app/providers/storage';
+import { isSafeKey, ObjectStorage } from '@app/storage';
 import { CONTENT_TYPES, MEDIA_STORAGE } from './media-storage';
 
 /** `{cdn_url}` when CDN_URL is unset: generated images, public and immutable (names are random UUIDs). */

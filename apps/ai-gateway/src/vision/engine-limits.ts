@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EngineLimiter } from '@app/providers/engines';
+import { EngineLimiter } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 
 /**

@@ -2,9 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'crypto';
 import type { Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
-import { UpstreamError } from '@app/providers/llm';
-import { OpenAiMediaClient } from '@app/providers/media';
-import type { ObjectStorage } from '@app/providers/storage';
+import { UpstreamError } from '@app/llm';
+import { OpenAiMediaClient } from '@app/llm';
+import type { ObjectStorage } from '@app/storage';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { GenerateImageResponse } from './dtos/generate-image.dto';
@@ -12,7 +12,7 @@ import { loadImageSource } from './image-source';
 import { serviceUnavailable, toMediaError } from './media-errors';
 import { AUTO_SIZE_BOUND, imageGenerationCost } from './media-prices';
 import { roundYuan } from '../usage/pricing';
-import type { ImageModelField, MediaModelInfo } from '@app/providers/llm';
+import type { ImageModelField, MediaModelInfo } from '@app/llm';
 import { CONTENT_TYPES, MEDIA_STORAGE } from './media-storage';
 
 export interface ImageGenerationInput {

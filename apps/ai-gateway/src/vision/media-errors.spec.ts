@@ -2,7 +2,7 @@ import { once } from 'events';
 import { createServer, request } from 'http';
 import { AddressInfo } from 'net';
 import { OpenAiError } from '@app/envelope';
-import { EngineAbortedError, EngineBusyError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/providers/engines';
+import { EngineAbortedError, EngineBusyError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/engines';
 import { requestSignal, toMediaError } from './media-errors';
 
 describe('toMediaError', () => {

@@ -1,6 +1,6 @@
 import { OpenAiError } from '@app/envelope';
 import { Logger } from '@nestjs/common';
-import { EngineAbortedError, EngineBusyError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/providers/engines';
+import { EngineAbortedError, EngineBusyError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/engines';
 import { toGatewayError } from '../routing/upstream-errors';
 
 /** Engine and upstream failures of the media endpoints as OpenAI-shaped errors; `param` names the input. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { OpenAiError } from '@app/envelope';
-import { DEFAULT_MEDIA_MODELS, IMAGE_MODEL_FIELDS, LlmRouter, MediaModelInfo, MediaModelKind } from '@app/providers/llm';
+import { DEFAULT_MEDIA_MODELS, IMAGE_MODEL_FIELDS, LlmRouter, MediaModelInfo, MediaModelKind } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 
 /**

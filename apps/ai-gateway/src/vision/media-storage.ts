@@ -1,4 +1,4 @@
-import { ObjectStorage, objectStorageFor } from '@app/providers/storage';
+import { ObjectStorage, objectStorageFor } from '@app/storage';
 import { GatewayConfig } from '../config/gateway.config';
 
 /** Injection token of the ObjectStorage holding generated media. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
-import { isOcrLanguage, OCR_LANGUAGES, OcrEngine, VisionEngine } from '@app/providers/engines';
+import { isOcrLanguage, OCR_LANGUAGES, OcrEngine, VisionEngine } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';

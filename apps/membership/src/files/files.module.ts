@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { memoryStorage } from 'multer';
-import { objectStorageFor } from '@app/providers/storage';
+import { objectStorageFor } from '@app/storage';
 import { MembershipConfig } from '../config/membership.config';
 import { FilesController, MediaController } from './files.controller';
 import { FilesRepository } from './files.repository';

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomUUID } from 'crypto';
 import { BusinessException, ErrorCode, fieldError, msg } from '@app/envelope';
-import type { ObjectStorage, StoredObject } from '@app/providers/storage';
-import { isSafeKey } from '@app/providers/storage';
+import type { ObjectStorage, StoredObject } from '@app/storage';
+import { isSafeKey } from '@app/storage';
 import { MembershipConfig } from '../config/membership.config';
 import { cleanOriginalName, detectType } from './file-type';
 import { FilesRepository } from './files.repository';

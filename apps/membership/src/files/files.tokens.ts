@@ -1,2 +1,2 @@
-/** The ObjectStorage (libs/providers/storage) chosen by STORAGE_DRIVER. */
+/** The ObjectStorage (@app/storage) chosen by STORAGE_DRIVER. */
 export const OBJECT_STORAGE = Symbol('OBJECT_STORAGE');

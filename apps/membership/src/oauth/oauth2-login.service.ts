@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
-import { WechatAuthorizeScope } from '@app/providers/wechat';
+import { WechatAuthorizeScope } from '@app/wechat';
 import { LoginService } from '../auth/login.service';
 import { MembershipConfig } from '../config/membership.config';
 import { ExternalProfile } from '../identities/external-profile';

@@ -1,6 +1,6 @@
 import { Logger, Module } from '@nestjs/common';
-import { LogMailSender, MailSender, SmtpMailSender } from '@app/providers/mail';
-import { AliyunSmsSender, LogSmsSender, SmsSender } from '@app/providers/sms';
+import { LogMailSender, MailSender, SmtpMailSender } from '@app/messaging';
+import { AliyunSmsSender, LogSmsSender, SmsSender } from '@app/messaging';
 import { MembershipConfig } from '../config/membership.config';
 import { SecurityModule } from '../security/security.module';
 import { setPhonePattern } from './phone-format';

@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nest
 import { createHmac, randomInt } from 'crypto';
 import { BusinessException, ErrorCode, Msg, msg } from '@app/envelope';
 import { addressLimitKey, SharedState } from '@app/platform';
-import type { MailSender } from '@app/providers/mail';
-import type { SmsSender } from '@app/providers/sms';
+import type { MailSender } from '@app/messaging';
+import type { SmsSender } from '@app/messaging';
 import { MembershipConfig } from '../config/membership.config';
 import { TokenSecrets } from '../security/token-secrets';
 import { CodeChannel } from './verification-code.entity';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { RedisSharedState } from '@app/platform';
-import { WechatApiClient } from '@app/providers/wechat';
+import { WechatApiClient } from '@app/wechat';
 import { WechatTestServer, startWechatServer } from '../../../../test/support/wechat-server';
 import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
 import { WechatAccessTokenService } from './wechat-access-token.service';

@@ -1,5 +1,5 @@
 import { Provider } from '@nestjs/common';
-import { WechatApiClient } from '@app/providers/wechat';
+import { WechatApiClient } from '@app/wechat';
 import { MembershipConfig } from '../config/membership.config';
 
 /** One WeChat client for the app, pointed at the configured bases (tests use a local server). */

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
-import { WechatApiClient, WechatApiError } from '@app/providers/wechat';
+import { WechatApiClient, WechatApiError } from '@app/wechat';
 import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
 import { QRCodeLoginResponse } from '../oauth/dtos/oauth2.responses';
 import { OAuth2LoginService } from '../oauth/oauth2-login.service';

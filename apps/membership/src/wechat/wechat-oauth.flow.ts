@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { WechatApiClient, WechatApiError, WechatAuthorizeScope } from '@app/providers/wechat';
+import { WechatApiClient, WechatApiError, WechatAuthorizeScope } from '@app/wechat';
 import { ExternalProfile } from '../identities/external-profile';
 import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
 import { AuthorizationState } from '../oauth/oauth2-state.store';

@@ -4,7 +4,7 @@ import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { Public } from '@app/auth';
 import { BusinessException, ErrorCode, msg, RawResponse } from '@app/envelope';
-import { WechatMessageCrypto, WechatMessageRejected, buildWechatXml, parseWechatXml, pushReplayKey, verifyPushSignature } from '@app/providers/wechat';
+import { WechatMessageCrypto, WechatMessageRejected, buildWechatXml, parseWechatXml, pushReplayKey, verifyPushSignature } from '@app/wechat';
 import { MembershipConfig } from '../config/membership.config';
 import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
 import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';

@@ -1,5 +1,5 @@
 import { fetch, FormData } from 'undici';
-import { parseRetryAfter, UpstreamError } from '../llm/types';
+import { parseRetryAfter, UpstreamError } from './types';
 
 export interface MediaUpstream {
   /** OpenAI-compatible base URL including the version path, e.g. https://api.openai.com/v1. */

@@ -1,4 +1,4 @@
-import { FakeUpstream, startFakeOpenAi } from '../../../../test/support/upstreams';
+import { FakeUpstream, startFakeOpenAi } from '../../../test/support/upstreams';
 import { OpenAiCompatibleClient } from './openai-client';
 import { CallAbortedError, UpstreamError } from './types';
 

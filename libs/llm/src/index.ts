@@ -9,3 +9,4 @@ export * from './openai-client';
 export * from './anthropic-client';
 export * from './router';
 export * from './text-completions';
+export * from './openai-media.client';

@@ -1,4 +1,4 @@
-import { FakeUpstream, startFakeAnthropic, startFakeOpenAi } from '../../../../test/support/upstreams';
+import { FakeUpstream, startFakeAnthropic, startFakeOpenAi } from '../../../test/support/upstreams';
 import { parseProvidersConfig } from './providers-file';
 import { LlmRouter, NoDeploymentError } from './router';
 import { LlmClient } from './llm-client';

@@ -1,4 +1,4 @@
-import { LlmRouter, parseProvidersConfig } from '../../llm';
+import { LlmRouter, parseProvidersConfig } from '@app/llm';
 import { LOCAL_EMBEDDINGS_ENGINE, localLlmEngines } from './local-embeddings.client';
 import { TextEmbeddingEngine } from './text-embedding.engine';
 

@@ -1,4 +1,4 @@
-import { WechatTestServer, startWechatServer } from '../../../../test/support/wechat-server';
+import { WechatTestServer, startWechatServer } from '../../../test/support/wechat-server';
 import { WechatApiClient, WechatApiError } from './wechat-api.client';
 
 describe('WechatApiClient against the local WeChat protocol server', () => {

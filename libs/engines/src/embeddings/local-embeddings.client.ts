@@ -1,7 +1,5 @@
-import { UnsupportedRequestError } from '../../llm/anthropic-client';
-import type { LlmClient } from '../../llm/llm-client';
-import { CallAbortedError, UpstreamError } from '../../llm/types';
-import type { CallOptions, ChatCompletion, ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse } from '../../llm/types';
+import { CallAbortedError, UnsupportedRequestError, UpstreamError } from '@app/llm';
+import type { CallOptions, ChatCompletion, ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, LlmClient } from '@app/llm';
 import { EngineAbortedError, EngineBusyError } from '../engine-limiter';
 import { LOCAL_EMBEDDING_DIMENSIONS, TextEmbeddingEngine } from './text-embedding.engine';
 

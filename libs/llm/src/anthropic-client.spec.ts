@@ -1,4 +1,4 @@
-import { startFakeAnthropic, FakeUpstream } from '../../../../test/support/upstreams';
+import { startFakeAnthropic, FakeUpstream } from '../../../test/support/upstreams';
 import { AnthropicClient, AnthropicMessage, anthropicEventsToChunks, finishReasonOf, fromAnthropicMessage, toAnthropicRequest, UnsupportedRequestError } from './anthropic-client';
 import { ChatCompletionChunk, UpstreamError } from './types';
 
