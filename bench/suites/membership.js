@@ -39,7 +39,8 @@ async function run(ctx) {
     const reg = await fetch(`${app.url}${BASE}/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bench_member', password: PASSWORD }) });
     const regBody = await reg.json();
     if (reg.status !== 200 || regBody.code !== 200) throw new Error(`register answered ${reg.status}: ${JSON.stringify(regBody).slice(0, 200)}`);
-    const auth = { authorization: `Bearer ${regBody.data.token}` };
+    // Registration answers the member without a token (the mortise site logs in afterwards): log in.
+    const auth = { authorization: `Bearer ${(await login(app.url, 0)).token}` };
     const profileUrl = `${app.url}${BASE}/profile`;
     const check = await fetch(profileUrl, { headers: auth });
     if (check.status !== 200) throw new Error(`profile answered ${check.status}`);
