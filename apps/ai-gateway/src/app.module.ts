@@ -16,12 +16,11 @@ import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { ModelsModule } from './models/models.module';
 import { VisionModule } from './vision/vision.module';
 import { SpeechModule } from './speech/speech.module';
-import { LeanRoutesModule } from './routing/lean-routes';
 import { ResponsesModule } from './responses/responses.module';
 import { CompletionsModule } from './completions/completions.module';
 
 /** Feature modules of the AI gateway (append new ones). */
-const FEATURES: any[] = [KeysModule, LeanRoutesModule, UsageModule, RoutingModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule];
+const FEATURES: any[] = [KeysModule, UsageModule, RoutingModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule];
 
 @Module({})
 export class AppModule {

@@ -4,16 +4,16 @@ import { sendOpenAiError } from '@app/envelope';
 import { AppDefinition, createApp } from '@app/platform';
 import { AppModule } from './app.module';
 import { GatewayConfig } from './config/gateway.config';
-import { LeanRoutes } from './routing/lean-routes';
+import { gatewayTiming } from './routing/gateway-timing';
 
 export const gatewayApp: AppDefinition<GatewayConfig> = {
   name: 'ai-gateway',
   configClass: GatewayConfig,
   module: (config, url) => AppModule.forRoot(config, url),
   errorResponder: (error, req, res) => sendOpenAiError(error, req, res, new Logger('Errors')),
+  edge: () => [gatewayTiming],
   customize: (app) => {
     app.useWebSocketAdapter(new WsAdapter(app));
-    app.get(LeanRoutes).install(app);
   },
   swagger: {
     title: 'AI Gateway API',

@@ -5,7 +5,6 @@ import { Logger } from '@nestjs/common';
 import { sendEnvelopeError, setDefaultLocale } from '@app/envelope';
 import { AppDefinition, createApp } from '@app/platform';
 import { AppModule } from './app.module';
-import { ProfileFastPath } from './auth/profile-fast-path';
 import { MembershipConfig } from './config/membership.config';
 
 /** Development only: a random JWT secret persisted under DATA_DIR so tokens survive restarts. */
@@ -29,8 +28,6 @@ export const membershipApp: AppDefinition<MembershipConfig> = {
   },
   prefix: (config) => config.CONTEXT_PATH,
   errorResponder: (error, req, res) => sendEnvelopeError(error, req, res, new Logger('Errors')),
-  // GET /api/v1/app/auth/profile outside the Express/Nest pipeline (see ProfileFastPath).
-  customize: (app) => app.get(ProfileFastPath).install(app),
   swagger: {
     title: 'Membership API',
     description:

@@ -17,26 +17,34 @@ export class DefaultDenyGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const req = context.switchToHttp().getRequest();
-    const res = context.switchToHttp().getResponse();
-    this.limiter?.before(req, res);
-    let principal: Principal | null;
-    try {
-      principal = this.authenticator ? await this.authenticator.authenticate(req) : null;
-    } catch (e) {
-      // Refused credentials count against the client address (brute force, key guessing).
-      if (this.limiter && isAuthFailure(e)) await this.limiter.failed(req, res);
-      throw e;
-    }
-    if (!principal) {
-      await this.limiter?.failed(req, res);
-      throw new UnauthorizedException('Authentication required');
-    }
-    await this.limiter?.succeeded(req, res, principal);
+    const principal = await authenticateRequest(req, context.switchToHttp().getResponse(), this.authenticator, this.limiter);
     req.principal = principal;
     const roles = this.reflector.getAllAndOverride<string[]>(REQUIRED_ROLES, targets) ?? [];
     if (roles.some((r) => !principal.roles.includes(r))) throw new ForbiddenException('Not allowed');
     return true;
   }
+}
+
+/**
+ * Who is calling, or a 401 (429 when the address or principal is over its limit): the credentials check
+ * of every authenticated route, the guard's and the app pipeline's direct routes' (HttpPipeline).
+ */
+export async function authenticateRequest(req: any, res: any, authenticator?: Authenticator, limiter?: AuthLimiter): Promise<Principal> {
+  limiter?.before(req, res);
+  let principal: Principal | null;
+  try {
+    principal = authenticator ? await authenticator.authenticate(req) : null;
+  } catch (e) {
+    // Refused credentials count against the client address (brute force, key guessing).
+    if (limiter && isAuthFailure(e)) await limiter.failed(req, res);
+    throw e;
+  }
+  if (!principal) {
+    await limiter?.failed(req, res);
+    throw new UnauthorizedException('Authentication required');
+  }
+  await limiter?.succeeded(req, res, principal);
+  return principal;
 }
 
 function isAuthFailure(e: any): boolean {

@@ -25,4 +25,7 @@ export * from './http/run-main';
 export * from './http/json-depth';
 export * from './http/body-timeout';
 export * from './http/security-headers';
-export * from './http/plain-request';
+export * from './http/http-pipeline';
+export * from './http/edge-stages';
+export * from './http/express-adapter';
+export * from './framework-internals';

@@ -1,4 +1,4 @@
-import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AUTH_LIMITER } from '@app/auth';
@@ -6,8 +6,9 @@ import { DATABASE_URL } from '@app/database';
 import { BaseConfig } from './config/base.config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
-import { AccessLog, AccessLogMiddleware, loggingModule } from './logging/logging';
-import { MetricsMiddleware, MetricsModule } from './metrics/metrics';
+import { HttpPipeline } from './http/http-pipeline';
+import { AccessLog, loggingModule } from './logging/logging';
+import { MetricsModule } from './metrics/metrics';
 import { SharedThrottlerStorage } from './shared-state/throttler-storage';
 import { PlatformAuthLimiter } from './rate-limit/auth-limiter';
 import { clientLimitKey } from './rate-limit/address-limit-key';
@@ -28,7 +29,7 @@ export interface PlatformOptions<T extends BaseConfig> {
  */
 @Global()
 @Module({})
-export class PlatformModule implements NestModule {
+export class PlatformModule {
   static forRoot<T extends BaseConfig>(options: PlatformOptions<T>): DynamicModule {
     const dbUrl = { provide: DATABASE_URL, useValue: options.databaseUrl };
     return {
@@ -53,15 +54,11 @@ export class PlatformModule implements NestModule {
       providers: [
         dbUrl,
         { provide: AccessLog, inject: [BaseConfig], useFactory: (config: BaseConfig) => new AccessLog(config.LOG_LEVEL, options.app) },
-        AccessLogMiddleware,
+        HttpPipeline,
         { provide: APP_GUARD, useClass: PlatformThrottlerGuard },
         { provide: AUTH_LIMITER, useClass: PlatformAuthLimiter },
       ],
-      exports: [dbUrl, AccessLog, ConfigModule, SharedStateModule, MetricsModule, AUTH_LIMITER],
+      exports: [dbUrl, AccessLog, HttpPipeline, ConfigModule, SharedStateModule, MetricsModule, AUTH_LIMITER],
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(AccessLogMiddleware, MetricsMiddleware).forRoutes('*path');
   }
 }

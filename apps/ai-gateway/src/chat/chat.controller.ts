@@ -2,9 +2,8 @@ import { Body, Controller, HttpCode, OnModuleInit, Post, Req, Res } from '@nestj
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { HttpPipeline } from '@app/platform';
 import { ApiOpenAiErrors } from '../routing/openai-error.doc';
-import { LeanRoutes } from '../routing/lean-routes';
-import { quickAcceptChat } from '../routing/quick-accept';
 import { ChatRequestPipe, validateChatRequest } from './chat-request.pipe';
 import { CreateChatCompletion } from './create-chat-completion';
 import { ChatCompletionChunkDoc, ChatCompletionRequest, ChatCompletionResponse, ContentPartDoc } from './dtos/chat-completion.dtos';
@@ -15,12 +14,12 @@ import { ChatCompletionChunkDoc, ChatCompletionRequest, ChatCompletionResponse, 
 export class ChatController implements OnModuleInit {
   constructor(
     private readonly createChatCompletion: CreateChatCompletion,
-    private readonly lean: LeanRoutes,
+    private readonly pipeline: HttpPipeline,
   ) {}
 
-  /** API clients' calls take the lean path (routing/lean-routes.ts); this route serves the rest. */
+  /** The gateway's busiest route is served directly by the app's pipeline (HttpPipeline), with the same handler. */
   onModuleInit(): void {
-    this.lean.add({ path: '/v1/chat/completions', dto: ChatCompletionRequest, accept: quickAcceptChat, validate: validateChatRequest, handle: (principal, body, req, res) => this.createChatCompletion.handle(principal, body, req, res) });
+    this.pipeline.route({ method: 'POST', path: '/v1/chat/completions', handle: async (req, res) => this.create(req.principal, await validateChatRequest(req.body), req, res) });
   }
 
   @Post('completions')

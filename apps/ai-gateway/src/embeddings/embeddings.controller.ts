@@ -2,10 +2,11 @@ import { Body, Controller, HttpCode, OnModuleInit, Post, Req, Res } from '@nestj
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { HttpPipeline } from '@app/platform';
 import { ApiOpenAiErrors } from '../routing/openai-error.doc';
-import { LeanRoutes } from '../routing/lean-routes';
-import { quickAcceptEmbeddings } from '../routing/quick-accept';
+import { sendJson } from '../routing/json-response';
 import { CreateEmbeddings, EmbeddingsResult } from './create-embeddings';
+import { EmbeddingsRequestPipe, validateEmbeddingsRequest } from './embeddings-request.pipe';
 import { EmbeddingsRequest, EmbeddingsResponseDoc } from './dtos/embeddings.dtos';
 
 @ApiTags('embeddings')
@@ -13,12 +14,12 @@ import { EmbeddingsRequest, EmbeddingsResponseDoc } from './dtos/embeddings.dtos
 export class EmbeddingsController implements OnModuleInit {
   constructor(
     private readonly createEmbeddings: CreateEmbeddings,
-    private readonly lean: LeanRoutes,
+    private readonly pipeline: HttpPipeline,
   ) {}
 
-  /** API clients' calls take the lean path (routing/lean-routes.ts); this route serves the rest. */
+  /** Served directly by the app's pipeline (HttpPipeline), with the same handler. */
   onModuleInit(): void {
-    this.lean.add({ path: '/v1/embeddings', dto: EmbeddingsRequest, accept: quickAcceptEmbeddings, handle: (principal, body, req, res) => this.createEmbeddings.handle(principal, body, req, res) });
+    this.pipeline.route({ method: 'POST', path: '/v1/embeddings', handle: async (req, res) => sendJson(res, 200, await this.create(req.principal, await validateEmbeddingsRequest(req.body), req, res)) });
   }
 
   @Post('embeddings')
@@ -36,7 +37,8 @@ export class EmbeddingsController implements OnModuleInit {
   })
   @ApiOkResponse({ type: EmbeddingsResponseDoc })
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
-  create(@CurrentPrincipal() principal: Principal, @Body() body: EmbeddingsRequest, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<EmbeddingsResult> {
-    return this.createEmbeddings.handle(principal, body, req, res);
+  create(@CurrentPrincipal() principal: Principal, @Body(EmbeddingsRequestPipe) body: object, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<EmbeddingsResult> {
+    // `object`, not the DTO: the global pipe would validate it a second time; EmbeddingsRequestPipe validates.
+    return this.createEmbeddings.handle(principal, body as EmbeddingsRequest, req, res);
   }
 }

@@ -1,5 +1,6 @@
-import { Injectable, NestMiddleware } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
 import { performance } from 'perf_hooks';
+import { onHead } from '@app/platform';
 
 export const OVERHEAD_HEADER = 'X-Gateway-Overhead-Ms';
 
@@ -12,22 +13,19 @@ export function errorHeaders(res: { headersSent: boolean; setHeader(name: string
 }
 
 /**
- * Stamps when the gateway started handling a /v1 request (after body parsing), and makes sure every
- * response carries the overhead header: handlers that call upstreams set it themselves (upstream
+ * The gateway's edge stage: stamps when the gateway started handling a /v1 request, and makes sure
+ * every answer carries the overhead header: handlers that call upstreams set it themselves (upstream
  * waits excluded); any other answer (validation, auth, errors before a call) gets the elapsed time.
  */
-@Injectable()
-export class GatewayTimingMiddleware implements NestMiddleware {
-  use(req: any, res: any, next: () => void): void {
+export function gatewayTiming(req: Request, res: Response, next: NextFunction): void {
+  if (req.url.startsWith('/v1/')) {
     const started = performance.now();
-    req.gatewayStartedAt = started;
-    const writeHead = res.writeHead;
-    res.writeHead = function (this: any, ...args: any[]) {
-      if (!this.headersSent && !this.getHeader(OVERHEAD_HEADER)) this.setHeader(OVERHEAD_HEADER, (performance.now() - started).toFixed(2));
-      return writeHead.apply(this, args);
-    };
-    next();
+    (req as Request & { gatewayStartedAt?: number }).gatewayStartedAt = started;
+    onHead(res, (r) => {
+      if (!r.getHeader(OVERHEAD_HEADER)) r.setHeader(OVERHEAD_HEADER, (performance.now() - started).toFixed(2));
+    });
   }
+  next();
 }
 
 /** Tracks time spent waiting on upstreams so the rest can be reported as gateway overhead. */

@@ -1,8 +1,7 @@
-import { Inject, Injectable, Logger, MiddlewareConsumer, Module, NestModule, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { LlmRouter, loadProvidersFile, parseProvidersConfig } from '@app/llm';
 import { localLlmEngines } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
-import { GatewayTimingMiddleware } from './gateway-timing';
 import { Tokenizer } from './tokenizer';
 
 /** Builds the router from AI_PROVIDERS_FILE (validated at boot: a bad file stops the gateway with the reason). */
@@ -30,13 +29,9 @@ class RouterShutdown implements OnApplicationShutdown {
   }
 }
 
-/** Upstream routing, token counting and gateway timing for the /v1 endpoints. */
+/** Upstream routing and token counting for the /v1 endpoints. */
 @Module({
   providers: [{ provide: LlmRouter, inject: [GatewayConfig], useFactory: createRouter }, Tokenizer, RouterShutdown],
   exports: [LlmRouter, Tokenizer],
 })
-export class RoutingModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(GatewayTimingMiddleware).forRoutes('v1/*path');
-  }
-}
+export class RoutingModule {}

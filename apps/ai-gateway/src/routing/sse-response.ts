@@ -1,6 +1,5 @@
 import { AbortSource } from '@app/llm';
 import type { Response } from 'express';
-import { applyDeferredHeaders } from './json-response';
 
 /** A text/event-stream response that forwards each event at once and respects back-pressure. */
 export class SseResponse {
@@ -8,7 +7,6 @@ export class SseResponse {
 
   /** Sends status and headers immediately (nothing is buffered by the gateway or a proxy in front). */
   open(extraHeaders: Record<string, string>): void {
-    applyDeferredHeaders(this.res);
     this.res.statusCode = 200;
     this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     this.res.setHeader('Cache-Control', 'no-cache, no-transform');

@@ -5,7 +5,6 @@ import type { IncomingMessage } from 'http';
 import type { WebSocket } from 'ws';
 import { AUTH_LIMITER, type AuthLimiter, type Principal } from '@app/auth';
 import { OpenAiError } from '@app/envelope';
-import { expressClientIp } from '@app/platform';
 import { EngineAbortedError, resamplePcm, STT_SAMPLE_RATE } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayAuthenticator } from '../keys/gateway.authenticator';
@@ -58,8 +57,8 @@ export class SpeechStreamGateway implements OnGatewayConnection, BeforeApplicati
   handleConnection(client: WebSocket, req: IncomingMessage): void {
     // The key in the config message counts against the same per-address limit of refused credentials
     // as HTTP (the upgrade bypasses Express's guards); the address honours TRUST_PROXY like req.ip.
-    const app = this.adapterHost?.httpAdapter?.getInstance?.() as { get(name: string): unknown } | undefined;
-    const caller = { ip: req ? (app ? expressClientIp(req, app) : req.socket?.remoteAddress) : undefined };
+    // The upgrade request is born an Express request (PlatformExpressAdapter): req.ip honours TRUST_PROXY.
+    const caller = { ip: req ? ((req as { ip?: string }).ip ?? req.socket?.remoteAddress) : undefined };
     const session = new StreamSession(client, this.config, this.authenticator, this.metering, this.engines, this.log, (req as any)?.headers?.['x-request-id'], this.limiter, caller);
     this.sessions.add(session);
     void session.settled.then(() => this.sessions.delete(session));

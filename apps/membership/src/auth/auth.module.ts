@@ -11,7 +11,6 @@ import { MemberAuthenticator } from './member.authenticator';
 import { PasswordLoginService } from './password-login.service';
 import { PasswordService } from './password.service';
 import { PhoneLoginService } from './phone-login.service';
-import { ProfileFastPath } from './profile-fast-path';
 import { TokenRefreshService } from './token-refresh.service';
 
 /**
@@ -30,7 +29,6 @@ import { TokenRefreshService } from './token-refresh.service';
     PhoneLoginService,
     TokenRefreshService,
     PasswordService,
-    ProfileFastPath,
   ],
   exports: [LoginService, AccessTokenService, AUTHENTICATOR, MembersModule, SessionsModule],
 })

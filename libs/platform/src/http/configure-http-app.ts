@@ -1,20 +1,28 @@
 import { INestApplication, Logger as NestLogger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import helmet from 'helmet';
+import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-options.interface';
+import express from 'express';
 import { Logger } from 'nestjs-pino';
+import { AUTH_LIMITER, AUTHENTICATOR } from '@app/auth';
 import { BaseConfig } from '../config/base.config';
+import { AccessLog } from '../logging/logging';
+import { Metrics } from '../metrics/metrics';
 import { setupSwagger, SwaggerOptions } from '../swagger/setup-swagger';
 import { rejectDeepJson } from './json-depth';
 import { bodyTimeout, ErrorResponder } from './body-timeout';
-import { HELMET_OPTIONS } from './security-headers';
+import { edgeStages } from './edge-stages';
+import { PlatformExpressAdapter } from './express-adapter';
+import { HttpPipeline, Middleware } from './http-pipeline';
 
 export interface HttpAppOptions {
   config: BaseConfig;
   /** Global route prefix (membership CONTEXT_PATH); empty for none. */
   prefix?: string;
   swagger: SwaggerOptions;
-  /** Writes errors raised before Nest's filters can (body timeouts) in the app's error shape. */
+  /** Writes errors raised outside Nest's filters (edge stages, body readers, direct routes) in the app's error shape. */
   errorResponder: ErrorResponder;
+  /** The app's own global behaviours, run after the platform's edge stages for every request (e.g. the gateway's timing). */
+  edge?: Middleware[];
 }
 
 export function normalizePrefix(prefix?: string): string {
@@ -22,7 +30,11 @@ export function normalizePrefix(prefix?: string): string {
   return trimmed ? `/${trimmed}` : '';
 }
 
-/** What both apps do to an HTTP app before listening: logs, proxies, headers, CORS, bodies, Swagger. */
+/**
+ * What both apps do to an HTTP app before listening: logs, proxies, the one request pipeline (edge
+ * stages for every request: request id, security headers, CORS, access log, metrics, the app's own;
+ * then direct routes or Express and Nest), bodies, Swagger.
+ */
 export function configureHttpApp(app: NestExpressApplication, options: HttpAppOptions): void {
   const { config } = options;
   app.useLogger(app.get(Logger));
@@ -30,26 +42,45 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   app.disable('x-powered-by');
   app.set('trust proxy', parseTrustProxy(config.TRUST_PROXY));
   app.set('etag', false);
-  app.use(helmet(HELMET_OPTIONS));
   const origins = (config.CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  if (origins.length) {
-    app.enableCors({
-      origin: origins.includes('*') ? true : origins,
-      credentials: !origins.includes('*'),
-      exposedHeaders: ['X-Request-Id', 'Retry-After', 'Content-Disposition'],
-      maxAge: 600,
-    });
-  }
-  // A client that announces more body than it sends (or trickles it) gets 408 instead of holding a socket.
-  app.use(bodyTimeout(config.REQUEST_TIMEOUT_MS, options.errorResponder));
-  app.useBodyParser('json', { limit: config.BODY_LIMIT_BYTES, verify: rejectDeepJson });
-  app.useBodyParser('urlencoded', { limit: config.BODY_LIMIT_BYTES, extended: true, parameterLimit: 1000 });
+  const corsStage: Middleware | undefined = origins.length
+    ? cors({
+        origin: origins.includes('*') ? true : origins,
+        credentials: !origins.includes('*'),
+        exposedHeaders: ['X-Request-Id', 'Retry-After', 'Content-Disposition'],
+        maxAge: 600,
+      })
+    : undefined;
+  // Body readers: Express runs them before Nest's routes, the pipeline before its direct routes (same instances).
+  const bodyReaders: Middleware[] = [
+    // A client that announces more body than it sends (or trickles it) gets 408 instead of holding a socket.
+    bodyTimeout(config.REQUEST_TIMEOUT_MS, options.errorResponder) as Middleware,
+    express.json({ limit: config.BODY_LIMIT_BYTES, verify: rejectDeepJson }) as Middleware,
+    express.urlencoded({ limit: config.BODY_LIMIT_BYTES, extended: true, parameterLimit: 1000 }) as Middleware,
+  ];
+  for (const reader of bodyReaders) app.use(reader);
   const server = app.getHttpServer();
   server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
   const prefix = normalizePrefix(options.prefix);
   if (prefix) app.setGlobalPrefix(prefix);
+  const pipeline = app.get(HttpPipeline);
+  pipeline.wire({
+    express: app.getHttpAdapter().getInstance(),
+    prefix,
+    edge: [...edgeStages({ accessLog: app.get(AccessLog), metrics: app.get(Metrics), cors: corsStage }), ...(options.edge ?? [])],
+    bodyReaders,
+    errorResponder: options.errorResponder,
+    authenticator: app.get(AUTHENTICATOR, { strict: false }),
+    limiter: app.get(AUTH_LIMITER, { strict: false }),
+  });
+  const adapter = app.getHttpAdapter();
+  if (adapter instanceof PlatformExpressAdapter) adapter.usePipeline(pipeline);
   setupSwagger(app, options.swagger, prefix);
 }
+
+// `cors` is the package @nestjs/platform-express's enableCors uses; it ships no types of its own.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const cors = require('cors') as (options: CorsOptions) => Middleware;
 
 function parseTrustProxy(value: string): boolean | number | string {
   if (value === 'true') return true;

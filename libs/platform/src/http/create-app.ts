@@ -1,12 +1,14 @@
 import { DynamicModule, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { PlatformExpressAdapter } from './express-adapter';
 import { EmbeddedDatabase, ensureEmbeddedPostgres } from '@app/database';
 import { BaseConfig } from '../config/base.config';
 import { loadConfig } from '../config/load-config';
 import { SwaggerOptions } from '../swagger/setup-swagger';
 import { configureHttpApp } from './configure-http-app';
 import { ErrorResponder } from './body-timeout';
+import type { Middleware } from './http-pipeline';
 
 export interface AppDefinition<T extends BaseConfig> {
   name: string;
@@ -16,6 +18,8 @@ export interface AppDefinition<T extends BaseConfig> {
   prefix?(config: T): string;
   /** Writes an error in the app's body shape outside Nest's filters. */
   errorResponder: ErrorResponder;
+  /** The app's own global behaviours (edge stages), run for every request after the platform's. */
+  edge?(app: NestExpressApplication, config: T): Middleware[];
   /** Last touches before listening (e.g. a WebSocket adapter). */
   customize?(app: NestExpressApplication, config: T): void | Promise<void>;
 }
@@ -44,12 +48,12 @@ export async function createApp<T extends BaseConfig>(def: AppDefinition<T>, env
   const config = loadConfig(def.configClass, env);
   const database = await resolveDatabase(config);
   try {
-    const app = await NestFactory.create<NestExpressApplication>(def.module(config, database.url), {
+    const app = await NestFactory.create<NestExpressApplication>(def.module(config, database.url), new PlatformExpressAdapter(), {
       bodyParser: false,
       bufferLogs: true,
       abortOnError: false,
     });
-    configureHttpApp(app, { config, prefix: def.prefix?.(config), swagger: def.swagger, errorResponder: def.errorResponder });
+    configureHttpApp(app, { config, prefix: def.prefix?.(config), swagger: def.swagger, errorResponder: def.errorResponder, edge: def.edge?.(app, config) });
     await def.customize?.(app, config);
     return { app, config, database };
   } catch (e) {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'crypto';
 import type { IncomingMessage, ServerResponse } from 'http';
-import { Injectable, NestMiddleware } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino, { Logger as Pino } from 'pino';
 import { BaseConfig } from '../config/base.config';
@@ -105,7 +104,7 @@ export class AccessLog {
    * for 4xx, info otherwise. `url` is the logged path (its query string and secret segments are
    * dropped here, see loggedPath).
    */
-  watch(req: IncomingMessage & { id?: string }, res: ServerResponse, id: string, url: string): void {
+  watch(req: IncomingMessage, res: ServerResponse, id: string, url: string): void {
     const started = Date.now();
     const path = loggedPath(url);
     const done = (err?: Error) => {
@@ -132,18 +131,5 @@ export class AccessLog {
     res.on('close', done);
     res.on('finish', done);
     res.on('error', done);
-  }
-}
-
-/** Gives every request its id (X-Request-Id) and, outside /actuator/, an access log line. */
-@Injectable()
-export class AccessLogMiddleware implements NestMiddleware {
-  constructor(private readonly log: AccessLog) {}
-
-  use(req: IncomingMessage & { id?: string; originalUrl?: string }, res: ServerResponse, next: () => void): void {
-    const id = (req.id ||= requestId(req, res));
-    const url = req.url ?? '';
-    if (!url.includes('/actuator/')) this.log.watch(req, res, id, req.originalUrl || url);
-    next();
   }
 }

@@ -1,9 +1,9 @@
-import { Controller, Get, Injectable, Module, NestMiddleware, Req, Res } from '@nestjs/common';
+import { Controller, Get, Injectable, Module, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '@app/auth';
 import { RawResponse } from '@app/envelope';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { BaseConfig } from '../config/base.config';
 import { managementAllowed } from '../health/management-token';
@@ -28,23 +28,6 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
-  }
-}
-
-/** Times every request; the route label is the matched route pattern, never the raw URL. */
-@Injectable()
-export class MetricsMiddleware implements NestMiddleware {
-  constructor(private readonly metrics: Metrics) {}
-
-  use(req: Request, res: Response, next: NextFunction): void {
-    const start = process.hrtime.bigint();
-    res.once('finish', () => {
-      const route = req.route?.path ? `${req.baseUrl ?? ''}${req.route.path}` : 'unmatched';
-      const labels = { method: req.method, route, status: String(res.statusCode) };
-      this.metrics.requests.inc(labels);
-      this.metrics.duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
-    });
-    next();
   }
 }
 
@@ -76,5 +59,5 @@ export class MetricsController {
   }
 }
 
-@Module({ providers: [Metrics, MetricsMiddleware], controllers: [MetricsController], exports: [Metrics, MetricsMiddleware] })
+@Module({ providers: [Metrics], controllers: [MetricsController], exports: [Metrics] })
 export class MetricsModule {}

@@ -1,0 +1,67 @@
+// The one place that relies on how Express, Node's http server and TypeORM work inside, beyond their
+// documented surface. framework-internals.spec.ts fails loudly when an upgrade changes any of it.
+import { IncomingMessage, ServerResponse } from 'http';
+import type { DataSource } from 'typeorm';
+
+interface ExpressPrototypes {
+  request: object;
+  response: object;
+}
+
+/**
+ * Request and response classes for `http.createServer({ IncomingMessage, ServerResponse })` whose
+ * instances are born with Express's prototypes (`app.request` / `app.response`). Express's `app.handle`
+ * sets those prototypes on every request (Object.setPrototypeOf); on an object that already has them
+ * that is a no-op, so V8 keeps one shape for every request and response instead of a new one per
+ * request (the swap put Node's http internals on their slow paths).
+ */
+export function expressShapedClasses(app: ExpressPrototypes): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
+  function ExpressRequest(this: IncomingMessage, ...args: ConstructorParameters<typeof IncomingMessage>) {
+    (IncomingMessage as unknown as (...a: unknown[]) => void).apply(this, args);
+  }
+  ExpressRequest.prototype = app.request;
+  function ExpressResponse(this: ServerResponse, ...args: ConstructorParameters<typeof ServerResponse>) {
+    (ServerResponse as unknown as (...a: unknown[]) => void).apply(this, args);
+  }
+  ExpressResponse.prototype = app.response;
+  return { IncomingMessage: ExpressRequest as unknown as typeof IncomingMessage, ServerResponse: ExpressResponse as unknown as typeof ServerResponse };
+}
+
+const HEAD_HOOKS = Symbol('headHooks');
+type HeadHook = (res: ServerResponse) => void;
+
+/**
+ * Makes `onHead` work for the app's responses: Express's response prototype gets a `writeHead` that runs
+ * the hooks registered on that response first. Node writes every head through `writeHead` (an implicit
+ * head too: `_implicitHeader` calls it), so a hook sees every answer, however it is written.
+ */
+export function enableHeadHooks(app: ExpressPrototypes): void {
+  const response = app.response as { writeHead: ServerResponse['writeHead'] };
+  if (Object.prototype.hasOwnProperty.call(response, 'writeHead')) return;
+  const writeHead = ServerResponse.prototype.writeHead;
+  response.writeHead = function (this: ServerResponse & { [HEAD_HOOKS]?: HeadHook[] }, ...args: unknown[]) {
+    const hooks = this[HEAD_HOOKS];
+    if (hooks !== undefined && !this.headersSent) {
+      this[HEAD_HOOKS] = undefined;
+      for (const hook of hooks) hook(this);
+    }
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as ServerResponse['writeHead'];
+}
+
+/** Runs `hook` just before this response's head is written (once; headers set there are sent). */
+export function onHead(res: ServerResponse, hook: HeadHook): void {
+  const r = res as ServerResponse & { [HEAD_HOOKS]?: HeadHook[] };
+  (r[HEAD_HOOKS] ??= []).push(hook);
+}
+
+interface PgPool {
+  query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
+}
+
+/** The `pg` pool behind a TypeORM PostgreSQL data source (TypeORM keeps it as `driver.master`). */
+export function pgPoolOf(dataSource: DataSource): PgPool {
+  const pool = (dataSource.driver as unknown as { master?: PgPool }).master;
+  if (pool === undefined || typeof pool.query !== 'function') throw new Error('TypeORM no longer keeps the pg pool as driver.master (framework-internals.ts)');
+  return pool;
+}

@@ -1,0 +1,41 @@
+import type { Request, Response } from 'express';
+import { AccessLog, pickRequestId } from '../logging/logging';
+import { Metrics } from '../metrics/metrics';
+import type { Middleware } from './http-pipeline';
+import { securityHeaders } from './security-headers';
+
+type Req = Request & { routePattern?: string };
+
+/** The route label of a finished request: the matched route pattern, never the raw URL. */
+export function routeLabel(req: Req): string {
+  if (req.route?.path) return `${req.baseUrl ?? ''}${req.route.path as string}`;
+  return req.routePattern ?? 'unmatched';
+}
+
+/**
+ * The platform's global behaviours, in the order they run for every request of both apps: request id
+ * (X-Request-Id) and helmet's security headers, the access log line (outside /actuator/) and the request
+ * metrics, then CORS when CORS_ORIGINS is set (it answers preflight requests itself).
+ */
+export function edgeStages(parts: { accessLog: AccessLog; metrics: Metrics; cors?: Middleware }): Middleware[] {
+  const headers = securityHeaders();
+  const identify: Middleware = (req: Req, res: Response, next) => {
+    const id = pickRequestId(req);
+    (req as { id?: string }).id = id;
+    for (const [name, value] of headers) res.setHeader(name, value);
+    res.setHeader('X-Request-Id', id);
+    next();
+  };
+  const observe: Middleware = (req: Req, res: Response, next) => {
+    const url = req.url ?? '';
+    if (!url.includes('/actuator/')) parts.accessLog.watch(req, res, String(req.id), url);
+    const start = process.hrtime.bigint();
+    res.once('finish', () => {
+      const labels = { method: req.method, route: routeLabel(req), status: String(res.statusCode) };
+      parts.metrics.requests.inc(labels);
+      parts.metrics.duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
+    });
+    next();
+  };
+  return parts.cors ? [identify, observe, parts.cors] : [identify, observe];
+}

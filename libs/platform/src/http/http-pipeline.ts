@@ -1,0 +1,98 @@
+import { Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'http';
+import { authenticateRequest, Authenticator, AuthLimiter, Principal } from '@app/auth';
+import type { ErrorResponder } from './body-timeout';
+
+/** Express-style middleware (also what `cors`, body-parser and bodyTimeout are). */
+export type Middleware = (req: Request, res: Response, next: (err?: unknown) => void) => void;
+
+/**
+ * A route served by the app's handler directly, without Express's router and Nest's per-request
+ * execution context. It still gets everything every route gets: the edge stages (request id, security
+ * headers, CORS, access log, metrics, app stages such as the gateway's timing), the body readers, and
+ * authentication with the same function the global guard uses. Only for authenticated routes.
+ */
+export interface DirectRoute {
+  method: 'GET' | 'POST';
+  /** Path after the app's global prefix, e.g. `/v1/chat/completions` (query strings are ignored). */
+  path: string;
+  /** Answers the request (req.principal and req.body are set); a thrown error is answered by the app's error responder. */
+  handle(req: Request & { principal: Principal }, res: Response): Promise<void>;
+}
+
+interface Wiring {
+  express: (req: IncomingMessage, res: ServerResponse) => void;
+  prefix: string;
+  edge: Middleware[];
+  bodyReaders: Middleware[];
+  errorResponder: ErrorResponder;
+  authenticator?: Authenticator;
+  limiter?: AuthLimiter;
+}
+
+/**
+ * The app's one HTTP pipeline: the server's request handler. Every request first passes the edge stages
+ * (the app's global behaviours, in order), then is answered by a direct route when one is declared for
+ * its method and path, else by Express and Nest. A new global behaviour is a new edge stage: it reaches
+ * every route, direct or not, without touching route code.
+ */
+@Injectable()
+export class HttpPipeline {
+  private readonly routes = new Map<string, DirectRoute>();
+  private wiring?: Wiring;
+
+  /** Declares a direct route (controllers call this in onModuleInit, before the app listens). */
+  route(route: DirectRoute): void {
+    this.routes.set(`${route.method} ${route.path}`, route);
+  }
+
+  /** Called once by configureHttpApp when the app's parts exist. */
+  wire(wiring: Wiring): void {
+    this.wiring = wiring;
+  }
+
+  /** The request handler of the app's HTTP server. */
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const w = this.wiring;
+    if (w === undefined) {
+      res.writeHead(503).end(); // not wired yet: the app is still starting
+      return;
+    }
+    const request = req as Request;
+    const response = res as Response;
+    // What Express's app.handle sets up, for direct routes (Express sets it again for the others).
+    request.res = response;
+    response.req = request;
+    response.locals ??= Object.create(null);
+    let i = 0;
+    const next = (err?: unknown): void => {
+      if (err !== undefined) return w.errorResponder(err, request, response);
+      if (i < w.edge.length) return w.edge[i++](request, response, next);
+      const route = this.match(request, w.prefix);
+      if (route === undefined) return w.express(req, res);
+      this.serve(route, request, response, w).catch((e) => w.errorResponder(e, request, response));
+    };
+    next();
+  };
+
+  private match(req: IncomingMessage, prefix: string): DirectRoute | undefined {
+    if (this.routes.size === 0) return undefined;
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    if (prefix !== '' && !path.startsWith(prefix)) return undefined;
+    return this.routes.get(`${req.method} ${path.slice(prefix.length)}`);
+  }
+
+  private async serve(route: DirectRoute, req: Request, res: Response, w: Wiring): Promise<void> {
+    (req as Request & { routePattern?: string }).routePattern = w.prefix + route.path;
+    // As in Express: body readers (middleware) first, then the guard, then the handler.
+    for (const reader of w.bodyReaders) {
+      await new Promise<void>((resolve, reject) => reader(req, res, (err?: unknown) => (err === undefined ? resolve() : reject(err))));
+      if (res.headersSent) return; // a reader answered (body timeout)
+    }
+    const authenticated = Object.assign(req, { principal: await authenticateRequest(req, res, w.authenticator, w.limiter) });
+    await route.handle(authenticated, res);
+  }
+}
