@@ -1,4 +1,5 @@
 import { DataSource, Repository, ObjectLiteral } from 'typeorm';
+import { pgPoolOf } from '@app/platform';
 
 /**
  * Reads entities with one plain parameterized SELECT and TypeORM's own column hydration. Used on the
@@ -30,6 +31,5 @@ export function hydrateEntity<T extends ObjectLiteral>(repo: Repository<T>, raw:
  * columns (not `*`), so a later migration cannot change a cached statement's result type.
  */
 export async function preparedRows(dataSource: DataSource, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
-  const pool = (dataSource.driver as unknown as { master: { query(q: object): Promise<{ rows: Record<string, unknown>[] }> } }).master;
-  return (await pool.query({ name, text, values })).rows;
+  return (await pgPoolOf(dataSource).query({ name, text, values })).rows;
 }
