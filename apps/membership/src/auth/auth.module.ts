@@ -14,10 +14,7 @@ import { PhoneLoginService } from './phone-login.service';
 import { ProfileFastPath } from './profile-fast-path';
 import { TokenRefreshService } from './token-refresh.service';
 
-/**
- * Member authentication. Exports LoginService (issueLogin for every login path, e.g. OAuth),
- * MembersModule (MembersService.findById/create) and the app's AUTHENTICATOR.
- */
+/** Member authentication (/api/v1/app/auth). Exports LoginService (issueLogin for every login path, e.g. OAuth) and the app's AUTHENTICATOR. */
 @Module({
   imports: [SecurityModule, MembersModule, SessionsModule, VerificationModule],
   controllers: [AuthController],
@@ -32,6 +29,6 @@ import { TokenRefreshService } from './token-refresh.service';
     PasswordService,
     ProfileFastPath,
   ],
-  exports: [LoginService, AccessTokenService, AUTHENTICATOR, MembersModule, SessionsModule],
+  exports: [LoginService, AccessTokenService, AUTHENTICATOR],
 })
 export class AuthModule {}
