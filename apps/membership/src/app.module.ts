@@ -12,9 +12,10 @@ import { AuthModule } from './auth/auth.module';
 import { FilesModule } from './files/files.module';
 import { SiteConfigModule } from './site-config/site-config.module';
 import { OAuthModule } from './oauth/oauth.module';
+import { WechatModule } from './wechat/wechat.module';
 
 /** Feature modules of the membership app (append new ones). */
-const FEATURES: any[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule];
+const FEATURES: any[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule];
 
 @Module({})
 export class AppModule {

@@ -8,7 +8,7 @@ import { HttpPipeline } from '@app/platform';
 import { Member } from '../members/member.entity';
 import { LINKED_IDENTITIES, LinkedIdentitiesSource } from '../members/linked-identities';
 import { MembersService } from '../members/members.service';
-import { clientIp } from '../security/client-info';
+import { clientIp } from '../sessions/client-info';
 import { SessionsService } from '../sessions/sessions.service';
 import { VerificationService } from '../verification/verification.service';
 import {

@@ -13,10 +13,7 @@ import { PasswordService } from './password.service';
 import { PhoneLoginService } from './phone-login.service';
 import { TokenRefreshService } from './token-refresh.service';
 
-/**
- * Member authentication. Exports LoginService (issueLogin for every login path, e.g. OAuth),
- * MembersModule (MembersService.findById/create) and the app's AUTHENTICATOR.
- */
+/** Member authentication (/api/v1/app/auth). Exports LoginService (issueLogin for every login path, e.g. OAuth) and the app's AUTHENTICATOR. */
 @Module({
   imports: [SecurityModule, MembersModule, SessionsModule, VerificationModule],
   controllers: [AuthController],
@@ -30,6 +27,6 @@ import { TokenRefreshService } from './token-refresh.service';
     TokenRefreshService,
     PasswordService,
   ],
-  exports: [LoginService, AccessTokenService, AUTHENTICATOR, MembersModule, SessionsModule],
+  exports: [LoginService, AccessTokenService, AUTHENTICATOR],
 })
 export class AuthModule {}

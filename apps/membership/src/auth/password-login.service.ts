@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
 import { BusinessException, ErrorCode, fieldError, msg } from '@app/envelope';
 import { MembersService } from '../members/members.service';
-import { clientIp } from '../security/client-info';
+import { clientIp } from '../sessions/client-info';
 import { LoginLockoutService } from '../security/login-lockout.service';
 import { PasswordHasher } from '../security/password-hasher';
 import { PasswordPolicy } from '../security/password-policy';

@@ -4,7 +4,7 @@ import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
-import { clientIp } from '../security/client-info';
+import { clientIp } from '../sessions/client-info';
 import { LoginLockoutService } from '../security/login-lockout.service';
 import { VerificationService } from '../verification/verification.service';
 import { PhoneLoginRequest } from './dtos/auth.requests';

@@ -1,34 +1,23 @@
-import { Global, Injectable, Module } from '@nestjs/common';
-import { LINKED_IDENTITIES, LinkedIdentitiesSource, LinkedIdentity, MemberWithIdentities } from '../members/linked-identities';
-import { IdentitySummary, MemberIdentitiesRepository } from './member-identities.repository';
+import { Global, Module } from '@nestjs/common';
+import { LINKED_IDENTITIES } from '../members/linked-identities';
+import { MembersModule } from '../members/members.module';
+import { MemberIdentitiesRepository } from './member-identities.repository';
+import { MemberIdentitiesService } from './member-identities.service';
+import { ProfileLinkedIdentities } from './profile-linked-identities';
 
-const linkedIdentity = (i: IdentitySummary): LinkedIdentity => ({
-  provider: i.registrationId,
-  openId: i.subject,
-  nickname: i.nickname,
-  avatarUrl: i.avatarUrl,
-  linkedTime: i.createdTime,
-});
-
-/** Lists a member's linked identities for the profile (GET /api/v1/app/auth/profile). */
-@Injectable()
-export class ProfileLinkedIdentities implements LinkedIdentitiesSource {
-  constructor(private readonly identities: MemberIdentitiesRepository) {}
-
-  async listForMember(memberId: string): Promise<LinkedIdentity[]> {
-    return (await this.identities.listByMember(memberId)).map(linkedIdentity);
-  }
-
-  async memberWithIdentities(memberId: string): Promise<MemberWithIdentities | null> {
-    const found = await this.identities.memberWithIdentities(memberId);
-    return found && { member: found.member, identities: found.identities.map(linkedIdentity) };
-  }
-}
-
-/** Global so the profile (auth feature) can list identities without importing the OAuth feature. */
+/**
+ * Third-party identities linked to members (the endpoints are oauth/'s MemberIdentitiesController).
+ * Global so the profile (auth feature) can list identities without importing the OAuth feature.
+ */
 @Global()
 @Module({
-  providers: [MemberIdentitiesRepository, ProfileLinkedIdentities, { provide: LINKED_IDENTITIES, useExisting: ProfileLinkedIdentities }],
-  exports: [MemberIdentitiesRepository, LINKED_IDENTITIES],
+  imports: [MembersModule],
+  providers: [
+    MemberIdentitiesRepository,
+    MemberIdentitiesService,
+    ProfileLinkedIdentities,
+    { provide: LINKED_IDENTITIES, useExisting: ProfileLinkedIdentities },
+  ],
+  exports: [MemberIdentitiesService, LINKED_IDENTITIES],
 })
 export class IdentitiesModule {}

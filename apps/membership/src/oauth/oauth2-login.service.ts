@@ -8,7 +8,6 @@ import { ExternalProfile } from '../identities/external-profile';
 import { MemberIdentitiesService } from '../identities/member-identities.service';
 import { MembersService } from '../members/members.service';
 import { SessionsService } from '../sessions/sessions.service';
-import { WechatOAuthFlow } from '../wechat/wechat-oauth.flow';
 import { OAuth2ClientRegistration } from './clients/oauth2-client-registration';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
 import { OAuth2AuthUrlResponse, OAuth2LoginResponse, OAuth2QRCodeStateResponse } from './dtos/oauth2.responses';
@@ -24,6 +23,7 @@ import {
 } from './oauth2-state.store';
 import { OidcFlow } from './providers/oidc.flow';
 import { PassportOAuth2Flow } from './providers/passport-oauth2.flow';
+import { WechatOAuthFlow } from './providers/wechat-oauth.flow';
 import { ProviderAuthorizationFailed, ProviderFlow, pkcePair } from './providers/provider-flow';
 import { bindingExpected, bindingMatches, issueBinding } from './browser-binding';
 

@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
-import { ClientSessionsController } from '../security/client-sessions.controller';
 import { SessionsRepository } from './sessions.repository';
 import { SessionsService } from './sessions.service';
 
+/** Member sessions and their refresh tokens (the list endpoint is security/'s ClientSessionsController). */
 @Module({
-  controllers: [ClientSessionsController],
   providers: [SessionsRepository, SessionsService],
   exports: [SessionsService],
 })

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import type { Request } from 'express';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
-import { clientIp, deviceName } from '../security/client-info';
+import { clientIp, deviceName } from './client-info';
 import { MemberSession } from './member-session.entity';
 import { hashRefreshToken, newRefreshToken, openSuccessor, sealSuccessor } from './refresh-token.crypto';
 import { SessionLiveness, SessionsRepository } from './sessions.repository';

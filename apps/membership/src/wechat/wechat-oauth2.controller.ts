@@ -12,8 +12,8 @@ import { OAuth2LoginService } from '../oauth/oauth2-login.service';
 import { OAuth2StateStore } from '../oauth/oauth2-state.store';
 import { issueBinding } from '../oauth/browser-binding';
 import { ProviderAuthorizationFailed } from '../oauth/providers/provider-flow';
+import { WechatOAuthFlow } from '../oauth/providers/wechat-oauth.flow';
 import { WechatMpScanService } from './wechat-mp-scan.service';
-import { WechatOAuthFlow } from './wechat-oauth.flow';
 
 @ApiTags('OAuth 2.0 and WeChat login')
 @Controller('api/v1/app/oauth2')

@@ -3,12 +3,12 @@ import { ApiBearerAuth, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger'
 import type { Request } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode } from '@app/envelope';
-import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';
-import { ApiError } from '../oauth/dtos/api-error';
-import { RedirectQuery } from '../oauth/dtos/oauth2.requests';
-import { MemberIdentityResponse, OAuth2AuthUrlResponse } from '../oauth/dtos/oauth2.responses';
-import { OAuth2LoginService } from '../oauth/oauth2-login.service';
-import { MemberIdentitiesService } from './member-identities.service';
+import { MemberIdentitiesService } from '../identities/member-identities.service';
+import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
+import { ApiError } from './dtos/api-error';
+import { RedirectQuery } from './dtos/oauth2.requests';
+import { MemberIdentityResponse, OAuth2AuthUrlResponse } from './dtos/oauth2.responses';
+import { OAuth2LoginService } from './oauth2-login.service';
 
 /** The logged-in member's external identities: list, link another, unlink one. */
 @ApiTags('OAuth 2.0 and WeChat login')

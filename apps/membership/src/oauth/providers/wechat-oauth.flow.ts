@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { WechatApiClient, WechatApiError, WechatAuthorizeScope } from '@app/wechat';
-import { ExternalProfile } from '../identities/external-profile';
-import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
-import { AuthorizationState } from '../oauth/oauth2-state.store';
-import { AuthorizationRequest, ProviderAuthorizationFailed, ProviderFlow } from '../oauth/providers/provider-flow';
+import { ExternalProfile } from '../../identities/external-profile';
+import { OAuth2ClientRegistration } from '../clients/oauth2-client-registration';
+import { AuthorizationState } from '../oauth2-state.store';
+import { AuthorizationRequest, ProviderAuthorizationFailed, ProviderFlow } from './provider-flow';
 
 export function wechatScopeOf(stored: Pick<AuthorizationState, 'kind'>): WechatAuthorizeScope {
   return stored.kind === 'wechat-qrconnect' ? 'snsapi_login' : stored.kind === 'wechat-silent' ? 'snsapi_base' : 'snsapi_userinfo';

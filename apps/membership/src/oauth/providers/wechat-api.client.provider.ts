@@ -1,6 +1,6 @@
 import { Provider } from '@nestjs/common';
 import { WechatApiClient } from '@app/wechat';
-import { MembershipConfig } from '../config/membership.config';
+import { MembershipConfig } from '../../config/membership.config';
 
 /** One WeChat client for the app, pointed at the configured bases (tests use a local server). */
 export const WechatApiClientProvider: Provider = {
