@@ -3,6 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AUTH_LIMITER } from '@app/auth';
 import { DATABASE_URL } from '@app/database';
+import { Clock } from './clock/clock';
 import { BaseConfig } from './config/base.config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
@@ -13,6 +14,7 @@ import { PlatformAuthLimiter } from './rate-limit/auth-limiter';
 import { clientLimitKey } from './rate-limit/address-limit-key';
 import { PlatformThrottlerGuard } from './rate-limit/platform-throttler.guard';
 import { SharedStateModule } from './shared-state/shared-state.module';
+import { TimedHolds } from './shared-state/timed-holds';
 
 export interface PlatformOptions<T extends BaseConfig> {
   app: string;
@@ -24,7 +26,7 @@ export interface PlatformOptions<T extends BaseConfig> {
 /**
  * What every app imports first: its validated config, logging, the database URL, shared state,
  * rate limiting across replicas (a global guard per IP for strangers; failed authentication per IP and
- * members per member through AUTH_LIMITER), health and metrics.
+ * members per member through AUTH_LIMITER), the Clock, health and metrics.
  */
 @Global()
 @Module({})
@@ -56,8 +58,10 @@ export class PlatformModule implements NestModule {
         AccessLogMiddleware,
         { provide: APP_GUARD, useClass: PlatformThrottlerGuard },
         { provide: AUTH_LIMITER, useClass: PlatformAuthLimiter },
+        Clock,
+        TimedHolds,
       ],
-      exports: [dbUrl, AccessLog, ConfigModule, SharedStateModule, MetricsModule, AUTH_LIMITER],
+      exports: [dbUrl, AccessLog, ConfigModule, SharedStateModule, MetricsModule, AUTH_LIMITER, Clock, TimedHolds],
     };
   }
 
