@@ -114,6 +114,8 @@ describe('membership: profile fast path answers as the full pipeline does', () =
   it('writes one access log line per call with id, method, path (no query), status and time', async () => {
     const log = app.app.get(AccessLog).logger;
     const lines: Array<{ level: string; entry: any; msg: string }> = [];
+    let allLogged!: () => void;
+    const threeLogged = new Promise<void>((ok) => (allLogged = ok));
     const levels: Record<number, string> = { 30: 'info', 40: 'warn', 50: 'error' };
     // Tests run with a quiet LOG_LEVEL: the lines are caught on the logger's stream, the level check passed.
     const spies: jest.SpyInstance[] = [
@@ -121,6 +123,7 @@ describe('membership: profile fast path answers as the full pipeline does', () =
         const { level, time, app: appName, msg, ...entry } = JSON.parse(line);
         expect({ time, appName }).toEqual({ time: expect.any(Number), appName: 'membership' });
         lines.push({ level: levels[level], entry, msg });
+        if (lines.length === 3) allLogged();
         return true;
       }) as any),
       jest.spyOn(log, 'isLevelEnabled').mockReturnValue(true),
@@ -129,7 +132,8 @@ describe('membership: profile fast path answers as the full pipeline does', () =
       const fast = await client(app.url).get(PROFILE).set(bearer(token)).expect(200);
       const full = await client(app.url).get(`${PROFILE}?token=query-secret`).set(bearer(token)).expect(200);
       await client(app.url).get(PROFILE).set('Authorization', 'Bearer nope').expect(401);
-      await new Promise((r) => setTimeout(r, 50));
+      // The access lines are written as each response finishes: wait for the three of them.
+      await threeLogged;
       expect(lines).toEqual([
         { level: 'info', msg: 'request completed', entry: { req: { id: fast.headers['x-request-id'], method: 'GET', url: PROFILE, remoteAddress: expect.any(String) }, res: { statusCode: 200 }, responseTime: expect.any(Number) } },
         { level: 'info', msg: 'request completed', entry: { req: { id: full.headers['x-request-id'], method: 'GET', url: PROFILE, remoteAddress: expect.any(String) }, res: { statusCode: 200 }, responseTime: expect.any(Number) } },
