@@ -9,6 +9,7 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import fc from 'fast-check';
 import { RunningApp, startMembership } from '../support/apps';
+import { FakeClock } from '../support/clock';
 import { startFakeAliyun, FakeAliyun } from '../membership/fakes';
 import { startGatewayFixture, GatewayFixture } from '../ai-gateway/gateway-fixture';
 import { wechatSignature } from '@app/wechat';
@@ -32,6 +33,9 @@ const PORTAL_TOKEN = 'portalToken1';
 
 describe('hardening: authentication attacks on membership', () => {
   let app: RunningApp;
+  // The app's time stands still (parallel refreshes race inside the grace) until the test moves it past.
+  const clock = new FakeClock();
+  const REUSE_GRACE_MS = 1000;
   let sms: FakeAliyun;
   const tried: Record<string, number> = {};
   const count = (k: string, n = 1) => (tried[k] = (tried[k] ?? 0) + n);
@@ -74,9 +78,9 @@ describe('hardening: authentication attacks on membership', () => {
       OAUTH2_CLIENTS_FILE: clients,
       OAUTH2_REDIRECT_ALLOWLIST: 'https://app.example.com',
       LOGIN_ACCOUNT_MAX_FAILURES: '10',
-      REFRESH_REUSE_GRACE_MS: '1000',
+      REFRESH_REUSE_GRACE_MS: String(REUSE_GRACE_MS),
       CODE_DAILY_LIMIT_PER_IP: '5',
-    });
+    }, { clock });
   }, 60_000);
 
   afterAll(async () => {
@@ -91,7 +95,7 @@ describe('hardening: authentication attacks on membership', () => {
     const [h, p, s] = t.token.split('.');
     const header = unb64(h);
     const claims = unb64(p);
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(clock.now() / 1000);
     const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
     const forged: [string, string][] = [
@@ -147,8 +151,8 @@ describe('hardening: authentication attacks on membership', () => {
     expect(racers.every((r) => r.status < 500)).toBe(true);
     const distinct = new Set(racers.filter((r) => r.status === 200).map((r) => r.json.data.refreshToken));
     expect(distinct.size).toBeLessThanOrEqual(1);
-    // Reuse of the first token after the grace window (REFRESH_REUSE_GRACE_MS=1000 here): refused, and the whole session dies.
-    await new Promise((r) => setTimeout(r, 3_000));
+    // Reuse of the first token after the grace window (moved past on the app's clock): refused, and the whole session dies.
+    clock.advance(REUSE_GRACE_MS + 1);
     const reuse = await call('POST', '/api/v1/app/auth/refresh-token', { refreshToken: t.refreshToken });
     count('refresh-reuse');
     expect(reuse.status).toBe(401);
@@ -364,10 +368,11 @@ describe('hardening: authentication attacks on the AI gateway', () => {
     expect((await chat(`Bearer ${revoked.key}`)).status).toBe(200);
     expect((await fx.admin('DELETE', `/admin/keys/${revoked.id}`)).status).toBeLessThan(300);
     expect((await chat(`Bearer ${revoked.key}`)).status).toBe(401);
-    const expiring = await fx.createKey({ name: 'short', expires_at: new Date(Date.now() + 1500).toISOString() });
+    // Both sides of the expiry without waiting for one: an hour ahead works, a second ago is refused.
+    const expiring = await fx.createKey({ name: 'later', expires_at: new Date(Date.now() + 3_600_000).toISOString() });
     expect((await chat(`Bearer ${expiring.key}`)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 2000));
-    expect((await chat(`Bearer ${expiring.key}`)).status).toBe(401);
+    const expired = await fx.createKey({ name: 'past', expires_at: new Date(Date.now() - 1000).toISOString() });
+    expect((await chat(`Bearer ${expired.key}`)).status).toBe(401);
     count('revoked-expired', 2);
   });
 

@@ -1,18 +1,23 @@
 import * as bcrypt from 'bcryptjs';
 import { Client } from 'pg';
 import { RunningApp, startMembership } from '../support/apps';
+import { FakeClock } from '../support/clock';
 import { sqlClient } from '../support/database';
 import { bearer, client } from './fakes';
 
 const REGISTER = '/api/v1/app/auth/register';
 const LOGIN = '/api/v1/app/auth/login';
+// Long enough that the failure counters (kept in shared state by real time) cannot roll over mid-test;
+// locks end by the app's clock, which the tests move.
+const LOCK_MS = 3_600_000;
 
 describe('membership: register and password login', () => {
   let app: RunningApp;
   let db: Client;
+  const clock = new FakeClock();
 
   beforeAll(async () => {
-    app = await startMembership({ LOGIN_MAX_FAILURES: '3', LOGIN_ACCOUNT_MAX_FAILURES: '6', LOGIN_IP_MAX_FAILURES: '8', LOGIN_LOCK_MS: '3000' });
+    app = await startMembership({ LOGIN_MAX_FAILURES: '3', LOGIN_ACCOUNT_MAX_FAILURES: '6', LOGIN_IP_MAX_FAILURES: '8', LOGIN_LOCK_MS: String(LOCK_MS) }, { clock });
     db = await sqlClient(app.dbUrl);
   });
   afterAll(async () => {
@@ -161,12 +166,13 @@ describe('membership: register and password login', () => {
       for (let i = 0; i < 3; i++) await attacker.post(LOGIN).send({ account: 'lock_user', password: `guess-${i}-x` }).expect(401);
       const locked = await attacker.post(LOGIN).send({ account: 'lock_user', password: 'lock-password' }).expect(423);
       expect(locked.body.code).toBe(10008);
-      expect(Number(locked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-      expect(Number(locked.headers['retry-after'])).toBeLessThanOrEqual(3);
+      expect(Number(locked.headers['retry-after'])).toBe(LOCK_MS / 1000);
       // The member on another network is not locked out by the stranger.
       await client(app.url).post(LOGIN).send({ account: 'lock_user', password: 'lock-password' }).expect(200);
-      // The lock ends by itself.
-      await new Promise((r) => setTimeout(r, 3200));
+      // Still locked a second before LOGIN_LOCK_MS is up, with Retry-After counting down; over at LOGIN_LOCK_MS.
+      clock.advance(LOCK_MS - 1000);
+      expect(Number((await attacker.post(LOGIN).send({ account: 'lock_user', password: 'lock-password' }).expect(423)).headers['retry-after'])).toBe(1);
+      clock.advance(1000);
       await attacker.post(LOGIN).send({ account: 'lock_user', password: 'lock-password' }).expect(200);
     });
 
@@ -175,7 +181,9 @@ describe('membership: register and password login', () => {
       for (let i = 0; i < 6; i++) await client(app.url).post(LOGIN).send({ account: 'botnet_target', password: `guess-${i}-y` }).expect(401);
       const res = await client(app.url).post(LOGIN).send({ account: 'botnet_target', password: 'target-password' }).expect(423);
       expect(res.body.code).toBe(10008);
-      await new Promise((r) => setTimeout(r, 3200));
+      clock.advance(LOCK_MS - 1000);
+      await client(app.url).post(LOGIN).send({ account: 'botnet_target', password: 'target-password' }).expect(423);
+      clock.advance(1000);
       await client(app.url).post(LOGIN).send({ account: 'botnet_target', password: 'target-password' }).expect(200);
     });
 

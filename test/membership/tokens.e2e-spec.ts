@@ -1,6 +1,7 @@
 import { createHmac } from 'crypto';
 import { Client } from 'pg';
 import { RunningApp, startMembership } from '../support/apps';
+import { FakeClock } from '../support/clock';
 import { sqlClient } from '../support/database';
 import { SessionsRepository } from '../../apps/membership/src/sessions/sessions.repository';
 import { VerificationCodesRepository } from '../../apps/membership/src/verification/verification-codes.repository';
@@ -32,10 +33,12 @@ async function login(app: RunningApp, username: string, ua?: string) {
 describe('membership: access tokens, refresh rotation, sessions', () => {
   let app: RunningApp;
   let db: Client;
+  // The app's time: it stands still while 8 parallel refreshes race, and moves past the reuse grace on purpose.
+  const clock = new FakeClock();
+  const GRACE_MS = 4000;
 
   beforeAll(async () => {
-    // Grace long enough that 8 parallel refreshes finish inside it even on a loaded CI machine.
-    app = await startMembership({ REFRESH_REUSE_GRACE_MS: '4000' });
+    app = await startMembership({ REFRESH_REUSE_GRACE_MS: String(GRACE_MS) }, { clock });
     db = await sqlClient(app.dbUrl);
     for (const u of ['tok_user', 'tok_other']) {
       await client(app.url).post('/api/v1/app/auth/register').send({ username: u, password: 'token-password' }).expect(200);
@@ -96,7 +99,7 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
     });
 
     it('expired', async () => {
-      const now = Math.floor(Date.now() / 1000);
+      const now = Math.floor(clock.now() / 1000);
       const expired = sign({ alg: 'HS256', typ: 'JWT' }, { ...claims, iat: now - 3600, exp: now - 10 }, accessKey);
       const res = await client(app.url).get(PROFILE).set(bearer(expired)).expect(401);
       expect(res.body.code).toBe(401);
@@ -113,13 +116,18 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
   });
 
   it('a short ACCESS_TOKEN_TTL is reported and enforced', async () => {
-    const short = await startMembership({ ACCESS_TOKEN_TTL: '2000' });
+    // On a whole second, so iat is exactly the clock's time and the token ends exactly 2000 ms later.
+    const shortClock = new FakeClock(Math.ceil(Date.now() / 1000) * 1000);
+    const short = await startMembership({ ACCESS_TOKEN_TTL: '2000' }, { clock: shortClock });
     try {
       await client(short.url).post('/api/v1/app/auth/register').send({ username: 'short_ttl', password: 'token-password' }).expect(200);
       const t = await login(short, 'short_ttl');
       expect(t.expiresIn).toBe(2000);
+      expect(decode(t.token).iat * 1000).toBe(shortClock.now());
       await client(short.url).get(PROFILE).set(bearer(t.token)).expect(200);
-      await new Promise((r) => setTimeout(r, 3100));
+      shortClock.advance(1999);
+      await client(short.url).get(PROFILE).set(bearer(t.token)).expect(200);
+      shortClock.advance(1);
       await client(short.url).get(PROFILE).set(bearer(t.token)).expect(401);
       // Inside the refresh window (whole lifetime here) refresh-token-by-jwt works; after expiry the refresh token does.
       const renewed = await client(short.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(200);
@@ -160,7 +168,10 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
     it('reuse after the grace window revokes the whole session (access token included)', async () => {
       const t = await login(app, 'tok_user');
       const r1 = await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(200);
-      await new Promise((r) => setTimeout(r, 4200));
+      // At the end of the grace a replay still gets the same successor; a millisecond later it is reuse.
+      clock.advance(GRACE_MS);
+      expect((await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(200)).body.data.refreshToken).toBe(r1.body.data.refreshToken);
+      clock.advance(1);
       const replay = await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(401);
       expect(replay.body.code).toBe(401);
       // The legitimate chain dies with it, and so do access tokens of the session, at once.
@@ -174,7 +185,7 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
       await client(app.url).post(REFRESH).send({ refreshToken: 'not-a-real-token' }).expect(401);
       expect((await client(app.url).post(REFRESH).send({}).expect(400)).body.code).toBe(10000);
       const t = await login(app, 'tok_user');
-      await db.query(`UPDATE member_refresh_tokens SET expires_time = now() - interval '1 second' WHERE session_id = $1`, [decode(t.token).sid]);
+      await db.query(`UPDATE member_refresh_tokens SET expires_time = $2 WHERE session_id = $1`, [decode(t.token).sid, new Date(clock.now() - 1000)]);
       await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(401);
     });
   });

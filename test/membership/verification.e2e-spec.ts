@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { ConfigError } from '@app/platform';
 import { createMembershipApp } from '../../apps/membership/src/membership.app';
 import { RunningApp, startMembership } from '../support/apps';
+import { FakeClock } from '../support/clock';
 import { sqlClient } from '../support/database';
 import { bearer, client, FakeAliyun, FakeSmtp, startFakeAliyun, startFakeSmtp } from './fakes';
 
@@ -9,6 +10,10 @@ const SEND = '/api/v1/app/auth/send-code';
 const VERIFY = '/api/v1/app/auth/verify-code';
 const PHONE_LOGIN = '/api/v1/app/auth/login-by-phone';
 const RESET = '/api/v1/app/auth/reset-password';
+
+// Cooldowns and locks end by the app's clock, which the tests move; the daily counters run on real time (a day).
+const RESEND_MS = 60_000;
+const CODE_LOCK_MS = 900_000;
 
 const wrongCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0');
 
@@ -19,17 +24,18 @@ describe('membership: verification codes, phone login, password reset', () => {
   let db: Client;
   let phoneSeq = 0;
   const newPhone = () => `1370000${String(++phoneSeq).padStart(4, '0')}`;
+  const clock = new FakeClock();
 
   beforeAll(async () => {
     [sms, smtp] = await Promise.all([startFakeAliyun(), startFakeSmtp()]);
     app = await startMembership({
       ...sms.env,
       ...smtp.env,
-      CODE_RESEND_INTERVAL_MS: '1000',
+      CODE_RESEND_INTERVAL_MS: String(RESEND_MS),
       CODE_DAILY_LIMIT_PER_TARGET: '4',
       CODE_DAILY_LIMIT_PER_IP: '30',
-      CODE_LOCK_MS: '2000',
-    });
+      CODE_LOCK_MS: String(CODE_LOCK_MS),
+    }, { clock });
     db = await sqlClient(app.dbUrl);
   });
   afterAll(async () => {
@@ -41,7 +47,7 @@ describe('membership: verification codes, phone login, password reset', () => {
   it('sends an SMS through the Aliyun API and stores only a keyed hash of the code', async () => {
     const phone = newPhone();
     const res = await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(200);
-    expect(res.body.data).toEqual({ expiresIn: 300000, resendIn: 1000 });
+    expect(res.body.data).toEqual({ expiresIn: 300000, resendIn: RESEND_MS });
     const code = sms.lastCode(phone);
     expect(code).toMatch(/^\d{6}$/);
     const row = (await db.query(`SELECT code_hash, max_attempts, expires_time - created_time AS ttl FROM verification_codes WHERE target = $1`, [phone])).rows[0];
@@ -66,7 +72,7 @@ describe('membership: verification codes, phone login, password reset', () => {
     expect(again.body.code).toBe(10003);
     await c.post(VERIFY).send({ type: 'sms', phone, code }).expect(400);
     // A second login of the same phone signs into the same member.
-    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(RESEND_MS);
     await c.post(SEND).send({ type: 'sms', phone }).expect(200);
     const second = await c.post(PHONE_LOGIN).send({ phone, code: sms.lastCode(phone) }).expect(200);
     expect(second.body.data.memberId).toBe(login.body.data.memberId);
@@ -77,7 +83,7 @@ describe('membership: verification codes, phone login, password reset', () => {
     const phone = newPhone();
     await c.post(SEND).send({ type: 'sms', phone }).expect(200);
     const first = sms.lastCode(phone);
-    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(RESEND_MS);
     await c.post(SEND).send({ type: 'sms', phone }).expect(200);
     const second = sms.lastCode(phone);
     if (first !== second) await c.post(VERIFY).send({ type: 'sms', phone, code: first }).expect(400);
@@ -98,9 +104,13 @@ describe('membership: verification codes, phone login, password reset', () => {
     expect([400, 423]).toContain(right.status);
     const locked = await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(423);
     expect(locked.body.code).toBe(10008);
-    expect(Number(locked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(locked.headers['retry-after'])).toBe(CODE_LOCK_MS / 1000);
     const sentBefore = sms.sent.length;
-    await new Promise((r) => setTimeout(r, 2100));
+    // Still locked a second before CODE_LOCK_MS is up; a new code goes out once it is.
+    clock.advance(CODE_LOCK_MS - 1000);
+    expect(Number((await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(423)).headers['retry-after'])).toBe(1);
+    expect(sms.sent.length).toBe(sentBefore);
+    clock.advance(1000);
     await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(200);
     expect(sms.sent.length).toBe(sentBefore + 1);
     await client(app.url).post(PHONE_LOGIN).send({ phone, code: sms.lastCode(phone) }).expect(200);
@@ -115,19 +125,23 @@ describe('membership: verification codes, phone login, password reset', () => {
     expect((await client(app.url).post(VERIFY).send({ type: 'sms', phone: newPhone(), code: '123456' }).expect(400)).body.code).toBe(10003);
   });
 
-  it('resend interval per target: 429 with Retry-After', async () => {
+  it('resend interval per target: 429 with Retry-After until CODE_RESEND_INTERVAL_MS is up', async () => {
     const phone = newPhone();
     await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(200);
     const res = await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(429);
     expect(res.body.code).toBe(429);
-    expect(Number(res.headers['retry-after'])).toBe(1);
+    expect(Number(res.headers['retry-after'])).toBe(RESEND_MS / 1000);
+    clock.advance(RESEND_MS - 1000);
+    expect(Number((await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(429)).headers['retry-after'])).toBe(1);
+    clock.advance(1000);
+    await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(200);
   });
 
   it('daily cap per target: 429 after CODE_DAILY_LIMIT_PER_TARGET sends', async () => {
     const phone = newPhone();
     for (let i = 0; i < 4; i++) {
       await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(200);
-      await new Promise((r) => setTimeout(r, 1050));
+      clock.advance(RESEND_MS);
     }
     const res = await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(429);
     expect(res.body.message).toMatch(/Daily code limit/);
@@ -148,12 +162,16 @@ describe('membership: verification codes, phone login, password reset', () => {
   });
 
   it('an expired code is refused', async () => {
-    const quick = await startMembership({ ...sms.env, CODE_TTL_MS: '1000' });
+    const quickClock = new FakeClock();
+    const quick = await startMembership({ ...sms.env, CODE_TTL_MS: '1000' }, { clock: quickClock });
     try {
       const phone = newPhone();
       await client(quick.url).post(SEND).send({ type: 'sms', phone }).expect(200);
       const code = sms.lastCode(phone);
-      await new Promise((r) => setTimeout(r, 1200));
+      // Good for CODE_TTL_MS by the app's clock (verify-code leaves it usable), refused from then on.
+      quickClock.advance(999);
+      await client(quick.url).post(VERIFY).send({ type: 'sms', phone, code }).expect(200);
+      quickClock.advance(1);
       expect((await client(quick.url).post(PHONE_LOGIN).send({ phone, code }).expect(400)).body.code).toBe(10003);
     } finally {
       await quick.close();

@@ -4,6 +4,8 @@ import * as path from 'path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createGatewayApp } from '../../apps/ai-gateway/src/gateway.app';
 import { createMembershipApp } from '../../apps/membership/src/membership.app';
+import { Clock } from '@app/platform';
+import { useClock } from './clock';
 import { createTestDatabase } from './database';
 
 export interface RunningApp {
@@ -17,7 +19,14 @@ export interface RunningApp {
 
 type Env = Record<string, string | undefined>;
 
-async function start(create: (env: Env) => Promise<{ app: NestExpressApplication }>, env: Env, opts: { dbUrl?: string; keepDatabase?: boolean; prefix?: string }): Promise<RunningApp> {
+interface StartOptions {
+  dbUrl?: string;
+  keepDatabase?: boolean;
+  /** The time the app decides expiries by (e.g. a FakeClock the test advances); the real one by default. */
+  clock?: Clock;
+}
+
+async function start(create: (env: Env) => Promise<{ app: NestExpressApplication }>, env: Env, opts: StartOptions & { prefix?: string }): Promise<RunningApp> {
   const db = opts.dbUrl ? null : await createTestDatabase();
   const dbUrl = opts.dbUrl ?? db!.url;
   const dataDir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'app-data-'));
@@ -31,6 +40,7 @@ async function start(create: (env: Env) => Promise<{ app: NestExpressApplication
     ...env,
     DATABASE_URL: dbUrl,
   });
+  if (opts.clock) useClock(app, opts.clock);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as import('net').AddressInfo;
   let closed = false;
@@ -49,12 +59,12 @@ async function start(create: (env: Env) => Promise<{ app: NestExpressApplication
 }
 
 /** Boots the real membership app on a fresh database (or `dbUrl`) on a random loopback port. */
-export function startMembership(env: Env = {}, opts: { dbUrl?: string; keepDatabase?: boolean } = {}): Promise<RunningApp> {
+export function startMembership(env: Env = {}, opts: StartOptions = {}): Promise<RunningApp> {
   const prefix = (env.CONTEXT_PATH ?? '').replace(/\/+$/, '');
   return start(createMembershipApp, env, { ...opts, prefix: prefix && !prefix.startsWith('/') ? `/${prefix}` : prefix });
 }
 
 /** Boots the real AI gateway on a fresh database (or `dbUrl`) on a random loopback port. */
-export function startGateway(env: Env = {}, opts: { dbUrl?: string; keepDatabase?: boolean } = {}): Promise<RunningApp> {
+export function startGateway(env: Env = {}, opts: StartOptions = {}): Promise<RunningApp> {
   return start(createGatewayApp, env, opts);
 }

@@ -11,6 +11,8 @@ export * from './shared-state/shared-state';
 export * from './shared-state/postgres-shared-state';
 export * from './shared-state/redis-shared-state';
 export * from './shared-state/throttler-storage';
+export * from './shared-state/timed-holds';
+export * from './clock/clock';
 export * from './rate-limit/batched-counter';
 export * from './rate-limit/address-limit-key';
 export * from './rate-limit/sliding-window';

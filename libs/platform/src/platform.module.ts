@@ -3,6 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AUTH_LIMITER } from '@app/auth';
 import { DATABASE_URL } from '@app/database';
+import { Clock } from './clock/clock';
 import { BaseConfig } from './config/base.config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
@@ -14,6 +15,7 @@ import { PlatformAuthLimiter } from './rate-limit/auth-limiter';
 import { clientLimitKey } from './rate-limit/address-limit-key';
 import { PlatformThrottlerGuard } from './rate-limit/platform-throttler.guard';
 import { SharedStateModule } from './shared-state/shared-state.module';
+import { TimedHolds } from './shared-state/timed-holds';
 
 export interface PlatformOptions<T extends BaseConfig> {
   app: string;
@@ -25,7 +27,7 @@ export interface PlatformOptions<T extends BaseConfig> {
 /**
  * What every app imports first: its validated config, logging, the database URL, shared state,
  * rate limiting across replicas (a global guard per IP for strangers; failed authentication per IP and
- * members per member through AUTH_LIMITER), health and metrics.
+ * members per member through AUTH_LIMITER), the Clock, health and metrics.
  */
 @Global()
 @Module({})
@@ -57,8 +59,10 @@ export class PlatformModule {
         HttpPipeline,
         { provide: APP_GUARD, useClass: PlatformThrottlerGuard },
         { provide: AUTH_LIMITER, useClass: PlatformAuthLimiter },
+        Clock,
+        TimedHolds,
       ],
-      exports: [dbUrl, AccessLog, HttpPipeline, ConfigModule, SharedStateModule, MetricsModule, AUTH_LIMITER],
+      exports: [dbUrl, AccessLog, HttpPipeline, ConfigModule, SharedStateModule, MetricsModule, AUTH_LIMITER, Clock, TimedHolds],
     };
   }
 }

@@ -18,6 +18,8 @@ export interface RawRequest {
   /** Send the body in this many pieces with `chunkDelayMs` between them (slow client). */
   chunks?: number;
   chunkDelayMs?: number;
+  /** With `chunks`: the last piece waits for this (called when the others are written), so the request cannot end before it. */
+  holdLastChunk?: () => Promise<unknown>;
   /** The request fails with `hang` after this long without a complete answer. */
   timeoutMs?: number;
 }
@@ -76,9 +78,15 @@ export function rawRequest(baseUrl: string, r: RawRequest): Promise<RawResponse>
     if (pieces === 1) return void req.end(body);
     const size = Math.ceil(body.length / pieces);
     let i = 0;
+    let hold = r.holdLastChunk;
     const next = () => {
       if (settled || req.destroyed) return;
       if (i * size >= body.length) return void req.end();
+      if (hold && (i + 1) * size >= body.length) {
+        const release = hold;
+        hold = undefined;
+        return void release().then(next, next);
+      }
       req.write(body.subarray(i * size, (i + 1) * size));
       i++;
       setTimeout(next, r.chunkDelayMs ?? 50);

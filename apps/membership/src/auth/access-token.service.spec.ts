@@ -1,12 +1,13 @@
 import { createHmac } from 'crypto';
+import { Clock } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
 import { TokenSecrets } from '../security/token-secrets';
 import { AccessTokenService } from './access-token.service';
 
-function service(ttlMs = 60_000): { tokens: AccessTokenService; key: string } {
+function service(ttlMs = 60_000, clock = new Clock()): { tokens: AccessTokenService; key: string } {
   const config = Object.assign(new MembershipConfig(), { JWT_SECRET: 'unit-secret-unit-secret-unit-secret-0123', ACCESS_TOKEN_TTL: ttlMs });
   const secrets = new TokenSecrets(config);
-  return { tokens: new AccessTokenService(secrets, config), key: secrets.accessToken };
+  return { tokens: new AccessTokenService(secrets, config, clock), key: secrets.accessToken };
 }
 
 const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
@@ -30,6 +31,20 @@ describe('AccessTokenService.verify (remembers verified tokens)', () => {
     jest.setSystemTime(new Date('2030-01-01T00:00:02Z')); // exp <= now: expired, as jsonwebtoken decides
     expect(tokens.verify(token)).toBeNull();
     expect(tokens.verify(token)).toBeNull();
+  });
+
+  it('signs and checks expiry by the injected Clock, not Date.now (uncached tokens too)', () => {
+    let now = Date.UTC(2031, 0, 1);
+    const clock = { now: () => now } as Clock;
+    const signer = service(2_000, clock).tokens;
+    const { token } = signer.sign('42', 'sid-1', 'password');
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+    expect(claims.iat).toBe(now / 1000);
+    expect(claims.exp).toBe(now / 1000 + 2);
+    // A fresh service has nothing cached: jsonwebtoken itself checks against the Clock.
+    expect(service(2_000, clock).tokens.verify(token)).not.toBeNull();
+    now += 2_000;
+    expect(service(2_000, clock).tokens.verify(token)).toBeNull();
   });
 
   it('a cached token does not vouch for a tampered copy', () => {

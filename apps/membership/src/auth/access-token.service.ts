@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { createSecretKey, randomUUID } from 'crypto';
+import { Clock } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
 import { TokenSecrets } from '../security/token-secrets';
 
@@ -38,7 +39,11 @@ export class AccessTokenService {
   // --cpu-prof membership). Only the expiry depends on time; it is checked again on every use.
   private readonly verified = new Map<string, AccessTokenClaims>();
 
-  constructor(secrets: TokenSecrets, config: MembershipConfig) {
+  constructor(
+    secrets: TokenSecrets,
+    config: MembershipConfig,
+    private readonly clock: Clock,
+  ) {
     // A KeyObject, not the string: given a string, jsonwebtoken first tries (and fails) to parse it as
     // a PEM public/private key on every verify and sign, ~15% of a profile request's CPU (npm run bench).
     this.jwt = new JwtService({ secret: createSecretKey(Buffer.from(secrets.accessToken, 'utf8')) as unknown as string });
@@ -46,8 +51,9 @@ export class AccessTokenService {
   }
 
   sign(memberId: string, sessionId: string, loginType: string): SignedAccessToken {
+    // iat from the Clock: jsonwebtoken counts expiresIn from it (else from Date.now).
     const token = this.jwt.sign(
-      { memberId, type: 'member', loginType, sid: sessionId },
+      { memberId, type: 'member', loginType, sid: sessionId, iat: this.nowSeconds() },
       {
         algorithm: 'HS256',
         subject: memberId,
@@ -66,7 +72,7 @@ export class AccessTokenService {
     const known = this.verified.get(token);
     if (known) {
       // jsonwebtoken's own rule: expired once exp <= now in whole seconds.
-      if (known.exp > Math.floor(Date.now() / 1000)) return known;
+      if (known.exp > this.nowSeconds()) return known;
       this.verified.delete(token);
       return null;
     }
@@ -80,6 +86,10 @@ export class AccessTokenService {
     return claims;
   }
 
+  private nowSeconds(): number {
+    return Math.floor(this.clock.now() / 1000);
+  }
+
   private check(token: string): AccessTokenClaims | null {
     let claims: AccessTokenClaims;
     try {
@@ -87,6 +97,7 @@ export class AccessTokenService {
         algorithms: ['HS256'],
         issuer: ACCESS_TOKEN_ISSUER,
         audience: ACCESS_TOKEN_AUDIENCE,
+        clockTimestamp: this.nowSeconds(),
       });
     } catch {
       return null;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Principal } from '@app/auth';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
+import { Clock } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
 import { MembersService } from '../members/members.service';
 import { SessionsService } from '../sessions/sessions.service';
@@ -17,6 +18,7 @@ export class TokenRefreshService {
     private readonly login: LoginService,
     private readonly accessTokens: AccessTokenService,
     private readonly config: MembershipConfig,
+    private readonly clock: Clock,
   ) {}
 
   async refresh(refreshToken: string): Promise<MemberLoginResponse> {
@@ -32,7 +34,7 @@ export class TokenRefreshService {
   /** Allowed only in the last REFRESH_BY_JWT_WINDOW ms of the presented token's life (the guard checked the rest). */
   refreshByJwt(principal: Principal): TokenRefreshResponse {
     const claims = principal.claims as AccessTokenClaims;
-    const remainingMs = claims.exp * 1000 - Date.now();
+    const remainingMs = claims.exp * 1000 - this.clock.now();
     if (remainingMs > this.config.REFRESH_BY_JWT_WINDOW) {
       throw new BusinessException(ErrorCode.BAD_REQUEST, msg('auth.refreshTooEarly', { seconds: Math.round(this.config.REFRESH_BY_JWT_WINDOW / 1000) }));
     }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
-import { addressLimitKey, SharedState } from '@app/platform';
+import { addressLimitKey, SharedState, TimedHolds } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
 
 /**
@@ -17,6 +17,7 @@ import { MembershipConfig } from '../config/membership.config';
 export class LoginLockoutService {
   constructor(
     private readonly state: SharedState,
+    private readonly holds: TimedHolds,
     private readonly config: MembershipConfig,
   ) {}
 
@@ -41,7 +42,7 @@ export class LoginLockoutService {
   async assertNotLocked(account: string, ip: string): Promise<void> {
     let known: boolean | undefined;
     for (const scope of this.scopes(account, ip)) {
-      const ttl = await this.state.ttl(`login:lock:${scope.name}`);
+      const ttl = await this.holds.remaining(`login:lock:${scope.name}`);
       if (ttl <= 0) continue;
       if (scope.waivedForKnownOrigin) {
         known ??= (await this.state.get(this.knownKey(account, ip))) !== null;
@@ -56,7 +57,7 @@ export class LoginLockoutService {
     for (const scope of this.scopes(account, ip)) {
       const { count } = await this.state.incr(`login:fail:${scope.name}`, window);
       if (count >= scope.max) {
-        await this.state.setIfAbsent(`login:lock:${scope.name}`, '1', window);
+        await this.holds.start(`login:lock:${scope.name}`, window);
         await this.state.del(`login:fail:${scope.name}`);
       }
     }

@@ -95,13 +95,14 @@ export class SessionsRepository {
   /**
    * Marks `tokenId` used and inserts its successor in one transaction. The conditional UPDATE takes
    * the row lock, so of N concurrent callers exactly one gets true; the others wait and get false.
+   * `now` (the app's Clock) stamps the use and decides expiry, as the reuse grace is measured by it.
    */
-  async rotate(tokenId: string, successorSealed: string, successor: Partial<RefreshToken>, sessionExpires: Date): Promise<boolean> {
+  async rotate(tokenId: string, successorSealed: string, successor: Partial<RefreshToken>, sessionExpires: Date, now: Date): Promise<boolean> {
     return this.db.transaction(async (m: EntityManager) => {
       const res = await m.query(
-        `UPDATE member_refresh_tokens SET used_time = now(), successor_sealed = $2
-          WHERE id = $1 AND used_time IS NULL AND expires_time > now() RETURNING session_id`,
-        [tokenId, successorSealed],
+        `UPDATE member_refresh_tokens SET used_time = $3, successor_sealed = $2
+          WHERE id = $1 AND used_time IS NULL AND expires_time > $3 RETURNING session_id`,
+        [tokenId, successorSealed, now],
       );
       const claimed = rowsOf(res)[0];
       if (!claimed) return false;

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Request } from 'express';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
+import { Clock } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
 import { clientIp, deviceName } from './client-info';
 import { MemberSession } from './member-session.entity';
@@ -27,6 +28,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly sessions: SessionsRepository,
     private readonly config: MembershipConfig,
+    private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -46,7 +48,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   async start(memberId: string, loginType: string, req: Request, passwordHash?: string): Promise<SessionTokens | null> {
     const refreshToken = newRefreshToken();
     const ttl = this.config.REFRESH_TOKEN_TTL;
-    const expiresTime = new Date(Date.now() + ttl);
+    const expiresTime = new Date(this.clock.now() + ttl);
     const session = await this.sessions.createWithToken(
       {
         memberId,
@@ -72,23 +74,25 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     const row = await this.sessions.findToken(hashRefreshToken(refreshToken));
     if (!row) throw invalid();
     const session = await this.sessions.findSession(row.sessionId);
-    if (!session || session.revokedTime || row.expiresTime.getTime() <= Date.now()) throw invalid();
+    // Expiry and the reuse grace are decided by the Clock, which also stamps the use (used_time).
+    const now = this.clock.now();
+    if (!session || session.revokedTime || row.expiresTime.getTime() <= now) throw invalid();
 
     const ttl = this.config.REFRESH_TOKEN_TTL;
     if (!row.usedTime) {
       const successor = newRefreshToken();
-      const expiresTime = new Date(Date.now() + ttl);
-      const won = await this.sessions.rotate(row.id, sealSuccessor(successor, refreshToken), { tokenHash: hashRefreshToken(successor), expiresTime }, expiresTime);
+      const expiresTime = new Date(now + ttl);
+      const won = await this.sessions.rotate(row.id, sealSuccessor(successor, refreshToken), { tokenHash: hashRefreshToken(successor), expiresTime }, expiresTime, new Date(now));
       if (won) return { session, refreshToken: successor, refreshExpiresIn: ttl };
     }
     // Lost the race or replayed: look at the committed state.
     const used = await this.sessions.findToken(row.tokenHash);
-    const usedAgo = used?.usedTime ? Date.now() - used.usedTime.getTime() : Infinity;
+    const usedAgo = used?.usedTime ? this.clock.now() - used.usedTime.getTime() : Infinity;
     if (used?.successorSealed && usedAgo <= this.config.REFRESH_REUSE_GRACE_MS) {
       const successor = openSuccessor(used.successorSealed, refreshToken);
       if (successor) {
         const next = await this.sessions.findToken(hashRefreshToken(successor));
-        if (next) return { session, refreshToken: successor, refreshExpiresIn: Math.max(0, next.expiresTime.getTime() - Date.now()) };
+        if (next) return { session, refreshToken: successor, refreshExpiresIn: Math.max(0, next.expiresTime.getTime() - this.clock.now()) };
       }
     }
     await this.sessions.revoke(session.memberId, session.id, 'refresh_reuse');

@@ -27,25 +27,26 @@ export class VerificationCodesRepository {
   /**
    * One atomic statement: counts a wrong guess against the newest live code, or (when `consume`)
    * uses a right one up. The row lock serializes concurrent guesses and `attempts < max_attempts`
-   * is re-checked after the lock, so parallel wrong guesses can never exceed the budget.
+   * is re-checked after the lock, so parallel wrong guesses can never exceed the budget. `now` (the
+   * app's Clock) decides expiry, like the expiry time it was stored with.
    */
-  async attempt(channel: CodeChannel, target: string, codeHash: string, consume: boolean): Promise<{ result: CodeAttempt; attemptsLeft: number }> {
+  async attempt(channel: CodeChannel, target: string, codeHash: string, consume: boolean, now: Date): Promise<{ result: CodeAttempt; attemptsLeft: number }> {
     const res = await this.db.query(
       `UPDATE verification_codes c
           SET attempts = c.attempts + CASE WHEN c.code_hash = $3 THEN 0 ELSE 1 END,
               consumed_time = CASE WHEN c.code_hash = $3 AND $4 THEN now() ELSE NULL END
         WHERE c.id = (SELECT id FROM verification_codes
-                       WHERE channel = $1 AND target = $2 AND consumed_time IS NULL AND expires_time > now()
+                       WHERE channel = $1 AND target = $2 AND consumed_time IS NULL AND expires_time > $5
                        ORDER BY created_time DESC LIMIT 1)
-          AND c.consumed_time IS NULL AND c.expires_time > now() AND c.attempts < c.max_attempts
+          AND c.consumed_time IS NULL AND c.expires_time > $5 AND c.attempts < c.max_attempts
         RETURNING c.code_hash = $3 AS matched, c.max_attempts - c.attempts AS left`,
-      [channel, target, codeHash, consume],
+      [channel, target, codeHash, consume, now],
     );
     const row = (Array.isArray(res[0]) ? res[0] : res)[0];
     if (row) return { result: row.matched ? 'matched' : 'wrong', attemptsLeft: Number(row.left) };
     const live = await this.db.query(
-      `SELECT 1 FROM verification_codes WHERE channel = $1 AND target = $2 AND consumed_time IS NULL AND expires_time > now() LIMIT 1`,
-      [channel, target],
+      `SELECT 1 FROM verification_codes WHERE channel = $1 AND target = $2 AND consumed_time IS NULL AND expires_time > $3 LIMIT 1`,
+      [channel, target, now],
     );
     return { result: live.length ? 'exhausted' : 'none', attemptsLeft: 0 };
   }

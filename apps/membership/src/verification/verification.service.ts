@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { createHmac, randomInt } from 'crypto';
 import { BusinessException, ErrorCode, Msg, msg } from '@app/envelope';
-import { addressLimitKey, SharedState } from '@app/platform';
+import { addressLimitKey, Clock, SharedState, TimedHolds } from '@app/platform';
 import type { MailSender } from '@app/messaging';
 import type { SmsSender } from '@app/messaging';
 import { MembershipConfig } from '../config/membership.config';
@@ -31,6 +31,8 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly codes: VerificationCodesRepository,
     private readonly state: SharedState,
+    private readonly holds: TimedHolds,
+    private readonly clock: Clock,
     private readonly secrets: TokenSecrets,
     private readonly config: MembershipConfig,
     @Inject(SMS_SENDER) private readonly sms: SmsSender | null,
@@ -55,7 +57,7 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async assertNotLocked(t: CodeTarget): Promise<void> {
-    const ttl = await this.state.ttl(this.lockKey(t));
+    const ttl = await this.holds.remaining(this.lockKey(t));
     if (ttl > 0) {
       throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('verification.locked'), {
         retryAfterSeconds: Math.ceil(ttl / 1000),
@@ -74,8 +76,8 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
     await this.assertNotLocked(t);
     const interval = this.config.CODE_RESEND_INTERVAL_MS;
     const intervalKey = `code:interval:${t.channel}:${t.target}`;
-    if (!(await this.state.setIfAbsent(intervalKey, '1', interval))) {
-      const ttl = await this.state.ttl(intervalKey);
+    if (!(await this.holds.start(intervalKey, interval))) {
+      const ttl = await this.holds.remaining(intervalKey);
       throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, msg('verification.resendTooSoon'), {
         retryAfterSeconds: Math.max(1, Math.ceil(ttl / 1000)),
       });
@@ -95,7 +97,7 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
       target: t.target,
       codeHash: this.hash(t, code),
       maxAttempts: this.config.CODE_MAX_ATTEMPTS,
-      expiresTime: new Date(Date.now() + ttlMs),
+      expiresTime: new Date(this.clock.now() + ttlMs),
       ip: ip.slice(0, 64),
     });
     try {
@@ -112,10 +114,10 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
   /** Checks a code; `consume` uses it up (login, reset) while a plain check leaves it usable. Throws 10003 / 10008. */
   async check(t: CodeTarget, code: string, consume: boolean): Promise<void> {
     await this.assertNotLocked(t);
-    const { result, attemptsLeft } = await this.codes.attempt(t.channel, t.target, this.hash(t, code), consume);
+    const { result, attemptsLeft } = await this.codes.attempt(t.channel, t.target, this.hash(t, code), consume, new Date(this.clock.now()));
     if (result === 'matched') return;
     if ((result === 'wrong' && attemptsLeft <= 0) || result === 'exhausted') {
-      await this.state.setIfAbsent(this.lockKey(t), '1', this.config.CODE_LOCK_MS);
+      await this.holds.start(this.lockKey(t), this.config.CODE_LOCK_MS);
     }
     const text = result === 'wrong' && attemptsLeft > 0 ? msg('verification.codeInvalidTriesLeft', { tries: attemptsLeft }) : msg('verification.codeInvalid');
     throw new BusinessException(ErrorCode.CODE_INVALID, text);

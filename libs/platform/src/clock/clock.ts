@@ -1,0 +1,12 @@
+import { Injectable } from '@nestjs/common';
+
+/**
+ * The time services decide expiries by (locks, token lifetimes, code expiry, grace windows).
+ * Injected rather than read from Date.now so an e2e test can move it instead of sleeping.
+ */
+@Injectable()
+export class Clock {
+  now(): number {
+    return Date.now();
+  }
+}
