@@ -80,12 +80,15 @@ export interface AccessLogEntry {
 /** Where the access lines go: one pino logger without per-request children (same line shape as pino-http wrote). */
 export class AccessLog {
   readonly logger: Pino;
-  /** `,"app":"..."`: the bindings pino writes after `time` on each of this logger's lines. */
+  /** Where this logger's lines go (stdout unless given): the access lines are written to it directly. */
+  private readonly stream: pino.DestinationStream;
+  /** `,"app":"..."`: the bindings pino writes after `time` on each of this logger's lines (base: {app}). */
   private readonly bindings: string;
 
   constructor(level: string, app: string, destination?: pino.DestinationStream) {
-    this.logger = pino({ level, base: { app } }, destination);
-    this.bindings = (this.logger as any)[pino.symbols.chindingsSym];
+    this.stream = destination ?? pino.destination(1);
+    this.logger = pino({ level, base: { app } }, this.stream);
+    this.bindings = `,"app":${JSON.stringify(app)}`;
   }
 
   /**
@@ -95,7 +98,7 @@ export class AccessLog {
    */
   private write(level: 'info' | 'warn', entry: AccessLogEntry, msg: string): void {
     const line = `{"level":${this.logger.levels.values[level]},"time":${Date.now()}${this.bindings},"req":${JSON.stringify(entry.req)},"res":{"statusCode":${entry.res.statusCode}},"responseTime":${entry.responseTime},"msg":"${msg}"}\n`;
-    (this.logger as any)[pino.symbols.streamSym].write(line);
+    this.stream.write(line);
   }
 
   /**
