@@ -1,20 +1,10 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { GatewayError } from './gateway-errors';
 import { normalizeError } from './normalize-error';
 
 export interface OpenAiErrorBody {
   error: { message: string; type: string; code: string | null; param: string | null };
-}
-
-/** An OpenAI-style API error: `{"error": {"message", "type", "code", "param"}}` with a real status. */
-export class OpenAiError extends HttpException {
-  constructor(
-    status: number,
-    message: string,
-    readonly details: { type?: string; code?: string | null; param?: string | null; retryAfterSeconds?: number; shouldRetry?: boolean } = {},
-  ) {
-    super({ message, type: details.type, errorCode: details.code ?? undefined, param: details.param ?? undefined, retryAfterSeconds: details.retryAfterSeconds }, status);
-  }
 }
 
 const DEFAULT_TYPE: Record<number, [string, string | null]> = {
@@ -32,22 +22,20 @@ const DEFAULT_TYPE: Record<number, [string, string | null]> = {
   504: ['timeout', 'upstream_timeout'],
 };
 
-/**
- * Error codes of configuration faults: no retry can fix them (the model has no deployment, the engine is
- * not installed or disabled), so the answer says `x-should-retry: false`. The official OpenAI SDKs obey
- * that header before their status rule (they retry 408, 409, 429 and every 5xx otherwise, twice by
- * default), so a client does not send a configuration error three times.
- */
-export const NOT_RETRYABLE_CODES: ReadonlySet<string> = new Set(['no_provider', 'engine_unavailable']);
-
-/** `false` when retrying this error cannot help (explicit `shouldRetry: false`, or a NOT_RETRYABLE_CODES code). */
+/** `false` when retrying this error cannot help (a catalog error marked `retryable: false`, a configuration fault). */
 export function shouldRetryError(exception: unknown): boolean | undefined {
-  if (!(exception instanceof OpenAiError)) return undefined;
-  if (exception.details.shouldRetry !== undefined) return exception.details.shouldRetry;
-  return exception.details.code && NOT_RETRYABLE_CODES.has(exception.details.code) ? false : undefined;
+  return exception instanceof GatewayError ? exception.retryable : undefined;
 }
 
+/**
+ * The HTTP mapping of every gateway failure: a catalog error (GatewayError) as the catalog says; anything
+ * else (Nest, body-parser, multer, unexpected) by its status.
+ */
 export function openAiErrorBody(exception: unknown): { status: number; body: OpenAiErrorBody; retryAfterSeconds?: number; unexpected?: boolean } {
+  if (exception instanceof GatewayError) {
+    const body = { error: { message: exception.message, type: exception.type, code: exception.errorCode, param: exception.param } };
+    return { status: exception.getStatus(), retryAfterSeconds: exception.retryAfterSeconds, body };
+  }
   const e = normalizeError(exception);
   const [type, code] = DEFAULT_TYPE[e.status] ?? (e.status >= 500 ? ['server_error', null] : ['invalid_request_error', null]);
   return {

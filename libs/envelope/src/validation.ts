@@ -2,7 +2,7 @@ import { ValidationError, ValidationPipe } from '@nestjs/common';
 import { BusinessException } from './business.exception';
 import { ErrorCode } from './error-code';
 import { hasMessage, Locale, LocalizedText, MessageParams, SOURCE_LOCALE, translate } from './i18n';
-import { OpenAiError } from './openai-error';
+import { GatewayError, GatewayErrorCode } from './gateway-errors';
 
 export interface FieldError {
   field: string;
@@ -79,11 +79,7 @@ export function openAiValidationPipe(): ValidationPipe {
     exceptionFactory: (errors) => {
       const fields = flattenValidationErrors(errors);
       const first = fields[0];
-      return new OpenAiError(400, fields.map((f) => `${f.field}: ${f.message}`).join('; ') || 'Invalid request', {
-        type: 'invalid_request_error',
-        code: 'invalid_value',
-        param: first?.field ?? null,
-      });
+      return new GatewayError(GatewayErrorCode.InvalidValue, { message: fields.map((f) => `${f.field}: ${f.message}`).join('; ') || 'Invalid request', param: first?.field ?? null });
     },
   });
 }

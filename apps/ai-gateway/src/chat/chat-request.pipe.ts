@@ -1,5 +1,5 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
-import { OpenAiError, openAiValidationPipe } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, openAiValidationPipe } from '@app/envelope';
 import { quickAcceptChat } from '../routing/quick-accept';
 import { checkChatShape, checkUnknown, ShapeError, splitKnown } from './chat-shape';
 import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
@@ -7,7 +7,7 @@ import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
 const pipe = openAiValidationPipe();
 
 function refuse(e: ShapeError): never {
-  throw new OpenAiError(400, e.message, { type: 'invalid_request_error', code: 'invalid_value', param: e.param });
+  throw new GatewayError(GatewayErrorCode.InvalidValue, { message: e.message, param: e.param });
 }
 
 /**

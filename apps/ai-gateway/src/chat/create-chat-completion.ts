@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Principal } from '@app/auth';
-import { OpenAiError, OpenAiErrorBody, openAiErrorBody } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, OpenAiErrorBody, openAiErrorBody } from '@app/envelope';
 import { CallAbortedError, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest as UpstreamChatRequest, LlmRouter, ModelInfo, Usage } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeyClaims, assertModel, assertScope } from '../keys/key-scopes';
-import { CallOutcome, insufficientQuota, MeteringService, Reservation } from '../usage/metering.service';
+import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
 import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../routing/gateway-timing';
 import { clientGone, SseResponse } from '../routing/sse-response';
@@ -69,8 +69,8 @@ export class CreateChatCompletion {
   private async prepare(principal: Principal, body: ChatCompletionRequest): Promise<Prepared> {
     const claims: ApiKeyClaims = assertScope(principal, 'chat');
     const info = this.router.modelInfo(body.model);
-    if (!info) throw new OpenAiError(404, `The model ${body.model} does not exist`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
-    if (info.kind !== 'chat') throw new OpenAiError(400, `${body.model} is not a chat model`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
+    if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
+    if (info.kind !== 'chat') throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: body.model, expected: 'chat' });
     assertModel(claims, body.model);
 
     // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
@@ -82,13 +82,9 @@ export class CreateChatCompletion {
     const predictionTokens = body.prediction ? await this.tokenizer.countUpToAsync(predictionText(body.prediction), info.encoding, info.contextLength, pace) : 0;
     const requestedOut = body.max_completion_tokens ?? body.max_tokens;
     if (promptTokens + (requestedOut ?? 0) > info.contextLength) {
-      throw new OpenAiError(
-        400,
-        `This model's maximum context length is ${info.contextLength} tokens. However, you requested ${promptTokens + (requestedOut ?? 0)} tokens (${promptTokens} in the messages, ${requestedOut ?? 0} in the completion). Please reduce the length of the messages or completion.`,
-        { type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' },
-      );
+      throw new GatewayError(GatewayErrorCode.ContextLengthExceeded, { limit: info.contextLength, promptTokens, completionTokens: requestedOut ?? 0 });
     }
-    if (!this.router.isServed(body.model)) throw new OpenAiError(503, `No provider is available for model ${body.model}`, { type: 'service_unavailable', code: 'no_provider', param: 'model' });
+    if (!this.router.isServed(body.model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model: body.model });
     let reserveOut = requestedOut ?? Math.max(1, Math.min(this.config.AI_COMPLETION_RESERVE_TOKENS, info.contextLength - promptTokens));
     // Tokenizers differ between vendors: the prompt part of the hold gets a margin.
     const promptHold = Math.ceil(promptTokens * 1.1) + 16;
@@ -97,7 +93,7 @@ export class CreateChatCompletion {
       const remaining = (await this.metering.remaining(principal)) ?? 0;
       const affordable = Math.floor(((remaining - tokenCost(info, { promptTokens: promptHold, completionTokens: predictionTokens }) - 1e-9) * 1000) / info.price.outputPer1k / (body.n ?? 1));
       reserveOut = Math.min(reserveOut, affordable);
-      if (reserveOut < 1) throw insufficientQuota();
+      if (reserveOut < 1) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
     }
     const upstream: UpstreamChatRequest = { ...(body as unknown as UpstreamChatRequest) };
     // include_usage is the gateway's to ask upstream (the client always asks); other stream options pass.

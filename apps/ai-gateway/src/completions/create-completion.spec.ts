@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError } from '@app/envelope';
 import { Tokenizer } from '../routing/tokenizer';
 import { CreateCompletion } from './create-completion';
 import { CompletionRequest } from './dtos/completions.dtos';
@@ -26,7 +26,7 @@ describe('CreateCompletion.prepare: what is counted and reserved', () => {
     expect(withSuffix.promptTokens - plain.promptTokens).toBe(2 * 1000);
     expect(reserve.mock.calls[1][1]).toBeGreaterThan(reserve.mock.calls[0][1]);
     const tooLong: any = await prepare({ prompt: 'hi', max_tokens: 16, suffix: ' word'.repeat(100_000) }).catch((e: unknown) => e);
-    expect(tooLong).toBeInstanceOf(OpenAiError);
+    expect(tooLong).toBeInstanceOf(GatewayError);
     expect(tooLong.getStatus()).toBe(400);
     expect(tooLong.getResponse()).toMatchObject({ errorCode: 'context_length_exceeded', param: 'suffix' });
     expect(reserve).toHaveBeenCalledTimes(2);

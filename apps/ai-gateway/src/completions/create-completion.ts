@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Principal } from '@app/auth';
-import { OpenAiError, openAiErrorBody } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, openAiErrorBody } from '@app/envelope';
 import { CallAbortedError, LlmRouter, ModelInfo, TextCompletion, TextCompletionRequest, Usage } from '@app/llm';
 import { assertModel, assertScope } from '../keys/key-scopes';
 import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
@@ -49,13 +49,11 @@ export class CreateCompletion {
   private async prepare(principal: Principal, body: CompletionRequest): Promise<Prepared> {
     const claims = assertScope(principal, 'chat');
     const info = this.router.modelInfo(body.model);
-    if (!info) throw new OpenAiError(404, `The model ${body.model} does not exist`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
-    if (info.kind !== 'chat') throw new OpenAiError(400, `${body.model} is not a completion model`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
+    if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
+    if (info.kind !== 'chat') throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: body.model, expected: 'completion' });
     assertModel(claims, body.model);
-    if (!this.router.isServed(body.model)) throw new OpenAiError(503, `No provider is available for model ${body.model}`, { type: 'service_unavailable', code: 'no_provider', param: 'model' });
-    if (!this.router.servesTextCompletions(body.model)) {
-      throw new OpenAiError(400, `The model ${body.model} does not support /v1/completions (its deployments speak only the chat or messages API): use /v1/chat/completions`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
-    }
+    if (!this.router.isServed(body.model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model: body.model });
+    if (!this.router.servesTextCompletions(body.model)) throw new GatewayError(GatewayErrorCode.TextCompletionsUnsupported, { model: body.model });
 
     const prompts: Array<string | number[]> = typeof body.prompt === 'string' ? [body.prompt] : body.prompt.every((p) => typeof p === 'number') ? [body.prompt as number[]] : (body.prompt as Array<string | number[]>);
     const maxTokens = body.max_tokens ?? DEFAULT_COMPLETION_MAX_TOKENS;
@@ -71,11 +69,13 @@ export class CreateCompletion {
       const tokens = own + suffixTokens;
       if (tokens + maxTokens > info.contextLength) {
         const where = `${own} in your prompt${prompts.length > 1 ? ` ${i}` : ''}${suffixTokens ? `, ${suffixTokens} in your suffix` : ''}`;
-        throw new OpenAiError(
-          400,
-          `This model's maximum context length is ${info.contextLength} tokens, however you requested ${tokens + maxTokens} tokens (${where}; ${maxTokens} for the completion). Please reduce your prompt; or completion length.`,
-          { type: 'invalid_request_error', code: 'context_length_exceeded', param: suffixTokens + maxTokens > info.contextLength ? 'suffix' : 'prompt' },
-        );
+        throw new GatewayError(GatewayErrorCode.PromptTooLong, {
+          limit: info.contextLength,
+          requested: tokens + maxTokens,
+          where,
+          completionTokens: maxTokens,
+          param: suffixTokens + maxTokens > info.contextLength ? 'suffix' : 'prompt',
+        });
       }
       promptTokens += tokens;
     }

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'crypto';
 import type { Request, Response } from 'express';
 import type { Principal } from '@app/auth';
-import { OpenAiError, openAiErrorBody } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, openAiErrorBody } from '@app/envelope';
 import { SharedState } from '@app/platform';
 import { CallAbortedError, LlmRouter, ModelInfo } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
@@ -60,13 +60,13 @@ export class CreateEmbeddings {
   private async run(principal: Principal, body: EmbeddingsRequest, req: Request, res: Response, timer: CallTimer): Promise<EmbeddingsResult> {
     const claims = assertScope(principal, 'embeddings');
     const info = this.router.modelInfo(body.model);
-    if (!info) throw new OpenAiError(404, `The model ${body.model} does not exist`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
-    if (info.kind !== 'embeddings') throw new OpenAiError(400, `${body.model} is not an embeddings model`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
+    if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
+    if (info.kind !== 'embeddings') throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: body.model, expected: 'embeddings' });
     assertModel(claims, body.model);
     if (body.dimensions !== undefined && info.dimensions !== undefined && body.dimensions > info.dimensions) {
-      throw new OpenAiError(400, `dimensions must be at most ${info.dimensions} for ${body.model}`, { type: 'invalid_request_error', code: 'invalid_value', param: 'dimensions' });
+      throw new GatewayError(GatewayErrorCode.DimensionsTooLarge, { max: info.dimensions, model: body.model });
     }
-    if (!this.router.isServed(body.model)) throw new OpenAiError(503, `No provider is available for model ${body.model}`, { type: 'service_unavailable', code: 'no_provider', param: 'model' });
+    if (!this.router.isServed(body.model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model: body.model });
 
     const inputs = Array.isArray(body.input) ? body.input : [body.input];
     // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
@@ -75,11 +75,7 @@ export class CreateEmbeddings {
     for (let i = 0; i < inputs.length; i++) {
       const n = await this.tokenizer.countUpToAsync(inputs[i], info.encoding, info.contextLength, pace);
       if (n > info.contextLength) {
-        throw new OpenAiError(400, `input${Array.isArray(body.input) ? `[${i}]` : ''} has ${n} tokens; ${body.model} accepts at most ${info.contextLength} per input`, {
-          type: 'invalid_request_error',
-          code: 'context_length_exceeded',
-          param: 'input',
-        });
+        throw new GatewayError(GatewayErrorCode.EmbeddingInputTooLong, { input: `input${Array.isArray(body.input) ? `[${i}]` : ''}`, tokens: n, model: body.model, limit: info.contextLength });
       }
       tokens.push(n);
     }
@@ -101,7 +97,7 @@ export class CreateEmbeddings {
         deployment = routed.deployment;
         const data = [...routed.value.data].sort((a, b) => a.index - b.index);
         if (data.length !== missing.length || data.some((d) => !Array.isArray(d.embedding))) {
-          throw new OpenAiError(502, `Upstream ${routed.deployment} returned ${data.length} embeddings for ${missing.length} inputs`, { type: 'upstream_error', code: 'upstream_error' });
+          throw new GatewayError(GatewayErrorCode.EmbeddingsCountMismatch, { deployment: routed.deployment, returned: data.length, expected: missing.length });
         }
         data.forEach((d, k) => (vectors[missing[k]] = d.embedding));
         upstreamTokens = routed.value.usage?.prompt_tokens ?? missTokens;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKey } from './api-key.entity';
 import { generateKeySecret, hashKey, looksLikeKey } from './api-key-secret';
@@ -55,7 +55,7 @@ export class ApiKeysService {
 
   /** The active key for a presented secret; throws 401 `invalid_api_key` otherwise. */
   async resolve(presented: string): Promise<ApiKey> {
-    const unknown = () => new OpenAiError(401, `Incorrect API key provided: ${redact(presented)}`, { type: 'invalid_request_error', code: 'invalid_api_key' });
+    const unknown = () => new GatewayError(GatewayErrorCode.ApiKeyIncorrect, { redacted: redact(presented) });
     if (!looksLikeKey(presented)) throw unknown();
     const now = Date.now();
     // Keyed by the presented secret (held only in this process's memory, as the request itself is):
@@ -71,14 +71,14 @@ export class ApiKeysService {
     }
     const key = await entry.key;
     if (!key) throw unknown();
-    if (key.revokedAt) throw new OpenAiError(401, 'This API key has been revoked', { type: 'invalid_request_error', code: 'invalid_api_key' });
-    if (key.expiresAt && key.expiresAt.getTime() <= now) throw new OpenAiError(401, 'This API key has expired', { type: 'invalid_request_error', code: 'invalid_api_key' });
+    if (key.revokedAt) throw new GatewayError(GatewayErrorCode.ApiKeyRevoked);
+    if (key.expiresAt && key.expiresAt.getTime() <= now) throw new GatewayError(GatewayErrorCode.ApiKeyExpired);
     return key;
   }
 
   private async mustFind(id: string): Promise<ApiKey> {
     const key = /^[0-9a-f-]{36}$/i.test(id) ? await this.keys.findById(id) : null;
-    if (!key) throw new OpenAiError(404, `No API key with id ${id}`, { type: 'invalid_request_error', code: 'not_found', param: 'id' });
+    if (!key) throw new GatewayError(GatewayErrorCode.ApiKeyNotFound, { id });
     return key;
   }
 

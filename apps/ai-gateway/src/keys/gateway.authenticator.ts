@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { timingSafeEqual, createHash } from 'crypto';
 import { Authenticator, bearerToken, Principal } from '@app/auth';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { BUCKETS_PER_WINDOW, RATE_CLOCK, SharedState, SlidingWindowLimiter } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKey } from './api-key.entity';
@@ -71,7 +71,7 @@ export class GatewayAuthenticator implements Authenticator {
     const path: string = req.path ?? req.url ?? '';
     if (path === '/admin' || path.startsWith('/admin/')) return this.admin(token);
     if (!token) {
-      throw new OpenAiError(401, "You didn't provide an API key. Send it as 'Authorization: Bearer <API_KEY>'.", { type: 'invalid_request_error', code: 'invalid_api_key' });
+      throw new GatewayError(GatewayErrorCode.ApiKeyMissing);
     }
     const key = await this.keys.resolve(token);
     await this.enforceRate(key, req);
@@ -87,8 +87,8 @@ export class GatewayAuthenticator implements Authenticator {
 
   private admin(token: string | null): Principal {
     const expected = this.config.ADMIN_TOKEN;
-    if (!expected) throw new OpenAiError(403, 'The admin API is disabled: ADMIN_TOKEN is not set', { type: 'permission_error', code: 'admin_disabled' });
-    if (!token || !sameSecret(token, expected)) throw new OpenAiError(401, 'Invalid admin token', { type: 'invalid_request_error', code: 'invalid_admin_token' });
+    if (!expected) throw new GatewayError(GatewayErrorCode.AdminDisabled);
+    if (!token || !sameSecret(token, expected)) throw new GatewayError(GatewayErrorCode.AdminTokenInvalid);
     return { id: 'admin', kind: 'admin', roles: ['admin'] };
   }
 
@@ -117,11 +117,7 @@ export class GatewayAuthenticator implements Authenticator {
       if (res && typeof res.setHeader === 'function' && !res.headersSent) for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1]);
     }
     if (!allowed) {
-      throw new OpenAiError(429, `Rate limit reached for this API key: ${key.requestsPerMinute} requests per minute`, {
-        type: 'requests',
-        code: 'rate_limit_exceeded',
-        retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)),
-      });
+      throw new GatewayError(GatewayErrorCode.RateLimited, { requestsPerMinute: key.requestsPerMinute, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) });
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { Principal } from '@app/auth';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 
 /** Endpoint groups a key can be limited to. */
 export const KEY_SCOPES = ['chat', 'embeddings', 'vision', 'speech'] as const;
@@ -17,7 +17,7 @@ export interface ApiKeyClaims {
 
 export function apiKeyClaims(principal: Principal | undefined): ApiKeyClaims {
   if (!principal || principal.kind !== 'api-key') {
-    throw new OpenAiError(403, 'This endpoint needs an API key', { type: 'permission_error', code: 'api_key_required' });
+    throw new GatewayError(GatewayErrorCode.ApiKeyRequired);
   }
   return principal.claims as ApiKeyClaims;
 }
@@ -26,7 +26,7 @@ export function apiKeyClaims(principal: Principal | undefined): ApiKeyClaims {
 export function assertScope(principal: Principal | undefined, scope: KeyScope): ApiKeyClaims {
   const claims = apiKeyClaims(principal);
   if (claims.scopes && !claims.scopes.includes(scope)) {
-    throw new OpenAiError(403, `This API key is not allowed to call ${scope} endpoints`, { type: 'permission_error', code: 'scope_not_allowed' });
+    throw new GatewayError(GatewayErrorCode.ScopeNotAllowed, { scope });
   }
   return claims;
 }
@@ -38,6 +38,6 @@ export function modelAllowed(claims: ApiKeyClaims, model: string): boolean {
 /** 403 unless the key may use `model`. */
 export function assertModel(claims: ApiKeyClaims, model: string): void {
   if (!modelAllowed(claims, model)) {
-    throw new OpenAiError(403, `This API key is not allowed to use model ${model}`, { type: 'permission_error', code: 'model_not_allowed', param: 'model' });
+    throw new GatewayError(GatewayErrorCode.ModelNotAllowed, { model });
   }
 }

@@ -1,7 +1,7 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { LlmRouter, ModelInfo } from '@app/llm';
 import { ApiKeyClaims, apiKeyClaims, modelAllowed } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../routing/openai-error.doc';
@@ -53,7 +53,7 @@ export class ModelsController {
     const claims = apiKeyClaims(principal);
     const info = this.router.modelInfo(model);
     if (!info || !this.router.isServed(model) || !usable(claims, info)) {
-      throw new OpenAiError(404, `The model ${model} does not exist or you do not have access to it`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
+      throw new GatewayError(GatewayErrorCode.ModelNotVisible, { model });
     }
     return toModel(info);
   }

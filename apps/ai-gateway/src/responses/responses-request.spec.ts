@@ -1,13 +1,13 @@
-import { OpenAiError } from '@app/envelope';
+import { GatewayError } from '@app/envelope';
 import { MAX_SCHEMA_DEPTH, translateResponsesRequest } from './responses-request';
 
 function refusal(body: unknown): { status: number; param: unknown; message: string } {
   try {
     translateResponsesRequest(body);
   } catch (e) {
-    expect(e).toBeInstanceOf(OpenAiError);
-    const r = (e as OpenAiError).getResponse() as any;
-    return { status: (e as OpenAiError).getStatus(), param: r.param, message: r.message };
+    expect(e).toBeInstanceOf(GatewayError);
+    const r = (e as GatewayError).getResponse() as any;
+    return { status: (e as GatewayError).getStatus(), param: r.param, message: r.message };
   }
   throw new Error('accepted');
 }

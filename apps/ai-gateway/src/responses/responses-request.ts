@@ -2,7 +2,7 @@
 // chat pipeline runs. `item_reference` items and `previous_response_id` are resolved against the
 // stored responses first (responses-store.ts); what arrives here is the whole input. Every refusal is
 // a 400 whose `param` names the field or item, as OpenAI answers.
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, type GatewayValidationCode } from '@app/envelope';
 import type { ChatCompletionRequest, ChatMessage } from '@app/llm';
 import type { ResolvedInput } from './responses-store';
 
@@ -21,31 +21,31 @@ const FIELDS = new Set(['model', 'input', 'instructions', 'tools', 'tool_choice'
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function invalid(message: string, param: string, code = 'invalid_value'): OpenAiError {
-  return new OpenAiError(400, message, { type: 'invalid_request_error', code, param });
+function invalid(message: string, param: string, code: GatewayValidationCode = GatewayErrorCode.InvalidValue): GatewayError {
+  return new GatewayError(code, { message, param });
 }
 
 function str(v: unknown, param: string, opts: { min?: number; max?: number } = {}): string {
-  if (typeof v !== 'string') throw invalid(`${param} must be a string`, param, 'invalid_type');
+  if (typeof v !== 'string') throw invalid(`${param} must be a string`, param, GatewayErrorCode.InvalidType);
   if (v.length < (opts.min ?? 0)) throw invalid(`${param} must not be empty`, param);
   if (opts.max !== undefined && v.length > opts.max) throw invalid(`${param} must be at most ${opts.max} characters`, param);
   return v;
 }
 
 function num(v: unknown, param: string, min: number, max: number, integer = false): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v))) throw invalid(`${param} must be ${integer ? 'an integer' : 'a number'}`, param, 'invalid_type');
+  if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v))) throw invalid(`${param} must be ${integer ? 'an integer' : 'a number'}`, param, GatewayErrorCode.InvalidType);
   if (v < min || v > max) throw invalid(`${param} must be between ${min} and ${max}`, param);
   return v;
 }
 
 function bool(v: unknown, param: string): boolean {
-  if (typeof v !== 'boolean') throw invalid(`${param} must be a boolean`, param, 'invalid_type');
+  if (typeof v !== 'boolean') throw invalid(`${param} must be a boolean`, param, GatewayErrorCode.InvalidType);
   return v;
 }
 
 /** A JSON schema object no deeper than MAX_SCHEMA_DEPTH (the body's own depth limit is larger). */
 function schema(v: unknown, param: string): Obj {
-  if (!isObj(v)) throw invalid(`${param} must be a JSON schema object`, param, 'invalid_type');
+  if (!isObj(v)) throw invalid(`${param} must be a JSON schema object`, param, GatewayErrorCode.InvalidType);
   const stack: Array<[unknown, number]> = [[v, 1]];
   while (stack.length) {
     const [node, depth] = stack.pop()!;
@@ -53,10 +53,6 @@ function schema(v: unknown, param: string): Obj {
     if (typeof node === 'object' && node !== null) for (const child of Object.values(node)) stack.push([child, depth + 1]);
   }
   return v;
-}
-
-function stateless(param: string): OpenAiError {
-  return invalid(`${param} is not supported: this gateway stores no conversations; send the conversation in input, or refer to a stored response with previous_response_id`, param, 'unsupported_parameter');
 }
 
 /** The text of content parts that may only carry text (assistant turns, system, tool output). */
@@ -70,10 +66,10 @@ function joinText(parts: Obj[], param: string, allowed: readonly string[]): stri
 }
 
 function partsOf(content: unknown, param: string): Obj[] {
-  if (!Array.isArray(content) || content.length === 0) throw invalid(`${param} must be a string or a non-empty array of content parts`, param, 'invalid_type');
+  if (!Array.isArray(content) || content.length === 0) throw invalid(`${param} must be a string or a non-empty array of content parts`, param, GatewayErrorCode.InvalidType);
   if (content.length > MAX_CONTENT_PARTS) throw invalid(`${param} has more than ${MAX_CONTENT_PARTS} parts`, param);
   content.forEach((p, j) => {
-    if (!isObj(p) || typeof p.type !== 'string') throw invalid(`${param}[${j}] must be a content part object with a type`, `${param}[${j}]`, 'invalid_type');
+    if (!isObj(p) || typeof p.type !== 'string') throw invalid(`${param}[${j}] must be a content part object with a type`, `${param}[${j}]`, GatewayErrorCode.InvalidType);
   });
   return content as Obj[];
 }
@@ -89,7 +85,7 @@ function userContent(content: unknown, param: string): ChatMessage['content'] {
       case 'input_text':
         return { type: 'text', text: str(p.text, `${at}.text`) };
       case 'input_image': {
-        if (p.file_id != null) throw invalid(`${at}.file_id is not supported (no file storage here): send image_url as a URL or data URL`, `${at}.file_id`, 'unsupported_parameter');
+        if (p.file_id != null) throw invalid(`${at}.file_id is not supported (no file storage here): send image_url as a URL or data URL`, `${at}.file_id`, GatewayErrorCode.UnsupportedParameter);
         const url = str(p.image_url, `${at}.image_url`, { min: 1 });
         // Same rule as chat image parts (chat-shape.ts): no file:, ftp: or other schemes reach an upstream.
         if (!IMAGE_URL.test(url)) throw invalid(`${at}.image_url must be an http(s) URL or a data:image/... URL`, `${at}.image_url`);
@@ -98,7 +94,7 @@ function userContent(content: unknown, param: string): ChatMessage['content'] {
         return { type: 'image_url', image_url: { url, detail } };
       }
       case 'input_file': {
-        if (p.file_id != null || p.file_url != null) throw invalid(`${at}: only file_data (base64) is supported, not file_id or file_url`, `${at}.${p.file_id != null ? 'file_id' : 'file_url'}`, 'unsupported_parameter');
+        if (p.file_id != null || p.file_url != null) throw invalid(`${at}: only file_data (base64) is supported, not file_id or file_url`, `${at}.${p.file_id != null ? 'file_id' : 'file_url'}`, GatewayErrorCode.UnsupportedParameter);
         const file: Obj = { file_data: str(p.file_data, `${at}.file_data`, { min: 1 }) };
         if (p.filename != null) file.filename = str(p.filename, `${at}.filename`, { max: 256 });
         return { type: 'file', file };
@@ -141,13 +137,13 @@ export function inputMessages(input: unknown, prefix = 0): ChatMessage[] {
     if (input.length === 0) throw invalid('input must not be empty', 'input');
     return [{ role: 'user', content: input }];
   }
-  if (!Array.isArray(input) || input.length === 0) throw invalid('input must be a string or a non-empty array of items', 'input', input === undefined ? 'missing_required_parameter' : 'invalid_type');
+  if (!Array.isArray(input) || input.length === 0) throw invalid('input must be a string or a non-empty array of items', 'input', input === undefined ? GatewayErrorCode.MissingParameter : GatewayErrorCode.InvalidType);
   if (input.length > MAX_INPUT_ITEMS) throw invalid(`input has more than ${MAX_INPUT_ITEMS} items`, 'input');
   const messages: ChatMessage[] = [];
   const calls = new Set<string>();
   input.forEach((item, i) => {
     const param = i < prefix ? `previous_response_id` : `input[${i - prefix}]`;
-    if (!isObj(item)) throw invalid(`${param} must be an object`, param, 'invalid_type');
+    if (!isObj(item)) throw invalid(`${param} must be an object`, param, GatewayErrorCode.InvalidType);
     const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
     switch (type) {
       case 'message':
@@ -177,7 +173,7 @@ export function inputMessages(input: unknown, prefix = 0): ChatMessage[] {
         return;
       case 'item_reference':
         // Resolved before translation (CreateResponse); one left here refers to nothing stored.
-        throw invalid(`${param}: item with id '${String(item.id)}' not found.`, param);
+        throw new GatewayError(GatewayErrorCode.InputItemNotFound, { id: String(item.id), param });
       default:
         throw invalid(`${param}: item type ${JSON.stringify(type)} is not supported (message, function_call, function_call_output, reasoning)`, `${param}.type`);
     }
@@ -187,11 +183,11 @@ export function inputMessages(input: unknown, prefix = 0): ChatMessage[] {
 }
 
 function tools(v: unknown): unknown[] {
-  if (!Array.isArray(v)) throw invalid('tools must be an array', 'tools', 'invalid_type');
+  if (!Array.isArray(v)) throw invalid('tools must be an array', 'tools', GatewayErrorCode.InvalidType);
   if (v.length > MAX_TOOLS) throw invalid(`tools has more than ${MAX_TOOLS} entries`, 'tools');
   return v.map((t, i) => {
     const param = `tools[${i}]`;
-    if (!isObj(t)) throw invalid(`${param} must be an object`, param, 'invalid_type');
+    if (!isObj(t)) throw invalid(`${param} must be an object`, param, GatewayErrorCode.InvalidType);
     if (t.type !== 'function') throw invalid(`${param}.type ${JSON.stringify(t.type)} is not supported: only function tools (hosted tools run at OpenAI)`, `${param}.type`);
     const name = str(t.name, `${param}.name`, { min: 1 });
     if (!TOOL_NAME.test(name)) throw invalid(`${param}.name must be 1 to 64 letters, digits, underscores or dashes`, `${param}.name`);
@@ -210,12 +206,12 @@ function toolChoice(v: unknown): unknown {
 }
 
 function responseFormat(text: unknown): unknown {
-  if (!isObj(text)) throw invalid('text must be an object', 'text', 'invalid_type');
-  for (const k of Object.keys(text)) if (k !== 'format' && k !== 'verbosity') throw invalid(`Unknown parameter: 'text.${k}'.`, `text.${k}`, 'unknown_parameter');
+  if (!isObj(text)) throw invalid('text must be an object', 'text', GatewayErrorCode.InvalidType);
+  for (const k of Object.keys(text)) if (k !== 'format' && k !== 'verbosity') throw invalid(`Unknown parameter: 'text.${k}'.`, `text.${k}`, GatewayErrorCode.UnknownParameter);
   if (text.verbosity != null && !['low', 'medium', 'high'].includes(text.verbosity as string)) throw invalid('text.verbosity must be one of low, medium, high', 'text.verbosity');
   const f = text.format;
   if (f == null) return undefined;
-  if (!isObj(f)) throw invalid('text.format must be an object', 'text.format', 'invalid_type');
+  if (!isObj(f)) throw invalid('text.format must be an object', 'text.format', GatewayErrorCode.InvalidType);
   switch (f.type) {
     case 'text':
       return undefined;
@@ -245,15 +241,15 @@ export interface TranslatedResponsesRequest {
  * `stored`: whether this response will be stored (echoed as `store`).
  */
 export function translateResponsesRequest(body: unknown, opts: { resolved?: ResolvedInput; stored?: boolean } = {}): TranslatedResponsesRequest {
-  if (!isObj(body)) throw invalid('The request body must be a JSON object', 'body', 'invalid_type');
-  for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw invalid(`Unknown parameter: '${k}'.`, k, 'unknown_parameter');
-  if (body.previous_response_id != null && !opts.resolved) throw invalid(`Previous response with id '${String(body.previous_response_id)}' not found.`, 'previous_response_id', 'previous_response_not_found');
-  if (body.conversation != null) throw stateless('conversation');
-  if (body.prompt != null) throw invalid('prompt (stored prompt templates) is not supported: send instructions and input', 'prompt', 'unsupported_parameter');
-  if (body.background != null && bool(body.background, 'background')) throw invalid('background: true is not supported (nothing is stored to poll)', 'background', 'unsupported_parameter');
+  if (!isObj(body)) throw invalid('The request body must be a JSON object', 'body', GatewayErrorCode.InvalidType);
+  for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw invalid(`Unknown parameter: '${k}'.`, k, GatewayErrorCode.UnknownParameter);
+  if (body.previous_response_id != null && !opts.resolved) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: String(body.previous_response_id) });
+  if (body.conversation != null) throw new GatewayError(GatewayErrorCode.ConversationNotStored, { param: 'conversation' });
+  if (body.prompt != null) throw invalid('prompt (stored prompt templates) is not supported: send instructions and input', 'prompt', GatewayErrorCode.UnsupportedParameter);
+  if (body.background != null && bool(body.background, 'background')) throw invalid('background: true is not supported (nothing is stored to poll)', 'background', GatewayErrorCode.UnsupportedParameter);
   if (body.store != null) bool(body.store, 'store');
-  if (body.metadata != null && !isObj(body.metadata)) throw invalid('metadata must be an object', 'metadata', 'invalid_type');
-  if (body.include != null && !Array.isArray(body.include)) throw invalid('include must be an array', 'include', 'invalid_type');
+  if (body.metadata != null && !isObj(body.metadata)) throw invalid('metadata must be an object', 'metadata', GatewayErrorCode.InvalidType);
+  if (body.include != null && !Array.isArray(body.include)) throw invalid('include must be an array', 'include', GatewayErrorCode.InvalidType);
 
   const model = str(body.model, 'model', { min: 1, max: 128 });
   const messages = opts.resolved ? inputMessages(opts.resolved.input, opts.resolved.prefix) : inputMessages(body.input);
@@ -274,7 +270,7 @@ export function translateResponsesRequest(body: unknown, opts: { resolved?: Reso
     if (format) chat.response_format = format;
   }
   if (body.reasoning != null) {
-    if (!isObj(body.reasoning)) throw invalid('reasoning must be an object', 'reasoning', 'invalid_type');
+    if (!isObj(body.reasoning)) throw invalid('reasoning must be an object', 'reasoning', GatewayErrorCode.InvalidType);
     const effort = body.reasoning.effort;
     if (effort != null) {
       if (!['none', 'minimal', 'low', 'medium', 'high'].includes(effort as string)) throw invalid('reasoning.effort must be one of none, minimal, low, medium, high', 'reasoning.effort');

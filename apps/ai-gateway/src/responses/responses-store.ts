@@ -5,7 +5,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, type GatewayValidationCode } from '@app/envelope';
 import { GatewayConfig } from '../config/gateway.config';
 import { MAX_INPUT_ITEMS } from './responses-request';
 
@@ -25,12 +25,12 @@ const ID_SHAPE = /^[A-Za-z0-9_-]{1,128}$/;
 const SWEEP_BATCH = 1000;
 const SWEEP_EVERY_MS = 5 * 60_000;
 
-function invalid(message: string, param: string, code = 'invalid_value'): OpenAiError {
-  return new OpenAiError(400, message, { type: 'invalid_request_error', code, param });
+function invalid(message: string, param: string, code: GatewayValidationCode = GatewayErrorCode.InvalidValue): GatewayError {
+  return new GatewayError(code, { message, param });
 }
 
 function refId(v: unknown, param: string): string {
-  if (typeof v !== 'string' || v.length === 0 || v.length > MAX_ID) throw invalid(`${param} must be a string of 1 to ${MAX_ID} characters`, param, 'invalid_type');
+  if (typeof v !== 'string' || v.length === 0 || v.length > MAX_ID) throw invalid(`${param} must be a string of 1 to ${MAX_ID} characters`, param, GatewayErrorCode.InvalidType);
   return v;
 }
 
@@ -38,10 +38,6 @@ function refId(v: unknown, param: string): string {
 const wellFormed = (id: string): boolean => ID_SHAPE.test(id);
 
 /** A database failure while resolving references: 503 in the OpenAI shape, without the driver's text. */
-function storeUnavailable(): OpenAiError {
-  return new OpenAiError(503, 'Stored responses cannot be read right now; retry shortly', { type: 'service_unavailable', code: 'store_unavailable', retryAfterSeconds: 2 });
-}
-
 /** What a request refers to: its previous response and the input positions of its item references. */
 export interface StoredReferences {
   previousResponseId?: string;
@@ -76,7 +72,7 @@ export function expandInput(input: unknown, refs: StoredReferences, previous: { 
   for (const { index, id } of refs.items) {
     const item = found.get(id);
     // Unknown, expired and another key's ids answer alike (no oracle for other keys' ids).
-    if (!item) throw invalid(`Item with id '${id}' not found.`, `input[${index}]`, 'invalid_value');
+    if (!item) throw new GatewayError(GatewayErrorCode.InputItemNotFound, { id, param: `input[${index}]` });
     own[index] = item;
   }
   const prior = previous ? [...previous.input, ...previous.output] : [];
@@ -112,7 +108,7 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
       const rows: Array<{ input: unknown[]; output: unknown[] }> = wellFormed(refs.previousResponseId)
         ? await this.query(`SELECT input, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [refs.previousResponseId, keyId])
         : [];
-      if (!rows.length) throw invalid(`Previous response with id '${refs.previousResponseId}' not found.`, 'previous_response_id', 'previous_response_not_found');
+      if (!rows.length) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: refs.previousResponseId });
       previous = rows[0];
     }
     const found = new Map<string, Obj>();
@@ -135,7 +131,7 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
       return (await this.db.query(sql, params)) as T[];
     } catch (e) {
       this.log.error(`could not read stored responses: ${(e as Error).message}`);
-      throw storeUnavailable();
+      throw new GatewayError(GatewayErrorCode.StoreUnavailable);
     }
   }
 

@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiResponse } from '@nestjs/swagger';
+import { GATEWAY_ERRORS, GatewayErrorCode, type GatewayErrorSpec } from '@app/envelope';
 
 class OpenAiErrorDetail {
   @ApiProperty({ example: 'temperature: temperature must not be greater than 2' }) message: string;
@@ -13,19 +14,36 @@ export class OpenAiErrorResponse {
   @ApiProperty({ type: OpenAiErrorDetail }) error: OpenAiErrorDetail;
 }
 
-const DESCRIPTIONS: Record<number, string> = {
+const SUMMARIES: Record<number, string> = {
   400: 'Invalid request (`param` names the field)',
-  401: 'Missing, unknown, revoked or expired key (`invalid_api_key`)',
-  403: 'Key not allowed: scope or model (`scope_not_allowed`, `model_not_allowed`)',
-  404: 'Unknown model or resource (`model_not_found`, `not_found`)',
-  413: 'Body too large',
-  429: 'Key rate limit (`rate_limit_exceeded`) or budget spent (`insufficient_quota`); `Retry-After` set',
+  401: 'Missing, unknown, revoked or expired key',
+  403: 'Key not allowed: scope or model',
+  404: 'Unknown model or resource',
+  413: 'Body or input too large',
+  415: 'Unsupported media type',
+  429: 'Key rate limit or budget spent; `Retry-After` set',
   502: 'Every upstream deployment failed; the message carries the upstream error',
-  503: 'No deployment serves the model (`no_provider`)',
-  504: 'Upstream timed out (`upstream_timeout`)',
+  503: 'No deployment or engine serves the request',
+  504: 'Upstream timed out',
 };
 
-/** Documents the OpenAI-shaped error responses of a route. */
+/** The catalog's OpenAI codes answered with a status (the speech stream's own codes travel on its WebSocket only). */
+function codesOf(status: number): string[] {
+  const codes = new Set<string>();
+  for (const [name, entry] of Object.entries(GATEWAY_ERRORS) as Array<[string, GatewayErrorSpec<any>]>) {
+    if (entry.status !== status || name.startsWith('Stream') || name === GatewayErrorCode.ServerShutdown) continue;
+    const code = typeof entry.code === 'function' ? entry.code({ param: '<input>' }) : entry.code;
+    if (code) codes.add(code);
+  }
+  return [...codes];
+}
+
+function describe(status: number): string {
+  const codes = codesOf(status);
+  return `${SUMMARIES[status] ?? 'Error'}${codes.length ? ` (${codes.map((c) => `\`${c}\``).join(', ')})` : ''}`;
+}
+
+/** Documents the OpenAI-shaped error responses of a route, naming the catalog codes of each status. */
 export function ApiOpenAiErrors(...statuses: number[]) {
-  return applyDecorators(...statuses.map((status) => ApiResponse({ status, description: DESCRIPTIONS[status] ?? 'Error', type: OpenAiErrorResponse })));
+  return applyDecorators(...statuses.map((status) => ApiResponse({ status, description: describe(status), type: OpenAiErrorResponse })));
 }

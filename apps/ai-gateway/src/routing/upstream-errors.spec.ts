@@ -1,9 +1,9 @@
-import { OpenAiError } from '@app/envelope';
+import { GatewayError } from '@app/envelope';
 import { CallAbortedError, NoDeploymentError, UnsupportedRequestError, UpstreamError } from '@app/llm';
 import { toGatewayError } from './upstream-errors';
 
 const shape = (e: unknown) => {
-  const err = e as OpenAiError;
+  const err = e as GatewayError;
   return { status: err.getStatus(), ...(err.getResponse() as object) };
 };
 

@@ -1,38 +1,20 @@
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { CallAbortedError, NoDeploymentError, UnsupportedRequestError, UpstreamError } from '@app/llm';
 
-/** Maps router failures to the gateway's OpenAI-shaped errors; anything else is returned unchanged. */
+/** Router failures (libs/llm) as catalog errors; anything else is returned unchanged. */
 export function toGatewayError(e: unknown): unknown {
-  if (e instanceof OpenAiError) return e;
-  if (e instanceof NoDeploymentError) {
-    return new OpenAiError(503, `No provider is available for model ${e.model}`, { type: 'service_unavailable', code: 'no_provider', param: 'model' });
-  }
-  if (e instanceof UnsupportedRequestError) {
-    return new OpenAiError(400, e.message, { type: 'invalid_request_error', code: 'unsupported_parameter', param: e.param });
-  }
-  if (e instanceof CallAbortedError) {
-    return new OpenAiError(400, 'The client closed the request', { type: 'invalid_request_error', code: 'client_closed_request' });
-  }
+  if (e instanceof GatewayError) return e;
+  if (e instanceof NoDeploymentError) return new GatewayError(GatewayErrorCode.NoProvider, { model: e.model });
+  if (e instanceof UnsupportedRequestError) return new GatewayError(GatewayErrorCode.UnsupportedParameter, { message: e.message, param: e.param ?? null });
+  if (e instanceof CallAbortedError) return new GatewayError(GatewayErrorCode.ClientClosedRequest);
   if (e instanceof UpstreamError) {
     const where = e.deployment ? `upstream ${e.deployment}` : 'upstream';
-    if (e.kind === 'timeout') return new OpenAiError(504, `${capitalize(where)} timed out: ${e.message}`, { type: 'timeout', code: 'upstream_timeout' });
-    // The caller's request was refused as invalid by the upstream: their problem, said in the upstream's words.
+    if (e.kind === 'timeout') return new GatewayError(GatewayErrorCode.UpstreamTimeout, { where, detail: e.message });
     if (e.kind === 'http' && (e.status === 400 || e.status === 413 || e.status === 422)) {
-      return new OpenAiError(400, e.upstreamError?.message ?? e.message, {
-        type: 'invalid_request_error',
-        code: e.upstreamError?.code ?? 'upstream_rejected_request',
-        param: e.upstreamError?.param ?? null,
-      });
+      return new GatewayError(GatewayErrorCode.UpstreamRejectedRequest, { message: e.upstreamError?.message ?? e.message, code: e.upstreamError?.code, param: e.upstreamError?.param });
     }
-    // The upstream's answer to our own credentials may echo part of the provider key: not passed on.
-    if (e.kind === 'http' && (e.status === 401 || e.status === 403)) {
-      return new OpenAiError(502, `${capitalize(where)} refused the gateway's credentials (HTTP ${e.status}); check the provider key`, { type: 'upstream_error', code: 'upstream_error', shouldRetry: false });
-    }
-    return new OpenAiError(502, `${capitalize(where)} failed: ${e.message}`, { type: 'upstream_error', code: 'upstream_error' });
+    if (e.kind === 'http' && (e.status === 401 || e.status === 403)) return new GatewayError(GatewayErrorCode.UpstreamCredentialsRefused, { where, status: e.status });
+    return new GatewayError(GatewayErrorCode.UpstreamFailed, { where, detail: e.message });
   }
   return e;
-}
-
-function capitalize(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
 }

@@ -2,7 +2,9 @@ import { EventEmitter, once } from 'events';
 import { engineProcesses, PocketsphinxEngine } from '@app/engines';
 import { FakeEngineBinary, pidAlive, startFakeEngineBinary } from '@app/engines/testing/fake-engine-binary';
 import { GatewayConfig } from '../config/gateway.config';
-import { SpeechStreamGateway, STREAM_CLOSE } from './speech-stream.gateway';
+import { ThrottlerException } from '@nestjs/throttler';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { SpeechStreamGateway, STREAM_CLOSE, streamError } from './speech-stream.gateway';
 import { TranscriptionEngines } from './transcription-engines';
 
 /** The server side of one WebSocket, as the gateway sees it. */
@@ -134,5 +136,19 @@ describe('SpeechStreamGateway engine limits (M4)', () => {
     expect(other.closedWith).toBeUndefined();
     for (const s of [...busy, other]) s.drop();
     while (fake.running.length) await once(fake.events, 'exit');
+  });
+});
+
+describe('streamError', () => {
+  it('maps catalog errors to the event code and close code, others to internal', () => {
+    expect(streamError(new GatewayError(GatewayErrorCode.StreamConfigTimeout, { ms: 5 }))).toEqual({ close: STREAM_CLOSE.unauthorized, code: 'config_timeout', message: 'send {"type":"config","api_key":...} within 5 ms' });
+    expect(streamError(new GatewayError(GatewayErrorCode.StreamInvalidConfig, { message: 'bad' }))).toMatchObject({ close: STREAM_CLOSE.badConfig, code: 'invalid_config', message: 'bad' });
+    expect(streamError(new GatewayError(GatewayErrorCode.ApiKeyRevoked))).toMatchObject({ close: STREAM_CLOSE.unauthorized, code: 'invalid_api_key' });
+    expect(streamError(new GatewayError(GatewayErrorCode.ScopeNotAllowed, { scope: 'speech' }))).toMatchObject({ close: STREAM_CLOSE.forbidden, code: 'scope_not_allowed' });
+    expect(streamError(new GatewayError(GatewayErrorCode.InsufficientQuota))).toMatchObject({ close: STREAM_CLOSE.quota, code: 'insufficient_quota' });
+    expect(streamError(new GatewayError(GatewayErrorCode.EngineBusy, { detail: 'full' }))).toMatchObject({ close: STREAM_CLOSE.unavailable, code: 'engine_busy' });
+    expect(streamError(new GatewayError(GatewayErrorCode.ServerShutdown))).toMatchObject({ close: 1001, code: 'server_shutdown' });
+    expect(streamError(new ThrottlerException('Too many requests, retry later'))).toEqual({ close: STREAM_CLOSE.quota, code: 'rate_limit_exceeded', message: 'Too many requests, retry later' });
+    expect(streamError(new Error('db down'))).toEqual({ close: STREAM_CLOSE.internal, code: 'internal_error', message: 'internal error', unexpected: true });
   });
 });

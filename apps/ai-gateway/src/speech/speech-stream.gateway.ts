@@ -4,7 +4,7 @@ import { OnGatewayConnection, WebSocketGateway } from '@nestjs/websockets';
 import type { IncomingMessage } from 'http';
 import type { WebSocket } from 'ws';
 import { AUTH_LIMITER, type AuthLimiter, type Principal } from '@app/auth';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, openAiErrorBody } from '@app/envelope';
 import { EngineAbortedError, resamplePcm, STT_SAMPLE_RATE } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayAuthenticator } from '../keys/gateway.authenticator';
@@ -30,6 +30,29 @@ export const STREAM_CLOSE = {
   unavailable: 4503,
   internal: 4500,
 } as const;
+
+/** Close codes of the stream's own errors; every other error closes by its HTTP status (CLOSE_OF_STATUS). */
+const CLOSE_OF_CODE: Partial<Record<GatewayErrorCode, number>> = {
+  [GatewayErrorCode.StreamConfigTimeout]: STREAM_CLOSE.unauthorized,
+  [GatewayErrorCode.StreamConfigExpected]: STREAM_CLOSE.badConfig,
+  [GatewayErrorCode.StreamConfigPending]: STREAM_CLOSE.badConfig,
+  [GatewayErrorCode.StreamInvalidConfig]: STREAM_CLOSE.badConfig,
+  [GatewayErrorCode.StreamAudioExpected]: STREAM_CLOSE.audioExpected,
+  [GatewayErrorCode.StreamIdleTimeout]: STREAM_CLOSE.idle,
+  [GatewayErrorCode.StreamMessageTooLarge]: STREAM_CLOSE.messageTooLarge,
+  [GatewayErrorCode.StreamSessionLimit]: STREAM_CLOSE.sessionLimit,
+  [GatewayErrorCode.ServerShutdown]: 1001,
+};
+const CLOSE_OF_STATUS: Record<number, number> = { 401: STREAM_CLOSE.unauthorized, 403: STREAM_CLOSE.forbidden, 429: STREAM_CLOSE.quota, 503: STREAM_CLOSE.unavailable };
+
+/** The stream's one mapping of an error: the `{"type":"error"}` event's code and message, and the close code. */
+export function streamError(e: unknown): { close: number; code: string; message: string; unexpected?: boolean } {
+  // Catalog errors and Nest's own (the address limiter's 429) say what they are; anything else is ours, unexplained.
+  const mapped = e instanceof HttpException ? openAiErrorBody(e) : undefined;
+  if (!mapped || mapped.unexpected) return { close: STREAM_CLOSE.internal, code: 'internal_error', message: 'internal error', unexpected: true };
+  const close = (e instanceof GatewayError ? CLOSE_OF_CODE[e.code as GatewayErrorCode] : undefined) ?? CLOSE_OF_STATUS[mapped.status] ?? STREAM_CLOSE.internal;
+  return { close, code: mapped.body.error.code ?? 'internal_error', message: mapped.body.error.message };
+}
 
 const MAX_QUEUED_SEGMENTS = 3;
 const PARTIAL_EVERY_SECONDS = 2;
@@ -108,7 +131,7 @@ class StreamSession {
     private readonly limiter?: AuthLimiter,
     private readonly caller: { ip?: string } = {},
   ) {
-    this.configTimer = setTimeout(() => this.fail(STREAM_CLOSE.unauthorized, 'config_timeout', `send {"type":"config","api_key":...} within ${config.AI_STREAM_CONFIG_TIMEOUT_MS} ms`), config.AI_STREAM_CONFIG_TIMEOUT_MS);
+    this.configTimer = setTimeout(() => this.fail(new GatewayError(GatewayErrorCode.StreamConfigTimeout, { ms: config.AI_STREAM_CONFIG_TIMEOUT_MS })), config.AI_STREAM_CONFIG_TIMEOUT_MS);
     ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => this.onMessage(toBuffer(data), isBinary));
     ws.on('close', () => void this.finish());
     ws.on('error', () => void this.finish());
@@ -117,10 +140,10 @@ class StreamSession {
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.state === 'closed' || this.state === 'ending') return;
     if (data.length > this.config.AI_STREAM_MAX_MESSAGE_BYTES) {
-      return this.fail(STREAM_CLOSE.messageTooLarge, 'message_too_large', `messages may be at most ${this.config.AI_STREAM_MAX_MESSAGE_BYTES} bytes`);
+      return this.fail(new GatewayError(GatewayErrorCode.StreamMessageTooLarge, { maxBytes: this.config.AI_STREAM_MAX_MESSAGE_BYTES }));
     }
     if (this.state === 'awaiting-config') {
-      if (isBinary) return this.fail(STREAM_CLOSE.badConfig, 'config_expected', 'the first message must be the JSON config, not audio');
+      if (isBinary) return this.fail(new GatewayError(GatewayErrorCode.StreamConfigExpected));
       void this.configure(data.toString('utf8'));
       return;
     }
@@ -128,7 +151,7 @@ class StreamSession {
       // Audio sent right after the config waits (bounded) until the key is checked.
       this.early.push({ data, isBinary });
       this.earlyBytes += data.length;
-      if (this.earlyBytes > 4 * this.config.AI_STREAM_MAX_MESSAGE_BYTES) this.fail(STREAM_CLOSE.badConfig, 'config_pending', 'too much audio before {"type":"ready"}');
+      if (this.earlyBytes > 4 * this.config.AI_STREAM_MAX_MESSAGE_BYTES) this.fail(new GatewayError(GatewayErrorCode.StreamConfigPending));
       return;
     }
     this.touch();
@@ -140,7 +163,7 @@ class StreamSession {
         message = null;
       }
       if (message?.type === 'end') return void this.end();
-      return this.fail(STREAM_CLOSE.audioExpected, 'audio_expected', 'after the config only binary audio frames and {"type":"end"} are accepted');
+      return this.fail(new GatewayError(GatewayErrorCode.StreamAudioExpected));
     }
     this.audio(data);
   }
@@ -150,16 +173,16 @@ class StreamSession {
     try {
       message = JSON.parse(text);
     } catch {
-      return this.fail(STREAM_CLOSE.badConfig, 'invalid_config', 'the config message must be JSON');
+      return this.badConfig('the config message must be JSON');
     }
-    if (!message || typeof message !== 'object' || message.type !== 'config') return this.fail(STREAM_CLOSE.badConfig, 'invalid_config', 'the first message must have "type":"config"');
-    if (typeof message.api_key !== 'string' || message.api_key === '') return this.fail(STREAM_CLOSE.unauthorized, 'invalid_api_key', 'api_key is required in the config message');
+    if (!message || typeof message !== 'object' || message.type !== 'config') return this.badConfig('the first message must have "type":"config"');
+    if (typeof message.api_key !== 'string' || message.api_key === '') return this.fail(new GatewayError(GatewayErrorCode.StreamApiKeyMissing));
     if (message.language !== undefined && (typeof message.language !== 'string' || !/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(message.language))) {
-      return this.fail(STREAM_CLOSE.badConfig, 'invalid_config', 'language must be a language code such as en or zh-CN');
+      return this.badConfig('language must be a language code such as en or zh-CN');
     }
     const rate = message.sample_rate ?? STT_SAMPLE_RATE;
-    if (!Number.isInteger(rate) || rate < 8000 || rate > 48_000) return this.fail(STREAM_CLOSE.badConfig, 'invalid_config', 'sample_rate must be an integer from 8000 to 48000');
-    if (message.encoding !== undefined && message.encoding !== 'pcm_s16le') return this.fail(STREAM_CLOSE.badConfig, 'invalid_config', 'encoding must be pcm_s16le');
+    if (!Number.isInteger(rate) || rate < 8000 || rate > 48_000) return this.badConfig('sample_rate must be an integer from 8000 to 48000');
+    if (message.encoding !== undefined && message.encoding !== 'pcm_s16le') return this.badConfig('encoding must be pcm_s16le');
     clearTimeout(this.configTimer);
     this.state = 'authenticating';
     this.language = message.language;
@@ -173,15 +196,10 @@ class StreamSession {
       const perSecond = MEDIA_PRICES.liveSpeechRecognitionPerMinute / 60;
       const affordable = remaining === null ? Infinity : Math.floor(remaining / perSecond);
       this.maxSeconds = Math.min(this.config.AI_STREAM_MAX_SECONDS, affordable);
-      if (this.maxSeconds < 1) throw new OpenAiError(429, 'The budget of this API key is spent', { code: 'insufficient_quota' });
+      if (this.maxSeconds < 1) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
       this.reservation = await this.metering.reserve(this.principal, transcriptionCost(this.maxSeconds, true));
     } catch (e) {
-      const err = e instanceof OpenAiError ? e : null;
-      const status = err?.getStatus() ?? 500;
-      const code = (err?.details.code as string) ?? 'internal_error';
-      const close = status === 401 ? STREAM_CLOSE.unauthorized : status === 403 ? STREAM_CLOSE.forbidden : status === 429 ? STREAM_CLOSE.quota : status === 503 ? STREAM_CLOSE.unavailable : STREAM_CLOSE.internal;
-      if (!err) this.log.error(`stream setup failed: ${(e as Error).message}`);
-      return this.fail(close, code, err ? err.message : 'internal error');
+      return this.fail(e);
     }
     if (this.ws.readyState !== this.ws.OPEN) return void this.finish();
     this.state = 'streaming';
@@ -194,19 +212,11 @@ class StreamSession {
 
   /** The key, under the per-address limit of refused credentials (an over-limit address: 429, closed 4029). */
   private async checkKey(apiKey: string): Promise<Principal> {
-    const limited = (e: unknown): never => {
-      if (e instanceof HttpException && e.getStatus() === 429) throw new OpenAiError(429, 'Too many requests, retry later', { type: 'rate_limit_exceeded', code: 'rate_limit_exceeded' });
-      throw e;
-    };
-    try {
-      this.limiter?.before(this.caller, null);
-    } catch (e) {
-      limited(e);
-    }
+    this.limiter?.before(this.caller, null);
     try {
       return await this.authenticator.principalForKey(apiKey);
     } catch (e) {
-      if (e instanceof OpenAiError && e.getStatus() === 401) await this.limiter?.failed(this.caller, null).catch(limited);
+      if (e instanceof GatewayError && e.getStatus() === 401) await this.limiter?.failed(this.caller, null);
       throw e;
     }
   }
@@ -224,8 +234,9 @@ class StreamSession {
     if (this.sampleRate !== STT_SAMPLE_RATE) pcm = resamplePcm(pcm, this.sampleRate, STT_SAMPLE_RATE);
     for (const segment of this.segmenter.push(pcm)) this.enqueue(segment, true);
     if (this.seconds >= this.maxSeconds) {
-      this.send({ type: 'error', code: 'session_limit', message: `a session may carry at most ${this.maxSeconds} seconds of audio` });
-      void this.end(STREAM_CLOSE.sessionLimit, 'session limit');
+      const limit = streamError(new GatewayError(GatewayErrorCode.StreamSessionLimit, { seconds: this.maxSeconds }));
+      this.send({ type: 'error', code: limit.code, message: limit.message });
+      void this.end(limit.close, 'session limit');
       return;
     }
     const open = this.segmenter.openSegment();
@@ -265,13 +276,14 @@ class StreamSession {
         } catch (e) {
           if (e instanceof EngineAbortedError || this.ended.signal.aborted) break;
           const mapped = toMediaError(e, 'audio');
-          const err = mapped instanceof OpenAiError ? mapped : null;
-          if (err?.details.code === 'engine_busy') {
+          if (mapped instanceof GatewayError && (mapped.code === GatewayErrorCode.EngineBusyForKey || mapped.code === GatewayErrorCode.EngineBusy)) {
             // Refused, not queued without bound: this key (4029) or the whole server (4503) has no engine slot left.
-            this.fail(err.getStatus() === 429 ? STREAM_CLOSE.quota : STREAM_CLOSE.unavailable, 'engine_busy', err.message);
+            this.fail(mapped);
             break;
           }
-          this.send({ type: 'error', code: (err?.details.code as string) ?? 'transcription_failed', message: `a segment could not be transcribed: ${(e as Error).message}` });
+          // The session goes on without this segment: an event, not a close.
+          const failed = streamError(new GatewayError(GatewayErrorCode.StreamSegmentFailed, { reason: (e as Error).message }));
+          this.send({ type: 'error', code: (mapped instanceof GatewayError && mapped.errorCode) || failed.code, message: failed.message });
         }
         if (this.paused && this.queue.filter((q) => q.final).length <= 1) {
           this.paused = false;
@@ -303,22 +315,29 @@ class StreamSession {
     this.idleTimer = setTimeout(() => {
       // Waiting on our own transcription (socket paused) is not the client's idleness.
       if (this.working || this.paused) return this.touch();
-      this.fail(STREAM_CLOSE.idle, 'idle_timeout', `no message for ${this.config.AI_STREAM_IDLE_TIMEOUT_MS} ms`);
+      this.fail(new GatewayError(GatewayErrorCode.StreamIdleTimeout, { ms: this.config.AI_STREAM_IDLE_TIMEOUT_MS }));
     }, this.config.AI_STREAM_IDLE_TIMEOUT_MS);
   }
 
-  private fail(code: number, errorCode: string, message: string): void {
+  /** Ends the session on an error: its event, then the close code streamError gives it. */
+  private fail(e: unknown): void {
     if (this.state === 'closed') {
       void this.finish();
       return;
     }
-    this.send({ type: 'error', code: errorCode, message });
+    const { close, code, message, unexpected } = streamError(e);
+    if (unexpected) this.log.error(`stream failed: ${(e as Error)?.message}`);
+    this.send({ type: 'error', code, message });
     void this.finish();
-    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(code, errorCode.slice(0, 100));
+    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(close, code.slice(0, 100));
+  }
+
+  private badConfig(message: string): void {
+    this.fail(new GatewayError(GatewayErrorCode.StreamInvalidConfig, { message }));
   }
 
   async shutdown(): Promise<void> {
-    this.fail(1001, 'server_shutdown', 'the server is shutting down');
+    this.fail(new GatewayError(GatewayErrorCode.ServerShutdown));
     await this.settled;
   }
 

@@ -12,7 +12,7 @@ import { SynthesizeSpeechService } from './synthesize-speech.service';
 import { TranscribeAudioService, UploadedAudio } from './transcribe-audio.service';
 import { toSrt, toVtt } from './transcript-formats';
 import { MediaModels } from '../vision/media-models';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 
 @ApiTags('speech')
 @ApiHeader({ name: 'Authorization', description: 'Bearer <API_KEY>', required: true })
@@ -64,7 +64,7 @@ export class SpeechController {
     const model = this.mediaModels.resolve('transcription', body.model);
     const localCheck = () => {
       if (granularities?.includes('word')) {
-        throw new OpenAiError(400, 'timestamp_granularities word is not available: the local speech engine gives segment (utterance) times only', { type: 'invalid_request_error', code: 'unsupported_parameter', param: 'timestamp_granularities' });
+        throw new GatewayError(GatewayErrorCode.WordTimestampsUnavailable);
       }
     };
     const passthrough = { responseFormat: format, timestampGranularities: granularities, prompt: body.prompt, temperature: body.temperature };

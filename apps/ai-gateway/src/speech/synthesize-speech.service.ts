@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { SpeechFormat, SpeechSynthesisEngine, SynthesizedSpeech } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
-import { serviceUnavailable, toMediaError } from '../vision/media-errors';
+import { toMediaError } from '../vision/media-errors';
 import { EngineLimits } from '../vision/engine-limits';
 import { synthesisCost } from '../vision/media-prices';
 
@@ -19,8 +19,8 @@ export class SynthesizeSpeechService {
 
   async synthesize(principal: Principal, req: { text: string; voice?: string; format?: SpeechFormat; speed?: number }, requestId?: string, signal?: AbortSignal): Promise<SynthesizedSpeech> {
     const engine = SpeechSynthesisEngine.shared();
-    if (!this.config.AI_LOCAL_ENGINES) throw serviceUnavailable('Speech synthesis is disabled (AI_LOCAL_ENGINES=false)');
-    if (!engine.installed) throw serviceUnavailable('Speech synthesis is not installed: the optional package @echogarden/espeak-ng-emscripten (GPL-3.0) is missing');
+    if (!this.config.AI_LOCAL_ENGINES) throw new GatewayError(GatewayErrorCode.LocalEnginesDisabled, { feature: 'Speech synthesis' });
+    if (!engine.installed) throw new GatewayError(GatewayErrorCode.SpeechSynthesisNotInstalled);
     const characters = [...req.text].length;
     const cost = synthesisCost(characters);
     const reservation = await this.metering.reserve(principal, cost);
@@ -31,7 +31,7 @@ export class SynthesizeSpeechService {
       return speech;
     } catch (e) {
       const error = toMediaError(e, 'text');
-      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, characters, httpStatus: (error as OpenAiError).getStatus?.() ?? 500, error: (e as Error).message });
+      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, characters, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
       throw error;
     }
   }

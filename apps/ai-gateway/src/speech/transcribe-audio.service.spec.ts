@@ -1,6 +1,6 @@
 import { EngineLimiter, encodeWav, PocketsphinxEngine } from '@app/engines';
 import { FakeEngineBinary, pidAlive, startFakeEngineBinary } from '@app/engines/testing/fake-engine-binary';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError } from '@app/envelope';
 import { GatewayConfig } from '../config/gateway.config';
 import { EngineLimits } from '../vision/engine-limits';
 import { TranscribeAudioService } from './transcribe-audio.service';
@@ -37,7 +37,7 @@ describe('TranscribeAudioService engine limits and abort (M4, HTTP path)', () =>
 
     // Same key, while its one slot is taken and no queue is allowed: refused in the OpenAI error shape.
     const second = await service.transcribe(principal('key-a'), file, {}, 'req-2').then(() => null, (e) => e);
-    expect(second).toBeInstanceOf(OpenAiError);
+    expect(second).toBeInstanceOf(GatewayError);
     expect(second.getStatus()).toBe(429);
     expect(second.getResponse()).toMatchObject({ errorCode: 'engine_busy', type: 'rate_limit_error' });
 

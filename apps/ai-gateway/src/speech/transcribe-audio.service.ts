@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { decodeAudio, STT_SAMPLE_RATE } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
@@ -39,7 +39,7 @@ export class TranscribeAudioService {
     requestId?: string,
     signal?: AbortSignal,
   ): Promise<TranscribeResponse & { raw?: { body: Buffer; contentType: string } }> {
-    if (!file || !file.buffer?.length) throw new OpenAiError(400, 'file is required: send the audio as a multipart field named "file"', { code: 'missing_file', param: 'file' });
+    if (!file || !file.buffer?.length) throw new GatewayError(GatewayErrorCode.MissingFile);
     const { needsPcm } = this.engines.check(opts.language);
     if (!this.engines.upstreamServes) opts.localCheck?.();
     const call = { key: principal.id, signal };
@@ -67,7 +67,7 @@ export class TranscribeAudioService {
       };
     } catch (e) {
       const error = toMediaError(e, 'file');
-      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, seconds: duration, httpStatus: (error as OpenAiError).getStatus?.() ?? 500, error: (e as Error).message });
+      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, seconds: duration, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
       throw error;
     }
   }

@@ -3,7 +3,7 @@ import { EngineCallOptions, encodeWav, PocketsphinxEngine, STT_SAMPLE_RATE, Tran
 import { OpenAiMediaClient } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { EngineLimits } from '../vision/engine-limits';
-import { serviceUnavailable } from '../vision/media-errors';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 
 // OpenAI's verbose_json names the language ("english"); the contract answers a code.
 const LANGUAGE_CODES: Record<string, string> = {
@@ -58,8 +58,8 @@ export class TranscriptionEngines {
   check(language?: string): { needsPcm: boolean } {
     if (this.upstream) return { needsPcm: false };
     if (this.local?.supports(language)) return { needsPcm: true };
-    if (this.local) throw serviceUnavailable(`No speech-to-text engine for language ${language}: the local engine (PocketSphinx) knows English only; set AI_TRANSCRIBE_BASE_URL for other languages`);
-    throw serviceUnavailable('No speech-to-text engine is configured: set AI_TRANSCRIBE_BASE_URL (an OpenAI-compatible /audio/transcriptions API) or install pocketsphinx (English only)');
+    if (this.local) throw new GatewayError(GatewayErrorCode.SpeechLanguageUnavailable, { language });
+    throw new GatewayError(GatewayErrorCode.SpeechToTextUnconfigured);
   }
 
   /** Whether calls go to the OpenAI-compatible upstream (true) or the local engine. */

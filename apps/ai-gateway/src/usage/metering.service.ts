@@ -1,20 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeysRepository } from '../keys/api-keys.repository';
 import { ApiKeyClaims } from '../keys/key-scopes';
 import { LedgerEntry, LedgerWriter } from './ledger.writer';
 import { roundYuan, yuanText } from './pricing';
 import { UsageStatus } from './usage-record.entity';
-
-/** 429 `insufficient_quota`: the key's budget cannot cover the call. */
-export function insufficientQuota(): OpenAiError {
-  return new OpenAiError(429, 'You exceeded your current quota: the budget of this API key is spent (or too small for this request)', {
-    type: 'insufficient_quota',
-    code: 'insufficient_quota',
-  });
-}
 
 /** Budget held for one call until it settles. */
 export interface Reservation {
@@ -63,7 +55,7 @@ export class MeteringService {
     if (!claims.hasBudget) return { keyId: principal.id, amount: yuanText(0), holdId: null, settled: false, startedAt: Date.now() };
     const amount = yuanText(Math.max(0, maxCostYuan));
     const holdId = await this.keys.reserve(principal.id, amount, this.config.AI_BUDGET_HOLD_TTL_MS);
-    if (!holdId) throw insufficientQuota();
+    if (!holdId) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
     return { keyId: principal.id, amount, holdId, settled: false, startedAt: Date.now() };
   }
 

@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal, Roles } from '@app/auth';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { ApiKeysService } from '../keys/api-keys.service';
 import { apiKeyClaims } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../routing/openai-error.doc';
@@ -61,12 +61,12 @@ function range(q: UsageQuery): { from: string; to: string } {
   for (const [param, d] of [['start_date', from], ['end_date', to]]) {
     const t = Date.parse(`${d}T00:00:00Z`);
     if (Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== d) {
-      throw new OpenAiError(400, `${param} is not a real date`, { type: 'invalid_request_error', code: 'invalid_value', param });
+      throw new GatewayError(GatewayErrorCode.DateInvalid, { param });
     }
   }
   const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000;
-  if (days < 0) throw new OpenAiError(400, 'start_date must not be after end_date', { type: 'invalid_request_error', code: 'invalid_value', param: 'start_date' });
-  if (days >= MAX_DAYS) throw new OpenAiError(400, `at most ${MAX_DAYS} days per query`, { type: 'invalid_request_error', code: 'invalid_value', param: 'start_date' });
+  if (days < 0) throw new GatewayError(GatewayErrorCode.DateRangeReversed);
+  if (days >= MAX_DAYS) throw new GatewayError(GatewayErrorCode.DateRangeTooLong, { maxDays: MAX_DAYS });
   return { from, to };
 }
 

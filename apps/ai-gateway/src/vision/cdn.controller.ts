@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { pipeline } from 'stream';
 import { Public } from '@app/auth';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { isSafeKey, ObjectStorage } from '@app/storage';
 import { CONTENT_TYPES, MEDIA_STORAGE } from './media-storage';
 
@@ -19,7 +19,7 @@ export class CdnController {
   async image(@Param('path') path: string | string[], @Res() res: Response): Promise<void> {
     const key = `images/${Array.isArray(path) ? path.join('/') : path}`;
     const ext = key.split('.').pop()!.toLowerCase();
-    const notFound = new OpenAiError(404, 'No such image', { code: 'not_found' });
+    const notFound = new GatewayError(GatewayErrorCode.ImageNotFound);
     if (!isSafeKey(key) || !CONTENT_TYPES[ext]) throw notFound;
     const object = await this.storage.get(key);
     if (!object) throw notFound;

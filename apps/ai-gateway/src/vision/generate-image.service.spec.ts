@@ -1,6 +1,6 @@
 import { createServer, Server } from 'http';
 import { AddressInfo } from 'net';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError } from '@app/envelope';
 import { GatewayConfig } from '../config/gateway.config';
 import { GenerateImageService } from './generate-image.service';
 
@@ -45,7 +45,7 @@ describe('GenerateImageService: image URLs in the upstream answer (SSRF class sw
     answerUrl = url();
     const { svc, stored } = service();
     const error = await svc.generate(principal, { prompt: 'p', size: '1024x1024', n: 1 }).then(() => null, (e) => e);
-    expect(error).toBeInstanceOf(OpenAiError);
+    expect(error).toBeInstanceOf(GatewayError);
     expect(error.getStatus()).toBe(502);
     expect(hits).toEqual(['/v1/images/generations']);
     expect(stored).toEqual([]);

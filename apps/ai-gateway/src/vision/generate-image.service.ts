@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'crypto';
 import type { Principal } from '@app/auth';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { UpstreamError } from '@app/llm';
 import { OpenAiMediaClient } from '@app/llm';
 import type { ObjectStorage } from '@app/storage';
@@ -9,7 +9,7 @@ import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { GenerateImageResponse } from './dtos/generate-image.dto';
 import { loadImageSource } from './image-source';
-import { serviceUnavailable, toMediaError } from './media-errors';
+import { toMediaError } from './media-errors';
 import { AUTO_SIZE_BOUND, imageGenerationCost } from './media-prices';
 import { roundYuan } from '../usage/pricing';
 import type { ImageModelField, MediaModelInfo } from '@app/llm';
@@ -60,13 +60,13 @@ export class GenerateImageService {
   }
 
   async generate(principal: Principal, input: ImageGenerationInput, requestId?: string, signal?: AbortSignal): Promise<StoredGeneratedImage[]> {
-    if (!this.client) throw serviceUnavailable('Image generation has no upstream: set AI_IMAGES_BASE_URL to an OpenAI-compatible images API');
+    if (!this.client) throw new GatewayError(GatewayErrorCode.ImageGenerationUnconfigured);
     const extra = Object.fromEntries(Object.entries(input.extra ?? {}).filter(([, v]) => v !== undefined));
     const fields = input.model?.fields;
     // A field the model does not take is refused, not dropped (its meaning would be lost silently).
     for (const name of Object.keys(extra)) {
       if (fields && !fields.includes(name as ImageModelField)) {
-        throw new OpenAiError(400, `${name} is not supported by the image model ${input.model!.name}`, { type: 'invalid_request_error', code: 'unsupported_parameter', param: name });
+        throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name, model: input.model!.name });
       }
     }
     const per1024 = input.model?.price;
@@ -93,7 +93,7 @@ export class GenerateImageService {
       return stored;
     } catch (e) {
       const error = toMediaError(e, 'prompt');
-      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as OpenAiError).getStatus?.() ?? 500, error: (e as Error).message });
+      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
       throw error;
     }
   }
@@ -124,8 +124,7 @@ export async function downloadGeneratedImage(url: string, config: GatewayConfig,
     });
   } catch (e) {
     // The caller did not choose this URL: an upstream fault (502), without the fetch details.
-    const code = (e as OpenAiError).details?.code;
-    throw new UpstreamError(code === 'image_url_forbidden' ? 'image upstream answered a URL on a non-public address' : 'generated image could not be downloaded', 'protocol', 200);
+    throw new UpstreamError(e instanceof GatewayError && e.code === GatewayErrorCode.ImageUrlForbidden ? 'image upstream answered a URL on a non-public address' : 'generated image could not be downloaded', 'protocol', 200);
   }
   return { bytes, contentType: sniffImageType(bytes) };
 }

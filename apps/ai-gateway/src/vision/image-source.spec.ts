@@ -74,7 +74,7 @@ describe('loadImageSource', () => {
   ])('refuses %s without connecting', async (_name, url) => {
     await expect(loadImageSource(url(), { ...strict, resolve: url().includes('example.test') ? fakeDns : undefined })).rejects.toMatchObject({
       status: 400,
-      details: { code: 'image_url_forbidden' },
+      errorCode: 'image_url_forbidden',
     });
     expect(hits).toEqual([]);
   });
@@ -87,7 +87,7 @@ describe('loadImageSource', () => {
   ])('refuses a redirect to %s', async (_name, target) => {
     const to = typeof target === 'function' ? target() : target;
     await expect(loadImageSource(`${base}/redirect?${encodeURIComponent(to)}`, { ...local, resolve: async (h) => (h === 'localhost' ? [{ address: '127.0.0.2', family: 4 }] : fakeDns(h)) })).rejects.toMatchObject({
-      details: { code: 'image_url_forbidden' },
+      errorCode: 'image_url_forbidden',
     });
     expect(hits).toEqual([expect.stringMatching(/^\/redirect/)]);
   });
@@ -102,8 +102,8 @@ describe('loadImageSource', () => {
     await expect(loadImageSource(`${base}/big-declared`, local)).rejects.toMatchObject({ status: 413 });
     await expect(loadImageSource(`${base}/big-chunked`, local)).rejects.toMatchObject({ status: 413 });
     // /slow never answers: only the time cap can end the call.
-    await expect(loadImageSource(`${base}/slow`, { ...local, timeoutMs: 300 })).rejects.toMatchObject({ details: { code: 'image_fetch_failed' } });
-    await expect(loadImageSource(`${base}/missing.png`, local)).rejects.toMatchObject({ status: 400, details: { code: 'image_fetch_failed' } });
+    await expect(loadImageSource(`${base}/slow`, { ...local, timeoutMs: 300 })).rejects.toMatchObject({ errorCode: 'image_fetch_failed' });
+    await expect(loadImageSource(`${base}/missing.png`, local)).rejects.toMatchObject({ status: 400, errorCode: 'image_fetch_failed' });
   });
 
   it('decodes data URLs and bare base64, refusing other schemes and non-images', async () => {
@@ -162,7 +162,7 @@ describe('loadImageSource', () => {
     ['a name with one public and one 6to4 answer', () => `http://mixed.example.test:${port}/cat.png`],
   ])('refuses a URL with %s before connecting', async (_name, url) => {
     const resolve: Resolver = async () => [{ address: '93.184.215.14', family: 4 }, { address: '2002:7f00:1::1', family: 6 }];
-    await expect(loadImageSource(url(), { ...strict, resolve })).rejects.toMatchObject({ status: 400, details: { code: 'image_url_forbidden' } });
+    await expect(loadImageSource(url(), { ...strict, resolve })).rejects.toMatchObject({ status: 400, errorCode: 'image_url_forbidden' });
     expect(hits).toEqual([]);
   });
 
@@ -179,10 +179,10 @@ describe('loadImageSource', () => {
         loadImageSource('http://nowhere.example.test/cat.png', { ...local, resolve: fakeDns }),
         loadImageSource(`${base}/loop`, local),
         loadImageSource(`${base}/slow`, { ...local, timeoutMs: 200 }),
-      ].map((p) => p.then(() => null, (e) => ({ status: e.status, body: e.getResponse?.() ?? e.message, message: e.message, details: e.details }))),
+      ].map((p) => p.then(() => null, (e) => ({ status: e.status, body: e.getResponse?.() ?? e.message, message: e.message, errorCode: e.errorCode }))),
     );
     for (const f of failures) {
-      expect(f).toMatchObject({ status: 400, message: 'image URL could not be fetched', details: { code: 'image_fetch_failed' } });
+      expect(f).toMatchObject({ status: 400, message: 'image URL could not be fetched', errorCode: 'image_fetch_failed' });
       expect(JSON.stringify(f)).not.toMatch(/ECONNREFUSED|404|nowhere|redirect|\d+ ms|127\.0\.0\.1/);
     }
   });

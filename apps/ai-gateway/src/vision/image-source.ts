@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'dns/promises';
 import { BlockList, isIP } from 'net';
 import * as ipaddr from 'ipaddr.js';
 import { Agent, request } from 'undici';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 
 export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
 
@@ -88,15 +88,16 @@ function allowList(cidrs: string[] = []): BlockList | undefined {
   return list;
 }
 
-const invalid = (message: string, code = 'invalid_image') => new OpenAiError(400, message, { type: 'invalid_request_error', code, param: 'image' });
-const forbidden = () => invalid('image URL points at a private, loopback or link-local address, which is not allowed', 'image_url_forbidden');
+const invalid = (message: string) => new GatewayError(GatewayErrorCode.InvalidMediaInput, { message, param: 'image' });
+const invalidUrl = (message: string) => new GatewayError(GatewayErrorCode.InvalidImageUrl, { message });
+const forbidden = () => new GatewayError(GatewayErrorCode.ImageUrlForbidden);
 /**
  * Every failure to get the image from a URL (unresolvable name, refused or reset connection, TLS
  * error, timeout, non-200 answer, bad redirect, broken body) gets this one answer: the caller learns
  * nothing about which hosts and ports exist or answer (no port-probing oracle). Details stay in the log.
  */
-const fetchFailed = () => invalid('image URL could not be fetched', 'image_fetch_failed');
-const tooLarge = (max: number) => new OpenAiError(413, `image is larger than ${max} bytes`, { code: 'image_too_large', param: 'image' });
+const fetchFailed = () => new GatewayError(GatewayErrorCode.ImageFetchFailed);
+const tooLarge = (maxBytes: number) => new GatewayError(GatewayErrorCode.ImageTooLarge, { maxBytes });
 
 /**
  * The image bytes of a recognition request: an http(s) URL (fetched with SSRF checks on every hop),
@@ -111,7 +112,7 @@ export async function loadImageSource(image: string, limits: ImageSourceLimits):
     if (m[1] && !/^image\//i.test(m[1])) throw invalid(`data URL has media type ${m[1]}, not an image`);
     return decodeBase64(m[3], limits.maxBytes);
   }
-  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) throw invalid('image URL must use http or https', 'invalid_image_url');
+  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) throw invalidUrl('image URL must use http or https');
   return decodeBase64(value, limits.maxBytes);
 }
 
@@ -170,11 +171,11 @@ async function fetchHops(start: string, limits: ImageSourceLimits, deadline: Abo
   try {
     url = new URL(start);
   } catch {
-    throw invalid('image URL is not a valid URL', 'invalid_image_url');
+    throw invalidUrl('image URL is not a valid URL');
   }
   for (let hop = 0; ; hop++) {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('image URL must use http or https', 'invalid_image_url');
-    if (url.username || url.password) throw invalid('image URL must not carry credentials', 'invalid_image_url');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidUrl('image URL must use http or https');
+    if (url.username || url.password) throw invalidUrl('image URL must not carry credentials');
     const addresses = await vetHost(url, limits, allowed);
     // The connection goes to the addresses just vetted, so a second DNS answer cannot swap in a private one.
     const agent = new Agent({
@@ -231,7 +232,7 @@ async function fetchHops(start: string, limits: ImageSourceLimits, deadline: Abo
           chunks.push(chunk);
         }
       } catch (e) {
-        if (e instanceof OpenAiError) throw e;
+        if (e instanceof GatewayError) throw e;
         throw fetchFailed();
       }
       return Buffer.concat(chunks);

@@ -1,27 +1,27 @@
 import { once } from 'events';
 import { createServer, request } from 'http';
 import { AddressInfo } from 'net';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError } from '@app/envelope';
 import { EngineAbortedError, EngineBusyError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/engines';
 import { requestSignal, toMediaError } from './media-errors';
 
 describe('toMediaError', () => {
-  const statusOf = (e: unknown) => (toMediaError(e, 'image') as OpenAiError).getStatus();
+  const statusOf = (e: unknown) => (toMediaError(e, 'image') as GatewayError).getStatus();
 
   it('maps engine errors to 4xx/503, never 500', () => {
     expect(statusOf(new EngineInputError('unsupported image format'))).toBe(415);
     expect(statusOf(new EngineInputError('image too large'))).toBe(400);
     expect(statusOf(new EngineUnavailableError('ocr', 'model missing'))).toBe(503);
-    const failed = toMediaError(new EngineFailedError('ocr', 'out of memory'), 'image') as OpenAiError;
+    const failed = toMediaError(new EngineFailedError('ocr', 'out of memory'), 'image') as GatewayError;
     expect(failed.getStatus()).toBe(503);
     expect(failed.getResponse()).toMatchObject({ errorCode: 'engine_failed', retryAfterSeconds: 2 });
   });
 
   it('answers a key over its engine share 429, a full server 503, both engine_busy with a retry hint', () => {
-    const key = toMediaError(new EngineBusyError('key', '2 running'), 'file') as OpenAiError;
+    const key = toMediaError(new EngineBusyError('key', '2 running'), 'file') as GatewayError;
     expect(key.getStatus()).toBe(429);
     expect(key.getResponse()).toMatchObject({ type: 'rate_limit_error', errorCode: 'engine_busy', retryAfterSeconds: 1 });
-    const server = toMediaError(new EngineBusyError('server', 'full'), 'file') as OpenAiError;
+    const server = toMediaError(new EngineBusyError('server', 'full'), 'file') as GatewayError;
     expect(server.getStatus()).toBe(503);
     expect(server.getResponse()).toMatchObject({ type: 'service_unavailable', errorCode: 'engine_busy' });
     expect(statusOf(new EngineAbortedError())).toBe(400);

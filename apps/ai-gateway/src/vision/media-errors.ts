@@ -1,35 +1,26 @@
-import { OpenAiError } from '@app/envelope';
 import { Logger } from '@nestjs/common';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { EngineAbortedError, EngineBusyError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/engines';
 import { toGatewayError } from '../routing/upstream-errors';
 
-/** Engine and upstream failures of the media endpoints as OpenAI-shaped errors; `param` names the input. */
+/** Engine (libs/engines) and upstream failures of the media endpoints as catalog errors; `param` names the input. */
 export function toMediaError(e: unknown, param: string): unknown {
   if (e instanceof EngineInputError) {
     const unsupported = /unsupported (audio|image) format/.test(e.message);
-    return new OpenAiError(unsupported ? 415 : 400, e.message, { type: 'invalid_request_error', code: unsupported ? 'unsupported_media_type' : `invalid_${param}`, param });
+    return new GatewayError(unsupported ? GatewayErrorCode.UnsupportedMediaType : GatewayErrorCode.InvalidMediaInput, { message: e.message, param });
   }
   if (e instanceof EngineBusyError) {
-    // 'key': this key's share of the engines is in use (its own concurrency); 'server': every slot and the queue are full.
-    return e.scope === 'key'
-      ? new OpenAiError(429, `Too many concurrent engine jobs for this API key: ${e.message}`, { type: 'rate_limit_error', code: 'engine_busy', retryAfterSeconds: 1 })
-      : new OpenAiError(503, `The local engines are busy: ${e.message}`, { type: 'service_unavailable', code: 'engine_busy', retryAfterSeconds: 2 });
+    return new GatewayError(e.scope === 'key' ? GatewayErrorCode.EngineBusyForKey : GatewayErrorCode.EngineBusy, { detail: e.message });
   }
-  if (e instanceof EngineAbortedError) {
-    return new OpenAiError(400, 'The client closed the request', { type: 'invalid_request_error', code: 'client_closed_request' });
-  }
+  if (e instanceof EngineAbortedError) return new GatewayError(GatewayErrorCode.ClientClosedRequest);
   if (e instanceof EngineUnavailableError) {
-    return new OpenAiError(503, `The ${e.engine} engine is not available: ${e.message.replace(/^.*unavailable: /, '')}`, { type: 'service_unavailable', code: 'engine_unavailable' });
+    return new GatewayError(GatewayErrorCode.EngineUnavailable, { engine: e.engine, reason: e.message.replace(/^.*unavailable: /, '') });
   }
   if (e instanceof EngineFailedError) {
     new Logger('Engines').warn(e.message);
-    return new OpenAiError(503, `The ${e.engine} engine failed on this request; retry shortly`, { type: 'service_unavailable', code: 'engine_failed', retryAfterSeconds: 2 });
+    return new GatewayError(GatewayErrorCode.EngineFailed, { engine: e.engine });
   }
   return toGatewayError(e);
-}
-
-export function serviceUnavailable(message: string): OpenAiError {
-  return new OpenAiError(503, message, { type: 'service_unavailable', code: 'engine_unavailable' });
 }
 
 /**

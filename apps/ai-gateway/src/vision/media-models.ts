@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { DEFAULT_MEDIA_MODELS, IMAGE_MODEL_FIELDS, LlmRouter, MediaModelInfo, MediaModelKind } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 
@@ -28,7 +28,7 @@ export class MediaModels {
     if (requested === undefined) {
       return { name, kind, upstream: name, price: kind === 'image' ? 0.1 : 0.02, fields: kind === 'image' ? [...IMAGE_MODEL_FIELDS] : [], responseFormat: kind === 'image', ownedBy: 'gateway' };
     }
-    if (info) throw new OpenAiError(400, `The model ${name} is a ${info.kind} model, not a ${kind} model`, { type: 'invalid_request_error', code: 'model_not_supported', param: 'model' });
-    throw new OpenAiError(404, `The model ${name} does not exist`, { type: 'invalid_request_error', code: 'model_not_found', param: 'model' });
+    if (info) throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: name, expected: kind });
+    throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: name });
   }
 }

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { OpenAiError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { isOcrLanguage, OCR_LANGUAGES, OcrEngine, VisionEngine } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
 import { loadImageSource } from './image-source';
 import { EngineLimits } from './engine-limits';
-import { toMediaError, serviceUnavailable } from './media-errors';
+import { toMediaError } from './media-errors';
 import { recognitionCost } from './media-prices';
 
 /** Labels, objects, faces and text of one image, from the in-process engines. */
@@ -25,9 +25,9 @@ export class RecognizeImageService {
     const features = [...new Set(req.features)];
     const language = req.language ?? 'zh-CN';
     if (features.includes('text') && !isOcrLanguage(language)) {
-      throw new OpenAiError(400, `language ${language} is not supported for text recognition; use one of ${OCR_LANGUAGES.join(', ')}`, { code: 'unsupported_language', param: 'language' });
+      throw new GatewayError(GatewayErrorCode.UnsupportedLanguage, { language, supported: OCR_LANGUAGES });
     }
-    if (!this.config.AI_LOCAL_ENGINES) throw serviceUnavailable('Image recognition engines are disabled (AI_LOCAL_ENGINES=false)');
+    if (!this.config.AI_LOCAL_ENGINES) throw new GatewayError(GatewayErrorCode.LocalEnginesDisabled, { feature: 'Image recognition' });
 
     const cost = recognitionCost(features);
     const reservation = await this.metering.reserve(principal, cost);
@@ -56,7 +56,7 @@ export class RecognizeImageService {
       return response;
     } catch (e) {
       const error = toMediaError(e, 'image');
-      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as OpenAiError).getStatus?.() ?? 500, error: (e as Error).message });
+      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
       throw error;
     }
   }
