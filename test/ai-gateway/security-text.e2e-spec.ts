@@ -1,7 +1,7 @@
 // Issue 16 (security audit), the gateway's text endpoints: tokenizer freeze (H1), completion limit
 // sent upstream = the one reserved (H3), embeddings cache scoped per key (L4).
 import { randomUUID } from 'crypto';
-import { Tokenizer } from '../../apps/ai-gateway/src/routing/tokenizer';
+import { Tokenizer } from '../../apps/ai-gateway/src/tokenizer/tokenizer';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
 jest.setTimeout(120_000);

@@ -10,7 +10,7 @@ import { GATEWAY_MIGRATIONS } from './migrations';
 import { gatewayMigrationsTable } from './data-source';
 import { KeysModule } from './keys/keys.module';
 import { UsageModule } from './usage/usage.module';
-import { RoutingModule } from './routing/routing.module';
+import { UpstreamsModule } from './upstreams/upstreams.module';
 import { ChatModule } from './chat/chat.module';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { ModelsModule } from './models/models.module';
@@ -20,7 +20,7 @@ import { ResponsesModule } from './responses/responses.module';
 import { CompletionsModule } from './completions/completions.module';
 
 /** Feature modules of the AI gateway (append new ones). */
-const FEATURES: any[] = [KeysModule, UsageModule, RoutingModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule];
+const FEATURES: any[] = [KeysModule, UsageModule, UpstreamsModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule];
 
 @Module({})
 export class AppModule {

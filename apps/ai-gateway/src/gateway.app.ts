@@ -4,7 +4,7 @@ import { sendOpenAiError } from '@app/envelope';
 import { AppDefinition, createApp } from '@app/platform';
 import { AppModule } from './app.module';
 import { GatewayConfig } from './config/gateway.config';
-import { gatewayTiming } from './routing/gateway-timing';
+import { gatewayTiming } from './http/gateway-timing';
 
 export const gatewayApp: AppDefinition<GatewayConfig> = {
   name: 'ai-gateway',

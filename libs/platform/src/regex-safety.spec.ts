@@ -32,9 +32,9 @@ const REVIEWED_CONFIG_ONLY: Record<string, string> = {
 
 /** Run-time patterns: where each comes from. */
 const REVIEWED_DYNAMIC: Record<string, string> = {
-  'apps/ai-gateway/src/routing/bpe-counter.ts file.pat_str':
+  'apps/ai-gateway/src/tokenizer/bpe-counter.ts file.pat_str':
     "the encoder's pre-tokenizer pattern shipped with js-tiktoken (only applied to pieces of bounded length)",
-  'apps/ai-gateway/src/routing/bpe-counter.ts specials.map':
+  'apps/ai-gateway/src/tokenizer/bpe-counter.ts specials.map':
     'an alternation of literal special-token strings, each escaped',
   'apps/membership/src/config/membership.config.ts this.PHONE_PATTERN': 'PHONE_PATTERN from the environment (checked at start)',
   'apps/membership/src/verification/phone-format.ts DEFAULT_PHONE_PATTERN': 'a constant',

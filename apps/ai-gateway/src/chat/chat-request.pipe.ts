@@ -1,6 +1,6 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
 import { GatewayError, GatewayErrorCode, openAiValidationPipe } from '@app/envelope';
-import { quickAcceptChat } from '../routing/quick-accept';
+import { quickAcceptChat } from './chat-quick-accept';
 import { checkChatShape, checkUnknown, ShapeError, splitKnown } from './chat-shape';
 import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
 
@@ -12,13 +12,17 @@ function refuse(e: ShapeError): never {
 
 /**
  * The one validation of a chat completions body (the route's direct and Nest entries alike): plain
- * common bodies pass the compiled quick check (routing/quick-accept.ts) as they are; the rest get
+ * common bodies pass the compiled quick check (chat-quick-accept.ts) as they are; the rest get
  * known fields strictly (structured ones by chat-shape.ts with the exact `param`, scalars by the DTO's
  * class-validator decorators), unknown top-level fields bounded (count, size, depth, no length or cost
  * levers) and kept on the result for the deployment's unknownFields policy (openai-client.ts).
  */
 export async function validateChatRequest(raw: unknown): Promise<ChatCompletionRequest> {
-  if (quickAcceptChat(raw)) return raw as ChatCompletionRequest;
+  return quickAcceptChat(raw) ? (raw as ChatCompletionRequest) : validateChatRequestFully(raw);
+}
+
+/** The full validation (what the quick check must agree with: http/quick-checks.spec.ts). */
+export async function validateChatRequestFully(raw: unknown): Promise<ChatCompletionRequest> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return pipe.transform(raw, { type: 'body', metatype: ChatCompletionRequest, data: undefined });
   }

@@ -3,7 +3,7 @@ import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiPro
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { HttpPipeline } from '@app/platform';
-import { ApiOpenAiErrors } from '../routing/openai-error.doc';
+import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { ChatRequestPipe, validateChatRequest } from './chat-request.pipe';
 import { CreateChatCompletion } from './create-chat-completion';
 import { ChatCompletionChunkDoc, ChatCompletionRequest, ChatCompletionResponse, ContentPartDoc } from './dtos/chat-completion.dtos';

@@ -7,11 +7,11 @@ import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeyClaims, assertModel, assertScope } from '../keys/key-scopes';
 import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
-import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../routing/gateway-timing';
-import { clientGone, SseResponse } from '../routing/sse-response';
-import { sendJson } from '../routing/json-response';
-import { CountedMessage, Tokenizer } from '../routing/tokenizer';
-import { toGatewayError } from '../routing/upstream-errors';
+import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../http/gateway-timing';
+import { clientGone, SseResponse } from '../http/sse-response';
+import { sendJson } from '../http/json-response';
+import { CountedMessage, Tokenizer } from '../tokenizer/tokenizer';
+import { toGatewayError } from '../upstreams/upstream-errors';
 import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
 
 const ENDPOINT = 'chat.completions';

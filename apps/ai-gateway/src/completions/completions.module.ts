@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
-import { RoutingModule } from '../routing/routing.module';
+import { TokenizerModule } from '../tokenizer/tokenizer.module';
+import { UpstreamsModule } from '../upstreams/upstreams.module';
 import { UsageModule } from '../usage/usage.module';
 import { CompletionsController } from './completions.controller';
 import { CreateCompletion } from './create-completion';
 
 @Module({
-  imports: [RoutingModule, UsageModule],
+  imports: [UpstreamsModule, TokenizerModule, UsageModule],
   controllers: [CompletionsController],
   providers: [CreateCompletion],
 })

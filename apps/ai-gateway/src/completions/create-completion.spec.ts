@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { GatewayError } from '@app/envelope';
-import { Tokenizer } from '../routing/tokenizer';
+import { Tokenizer } from '../tokenizer/tokenizer';
 import { CreateCompletion } from './create-completion';
 import { CompletionRequest } from './dtos/completions.dtos';
 

@@ -9,10 +9,10 @@ import { GatewayConfig } from '../config/gateway.config';
 import { assertModel, assertScope } from '../keys/key-scopes';
 import { MeteringService } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
-import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../routing/gateway-timing';
-import { clientGone } from '../routing/sse-response';
-import { Tokenizer } from '../routing/tokenizer';
-import { toGatewayError } from '../routing/upstream-errors';
+import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../http/gateway-timing';
+import { clientGone } from '../http/sse-response';
+import { Tokenizer } from '../tokenizer/tokenizer';
+import { toGatewayError } from '../upstreams/upstream-errors';
 import { EmbeddingsRequest } from './dtos/embeddings.dtos';
 
 const ENDPOINT = 'embeddings';

@@ -1,6 +1,6 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
 import { openAiValidationPipe } from '@app/envelope';
-import { quickAcceptEmbeddings } from '../routing/quick-accept';
+import { quickAcceptEmbeddings } from './embeddings-quick-accept';
 import { EmbeddingsRequest } from './dtos/embeddings.dtos';
 
 const pipe = openAiValidationPipe();

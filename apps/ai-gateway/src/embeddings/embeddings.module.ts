@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
-import { RoutingModule } from '../routing/routing.module';
+import { TokenizerModule } from '../tokenizer/tokenizer.module';
+import { UpstreamsModule } from '../upstreams/upstreams.module';
 import { UsageModule } from '../usage/usage.module';
 import { CreateEmbeddings } from './create-embeddings';
 import { EmbeddingsController } from './embeddings.controller';
 
 @Module({
-  imports: [RoutingModule, UsageModule],
+  imports: [UpstreamsModule, TokenizerModule, UsageModule],
   controllers: [EmbeddingsController],
   providers: [CreateEmbeddings],
 })

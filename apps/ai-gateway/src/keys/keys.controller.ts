@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags, ApiCreatedResponse } from '@nestjs/swagger';
 import { Roles } from '@app/auth';
-import { ApiOpenAiErrors } from '../routing/openai-error.doc';
+import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyListResponse, ApiKeyResponse, CreateApiKeyRequest, CreatedApiKeyResponse, ListApiKeysQuery, UpdateApiKeyRequest } from './dtos/api-key.dtos';
 

@@ -4,7 +4,7 @@ import { CurrentPrincipal, Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { LlmRouter, ModelInfo } from '@app/llm';
 import { ApiKeyClaims, apiKeyClaims, modelAllowed } from '../keys/key-scopes';
-import { ApiOpenAiErrors } from '../routing/openai-error.doc';
+import { ApiOpenAiErrors } from '../http/openai-error.doc';
 
 export class ModelResponse {
   @ApiProperty({ example: 'vendor-gpt-4-mini' }) id: string;

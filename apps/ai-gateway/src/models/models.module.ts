@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { RoutingModule } from '../routing/routing.module';
+import { UpstreamsModule } from '../upstreams/upstreams.module';
 import { ModelsController } from './models.controller';
 
-@Module({ imports: [RoutingModule], controllers: [ModelsController] })
+@Module({ imports: [UpstreamsModule], controllers: [ModelsController] })
 export class ModelsModule {}

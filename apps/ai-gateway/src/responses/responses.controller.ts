@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { ApiOpenAiErrors } from '../routing/openai-error.doc';
+import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { CreateResponse } from './create-response';
 import { ResponseObject, ResponsesRequest } from './dtos/responses.dtos';
 

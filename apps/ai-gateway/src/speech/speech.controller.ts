@@ -6,7 +6,7 @@ import { CurrentPrincipal, Principal } from '@app/auth';
 import { SpeechFormat } from '@app/engines';
 import { assertScope } from '../keys/key-scopes';
 import { requestSignal } from '../vision/media-errors';
-import { ApiOpenAiErrors } from '../routing/openai-error.doc';
+import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { OPENAI_VOICES, OpenAiSpeechRequest, OpenAiTranscriptionRequest, SynthesizeRequest, TranscribeRequest, TranscribeResponse } from './dtos/speech.dto';
 import { SynthesizeSpeechService } from './synthesize-speech.service';
 import { TranscribeAudioService, UploadedAudio } from './transcribe-audio.service';

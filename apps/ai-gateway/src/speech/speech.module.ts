@@ -5,7 +5,7 @@ import { GatewayConfig } from '../config/gateway.config';
 import { KeysModule } from '../keys/keys.module';
 import { EngineLimits } from '../vision/engine-limits';
 import { UsageModule } from '../usage/usage.module';
-import { RoutingModule } from '../routing/routing.module';
+import { UpstreamsModule } from '../upstreams/upstreams.module';
 import { MediaModels } from '../vision/media-models';
 import { SpeechStreamDocController } from './speech-stream.doc.controller';
 import { SpeechStreamGateway } from './speech-stream.gateway';
@@ -19,7 +19,7 @@ import { TranscriptionEngines } from './transcription-engines';
   imports: [
     KeysModule,
     UsageModule,
-    RoutingModule,
+    UpstreamsModule,
     MulterModule.registerAsync({
       inject: [GatewayConfig],
       useFactory: (config: GatewayConfig) => ({ storage: memoryStorage(), limits: { fileSize: config.AI_MEDIA_MAX_AUDIO_BYTES, files: 1, fields: 20, fieldSize: 64 * 1024 } }),

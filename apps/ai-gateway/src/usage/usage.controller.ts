@@ -4,7 +4,7 @@ import { CurrentPrincipal, Principal, Roles } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { ApiKeysService } from '../keys/api-keys.service';
 import { apiKeyClaims } from '../keys/key-scopes';
-import { ApiOpenAiErrors } from '../routing/openai-error.doc';
+import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { roundYuan } from './pricing';
 import { AdminUsageQuery, AdminUsageResponse, UsageQuery, UsageResponse } from './dtos/usage.dtos';
 import { LedgerWriter } from './ledger.writer';

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { EngineAbortedError, EngineBusyError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/engines';
-import { toGatewayError } from '../routing/upstream-errors';
+import { toGatewayError } from '../upstreams/upstream-errors';
 
 /** Engine (libs/engines) and upstream failures of the media endpoints as catalog errors; `param` names the input. */
 export function toMediaError(e: unknown, param: string): unknown {

@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { GatewayConfig } from '../config/gateway.config';
 import { assertScope } from '../keys/key-scopes';
-import { ApiOpenAiErrors } from '../routing/openai-error.doc';
+import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { GenerateImageRequest, GenerateImageResponse, OpenAiImageGenerationRequest } from './dtos/generate-image.dto';
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
 import { GenerateImageService } from './generate-image.service';

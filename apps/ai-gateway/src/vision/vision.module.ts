@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { GatewayConfig } from '../config/gateway.config';
 import { UsageModule } from '../usage/usage.module';
-import { RoutingModule } from '../routing/routing.module';
+import { UpstreamsModule } from '../upstreams/upstreams.module';
 import { MediaModels } from './media-models';
 import { CdnController } from './cdn.controller';
 import { EngineLimits } from './engine-limits';
@@ -12,7 +12,7 @@ import { VisionController } from './vision.controller';
 
 /** /v1/vision/recognize (local engines), /v1/vision/generate + /v1/images/generations (upstream), and /cdn. */
 @Module({
-  imports: [UsageModule, RoutingModule],
+  imports: [UsageModule, UpstreamsModule],
   controllers: [VisionController, CdnController],
   providers: [EngineLimits, MediaModels, RecognizeImageService, GenerateImageService, { provide: MEDIA_STORAGE, inject: [GatewayConfig], useFactory: mediaStorageFor }],
   exports: [MEDIA_STORAGE],

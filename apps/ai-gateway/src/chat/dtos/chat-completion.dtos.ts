@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidationArguments } from 'class-validator';
-import { IsStringOrStringArray } from '../../routing/validators';
+import { IsStringOrStringArray } from '../../http/validators';
 import { checkChatField, MAX_MESSAGES, MAX_PARTS, MAX_SCHEMA_DEPTH, MAX_TOOL_CALLS, MAX_TOOLS } from '../chat-shape';
 
 /** A structured field checked by chat-shape.ts (same check the chat pipe runs first to name the exact path); completions reuse it. */

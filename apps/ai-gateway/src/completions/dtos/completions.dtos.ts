@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateNested } from 'class-validator';
 import { ChatShape } from '../../chat/dtos/chat-completion.dtos';
-import { IsStringOrStringArray } from '../../routing/validators';
+import { IsStringOrStringArray } from '../../http/validators';
 
 export const MAX_PROMPTS = 64;
 const MAX_PROMPT_TOKENS = 1_000_000;

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
-import { IsStringOrStringArray } from '../../routing/validators';
+import { IsStringOrStringArray } from '../../http/validators';
 
 export const MAX_EMBEDDING_INPUTS = 2048;
 

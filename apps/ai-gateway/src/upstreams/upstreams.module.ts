@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nest
 import { LlmRouter, loadProvidersFile, parseProvidersConfig } from '@app/llm';
 import { localLlmEngines } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
-import { Tokenizer } from './tokenizer';
 
 /** Builds the router from AI_PROVIDERS_FILE (validated at boot: a bad file stops the gateway with the reason). */
 export function createRouter(config: GatewayConfig): LlmRouter {
@@ -29,9 +28,9 @@ class RouterShutdown implements OnApplicationShutdown {
   }
 }
 
-/** Upstream routing and token counting for the /v1 endpoints. */
+/** The upstream router (@app/llm's LlmRouter) built from AI_PROVIDERS_FILE, closed at shutdown. */
 @Module({
-  providers: [{ provide: LlmRouter, inject: [GatewayConfig], useFactory: createRouter }, Tokenizer, RouterShutdown],
-  exports: [LlmRouter, Tokenizer],
+  providers: [{ provide: LlmRouter, inject: [GatewayConfig], useFactory: createRouter }, RouterShutdown],
+  exports: [LlmRouter],
 })
-export class RoutingModule {}
+export class UpstreamsModule {}

@@ -1,7 +1,8 @@
 import { openAiValidationPipe } from '@app/envelope';
-import { validateChatRequest } from '../chat/chat-request.pipe';
+import { quickAcceptChat } from '../chat/chat-quick-accept';
+import { validateChatRequestFully } from '../chat/chat-request.pipe';
 import { EmbeddingsRequest } from '../embeddings/dtos/embeddings.dtos';
-import { quickAcceptChat, quickAcceptEmbeddings } from './quick-accept';
+import { quickAcceptEmbeddings } from '../embeddings/embeddings-quick-accept';
 
 // Deterministic pseudo-random generator so a failure can be replayed.
 function rng(seed: number) {
@@ -28,7 +29,7 @@ async function pipeAccepts(metatype: any, body: unknown): Promise<boolean> {
 
 async function chatAccepts(body: unknown): Promise<boolean> {
   try {
-    await validateChatRequest(body);
+    await validateChatRequestFully(body);
     return true;
   } catch {
     return false;
