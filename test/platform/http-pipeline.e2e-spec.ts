@@ -219,11 +219,12 @@ describe('http pipeline: gateway', () => {
     const authenticate = jest.spyOn(f.gw.app.get(GatewayAuthenticator), 'authenticate');
     const failed = jest.spyOn(f.gw.app.get(AUTH_LIMITER) as { failed(req: unknown, res: unknown): Promise<void> }, 'failed');
     const upstreamCalls = f.openai.requests.length;
-    const refused = await post('/v1/chat/completions', chatBody(), { authorization: 'Bearer sk-not-a-key' });
+    const refused = await post('/v1/chat/completions', chatBody(), { authorization: 'Bearer sk-not-a-key', 'x-forwarded-for': '203.0.113.50' });
     expect(refused.status).toBe(401);
     expect(refused.json).toEqual({ error: expect.objectContaining({ message: expect.any(String), type: 'invalid_request_error', code: 'invalid_api_key' }) });
     expect(authenticate).toHaveBeenCalledTimes(1);
     expect(failed).toHaveBeenCalledTimes(1);
+    expect((failed.mock.calls[0][0] as { ip: string }).ip).toBe('203.0.113.50'); // the client's address (trust proxy: loopback)
     expect(f.openai.requests.length).toBe(upstreamCalls);
   });
 
