@@ -11,6 +11,7 @@ import { setupSwagger, SwaggerOptions } from '../swagger/setup-swagger';
 import { rejectDeepJson } from './json-depth';
 import { bodyTimeout, ErrorResponder } from './body-timeout';
 import { edgeStages } from './edge-stages';
+import { globalEnhancerNames } from '../framework-internals';
 import { PlatformExpressAdapter } from './express-adapter';
 import { HttpPipeline, Middleware } from './http-pipeline';
 
@@ -72,6 +73,7 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     errorResponder: options.errorResponder,
     authenticator: app.get(AUTHENTICATOR, { strict: false }),
     limiter: app.get(AUTH_LIMITER, { strict: false }),
+    globalEnhancers: globalEnhancerNames(app),
   });
   const adapter = app.getHttpAdapter();
   if (adapter instanceof PlatformExpressAdapter) adapter.usePipeline(pipeline);

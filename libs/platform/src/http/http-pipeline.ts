@@ -21,6 +21,19 @@ export interface DirectRoute {
   handle(req: Request & { principal: Principal }, res: Response): Promise<void>;
 }
 
+/**
+ * The global Nest enhancers (APP_GUARD, APP_INTERCEPTOR, APP_PIPE, APP_FILTER) that direct routes account
+ * for, and how. Any other global enhancer would skip the direct routes silently: wire() refuses to start.
+ */
+export const DIRECT_ROUTES_ACCOUNT_FOR: Readonly<Record<string, string>> = {
+  DefaultDenyGuard: 'authenticateRequest runs before every direct route',
+  PlatformThrottlerGuard: 'limits strangers on public routes only; direct routes are authenticated',
+  ValidationPipe: "each direct route validates its body with its Nest route's own pipe function",
+  OpenAiExceptionFilter: "errors are answered by the app's error responder (sendOpenAiError)",
+  EnvelopeExceptionFilter: "errors are answered by the app's error responder (sendEnvelopeError)",
+  EnvelopeInterceptor: 'the direct route answers with okEnvelope, the function the interceptor maps with',
+};
+
 interface Wiring {
   express: (req: IncomingMessage, res: ServerResponse) => void;
   prefix: string;
@@ -29,6 +42,8 @@ interface Wiring {
   errorResponder: ErrorResponder;
   authenticator?: Authenticator;
   limiter?: AuthLimiter;
+  /** Class names of the app's global Nest enhancers (framework-internals: globalEnhancerNames). */
+  globalEnhancers: string[];
 }
 
 /**
@@ -49,6 +64,11 @@ export class HttpPipeline {
 
   /** Called once by configureHttpApp when the app's parts exist. */
   wire(wiring: Wiring): void {
+    const unaccounted = wiring.globalEnhancers.filter((name) => !Object.prototype.hasOwnProperty.call(DIRECT_ROUTES_ACCOUNT_FOR, name));
+    if (this.routes.size > 0 && unaccounted.length > 0) {
+      const routes = [...this.routes.keys()].join(', ');
+      throw new Error(`global ${unaccounted.join(', ')} would not reach the direct routes (${routes}): make it an edge stage (HttpPipeline), or say in DIRECT_ROUTES_ACCOUNT_FOR how direct routes do what it does`);
+    }
     this.wiring = wiring;
   }
 
