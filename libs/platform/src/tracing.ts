@@ -84,7 +84,7 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
   provider.register();
 
   const unregister = registerInstrumentations({
-    tracerProvider: provider as unknown as TracerProvider,
+    tracerProvider: provider,
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req) => isUntracedPath((req.url ?? '').split('?')[0]),
