@@ -7,7 +7,6 @@
 // pg queries, and undici/fetch upstream calls. Probe and scrape paths are not traced.
 // The SDK packages are required lazily, so an app with tracing off does not load them.
 import { loggedPath } from './logging/logged-path';
-import type { TracerProvider } from '@opentelemetry/api';
 
 export interface TracingHandle {
   readonly serviceName: string;
