@@ -3,7 +3,6 @@
 // Uses the compiled engines (dist/libs/engines/src). Prints one JSON line on stdout.
 'use strict';
 const path = require('path');
-const { performance } = require('perf_hooks');
 const { summarize } = require('./stats');
 
 const root = path.resolve(__dirname, '..', '..');

@@ -2,7 +2,6 @@
 // event loop with the bench driver or the servers under test. Every target is on 127.0.0.1.
 'use strict';
 const http = require('http');
-const { performance } = require('perf_hooks');
 const { randomBytes } = require('crypto');
 const autocannon = require('autocannon');
 const { summarize } = require('./stats');

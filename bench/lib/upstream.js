@@ -6,7 +6,6 @@
 // prints {"port":N} on stdout.
 'use strict';
 const http = require('http');
-const { performance } = require('perf_hooks');
 
 const now = () => (performance.timeOrigin + performance.now()).toFixed(3);
 const COMPLETION = JSON.stringify({
@@ -42,7 +41,7 @@ function stream(req, res, body) {
   const chunks = m ? Math.min(Number(m[1]), 100000) : 3;
   const interval = m ? Number(m[2]) : 0;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  res.socket && res.socket.setNoDelay(true);
+  res.socket?.setNoDelay(true);
   let i = 0;
   let closed = false;
   res.on('close', () => (closed = true));

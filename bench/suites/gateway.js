@@ -33,7 +33,7 @@ async function scrapeLoopDelayP99Ms(url) {
 }
 
 async function run(ctx) {
-  const { mode, load, server, tmp, log } = ctx;
+  const { mode, load, tmp, log } = ctx;
   const q = mode === 'quick';
   const dur = q ? 2 : 6;
   const warm = q ? 1 : 2;

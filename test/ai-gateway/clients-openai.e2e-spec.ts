@@ -37,7 +37,7 @@ describe('real client: openai SDK through the gateway', () => {
       expect(choice.message.tool_calls).toHaveLength(1);
       const call = choice.message.tool_calls![0] as ChatCompletionMessageToolCall & { type: 'function' };
       expect(call).toMatchObject({ id: expect.any(String), type: 'function', function: { name: TOOL_NAME, arguments: expect.any(String) } });
-      messages.push(choice.message as ChatCompletionMessageParam, { role: 'tool', tool_call_id: call.id, content: tool.run(JSON.parse(call.function.arguments)) });
+      messages.push(choice.message, { role: 'tool', tool_call_id: call.id, content: tool.run(JSON.parse(call.function.arguments)) });
       const second = await client.chat.completions.create({ model, messages, tools: chatTools });
       expect(second.choices[0].finish_reason).toBe('stop');
       expect(second.choices[0].message.content).toContain(MARKER);

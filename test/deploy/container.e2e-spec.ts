@@ -52,8 +52,8 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (out += d));
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
     running.push(child);
     return { child, output: () => out };
   }
@@ -232,7 +232,7 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
       }
       const base = `http://127.0.0.1:${port}`;
       expect((await fetch(`${base}/actuator/health/readiness`)).status).toBe(200);
-      const res = await fetch(`${base}${probePath}`, init as RequestInit);
+      const res = await fetch(`${base}${probePath}`, init);
       expect(res.status).toBe(401);
 
       const spans = await receiver.waitFor((all) => {

@@ -36,7 +36,7 @@ const APPS = {
 } as const;
 type AppName = keyof typeof APPS;
 const appNames = Object.keys(APPS) as AppName[];
-const keysOf = (app: AppName) => configKeys(APPS[app].config as new () => object);
+const keysOf = (app: AppName) => configKeys(APPS[app].config);
 
 /** Variables read with process.env.X outside the config classes that are not deployment settings. */
 const NOT_DEPLOYMENT_SETTINGS = new Set<string>(['PATH']);

@@ -2,6 +2,7 @@
 import { createServer, IncomingMessage, Server } from 'http';
 import { AddressInfo } from 'net';
 import { gunzipSync } from 'zlib';
+import { asyncHandler } from '../support/async-handler';
 
 export interface ReceivedSpan {
   service: string;
@@ -46,7 +47,7 @@ async function body(req: IncomingMessage): Promise<Buffer> {
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const receiver = { spans: [] as ReceivedSpan[], requests: 0 } as OtlpReceiver;
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer(asyncHandler(async (req, res) => {
     try {
       if (req.method !== 'POST' || req.url !== '/v1/traces') {
         res.writeHead(404).end();
@@ -78,7 +79,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     } catch (err) {
       res.writeHead(400).end(String(err));
     }
-  });
+  }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   receiver.waitFor = async (predicate, timeoutMs = 15000) => {

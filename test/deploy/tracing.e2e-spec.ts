@@ -19,7 +19,7 @@ function startFixture(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; ur
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
-  child.stderr!.on('data', (d) => (err += d));
+  child.stderr.on('data', (d) => (err += d));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`fixture did not start in 30 s: ${err}`)), 30000);
     child.once('exit', (code) => {
@@ -27,7 +27,7 @@ function startFixture(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; ur
       reject(new Error(`fixture exited with ${code}: ${err}`));
     });
     let out = '';
-    child.stdout!.on('data', (d) => {
+    child.stdout.on('data', (d) => {
       out += d;
       const line = out.split('\n').find((l) => l.startsWith('{'));
       if (line) {

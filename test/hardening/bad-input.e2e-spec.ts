@@ -59,7 +59,7 @@ async function runCorpus(
           tried++;
           const where = `${c.method} ${c.path.slice(0, 120)}`;
           const record = (problem: string) =>
-            violations.push({ app: appName, mode, op: `${op.method} ${op.path}`, kind: c!.kind, problem, request: `${where} ${c!.headers['content-type'] ?? ''} body=${c!.body ? JSON.stringify(c!.body.subarray(0, 160).toString('latin1')) : '-'}` });
+            violations.push({ app: appName, mode, op: `${op.method} ${op.path}`, kind: c.kind, problem, request: `${where} ${c.headers['content-type'] ?? ''} body=${c.body ? JSON.stringify(c.body.subarray(0, 160).toString('latin1')) : '-'}` });
           let res: RawResponse;
           try {
             res = await rawRequest(url, { method: c.method, path: c.path, headers: c.headers, body: c.body, chunks: c.chunks, chunkDelayMs: c.chunkDelayMs, timeoutMs: CASE_TIMEOUT_MS });

@@ -28,7 +28,7 @@ function start(dataDir: string, pgPort: number, ports: { membership: number; gat
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // Drain the pipes (a full pipe would block the child); keep the tail for failure messages.
-  for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (d) => (output = (output + d).slice(-1_000_000)));
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (d) => (output = (output + d).slice(-1_000_000)));
   return child;
 }
 
@@ -154,7 +154,7 @@ describe('npm start on the embedded default', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
+    child.stderr.on('data', (d) => (stderr += d));
     expect(await exited(child)).toBe(1);
     expect(stderr).toMatch(/AI_GATEWAY_PORT: "eighty" is not a number/);
   }, 60_000);

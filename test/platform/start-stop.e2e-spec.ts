@@ -82,7 +82,7 @@ d('npm start stopped during start-up leaves no process behind', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (chunk) => (output = (output + chunk).slice(-200_000)));
+    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => (output = (output + chunk).slice(-200_000)));
     const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     return { child, marker, output: () => output, exit };
   }

@@ -96,7 +96,7 @@ describe.each(backends('scale-out ai-gateway'))('scale-out: two AI gateway insta
     expect(b.dbUrl).toBe(a.dbUrl);
     expect(a.dataDir).not.toBe(b.dataDir);
     for (const app of [a, b]) {
-      const ready = (await (await fetch(`${app.url}/actuator/health/readiness`)).json()) as any;
+      const ready = await (await fetch(`${app.url}/actuator/health/readiness`)).json();
       expect(ready.status).toBe('UP');
       expect(Boolean(ready.components?.redis)).toBe(backend.name === 'redis');
     }
@@ -123,7 +123,7 @@ describe.each(backends('scale-out ai-gateway'))('scale-out: two AI gateway insta
       const res = await models(b, created.key);
       if (res.status === 401) {
         refusedAfter = Date.now() - started;
-        expect(((await res.json()) as any).error).toMatchObject({ code: 'invalid_api_key', message: 'This API key has been revoked' });
+        expect((await res.json()).error).toMatchObject({ code: 'invalid_api_key', message: 'This API key has been revoked' });
         break;
       }
       expect(res.status).toBe(200);
@@ -131,7 +131,6 @@ describe.each(backends('scale-out ai-gateway'))('scale-out: two AI gateway insta
       await res.arrayBuffer();
       await sleep(25);
     }
-    // eslint-disable-next-line no-console
     console.info(`[scale-out ai-gateway, ${backend.name}] key revoked on A refused on B after ${refusedAfter} ms (AI_KEY_CACHE_TTL_MS=${ttl})`);
     // And it stays refused on both.
     expect((await models(b, created.key)).status).toBe(401);
@@ -146,7 +145,7 @@ describe.each(backends('scale-out ai-gateway'))('scale-out: two AI gateway insta
     for (const app of [a, b]) {
       const res = await models(app, key);
       expect(res.status).toBe(429);
-      expect(((await res.json()) as any).error.code).toBe('rate_limit_exceeded');
+      expect((await res.json()).error.code).toBe('rate_limit_exceeded');
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     }
     // The window (per-second buckets of allowed calls) lives in the configured backend only.

@@ -12,8 +12,9 @@ import { Backend, backends, forgetRedisKeys, randomIp, redisClient } from './sha
 
 const redisOnly = backends('scale-out redis namespace').filter(([, b]) => b.name === 'redis');
 const AUTH = '/api/v1/app/auth';
+const NO_REDIS: [string, Backend] = ['no Redis', { name: 'redis', env: {} }];
 
-(redisOnly.length ? describe.each(redisOnly) : describe.skip.each([['no Redis', { name: 'redis', env: {} } as Backend]]))(
+(redisOnly.length ? describe.each(redisOnly) : describe.skip.each([NO_REDIS]))(
   'two separate deployments sharing one Redis, %s',
   (_label: string, backend: Backend) => {
     let x: RunningApp;

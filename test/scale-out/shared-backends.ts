@@ -44,7 +44,6 @@ export function backends(suite: string): [string, Backend][] {
   if (redisUp) {
     rows.push([`shared state on Redis (REDIS_URL=${redactUrl(REDIS_TEST_URL)})`, { name: 'redis', env: { REDIS_URL: REDIS_TEST_URL, REDIS_KEY_PREFIX: REDIS_PREFIX } }]);
   } else {
-    // eslint-disable-next-line no-console
     console.warn(`[${suite}] Redis variant SKIPPED: no Redis answered PING at ${redactUrl(REDIS_TEST_URL)} (set REDIS_TEST_URL to run it).`);
   }
   return rows;

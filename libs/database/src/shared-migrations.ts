@@ -23,8 +23,8 @@ export class SharedState1732240000000 implements MigrationInterface {
 
 /**
  * `shared_state` holds only short-lived, re-creatable values (rate-limit counters, one-time states,
- * caches): UNLOGGED skips the WAL, so each counter update no longer waits for a disk flush (measured
- * by `npm run bench`: ~0.6 ms per request and row-lock convoys under load). A crash empties the table
+ * caches): UNLOGGED skips the WAL, so a counter update on every request no longer waits for a disk
+ * flush nor queues behind other requests' row locks. A crash empties the table
  * (a clean restart keeps it), and it is not copied to streaming replicas.
  */
 export class SharedStateUnlogged1795500000000 implements MigrationInterface {

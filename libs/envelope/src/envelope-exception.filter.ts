@@ -20,7 +20,7 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
 /** The error envelope, its message in the request's language (Accept-Language, else DEFAULT_LOCALE); `code` is the same in every language. */
 export function sendEnvelopeError(exception: unknown, req: Request, res: Response, logger: Logger): void {
   const e = normalizeError(exception);
-  const requestId = (req as any).id;
+  const requestId = typeof req.id === 'string' || typeof req.id === 'number' ? req.id : undefined;
   if (e.unexpected) {
     logger.error({ err: exception, requestId, path: req.path }, 'Unexpected error');
   }

@@ -31,7 +31,8 @@ const HTTP_STATUS: Record<number, number> = {
 };
 
 export function httpStatusOf(code: ErrorCode): number {
-  return HTTP_STATUS[code] ?? (code >= 400 && code < 600 ? code : HttpStatus.BAD_REQUEST);
+  const n: number = code;
+  return HTTP_STATUS[code] ?? (n >= 400 && n < 600 ? n : HttpStatus.BAD_REQUEST);
 }
 
 // Default messages per code live in the message catalogs (i18n/messages.*.ts, keys `code.<n>`).

@@ -1,6 +1,6 @@
-import { HttpException, HttpStatus } from '@nestjs/common';
+import { HttpException } from '@nestjs/common';
 import { BusinessException } from './business.exception';
-import { LocalizedText, msg } from './i18n';
+import { LocalizedText, msg, SOURCE_LOCALE } from './i18n';
 
 /** One error, described transport-neutrally; each app's filter turns it into its own body shape. */
 export interface NormalizedError {
@@ -21,8 +21,12 @@ export interface NormalizedError {
   unexpected?: boolean;
 }
 
+/** A thrown value's or a response body's own fields, read before their types are checked. */
+type Fields = Record<string, unknown>;
+const fieldsOf = (v: unknown): Fields | undefined => (v && typeof v === 'object' ? (v as Fields) : undefined);
+
 /** Maps what Express, body-parser, multer, Nest and domain code throw to a status and a safe message. */
-export function normalizeError(err: any): NormalizedError {
+export function normalizeError(err: unknown): NormalizedError {
   if (err instanceof BusinessException) {
     return {
       status: err.getStatus(),
@@ -34,46 +38,49 @@ export function normalizeError(err: any): NormalizedError {
     };
   }
   if (err instanceof HttpException) {
-    const status = err.getStatus();
-    const body = err.getResponse() as any;
-    let message = typeof body === 'string' ? body : Array.isArray(body?.message) ? body.message.join('; ') : body?.message;
-    if (!message || typeof message !== 'string') message = err.message;
+    const status: number = err.getStatus();
+    const raw = err.getResponse();
+    const body = fieldsOf(raw);
+    const said = typeof raw === 'string' ? raw : Array.isArray(body?.message) ? body.message.join('; ') : body?.message;
+    let message = said && typeof said === 'string' ? said : err.message;
     let text: LocalizedText | undefined;
-    if (status === HttpStatus.NOT_FOUND && /^Cannot (GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /.test(message)) {
+    if (status === 404 && /^Cannot (GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /.test(message)) {
       text = msg('request.noRoute', { route: message.replace(/^Cannot /, '') });
-      message = String(text);
+      message = text.render(SOURCE_LOCALE);
     }
-    if (status === HttpStatus.PAYLOAD_TOO_LARGE) message = message || 'Request too large';
+    if (status === 413) message = message || 'Request too large';
     // A 5xx thrown on purpose with an OpenAI `type` (gateway 502/503/504) keeps its message; others are masked.
-    if (status >= 500 && !(body && typeof body === 'object' && typeof body.type === 'string')) return { status, message: 'Internal server error', unexpected: true };
-    return { status, message, text, ...(body && typeof body === 'object' ? pickExtras(body) : {}) };
+    if (status >= 500 && typeof body?.type !== 'string') return { status, message: 'Internal server error', unexpected: true };
+    return { status, message, text, ...(body ? pickExtras(body) : {}) };
   }
+  const e = fieldsOf(err);
   // body-parser and raw-body errors carry `type` and `status`.
-  if (err && typeof err === 'object' && typeof err.type === 'string' && typeof err.status === 'number') {
-    switch (err.type) {
+  if (e && typeof e.type === 'string' && typeof e.status === 'number') {
+    const message = typeof e.message === 'string' ? e.message : 'Malformed request';
+    switch (e.type) {
       case 'entity.parse.failed':
         return localized(400, msg('request.malformedJson'));
       case 'request.timeout':
-        return { status: 408, message: err.message };
+        return { status: 408, message };
       case 'entity.too.deep':
-        return { status: 400, message: err.message };
+        return { status: 400, message };
       case 'entity.too.large':
-        return localized(413, msg('request.bodyTooLarge', { limit: err.limit }));
+        return localized(413, msg('request.bodyTooLarge', { limit: e.limit as number }));
       case 'encoding.unsupported':
       case 'charset.unsupported':
         return localized(415, msg('request.unsupportedEncoding'));
       case 'request.aborted':
         return localized(400, msg('request.aborted'));
       default:
-        if (err.status >= 400 && err.status < 500) return { status: err.status, message: 'Malformed request' };
+        if (e.status >= 400 && e.status < 500) return { status: e.status, message: 'Malformed request' };
     }
   }
   // multer errors
-  if (err && err.name === 'MulterError') {
-    if (err.code === 'LIMIT_FILE_SIZE' || err.code === 'LIMIT_FIELD_VALUE' || err.code === 'LIMIT_PART_COUNT') {
+  if (e?.name === 'MulterError') {
+    if (e.code === 'LIMIT_FILE_SIZE' || e.code === 'LIMIT_FIELD_VALUE' || e.code === 'LIMIT_PART_COUNT') {
       return localized(413, msg('request.uploadTooLarge'));
     }
-    return localized(400, msg('request.badMultipart', { reason: String(err.code) }));
+    return localized(400, msg('request.badMultipart', { reason: String(e.code) }));
   }
   if (isUnstorableText(err)) return localized(400, msg('request.unstorableText'));
   if (isDependencyDown(err)) return { ...localized(503, msg('request.dependencyDown')), retryAfterSeconds: 5 };
@@ -82,10 +89,10 @@ export function normalizeError(err: any): NormalizedError {
 }
 
 function localized(status: number, text: LocalizedText): NormalizedError {
-  return { status, message: String(text), text };
+  return { status, message: text.render(SOURCE_LOCALE), text };
 }
 
-function pickExtras(body: any): Partial<NormalizedError> {
+function pickExtras(body: Fields): Partial<NormalizedError> {
   const extras: Partial<NormalizedError> = {};
   if (typeof body.type === 'string') extras.type = body.type;
   if (typeof body.errorCode === 'string') extras.errorCode = body.errorCode;
@@ -97,16 +104,16 @@ function pickExtras(body: any): Partial<NormalizedError> {
 const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
 
 /** PostgreSQL refused a value from the request (NUL byte in text, invalid byte sequence): the client's fault, a 400. */
-export function isUnstorableText(err: any): boolean {
-  for (let e = err, depth = 0; e && depth < 4; e = e.driverError ?? e.cause, depth++) {
+export function isUnstorableText(err: unknown): boolean {
+  for (let e = fieldsOf(err), depth = 0; e && depth < 4; e = fieldsOf(e.driverError ?? e.cause), depth++) {
     if (e.code === '22021' || e.code === '22P05') return true;
   }
   return false;
 }
 
 /** The database or Redis is unreachable: a clean 503, not a 500. */
-export function isDependencyDown(err: any): boolean {
-  for (let e = err, depth = 0; e && depth < 4; e = e.driverError ?? e.cause, depth++) {
+export function isDependencyDown(err: unknown): boolean {
+  for (let e = fieldsOf(err), depth = 0; e && depth < 4; e = fieldsOf(e.driverError ?? e.cause), depth++) {
     if (typeof e.code === 'string' && DOWN_CODES.has(e.code)) return true;
     if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Connection is closed|connect ECONNREFUSED/.test(e.message)) return true;
   }

@@ -1,8 +1,7 @@
 /**
  * What the upstream clients and undici need of an abort signal (`aborted`, `reason`, abort
  * listeners), without an AbortController: Node's EventTarget-based controllers cost a proxied call
- * more than its routing (npm run bench --cpu-prof ai-gateway: creating one plus listener bookkeeping,
- * ~3-5 % of the gateway's CPU). Listeners run once, in the order they were added.
+ * more than its routing. Listeners run once, in the order they were added.
  */
 export class AbortSource {
   aborted = false;

@@ -164,7 +164,7 @@ describe('Anthropic tools, parts and roles (issue 15)', () => {
   const base = { model: 'm', messages: [{ role: 'user' as const, content: 'Paris?' }] };
   const refused = (req: Record<string, unknown>) => {
     try {
-      toAnthropicRequest({ ...base, ...req } as any, 'u');
+      toAnthropicRequest({ ...base, ...req }, 'u');
     } catch (e) {
       return e as UnsupportedRequestError;
     }
@@ -309,7 +309,7 @@ describe('Anthropic tools, parts and roles (issue 15)', () => {
 
   it('maps stop, user, max_completion_tokens; refuses fields Anthropic cannot honour; sends no field it does not know', () => {
     const out = toAnthropicRequest(
-      { ...base, max_completion_tokens: 77, stop: ['A', 'B'], user: 'u-9', seed: 1, store: true, metadata: { a: 'b' }, reasoning_effort: 'low', service_tier: 'auto', prompt_cache_key: 'k', prediction: { type: 'content', content: 'x' }, frobnicate: 1 } as any,
+      { ...base, max_completion_tokens: 77, stop: ['A', 'B'], user: 'u-9', seed: 1, store: true, metadata: { a: 'b' }, reasoning_effort: 'low', service_tier: 'auto', prompt_cache_key: 'k', prediction: { type: 'content', content: 'x' }, frobnicate: 1 },
       'claude',
     );
     expect(out).toEqual({ model: 'claude', messages: [{ role: 'user', content: 'Paris?' }], max_tokens: 77, stop_sequences: ['A', 'B'], metadata: { user_id: 'u-9' } });
@@ -388,7 +388,7 @@ describe('Anthropic tools, parts and roles (issue 15)', () => {
         messages: [
           { role: 'user', content: 'x' },
           { role: 'assistant', content: null, function_call: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
-          { role: 'function' as any, name: 'get_weather', content: '3C' },
+          { role: 'function', name: 'get_weather', content: '3C' },
         ],
       },
       'u',

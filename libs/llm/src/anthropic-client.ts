@@ -3,7 +3,7 @@
 // assistant `tool_calls` -> `tool_use` blocks; `tool` turns -> `tool_result` blocks at the start of one
 // user turn; image parts -> `image` blocks (base64 or url source); system/developer -> `system`;
 // `tool_use` back -> `tool_calls`, `input_json_delta` -> argument deltas, one chunk per event.
-import { mapTransportError, UpstreamHttp } from './http';
+import { mapTransportError, UpstreamHttp, upstreamErrorBody } from './http';
 import { LlmClient } from './llm-client';
 import { Deployment } from './providers-file';
 import { parseSse } from './sse';
@@ -55,6 +55,17 @@ export interface AnthropicMessage {
   usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null };
 }
 
+/** The fields of a Messages API stream event that are read here (all optional: the upstream's JSON is not trusted). */
+interface AnthropicStreamEvent {
+  type?: string;
+  index?: number;
+  message?: { id?: string; usage?: Partial<AnthropicMessage['usage']> };
+  content_block?: { type?: string; text?: string; id?: string; name?: string };
+  delta?: { type?: string; text?: string; partial_json?: unknown; stop_reason?: string | null };
+  usage?: { input_tokens?: number; output_tokens?: number };
+  error?: unknown;
+}
+
 /** Thrown for OpenAI request features the Messages API cannot express; mapped to a 400 by the gateway. */
 export class UnsupportedRequestError extends UpstreamError {
   constructor(message: string, readonly param: string) {
@@ -65,6 +76,8 @@ export class UnsupportedRequestError extends UpstreamError {
 const refuse = (message: string, param: string) => new UnsupportedRequestError(message, param);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** The caller's JSON as text: absent is empty, an object shows as JSON rather than "[object Object]". */
+const stringOf = (v: unknown): string => (typeof v === 'string' ? v : v == null ? '' : JSON.stringify(v));
 
 /** `data:<type>;base64,<data>` split without a regex over the (possibly megabytes long) payload. */
 function dataUrl(url: string): { mediaType: string; data: string } | undefined {
@@ -110,9 +123,9 @@ function blocksOf(content: ChatMessage['content'], param: string, allowed: Reado
     const at = `${param}[${j}]`;
     const type = isObject(part) ? part.type : undefined;
     if (typeof type !== 'string' || !allowed.has(type)) throw refuse(`content part type "${String(type)}" is not supported for this model in this message`, `${at}.type`);
-    if (type === 'text') return { type: 'text', text: String(part.text ?? '') };
+    if (type === 'text') return { type: 'text', text: stringOf(part.text) };
     // An assistant's refusal part is its text as far as the next turn is concerned.
-    if (type === 'refusal') return { type: 'text', text: String((part as { refusal?: unknown }).refusal ?? '') };
+    if (type === 'refusal') return { type: 'text', text: stringOf((part as { refusal?: unknown }).refusal) };
     if (type === 'image_url') return imageBlock(part, at);
     return documentBlock(part, at);
   });
@@ -231,7 +244,7 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
           m.tool_calls.forEach((c: unknown, k: number) => {
             const cp = `${at}.tool_calls[${k}]`;
             if (!isObject(c) || !isObject(c.function)) throw refuse('each tool call needs a function', cp);
-            if (c.type !== undefined && c.type !== 'function') throw refuse(`tool call type "${String(c.type)}" is not supported for this model`, `${cp}.type`);
+            if (c.type !== undefined && c.type !== 'function') throw refuse(`tool call type "${stringOf(c.type)}" is not supported for this model`, `${cp}.type`);
             if (typeof c.id !== 'string' || c.id === '') throw refuse('tool call id is required', `${cp}.id`);
             if (typeof c.function.name !== 'string' || c.function.name === '') throw refuse('function.name is required', `${cp}.function.name`);
             calls.push({ type: 'tool_use', id: c.id, name: c.function.name, input: toolInput(c.function.arguments, `${cp}.function.arguments`) });
@@ -398,14 +411,14 @@ export async function* anthropicEventsToChunks(events: AsyncIterable<{ event: st
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
   for await (const ev of events) {
-    let data: any;
+    let data: AnthropicStreamEvent | null;
     try {
-      data = JSON.parse(ev.data);
+      data = JSON.parse(ev.data) as AnthropicStreamEvent | null;
     } catch {
       throw new UpstreamError('upstream sent a stream event that is not JSON', 'protocol', 200);
     }
-    const type = data?.type ?? ev.event;
-    switch (type) {
+    if (!data || typeof data !== 'object') throw new UpstreamError('upstream sent a stream event that is not a JSON object', 'protocol', 200);
+    switch (data.type ?? ev.event) {
       case 'message_start':
         id = `chatcmpl-${data.message?.id ?? 'anthropic'}`;
         startUsage = data.message?.usage;
@@ -449,8 +462,10 @@ export async function* anthropicEventsToChunks(events: AsyncIterable<{ event: st
       case 'message_stop':
         yield { id, object: 'chat.completion.chunk', created, model: publicModel, choices: [], usage: usageOf(startUsage, outputTokens) };
         return;
-      case 'error':
-        throw new UpstreamError(`upstream stream error: ${data.error?.message ?? 'unknown'}`, 'protocol', 200, undefined, data.error);
+      case 'error': {
+        const err = upstreamErrorBody(data.error);
+        throw new UpstreamError(`upstream stream error: ${err?.message ?? 'unknown'}`, 'protocol', 200, undefined, err);
+      }
       default:
         // ping, content_block_stop, and event types added later carry nothing to forward
         break;

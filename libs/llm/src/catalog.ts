@@ -97,15 +97,15 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
     if (kind !== 'transcription' && kind !== 'image') throw fail(`${path}.kind must be transcription or image`);
     if (o.upstream !== undefined && (typeof o.upstream !== 'string' || o.upstream.trim() === '')) throw fail(`${path}.upstream must be a non-empty string`);
     if (o.price !== undefined && (typeof o.price !== 'number' || !Number.isFinite(o.price) || o.price < 0)) throw fail(`${path}.price must be a number >= 0`);
-    if (o.fields !== undefined && (!Array.isArray(o.fields) || o.fields.some((f) => !IMAGE_MODEL_FIELDS.includes(f)))) throw fail(`${path}.fields must be a list of ${IMAGE_MODEL_FIELDS.join(', ')}`);
+    if (o.fields !== undefined && (!Array.isArray(o.fields) || (o.fields as unknown[]).some((f) => !(IMAGE_MODEL_FIELDS as readonly unknown[]).includes(f)))) throw fail(`${path}.fields must be a list of ${IMAGE_MODEL_FIELDS.join(', ')}`);
     if (o.responseFormat !== undefined && typeof o.responseFormat !== 'boolean') throw fail(`${path}.responseFormat must be true or false`);
     models[name] = {
       name,
       kind,
-      upstream: (o.upstream as string | undefined) ?? base?.upstream ?? name,
-      price: (o.price as number | undefined) ?? base?.price ?? (kind === 'image' ? 0.1 : 0.02),
+      upstream: o.upstream ?? base?.upstream ?? name,
+      price: o.price ?? base?.price ?? (kind === 'image' ? 0.1 : 0.02),
       fields: (o.fields as ImageModelField[] | undefined) ?? base?.fields ?? [],
-      responseFormat: (o.responseFormat as boolean | undefined) ?? base?.responseFormat ?? kind === 'image',
+      responseFormat: o.responseFormat ?? base?.responseFormat ?? kind === 'image',
       ownedBy: typeof o.ownedBy === 'string' ? o.ownedBy : base?.ownedBy ?? 'gateway',
     };
   }

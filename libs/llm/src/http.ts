@@ -71,7 +71,7 @@ export class UpstreamHttp {
    * One whole JSON exchange (non-streamed chat, embeddings): POSTs `payload` and resolves with the
    * parsed 2xx body, all within timeoutMs; other statuses fail as in postJson. Through undici's
    * dispatch with a handler that collects the body, not request()'s body stream, promise and
-   * per-call abort signal: those were ~15 % of a proxied call's CPU (npm run bench --cpu-prof ai-gateway).
+   * per-call abort signal, a large share of a proxied call's CPU (README, Performance).
    */
   callJson<T>(path: string, payload: unknown, opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string> }): Promise<{ statusCode: number; body: T }> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
@@ -105,12 +105,12 @@ export class UpstreamHttp {
       caller?.addEventListener('abort', onCallerAbort, { once: true });
       const handler: Dispatcher.DispatchHandlers = {
         onConnect: (abortCall) => {
-          abort = abortCall as (err: Error) => void;
+          abort = abortCall;
           if (settled) abortCall();
         },
         onHeaders: (status, rawHeaders) => {
           statusCode = status;
-          if (status < 200 || status >= 300) retryAfter = rawHeaderValue(rawHeaders as unknown as Buffer[], 'retry-after');
+          if (status < 200 || status >= 300) retryAfter = rawHeaderValue(rawHeaders, 'retry-after');
           return true;
         },
         onData: (chunk) => {
@@ -158,13 +158,21 @@ export class UpstreamHttp {
   }
 }
 
+/** An upstream's OpenAI-style `error` object with its fields checked (a numeric code becomes text); undefined when it is not an object. */
+export function upstreamErrorBody(err: unknown): UpstreamError['upstreamError'] {
+  if (!err || typeof err !== 'object') return undefined;
+  const e = err as { message?: unknown; type?: unknown; code?: unknown; param?: unknown };
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  return { message: str(e.message), type: str(e.type), code: typeof e.code === 'number' ? String(e.code) : (str(e.code) ?? null), param: str(e.param) ?? null };
+}
+
 /** An upstream's non-2xx answer as an UpstreamError carrying its own message (OpenAI or plain shape) and Retry-After. */
 function upstreamHttpError(status: number, text: string, retryAfter: string | undefined): UpstreamError {
   let upstreamError: UpstreamError['upstreamError'];
   try {
-    const parsed = JSON.parse(text);
+    const parsed = JSON.parse(text) as { error?: unknown; message?: unknown } | null;
     const err = parsed?.error;
-    if (err && typeof err === 'object') upstreamError = { message: err.message, type: err.type, code: err.code ?? null, param: err.param ?? null };
+    if (err && typeof err === 'object') upstreamError = upstreamErrorBody(err);
     else if (typeof err === 'string') upstreamError = { message: err };
     else if (typeof parsed?.message === 'string') upstreamError = { message: parsed.message };
   } catch {
@@ -183,12 +191,14 @@ function rawHeaderValue(raw: Buffer[], name: string): string | undefined {
 }
 
 /** Maps undici/abort failures to CallAbortedError (client went away) or a retryable UpstreamError. */
-export function mapTransportError(e: any, callerSignal: AbortSignal | undefined, timeout: AbortSignal | undefined, timeoutMs: number): Error {
+export function mapTransportError(e: unknown, callerSignal: AbortSignal | undefined, timeout: AbortSignal | undefined, timeoutMs: number): Error {
   if (e instanceof UpstreamError || e instanceof CallAbortedError) return e;
   if (callerSignal?.aborted) return new CallAbortedError();
-  const code: string | undefined = e?.code;
-  if (timeout?.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || e?.name === 'TimeoutError') {
+  const failure = (e && typeof e === 'object' ? e : {}) as { code?: unknown; name?: unknown; message?: unknown };
+  const code = typeof failure.code === 'string' ? failure.code : undefined;
+  if (timeout?.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || failure.name === 'TimeoutError') {
     return new UpstreamError(`upstream did not answer within ${timeoutMs} ms`, 'timeout', 0);
   }
-  return new UpstreamError(`upstream connection failed: ${code ?? e?.message ?? 'unknown error'}`, 'network', 0);
+  const message = typeof failure.message === 'string' ? failure.message : undefined;
+  return new UpstreamError(`upstream connection failed: ${code ?? message ?? 'unknown error'}`, 'network', 0);
 }

@@ -3,7 +3,7 @@ import { UpstreamHttp } from './http';
 import { LlmClient } from './llm-client';
 import { CompletionLimitParam, defaultCompletionLimitParam, Deployment, UnknownFieldsPolicy } from './providers-file';
 import { parseSse } from './sse';
-import { mapTransportError } from './http';
+import { mapTransportError, upstreamErrorBody } from './http';
 import { TextCompletion, TextCompletionRequest, TextCompletionsClient } from './text-completions';
 import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, KNOWN_CHAT_FIELDS, UpstreamError } from './types';
 
@@ -86,14 +86,15 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
             break;
           }
           if (event.data === '') continue;
-          let chunk: any;
+          let chunk: { error?: unknown } | null;
           try {
-            chunk = JSON.parse(event.data);
+            chunk = JSON.parse(event.data) as { error?: unknown } | null;
           } catch {
             throw new UpstreamError('upstream sent a stream event that is not JSON', 'protocol', 200);
           }
           if (chunk?.error) {
-            throw new UpstreamError(`upstream stream error: ${chunk.error.message ?? 'unknown'}`, 'protocol', 200, undefined, chunk.error);
+            const err = upstreamErrorBody(chunk.error);
+            throw new UpstreamError(`upstream stream error: ${err?.message ?? 'unknown'}`, 'protocol', 200, undefined, err);
           }
           yield chunk as T;
         }

@@ -1,4 +1,5 @@
-import { fetch, FormData } from 'undici';
+import { fetch, FormData, RequestInit } from 'undici';
+import { upstreamErrorBody } from './http';
 import { parseRetryAfter, UpstreamError } from './types';
 
 export interface MediaUpstream {
@@ -120,7 +121,7 @@ export class OpenAiMediaClient {
     return { body: Buffer.from(text, 'utf8'), contentType: json ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' };
   }
 
-  private async send(path: string, init: { method: string; headers: Record<string, string>; body: any; signal?: AbortSignal }) {
+  private async send(path: string, init: { method: string; headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal }) {
     const timeout = AbortSignal.timeout(this.upstream.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     try {
@@ -133,17 +134,17 @@ export class OpenAiMediaClient {
   }
 
   private fail(res: { status: number; headers: { get(name: string): string | null } }, text: string): never {
-    let json: any;
+    let json: { error?: unknown } | null;
     try {
-      json = text ? JSON.parse(text) : {};
+      json = (text ? JSON.parse(text) : {}) as { error?: unknown } | null;
     } catch {
       throw new UpstreamError(`upstream answered HTTP ${res.status} with a non-JSON body`, 'http', res.status);
     }
-    const err = json?.error && typeof json.error === 'object' ? json.error : undefined;
+    const err = upstreamErrorBody(json?.error);
     throw new UpstreamError(err?.message ?? `upstream answered HTTP ${res.status}`, 'http', res.status, parseRetryAfter(res.headers.get('retry-after')), err);
   }
 
-  private async call(path: string, init: { method: string; headers: Record<string, string>; body: any; signal?: AbortSignal }): Promise<unknown> {
+  private async call(path: string, init: { method: string; headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal }): Promise<unknown> {
     const timeout = AbortSignal.timeout(this.upstream.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     let res;
@@ -154,14 +155,14 @@ export class OpenAiMediaClient {
       throw new UpstreamError(`upstream unreachable: ${(e as Error).message}`, 'network', 0);
     }
     const text = await res.text();
-    let json: any;
+    let json: { error?: unknown } | null;
     try {
-      json = text ? JSON.parse(text) : {};
+      json = (text ? JSON.parse(text) : {}) as { error?: unknown } | null;
     } catch {
       throw new UpstreamError(`upstream answered HTTP ${res.status} with a non-JSON body`, res.ok ? 'protocol' : 'http', res.status);
     }
     if (!res.ok) {
-      const err = json?.error && typeof json.error === 'object' ? json.error : undefined;
+      const err = upstreamErrorBody(json?.error);
       throw new UpstreamError(err?.message ?? `upstream answered HTTP ${res.status}`, 'http', res.status, parseRetryAfter(res.headers.get('retry-after')), err);
     }
     return json;
@@ -175,7 +176,7 @@ export class OpenAiMediaClient {
     if (!res.ok || !res.body) throw new UpstreamError(`generated image download answered HTTP ${res.status}`, 'http', res.status);
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of res.body) {
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
       size += chunk.length;
       if (size > MAX_IMAGE_BYTES) throw new UpstreamError('generated image is too large', 'protocol', 200);
       chunks.push(Buffer.from(chunk));

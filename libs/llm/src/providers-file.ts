@@ -225,10 +225,10 @@ function interpolate(value: string, env: NodeJS.ProcessEnv, path: string): strin
   });
 }
 
-function isObject(v: unknown): v is Record<string, any> {
+function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
-function expectObject(v: unknown, path: string): Record<string, any> {
+function expectObject(v: unknown, path: string): Record<string, unknown> {
   if (!isObject(v)) throw new ProvidersFileError(`${path} must be an object`);
   return v;
 }

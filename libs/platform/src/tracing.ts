@@ -7,7 +7,6 @@
 // pg queries, and undici/fetch upstream calls. Probe and scrape paths are not traced.
 // The SDK packages are required lazily, so an app with tracing off does not load them.
 import { loggedPath } from './logging/logged-path';
-import type { TracerProvider } from '@opentelemetry/api';
 
 export interface TracingHandle {
   readonly serviceName: string;
@@ -84,7 +83,7 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
   provider.register();
 
   const unregister = registerInstrumentations({
-    tracerProvider: provider as unknown as TracerProvider,
+    tracerProvider: provider,
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req) => isUntracedPath((req.url ?? '').split('?')[0]),

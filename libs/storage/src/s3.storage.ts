@@ -15,7 +15,7 @@ export interface S3StorageOptions {
   prefix?: string;
 }
 
-/** The AWS SDK loads when an S3 storage is created, not at boot (~20 MB RSS an app on local disk never uses). */
+/** The AWS SDK loads when an S3 storage is created, not at boot: an app on local disk never pays for its memory. */
 function s3(): typeof import('@aws-sdk/client-s3') {
   return require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
 }

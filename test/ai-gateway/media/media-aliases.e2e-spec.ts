@@ -101,7 +101,7 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
         form.append(field, value);
         const res = await fetch(`${f.gw.url}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
         expect([field, res.status]).toEqual([field, 400]);
-        expect(((await res.json()) as any).error.param).toBe(param);
+        expect((await res.json()).error.param).toBe(param);
       }
       expect(media.calls).toHaveLength(0);
     });
@@ -110,7 +110,7 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
   describe('speech voices', () => {
     it('OpenAI voices alloy, marin and cedar speak with the local engine', async () => {
       for (const voice of ['alloy', 'marin', 'cedar']) {
-        const res = await client.audio.speech.create({ model: 'gpt-4o-mini-tts', input: 'Hello there.', voice: voice as any, response_format: 'wav' });
+        const res = await client.audio.speech.create({ model: 'gpt-4o-mini-tts', input: 'Hello there.', voice: voice, response_format: 'wav' });
         const decoded = await decodeAudio(Buffer.from(await res.arrayBuffer()), { keepPcm: false });
         expect([voice, decoded.container]).toEqual([voice, 'wav']);
         expect(decoded.duration).toBeGreaterThan(0.3);

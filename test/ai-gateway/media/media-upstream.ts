@@ -6,6 +6,7 @@ import { AddressInfo, Socket } from 'net';
 import sharp from 'sharp';
 import { decodeAudio } from '@app/engines';
 import { SilenceSegmenter } from '../../../apps/ai-gateway/src/speech/silence-segmenter';
+import { asyncHandler } from '../../support/async-handler';
 
 export interface MediaUpstreamCall {
   path: string;
@@ -34,7 +35,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<MediaUpstream> {
   const sockets = new Set<Socket>();
   const upstream: MediaUpstream = { url: '', calls: [], close: async () => undefined };
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer(asyncHandler(async (req, res) => {
     const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     try {
       const body = await readBody(req);
@@ -94,7 +95,7 @@ export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<
     } catch (e) {
       send(400, { error: { message: (e as Error).message, type: 'invalid_request_error', code: null } });
     }
-  });
+  }));
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));

@@ -70,7 +70,7 @@ describe('speech and image generation endpoints (real clients, upstream protocol
       for (const [body, param] of cases) {
         const res = await post('/v1/speech/synthesize', body);
         expect([param, res.status]).toEqual([param, 400]);
-        expect(((await res.json()) as any).error.param).toBe(param);
+        expect((await res.json()).error.param).toBe(param);
       }
       expect((await post('/v1/speech/synthesize', { text: 'x'.repeat(5000), voice: 'en-US-GuyNeural', format: 'wav', speed: 2 })).status).toBe(200);
     });
@@ -102,7 +102,7 @@ describe('speech and image generation endpoints (real clients, upstream protocol
       const res = await fetch(`${f.gw.url}/v1/speech/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
       console.log(`transcribe via upstream protocol server: ${Date.now() - started} ms`);
       expect(res.status).toBe(200);
-      const body = (await res.json()) as any;
+      const body = await res.json();
       const expected = (await decodeAudio(speechWav, { keepPcm: false })).duration;
       expect(body.duration).toBeCloseTo(expected, 2);
       expect(body.language).toBe('en');
@@ -122,7 +122,7 @@ describe('speech and image generation endpoints (real clients, upstream protocol
     it('leaves segments empty without timestamps', async () => {
       const form = new FormData();
       form.append('file', new Blob([speechMp3]), 'speech.mp3');
-      const body = await ((await (await fetch(`${f.gw.url}/v1/speech/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })).json()) as any);
+      const body = await (await fetch(`${f.gw.url}/v1/speech/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })).json();
       expect(body.segments).toEqual([]);
       expect(body.text).toMatch(/of mp3$/);
       expect(body.language).toBe('en'); // detected upstream as "english", answered as a code
@@ -163,7 +163,7 @@ describe('speech and image generation endpoints (real clients, upstream protocol
     it('stores the upstream images and serves them under {cdn_url}, billed per image', async () => {
       const res = await post('/v1/vision/generate', { prompt: 'a lighthouse at dawn', size: '512x512', style: 'anime', n: 2 });
       expect(res.status).toBe(200);
-      const body = (await res.json()) as any;
+      const body = await res.json();
       expect(body.images).toHaveLength(2);
       expect(media.calls[0].json).toMatchObject({ model: 'dall-e-3', n: 2, size: '512x512', response_format: 'b64_json' });
       expect(media.calls[0].json.prompt).toMatch(/^a lighthouse at dawn\n\nStyle: anime/);

@@ -113,7 +113,7 @@ describe('WebSocket /v1/speech/stream', () => {
   it('answers a plain HTTP GET with 426 and documents the protocol in Swagger', async () => {
     const res = await fetch(`${f.gw.url}/v1/speech/stream`);
     expect(res.status).toBe(426);
-    const doc = (await (await fetch(`${f.gw.url}/v3/api-docs`)).json()) as any;
+    const doc = await (await fetch(`${f.gw.url}/v3/api-docs`)).json();
     for (const path of ['/v1/vision/recognize', '/v1/vision/generate', '/v1/images/generations', '/v1/speech/transcribe', '/v1/audio/transcriptions', '/v1/speech/synthesize', '/v1/audio/speech', '/v1/speech/stream']) {
       expect([path, Boolean(doc.paths[path])]).toEqual([path, true]);
     }

@@ -40,7 +40,7 @@ describe('POST /v1/vision/recognize with image URLs (redirects re-checked)', () 
     for (const url of [`${base}/text.png`, `${base}/redirect?${encodeURIComponent('/text.png')}`]) {
       const res = await recognize(url);
       expect(res.status).toBe(200);
-      expect(((await res.json()) as any).text.map((t: any) => t.content.replace(/\s+/g, ''))).toEqual(['网址图片URLimage']);
+      expect((await res.json()).text.map((t: any) => t.content.replace(/\s+/g, ''))).toEqual(['网址图片URLimage']);
     }
     expect(hits).toEqual(['/text.png', expect.stringMatching(/^\/redirect/), '/text.png']);
   });
@@ -54,13 +54,13 @@ describe('POST /v1/vision/recognize with image URLs (redirects re-checked)', () 
   ])('refuses a redirect to %s after the first hop', async (_name, target) => {
     const res = await recognize(`${base}/redirect?${encodeURIComponent(target)}`);
     expect(res.status).toBe(400);
-    expect(((await res.json()) as any).error.code).toBe('image_url_forbidden');
+    expect((await res.json()).error.code).toBe('image_url_forbidden');
     expect(hits).toEqual([expect.stringMatching(/^\/redirect/)]);
   });
 
   it('reports an upstream 404 as the one generic fetch failure (no status, host or port echoed)', async () => {
     const res = await recognize(`${base}/missing.png`);
     expect(res.status).toBe(400);
-    expect(((await res.json()) as any).error).toMatchObject({ message: 'image URL could not be fetched', code: 'image_fetch_failed' });
+    expect((await res.json()).error).toMatchObject({ message: 'image URL could not be fetched', code: 'image_fetch_failed' });
   });
 });

@@ -28,7 +28,7 @@ describe('POST /v1/vision/recognize (local engines, real HTTP)', () => {
     const res = await recognize({ image: `data:image/png;base64,${png.toString('base64')}`, features: ['text'] });
     const ms = Date.now() - started;
     expect(res.status).toBe(200);
-    const body = (await res.json()) as any;
+    const body = await res.json();
     expect(Object.keys(body)).toEqual(['text']);
     expect(body.text.map((t: any) => t.content)).toEqual(['会员服务平台', 'Hello OCR 2026']);
     expect(body.text[0].confidence).toBeGreaterThan(0.8);
@@ -43,7 +43,7 @@ describe('POST /v1/vision/recognize (local engines, real HTTP)', () => {
     const res = await recognize({ image: photo.toString('base64'), features: ['faces', 'objects', 'labels'] });
     console.log(`recognize faces+objects+labels over HTTP (first call, engine load included): ${Date.now() - started} ms`);
     expect(res.status).toBe(200);
-    const body = (await res.json()) as any;
+    const body = await res.json();
     expect(body.faces.filter((x: any) => x.bounding_box.y > 330).length).toBe(5);
     for (const face of body.faces) expect(face.confidence).toBeGreaterThanOrEqual(0.5);
     expect(body.objects.some((o: any) => o.name === 'person' && typeof o.bounding_box.width === 'number')).toBe(true);
@@ -70,7 +70,7 @@ describe('POST /v1/vision/recognize (local engines, real HTTP)', () => {
     ];
     for (const [body, status, param] of cases) {
       const res = await recognize(body);
-      const json = (await res.json()) as any;
+      const json = await res.json();
       expect([JSON.stringify(body).slice(0, 60), res.status]).toEqual([JSON.stringify(body).slice(0, 60), status]);
       if (param) expect(json.error.param).toBe(param);
     }
@@ -82,7 +82,7 @@ describe('POST /v1/vision/recognize (local engines, real HTTP)', () => {
     const wide = await sharp({ create: { width: 2500, height: 2000, channels: 3, background: '#fff' } }).png().toBuffer();
     const res = await recognize({ image: wide.toString('base64'), features: ['labels'] });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as any).error.message).toMatch(/pixels/);
+    expect((await res.json()).error.message).toMatch(/pixels/);
   });
 
   it('needs an API key with the vision scope', async () => {
@@ -118,7 +118,7 @@ describe('POST /v1/vision/recognize (local engines, real HTTP)', () => {
     ])('refuses %s', async (_name, url) => {
       const res = await recognize({ image: url(), features: ['text'] });
       expect(res.status).toBe(400);
-      expect(((await res.json()) as any).error.code).toBe('image_url_forbidden');
+      expect((await res.json()).error.code).toBe('image_url_forbidden');
       expect(hits).toEqual([]);
     });
   });
@@ -129,7 +129,7 @@ describe('POST /v1/vision/recognize (local engines, real HTTP)', () => {
     form.append('file', new Blob([Buffer.alloc(100)]), 'a.wav');
     const stt = await fetch(`${f.gw.url}/v1/speech/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${all}` }, body: form });
     expect(stt.status).toBe(503);
-    expect(((await stt.json()) as any).error.message).toMatch(/AI_TRANSCRIBE_BASE_URL/);
+    expect((await stt.json()).error.message).toMatch(/AI_TRANSCRIBE_BASE_URL/);
     const gen = await fetch(`${f.gw.url}/v1/vision/generate`, { method: 'POST', headers: { authorization: `Bearer ${all}`, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'a cat' }) });
     expect(gen.status).toBe(503);
   });

@@ -16,6 +16,7 @@
 import { createHash } from 'crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'http';
 import { AddressInfo, Socket } from 'net';
+import { asyncHandler } from '../async-handler';
 
 export interface UpstreamBehaviour {
   /** Wait before sending the response headers. */
@@ -127,7 +128,7 @@ async function start(kind: 'openai' | 'anthropic', handler: Handler): Promise<Fa
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer(asyncHandler(async (req, res) => {
     try {
       const body = await readBody(req);
       up.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, remotePort: req.socket.remotePort });
@@ -154,7 +155,7 @@ async function start(kind: 'openai' | 'anthropic', handler: Handler): Promise<Fa
       if (!res.headersSent) sendJson(res, 500, { error: { message: String(e), type: 'server_error' } });
       else res.destroy();
     }
-  });
+  }));
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));

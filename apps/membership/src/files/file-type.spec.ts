@@ -18,7 +18,7 @@ describe('cleanOriginalName', () => {
     ['', 'file'],
     [undefined, 'file'],
     ['头像.png', '头像.png'],
-  ])('%j -> %j', (input, out) => expect(cleanOriginalName(input as string | undefined)).toBe(out));
+  ])('%j -> %j', (input, out) => expect(cleanOriginalName(input)).toBe(out));
 });
 
 describe('isInlineImage', () => {

@@ -76,7 +76,7 @@ export class MembersRepository {
   }
 
   async touchLogin(id: string): Promise<void> {
-    await this.repo.update({ id }, { lastLoginTime: () => 'now()' } as never);
+    await this.repo.update({ id }, { lastLoginTime: () => 'now()' });
   }
 
   /** Adds a role once (no duplicates). */

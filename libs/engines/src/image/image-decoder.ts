@@ -4,7 +4,7 @@ import { EngineInputError } from '../engine-worker';
 
 let sharpLib: typeof Sharp | undefined;
 
-/** libvips loads with the first image, not at boot (~18 MB RSS a chat-only gateway never uses). */
+/** libvips loads with the first image, not at boot: a chat-only gateway never pays for its memory. */
 function sharp(input: Buffer, options: Sharp.SharpOptions): Sharp.Sharp {
   sharpLib ??= require('sharp') as typeof Sharp;
   return sharpLib(input, options);

@@ -34,7 +34,7 @@ export class OcrEngine {
   private static instance: OcrEngine | null = null;
   private readonly worker = new EngineWorker('ocr', BODY, { entry: require.resolve('@gutenye/ocr-node') });
 
-  /** One engine per process: the models take ~300 MB. */
+  /** One engine per process: the models are large. */
   static shared(): OcrEngine {
     return (OcrEngine.instance ??= new OcrEngine());
   }

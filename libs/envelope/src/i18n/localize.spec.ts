@@ -38,7 +38,7 @@ describe('envelope messages: catalogs and Accept-Language', () => {
       expect({ key, p: placeholders(ZH_CN[key]) }).toEqual({ key, p: placeholders(EN[key]) });
       expect(ZH_CN[key].trim()).not.toBe('');
     }
-    for (const code of Object.values(ErrorCode).filter((c): c is number => typeof c === 'number' && c !== 200)) {
+    for (const code of Object.values(ErrorCode).filter((c): c is ErrorCode => typeof c === 'number' && c !== ErrorCode.OK)) {
       expect({ code, has: codeMessage(code) !== undefined }).toEqual({ code, has: true });
     }
   });

@@ -1,4 +1,4 @@
-import { createServer, IncomingMessage, Server } from 'http';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'http';
 import { AddressInfo } from 'net';
 import { aliyunSignature, AliyunSmsSender } from './aliyun-sms.sender';
 import { LogSmsSender } from './log-sms.sender';
@@ -35,7 +35,7 @@ describe('AliyunSmsSender against a local server speaking the Dysms protocol', (
   let reply: { status: number; body: unknown } = { status: 200, body: { Code: 'OK', Message: 'OK', BizId: '1', RequestId: 'r' } };
 
   beforeAll(async () => {
-    server = createServer(async (req, res) => {
+    const answer = async (req: IncomingMessage, res: ServerResponse) => {
       const params = Object.fromEntries(new URLSearchParams(await readBody(req)));
       received.push(params);
       // The server checks the signature the way Aliyun does, with the secret it knows.
@@ -47,6 +47,10 @@ describe('AliyunSmsSender against a local server speaking the Dysms protocol', (
       }
       res.writeHead(reply.status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(reply.body));
+    };
+    // A failed answer resets the connection, which the test then sees as the sender's error.
+    server = createServer((req, res) => {
+      answer(req, res).catch((err: Error) => res.destroy(err));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

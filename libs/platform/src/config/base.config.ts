@@ -44,7 +44,7 @@ export class BaseConfig {
   REDIS_KEY_PREFIX?: string;
 
   /** fatal | error | warn | info | debug | trace | silent */
-  @IsIn(LOG_LEVELS as unknown as string[])
+  @IsIn(LOG_LEVELS)
   LOG_LEVEL: string = 'info';
 
   /** Comma-separated allowed CORS origins (`*` for any); empty disables CORS. */

@@ -61,9 +61,8 @@ function loggerOptions(config: BaseConfig, app: string): pino.LoggerOptions {
  * Structured JSON logs (nestjs-pino's Logger and PinoLogger for the app's own lines). The access log is
  * AccessLogMiddleware's, not pino-http's: pino-http made a child logger per request, ran its
  * serializers over the whole request and response (headers included) and nestjs-pino ran every request
- * in an AsyncLocalStorage, which made every promise pay async_hooks (~10 % of a profile read's CPU,
- * npm run bench --cpu-prof membership). Lines logged while handling a request no longer carry the
- * request as bindings: the error lines name their `requestId` themselves.
+ * in an AsyncLocalStorage, which made every promise pay async_hooks. Lines logged while handling a
+ * request no longer carry the request as bindings: the error lines name their `requestId` themselves.
  */
 export function loggingModule(config: BaseConfig, app: string) {
   return LoggerModule.forRoot({ pinoHttp: loggerOptions(config, app), forRoutes: [] });
@@ -93,8 +92,8 @@ export class AccessLog {
 
   /**
    * The line pino would write for `entry` (no error) and `msg`, built directly and handed to the
-   * logger's stream: pino's generic serialization of the nested objects was ~4 % of a proxied call's
-   * CPU (npm run bench --cpu-prof ai-gateway). Same bytes as pino's (logging.spec.ts).
+   * logger's stream: pino's generic serialization of the nested objects is paid on every call. Same
+   * bytes as pino's (logging.spec.ts).
    */
   private write(level: 'info' | 'warn', entry: AccessLogEntry, msg: string): void {
     const line = `{"level":${this.logger.levels.values[level]},"time":${Date.now()}${this.bindings},"req":${JSON.stringify(entry.req)},"res":{"statusCode":${entry.res.statusCode}},"responseTime":${entry.responseTime},"msg":"${msg}"}\n`;
