@@ -18,7 +18,7 @@ import { startWechatServer, WechatTestServer } from '../support/wechat-server';
 import { FakeAliyun, startFakeAliyun } from '../membership/fakes';
 import { Backend, backends, forgetRedisKeys, randomAppId, randomIp, randomPhone, REDIS_PREFIX, redisClient, sleep } from './shared-backends';
 import { tinyPng } from '../support/png';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- s3rver ships no type declarations
 const S3rver = require('s3rver');
 
 const AUTH = '/api/v1/app/auth';

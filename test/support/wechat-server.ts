@@ -137,7 +137,7 @@ export class WechatTestServer {
     const nonce = randomBytes(6).toString('hex');
     const echostr = randomBytes(9).toString('hex');
     const signature = opts.badSignature ? '0'.repeat(40) : wechatSignature(app.token!, timestamp, nonce);
-    const res = await fetch(`${this.portal(appId)}?${new URLSearchParams({ signature, timestamp, nonce, echostr })}`);
+    const res = await fetch(`${this.portal(appId)}?${new URLSearchParams({ signature, timestamp, nonce, echostr }).toString()}`);
     return { status: res.status, body: await res.text(), echostr };
   }
 
@@ -194,7 +194,7 @@ export class WechatTestServer {
       query.encrypt_type = 'aes';
       query.msg_signature = crypto.messageSignature(timestamp, nonce, encrypted);
     }
-    const url = `${this.portal(appId)}?${new URLSearchParams(query)}`;
+    const url = `${this.portal(appId)}?${new URLSearchParams(query).toString()}`;
     return this.send(url, body, crypto);
   }
 

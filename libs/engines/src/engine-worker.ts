@@ -33,7 +33,7 @@ export class EngineInputError extends Error {
 
 interface Pending {
   worker: Worker;
-  resolve: (value: any) => void;
+  resolve: (value: unknown) => void;
   reject: (error: Error) => void;
   timer: NodeJS.Timeout;
 }
@@ -105,7 +105,8 @@ export class EngineWorker {
         if (this.worker === worker) void this.close();
       }, this.timeoutMs);
       timer.unref();
-      this.pending.set(id, { worker, resolve, reject, timer });
+      // The worker answers with what the engine's method returned: the caller names that type as T.
+      this.pending.set(id, { worker, resolve: (value) => resolve(value as T), reject, timer });
       worker.ref();
       worker.postMessage({ id, method, args }, transferList);
     });
