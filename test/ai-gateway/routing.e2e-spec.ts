@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'http';
 import OpenAI from 'openai';
 import { Client } from 'pg';
+import { until } from '../support/until';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
 describe('AI gateway routing: retries, fallback, cooldown, upstream failures, streams', () => {
@@ -139,15 +140,11 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
       req.end(JSON.stringify({ ...ask(), stream: true }));
     });
     expect(received).toContain('data: ');
-    const deadline = Date.now() + 3000;
-    while (f.openai.stats.streamsAbortedByClient === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // No deadlines: an abort or a ledger row that never comes ends at Jest's timeout.
+    await until(() => f.openai.stats.streamsAbortedByClient > 0 || f.openai.stats.streamsCompleted > 0);
     expect(f.openai.stats).toMatchObject({ streamsStarted: 1, streamsCompleted: 0, streamsAbortedByClient: 1 });
     let row: any;
-    while (Date.now() < deadline + 2000) {
-      row = (await ledger(`AND status = 'aborted'`))[0];
-      if (row) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await until(async () => !!(row = (await ledger(`AND status = 'aborted'`))[0]), 100);
     expect(row).toMatchObject({ status: 'aborted', provider: 'primary' });
     expect(row.completion_tokens).toBeGreaterThanOrEqual(3);
     expect(row.completion_tokens).toBeLessThan(30);

@@ -189,9 +189,7 @@ parentPort.on('message', ({ id, method, args, cancel }) => {
     }
     let handlers;
     try {
-      // One more try when loading fails: TensorFlow.js's WASM backend has been seen to report itself
-      // "not yet initialized" on a first load under heavy CPU load; a real failure fails twice.
-      handlersPromise = handlersPromise || init(workerData).catch(() => init(workerData));
+      handlersPromise = handlersPromise || init(workerData);
       handlers = await handlersPromise;
     } catch (error) {
       parentPort.postMessage({ id, ok: false, load: true, error: String((error && error.message) || error) });
