@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'http';
 import OpenAI from 'openai';
 import { Client } from 'pg';
+import { FakeClock } from '../support/clock';
 import { until } from '../support/until';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
@@ -9,6 +10,8 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
   let key: string;
   let keyId: string;
   let client: OpenAI;
+  // Cooldowns end by the gateway's clock, which stands still unless a test moves it.
+  const clock = new FakeClock();
 
   beforeAll(async () => {
     f = await startGatewayFixture({}, ({ openai, backup, anthropic }) => ({
@@ -19,7 +22,7 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
         { name: 'backup', type: 'openai', baseUrl: backup.url, timeoutMs: 800, models: ['vendor-gpt-4'] },
         { name: 'claude', type: 'anthropic', baseUrl: anthropic.url, apiKeyEnv: 'FAKE_ANTHROPIC_KEY', timeoutMs: 800, models: ['vendor-claude-3'] },
       ],
-    }));
+    }), { clock });
     ({ key, id: keyId } = await f.createKey({ name: 'routing' }));
     client = new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 15_000 });
   });
@@ -30,8 +33,8 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
       u.reset();
       u.behaviour.apiKey = apiKey;
     }
-    // Let cooldowns from the previous test run out.
-    await new Promise((r) => setTimeout(r, 600));
+    // Cooldowns from the previous test run out.
+    clock.advance(600);
   });
   const ask = (model = 'vendor-gpt-4-mini') => ({ model, messages: [{ role: 'user' as const, content: 'hello there' }] });
 
