@@ -8,10 +8,12 @@ import { AddressInfo, createServer as createTcpServer } from 'net';
 import fc from 'fast-check';
 import { Client } from 'pg';
 import { GatewayFixture, startGatewayFixture } from '../ai-gateway/gateway-fixture';
+import { FakeClock } from '../support/clock';
+import { until } from '../support/until';
 import { FakeUpstream } from '../support/upstreams';
 import { openSocketsTo, rawRequest, RawResponse } from './support/http';
 import { openAiShapeProblem } from './support/shapes';
-import { report, RUNS, SEED, sleep } from './support/runs';
+import { report, RUNS, SEED } from './support/runs';
 
 type Garbage = 'html' | 'truncated-json' | 'wrong-json' | 'sse-garbage' | 'hangup' | 'empty';
 
@@ -86,6 +88,8 @@ describe('hardening: upstream faults', () => {
   let refusedPort: number;
   let key: string;
   let keyId: string;
+  // Cooldowns end by the gateway's clock; each scenario moves it past the previous one's.
+  const clock = new FakeClock();
 
   beforeAll(async () => {
     Object.assign(process.env, { FAKE_OPENAI_KEY: 'sk-upstream-openai', FAKE_ANTHROPIC_KEY: 'sk-upstream-anthropic' });
@@ -103,7 +107,7 @@ describe('hardening: upstream faults', () => {
         { name: 'healthy', type: 'openai', baseUrl: backup.url, timeoutMs: 700, models: ['m-fallback'] },
         { name: 'junk', type: 'openai', baseUrl: garbage.url, timeoutMs: 700, models: ['m-garbage'] },
       ],
-    }));
+    }), { clock });
     ({ key, id: keyId } = await fx.createKey({ name: 'faults' }));
   }, 60_000);
 
@@ -157,7 +161,6 @@ describe('hardening: upstream faults', () => {
 
   async function ledger(): Promise<{ status: string; cost: number }[]> {
     await fetch(`${fx.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } }); // flushes the batch
-    await sleep(300);
     const db = new Client({ connectionString: fx.gw.dbUrl });
     await db.connect();
     try {
@@ -188,7 +191,7 @@ describe('hardening: upstream faults', () => {
       let oks = 0;
       for (const s of scenarios) {
         apply(s.fault);
-        await sleep(120); // cooldowns from the previous scenario run out
+        clock.advance(120); // cooldowns from the previous scenario run out
         const model = s.fault.kind === 'garbage' ? 'm-garbage' : s.fallback ? 'm-fallback' : 'm-flaky';
         const results = await Promise.all(Array.from({ length: s.parallel }, () => chat(model, s.stream)));
         for (const res of results) {
@@ -218,8 +221,9 @@ describe('hardening: upstream faults', () => {
       calls++;
 
       // Charges: failed calls cost nothing; every complete answer is one charged row.
-      let rows = await ledger();
-      for (let i = 0; i < 20 && rows.filter((r) => r.status === 'ok').length < oks; i++) rows = await ledger();
+      // A call is settled (its row queued) just after its answer ends: wait for every complete answer's row.
+      let rows: { status: string; cost: number }[] = [];
+      await until(async () => (rows = await ledger()).filter((r) => r.status === 'ok').length >= oks);
       const charged = rows.filter((r) => r.cost > 0);
       expect(rows.filter((r) => r.status === 'failed' && r.cost !== 0)).toEqual([]);
       expect(rows.filter((r) => r.status === 'ok').length).toBe(oks);
@@ -230,11 +234,9 @@ describe('hardening: upstream faults', () => {
       // at once (parallel <= 3) per upstream is reuse, not a leak; a leak grows with the 20+ failed calls.
       const pooledAllowance = upstreamPorts.length * 3;
       let socketsAfter = sockets();
-      for (let i = 0; i < 40 && socketsAfter > socketsBefore; i++) {
-        await sleep(250);
-        socketsAfter = sockets();
-      }
-      const fdsAfter = fdCount();
+      // Closing sockets settle on their own time: waited for (a leak never settles and ends at Jest's timeout).
+      let fdsAfter = fdCount();
+      await until(() => (socketsAfter = sockets()) <= socketsBefore + pooledAllowance && (fdsAfter = fdCount()) - fdsBefore < 10, 250);
       report('faults-upstream', { seed: SEED, scenarios: scenarios.length, calls, complete: oks, ledgerRows: rows.length, socketsBefore, socketsAfter, fdsBefore, fdsAfter, outcomes });
       expect(socketsAfter).toBeLessThanOrEqual(socketsBefore + pooledAllowance);
       expect(calls).toBeGreaterThan(pooledAllowance); // enough calls that a per-call leak would show

@@ -215,8 +215,8 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
       expect(shapes).toEqual([]);
       expect(figures.errorRatePct).toBeLessThan(1);
       expect(skipped).toBe(0);
-      // Loose ceilings for a shared CI machine: the figures above are the record.
-      expect(figures.p99).toBeLessThan(3000);
+      // Latency is reported (the figures above), not asserted: speed targets live in npm run bench.
+      // Memory: a ceiling that only a leak reaches.
       expect(figures.rssGrowthMb).toBeLessThan(300);
       // Retained heap after full collections: 32 MB of slack plus 2 KB per request (a per-request leak shows).
       expect(figures.heapGrowthMb).toBeLessThan(32 + (latencies.length * 2) / 1024);
