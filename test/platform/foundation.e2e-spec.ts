@@ -151,12 +151,12 @@ describe('foundation: health follows the database', () => {
       await request(app.url).get('/actuator/health/readiness').expect(503);
       await request(app.url).get('/actuator/health/liveness').expect(200);
       await proxy.start(port);
+      // Reconnecting takes what it takes on a loaded machine: waited for (Jest's timeout is the limit).
       let status = 0;
-      for (let i = 0; i < 50 && status !== 200; i++) {
+      while (status !== 200) {
         status = (await request(app.url).get('/actuator/health')).status;
         if (status !== 200) await new Promise((r) => setTimeout(r, 200));
       }
-      expect(status).toBe(200);
     } finally {
       await app.close();
       await proxy.stop();
