@@ -76,10 +76,9 @@ export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
   /**
    * One INSERT of the whole batch from a single JSON parameter: the queued entries as they are
    * (JSON.stringify of the array), read back by property name with json_to_recordset (json, not
-   * jsonb: PostgreSQL skips building the binary form, ~25 % less server CPU per row); columns left out
-   * of an entry take their defaults. TypeORM's insert builder (one bound parameter per column and row)
-   * and then a per-row copy keyed by column name were ~7 % and ~3 % of the gateway's CPU under load
-   * (npm run bench --cpu-prof ai-gateway).
+   * jsonb: PostgreSQL skips building the binary form); columns left out of an entry take their
+   * defaults. TypeORM's insert builder (one bound parameter per column and row) and a per-row copy
+   * keyed by column name showed up in the gateway's CPU profile (npm run bench --cpu-prof ai-gateway).
    */
   private async insert(batch: LedgerEntry[]): Promise<void> {
     await this.db.query(this.insertSql(), [JSON.stringify(batch)]);
