@@ -1,7 +1,8 @@
+import type { MigrationInterface } from 'typeorm';
 import { SharedState1732240000000, SharedStateUnlogged1795500000000 } from '@app/database';
 import { CreateApiKeysAndUsage1795400000000 } from './1795400000000-CreateApiKeysAndUsage';
 import { CreateBudgetHolds1795600000000 } from './1795600000000-CreateBudgetHolds';
 import { CreateStoredResponses1795700000000 } from './1795700000000-CreateStoredResponses';
 
 // Every migration of the AI gateway, in order (append new ones).
-export const GATEWAY_MIGRATIONS: Function[] = [SharedState1732240000000, CreateApiKeysAndUsage1795400000000, SharedStateUnlogged1795500000000, CreateBudgetHolds1795600000000, CreateStoredResponses1795700000000];
+export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [SharedState1732240000000, CreateApiKeysAndUsage1795400000000, SharedStateUnlogged1795500000000, CreateBudgetHolds1795600000000, CreateStoredResponses1795700000000];
