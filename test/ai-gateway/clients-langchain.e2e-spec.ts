@@ -35,7 +35,7 @@ describe('real client: LangChain ChatOpenAI through the gateway', () => {
       expect(ai.tool_calls).toEqual([expect.objectContaining({ name: TOOL_NAME, id: expect.any(String), args: expect.any(Object) })]);
       expect(ai.usage_metadata?.input_tokens).toBeGreaterThan(0);
       messages.push(ai);
-      const toolMessage = (await getWeather.invoke(ai.tool_calls![0])) as ToolMessage;
+      const toolMessage = await getWeather.invoke(ai.tool_calls![0]);
       expect(toolMessage).toBeInstanceOf(ToolMessage);
       expect(toolMessage.tool_call_id).toBe(ai.tool_calls![0].id);
       messages.push(toolMessage);
@@ -79,7 +79,7 @@ describe('real client: LangChain ChatOpenAI through the gateway', () => {
       const messages: BaseMessage[] = [new HumanMessage(QUESTION)];
       const ai = (await llm.invoke(messages)) as AIMessage;
       expect(ai.tool_calls).toEqual([expect.objectContaining({ name: TOOL_NAME, id: expect.any(String) })]);
-      messages.push(ai, (await getWeather.invoke(ai.tool_calls![0])) as ToolMessage);
+      messages.push(ai, await getWeather.invoke(ai.tool_calls![0]));
       const final = (await llm.invoke(messages)) as AIMessage;
       expect(final.text).toContain(MARKER);
       expect(weather.calls).toHaveLength(1);

@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { DefaultDenyGuard } from '@app/auth';
 import { DatabaseModule } from '@app/database';
@@ -20,7 +20,7 @@ import { ResponsesModule } from './responses/responses.module';
 import { CompletionsModule } from './completions/completions.module';
 
 /** Feature modules of the AI gateway (append new ones). */
-const FEATURES: any[] = [KeysModule, UsageModule, UpstreamsModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule];
+const FEATURES: Type[] = [KeysModule, UsageModule, UpstreamsModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule];
 
 @Module({})
 export class AppModule {

@@ -2,4 +2,4 @@
 import { ApiKey } from './keys/api-key.entity';
 import { UsageRecord } from './usage/usage-record.entity';
 
-export const GATEWAY_ENTITIES: Function[] = [ApiKey, UsageRecord];
+export const GATEWAY_ENTITIES: Array<new () => object> = [ApiKey, UsageRecord];

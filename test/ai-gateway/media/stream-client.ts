@@ -15,7 +15,8 @@ export function openStream(baseUrl: string): Promise<StreamRun> {
   const messages: StreamRun['messages'] = [];
   const waiters: Array<() => void> = [];
   ws.on('message', (data, isBinary) => {
-    if (!isBinary) messages.push({ ...JSON.parse(data.toString()), at: Date.now() - started });
+    // ws's default binaryType (nodebuffer): a text frame arrives as one Buffer.
+    if (!isBinary) messages.push({ ...JSON.parse((data as Buffer).toString()), at: Date.now() - started });
     waiters.splice(0).forEach((w) => w());
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => {

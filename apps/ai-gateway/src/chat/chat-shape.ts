@@ -427,7 +427,7 @@ function unmetered(body: Obj): ShapeError | null {
 /** Splits a body's own keys into the known fields and the unknown ones (fresh objects, no prototype tricks). */
 export function splitKnown(body: Obj): { known: Obj; unknown: Obj } {
   const known: Obj = {};
-  const unknown: Obj = Object.create(null);
+  const unknown = Object.create(null) as Obj;
   for (const k of Object.keys(body)) {
     const target = KNOWN.has(k) ? known : unknown;
     Object.defineProperty(target, k, { value: body[k], enumerable: true, writable: true, configurable: true });

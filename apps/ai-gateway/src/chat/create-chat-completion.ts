@@ -10,8 +10,9 @@ import { tokenCost } from '../usage/pricing';
 import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../http/gateway-timing';
 import { clientGone, SseResponse } from '../http/sse-response';
 import { sendJson } from '../http/json-response';
+import { requestIdOf } from '../http/request-id';
 import { CountedMessage, Tokenizer } from '../tokenizer/tokenizer';
-import { toGatewayError } from '../upstreams/upstream-errors';
+import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
 import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
 
 const ENDPOINT = 'chat.completions';
@@ -24,7 +25,7 @@ export interface ChatAnswerShape {
   /** Ledger endpoint name. */
   endpoint: string;
   /** The JSON answer for a finished completion (may wait, e.g. to store the response before it is answered). */
-  complete(result: ChatCompletion): unknown | Promise<unknown>;
+  complete(result: ChatCompletion): unknown;
   /** Stream events for one upstream chunk. */
   chunk(chunk: ChatCompletionChunk): unknown[];
   /** Closing stream events, given the usage that is metered (may wait, as `complete`). */
@@ -209,7 +210,7 @@ export class CreateChatCompletion {
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       httpStatus,
-      requestId: (req as any).id ?? null,
+      requestId: requestIdOf(req) ?? null,
     };
   }
 
@@ -218,33 +219,42 @@ export class CreateChatCompletion {
     await this.metering.settle(p.reservation, {
       endpoint: p.endpoint,
       model: p.info.name,
-      provider: (e as any)?.deployment ?? null,
+      provider: failedDeployment(e),
       status: e instanceof CallAbortedError ? 'aborted' : 'failed',
       costYuan: 0,
       httpStatus: mapped.status,
       error: mapped.body.error.message,
-      requestId: (req as any).id ?? null,
+      requestId: requestIdOf(req) ?? null,
     });
   }
 }
 
 /** The text a message or delta generated: content plus tool call names and arguments (legacy function_call too). */
-function generatedText(m: any): string {
-  if (!m || typeof m !== 'object') return '';
+function generatedText(message: unknown): string {
+  if (!message || typeof message !== 'object') return '';
+  const m = message as Record<string, unknown>;
   let out = typeof m.content === 'string' ? m.content : '';
   if (typeof m.refusal === 'string') out += m.refusal;
-  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  const calls: unknown[] = Array.isArray(m.tool_calls) ? m.tool_calls : [];
   for (const call of [...calls, m.function_call ? { function: m.function_call } : undefined]) {
-    const f = call?.function;
-    if (typeof f?.name === 'string') out += f.name;
-    if (typeof f?.arguments === 'string') out += f.arguments;
+    const f = fieldOf(call, 'function');
+    const name = fieldOf(f, 'name');
+    const args = fieldOf(f, 'arguments');
+    if (typeof name === 'string') out += name;
+    if (typeof args === 'string') out += args;
   }
   return out;
 }
 
+/** `v[key]` when `v` is an object (untyped upstream and request shapes), else undefined. */
+function fieldOf(v: unknown, key: string): unknown {
+  return typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[key] : undefined;
+}
+
 /** The text of a `prediction` ({type: 'content', content: string | text parts}). */
 function predictionText(prediction: unknown): string {
-  const c = (prediction as any)?.content;
+  const c = fieldOf(prediction, 'content');
   if (typeof c === 'string') return c;
-  return Array.isArray(c) ? c.map((p: any) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
+  if (!Array.isArray(c)) return '';
+  return c.map((p: unknown) => fieldOf(p, 'text')).filter((t) => typeof t === 'string').join('');
 }

@@ -9,8 +9,9 @@ import { tokenCost } from '../usage/pricing';
 import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../http/gateway-timing';
 import { clientGone, SseResponse } from '../http/sse-response';
 import { sendJson } from '../http/json-response';
+import { requestIdOf } from '../http/request-id';
 import { Tokenizer } from '../tokenizer/tokenizer';
-import { toGatewayError } from '../upstreams/upstream-errors';
+import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
 import { CompletionRequest } from './dtos/completions.dtos';
 
 const ENDPOINT = 'completions';
@@ -55,7 +56,7 @@ export class CreateCompletion {
     if (!this.router.isServed(body.model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model: body.model });
     if (!this.router.servesTextCompletions(body.model)) throw new GatewayError(GatewayErrorCode.TextCompletionsUnsupported, { model: body.model });
 
-    const prompts: Array<string | number[]> = typeof body.prompt === 'string' ? [body.prompt] : body.prompt.every((p) => typeof p === 'number') ? [body.prompt as number[]] : (body.prompt as Array<string | number[]>);
+    const prompts: Array<string | number[]> = typeof body.prompt === 'string' ? [body.prompt] : body.prompt.every((p) => typeof p === 'number') ? [body.prompt] : body.prompt;
     const maxTokens = body.max_tokens ?? DEFAULT_COMPLETION_MAX_TOKENS;
     // One pace for every text of the request: 64 prompts of 16k characters give the event loop turns
     // as one long prompt does (a fresh pace per text would count each without yielding).
@@ -176,7 +177,7 @@ export class CreateCompletion {
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       httpStatus: 200,
-      requestId: (req as any).id ?? null,
+      requestId: requestIdOf(req) ?? null,
     };
   }
 
@@ -185,12 +186,12 @@ export class CreateCompletion {
     await this.metering.settle(p.reservation, {
       endpoint: ENDPOINT,
       model: p.info.name,
-      provider: (e as any)?.deployment ?? null,
+      provider: failedDeployment(e),
       status: e instanceof CallAbortedError ? 'aborted' : 'failed',
       costYuan: 0,
       httpStatus: mapped.status,
       error: mapped.body.error.message,
-      requestId: (req as any).id ?? null,
+      requestId: requestIdOf(req) ?? null,
     });
   }
 }

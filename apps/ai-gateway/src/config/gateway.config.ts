@@ -1,4 +1,4 @@
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { BaseConfig } from '@app/platform';
 
 /** Every variable the AI gateway reads, validated at boot. */
@@ -40,9 +40,8 @@ export class GatewayConfig extends BaseConfig {
   AI_LEDGER_FLUSH_MS: number = 1000;
 
   /**
-   * Usage ledger: records per INSERT (a full batch is written at once). 1000 rather than 200: at
-   * ~1500 calls/s a batch of 200 meant seven commits a second competing for the same cores, and the
-   * gateway answered ~11 % fewer calls at concurrency 1 (npm run bench experiments).
+   * Usage ledger: records per INSERT (a full batch is written at once). 1000 rather than 200: under
+   * load smaller batches meant more commits competing for the cores that answer calls (npm run bench).
    */
   @IsInt()
   @Min(1)

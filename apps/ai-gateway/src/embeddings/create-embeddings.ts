@@ -11,8 +11,9 @@ import { MeteringService } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
 import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../http/gateway-timing';
 import { clientGone } from '../http/sse-response';
+import { requestIdOf } from '../http/request-id';
 import { Tokenizer } from '../tokenizer/tokenizer';
-import { toGatewayError } from '../upstreams/upstream-errors';
+import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
 import { EmbeddingsRequest } from './dtos/embeddings.dtos';
 
 const ENDPOINT = 'embeddings';
@@ -104,7 +105,7 @@ export class CreateEmbeddings {
       } catch (e) {
         timer.upstreamDone();
         const mapped = openAiErrorBody(toGatewayError(e));
-        await this.metering.settle(reservation, { endpoint: ENDPOINT, model: info.name, provider: (e as any)?.deployment ?? null, status: e instanceof CallAbortedError ? 'aborted' : 'failed', costYuan: 0, httpStatus: mapped.status, error: mapped.body.error.message, requestId: (req as any).id ?? null });
+        await this.metering.settle(reservation, { endpoint: ENDPOINT, model: info.name, provider: failedDeployment(e), status: e instanceof CallAbortedError ? 'aborted' : 'failed', costYuan: 0, httpStatus: mapped.status, error: mapped.body.error.message, requestId: requestIdOf(req) ?? null });
         throw e;
       }
       timer.upstreamDone();
@@ -121,7 +122,7 @@ export class CreateEmbeddings {
       costYuan: tokenCost(info, { promptTokens: billedTokens, completionTokens: 0 }),
       promptTokens: totalTokens,
       httpStatus: 200,
-      requestId: (req as any).id ?? null,
+      requestId: requestIdOf(req) ?? null,
     });
     const base64 = body.encoding_format === 'base64';
     return {

@@ -8,8 +8,8 @@ export const OVERHEAD_HEADER = 'X-Gateway-Overhead-Ms';
 export function errorHeaders(res: { headersSent: boolean; setHeader(name: string, value: string): unknown }, timer: CallTimer, error: unknown): void {
   if (res.headersSent) return;
   res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
-  const body = (error as any)?.getResponse?.();
-  if (body && typeof body === 'object' && body.errorCode === 'insufficient_quota') res.setHeader('x-should-retry', 'false');
+  const body = (error as { getResponse?: () => unknown } | null | undefined)?.getResponse?.();
+  if (body && typeof body === 'object' && 'errorCode' in body && body.errorCode === 'insufficient_quota') res.setHeader('x-should-retry', 'false');
 }
 
 /**
@@ -34,8 +34,9 @@ export class CallTimer {
   private upstreamMs = 0;
   private waitingSince?: number;
 
-  constructor(req: any) {
-    this.start = typeof req?.gatewayStartedAt === 'number' ? req.gatewayStartedAt : performance.now();
+  constructor(req: Request) {
+    const started = (req as Request & { gatewayStartedAt?: unknown }).gatewayStartedAt;
+    this.start = typeof started === 'number' ? started : performance.now();
   }
 
   upstreamStarted(): void {

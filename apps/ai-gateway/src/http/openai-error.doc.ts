@@ -30,7 +30,7 @@ const SUMMARIES: Record<number, string> = {
 /** The catalog's OpenAI codes answered with a status (the speech stream's own codes travel on its WebSocket only). */
 function codesOf(status: number): string[] {
   const codes = new Set<string>();
-  for (const [name, entry] of Object.entries(GATEWAY_ERRORS) as Array<[string, GatewayErrorSpec<any>]>) {
+  for (const [name, entry] of Object.entries(GATEWAY_ERRORS) as Array<[GatewayErrorCode, GatewayErrorSpec<unknown>]>) {
     if (entry.status !== status || name.startsWith('Stream') || name === GatewayErrorCode.ServerShutdown) continue;
     const code = typeof entry.code === 'function' ? entry.code({ param: '<input>' }) : entry.code;
     if (code) codes.add(code);

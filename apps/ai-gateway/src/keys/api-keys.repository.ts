@@ -44,7 +44,7 @@ export class ApiKeysRepository {
   }
 
   async countUsable(): Promise<number> {
-    const [row] = await this.db.query(`SELECT count(*)::int AS n FROM ai_api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`);
+    const [row] = await this.db.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM ai_api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`);
     return row.n;
   }
 
@@ -54,7 +54,7 @@ export class ApiKeysRepository {
    * never together exceed it. Returns the hold id, or null when the budget cannot cover it.
    */
   async reserve(id: string, amount: string, ttlMs: number): Promise<string | null> {
-    const rows = await this.db.query(
+    const rows = await this.db.query<Array<{ id: string }>>(
       `WITH k AS (
          UPDATE ai_api_keys SET reserved_yuan = reserved_yuan + $2::numeric
           WHERE id = $1 AND (budget_yuan IS NULL OR spent_yuan + reserved_yuan + $2::numeric <= budget_yuan)
@@ -80,19 +80,20 @@ export class ApiKeysRepository {
 
   /** Frees holds whose call never settled (a crashed or killed process); returns how many. */
   async releaseExpiredHolds(): Promise<number> {
-    const [rows] = await this.db.query(
+    // An UPDATE's result comes as [returned rows, affected count].
+    const [rows] = await this.db.query<[Array<{ n: string }>, number]>(
       `WITH h AS (DELETE FROM ai_budget_holds WHERE expires_at < now() RETURNING key_id, amount),
             s AS (SELECT key_id, sum(amount) AS amount, count(*) AS n FROM h GROUP BY key_id)
        UPDATE ai_api_keys k SET reserved_yuan = GREATEST(k.reserved_yuan - s.amount, 0)
          FROM s WHERE k.id = s.key_id
        RETURNING s.n`,
     );
-    return (rows as Array<{ n: string }>).reduce((t, r) => t + Number(r.n), 0);
+    return rows.reduce((t, r) => t + Number(r.n), 0);
   }
 
   /** Remaining budget in yuan (budget − spent − reserved), or null when the key has no budget. */
   async remaining(id: string): Promise<string | null> {
-    const [row] = await this.db.query(`SELECT (budget_yuan - spent_yuan - reserved_yuan)::text AS remaining FROM ai_api_keys WHERE id = $1`, [id]);
+    const [row] = await this.db.query<Array<{ remaining: string | null } | undefined>>(`SELECT (budget_yuan - spent_yuan - reserved_yuan)::text AS remaining FROM ai_api_keys WHERE id = $1`, [id]);
     return row?.remaining ?? null;
   }
 }

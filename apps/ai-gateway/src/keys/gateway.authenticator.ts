@@ -1,5 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { timingSafeEqual, createHash } from 'crypto';
+import type { IncomingHttpHeaders } from 'http';
 import { Authenticator, bearerToken, Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { BUCKETS_PER_WINDOW, RATE_CLOCK, SharedState, SlidingWindowLimiter } from '@app/platform';
@@ -11,13 +12,23 @@ import { ApiKeyClaims } from './key-scopes';
 const RATE_HEADERS = Symbol('rateLimitHeaders');
 const RPM_WINDOW_MS = 60_000;
 
+/** What the authenticator reads and writes on a request: Express's, or a direct route's IncomingMessage. */
+type KeyedRequest = {
+  headers: IncomingHttpHeaders;
+  path?: string;
+  url?: string;
+  /** Express sets it; a direct route's request has none. */
+  res?: { headersSent: boolean; setHeader(name: string, value: string): unknown };
+  [RATE_HEADERS]?: readonly string[];
+};
+
 /**
  * OpenAI's request rate headers of a keyed call, as a flat [name, value, ...] list, or undefined when
  * the key has no requests_per_minute (no limit, so no headers). The authenticator records them on the
  * request and sets them on its Express response when it has one; the lean path reads them from here.
  */
 export function rateLimitHeaders(req: object): readonly string[] | undefined {
-  return (req as any)[RATE_HEADERS];
+  return (req as KeyedRequest)[RATE_HEADERS];
 }
 
 /**
@@ -66,7 +77,7 @@ export class GatewayAuthenticator implements Authenticator {
     this.rpm = new SlidingWindowLimiter(state, 'ai:rpm:', this.now);
   }
 
-  async authenticate(req: any): Promise<Principal | null> {
+  async authenticate(req: KeyedRequest): Promise<Principal | null> {
     const token = bearerToken(req);
     const path: string = req.path ?? req.url ?? '';
     if (path === '/admin' || path.startsWith('/admin/')) return this.admin(token);
@@ -98,7 +109,7 @@ export class GatewayAuthenticator implements Authenticator {
    * the limit is back to its initial state: until the newest counted hit (this one) leaves the window,
    * i.e. the end of the current bucket plus the window (between 60 and 61 s for a minute window).
    */
-  private async enforceRate(key: ApiKey, req?: any): Promise<void> {
+  private async enforceRate(key: ApiKey, req?: KeyedRequest): Promise<void> {
     if (!key.requestsPerMinute) return;
     const limit = key.requestsPerMinute;
     const { allowed, count, retryAfterMs } = await this.rpm.hit(key.id, limit, RPM_WINDOW_MS);

@@ -1,3 +1,4 @@
+import type { MigrationInterface } from 'typeorm';
 import { SharedState1732240000000, SharedStateUnlogged1795500000000 } from '@app/database';
 import { CreateApiKeysAndUsage1795400000000 } from './1795400000000-CreateApiKeysAndUsage';
 import { CreateBudgetHolds1795600000000 } from './1795600000000-CreateBudgetHolds';
@@ -5,4 +6,4 @@ import { CreateStoredResponses1795700000000 } from './1795700000000-CreateStored
 import { UsageEntryIds1795800000000 } from './1795800000000-UsageEntryIds';
 
 // Every migration of the AI gateway, in order (append new ones).
-export const GATEWAY_MIGRATIONS: Function[] = [SharedState1732240000000, CreateApiKeysAndUsage1795400000000, SharedStateUnlogged1795500000000, CreateBudgetHolds1795600000000, CreateStoredResponses1795700000000, UsageEntryIds1795800000000];
+export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [SharedState1732240000000, CreateApiKeysAndUsage1795400000000, SharedStateUnlogged1795500000000, CreateBudgetHolds1795600000000, CreateStoredResponses1795700000000, UsageEntryIds1795800000000];

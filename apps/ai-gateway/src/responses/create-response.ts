@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Principal } from '@app/auth';
 import { CreateChatCompletion } from '../chat/create-chat-completion';
-import type { ChatCompletionRequest } from '../chat/dtos/chat-completion.dtos';
 import { assertScope } from '../keys/key-scopes';
 import { ResponsesAnswer } from './responses-answer';
 import { translateResponsesRequest } from './responses-request';
@@ -33,6 +32,6 @@ export class CreateResponse {
     const { chat, echo } = translateResponsesRequest(body, { resolved, stored });
     const input = resolved?.input ?? (typeof fields.input === 'string' ? [{ role: 'user', content: fields.input }] : (fields.input as unknown[]));
     const answer = new ResponsesAnswer(chat.model, echo, stored ? (response) => this.store.save(keyId, response, input) : undefined);
-    await this.chat.handle(principal, chat as unknown as ChatCompletionRequest, req, res, answer);
+    await this.chat.handle(principal, chat, req, res, answer);
   }
 }

@@ -243,7 +243,7 @@ export interface TranslatedResponsesRequest {
 export function translateResponsesRequest(body: unknown, opts: { resolved?: ResolvedInput; stored?: boolean } = {}): TranslatedResponsesRequest {
   if (!isObj(body)) throw invalid('The request body must be a JSON object', 'body', GatewayErrorCode.InvalidType);
   for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw invalid(`Unknown parameter: '${k}'.`, k, GatewayErrorCode.UnknownParameter);
-  if (body.previous_response_id != null && !opts.resolved) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: String(body.previous_response_id) });
+  if (body.previous_response_id != null && !opts.resolved) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: typeof body.previous_response_id === 'string' ? body.previous_response_id : JSON.stringify(body.previous_response_id) });
   if (body.conversation != null) throw new GatewayError(GatewayErrorCode.ConversationNotStored, { param: 'conversation' });
   if (body.prompt != null) throw invalid('prompt (stored prompt templates) is not supported: send instructions and input', 'prompt', GatewayErrorCode.UnsupportedParameter);
   if (body.background != null && bool(body.background, 'background')) throw invalid('background: true is not supported (nothing is stored to poll)', 'background', GatewayErrorCode.UnsupportedParameter);

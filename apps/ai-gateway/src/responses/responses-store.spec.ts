@@ -36,7 +36,7 @@ describe('stored responses: references and expansion', () => {
 
 describe('ResponsesStore.resolve: odd ids and database failures', () => {
   const config = { AI_RESPONSES_STORE_TTL_HOURS: 1, AI_RESPONSES_STORE_MAX_BYTES: 1 << 20 } as any;
-  const status = (e: any) => ({ status: e.getStatus(), ...(e.getResponse() as any) });
+  const status = (e: any) => ({ status: e.getStatus(), ...e.getResponse() });
 
   it('answers an id with a NUL (or any character ours never have) like an unknown id, without a query', async () => {
     const db = { query: jest.fn(async () => []) };

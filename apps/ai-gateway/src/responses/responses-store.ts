@@ -68,7 +68,7 @@ export interface ResolvedInput {
  * before the caller's items. Pure: `previous` and `found` come from the store.
  */
 export function expandInput(input: unknown, refs: StoredReferences, previous: { input: unknown[]; output: unknown[] } | undefined, found: Map<string, Obj>): ResolvedInput {
-  const own: unknown[] = typeof input === 'string' ? (input.length ? [{ role: 'user', content: input }] : []) : Array.isArray(input) ? [...input] : [];
+  const own: unknown[] = typeof input === 'string' ? (input.length ? [{ role: 'user', content: input }] : []) : Array.isArray(input) ? [...(input as unknown[])] : [];
   for (const { index, id } of refs.items) {
     const item = found.get(id);
     // Unknown, expired and another key's ids answer alike (no oracle for other keys' ids).
@@ -128,7 +128,7 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
   /** A read for resolve: a database failure is logged and answered 503 (never the driver's message as a 500). */
   private async query<T>(sql: string, params: unknown[]): Promise<T[]> {
     try {
-      return (await this.db.query(sql, params)) as T[];
+      return await this.db.query<T[]>(sql, params);
     } catch (e) {
       this.log.error(`could not read stored responses: ${(e as Error).message}`);
       throw new GatewayError(GatewayErrorCode.StoreUnavailable);

@@ -58,7 +58,7 @@ export class SilenceSegmenter {
   /** The speech collected so far in the open segment (for partial results), or null. */
   openSegment(): SpeechSegment | null {
     if (!this.current.length) return null;
-    return this.build(this.current, this.currentStartFrame, this.currentStartFrame + this.current.length);
+    return this.build(this.current, this.currentStartFrame);
   }
 
   push(chunk: Int16Array): SpeechSegment[] {
@@ -109,13 +109,13 @@ export class SilenceSegmenter {
   private close(): SpeechSegment {
     // Trailing silence is not part of the utterance.
     const frames = this.current.slice(0, this.current.length - Math.max(0, this.silentRun - 1));
-    const segment = this.build(frames, this.currentStartFrame, this.currentStartFrame + frames.length);
+    const segment = this.build(frames, this.currentStartFrame);
     this.current = [];
     this.silentRun = 0;
     return segment;
   }
 
-  private build(frames: Int16Array[], startFrame: number, endFrame: number): SpeechSegment {
+  private build(frames: Int16Array[], startFrame: number): SpeechSegment {
     const total = frames.reduce((n, f) => n + f.length, 0);
     const pcm = new Int16Array(total);
     let at = 0;

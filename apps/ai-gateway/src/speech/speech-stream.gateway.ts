@@ -82,7 +82,8 @@ export class SpeechStreamGateway implements OnGatewayConnection, BeforeApplicati
     // as HTTP (the upgrade bypasses Express's guards); the address honours TRUST_PROXY like req.ip.
     // The upgrade request is born an Express request (PlatformExpressAdapter): req.ip honours TRUST_PROXY.
     const caller = { ip: req ? ((req as { ip?: string }).ip ?? req.socket?.remoteAddress) : undefined };
-    const session = new StreamSession(client, this.config, this.authenticator, this.metering, this.engines, this.log, (req as any)?.headers?.['x-request-id'], this.limiter, caller);
+    const givenId = req?.headers?.['x-request-id'];
+    const session = new StreamSession(client, this.config, this.authenticator, this.metering, this.engines, this.log, typeof givenId === 'string' ? givenId : undefined, this.limiter, caller);
     this.sessions.add(session);
     void session.settled.then(() => this.sessions.delete(session));
   }
@@ -94,6 +95,9 @@ export class SpeechStreamGateway implements OnGatewayConnection, BeforeApplicati
 }
 
 type State = 'awaiting-config' | 'authenticating' | 'streaming' | 'ending' | 'closed';
+
+/** A text message as parsed: `config` first, then optionally `end`; every field is the client's to get wrong. */
+type StreamMessage = { type?: unknown; api_key?: unknown; language?: unknown; sample_rate?: unknown; encoding?: unknown };
 
 class StreamSession {
   private state: State = 'awaiting-config';
@@ -156,32 +160,33 @@ class StreamSession {
     }
     this.touch();
     if (!isBinary) {
-      let message: any;
+      let message: unknown;
       try {
         message = JSON.parse(data.toString('utf8'));
       } catch {
         message = null;
       }
-      if (message?.type === 'end') return void this.end();
+      if ((message as StreamMessage | null)?.type === 'end') return void this.end();
       return this.fail(new GatewayError(GatewayErrorCode.StreamAudioExpected));
     }
     this.audio(data);
   }
 
   private async configure(text: string): Promise<void> {
-    let message: any;
+    let parsed: unknown;
     try {
-      message = JSON.parse(text);
+      parsed = JSON.parse(text);
     } catch {
       return this.badConfig('the config message must be JSON');
     }
-    if (!message || typeof message !== 'object' || message.type !== 'config') return this.badConfig('the first message must have "type":"config"');
+    const message = parsed && typeof parsed === 'object' ? (parsed as StreamMessage) : undefined;
+    if (message?.type !== 'config') return this.badConfig('the first message must have "type":"config"');
     if (typeof message.api_key !== 'string' || message.api_key === '') return this.fail(new GatewayError(GatewayErrorCode.StreamApiKeyMissing));
     if (message.language !== undefined && (typeof message.language !== 'string' || !/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(message.language))) {
       return this.badConfig('language must be a language code such as en or zh-CN');
     }
     const rate = message.sample_rate ?? STT_SAMPLE_RATE;
-    if (!Number.isInteger(rate) || rate < 8000 || rate > 48_000) return this.badConfig('sample_rate must be an integer from 8000 to 48000');
+    if (typeof rate !== 'number' || !Number.isInteger(rate) || rate < 8000 || rate > 48_000) return this.badConfig('sample_rate must be an integer from 8000 to 48000');
     if (message.encoding !== undefined && message.encoding !== 'pcm_s16le') return this.badConfig('encoding must be pcm_s16le');
     clearTimeout(this.configTimer);
     this.state = 'authenticating';

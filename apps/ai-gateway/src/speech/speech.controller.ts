@@ -6,6 +6,7 @@ import { CurrentPrincipal, Principal } from '@app/auth';
 import { SpeechFormat } from '@app/engines';
 import { assertScope } from '../keys/key-scopes';
 import { requestSignal } from '../vision/media-errors';
+import { requestIdOf } from '../http/request-id';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { OPENAI_VOICES, OpenAiSpeechRequest, OpenAiTranscriptionRequest, SynthesizeRequest, TranscribeRequest, TranscribeResponse } from './dtos/speech.dto';
 import { SynthesizeSpeechService } from './synthesize-speech.service';
@@ -39,7 +40,7 @@ export class SpeechController {
   @ApiOpenAiErrors(400, 401, 403, 413, 415, 429, 502, 503, 504)
   transcribe(@CurrentPrincipal() principal: Principal, @UploadedFile() file: UploadedAudio | undefined, @Body() body: TranscribeRequest, @Req() req: Request): Promise<TranscribeResponse> {
     assertScope(principal, 'speech');
-    return this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: body.timestamps }, (req as any).id, requestSignal(req));
+    return this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: body.timestamps }, requestIdOf(req), requestSignal(req));
   }
 
   @Post('audio/transcriptions')
@@ -68,7 +69,7 @@ export class SpeechController {
       }
     };
     const passthrough = { responseFormat: format, timestampGranularities: granularities, prompt: body.prompt, temperature: body.temperature };
-    const result = await this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: true, model, passthrough, localCheck }, (req as any).id, requestSignal(req));
+    const result = await this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: true, model, passthrough, localCheck }, requestIdOf(req), requestSignal(req));
     if (result.raw) {
       res.status(200).setHeader('Content-Type', result.raw.contentType);
       res.end(result.raw.body);
@@ -102,7 +103,7 @@ export class SpeechController {
   @ApiOpenAiErrors(400, 401, 403, 429, 503)
   async synthesize(@CurrentPrincipal() principal: Principal, @Body() body: SynthesizeRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
     assertScope(principal, 'speech');
-    const speech = await this.synthesizeSpeech.synthesize(principal, body, (req as any).id, requestSignal(req));
+    const speech = await this.synthesizeSpeech.synthesize(principal, body, requestIdOf(req), requestSignal(req));
     res.setHeader('Content-Type', speech.contentType).setHeader('Content-Length', String(speech.audio.length));
     res.setHeader('X-Audio-Duration', speech.duration.toFixed(3));
     res.end(speech.audio);
@@ -117,7 +118,7 @@ export class SpeechController {
   async openAiSpeech(@CurrentPrincipal() principal: Principal, @Body() body: OpenAiSpeechRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
     assertScope(principal, 'speech');
     const voice = OPENAI_VOICES[body.voice] ?? body.voice;
-    const speech = await this.synthesizeSpeech.synthesize(principal, { text: body.input, voice, format: (body.response_format ?? 'mp3') as SpeechFormat, speed: body.speed }, (req as any).id, requestSignal(req));
+    const speech = await this.synthesizeSpeech.synthesize(principal, { text: body.input, voice, format: (body.response_format ?? 'mp3') as SpeechFormat, speed: body.speed }, requestIdOf(req), requestSignal(req));
     res.setHeader('Content-Type', speech.contentType).setHeader('Content-Length', String(speech.audio.length));
     res.end(speech.audio);
   }

@@ -8,7 +8,7 @@ interface RankFile {
 }
 
 function readRankFile(encoding: string): RankFile {
-  // Parsed as JSON, not required: a required 1-2 MB module keeps its source and exports alive.
+  // Parsed as JSON, not required: a required module keeps its (large) source and exports alive.
   const text = readFileSync(require.resolve(`js-tiktoken/ranks/${encoding}`), 'utf8');
   const start = text.indexOf('{');
   const end = text.lastIndexOf('}');
@@ -33,9 +33,8 @@ const KEY_SHIFT = 2 ** 21;
 
 /**
  * Counts tokens of one tiktoken encoding exactly as js-tiktoken's `encode(text, 'all').length`, with
- * the rank table as a few typed arrays (~3 MB for cl100k_base, ~6 MB for o200k_base) instead of
- * js-tiktoken's two Maps of 100-200k entries keyed by "104,101,..." strings (~65 MB of heap for
- * cl100k_base, plus ~20 MB for its bundled tables of every encoding).
+ * the rank table as a few typed arrays instead of js-tiktoken's two Maps of 100-200k entries keyed by
+ * "104,101,..." strings (many times the heap, plus its bundled tables of every encoding).
  */
 export class BpeCounter {
   /** Bytes of every token, back to back; entry i is bytes[offsets[i] .. offsets[i + 1]). */
@@ -69,7 +68,7 @@ export class BpeCounter {
 
   constructor(file: RankFile) {
     // Decoded in one pass over the text into preallocated arrays: a string or Buffer per token
-    // (100-200k of them) would leave V8's heap grown by ~15 MB of garbage after boot.
+    // (100-200k of them) would leave V8's heap grown by their garbage after boot.
     const text = file.bpe_ranks;
     let fields = 1;
     for (let i = text.indexOf(' '); i >= 0; i = text.indexOf(' ', i + 1)) fields++;

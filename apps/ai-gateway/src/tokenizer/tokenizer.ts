@@ -26,8 +26,8 @@ export function isSpace(c: number): boolean {
 /**
  * Cuts every run of more than `max` characters of one class (whitespace, or non-whitespace of any
  * script, emoji and symbols included), so no pre-tokenizer piece is longer than about 2 * max
- * characters and counting stays linear in the text's length (one 65 KB run of U+00A0 took 25 s of
- * CPU as one piece). One linear pass; each cut adds at most one token to the count.
+ * characters and counting stays linear in the text's length (a long run as one piece is quadratic).
+ * One linear pass; each cut adds at most one token to the count.
  */
 export function splitLongRuns(text: string, max = MAX_RUN): string[] {
   let out: string[] | undefined;
@@ -80,7 +80,7 @@ export class Tokenizer implements OnModuleInit {
 
   constructor(@Optional() @Inject(LlmRouter) private readonly router?: LlmRouter) {}
 
-  /** Loads the tables of the served models at boot (others on first use; each takes ~0.2 s to build). */
+  /** Loads the tables of the served models at boot (others on first use, where building one would delay that call). */
   onModuleInit(): void {
     const used = new Set<EncodingName>((this.router?.servedModels() ?? []).map((m) => m.encoding));
     if (used.size === 0) used.add('cl100k_base');
@@ -165,7 +165,7 @@ export class Tokenizer implements OnModuleInit {
     let total = 0;
     const hasTools = (Array.isArray(body.tools) && body.tools.length > 0) || (Array.isArray(body.functions) && body.functions.length > 0);
     if (hasTools) total += TOOLS_OVERHEAD;
-    for (const v of [body.tools, body.functions, (body.response_format as any)?.type === 'json_schema' ? body.response_format : undefined]) {
+    for (const v of [body.tools, body.functions, fields(body.response_format).type === 'json_schema' ? body.response_format : undefined]) {
       if (v == null || total > limit) continue;
       total += await this.countUpToAsync(JSON.stringify(v), encoding, limit - total, pace);
     }
@@ -269,27 +269,39 @@ export function imageSizeOf(url: string): { width: number; height: number } | un
   return undefined;
 }
 
+/** An object's fields, or no fields for anything else (the counted shapes are loosely typed). */
+function fields(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+}
+
+/** A string field as counted; validation (chat shape, Responses translation) lets only strings through. */
+function textField(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
 /** The documented bound of one non-text content part. */
-export function partTokens(part: any, image: ImagePrice = GPT_4O_IMAGES): number {
-  switch (part?.type) {
+export function partTokens(part: unknown, image: ImagePrice = GPT_4O_IMAGES): number {
+  const p = fields(part);
+  switch (p.type) {
     case 'image_url': {
-      const detail = part.image_url?.detail ?? 'auto';
-      if (detail === 'low') return image.base;
-      const size = imageSizeOf(String(part.image_url?.url ?? ''));
-      // Unknown size: the formula's maximum (768 x 2048 after scaling, 8 tiles).
-      return size && size.width > 0 && size.height > 0 ? imageTokens(size.width, size.height, detail, image) : imageTokens(768, 2048, 'high', image);
+      const img = fields(p.image_url);
+      if (img.detail === 'low') return image.base;
+      const size = imageSizeOf(textField(img.url));
+      // Any detail but `low` prices as the full tile formula; unknown size: its maximum (768 x 2048 after scaling, 8 tiles).
+      return size && size.width > 0 && size.height > 0 ? imageTokens(size.width, size.height, 'auto', image) : imageTokens(768, 2048, 'high', image);
     }
     case 'input_audio': {
-      const data = String(part.input_audio?.data ?? '');
+      const audio = fields(p.input_audio);
+      const data = textField(audio.data);
       const bytes = base64Bytes(data);
       // The header's byte rate (and sample rate, channels, bits) are the caller's bytes: a forged high
       // rate would shrink the counted duration. wav is counted at the floor rate, the longest the bytes
       // can last at 8000 B/s (8 kHz 8-bit mono); an honest 16-bit/24 kHz file is held a few times over.
-      const perSecond = part.input_audio?.format === 'wav' ? WAV_MIN_BYTES_PER_SECOND : MP3_MIN_BYTES_PER_SECOND;
+      const perSecond = audio.format === 'wav' ? WAV_MIN_BYTES_PER_SECOND : MP3_MIN_BYTES_PER_SECOND;
       return Math.ceil((bytes / perSecond) * AUDIO_TOKENS_PER_SECOND) + 1;
     }
     case 'file':
-      return Math.ceil(base64Bytes(String(part.file?.file_data ?? '')) * FILE_TOKENS_PER_BYTE) + 1;
+      return Math.ceil(base64Bytes(textField(fields(p.file).file_data)) * FILE_TOKENS_PER_BYTE) + 1;
     default:
       return 0;
   }
@@ -302,10 +314,11 @@ export function piecesOf(m: CountedMessage, image?: ImagePrice): { texts: string
   const c = m.content;
   if (typeof c === 'string') texts.push(c);
   else if (Array.isArray(c)) {
-    for (const p of c) {
-      if (typeof p?.text === 'string') texts.push(p.text);
-      else if (typeof p?.refusal === 'string') texts.push(p.refusal);
-      else fixed += partTokens(p, image);
+    for (const part of c as unknown[]) {
+      const p = fields(part);
+      if (typeof p.text === 'string') texts.push(p.text);
+      else if (typeof p.refusal === 'string') texts.push(p.refusal);
+      else fixed += partTokens(part, image);
     }
   }
   if (typeof m.name === 'string' && m.name) {
@@ -314,17 +327,18 @@ export function piecesOf(m: CountedMessage, image?: ImagePrice): { texts: string
   }
   if (typeof m.tool_call_id === 'string') texts.push(m.tool_call_id);
   if (typeof m.refusal === 'string') texts.push(m.refusal);
-  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
-  for (const call of calls as any[]) {
+  const calls: unknown[] = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  for (const item of calls) {
     fixed += 3;
-    const f = call?.function ?? call?.custom;
-    if (typeof call?.id === 'string') texts.push(call.id);
-    if (typeof f?.name === 'string') texts.push(f.name);
-    if (typeof f?.arguments === 'string') texts.push(f.arguments);
-    if (typeof f?.input === 'string') texts.push(f.input);
+    const call = fields(item);
+    const f = fields(call.function ?? call.custom);
+    if (typeof call.id === 'string') texts.push(call.id);
+    if (typeof f.name === 'string') texts.push(f.name);
+    if (typeof f.arguments === 'string') texts.push(f.arguments);
+    if (typeof f.input === 'string') texts.push(f.input);
   }
-  const fc = m.function_call as any;
-  if (fc && typeof fc === 'object') {
+  if (m.function_call && typeof m.function_call === 'object') {
+    const fc = fields(m.function_call);
     fixed += 3;
     if (typeof fc.name === 'string') texts.push(fc.name);
     if (typeof fc.arguments === 'string') texts.push(fc.arguments);

@@ -18,3 +18,8 @@ export function toGatewayError(e: unknown): unknown {
   }
   return e;
 }
+
+/** The deployment a failed routed call ended on (the router names it on UpstreamError), for the ledger. */
+export function failedDeployment(e: unknown): string | null {
+  return e instanceof UpstreamError ? (e.deployment ?? null) : null;
+}

@@ -73,6 +73,8 @@ export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
    * Inserts the batch (entries already in the table are skipped) and charges keys without a budget
    * for the entries that were new, in one transaction: a retried batch neither doubles rows nor
    * charges twice. One UPDATE per key per batch, in key order so two writers cannot deadlock.
+   * The batch goes as one JSON parameter read back with json_to_recordset (one bound parameter, not one
+   * per column and row).
    */
   private async write(batch: LedgerEntry[]): Promise<void> {
     if (!batch.some((e) => e.chargeKey)) return void (await this.db.query(this.insertSql(), [JSON.stringify(batch)]));

@@ -17,6 +17,22 @@ export interface UsageRow {
   costYuan: number;
 }
 
+/** A row as pg returns it: int columns as numbers, bigint and text sums as strings (null when all were null). */
+interface LedgerRow {
+  key_id: string | null;
+  date: string;
+  endpoint: string;
+  model: string;
+  requests: number;
+  failed: number;
+  prompt_tokens: string | null;
+  completion_tokens: string | null;
+  seconds: string | null;
+  characters: string | null;
+  images: string | null;
+  cost_yuan: string | null;
+}
+
 /** Read side of the usage ledger: totals per UTC day, endpoint and model. */
 @Injectable()
 export class UsageRepository {
@@ -29,7 +45,7 @@ export class UsageRepository {
       params.push(opts.keyId);
       where += ` AND key_id = $3`;
     }
-    const rows = await this.db.query(
+    const rows = await this.db.query<LedgerRow[]>(
       `SELECT key_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, endpoint, model,
               count(*)::int AS requests, count(*) FILTER (WHERE status = 'failed')::int AS failed,
               sum(prompt_tokens)::bigint AS prompt_tokens, sum(completion_tokens)::bigint AS completion_tokens,
@@ -39,7 +55,7 @@ export class UsageRepository {
         GROUP BY key_id, 2, endpoint, model ORDER BY 2, key_id, endpoint, model`,
       params,
     );
-    return rows.map((r: any) => ({
+    return rows.map((r) => ({
       keyId: r.key_id,
       date: r.date,
       endpoint: r.endpoint,

@@ -136,7 +136,7 @@ export async function downloadGeneratedImage(url: string, config: GatewayConfig,
 async function answeredSizeCost(bytes: Buffer, per1024: number | undefined): Promise<number> {
   const bound = imageGenerationCost(AUTO_SIZE_BOUND, 1, per1024);
   try {
-    const sharp = require('sharp') as typeof import('sharp');
+    const { default: sharp } = await import('sharp');
     const { width, height } = await sharp(bytes).metadata();
     if (!width || !height) return bound;
     return Math.min(bound, imageGenerationCost(`${width}x${height}`, 1, per1024));

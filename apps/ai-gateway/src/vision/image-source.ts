@@ -1,5 +1,5 @@
 import { lookup as dnsLookup } from 'dns/promises';
-import { BlockList, isIP } from 'net';
+import { BlockList, isIP, type LookupFunction } from 'net';
 import * as ipaddr from 'ipaddr.js';
 import { Agent, request } from 'undici';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
@@ -178,13 +178,12 @@ async function fetchHops(start: string, limits: ImageSourceLimits, deadline: Abo
     if (url.username || url.password) throw invalidUrl('image URL must not carry credentials');
     const addresses = await vetHost(url, limits, allowed);
     // The connection goes to the addresses just vetted, so a second DNS answer cannot swap in a private one.
+    const lookup: LookupFunction = (_hostname, options, callback) => {
+      if (options?.all) callback(null, addresses);
+      else callback(null, addresses[0].address, addresses[0].family);
+    };
     const agent = new Agent({
-      connect: {
-        lookup: (_hostname: string, options: any, callback: any) => {
-          if (options?.all) callback(null, addresses);
-          else callback(null, addresses[0].address, addresses[0].family);
-        },
-      },
+      connect: { lookup },
       headersTimeout: limits.timeoutMs,
       bodyTimeout: limits.timeoutMs,
     });
@@ -223,7 +222,8 @@ async function fetchHops(start: string, limits: ImageSourceLimits, deadline: Abo
       const chunks: Buffer[] = [];
       let size = 0;
       try {
-        for await (const chunk of res.body) {
+        // No encoding is set on the body, so its chunks are Buffers.
+        for await (const chunk of res.body as AsyncIterable<Buffer>) {
           size += chunk.length;
           if (size > limits.maxBytes) {
             discard(res.body);

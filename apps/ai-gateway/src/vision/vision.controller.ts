@@ -5,6 +5,7 @@ import { CurrentPrincipal, Principal } from '@app/auth';
 import { GatewayConfig } from '../config/gateway.config';
 import { assertScope } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
+import { requestIdOf } from '../http/request-id';
 import { GenerateImageRequest, GenerateImageResponse, OpenAiImageGenerationRequest } from './dtos/generate-image.dto';
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
 import { GenerateImageService } from './generate-image.service';
@@ -40,7 +41,7 @@ export class VisionController {
   @ApiOpenAiErrors(400, 401, 403, 413, 415, 429, 503)
   recognize(@CurrentPrincipal() principal: Principal, @Body() body: RecognizeImageRequest, @Req() req: Request): Promise<RecognizeImageResponse> {
     assertScope(principal, 'vision');
-    return this.recognizeImage.recognize(principal, body, (req as any).id, requestSignal(req));
+    return this.recognizeImage.recognize(principal, body, requestIdOf(req), requestSignal(req));
   }
 
   @Post('vision/generate')
@@ -54,7 +55,7 @@ export class VisionController {
   @ApiOpenAiErrors(400, 401, 403, 429, 502, 503, 504)
   async generate(@CurrentPrincipal() principal: Principal, @Body() body: GenerateImageRequest, @Req() req: Request): Promise<GenerateImageResponse> {
     assertScope(principal, 'vision');
-    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style: body.style }, (req as any).id, requestSignal(req));
+    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style: body.style }, requestIdOf(req), requestSignal(req));
     return GenerateImageService.response(images, cdnBase(this.config, req));
   }
 
@@ -74,7 +75,7 @@ export class VisionController {
     const style = body.style ? (OPENAI_STYLES[body.style] ?? body.style) : undefined;
     const model = this.mediaModels.resolve('image', body.model);
     const extra = { quality: body.quality, background: body.background, output_format: body.output_format, output_compression: body.output_compression, moderation: body.moderation };
-    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style, model, extra }, (req as any).id, requestSignal(req));
+    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style, model, extra }, requestIdOf(req), requestSignal(req));
     const cdn = cdnBase(this.config, req);
     return {
       created: Math.floor(Date.now() / 1000),

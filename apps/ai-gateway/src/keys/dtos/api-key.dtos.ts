@@ -14,7 +14,7 @@ export class CreateApiKeyRequest {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(KEY_SCOPES.length)
-  @IsIn(KEY_SCOPES as unknown as string[], { each: true })
+  @IsIn(KEY_SCOPES, { each: true })
   scopes?: string[] | null;
 
   @ApiPropertyOptional({ example: ['vendor-gpt-4-mini', 'text-embedding-v3'], description: 'Public model names the key may use; omitted or null means all' })
@@ -58,7 +58,7 @@ export class UpdateApiKeyRequest {
   @ValidateIf((_, v) => v !== null && v !== undefined)
   @IsArray()
   @ArrayMaxSize(KEY_SCOPES.length)
-  @IsIn(KEY_SCOPES as unknown as string[], { each: true })
+  @IsIn(KEY_SCOPES, { each: true })
   scopes?: string[] | null;
 
   @ApiPropertyOptional({ example: ['vendor-gpt-4-mini'], nullable: true })

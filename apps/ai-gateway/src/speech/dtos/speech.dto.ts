@@ -57,7 +57,7 @@ export class OpenAiTranscriptionRequest {
     description: 'With verbose_json: word and/or segment timestamps (upstream). The local engine gives segment times only (word: 400).',
   })
   @IsOptional()
-  @Transform(({ value }) => (typeof value === 'string' ? [value] : value))
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value))
   @IsArray()
   @ArrayMaxSize(2)
   @IsIn(['word', 'segment'], { each: true })

@@ -13,12 +13,12 @@ export class GenerateImageRequest {
 
   @ApiPropertyOptional({ enum: IMAGE_SIZES, default: '1024x1024' })
   @IsOptional()
-  @IsIn(IMAGE_SIZES as unknown as string[])
+  @IsIn(IMAGE_SIZES)
   size?: string;
 
   @ApiPropertyOptional({ enum: IMAGE_STYLES, description: 'Added to the prompt sent upstream' })
   @IsOptional()
-  @IsIn(IMAGE_STYLES as unknown as string[])
+  @IsIn(IMAGE_STYLES)
   style?: string;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 4, default: 1 })
@@ -52,7 +52,7 @@ export class OpenAiImageGenerationRequest {
   @ApiPropertyOptional({ minimum: 1, maximum: 4 }) @IsOptional() @IsInt() @Min(1) @Max(4) n?: number;
   @ApiPropertyOptional({ enum: OPENAI_IMAGE_SIZES, description: '`auto`: the upstream model chooses; reserved as 1792x1024 and billed by the size it answered' })
   @IsOptional()
-  @IsIn(OPENAI_IMAGE_SIZES as unknown as string[])
+  @IsIn(OPENAI_IMAGE_SIZES)
   size?: string;
   @ApiPropertyOptional({ enum: ['url', 'b64_json'] }) @IsOptional() @IsIn(['url', 'b64_json']) response_format?: string;
   @ApiPropertyOptional({ description: 'vivid or natural (OpenAI), or realistic, artistic, anime' }) @IsOptional() @IsIn(['vivid', 'natural', ...IMAGE_STYLES]) style?: string;

@@ -13,7 +13,7 @@ export class RecognizeImageRequest {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(4)
-  @IsIn(VISION_FEATURES as unknown as string[], { each: true, message: `each value in features must be one of: ${VISION_FEATURES.join(', ')}` })
+  @IsIn(VISION_FEATURES, { each: true, message: `each value in features must be one of: ${VISION_FEATURES.join(', ')}` })
   features: Array<(typeof VISION_FEATURES)[number]>;
 
   @ApiPropertyOptional({ description: 'OCR language (Chinese and English are read by one model)', default: 'zh-CN', example: 'zh-CN' })
