@@ -6,6 +6,7 @@
 // `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`. Instrumented: incoming and outgoing node:http(s),
 // pg queries, and undici/fetch upstream calls. Probe and scrape paths are not traced.
 // The SDK packages are required lazily, so an app with tracing off does not load them.
+import { resolve } from 'path';
 import { loggedPath } from './logging/logged-path';
 
 export interface TracingHandle {
@@ -142,8 +143,8 @@ export function redactedUrl(raw: string): URL | null {
 
 function packageVersion(): string {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return (require(require('path').resolve(process.cwd(), 'package.json')) as { version?: string }).version ?? '0.0.0';
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the app's package.json at run time, outside the compiled tree
+    return (require(resolve(process.cwd(), 'package.json')) as { version?: string }).version ?? '0.0.0';
   } catch {
     return '0.0.0';
   }
