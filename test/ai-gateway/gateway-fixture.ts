@@ -2,6 +2,7 @@
 import { mkdtempSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
+import type { Clock } from '@app/platform';
 import { RunningApp, startGateway } from '../support/apps';
 import { FakeUpstream, startFakeAnthropic, startFakeOpenAi } from '../support/upstreams';
 
@@ -36,7 +37,7 @@ export function providersDoc(openai: FakeUpstream, backup: FakeUpstream, anthrop
   };
 }
 
-export async function startGatewayFixture(env: Record<string, string> = {}, doc?: (f: { openai: FakeUpstream; backup: FakeUpstream; anthropic: FakeUpstream }) => unknown): Promise<GatewayFixture> {
+export async function startGatewayFixture(env: Record<string, string> = {}, doc?: (f: { openai: FakeUpstream; backup: FakeUpstream; anthropic: FakeUpstream }) => unknown, opts: { clock?: Clock } = {}): Promise<GatewayFixture> {
   const [openai, openaiBackup, anthropic] = await Promise.all([startFakeOpenAi(), startFakeOpenAi(), startFakeAnthropic()]);
   openai.behaviour.apiKey = 'sk-upstream-openai';
   anthropic.behaviour.apiKey = 'sk-upstream-anthropic';
@@ -52,7 +53,7 @@ export async function startGatewayFixture(env: Record<string, string> = {}, doc?
     AI_LEDGER_FLUSH_MS: '100',
     RATE_LIMIT_PER_MINUTE: '100000',
     ...env,
-  });
+  }, { clock: opts.clock });
   const admin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${gw.url}${path}`, {
       method,

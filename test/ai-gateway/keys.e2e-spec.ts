@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { rawRequest } from '../hardening/support/http';
 import { Client } from 'pg';
 import { RunningApp, startGateway } from '../support/apps';
 import { ADMIN_TOKEN, GatewayFixture, startGatewayFixture } from './gateway-fixture';
@@ -112,7 +113,7 @@ describe('AI gateway API keys', () => {
     expect(err.message).toContain('expired');
   });
 
-  it('revocation takes effect within seconds on every replica', async () => {
+  it('revocation takes effect on every replica once its key cache entry expires (clock set by the test)', async () => {
     let replica: RunningApp | undefined;
     try {
       replica = await startGateway({ AI_PROVIDERS_FILE: f.providersFile, ADMIN_TOKEN, AI_KEY_CACHE_TTL_MS: '500' }, { dbUrl: f.gw.dbUrl });
@@ -122,22 +123,17 @@ describe('AI gateway API keys', () => {
       await sdk(created.key, replica.url).chat.completions.create(ask);
       const revoked = await f.admin('DELETE', `/admin/keys/${created.id}`);
       expect(revoked.body.status).toBe('revoked');
-      const started = Date.now();
-      let refusedAfter = -1;
-      while (Date.now() - started < 5000) {
-        const res = await fetch(`${replica.url}/v1/models`, { headers: { authorization: `Bearer ${created.key}` } });
-        if (res.status === 401) {
-          refusedAfter = Date.now() - started;
-          expect((await res.json()).error).toMatchObject({ code: 'invalid_api_key', message: 'This API key has been revoked' });
-          break;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(refusedAfter).toBeGreaterThanOrEqual(0);
-      expect(refusedAfter).toBeLessThan(2000);
-      // The replica that revoked it refuses at once.
+      // The replica that revoked it refuses at once; the other one once its entry (500 ms) expired,
+      // which the test makes happen by moving the clock (only Date is faked; the replicas run in this
+      // process). Asked on a fresh connection: fetch's pooled sockets keep time with Date.
       expect((await fetch(`${f.gw.url}/v1/models`, { headers: { authorization: `Bearer ${created.key}` } })).status).toBe(401);
+      jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'hrtime', 'performance'] });
+      jest.setSystemTime(Date.now() + 500);
+      const res = await rawRequest(replica.url, { method: 'GET', path: '/v1/models', headers: { authorization: `Bearer ${created.key}` } });
+      expect(res.status).toBe(401);
+      expect(res.json.error).toMatchObject({ code: 'invalid_api_key', message: 'This API key has been revoked' });
     } finally {
+      jest.useRealTimers();
       await replica?.close();
     }
   });

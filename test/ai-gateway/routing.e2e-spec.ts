@@ -1,6 +1,8 @@
 import { request as httpRequest } from 'http';
 import OpenAI from 'openai';
 import { Client } from 'pg';
+import { FakeClock } from '../support/clock';
+import { until } from '../support/until';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
 describe('AI gateway routing: retries, fallback, cooldown, upstream failures, streams', () => {
@@ -8,6 +10,8 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
   let key: string;
   let keyId: string;
   let client: OpenAI;
+  // Cooldowns end by the gateway's clock, which stands still unless a test moves it.
+  const clock = new FakeClock();
 
   beforeAll(async () => {
     f = await startGatewayFixture({}, ({ openai, backup, anthropic }) => ({
@@ -18,7 +22,7 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
         { name: 'backup', type: 'openai', baseUrl: backup.url, timeoutMs: 800, models: ['vendor-gpt-4'] },
         { name: 'claude', type: 'anthropic', baseUrl: anthropic.url, apiKeyEnv: 'FAKE_ANTHROPIC_KEY', timeoutMs: 800, models: ['vendor-claude-3'] },
       ],
-    }));
+    }), { clock });
     ({ key, id: keyId } = await f.createKey({ name: 'routing' }));
     client = new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 15_000 });
   });
@@ -29,8 +33,8 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
       u.reset();
       u.behaviour.apiKey = apiKey;
     }
-    // Let cooldowns from the previous test run out.
-    await new Promise((r) => setTimeout(r, 600));
+    // Cooldowns from the previous test run out.
+    clock.advance(600);
   });
   const ask = (model = 'vendor-gpt-4-mini') => ({ model, messages: [{ role: 'user' as const, content: 'hello there' }] });
 
@@ -139,15 +143,11 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
       req.end(JSON.stringify({ ...ask(), stream: true }));
     });
     expect(received).toContain('data: ');
-    const deadline = Date.now() + 3000;
-    while (f.openai.stats.streamsAbortedByClient === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // No deadlines: an abort or a ledger row that never comes ends at Jest's timeout.
+    await until(() => f.openai.stats.streamsAbortedByClient > 0 || f.openai.stats.streamsCompleted > 0);
     expect(f.openai.stats).toMatchObject({ streamsStarted: 1, streamsCompleted: 0, streamsAbortedByClient: 1 });
     let row: any;
-    while (Date.now() < deadline + 2000) {
-      row = (await ledger(`AND status = 'aborted'`))[0];
-      if (row) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await until(async () => !!(row = (await ledger(`AND status = 'aborted'`))[0]), 100);
     expect(row).toMatchObject({ status: 'aborted', provider: 'primary' });
     expect(row.completion_tokens).toBeGreaterThanOrEqual(3);
     expect(row.completion_tokens).toBeLessThan(30);

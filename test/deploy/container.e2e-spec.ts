@@ -13,7 +13,7 @@ import * as path from 'path';
 import { createTestDatabase, sqlClient } from '../support/database';
 import { root } from './deploy-files';
 import { devOnlyPackages, packageOf, SimulatedImage, simulateImage } from './image-layout';
-import { OtlpReceiver, startOtlpReceiver } from './otlp-receiver';
+import { OtlpReceiver, ReceivedSpan, startOtlpReceiver } from './otlp-receiver';
 import { startFakeOpenAi } from '../support/upstreams';
 
 jest.setTimeout(180_000);
@@ -188,7 +188,7 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
         body: JSON.stringify({ model: 'vendor-gpt-4-mini', messages: [{ role: 'user', content: 'hello there' }] }),
       });
       expect(res.status).toBe(200);
-      const isChatServer = (x: { service: string; kind: number; attributes: Record<string, unknown> }) =>
+      const isChatServer = (x: ReceivedSpan) =>
         x.service === 'ai-gateway' && x.kind === SERVER && x.attributes['url.path'] === '/v1/chat/completions';
       const spans = await receiver.waitFor((all) => {
         const server = all.find(isChatServer);

@@ -41,7 +41,7 @@ export function schemaErrors(m: Manifest): string[] {
   if (typeof m.doc?.apiVersion !== 'string' || typeof m.doc?.kind !== 'string') return [`${label(m)}: apiVersion and kind are required`];
   let Model: any;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module path is computed from the manifest's apiVersion
     Model = require(modelPath(m.doc))[m.doc.kind];
   } catch {
     return [`${label(m)}: unknown apiVersion/kind ${m.doc.apiVersion}/${m.doc.kind}`];

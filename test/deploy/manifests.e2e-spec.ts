@@ -383,7 +383,7 @@ describe('deployment files', () => {
 
   describe('configuration inventory', () => {
     it('deploy/sync-env.js adds a forgotten variable to the ConfigMap/Secret and compose file', () => {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain JS script outside the TypeScript project
       const sync = require('../../deploy/sync-env.js');
       const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sync-env-'));
       try {
@@ -446,7 +446,7 @@ describe('deployment files', () => {
         deprecatedMaintainer: all, directiveCasing: all, emptyContinuationLine: all, instructionCasing: all, instructionCmdMultiple: all,
         instructionEntrypointMultiple: all, instructionHealthcheckMultiple: all, instructionJSONInSingleQuotes: all, instructionWorkdirRelative: all,
       };
-      expect(lintDockerfile(text, settings).map((d) => `line ${d.range.start.line + 1}: ${d.message}`)).toEqual([]);
+      expect(lintDockerfile(text, settings).map((d) => `line ${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`)).toEqual([]);
       // The linter does report problems (guard against a silently passing tool).
       expect(lintDockerfile('FROM node:20 AS build\nworkdir app\nHEALTHCHECK --interval=xs CMD true\nEXPOSE port\n', settings).length).toBeGreaterThanOrEqual(3);
     });

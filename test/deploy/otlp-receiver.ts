@@ -11,8 +11,11 @@ export interface ReceivedSpan {
   traceId: string;
   spanId: string;
   parentSpanId?: string;
-  attributes: Record<string, unknown>;
+  attributes: Record<string, AttributeValue>;
 }
+
+/** An OTLP AnyValue as plain JSON (key-value lists are not used by the spans these tests read). */
+export type AttributeValue = string | number | boolean | AttributeValue[] | undefined;
 
 export interface OtlpReceiver {
   url: string;
@@ -22,7 +25,7 @@ export interface OtlpReceiver {
   close(): Promise<void>;
 }
 
-function attributeValue(v: any): unknown {
+function attributeValue(v: any): AttributeValue {
   if (!v) return undefined;
   if ('stringValue' in v) return v.stringValue;
   if ('intValue' in v) return Number(v.intValue);
@@ -32,8 +35,8 @@ function attributeValue(v: any): unknown {
   return undefined;
 }
 
-function attributes(list: any[] | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+function attributes(list: any[] | undefined): Record<string, AttributeValue> {
+  const out: Record<string, AttributeValue> = {};
   for (const a of list ?? []) out[a.key] = attributeValue(a.value);
   return out;
 }

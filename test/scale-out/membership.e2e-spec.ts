@@ -12,18 +12,20 @@ import type Redis from 'ioredis';
 import { Client } from 'pg';
 import request from 'supertest';
 import { RunningApp, startMembership } from '../support/apps';
+import { FakeClock } from '../support/clock';
 import { sqlClient } from '../support/database';
 import { startWechatServer, WechatTestServer } from '../support/wechat-server';
 import { FakeAliyun, startFakeAliyun } from '../membership/fakes';
 import { Backend, backends, forgetRedisKeys, randomAppId, randomIp, randomPhone, REDIS_PREFIX, redisClient, sleep } from './shared-backends';
 import { tinyPng } from '../support/png';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- s3rver ships no type declarations
 const S3rver = require('s3rver');
 
 const AUTH = '/api/v1/app/auth';
 const FRONTEND = 'https://www.example.com/oauth/callback';
 /** Long enough that the second-tab request lands inside it even on a loaded CI machine. */
 const GRACE_MS = 3000;
+const clock = new FakeClock();
 
 
 describe.each(backends('scale-out membership'))('scale-out: two membership instances, %s', (_label: string, backend: Backend) => {
@@ -99,8 +101,9 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
       CODE_RESEND_INTERVAL_MS: '60000',
     };
     // The first instance creates the database (and runs the migrations); the second joins it.
-    a = await startMembership(env);
-    b = await startMembership(env, { dbUrl: a.dbUrl });
+    // Both instances decide token expiry and the reuse grace by one clock the tests move (no sleeps).
+    a = await startMembership(env, { clock });
+    b = await startMembership(env, { dbUrl: a.dbUrl, clock });
     db = await sqlClient(a.dbUrl);
     // Member ids are a per-database sequence and some shared-state keys carry them (login lockouts:
     // `login:*:acct:m:<id>`). REDIS_KEY_PREFIX already separates runs; random ids also keep the
@@ -147,7 +150,7 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
     const tab = (await on(b, from).post(`${AUTH}/refresh-token`).send({ refreshToken: first.refreshToken }).expect(200)).body.data;
     expect(tab.refreshToken).toBe(rotated.refreshToken);
 
-    await sleep(GRACE_MS + 300);
+    clock.advance(GRACE_MS + 1);
     const reused = await on(b, from).post(`${AUTH}/refresh-token`).send({ refreshToken: first.refreshToken }).expect(401);
     expect(reused.body.code).toBe(401);
     // The reuse revoked the session: its successor and access tokens die on both instances.
@@ -162,7 +165,7 @@ describe.each(backends('scale-out membership'))('scale-out: two membership insta
     const r1 = (await on(a, from).post(`${AUTH}/refresh-token`).send({ refreshToken: reg.body.data.refreshToken }).expect(200)).body.data;
     const r2 = (await on(b, from).post(`${AUTH}/refresh-token`).send({ refreshToken: r1.refreshToken }).expect(200)).body.data;
     await on(a, from).get(`${AUTH}/profile`).set(bearer(r2.token)).expect(200);
-    await sleep(GRACE_MS + 300);
+    clock.advance(GRACE_MS + 1);
     await on(b, from).post(`${AUTH}/refresh-token`).send({ refreshToken: r1.refreshToken }).expect(401);
   });
 

@@ -98,7 +98,7 @@ export async function followProvider(startUrl: string, providerOrigin: string, m
       else jar.set(pair.slice(0, eq), value);
     }
     const location = res.headers.get('location');
-    if (!location) throw new Error(`provider stopped at ${url} with HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    if (!location) throw new Error(`provider stopped at ${url.href} with HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
     url = new URL(location, url);
   }
   throw new Error('too many redirects');

@@ -4,6 +4,7 @@ import * as net from 'net';
 export class TcpProxy {
   private server?: net.Server;
   private sockets = new Set<net.Socket>();
+  private cut?: { after: string; done: () => void };
   port = 0;
 
   constructor(private readonly targetHost: string, private readonly targetPort: number) {}
@@ -16,13 +17,41 @@ export class TcpProxy {
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => s.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      this.forward(client, upstream);
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     this.port = (this.server.address() as net.AddressInfo).port;
     return this.port;
+  }
+
+  /**
+   * Once: on a connection where the client sent `after` (PostgreSQL protocol), the server's reply
+   * that ends its transaction (ReadyForQuery, idle) is swallowed and the connection cut, so the
+   * client never learns that its commit went through.
+   */
+  cutAfterCommit(after: string): Promise<void> {
+    return new Promise((done) => (this.cut = { after, done }));
+  }
+
+  private forward(client: net.Socket, upstream: net.Socket): void {
+    const idle = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]); // 'Z', length 5, 'I'
+    let armed = false;
+    client.on('data', (b: Buffer) => {
+      if (this.cut && b.includes(this.cut.after)) armed = true;
+      upstream.write(b);
+    });
+    upstream.on('data', (b: Buffer) => {
+      if (armed && this.cut && b.includes(idle)) {
+        const { done } = this.cut;
+        this.cut = undefined;
+        client.destroy();
+        upstream.destroy();
+        return done();
+      }
+      client.write(b);
+    });
   }
 
   /** Refuses new connections and drops open ones. */

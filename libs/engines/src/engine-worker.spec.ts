@@ -62,6 +62,9 @@ describe('EngineWorker', () => {
     const w = make({}, 300);
     // 'hang' never answers: only the call's own deadline can end it.
     await expect(w.call('hang')).rejects.toThrow(/no answer within 300 ms/);
+    expect(w.started).toBe(false);
+    // The fresh worker's start counts against the deadline too: a loaded machine must not fail the echo.
+    (w as unknown as { timeoutMs: number }).timeoutMs = 120_000;
     expect((await w.call<{ x: number }>('echo', [5])).x).toBe(5);
   });
 

@@ -33,7 +33,7 @@ export class EngineInputError extends Error {
 
 interface Pending {
   worker: Worker;
-  resolve: (value: any) => void;
+  resolve: (value: unknown) => void;
   reject: (error: Error) => void;
   timer: NodeJS.Timeout;
 }
@@ -105,7 +105,8 @@ export class EngineWorker {
         if (this.worker === worker) void this.close();
       }, this.timeoutMs);
       timer.unref();
-      this.pending.set(id, { worker, resolve, reject, timer });
+      // The worker answers with what the engine's method returned: the caller names that type as T.
+      this.pending.set(id, { worker, resolve: (value) => resolve(value as T), reject, timer });
       worker.ref();
       worker.postMessage({ id, method, args }, transferList);
     });
@@ -188,9 +189,7 @@ parentPort.on('message', ({ id, method, args, cancel }) => {
     }
     let handlers;
     try {
-      // One more try when loading fails: TensorFlow.js's WASM backend has been seen to report itself
-      // "not yet initialized" on a first load under heavy CPU load; a real failure fails twice.
-      handlersPromise = handlersPromise || init(workerData).catch(() => init(workerData));
+      handlersPromise = handlersPromise || init(workerData);
       handlers = await handlersPromise;
     } catch (error) {
       parentPort.postMessage({ id, ok: false, load: true, error: String((error && error.message) || error) });

@@ -17,6 +17,7 @@ export interface S3StorageOptions {
 
 /** The AWS SDK loads when an S3 storage is created, not at boot: an app on local disk never pays for its memory. */
 function s3(): typeof import('@aws-sdk/client-s3') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on first use, not at boot (see above)
   return require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
 }
 

@@ -5,7 +5,7 @@ import { Readable } from 'stream';
 import { LocalDiskStorage } from './local-disk.storage';
 import { isSafeKey, ObjectStorage } from './object-storage';
 import { S3Storage } from './s3.storage';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- s3rver ships no type declarations
 const S3rver = require('s3rver');
 
 async function readAll(stream: Readable): Promise<Buffer> {

@@ -157,14 +157,16 @@ export class WechatApiClient {
       throw new WechatApiError(-2, `transport: ${(err as Error).name}`, api);
     }
     if (!res.ok) throw new WechatApiError(-2, `HTTP ${res.status}`, api);
-    let json: any;
+    let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
       throw new WechatApiError(-2, 'response is not JSON', api);
     }
-    if (json && typeof json.errcode === 'number' && json.errcode !== 0) {
-      throw new WechatApiError(json.errcode, String(json.errmsg ?? ''), api);
+    // Every WeChat API reports a failure as { errcode, errmsg } with a non-zero errcode.
+    const { errcode, errmsg } = (json ?? {}) as { errcode?: unknown; errmsg?: unknown };
+    if (typeof errcode === 'number' && errcode !== 0) {
+      throw new WechatApiError(errcode, typeof errmsg === 'string' ? errmsg : '', api);
     }
     return json as T;
   }

@@ -168,17 +168,13 @@ describe('WeChat login against a local WeChat protocol server', () => {
       expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(0);
 
       const createTime = Math.floor(Date.now() / 1000);
-      // While the server reads the follower's profile the scene shows SCANNED.
-      wx.delays.set('cgi-bin/user/info', 600);
+      // While the server reads the follower's profile (held here) the scene shows SCANNED.
+      const profileRead = wx.hold('cgi-bin/user/info');
       const pushing = wx.scan(qr.ticket, { event: 'SCAN', createTime });
-      let seenScanned = false;
-      for (let i = 0; i < 20 && !seenScanned; i++) {
-        seenScanned = (await poll(qr.sceneStr)).data.qrcodeState === 1;
-        if (!seenScanned) await new Promise((r) => setTimeout(r, 25));
-      }
+      await profileRead.reached;
+      expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(1);
+      profileRead.release();
       const pushed = await pushing;
-      wx.delays.delete('cgi-bin/user/info');
-      expect(seenScanned).toBe(true);
       expect(pushed.status).toBe(200);
       expect(pushed.reply).toMatchObject({ MsgType: 'text', ToUserName: wx.openidOf(MP, wx.user), Content: expect.stringContaining('Login confirmed') });
       expect([1, 2]).toContain((await poll(qr.sceneStr)).data.qrcodeState);

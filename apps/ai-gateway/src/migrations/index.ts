@@ -2,6 +2,7 @@ import { SharedState1732240000000, SharedStateUnlogged1795500000000 } from '@app
 import { CreateApiKeysAndUsage1795400000000 } from './1795400000000-CreateApiKeysAndUsage';
 import { CreateBudgetHolds1795600000000 } from './1795600000000-CreateBudgetHolds';
 import { CreateStoredResponses1795700000000 } from './1795700000000-CreateStoredResponses';
+import { UsageEntryIds1795800000000 } from './1795800000000-UsageEntryIds';
 
 // Every migration of the AI gateway, in order (append new ones).
-export const GATEWAY_MIGRATIONS: Function[] = [SharedState1732240000000, CreateApiKeysAndUsage1795400000000, SharedStateUnlogged1795500000000, CreateBudgetHolds1795600000000, CreateStoredResponses1795700000000];
+export const GATEWAY_MIGRATIONS: Function[] = [SharedState1732240000000, CreateApiKeysAndUsage1795400000000, SharedStateUnlogged1795500000000, CreateBudgetHolds1795600000000, CreateStoredResponses1795700000000, UsageEntryIds1795800000000];

@@ -9,7 +9,7 @@ describe('LedgerWriter', () => {
     const inserted: LedgerEntry[][] = [];
     let failures = failFirst;
     // Column metadata as TypeORM gives it (property = column name here); the batch arrives as one JSON parameter.
-    const columns = ['id', ...Object.keys(entry(0)), 'createdAt'].map((p) => ({
+    const columns = ['id', 'entryId', ...Object.keys(entry(0)), 'createdAt'].map((p) => ({
       propertyName: p,
       databaseName: p,
       type: 'text',
@@ -20,7 +20,7 @@ describe('LedgerWriter', () => {
       getMetadata: () => ({ tableName: 'ai_usage_records', columns }),
       driver: { normalizeType: (c: { type: string }) => c.type },
       query: async (sql: string, params: unknown[]) => {
-        expect(sql).toMatch(/^INSERT INTO "ai_usage_records" \(.*"promptTokens".*\) SELECT .* FROM json_to_recordset\(\$1::json\)/);
+        expect(sql).toMatch(/^INSERT INTO "ai_usage_records" \(.*"entryId".*"promptTokens".*\) SELECT .* FROM json_to_recordset\(\$1::json\)/);
         expect(sql).not.toContain('"id"');
         if (failures-- > 0) throw new Error('db down');
         inserted.push(JSON.parse(params[0] as string));
@@ -62,30 +62,60 @@ describe('LedgerWriter', () => {
     expect(inserted.flat()).toHaveLength(7);
   });
 
-  it('charges keys without a budget once per key per flush, keeping a refused charge for the next flush', async () => {
-    const updates: unknown[][] = [];
-    let fail = 1;
-    const db = {
-      getRepository: () => ({ insert: async () => undefined }),
-      query: async (_sql: string, params: unknown[]) => {
-        if (params[0] === 'b' && fail-- > 0) throw new Error('db down');
-        updates.push(params);
-      },
-    };
-    const writer = new LedgerWriter(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any);
-    (writer as any).log = { error: jest.fn() };
-    writer.chargeLater('a', 0.009);
-    writer.chargeLater('a', 0.009);
-    writer.chargeLater('a', 0.009);
-    writer.chargeLater('b', 0.5);
-    writer.chargeLater('c', 0); // nothing to charge
-    expect(updates).toHaveLength(0);
+  it('charges keys without a budget with their new entries, once per key per batch, in key order', async () => {
+    const { writer, updates } = table();
+    const charged = (key: string, cost: string) => ({ ...entry(0), keyId: key, costYuan: cost, chargeKey: true });
+    writer.append(charged('b', '0.5000000000'));
+    writer.append(charged('a', '0.0090000000'));
+    writer.append(charged('a', '0.0090000000'));
+    writer.append({ ...entry(0), keyId: 'c', costYuan: '0.2000000000' }); // budgeted: charged when it settled
     await writer.flush();
-    expect(updates).toEqual([['a', '0.0270000000']]);
-    writer.chargeLater('b', 0.25);
+    expect(updates).toEqual([['a', '0.0180000000'], ['b', '0.5000000000']]);
+  });
+
+  it('writes a batch again after a failure past its commit without doubling rows or charges', async () => {
+    const { writer, rows, updates, loseAck } = table();
+    writer.append({ ...entry(1), keyId: 'a', costYuan: '0.0100000000', chargeKey: true });
+    writer.append(entry(2));
+    loseAck(1);
+    await writer.flush(); // committed, but the writer saw an error
+    expect(writer.pending).toBe(2);
+    writer.append({ ...entry(3), keyId: 'a', costYuan: '0.0200000000', chargeKey: true });
     await writer.flush();
-    expect(updates).toEqual([['a', '0.0270000000'], ['b', '0.7500000000']]);
-    await writer.flush();
-    expect(updates).toHaveLength(2);
+    expect(writer.pending).toBe(0);
+    expect(rows.map((r) => r.promptTokens).sort()).toEqual([1, 2, 3]);
+    expect(updates).toEqual([['a', '0.0100000000'], ['a', '0.0200000000']]);
   });
 });
+
+/** A ledger table with a unique entry id, in memory; `loseAck(n)`: the next n writes commit, then throw. */
+function table() {
+  const rows: LedgerEntry[] = [];
+  const updates: unknown[][] = [];
+  let lost = 0;
+  const run = async (work: (q: (sql: string, params: unknown[]) => Promise<any>) => Promise<unknown>) => {
+    const staged: LedgerEntry[] = [];
+    const stagedUpdates: unknown[][] = [];
+    const result = await work(async (sql, params) => {
+      if (sql.startsWith('UPDATE')) return void stagedUpdates.push(params);
+      expect(sql).toMatch(/ON CONFLICT \("entryId"\) DO NOTHING RETURNING "entryId" AS entry_id$/);
+      const fresh = (JSON.parse(params[0] as string) as LedgerEntry[]).filter((e) => !rows.some((r) => r.entryId === e.entryId) && !staged.some((r) => r.entryId === e.entryId));
+      staged.push(...fresh);
+      return fresh.map((e) => ({ entry_id: e.entryId }));
+    });
+    rows.push(...staged);
+    updates.push(...stagedUpdates);
+    if (lost-- > 0) throw new Error('Connection terminated unexpectedly');
+    return result;
+  };
+  const columns = ['id', 'entryId', ...Object.keys(entry(0)), 'createdAt'].map((p) => ({ propertyName: p, databaseName: p, type: 'text', isGenerated: p === 'id', isCreateDate: p === 'createdAt' }));
+  const db = {
+    getMetadata: () => ({ tableName: 'ai_usage_records', columns }),
+    driver: { normalizeType: (c: { type: string }) => c.type },
+    query: (sql: string, params: unknown[]) => run((q) => q(sql, params)),
+    transaction: (f: (m: { query: (sql: string, params: unknown[]) => Promise<any> }) => Promise<unknown>) => run((q) => f({ query: q })),
+  };
+  const writer = new LedgerWriter(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any);
+  (writer as any).log = { error: jest.fn() };
+  return { writer, rows, updates, loseAck: (n: number) => (lost = n) };
+}

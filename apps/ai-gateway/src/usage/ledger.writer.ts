@@ -1,23 +1,29 @@
+import { randomUUID } from 'crypto';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { GatewayConfig } from '../config/gateway.config';
 import { UsageRecord } from './usage-record.entity';
 
-export type LedgerEntry = Omit<UsageRecord, 'id' | 'createdAt'> & { createdAt?: Date };
+export type LedgerEntry = Omit<UsageRecord, 'id' | 'entryId' | 'createdAt'> & {
+  entryId?: string;
+  createdAt?: Date;
+  /** The key has no budget: its spending is charged when this entry is written (not a column). */
+  chargeKey?: boolean;
+};
 
 /**
  * Ledger writes leave the request path: entries queue in memory and are inserted in batches every
  * AI_LEDGER_FLUSH_MS (or at AI_LEDGER_BATCH_SIZE), and on shutdown everything left is written.
  * Budgets do not depend on this: a budgeted key is charged on its row when a call settles; a key
- * without a budget is charged here, with the batch (`chargeLater`).
+ * without a budget is charged here, in the transaction that writes its entries (`chargeKey`).
+ * A batch that fails is kept and written again; its entries' ids make that idempotent, since a
+ * failure may come after the commit (connection cut before the acknowledgement) (issue 19).
  */
 @Injectable()
 export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
   private readonly log = new Logger('UsageLedger');
   private queue: LedgerEntry[] = [];
-  /** Charges of keys without a budget, in units of 1e-10 yuan, written with the next flush. */
-  private readonly deferredSpend = new Map<string, number>();
   private timer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -33,19 +39,10 @@ export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
 
   /** Queues an entry (kept as given: the caller hands it over). */
   append(entry: LedgerEntry): void {
+    entry.entryId ??= randomUUID();
     entry.createdAt ??= new Date();
     this.queue.push(entry);
     if (this.queue.length >= this.config.AI_LEDGER_BATCH_SIZE) void this.flush();
-  }
-
-  /**
-   * Charges a key that has no budget. Nothing is held for such a key, so its spending need not be on
-   * the key row before the answer: one UPDATE per key per flush replaces one per call, which made
-   * every call of a busy key wait for the previous call's commit on that row (npm run bench).
-   */
-  chargeLater(keyId: string, costYuan: number): void {
-    const units = Math.round(costYuan * 1e10);
-    if (units > 0) this.deferredSpend.set(keyId, (this.deferredSpend.get(keyId) ?? 0) + units);
   }
 
   get pending(): number {
@@ -59,11 +56,10 @@ export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async writeQueued(): Promise<void> {
-    await this.writeDeferredSpend();
     while (this.queue.length) {
       const batch = this.queue.splice(0, this.config.AI_LEDGER_BATCH_SIZE);
       try {
-        await this.insert(batch);
+        await this.write(batch);
       } catch (e) {
         // Kept for the next tick rather than lost; the log names the failure, not the payload.
         this.queue.unshift(...batch);
@@ -74,17 +70,26 @@ export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * One INSERT of the whole batch from a single JSON parameter: the queued entries as they are
-   * (JSON.stringify of the array), read back by property name with json_to_recordset (json, not
-   * jsonb: PostgreSQL skips building the binary form, ~25 % less server CPU per row); columns left out
-   * of an entry take their defaults. TypeORM's insert builder (one bound parameter per column and row)
-   * and then a per-row copy keyed by column name were ~7 % and ~3 % of the gateway's CPU under load
-   * (npm run bench --cpu-prof ai-gateway).
+   * Inserts the batch (entries already in the table are skipped) and charges keys without a budget
+   * for the entries that were new, in one transaction: a retried batch neither doubles rows nor
+   * charges twice. One UPDATE per key per batch, in key order so two writers cannot deadlock.
    */
-  private async insert(batch: LedgerEntry[]): Promise<void> {
-    await this.db.query(this.insertSql(), [JSON.stringify(batch)]);
+  private async write(batch: LedgerEntry[]): Promise<void> {
+    if (!batch.some((e) => e.chargeKey)) return void (await this.db.query(this.insertSql(), [JSON.stringify(batch)]));
+    await this.db.transaction(async (m) => {
+      const written: { entry_id: string }[] = await m.query(this.insertSql(), [JSON.stringify(batch)]);
+      const fresh = new Set(written.map((r) => r.entry_id));
+      const units = new Map<string, number>();
+      for (const e of batch) {
+        if (!e.chargeKey || !e.keyId || !fresh.has(e.entryId!)) continue;
+        const u = Math.round(Number(e.costYuan) * 1e10);
+        if (u > 0) units.set(e.keyId, (units.get(e.keyId) ?? 0) + u);
+      }
+      for (const [keyId, u] of [...units].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        await m.query(`UPDATE ai_api_keys SET spent_yuan = spent_yuan + $2::numeric, last_used_at = now() WHERE id = $1`, [keyId, (u / 1e10).toFixed(10)]);
+      }
+    });
   }
-
   private sql?: string;
 
   private insertSql(): string {
@@ -97,30 +102,17 @@ export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
       if (c.isCreateDate) return `COALESCE(${read}, now())`;
       return typeof c.default === 'number' || typeof c.default === 'string' ? `COALESCE(${read}, ${literal(c.default)})` : read;
     };
+    const entryId = cols.find((c) => c.propertyName === 'entryId')!.databaseName;
     this.sql =
       `INSERT INTO "${meta.tableName}" (${cols.map((c) => `"${c.databaseName}"`).join(', ')}) ` +
-      `SELECT ${cols.map(value).join(', ')} FROM json_to_recordset($1::json) AS r(${cols.map((c) => `"${c.propertyName}" ${this.db.driver.normalizeType(c)}`).join(', ')})`;
+      `SELECT ${cols.map(value).join(', ')} FROM json_to_recordset($1::json) AS r(${cols.map((c) => `"${c.propertyName}" ${this.db.driver.normalizeType(c)}`).join(', ')}) ` +
+      `ON CONFLICT ("${entryId}") DO NOTHING RETURNING "${entryId}" AS entry_id`;
     return this.sql;
-  }
-
-  private async writeDeferredSpend(): Promise<void> {
-    if (!this.deferredSpend.size) return;
-    const charges = [...this.deferredSpend];
-    this.deferredSpend.clear();
-    for (const [keyId, units] of charges) {
-      try {
-        await this.db.query(`UPDATE ai_api_keys SET spent_yuan = spent_yuan + $2::numeric, last_used_at = now() WHERE id = $1`, [keyId, (units / 1e10).toFixed(10)]);
-      } catch (e) {
-        this.deferredSpend.set(keyId, (this.deferredSpend.get(keyId) ?? 0) + units);
-        this.log.error(`could not charge key ${keyId}: ${(e as Error).message}`);
-      }
-    }
   }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.flush();
     if (this.queue.length) this.log.error(`${this.queue.length} usage records could not be written at shutdown`);
-    if (this.deferredSpend.size) this.log.error(`spending of ${this.deferredSpend.size} keys could not be written at shutdown`);
   }
 }

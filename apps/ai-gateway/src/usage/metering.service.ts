@@ -75,11 +75,12 @@ export class MeteringService {
     if (outcome.status === 'failed' && (outcome.httpStatus ?? 0) >= 500) {
       this.log.warn({ requestId: outcome.requestId, endpoint: outcome.endpoint, model: outcome.model, provider: outcome.provider, status: outcome.httpStatus }, `upstream call failed: ${outcome.error ?? 'unknown error'}`);
     }
-    try {
-      if (reservation.holdId) await this.keys.settle(reservation.keyId, reservation.holdId, yuanText(cost));
-      else this.ledger.chargeLater(reservation.keyId, cost);
-    } catch (e) {
-      this.log.error(`could not settle key ${reservation.keyId}: ${(e as Error).message}`);
+    if (reservation.holdId) {
+      try {
+        await this.keys.settle(reservation.keyId, reservation.holdId, yuanText(cost));
+      } catch (e) {
+        this.log.error(`could not settle key ${reservation.keyId}: ${(e as Error).message}`);
+      }
     }
     const entry: LedgerEntry = {
       keyId: reservation.keyId,
@@ -98,6 +99,8 @@ export class MeteringService {
       error: outcome.error ? outcome.error.slice(0, 500) : null,
       latencyMs: Date.now() - reservation.startedAt,
       requestId: outcome.requestId ?? null,
+      // Without a hold the key is charged with the ledger write.
+      chargeKey: !reservation.holdId && cost > 0,
     };
     this.ledger.append(entry);
   }

@@ -8,6 +8,10 @@ export class UsageRecord {
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   id: string;
 
+  /** Made when the call settles; unique, so a batch written twice adds nothing the second time. */
+  @Column({ name: 'entry_id', type: 'uuid', nullable: true })
+  entryId: string | null;
+
   @Column({ name: 'key_id', type: 'uuid', nullable: true })
   keyId: string | null;
 

@@ -95,7 +95,8 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
         if (next) return { session, refreshToken: successor, refreshExpiresIn: Math.max(0, next.expiresTime.getTime() - this.clock.now()) };
       }
     }
-    await this.sessions.revoke(session.memberId, session.id, 'refresh_reuse');
+    // Through revoke(): this replica's session-check cache forgets the member at once.
+    await this.revoke(session.memberId, session.id, 'refresh_reuse');
     this.logger.warn(`refresh token reuse detected; session ${session.id} of member ${session.memberId} revoked`);
     throw invalid();
   }

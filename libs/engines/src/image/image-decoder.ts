@@ -6,6 +6,7 @@ let sharpLib: typeof Sharp | undefined;
 
 /** libvips loads with the first image, not at boot: a chat-only gateway never pays for its memory. */
 function sharp(input: Buffer, options: Sharp.SharpOptions): Sharp.Sharp {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on first use, not at boot (see above)
   sharpLib ??= require('sharp') as typeof Sharp;
   return sharpLib(input, options);
 }

@@ -5,8 +5,8 @@ let fontRegistered = false;
 
 /** A white PNG with each line drawn in black in Noto Sans SC (a CJK font shipped on npm). */
 export function renderTextPng(lines: string[], opts: { width?: number; height?: number; fontSize?: number } = {}): Buffer {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { createCanvas, GlobalFonts } = require('@napi-rs/canvas');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a dev dependency, loaded only when a test draws
+  const { createCanvas, GlobalFonts } = require('@napi-rs/canvas') as typeof import('@napi-rs/canvas');
   if (!fontRegistered) {
     GlobalFonts.registerFromPath(require.resolve('@expo-google-fonts/noto-sans-sc/400Regular/NotoSansSC_400Regular.ttf'), 'Noto Sans SC Test');
     fontRegistered = true;
@@ -26,8 +26,8 @@ export function renderTextPng(lines: string[], opts: { width?: number; height?: 
 
 /** A plain PNG of one colour (no text, no faces). */
 export function renderBlankPng(width = 320, height = 240, colour = '#88aacc'): Buffer {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { createCanvas } = require('@napi-rs/canvas');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a dev dependency, loaded only when a test draws
+  const { createCanvas } = require('@napi-rs/canvas') as typeof import('@napi-rs/canvas');
   const canvas = createCanvas(width, height);
   const g = canvas.getContext('2d');
   g.fillStyle = colour;

@@ -63,6 +63,9 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   for (const reader of bodyReaders) app.use(reader);
   const server = app.getHttpServer();
   server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
+  // Idle keep-alive connections are closed by the client or the load balancer in front (whose idle
+  // timeouts are commonly 60 s), not by the app first: a request sent as the app closes the socket fails.
+  server.keepAliveTimeout = 65_000;
   const prefix = normalizePrefix(options.prefix);
   if (prefix) app.setGlobalPrefix(prefix);
   const pipeline = app.get(HttpPipeline);
