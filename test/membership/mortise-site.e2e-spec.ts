@@ -324,7 +324,7 @@ describe.each([
     expect(site.refreshToken).not.toBe(firstRefresh);
     expect(site.user).toMatchObject({ username });
     // A refresh that fails logs the site out and the original 401 reaches the page (onUnauthorized -> /auth/login).
-    site.token = expiredCopyOf(site.token!);
+    site.token = expiredCopyOf(site.token);
     site.refreshToken = 'not-a-refresh-token';
     const err = await site.$api('/api/v1/app/auth/profile').catch((e: FetchError) => e);
     expect((err as FetchError).status).toBe(401);

@@ -36,7 +36,7 @@ describe('per-address limits group IPv6 by network', () => {
       let error: string | undefined;
       ws.on('open', () => ws.send(JSON.stringify({ type: 'config', language: 'en', api_key: apiKey })));
       ws.on('message', (data) => {
-        const m = JSON.parse(data.toString());
+        const m = JSON.parse((data as Buffer).toString());
         if (m.type === 'error') error = m.code;
       });
       ws.on('close', (close) => resolve({ close, error }));

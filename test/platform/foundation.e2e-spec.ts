@@ -215,7 +215,7 @@ describe('foundation: hostile bodies', () => {
         socket.write('POST /api/v1/app/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"account":');
       });
       let data = '';
-      socket.on('data', (d) => (data += d));
+      socket.on('data', (d: Buffer) => (data += d.toString()));
       socket.on('close', () => resolve(data));
       socket.on('error', reject);
     });

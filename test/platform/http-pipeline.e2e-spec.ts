@@ -53,7 +53,7 @@ function expectSecurityHeaders(headers: Headers | Record<string, string>, what: 
 
 /** The keys of the app's declared direct routes (so the cases below are known to exercise them). */
 function directRoutes(app: RunningApp): string[] {
-  return [...((app.app.get(HttpPipeline) as unknown as { routes: Map<string, unknown> }).routes.keys())];
+  return [...app.app.get<HttpPipeline, { routes: Map<string, unknown> }>(HttpPipeline).routes.keys()];
 }
 
 /** Captures the app's access log lines (level info and above) and resolves waiters by request id. */
@@ -92,7 +92,7 @@ function unfinishedBody(baseUrl: string, head: string, partialBody: string): Pro
   return new Promise<string>((resolve, reject) => {
     const socket = net.connect(Number(port), hostname, () => socket.write(`${head}\r\n\r\n${partialBody}`));
     let data = '';
-    socket.on('data', (d) => (data += d));
+    socket.on('data', (d: Buffer) => (data += d.toString()));
     socket.on('close', () => resolve(data));
     socket.on('error', reject);
   });
@@ -217,7 +217,7 @@ describe('http pipeline: gateway', () => {
 
   it('authenticates a refused key once, answers 401 in the OpenAI shape and counts one failure for the address', async () => {
     const authenticate = jest.spyOn(f.gw.app.get(GatewayAuthenticator), 'authenticate');
-    const failed = jest.spyOn(f.gw.app.get(AUTH_LIMITER) as { failed(req: unknown, res: unknown): Promise<void> }, 'failed');
+    const failed = jest.spyOn(f.gw.app.get<{ failed(req: unknown, res: unknown): Promise<void> }>(AUTH_LIMITER), 'failed');
     const upstreamCalls = f.openai.requests.length;
     const refused = await post('/v1/chat/completions', chatBody(), { authorization: 'Bearer sk-not-a-key', 'x-forwarded-for': '203.0.113.50' });
     expect(refused.status).toBe(401);

@@ -2,7 +2,7 @@ import { startGateway, startMembership } from '../support/apps';
 import { sqlClient } from '../support/database';
 
 // shared_state holds re-creatable short-lived values; UNLOGGED keeps its per-request counter updates
-// off the WAL flush (npm run bench measured ~0.6 ms per commit and row-lock convoys under load).
+// off the WAL flush (commits waiting on it made row-lock convoys under load).
 describe('shared_state table', () => {
   it.each([
     ['membership', startMembership],

@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { DefaultDenyGuard } from '@app/auth';
 import { DatabaseModule } from '@app/database';
@@ -15,7 +15,7 @@ import { OAuthModule } from './oauth/oauth.module';
 import { WechatModule } from './wechat/wechat.module';
 
 /** Feature modules of the membership app (append new ones). */
-const FEATURES: any[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule];
+const FEATURES: Type[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule];
 
 @Module({})
 export class AppModule {

@@ -12,11 +12,11 @@ export const Roles = (...roles: string[]) => SetMetadata(REQUIRED_ROLES, roles);
 
 /** The authenticated caller of the request. */
 export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal | undefined => {
-  return ctx.switchToHttp().getRequest().principal;
+  return ctx.switchToHttp().getRequest<{ principal?: Principal }>().principal;
 });
 
 /** Reads the Bearer token of an Authorization header, or null. */
-export function bearerToken(req: { headers: Record<string, any> }): string | null {
+export function bearerToken(req: { headers: Record<string, unknown> }): string | null {
   const header = req.headers?.authorization;
   if (typeof header !== 'string') return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);

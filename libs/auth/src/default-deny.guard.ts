@@ -1,5 +1,6 @@
 import { CanActivate, ExecutionContext, ForbiddenException, Inject, Injectable, Optional, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
 import { IS_PUBLIC, REQUIRED_ROLES } from './decorators';
 import { AUTH_LIMITER, AUTHENTICATOR, AuthLimiter, Authenticator, Principal } from './principal';
 
@@ -16,8 +17,8 @@ export class DefaultDenyGuard implements CanActivate {
     if (context.getType() !== 'http') return true;
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
-    const req = context.switchToHttp().getRequest();
-    const principal = await authenticateRequest(req, context.switchToHttp().getResponse(), this.authenticator, this.limiter);
+    const req = context.switchToHttp().getRequest<Request & { principal?: Principal }>();
+    const principal = await authenticateRequest(req, context.switchToHttp().getResponse<Response>(), this.authenticator, this.limiter);
     req.principal = principal;
     const roles = this.reflector.getAllAndOverride<string[]>(REQUIRED_ROLES, targets) ?? [];
     if (roles.some((r) => !principal.roles.includes(r))) throw new ForbiddenException('Not allowed');
@@ -29,7 +30,7 @@ export class DefaultDenyGuard implements CanActivate {
  * Who is calling, or a 401 (429 when the address or principal is over its limit): the credentials check
  * of every authenticated route, the guard's and the app pipeline's direct routes' (HttpPipeline).
  */
-export async function authenticateRequest(req: any, res: any, authenticator?: Authenticator, limiter?: AuthLimiter): Promise<Principal> {
+export async function authenticateRequest(req: Request, res: Response, authenticator?: Authenticator, limiter?: AuthLimiter): Promise<Principal> {
   limiter?.before(req, res);
   let principal: Principal | null;
   try {
@@ -47,7 +48,8 @@ export async function authenticateRequest(req: any, res: any, authenticator?: Au
   return principal;
 }
 
-function isAuthFailure(e: any): boolean {
-  const status = typeof e?.getStatus === 'function' ? e.getStatus() : e?.status;
+function isAuthFailure(e: unknown): boolean {
+  const err = e as { getStatus?: () => unknown; status?: unknown } | null | undefined;
+  const status = typeof err?.getStatus === 'function' ? err.getStatus() : err?.status;
   return status === 401 || status === 403;
 }

@@ -1,18 +1,33 @@
+import type { Request } from 'express';
+
 /** Who is calling: a member (JWT), an API key, or the gateway admin token. */
 export interface Principal {
   id: string;
   kind: 'member' | 'api-key' | 'admin';
   roles: string[];
-  claims?: Record<string, any>;
+  /** The credential's own claims; each app reads them as its claims type. */
+  claims?: object;
 }
 
 /** Each app provides one; the global guard asks it who the caller is. */
 export interface Authenticator {
   /** Resolves the caller, or null when the request carries no valid credentials. May throw a 401/403 itself. */
-  authenticate(req: any): Promise<Principal | null>;
+  authenticate(req: Request): Promise<Principal | null>;
 }
 
 export const AUTHENTICATOR = Symbol('AUTHENTICATOR');
+
+/** What the limiter reads of a caller: its address (an HTTP request, or a WebSocket's handshake). */
+export interface LimitedCaller {
+  ip?: string;
+  socket?: { remoteAddress?: string };
+}
+
+/** Where the limiter may set Retry-After: the HTTP response, when there is one. */
+export interface LimitedResponse {
+  headersSent?: boolean;
+  setHeader?(name: string, value: string): unknown;
+}
 
 /**
  * Optional limits around authentication, provided by the platform: strangers are counted per client
@@ -20,11 +35,11 @@ export const AUTHENTICATOR = Symbol('AUTHENTICATOR');
  */
 export interface AuthLimiter {
   /** Before credentials are checked: throws (429) while this client address is blocked for failed attempts. */
-  before(req: any, res: any): void;
+  before(req: LimitedCaller, res: LimitedResponse | null): void;
   /** Credentials missing or refused: counts it per client address; throws 429 once over the limit. */
-  failed(req: any, res: any): Promise<void>;
+  failed(req: LimitedCaller, res: LimitedResponse | null): Promise<void>;
   /** Authenticated: the caller's own limit (members per member; API keys count their own rate); throws 429 when over. */
-  succeeded(req: any, res: any, principal: Principal): Promise<void>;
+  succeeded(req: LimitedCaller, res: LimitedResponse | null, principal: Principal): Promise<void>;
 }
 
 export const AUTH_LIMITER = Symbol('AUTH_LIMITER');

@@ -316,7 +316,7 @@ export const GATEWAY_ERRORS = {
   [GatewayErrorCode.StreamSessionLimit]: spec<{ seconds: number }>({ ...BAD_REQUEST, code: 'session_limit', message: (p) => `a session may carry at most ${p.seconds} seconds of audio` }),
   [GatewayErrorCode.StreamSegmentFailed]: spec<{ reason: string }>({ status: 500, type: 'server_error', code: 'transcription_failed', message: (p) => `a segment could not be transcribed: ${p.reason}` }),
   [GatewayErrorCode.ServerShutdown]: spec({ ...UNAVAILABLE, code: 'server_shutdown', message: () => 'the server is shutting down' }),
-} satisfies { [C in GatewayErrorCode]: GatewayErrorSpec<any> };
+} satisfies { [C in GatewayErrorCode]: GatewayErrorSpec<never> };
 
 type Catalog = typeof GATEWAY_ERRORS;
 export type GatewayErrorParams<C extends GatewayErrorCode> = Catalog[C] extends GatewayErrorSpec<infer P> ? P : never;

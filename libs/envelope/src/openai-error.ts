@@ -60,7 +60,7 @@ export class OpenAiExceptionFilter implements ExceptionFilter {
 
 export function sendOpenAiError(exception: unknown, req: Request, res: Response, logger: Logger): void {
   const { status, body, retryAfterSeconds, unexpected } = openAiErrorBody(exception);
-  const requestId = (req as any).id;
+  const requestId = (req as Request & { id?: string }).id;
   if (unexpected) logger.error({ err: exception, requestId, path: req.path }, 'Unexpected error');
   if (res.headersSent) {
     res.end();

@@ -40,6 +40,7 @@ type HeadHook = (res: ServerResponse) => void;
 export function enableHeadHooks(app: ExpressPrototypes): void {
   const response = app.response as { writeHead: ServerResponse['writeHead'] };
   if (Object.prototype.hasOwnProperty.call(response, 'writeHead')) return;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- Node's own writeHead, applied below with the response as this
   const writeHead = ServerResponse.prototype.writeHead;
   response.writeHead = function (this: ServerResponse & { [HEAD_HOOKS]?: HeadHook[] }, ...args: unknown[]) {
     const hooks = this[HEAD_HOOKS];
@@ -48,7 +49,7 @@ export function enableHeadHooks(app: ExpressPrototypes): void {
       for (const hook of hooks) hook(this);
     }
     return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-  } as ServerResponse['writeHead'];
+  };
 }
 
 /** Runs `hook` just before this response's head is written (once; headers set there are sent). */

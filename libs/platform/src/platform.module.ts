@@ -45,7 +45,7 @@ export class PlatformModule {
           useFactory: (config: BaseConfig, storage: SharedThrottlerStorage) => ({
             throttlers: [{ name: 'default', ttl: 60_000, limit: config.RATE_LIMIT_PER_MINUTE }],
             // The same address key as every other per-address limit (IPv6 by RATE_LIMIT_IPV6_PREFIX).
-            getTracker: (req: any) => clientLimitKey(req, config.RATE_LIMIT_IPV6_PREFIX),
+            getTracker: (req: { ip?: string; socket?: { remoteAddress?: string } }) => clientLimitKey(req, config.RATE_LIMIT_IPV6_PREFIX),
             storage,
             errorMessage: 'Too many requests, retry later',
           }),

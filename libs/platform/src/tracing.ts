@@ -6,6 +6,7 @@
 // `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`. Instrumented: incoming and outgoing node:http(s),
 // pg queries, and undici/fetch upstream calls. Probe and scrape paths are not traced.
 // The SDK packages are required lazily, so an app with tracing off does not load them.
+import { resolve } from 'path';
 import { loggedPath } from './logging/logged-path';
 
 export interface TracingHandle {
@@ -60,16 +61,14 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
     throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT is not a valid URL: ${JSON.stringify(endpoint)}`);
   }
 
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const { NodeTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
-  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
-  const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
-  const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions');
-  const { registerInstrumentations } = require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation');
-  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
-  const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
-  const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
-  /* eslint-enable @typescript-eslint/no-require-imports */
+  const { NodeTracerProvider, BatchSpanProcessor } = sdk<typeof import('@opentelemetry/sdk-trace-node')>('@opentelemetry/sdk-trace-node');
+  const { OTLPTraceExporter } = sdk<typeof import('@opentelemetry/exporter-trace-otlp-http')>('@opentelemetry/exporter-trace-otlp-http');
+  const { resourceFromAttributes } = sdk<typeof import('@opentelemetry/resources')>('@opentelemetry/resources');
+  const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = sdk<typeof import('@opentelemetry/semantic-conventions')>('@opentelemetry/semantic-conventions');
+  const { registerInstrumentations } = sdk<typeof import('@opentelemetry/instrumentation')>('@opentelemetry/instrumentation');
+  const { HttpInstrumentation } = sdk<typeof import('@opentelemetry/instrumentation-http')>('@opentelemetry/instrumentation-http');
+  const { PgInstrumentation } = sdk<typeof import('@opentelemetry/instrumentation-pg')>('@opentelemetry/instrumentation-pg');
+  const { UndiciInstrumentation } = sdk<typeof import('@opentelemetry/instrumentation-undici')>('@opentelemetry/instrumentation-undici');
 
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({
@@ -140,10 +139,16 @@ export function redactedUrl(raw: string): URL | null {
   return url;
 }
 
+/** An SDK package, required only once tracing is on (see the top of this file). */
+function sdk<T>(id: string): T {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose: an app with tracing off never loads the SDK
+  return require(id) as T;
+}
+
 function packageVersion(): string {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return (require(require('path').resolve(process.cwd(), 'package.json')) as { version?: string }).version ?? '0.0.0';
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the app's package.json at run time, outside the compiled tree
+    return (require(resolve(process.cwd(), 'package.json')) as { version?: string }).version ?? '0.0.0';
   } catch {
     return '0.0.0';
   }

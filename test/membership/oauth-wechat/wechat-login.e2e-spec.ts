@@ -277,7 +277,7 @@ describe('WeChat login against a local WeChat protocol server', () => {
     const signedUrl = (appId: string, token: string, extra: Record<string, string> = {}) => {
       const timestamp = String(Math.floor(Date.now() / 1000));
       const nonce = Math.random().toString(36).slice(2, 12);
-      return `${app.url}/api/v1/wechat/portal/${appId}?${new URLSearchParams({ signature: wechatSignature(token, timestamp, nonce), timestamp, nonce, ...extra })}`;
+      return `${app.url}/api/v1/wechat/portal/${appId}?${new URLSearchParams({ signature: wechatSignature(token, timestamp, nonce), timestamp, nonce, ...extra }).toString()}`;
     };
 
     it('safe mode: a validly signed plaintext SCAN push is refused and logs nobody in', async () => {
@@ -374,7 +374,7 @@ describe('WeChat login against a local WeChat protocol server', () => {
       );
       try {
         const qr = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data;
-        const onReplica = async (path: string) => (await (await fetch(replica.url + path, { headers: browser.headers() })).json()) as any;
+        const onReplica = async (path: string) => (await (await fetch(replica.url + path, { headers: browser.headers() })).json());
         expect((await onReplica(`/api/v1/app/oauth2/qrcode/state/${qr.sceneStr}`)).data.qrcodeState).toBe(0);
         wx.setPortal(MP, `${replica.url}/api/v1/wechat/portal/${MP}`);
         expect((await wx.scan(qr.ticket, { event: 'SCAN' })).reply?.Content).toContain('Login confirmed');
@@ -389,7 +389,7 @@ describe('WeChat login against a local WeChat protocol server', () => {
     });
 
     it('documents every endpoint in Swagger', async () => {
-      const doc = (await (await fetch(`${app.url}/v3/api-docs`)).json()) as any;
+      const doc = await (await fetch(`${app.url}/v3/api-docs`)).json();
       for (const path of [
         '/api/v1/app/oauth2/wechat/qrcode',
         '/api/v1/app/oauth2/qrcode/state/{state}',

@@ -35,7 +35,7 @@ describe('AccessTokenService.verify (remembers verified tokens)', () => {
 
   it('signs and checks expiry by the injected Clock, not Date.now (uncached tokens too)', () => {
     let now = Date.UTC(2031, 0, 1);
-    const clock = { now: () => now } as Clock;
+    const clock: Clock = { now: () => now };
     const signer = service(2_000, clock).tokens;
     const { token } = signer.sign('42', 'sid-1', 'password');
     const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());

@@ -35,8 +35,8 @@ export class AccessTokenService {
   private readonly jwt: JwtService;
   private readonly ttlSeconds: number;
   // Tokens whose signature and claims this replica already checked, by the exact token string: the
-  // signature check (HMAC, base64url and JSON decoding) was ~8 % of a profile read's CPU (npm run bench
-  // --cpu-prof membership). Only the expiry depends on time; it is checked again on every use.
+  // signature check (HMAC, base64url and JSON decoding) is a real share of a profile read's CPU (README,
+  // Performance). Only the expiry depends on time; it is checked again on every use.
   private readonly verified = new Map<string, AccessTokenClaims>();
 
   constructor(
@@ -45,7 +45,7 @@ export class AccessTokenService {
     private readonly clock: Clock,
   ) {
     // A KeyObject, not the string: given a string, jsonwebtoken first tries (and fails) to parse it as
-    // a PEM public/private key on every verify and sign, ~15% of a profile request's CPU (npm run bench).
+    // a PEM public/private key on every verify and sign.
     this.jwt = new JwtService({ secret: createSecretKey(Buffer.from(secrets.accessToken, 'utf8')) as unknown as string });
     this.ttlSeconds = Math.max(1, Math.floor(config.ACCESS_TOKEN_TTL / 1000));
   }

@@ -9,6 +9,7 @@ import { Member } from '../members/member.entity';
 import { LINKED_IDENTITIES, LinkedIdentitiesSource } from '../members/linked-identities';
 import { MembersService } from '../members/members.service';
 import { clientIp } from '../sessions/client-info';
+import { sessionIdOf } from '../sessions/session-id';
 import { SessionsService } from '../sessions/sessions.service';
 import { VerificationService } from '../verification/verification.service';
 import {
@@ -229,7 +230,7 @@ export class AuthController implements OnModuleInit {
   @ApiOperation({ summary: 'End the current session: its access and refresh tokens stop working at once' })
   @ApiEnvelope(null)
   async logout(@CurrentPrincipal() principal: Principal): Promise<null> {
-    await this.sessions.revoke(principal.id, principal.claims?.sid, 'logout');
+    await this.sessions.revoke(principal.id, sessionIdOf(principal) ?? '', 'logout');
     return null;
   }
 

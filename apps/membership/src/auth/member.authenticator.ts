@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Authenticator, bearerToken, Principal } from '@app/auth';
+import type { Request } from 'express';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { SessionsService } from '../sessions/sessions.service';
 import { AccessTokenService } from './access-token.service';
@@ -32,7 +33,7 @@ export class MemberAuthenticator implements Authenticator {
     void this.sessions.touch(sessionId).catch(() => undefined);
   }
 
-  async authenticate(req: any): Promise<Principal | null> {
+  async authenticate(req: Request): Promise<Principal | null> {
     const raw = bearerToken(req);
     if (!raw) return null;
     const claims = this.tokens.verify(raw);

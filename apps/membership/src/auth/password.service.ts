@@ -6,6 +6,7 @@ import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
 import { PasswordHasher } from '../security/password-hasher';
 import { PasswordPolicy } from '../security/password-policy';
+import { sessionIdOf } from '../sessions/session-id';
 import { SessionsService } from '../sessions/sessions.service';
 import { CodeTarget, VerificationService } from '../verification/verification.service';
 import { ChangePasswordRequest, ResetPasswordRequest } from './dtos/auth.requests';
@@ -35,7 +36,7 @@ export class PasswordService {
     // Only over the hash just checked (or still none): a reset by code in between keeps its password.
     const stored = await this.members.replacePassword(member.id, member.passwordHash, body.newPassword);
     if (!stored) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, msg('auth.oldPasswordWrong'));
-    const revokedSessions = await this.sessions.revokeAll(member.id, 'password_changed', principal.claims?.sid);
+    const revokedSessions = await this.sessions.revokeAll(member.id, 'password_changed', sessionIdOf(principal));
     return { revokedSessions };
   }
 

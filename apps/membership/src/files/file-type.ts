@@ -20,6 +20,7 @@ export function isInlineImage(mime: string): boolean {
 /** The client's file name, kept only as a label: no path, no control characters, bounded. */
 export function cleanOriginalName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
-  const cleaned = base.replace(/[\x00-\x1f\x7f"]/g, '').replace(/^\.+/, '').trim().slice(0, 255);
+  // Drops C0 controls (below \x20), DEL (\x7f) and '"': every UTF-16 unit outside the kept ranges.
+  const cleaned = base.replace(/[^\x20\x21\x23-\x7e\x80-\uffff]/g, '').replace(/^\.+/, '').trim().slice(0, 255);
   return cleaned || 'file';
 }

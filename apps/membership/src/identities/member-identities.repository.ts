@@ -81,7 +81,8 @@ export class MemberIdentitiesRepository {
       .orIgnore()
       .returning('*')
       .execute();
-    if (inserted.raw?.length) return { identity: (await this.findBySubject(values.provider, values.subject))!, created: true };
+    const raw: unknown = inserted.raw;
+    if (Array.isArray(raw) && raw.length) return { identity: (await this.findBySubject(values.provider, values.subject))!, created: true };
     return { identity: (await this.findBySubject(values.provider, values.subject))!, created: false };
   }
 

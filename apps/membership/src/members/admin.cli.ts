@@ -10,7 +10,7 @@ import { AdminBootstrapService } from './admin-bootstrap.service';
 
 async function firstLine(input: Readable): Promise<string> {
   let data = '';
-  for await (const chunk of input) {
+  for await (const chunk of input as AsyncIterable<string | Buffer>) {
     data += chunk.toString();
     if (data.includes('\n')) break;
   }

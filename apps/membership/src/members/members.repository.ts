@@ -68,7 +68,7 @@ export class MembersRepository {
       await this.repo.update({ id }, { passwordHash });
       return true;
     }
-    const res = await this.repo.query(
+    const res = await this.repo.query<unknown[]>(
       `UPDATE members SET password_hash = $2, updated_time = now() WHERE id = $1 AND password_hash IS NOT DISTINCT FROM $3 RETURNING id`,
       [id, passwordHash, expected],
     );

@@ -19,7 +19,7 @@ export function hydrateEntity<T extends ObjectLiteral>(repo: Repository<T>, raw:
   const entity = meta.create() as T;
   for (const c of meta.columns) {
     if (!(c.databaseName in raw)) continue;
-    (entity as any)[c.propertyName] = driver.prepareHydratedValue(raw[c.databaseName], c);
+    (entity as Record<string, unknown>)[c.propertyName] = driver.prepareHydratedValue(raw[c.databaseName], c);
   }
   return entity;
 }

@@ -1,3 +1,5 @@
+import type { Type } from '@nestjs/common';
+import type { MigrationInterface } from 'typeorm';
 import { SharedState1732240000000, SharedStateUnlogged1795500000000 } from '@app/database';
 import { CreateMemberAccounts1795314856814 } from './1795314856814-CreateMemberAccounts';
 import { CreateMemberIdentities1795400000000 } from './1795400000000-CreateMemberIdentities';
@@ -5,4 +7,4 @@ import { MemberContactProof1795600000000 } from './1795600000000-MemberContactPr
 import { SiteTitleTemplateSiteName1795700000000 } from './1795700000000-SiteTitleTemplateSiteName';
 
 // Every migration of the membership app, in order (append new ones).
-export const MEMBERSHIP_MIGRATIONS: Function[] = [SharedState1732240000000, CreateMemberAccounts1795314856814, CreateMemberIdentities1795400000000, SharedStateUnlogged1795500000000, MemberContactProof1795600000000, SiteTitleTemplateSiteName1795700000000];
+export const MEMBERSHIP_MIGRATIONS: Type<MigrationInterface>[] = [SharedState1732240000000, CreateMemberAccounts1795314856814, CreateMemberIdentities1795400000000, SharedStateUnlogged1795500000000, MemberContactProof1795600000000, SiteTitleTemplateSiteName1795700000000];

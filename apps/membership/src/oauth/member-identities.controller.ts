@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode } from '@app/envelope';
 import { MemberIdentitiesService } from '../identities/member-identities.service';
+import { sessionIdOf } from '../sessions/session-id';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
 import { ApiError } from './dtos/api-error';
 import { RedirectQuery } from './dtos/oauth2.requests';
@@ -58,7 +59,7 @@ export class MemberIdentitiesController {
   ): Promise<OAuth2AuthUrlResponse> {
     const reg = this.registry.get(registrationId);
     const kind = reg.provider === 'wechat-open' ? 'wechat-qrconnect' : reg.provider === 'wechat-mp' ? 'wechat-mobile' : 'standard';
-    return this.logins.start(reg, req, { kind, redirectUri: q.redirectUri, linkMemberId: memberId(me), linkSessionId: me.claims?.sid });
+    return this.logins.start(reg, req, { kind, redirectUri: q.redirectUri, linkMemberId: memberId(me), linkSessionId: sessionIdOf(me) });
   }
 
   @Delete(':id')

@@ -31,8 +31,9 @@ export class RedirectAllowlist {
    */
   resolve(candidate: string, base: string): string | null {
     if (typeof candidate !== 'string' || candidate.length === 0 || candidate.length > 2048) return null;
-    // Browsers and URL parsers drop or reinterpret these; refuse rather than guess.
-    if (/[\u0000-\u0020\u007f\\]/.test(candidate) || /[^\u0021-\u007e]/.test(candidate)) return null;
+    // Browsers and URL parsers drop or reinterpret these (a backslash, controls, space, DEL, anything
+    // outside printable ASCII); refuse rather than guess.
+    if (candidate.includes('\\') || /[^\u0021-\u007e]/.test(candidate)) return null;
     if (candidate.startsWith('/')) {
       if (candidate.startsWith('//')) return null;
       const baseOrigin = RedirectAllowlist.originOf(base);

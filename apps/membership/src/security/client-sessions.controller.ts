@@ -2,6 +2,7 @@ import { Controller, Delete, Get, Param } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, msg } from '@app/envelope';
+import { sessionIdOf } from '../sessions/session-id';
 import { SessionsService } from '../sessions/sessions.service';
 
 export class ClientSessionView {
@@ -32,7 +33,7 @@ export class ClientSessionsController {
   @ApiOperation({ summary: 'List the live sessions of the current member' })
   @ApiEnvelope(ClientSessionView, { isArray: true })
   async list(@CurrentPrincipal() principal: Principal): Promise<ClientSessionView[]> {
-    const sid = principal.claims?.sid;
+    const sid = sessionIdOf(principal);
     return (await this.sessions.list(principal.id)).map((s) => ({
       id: s.id,
       deviceName: s.deviceName,

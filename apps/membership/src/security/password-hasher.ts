@@ -8,8 +8,8 @@ export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeC
 
 /**
  * At most `limit` hashes run at once; the others wait their turn. argon2 runs on libuv's 4 threads:
- * on a 2-core machine 4 parallel hashes took both cores and profile reads waited ~250 ms behind a
- * login flood (npm run bench). Leaving one core to the event loop keeps the server responsive.
+ * on a 2-core machine 4 parallel hashes took both cores and profile reads waited behind a login flood.
+ * Leaving one core to the event loop keeps the server responsive.
  */
 export class HashSlots {
   private active = 0;

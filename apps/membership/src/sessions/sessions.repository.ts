@@ -24,7 +24,7 @@ export class SessionsRepository {
   async createWithToken(session: Partial<MemberSession>, token: Partial<RefreshToken>, passwordHash?: string): Promise<MemberSession | null> {
     return this.db.transaction(async (m) => {
       if (passwordHash !== undefined) {
-        const current = await m.query(`SELECT 1 FROM members WHERE id = $1 AND password_hash = $2 FOR SHARE`, [session.memberId, passwordHash]);
+        const current = await m.query<unknown[]>(`SELECT 1 FROM members WHERE id = $1 AND password_hash = $2 FOR SHARE`, [session.memberId, passwordHash]);
         if (!current.length) return null;
       }
       const saved = await m.getRepository(MemberSession).save(m.getRepository(MemberSession).create(session));
@@ -41,7 +41,7 @@ export class SessionsRepository {
   /** One indexed join per authenticated request: is the session live and the member enabled? */
   async liveness(sessionId: string, memberId: string): Promise<SessionLiveness | null> {
     if (!isUuid(sessionId)) return null;
-    const rows = await this.db.query(
+    const rows = await this.db.query<{ revoked: boolean; expired: boolean; status: string; roles: string[] }[]>(
       `SELECT s.revoked_time IS NOT NULL AS revoked, s.expires_time < now() AS expired, m.status, m.roles
          FROM member_sessions s JOIN members m ON m.id = s.member_id
         WHERE s.id = $1 AND s.member_id = $2`,
@@ -71,7 +71,7 @@ export class SessionsRepository {
   /** Revokes one live session of a member; false when there is none. */
   async revoke(memberId: string, sessionId: string, reason: string): Promise<boolean> {
     if (!isUuid(sessionId)) return false;
-    const res = await this.db.query(
+    const res = await this.db.query<unknown>(
       `UPDATE member_sessions SET revoked_time = now(), revoked_reason = $3
         WHERE id = $1 AND member_id = $2 AND revoked_time IS NULL RETURNING id`,
       [sessionId, memberId, reason],
@@ -80,7 +80,7 @@ export class SessionsRepository {
   }
 
   async revokeAll(memberId: string, reason: string, exceptSessionId?: string): Promise<number> {
-    const res = await this.db.query(
+    const res = await this.db.query<unknown>(
       `UPDATE member_sessions SET revoked_time = now(), revoked_reason = $2
         WHERE member_id = $1 AND revoked_time IS NULL AND ($3::uuid IS NULL OR id <> $3::uuid) RETURNING id`,
       [memberId, reason, exceptSessionId ?? null],
@@ -99,12 +99,12 @@ export class SessionsRepository {
    */
   async rotate(tokenId: string, successorSealed: string, successor: Partial<RefreshToken>, sessionExpires: Date, now: Date): Promise<boolean> {
     return this.db.transaction(async (m: EntityManager) => {
-      const res = await m.query(
+      const res = await m.query<unknown>(
         `UPDATE member_refresh_tokens SET used_time = $3, successor_sealed = $2
           WHERE id = $1 AND used_time IS NULL AND expires_time > $3 RETURNING session_id`,
         [tokenId, successorSealed, now],
       );
-      const claimed = rowsOf(res)[0];
+      const claimed = rowsOf<{ session_id: string }>(res)[0];
       if (!claimed) return false;
       await m.getRepository(RefreshToken).insert({ ...successor, sessionId: claimed.session_id });
       await m.query(`UPDATE member_sessions SET last_active_time = now(), expires_time = $2 WHERE id = $1`, [claimed.session_id, sessionExpires]);
@@ -126,9 +126,9 @@ function isUuid(v: string): boolean {
 }
 
 // node-postgres via TypeORM returns [rows, count] for UPDATE ... RETURNING.
-function rowsOf(res: unknown): any[] {
-  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0];
-  return Array.isArray(res) ? res : [];
+function rowsOf<Row = unknown>(res: unknown): Row[] {
+  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0] as Row[];
+  return Array.isArray(res) ? (res as Row[]) : [];
 }
 function rowCount(res: unknown): number {
   return rowsOf(res).length;

@@ -31,7 +31,7 @@ export class VerificationCodesRepository {
    * app's Clock) decides expiry, like the expiry time it was stored with.
    */
   async attempt(channel: CodeChannel, target: string, codeHash: string, consume: boolean, now: Date): Promise<{ result: CodeAttempt; attemptsLeft: number }> {
-    const res = await this.db.query(
+    const res = await this.db.query<unknown[]>(
       `UPDATE verification_codes c
           SET attempts = c.attempts + CASE WHEN c.code_hash = $3 THEN 0 ELSE 1 END,
               consumed_time = CASE WHEN c.code_hash = $3 AND $4 THEN now() ELSE NULL END
@@ -42,9 +42,9 @@ export class VerificationCodesRepository {
         RETURNING c.code_hash = $3 AS matched, c.max_attempts - c.attempts AS left`,
       [channel, target, codeHash, consume, now],
     );
-    const row = (Array.isArray(res[0]) ? res[0] : res)[0];
+    const row = ((Array.isArray(res[0]) ? res[0] : res) as { matched: boolean; left: number }[])[0];
     if (row) return { result: row.matched ? 'matched' : 'wrong', attemptsLeft: Number(row.left) };
-    const live = await this.db.query(
+    const live = await this.db.query<unknown[]>(
       `SELECT 1 FROM verification_codes WHERE channel = $1 AND target = $2 AND consumed_time IS NULL AND expires_time > $3 LIMIT 1`,
       [channel, target, now],
     );

@@ -76,8 +76,9 @@ export class HealthController {
   private async dependencies(): Promise<Record<string, Component>> {
     const checks: Array<[string, () => Promise<Record<string, unknown> | void>]> = [
       ['db', async () => {
-        const result: any = await this.db.pingCheck('db', { timeout: 2000 });
-        if (result?.db?.status && result.db.status !== 'up') throw new Error(result.db.message ?? 'database unreachable');
+        const result = await this.db.pingCheck('db', { timeout: 2000 });
+        const db = result?.db as { status?: string; message?: string } | undefined;
+        if (db?.status && db.status !== 'up') throw new Error(db.message ?? 'database unreachable');
         return { database: 'postgresql' };
       }],
     ];
@@ -88,8 +89,10 @@ export class HealthController {
         try {
           const details = await fn();
           return [name, details ? { status: 'UP', details } : { status: 'UP' }];
-        } catch (e: any) {
-          const reason = e?.causes?.[name]?.message ?? e?.message ?? 'unavailable';
+        } catch (e) {
+          // Terminus errors carry per-check causes; anything else may carry a message.
+          const err = e as { causes?: Record<string, { message?: string } | undefined>; message?: string } | null | undefined;
+          const reason = err?.causes?.[name]?.message ?? err?.message ?? 'unavailable';
           return [name, { status: 'DOWN', details: { error: String(reason) } }];
         }
       }),

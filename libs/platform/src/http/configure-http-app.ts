@@ -2,6 +2,7 @@ import { INestApplication, Logger as NestLogger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-options.interface';
 import express from 'express';
+import type { Server } from 'node:http';
 import { Logger } from 'nestjs-pino';
 import { AUTH_LIMITER, AUTHENTICATOR } from '@app/auth';
 import { BaseConfig } from '../config/base.config';
@@ -105,7 +106,7 @@ export function enableGracefulShutdown(app: INestApplication, graceMs: number, a
     if (closing) return;
     closing = true;
     log.log(`${signal} received: draining in-flight requests (grace ${graceMs} ms)`);
-    const server = app.getHttpServer();
+    const server = app.getHttpServer() as Server;
     const timer = setTimeout(() => server.closeAllConnections?.(), graceMs);
     timer.unref();
     try {

@@ -8,7 +8,8 @@ type Req = Request & { routePattern?: string };
 
 /** The route label of a finished request: the matched route pattern, never the raw URL. */
 export function routeLabel(req: Req): string {
-  if (req.route?.path) return `${req.baseUrl ?? ''}${req.route.path as string}`;
+  const route = req.route as { path?: string } | undefined;
+  if (route?.path) return `${req.baseUrl ?? ''}${route.path}`;
   return req.routePattern ?? 'unmatched';
 }
 
@@ -28,7 +29,7 @@ export function edgeStages(parts: { accessLog: AccessLog; metrics: Metrics; cors
   };
   const observe: Middleware = (req: Req, res: Response, next) => {
     const url = req.url ?? '';
-    if (!url.includes('/actuator/')) parts.accessLog.watch(req, res, String(req.id), url);
+    if (!url.includes('/actuator/')) parts.accessLog.watch(req, res, String((req as { id?: string }).id), url);
     const start = process.hrtime.bigint();
     res.once('finish', () => {
       const labels = { method: req.method, route: routeLabel(req), status: String(res.statusCode) };

@@ -109,6 +109,7 @@ export class HttpPipeline {
     (req as Request & { routePattern?: string }).routePattern = w.prefix + route.path;
     // As in Express: body readers (middleware) first, then the guard, then the handler.
     for (const reader of w.bodyReaders) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- Express next(err) takes any value; it goes to the error responder as is
       await new Promise<void>((resolve, reject) => reader(req, res, (err?: unknown) => (err === undefined ? resolve() : reject(err))));
       if (res.headersSent) return; // a reader answered (body timeout)
     }

@@ -24,11 +24,12 @@ export function jsonDepthExceeds(buf: Buffer, max = MAX_JSON_DEPTH): boolean {
 /** body-parser `verify` hook: refuses too-deep JSON with a 400. */
 export function rejectDeepJson(_req: unknown, _res: unknown, buf: Buffer): void {
   if (jsonDepthExceeds(buf)) {
-    const err: any = new Error(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
-    err.status = 400;
-    err.statusCode = 400;
-    err.type = 'entity.too.deep';
-    err.expose = true;
-    throw err;
+    // Shaped like body-parser's own errors (http-errors: status, type, expose).
+    throw Object.assign(new Error(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), {
+      status: 400,
+      statusCode: 400,
+      type: 'entity.too.deep',
+      expose: true,
+    });
   }
 }

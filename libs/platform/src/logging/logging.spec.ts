@@ -32,8 +32,8 @@ describe('AccessLog', () => {
     const log = new AccessLog('info', 'membership', stream);
     const quiet = new AccessLog('error', 'membership', stream);
     const server = http.createServer((req, res) => {
-      log.watch(req as any, res, 'id-1', '/api/x?token=secret');
-      quiet.watch(req as any, res, 'id-1', '/api/x');
+      log.watch(req, res, 'id-1', '/api/x?token=secret');
+      quiet.watch(req, res, 'id-1', '/api/x');
       res.statusCode = req.url === '/missing' ? 404 : 200;
       res.end('ok');
     });

@@ -51,8 +51,8 @@ function loggerOptions(config: BaseConfig, app: string): pino.LoggerOptions {
     base: { app },
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     serializers: {
-      req: (req: any) => ({ id: req.id, method: req.method, url: loggedPath(String(req.url ?? '')), remoteAddress: req.remoteAddress }),
-      res: (res: any) => ({ statusCode: res.statusCode }),
+      req: (req: { id?: unknown; method?: string; url?: string; remoteAddress?: string }) => ({ id: req.id, method: req.method, url: loggedPath(String(req.url ?? '')), remoteAddress: req.remoteAddress }),
+      res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
     },
   };
 }

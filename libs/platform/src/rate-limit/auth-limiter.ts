@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
-import { AuthLimiter, Principal } from '@app/auth';
+import { AuthLimiter, LimitedCaller, LimitedResponse, Principal } from '@app/auth';
 import { BaseConfig } from '../config/base.config';
 import { SharedState } from '../shared-state/shared-state';
 import { BatchedCounter } from './batched-counter';
@@ -32,7 +32,7 @@ export class PlatformAuthLimiter implements AuthLimiter {
     this.members = new BatchedCounter(state, 'ratelimit:member:');
   }
 
-  before(req: any, res: any): void {
+  before(req: LimitedCaller, res: LimitedResponse | null): void {
     const ip = clientLimitKey(req, this.config.RATE_LIMIT_IPV6_PREFIX);
     const until = this.blocked.get(ip);
     if (until === undefined) return;
@@ -44,7 +44,7 @@ export class PlatformAuthLimiter implements AuthLimiter {
     refuse(res, left);
   }
 
-  async failed(req: any, res: any): Promise<void> {
+  async failed(req: LimitedCaller, res: LimitedResponse | null): Promise<void> {
     const ip = clientLimitKey(req, this.config.RATE_LIMIT_IPV6_PREFIX);
     const key = `throttle:auth-failed:${ip}`;
     const blockKey = `throttle:block:auth-failed:${ip}`;
@@ -60,14 +60,14 @@ export class PlatformAuthLimiter implements AuthLimiter {
     refuse(res, left);
   }
 
-  async succeeded(_req: any, res: any, principal: Principal): Promise<void> {
+  async succeeded(_req: LimitedCaller, res: LimitedResponse | null, principal: Principal): Promise<void> {
     if (principal.kind !== 'member') return;
     const left = await this.members.hit(principal.id, this.config.RATE_LIMIT_PER_MINUTE, MINUTE);
     if (left > 0) refuse(res, left);
   }
 }
 
-function refuse(res: any, ms: number): never {
+function refuse(res: LimitedResponse | null, ms: number): never {
   if (typeof res?.setHeader === 'function' && !res.headersSent) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(ms / 1000))));
   throw new ThrottlerException('Too many requests, retry later');
 }

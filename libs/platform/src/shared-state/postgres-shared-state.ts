@@ -21,7 +21,7 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
   }
 
   async get(key: string): Promise<string | null> {
-    const rows = await this.db.query('SELECT value FROM shared_state WHERE key = $1 AND expires_at > now()', [key]);
+    const rows = await this.db.query<{ value: string }[]>('SELECT value FROM shared_state WHERE key = $1 AND expires_at > now()', [key]);
     return rows[0]?.value ?? null;
   }
 
@@ -34,7 +34,7 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
-    const rows = await this.db.query(
+    const rows = await this.db.query<unknown[]>(
       `INSERT INTO shared_state (key, value, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
        WHERE shared_state.expires_at <= now()
@@ -46,8 +46,8 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
 
   async take(key: string): Promise<string | null> {
     // TypeORM answers DELETE ... RETURNING with [rows, affectedCount], not rows.
-    const result = await this.db.query('DELETE FROM shared_state WHERE key = $1 RETURNING value, expires_at > now() AS live', [key]);
-    const rows = Array.isArray(result[0]) ? result[0] : result;
+    const result = await this.db.query<unknown[]>('DELETE FROM shared_state WHERE key = $1 RETURNING value, expires_at > now() AS live', [key]);
+    const rows = rowsOf<{ value: string; live: boolean }>(result);
     return rows[0]?.live ? rows[0].value : null;
   }
 
@@ -56,7 +56,7 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
   }
 
   async incr(key: string, ttlMs: number, by = 1): Promise<{ count: number; ttlMs: number }> {
-    const rows = await this.db.query(
+    const rows = await this.db.query<{ value: string; ttl: string }[]>(
       `INSERT INTO shared_state AS s (key, value, expires_at) VALUES ($1, $3::bigint::text, now() + $2 * interval '1 millisecond')
        ON CONFLICT (key) DO UPDATE SET
          value = CASE WHEN s.expires_at <= now() THEN excluded.value ELSE (s.value::bigint + $3::bigint)::text END,
@@ -68,7 +68,7 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
   }
 
   async ttl(key: string): Promise<number> {
-    const rows = await this.db.query(
+    const rows = await this.db.query<{ ttl: string }[]>(
       `SELECT GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ttl FROM shared_state WHERE key = $1 AND expires_at > now()`,
       [key],
     );
@@ -76,7 +76,7 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
   }
 
   override async hit(key: string, blockKey: string, ttlMs: number): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
-    const result = await this.db.query(
+    const result = await this.db.query<unknown[]>(
       `WITH blocked AS (
          SELECT GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ms FROM shared_state WHERE key = $2 AND expires_at > now()
        ), counted AS (
@@ -90,7 +90,7 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
        SELECT (SELECT ms FROM blocked) AS blocked, (SELECT value FROM counted) AS value, (SELECT ttl FROM counted) AS ttl`,
       [key, blockKey, ttlMs],
     );
-    const row = (Array.isArray(result[0]) ? result[0] : result)[0];
+    const row = rowsOf<{ blocked: string | null; value: string | null; ttl: string | null }>(result)[0];
     const blockedMs = Number(row?.blocked ?? 0);
     if (blockedMs > 0 || row?.value == null) return { blockedMs: Math.max(1, blockedMs), count: 0, ttlMs: 0 };
     return { blockedMs: 0, count: Number(row.value), ttlMs: Number(row.ttl) };
@@ -101,7 +101,7 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
     // (the row is locked by the upsert, so RETURNING reads this hit's own decision).
     const first = Math.floor((nowMs - windowMs) / bucketMs);
     const cur = Math.floor(nowMs / bucketMs);
-    const result = await this.db.query(
+    const result = await this.db.query<unknown[]>(
       `INSERT INTO shared_state AS s (key, value, expires_at)
        VALUES ($1, json_build_object('a', 1, $2::text, 1)::text, now() + $5 * interval '1 millisecond')
        ON CONFLICT (key) DO UPDATE SET
@@ -119,7 +119,7 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
        RETURNING value`,
       [key, String(cur), first, limit, windowMs + bucketMs, cur],
     );
-    const row = (Array.isArray(result[0]) ? result[0] : result)[0];
+    const row = rowsOf<{ value: string }>(result)[0];
     const buckets = JSON.parse(row.value) as Record<string, number>;
     let count = 0;
     for (const k of Object.keys(buckets)) if (k !== 'a') count += Number(buckets[k]);
@@ -130,4 +130,9 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
   async ping(): Promise<void> {
     await this.db.query('SELECT 1');
   }
+}
+
+/** TypeORM answers UPDATE/DELETE ... RETURNING with [rows, affectedCount], other statements with rows. */
+function rowsOf<Row>(result: unknown[]): Row[] {
+  return (Array.isArray(result[0]) ? result[0] : result) as Row[];
 }

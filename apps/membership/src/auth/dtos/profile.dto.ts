@@ -72,7 +72,7 @@ const PATCH_RULE = '`null` or absent: unchanged; `""`: cleared.';
  */
 export class UpdateProfileRequest {
   @ApiPropertyOptional({ example: 'Alice', nullable: true, description: `1-64 characters (trimmed). ${PATCH_RULE}` })
-  @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
   @KeepOrClear()
   @IsString()
   @Length(1, 64)

@@ -87,14 +87,14 @@ function isHttpUrl(s: string | undefined): boolean {
  * or a map `{registrationId: {...}}` (also under `clients:`). Throws one error listing every problem.
  */
 export function parseOAuth2Clients(text: string, format: 'json' | 'yaml', env: Record<string, string | undefined>): OAuth2ClientRegistration[] {
-  let doc: any;
+  let doc: unknown;
   try {
-    doc = format === 'json' ? JSON.parse(text) : loadYaml(text);
+    doc = format === 'json' ? (JSON.parse(text) as unknown) : loadYaml(text);
   } catch (e) {
     throw new Error(`OAUTH2_CLIENTS_FILE is not valid ${format.toUpperCase()}: ${(e as Error).message.split('\n')[0]}`);
   }
   if (doc && !Array.isArray(doc) && typeof doc === 'object' && 'clients' in doc) doc = doc.clients;
-  const entries: any[] = Array.isArray(doc)
+  const entries: unknown[] = Array.isArray(doc)
     ? doc
     : doc && typeof doc === 'object'
       ? Object.entries(doc).map(([id, v]) => ({ registrationId: id, ...(v as object) }))
@@ -103,10 +103,12 @@ export function parseOAuth2Clients(text: string, format: 'json' | 'yaml', env: R
   const out: OAuth2ClientRegistration[] = [];
   const seen = new Set<string>();
   entries.forEach((raw, i) => {
-    const where = `clients[${i}]${raw?.registrationId ? ` (${raw.registrationId})` : ''}`;
+    const rawId = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).registrationId : undefined;
+    const where = `clients[${i}]${rawId && (typeof rawId === 'string' || typeof rawId === 'number') ? ` (${rawId})` : ''}`;
     if (!raw || typeof raw !== 'object') return problems.push(`${where}: must be an object`);
+    const entry = raw as Record<string, unknown>;
     const str = (k: string): string | undefined => {
-      const v = raw[k];
+      const v = entry[k];
       if (v === undefined || v === null || v === '') return undefined;
       if (typeof v !== 'string' && typeof v !== 'number') {
         problems.push(`${where}.${k}: must be a string`);
@@ -130,8 +132,9 @@ export function parseOAuth2Clients(text: string, format: 'json' | 'yaml', env: R
     }
     const d = KNOWN_DEFAULTS[provider] ?? {};
     let scopes: string[] = d.scopes ?? [];
-    if (Array.isArray(raw.scopes)) scopes = raw.scopes.map(String);
-    else if (typeof raw.scopes === 'string') scopes = raw.scopes.split(/[\s,]+/).filter(Boolean);
+    const rawScopes = entry.scopes;
+    if (Array.isArray(rawScopes)) scopes = rawScopes.map(String);
+    else if (typeof rawScopes === 'string') scopes = rawScopes.split(/[\s,]+/).filter(Boolean);
     const reg: OAuth2ClientRegistration = {
       registrationId: registrationId ?? '',
       provider,
@@ -144,12 +147,12 @@ export function parseOAuth2Clients(text: string, format: 'json' | 'yaml', env: R
       userInfoUri: str('userInfoUri') ?? d.userInfoUri,
       userNameAttribute: str('userNameAttribute') ?? d.userNameAttribute ?? 'id',
       redirectUri: str('redirectUri') ?? '',
-      pkce: typeof raw.pkce === 'boolean' ? raw.pkce : (d.pkce ?? false),
+      pkce: typeof entry.pkce === 'boolean' ? entry.pkce : (d.pkce ?? false),
       token: str('token'),
       encodingAesKey: str('encodingAesKey'),
       clientName: str('clientName') ?? d.clientName ?? provider,
       icon: str('icon') ?? d.icon ?? 'i-lucide-shield',
-      appTypes: appTypesOf(raw.appTypes, where, problems),
+      appTypes: appTypesOf(entry.appTypes, where, problems),
     };
     if (reg.clientName.length > 64) problems.push(`${where}.clientName: at most 64 characters`);
     if (!/^[a-z0-9][a-z0-9:-]{0,99}$/.test(reg.icon)) problems.push(`${where}.icon: an Iconify class such as i-simple-icons-github`);

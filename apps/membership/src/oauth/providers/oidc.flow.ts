@@ -52,7 +52,7 @@ export class OidcFlow implements ProviderFlow {
     });
     let claims: Record<string, unknown>;
     try {
-      const params = client.callbackParams({ method: 'GET', url: `/?${new URLSearchParams(query)}` } as any);
+      const params = client.callbackParams(`/?${new URLSearchParams(query).toString()}`);
       const tokens = await client.callback(stored.callbackUrl, params, {
         state: query.state,
         nonce: stored.nonce,

@@ -1,4 +1,4 @@
-import { createServer, IncomingMessage, Server } from 'node:http';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { OAuth2ClientRegistration, parseOAuth2Clients } from '../clients/oauth2-client-registration';
 import { AuthorizationState } from '../oauth2-state.store';
@@ -24,7 +24,8 @@ describe('PassportOAuth2Flow (GitHub and Gitee shapes)', () => {
   const seen: Record<string, any> = {};
 
   beforeAll(async () => {
-    server = createServer(async (req, res) => {
+    // body() never rejects, so the handler's promise has nothing to lose.
+    const serve = async (req: IncomingMessage, res: ServerResponse) => {
       const url = new URL(req.url!, 'http://x');
       if (url.pathname.endsWith('/token')) {
         const form = await body(req);
@@ -60,7 +61,8 @@ describe('PassportOAuth2Flow (GitHub and Gitee shapes)', () => {
       }
       res.statusCode = 404;
       res.end();
-    });
+    };
+    server = createServer((req, res) => void serve(req, res));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

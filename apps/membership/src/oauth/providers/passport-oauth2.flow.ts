@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Strategy as OAuth2Strategy, StrategyOptions } from 'passport-oauth2';
+import type { Request } from 'express';
+import { Strategy as OAuth2Strategy, StrategyOptions, VerifyCallback } from 'passport-oauth2';
 import { ExternalProfile } from '../../identities/external-profile';
 import { OAuth2ClientRegistration } from '../clients/oauth2-client-registration';
 import { AuthorizationState } from '../oauth2-state.store';
@@ -13,13 +14,16 @@ interface FlowOptions {
   codeVerifier?: string;
 }
 
+/** The provider's user-info JSON: an object whose fields we read one by one. */
+type UserInfo = Record<string, unknown>;
+
 /** passport-oauth2 with state and PKCE kept by us (in SharedState), not in a server session. */
 class ConfiguredStrategy extends OAuth2Strategy {
   constructor(
     options: StrategyOptions,
     private readonly reg: OAuth2ClientRegistration,
   ) {
-    super({ ...options, state: false, pkce: false } as StrategyOptions, (accessToken: string, _r: string, profile: any, done: any) =>
+    super({ ...options, state: false, pkce: false }, (_accessToken: string, _r: string, profile: UserInfo, done: VerifyCallback) =>
       done(null, profile),
     );
     // GitHub wants the token in a header; Gitee's v5 API takes it as access_token.
@@ -34,9 +38,13 @@ class ConfiguredStrategy extends OAuth2Strategy {
     return options.codeVerifier ? { code_verifier: options.codeVerifier } : {};
   }
 
-  userProfile(accessToken: string, done: (err?: unknown, profile?: any) => void): void {
+  userProfile(accessToken: string, done: (err?: unknown, profile?: unknown) => void): void {
     this._oauth2.get(this.reg.userInfoUri!, accessToken, (err, body) => {
-      if (err) return done(new ProviderAuthorizationFailed('userinfo_failed', `user info request failed (${(err as any).statusCode ?? 'network'})`));
+      if (err) {
+        // A network failure arrives as a plain Error without statusCode, whatever the typings say.
+        const status = (err as { statusCode?: number }).statusCode;
+        return done(new ProviderAuthorizationFailed('userinfo_failed', `user info request failed (${status ?? 'network'})`));
+      }
       try {
         done(null, JSON.parse(String(body)));
       } catch {
@@ -46,19 +54,37 @@ class ConfiguredStrategy extends OAuth2Strategy {
   }
 }
 
-type Outcome = { redirect: string } | { user: any } | { fail: any } | { error: any };
+type Outcome = { redirect: string } | { user: unknown } | { fail: unknown } | { error: unknown };
+
+/** The actions passport adds to a strategy for one authenticate() call. */
+interface StrategyStep {
+  redirect(url: string): void;
+  success(user: unknown): void;
+  fail(challenge?: unknown): void;
+  error(error: unknown): void;
+  pass(): void;
+  authenticate(req: Request, options: FlowOptions): void;
+}
+
+/** The fields of a passport-oauth2 AuthorizationError / TokenError / InternalOAuthError we read. */
+interface StrategyErrorView {
+  name?: string;
+  code?: string;
+  message?: string;
+  oauthError?: { statusCode?: number };
+}
 
 /** Runs one passport strategy step outside the passport middleware and reports how it ended. */
-function run(strategy: OAuth2Strategy, req: any, options: FlowOptions): Promise<Outcome> {
+function run(strategy: OAuth2Strategy, req: Pick<Request, 'query' | 'body'>, options: FlowOptions): Promise<Outcome> {
   return new Promise((resolve) => {
-    const step = Object.create(strategy);
+    const step = Object.create(strategy) as StrategyStep;
     step.redirect = (url: string) => resolve({ redirect: url });
-    step.success = (user: any) => resolve({ user });
-    step.fail = (challenge: any) => resolve({ fail: challenge });
-    step.error = (error: any) => resolve({ error });
+    step.success = (user: unknown) => resolve({ user });
+    step.fail = (challenge?: unknown) => resolve({ fail: challenge });
+    step.error = (error: unknown) => resolve({ error });
     step.pass = () => resolve({ error: new Error('strategy passed') });
     try {
-      step.authenticate(req, options);
+      step.authenticate(req as Request, options);
     } catch (error) {
       resolve({ error });
     }
@@ -83,7 +109,7 @@ export class PassportOAuth2Flow implements ProviderFlow {
           callbackURL: reg.redirectUri,
           scope: reg.scopes,
           customHeaders: { 'User-Agent': 'member-ai-platform', Accept: 'application/json' },
-        } as StrategyOptions,
+        },
         reg,
       );
       this.strategies.set(reg.registrationId, s);
@@ -105,19 +131,23 @@ export class PassportOAuth2Flow implements ProviderFlow {
   async complete(reg: OAuth2ClientRegistration, query: Record<string, string>, stored: AuthorizationState): Promise<ExternalProfile> {
     if (!query.error && !query.code) throw new ProviderAuthorizationFailed('invalid_request', 'the provider returned no code');
     const outcome = await run(this.strategy(reg), { query, body: {} }, { callbackURL: stored.callbackUrl, codeVerifier: stored.codeVerifier });
-    if ('fail' in outcome) throw new ProviderAuthorizationFailed('access_denied', outcome.fail?.message ?? 'the user denied the authorization');
+    if ('fail' in outcome) {
+      const challenge = outcome.fail as { message?: string } | null | undefined;
+      throw new ProviderAuthorizationFailed('access_denied', challenge?.message ?? 'the user denied the authorization');
+    }
     if ('error' in outcome) {
-      const e = outcome.error;
-      if (e instanceof ProviderAuthorizationFailed) throw e;
+      if (outcome.error instanceof ProviderAuthorizationFailed) throw outcome.error;
+      const e = outcome.error as StrategyErrorView | null | undefined;
       if (e?.name === 'AuthorizationError') throw new ProviderAuthorizationFailed(e.code ?? 'server_error', e.message || 'authorization failed');
       if (e?.name === 'TokenError') throw new ProviderAuthorizationFailed(e.code ?? 'invalid_grant', e.message || 'token exchange refused');
       this.log.warn(`${reg.registrationId}: token exchange failed: ${e?.name ?? 'error'} ${e?.oauthError?.statusCode ?? ''}`);
       throw new ProviderAuthorizationFailed('token_exchange_failed', 'the provider did not issue a token');
     }
     if (!('user' in outcome)) throw new ProviderAuthorizationFailed('server_error', 'unexpected provider answer');
-    const info = outcome.user ?? {};
+    const info = (outcome.user ?? {}) as UserInfo;
     const subject = info[reg.userNameAttribute];
-    if (subject === undefined || subject === null || subject === '') {
+    // An object or array is no identifier: String() of it would make every such user the same subject.
+    if ((typeof subject !== 'string' && typeof subject !== 'number' && typeof subject !== 'boolean') || subject === '') {
       throw new ProviderAuthorizationFailed('userinfo_failed', `user info has no ${reg.userNameAttribute}`);
     }
     return {
