@@ -278,7 +278,7 @@ describe('hardening: authentication attacks on membership', () => {
   it('WeChat portal: bad signatures, stale timestamps and replayed handshakes are refused', async () => {
     const ts = () => String(Math.floor(Date.now() / 1000));
     const portal = (q: Record<string, string>, body?: string) =>
-      rawRequest(app.url, { method: body === undefined ? 'GET' : 'POST', path: `/api/v1/wechat/portal/${MP}?${new URLSearchParams(q)}`, headers: body === undefined ? {} : { 'content-type': 'text/xml' }, body });
+      rawRequest(app.url, { method: body === undefined ? 'GET' : 'POST', path: `/api/v1/wechat/portal/${MP}?${new URLSearchParams(q).toString()}`, headers: body === undefined ? {} : { 'content-type': 'text/xml' }, body });
     const good = { timestamp: ts(), nonce: 'n-good', echostr: 'echo-1' };
     const ok = await portal({ ...good, signature: wechatSignature(PORTAL_TOKEN, good.timestamp, good.nonce) });
     expect(ok.status).toBe(200);

@@ -54,10 +54,20 @@ async function startChild(app: 'membership' | 'ai-gateway', env: Record<string, 
   });
   const waiters: { re: RegExp; ok: () => void }[] = [];
   const seen = () => {
-    for (const w of [...waiters]) if (w.re.test(out) || w.re.test(err)) waiters.splice(waiters.indexOf(w), 1) && w.ok();
+    for (const w of [...waiters]) {
+      if (!w.re.test(out) && !w.re.test(err)) continue;
+      waiters.splice(waiters.indexOf(w), 1);
+      w.ok();
+    }
   };
-  proc.stdout!.on('data', (c) => ((out += c), seen()));
-  proc.stderr!.on('data', (c) => ((err += c), seen()));
+  proc.stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+    seen();
+  });
+  proc.stderr.on('data', (c: Buffer) => {
+    err += c.toString();
+    seen();
+  });
   let killedAt = 0;
   const exited = new Promise<{ code: number | null; signal: string | null; afterMs: number }>((ok) => proc.on('exit', (code, signal) => ok({ code, signal, afterMs: killedAt ? Date.now() - killedAt : -1 })));
   const origKill = proc.kill.bind(proc);
@@ -93,7 +103,10 @@ async function checkFiles(dbUrl: string, dataDir: string): Promise<{ rows: numbe
   await db.end();
   const all: string[] = [];
   const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) (e.isDirectory() ? walk(join(d, e.name)) : all.push(join(d, e.name)));
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else all.push(join(d, e.name));
+    }
   };
   walk(dataDir);
   const bad: string[] = [];

@@ -1,4 +1,5 @@
 // A raw HTTP/1.1 client for bad input: any bytes, any headers, bodies sent slowly, a hard time limit.
+import * as fs from 'fs';
 import * as http from 'http';
 
 export interface RawResponse {
@@ -111,7 +112,6 @@ export function multipart(parts: { name: string; filename?: string; contentType?
 
 /** Open TCP connections of this process to a port (client side), from /proc: for leak checks. */
 export function openSocketsTo(port: number): number {
-  const fs = require('fs') as typeof import('fs');
   const hex = port.toString(16).toUpperCase().padStart(4, '0');
   let n = 0;
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
