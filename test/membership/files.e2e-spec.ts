@@ -7,7 +7,7 @@ import { S3Storage } from '@app/storage';
 import { RunningApp, startMembership } from '../support/apps';
 import { bearer, client } from './fakes';
 import { tinyPng } from '../support/png';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- s3rver ships no type declarations
 const S3rver = require('s3rver');
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');

@@ -13,7 +13,7 @@ import { RunningApp, startGateway } from '../../support/apps';
 import { GatewayFixture, startGatewayFixture } from '../gateway-fixture';
 import { ledgerRows } from './ledger';
 import { MediaUpstream, startMediaUpstream } from './media-upstream';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- s3rver ships no type declarations
 const S3rver = require('s3rver');
 
 const BUCKET = 'gateway-media';

@@ -63,7 +63,7 @@ describe('SpeechStreamGateway engine limits (M4)', () => {
     // The module's own provider applies AI_ENGINE_* to the shared limiter.
     let limits: unknown;
     try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded after the module mocks above are in place
       limits = new (require('../vision/engine-limits').EngineLimits)(config);
     } catch {
       limits = undefined; // (before the fix there was no limiter to configure)

@@ -85,7 +85,7 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
 }
 
 // `cors` is the package @nestjs/platform-express's enableCors uses; it ships no types of its own.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- cors ships no types
 const cors = require('cors') as (options: CorsOptions) => Middleware;
 
 function parseTrustProxy(value: string): boolean | number | string {
