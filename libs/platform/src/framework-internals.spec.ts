@@ -3,7 +3,7 @@
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 import express from 'express';
-import { enableHeadHooks, expressShapedClasses, onHead } from './framework-internals';
+import { enableHeadHooks, headHeaders, expressShapedClasses, onHead } from './framework-internals';
 
 type Handler = (app: express.Express) => http.RequestListener;
 
@@ -154,3 +154,48 @@ describe('enableHeadHooks / onHead', () => {
     }
   });
 });
+
+describe('headHeaders', () => {
+  const answers: Array<[string, (res: express.Response) => void, Record<string, string>]> = [
+    ['res.json (Express sets its own headers first)', (res) => res.status(201).json({ a: 1 }), { 'content-type': 'application/json; charset=utf-8' }],
+    ['res.end without an explicit head', (res) => res.end('plain'), {}],
+    ['res.flushHeaders (SSE)', (res) => {
+      res.setHeader('Content-Type', 'text/event-stream');
+      res.flushHeaders();
+      res.end('data: [DONE]\n\n');
+    }, { 'content-type': 'text/event-stream' }],
+    ['writeHead(status, flat array)', (res) => res.writeHead(202, ['X-Own', 'yes', 'X-Same', 'call']).end(), { 'x-own': 'yes', 'x-same': 'call' }],
+    ['writeHead(status, object)', (res) => res.writeHead(202, { 'X-Own': 'yes', 'x-same': 'call' }).end(), { 'x-own': 'yes', 'x-same': 'call' }],
+    ['writeHead(status, message, array of pairs)', (res) => res.writeHead(202, 'Fine', [['X-Own', 'yes'], ['X-Same', 'call']]).end(), { 'x-own': 'yes', 'x-same': 'call' }],
+    ['setHeader wins over a pending header', (res) => {
+      res.setHeader('X-Same', 'set');
+      res.end();
+    }, { 'x-same': 'set' }],
+  ];
+
+  for (const [name, answer, expected] of answers) {
+    it(`adds pending headers to the head, the answer's own winning: ${name}`, async () => {
+      const s = await serve((app) => {
+        enableHeadHooks(app);
+        app.disable('x-powered-by');
+        app.get('/h', (_req, res) => {
+          headHeaders(res, ['X-Pending', 'p', 'X-Same', 'pending']);
+          onHead(res, (r) => headHeaders(r, ['X-From-Hook', 'h']));
+          expect(res.getHeader('X-Pending')).toBeUndefined();
+          answer(res);
+        });
+      });
+      try {
+        const r = await fetch(`${s.url}/h`);
+        await r.text();
+        const got = Object.fromEntries([...r.headers.entries()].filter(([k]) => k.startsWith('x-') || k === 'content-type'));
+        expect(got).toEqual({ 'x-pending': 'p', 'x-from-hook': 'h', 'x-same': 'pending', ...expected });
+        // One value per header: a pending header never doubles one the answer wrote.
+        expect(r.headers.get('x-same')).not.toContain(',');
+      } finally {
+        await s.close();
+      }
+    });
+  }
+});
+

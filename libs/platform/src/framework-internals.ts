@@ -30,32 +30,85 @@ export function expressShapedClasses(app: ExpressPrototypes): { IncomingMessage:
 }
 
 const HEAD_HOOKS = Symbol('headHooks');
+const HEAD_HEADERS = Symbol('headHeaders');
 type HeadHook = (res: ServerResponse) => void;
+type HeadResponse = ServerResponse & { [HEAD_HOOKS]?: HeadHook[]; [HEAD_HEADERS]?: string[] };
 
 /**
- * Makes `onHead` work for the app's responses: Express's response prototype gets a `writeHead` that runs
- * the hooks registered on that response first. Node writes every head through `writeHead` (an implicit
- * head too: `_implicitHeader` calls it), so a hook sees every answer, however it is written.
+ * Makes `onHead` and `headHeaders` work for the app's responses: Express's response prototype gets a
+ * `writeHead` that runs the hooks registered on that response, then writes the head with the headers
+ * given to headHeaders added to the call's own. Node writes every head through `writeHead` (an implicit
+ * head too: `_implicitHeader` calls it), so every answer gets them, however it is written; a head whose
+ * headers all come in that one call takes Node's direct path (no per-header setHeader).
  */
 export function enableHeadHooks(app: ExpressPrototypes): void {
   const response = app.response as { writeHead: ServerResponse['writeHead'] };
   if (Object.prototype.hasOwnProperty.call(response, 'writeHead')) return;
   // eslint-disable-next-line @typescript-eslint/unbound-method -- Node's own writeHead, applied below with the response as this
   const writeHead = ServerResponse.prototype.writeHead;
-  response.writeHead = function (this: ServerResponse & { [HEAD_HOOKS]?: HeadHook[] }, ...args: unknown[]) {
-    const hooks = this[HEAD_HOOKS];
-    if (hooks !== undefined && !this.headersSent) {
-      this[HEAD_HOOKS] = undefined;
-      for (const hook of hooks) hook(this);
+  response.writeHead = function (this: HeadResponse, ...args: unknown[]) {
+    if (!this.headersSent) {
+      const hooks = this[HEAD_HOOKS];
+      if (hooks !== undefined) {
+        this[HEAD_HOOKS] = undefined;
+        for (const hook of hooks) hook(this);
+      }
+      const pending = this[HEAD_HEADERS];
+      if (pending !== undefined) {
+        this[HEAD_HEADERS] = undefined;
+        args = withHeadHeaders(this, args, pending);
+      }
     }
     return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
   };
 }
 
+/**
+ * writeHead's arguments (status, [statusMessage], [headers]) with `pending` ([name, value, ...]) added to
+ * its headers. A header set with setHeader or given in the call wins over a pending one of the same name.
+ */
+function withHeadHeaders(res: ServerResponse, args: unknown[], pending: string[]): unknown[] {
+  const [status, ...rest] = args;
+  const message = typeof rest[0] === 'string' ? rest.shift() : undefined;
+  const given = rest[0];
+  const flat: string[] = [];
+  if (Array.isArray(given)) {
+    for (const item of given as unknown[]) {
+      if (Array.isArray(item)) flat.push(String(item[0]), String(item[1]));
+      else flat.push(String(item));
+    }
+  } else if (given !== undefined && given !== null && typeof given === 'object') {
+    for (const [name, value] of Object.entries(given)) {
+      if (Array.isArray(value)) for (const v of value as unknown[]) flat.push(name, String(v));
+      else if (value !== undefined) flat.push(name, String(value));
+    }
+  }
+  const taken = new Set<string>();
+  for (let i = 0; i < flat.length; i += 2) taken.add(flat[i].toLowerCase());
+  const added: string[] = [];
+  for (let i = 0; i < pending.length; i += 2) {
+    const name = pending[i];
+    if (!taken.has(name.toLowerCase()) && !res.hasHeader(name)) added.push(name, pending[i + 1]);
+  }
+  const headers = [...added, ...flat];
+  return message === undefined ? [status, headers] : [status, message, headers];
+}
+
 /** Runs `hook` just before this response's head is written (once; headers set there are sent). */
 export function onHead(res: ServerResponse, hook: HeadHook): void {
-  const r = res as ServerResponse & { [HEAD_HOOKS]?: HeadHook[] };
+  const r = res as HeadResponse;
   (r[HEAD_HOOKS] ??= []).push(hook);
+}
+
+/**
+ * Headers ([name, value, ...]) written with this response's head, in the same writeHead call as the
+ * answer's own (a header set explicitly, with setHeader or in the call, wins). Not visible to getHeader
+ * before the head is written.
+ */
+export function headHeaders(res: ServerResponse, flat: readonly string[]): void {
+  const r = res as HeadResponse;
+  const pending = (r[HEAD_HEADERS] ??= []);
+  for (const item of flat) pending.push(item);
 }
 
 /** Class names of the app's global guards, interceptors, pipes and filters (APP_* providers and useGlobal*). */

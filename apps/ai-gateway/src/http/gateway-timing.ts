@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { performance } from 'perf_hooks';
-import { onHead } from '@app/platform';
+import { headHeaders, onHead } from '@app/platform';
 
 export const OVERHEAD_HEADER = 'X-Gateway-Overhead-Ms';
 
@@ -21,9 +21,8 @@ export function gatewayTiming(req: Request, res: Response, next: NextFunction): 
   if (req.url.startsWith('/v1/')) {
     const started = performance.now();
     (req as Request & { gatewayStartedAt?: number }).gatewayStartedAt = started;
-    onHead(res, (r) => {
-      if (!r.getHeader(OVERHEAD_HEADER)) r.setHeader(OVERHEAD_HEADER, (performance.now() - started).toFixed(2));
-    });
+    // Pending, so a handler's own value (set or given with its head) wins.
+    onHead(res, (r) => headHeaders(r, [OVERHEAD_HEADER, (performance.now() - started).toFixed(2)]));
   }
   next();
 }
