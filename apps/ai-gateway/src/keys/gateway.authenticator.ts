@@ -9,27 +9,15 @@ import { ApiKey } from './api-key.entity';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyClaims } from './key-scopes';
 
-const RATE_HEADERS = Symbol('rateLimitHeaders');
 const RPM_WINDOW_MS = 60_000;
 
-/** What the authenticator reads and writes on a request: Express's, or a direct route's IncomingMessage. */
+/** What the authenticator reads and writes on a request (req.res: its response; a WebSocket upgrade has none). */
 type KeyedRequest = {
   headers: IncomingHttpHeaders;
   path?: string;
   url?: string;
-  /** Express sets it; a direct route's request has none. */
   res?: { headersSent: boolean; setHeader(name: string, value: string): unknown };
-  [RATE_HEADERS]?: readonly string[];
 };
-
-/**
- * OpenAI's request rate headers of a keyed call, as a flat [name, value, ...] list, or undefined when
- * the key has no requests_per_minute (no limit, so no headers). The authenticator records them on the
- * request and sets them on its Express response when it has one; the lean path reads them from here.
- */
-export function rateLimitHeaders(req: object): readonly string[] | undefined {
-  return (req as KeyedRequest)[RATE_HEADERS];
-}
 
 /**
  * A duration as OpenAI writes `x-ratelimit-reset-*` (Go's duration format): `20ms`, `1s`, `6m0s`,
@@ -122,8 +110,7 @@ export class GatewayAuthenticator implements Authenticator {
         'x-ratelimit-remaining-requests', String(allowed ? Math.max(0, limit - count) : 0),
         'x-ratelimit-reset-requests', openAiDuration(resetMs),
       ];
-      req[RATE_HEADERS] = headers;
-      // The full pipeline (Express sets req.res): every answer, errors and streams included, carries them.
+      // Every answer, errors and streams included, carries them.
       const res = req.res;
       if (res && typeof res.setHeader === 'function' && !res.headersSent) for (let i = 0; i < headers.length; i += 2) res.setHeader(headers[i], headers[i + 1]);
     }

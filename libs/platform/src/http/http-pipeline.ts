@@ -52,6 +52,13 @@ interface Wiring {
  * its method and path, else by Express and Nest. A new global behaviour is a new edge stage: it reaches
  * every route, direct or not, without touching route code.
  */
+/** What Express's app.handle sets up on a request it answers; done here for answers written outside it. */
+function pair(req: Request, res: Response): void {
+  req.res = res;
+  res.req = req;
+  res.locals ??= Object.create(null) as Record<string, unknown>;
+}
+
 @Injectable()
 export class HttpPipeline {
   private readonly routes = new Map<string, DirectRoute>();
@@ -81,13 +88,12 @@ export class HttpPipeline {
     }
     const request = req as Request;
     const response = res as Response;
-    // What Express's app.handle sets up, for direct routes (Express sets it again for the others).
-    request.res = response;
-    response.req = request;
-    response.locals ??= Object.create(null);
     let i = 0;
     const next = (err?: unknown): void => {
-      if (err !== undefined) return w.errorResponder(err, request, response);
+      if (err !== undefined) {
+        pair(request, response);
+        return w.errorResponder(err, request, response);
+      }
       if (i < w.edge.length) return w.edge[i++](request, response, next);
       const route = this.match(request, w.prefix);
       if (route === undefined) return w.express(req, res);
@@ -106,6 +112,7 @@ export class HttpPipeline {
   }
 
   private async serve(route: DirectRoute, req: Request, res: Response, w: Wiring): Promise<void> {
+    pair(req, res);
     (req as Request & { routePattern?: string }).routePattern = w.prefix + route.path;
     // As in Express: body readers (middleware) first, then the guard, then the handler.
     for (const reader of w.bodyReaders) {

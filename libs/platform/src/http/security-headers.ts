@@ -15,8 +15,9 @@ export const HELMET_OPTIONS: Readonly<HelmetOptions> = {
 };
 
 /**
- * The headers helmet sets with HELMET_OPTIONS (they do not depend on the request), captured once, for
- * routes served outside the Express pipeline. Headers helmet removes (X-Powered-By) are not listed.
+ * The headers helmet sets with HELMET_OPTIONS (they do not depend on the request), captured once for the
+ * pipeline's edge stage, which writes them with each answer's head. Headers helmet removes
+ * (X-Powered-By) are not listed.
  */
 export function securityHeaders(options: HelmetOptions = HELMET_OPTIONS): ReadonlyArray<readonly [string, string]> {
   const headers: Array<[string, string]> = [];
