@@ -1,5 +1,5 @@
 // Issue 15.6: configuration errors say `x-should-retry: false` (the openai SDK then does not retry them),
-// and keyed calls carry OpenAI's x-ratelimit-*-requests headers on the lean path and the full pipeline.
+// and keyed calls carry OpenAI's x-ratelimit-*-requests headers on direct routes and Nest routes alike.
 import OpenAI from 'openai';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
@@ -42,7 +42,7 @@ describe('AI gateway response headers (x-should-retry, x-ratelimit-*)', () => {
     expect(sent()).toBe(1);
     expect(f.openaiBackup.requests.length).toBe(upstreamBefore);
 
-    // Embeddings, on the full pipeline (a query string leaves the lean path): the same header.
+    // Embeddings, on the full pipeline (with a query string): the same header.
     const res = await fetch(`${f.gw.url}/v1/embeddings?via=full`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -62,7 +62,7 @@ describe('AI gateway response headers (x-should-retry, x-ratelimit-*)', () => {
     expect(sent()).toBe(1);
   });
 
-  it('keyed calls answer x-ratelimit-*-requests from the key window, on the lean path and the full pipeline, streamed and not', async () => {
+  it('keyed calls answer x-ratelimit-*-requests from the key window, on every route, streamed and not', async () => {
     const { key } = await f.createKey({ name: 'rpm', requests_per_minute: 20 });
     const body = (stream: boolean) => JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }], stream });
     const call = (path: string, payload: string) =>
