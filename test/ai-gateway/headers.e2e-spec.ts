@@ -42,7 +42,7 @@ describe('AI gateway response headers (x-should-retry, x-ratelimit-*)', () => {
     expect(sent()).toBe(1);
     expect(f.openaiBackup.requests.length).toBe(upstreamBefore);
 
-    // Embeddings, on the full pipeline (with a query string): the same header.
+    // Embeddings, with a query string: the same header.
     const res = await fetch(`${f.gw.url}/v1/embeddings?via=full`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
