@@ -9,6 +9,7 @@ import { CallOutcome, MeteringService, Reservation } from '../usage/metering.ser
 import { tokenCost } from '../usage/pricing';
 import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../http/gateway-timing';
 import { clientGone, SseResponse } from '../http/sse-response';
+import { relayStream } from '../http/relay-stream';
 import { sendJson } from '../http/json-response';
 import { requestIdOf } from '../http/request-id';
 import { CountedMessage, Tokenizer } from '../tokenizer/tokenizer';
@@ -151,44 +152,15 @@ export class CreateChatCompletion {
     timer.upstreamDone();
     const sse = new SseResponse(res);
     sse.open({ [OVERHEAD_HEADER]: timer.overheadMs() });
-
-    let delivered = '';
-    let upstreamUsage: Usage | undefined;
-    let status: CallOutcome['status'] = 'ok';
-    let error: string | undefined;
-    try {
-      for await (const chunk of routed.value) {
-        if (chunk.usage) upstreamUsage = chunk.usage;
-        const forward = { ...chunk, choices: Array.isArray(chunk.choices) ? chunk.choices : [] };
-        if (!wantsUsage) {
-          delete forward.usage;
-          if (forward.choices.length === 0) continue;
-        }
-        if (shape) for (const event of shape.chunk(forward)) await sse.data(event);
-        else await sse.data(forward);
-        if (sse.closed) throw new CallAbortedError();
-        // Forwarded as it came (tool_calls deltas included, never reassembled); counted for the fallback usage.
-        for (const c of forward.choices) delivered += generatedText(c?.delta);
-      }
-      if (shape) for (const event of await shape.end(await this.usageOf(upstreamUsage, p.promptTokens, delivered, p.info))) await sse.data(event);
-      else await sse.data('[DONE]');
-    } catch (e) {
-      if (e instanceof CallAbortedError || ac.signal.aborted || sse.closed) {
-        // The client left: the upstream was aborted through the signal; bill what was delivered.
-        status = 'aborted';
-        upstreamUsage = undefined;
-      } else {
-        status = 'failed';
-        const { body: errBody } = openAiErrorBody(toGatewayError(e));
-        error = errBody.error.message;
-        if (shape) for (const event of shape.failed(errBody.error)) await sse.data(event);
-        else await sse.data(errBody);
-      }
-    } finally {
-      sse.end();
-    }
-    const usage = await this.usageOf(upstreamUsage, p.promptTokens, delivered, p.info);
-    await this.metering.settle(p.reservation, { ...this.outcome(p, req, status, usage, routed.deployment, 200), error });
+    await relayStream(sse, ac, routed.value, {
+      wantsUsage,
+      events: (chunk) => (shape ? shape.chunk(chunk) : [chunk]),
+      generated: (chunk) => chunk.choices.map((c) => generatedText(fieldOf(c, 'delta'))).join(''),
+      usage: (upstream, delivered) => this.usageOf(upstream, p.promptTokens, delivered, p.info),
+      end: (usage) => (shape ? shape.end(usage) : ['[DONE]']),
+      failed: (error) => (shape ? shape.failed(error) : [{ error }]),
+      settle: (status, usage, error) => this.metering.settle(p.reservation, { ...this.outcome(p, req, status, usage, routed.deployment, 200), error }),
+    });
   }
 
   /** Upstream usage when it came; otherwise our own count of the prompt and of the delivered text. */

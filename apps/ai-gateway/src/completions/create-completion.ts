@@ -8,6 +8,7 @@ import { CallOutcome, MeteringService, Reservation } from '../usage/metering.ser
 import { tokenCost } from '../usage/pricing';
 import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../http/gateway-timing';
 import { clientGone, SseResponse } from '../http/sse-response';
+import { relayStream } from '../http/relay-stream';
 import { sendJson } from '../http/json-response';
 import { requestIdOf } from '../http/request-id';
 import { Tokenizer } from '../tokenizer/tokenizer';
@@ -124,38 +125,15 @@ export class CreateCompletion {
     timer.upstreamDone();
     const sse = new SseResponse(res);
     sse.open({ [OVERHEAD_HEADER]: timer.overheadMs() });
-    let delivered = '';
-    let upstreamUsage: Usage | undefined;
-    let status: CallOutcome['status'] = 'ok';
-    let error: string | undefined;
-    try {
-      for await (const chunk of routed.value) {
-        if (chunk.usage) upstreamUsage = chunk.usage;
-        const forward = { ...chunk, choices: Array.isArray(chunk.choices) ? chunk.choices : [] };
-        if (!wantsUsage) {
-          delete forward.usage;
-          if (forward.choices.length === 0) continue;
-        }
-        await sse.data(forward);
-        if (sse.closed) throw new CallAbortedError();
-        for (const c of forward.choices) if (typeof c?.text === 'string') delivered += c.text;
-      }
-      await sse.data('[DONE]');
-    } catch (e) {
-      if (e instanceof CallAbortedError || ac.signal.aborted || sse.closed) {
-        status = 'aborted';
-        upstreamUsage = undefined;
-      } else {
-        status = 'failed';
-        const { body: errBody } = openAiErrorBody(toGatewayError(e));
-        error = errBody.error.message;
-        await sse.data(errBody);
-      }
-    } finally {
-      sse.end();
-    }
-    const usage = await this.usageOf(upstreamUsage, p, delivered);
-    await this.metering.settle(p.reservation, { ...this.outcome(p, req, status, usage, routed.deployment), error });
+    await relayStream(sse, ac, routed.value, {
+      wantsUsage,
+      events: (chunk) => [chunk],
+      generated: (chunk) => chunk.choices.map((c) => (typeof (c as { text?: unknown })?.text === 'string' ? (c as { text: string }).text : '')).join(''),
+      usage: (upstream, delivered) => this.usageOf(upstream, p, delivered),
+      end: () => ['[DONE]'],
+      failed: (error) => [{ error }],
+      settle: (status, usage, error) => this.metering.settle(p.reservation, { ...this.outcome(p, req, status, usage, routed.deployment), error }),
+    });
   }
 
   /** Upstream usage when it came; otherwise our own count of the prompt and the delivered text. */

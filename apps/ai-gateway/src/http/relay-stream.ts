@@ -1,0 +1,83 @@
+import { OpenAiErrorBody, openAiErrorBody } from '@app/envelope';
+import { AbortSource, CallAbortedError, Usage } from '@app/llm';
+import type { CallOutcome } from '../usage/metering.service';
+import { toGatewayError } from '../upstreams/upstream-errors';
+import { SseResponse } from './sse-response';
+
+/** An upstream stream chunk: usage may ride on any chunk, choices carry what was generated. */
+export interface RelayedChunk {
+  usage?: Usage | null;
+  choices?: unknown;
+}
+
+/** What one endpoint adds to relaying an upstream stream (chat, text completions, the Responses API's shape). */
+export interface StreamRelay<C extends RelayedChunk> {
+  /** The caller asked for usage chunks (stream_options.include_usage): usage-only chunks are forwarded. */
+  wantsUsage: boolean;
+  /** Stream events for one forwarded chunk (its choices always an array). */
+  events(chunk: C & { choices: unknown[] }): unknown[];
+  /** Text the forwarded chunk generated, counted when the upstream sent no usage. */
+  generated(chunk: C & { choices: unknown[] }): string;
+  /** The usage to meter: the upstream's when it came, else our own count of the prompt and `delivered`. */
+  usage(upstream: Usage | undefined, delivered: string): Promise<Usage>;
+  /** Closing events, given the usage that is metered (may wait: the Responses API stores the response). */
+  end(usage: Usage): unknown[] | Promise<unknown[]>;
+  /** Events for a failure after the stream started. */
+  failed(error: OpenAiErrorBody['error']): unknown[];
+  /** Settles the call's reservation and writes its ledger entry. */
+  settle(status: CallOutcome['status'], usage: Usage, error?: string): Promise<void>;
+}
+
+/**
+ * Forwards an upstream stream as server-sent events, chunk by chunk with back-pressure, and settles
+ * the call. The call is settled *before* the closing events ([DONE], the error event) are written:
+ * a client that has read the whole stream sees its budget already charged and its hold released
+ * (a next call, or a balance read, never races the settlement). A client that left is billed what
+ * was delivered to it.
+ */
+export async function relayStream<C extends RelayedChunk>(sse: SseResponse, gone: AbortSource, upstream: AsyncIterable<C>, relay: StreamRelay<C>): Promise<void> {
+  let delivered = '';
+  let upstreamUsage: Usage | undefined;
+  let status: CallOutcome['status'] = 'ok';
+  let failure: OpenAiErrorBody['error'] | undefined;
+  try {
+    for await (const chunk of upstream) {
+      if (chunk.usage) upstreamUsage = chunk.usage;
+      const forward = { ...chunk, choices: Array.isArray(chunk.choices) ? (chunk.choices as unknown[]) : [] };
+      if (!relay.wantsUsage) {
+        delete forward.usage;
+        if (forward.choices.length === 0) continue;
+      }
+      for (const event of relay.events(forward)) await sse.data(event);
+      if (sse.closed) throw new CallAbortedError();
+      // Forwarded as it came (tool_calls deltas included, never reassembled); counted for the fallback usage.
+      delivered += relay.generated(forward);
+    }
+  } catch (e) {
+    if (e instanceof CallAbortedError || gone.signal.aborted || sse.closed) {
+      // The client left: the upstream was aborted through the signal; bill what was delivered.
+      status = 'aborted';
+      upstreamUsage = undefined;
+    } else {
+      status = 'failed';
+      failure = openAiErrorBody(toGatewayError(e)).body.error;
+    }
+  }
+  try {
+    const usage = await relay.usage(upstreamUsage, delivered);
+    await relay.settle(status, usage, failure?.message);
+    if (status === 'ok') {
+      let closing: unknown[];
+      try {
+        closing = await relay.end(usage);
+      } catch (e) {
+        closing = relay.failed(openAiErrorBody(toGatewayError(e)).body.error);
+      }
+      for (const event of closing) await sse.data(event);
+    } else if (failure) {
+      for (const event of relay.failed(failure)) await sse.data(event);
+    }
+  } finally {
+    sse.end();
+  }
+}
