@@ -61,7 +61,7 @@ describe('relayStream', () => {
   it('an upstream failure after the stream started is settled as failed (what was delivered counted) before the error event', async () => {
     const h = harness();
     await relayStream(h.sse, new AbortSource(), chunks([text('abc')], new GatewayError(GatewayErrorCode.UpstreamTimeout, { where: 'upstream', detail: 'no answer in 30 s' })), h.relay);
-    const settle = h.log[1] as unknown[];
+    const settle = h.log[1] as [string, string, number, string];
     expect(h.log[0]).toEqual(['data', 'abc']);
     expect(settle.slice(0, 3)).toEqual(['settle', 'failed', 3]);
     expect(h.log[2]).toEqual(['data', `failed ${settle[3]}`]);
