@@ -9,6 +9,7 @@ import { AccessLog, HttpPipeline, pgPoolOf, securityHeaders } from '@app/platfor
 import { GatewayAuthenticator } from '../../apps/ai-gateway/src/keys/gateway.authenticator';
 import { ADMIN_TOKEN, GatewayFixture, startGatewayFixture } from '../ai-gateway/gateway-fixture';
 import { RunningApp, startMembership } from '../support/apps';
+import { FakeClock } from '../support/clock';
 
 jest.setTimeout(90_000);
 
@@ -447,7 +448,8 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
 
 describe('http pipeline: membership per-member limit on the direct route', () => {
   it('still applies: 429 envelope with Retry-After, request id and security headers', async () => {
-    const limited = await startMembership({ CONTEXT_PATH: '/site', RATE_LIMIT_PER_MINUTE: '3' });
+    // A clock that stands still: the per-member minute (a fixed window) cannot end between the calls.
+    const limited = await startMembership({ CONTEXT_PATH: '/site', RATE_LIMIT_PER_MINUTE: '3' }, { clock: new FakeClock() });
     try {
       const from = '198.51.100.77';
       const send = (path: string, body: object) =>

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { BatchedCounter } from '../../libs/platform/src/rate-limit/batched-counter';
 import { SharedState } from '../../libs/platform/src/shared-state/shared-state';
 import { RunningApp, startMembership } from '../support/apps';
+import { FakeClock } from '../support/clock';
 import { backends } from '../scale-out/shared-backends';
 import { openSharedState } from '../support/shared-state';
 
@@ -28,14 +29,18 @@ describe.each(backends('rate limit'))('batched counters, %s', (_label, backend) 
   });
 
   it('one replica never passes the limit; two replicas pass it by at most a batch each', async () => {
-    const alone = new BatchedCounter(state, `alone-${id}:`);
+    // Windows are fixed minutes: a clock held in the middle of one keeps every hit in it (the real
+    // clock could cross a minute boundary between hits, and the count would start again).
+    const at = Math.floor(Date.now() / 60_000) * 60_000 + 30_000;
+    const still = () => at;
+    const alone = new BatchedCounter(state, `alone-${id}:`, 1000, still);
     const answers: number[] = [];
     for (let i = 0; i < 70; i++) answers.push(await alone.hit('m', 60, 60_000));
     expect(answers.filter((a) => a === 0)).toHaveLength(60);
     expect(answers.slice(60).every((a) => a > 0)).toBe(true);
 
-    const a = new BatchedCounter(state, `pair-${id}:`);
-    const b = new BatchedCounter(state, `pair-${id}:`);
+    const a = new BatchedCounter(state, `pair-${id}:`, 1000, still);
+    const b = new BatchedCounter(state, `pair-${id}:`, 1000, still);
     let allowed = 0;
     for (let i = 0; i < 200; i++) if ((await (i % 2 ? a : b).hit('m', 60, 60_000)) === 0) allowed++;
     // limit 60 -> batches of 3: each replica learns the other's hits at least every 3 of its own.
@@ -53,7 +58,8 @@ describe('authentication limits on a running app', () => {
   const AUTH = '/api/v1/app/auth';
 
   beforeAll(async () => {
-    app = await startMembership({ RATE_LIMIT_PER_MINUTE: String(LIMIT) });
+    // A clock that stands still: the per-member minute (a fixed window) cannot end between the calls.
+    app = await startMembership({ RATE_LIMIT_PER_MINUTE: String(LIMIT) }, { clock: new FakeClock() });
     db = new Client({ connectionString: app.dbUrl });
     await db.connect();
   }, 60_000);

@@ -99,7 +99,7 @@ describe('WebSocket /v1/speech/stream', () => {
       // All at once: 16 utterances queue up behind a 150 ms upstream.
       for (let i = 0; i < burst.length; i += 1600) run.ws.send(Buffer.from(burst.buffer, burst.byteOffset + i * 2, Math.min(1600, burst.length - i) * 2));
       run.ws.send(JSON.stringify({ type: 'end' }));
-      const end = await run.next('end', 20_000);
+      const end = await run.next('end');
       expect(end.duration).toBeCloseTo(burst.length / RATE, 2);
       const finals = run.messages.filter((m) => m.type === 'final');
       expect(finals).toHaveLength(16);
@@ -121,15 +121,20 @@ describe('WebSocket /v1/speech/stream', () => {
     expect(doc.components.schemas.RecognizeImageResponse.properties.faces).toBeDefined();
   });
 
-  it('accepts another sample rate and audio sent before ready', async () => {
+  it('accepts another sample rate and audio sent before ready; the session is billed before its end message', async () => {
+    const budgeted = await f.createKey({ name: 'rate', budget_yuan: 1 });
     const run = await openStream(f.gw.url);
-    run.ws.send(JSON.stringify({ type: 'config', api_key: key, sample_rate: 8000 }));
+    run.ws.send(JSON.stringify({ type: 'config', api_key: budgeted.key, sample_rate: 8000 }));
     const pcm8k = new Int16Array(8000 * 2).map((_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 200 * i) / 8000)) * (i < 8000 ? 1 : 0));
     run.ws.send(Buffer.from(pcm8k.buffer));
     run.ws.send(JSON.stringify({ type: 'end' }));
     const end = await run.next('end');
     expect(end.duration).toBeCloseTo(2, 2);
     expect(run.messages.filter((m) => m.type === 'final')).toHaveLength(1);
+    // Read as soon as `end` arrived (the close not awaited): the session's hold is already replaced by its charge.
+    const k = (await f.admin('GET', `/admin/keys/${budgeted.id}`)).body;
+    expect({ reserved: k.reserved_yuan, spent: k.spent_yuan }).toEqual({ reserved: 0, spent: 0.001 });
+    expect((await run.closed).code).toBe(1000);
   });
 
   const expectClose = async (send: (ws: import('ws').WebSocket) => void | Promise<void>, code: number, errorCode: string) => {
@@ -184,6 +189,9 @@ describe('WebSocket /v1/speech/stream', () => {
     for (let i = 0; i < 30 && run.ws.readyState === run.ws.OPEN; i++) run.ws.send(Buffer.alloc(3200)); // 0.1 s each
     expect((await run.closed).code).toBe(4010);
     expect(run.messages.find((m) => m.type === 'error')?.code).toBe('session_limit');
+    // Billed before the close: nothing of the session's hold is left once the client saw it.
+    const k = (await f.admin('GET', `/admin/keys/${small.id}`)).body;
+    expect({ reserved: k.reserved_yuan, spent: k.spent_yuan }).toEqual({ reserved: 0, spent: 0.001 });
     const rows = await ledgerRows(f.gw.dbUrl, '/v1/speech/stream', 1, 5000, small.id);
     expect(rows).toHaveLength(1);
     expect({ seconds: Number(rows[0].seconds), cost: Number(rows[0].cost_yuan) }).toEqual({ seconds: 2, cost: 0.001 });
@@ -208,7 +216,7 @@ local('WebSocket /v1/speech/stream with the local PocketSphinx engine', () => {
     await run.next('ready');
     await streamRealTime(run.ws, pcm, RATE, 200);
     run.ws.send(JSON.stringify({ type: 'end' }));
-    await run.next('end', 15_000);
+    await run.next('end');
     const text = run.messages.filter((m) => m.type === 'final').map((m) => m.text).join(' ');
     console.log(`stream (pocketsphinx): "${text}"`);
     expect(text).toMatch(/^[a-z' ]+$/);

@@ -31,6 +31,9 @@ export interface UpstreamBehaviour {
   retryAfterSeconds: number;
   /** Streams stop (socket destroyed) after this many content chunks; -1 never. */
   dropAfterChunks: number;
+  /** Streams write this many content chunks, then wait for `hold` before the rest (an event the test controls). */
+  holdAfterChunks?: number;
+  hold?: Promise<void>;
   /** Reply text; defaults to an echo of the last user message. */
   reply?: string;
   /** When set, calls must carry this key (Bearer for OpenAI, x-api-key for Anthropic). */
@@ -209,6 +212,7 @@ async function streamFrames(res: ServerResponse, up: FakeUpstream, frames: strin
     }
     res.write(frames[i]);
     if (up.behaviour.chunkDelayMs && contentFrames.has(i)) await sleep(up.behaviour.chunkDelayMs);
+    if (contentFrames.has(i) && content === up.behaviour.holdAfterChunks && up.behaviour.hold) await up.behaviour.hold;
   }
   if (closedByClient || res.destroyed) {
     up.stats.streamsAbortedByClient++;

@@ -139,6 +139,63 @@ describe('SpeechStreamGateway engine limits (M4)', () => {
   });
 });
 
+describe('SpeechStreamGateway billing before the goodbye', () => {
+  /** A session whose settlement waits until the test lets it finish; records what happened in order. */
+  function billedSession() {
+    const events: string[] = [];
+    let release!: () => void;
+    const settled = new Promise<void>((r) => (release = r));
+    const metering = {
+      remaining: async () => null,
+      reserve: async () => ({ keyId: 'k', amount: '0', holdId: 'h', settled: false, startedAt: 0 }),
+      settle: async () => {
+        events.push('settle started');
+        await settled;
+        events.push('settled');
+      },
+    };
+    const engines = { check: () => ({ needsPcm: true }), transcribePcm: async () => ({ text: '' }) };
+    const authenticator = { principalForKey: async (k: string) => ({ id: `id-${k}`, kind: 'api-key', roles: [], claims: { scopes: null } }) };
+    const gateway = new SpeechStreamGateway(new GatewayConfig(), authenticator as any, metering as any, engines as any);
+    const ws = new FakeSocket();
+    ws.on('sent', (m) => events.push(`sent ${m.type}`));
+    ws.on('close', (code) => events.push(`closed ${code}`));
+    gateway.handleConnection(ws as any, { headers: {} } as any);
+    const settleStarted = () => new Promise<void>((resolve) => {
+      const check = () => (events.includes('settle started') ? resolve() : setImmediate(check));
+      check();
+    });
+    return { ws, events, release, settleStarted };
+  }
+
+  it('settles before it answers {"type":"end"} and closes 1000', async () => {
+    const s = billedSession();
+    s.ws.emit('message', Buffer.from(JSON.stringify({ type: 'config', api_key: 'sk-x' })), false);
+    await s.ws.next('ready');
+    s.ws.emit('message', Buffer.from(JSON.stringify({ type: 'end' })), false);
+    await s.settleStarted();
+    // Held in the settlement: neither the goodbye nor the close has gone out.
+    expect(s.events).toEqual(['sent ready', 'settle started']);
+    s.release();
+    await s.ws.next('end');
+    await (s.ws.closedWith ? undefined : once(s.ws, 'close'));
+    expect(s.events).toEqual(['sent ready', 'settle started', 'settled', 'sent end', 'closed 1000']);
+  });
+
+  it('settles before it closes a session on an error', async () => {
+    const s = billedSession();
+    s.ws.emit('message', Buffer.from(JSON.stringify({ type: 'config', api_key: 'sk-x' })), false);
+    await s.ws.next('ready');
+    s.ws.emit('message', Buffer.from('hello?'), false); // text where audio is expected: 4004
+    await s.settleStarted();
+    expect(s.events).toEqual(['sent ready', 'sent error', 'settle started']);
+    expect(s.ws.closedWith).toBeUndefined();
+    s.release();
+    await once(s.ws, 'close');
+    expect(s.events).toEqual(['sent ready', 'sent error', 'settle started', 'settled', `closed ${STREAM_CLOSE.audioExpected}`]);
+  });
+});
+
 describe('streamError', () => {
   it('maps catalog errors to the event code and close code, others to internal', () => {
     expect(streamError(new GatewayError(GatewayErrorCode.StreamConfigTimeout, { ms: 5 }))).toEqual({ close: STREAM_CLOSE.unauthorized, code: 'config_timeout', message: 'send {"type":"config","api_key":...} within 5 ms' });

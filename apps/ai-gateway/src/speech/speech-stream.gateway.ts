@@ -300,7 +300,10 @@ class StreamSession {
     }
   }
 
-  /** Flushes the open segment, waits for every transcription, says goodbye and closes. */
+  /**
+   * Flushes the open segment, waits for every transcription, bills the session, then says goodbye and
+   * closes: a client that has read `end` (or the close) sees its budget charged and its hold released.
+   */
   private async end(code = 1000, reason = 'end'): Promise<void> {
     if (this.state !== 'streaming') return;
     this.state = 'ending';
@@ -310,8 +313,8 @@ class StreamSession {
     this.queue = this.queue.filter((q) => q.final);
     await this.drain();
     while (this.working) await new Promise((r) => setTimeout(r, 20));
-    this.send({ type: 'end', duration: round(this.seconds) });
     await this.finish();
+    this.send({ type: 'end', duration: round(this.seconds) });
     if (this.ws.readyState === this.ws.OPEN) this.ws.close(code, reason);
   }
 
@@ -324,7 +327,10 @@ class StreamSession {
     }, this.config.AI_STREAM_IDLE_TIMEOUT_MS);
   }
 
-  /** Ends the session on an error: its event, then the close code streamError gives it. */
+  /**
+   * Ends the session on an error: its event, then (once the session is billed, as for `end`) the close
+   * code streamError gives it.
+   */
   private fail(e: unknown): void {
     if (this.state === 'closed') {
       void this.finish();
@@ -333,8 +339,9 @@ class StreamSession {
     const { close, code, message, unexpected } = streamError(e);
     if (unexpected) this.log.error(`stream failed: ${(e as Error)?.message}`);
     this.send({ type: 'error', code, message });
-    void this.finish();
-    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(close, code.slice(0, 100));
+    void this.finish().finally(() => {
+      if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(close, code.slice(0, 100));
+    });
   }
 
   private badConfig(message: string): void {

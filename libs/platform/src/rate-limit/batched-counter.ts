@@ -21,15 +21,17 @@ const MAX_ENTRIES = 50_000;
 export class BatchedCounter {
   private readonly entries = new Map<string, Entry>();
 
+  /** `now`: the clock the windows are cut by (the app's Clock, so a test can hold one window still). */
   constructor(
     private readonly state: SharedState,
     private readonly prefix: string,
     private readonly syncMs = 1000,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Counts one hit of `key`; 0 when allowed, else the ms until the window ends. */
   async hit(key: string, limit: number, windowMs: number): Promise<number> {
-    const now = Date.now();
+    const now = this.now();
     const window = Math.floor(now / windowMs);
     const untilEnd = windowMs - (now % windowMs);
     let e = this.entries.get(key);
@@ -47,7 +49,7 @@ export class BatchedCounter {
   private async sync(key: string, e: Entry, ttlMs: number): Promise<void> {
     const delta = e.local;
     e.local = 0;
-    e.lastSync = Date.now();
+    e.lastSync = this.now();
     try {
       const { count } = await this.state.incr(`${this.prefix}${key}:${e.window}`, ttlMs, delta);
       e.known = Math.max(e.known, count);
