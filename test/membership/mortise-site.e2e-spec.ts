@@ -372,8 +372,8 @@ describe.each([
     const noRoute = await both('/api/v1/app/nothing-here', {});
     expect(noRoute.zh).toMatch(/^接口不存在：GET /);
     const res = await fetch(`${app.url}/api/v1/app/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept-language': ZH_BROWSER, 'x-forwarded-for': zh.ip }, body: '{"account":' });
-    // A library's own English (the JSON parser's) is not shown to a Chinese reader: the code's message is.
-    expect(await res.json()).toEqual({ code: 400, message: '请求格式错误', data: null });
+    // A library's own English (the JSON parser's) is not shown to a Chinese reader: the body reader's error is translated.
+    expect(await res.json()).toEqual({ code: 400, message: 'JSON 请求体格式错误', data: null });
     expect(res.headers.get('content-language')).toBe('zh-CN');
     expect(res.headers.get('vary')).toMatch(/Accept-Language/i);
     // Success envelopes too (the profile read is a direct route of the pipeline).

@@ -25,7 +25,7 @@ export * from './platform.module';
 export * from './http/create-app';
 export * from './http/run-main';
 export * from './http/json-depth';
-export * from './http/body-timeout';
+export * from './http/body-reader';
 export * from './http/security-headers';
 export * from './http/http-pipeline';
 export * from './http/edge-stages';

@@ -10,7 +10,7 @@ import { AccessLog } from '../logging/logging';
 import { Metrics } from '../metrics/metrics';
 import { setupSwagger, SwaggerOptions } from '../swagger/setup-swagger';
 import { rejectDeepJson } from './json-depth';
-import { bodyTimeout, ErrorResponder } from './body-timeout';
+import { bodyReader, ErrorResponder } from './body-reader';
 import { edgeStages } from './edge-stages';
 import { globalEnhancerNames } from '../framework-internals';
 import { PlatformExpressAdapter } from './express-adapter';
@@ -55,9 +55,9 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     : undefined;
   // Body readers: Express runs them before Nest's routes, the pipeline before its direct routes (same instances).
   const bodyReaders: Middleware[] = [
-    // A client that announces more body than it sends (or trickles it) gets 408 instead of holding a socket.
-    bodyTimeout(config.REQUEST_TIMEOUT_MS, options.errorResponder) as Middleware,
-    express.json({ limit: config.BODY_LIMIT_BYTES, verify: rejectDeepJson }) as Middleware,
+    // JSON bodies, and the request timeout for every body (a client that announces more body than it
+    // sends, or trickles it, gets 408 instead of holding a socket).
+    bodyReader({ limit: config.BODY_LIMIT_BYTES, timeoutMs: config.REQUEST_TIMEOUT_MS, respond: options.errorResponder, verify: rejectDeepJson }) as Middleware,
     express.urlencoded({ limit: config.BODY_LIMIT_BYTES, extended: true, parameterLimit: 1000 }) as Middleware,
   ];
   for (const reader of bodyReaders) app.use(reader);

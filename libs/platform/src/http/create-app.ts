@@ -7,7 +7,7 @@ import { BaseConfig } from '../config/base.config';
 import { loadConfig } from '../config/load-config';
 import { SwaggerOptions } from '../swagger/setup-swagger';
 import { configureHttpApp } from './configure-http-app';
-import { ErrorResponder } from './body-timeout';
+import { ErrorResponder } from './body-reader';
 import type { Middleware } from './http-pipeline';
 
 export interface AppDefinition<T extends BaseConfig> {

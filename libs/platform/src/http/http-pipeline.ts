@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { IncomingMessage, ServerResponse } from 'http';
 import { authenticateRequest, Authenticator, AuthLimiter, Principal } from '@app/auth';
-import type { ErrorResponder } from './body-timeout';
+import type { ErrorResponder } from './body-reader';
 
-/** Express-style middleware (also what `cors`, body-parser and bodyTimeout are). */
+/** Express-style middleware (also what `cors`, the body readers and multer are). */
 export type Middleware = (req: Request, res: Response, next: (err?: unknown) => void) => void;
 
 /**

@@ -1,0 +1,216 @@
+import type { Request, Response } from 'express';
+import type { Readable, Transform } from 'node:stream';
+import { TextDecoder } from 'node:util';
+import * as zlib from 'node:zlib';
+
+/** Writes an error in the app's own body shape (membership envelope or OpenAI error). */
+export type ErrorResponder = (error: unknown, req: Request, res: Response) => void;
+
+type Next = (err?: unknown) => void;
+
+export interface BodyReaderOptions {
+  /** Largest body, in bytes after decompression (BODY_LIMIT_BYTES). */
+  limit: number;
+  /** A body not received within this many ms is answered 408 and its connection closed (REQUEST_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Answers the 408 (the reader's caller is still waiting on the body when it fires). */
+  respond: ErrorResponder;
+  /** Checks the raw JSON bytes before they are parsed (e.g. rejectDeepJson); a throw refuses the body. */
+  verify?: (req: Request, res: Response, body: Buffer) => void;
+}
+
+/**
+ * An error shaped like body-parser's (http-errors: status, statusCode, type, expose): the apps' error
+ * mapping (normalize-error.ts) answers by `type` and `status`, the way it answers body-parser's own.
+ */
+export function bodyError(status: number, type: string, message: string, extra?: Record<string, unknown>): Error {
+  return Object.assign(new Error(message), { status, statusCode: status, type, expose: true, ...extra });
+}
+
+const DECOMPRESSORS: Record<string, (() => Transform) | undefined> = {
+  gzip: () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+  ...('createZstdDecompress' in zlib ? { zstd: () => (zlib as unknown as { createZstdDecompress(): Transform }).createZstdDecompress() } : {}),
+};
+
+/** The media type of a Content-Type header, lower-cased, without parameters. */
+function mediaType(header: string | undefined): string {
+  if (header === undefined) return '';
+  const semi = header.indexOf(';');
+  return (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
+}
+
+function charsetOf(header: string): string | undefined {
+  const m = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(header);
+  const value = m?.[1] ?? m?.[2];
+  return value ? value.toLowerCase() : undefined;
+}
+
+/**
+ * The request timeout for a body: a client that announces a body and then sends it too slowly (or
+ * not at all) gets 408 and its connection is closed, instead of holding a socket and a worker.
+ * `onFire` runs first (a reader stops waiting).
+ */
+function armTimeout(req: Request, res: Response, o: BodyReaderOptions, onFire?: () => void): NodeJS.Timeout {
+  const timer = setTimeout(() => {
+    if (req.readableEnded) return;
+    onFire?.();
+    if (!res.headersSent) {
+      res.setHeader('Connection', 'close');
+      o.respond(bodyError(408, 'request.timeout', `Request body not received within ${o.timeoutMs} ms`), req, res);
+    }
+    res.once('finish', () => req.socket.destroy());
+    setTimeout(() => req.socket.destroy(), 1000).unref();
+  }, o.timeoutMs);
+  timer.unref();
+  return timer;
+}
+
+/**
+ * The apps' body reader, run by Express before Nest's routes and by the pipeline before its direct
+ * routes (one instance). JSON bodies (application/json) are read and parsed here, with what
+ * body-parser's `json()` did: strict (an object or array at the top), UTF-8/UTF-16 charsets (others
+ * 415), gzip/deflate/br (zstd where Node has it) inflated with the limit applied to the inflated
+ * bytes (others 415), 413 over the limit, 400 for a body shorter than its Content-Length or cut
+ * off, `verify` before parsing, an empty body read as {}. Every other announced body (forms,
+ * multipart) passes on to its own parser with the same timeout armed.
+ */
+export function bodyReader(o: BodyReaderOptions) {
+  return (req: Request, res: Response, next: Next): void => {
+    const lengthHeader = req.headers['content-length'];
+    const hasBody = req.headers['transfer-encoding'] !== undefined || (lengthHeader !== undefined && !Number.isNaN(Number(lengthHeader)));
+    if (!hasBody || req.readableEnded) return next();
+    const type = req.headers['content-type'];
+    if (mediaType(type) !== 'application/json') {
+      if (Number(lengthHeader ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined) {
+        const timer = armTimeout(req, res, o);
+        const clear = () => clearTimeout(timer);
+        req.once('end', clear);
+        req.once('close', clear);
+        res.once('close', clear);
+      }
+      return next();
+    }
+    readJson(req, res, type!, lengthHeader, o, next);
+  };
+}
+
+function readJson(req: Request, res: Response, type: string, lengthHeader: string | undefined, o: BodyReaderOptions, next: Next): void {
+  const charset = charsetOf(type) ?? 'utf-8';
+  let decoder: TextDecoder | undefined;
+  // As body-parser (RFC 7159 8.1): a JSON body is UTF-8, UTF-16 or UTF-32; UTF-32 has no decoder here.
+  if (charset !== 'utf-8') {
+    try {
+      decoder = charset.startsWith('utf-') ? new TextDecoder(charset) : undefined;
+    } catch {
+      decoder = undefined;
+    }
+    if (decoder === undefined) return next(bodyError(415, 'charset.unsupported', `unsupported charset "${charset.toUpperCase()}"`, { charset }));
+  }
+  const contentEncoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  let inflater: Transform | undefined;
+  let expected: number | undefined;
+  if (contentEncoding === 'identity') {
+    expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
+  } else {
+    const make = DECOMPRESSORS[contentEncoding];
+    if (make === undefined) return next(bodyError(415, 'encoding.unsupported', `unsupported content encoding "${contentEncoding}"`, { encoding: contentEncoding }));
+    inflater = make();
+    req.pipe(inflater);
+  }
+  const source: Readable = inflater ?? req;
+
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let settled = false;
+  const timer = armTimeout(req, res, o, () => {
+    // The timeout answers; the read stops and never calls next.
+    settled = true;
+    detach();
+  });
+  const detach = () => {
+    source.off('data', onData);
+    source.off('end', onEnd);
+    source.off('error', onError);
+    req.off('close', onClose);
+    if (inflater !== undefined) {
+      req.unpipe(inflater);
+      inflater.on('error', () => undefined);
+      inflater.destroy();
+    }
+  };
+  /** Ends the read: on an error, reads off the rest of the request first (as body-parser does). */
+  const settle = (err?: Error, body?: unknown) => {
+    if (settled) return;
+    settled = true;
+    detach();
+    if (err === undefined) {
+      clearTimeout(timer);
+      req.body = body;
+      return next();
+    }
+    if (req.readableEnded || req.destroyed) {
+      clearTimeout(timer);
+      return next(err);
+    }
+    let called = false;
+    const done = () => {
+      if (called) return;
+      called = true;
+      clearTimeout(timer);
+      if (!res.headersSent) next(err);
+    };
+    req.once('end', done);
+    req.once('close', done);
+    req.resume();
+  };
+  const onData = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > o.limit) return settle(bodyError(413, 'entity.too.large', 'request entity too large', { limit: o.limit, length: received }));
+    chunks.push(chunk);
+  };
+  const onEnd = () => {
+    if (expected !== undefined && received !== expected) return settle(bodyError(400, 'request.size.invalid', 'request size did not match content length', { expected, length: received }));
+    const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+    try {
+      o.verify?.(req, res, raw);
+    } catch (e) {
+      const err = e instanceof Error ? e : new Error(String(e));
+      const fields = err as Error & { status?: number; type?: string };
+      return settle(Object.assign(err, { status: fields.status ?? 403, statusCode: fields.status ?? 403, type: fields.type ?? 'entity.verify.failed', expose: true }));
+    }
+    let text = decoder === undefined ? raw.toString('utf8') : decoder.decode(raw);
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    let body: unknown;
+    try {
+      body = parseStrictJson(text);
+    } catch (e) {
+      return settle(bodyError(400, 'entity.parse.failed', (e as Error).message));
+    }
+    settle(undefined, body);
+  };
+  const onError = (e: Error) => settle(bodyError(400, contentEncoding === 'identity' ? 'request.aborted' : 'entity.inflate.failed', e.message));
+  const onClose = () => {
+    if (!req.complete) settle(bodyError(400, 'request.aborted', 'request aborted'));
+  };
+  if (expected !== undefined && expected > o.limit) {
+    return settle(bodyError(413, 'entity.too.large', 'request entity too large', { limit: o.limit, length: expected, expected }));
+  }
+  source.on('data', onData);
+  source.on('end', onEnd);
+  source.on('error', onError);
+  req.on('close', onClose);
+}
+
+/** JSON.parse of a body that must be an object or array at the top (an empty body reads as {}). */
+function parseStrictJson(text: string): unknown {
+  let i = 0;
+  while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
+  if (i === text.length) {
+    if (text.length === 0) return {};
+    throw new SyntaxError('Unexpected end of JSON input');
+  }
+  if (text[i] !== '{' && text[i] !== '[') throw new SyntaxError(`Unexpected token '${text[i]}' at position ${i}: a JSON body is an object or an array`);
+  return JSON.parse(text) as unknown;
+}
