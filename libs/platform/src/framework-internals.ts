@@ -12,21 +12,22 @@ interface ExpressPrototypes {
 
 /**
  * Request and response classes for `http.createServer({ IncomingMessage, ServerResponse })` whose
- * instances are born with Express's prototypes (`app.request` / `app.response`). Express's `app.handle`
- * sets those prototypes on every request (Object.setPrototypeOf); on an object that already has them
- * that is a no-op, so V8 keeps one shape for every request and response instead of a new one per
- * request (the swap put Node's http internals on their slow paths).
+ * instances are born with Express's prototypes. Express's `app.handle` sets `app.request` /
+ * `app.response` as the prototypes of every request (Object.setPrototypeOf); on an object that already
+ * has them that is a no-op, so V8 keeps one shape for every request and response instead of a new one
+ * per request (the swap put Node's http internals on their slow paths).
+ * The classes extend Node's (so V8 sizes their instances as Node's own: a function that applies Node's
+ * constructor to an object of another prototype made every response a dictionary-mode object), and
+ * their prototypes become the app's `request` / `response`, chained to Express's.
  */
 export function expressShapedClasses(app: ExpressPrototypes): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
-  function ExpressRequest(this: IncomingMessage, ...args: ConstructorParameters<typeof IncomingMessage>) {
-    (IncomingMessage as unknown as (...a: unknown[]) => void).apply(this, args);
-  }
-  ExpressRequest.prototype = app.request;
-  function ExpressResponse(this: ServerResponse, ...args: ConstructorParameters<typeof ServerResponse>) {
-    (ServerResponse as unknown as (...a: unknown[]) => void).apply(this, args);
-  }
-  ExpressResponse.prototype = app.response;
-  return { IncomingMessage: ExpressRequest as unknown as typeof IncomingMessage, ServerResponse: ExpressResponse as unknown as typeof ServerResponse };
+  class ExpressRequest extends IncomingMessage {}
+  class ExpressResponse extends ServerResponse {}
+  Object.setPrototypeOf(ExpressRequest.prototype, app.request);
+  Object.setPrototypeOf(ExpressResponse.prototype, app.response);
+  app.request = ExpressRequest.prototype;
+  app.response = ExpressResponse.prototype;
+  return { IncomingMessage: ExpressRequest, ServerResponse: ExpressResponse as typeof ServerResponse };
 }
 
 const HEAD_HOOKS = Symbol('headHooks');
@@ -42,8 +43,8 @@ type HeadResponse = ServerResponse & { [HEAD_HOOKS]?: HeadHook[]; [HEAD_HEADERS]
  * headers all come in that one call takes Node's direct path (no per-header setHeader).
  */
 export function enableHeadHooks(app: ExpressPrototypes): void {
-  const response = app.response as { writeHead: ServerResponse['writeHead'] };
-  if (Object.prototype.hasOwnProperty.call(response, 'writeHead')) return;
+  const response = app.response as { writeHead: ServerResponse['writeHead'] & { [HEAD_HOOKS]?: true } };
+  if (response.writeHead[HEAD_HOOKS]) return; // already wrapped (here or on a prototype it inherits from)
   // eslint-disable-next-line @typescript-eslint/unbound-method -- Node's own writeHead, applied below with the response as this
   const writeHead = ServerResponse.prototype.writeHead;
   response.writeHead = function (this: HeadResponse, ...args: unknown[]) {
@@ -61,6 +62,7 @@ export function enableHeadHooks(app: ExpressPrototypes): void {
     }
     return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
   };
+  response.writeHead[HEAD_HOOKS] = true;
 }
 
 /**
