@@ -339,9 +339,11 @@ class StreamSession {
     const { close, code, message, unexpected } = streamError(e);
     if (unexpected) this.log.error(`stream failed: ${(e as Error)?.message}`);
     this.send({ type: 'error', code, message });
-    void this.finish().finally(() => {
+    const closeSocket = () => {
       if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(close, code.slice(0, 100));
-    });
+    };
+    // Closed also when billing failed (settle logs its own errors; nothing may reject unhandled here).
+    void this.finish().then(closeSocket, closeSocket);
   }
 
   private badConfig(message: string): void {
