@@ -27,12 +27,14 @@ export function bodyError(status: number, type: string, message: string, extra?:
   return Object.assign(new Error(message), { status, statusCode: status, type, expose: true, ...extra });
 }
 
-const DECOMPRESSORS: Record<string, (() => Transform) | undefined> = {
-  gzip: () => zlib.createGunzip(),
-  deflate: () => zlib.createInflate(),
-  br: () => zlib.createBrotliDecompress(),
-  ...('createZstdDecompress' in zlib ? { zstd: () => (zlib as unknown as { createZstdDecompress(): Transform }).createZstdDecompress() } : {}),
-};
+// A Map, not an object literal: a Content-Encoding such as "constructor" or "__proto__" must not find
+// Object.prototype's members (piping the request into one of those threw, and later crashed the process).
+const DECOMPRESSORS = new Map<string, () => Transform>([
+  ['gzip', () => zlib.createGunzip()],
+  ['deflate', () => zlib.createInflate()],
+  ['br', () => zlib.createBrotliDecompress()],
+  ...('createZstdDecompress' in zlib ? [['zstd', () => (zlib as unknown as { createZstdDecompress(): Transform }).createZstdDecompress()] as [string, () => Transform]] : []),
+]);
 
 /** The media type of a Content-Type header, lower-cased, without parameters. */
 function mediaType(header: string | undefined): string {
@@ -108,13 +110,14 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
     }
     if (decoder === undefined) return next(bodyError(415, 'charset.unsupported', `unsupported charset "${charset.toUpperCase()}"`, { charset }));
   }
-  const contentEncoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  // An empty Content-Encoding is identity too (as body-parser: `|| 'identity'`).
+  const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase();
   let inflater: Transform | undefined;
   let expected: number | undefined;
   if (contentEncoding === 'identity') {
     expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
   } else {
-    const make = DECOMPRESSORS[contentEncoding];
+    const make = DECOMPRESSORS.get(contentEncoding);
     if (make === undefined) return next(bodyError(415, 'encoding.unsupported', `unsupported content encoding "${contentEncoding}"`, { encoding: contentEncoding }));
     inflater = make();
     req.pipe(inflater);
