@@ -216,6 +216,13 @@ describe('foundation: hostile bodies', () => {
     await request(app.url).get('/actuator/health/liveness').expect(200);
   });
 
+  it('refuses a UTF-16 JSON body nested thousands of levels deep as well (its depth is checked on its text)', async () => {
+    // U+0122 is the bytes 22 01 in UTF-16LE: a scanner of the raw bytes read a '"' there and missed the nesting.
+    const deep = `{"account":"\u0122","password":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const res = await fetch(`${app.url}/api/v1/app/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-16le' }, body: Buffer.from(deep, 'utf16le') });
+    expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { code: 400, message: expect.stringMatching(/nested deeper/), data: null } });
+  });
+
   it('answers 408 when a client announces more body than it sends', async () => {
     const net = await import('net');
     const { port, hostname } = new URL(app.url);

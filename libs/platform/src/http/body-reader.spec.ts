@@ -141,6 +141,19 @@ describe('bodyReader', () => {
     }
   });
 
+  it('checks the depth of a UTF-16 body on its text, not its raw bytes', async () => {
+    const utf16 = (text: string) => {
+      const le = Buffer.from(text, 'utf16le');
+      return send(port, { 'content-type': 'application/json; charset=utf-16le', 'content-length': le.length }, le);
+    };
+    // U+0122 is the bytes 22 01 in UTF-16LE: a byte scanner reads a '"' there and loses track of strings.
+    const deep = '['.repeat(200) + ']'.repeat(200);
+    expect(await utf16(`{"a":"\u0122","b":${deep}}`)).toEqual({ status: 400, body: { type: 'entity.too.deep', status: 400 } });
+    // ...and brackets inside a string are not nesting.
+    const inString = `{"a":"\u0122${'['.repeat(100)}"}`;
+    expect(await utf16(inString)).toEqual({ status: 200, body: { body: JSON.parse(inString), next: 'consumed' } });
+  });
+
   it('never parses a JSON body cut off before its Content-Length', async () => {
     // The client announces 20 bytes, sends 2 and half-closes: Node's parser sees the request cut off.
     const answer = await new Promise<{ status: number; raw: string }>((resolve, reject) => {

@@ -15,7 +15,10 @@ export interface BodyReaderOptions {
   timeoutMs: number;
   /** Answers the 408 (the reader's caller is still waiting on the body when it fires). */
   respond: ErrorResponder;
-  /** Checks the raw JSON bytes before they are parsed (e.g. rejectDeepJson); a throw refuses the body. */
+  /**
+   * Checks the JSON bytes before they are parsed (e.g. rejectDeepJson); a throw refuses the body. The
+   * bytes are UTF-8: a body in another charset (UTF-16) is given as the UTF-8 of its decoded text.
+   */
   verify?: (req: Request, res: Response, body: Buffer) => void;
 }
 
@@ -176,14 +179,17 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
   const onEnd = () => {
     if (expected !== undefined && received !== expected) return settle(bodyError(400, 'request.size.invalid', 'request size did not match content length', { expected, length: received }));
     const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+    // The check and the parser see the same text: in UTF-16 a code unit such as U+0122 has a byte that
+    // reads as '"' (or '\\', '['), so a byte scanner over the raw bytes would lose track of strings.
+    const decoded = decoder === undefined ? undefined : decoder.decode(raw);
     try {
-      o.verify?.(req, res, raw);
+      o.verify?.(req, res, decoded === undefined ? raw : Buffer.from(decoded, 'utf8'));
     } catch (e) {
       const err = e instanceof Error ? e : new Error(String(e));
       const fields = err as Error & { status?: number; type?: string };
       return settle(Object.assign(err, { status: fields.status ?? 403, statusCode: fields.status ?? 403, type: fields.type ?? 'entity.verify.failed', expose: true }));
     }
-    let text = decoder === undefined ? raw.toString('utf8') : decoder.decode(raw);
+    let text = decoded ?? raw.toString('utf8');
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     let body: unknown;
     try {
