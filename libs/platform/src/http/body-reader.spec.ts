@@ -133,6 +133,11 @@ describe('bodyReader', () => {
     expect(await json('{"a":1}', { 'content-encoding': '' })).toEqual({ status: 200, body: { body: { a: 1 }, next: 'consumed' } });
   });
 
+  it('reads off bytes after the end of a compressed stream before going on (the request is consumed)', async () => {
+    const packed = Buffer.concat([deflateSync('{"a":1}'), Buffer.alloc(50_000, 0x20)]);
+    expect(await json(packed, { 'content-encoding': 'deflate' })).toEqual({ status: 200, body: { body: { a: 1 }, next: 'consumed' } });
+  });
+
   it('decodes UTF-16 charsets; other charsets are 415', async () => {
     const le = Buffer.from('{"w":"中文"}', 'utf16le');
     expect((await send(port, { 'content-type': 'application/json; charset=utf-16le', 'content-length': le.length }, le)).body.body).toEqual({ w: '中文' });
@@ -184,6 +189,14 @@ describe('bodyReader timeout', () => {
   it('answers 408 and closes the connection when an announced JSON body does not come', async () => {
     // The body never completes: only the timeout can produce an answer (a hang ends at Jest's timeout).
     expect(await send(port, { 'content-type': 'application/json', 'content-length': 50 }, '{"a":', { end: false })).toEqual({ status: 408, body: { type: 'request.timeout', status: 408 } });
+  });
+
+  it('answers 408 when the rest of a request after its compressed body does not come', async () => {
+    const packed = deflateSync('{"a":1}');
+    expect(await send(port, { 'content-type': 'application/json', 'content-encoding': 'deflate', 'content-length': packed.length + 100 }, Buffer.concat([packed, Buffer.from('  ')]), { end: false })).toEqual({
+      status: 408,
+      body: { type: 'request.timeout', status: 408 },
+    });
   });
 
   it('arms the same timeout for other bodies (forms, uploads) passed on to their parser', async () => {

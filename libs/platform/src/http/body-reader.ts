@@ -146,26 +146,30 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
       inflater.destroy();
     }
   };
-  /** Ends the read: on an error, reads off the rest of the request first (as body-parser does). */
+  /**
+   * Ends the read. A request that is not over yet (an error came first, or a compressed body ended
+   * before the request did: bytes after the end of its stream) is read off to its end first, as
+   * body-parser does, with the timeout still armed: the connection stays usable and a client that
+   * never sends the rest gets the 408.
+   */
   const settle = (err?: Error, body?: unknown) => {
     if (settled) return;
     settled = true;
     detach();
-    if (err === undefined) {
+    const finish = () => {
       clearTimeout(timer);
+      if (err !== undefined) return next(err);
       req.body = body;
-      return next();
-    }
-    if (req.readableEnded || req.destroyed) {
-      clearTimeout(timer);
-      return next(err);
-    }
+      next();
+    };
+    if (req.readableEnded || req.destroyed) return finish();
     let called = false;
     const done = () => {
       if (called) return;
       called = true;
-      clearTimeout(timer);
-      if (!res.headersSent) next(err);
+      if (err === undefined && !req.complete) err = bodyError(400, 'request.aborted', 'request aborted');
+      if (res.headersSent) return clearTimeout(timer); // the timeout answered
+      finish();
     };
     req.once('end', done);
     req.once('close', done);
