@@ -206,6 +206,23 @@ describe('foundation: hostile bodies', () => {
     expect(res.body).toEqual({ code: 400, message: expect.stringMatching(/nested deeper/), data: null });
   });
 
+  it("answers 415 to a Content-Encoding named like one of Object.prototype's members, and lives on", async () => {
+    // Such a name once found Object.prototype's member: the reader threw (500) and, when the body's end
+    // came, the request's pipe to it threw outside any handler (the process died).
+    for (const [path, encoding] of [['/api/v1/app/auth/login', 'constructor'], ['/api/v1/app/auth/login', 'toString'], ['/api/v1/nothing-here', 'constructor'], ['/api/v1/nothing-here', '__proto__']]) {
+      const res = await fetch(`${app.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body: '{"account":"a","password":"b"}' });
+      expect({ path, encoding, status: res.status, body: await res.json() }).toEqual({ path, encoding, status: 415, body: { code: 415, message: expect.any(String), data: null } });
+    }
+    await request(app.url).get('/actuator/health/liveness').expect(200);
+  });
+
+  it('refuses a UTF-16 JSON body nested thousands of levels deep as well (its depth is checked on its text)', async () => {
+    // U+0122 is the bytes 22 01 in UTF-16LE: a scanner of the raw bytes read a '"' there and missed the nesting.
+    const deep = `{"account":"\u0122","password":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const res = await fetch(`${app.url}/api/v1/app/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-16le' }, body: Buffer.from(deep, 'utf16le') });
+    expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { code: 400, message: expect.stringMatching(/nested deeper/), data: null } });
+  });
+
   it('answers 408 when a client announces more body than it sends', async () => {
     const net = await import('net');
     const { port, hostname } = new URL(app.url);

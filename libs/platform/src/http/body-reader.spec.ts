@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import { createServer, request as httpRequest, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, IncomingMessage, request as httpRequest, Server, ServerResponse } from 'node:http';
+import { AddressInfo, connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { bodyReader } from './body-reader';
 import { rejectDeepJson } from './json-depth';
@@ -23,7 +23,7 @@ function serve(timeoutMs = 60_000): Promise<{ server: Server; port: number }> {
       res.writeHead(e.status, { 'content-type': 'application/json' }).end(JSON.stringify({ type: e.type, status: e.status }));
     },
   });
-  const server = createServer((req, res) => {
+  const reader = (req: IncomingMessage, res: ServerResponse) =>
     read(req as Request, res as Response, (err?: unknown) => {
       if (err) {
         const e = err as { status: number; type: string; limit?: number };
@@ -39,6 +39,13 @@ function serve(timeoutMs = 60_000): Promise<{ server: Server; port: number }> {
         else req.on('end', answer).resume();
       }
     });
+  const server = createServer((req, res) => {
+    // As Express's router: a reader that throws is answered 500 (never expected).
+    try {
+      reader(req, res);
+    } catch (e) {
+      res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ type: `thrown: ${(e as Error).message}`, status: 500 }));
+    }
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port })));
 }
@@ -114,6 +121,23 @@ describe('bodyReader', () => {
     expect(await json(Buffer.from('not gzip at all'), { 'content-encoding': 'gzip' })).toEqual({ status: 400, body: { type: 'entity.inflate.failed', status: 400 } });
   });
 
+  it("answers 415 to encodings named like Object.prototype's members (no throw, and the process lives on)", async () => {
+    for (const encoding of ['constructor', '__proto__', 'toString', 'isPrototypeOf', 'hasOwnProperty', 'gzip, gzip', 'identity, gzip']) {
+      expect({ encoding, ...(await json('{"a":1}', { 'content-encoding': encoding })) }).toEqual({ encoding, status: 415, body: { type: 'encoding.unsupported', status: 415 } });
+    }
+    // The answers above came before their bodies ended; those ends (read off by Node) must not throw either.
+    expect(await json('{"after":true}')).toEqual({ status: 200, body: { body: { after: true }, next: 'consumed' } });
+  });
+
+  it('reads an empty Content-Encoding as identity (as body-parser)', async () => {
+    expect(await json('{"a":1}', { 'content-encoding': '' })).toEqual({ status: 200, body: { body: { a: 1 }, next: 'consumed' } });
+  });
+
+  it('reads off bytes after the end of a compressed stream before going on (the request is consumed)', async () => {
+    const packed = Buffer.concat([deflateSync('{"a":1}'), Buffer.alloc(50_000, 0x20)]);
+    expect(await json(packed, { 'content-encoding': 'deflate' })).toEqual({ status: 200, body: { body: { a: 1 }, next: 'consumed' } });
+  });
+
   it('decodes UTF-16 charsets; other charsets are 415', async () => {
     const le = Buffer.from('{"w":"中文"}', 'utf16le');
     expect((await send(port, { 'content-type': 'application/json; charset=utf-16le', 'content-length': le.length }, le)).body.body).toEqual({ w: '中文' });
@@ -122,10 +146,23 @@ describe('bodyReader', () => {
     }
   });
 
+  it('checks the depth of a UTF-16 body on its text, not its raw bytes', async () => {
+    const utf16 = (text: string) => {
+      const le = Buffer.from(text, 'utf16le');
+      return send(port, { 'content-type': 'application/json; charset=utf-16le', 'content-length': le.length }, le);
+    };
+    // U+0122 is the bytes 22 01 in UTF-16LE: a byte scanner reads a '"' there and loses track of strings.
+    const deep = '['.repeat(200) + ']'.repeat(200);
+    expect(await utf16(`{"a":"\u0122","b":${deep}}`)).toEqual({ status: 400, body: { type: 'entity.too.deep', status: 400 } });
+    // ...and brackets inside a string are not nesting.
+    const inString = `{"a":"\u0122${'['.repeat(100)}"}`;
+    expect(await utf16(inString)).toEqual({ status: 200, body: { body: JSON.parse(inString), next: 'consumed' } });
+  });
+
   it('never parses a JSON body cut off before its Content-Length', async () => {
     // The client announces 20 bytes, sends 2 and half-closes: Node's parser sees the request cut off.
     const answer = await new Promise<{ status: number; raw: string }>((resolve, reject) => {
-      const socket = require('node:net').connect(port, '127.0.0.1') as import('node:net').Socket;
+      const socket = connect(port, '127.0.0.1');
       let raw = '';
       socket.on('data', (d: Buffer) => (raw += d.toString('utf8')));
       socket.on('end', () => resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(raw)?.[1] ?? 0), raw }));
@@ -152,6 +189,14 @@ describe('bodyReader timeout', () => {
   it('answers 408 and closes the connection when an announced JSON body does not come', async () => {
     // The body never completes: only the timeout can produce an answer (a hang ends at Jest's timeout).
     expect(await send(port, { 'content-type': 'application/json', 'content-length': 50 }, '{"a":', { end: false })).toEqual({ status: 408, body: { type: 'request.timeout', status: 408 } });
+  });
+
+  it('answers 408 when the rest of a request after its compressed body does not come', async () => {
+    const packed = deflateSync('{"a":1}');
+    expect(await send(port, { 'content-type': 'application/json', 'content-encoding': 'deflate', 'content-length': packed.length + 100 }, Buffer.concat([packed, Buffer.from('  ')]), { end: false })).toEqual({
+      status: 408,
+      body: { type: 'request.timeout', status: 408 },
+    });
   });
 
   it('arms the same timeout for other bodies (forms, uploads) passed on to their parser', async () => {

@@ -15,7 +15,10 @@ export interface BodyReaderOptions {
   timeoutMs: number;
   /** Answers the 408 (the reader's caller is still waiting on the body when it fires). */
   respond: ErrorResponder;
-  /** Checks the raw JSON bytes before they are parsed (e.g. rejectDeepJson); a throw refuses the body. */
+  /**
+   * Checks the JSON bytes before they are parsed (e.g. rejectDeepJson); a throw refuses the body. The
+   * bytes are UTF-8: a body in another charset (UTF-16) is given as the UTF-8 of its decoded text.
+   */
   verify?: (req: Request, res: Response, body: Buffer) => void;
 }
 
@@ -27,12 +30,14 @@ export function bodyError(status: number, type: string, message: string, extra?:
   return Object.assign(new Error(message), { status, statusCode: status, type, expose: true, ...extra });
 }
 
-const DECOMPRESSORS: Record<string, (() => Transform) | undefined> = {
-  gzip: () => zlib.createGunzip(),
-  deflate: () => zlib.createInflate(),
-  br: () => zlib.createBrotliDecompress(),
-  ...('createZstdDecompress' in zlib ? { zstd: () => (zlib as unknown as { createZstdDecompress(): Transform }).createZstdDecompress() } : {}),
-};
+// A Map, not an object literal: a Content-Encoding such as "constructor" or "__proto__" must not find
+// Object.prototype's members (piping the request into one of those threw, and later crashed the process).
+const DECOMPRESSORS = new Map<string, () => Transform>([
+  ['gzip', () => zlib.createGunzip()],
+  ['deflate', () => zlib.createInflate()],
+  ['br', () => zlib.createBrotliDecompress()],
+  ...('createZstdDecompress' in zlib ? [['zstd', () => (zlib as unknown as { createZstdDecompress(): Transform }).createZstdDecompress()] as [string, () => Transform]] : []),
+]);
 
 /** The media type of a Content-Type header, lower-cased, without parameters. */
 function mediaType(header: string | undefined): string {
@@ -108,13 +113,14 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
     }
     if (decoder === undefined) return next(bodyError(415, 'charset.unsupported', `unsupported charset "${charset.toUpperCase()}"`, { charset }));
   }
-  const contentEncoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  // An empty Content-Encoding is identity too (as body-parser: `|| 'identity'`).
+  const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase();
   let inflater: Transform | undefined;
   let expected: number | undefined;
   if (contentEncoding === 'identity') {
     expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
   } else {
-    const make = DECOMPRESSORS[contentEncoding];
+    const make = DECOMPRESSORS.get(contentEncoding);
     if (make === undefined) return next(bodyError(415, 'encoding.unsupported', `unsupported content encoding "${contentEncoding}"`, { encoding: contentEncoding }));
     inflater = make();
     req.pipe(inflater);
@@ -140,26 +146,30 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
       inflater.destroy();
     }
   };
-  /** Ends the read: on an error, reads off the rest of the request first (as body-parser does). */
+  /**
+   * Ends the read. A request that is not over yet (an error came first, or a compressed body ended
+   * before the request did: bytes after the end of its stream) is read off to its end first, as
+   * body-parser does, with the timeout still armed: the connection stays usable and a client that
+   * never sends the rest gets the 408.
+   */
   const settle = (err?: Error, body?: unknown) => {
     if (settled) return;
     settled = true;
     detach();
-    if (err === undefined) {
+    const finish = () => {
       clearTimeout(timer);
+      if (err !== undefined) return next(err);
       req.body = body;
-      return next();
-    }
-    if (req.readableEnded || req.destroyed) {
-      clearTimeout(timer);
-      return next(err);
-    }
+      next();
+    };
+    if (req.readableEnded || req.destroyed) return finish();
     let called = false;
     const done = () => {
       if (called) return;
       called = true;
-      clearTimeout(timer);
-      if (!res.headersSent) next(err);
+      if (err === undefined && !req.complete) err = bodyError(400, 'request.aborted', 'request aborted');
+      if (res.headersSent) return clearTimeout(timer); // the timeout answered
+      finish();
     };
     req.once('end', done);
     req.once('close', done);
@@ -173,14 +183,17 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
   const onEnd = () => {
     if (expected !== undefined && received !== expected) return settle(bodyError(400, 'request.size.invalid', 'request size did not match content length', { expected, length: received }));
     const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
+    // The check and the parser see the same text: in UTF-16 a code unit such as U+0122 has a byte that
+    // reads as '"' (or '\\', '['), so a byte scanner over the raw bytes would lose track of strings.
+    const decoded = decoder === undefined ? undefined : decoder.decode(raw);
     try {
-      o.verify?.(req, res, raw);
+      o.verify?.(req, res, decoded === undefined ? raw : Buffer.from(decoded, 'utf8'));
     } catch (e) {
       const err = e instanceof Error ? e : new Error(String(e));
       const fields = err as Error & { status?: number; type?: string };
       return settle(Object.assign(err, { status: fields.status ?? 403, statusCode: fields.status ?? 403, type: fields.type ?? 'entity.verify.failed', expose: true }));
     }
-    let text = decoder === undefined ? raw.toString('utf8') : decoder.decode(raw);
+    let text = decoded ?? raw.toString('utf8');
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     let body: unknown;
     try {
