@@ -10,6 +10,7 @@ import { HttpPipeline } from './http-pipeline';
  */
 export class PlatformExpressAdapter extends ExpressAdapter {
   private handler: (req: http.IncomingMessage, res: http.ServerResponse) => void = this.getInstance();
+  private closing = false;
 
   constructor() {
     super();
@@ -24,7 +25,24 @@ export class PlatformExpressAdapter extends ExpressAdapter {
   override initHttpServer(options: { httpsOptions?: unknown; forceCloseConnections?: boolean }): void {
     if (options?.httpsOptions) throw new Error('HTTPS is terminated in front of the apps (README, Deploy)');
     const classes = expressShapedClasses(this.getInstance());
-    this.httpServer = http.createServer(classes, (req, res) => this.handler(req, res));
+    this.httpServer = http.createServer(classes, (req, res) => {
+      // Closing: this answer ends its connection (no client may send another request on it).
+      if (this.closing) res.shouldKeepAlive = false;
+      this.handler(req, res);
+    });
     if (options?.forceCloseConnections) (this as unknown as { trackOpenConnections(): void }).trackOpenConnections();
+  }
+
+  /**
+   * Stops accepting and resolves once every connection is gone. Node's close() ends the keep-alive
+   * connections idle at that moment; one still answering would then be kept for keepAliveTimeout (65 s)
+   * after its answer. Answers written from now on end their connection, and one already answering is
+   * closed as soon as it is idle.
+   */
+  override close(): Promise<unknown> | undefined {
+    this.closing = true;
+    const server = this.getHttpServer() as http.Server | undefined;
+    if (server) server.keepAliveTimeout = 1;
+    return super.close();
   }
 }
