@@ -50,6 +50,15 @@ deployments:
     expect(() => parseProvidersConfig({ deployments: [{ name: 'v', type: 'openai', baseUrl: 'http://${NOPE}/v1', models: ['vendor-llama-70b'] }] }, {})).toThrow('NOPE is not set');
   });
 
+  it('takes a variable named like an Object.prototype member as unset, in the process environment too', () => {
+    for (const env of [{}, process.env]) {
+      for (const name of ['constructor', 'toString', 'valueOf']) {
+        expect(() => parseProvidersConfig({ deployments: [{ name: 'v', type: 'openai', baseUrl: `http://\${${name}}/v1`, models: ['vendor-llama-70b'] }] }, env)).toThrow(`environment variable ${name} is not set`);
+        expect(() => parseProvidersConfig({ deployments: [{ name: 'v', type: 'openai', baseUrl: 'http://x/v1', apiKeyEnv: name, models: ['vendor-llama-70b'] }] }, env)).toThrow(`environment variable ${name} is not set`);
+      }
+    }
+  });
+
   it('picks the completion-limit field an OpenAI-type upstream honours: OpenAI and Azure max_completion_tokens, others max_tokens, or as configured', () => {
     const dep = (baseUrl: string, extra: Record<string, unknown> = {}) =>
       parseProvidersConfig({ deployments: [{ name: 'd', type: 'openai', baseUrl, models: ['vendor-gpt-4'], ...extra }] }, {}).deployments[0].completionLimitParam;

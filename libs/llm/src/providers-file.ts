@@ -164,7 +164,7 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
     let apiKey: string | undefined;
     const apiKeyEnv = d.apiKeyEnv === undefined ? undefined : expectString(d.apiKeyEnv, `${path}.apiKeyEnv`);
     if (apiKeyEnv) {
-      apiKey = env[apiKeyEnv];
+      apiKey = envValue(env, apiKeyEnv);
       if (!apiKey) throw new ProvidersFileError(`${path}.apiKeyEnv: environment variable ${apiKeyEnv} is not set`);
     }
     if (d.apiKey !== undefined) throw new ProvidersFileError(`${path}.apiKey: put keys in the environment and name the variable in apiKeyEnv`);
@@ -219,10 +219,15 @@ function completionLimitParamOf(value: unknown, baseUrl: string | undefined, pat
 
 function interpolate(value: string, env: NodeJS.ProcessEnv, path: string): string {
   return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
-    const v = env[name];
+    const v = envValue(env, name);
     if (v === undefined) throw new ProvidersFileError(`${path}: environment variable ${name} is not set`);
     return v;
   });
+}
+
+/** An environment variable, own entries only: `constructor` or `toString` is unset, not Object's member (process.env has a prototype). */
+function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  return Object.hasOwn(env, name) ? env[name] : undefined;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
