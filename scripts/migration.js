@@ -12,14 +12,23 @@ const APPS = {
 const root = path.resolve(__dirname, '..');
 const [command, ...args] = process.argv.slice(2);
 
-async function main() {
+/** The apps a command acts on, checked before anything is built. */
+function appsOf(command, args) {
   if (!['run', 'revert', 'generate', 'show'].includes(command)) throw new Error('usage: migration.js run|revert|show [app] | generate <app> <Name>');
+  const apps = command === 'generate' ? [args[0]] : args.length ? args : Object.keys(APPS);
+  for (const app of apps) {
+    // Own entries only: `constructor` or `toString` is an unknown app, not Object's member.
+    if (!Object.hasOwn(APPS, app)) throw new Error(`unknown app "${app}"; expected ${Object.keys(APPS).join(' or ')}`);
+  }
+  return apps;
+}
+
+async function main() {
+  const apps = appsOf(command, args);
   build();
   require('./register-aliases');
   const { loadConfig, resolveDatabase } = require(path.join(root, 'dist/libs/platform/src'));
-  const apps = command === 'generate' ? [args[0]] : args.length ? args : Object.keys(APPS);
   for (const app of apps) {
-    if (!APPS[app]) throw new Error(`unknown app "${app}"; expected ${Object.keys(APPS).join(' or ')}`);
     const mod = require(path.join(root, 'dist/apps', app, 'src/data-source.js'));
     const config = loadConfig(mod[APPS[app].config], process.env);
     const database = await resolveDatabase(config);
@@ -60,7 +69,10 @@ function writeGenerated(app, name, sql) {
   console.log(`${app}: wrote ${path.relative(root, file)}; add ${name}${ts} to apps/${app}/src/migrations/index.ts`);
 }
 
-main().catch((e) => {
-  console.error(e && e.message ? e.message : e);
-  process.exit(1);
-});
+module.exports = { appsOf };
+if (require.main === module) {
+  main().catch((e) => {
+    console.error(e && e.message ? e.message : e);
+    process.exit(1);
+  });
+}

@@ -14,6 +14,8 @@ const APPS = {
   membership: { main: 'dist/apps/membership/src/main.js', port: () => process.env.MEMBERSHIP_PORT || '8080', prefix: () => process.env.CONTEXT_PATH || '' },
   'ai-gateway': { main: 'dist/apps/ai-gateway/src/main.js', port: () => process.env.AI_GATEWAY_PORT || '8081', prefix: () => '' },
 };
+/** The app of that name, or undefined: own entries only, so `constructor` or `toString` is an unknown name, not Object's member. */
+const appOf = (name) => (typeof name === 'string' && Object.hasOwn(APPS, name) ? APPS[name] : undefined);
 // Written at start so that HEALTHCHECK (a separate process) knows which app this container runs.
 const marker = path.join(process.env.TMPDIR || '/tmp', '.container-app');
 
@@ -29,7 +31,7 @@ async function healthcheck() {
   } catch {
     /* not started yet: fall back to $APP */
   }
-  const def = APPS[app];
+  const def = appOf(app);
   if (!def) usage(`healthcheck: unknown app ${JSON.stringify(app)}`);
   const prefix = def.prefix().replace(/\/+$/, '');
   const url = `http://127.0.0.1:${def.port()}${prefix}/actuator/health/liveness`;
@@ -42,7 +44,7 @@ async function healthcheck() {
 }
 
 function run(app) {
-  const def = APPS[app];
+  const def = appOf(app);
   try {
     fs.writeFileSync(marker, app);
   } catch {
@@ -62,7 +64,7 @@ function tool(file, args, { aliases = true } = {}) {
 }
 
 function migrate(app) {
-  if (app && !APPS[app]) usage(`migrate: unknown app ${JSON.stringify(app)}`);
+  if (app && !appOf(app)) usage(`migrate: unknown app ${JSON.stringify(app)}`);
   tool('scripts/migration.js', ['run', ...(app ? [app] : [])], { aliases: false });
 }
 
@@ -71,5 +73,5 @@ if (command === 'healthcheck') void healthcheck();
 else if (command === 'migrate') migrate(rest[0]);
 else if (command === 'keys') tool('dist/apps/ai-gateway/src/keys/keys.cli.js', rest);
 else if (command === 'admin:create') tool('dist/apps/membership/src/members/admin.cli.js', rest);
-else if (APPS[command]) run(command);
+else if (appOf(command)) run(command);
 else usage(`unknown command ${JSON.stringify(command)}`);

@@ -527,6 +527,25 @@ describe('deployment files', () => {
       expect(r.stderr).toMatch(/usage: entrypoint\.js membership \| ai-gateway/);
     });
 
+    it('refuses a command, app or migrate target named like an Object.prototype member with usage', async () => {
+      // APPS is an object literal: `constructor` found Object's member and was run as an app (a TypeError
+      // from path.join instead of the usage), or passed on to the migration script.
+      for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+        const asCommand = await run([name], {});
+        expect([name, asCommand.code]).toEqual([name, 64]);
+        expect(asCommand.stderr).toContain(`unknown command ${JSON.stringify(name)}`);
+        const asAppEnv = await run([], { APP: name });
+        expect([name, asAppEnv.code]).toEqual([name, 64]);
+        const migrate = await run(['migrate', name], {});
+        expect([name, migrate.code]).toEqual([name, 64]);
+        expect(migrate.stderr).toContain(`migrate: unknown app ${JSON.stringify(name)}`);
+        fs.rmSync(path.join(tmp, '.container-app'), { force: true });
+        const health = await run(['healthcheck'], { APP: name });
+        expect([name, health.code]).toEqual([name, 64]);
+        expect(health.stderr).toContain(`healthcheck: unknown app ${JSON.stringify(name)}`);
+      }
+    });
+
     it('healthcheck: 0 when liveness answers 200, 1 otherwise, on the running app\'s port and context path', async () => {
       fs.rmSync(path.join(tmp, '.container-app'), { force: true });
       const up = await fakeApp(200, '/member/actuator/health/liveness');

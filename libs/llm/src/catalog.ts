@@ -43,6 +43,19 @@ export const DEFAULT_MODELS: Record<string, ModelInfo> = {
   'text-embedding-v3-large': { name: 'text-embedding-v3-large', kind: 'embeddings', contextLength: 8192, dimensions: 3072, encoding: 'cl100k_base', price: { inputPer1k: 0.0002, outputPer1k: 0 }, ownedBy: 'vendor' },
 };
 
+/**
+ * A catalog's entry for a name, own entries only: a client's `model` such as `constructor`, `__proto__`
+ * or `toString` is an unknown name, never Object.prototype's member (the tables are plain objects).
+ */
+export function catalogEntry<T>(table: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined;
+}
+
+/** A fresh catalog table without a prototype: a name from the providers file (`__proto__`) is an ordinary key. */
+export function emptyCatalog<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 /** Media models: what a `/v1/audio/transcriptions` or `/v1/images/generations` caller names in `model`. */
 export type MediaModelKind = 'transcription' | 'image';
 
@@ -84,7 +97,7 @@ export const DEFAULT_MEDIA_MODELS: Record<string, MediaModelInfo> = {
  * "price": 0.05, "fields": ["quality"] } }`. `fail` makes the providers file's error for a path.
  */
 export function mergeMediaModels(raw: unknown, fail: (message: string) => Error): Record<string, MediaModelInfo> {
-  const models: Record<string, MediaModelInfo> = {};
+  const models = emptyCatalog<MediaModelInfo>();
   for (const [name, info] of Object.entries(DEFAULT_MEDIA_MODELS)) models[name] = { ...info, fields: [...info.fields] };
   if (raw === undefined || raw === null) return models;
   if (typeof raw !== 'object' || Array.isArray(raw)) throw fail('mediaModels must be an object');
@@ -92,7 +105,7 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
     const path = `mediaModels.${name}`;
     const o = (value ?? {}) as Record<string, unknown>;
     if (typeof o !== 'object' || Array.isArray(o)) throw fail(`${path} must be an object`);
-    const base = models[name];
+    const base = catalogEntry(models, name);
     const kind = (o.kind ?? base?.kind) as MediaModelKind;
     if (kind !== 'transcription' && kind !== 'image') throw fail(`${path}.kind must be transcription or image`);
     if (o.upstream !== undefined && (typeof o.upstream !== 'string' || o.upstream.trim() === '')) throw fail(`${path}.upstream must be a non-empty string`);

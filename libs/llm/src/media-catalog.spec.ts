@@ -1,4 +1,4 @@
-import { DEFAULT_MEDIA_MODELS, mergeMediaModels } from './catalog';
+import { catalogEntry, DEFAULT_MEDIA_MODELS, mergeMediaModels } from './catalog';
 
 describe('media catalog (mediaModels in the providers file)', () => {
   const fail = (m: string) => new Error(m);
@@ -16,5 +16,16 @@ describe('media catalog (mediaModels in the providers file)', () => {
     expect(() => mergeMediaModels({ 'whisper-1': { price: -1 } }, fail)).toThrow('mediaModels.whisper-1.price');
     expect(() => mergeMediaModels({ 'dall-e-3': { fields: ['style'] } }, fail)).toThrow('mediaModels.dall-e-3.fields');
     expect(() => mergeMediaModels([], fail)).toThrow('mediaModels must be an object');
+  });
+
+  it('takes a model named __proto__ as an ordinary entry and finds no Object.prototype member', () => {
+    const models = mergeMediaModels(JSON.parse('{"__proto__":{"kind":"image","price":0.2}}'), fail);
+    expect(Object.hasOwn(models, '__proto__')).toBe(true);
+    expect(models['__proto__']).toMatchObject({ name: '__proto__', kind: 'image', price: 0.2 });
+    expect(models['kind' as string]).toBeUndefined();
+    for (const name of ['constructor', 'toString', 'hasOwnProperty']) {
+      expect([name, catalogEntry(models, name), catalogEntry(DEFAULT_MEDIA_MODELS, name)]).toEqual([name, undefined, undefined]);
+    }
+    expect(catalogEntry(models, 'whisper-1')).toMatchObject({ kind: 'transcription' });
   });
 });

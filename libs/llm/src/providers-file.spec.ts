@@ -50,6 +50,15 @@ deployments:
     expect(() => parseProvidersConfig({ deployments: [{ name: 'v', type: 'openai', baseUrl: 'http://${NOPE}/v1', models: ['vendor-llama-70b'] }] }, {})).toThrow('NOPE is not set');
   });
 
+  it('takes a variable named like an Object.prototype member as unset, in the process environment too', () => {
+    for (const env of [{}, process.env]) {
+      for (const name of ['constructor', 'toString', 'valueOf']) {
+        expect(() => parseProvidersConfig({ deployments: [{ name: 'v', type: 'openai', baseUrl: `http://\${${name}}/v1`, models: ['vendor-llama-70b'] }] }, env)).toThrow(`environment variable ${name} is not set`);
+        expect(() => parseProvidersConfig({ deployments: [{ name: 'v', type: 'openai', baseUrl: 'http://x/v1', apiKeyEnv: name, models: ['vendor-llama-70b'] }] }, env)).toThrow(`environment variable ${name} is not set`);
+      }
+    }
+  });
+
   it('picks the completion-limit field an OpenAI-type upstream honours: OpenAI and Azure max_completion_tokens, others max_tokens, or as configured', () => {
     const dep = (baseUrl: string, extra: Record<string, unknown> = {}) =>
       parseProvidersConfig({ deployments: [{ name: 'd', type: 'openai', baseUrl, models: ['vendor-gpt-4'], ...extra }] }, {}).deployments[0].completionLimitParam;
@@ -91,9 +100,22 @@ deployments:
     [{ deployments: [{ name: 'a', type: 'openai', baseUrl: 'http://x', apiKey: 'sk-inline', models: ['vendor-gpt-4'] }] }, 'put keys in the environment'],
     [{ routing: { maxAttempts: 0 } }, 'routing.maxAttempts must be a number >= 1'],
     [{ models: { m: { kind: 'image' } } }, 'models.m.kind must be chat or embeddings'],
+    [{ deployments: [{ name: 'a', type: 'openai', baseUrl: 'http://x', models: ['constructor'] }] }, 'model "constructor" is not in the catalog'],
+    [{ deployments: [{ name: 'a', type: 'openai', baseUrl: 'http://x', models: ['toString'] }] }, 'model "toString" is not in the catalog'],
   ])('rejects %j', (doc, message) => {
     expect(() => parseProvidersConfig(doc, {})).toThrow(ProvidersFileError);
     expect(() => parseProvidersConfig(doc, {})).toThrow(message);
+  });
+
+  it('declares a model named __proto__ as an ordinary catalog entry (JSON and YAML), leaving the others alone', () => {
+    const json = parseProvidersConfig(JSON.parse('{"models":{"__proto__":{"kind":"chat","contextLength":1000}},"deployments":[{"name":"a","type":"openai","baseUrl":"http://x","models":["__proto__"]}]}'), {});
+    expect(Object.hasOwn(json.models, '__proto__')).toBe(true);
+    expect(json.models['__proto__']).toMatchObject({ name: '__proto__', kind: 'chat', contextLength: 1000 });
+    expect(json.models['vendor-gpt-4']).toMatchObject({ kind: 'chat' });
+    expect(json.models['kind' as string]).toBeUndefined();
+    const file = join(dir, 'proto.yaml');
+    writeFileSync(file, 'models:\n  __proto__: { kind: embeddings }\ndeployments: []\n');
+    expect(loadProvidersFile(file, {}).models['__proto__']).toMatchObject({ name: '__proto__', kind: 'embeddings' });
   });
 
   it('reports a YAML syntax error with the file name', () => {

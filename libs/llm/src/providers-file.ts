@@ -1,7 +1,7 @@
 // Loads and validates the providers file (AI_PROVIDERS_FILE, YAML or JSON) into deployments and a model catalog.
 import { readFileSync } from 'fs';
 import * as yaml from 'js-yaml';
-import { DEFAULT_MODELS, MediaModelInfo, mergeMediaModels, ModelInfo, ModelKind } from './catalog';
+import { catalogEntry, DEFAULT_MODELS, emptyCatalog, MediaModelInfo, mergeMediaModels, ModelInfo, ModelKind } from './catalog';
 
 export type DeploymentType = 'openai' | 'anthropic' | 'local';
 
@@ -115,14 +115,14 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
     }
   }
 
-  const models: Record<string, ModelInfo> = {};
+  const models = emptyCatalog<ModelInfo>();
   for (const [name, info] of Object.entries(DEFAULT_MODELS)) models[name] = { ...info, price: { ...info.price } };
   if (raw.models !== undefined) {
     const m = expectObject(raw.models, 'models');
     for (const [name, value] of Object.entries(m)) {
       const path = `models.${name}`;
       const o = expectObject(value ?? {}, path);
-      const base = models[name];
+      const base = catalogEntry(models, name);
       const kind = (o.kind ?? base?.kind) as ModelKind;
       if (kind !== 'chat' && kind !== 'embeddings') throw new ProvidersFileError(`${path}.kind must be chat or embeddings`);
       const price = o.price === undefined ? undefined : expectObject(o.price, `${path}.price`);
@@ -164,7 +164,7 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
     let apiKey: string | undefined;
     const apiKeyEnv = d.apiKeyEnv === undefined ? undefined : expectString(d.apiKeyEnv, `${path}.apiKeyEnv`);
     if (apiKeyEnv) {
-      apiKey = env[apiKeyEnv];
+      apiKey = envValue(env, apiKeyEnv);
       if (!apiKey) throw new ProvidersFileError(`${path}.apiKeyEnv: environment variable ${apiKeyEnv} is not set`);
     }
     if (d.apiKey !== undefined) throw new ProvidersFileError(`${path}.apiKey: put keys in the environment and name the variable in apiKeyEnv`);
@@ -182,7 +182,7 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
       return { name: publicName, upstream: o.upstream === undefined ? publicName : expectString(o.upstream, `${mp}.upstream`) };
     });
     for (const m of dm) {
-      if (!models[m.name]) throw new ProvidersFileError(`${path}: model "${m.name}" is not in the catalog; declare it under models: with its kind`);
+      if (!catalogEntry(models, m.name)) throw new ProvidersFileError(`${path}: model "${m.name}" is not in the catalog; declare it under models: with its kind`);
     }
     deployments.push({
       name,
@@ -219,10 +219,15 @@ function completionLimitParamOf(value: unknown, baseUrl: string | undefined, pat
 
 function interpolate(value: string, env: NodeJS.ProcessEnv, path: string): string {
   return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
-    const v = env[name];
+    const v = envValue(env, name);
     if (v === undefined) throw new ProvidersFileError(`${path}: environment variable ${name} is not set`);
     return v;
   });
+}
+
+/** An environment variable, own entries only: `constructor` or `toString` is unset, not Object's member (process.env has a prototype). */
+function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  return Object.hasOwn(env, name) ? env[name] : undefined;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

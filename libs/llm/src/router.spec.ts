@@ -138,4 +138,14 @@ describe('LlmRouter', () => {
     expect((await r.chat({ ...ask, model: 'vendor-gpt-4-mini' })).value.choices[0].message.content).toBe('local');
     expect(() => router({ deployments: [{ name: 'mini', type: 'local', models: ['vendor-gpt-4-mini'] }] })).toThrow('no local engine');
   });
+
+  it('knows no model and no local engine named like an Object.prototype member', () => {
+    const r = router(twoDeployments());
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      expect([name, r.modelInfo(name)]).toEqual([name, undefined]);
+      expect(r.isServed(name)).toBe(false);
+    }
+    expect(r.modelInfo('vendor-gpt-4')).toMatchObject({ name: 'vendor-gpt-4', kind: 'chat' });
+    expect(() => router({ deployments: [{ name: 'mini', type: 'local', engine: 'constructor', models: ['vendor-gpt-4-mini'] }] }, { localEngines: {} })).toThrow('no local engine named constructor');
+  });
 });

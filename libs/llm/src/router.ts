@@ -1,7 +1,7 @@
 // Picks a deployment for a public model: weighted choice, retries with backoff (honouring
 // Retry-After), fallback to the next deployment, and a cooldown for deployments that just failed.
 import { AnthropicClient } from './anthropic-client';
-import { ModelInfo } from './catalog';
+import { catalogEntry, ModelInfo } from './catalog';
 import { LlmClient } from './llm-client';
 import { OpenAiCompatibleClient } from './openai-client';
 import { Deployment, ProvidersConfig, ProvidersFileError } from './providers-file';
@@ -50,7 +50,7 @@ export class LlmRouter {
     this.now = opts.now ?? Date.now;
     for (const d of config.deployments) {
       if (d.type === 'anthropic') {
-        const embedding = d.models.find((m) => config.models[m.name]?.kind !== 'chat');
+        const embedding = d.models.find((m) => catalogEntry(config.models, m.name)?.kind !== 'chat');
         if (embedding) throw new ProvidersFileError(`deployment ${d.name}: anthropic deployments serve chat models only (${embedding.name})`);
       }
       this.clients.set(d.name, this.createClient(d));
@@ -65,22 +65,22 @@ export class LlmRouter {
       case 'anthropic':
         return new AnthropicClient(d);
       case 'local': {
-        const engine = this.opts.localEngines?.[d.engine ?? d.name];
+        const engine = this.opts.localEngines && catalogEntry(this.opts.localEngines, d.engine ?? d.name);
         if (!engine) throw new ProvidersFileError(`deployment ${d.name}: no local engine named ${d.engine ?? d.name} in this build`);
         return engine;
       }
     }
   }
 
-  /** Catalog entry of a public model, whether or not a deployment serves it. */
+  /** Catalog entry of a public model, whether or not a deployment serves it (a name like `constructor` has none). */
   modelInfo(model: string): ModelInfo | undefined {
-    return this.config.models[model];
+    return catalogEntry(this.config.models, model);
   }
 
   /** Public models served by at least one deployment (weight 0 parks a deployment). */
   servedModels(): ModelInfo[] {
     const names = new Set(this.config.deployments.filter((d) => d.weight > 0).flatMap((d) => d.models.map((m) => m.name)));
-    return [...names].map((n) => this.config.models[n]).filter((m): m is ModelInfo => !!m);
+    return [...names].map((n) => catalogEntry(this.config.models, n)).filter((m): m is ModelInfo => !!m);
   }
 
   isServed(model: string): boolean {

@@ -99,6 +99,16 @@ describe('parseWechatXml / buildWechatXml', () => {
   it('refuses non-xml bodies', () => {
     expect(() => parseWechatXml('{"a":1}')).toThrow(WechatMessageRejected);
   });
+
+  it('keeps elements named like Object.prototype members as ordinary fields, and an absent one reads undefined', () => {
+    const fields = parseWechatXml('<xml><__proto__><![CDATA[p]]></__proto__><constructor>c</constructor><MsgType>event</MsgType></xml>');
+    expect(Object.keys(fields)).toEqual(['__proto__', 'constructor', 'MsgType']);
+    expect(Object.hasOwn(fields, '__proto__')).toBe(true);
+    expect(fields['__proto__']).toBe('p');
+    expect(fields.constructor).toBe('c');
+    const plain = parseWechatXml('<xml><MsgType>event</MsgType></xml>');
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) expect([name, plain[name]]).toEqual([name, undefined]);
+  });
 });
 
 describe('scanWechatXml: linear work on hostile input (audit M2: a 365-byte push held the event loop 10 s)', () => {

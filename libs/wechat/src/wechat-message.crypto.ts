@@ -173,7 +173,9 @@ export function scanWechatXml(xml: string, meter: { steps: number } = { steps: 0
   }
   if (!at('<xml>')) fail();
   i += 5;
-  const fields: Record<string, string> = {};
+  // No prototype: an element named `__proto__` is a field like any other (on `{}` it was dropped), and a
+  // field the push lacks reads undefined, never Object's member (`constructor`, `toString`).
+  const fields = Object.create(null) as Record<string, string>;
   for (;;) {
     skipSpace();
     if (at('</xml>')) {

@@ -11,9 +11,11 @@ const LANGUAGE_CODES: Record<string, string> = {
   portuguese: 'pt', italian: 'it', arabic: 'ar', hindi: 'hi', cantonese: 'yue', vietnamese: 'vi', thai: 'th', indonesian: 'id',
 };
 
+/** The code of the language an upstream named (its answer, not trusted): own table entries only, so `constructor` stays `constructor`. */
 export function languageCode(name: string | undefined): string {
-  if (!name) return 'unknown';
-  return LANGUAGE_CODES[name.toLowerCase()] ?? name;
+  if (typeof name !== 'string' || !name) return 'unknown';
+  const key = name.toLowerCase();
+  return Object.hasOwn(LANGUAGE_CODES, key) ? LANGUAGE_CODES[key] : name;
 }
 
 export interface EngineTranscript extends Transcript {

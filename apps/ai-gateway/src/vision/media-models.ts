@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
-import { DEFAULT_MEDIA_MODELS, IMAGE_MODEL_FIELDS, LlmRouter, MediaModelInfo, MediaModelKind } from '@app/llm';
+import { catalogEntry, DEFAULT_MEDIA_MODELS, IMAGE_MODEL_FIELDS, LlmRouter, MediaModelInfo, MediaModelKind } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 
 /**
@@ -23,7 +23,8 @@ export class MediaModels {
 
   resolve(kind: MediaModelKind, requested?: string): MediaModelInfo {
     const name = requested ?? (kind === 'transcription' ? this.config.AI_TRANSCRIBE_MODEL : this.config.AI_IMAGES_MODEL);
-    const info = this.catalog[name];
+    // Own entries only: `constructor` or `__proto__` is an unknown model (404), not Object's member (it was a 400 "not an image model").
+    const info = catalogEntry(this.catalog, name);
     if (info?.kind === kind) return info;
     if (requested === undefined) {
       return { name, kind, upstream: name, price: kind === 'image' ? 0.1 : 0.02, fields: kind === 'image' ? [...IMAGE_MODEL_FIELDS] : [], responseFormat: kind === 'image', ownedBy: 'gateway' };

@@ -85,4 +85,11 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
     await expect(engine.synthesize('   ')).rejects.toBeInstanceOf(EngineInputError);
     await expect(engine.synthesize('hi', { format: 'aiff' as never })).rejects.toBeInstanceOf(EngineInputError);
   });
+
+  it('refuses a voice or format named like an Object.prototype member as unknown (not a crash in the encoder)', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      await expect(engine.synthesize('hi', { voice: name })).rejects.toThrow(new EngineInputError(`unknown voice ${name}`));
+      await expect(engine.synthesize('hi', { format: name as never })).rejects.toThrow(new EngineInputError(`unsupported format ${name}`));
+    }
+  });
 });

@@ -95,12 +95,13 @@ export class SpeechSynthesisEngine {
   async synthesize(text: string, opts: { voice?: string; speed?: number; format?: SpeechFormat } & EngineCallOptions = {}): Promise<SynthesizedSpeech> {
     if (!this.worker) throw new EngineUnavailableError('tts', this.missing ?? 'not installed');
     const voiceId = opts.voice ?? DEFAULT_VOICE;
-    const voice = VOICES[voiceId];
+    // Own entries only: a voice or format named `constructor`, `toString`... is unknown, not Object's member.
+    const voice = Object.hasOwn(VOICES, voiceId) ? VOICES[voiceId] : undefined;
     if (!voice) throw new EngineInputError(`unknown voice ${voiceId}`);
     const speed = opts.speed ?? 1;
     if (!(speed >= 0.5 && speed <= 2)) throw new EngineInputError('speed must be between 0.5 and 2.0');
     const format = opts.format ?? 'mp3';
-    if (!(format in SPEECH_FORMATS)) throw new EngineInputError(`unsupported format ${format}`);
+    if (!Object.hasOwn(SPEECH_FORMATS, format)) throw new EngineInputError(`unsupported format ${format}`);
     if (text.trim() === '') throw new EngineInputError('text is empty');
 
     const call = { key: opts.key, signal: opts.signal };

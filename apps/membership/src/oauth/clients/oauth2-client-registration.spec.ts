@@ -82,5 +82,10 @@ clients:
 
   it('resolves references inside longer strings', () => {
     expect(resolveEnvReferences('Bearer ${A}-${B:-b}', { A: 'a' }, 'w')).toBe('Bearer a-b');
+    // A name like an Object.prototype member is an unset variable, in the process environment too.
+    for (const env of [{}, process.env]) {
+      expect(resolveEnvReferences('${constructor:-d}', env, 'w')).toBe('d');
+      expect(() => resolveEnvReferences('${toString}', env, 'w')).toThrow('w: environment variable toString is not set');
+    }
   });
 });

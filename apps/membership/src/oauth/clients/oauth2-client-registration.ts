@@ -65,7 +65,8 @@ const KNOWN_DEFAULTS: Partial<Record<OAuth2Provider, Partial<OAuth2ClientRegistr
 /** Replaces `${NAME}` and `${NAME:-default}` with environment values; a missing variable is an error. */
 export function resolveEnvReferences(value: string, env: Record<string, string | undefined>, where: string): string {
   return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
-    const v = env[name];
+    // Own entries only: `${constructor}` is an unset variable, not Object's member (process.env has a prototype).
+    const v = Object.hasOwn(env, name) ? env[name] : undefined;
     if (v !== undefined && v !== '') return v;
     if (fallback !== undefined) return fallback;
     throw new Error(`${where}: environment variable ${name} is not set`);
