@@ -155,7 +155,7 @@ export class CreateChatCompletion {
     await relayStream(sse, ac, routed.value, {
       wantsUsage,
       events: (chunk) => (shape ? shape.chunk(chunk) : [chunk]),
-      generated: (chunk) => chunk.choices.map((c) => generatedText(fieldOf(c, 'delta'))).join(''),
+      generated: (choice) => generatedText(fieldOf(choice, 'delta')),
       usage: (upstream, delivered) => this.usageOf(upstream, p.promptTokens, delivered, p.info),
       end: (usage) => (shape ? shape.end(usage) : ['[DONE]']),
       failed: (error) => (shape ? shape.failed(error) : [{ error }]),

@@ -128,7 +128,10 @@ export class CreateCompletion {
     await relayStream(sse, ac, routed.value, {
       wantsUsage,
       events: (chunk) => [chunk],
-      generated: (chunk) => chunk.choices.map((c) => (typeof (c as { text?: unknown })?.text === 'string' ? (c as { text: string }).text : '')).join(''),
+      generated: (choice) => {
+        const text = (choice as { text?: unknown } | null)?.text;
+        return typeof text === 'string' ? text : '';
+      },
       usage: (upstream, delivered) => this.usageOf(upstream, p, delivered),
       end: () => ['[DONE]'],
       failed: (error) => [{ error }],

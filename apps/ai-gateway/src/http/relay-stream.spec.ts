@@ -25,7 +25,7 @@ function harness(opts: { wantsUsage?: boolean; closeAfterWrites?: number; endThr
   const relay: StreamRelay<Chunk> = {
     wantsUsage: opts.wantsUsage ?? false,
     events: (chunk) => [chunk.choices.map((c) => c.text).join('')],
-    generated: (chunk) => chunk.choices.map((c) => c.text).join(''),
+    generated: (choice) => (choice as { text: string }).text,
     usage: async (upstream, delivered): Promise<Usage> => upstream ?? { prompt_tokens: 1, completion_tokens: delivered.length, total_tokens: 1 + delivered.length },
     end: async (usage) => {
       if (opts.endThrows) throw new Error('could not store');

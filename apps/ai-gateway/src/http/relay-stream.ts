@@ -16,8 +16,8 @@ export interface StreamRelay<C extends RelayedChunk> {
   wantsUsage: boolean;
   /** Stream events for one forwarded chunk (its choices always an array). */
   events(chunk: C & { choices: unknown[] }): unknown[];
-  /** Text the forwarded chunk generated, counted when the upstream sent no usage. */
-  generated(chunk: C & { choices: unknown[] }): string;
+  /** Text one forwarded choice generated, counted when the upstream sent no usage. */
+  generated(choice: unknown): string;
   /** The usage to meter: the upstream's when it came, else our own count of the prompt and `delivered`. */
   usage(upstream: Usage | undefined, delivered: string): Promise<Usage>;
   /** Closing events, given the usage that is metered (may wait: the Responses API stores the response). */
@@ -51,7 +51,7 @@ export async function relayStream<C extends RelayedChunk>(sse: SseResponse, gone
       for (const event of relay.events(forward)) await sse.data(event);
       if (sse.closed) throw new CallAbortedError();
       // Forwarded as it came (tool_calls deltas included, never reassembled); counted for the fallback usage.
-      delivered += relay.generated(forward);
+      for (const c of forward.choices) delivered += relay.generated(c);
     }
   } catch (e) {
     if (e instanceof CallAbortedError || gone.signal.aborted || sse.closed) {

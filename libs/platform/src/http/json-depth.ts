@@ -1,3 +1,5 @@
+import { bodyError } from './body-reader';
+
 /** Largest nesting of arrays and objects a JSON body may have; deeper bodies are refused before parsing. */
 export const MAX_JSON_DEPTH = 64;
 
@@ -21,15 +23,7 @@ export function jsonDepthExceeds(buf: Buffer, max = MAX_JSON_DEPTH): boolean {
   return false;
 }
 
-/** body-parser `verify` hook: refuses too-deep JSON with a 400. */
+/** The body reader's `verify` hook: refuses too-deep JSON with a 400. */
 export function rejectDeepJson(_req: unknown, _res: unknown, buf: Buffer): void {
-  if (jsonDepthExceeds(buf)) {
-    // Shaped like body-parser's own errors (http-errors: status, type, expose).
-    throw Object.assign(new Error(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), {
-      status: 400,
-      statusCode: 400,
-      type: 'entity.too.deep',
-      expose: true,
-    });
-  }
+  if (jsonDepthExceeds(buf)) throw bodyError(400, 'entity.too.deep', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
 }
