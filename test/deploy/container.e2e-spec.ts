@@ -7,7 +7,6 @@
 import { ChildProcess, spawn } from 'child_process';
 import { once } from 'events';
 import * as fs from 'fs';
-import { createServer } from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { createTestDatabase, sqlClient } from '../support/database';
@@ -15,21 +14,12 @@ import { root } from './deploy-files';
 import { devOnlyPackages, packageOf, SimulatedImage, simulateImage } from './image-layout';
 import { OtlpReceiver, ReceivedSpan, startOtlpReceiver } from './otlp-receiver';
 import { startFakeOpenAi } from '../support/upstreams';
+import { freePort } from '../support/free-port';
 
 jest.setTimeout(180_000);
 
 const SERVER = 2;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Run {
   child: ChildProcess;

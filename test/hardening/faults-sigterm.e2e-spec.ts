@@ -6,7 +6,6 @@
 import { ChildProcess, execFileSync, spawn } from 'child_process';
 import { createHash } from 'crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'fs';
-import { AddressInfo, createServer } from 'net';
 import { tmpdir } from 'os';
 import { join, resolve } from 'path';
 import { Client } from 'pg';
@@ -14,19 +13,11 @@ import { createTestDatabase } from '../support/database';
 import { FakeUpstream, startFakeOpenAi } from '../support/upstreams';
 import { multipart, rawRequest, RawResponse } from './support/http';
 import { report } from './support/runs';
+import { freePort } from '../support/free-port';
 
 const root = resolve(__dirname, '..', '..');
 const ADMIN = 'test-admin-token-0123456789';
 
-function freePort(): Promise<number> {
-  return new Promise((ok) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => ok(port));
-    });
-  });
-}
 
 interface Child {
   proc: ChildProcess;

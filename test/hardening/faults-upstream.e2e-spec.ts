@@ -4,7 +4,7 @@
 // error event), failed calls are not charged, and no sockets or file descriptors are left behind.
 import { readdirSync } from 'fs';
 import { createServer, Server } from 'http';
-import { AddressInfo, createServer as createTcpServer } from 'net';
+import { AddressInfo } from 'net';
 import fc from 'fast-check';
 import { Client } from 'pg';
 import { GatewayFixture, startGatewayFixture } from '../ai-gateway/gateway-fixture';
@@ -14,6 +14,7 @@ import { FakeUpstream } from '../support/upstreams';
 import { openSocketsTo, rawRequest, RawResponse } from './support/http';
 import { openAiShapeProblem } from './support/shapes';
 import { report, RUNS, SEED } from './support/runs';
+import { freePort } from '../support/free-port';
 
 type Garbage = 'html' | 'truncated-json' | 'wrong-json' | 'sse-garbage' | 'hangup' | 'empty';
 
@@ -62,14 +63,6 @@ async function startGarbageUpstream(): Promise<{ url: string; port: number; mode
   };
 }
 
-/** A port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const srv = createTcpServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 const fdCount = () => readdirSync('/proc/self/fd').length;
 const portOf = (u: FakeUpstream | { url: string }) => Number(new URL(u.url).port);
@@ -94,7 +87,7 @@ describe('hardening: upstream faults', () => {
   beforeAll(async () => {
     Object.assign(process.env, { FAKE_OPENAI_KEY: 'sk-upstream-openai', FAKE_ANTHROPIC_KEY: 'sk-upstream-anthropic' });
     garbage = await startGarbageUpstream();
-    refusedPort = await closedPort();
+    refusedPort = await freePort(); // nothing listens there (below the ephemeral range: nobody is given it meanwhile)
     const price = { kind: 'chat', price: { inputPer1k: 1, outputPer1k: 2 } };
     fx = await startGatewayFixture({}, ({ openai, backup }) => ({
       routing: { maxAttempts: 3, backoffMs: 10, cooldownMs: 100, maxRetryAfterMs: 1500 },

@@ -3,6 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Client } from 'pg';
+import { freePort } from '../support/free-port';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -63,13 +64,15 @@ function pidAlive(pid: number): boolean {
 }
 
 describe('npm start on the embedded default', () => {
-  const base = 20000 + (process.pid % 5000) * 2;
-  const pgPort = base + 7;
-  const ports = { membership: base + 3, gateway: base + 5 };
+  let pgPort = 0;
+  const ports = { membership: 0, gateway: 0 };
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'start-e2e-'));
   const children: ChildProcess[] = [];
 
-  beforeAll(() => {
+  beforeAll(async () => {
+    pgPort = await freePort();
+    ports.membership = await freePort();
+    ports.gateway = await freePort();
     execFileSync(process.execPath, [path.join(root, 'scripts/build.js')], { cwd: root, stdio: 'inherit' });
   }, 240_000);
 

@@ -3,6 +3,7 @@ import { randomUUID } from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { freePort } from '../support/free-port';
 
 /**
  * `npm start` (scripts/start.js, both apps, embedded PostgreSQL) stopped at several moments of its
@@ -46,12 +47,14 @@ interface Run {
 }
 
 d('npm start stopped during start-up leaves no process behind', () => {
-  const base = 40000 + (process.pid % 8000) * 3;
-  const ports = { pg: base, membership: base + 1, gateway: base + 2 };
+  const ports = { pg: 0, membership: 0, gateway: 0 };
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'start-stop-e2e-'));
   const markers: string[] = [];
 
-  beforeAll(() => {
+  beforeAll(async () => {
+    ports.pg = await freePort();
+    ports.membership = await freePort();
+    ports.gateway = await freePort();
     execFileSync(process.execPath, [path.join(root, 'scripts/build.js')], { cwd: root, stdio: 'inherit' });
   }, 240_000);
 
