@@ -51,7 +51,15 @@ describe('membership: admin bootstrap never promotes an existing member by name'
     await attackerToken(app.url);
     // A fresh name works, and --reset-password then resets that admin's own password.
     expect(await createAdminCommand(['ops_admin_2'], env, Readable.from(['operator-password-1\n']))).toMatch(/admin ops_admin_2 created/);
-    expect(await createAdminCommand(['ops_admin_2', '--reset-password'], env, Readable.from(['operator-password-2\n']))).toMatch(/password reset/);
+    // Whoever knew the old password and logged in with it is logged out by the reset, as by a member's own reset.
+    const before = await Promise.all(
+      [1, 2].map(async () => (await client(app.url).post('/api/v1/app/auth/login').send({ account: 'ops_admin_2', password: 'operator-password-1' }).expect(200)).body.data),
+    );
+    expect(await createAdminCommand(['ops_admin_2', '--reset-password'], env, Readable.from(['operator-password-2\n']))).toMatch(/password reset, 2 session\(s\) ended/);
+    for (const { refreshToken } of before) await client(app.url).post('/api/v1/app/auth/refresh-token').send({ refreshToken }).expect(401);
+    const live = await db.query(`SELECT count(*)::int AS n FROM member_sessions s JOIN members m ON m.id = s.member_id WHERE m.username = 'ops_admin_2' AND s.revoked_time IS NULL`);
+    expect(live.rows[0].n).toBe(0);
+    await client(app.url).post('/api/v1/app/auth/login').send({ account: 'ops_admin_2', password: 'operator-password-1' }).expect(401);
     await client(app.url).post('/api/v1/app/auth/login').send({ account: 'ops_admin_2', password: 'operator-password-2' }).expect(200);
   });
 });

@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { MembershipConfig } from '../config/membership.config';
+import { SessionsService } from '../sessions/sessions.service';
 import { Member } from './member.entity';
 import { MembersService } from './members.service';
 
@@ -30,6 +31,7 @@ export class AdminBootstrapService implements OnApplicationBootstrap {
   constructor(
     private readonly members: MembersService,
     private readonly config: MembershipConfig,
+    private readonly sessions: SessionsService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -45,15 +47,17 @@ export class AdminBootstrapService implements OnApplicationBootstrap {
 
   /**
    * Creates the admin `username`, or accepts an existing admin of that name (`resetPassword` then sets
-   * its password). Throws AdminAccountTakenError when the name belongs to a member who is not an admin.
+   * its password and ends its sessions, as a member's own reset does: an operator resets a password
+   * because it may be known to someone else, who may be logged in with it). `revokedSessions` counts
+   * them. Throws AdminAccountTakenError when the name belongs to a member who is not an admin.
    */
-  async ensureAdmin(username: string, password: string, opts: { resetPassword?: boolean } = {}): Promise<{ member: Member; created: boolean }> {
+  async ensureAdmin(username: string, password: string, opts: { resetPassword?: boolean } = {}): Promise<{ member: Member; created: boolean; revokedSessions: number }> {
     const existing = await this.members.findByAccount(username);
     if (existing) return this.existingAdmin(username, existing, password, opts);
     try {
       const member = await this.members.create({ username, password, nickname: username, roles: [ADMIN_ROLE] });
       this.logger.log(`admin member ${member.id} (${username}) created`);
-      return { member, created: true };
+      return { member, created: true, revokedSessions: 0 };
     } catch (err) {
       // Someone took the name at the same moment: another replica creating the admin, or a sign-up.
       const again = await this.members.findByAccount(username);
@@ -62,12 +66,19 @@ export class AdminBootstrapService implements OnApplicationBootstrap {
     }
   }
 
-  private async existingAdmin(account: string, member: Member, password: string, opts: { resetPassword?: boolean }): Promise<{ member: Member; created: boolean }> {
+  private async existingAdmin(
+    account: string,
+    member: Member,
+    password: string,
+    opts: { resetPassword?: boolean },
+  ): Promise<{ member: Member; created: boolean; revokedSessions: number }> {
     if (!member.roles?.includes(ADMIN_ROLE)) throw new AdminAccountTakenError(account, member.id);
+    let revokedSessions = 0;
     if (opts.resetPassword) {
       await this.members.setPassword(member.id, password);
-      this.logger.log(`admin ${member.id} (${member.username}): password reset`);
+      revokedSessions = await this.sessions.revokeAll(member.id, 'password_reset');
+      this.logger.log(`admin ${member.id} (${member.username}): password reset, ${revokedSessions} session(s) ended`);
     }
-    return { member: (await this.members.findById(member.id))!, created: false };
+    return { member: (await this.members.findById(member.id))!, created: false, revokedSessions };
   }
 }

@@ -26,9 +26,11 @@ export async function createAdminCommand(args: string[], env: Record<string, str
   const { app, database } = await createMembershipApp({ ...env, ADMIN_ACCOUNT: '', ADMIN_PASSWORD: '' });
   try {
     await app.init();
-    const { member, created } = await app.get(AdminBootstrapService).ensureAdmin(account, password, { resetPassword: args.includes('--reset-password') });
+    const { member, created, revokedSessions } = await app.get(AdminBootstrapService).ensureAdmin(account, password, { resetPassword: args.includes('--reset-password') });
     if (created) return `admin ${member.username} created (member id ${member.id})`;
-    return args.includes('--reset-password') ? `admin ${member.username} (id ${member.id}): password reset` : `admin ${member.username} (id ${member.id}) already exists; nothing changed`;
+    return args.includes('--reset-password')
+      ? `admin ${member.username} (id ${member.id}): password reset, ${revokedSessions} session(s) ended`
+      : `admin ${member.username} (id ${member.id}) already exists; nothing changed`;
   } finally {
     await app.close();
     await database.stop();
