@@ -32,7 +32,7 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
   let client: OpenAI;
 
   beforeAll(async () => {
-    f = await startGatewayFixture();
+    f = await startGatewayFixture({ AI_RESPONSES_STORE_MAX_BYTES_PER_KEY: String(256 * 1024) });
     key = (await f.createKey({ name: 'responses-test' })).key;
     client = new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 10_000 });
   });
@@ -167,6 +167,15 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
   });
 
   describe('store (stored responses, item_reference, previous_response_id)', () => {
+    /** Runs the sweep as a replica's timer does (a sweep already running is waited for: either way the expired rows are gone). */
+    const sweep = async () => {
+      const db = await new DataSource({ type: 'postgres', url: f.gw.dbUrl }).initialize();
+      try {
+        await new ResponsesStore(db, { AI_RESPONSES_STORE_TTL_HOURS: 24 } as GatewayConfig).sweep();
+      } finally {
+        await db.destroy();
+      }
+    };
     const storedRows = (id: string) => query(f.gw.dbUrl, `SELECT r.key_id, r.input, r.output, r.expires_at > now() + interval '23 hours' AS day, (SELECT count(*)::int FROM ai_response_items i WHERE i.response_id = r.id) AS items FROM ai_responses r WHERE r.id = $1`, [id]);
 
     for (const model of ['vendor-gpt-4', 'vendor-claude-3']) {
@@ -249,16 +258,46 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
       const live = await client.responses.create({ model: 'vendor-gpt-4', input: 'Paris', tools: [weatherTool] });
       const gone = await client.responses.create({ model: 'vendor-gpt-4', input: 'Paris', tools: [weatherTool] });
       await query(f.gw.dbUrl, `UPDATE ai_responses SET expires_at = now() - interval '1 second' WHERE id = $1`, [gone.id]);
-      const db = await new DataSource({ type: 'postgres', url: f.gw.dbUrl }).initialize();
-      try {
-        const store = new ResponsesStore(db, { AI_RESPONSES_STORE_TTL_HOURS: 24 } as GatewayConfig);
-        expect(await store.sweep()).toBeGreaterThanOrEqual(1);
-      } finally {
-        await db.destroy();
-      }
+      await sweep();
       expect(await storedRows(gone.id)).toEqual([]);
       expect(await query(f.gw.dbUrl, `SELECT 1 FROM ai_response_items WHERE response_id = $1`, [gone.id])).toEqual([]);
       expect(await storedRows(live.id)).toHaveLength(1);
+    });
+
+    it('a key keeps at most AI_RESPONSES_STORE_MAX_BYTES_PER_KEY stored: past it the answer says store: false, until expired ones are swept', async () => {
+      const sdk = new OpenAI({ apiKey: (await f.createKey({ name: 'responses-quota' })).key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+      const big = 'x'.repeat(60_000);
+      const ask = async (input: string) => (await sdk.responses.create({ model: 'vendor-gpt-4', input })) as OpenAI.Responses.Response & { store: boolean };
+      const keyTotal = async (id: string) =>
+        (
+          await query(
+            f.gw.dbUrl,
+            `SELECT u.bytes::int AS counted, (SELECT sum(bytes)::int FROM ai_responses r WHERE r.key_id = u.key_id) AS stored
+               FROM ai_response_store_usage u WHERE u.key_id = (SELECT key_id FROM ai_responses WHERE id = $1)`,
+            [id],
+          )
+        )[0];
+      // The fixture's quota is 256 KiB; each of these stores ~120 kB (the fake upstream echoes the input):
+      // two fit, a third does not (answered all the same).
+      const first = await ask(big);
+      const second = await ask(big);
+      const third = await ask(big);
+      expect([first.store, second.store, third.store]).toEqual([true, true, false]);
+      expect(third.status).toBe('completed');
+      expect(await storedRows(third.id)).toEqual([]);
+      const total = await keyTotal(first.id);
+      expect(total.counted).toBeGreaterThan(200_000);
+      expect(total.counted).toBe(total.stored);
+      // What still fits is stored; another key is not affected by this one's total.
+      expect((await ask('hi')).store).toBe(true);
+      expect(((await client.responses.create({ model: 'vendor-gpt-4', input: big })) as any).store).toBe(true);
+      // Once the first expires and is swept, its bytes are free again.
+      await query(f.gw.dbUrl, `UPDATE ai_responses SET expires_at = now() - interval '1 second' WHERE id = $1`, [first.id]);
+      await sweep();
+      const fourth = await ask(big);
+      expect(fourth.store).toBe(true);
+      const after = await keyTotal(second.id);
+      expect(after.counted).toBe(after.stored);
     });
 
     it('store: false writes nothing and its items cannot be referred to', async () => {

@@ -78,6 +78,11 @@ export class GatewayConfig extends BaseConfig {
   @Min(1024)
   AI_RESPONSES_STORE_MAX_BYTES: number = 16 * 1024 * 1024;
 
+  /** Most bytes (as AI_RESPONSES_STORE_MAX_BYTES counts them) one API key keeps stored at a time; a response past it is answered but not stored (store: false) until older ones expire. */
+  @IsInt()
+  @Min(1024)
+  AI_RESPONSES_STORE_MAX_BYTES_PER_KEY: number = 256 * 1024 * 1024;
+
   /** Development only: when no usable API key exists at boot, create one and print it once. */
   @IsBoolean()
   AI_DEV_KEY: boolean = true;

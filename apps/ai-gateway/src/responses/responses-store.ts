@@ -137,8 +137,9 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Stores a finished response for `keyId` (one statement). Never throws: a response too large to
-   * store, or a database failure, is logged and answered `false` (the answer then says store: false,
-   * and a later reference to it is a 400 like any unknown id).
+   * store, one past the key's AI_RESPONSES_STORE_MAX_BYTES_PER_KEY, or a database failure, is logged
+   * and answered `false` (the answer then says store: false, and a later reference to it is a 400 like
+   * any unknown id).
    */
   async save(keyId: string, response: Obj, input: unknown[]): Promise<boolean> {
     const output = Array.isArray(response.output) ? (response.output as Obj[]) : [];
@@ -155,30 +156,57 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
     }
     const ids = output.map((o) => o.id);
     if (!ids.every((id) => typeof id === 'string')) return false;
+    const quota = this.config.AI_RESPONSES_STORE_MAX_BYTES_PER_KEY;
     try {
-      await this.db.query(
-        `WITH r AS (
+      // One statement: the key's stored bytes grow only if they stay within its quota, and the
+      // response is written only if they grew (a row lock per key: concurrent saves cannot both pass).
+      const [{ stored }]: Array<{ stored: number }> = await this.db.query(
+        `WITH u AS (
+           INSERT INTO ai_response_store_usage AS u (key_id, bytes) SELECT $2::uuid, $5::int WHERE $5::int <= $8::bigint
+           ON CONFLICT (key_id) DO UPDATE SET bytes = u.bytes + EXCLUDED.bytes WHERE u.bytes + EXCLUDED.bytes <= $8::bigint
+           RETURNING 1),
+         r AS (
            INSERT INTO ai_responses (id, key_id, input, output, bytes, expires_at)
-           VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, now() + $6::int * interval '1 hour')
-           RETURNING id)
-         INSERT INTO ai_response_items (id, response_id, position)
-         SELECT x.id, r.id, x.ord - 1 FROM r, unnest($7::varchar[]) WITH ORDINALITY AS x(id, ord)`,
-        [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids],
+           SELECT $1::varchar, $2::uuid, $3::jsonb, $4::jsonb, $5::int, now() + $6::int * interval '1 hour' WHERE EXISTS (SELECT 1 FROM u)
+           RETURNING id),
+         i AS (
+           INSERT INTO ai_response_items (id, response_id, position)
+           SELECT x.id, r.id, x.ord - 1 FROM r, unnest($7::varchar[]) WITH ORDINALITY AS x(id, ord)
+           RETURNING 1)
+         SELECT count(*)::int AS stored FROM r`,
+        [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids, quota],
       );
-      return true;
+      if (!stored) this.log.warn(`response ${String(response.id)} not stored: its key keeps AI_RESPONSES_STORE_MAX_BYTES_PER_KEY (${quota}) bytes stored already`);
+      return stored === 1;
     } catch (e) {
       this.log.error(`response ${String(response.id)} not stored: ${(e as Error).message}`);
       return false;
     }
   }
 
-  /** Deletes expired responses (their items go with them), in short batches; any replica may run it. */
+  /**
+   * Deletes expired responses (their items go with them) in short batches and takes their bytes off
+   * their keys' stored total. Any replica may run it; one at a time (a transaction-scoped advisory lock,
+   * so two sweeps never update the same keys' totals in different orders).
+   */
   async sweep(): Promise<number> {
     let total = 0;
     try {
       for (;;) {
-        // TypeORM answers a DELETE as [rows, rowCount].
-        const [, deleted]: [unknown, number] = await this.db.query(`DELETE FROM ai_responses WHERE id IN (SELECT id FROM ai_responses WHERE expires_at <= now() LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)`);
+        const deleted = await this.db.transaction(async (m) => {
+          await m.query(`SELECT pg_advisory_xact_lock(hashtext('ai_responses_sweep'))`);
+          const [{ n }]: Array<{ n: number }> = await m.query(
+            `WITH d AS (
+               DELETE FROM ai_responses WHERE id IN (SELECT id FROM ai_responses WHERE expires_at <= now() LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)
+               RETURNING key_id, bytes),
+             s AS (SELECT key_id, sum(bytes) AS bytes FROM d GROUP BY key_id),
+             u AS (
+               UPDATE ai_response_store_usage AS u SET bytes = greatest(u.bytes - s.bytes, 0) FROM s WHERE u.key_id = s.key_id
+               RETURNING 1)
+             SELECT count(*)::int AS n FROM d`,
+          );
+          return n;
+        });
         total += deleted;
         if (deleted < SWEEP_BATCH) return total;
       }
