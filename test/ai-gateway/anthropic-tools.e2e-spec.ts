@@ -50,6 +50,24 @@ describe('AI gateway: tools and parts on an Anthropic upstream (openai SDK)', ()
     ]);
   });
 
+  it('continues a tool loop begun on another provider whose call ids Anthropic refuses (functions.x:0)', async () => {
+    // As Kimi/Moonshot name calls; the history reaches Anthropic after a failover or a model switch.
+    const id = 'functions.lookup_capital:0';
+    const res = await client.chat.completions.create({
+      model: 'vendor-claude-3',
+      tools: [lookup],
+      messages: [
+        { role: 'user', content: 'France' },
+        { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'lookup_capital', arguments: '{"country":"France"}' } }] },
+        { role: 'tool', tool_call_id: id, content: 'Paris' },
+      ],
+    });
+    expect(res.choices[0].message.content).toBe('Result: Paris');
+    const [, use, result] = f.anthropic.requests[0].body.messages;
+    expect(use.content[0].id).toMatch(/^functions_lookup_capital_0_[0-9a-f]{12}$/);
+    expect(result.content[0].tool_use_id).toBe(use.content[0].id);
+  });
+
   it("runs the SDK's own streamed tool runner against Anthropic, two tools in parallel", async () => {
     f.anthropic.behaviour.parallelToolUse = 2;
     const ran: string[] = [];

@@ -1,5 +1,5 @@
 import { startFakeAnthropic, FakeUpstream } from '../../../test/support/upstreams';
-import { AnthropicClient, AnthropicMessage, anthropicEventsToChunks, finishReasonOf, fromAnthropicMessage, toAnthropicRequest, UnsupportedRequestError } from './anthropic-client';
+import { AnthropicClient, AnthropicMessage, anthropicEventsToChunks, anthropicToolId, finishReasonOf, fromAnthropicMessage, toAnthropicRequest, UnsupportedRequestError } from './anthropic-client';
 import { ChatCompletionChunk, UpstreamError } from './types';
 
 describe('Anthropic translation', () => {
@@ -240,6 +240,31 @@ describe('Anthropic tools, parts and roles (issue 15)', () => {
       { role: 'assistant', content: [{ type: 'text', text: 'Let me check again.' }, { type: 'tool_use', id: 'call_3', name: 'get_time', input: {} }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_3', content: '12:01' }] },
     ]);
+  });
+
+  it('rewrites tool call ids Anthropic refuses (another provider\'s, after failover) the same way in tool_use and tool_result', () => {
+    const foreign = ['functions.get_weather:0', 'functions.get_weather_0', 'call 1/ü'];
+    const out = toAnthropicRequest(
+      {
+        model: 'm',
+        tools: [weather],
+        messages: [
+          { role: 'user', content: 'Paris?' },
+          { role: 'assistant', content: null, tool_calls: foreign.map((id) => ({ id, type: 'function', function: { name: 'get_weather', arguments: '{}' } })) },
+          ...foreign.map((id) => ({ role: 'tool', tool_call_id: id, content: 'sunny' })),
+        ],
+      },
+      'u',
+    );
+    const uses = (out.messages[1].content as any[]).map((b) => b.id);
+    const results = (out.messages[2].content as any[]).map((b) => b.tool_use_id);
+    expect(results).toEqual(uses);
+    for (const id of uses) expect(id).toMatch(/^[a-zA-Z0-9_-]+$/);
+    // Ids differing only in a refused character stay apart; valid ones pass unchanged.
+    expect(uses[0]).not.toBe(uses[1]);
+    expect(uses[1]).toMatch(/^functions_get_weather_0_[0-9a-f]{12}$/);
+    expect(anthropicToolId('call_abc-XYZ_09')).toBe('call_abc-XYZ_09');
+    expect(anthropicToolId('toolu_01A09q90qw90lq917835lq9')).toBe('toolu_01A09q90qw90lq917835lq9');
   });
 
   it('refuses tool call arguments that are not a JSON object, naming the field', () => {

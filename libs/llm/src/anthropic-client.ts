@@ -3,6 +3,7 @@
 // assistant `tool_calls` -> `tool_use` blocks; `tool` turns -> `tool_result` blocks at the start of one
 // user turn; image parts -> `image` blocks (base64 or url source); system/developer -> `system`;
 // `tool_use` back -> `tool_calls`, `input_json_delta` -> argument deltas, one chunk per event.
+import { createHash } from 'crypto';
 import { mapTransportError, UpstreamHttp, upstreamErrorBody } from './http';
 import { LlmClient } from './llm-client';
 import { Deployment } from './providers-file';
@@ -182,6 +183,21 @@ function toolChoiceOf(choice: unknown, names: Set<string>, param: string, legacy
   return { type: 'tool', name };
 }
 
+const ANTHROPIC_TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+
+/**
+ * A tool call id as Anthropic takes it (`^[a-zA-Z0-9_-]+$`; it answers 400 otherwise). OpenAI's
+ * (`call_...`) pass unchanged; other providers' ids (`functions.get_weather:0`) reach an Anthropic
+ * deployment when a conversation began elsewhere (failover, a model switch). Each is rewritten the same
+ * way wherever it appears, so a tool_use and its tool_result still pair, and a hash of the original
+ * keeps ids that differ only in refused characters apart.
+ */
+export function anthropicToolId(id: string): string {
+  if (ANTHROPIC_TOOL_ID.test(id)) return id;
+  const digest = createHash('sha256').update(id).digest('hex').slice(0, 12);
+  return `${id.slice(0, 64).replace(/[^a-zA-Z0-9_-]/g, '_')}_${digest}`;
+}
+
 /** Fields of the OpenAI request that ask for something the Messages API cannot produce: refused, never dropped. */
 function refuseUnsupported(req: ChatCompletionRequest): void {
   if (req.n !== undefined && req.n !== null && req.n !== 1) throw refuse('n > 1 is not supported for this model', 'n');
@@ -247,7 +263,7 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
             if (c.type !== undefined && c.type !== 'function') throw refuse(`tool call type "${stringOf(c.type)}" is not supported for this model`, `${cp}.type`);
             if (typeof c.id !== 'string' || c.id === '') throw refuse('tool call id is required', `${cp}.id`);
             if (typeof c.function.name !== 'string' || c.function.name === '') throw refuse('function.name is required', `${cp}.function.name`);
-            calls.push({ type: 'tool_use', id: c.id, name: c.function.name, input: toolInput(c.function.arguments, `${cp}.function.arguments`) });
+            calls.push({ type: 'tool_use', id: anthropicToolId(c.id), name: c.function.name, input: toolInput(c.function.arguments, `${cp}.function.arguments`) });
           });
         } else if (isObject(m.function_call)) {
           const fc = m.function_call;
@@ -273,7 +289,7 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
         const parts = blocksOf(m.content, `${at}.content`, TEXT_PARTS) as string | TextBlock[];
         const content = parts.length === 0 ? '' : parts;
         // Consecutive tool turns become one user turn whose tool_result blocks come first.
-        push('user', [{ type: 'tool_result', tool_use_id: id, content }]);
+        push('user', [{ type: 'tool_result', tool_use_id: anthropicToolId(id), content }]);
         return;
       }
       default:

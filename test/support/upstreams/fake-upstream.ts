@@ -411,6 +411,7 @@ function anthropicRequestProblem(body: any): string | undefined {
         case 'tool_use':
           if (m.role !== 'assistant') return `${at}: tool_use blocks are only allowed in assistant messages`;
           if (typeof b.id !== 'string' || typeof b.name !== 'string' || typeof b.input !== 'object' || b.input === null || Array.isArray(b.input)) return `${at}.tool_use: id, name and an input object are required`;
+          if (!/^[a-zA-Z0-9_-]+$/.test(b.id)) return `${at}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
           uses.push(b.id);
           break;
         case 'tool_result':
