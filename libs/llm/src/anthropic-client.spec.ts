@@ -251,7 +251,7 @@ describe('Anthropic tools, parts and roles (issue 15)', () => {
         messages: [
           { role: 'user', content: 'Paris?' },
           { role: 'assistant', content: null, tool_calls: foreign.map((id) => ({ id, type: 'function', function: { name: 'get_weather', arguments: '{}' } })) },
-          ...foreign.map((id) => ({ role: 'tool', tool_call_id: id, content: 'sunny' })),
+          ...foreign.map((id) => ({ role: 'tool' as const, tool_call_id: id, content: 'sunny' })),
         ],
       },
       'u',
