@@ -62,6 +62,9 @@ export type MediaModelKind = 'transcription' | 'image';
 /** gpt-image-1's optional request fields (OpenAI images API); dall-e-3 knows `quality` (standard, hd) only. */
 export const IMAGE_MODEL_FIELDS = ['quality', 'background', 'output_format', 'output_compression', 'moderation'] as const;
 export type ImageModelField = (typeof IMAGE_MODEL_FIELDS)[number];
+/** Values of an image request's `quality` (dall-e-3: standard, hd; gpt-image-1: low, medium, high, auto). */
+export const IMAGE_QUALITIES = ['standard', 'hd', 'low', 'medium', 'high', 'auto'] as const;
+export type ImageQuality = (typeof IMAGE_QUALITIES)[number];
 
 export interface MediaModelInfo {
   name: string;
@@ -74,6 +77,12 @@ export interface MediaModelInfo {
   fields: readonly ImageModelField[];
   /** Image models: whether the upstream takes `response_format` (dall-e); gpt-image models always answer b64_json and refuse it. */
   responseFormat: boolean;
+  /**
+   * Image models: yuan per 1024x1024 image by the request's `quality` (no quality counts as `auto`),
+   * for upstreams whose cost depends on it (gpt-image-1 high costs ~15x low); a quality not listed is
+   * charged `price`.
+   */
+  qualityPrices?: Partial<Record<ImageQuality, number>>;
   ownedBy: string;
 }
 
@@ -112,6 +121,7 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
     if (o.price !== undefined && (typeof o.price !== 'number' || !Number.isFinite(o.price) || o.price < 0)) throw fail(`${path}.price must be a number >= 0`);
     if (o.fields !== undefined && (!Array.isArray(o.fields) || (o.fields as unknown[]).some((f) => !(IMAGE_MODEL_FIELDS as readonly unknown[]).includes(f)))) throw fail(`${path}.fields must be a list of ${IMAGE_MODEL_FIELDS.join(', ')}`);
     if (o.responseFormat !== undefined && typeof o.responseFormat !== 'boolean') throw fail(`${path}.responseFormat must be true or false`);
+    const qualityPrices = qualityPricesOf(o.qualityPrices, kind, `${path}.qualityPrices`, fail);
     models[name] = {
       name,
       kind,
@@ -121,6 +131,28 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
       responseFormat: o.responseFormat ?? base?.responseFormat ?? kind === 'image',
       ownedBy: typeof o.ownedBy === 'string' ? o.ownedBy : base?.ownedBy ?? 'gateway',
     };
+    const prices = qualityPrices ?? base?.qualityPrices;
+    if (prices) models[name].qualityPrices = prices;
   }
   return models;
+}
+
+function qualityPricesOf(raw: unknown, kind: MediaModelKind, path: string, fail: (message: string) => Error): Partial<Record<ImageQuality, number>> | undefined {
+  if (raw === undefined) return undefined;
+  if (kind !== 'image') throw fail(`${path} is for image models only`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw fail(`${path} must be an object of quality: price`);
+  const prices: Partial<Record<ImageQuality, number>> = {};
+  for (const [quality, price] of Object.entries(raw)) {
+    if (!(IMAGE_QUALITIES as readonly string[]).includes(quality)) throw fail(`${path}.${quality}: the qualities are ${IMAGE_QUALITIES.join(', ')}`);
+    if (typeof price !== 'number' || !Number.isFinite(price) || price < 0) throw fail(`${path}.${quality} must be a number >= 0`);
+    prices[quality as ImageQuality] = price;
+  }
+  return prices;
+}
+
+/** Yuan per 1024x1024 image of `model` at the request's `quality` (none is `auto`): its qualityPrices entry, else its price. */
+export function imagePricePer1024(model: Pick<MediaModelInfo, 'price' | 'qualityPrices'>, quality: unknown): number {
+  const q = typeof quality === 'string' ? quality : 'auto';
+  const prices = model.qualityPrices;
+  return prices && Object.hasOwn(prices, q) ? prices[q as ImageQuality]! : model.price;
 }

@@ -1,4 +1,4 @@
-import { catalogEntry, DEFAULT_MEDIA_MODELS, mergeMediaModels } from './catalog';
+import { catalogEntry, DEFAULT_MEDIA_MODELS, imagePricePer1024, mergeMediaModels } from './catalog';
 
 describe('media catalog (mediaModels in the providers file)', () => {
   const fail = (m: string) => new Error(m);
@@ -9,6 +9,21 @@ describe('media catalog (mediaModels in the providers file)', () => {
     expect(models['my-sd']).toMatchObject({ kind: 'image', upstream: 'my-sd', price: 0.05, fields: ['quality'], responseFormat: true });
     expect(models['whisper-1']).toEqual(DEFAULT_MEDIA_MODELS['whisper-1']);
     expect(models['gpt-image-1']).toMatchObject({ upstream: 'gpt-image-1', responseFormat: false });
+  });
+
+  it('prices an image model by quality where qualityPrices says so, else by its price', () => {
+    const models = mergeMediaModels({ 'gpt-image-1': { qualityPrices: { low: 0.02, high: 0.3, auto: 0.2 } }, 'my-sd': { kind: 'image', price: 0.05 } }, fail);
+    const gpt = models['gpt-image-1'];
+    expect([imagePricePer1024(gpt, 'low'), imagePricePer1024(gpt, 'high'), imagePricePer1024(gpt, 'medium'), imagePricePer1024(gpt, undefined)]).toEqual([0.02, 0.3, 0.1, 0.2]);
+    expect(imagePricePer1024(models['my-sd'], 'high')).toBe(0.05);
+    expect(imagePricePer1024(gpt, 'toString')).toBe(0.1);
+    // The defaults set none: the contract's flat price per image.
+    expect(mergeMediaModels({ 'gpt-image-1': { price: 0.2 } }, fail)['gpt-image-1'].qualityPrices).toBeUndefined();
+    expect(() => mergeMediaModels({ 'gpt-image-1': { qualityPrices: { ultra: 1 } } }, fail)).toThrow('mediaModels.gpt-image-1.qualityPrices.ultra: the qualities are standard, hd, low, medium, high, auto');
+    expect(() => mergeMediaModels({ 'gpt-image-1': { qualityPrices: { high: -1 } } }, fail)).toThrow('mediaModels.gpt-image-1.qualityPrices.high must be a number >= 0');
+    expect(() => mergeMediaModels({ 'gpt-image-1': { qualityPrices: [1] } }, fail)).toThrow('mediaModels.gpt-image-1.qualityPrices must be an object');
+    expect(() => mergeMediaModels({ 'whisper-1': { qualityPrices: { low: 1 } } }, fail)).toThrow('mediaModels.whisper-1.qualityPrices is for image models only');
+    expect(() => mergeMediaModels(JSON.parse('{"gpt-image-1":{"qualityPrices":{"__proto__":1}}}'), fail)).toThrow('qualityPrices.__proto__');
   });
 
   it('names the bad path', () => {

@@ -27,7 +27,11 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
       ({ openai, backup, anthropic }) => ({
         ...providersDoc(openai, backup, anthropic),
         // The operator serves gpt-4o-mini-transcribe with another upstream model, at its own price.
-        mediaModels: { 'gpt-4o-mini-transcribe': { upstream: 'whisper-large-v3', price: 0.6 } },
+        mediaModels: {
+          'gpt-4o-mini-transcribe': { upstream: 'whisper-large-v3', price: 0.6 },
+          // gpt-image-1 costs the operator more the higher the quality: priced by it.
+          'gpt-image-1': { qualityPrices: { low: 0.02, high: 0.3 } },
+        },
       }),
     );
     const created = await f.createKey({ name: 'media-aliases', scopes: ['speech', 'vision'] });
@@ -142,9 +146,20 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
       const file = await fetch(out.data![0].url!);
       expect(file.headers.get('content-type')).toBe('image/webp');
       const rows = await ledgerRows(f.gw.dbUrl, '/v1/vision/generate', 1, 5000, keyId);
-      // 1536x1024 answered for auto: 1.5 x 0.10 yuan.
+      // 1536x1024 answered for auto, at the quality high price: 1.5 x 0.30 yuan.
       expect(rows.find((r) => r.model === 'gpt-image-1')).toMatchObject({ images: 1 });
-      expect(Number(rows.find((r) => r.model === 'gpt-image-1')!.cost_yuan)).toBeCloseTo(0.15, 6);
+      expect(Number(rows.find((r) => r.model === 'gpt-image-1')!.cost_yuan)).toBeCloseTo(0.45, 6);
+    });
+
+    it('gpt-image-1 is priced by quality where the providers file sets qualityPrices; a quality not listed (or none) at its price', async () => {
+      const own = await f.createKey({ name: 'image-quality', scopes: ['vision'] });
+      const sdk = new OpenAI({ apiKey: own.key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 20_000 });
+      await sdk.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024', quality: 'low' });
+      await sdk.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024', quality: 'high', n: 2 });
+      await sdk.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024', quality: 'medium' });
+      await sdk.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024' });
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/vision/generate', 4, 5000, own.id);
+      expect(rows.map((r) => Number(r.cost_yuan))).toEqual([0.02, 0.6, 0.1, 0.1]);
     });
 
     it('size auto passes through on the default model too; a field the model does not take is a 400 naming it', async () => {

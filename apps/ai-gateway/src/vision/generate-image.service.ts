@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'crypto';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
-import { UpstreamError } from '@app/llm';
+import { imagePricePer1024, UpstreamError } from '@app/llm';
 import { OpenAiMediaClient } from '@app/llm';
 import type { ObjectStorage } from '@app/storage';
 import { GatewayConfig } from '../config/gateway.config';
@@ -69,7 +69,8 @@ export class GenerateImageService {
         throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name, model: input.model!.name });
       }
     }
-    const per1024 = input.model?.price;
+    // Priced by the quality asked for where the model's catalog entry says so (qualityPrices).
+    const per1024 = input.model ? imagePricePer1024(input.model, extra.quality) : undefined;
     const reservation = await this.metering.reserve(principal, imageGenerationCost(input.size, input.n, per1024));
     const upstreamModel = input.model?.upstream ?? this.config.AI_IMAGES_MODEL;
     const outcome = { endpoint: '/v1/vision/generate', model: input.model?.name ?? upstreamModel, provider: 'images-upstream', requestId };

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IMAGE_QUALITIES } from '@app/llm';
 
 export const IMAGE_SIZES = ['256x256', '512x512', '1024x1024', '1792x1024', '1024x1792'] as const;
 export const IMAGE_STYLES = ['realistic', 'artistic', 'anime'] as const;
@@ -56,9 +57,9 @@ export class OpenAiImageGenerationRequest {
   size?: string;
   @ApiPropertyOptional({ enum: ['url', 'b64_json'] }) @IsOptional() @IsIn(['url', 'b64_json']) response_format?: string;
   @ApiPropertyOptional({ description: 'vivid or natural (OpenAI), or realistic, artistic, anime' }) @IsOptional() @IsIn(['vivid', 'natural', ...IMAGE_STYLES]) style?: string;
-  @ApiPropertyOptional({ enum: ['standard', 'hd', 'low', 'medium', 'high', 'auto'], description: 'dall-e-3: standard, hd; gpt-image-1: low, medium, high, auto. Passed to the upstream.' })
+  @ApiPropertyOptional({ enum: [...IMAGE_QUALITIES], description: 'dall-e-3: standard, hd; gpt-image-1: low, medium, high, auto. Passed to the upstream; priced by the model\'s qualityPrices where the providers file sets them.' })
   @IsOptional()
-  @IsIn(['standard', 'hd', 'low', 'medium', 'high', 'auto'])
+  @IsIn(IMAGE_QUALITIES)
   quality?: string;
   @ApiPropertyOptional({ enum: ['transparent', 'opaque', 'auto'], description: 'gpt-image-1 models' }) @IsOptional() @IsIn(['transparent', 'opaque', 'auto']) background?: string;
   @ApiPropertyOptional({ enum: ['png', 'jpeg', 'webp'], description: 'gpt-image-1 models' }) @IsOptional() @IsIn(['png', 'jpeg', 'webp']) output_format?: string;
