@@ -41,6 +41,7 @@ async function main() {
   } catch (e) {
     if (!fs.existsSync(path.join(root, 'dist', 'apps'))) throw new Error('build failed and there is no previous build in dist/');
     log('build reported errors; benchmarking the JavaScript tsc emitted anyway');
+    require(path.join(root, 'scripts', 'build.js')).linkLibs();
   }
   const server = await openServer();
   log(`PostgreSQL: ${server.kind}; mode ${mode}; work dir ${tmp}`);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Compiles apps/ and libs/ with tsc into dist/ when any source is newer than the last build.
+// Compiles apps/ and libs/ with tsc into dist/ when any source is newer than the last build, and links
+// dist/node_modules/@app/<lib> to each compiled lib (how the compiled code finds its `@app/` imports).
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
@@ -38,11 +39,41 @@ function markBuilt() {
   fs.writeFileSync(stamp, new Date().toISOString());
 }
 
+/**
+ * `@app/<lib>` imports of the compiled code resolve by Node's own lookup: dist/node_modules/@app/<lib>
+ * is a link to dist/libs/<lib>/src (relative, so dist/ can be copied into an image as it is). No loader
+ * hook. Checked on every call and made only where missing, so a dist/ built before gets them and a
+ * read-only one that has them is not written to.
+ */
+function linkLibs() {
+  const libs = path.join(root, 'dist', 'libs');
+  if (!fs.existsSync(libs)) return;
+  const scope = path.join(root, 'dist', 'node_modules', '@app');
+  for (const lib of fs.readdirSync(libs)) {
+    if (!fs.existsSync(path.join(libs, lib, 'src'))) continue;
+    const link = path.join(scope, lib);
+    const target = path.join('..', '..', 'libs', lib, 'src');
+    try {
+      if (fs.existsSync(path.join(link, '..', target)) && path.resolve(scope, fs.readlinkSync(link)) === path.join(libs, lib, 'src')) continue;
+    } catch {
+      // missing or not a link: made below
+    }
+    fs.mkdirSync(scope, { recursive: true });
+    fs.rmSync(link, { recursive: true, force: true });
+    // 'junction' only matters on Windows (a directory link without extra rights; Node makes it absolute there).
+    fs.symlinkSync(target, link, 'junction');
+  }
+}
+
 function build({ force = false } = {}) {
-  if (!force && !needsBuild()) return false;
+  if (!force && !needsBuild()) {
+    linkLibs();
+    return false;
+  }
   process.stderr.write('Building (tsc -p tsconfig.build.json)...\n');
   execFileSync(process.execPath, tscArgs(), { cwd: root, stdio: 'inherit' });
   markBuilt();
+  linkLibs();
   return true;
 }
 
@@ -51,7 +82,10 @@ function build({ force = false } = {}) {
  * promise settles when it exits: true when built, false when already up to date.
  */
 function buildAsync(track, { force = false } = {}) {
-  if (!force && !needsBuild()) return Promise.resolve(false);
+  if (!force && !needsBuild()) {
+    linkLibs();
+    return Promise.resolve(false);
+  }
   process.stderr.write('Building (tsc -p tsconfig.build.json)...\n');
   const { spawn } = require('child_process');
   const child = spawn(process.execPath, tscArgs(), { cwd: root, stdio: 'inherit' });
@@ -61,11 +95,12 @@ function buildAsync(track, { force = false } = {}) {
     child.on('exit', (code, signal) => {
       if (code === 0) {
         markBuilt();
+        linkLibs();
         resolve(true);
       } else reject(new Error(signal ? `tsc was stopped by ${signal}` : `tsc exited with ${code}`));
     });
   });
 }
 
-module.exports = { build, buildAsync };
+module.exports = { build, buildAsync, linkLibs };
 if (require.main === module) build({ force: process.argv.includes('--force') });

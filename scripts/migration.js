@@ -26,7 +26,6 @@ function appsOf(command, args) {
 async function main() {
   const apps = appsOf(command, args);
   build();
-  require('./register-aliases');
   const { loadConfig, resolveDatabase } = require(path.join(root, 'dist/libs/platform/src'));
   for (const app of apps) {
     const mod = require(path.join(root, 'dist/apps', app, 'src/data-source.js'));

@@ -60,7 +60,6 @@ main().catch((e) => (stopSignal ? stopped() : fail(e)));
 async function main() {
   await buildAsync(track);
   if (stopSignal) return stopped();
-  require('./register-aliases');
   if (apps.length === 1) {
     // One app runs in this process and installs its own handlers (drain on SIGTERM/SIGINT).
     for (const s of STOP_SIGNALS) process.removeListener(s, onSignal[s]);
@@ -104,7 +103,7 @@ async function runAll() {
     process.stdout.write(`embedded PostgreSQL ready at ${database.url.replace(/:[^:@/]+@/, ':***@')}\n`);
   }
   const started = apps.map((app) => {
-    const child = spawn(process.execPath, ['-r', path.join(__dirname, 'register-aliases.js'), mainOf(app)], { stdio: 'inherit', env: process.env });
+    const child = spawn(process.execPath, [mainOf(app)], { stdio: 'inherit', env: process.env });
     track(child);
     process.stdout.write(`started ${app} (pid ${child.pid})\n`);
     return child;

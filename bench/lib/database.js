@@ -35,7 +35,6 @@ async function openServer() {
   }
   const local = process.env.BENCH_LOCAL_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
   if (await canConnect(local)) return { kind: '127.0.0.1:5432', url: local, stop: async () => undefined };
-  require(path.join(root, 'scripts', 'register-aliases.js'));
   const { ensureEmbeddedPostgres } = require(path.join(root, 'dist', 'libs', 'database', 'src'));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-pg-'));
   const db = await ensureEmbeddedPostgres({ dataDir, port: await freePort() });

@@ -1,5 +1,5 @@
 // One local engine measured in its own process (so its RSS is its own): run by bench/suites/engines.js
-// as `node -r scripts/register-aliases.js bench/lib/engines-worker.js <ocr|tts|faces|embeddings> <calls>`.
+// as `node bench/lib/engines-worker.js <ocr|tts|faces|embeddings> <calls>`.
 // Uses the compiled engines (dist/libs/engines/src). Prints one JSON line on stdout.
 'use strict';
 const path = require('path');

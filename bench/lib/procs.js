@@ -69,14 +69,14 @@ function stop(child, graceMs = 5000) {
 }
 
 /**
- * Starts an app from the compiled build (`node -r scripts/register-aliases.js dist/apps/<app>/src/main.js`)
+ * Starts an app from the compiled build (`node dist/apps/<app>/src/main.js`)
  * on a free port; resolves once /actuator/health/readiness answers 200. Its log goes to `logFile`.
  */
 async function startApp(app, env, { logFile, portVar, nodeArgs = [], timeoutMs = 60_000 }) {
   const port = await freePort();
   const out = fs.openSync(logFile, 'a');
   const child = track(
-    spawn(process.execPath, [...nodeArgs, '-r', path.join(root, 'scripts', 'register-aliases.js'), path.join(root, 'dist', 'apps', app, 'src', 'main.js')], {
+    spawn(process.execPath, [...nodeArgs, path.join(root, 'dist', 'apps', app, 'src', 'main.js')], {
       cwd: root,
       env: { ...process.env, ...env, [portVar]: String(port), HOST: '127.0.0.1' },
       stdio: ['ignore', out, out],

@@ -12,7 +12,7 @@ const LABEL = { ocr: 'OCR 1000x200 text image', tts: 'TTS 100 chars (mp3)', face
 
 function measure(kind, calls, timeoutMs) {
   return new Promise((resolve) => {
-    const child = track(spawn(process.execPath, ['-r', path.join(root, 'scripts', 'register-aliases.js'), path.join(__dirname, '..', 'lib', 'engines-worker.js'), kind, String(calls)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const child = track(spawn(process.execPath, [path.join(__dirname, '..', 'lib', 'engines-worker.js'), kind, String(calls)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }));
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));

@@ -50,22 +50,20 @@ function run(app) {
   } catch {
     /* read-only /tmp: HEALTHCHECK falls back to $APP */
   }
-  require(path.join(root, 'scripts', 'register-aliases.js'));
   require(path.join(root, def.main));
 }
 
 // One-shot tools run as a child process (they start when they are the main module); signals forwarded.
-function tool(file, args, { aliases = true } = {}) {
+function tool(file, args) {
   const { spawn } = require('child_process');
-  const preload = aliases ? ['-r', path.join(root, 'scripts', 'register-aliases.js')] : [];
-  const child = spawn(process.execPath, [...preload, path.join(root, file), ...args], { cwd: root, stdio: 'inherit' });
+  const child = spawn(process.execPath, [path.join(root, file), ...args], { cwd: root, stdio: 'inherit' });
   for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + 15 : 1)));
 }
 
 function migrate(app) {
   if (app && !appOf(app)) usage(`migrate: unknown app ${JSON.stringify(app)}`);
-  tool('scripts/migration.js', ['run', ...(app ? [app] : [])], { aliases: false });
+  tool('scripts/migration.js', ['run', ...(app ? [app] : [])]);
 }
 
 const [command = process.env.APP, ...rest] = process.argv.slice(2);

@@ -1,5 +1,5 @@
 // SIGTERM during uploads and streams, on the built apps run as child processes (`node scripts/build.js`,
-// then `node -r scripts/register-aliases.js dist/apps/<app>/src/main.js`): requests in flight finish
+// then `node dist/apps/<app>/src/main.js`): requests in flight finish
 // within SHUTDOWN_GRACE_MS or are cut cleanly after it, the process exits 0, and no file record points
 // at missing or partial bytes; completed streams are in the usage ledger. Steps wait on the child's log
 // lines, its exit and what the upstream received, not on sleeps; a hang fails by the test's timeout.
@@ -38,7 +38,7 @@ async function startChild(app: 'membership' | 'ai-gateway', env: Record<string, 
   let err = '';
   let out = '';
   // LOG_LEVEL info: the "listening on" and "SIGTERM received" lines are what the test waits on.
-  const proc = spawn(process.execPath, ['-r', './scripts/register-aliases.js', `dist/apps/${app}/src/main.js`], {
+  const proc = spawn(process.execPath, [`dist/apps/${app}/src/main.js`], {
     cwd: root,
     env: { ...process.env, NODE_ENV: 'test', HOST: '127.0.0.1', LOG_LEVEL: 'info', [app === 'membership' ? 'MEMBERSHIP_PORT' : 'AI_GATEWAY_PORT']: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
