@@ -43,25 +43,40 @@ function markBuilt() {
  * `@app/<lib>` imports of the compiled code resolve by Node's own lookup: dist/node_modules/@app/<lib>
  * is a link to dist/libs/<lib>/src (relative, so dist/ can be copied into an image as it is). No loader
  * hook. Checked on every call and made only where missing, so a dist/ built before gets them and a
- * read-only one that has them is not written to.
+ * read-only one that has them is not written to. Several processes may call this at once (test
+ * workers starting the built apps): a link is made under a name of its own and renamed into place, so
+ * the name never goes missing and two callers never fail on each other's link.
  */
-function linkLibs() {
-  const libs = path.join(root, 'dist', 'libs');
+function linkLibs(dist = path.join(root, 'dist')) {
+  const libs = path.join(dist, 'libs');
   if (!fs.existsSync(libs)) return;
-  const scope = path.join(root, 'dist', 'node_modules', '@app');
-  for (const lib of fs.readdirSync(libs)) {
-    if (!fs.existsSync(path.join(libs, lib, 'src'))) continue;
-    const link = path.join(scope, lib);
-    const target = path.join('..', '..', 'libs', lib, 'src');
+  const scope = path.join(dist, 'node_modules', '@app');
+  const linked = (link, dir) => {
     try {
-      if (fs.existsSync(path.join(link, '..', target)) && path.resolve(scope, fs.readlinkSync(link)) === path.join(libs, lib, 'src')) continue;
+      return fs.realpathSync(link) === fs.realpathSync(dir);
     } catch {
-      // missing or not a link: made below
+      return false;
     }
+  };
+  for (const lib of fs.readdirSync(libs)) {
+    const dir = path.join(libs, lib, 'src');
+    const link = path.join(scope, lib);
+    if (!fs.existsSync(dir) || linked(link, dir)) continue;
     fs.mkdirSync(scope, { recursive: true });
-    fs.rmSync(link, { recursive: true, force: true });
+    const temp = `${link}.${process.pid}.${Math.random().toString(36).slice(2)}`;
     // 'junction' only matters on Windows (a directory link without extra rights; Node makes it absolute there).
-    fs.symlinkSync(target, link, 'junction');
+    fs.symlinkSync(path.join('..', '..', 'libs', lib, 'src'), temp, 'junction');
+    try {
+      fs.renameSync(temp, link);
+    } catch (e) {
+      // A directory in the way (rename cannot replace it), or a platform that will not rename over a link.
+      if (linked(link, dir)) fs.rmSync(temp, { force: true });
+      else {
+        fs.rmSync(link, { recursive: true, force: true });
+        fs.renameSync(temp, link);
+      }
+      if (!linked(link, dir)) throw e;
+    }
   }
 }
 
