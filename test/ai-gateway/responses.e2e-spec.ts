@@ -298,6 +298,27 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
       expect(fourth.store).toBe(true);
       const after = await keyTotal(second.id);
       expect(after.counted).toBe(after.stored);
+
+      // A total that drifted (a row deleted by a replica older than the quota, which did not lower it) is
+      // the sum of the key's rows again after its next sweep.
+      await query(f.gw.dbUrl, `DELETE FROM ai_responses WHERE id = $1`, [second.id]);
+      expect((await keyTotal(fourth.id)).counted).toBeGreaterThan((await keyTotal(fourth.id)).stored);
+      await query(f.gw.dbUrl, `UPDATE ai_responses SET expires_at = now() - interval '1 second' WHERE id = $1`, [fourth.id]);
+      const last = await ask('hi');
+      await sweep();
+      const healed = await keyTotal(last.id);
+      expect(healed.counted).toBe(healed.stored);
+    });
+
+    it('concurrent saves of one key never take it past its quota, and the total stays the sum of its rows', async () => {
+      const sdk = new OpenAI({ apiKey: (await f.createKey({ name: 'responses-quota-race' })).key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+      // ~40 kB each against 256 KiB: at most 6 fit, whatever the interleaving of 12 calls at once.
+      const answers = (await Promise.all(Array.from({ length: 12 }, () => sdk.responses.create({ model: 'vendor-gpt-4', input: 'y'.repeat(20_000) })))) as Array<OpenAI.Responses.Response & { store: boolean }>;
+      const stored = answers.filter((a) => a.store);
+      expect(stored.length).toBe(6);
+      const rows = await query(f.gw.dbUrl, `SELECT (SELECT bytes::int FROM ai_response_store_usage u WHERE u.key_id = r.key_id) AS counted, sum(r.bytes)::int AS stored, count(*)::int AS n FROM ai_responses r WHERE r.id = ANY($1) GROUP BY r.key_id`, [answers.map((a) => a.id)]);
+      expect(rows).toEqual([{ counted: rows[0].stored, stored: expect.any(Number), n: 6 }]);
+      expect(rows[0].counted).toBeLessThanOrEqual(256 * 1024);
     });
 
     it('store: false writes nothing and its items cannot be referred to', async () => {

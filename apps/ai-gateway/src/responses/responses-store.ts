@@ -80,6 +80,9 @@ export function expandInput(input: unknown, refs: StoredReferences, previous: { 
   return { input: [...prior, ...own], prefix: prior.length };
 }
 
+/** Rolls back a save that would take its key past AI_RESPONSES_STORE_MAX_BYTES_PER_KEY. */
+class OverQuota extends Error {}
+
 @Injectable()
 export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
   private readonly log = new Logger('ResponsesStore');
@@ -158,36 +161,43 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
     if (!ids.every((id) => typeof id === 'string')) return false;
     const quota = this.config.AI_RESPONSES_STORE_MAX_BYTES_PER_KEY;
     try {
-      // One statement: the key's stored bytes grow only if they stay within its quota, and the
-      // response is written only if they grew (a row lock per key: concurrent saves cannot both pass).
-      const [{ stored }]: Array<{ stored: number }> = await this.db.query(
-        `WITH u AS (
-           INSERT INTO ai_response_store_usage AS u (key_id, bytes) SELECT $2::uuid, $5::int WHERE $5::int <= $8::bigint
-           ON CONFLICT (key_id) DO UPDATE SET bytes = u.bytes + EXCLUDED.bytes WHERE u.bytes + EXCLUDED.bytes <= $8::bigint
-           RETURNING 1),
-         r AS (
-           INSERT INTO ai_responses (id, key_id, input, output, bytes, expires_at)
-           SELECT $1::varchar, $2::uuid, $3::jsonb, $4::jsonb, $5::int, now() + $6::int * interval '1 hour' WHERE EXISTS (SELECT 1 FROM u)
-           RETURNING id),
-         i AS (
+      // One transaction: the response first, then the key's total, raised only while it stays within the
+      // quota (else rolled back). The total's row lock (concurrent saves of one key cannot both pass) is
+      // taken last, so it is held for the commit only, not while megabytes of JSON are written.
+      return await this.db.transaction(async (m) => {
+        await m.query(
+          `WITH r AS (
+             INSERT INTO ai_responses (id, key_id, input, output, bytes, expires_at)
+             VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, now() + $6::int * interval '1 hour')
+             RETURNING id)
            INSERT INTO ai_response_items (id, response_id, position)
-           SELECT x.id, r.id, x.ord - 1 FROM r, unnest($7::varchar[]) WITH ORDINALITY AS x(id, ord)
-           RETURNING 1)
-         SELECT count(*)::int AS stored FROM r`,
-        [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids, quota],
-      );
-      if (!stored) this.log.warn(`response ${String(response.id)} not stored: its key keeps AI_RESPONSES_STORE_MAX_BYTES_PER_KEY (${quota}) bytes stored already`);
-      return stored === 1;
+           SELECT x.id, r.id, x.ord - 1 FROM r, unnest($7::varchar[]) WITH ORDINALITY AS x(id, ord)`,
+          [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids],
+        );
+        const counted: unknown[] = await m.query(
+          `INSERT INTO ai_response_store_usage AS u (key_id, bytes) SELECT $1::uuid, $2::int WHERE $2::int <= $3::bigint
+           ON CONFLICT (key_id) DO UPDATE SET bytes = u.bytes + EXCLUDED.bytes WHERE u.bytes + EXCLUDED.bytes <= $3::bigint
+           RETURNING 1`,
+          [keyId, bytes, quota],
+        );
+        if (counted.length === 0) throw new OverQuota();
+        return true;
+      });
     } catch (e) {
-      this.log.error(`response ${String(response.id)} not stored: ${(e as Error).message}`);
+      if (e instanceof OverQuota) this.log.warn(`response ${String(response.id)} not stored: its key keeps AI_RESPONSES_STORE_MAX_BYTES_PER_KEY (${quota}) bytes stored already`);
+      else this.log.error(`response ${String(response.id)} not stored: ${(e as Error).message}`);
       return false;
     }
   }
 
   /**
-   * Deletes expired responses (their items go with them) in short batches and takes their bytes off
-   * their keys' stored total. Any replica may run it; one at a time (a transaction-scoped advisory lock,
-   * so two sweeps never update the same keys' totals in different orders).
+   * Deletes expired responses (their items go with them) in short batches, and sets each touched key's
+   * stored total to the sum of its rows: a total that drifted (rows written or deleted by a replica
+   * older than the quota, during a rolling deploy) is right again after the key's next expiry. Any
+   * replica may run it; one batch at a time (a transaction-scoped advisory lock; a sweep that finds
+   * another running waits for it, so when it returns every response expired before the call is gone).
+   * The keys' totals are locked in key order before they are summed: a save raising a total waits, and
+   * one that raised it before is committed and counted.
    */
   async sweep(): Promise<number> {
     let total = 0;
@@ -195,17 +205,19 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
       for (;;) {
         const deleted = await this.db.transaction(async (m) => {
           await m.query(`SELECT pg_advisory_xact_lock(hashtext('ai_responses_sweep'))`);
-          const [{ n }]: Array<{ n: number }> = await m.query(
-            `WITH d AS (
-               DELETE FROM ai_responses WHERE id IN (SELECT id FROM ai_responses WHERE expires_at <= now() LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED)
-               RETURNING key_id, bytes),
-             s AS (SELECT key_id, sum(bytes) AS bytes FROM d GROUP BY key_id),
-             u AS (
-               UPDATE ai_response_store_usage AS u SET bytes = greatest(u.bytes - s.bytes, 0) FROM s WHERE u.key_id = s.key_id
-               RETURNING 1)
-             SELECT count(*)::int AS n FROM d`,
+          // TypeORM answers a DELETE ... RETURNING as [rows, rowCount].
+          const [rows]: [Array<{ key_id: string }>, number] = await m.query(
+            `DELETE FROM ai_responses WHERE id IN (SELECT id FROM ai_responses WHERE expires_at <= now() LIMIT ${SWEEP_BATCH} FOR UPDATE SKIP LOCKED) RETURNING key_id`,
           );
-          return n;
+          const keys = [...new Set(rows.map((r) => r.key_id))];
+          if (keys.length) {
+            await m.query(`SELECT 1 FROM ai_response_store_usage WHERE key_id = ANY($1::uuid[]) ORDER BY key_id FOR UPDATE`, [keys]);
+            await m.query(
+              `UPDATE ai_response_store_usage u SET bytes = coalesce((SELECT sum(r.bytes) FROM ai_responses r WHERE r.key_id = u.key_id), 0) WHERE u.key_id = ANY($1::uuid[])`,
+              [keys],
+            );
+          }
+          return rows.length;
         });
         total += deleted;
         if (deleted < SWEEP_BATCH) return total;
