@@ -80,7 +80,7 @@ export interface MediaModelInfo {
   /**
    * Image models: yuan per 1024x1024 image by the request's `quality` (no quality counts as `auto`),
    * for upstreams whose cost depends on it (gpt-image-1 high costs ~15x low); a quality not listed is
-   * charged `price`.
+   * charged the highest of `price` and the listed prices.
    */
   qualityPrices?: Partial<Record<ImageQuality, number>>;
   ownedBy: string;
@@ -150,9 +150,15 @@ function qualityPricesOf(raw: unknown, kind: MediaModelKind, path: string, fail:
   return prices;
 }
 
-/** Yuan per 1024x1024 image of `model` at the request's `quality` (none is `auto`): its qualityPrices entry, else its price. */
+/**
+ * Yuan per 1024x1024 image of `model` at the request's `quality` (none is `auto`): its qualityPrices
+ * entry; a quality the entry does not list costs the highest of `price` and the listed prices (an
+ * upstream may take `hd` or `auto` as its best quality: never charged less than that), and a model
+ * without qualityPrices costs `price`.
+ */
 export function imagePricePer1024(model: Pick<MediaModelInfo, 'price' | 'qualityPrices'>, quality: unknown): number {
-  const q = typeof quality === 'string' ? quality : 'auto';
   const prices = model.qualityPrices;
-  return prices && Object.hasOwn(prices, q) ? prices[q as ImageQuality]! : model.price;
+  if (!prices) return model.price;
+  const q = typeof quality === 'string' ? quality : 'auto';
+  return Object.hasOwn(prices, q) ? prices[q as ImageQuality]! : Math.max(model.price, ...Object.values(prices));
 }

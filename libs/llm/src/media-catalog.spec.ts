@@ -11,12 +11,14 @@ describe('media catalog (mediaModels in the providers file)', () => {
     expect(models['gpt-image-1']).toMatchObject({ upstream: 'gpt-image-1', responseFormat: false });
   });
 
-  it('prices an image model by quality where qualityPrices says so, else by its price', () => {
-    const models = mergeMediaModels({ 'gpt-image-1': { qualityPrices: { low: 0.02, high: 0.3, auto: 0.2 } }, 'my-sd': { kind: 'image', price: 0.05 } }, fail);
+  it('prices an image model by quality where qualityPrices says so; a quality not listed at the highest price', () => {
+    const models = mergeMediaModels({ 'gpt-image-1': { qualityPrices: { low: 0.02, high: 0.3, auto: 0.2 } }, 'dall-e-3': { qualityPrices: { hd: 0.05 } }, 'my-sd': { kind: 'image', price: 0.05 } }, fail);
     const gpt = models['gpt-image-1'];
-    expect([imagePricePer1024(gpt, 'low'), imagePricePer1024(gpt, 'high'), imagePricePer1024(gpt, 'medium'), imagePricePer1024(gpt, undefined)]).toEqual([0.02, 0.3, 0.1, 0.2]);
+    expect([imagePricePer1024(gpt, 'low'), imagePricePer1024(gpt, 'high'), imagePricePer1024(gpt, 'medium'), imagePricePer1024(gpt, undefined), imagePricePer1024(gpt, 'hd')]).toEqual([0.02, 0.3, 0.3, 0.2, 0.3]);
+    // Never below the model's own price either.
+    expect(imagePricePer1024(models['dall-e-3'], 'standard')).toBe(0.1);
     expect(imagePricePer1024(models['my-sd'], 'high')).toBe(0.05);
-    expect(imagePricePer1024(gpt, 'toString')).toBe(0.1);
+    expect(imagePricePer1024(gpt, 'toString')).toBe(0.3);
     // The defaults set none: the contract's flat price per image.
     expect(mergeMediaModels({ 'gpt-image-1': { price: 0.2 } }, fail)['gpt-image-1'].qualityPrices).toBeUndefined();
     expect(() => mergeMediaModels({ 'gpt-image-1': { qualityPrices: { ultra: 1 } } }, fail)).toThrow('mediaModels.gpt-image-1.qualityPrices.ultra: the qualities are standard, hd, low, medium, high, auto');

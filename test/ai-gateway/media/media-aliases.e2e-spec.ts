@@ -31,6 +31,8 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
           'gpt-4o-mini-transcribe': { upstream: 'whisper-large-v3', price: 0.6 },
           // gpt-image-1 costs the operator more the higher the quality: priced by it.
           'gpt-image-1': { qualityPrices: { low: 0.02, high: 0.3 } },
+          // The default model (AI_IMAGES_MODEL dall-e-3), as the contract route uses it.
+          'dall-e-3': { qualityPrices: { auto: 0.05, hd: 0.2 } },
         },
       }),
     );
@@ -151,7 +153,7 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
       expect(Number(rows.find((r) => r.model === 'gpt-image-1')!.cost_yuan)).toBeCloseTo(0.45, 6);
     });
 
-    it('gpt-image-1 is priced by quality where the providers file sets qualityPrices; a quality not listed (or none) at its price', async () => {
+    it('gpt-image-1 is priced by quality where the providers file sets qualityPrices; a quality not listed (or none: auto) at the highest', async () => {
       const own = await f.createKey({ name: 'image-quality', scopes: ['vision'] });
       const sdk = new OpenAI({ apiKey: own.key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 20_000 });
       await sdk.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024', quality: 'low' });
@@ -159,7 +161,20 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
       await sdk.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024', quality: 'medium' });
       await sdk.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024' });
       const rows = await ledgerRows(f.gw.dbUrl, '/v1/vision/generate', 4, 5000, own.id);
-      expect(rows.map((r) => Number(r.cost_yuan))).toEqual([0.02, 0.6, 0.1, 0.1]);
+      expect(rows.map((r) => Number(r.cost_yuan))).toEqual([0.02, 0.6, 0.3, 0.3]);
+    });
+
+    it('the contract route /v1/vision/generate uses AI_IMAGES_MODEL from the media catalog: its upstream name and its price', async () => {
+      const own = await f.createKey({ name: 'image-contract', scopes: ['vision'] });
+      const res = await fetch(`${f.gw.url}/v1/vision/generate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${own.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'a lighthouse', size: '1024x1024', n: 2 }),
+      });
+      expect(res.status).toBe(200);
+      expect(media.calls[0].json).toMatchObject({ model: 'dall-e-3', response_format: 'b64_json', n: 2 });
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/vision/generate', 1, 5000, own.id);
+      expect(rows.map((r) => [r.model, Number(r.cost_yuan)])).toEqual([['dall-e-3', 0.1]]);
     });
 
     it('size auto passes through on the default model too; a field the model does not take is a 400 naming it', async () => {

@@ -48,14 +48,18 @@ export class VisionController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Generate images from a prompt',
-    description: 'Calls the OpenAI-compatible images upstream (AI_IMAGES_BASE_URL; 503 when unset), stores each image and answers URLs under {cdn_url}. 0.10 yuan per 1024x1024 image (other sizes by pixel count).',
+    description:
+      'Calls the OpenAI-compatible images upstream (AI_IMAGES_BASE_URL; 503 when unset) with AI_IMAGES_MODEL as the media catalog names it, stores each image and answers URLs under {cdn_url}. ' +
+      '0.10 yuan per 1024x1024 image (other sizes by pixel count), or the price the providers file gives that model.',
   })
   @ApiBody({ type: GenerateImageRequest, examples: { one: { value: { prompt: 'A lighthouse on a cliff at dawn', size: '1024x1024', style: 'realistic', n: 1 } } } })
   @ApiOkResponse({ type: GenerateImageResponse })
   @ApiOpenAiErrors(400, 401, 403, 429, 502, 503, 504)
   async generate(@CurrentPrincipal() principal: Principal, @Body() body: GenerateImageRequest, @Req() req: Request): Promise<GenerateImageResponse> {
     assertScope(principal, 'vision');
-    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style: body.style }, requestIdOf(req), requestSignal(req));
+    // AI_IMAGES_MODEL's catalog entry: its upstream name, whether it takes response_format, its price.
+    const model = this.mediaModels.resolve('image');
+    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style: body.style, model }, requestIdOf(req), requestSignal(req));
     return GenerateImageService.response(images, cdnBase(this.config, req));
   }
 
