@@ -1,3 +1,4 @@
+import { randomInt } from 'crypto';
 import * as fs from 'fs';
 import * as net from 'net';
 
@@ -9,31 +10,44 @@ import * as net from 'net';
  * Asking the kernel (listen on 0, close, hand the number on) races the whole machine: the number comes
  * from the ephemeral range, so between the close and the child's listen any other socket — another
  * suite's listen(0), any outgoing connection — can be given it (CI once failed with EADDRINUSE that
- * way). Ports here come from below the ephemeral range (`ip_local_port_range`), which the kernel never
- * hands out by itself, so only a server listening on a fixed number could hold one, and each is checked
- * free before it is returned. Every Jest worker takes its numbers from its own block, the blocks of one
- * run rotated by the run's main process id so that concurrent runs on one machine mostly use different
- * blocks too; a suite never gets the same number twice.
+ * way). Ports here come from outside the ephemeral range (`ip_local_port_range`; below it, or above it
+ * when it starts too low), which the kernel never hands out by itself, so only a server listening on a
+ * fixed number could hold one, and each is checked free before it is returned. Within one run every
+ * process has a block of its own: the global setup block 0, Jest worker N block N (in band: 1), the
+ * blocks rotated by the run's id (the main process's pid, passed to the workers in TEST_PORTS_RUN) so
+ * that concurrent runs on one machine mostly use different blocks too. Each suite starts at a random
+ * place in its block (suites of one worker do not reuse the same numbers one after the other), and a
+ * suite never gets the same number twice.
  */
-const FIRST = 10_000;
 const BLOCK = 400;
+const LOWEST = 10_000;
 
-function ephemeralStart(): number {
+function freeRange(): { first: number; last: number } {
+  let low = 32_768;
+  let high = 60_999;
   try {
-    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    if (Number.isInteger(low) && low > FIRST + 4 * BLOCK) return low;
+    [low, high] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
   } catch {
-    // not Linux: 32768 is below the BSD/macOS range (49152) and Linux's default
+    // not Linux: 10000-32767 is below the BSD/macOS range (49152-65535) and Linux's default
   }
-  return 32_768;
+  if (low - LOWEST >= 4 * BLOCK) return { first: LOWEST, last: low - 1 };
+  if (65_535 - high >= 4 * BLOCK) return { first: high + 1, last: 65_535 };
+  process.stderr.write(`free-port: no room outside the ephemeral range ${low}-${high}; ports may collide with the kernel's\n`);
+  return { first: LOWEST, last: 32_767 };
 }
 
-const blocks = Math.floor((ephemeralStart() - FIRST) / BLOCK);
-// Jest's main process runs the global setup (no worker id, block 0); its workers are numbered from 1.
-const worker = Number(process.env.JEST_WORKER_ID ?? 0);
-const run = process.env.JEST_WORKER_ID ? process.ppid : process.pid;
-const blockStart = FIRST + ((worker + run) % blocks) * BLOCK;
-let next = 0;
+let block: { start: number; next: number; given: Set<number> } | undefined;
+
+function ownBlock(): { start: number; next: number; given: Set<number> } {
+  if (block) return block;
+  const { first, last } = freeRange();
+  const blocks = Math.floor((last - first + 1) / BLOCK);
+  const worker = Number(process.env.JEST_WORKER_ID ?? 0);
+  // Set by the global setup; without it (a suite run some other way) the main process's pid is the best guess.
+  const run = Number(process.env.TEST_PORTS_RUN ?? (process.env.JEST_WORKER_ID ? process.ppid : process.pid));
+  block = { start: first + ((worker + run) % blocks) * BLOCK, next: randomInt(BLOCK), given: new Set() };
+  return block;
+}
 
 function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -44,9 +58,14 @@ function bindable(port: number): Promise<boolean> {
 }
 
 export async function freePort(): Promise<number> {
-  while (next < BLOCK) {
-    const port = blockStart + next++;
-    if (await bindable(port)) return port;
+  const b = ownBlock();
+  for (let tried = 0; tried < BLOCK; tried++) {
+    const port = b.start + (b.next++ % BLOCK);
+    if (b.given.has(port)) continue;
+    if (await bindable(port)) {
+      b.given.add(port);
+      return port;
+    }
   }
-  throw new Error(`no free port left in ${blockStart}-${blockStart + BLOCK - 1}`);
+  throw new Error(`no free port left in ${b.start}-${b.start + BLOCK - 1}`);
 }

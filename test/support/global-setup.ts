@@ -10,6 +10,8 @@ import { freePort } from './free-port';
  * Each app a test starts gets a fresh database on that server.
  */
 export default async function globalSetup(): Promise<void> {
+  // One id for this run's port blocks (test/support/free-port.ts), inherited by the workers.
+  process.env.TEST_PORTS_RUN ??= String(process.pid);
   if (process.env.DATABASE_URL) {
     process.env.TEST_SERVER_URL = process.env.DATABASE_URL;
     return;
