@@ -6,6 +6,7 @@ import request from 'supertest';
 import { S3Storage } from '@app/storage';
 import { RunningApp, startMembership } from '../support/apps';
 import { bearer, client } from './fakes';
+import { sqlClient } from '../support/database';
 import { tinyPng } from '../support/png';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- s3rver ships no type declarations
 const S3rver = require('s3rver');
@@ -127,6 +128,52 @@ describe('membership: file upload and public media (local disk)', () => {
     const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(), 'a.png').attach('file', tinyPng(), 'b.png');
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
+  });
+});
+
+describe('membership: uploads per member are bounded (UPLOAD_MAX_BYTES_PER_MEMBER)', () => {
+  let app: RunningApp;
+  const files = () => (existsSync(path.join(app.dataDir, 'files')) ? countFiles(path.join(app.dataDir, 'files')) : 0);
+  const upload = (token: string) => request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(30_000), { filename: 'big.png', contentType: 'image/png' });
+
+  beforeAll(async () => {
+    app = await startMembership({ UPLOAD_MAX_BYTES_PER_MEMBER: '100000' });
+  });
+  afterAll(() => app?.close());
+
+  it('past the quota an upload is a 413 envelope and nothing is stored; another member is not affected', async () => {
+    const token = await member(app, 'quota_one');
+    for (let i = 0; i < 3; i++) await upload(token).expect(200);
+    const before = files();
+    const res = await upload(token);
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ code: 413, message: 'Upload limit reached: a member keeps at most 100000 bytes of files' });
+    expect(files()).toBe(before);
+    const zh = await upload(token).set('Accept-Language', 'zh-CN');
+    expect(zh.body.message).toBe('上传已达上限：每位会员最多保存 100000 字节的文件');
+    // What still fits is taken.
+    await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(), { filename: 'small.png', contentType: 'image/png' }).expect(200);
+    await upload(await member(app, 'quota_two')).expect(200);
+  });
+
+  it('concurrent uploads of one member cannot pass the quota together; the total is the sum of the files recorded', async () => {
+    const token = await member(app, 'quota_race');
+    const before = files();
+    const statuses = (await Promise.all(Array.from({ length: 8 }, () => upload(token)))).map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 200, 200, 413, 413, 413, 413, 413]);
+    // The losers' bytes are not kept either.
+    expect(files()).toBe(before + 3);
+    const db = await sqlClient(app.dbUrl);
+    try {
+      const { rows } = await db.query(
+        `SELECT u.bytes::int AS counted, (SELECT sum(size)::int FROM member_files f WHERE f.member_id = u.member_id) AS stored
+           FROM member_file_usage u JOIN members m ON m.id = u.member_id WHERE m.username = 'quota_race'`,
+      );
+      expect(rows).toEqual([{ counted: rows[0].stored, stored: expect.any(Number) }]);
+      expect(rows[0].counted).toBeLessThanOrEqual(100_000);
+    } finally {
+      await db.end();
+    }
   });
 });
 

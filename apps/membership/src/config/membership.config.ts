@@ -225,6 +225,11 @@ export class MembershipConfig extends BaseConfig {
   @Min(1)
   UPLOAD_MAX_BYTES: number = 10_485_760;
 
+  /** Most bytes one member keeps uploaded in all (anyone can register and upload): past it an upload is 413. */
+  @IsInt()
+  @Min(1)
+  UPLOAD_MAX_BYTES_PER_MEMBER: number = 1_073_741_824;
+
   /** Upload types allowed, by the MIME type detected from the bytes (415 otherwise). */
   @IsString()
   UPLOAD_ALLOWED_TYPES: string = 'image/jpeg,image/png,image/gif,image/webp,application/pdf';

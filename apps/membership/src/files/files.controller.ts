@@ -39,7 +39,7 @@ export class FilesController {
   @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
   @ApiEnvelope(FileUploadResponse)
   @ApiResponse({ status: 400, description: 'code 10000: no part named file', type: ErrorEnvelope })
-  @ApiResponse({ status: 413, description: 'code 413: file too large', type: ErrorEnvelope })
+  @ApiResponse({ status: 413, description: 'code 413: file too large (UPLOAD_MAX_BYTES), or the member keeps UPLOAD_MAX_BYTES_PER_MEMBER of files already', type: ErrorEnvelope })
   @ApiResponse({ status: 415, description: 'code 415: type not allowed (decided by the bytes)', type: ErrorEnvelope })
   async upload(@CurrentPrincipal() principal: Principal, @UploadedFile() file: UploadedBytes | undefined): Promise<FileUploadResponse> {
     return toUploadResponse(await this.files.upload(principal.id, file));

@@ -40,19 +40,38 @@ export class FilesService {
     if (!type || !this.allowed.has(type.mime)) {
       throw new BusinessException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, msg('files.typeNotAllowed', { allowed: [...this.allowed].join(', ') }));
     }
+    const quota = this.config.UPLOAD_MAX_BYTES_PER_MEMBER;
+    const overQuota = () => new BusinessException(ErrorCode.PAYLOAD_TOO_LARGE, msg('files.quotaExceeded', { max: quota }));
+    // Refused before the bytes are written when already over; the record's transaction decides.
+    if ((await this.files.usedBytes(memberId)) + file.buffer.length > quota) throw overQuota();
     const now = new Date();
     const key = `${now.getUTCFullYear()}/${String(now.getUTCMonth() + 1).padStart(2, '0')}/${randomUUID().replace(/-/g, '')}.${type.ext}`;
     await this.storage.put(key, file.buffer, type.mime);
-    return this.files.insert({
-      memberId,
-      filename: key,
-      originalFilename: cleanOriginalName(file.originalname),
-      size: file.buffer.length,
-      contentType: type.mime,
-      ext: type.ext,
-      sha256: createHash('sha256').update(file.buffer).digest('hex'),
-      storage: this.storage.name,
-    });
+    let recorded: MemberFile | null;
+    try {
+      recorded = await this.files.insertWithinQuota(
+        {
+          memberId,
+          filename: key,
+          originalFilename: cleanOriginalName(file.originalname),
+          size: file.buffer.length,
+          contentType: type.mime,
+          ext: type.ext,
+          sha256: createHash('sha256').update(file.buffer).digest('hex'),
+          storage: this.storage.name,
+        },
+        quota,
+      );
+    } catch (e) {
+      await this.storage.delete(key).catch(() => undefined);
+      throw e;
+    }
+    if (!recorded) {
+      // A concurrent upload of the same member took the room: its bytes are not kept either.
+      await this.storage.delete(key).catch(() => undefined);
+      throw overQuota();
+    }
+    return recorded;
   }
 
   /** The record and bytes of a public media path, or null. */

@@ -104,6 +104,7 @@ export const EN = {
   'identities.loginInProgress': 'Login already in progress, retry shortly',
   'files.tooLarge': 'File larger than {max} bytes',
   'files.empty': 'Empty file',
+  'files.quotaExceeded': 'Upload limit reached: a member keeps at most {max} bytes of files',
   'files.typeNotAllowed': 'File type not allowed; allowed: {allowed}',
   'files.notFound': 'No such file',
   'sessions.notFound': 'No such session',

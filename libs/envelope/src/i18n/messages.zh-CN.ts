@@ -99,6 +99,7 @@ export const ZH_CN: Record<MessageKey, string> = {
   'identities.loginInProgress': '登录处理中，请稍后重试',
   'files.tooLarge': '文件超过 {max} 字节',
   'files.empty': '文件为空',
+  'files.quotaExceeded': '上传已达上限：每位会员最多保存 {max} 字节的文件',
   'files.typeNotAllowed': '不允许的文件类型；允许：{allowed}',
   'files.notFound': '文件不存在',
   'sessions.notFound': '会话不存在',
