@@ -83,6 +83,8 @@ export interface MediaModelInfo {
    * charged the highest of `price` and the listed prices.
    */
   qualityPrices?: Partial<Record<ImageQuality, number>>;
+  /** Image models: the quality the upstream model uses when the request sends none (what such a request is priced as); default `auto`. */
+  defaultQuality?: ImageQuality;
   ownedBy: string;
 }
 
@@ -95,9 +97,9 @@ export const DEFAULT_MEDIA_MODELS: Record<string, MediaModelInfo> = {
   'whisper-1': { name: 'whisper-1', kind: 'transcription', upstream: 'whisper-1', price: 0.02, fields: [], responseFormat: false, ownedBy: 'openai' },
   'gpt-4o-transcribe': { name: 'gpt-4o-transcribe', kind: 'transcription', upstream: 'gpt-4o-transcribe', price: 0.02, fields: [], responseFormat: false, ownedBy: 'openai' },
   'gpt-4o-mini-transcribe': { name: 'gpt-4o-mini-transcribe', kind: 'transcription', upstream: 'gpt-4o-mini-transcribe', price: 0.02, fields: [], responseFormat: false, ownedBy: 'openai' },
-  'dall-e-2': { name: 'dall-e-2', kind: 'image', upstream: 'dall-e-2', price: 0.1, fields: [], responseFormat: true, ownedBy: 'openai' },
-  'dall-e-3': { name: 'dall-e-3', kind: 'image', upstream: 'dall-e-3', price: 0.1, fields: ['quality'], responseFormat: true, ownedBy: 'openai' },
-  'gpt-image-1': { name: 'gpt-image-1', kind: 'image', upstream: 'gpt-image-1', price: 0.1, fields: [...IMAGE_MODEL_FIELDS], responseFormat: false, ownedBy: 'openai' },
+  'dall-e-2': { name: 'dall-e-2', kind: 'image', upstream: 'dall-e-2', price: 0.1, fields: [], responseFormat: true, defaultQuality: 'standard', ownedBy: 'openai' },
+  'dall-e-3': { name: 'dall-e-3', kind: 'image', upstream: 'dall-e-3', price: 0.1, fields: ['quality'], responseFormat: true, defaultQuality: 'standard', ownedBy: 'openai' },
+  'gpt-image-1': { name: 'gpt-image-1', kind: 'image', upstream: 'gpt-image-1', price: 0.1, fields: [...IMAGE_MODEL_FIELDS], responseFormat: false, defaultQuality: 'auto', ownedBy: 'openai' },
 };
 
 /**
@@ -122,6 +124,9 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
     if (o.fields !== undefined && (!Array.isArray(o.fields) || (o.fields as unknown[]).some((f) => !(IMAGE_MODEL_FIELDS as readonly unknown[]).includes(f)))) throw fail(`${path}.fields must be a list of ${IMAGE_MODEL_FIELDS.join(', ')}`);
     if (o.responseFormat !== undefined && typeof o.responseFormat !== 'boolean') throw fail(`${path}.responseFormat must be true or false`);
     const qualityPrices = qualityPricesOf(o.qualityPrices, kind, `${path}.qualityPrices`, fail);
+    if (o.defaultQuality !== undefined && (kind !== 'image' || !(IMAGE_QUALITIES as readonly unknown[]).includes(o.defaultQuality))) {
+      throw fail(`${path}.defaultQuality must be one of ${IMAGE_QUALITIES.join(', ')} (image models only)`);
+    }
     models[name] = {
       name,
       kind,
@@ -133,6 +138,8 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
     };
     const prices = qualityPrices ?? base?.qualityPrices;
     if (prices) models[name].qualityPrices = prices;
+    const defaultQuality = (o.defaultQuality as ImageQuality | undefined) ?? base?.defaultQuality;
+    if (defaultQuality) models[name].defaultQuality = defaultQuality;
   }
   return models;
 }
@@ -151,14 +158,14 @@ function qualityPricesOf(raw: unknown, kind: MediaModelKind, path: string, fail:
 }
 
 /**
- * Yuan per 1024x1024 image of `model` at the request's `quality` (none is `auto`): its qualityPrices
- * entry; a quality the entry does not list costs the highest of `price` and the listed prices (an
- * upstream may take `hd` or `auto` as its best quality: never charged less than that), and a model
- * without qualityPrices costs `price`.
+ * Yuan per 1024x1024 image of `model` at the request's `quality` (none sent: the model's
+ * `defaultQuality`, else `auto`): its qualityPrices entry; a quality the entry does not list costs the
+ * highest of `price` and the listed prices (an upstream may take `hd` or `auto` as its best quality:
+ * never charged less than that), and a model without qualityPrices costs `price`.
  */
-export function imagePricePer1024(model: Pick<MediaModelInfo, 'price' | 'qualityPrices'>, quality: unknown): number {
+export function imagePricePer1024(model: Pick<MediaModelInfo, 'price' | 'qualityPrices' | 'defaultQuality'>, quality: unknown): number {
   const prices = model.qualityPrices;
   if (!prices) return model.price;
-  const q = typeof quality === 'string' ? quality : 'auto';
+  const q = typeof quality === 'string' ? quality : (model.defaultQuality ?? 'auto');
   return Object.hasOwn(prices, q) ? prices[q as ImageQuality]! : Math.max(model.price, ...Object.values(prices));
 }

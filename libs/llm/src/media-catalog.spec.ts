@@ -17,6 +17,11 @@ describe('media catalog (mediaModels in the providers file)', () => {
     expect([imagePricePer1024(gpt, 'low'), imagePricePer1024(gpt, 'high'), imagePricePer1024(gpt, 'medium'), imagePricePer1024(gpt, undefined), imagePricePer1024(gpt, 'hd')]).toEqual([0.02, 0.3, 0.3, 0.2, 0.3]);
     // Never below the model's own price either.
     expect(imagePricePer1024(models['dall-e-3'], 'standard')).toBe(0.1);
+    // No quality sent: the one the model uses then (dall-e-3 standard, not the highest).
+    const dalle = mergeMediaModels({ 'dall-e-3': { qualityPrices: { standard: 0.04, hd: 0.08 } }, 'my-img': { kind: 'image', qualityPrices: { low: 0.01, high: 0.5 }, defaultQuality: 'low' } }, fail);
+    expect([imagePricePer1024(dalle['dall-e-3'], undefined), imagePricePer1024(dalle['dall-e-3'], 'hd'), imagePricePer1024(dalle['my-img'], undefined)]).toEqual([0.04, 0.08, 0.01]);
+    expect(() => mergeMediaModels({ 'dall-e-3': { defaultQuality: 'ultra' } }, fail)).toThrow('mediaModels.dall-e-3.defaultQuality must be one of');
+    expect(() => mergeMediaModels({ 'whisper-1': { defaultQuality: 'low' } }, fail)).toThrow('mediaModels.whisper-1.defaultQuality');
     expect(imagePricePer1024(models['my-sd'], 'high')).toBe(0.05);
     expect(imagePricePer1024(gpt, 'toString')).toBe(0.3);
     // The defaults set none: the contract's flat price per image.

@@ -32,7 +32,7 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
           // gpt-image-1 costs the operator more the higher the quality: priced by it.
           'gpt-image-1': { qualityPrices: { low: 0.02, high: 0.3 } },
           // The default model (AI_IMAGES_MODEL dall-e-3), as the contract route uses it.
-          'dall-e-3': { qualityPrices: { auto: 0.05, hd: 0.2 } },
+          'dall-e-3': { qualityPrices: { standard: 0.05, hd: 0.2 } },
         },
       }),
     );
@@ -164,7 +164,7 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
       expect(rows.map((r) => Number(r.cost_yuan))).toEqual([0.02, 0.6, 0.3, 0.3]);
     });
 
-    it('the contract route /v1/vision/generate uses AI_IMAGES_MODEL from the media catalog: its upstream name and its price', async () => {
+    it('the contract route /v1/vision/generate uses AI_IMAGES_MODEL from the media catalog: its upstream name and its price (at the quality it uses by default)', async () => {
       const own = await f.createKey({ name: 'image-contract', scopes: ['vision'] });
       const res = await fetch(`${f.gw.url}/v1/vision/generate`, {
         method: 'POST',

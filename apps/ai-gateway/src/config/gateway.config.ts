@@ -81,6 +81,7 @@ export class GatewayConfig extends BaseConfig {
   /** Most bytes (as AI_RESPONSES_STORE_MAX_BYTES counts them) one API key keeps stored at a time; a response past it is answered but not stored (store: false) until older ones expire. */
   @IsInt()
   @Min(1024)
+  @Max(Number.MAX_SAFE_INTEGER)
   AI_RESPONSES_STORE_MAX_BYTES_PER_KEY: number = 256 * 1024 * 1024;
 
   /** Development only: when no usable API key exists at boot, create one and print it once. */

@@ -139,7 +139,7 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Stores a finished response for `keyId` (one statement). Never throws: a response too large to
+   * Stores a finished response for `keyId` (one transaction). Never throws: a response too large to
    * store, one past the key's AI_RESPONSES_STORE_MAX_BYTES_PER_KEY, or a database failure, is logged
    * and answered `false` (the answer then says store: false, and a later reference to it is a 400 like
    * any unknown id).
@@ -161,6 +161,10 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
     if (!ids.every((id) => typeof id === 'string')) return false;
     const quota = this.config.AI_RESPONSES_STORE_MAX_BYTES_PER_KEY;
     try {
+      // A key already at its quota is refused before megabytes are written (and rolled back); the
+      // transaction below decides for the others.
+      const used: Array<{ bytes: string }> = await this.db.query(`SELECT bytes FROM ai_response_store_usage WHERE key_id = $1`, [keyId]);
+      if (used.length && Number(used[0].bytes) + bytes > quota) throw new OverQuota();
       // One transaction: the response first, then the key's total, raised only while it stays within the
       // quota (else rolled back). The total's row lock (concurrent saves of one key cannot both pass) is
       // taken last, so it is held for the commit only, not while megabytes of JSON are written.
@@ -211,6 +215,8 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
           );
           const keys = [...new Set(rows.map((r) => r.key_id))];
           if (keys.length) {
+            // A key whose rows were all written by replicas older than the quota has no total yet: made here.
+            await m.query(`INSERT INTO ai_response_store_usage (key_id, bytes) SELECT k, 0 FROM unnest($1::uuid[]) AS k ORDER BY k ON CONFLICT (key_id) DO NOTHING`, [keys]);
             await m.query(`SELECT 1 FROM ai_response_store_usage WHERE key_id = ANY($1::uuid[]) ORDER BY key_id FOR UPDATE`, [keys]);
             await m.query(
               `UPDATE ai_response_store_usage u SET bytes = coalesce((SELECT sum(r.bytes) FROM ai_responses r WHERE r.key_id = u.key_id), 0) WHERE u.key_id = ANY($1::uuid[])`,

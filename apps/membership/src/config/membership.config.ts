@@ -228,6 +228,7 @@ export class MembershipConfig extends BaseConfig {
   /** Most bytes one member keeps uploaded in all (anyone can register and upload): past it an upload is 413. */
   @IsInt()
   @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
   UPLOAD_MAX_BYTES_PER_MEMBER: number = 1_073_741_824;
 
   /** Upload types allowed, by the MIME type detected from the bytes (415 otherwise). */

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash, randomUUID } from 'crypto';
 import { BusinessException, ErrorCode, fieldError, msg } from '@app/envelope';
 import type { ObjectStorage, StoredObject } from '@app/storage';
@@ -19,6 +19,7 @@ export interface UploadedBytes {
 @Injectable()
 export class FilesService {
   private readonly allowed: Set<string>;
+  private readonly logger = new Logger('Files');
 
   constructor(
     private readonly files: FilesRepository,
@@ -63,15 +64,20 @@ export class FilesService {
         quota,
       );
     } catch (e) {
-      await this.storage.delete(key).catch(() => undefined);
+      await this.discard(key);
       throw e;
     }
     if (!recorded) {
       // A concurrent upload of the same member took the room: its bytes are not kept either.
-      await this.storage.delete(key).catch(() => undefined);
+      await this.discard(key);
       throw overQuota();
     }
     return recorded;
+  }
+
+  /** Deletes the bytes of an upload that was not recorded; a failure leaves an orphan, logged to be found. */
+  private async discard(key: string): Promise<void> {
+    await this.storage.delete(key).catch((e: unknown) => this.logger.warn(`unrecorded upload ${key} not deleted: ${(e as Error).message}`));
   }
 
   /** The record and bytes of a public media path, or null. */
