@@ -19,10 +19,11 @@ import * as net from 'net';
  * place in its block (suites of one worker do not reuse the same numbers one after the other), and a
  * suite never gets the same number twice.
  */
-const BLOCK = 400;
+const MAX_BLOCK = 400;
+const MIN_BLOCK = 50;
 const LOWEST = 10_000;
 
-function freeRange(): { first: number; last: number } {
+function freeRange(room: number): { first: number; last: number } {
   let low = 32_768;
   let high = 60_999;
   try {
@@ -30,22 +31,26 @@ function freeRange(): { first: number; last: number } {
   } catch {
     // not Linux: 10000-32767 is below the BSD/macOS range (49152-65535) and Linux's default
   }
-  if (low - LOWEST >= 4 * BLOCK) return { first: LOWEST, last: low - 1 };
-  if (65_535 - high >= 4 * BLOCK) return { first: high + 1, last: 65_535 };
+  if (low - LOWEST >= room) return { first: LOWEST, last: low - 1 };
+  if (65_535 - high >= room) return { first: high + 1, last: 65_535 };
   process.stderr.write(`free-port: no room outside the ephemeral range ${low}-${high}; ports may collide with the kernel's\n`);
   return { first: LOWEST, last: 32_767 };
 }
 
-let block: { start: number; next: number; given: Set<number> } | undefined;
+let block: { start: number; size: number; next: number; given: Set<number> } | undefined;
 
-function ownBlock(): { start: number; next: number; given: Set<number> } {
+function ownBlock(): { start: number; size: number; next: number; given: Set<number> } {
   if (block) return block;
-  const { first, last } = freeRange();
-  const blocks = Math.floor((last - first + 1) / BLOCK);
+  // One block for the global setup and one per worker (TEST_PORTS_WORKERS: Jest's maxWorkers, from the
+  // global setup), so no two processes of a run share one whatever the machine's core count.
+  const processes = Number(process.env.TEST_PORTS_WORKERS ?? 8) + 1;
+  const { first, last } = freeRange(processes * MIN_BLOCK);
+  const size = Math.max(MIN_BLOCK, Math.min(MAX_BLOCK, Math.floor((last - first + 1) / processes)));
+  const blocks = Math.floor((last - first + 1) / size);
   const worker = Number(process.env.JEST_WORKER_ID ?? 0);
   // Set by the global setup; without it (a suite run some other way) the main process's pid is the best guess.
   const run = Number(process.env.TEST_PORTS_RUN ?? (process.env.JEST_WORKER_ID ? process.ppid : process.pid));
-  block = { start: first + ((worker + run) % blocks) * BLOCK, next: randomInt(BLOCK), given: new Set() };
+  block = { start: first + ((worker + run) % blocks) * size, size, next: randomInt(size), given: new Set() };
   return block;
 }
 
@@ -59,13 +64,13 @@ function bindable(port: number): Promise<boolean> {
 
 export async function freePort(): Promise<number> {
   const b = ownBlock();
-  for (let tried = 0; tried < BLOCK; tried++) {
-    const port = b.start + (b.next++ % BLOCK);
+  for (let tried = 0; tried < b.size; tried++) {
+    const port = b.start + (b.next++ % b.size);
     if (b.given.has(port)) continue;
     if (await bindable(port)) {
       b.given.add(port);
       return port;
     }
   }
-  throw new Error(`no free port left in ${b.start}-${b.start + BLOCK - 1}`);
+  throw new Error(`no free port left in ${b.start}-${b.start + b.size - 1}`);
 }

@@ -9,9 +9,10 @@ import { freePort } from './free-port';
  * embedded one for this run only (own directory and port, so parallel runs never share it).
  * Each app a test starts gets a fresh database on that server.
  */
-export default async function globalSetup(): Promise<void> {
-  // One id for this run's port blocks (test/support/free-port.ts), inherited by the workers.
+export default async function globalSetup(globalConfig: { maxWorkers: number }): Promise<void> {
+  // One id for this run's port blocks (test/support/free-port.ts), and how many workers share them; inherited by the workers.
   process.env.TEST_PORTS_RUN ??= String(process.pid);
+  process.env.TEST_PORTS_WORKERS ??= String(globalConfig.maxWorkers);
   if (process.env.DATABASE_URL) {
     process.env.TEST_SERVER_URL = process.env.DATABASE_URL;
     return;
