@@ -81,15 +81,14 @@ function linkLibs(dist = path.join(root, 'dist')) {
 }
 
 function build({ force = false } = {}) {
-  if (!force && !needsBuild()) {
-    linkLibs();
-    return false;
+  const built = force || needsBuild();
+  if (built) {
+    process.stderr.write('Building (tsc -p tsconfig.build.json)...\n');
+    execFileSync(process.execPath, tscArgs(), { cwd: root, stdio: 'inherit' });
+    markBuilt();
   }
-  process.stderr.write('Building (tsc -p tsconfig.build.json)...\n');
-  execFileSync(process.execPath, tscArgs(), { cwd: root, stdio: 'inherit' });
-  markBuilt();
   linkLibs();
-  return true;
+  return built;
 }
 
 /**

@@ -78,9 +78,9 @@ export interface MediaModelInfo {
   /** Image models: whether the upstream takes `response_format` (dall-e); gpt-image models always answer b64_json and refuse it. */
   responseFormat: boolean;
   /**
-   * Image models: yuan per 1024x1024 image by the request's `quality` (no quality counts as `auto`),
+   * Image models: yuan per 1024x1024 image by the request's `quality` (none sent: `defaultQuality`),
    * for upstreams whose cost depends on it (gpt-image-1 high costs ~15x low); a quality not listed is
-   * charged the highest of `price` and the listed prices.
+   * charged the highest of `price` and the listed prices (imagePricePer1024).
    */
   qualityPrices?: Partial<Record<ImageQuality, number>>;
   /** Image models: the quality the upstream model uses when the request sends none (what such a request is priced as); default `auto`. */

@@ -161,23 +161,24 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
     if (!ids.every((id) => typeof id === 'string')) return false;
     const quota = this.config.AI_RESPONSES_STORE_MAX_BYTES_PER_KEY;
     try {
-      // A key already at its quota is refused before megabytes are written (and rolled back); the
-      // transaction below decides for the others.
-      const used: Array<{ bytes: string }> = await this.db.query(`SELECT bytes FROM ai_response_store_usage WHERE key_id = $1`, [keyId]);
-      if (used.length && Number(used[0].bytes) + bytes > quota) throw new OverQuota();
       // One transaction: the response first, then the key's total, raised only while it stays within the
       // quota (else rolled back). The total's row lock (concurrent saves of one key cannot both pass) is
-      // taken last, so it is held for the commit only, not while megabytes of JSON are written.
+      // taken last, so it is held for the commit only, not while megabytes of JSON are written. A key
+      // already too full for this response is refused by the insert itself, before anything is written.
       return await this.db.transaction(async (m) => {
-        await m.query(
+        const [{ written }]: Array<{ written: number }> = await m.query(
           `WITH r AS (
              INSERT INTO ai_responses (id, key_id, input, output, bytes, expires_at)
-             VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, now() + $6::int * interval '1 hour')
-             RETURNING id)
-           INSERT INTO ai_response_items (id, response_id, position)
-           SELECT x.id, r.id, x.ord - 1 FROM r, unnest($7::varchar[]) WITH ORDINALITY AS x(id, ord)`,
-          [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids],
+             SELECT $1::varchar, $2::uuid, $3::jsonb, $4::jsonb, $5::int, now() + $6::int * interval '1 hour'
+              WHERE NOT EXISTS (SELECT 1 FROM ai_response_store_usage WHERE key_id = $2::uuid AND bytes + $5::int > $8::bigint)
+             RETURNING id),
+           i AS (
+             INSERT INTO ai_response_items (id, response_id, position)
+             SELECT x.id, r.id, x.ord - 1 FROM r, unnest($7::varchar[]) WITH ORDINALITY AS x(id, ord))
+           SELECT count(*)::int AS written FROM r`,
+          [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids, quota],
         );
+        if (written === 0) throw new OverQuota();
         const counted: unknown[] = await m.query(
           `INSERT INTO ai_response_store_usage AS u (key_id, bytes) SELECT $1::uuid, $2::int WHERE $2::int <= $3::bigint
            ON CONFLICT (key_id) DO UPDATE SET bytes = u.bytes + EXCLUDED.bytes WHERE u.bytes + EXCLUDED.bytes <= $3::bigint
