@@ -336,6 +336,77 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
     });
   });
 
+  describe('work bounded by what the key is allowed and billed for', () => {
+    const storedInput = (id: string) => query(f.gw.dbUrl, `SELECT input, bytes FROM ai_responses WHERE id = $1`, [id]);
+    const post = async (apiKey: string, body: unknown) => {
+      const res = await fetch(`${f.gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+
+    it('stores only what was forwarded: fields the upstream never received are not kept, whatever their size', async () => {
+      const pad = 'p'.repeat(100_000);
+      const res = await post(key, {
+        model: 'vendor-gpt-4',
+        tools: [weatherTool],
+        input: [
+          { type: 'message', role: 'user', id: 'msg_client', status: 'completed', junk: pad, content: [{ type: 'input_text', text: 'Paris', junk: pad }, { type: 'input_text', text: ' weather?', annotations: [pad] }] },
+          { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: pad }] },
+          { type: 'function_call', id: 'fc_client', call_id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed', junk: pad },
+          { type: 'function_call_output', call_id: 'call_a', output: [{ type: 'input_text', text: 'sunny', junk: pad }], junk: pad },
+        ],
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.store).toBe(true);
+      const [row] = await storedInput(res.body.id);
+      expect(row.input).toEqual([
+        { role: 'user', content: 'Paris weather?' },
+        { type: 'function_call', call_id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { type: 'function_call_output', call_id: 'call_a', output: 'sunny' },
+      ]);
+      // The stored input is no larger than the request the upstream received.
+      const forwarded = Buffer.byteLength(JSON.stringify(f.openai.requests[0].body));
+      expect(Buffer.byteLength(JSON.stringify(row.input))).toBeLessThanOrEqual(forwarded);
+      expect(row.bytes).toBeLessThan(2_000);
+    });
+
+    it('a stored reference is not loaded when the request is refused for its model, scope or budget (refused as such, not as an unknown id)', async () => {
+      const unknown = 'resp_' + 'f'.repeat(48);
+      const follow = (apiKey: string, model: string) => post(apiKey, { model, previous_response_id: unknown, input: 'hi' });
+      expect(await follow(key, 'no-such-model')).toMatchObject({ status: 404, body: { error: { code: 'model_not_found' } } });
+      const claudeOnly = await f.createKey({ models: ['vendor-claude-3'] });
+      expect(await follow(claudeOnly.key, 'vendor-gpt-4')).toMatchObject({ status: 403 });
+      const embeddingsOnly = await f.createKey({ scopes: ['embeddings'] });
+      expect(await follow(embeddingsOnly.key, 'vendor-gpt-4')).toMatchObject({ status: 403 });
+      const spent = await f.createKey({ budget_yuan: 1 });
+      await query(f.gw.dbUrl, `UPDATE ai_api_keys SET spent_yuan = budget_yuan WHERE id = $1`, [spent.id]);
+      expect(await follow(spent.key, 'vendor-gpt-4')).toMatchObject({ status: 429, body: { error: { code: 'insufficient_quota' } } });
+      // The same reference with everything else in order is looked up (and is unknown).
+      expect(await follow(key, 'vendor-gpt-4')).toMatchObject({ status: 400, body: { error: { param: 'previous_response_id' } } });
+      expect(f.openai.requests).toHaveLength(0);
+    });
+
+    it('one request loads at most AI_RESPONSES_STORE_MAX_BYTES of stored items, an item referred to n times counted n times', async () => {
+      const sdk = new OpenAI({ apiKey: (await f.createKey({ name: 'responses-fanout' })).key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+      f.openai.behaviour.reply = 'r'.repeat(200_000);
+      const first = await sdk.responses.create({ model: 'vendor-gpt-4', input: 'long answer please' });
+      expect((first as any).store).toBe(true);
+      f.openai.reset();
+      const refer = (n: number) => post(sdk.apiKey, { model: 'vendor-gpt-4', max_output_tokens: 5, input: [...Array.from({ length: n }, () => ({ type: 'item_reference', id: first.output[0].id })), { role: 'user', content: 'and?' }] });
+      // 90 x ~200 kB is past the default 16 MiB: refused before the items are loaded or forwarded.
+      const many = await refer(90);
+      expect(many.status).toBe(400);
+      expect(many.body.error).toMatchObject({ param: 'input', type: 'invalid_request_error' });
+      expect(many.body.error.message).toContain('AI_RESPONSES_STORE_MAX_BYTES');
+      expect(f.openai.requests).toHaveLength(0);
+      const two = await refer(2);
+      expect(two.status).toBe(200);
+      expect(f.openai.requests[0].body.messages.slice(0, 2)).toEqual([
+        { role: 'assistant', content: 'r'.repeat(200_000) },
+        { role: 'assistant', content: 'r'.repeat(200_000) },
+      ]);
+    });
+  });
+
   it('reports an upstream failure in the OpenAI error shape, and a broken stream as error + response.failed', async () => {
     f.openai.behaviour.failTimes = 100;
     const err: any = await client.responses.create({ model: 'vendor-gpt-4', input: 'hi' }).catch((e) => e);

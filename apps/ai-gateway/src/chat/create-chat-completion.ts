@@ -68,12 +68,25 @@ export class CreateChatCompletion {
     }
   }
 
-  private async prepare(principal: Principal, body: ChatCompletionRequest): Promise<Prepared> {
+  /**
+   * The checks a call passes before any work on its content: the key's chat scope, the model (known, a
+   * chat model, allowed for the key, served). With `budget`, also a key with a budget that has nothing
+   * left (429 insufficient_quota): for callers about to load stored data (CreateResponse) before the
+   * reservation, which needs the content counted.
+   */
+  async admit(principal: Principal, model: string, opts: { budget?: boolean } = {}): Promise<{ claims: ApiKeyClaims; info: ModelInfo }> {
     const claims: ApiKeyClaims = assertScope(principal, 'chat');
-    const info = this.router.modelInfo(body.model);
-    if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
-    if (info.kind !== 'chat') throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: body.model, expected: 'chat' });
-    assertModel(claims, body.model);
+    const info = this.router.modelInfo(model);
+    if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model });
+    if (info.kind !== 'chat') throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model, expected: 'chat' });
+    assertModel(claims, model);
+    if (!this.router.isServed(model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model });
+    if (opts.budget && claims.hasBudget && ((await this.metering.remaining(principal)) ?? 0) <= 0) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
+    return { claims, info };
+  }
+
+  private async prepare(principal: Principal, body: ChatCompletionRequest): Promise<Prepared> {
+    const { claims, info } = await this.admit(principal, body.model);
 
     // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
     // Tool definitions, schemas and the bounds of image, audio and file parts count too (issue 15.4).
@@ -86,7 +99,6 @@ export class CreateChatCompletion {
     if (promptTokens + (requestedOut ?? 0) > info.contextLength) {
       throw new GatewayError(GatewayErrorCode.ContextLengthExceeded, { limit: info.contextLength, promptTokens, completionTokens: requestedOut ?? 0 });
     }
-    if (!this.router.isServed(body.model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model: body.model });
     let reserveOut = requestedOut ?? Math.max(1, Math.min(this.config.AI_COMPLETION_RESERVE_TOKENS, info.contextLength - promptTokens));
     // Tokenizers differ between vendors: the prompt part of the hold gets a margin.
     const promptHold = Math.ceil(promptTokens * 1.1) + 16;

@@ -4,15 +4,15 @@ import type { Principal } from '@app/auth';
 import { CreateChatCompletion } from '../chat/create-chat-completion';
 import { assertScope } from '../keys/key-scopes';
 import { ResponsesAnswer } from './responses-answer';
-import { translateResponsesRequest } from './responses-request';
-import { ResponsesStore } from './responses-store';
-
-type Obj = Record<string, unknown>;
+import { responsesParams, withInput } from './responses-request';
+import { referencesOf, ResponsesStore } from './responses-store';
 
 /**
- * POST /v1/responses: references to stored responses are resolved (same key only), the request
- * becomes a chat request run by the chat pipeline, the answer a Responses object or event stream,
- * stored before it is answered when `store` (default true) asks for it.
+ * POST /v1/responses: the request's fields, model, scope and budget are checked first; only then are
+ * references to stored responses resolved (same key only, bounded in bytes), so a refused request never
+ * loads what it refers to. The request becomes a chat request run by the chat pipeline, the answer a
+ * Responses object or event stream, stored before it is answered when `store` (default true) asks for
+ * it — with the input as it was forwarded, never fields the upstream did not receive.
  */
 @Injectable()
 export class CreateResponse {
@@ -25,13 +25,15 @@ export class CreateResponse {
     // Only a key with the chat scope gets as far as reading what it stored (403 before any lookup).
     assertScope(principal, 'chat');
     const keyId = principal.id;
-    const fields: Obj = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Obj) : {};
-    const resolved = await this.store.resolve(keyId, fields);
+    const params = responsesParams(body);
+    const refs = referencesOf(params.body);
+    const refers = refs.previousResponseId !== undefined || refs.items.length > 0;
+    await this.chat.admit(principal, params.chat.model, { budget: refers });
+    const resolved = refers ? await this.store.resolve(keyId, params.body) : undefined;
     // OpenAI's default is store: true (the AI SDK's Responses provider relies on it).
-    const stored = this.store.enabled && fields.store !== false;
-    const { chat, echo } = translateResponsesRequest(body, { resolved, stored });
-    const input = resolved?.input ?? (typeof fields.input === 'string' ? [{ role: 'user', content: fields.input }] : (fields.input as unknown[]));
-    const answer = new ResponsesAnswer(chat.model, echo, stored ? (response) => this.store.save(keyId, response, input) : undefined);
+    const stored = this.store.enabled && params.body.store !== false;
+    const { chat, echo, items } = withInput(params, { resolved, stored });
+    const answer = new ResponsesAnswer(chat.model, echo, stored ? (response) => this.store.save(keyId, response, items) : undefined);
     await this.chat.handle(principal, chat, req, res, answer);
   }
 }

@@ -74,16 +74,30 @@ function partsOf(content: unknown, param: string): Obj[] {
   return content as Obj[];
 }
 
-/** User content: text stays a string when that is all there is; images and files become chat parts. */
-function userContent(content: unknown, param: string): ChatMessage['content'] {
-  if (typeof content === 'string') return content;
+/**
+ * User content as forwarded (chat form) and as stored (Responses form, only the fields that were
+ * forwarded): text stays a string when that is all there is; images and files become chat parts.
+ * Adjacent text parts are one stored part, so a stored row holds no more objects than the images
+ * and files it carries (each paid for as image or file tokens).
+ */
+function userContent(content: unknown, param: string): { chat: ChatMessage['content']; stored: string | Obj[] } {
+  if (typeof content === 'string') return { chat: content, stored: content };
   const parts = partsOf(content, param);
-  if (parts.every((p) => p.type === 'input_text')) return joinText(parts, param, ['input_text']);
-  return parts.map((p, j) => {
+  if (parts.every((p) => p.type === 'input_text')) {
+    const text = joinText(parts, param, ['input_text']);
+    return { chat: text, stored: text };
+  }
+  const stored: Obj[] = [];
+  const chat = parts.map((p, j) => {
     const at = `${param}[${j}]`;
     switch (p.type) {
-      case 'input_text':
-        return { type: 'text', text: str(p.text, `${at}.text`) };
+      case 'input_text': {
+        const text = str(p.text, `${at}.text`);
+        const last = stored[stored.length - 1];
+        if (last?.type === 'input_text') last.text = (last.text as string) + text;
+        else stored.push({ type: 'input_text', text });
+        return { type: 'text', text };
+      }
       case 'input_image': {
         if (p.file_id != null) throw invalid(`${at}.file_id is not supported (no file storage here): send image_url as a URL or data URL`, `${at}.file_id`, GatewayErrorCode.UnsupportedParameter);
         const url = str(p.image_url, `${at}.image_url`, { min: 1 });
@@ -91,32 +105,42 @@ function userContent(content: unknown, param: string): ChatMessage['content'] {
         if (!IMAGE_URL.test(url)) throw invalid(`${at}.image_url must be an http(s) URL or a data:image/... URL`, `${at}.image_url`);
         const detail = p.detail ?? 'auto';
         if (!['auto', 'low', 'high'].includes(detail as string)) throw invalid(`${at}.detail must be one of auto, low, high`, `${at}.detail`);
+        stored.push({ type: 'input_image', image_url: url, detail });
         return { type: 'image_url', image_url: { url, detail } };
       }
       case 'input_file': {
         if (p.file_id != null || p.file_url != null) throw invalid(`${at}: only file_data (base64) is supported, not file_id or file_url`, `${at}.${p.file_id != null ? 'file_id' : 'file_url'}`, GatewayErrorCode.UnsupportedParameter);
         const file: Obj = { file_data: str(p.file_data, `${at}.file_data`, { min: 1 }) };
         if (p.filename != null) file.filename = str(p.filename, `${at}.filename`, { max: 256 });
+        stored.push({ type: 'input_file', ...file });
         return { type: 'file', file };
       }
       default:
         throw invalid(`${at}.type ${JSON.stringify(p.type)} is not a supported input content part (input_text, input_image, input_file)`, `${at}.type`);
     }
   });
+  return { chat, stored };
 }
 
-function messageItem(item: Obj, param: string): ChatMessage {
+/** A message item as the chat message forwarded and the item stored (`{role, content}`, nothing else of what was sent). */
+function messageItem(item: Obj, param: string): { message: ChatMessage; stored: Obj } {
   const role = item.role;
   const content = item.content;
   switch (role) {
-    case 'user':
-      return { role: 'user', content: userContent(content, `${param}.content`) };
+    case 'user': {
+      const c = userContent(content, `${param}.content`);
+      return { message: { role: 'user', content: c.chat }, stored: { role, content: c.stored } };
+    }
     case 'system':
-    case 'developer':
+    case 'developer': {
       // Developer and system instructions mean the same to a chat model; `system` is what every upstream type knows.
-      return { role: 'system', content: typeof content === 'string' ? content : joinText(partsOf(content, `${param}.content`), `${param}.content`, ['input_text']) };
-    case 'assistant':
-      return { role: 'assistant', content: typeof content === 'string' ? content : joinText(partsOf(content, `${param}.content`), `${param}.content`, ['output_text', 'refusal', 'input_text']) };
+      const text = typeof content === 'string' ? content : joinText(partsOf(content, `${param}.content`), `${param}.content`, ['input_text']);
+      return { message: { role: 'system', content: text }, stored: { role, content: text } };
+    }
+    case 'assistant': {
+      const text = typeof content === 'string' ? content : joinText(partsOf(content, `${param}.content`), `${param}.content`, ['output_text', 'refusal', 'input_text']);
+      return { message: { role: 'assistant', content: text }, stored: { role, content: text } };
+    }
     default:
       throw invalid(`${param}.role must be one of user, assistant, system, developer`, `${param}.role`);
   }
@@ -127,32 +151,50 @@ function toolOutput(output: unknown, param: string): string {
   return joinText(partsOf(output, param), param, ['input_text', 'output_text']);
 }
 
+/** The input as chat messages (forwarded) and as the items stored with the response. */
+export interface TranslatedInput {
+  messages: ChatMessage[];
+  /**
+   * The input items reduced to what was forwarded (messages as `{role, content}` with text joined,
+   * calls and outputs with their forwarded fields; reasoning items dropped): a stored response keeps
+   * nothing the upstream did not receive and bill.
+   */
+  items: Obj[];
+}
+
 /**
  * `input` items -> chat messages: function calls join the assistant turn before them; outputs become
  * tool turns. The first `prefix` items came from previous_response_id (refusals name that field);
  * the rest are the caller's, numbered as the caller sent them.
  */
-export function inputMessages(input: unknown, prefix = 0): ChatMessage[] {
+export function translateInput(input: unknown, prefix = 0): TranslatedInput {
   if (typeof input === 'string') {
     if (input.length === 0) throw invalid('input must not be empty', 'input');
-    return [{ role: 'user', content: input }];
+    return { messages: [{ role: 'user', content: input }], items: [{ role: 'user', content: input }] };
   }
   if (!Array.isArray(input) || input.length === 0) throw invalid('input must be a string or a non-empty array of items', 'input', input === undefined ? GatewayErrorCode.MissingParameter : GatewayErrorCode.InvalidType);
   if (input.length > MAX_INPUT_ITEMS) throw invalid(`input has more than ${MAX_INPUT_ITEMS} items`, 'input');
   const messages: ChatMessage[] = [];
+  const items: Obj[] = [];
   const calls = new Set<string>();
   input.forEach((item, i) => {
     const param = i < prefix ? `previous_response_id` : `input[${i - prefix}]`;
     if (!isObj(item)) throw invalid(`${param} must be an object`, param, GatewayErrorCode.InvalidType);
     const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
     switch (type) {
-      case 'message':
-        messages.push(messageItem(item, param));
+      case 'message': {
+        const { message, stored } = messageItem(item, param);
+        messages.push(message);
+        items.push(stored);
         return;
+      }
       case 'function_call': {
         const callId = str(item.call_id, `${param}.call_id`, { min: 1, max: 256 });
-        const call = { id: callId, type: 'function', function: { name: str(item.name, `${param}.name`, { min: 1, max: MAX_NAME }), arguments: str(item.arguments, `${param}.arguments`) } };
+        const name = str(item.name, `${param}.name`, { min: 1, max: MAX_NAME });
+        const args = str(item.arguments, `${param}.arguments`);
+        const call = { id: callId, type: 'function', function: { name, arguments: args } };
         calls.add(callId);
+        items.push({ type: 'function_call', call_id: callId, name, arguments: args });
         const last = messages[messages.length - 1];
         // One assistant turn may say something and call several tools: consecutive items join it.
         // push, not a copy per call: a run of MAX_INPUT_ITEMS calls stays linear.
@@ -165,11 +207,13 @@ export function inputMessages(input: unknown, prefix = 0): ChatMessage[] {
       case 'function_call_output': {
         const callId = str(item.call_id, `${param}.call_id`, { min: 1, max: 256 });
         if (!calls.has(callId)) throw invalid(`No tool call found for function call output with call_id ${callId} (${param}); the function_call item must come earlier in input`, `${param}.call_id`);
-        messages.push({ role: 'tool', tool_call_id: callId, content: toolOutput(item.output, `${param}.output`) });
+        const output = toolOutput(item.output, `${param}.output`);
+        messages.push({ role: 'tool', tool_call_id: callId, content: output });
+        items.push({ type: 'function_call_output', call_id: callId, output });
         return;
       }
       case 'reasoning':
-        // A chat upstream reasons afresh; earlier reasoning items carry nothing it could read.
+        // A chat upstream reasons afresh; earlier reasoning items carry nothing it could read (nor are they stored).
         return;
       case 'item_reference':
         // Resolved before translation (CreateResponse); one left here refers to nothing stored.
@@ -179,7 +223,7 @@ export function inputMessages(input: unknown, prefix = 0): ChatMessage[] {
     }
   });
   if (!messages.some((m) => m.role !== 'system')) throw invalid('input must contain at least one message that is not system or developer', 'input');
-  return messages;
+  return { messages, items };
 }
 
 function tools(v: unknown): unknown[] {
@@ -234,16 +278,26 @@ function responseFormat(text: unknown): unknown {
 export interface TranslatedResponsesRequest {
   chat: ChatCompletionRequest;
   echo: Obj;
+  /** The input items to store with the response (TranslatedInput.items). */
+  items: Obj[];
+}
+
+/** The chat request without its messages. */
+type ChatParams = Partial<ChatCompletionRequest> & { model: string };
+
+/** Every field of a Responses request but `input`, validated: the chat request without its messages. */
+export interface ResponsesParams {
+  chat: ChatParams;
+  body: Obj;
 }
 
 /**
- * `resolved`: the input with its item references and previous response expanded (ResponsesStore);
- * `stored`: whether this response will be stored (echoed as `store`).
+ * Checks every field but `input` (no stored data needed): run before references to stored responses
+ * are resolved, so a request refused for a field, its model, scope or budget never loads them.
  */
-export function translateResponsesRequest(body: unknown, opts: { resolved?: ResolvedInput; stored?: boolean } = {}): TranslatedResponsesRequest {
+export function responsesParams(body: unknown): ResponsesParams {
   if (!isObj(body)) throw invalid('The request body must be a JSON object', 'body', GatewayErrorCode.InvalidType);
   for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw invalid(`Unknown parameter: '${k}'.`, k, GatewayErrorCode.UnknownParameter);
-  if (body.previous_response_id != null && !opts.resolved) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: typeof body.previous_response_id === 'string' ? body.previous_response_id : JSON.stringify(body.previous_response_id) });
   if (body.conversation != null) throw new GatewayError(GatewayErrorCode.ConversationNotStored, { param: 'conversation' });
   if (body.prompt != null) throw invalid('prompt (stored prompt templates) is not supported: send instructions and input', 'prompt', GatewayErrorCode.UnsupportedParameter);
   if (body.background != null && bool(body.background, 'background')) throw invalid('background: true is not supported (nothing is stored to poll)', 'background', GatewayErrorCode.UnsupportedParameter);
@@ -251,10 +305,8 @@ export function translateResponsesRequest(body: unknown, opts: { resolved?: Reso
   if (body.metadata != null && !isObj(body.metadata)) throw invalid('metadata must be an object', 'metadata', GatewayErrorCode.InvalidType);
   if (body.include != null && !Array.isArray(body.include)) throw invalid('include must be an array', 'include', GatewayErrorCode.InvalidType);
 
-  const model = str(body.model, 'model', { min: 1, max: 128 });
-  const messages = opts.resolved ? inputMessages(opts.resolved.input, opts.resolved.prefix) : inputMessages(body.input);
-  const chat: ChatCompletionRequest = { model, messages };
-  if (body.instructions != null) messages.unshift({ role: 'system', content: str(body.instructions, 'instructions') });
+  const chat: ChatParams = { model: str(body.model, 'model', { min: 1, max: 128 }) };
+  if (body.instructions != null) str(body.instructions, 'instructions');
   if (body.tools != null) {
     const t = tools(body.tools);
     if (t.length) chat.tools = t;
@@ -278,7 +330,19 @@ export function translateResponsesRequest(body: unknown, opts: { resolved?: Reso
     }
   }
   if (body.stream != null) chat.stream = bool(body.stream, 'stream');
+  return { chat, body };
+}
 
+/**
+ * The checked request with its input: `resolved` is the input with its item references and previous
+ * response expanded (ResponsesStore); `stored`: whether this response will be stored (echoed as `store`).
+ */
+export function withInput(params: ResponsesParams, opts: { resolved?: ResolvedInput; stored?: boolean } = {}): TranslatedResponsesRequest {
+  const { body } = params;
+  if (body.previous_response_id != null && !opts.resolved) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: typeof body.previous_response_id === 'string' ? body.previous_response_id : JSON.stringify(body.previous_response_id) });
+  const { messages, items } = opts.resolved ? translateInput(opts.resolved.input, opts.resolved.prefix) : translateInput(body.input);
+  if (body.instructions != null) messages.unshift({ role: 'system', content: body.instructions as string });
+  const chat: ChatCompletionRequest = { ...params.chat, messages };
   const echo: Obj = {
     instructions: body.instructions ?? null,
     max_output_tokens: body.max_output_tokens ?? null,
@@ -294,5 +358,10 @@ export function translateResponsesRequest(body: unknown, opts: { resolved?: Reso
     truncation: body.truncation ?? 'disabled',
     user: body.user ?? null,
   };
-  return { chat, echo };
+  return { chat, echo, items };
+}
+
+/** responsesParams and withInput in one step (a request without stored references, and the unit specs). */
+export function translateResponsesRequest(body: unknown, opts: { resolved?: ResolvedInput; stored?: boolean } = {}): TranslatedResponsesRequest {
+  return withInput(responsesParams(body), opts);
 }

@@ -37,7 +37,6 @@ function refId(v: unknown, param: string): string {
 /** A well-formed id could be stored; any other one is answered like an unknown id (same 400, same field). */
 const wellFormed = (id: string): boolean => ID_SHAPE.test(id);
 
-/** A database failure while resolving references: 503 in the OpenAI shape, without the driver's text. */
 /** What a request refers to: its previous response and the input positions of its item references. */
 export interface StoredReferences {
   previousResponseId?: string;
@@ -106,16 +105,43 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
   async resolve(keyId: string, body: Obj): Promise<ResolvedInput | undefined> {
     const refs = referencesOf(body);
     if (!refs.previousResponseId && refs.items.length === 0) return undefined;
+    const previousId = refs.previousResponseId !== undefined && wellFormed(refs.previousResponseId) ? refs.previousResponseId : null;
+    if (refs.previousResponseId !== undefined && previousId === null) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: refs.previousResponseId });
+    const odd = refs.items.find((r) => !wellFormed(r.id));
+    if (odd) throw new GatewayError(GatewayErrorCode.InputItemNotFound, { id: odd.id, param: `input[${odd.index}]` });
+    const ids = [...new Set(refs.items.map((r) => r.id))];
+    // Sizes first, contents only when they fit: one request loads and parses at most
+    // AI_RESPONSES_STORE_MAX_BYTES of stored JSON (an item referred to n times counts n times, as it is
+    // translated, counted and forwarded n times), whatever a 100-byte body refers to.
+    const sizes: Array<{ kind: 'r' | 'i'; id: string; bytes: string }> = await this.query(
+      `SELECT 'r' AS kind, id, bytes::bigint AS bytes FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()
+       UNION ALL
+       SELECT 'i', i.id, octet_length((r.output -> i.position)::text)::bigint
+         FROM ai_response_items i JOIN ai_responses r ON r.id = i.response_id
+        WHERE i.id = ANY($3::varchar[]) AND r.key_id = $2 AND r.expires_at > now()`,
+      [previousId, keyId, ids],
+    );
+    const itemBytes = new Map(sizes.filter((r) => r.kind === 'i').map((r) => [r.id, Number(r.bytes)]));
+    const previousBytes = sizes.find((r) => r.kind === 'r')?.bytes;
+    if (previousId !== null && previousBytes === undefined) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: previousId });
+    let total = Number(previousBytes ?? 0);
+    for (const { index, id } of refs.items) {
+      const size = itemBytes.get(id);
+      // Unknown, expired and another key's ids answer alike (no oracle for other keys' ids).
+      if (size === undefined) throw new GatewayError(GatewayErrorCode.InputItemNotFound, { id, param: `input[${index}]` });
+      total += size;
+    }
+    const limit = this.config.AI_RESPONSES_STORE_MAX_BYTES;
+    if (total > limit) throw invalid(`input refers to ${total} bytes of stored items, more than one request may load (${limit}, AI_RESPONSES_STORE_MAX_BYTES)`, 'input');
+
     let previous: { input: unknown[]; output: unknown[] } | undefined;
-    if (refs.previousResponseId) {
-      const rows: Array<{ input: unknown[]; output: unknown[] }> = wellFormed(refs.previousResponseId)
-        ? await this.query(`SELECT input, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [refs.previousResponseId, keyId])
-        : [];
-      if (!rows.length) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: refs.previousResponseId });
+    if (previousId !== null) {
+      const rows: Array<{ input: unknown[]; output: unknown[] }> = await this.query(`SELECT input, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [previousId, keyId]);
+      // Expired (or swept) between the two reads: the same answer as an unknown id.
+      if (!rows.length) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: previousId });
       previous = rows[0];
     }
     const found = new Map<string, Obj>();
-    const ids = [...new Set(refs.items.map((r) => r.id))].filter(wellFormed);
     if (ids.length) {
       const rows: Array<{ id: string; item: Obj | null }> = await this.query(
         `SELECT i.id, r.output -> i.position AS item
