@@ -340,7 +340,7 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
     const storedInput = (id: string) => query(f.gw.dbUrl, `SELECT input, bytes FROM ai_responses WHERE id = $1`, [id]);
     const post = async (apiKey: string, body: unknown) => {
       const res = await fetch(`${f.gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      return { status: res.status, body: (await res.json()) as any };
+      return { status: res.status, body: (await res.json()) };
     };
 
     it('stores only what was forwarded: fields the upstream never received are not kept, whatever their size', async () => {
