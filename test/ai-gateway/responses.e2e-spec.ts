@@ -386,12 +386,13 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
     });
 
     it('one request loads at most AI_RESPONSES_STORE_MAX_BYTES of stored items, an item referred to n times counted n times', async () => {
-      const sdk = new OpenAI({ apiKey: (await f.createKey({ name: 'responses-fanout' })).key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+      const fanoutKey: string = (await f.createKey({ name: 'responses-fanout' })).key;
+      const sdk = new OpenAI({ apiKey: fanoutKey, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
       f.openai.behaviour.reply = 'r'.repeat(200_000);
       const first = await sdk.responses.create({ model: 'vendor-gpt-4', input: 'long answer please' });
       expect((first as any).store).toBe(true);
       f.openai.reset();
-      const refer = (n: number) => post(sdk.apiKey, { model: 'vendor-gpt-4', max_output_tokens: 5, input: [...Array.from({ length: n }, () => ({ type: 'item_reference', id: first.output[0].id })), { role: 'user', content: 'and?' }] });
+      const refer = (n: number) => post(fanoutKey, { model: 'vendor-gpt-4', max_output_tokens: 5, input: [...Array.from({ length: n }, () => ({ type: 'item_reference', id: first.output[0].id })), { role: 'user', content: 'and?' }] });
       // 90 x ~200 kB is past the default 16 MiB: refused before the items are loaded or forwarded.
       const many = await refer(90);
       expect(many.status).toBe(400);

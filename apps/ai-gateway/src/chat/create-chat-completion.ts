@@ -162,7 +162,7 @@ export class CreateChatCompletion {
       throw e;
     }
     timer.upstreamDone();
-    const sse = new SseResponse(res);
+    const sse = new SseResponse(res, this.config.REQUEST_TIMEOUT_MS);
     sse.open({ [OVERHEAD_HEADER]: timer.overheadMs() });
     await relayStream(sse, ac, routed.value, {
       wantsUsage,

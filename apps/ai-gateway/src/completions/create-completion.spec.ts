@@ -17,7 +17,7 @@ describe('CreateCompletion.prepare: what is counted and reserved', () => {
 
   beforeEach(() => {
     reserve = jest.fn(async () => ({ id: 'r' }));
-    svc = new CreateCompletion(router as any, tokenizer, { reserve } as any);
+    svc = new CreateCompletion(router as any, tokenizer, { reserve } as any, { REQUEST_TIMEOUT_MS: 30_000 } as any);
   });
 
   it('counts the suffix (billed upstream as prompt) into every prompt’s context check and the reservation', async () => {

@@ -14,6 +14,7 @@ import { requestIdOf } from '../http/request-id';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
 import { CompletionRequest } from './dtos/completions.dtos';
+import { GatewayConfig } from '../config/gateway.config';
 
 const ENDPOINT = 'completions';
 /** OpenAI's default `max_tokens` for /v1/completions. */
@@ -33,6 +34,7 @@ export class CreateCompletion {
     private readonly router: LlmRouter,
     private readonly tokenizer: Tokenizer,
     private readonly metering: MeteringService,
+    private readonly config: GatewayConfig,
   ) {}
 
   async handle(principal: Principal, body: CompletionRequest, req: Request, res: Response): Promise<void> {
@@ -123,7 +125,7 @@ export class CreateCompletion {
       throw e;
     }
     timer.upstreamDone();
-    const sse = new SseResponse(res);
+    const sse = new SseResponse(res, this.config.REQUEST_TIMEOUT_MS);
     sse.open({ [OVERHEAD_HEADER]: timer.overheadMs() });
     await relayStream(sse, ac, routed.value, {
       wantsUsage,

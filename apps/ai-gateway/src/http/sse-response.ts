@@ -1,9 +1,18 @@
 import { AbortSource } from '@app/llm';
 import type { Response } from 'express';
 
-/** A text/event-stream response that forwards each event at once and respects back-pressure. */
+/**
+ * A text/event-stream response that forwards each event at once and respects back-pressure. A client
+ * that takes none of the answer for `stallMs` (REQUEST_TIMEOUT_MS) while an event waits is cut: its
+ * response is destroyed, which aborts the upstream call (clientGone) and settles it as aborted. Without
+ * that, a reader that stops reading keeps an upstream connection of the deployment's pool paused for as
+ * long as it likes (undici's body timeout does not run while the body is paused), unbilled.
+ */
 export class SseResponse {
-  constructor(private readonly res: Response) {}
+  constructor(
+    private readonly res: Response,
+    private readonly stallMs: number,
+  ) {}
 
   /** Sends status and headers immediately (nothing is buffered by the gateway or a proxy in front). */
   open(extraHeaders: Record<string, string>): void {
@@ -28,10 +37,15 @@ export class SseResponse {
     if (!ok && !this.closed) {
       await new Promise<void>((resolve) => {
         const done = () => {
+          clearTimeout(timer);
           this.res.off('drain', done);
           this.res.off('close', done);
           resolve();
         };
+        const timer = setTimeout(() => {
+          done();
+          this.res.destroy();
+        }, this.stallMs);
         this.res.on('drain', done);
         this.res.on('close', done);
       });

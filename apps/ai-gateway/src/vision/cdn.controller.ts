@@ -1,17 +1,20 @@
 import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { pipeline } from 'stream';
 import { Public } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
-import { isSafeKey, ObjectStorage } from '@app/storage';
+import { isSafeKey, ObjectStorage, serveObject } from '@app/storage';
+import { GatewayConfig } from '../config/gateway.config';
 import { CONTENT_TYPES, MEDIA_STORAGE } from './media-storage';
 
 /** `{cdn_url}` when CDN_URL is unset: generated images, public and immutable (names are random UUIDs). */
 @ApiTags('vision')
 @Controller('cdn')
 export class CdnController {
-  constructor(@Inject(MEDIA_STORAGE) private readonly storage: ObjectStorage) {}
+  constructor(
+    @Inject(MEDIA_STORAGE) private readonly storage: ObjectStorage,
+    private readonly config: GatewayConfig,
+  ) {}
 
   @Public()
   @Get('images/*path')
@@ -27,8 +30,6 @@ export class CdnController {
     res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (object.size !== undefined) res.setHeader('Content-Length', String(object.size));
-    // pipeline, not pipe: when the client goes away mid-download the storage stream is destroyed too,
-    // otherwise each dropped download keeps one S3 connection open until the pool (50) is exhausted.
-    pipeline(object.body, res, () => undefined);
+    serveObject(object, res, this.config.REQUEST_TIMEOUT_MS);
   }
 }

@@ -1,10 +1,11 @@
-import { pipeline } from 'stream';
 import { Controller, Get, HttpCode, Param, Post, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiConsumes, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { FileInterceptor } from '@nestjs/platform-express';
 import type { Response } from 'express';
 import { CurrentPrincipal, Principal, Public } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, msg, RawResponse } from '@app/envelope';
+import { serveObject } from '@app/storage';
+import { MembershipConfig } from '../config/membership.config';
 import { isInlineImage } from './file-type';
 import { FileUploadResponse } from './file-upload.response';
 import { FilesService, UploadedBytes } from './files.service';
@@ -50,7 +51,10 @@ export class FilesController {
 @ApiTags('Files')
 @Controller('files')
 export class MediaController {
-  constructor(private readonly files: FilesService) {}
+  constructor(
+    private readonly files: FilesService,
+    private readonly config: MembershipConfig,
+  ) {}
 
   @Public()
   @RawResponse()
@@ -71,8 +75,7 @@ export class MediaController {
     res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
     res.setHeader('Content-Length', String(object.size ?? file.size));
     res.setHeader('Content-Disposition', `${inline ? 'inline' : 'attachment'}; filename="${asciiName(file)}"; filename*=UTF-8''${encodeURIComponent(file.originalFilename)}`);
-    // pipeline, not pipe: a client leaving mid-download also closes the storage stream (an S3 socket).
-    pipeline(object.body, res, () => undefined);
+    serveObject(object, res, this.config.REQUEST_TIMEOUT_MS);
   }
 }
 

@@ -61,7 +61,7 @@ export class BaseConfig {
   @Min(1024)
   BODY_LIMIT_BYTES: number = 1_048_576;
 
-  /** Milliseconds a client has to send a whole request (headers and body); slower gets 408. */
+  /** Milliseconds a client has to send a whole request (headers and body; slower gets 408), and may stall taking a streamed answer or download before it is cut. */
   @IsInt()
   @Min(1000)
   REQUEST_TIMEOUT_MS: number = 30_000;

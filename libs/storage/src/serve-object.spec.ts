@@ -1,0 +1,33 @@
+import type { ServerResponse } from 'http';
+import { Readable, Writable } from 'stream';
+import { serveObject } from './serve-object';
+
+describe('serveObject', () => {
+  it('cuts a client that takes nothing for stallMs, and the storage stream (an S3 socket) is released with it', async () => {
+    // The client reads nothing: the first chunk is never acknowledged.
+    let onStall: (() => void) | undefined;
+    let stallMs: number | undefined;
+    const res = Object.assign(new Writable({ highWaterMark: 1, write: () => undefined }), {
+      setTimeout(ms: number, cb: () => void) {
+        stallMs = ms;
+        onStall = cb;
+        return this;
+      },
+    });
+    let served = 0;
+    const body = new Readable({
+      read() {
+        this.push(Buffer.alloc(64 * 1024, served++ % 256));
+      },
+    });
+    serveObject({ body, size: undefined }, res as unknown as ServerResponse, 30_000);
+    await new Promise((r) => setImmediate(r));
+    expect(stallMs).toBe(30_000);
+    expect(body.destroyed).toBe(false);
+    // The socket's inactivity timer fires (Node calls it after stallMs without reads or writes).
+    onStall!();
+    await new Promise((r) => body.once('close', r));
+    expect(res.destroyed).toBe(true);
+    expect(body.destroyed).toBe(true);
+  });
+});
