@@ -10,7 +10,7 @@ export interface RoundTrip {
 /**
  * Records every statement sent to PostgreSQL (node-postgres `Client.query`, under TypeORM's pool too)
  * and every Redis command (ioredis `sendCommand`) made in this process until `stop()`: work is
- * counted, not timed. `take()` returns what was recorded since the last take.
+ * counted, not timed (a Redis command is counted when it is written to a ready connection). `take()` returns what was recorded since the last take.
  */
 export function recordRoundTrips(): { take(): RoundTrip[]; stop(): void } {
   let seen: RoundTrip[] = [];
@@ -22,8 +22,10 @@ export function recordRoundTrips(): { take(): RoundTrip[]; stop(): void } {
     return (realQuery as (...a: unknown[]) => unknown).apply(this, args);
   });
   const redis = jest.spyOn(Redis.prototype, 'sendCommand').mockImplementation(function (this: Redis, ...args: unknown[]) {
+    // A command sent before the connection is ready is queued and sent again through here once it is:
+    // counted then, once.
     const cmd = args[0] as { name: string; args: Array<string | Buffer | number> };
-    seen.push({ via: 'redis', text: `${cmd.name} ${cmd.args[0]?.toString() ?? ''}` });
+    if (this.status === 'ready') seen.push({ via: 'redis', text: `${cmd.name} ${cmd.args[0]?.toString() ?? ''}` });
     return (realSendCommand as (...a: unknown[]) => unknown).apply(this, args);
   });
   return {

@@ -141,9 +141,13 @@ export class CreateEmbeddings {
     return `ai:emb:${keyId}:${info.name}:${dimensions ?? 'native'}:${createHash('sha256').update(input).digest('hex')}`;
   }
 
+  private cacheOn(): boolean {
+    return this.config.AI_EMBEDDINGS_CACHE_TTL_MS > 0 && this.config.AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY > 0;
+  }
+
   /** Every input's cached vector, read in one round trip whatever the number of inputs. */
   private async cached(keyId: string, info: ModelInfo, dimensions: number | undefined, inputs: string[]): Promise<(number[] | undefined)[]> {
-    if (this.config.AI_EMBEDDINGS_CACHE_TTL_MS <= 0) return inputs.map(() => undefined);
+    if (!this.cacheOn()) return inputs.map(() => undefined);
     try {
       const hits = await this.state.getMany(inputs.map((input) => this.cacheKey(keyId, info, dimensions, input)));
       return hits.map((hit) => (hit ? (JSON.parse(hit) as number[]) : undefined));
@@ -160,7 +164,7 @@ export class CreateEmbeddings {
    * connections (libs/database/src/database.module.ts) from other keys' calls.
    */
   private async store(keyId: string, info: ModelInfo, dimensions: number | undefined, entries: Array<[string, number[]]>): Promise<void> {
-    if (this.config.AI_EMBEDDINGS_CACHE_TTL_MS <= 0) return;
+    if (!this.cacheOn()) return;
     try {
       const rows = entries.map(([input, v]): [string, string] => [this.cacheKey(keyId, info, dimensions, input), JSON.stringify(v)]);
       const stored = await this.state.setManyWithin(`ai:emb-bytes:${keyId}`, this.config.AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY, rows, this.config.AI_EMBEDDINGS_CACHE_TTL_MS);
