@@ -58,6 +58,12 @@ export class GatewayConfig extends BaseConfig {
   @Min(0)
   AI_EMBEDDINGS_CACHE_TTL_MS: number = 86_400_000;
 
+  /** Most bytes of embeddings cache one API key may hold (keys and JSON vectors); a request whose vectors do not fit is answered but not cached; 0 disables the cache. */
+  @IsInt()
+  @Min(0)
+  @Max(Number.MAX_SAFE_INTEGER)
+  AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY: number = 64 * 1024 * 1024;
+
   /** Whether embeddings served from the cache are charged at the model price (the contract prices per token). */
   @IsBoolean()
   AI_EMBEDDINGS_CACHE_HITS_BILLED: boolean = true;

@@ -141,27 +141,36 @@ export class CreateEmbeddings {
     return `ai:emb:${keyId}:${info.name}:${dimensions ?? 'native'}:${createHash('sha256').update(input).digest('hex')}`;
   }
 
-  private async cached(keyId: string, info: ModelInfo, dimensions: number | undefined, inputs: string[]): Promise<(number[] | undefined)[]> {
-    if (this.config.AI_EMBEDDINGS_CACHE_TTL_MS <= 0) return inputs.map(() => undefined);
-    return Promise.all(
-      inputs.map(async (input) => {
-        try {
-          const hit = await this.state.get(this.cacheKey(keyId, info, dimensions, input));
-          return hit ? (JSON.parse(hit) as number[]) : undefined;
-        } catch (e) {
-          this.log.warn(`embeddings cache read failed: ${(e as Error).message}`);
-          return undefined;
-        }
-      }),
-    );
+  private cacheOn(): boolean {
+    return this.config.AI_EMBEDDINGS_CACHE_TTL_MS > 0 && this.config.AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY > 0;
   }
 
+  /** Every input's cached vector, read in one round trip whatever the number of inputs. */
+  private async cached(keyId: string, info: ModelInfo, dimensions: number | undefined, inputs: string[]): Promise<(number[] | undefined)[]> {
+    if (!this.cacheOn()) return inputs.map(() => undefined);
+    try {
+      const hits = await this.state.getMany(inputs.map((input) => this.cacheKey(keyId, info, dimensions, input)));
+      return hits.map((hit) => (hit ? (JSON.parse(hit) as number[]) : undefined));
+    } catch (e) {
+      this.log.warn(`embeddings cache read failed: ${(e as Error).message}`);
+      return inputs.map(() => undefined);
+    }
+  }
+
+  /**
+   * The new vectors in one write, counted against the key's AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY
+   * (a counter living as long as the entries: see SharedState.setManyWithin); a batch that does
+   * not fit is not cached. One statement per request keeps a large batch from taking the pool's
+   * connections (libs/database/src/database.module.ts) from other keys' calls.
+   */
   private async store(keyId: string, info: ModelInfo, dimensions: number | undefined, entries: Array<[string, number[]]>): Promise<void> {
-    if (this.config.AI_EMBEDDINGS_CACHE_TTL_MS <= 0) return;
-    await Promise.all(
-      entries.map(([input, v]) =>
-        this.state.set(this.cacheKey(keyId, info, dimensions, input), JSON.stringify(v), this.config.AI_EMBEDDINGS_CACHE_TTL_MS).catch((e) => this.log.warn(`embeddings cache write failed: ${(e as Error).message}`)),
-      ),
-    );
+    if (!this.cacheOn()) return;
+    try {
+      const rows = entries.map(([input, v]): [string, string] => [this.cacheKey(keyId, info, dimensions, input), JSON.stringify(v)]);
+      const stored = await this.state.setManyWithin(`ai:emb-bytes:${keyId}`, this.config.AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY, rows, this.config.AI_EMBEDDINGS_CACHE_TTL_MS);
+      if (!stored) this.log.debug(`embeddings cache of key ${keyId} full: ${rows.length} vectors not cached`);
+    } catch (e) {
+      this.log.warn(`embeddings cache write failed: ${(e as Error).message}`);
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { SharedState } from './shared-state';
+import { distinctEntries, SharedState } from './shared-state';
 import { slidingWindowRetryMs } from '../rate-limit/sliding-window';
 
 /** SharedState on the `shared_state` table; expired rows are ignored and swept once a minute. */
@@ -31,6 +31,40 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
       [key, value, ttlMs],
     );
+  }
+
+  async getMany(keys: string[]): Promise<(string | null)[]> {
+    if (!keys.length) return [];
+    const rows = await this.db.query<{ key: string; value: string }[]>('SELECT key, value FROM shared_state WHERE key = ANY($1::text[]) AND expires_at > now()', [keys]);
+    const found = new Map(rows.map((r) => [r.key, r.value]));
+    return keys.map((k) => found.get(k) ?? null);
+  }
+
+  async setManyWithin(budgetKey: string, maxBytes: number, entries: Array<[string, string]>, ttlMs: number): Promise<boolean> {
+    const { entries: distinct, bytes } = distinctEntries(entries);
+    if (!distinct.length) return true;
+    // One statement: the counter row is upserted (and locked) first, only while it stays within the
+    // bound; the entries are written only when it was, with the counter's expiry. Concurrent writers
+    // under one counter wait for its lock and see each other's bytes.
+    const result = await this.db.query<unknown[]>(
+      `WITH budget AS (
+         INSERT INTO shared_state AS s (key, value, expires_at)
+         SELECT $1, $2::bigint::text, now() + $4 * interval '1 millisecond' WHERE $2::bigint <= $3::bigint
+         ON CONFLICT (key) DO UPDATE SET
+           value = CASE WHEN s.expires_at <= now() THEN excluded.value ELSE (s.value::bigint + $2::bigint)::text END,
+           expires_at = CASE WHEN s.expires_at <= now() THEN excluded.expires_at ELSE s.expires_at END
+         WHERE s.expires_at <= now() OR s.value::bigint + $2::bigint <= $3::bigint
+         RETURNING expires_at
+       ), written AS (
+         INSERT INTO shared_state AS s (key, value, expires_at)
+         SELECT e.k, e.v, b.expires_at FROM unnest($5::text[], $6::text[]) AS e(k, v), budget b
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM budget) AS stored`,
+      [budgetKey, bytes, Math.max(0, Math.floor(maxBytes)), Math.max(1, Math.round(ttlMs)), distinct.map(([k]) => k), distinct.map(([, v]) => v)],
+    );
+    return Number(rowsOf<{ stored: string }>(result)[0]?.stored ?? 0) > 0;
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {

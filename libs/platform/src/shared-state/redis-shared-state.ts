@@ -1,6 +1,6 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import Redis from 'ioredis';
-import { SharedState } from './shared-state';
+import { distinctEntries, SharedState } from './shared-state';
 
 const INCR = `
 local n = redis.call('INCRBY', KEYS[1], ARGV[2])
@@ -45,6 +45,18 @@ if total < limit then
 end
 return {0, total, (oldest + 1) * bms + win - now}`;
 
+// KEYS[1]: the byte counter, KEYS[2..]: entries. ARGV: bytes, bound, ttl ms, then the entries' values.
+// Returns 1 when stored (the entries expire with the counter), 0 when the counter would pass the bound.
+const SET_WITHIN = `
+local bytes = tonumber(ARGV[1])
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if used + bytes > tonumber(ARGV[2]) then return 0 end
+redis.call('INCRBY', KEYS[1], bytes)
+local t = redis.call('PTTL', KEYS[1])
+if t < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]); t = tonumber(ARGV[3]) end
+for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[i + 2], 'PX', t) end
+return 1`;
+
 /** SharedState on Redis; keys are prefixed so several deployments can share one server. */
 export class RedisSharedState extends SharedState implements OnModuleDestroy {
   readonly backend = 'redis' as const;
@@ -70,6 +82,27 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
     await this.client.set(this.k(key), value, 'PX', Math.max(1, Math.round(ttlMs)));
+  }
+
+  async getMany(keys: string[]): Promise<(string | null)[]> {
+    if (!keys.length) return [];
+    return this.client.mget(keys.map((k) => this.k(k)));
+  }
+
+  async setManyWithin(budgetKey: string, maxBytes: number, entries: Array<[string, string]>, ttlMs: number): Promise<boolean> {
+    const { entries: distinct, bytes } = distinctEntries(entries);
+    if (!distinct.length) return true;
+    const stored = await this.client.eval(
+      SET_WITHIN,
+      1 + distinct.length,
+      this.k(budgetKey),
+      ...distinct.map(([k]) => this.k(k)),
+      bytes,
+      Math.max(0, Math.floor(maxBytes)),
+      Math.max(1, Math.round(ttlMs)),
+      ...distinct.map(([, v]) => v),
+    );
+    return Number(stored) === 1;
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {

@@ -5,6 +5,17 @@
 export abstract class SharedState {
   abstract get(key: string): Promise<string | null>;
   abstract set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** The live values of `keys`, in their order (null where absent), in one round trip (none for no keys). */
+  abstract getMany(keys: string[]): Promise<(string | null)[]>;
+  /**
+   * Stores `entries` in one round trip, all or none, only while the bytes counted on `budgetKey`
+   * stay within `maxBytes`: the entries' bytes (keys and values, UTF-8) are added to that counter,
+   * which starts with a lifetime of `ttlMs` (not extended), and the entries expire when it does. So
+   * what is stored under one counter never exceeds `maxBytes` at any time, whatever runs
+   * concurrently on any replica. Of entries with the same key the last counts. True when stored
+   * (also for no entries, without a round trip).
+   */
+  abstract setManyWithin(budgetKey: string, maxBytes: number, entries: Array<[key: string, value: string]>, ttlMs: number): Promise<boolean>;
   /** Stores only when no live entry exists; true when stored. */
   abstract setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
   /** Atomically reads and deletes: of concurrent callers at most one gets the value. */
@@ -34,4 +45,17 @@ export abstract class SharedState {
   abstract slidingWindowHit(key: string, limit: number, windowMs: number, bucketMs: number, nowMs: number): Promise<{ allowed: boolean; count: number; retryAfterMs: number }>;
 
   abstract readonly backend: 'redis' | 'postgres';
+}
+
+/**
+ * The entries `setManyWithin` writes, one per key (the last), in key order (concurrent PostgreSQL
+ * upserts then lock rows in the same order), and the bytes it counts for them: UTF-8 keys and values.
+ */
+export function distinctEntries(entries: Array<[string, string]>): { entries: Array<[string, string]>; bytes: number } {
+  const byKey = new Map<string, string>();
+  for (const [k, v] of entries) byKey.set(k, v);
+  const distinct = [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  let bytes = 0;
+  for (const [k, v] of distinct) bytes += Buffer.byteLength(k) + Buffer.byteLength(v);
+  return { entries: distinct, bytes };
 }
