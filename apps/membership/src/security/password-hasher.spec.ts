@@ -1,6 +1,6 @@
 import * as argon2 from 'argon2';
 import * as bcrypt from 'bcryptjs';
-import { ARGON2_OPTIONS, HashSlots, PasswordHasher } from './password-hasher';
+import { ARGON2_OPTIONS, HashQueueFull, HashSlots, PasswordHasher } from './password-hasher';
 
 describe('PasswordHasher', () => {
   const hasher = new PasswordHasher();
@@ -72,5 +72,32 @@ describe('PasswordHasher', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
     expect(order.sort()).toEqual([1, 2, 3, 4, 5]);
     expect(await slots.run(async () => 'free again')).toBe('free again');
+  });
+  it('bounds the queue: past maxWaiting a hash is refused at once (503, Retry-After) and the queue drains as before', async () => {
+    const slots = new HashSlots(1, 2);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const held = [1, 2, 3].map((i) => slots.run(async () => (await gate, i)));
+    const refused = await slots.run(async () => 'never').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(HashQueueFull);
+    expect((refused as HashQueueFull).getStatus()).toBe(503);
+    expect((refused as HashQueueFull).extras.retryAfterSeconds).toBe(2);
+    release();
+    expect(await Promise.all(held)).toEqual([1, 2, 3]);
+    expect(await slots.run(async () => 'room again')).toBe('room again');
+  });
+
+  it('answers an unknown account like a known one while the queue is full (no faster 401 for unknown accounts)', async () => {
+    const busy = new PasswordHasher();
+    const known = await busy.hash('secret-password');
+    const full = jest.spyOn(HashSlots.prototype, 'run').mockRejectedValue(new HashQueueFull());
+    try {
+      await expect(busy.verify(known, 'secret-password')).rejects.toBeInstanceOf(HashQueueFull);
+      await expect(busy.verify(null, 'secret-password')).rejects.toBeInstanceOf(HashQueueFull);
+    } finally {
+      full.mockRestore();
+    }
+    // Once there is room, unknown accounts are checked (and fail) as before: the refusal was not kept.
+    expect(await busy.verify(null, 'secret-password')).toEqual({ ok: false, needsRehash: false });
   });
 });

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import * as argon2 from 'argon2';
 import * as bcrypt from 'bcryptjs';
 import * as os from 'os';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
 
 /** OWASP Password Storage Cheat Sheet: argon2id, m=19 MiB, t=2, p=1. */
 export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
@@ -9,16 +10,22 @@ export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeC
 /**
  * At most `limit` hashes run at once; the others wait their turn. argon2 runs on libuv's 4 threads:
  * on a 2-core machine 4 parallel hashes took both cores and profile reads waited behind a login flood.
- * Leaving one core to the event loop keeps the server responsive.
+ * Leaving one core to the event loop keeps the server responsive. At most `maxWaiting` wait: past that
+ * a sign-in is answered 503 with Retry-After at once, instead of an unbounded queue (logins from many
+ * addresses, each within its own limit) in which every member's sign-in waits minutes.
  */
 export class HashSlots {
   private active = 0;
   private readonly waiting: Array<() => void> = [];
 
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    readonly maxWaiting = limit * 16,
+  ) {}
 
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.active < this.limit) this.active++;
+    else if (this.waiting.length >= this.maxWaiting) throw new HashQueueFull();
     else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the slot is handed over
     try {
       return await work();
@@ -27,6 +34,13 @@ export class HashSlots {
       if (next) next();
       else this.active--;
     }
+  }
+}
+
+/** Every hash slot busy and the queue full: 503, retry in a few seconds. */
+export class HashQueueFull extends BusinessException {
+  constructor() {
+    super(ErrorCode.SERVICE_UNAVAILABLE, msg('auth.passwordCheckBusy'), { retryAfterSeconds: 2 });
   }
 }
 
@@ -64,7 +78,8 @@ export class PasswordHasher {
       let ok = false;
       try {
         ok = await this.slots.run(() => argon2.verify(stored, password));
-      } catch {
+      } catch (e) {
+        if (e instanceof HashQueueFull) throw e;
         ok = false;
       }
       return { ok, needsRehash: ok && argon2.needsRehash(stored, ARGON2_OPTIONS) };
@@ -75,8 +90,16 @@ export class PasswordHasher {
 
   /** Spends the time of one real verification and always fails. */
   async burn(password: string): Promise<void> {
-    this.dummyHash ??= this.hash('dummy-password-for-unknown-accounts');
+    // Made once; a refusal (full queue) is not kept, or every later unknown account would be refused with it.
+    this.dummyHash ??= this.hash('dummy-password-for-unknown-accounts').catch((e: unknown) => {
+      this.dummyHash = undefined;
+      throw e;
+    });
     const dummy = await this.dummyHash;
-    await this.slots.run(() => argon2.verify(dummy, password)).catch(() => false);
+    // A full queue answers an unknown account as it answers a known one (503), never faster with a 401.
+    await this.slots.run(() => argon2.verify(dummy, password)).catch((e: unknown) => {
+      if (e instanceof HashQueueFull) throw e;
+      return false;
+    });
   }
 }

@@ -38,6 +38,7 @@ export const EN = {
   'request.badMultipart': 'Bad multipart request: {reason}',
   'request.unstorableText': 'Text contains characters that cannot be stored (NUL or invalid encoding)',
   'request.dependencyDown': 'Service temporarily unavailable, retry shortly',
+  'auth.passwordCheckBusy': 'Too many sign-ins are being checked right now; retry in a few seconds',
   'request.malformedUrl': 'Malformed URL encoding',
   'request.internalWithId': 'Internal server error (request id {requestId})',
 
