@@ -106,6 +106,8 @@ export interface EmbeddingsResponse {
 export interface CallOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** The API key the call is for: a local engine counts its work against that key's share (AI_ENGINE_MAX_CONCURRENT_PER_KEY). */
+  key?: string;
 }
 
 export type UpstreamErrorKind = 'http' | 'timeout' | 'network' | 'protocol';

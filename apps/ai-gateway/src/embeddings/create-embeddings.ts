@@ -94,7 +94,7 @@ export class CreateEmbeddings {
       const ac = clientGone(res);
       timer.upstreamStarted();
       try {
-        const routed = await this.router.embeddings({ model: body.model, input: missing.map((i) => inputs[i]), encoding_format: 'float', ...(body.dimensions ? { dimensions: body.dimensions } : {}), ...(body.user ? { user: body.user } : {}) }, { signal: ac.signal });
+        const routed = await this.router.embeddings({ model: body.model, input: missing.map((i) => inputs[i]), encoding_format: 'float', ...(body.dimensions ? { dimensions: body.dimensions } : {}), ...(body.user ? { user: body.user } : {}) }, { signal: ac.signal, key: principal.id });
         deployment = routed.deployment;
         const data = [...routed.value.data].sort((a, b) => a.index - b.index);
         if (data.length !== missing.length || data.some((d) => !Array.isArray(d.embedding))) {

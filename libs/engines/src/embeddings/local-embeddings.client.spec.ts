@@ -1,5 +1,5 @@
 import { LlmRouter, parseProvidersConfig } from '@app/llm';
-import { LOCAL_EMBEDDINGS_ENGINE, localLlmEngines } from './local-embeddings.client';
+import { LOCAL_EMBEDDINGS_ENGINE, LocalEmbeddingsClient, localLlmEngines } from './local-embeddings.client';
 import { TextEmbeddingEngine } from './text-embedding.engine';
 
 describe('LocalEmbeddingsClient behind the router (type: local)', () => {
@@ -22,5 +22,13 @@ describe('LocalEmbeddingsClient behind the router (type: local)', () => {
   it('refuses other dimensions and chat', async () => {
     await expect(router.embeddings({ model: 'local-use-lite-en', input: 'x', dimensions: 256 })).rejects.toMatchObject({ status: 400 });
     await expect(localLlmEngines()[LOCAL_EMBEDDINGS_ENGINE].chat({ model: 'x', messages: [] })).rejects.toMatchObject({ status: 400 });
+  });
+  it("runs the work under the calling key's engine share (AI_ENGINE_MAX_CONCURRENT_PER_KEY), not only the process-wide caps", async () => {
+    const calls: unknown[] = [];
+    const engine = { embed: async (texts: string[], call: unknown) => (calls.push(call), texts.map(() => [0.5])) };
+    const client = new LocalEmbeddingsClient(engine as unknown as TextEmbeddingEngine);
+    const signal = new AbortController().signal;
+    await client.embeddings({ model: 'm', input: ['a', 'b'] }, { key: 'key-1', signal });
+    expect(calls).toEqual([{ key: 'key-1', signal }]);
   });
 });

@@ -20,8 +20,9 @@ export class LocalEmbeddingsClient implements LlmClient {
     const inputs = Array.isArray(req.input) ? req.input : [req.input];
     let vectors: number[][];
     try {
-      // Process-wide cap of the shared engine limiter (no key reaches an LlmClient); aborted with the request.
-      vectors = await this.engine.embed(inputs, { signal: opts.signal });
+      // The shared engine limiter's caps, the key's share included (one key cannot take every slot and
+      // queue place from the other tenants' OCR, vision and speech); aborted with the request.
+      vectors = await this.engine.embed(inputs, { key: opts.key, signal: opts.signal });
     } catch (e) {
       if (e instanceof EngineAbortedError) throw new CallAbortedError();
       // A full engine queue looks like a busy upstream to the router: 503 with a retry hint.
