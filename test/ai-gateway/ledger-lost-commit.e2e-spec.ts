@@ -72,6 +72,12 @@ describe('AI gateway ledger: a batch whose commit was not acknowledged', () => {
       const [{ spent, ledger }] = (await c.query(`SELECT k.spent_yuan::text AS spent, (SELECT sum(cost_yuan) FROM ai_usage_records WHERE key_id = k.id)::text AS ledger FROM ai_api_keys k WHERE k.id = $1`, [keyId])).rows;
       expect(Number(ledger)).toBeGreaterThan(0);
       expect(spent).toBe(ledger);
+      // The hourly totals usage reports read grew with the entries once, not with the retried batch again.
+      const [hourly] = (await c.query(`SELECT sum(requests)::int AS requests, sum(cost_yuan)::text AS cost FROM ai_usage_hourly WHERE key_id = $1`, [keyId])).rows;
+      expect(hourly).toEqual({ requests: 4, cost: ledger });
+      const usage = await (await flush()).json();
+      expect(usage.data.map((d: { requests: number }) => d.requests)).toEqual([4]);
+      expect(usage.total_cost_yuan).toBeCloseTo(Number(ledger), 8);
     } finally {
       await c.end();
     }

@@ -129,6 +129,19 @@ describe('AI gateway metering: budgets, ledger, usage', () => {
     expect(statuses.map((r) => r.status)).toEqual(['ok', 'cached']);
   });
 
+  it('reports usage from hourly totals: one row per hour, endpoint and model, however many calls', async () => {
+    const { id, key } = await f.createKey();
+    for (let i = 0; i < 12; i++) await sdk(key).chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: `call ${i}` }] });
+    const usage = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
+    const [raw] = await query(f.gw.dbUrl, `SELECT count(*)::int AS calls, count(DISTINCT date_trunc('hour', created_at, 'UTC'))::int AS hours, sum(cost_yuan)::float AS cost FROM ai_usage_records WHERE key_id = $1`, [id]);
+    const [hourly] = await query(f.gw.dbUrl, `SELECT count(*)::int AS rows, sum(requests)::int AS calls, sum(cost_yuan)::float AS cost FROM ai_usage_hourly WHERE key_id = $1`, [id]);
+    expect(raw.calls).toBe(12);
+    // The calls may straddle an hour: as many rows as hours, never one per call.
+    expect(hourly).toEqual({ rows: raw.hours, calls: 12, cost: raw.cost });
+    expect(usage.data.reduce((n: number, d: { requests: number }) => n + d.requests, 0)).toBe(12);
+    expect(usage.total_cost_yuan).toBeCloseTo(raw.cost, 8);
+  });
+
   it('validates the usage query and offers an admin report', async () => {
     const { key } = await f.createKey();
     const bad = await fetch(`${f.gw.url}/v1/usage?start_date=2026-02-31`, { headers: { authorization: `Bearer ${key}` } });

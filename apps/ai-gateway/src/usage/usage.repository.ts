@@ -40,18 +40,20 @@ export class UsageRepository {
 
   async summarize(opts: { from: string; to: string; keyId?: string }): Promise<UsageRow[]> {
     const params: unknown[] = [opts.from, opts.to];
-    let where = `created_at >= ($1::date AT TIME ZONE 'UTC') AND created_at < (($2::date + 1) AT TIME ZONE 'UTC')`;
+    let where = `hour >= ($1::date AT TIME ZONE 'UTC') AND hour < (($2::date + 1) AT TIME ZONE 'UTC')`;
     if (opts.keyId) {
       params.push(opts.keyId);
       where += ` AND key_id = $3`;
     }
+    // From the hourly totals the ledger writer keeps (migrations/1796100000000-UsageHourly.ts): the work
+    // of a report grows with the hours, endpoints and models a key used, not with its number of calls.
     const rows = await this.db.query<LedgerRow[]>(
-      `SELECT key_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, endpoint, model,
-              count(*)::int AS requests, count(*) FILTER (WHERE status = 'failed')::int AS failed,
+      `SELECT key_id, to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, endpoint, model,
+              sum(requests)::int AS requests, sum(failed)::int AS failed,
               sum(prompt_tokens)::bigint AS prompt_tokens, sum(completion_tokens)::bigint AS completion_tokens,
               sum(seconds)::text AS seconds, sum(characters)::bigint AS characters, sum(images)::bigint AS images,
               sum(cost_yuan)::text AS cost_yuan
-         FROM ai_usage_records WHERE ${where}
+         FROM ai_usage_hourly WHERE ${where}
         GROUP BY key_id, 2, endpoint, model ORDER BY 2, key_id, endpoint, model`,
       params,
     );
