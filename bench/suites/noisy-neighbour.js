@@ -18,7 +18,7 @@ const CHAT = { model: 'bench-model', messages: [{ role: 'user', content: 'Say he
  * Key B: a modest, steady tenant sending calls at a fixed rate (open loop, see probe in
  * bench/lib/load-worker.js), a small part of what the gateway answers (the gateway suite's throughput figure).
  */
-const B_RATE = 100;
+const B_RATE = 200;
 /** Each abuse pattern: callers in a closed loop, each calling again as soon as it is answered. */
 const ATTACK_CALLERS = 8;
 /** What a production operator runs with: the platform default (libs/platform/src/config/base.config.ts). */
@@ -84,7 +84,8 @@ async function storedBytes(dbUrl) {
  * Key A stores one response as large as the store takes (input and output under
  * AI_RESPONSES_STORE_MAX_BYTES, the body under BODY_LIMIT_BYTES): input items padded with an extra
  * field (accepted and stored, never sent upstream), or, when the gateway does not keep such a field,
- * with their text content. Returns its id, how it was padded and the bytes stored.
+ * with their text content (on the long-context model, whose limit it fits). Returns its id, how it was
+ * padded and the bytes stored.
  */
 async function storeLargeResponse(gw, dbUrl, authA, limits, say) {
   const target = Math.floor(Math.min(limits.storeMax, limits.bodyLimit) * 0.75);
@@ -97,7 +98,7 @@ async function storeLargeResponse(gw, dbUrl, authA, limits, say) {
   ];
   let last = '';
   for (const [how, input] of shapes) {
-    const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { ...authA, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'bench-model', input: input(), max_output_tokens: 16 }) });
+    const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { ...authA, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'bench-long', input: input(), max_output_tokens: 16 }) });
     const text = await res.text();
     let body = {};
     try {
@@ -115,19 +116,21 @@ async function storeLargeResponse(gw, dbUrl, authA, limits, say) {
 }
 
 /**
- * Before the next pattern: single key B calls until one is answered 200 within twice key B's
- * baseline p99 (the gateway is done with what the aborted attack left it), for at most `maxMs`.
- * Returns how long that took, or null when it did not happen.
+ * Before the next pattern: single key B calls until five in a row are answered 200 within twice key
+ * B's baseline p99 (the gateway is done with what the aborted attack left it; one fast call could
+ * fall between two stalls), for at most `maxMs`. Returns how long that took, or null.
  */
 async function settle(url, authB, baselineP99, maxMs) {
   const started = Date.now();
   const fast = Math.max(20, 2 * baselineP99);
+  let inARow = 0;
   while (Date.now() - started < maxMs) {
     const t = performance.now();
     const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { ...authB, 'content-type': 'application/json' }, body: JSON.stringify(CHAT), signal: AbortSignal.timeout(Math.max(1, maxMs - (Date.now() - started))) }).catch(() => null);
     if (res) await res.arrayBuffer().catch(() => undefined);
-    if (res && res.status === 200 && performance.now() - t <= fast) return Date.now() - started;
-    await sleep(50);
+    inARow = res && res.status === 200 && performance.now() - t <= fast ? inARow + 1 : 0;
+    if (inARow === 5) return Date.now() - started;
+    await sleep(20);
   }
   return null;
 }
@@ -136,8 +139,10 @@ async function run(ctx) {
   const { mode, load, tmp, log } = ctx;
   const q = mode === 'quick';
   const dur = q ? 2 : 5; // seconds key B is measured, alone and under each attack
-  const warm = q ? 0.5 : 1;
-  const rampMs = q ? 500 : 1000; // the attack runs this long before key B is measured
+  const warm = q ? 1 : 2; // a fresh process: JIT and pools warm up before key B alone is measured
+  // The attack runs this long before key B is measured: 8 gzip bodies take about a second to inflate
+  // before their parsing starts to hold the gateway, and a shorter ramp measured the calm before it.
+  const rampMs = q ? 1500 : 2000;
   // Key B's calls still open when its time is up are waited for this long (a stalled gateway shows in
   // the tail); after each attack, the gateway gets this long to answer key B as fast as before.
   const drainMs = q ? 1000 : 3000;
@@ -154,8 +159,13 @@ async function run(ctx) {
   fs.writeFileSync(
     providersFile,
     JSON.stringify({
-      models: { 'bench-model': { kind: 'chat', price: { inputPer1k: 1, outputPer1k: 2 } }, 'bench-embed': { kind: 'embeddings', dimensions: 8, price: { inputPer1k: 0.1, outputPer1k: 0 } } },
-      deployments: [{ name: 'bench', type: 'openai', baseUrl: `${upstream.url}/v1`, timeoutMs: 60_000, connections: 64, models: ['bench-model', 'bench-embed'] }],
+      models: {
+        'bench-model': { kind: 'chat', price: { inputPer1k: 1, outputPer1k: 2 } },
+        // A long-context model (as 1M-token models are listed): megabytes of input text fit in one request.
+        'bench-long': { kind: 'chat', contextLength: 4_000_000, price: { inputPer1k: 1, outputPer1k: 2 } },
+        'bench-embed': { kind: 'embeddings', dimensions: 8, price: { inputPer1k: 0.1, outputPer1k: 0 } },
+      },
+      deployments: [{ name: 'bench', type: 'openai', baseUrl: `${upstream.url}/v1`, timeoutMs: 60_000, connections: 64, models: ['bench-model', 'bench-long', 'bench-embed'] }],
     }),
   );
   const env = { ...ctx.appEnv, RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE), DATABASE_URL: db.url, AI_PROVIDERS_FILE: providersFile, ADMIN_TOKEN, AI_LOCAL_ENGINES: 'false', AI_LOCAL_STT: 'false' };
