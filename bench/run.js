@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench [-- --quick] [-- --only gateway,membership,engines] [-- --cpu-prof ai-gateway|membership]`
+// `npm run bench [-- --quick] [-- --only gateway,membership,engines,noisy] [-- --cpu-prof ai-gateway|membership]`
 // Builds the apps (scripts/build.js), runs them from dist/ as separate processes on a fresh
 // PostgreSQL database, drives load from a separate process (autocannon) over loopback only, and
 // prints every figure as a ratio or difference against a baseline measured in this same run.
@@ -20,11 +20,12 @@ const arg = (name) => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-const SUITES = ['gateway', 'membership', 'engines'];
+const SUITES = ['gateway', 'membership', 'engines', 'noisy'];
+const SUITE_FILES = { noisy: 'noisy-neighbour' };
 const only = (arg('--only') || SUITES.join(',')).split(',').filter(Boolean);
 const cpuProf = (arg('--cpu-prof') || '').split(',').filter(Boolean);
-// Suite time limits (ms): full < 10 min in all, quick < 2 min.
-const LIMITS = mode === 'quick' ? { gateway: 50_000, membership: 30_000, engines: 40_000 } : { gateway: 200_000, membership: 120_000, engines: 180_000 };
+// Suite time limits (ms): full < 10 min in all, quick < 3 min.
+const LIMITS = mode === 'quick' ? { gateway: 50_000, membership: 30_000, engines: 40_000, noisy: 40_000 } : { gateway: 200_000, membership: 120_000, engines: 180_000, noisy: 90_000 };
 
 const log = (m) => process.stderr.write(`[bench] ${m}\n`);
 
@@ -72,7 +73,7 @@ async function main() {
   const raw = {};
   try {
     for (const name of SUITES.filter((s) => only.includes(s))) {
-      const suite = require(`./suites/${name}`);
+      const suite = require(`./suites/${SUITE_FILES[name] || name}`);
       const t0 = Date.now();
       log(`suite ${name}...`);
       try {

@@ -12,8 +12,9 @@ const OPS = { '<=': (a, b) => a <= b, '<': (a, b) => a < b, '>=': (a, b) => a >=
 /**
  * kind 'diff': value = measured - baseline; kind 'ratio': value = measured / baseline.
  * target: { op, value, on: 'value' (default) | 'measured' } or null for a reported figure.
+ * digits: decimals of baseline and measured in the tables (default: by magnitude), e.g. 0 for counts.
  */
-function figure({ group, name, unit = '', baseline, baselineLabel, measured, kind, target = null, note = '' }) {
+function figure({ group, name, unit = '', baseline, baselineLabel, measured, kind, target = null, note = '', digits }) {
   const value = baseline === null || measured === null || baseline === undefined || measured === undefined ? null : kind === 'ratio' ? measured / baseline : measured - baseline;
   let met = null;
   if (target && value !== null) met = OPS[target.op](target.on === 'measured' ? measured : value, target.value);
@@ -30,6 +31,7 @@ function figure({ group, name, unit = '', baseline, baselineLabel, measured, kin
     target: target ? `${target.on === 'measured' ? 'measured ' : ''}${target.op} ${target.value}${targetUnit ? ` ${targetUnit}`.replace(' x', 'x') : ''}` : 'reported',
     met,
     note,
+    ...(digits === undefined ? {} : { digits }),
   };
 }
 
@@ -40,8 +42,8 @@ function notAvailable(group, name, reason, target = 'n/a') {
 function row(f) {
   if (f.na) return [f.group, f.name, '-', '-', `n/a: ${f.na}`, f.target, '-'];
   const value = f.value === null ? '-' : f.kind === 'ratio' ? `${f.value.toFixed(2)}x` : `${f.value >= 0 ? '+' : ''}${fmt(f.value, f.unit)}`;
-  const base = `${fmt(f.baseline, f.unit)}${f.baselineLabel ? ` (${f.baselineLabel})` : ''}`;
-  return [f.group, f.name, base, fmt(f.measured, f.unit), value, f.target, f.met === null ? '—' : f.met ? 'yes' : 'NO'];
+  const base = `${fmt(f.baseline, f.unit, f.digits)}${f.baselineLabel ? ` (${f.baselineLabel})` : ''}`;
+  return [f.group, f.name, base, fmt(f.measured, f.unit, f.digits), value, f.target, f.met === null ? '—' : f.met ? 'yes' : 'NO'];
 }
 
 const HEAD = ['group', 'figure', 'baseline', 'measured', 'ratio / difference', 'target', 'met?'];

@@ -2,6 +2,8 @@
 // event loop with the bench driver or the servers under test. Every target is on 127.0.0.1.
 'use strict';
 const http = require('http');
+const zlib = require('zlib');
+const { setMaxListeners } = require('events');
 const { randomBytes } = require('crypto');
 const autocannon = require('autocannon');
 const { summarize } = require('./stats');
@@ -276,7 +278,188 @@ async function argon2Rate(o) {
   return { perSecond: done / ((performance.now() - t0) / 1000), done, options: { memoryCost: ARGON2_OPTIONS.memoryCost, timeCost: ARGON2_OPTIONS.timeCost, parallelism: ARGON2_OPTIONS.parallelism } };
 }
 
-const handlers = { cannon, abCannon, streams, openStreams, argon2Rate };
+/**
+ * Sends one request (body a string or Buffer) and reads the whole answer; resolves { status, ms,
+ * error, text } (text: the first 300 characters of an answer other than 2xx).
+ */
+function oneRequest(u, agent, { method = 'POST', headers = {}, body }, signal) {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    let settled = false;
+    let text = '';
+    const done = (status, error) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      resolve({ status, ms: performance.now() - t0, error, text });
+    };
+    const h = { ...headers };
+    if (body !== undefined) h['content-length'] = Buffer.byteLength(body);
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method, agent, headers: h }, (res) => {
+      const keep = res.statusCode >= 300;
+      res.on('data', (d) => {
+        if (keep && text.length < 300) text = (text + d).slice(0, 300);
+      });
+      res.on('end', () => done(res.statusCode, null));
+      res.on('error', (e) => done(res.statusCode, e.code || e.message));
+      res.on('aborted', () => done(res.statusCode, 'aborted'));
+    });
+    const onAbort = () => {
+      req.destroy();
+      done(0, 'aborted');
+    };
+    signal?.addEventListener('abort', onAbort);
+    req.on('error', (e) => done(0, e.code || e.message));
+    req.end(body);
+  });
+}
+
+/**
+ * An open-loop client: `rate` calls a second, each sent at its scheduled time whether or not earlier
+ * ones were answered, for `duration` seconds (after `warmup` seconds not recorded). A call's latency
+ * counts from its scheduled time, so a server that stalls for a second shows as a second's worth of
+ * slow calls (a closed loop would send nothing meanwhile and hide the stall from its percentiles).
+ * Calls still open at the end are waited for (up to `drainMs`); one still open after that is recorded
+ * with the time it had waited (a lower bound) and counted as unanswered. Latencies of every answer,
+ * any status.
+ */
+async function probe(o) {
+  assertLoopback(o.url);
+  const u = new URL(o.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: o.maxSockets || 32 });
+  const body = o.body === undefined ? undefined : JSON.stringify(o.body);
+  const headers = { ...(o.headers || {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+  const run = async (seconds, record) => {
+    const out = { samples: [], statusCodes: {}, answers: {}, errors: 0, unanswered: 0 };
+    const drain = new AbortController();
+    setMaxListeners(0, drain.signal); // one listener per open call
+    const calls = [];
+    const started = performance.now();
+    const n = Math.max(1, Math.round(seconds * o.rate));
+    const call = async (scheduled) => {
+      const r = await oneRequest(u, agent, { method: 'POST', headers, body }, drain.signal);
+      const ms = performance.now() - scheduled;
+      if (r.error === 'aborted' && drain.signal.aborted) out.unanswered++;
+      else if (r.error && !r.status) out.errors++;
+      else out.statusCodes[r.status] = (out.statusCodes[r.status] || 0) + 1;
+      if (r.status >= 300 && !(r.status in out.answers)) out.answers[r.status] = r.text;
+      out.samples.push(ms);
+    };
+    for (let i = 0; i < n; i++) {
+      const scheduled = started + (i * 1000) / o.rate;
+      const wait = scheduled - performance.now();
+      if (wait > 1) await new Promise((res) => setTimeout(res, wait));
+      calls.push(call(scheduled));
+    }
+    const timer = setTimeout(() => drain.abort(), Math.max(0, started + seconds * 1000 - performance.now()) + (o.drainMs ?? 10_000));
+    await Promise.all(calls);
+    clearTimeout(timer);
+    out.durationS = (performance.now() - started) / 1000;
+    return record ? out : null;
+  };
+  if (o.warmup) await run(o.warmup, false);
+  const out = await run(o.duration, true);
+  agent.destroy();
+  const total = out.samples.length;
+  const ok = out.statusCodes[200] || 0;
+  return { rate: o.rate, total, ok, notOk: total - ok, statusCodes: out.statusCodes, answers: out.answers, errors: out.errors, unanswered: out.unanswered, durationS: out.durationS, latency: summarize(out.samples) };
+}
+
+const attacks = new Map();
+
+/** A gzip body that inflates to `{"a":[{},{},...]}` of at most `inflatedBytes` bytes. */
+function emptyObjectsGzip(inflatedBytes) {
+  const n = Math.floor((inflatedBytes - 8) / 3);
+  const json = `{"a":[${'{},'.repeat(n - 1)}{}]}`;
+  return { body: zlib.gzipSync(json, { level: 9 }), inflated: json.length };
+}
+
+/** Request bodies of an attack: the same one every time, or fresh embeddings inputs for each call. */
+function attackBodies(o) {
+  if (o.body.kind === 'json') {
+    const fixed = JSON.stringify(o.body.value);
+    return { next: () => fixed, info: { bytes: Buffer.byteLength(fixed) } };
+  }
+  if (o.body.kind === 'gzipEmptyObjects') {
+    const { body, inflated } = emptyObjectsGzip(o.body.inflatedBytes);
+    return { next: () => body, info: { bytes: body.length, inflatedBytes: inflated } };
+  }
+  if (o.body.kind === 'freshEmbeddings') {
+    const tag = randomBytes(4).toString('hex');
+    let call = 0;
+    return {
+      next: () => {
+        const c = call++;
+        const input = Array.from({ length: o.body.inputs }, (_, i) => `w${tag} ${c} ${i}`);
+        return JSON.stringify({ model: o.body.model, input });
+      },
+      info: { inputsPerCall: o.body.inputs },
+    };
+  }
+  throw new Error(`unknown attack body ${o.body.kind}`);
+}
+
+/**
+ * Abuse traffic until `stopAttack` names it (or `maxMs` passes): `connections` callers in a closed
+ * loop, each sending its next call as soon as the previous one is answered, which is as fast as a
+ * client without a rate limit can go. Notifies 'started' when the calls begin. At the stop, calls still open are aborted (the socket is
+ * destroyed) and counted as such. Resolves with what was sent and how it was answered.
+ */
+async function attack(o, notify) {
+  assertLoopback(o.url);
+  if (attacks.has(o.name)) throw new Error(`attack ${o.name} already running`);
+  const u = new URL(o.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: o.connections });
+  const bodies = attackBodies(o);
+  const stop = new AbortController();
+  setMaxListeners(0, stop.signal); // one listener per open call
+  attacks.set(o.name, stop);
+  const maxTimer = setTimeout(() => stop.abort(), o.maxMs ?? 120_000);
+  const out = { sent: 0, answered: 0, statusCodes: {}, answers: {}, errors: {}, abortedAtStop: 0, latency: null };
+  const samples = [];
+  const t0 = performance.now();
+  const headers = { 'content-type': 'application/json', ...(o.headers || {}) };
+  notify('started'); // bodies are ready (a gzip body takes a moment to make): the calls start now
+  await Promise.all(
+    Array.from({ length: o.connections }, async () => {
+      while (!stop.signal.aborted) {
+        const h = o.randomIp ? { ...headers, 'x-forwarded-for': randomIp() } : headers;
+        out.sent++;
+        const r = await oneRequest(u, agent, { method: 'POST', headers: h, body: bodies.next() }, stop.signal);
+        if (r.error === 'aborted' && stop.signal.aborted) {
+          out.abortedAtStop++;
+          break;
+        }
+        if (r.status) {
+          out.answered++;
+          out.statusCodes[r.status] = (out.statusCodes[r.status] || 0) + 1;
+          if (r.status >= 300 && !(r.status in out.answers)) out.answers[r.status] = r.text;
+          samples.push(r.ms);
+        } else {
+          out.errors[r.error] = (out.errors[r.error] || 0) + 1;
+          // a refused or reset connection: no busy loop against a server that is down
+          await new Promise((res) => setTimeout(res, 20));
+        }
+      }
+    }),
+  );
+  clearTimeout(maxTimer);
+  attacks.delete(o.name);
+  agent.destroy();
+  out.durationS = (performance.now() - t0) / 1000;
+  out.latency = summarize(samples);
+  out.body = bodies.info;
+  return out;
+}
+
+/** Stops the attack `name` (its calls in flight are aborted); the attack's own run then resolves. */
+async function stopAttack(o) {
+  const a = attacks.get(o.name);
+  if (a) a.abort();
+  return { stopped: Boolean(a) };
+}
+
+const handlers = { cannon, abCannon, streams, openStreams, argon2Rate, probe, attack, stopAttack };
 process.on('message', async (msg) => {
   try {
     const result = await handlers[msg.kind](msg.opts, (event) => process.send({ id: msg.id, event }));
