@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { RunningApp, startMembership } from '../support/apps';
 import { FakeClock } from '../support/clock';
 import { sqlClient } from '../support/database';
-import { SessionsRepository } from '../../apps/membership/src/sessions/sessions.repository';
+import { SessionsRepository, USED_TOKENS_KEPT } from '../../apps/membership/src/sessions/sessions.repository';
 import { VerificationCodesRepository } from '../../apps/membership/src/verification/verification-codes.repository';
 import { bearer, client } from './fakes';
 
@@ -278,5 +278,55 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
       await client(app.url).get(PROFILE).set(bearer(t.token)).expect(401);
       await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(401);
     });
+  });
+});
+
+describe('membership: what one member can keep (sessions, refresh tokens)', () => {
+  let app: RunningApp;
+  let db: Client;
+  const clock = new FakeClock();
+
+  beforeAll(async () => {
+    app = await startMembership({ MAX_SESSIONS_PER_MEMBER: '3', SESSION_CHECK_CACHE_MS: '0' }, { clock });
+    db = await sqlClient(app.dbUrl);
+    await client(app.url).post('/api/v1/app/auth/register').send({ username: 'many_logins', password: 'token-password' }).expect(200);
+  });
+  afterAll(async () => {
+    await db?.end();
+    await app?.close();
+  });
+
+  it('keeps at most MAX_SESSIONS_PER_MEMBER live sessions: a sign-in past it ends the least recently active one, rows included', async () => {
+    const logins = [];
+    for (let i = 0; i < 5; i++) logins.push(await login(app, 'many_logins'));
+    const memberId = logins[0].memberId;
+    const rows = await db.query(`SELECT id FROM member_sessions WHERE member_id = $1`, [memberId]);
+    expect(rows.rows.map((r) => r.id).sort()).toEqual(logins.slice(2).map((l) => decode(l.token).sid).sort());
+    for (const old of logins.slice(0, 2)) {
+      await client(app.url).get(PROFILE).set(bearer(old.token)).expect(401);
+      await client(app.url).post(REFRESH).send({ refreshToken: old.refreshToken }).expect(401);
+    }
+    const list = await client(app.url).get(SESSIONS).set(bearer(logins[4].token)).expect(200);
+    expect(list.body.data).toHaveLength(3);
+  });
+
+  it('keeps the newest used refresh tokens of a session only (replays of those still end it)', async () => {
+    const t = await login(app, 'many_logins');
+    const sid = decode(t.token).sid;
+    let token = t.refreshToken;
+    const used: string[] = [];
+    for (let i = 0; i < USED_TOKENS_KEPT + 8; i++) {
+      used.push(token);
+      token = (await client(app.url).post(REFRESH).send({ refreshToken: token }).expect(200)).body.data.refreshToken;
+    }
+    const counted = await db.query(`SELECT count(*) FILTER (WHERE used_time IS NOT NULL)::int AS used, count(*)::int AS all FROM member_refresh_tokens WHERE session_id = $1`, [sid]);
+    expect(counted.rows[0]).toEqual({ used: USED_TOKENS_KEPT, all: USED_TOKENS_KEPT + 1 });
+    // Past the reuse grace: the oldest is gone (refused as unknown, the session lives on); a kept one
+    // replayed ends the session.
+    clock.advance(60_000);
+    await client(app.url).post(REFRESH).send({ refreshToken: used[0] }).expect(401);
+    await client(app.url).get(PROFILE).set(bearer(t.token)).expect(200);
+    await client(app.url).post(REFRESH).send({ refreshToken: used[used.length - 2] }).expect(401);
+    await client(app.url).post(REFRESH).send({ refreshToken: token }).expect(401);
   });
 });

@@ -69,6 +69,12 @@ export class MembershipConfig extends BaseConfig {
   @Min(1000)
   REFRESH_TOKEN_TTL: number = 2_592_000_000;
 
+  /** Live sessions one member keeps; a sign-in past it ends the least recently active one (a login flood cannot grow a member's sessions without bound). */
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  MAX_SESSIONS_PER_MEMBER: number = 100;
+
   /** A second use of a rotated refresh token within this many ms gets the same successor (concurrent tabs); later it revokes the session. */
   @IsInt()
   @Min(0)

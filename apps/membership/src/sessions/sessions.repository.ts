@@ -10,6 +10,9 @@ export interface SessionLiveness {
   roles: string[];
 }
 
+/** Used refresh tokens kept per session for replay detection (sessions.service.ts rotate). */
+export const USED_TOKENS_KEPT = 16;
+
 /** The only place that reads or writes sessions and their refresh chains. */
 @Injectable()
 export class SessionsRepository {
@@ -21,7 +24,7 @@ export class SessionsRepository {
    * read FOR SHARE: a concurrent password change waits for this commit (and its revokeAll then sees the
    * session), or has committed and the hash no longer matches. Either way no session outlives a reset.
    */
-  async createWithToken(session: Partial<MemberSession>, token: Partial<RefreshToken>, passwordHash?: string): Promise<MemberSession | null> {
+  async createWithToken(session: Partial<MemberSession>, token: Partial<RefreshToken>, maxSessions: number, passwordHash?: string): Promise<MemberSession | null> {
     return this.db.transaction(async (m) => {
       if (passwordHash !== undefined) {
         const current = await m.query<unknown[]>(`SELECT 1 FROM members WHERE id = $1 AND password_hash = $2 FOR SHARE`, [session.memberId, passwordHash]);
@@ -29,6 +32,14 @@ export class SessionsRepository {
       }
       const saved = await m.getRepository(MemberSession).save(m.getRepository(MemberSession).create(session));
       await m.getRepository(RefreshToken).insert({ ...token, sessionId: saved.id });
+      // MAX_SESSIONS_PER_MEMBER: the least recently active live sessions past it end here (deleted with
+      // their refresh tokens: a login flood leaves no rows behind), so a member's sessions stay bounded.
+      await m.query(
+        `DELETE FROM member_sessions WHERE id IN (
+           SELECT id FROM member_sessions WHERE member_id = $1 AND revoked_time IS NULL AND expires_time > now()
+            ORDER BY last_active_time DESC, id DESC OFFSET $2)`,
+        [saved.memberId, maxSessions],
+      );
       return saved;
     });
   }
@@ -107,6 +118,14 @@ export class SessionsRepository {
       const claimed = rowsOf<{ session_id: string }>(res)[0];
       if (!claimed) return false;
       await m.getRepository(RefreshToken).insert({ ...successor, sessionId: claimed.session_id });
+      // Used tokens are kept to recognise a replay (which ends the session), the newest USED_TOKENS_KEPT of
+      // them (by creation, which is the chain's order; used_time comes from the app's Clock): a session refreshed every few seconds for its 30 days does not keep every token it had. An
+      // older one replayed is refused as unknown.
+      await m.query(
+        `DELETE FROM member_refresh_tokens WHERE session_id = $1 AND used_time IS NOT NULL AND id NOT IN (
+           SELECT id FROM member_refresh_tokens WHERE session_id = $1 AND used_time IS NOT NULL ORDER BY created_time DESC LIMIT ${USED_TOKENS_KEPT})`,
+        [claimed.session_id],
+      );
       await m.query(`UPDATE member_sessions SET last_active_time = now(), expires_time = $2 WHERE id = $1`, [claimed.session_id, sessionExpires]);
       return true;
     });

@@ -59,6 +59,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
         expiresTime,
       },
       { tokenHash: hashRefreshToken(refreshToken), expiresTime },
+      this.config.MAX_SESSIONS_PER_MEMBER,
       passwordHash,
     );
     if (!session) return null;
