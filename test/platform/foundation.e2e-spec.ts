@@ -11,7 +11,8 @@ describe('foundation: both apps', () => {
   let gateway: RunningApp;
 
   beforeAll(async () => {
-    [membership, gateway] = await Promise.all([startMembership({ BODY_LIMIT_BYTES: '2048' }), startGateway({ BODY_LIMIT_BYTES: '2048' })]);
+    const limits = { BODY_LIMIT_BYTES: '2048', PUBLIC_BODY_LIMIT_BYTES: '2048' };
+    [membership, gateway] = await Promise.all([startMembership(limits), startGateway(limits)]);
   });
   afterAll(async () => {
     await Promise.all([membership?.close(), gateway?.close()]);
@@ -51,12 +52,16 @@ describe('foundation: both apps', () => {
     expect(res.body.error).toEqual(expect.objectContaining({ message: expect.any(String), type: expect.any(String) }));
   });
 
-  it('ai-gateway: errors use the OpenAI error shape (404, 400, 413)', async () => {
-    const notFound = await request(gateway.url).get('/v1/definitely-not-here').expect(404);
+  it('ai-gateway: errors use the OpenAI error shape (401, 404, 400, 413)', async () => {
+    // The gateway authenticates before routing (authenticate-first.ts): an unknown path without a key is 401.
+    const stranger = await request(gateway.url).get('/v1/definitely-not-here').expect(401);
+    expect(stranger.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_api_key' });
+    const admin = { Authorization: 'Bearer test-admin-token-0123456789' };
+    const notFound = await request(gateway.url).get('/admin/definitely-not-here').set(admin).expect(404);
     expect(notFound.body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: 'not_found', param: null } });
-    const bad = await request(gateway.url).post('/v1/definitely-not-here').set('Content-Type', 'application/json').send('{oops').expect(400);
+    const bad = await request(gateway.url).post('/admin/definitely-not-here').set(admin).set('Content-Type', 'application/json').send('{oops').expect(400);
     expect(bad.body.error.type).toBe('invalid_request_error');
-    const big = await request(gateway.url).post('/v1/x').set('Content-Type', 'application/json').send(JSON.stringify({ a: 'x'.repeat(5000) })).expect(413);
+    const big = await request(gateway.url).post('/admin/x').set(admin).set('Content-Type', 'application/json').send(JSON.stringify({ a: 'x'.repeat(5000) })).expect(413);
     expect(big.body.error.code).toBe('payload_too_large');
   });
 
@@ -196,7 +201,8 @@ describe('foundation: configuration is validated at boot', () => {
 describe('foundation: hostile bodies', () => {
   let app: RunningApp;
   beforeAll(async () => {
-    app = await startMembership({ REQUEST_TIMEOUT_MS: '2000' });
+    // Bodies over the login route's 16 KiB are refused before their depth is checked: a larger limit here.
+    app = await startMembership({ REQUEST_TIMEOUT_MS: '2000', PUBLIC_BODY_LIMIT_BYTES: '65536' });
   });
   afterAll(() => app?.close());
 

@@ -12,6 +12,8 @@ export const gatewayApp: AppDefinition<GatewayConfig> = {
   module: (config, url) => AppModule.forRoot(config, url),
   errorResponder: (error, req, res) => sendOpenAiError(error, req, res, new Logger('Errors')),
   edge: () => [gatewayTiming],
+  // Every route but health, docs and generated images needs a key: a stranger's body is never read.
+  authenticateFirst: true,
   customize: (app) => {
     app.useWebSocketAdapter(new WsAdapter(app));
   },

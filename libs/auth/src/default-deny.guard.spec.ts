@@ -61,4 +61,16 @@ describe('DefaultDenyGuard', () => {
     await expect(new DefaultDenyGuard(new Reflector(), { authenticate }, blocked).canActivate(contextFor({}))).rejects.toThrow('blocked');
     expect(authenticate).not.toHaveBeenCalled();
   });
+
+  it('reuses the principal of a request already authenticated (before its body was read): no second check or count, roles still enforced', async () => {
+    const limiter: AuthLimiter = { before: jest.fn(), failed: jest.fn(async () => undefined), succeeded: jest.fn(async () => undefined) };
+    const authenticate = jest.fn();
+    const guard = new DefaultDenyGuard(new Reflector(), { authenticate }, limiter);
+    const req = { headers: {}, principal: member } as any;
+    await expect(guard.canActivate(contextFor({}, req))).resolves.toBe(true);
+    expect(req.principal).toBe(member);
+    await expect(guard.canActivate(contextFor({ [REQUIRED_ROLES]: ['admin'] }, { headers: {}, principal: member }))).rejects.toBeInstanceOf(ForbiddenException);
+    expect(authenticate).not.toHaveBeenCalled();
+    expect([limiter.before, limiter.failed, limiter.succeeded].map((f) => (f as jest.Mock).mock.calls.length)).toEqual([0, 0, 0]);
+  });
 });

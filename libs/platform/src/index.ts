@@ -28,6 +28,8 @@ export * from './http/json-depth';
 export * from './http/body-reader';
 export * from './http/security-headers';
 export * from './http/http-pipeline';
+export * from './http/route-table';
+export * from './http/authenticate-first';
 export * from './http/edge-stages';
 export * from './http/express-adapter';
 export * from './framework-internals';

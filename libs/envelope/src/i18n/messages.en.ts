@@ -32,6 +32,7 @@ export const EN = {
   'request.noRoute': 'No route for {route}',
   'request.malformedJson': 'Malformed JSON body',
   'request.bodyTooLarge': 'Request body too large (limit {limit} bytes)',
+  'request.inflateRatioTooHigh': 'Compressed request body inflates more than {maxRatio} times its size',
   'request.unsupportedEncoding': 'Unsupported body encoding or charset',
   'request.aborted': 'Request aborted',
   'request.uploadTooLarge': 'Upload too large',

@@ -56,10 +56,20 @@ export class BaseConfig {
   @IsString()
   TRUST_PROXY: string = 'loopback';
 
-  /** Largest JSON or form body accepted, in bytes. */
+  /** Largest JSON or form body accepted on a route that needs credentials, in bytes (after decompression). */
   @IsInt()
   @Min(1024)
   BODY_LIMIT_BYTES: number = 1_048_576;
+
+  /** Largest JSON or form body of a route open without credentials (login, register, send-code...) or of an unknown path, in bytes after decompression; a route's @BodyLimit wins. */
+  @IsInt()
+  @Min(1024)
+  PUBLIC_BODY_LIMIT_BYTES: number = 16_384;
+
+  /** Largest ratio of inflated to received bytes of a compressed JSON body (past 16 KiB inflated); more is refused with 413. */
+  @IsInt()
+  @Min(2)
+  BODY_INFLATE_RATIO_MAX: number = 32;
 
   /** Milliseconds a client has to send a whole request (headers and body; slower gets 408), and may stall taking a streamed answer or download before it is cut. */
   @IsInt()

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { createServer, IncomingMessage, request as httpRequest, Server, ServerResponse } from 'node:http';
 import { AddressInfo, connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { bodyReader } from './body-reader';
+import { bodyReader, BodyReaderOptions, INFLATE_RATIO_FLOOR } from './body-reader';
 import { rejectDeepJson } from './json-depth';
 
 interface Answer {
@@ -13,15 +13,17 @@ interface Answer {
 const LIMIT = 1000;
 
 /** A server that runs the reader, then answers what it read (or the error it passed on). */
-function serve(timeoutMs = 60_000): Promise<{ server: Server; port: number }> {
+function serve(timeoutMs = 60_000, extra: Partial<BodyReaderOptions> = {}): Promise<{ server: Server; port: number }> {
   const read = bodyReader({
     limit: LIMIT,
+    ...extra,
     timeoutMs,
     verify: rejectDeepJson,
     respond: (err, _req, res) => {
       const e = err as { status: number; type: string };
       res.writeHead(e.status, { 'content-type': 'application/json' }).end(JSON.stringify({ type: e.type, status: e.status }));
     },
+    ...extra,
   });
   const reader = (req: IncomingMessage, res: ServerResponse) =>
     read(req as Request, res as Response, (err?: unknown) => {
@@ -50,9 +52,9 @@ function serve(timeoutMs = 60_000): Promise<{ server: Server; port: number }> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port })));
 }
 
-function send(port: number, headers: Record<string, string | number>, body?: Buffer | string, opts: { end?: boolean; method?: string } = {}): Promise<Answer> {
+function send(port: number, headers: Record<string, string | number>, body?: Buffer | string, opts: { end?: boolean; method?: string; path?: string } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method: opts.method ?? 'POST', path: '/', headers }, (res) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: opts.method ?? 'POST', path: opts.path ?? '/', headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Answer['body'] }));
@@ -201,5 +203,38 @@ describe('bodyReader timeout', () => {
 
   it('arms the same timeout for other bodies (forms, uploads) passed on to their parser', async () => {
     expect(await send(port, { 'content-type': 'application/x-www-form-urlencoded', 'content-length': 50 }, 'a=1&b', { end: false })).toEqual({ status: 408, body: { type: 'request.timeout', status: 408 } });
+  });
+});
+
+describe('bodyReader: limit per route and inflate ratio cap', () => {
+  let server: Server;
+  let port: number;
+  // '/small' is a route with a small limit (a login); everything else may send a megabyte.
+  beforeAll(async () => ({ server, port } = await serve(60_000, { limit: (req) => (req.url === '/small' ? 100 : 1_000_000), maxInflateRatio: 32 })));
+  afterAll(() => new Promise((r) => server.close(r)));
+  const json = { 'content-type': 'application/json' };
+
+  it("applies the request's own limit: announced or inflated, 413 with that limit", async () => {
+    const body = JSON.stringify({ a: 'x'.repeat(200) });
+    expect(await send(port, json, body, { path: '/small' })).toEqual({ status: 413, body: { type: 'entity.too.large', status: 413, limit: 100 } });
+    expect(await send(port, { ...json, 'content-encoding': 'gzip' }, gzipSync(body), { path: '/small' })).toEqual({ status: 413, body: { type: 'entity.too.large', status: 413, limit: 100 } });
+    expect((await send(port, json, body, { path: '/large' })).status).toBe(200);
+  });
+
+  it('refuses a compressed body that inflates more than the ratio allows (413), under the limit', async () => {
+    // 200 KB of {} inflated from well under 1 KB: far over 32:1, well under the 1 MB limit.
+    const bomb = gzipSync(`[${'{},'.repeat(70_000)}{}]`);
+    expect(bomb.length).toBeLessThan(1000);
+    expect(await send(port, { ...json, 'content-encoding': 'gzip' }, bomb, { path: '/large' })).toEqual({ status: 413, body: { type: 'entity.ratio.exceeded', status: 413 } });
+    expect((await send(port, { ...json, 'content-encoding': 'deflate' }, deflateSync(`[${'{},'.repeat(70_000)}{}]`), { path: '/large' })).body.type).toBe('entity.ratio.exceeded');
+  });
+
+  it('accepts ordinary compressed JSON, and any ratio below INFLATE_RATIO_FLOOR inflated bytes', async () => {
+    const words = Array.from({ length: 20_000 }, (_, i) => `word${(i * 7919) % 10007}`);
+    const ordinary = gzipSync(JSON.stringify({ words }));
+    expect(await send(port, { ...json, 'content-encoding': 'gzip' }, ordinary, { path: '/large' })).toMatchObject({ status: 200, body: { body: { words } } });
+    const small = `[${'{},'.repeat(Math.floor(INFLATE_RATIO_FLOOR / 3) - 10)}{}]`;
+    expect(small.length).toBeLessThan(INFLATE_RATIO_FLOOR);
+    expect((await send(port, { ...json, 'content-encoding': 'gzip' }, gzipSync(small), { path: '/large' })).status).toBe(200);
   });
 });

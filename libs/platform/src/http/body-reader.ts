@@ -9,8 +9,14 @@ export type ErrorResponder = (error: unknown, req: Request, res: Response) => vo
 type Next = (err?: unknown) => void;
 
 export interface BodyReaderOptions {
-  /** Largest body, in bytes after decompression (BODY_LIMIT_BYTES). */
-  limit: number;
+  /** Largest body, in bytes after decompression (BODY_LIMIT_BYTES): a number, or the limit of the request's route. */
+  limit: number | ((req: Request) => number);
+  /**
+   * Largest ratio of inflated to compressed bytes read so far (BODY_INFLATE_RATIO_MAX): past it (and past
+   * INFLATE_RATIO_FLOOR inflated bytes) the body is refused with 413 and inflating stops, so a client
+   * makes the server inflate at most this many bytes per byte it sends. Unset: no ratio cap.
+   */
+  maxInflateRatio?: number;
   /** A body not received within this many ms is answered 408 and its connection closed (REQUEST_TIMEOUT_MS). */
   timeoutMs: number;
   /** Answers the 408 (the reader's caller is still waiting on the body when it fires). */
@@ -21,6 +27,9 @@ export interface BodyReaderOptions {
    */
   verify?: (req: Request, res: Response, body: Buffer) => void;
 }
+
+/** Below this many inflated bytes the ratio cap does not apply: a short, repetitive JSON body may compress far better than 32:1. */
+export const INFLATE_RATIO_FLOOR = 16 * 1024;
 
 /**
  * An error shaped like body-parser's (http-errors: status, statusCode, type, expose): the apps' error
@@ -97,11 +106,11 @@ export function bodyReader(o: BodyReaderOptions) {
       }
       return next();
     }
-    readJson(req, res, type!, lengthHeader, o, next);
+    readJson(req, res, type!, lengthHeader, o, typeof o.limit === 'number' ? o.limit : o.limit(req), next);
   };
 }
 
-function readJson(req: Request, res: Response, type: string, lengthHeader: string | undefined, o: BodyReaderOptions, next: Next): void {
+function readJson(req: Request, res: Response, type: string, lengthHeader: string | undefined, o: BodyReaderOptions, limit: number, next: Next): void {
   const charset = charsetOf(type) ?? 'utf-8';
   let decoder: TextDecoder | undefined;
   // As body-parser (RFC 7159 8.1): a JSON body is UTF-8, UTF-16 or UTF-32; UTF-32 has no decoder here.
@@ -117,12 +126,18 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
   const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase();
   let inflater: Transform | undefined;
   let expected: number | undefined;
+  let compressed = 0;
+  const countCompressed = (chunk: Buffer) => {
+    compressed += chunk.length;
+  };
   if (contentEncoding === 'identity') {
     expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
   } else {
     const make = DECOMPRESSORS.get(contentEncoding);
     if (make === undefined) return next(bodyError(415, 'encoding.unsupported', `unsupported content encoding "${contentEncoding}"`, { encoding: contentEncoding }));
     inflater = make();
+    // Counted before the inflater sees the bytes (its output comes later: zlib works off the thread).
+    if (o.maxInflateRatio !== undefined) req.on('data', countCompressed);
     req.pipe(inflater);
   }
   const source: Readable = inflater ?? req;
@@ -136,6 +151,7 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
     detach();
   });
   const detach = () => {
+    req.off('data', countCompressed);
     source.off('data', onData);
     source.off('end', onEnd);
     source.off('error', onError);
@@ -177,7 +193,10 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
   };
   const onData = (chunk: Buffer) => {
     received += chunk.length;
-    if (received > o.limit) return settle(bodyError(413, 'entity.too.large', 'request entity too large', { limit: o.limit, length: received }));
+    if (received > limit) return settle(bodyError(413, 'entity.too.large', 'request entity too large', { limit, length: received }));
+    if (inflater !== undefined && o.maxInflateRatio !== undefined && received > INFLATE_RATIO_FLOOR && received > compressed * o.maxInflateRatio) {
+      return settle(bodyError(413, 'entity.ratio.exceeded', `compressed body inflates more than ${o.maxInflateRatio} times`, { maxRatio: o.maxInflateRatio, length: received, compressed }));
+    }
     chunks.push(chunk);
   };
   const onEnd = () => {
@@ -207,8 +226,8 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
   const onClose = () => {
     if (!req.complete) settle(bodyError(400, 'request.aborted', 'request aborted'));
   };
-  if (expected !== undefined && expected > o.limit) {
-    return settle(bodyError(413, 'entity.too.large', 'request entity too large', { limit: o.limit, length: expected, expected }));
+  if (expected !== undefined && expected > limit) {
+    return settle(bodyError(413, 'entity.too.large', 'request entity too large', { limit, length: expected, expected }));
   }
   source.on('data', onData);
   source.on('end', onEnd);

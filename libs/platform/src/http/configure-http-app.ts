@@ -4,7 +4,9 @@ import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-option
 import express from 'express';
 import type { Server } from 'node:http';
 import { Logger } from 'nestjs-pino';
-import { AUTH_LIMITER, AUTHENTICATOR } from '@app/auth';
+import { ModulesContainer } from '@nestjs/core';
+import type { Request } from 'express';
+import { AUTH_LIMITER, AUTHENTICATOR, AuthLimiter, Authenticator } from '@app/auth';
 import { BaseConfig } from '../config/base.config';
 import { AccessLog } from '../logging/logging';
 import { Metrics } from '../metrics/metrics';
@@ -15,6 +17,8 @@ import { edgeStages } from './edge-stages';
 import { globalEnhancerNames } from '../framework-internals';
 import { PlatformExpressAdapter } from './express-adapter';
 import { HttpPipeline, Middleware } from './http-pipeline';
+import { authenticateFirst } from './authenticate-first';
+import { controllerRoutes, pathnameOf, RouteEntry, RouteTable } from './route-table';
 
 export interface HttpAppOptions {
   config: BaseConfig;
@@ -25,6 +29,8 @@ export interface HttpAppOptions {
   errorResponder: ErrorResponder;
   /** The app's own global behaviours, run after the platform's edge stages for every request (e.g. the gateway's timing). */
   edge?: Middleware[];
+  /** Authenticate every request not to a `@Public()` route before its body is read (authenticate-first.ts). */
+  authenticateFirst?: boolean;
 }
 
 export function normalizePrefix(prefix?: string): string {
@@ -53,12 +59,44 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
         maxAge: 600,
       })
     : undefined;
+  const prefix = normalizePrefix(options.prefix);
+  const pipeline = app.get(HttpPipeline);
+  // Which route a request goes to, known before Express routes it: built from the controllers' metadata
+  // (and Swagger's routes) at the first request, once the direct routes are declared (onModuleInit).
+  let swaggerRoutes: RouteEntry[] = [];
+  let table: RouteTable | undefined;
+  const routeOf = (method: string | undefined, path: string) => {
+    table ??= new RouteTable([
+      ...controllerRoutes(app.get(ModulesContainer), prefix),
+      ...pipeline.declared().map((r) => ({ method: r.method, path: prefix + r.path, public: false })),
+      ...swaggerRoutes,
+    ]);
+    return table.find(method, path);
+  };
+  // A route open to strangers (or no route: a 404) reads small bodies; one behind credentials BODY_LIMIT_BYTES.
+  const limitFor = (req: Request): number => {
+    const route = routeOf(req.method, pathnameOf(req.url));
+    return route?.bodyLimit ?? (route?.public === false ? config.BODY_LIMIT_BYTES : config.PUBLIC_BODY_LIMIT_BYTES);
+  };
+  const formReaders = new Map<number, Middleware>();
+  const formReader: Middleware = (req, res, next) => {
+    const limit = limitFor(req);
+    let reader = formReaders.get(limit);
+    if (reader === undefined) formReaders.set(limit, (reader = express.urlencoded({ limit, extended: true, parameterLimit: 1000 }) as Middleware));
+    reader(req, res, next);
+  };
   // Body readers: Express runs them before Nest's routes, the pipeline before its direct routes (same instances).
   const bodyReaders: Middleware[] = [
     // JSON bodies, and the request timeout for every body (a client that announces more body than it
     // sends, or trickles it, gets 408 instead of holding a socket).
-    bodyReader({ limit: config.BODY_LIMIT_BYTES, timeoutMs: config.REQUEST_TIMEOUT_MS, respond: options.errorResponder, verify: rejectDeepJson }) as Middleware,
-    express.urlencoded({ limit: config.BODY_LIMIT_BYTES, extended: true, parameterLimit: 1000 }) as Middleware,
+    bodyReader({
+      limit: limitFor,
+      maxInflateRatio: config.BODY_INFLATE_RATIO_MAX,
+      timeoutMs: config.REQUEST_TIMEOUT_MS,
+      respond: options.errorResponder,
+      verify: rejectDeepJson,
+    }) as Middleware,
+    formReader,
   ];
   for (const reader of bodyReaders) app.use(reader);
   const server = app.getHttpServer();
@@ -66,22 +104,26 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   // Idle keep-alive connections are closed by the client or the load balancer in front (whose idle
   // timeouts are commonly 60 s), not by the app first: a request sent as the app closes the socket fails.
   server.keepAliveTimeout = 65_000;
-  const prefix = normalizePrefix(options.prefix);
   if (prefix) app.setGlobalPrefix(prefix);
-  const pipeline = app.get(HttpPipeline);
+  const authenticator = app.get<Authenticator | undefined>(AUTHENTICATOR, { strict: false });
+  const limiter = app.get<AuthLimiter | undefined>(AUTH_LIMITER, { strict: false });
   pipeline.wire({
     express: app.getHttpAdapter().getInstance(),
     prefix,
-    edge: [...edgeStages({ accessLog: app.get(AccessLog), metrics: app.get(Metrics), cors: corsStage }), ...(options.edge ?? [])],
+    edge: [
+      ...edgeStages({ accessLog: app.get(AccessLog), metrics: app.get(Metrics), cors: corsStage }),
+      ...(options.edge ?? []),
+      ...(options.authenticateFirst ? [authenticateFirst(routeOf, authenticator, limiter)] : []),
+    ],
     bodyReaders,
     errorResponder: options.errorResponder,
-    authenticator: app.get(AUTHENTICATOR, { strict: false }),
-    limiter: app.get(AUTH_LIMITER, { strict: false }),
+    authenticator,
+    limiter,
     globalEnhancers: globalEnhancerNames(app),
   });
   const adapter = app.getHttpAdapter();
   if (adapter instanceof PlatformExpressAdapter) adapter.usePipeline(pipeline);
-  setupSwagger(app, options.swagger, prefix);
+  swaggerRoutes = setupSwagger(app, options.swagger, prefix);
 }
 
 // `cors` is the package @nestjs/platform-express's enableCors uses; it ships no types of its own.

@@ -20,6 +20,8 @@ export interface AppDefinition<T extends BaseConfig> {
   errorResponder: ErrorResponder;
   /** The app's own global behaviours (edge stages), run for every request after the platform's. */
   edge?(app: NestExpressApplication, config: T): Middleware[];
+  /** Authenticate every request not to a `@Public()` route before reading its body (authenticate-first.ts). */
+  authenticateFirst?: boolean;
   /** Last touches before listening (e.g. a WebSocket adapter). */
   customize?(app: NestExpressApplication, config: T): void | Promise<void>;
 }
@@ -53,7 +55,7 @@ export async function createApp<T extends BaseConfig>(def: AppDefinition<T>, env
       bufferLogs: true,
       abortOnError: false,
     });
-    configureHttpApp(app, { config, prefix: def.prefix?.(config), swagger: def.swagger, errorResponder: def.errorResponder, edge: def.edge?.(app, config) });
+    configureHttpApp(app, { config, prefix: def.prefix?.(config), swagger: def.swagger, errorResponder: def.errorResponder, edge: def.edge?.(app, config), authenticateFirst: def.authenticateFirst });
     await def.customize?.(app, config);
     return { app, config, database };
   } catch (e) {

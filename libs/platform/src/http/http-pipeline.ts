@@ -69,6 +69,11 @@ export class HttpPipeline {
     this.routes.set(`${route.method} ${route.path}`, route);
   }
 
+  /** The declared direct routes' methods and paths (after the global prefix). */
+  declared(): Array<{ method: string; path: string }> {
+    return [...this.routes.values()].map((r) => ({ method: r.method, path: r.path }));
+  }
+
   /** Called once by configureHttpApp when the app's parts exist. */
   wire(wiring: Wiring): void {
     const unaccounted = wiring.globalEnhancers.filter((name) => !Object.prototype.hasOwnProperty.call(DIRECT_ROUTES_ACCOUNT_FOR, name));

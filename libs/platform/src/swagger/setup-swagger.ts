@@ -1,5 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import type { RouteEntry } from '../http/route-table';
 
 export interface SwaggerOptions {
   title: string;
@@ -10,8 +11,11 @@ export interface SwaggerOptions {
   tags?: Array<[string, string]>;
 }
 
-/** Swagger UI at `{base}/swagger-ui/index.html`, OpenAPI JSON at `{base}/v3/api-docs`. */
-export function setupSwagger(app: INestApplication, options: SwaggerOptions, prefix: string): void {
+/**
+ * Swagger UI at `{base}/swagger-ui/index.html`, OpenAPI JSON at `{base}/v3/api-docs`. Returns the routes it
+ * mounts (on Express, outside Nest's controllers), all open without credentials.
+ */
+export function setupSwagger(app: INestApplication, options: SwaggerOptions, prefix: string): RouteEntry[] {
   const builder = new DocumentBuilder()
     .setTitle(options.title)
     .setDescription(options.description)
@@ -27,4 +31,6 @@ export function setupSwagger(app: INestApplication, options: SwaggerOptions, pre
     customSiteTitle: options.title,
     swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
   });
+  // The UI's page and its assets (SwaggerModule serves them under the UI's path), and the documents.
+  return [`${prefix}/swagger-ui{/*rest}`, `${prefix}/v3/api-docs`, `${prefix}/v3/api-docs.yaml`].map((path) => ({ method: 'GET', path, public: true }));
 }

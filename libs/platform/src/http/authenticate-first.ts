@@ -1,0 +1,35 @@
+import type { Request, Response } from 'express';
+import { authenticateRequest, Authenticator, AuthLimiter, Principal } from '@app/auth';
+import type { Middleware } from './http-pipeline';
+import { pathnameOf, RouteInfo } from './route-table';
+
+/**
+ * An edge stage: every request that is not to a `@Public()` route (unknown paths included) is
+ * authenticated before any body reader runs, so a stranger's body is never read, inflated or parsed
+ * and the refused-credential limiter (429 per address) acts first. The principal is kept on the
+ * request; the global guard and the direct routes reuse it (authenticateRequest), so the caller is
+ * checked and counted once. A refusal leaves the body unread and closes the connection after the
+ * answer (keep-alive would have to read the rest of the body first).
+ */
+export function authenticateFirst(route: (method: string | undefined, path: string) => RouteInfo | undefined, authenticator?: Authenticator, limiter?: AuthLimiter): Middleware {
+  return (req: Request & { principal?: Principal }, res: Response, next) => {
+    if (route(req.method, pathnameOf(req.url))?.public === true) return next();
+    // What Express sets up when it takes the request; the authenticator writes headers on req.res.
+    req.res = res;
+    authenticateRequest(req, res, authenticator, limiter).then(
+      (principal) => {
+        req.principal = principal;
+        next();
+      },
+      (e: unknown) => {
+        if (announcesBody(req) && !req.readableEnded && !res.headersSent) res.setHeader('Connection', 'close');
+        next(e);
+      },
+    );
+  };
+}
+
+function announcesBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}

@@ -1,0 +1,113 @@
+import { RequestMethod, SetMetadata } from '@nestjs/common';
+import { PATH_METADATA, METHOD_METADATA } from '@nestjs/common/constants';
+import { MetadataScanner, ModulesContainer } from '@nestjs/core';
+import { match } from 'path-to-regexp';
+import { IS_PUBLIC } from '@app/auth';
+
+export const BODY_LIMIT = 'http:bodyLimit';
+
+/**
+ * The largest JSON or form body (bytes, after decompression) of a route or of every route of a controller,
+ * instead of the default (PUBLIC_BODY_LIMIT_BYTES for a public route, BODY_LIMIT_BYTES otherwise).
+ */
+export const BodyLimit = (bytes: number) => SetMetadata(BODY_LIMIT, bytes);
+
+/** One route as Express matches it: a method (`ALL` for any) and a path pattern with the global prefix. */
+export interface RouteEntry {
+  method: string;
+  path: string;
+  public: boolean;
+  bodyLimit?: number;
+}
+
+export interface RouteInfo {
+  public: boolean;
+  bodyLimit?: number;
+}
+
+interface Compiled extends RouteInfo {
+  method: string;
+  matches: (path: string) => unknown;
+}
+
+const CACHE_MAX = 1024;
+
+/**
+ * Which route a request goes to, found before Express routes it (the pipeline's edge stages and body
+ * readers run first): the same patterns matched the way Express 5's router matches them (path-to-regexp,
+ * case-insensitive, an optional trailing slash, the first registered route wins, HEAD answered by GET).
+ */
+export class RouteTable {
+  private readonly routes: Compiled[];
+  private readonly cache = new Map<string, RouteInfo | null>();
+
+  constructor(entries: RouteEntry[]) {
+    this.routes = entries.map((e) => {
+      const m = match(e.path, { sensitive: false, end: true, trailing: true, decode: false });
+      return { method: e.method.toUpperCase(), public: e.public, bodyLimit: e.bodyLimit, matches: m };
+    });
+  }
+
+  /** The route `method` and `pathname` (without query) go to, or undefined when none does (a 404). */
+  find(method: string | undefined, pathname: string): RouteInfo | undefined {
+    const verb = (method ?? 'GET').toUpperCase();
+    const key = `${verb} ${pathname}`;
+    const cached = this.cache.get(key);
+    if (cached !== undefined) return cached ?? undefined;
+    let found: RouteInfo | null = null;
+    for (const r of this.routes) {
+      if (r.method !== verb && r.method !== 'ALL' && !(verb === 'HEAD' && r.method === 'GET')) continue;
+      if (r.matches(pathname) !== false) {
+        found = { public: r.public, bodyLimit: r.bodyLimit };
+        break;
+      }
+    }
+    // Bounded: a stranger sending random paths costs a scan each, never memory.
+    if (this.cache.size >= CACHE_MAX) this.cache.clear();
+    this.cache.set(key, found);
+    return found ?? undefined;
+  }
+}
+
+/** The path of a request URL (what Express's router matches: not decoded, no query). */
+export function pathnameOf(url: string | undefined): string {
+  const u = url ?? '/';
+  const q = u.indexOf('?');
+  return q === -1 ? u : u.slice(0, q);
+}
+
+const join = (...parts: string[]) => '/' + parts.flatMap((p) => p.split('/')).filter(Boolean).join('/');
+
+/**
+ * Every controller route of the app with its `@Public()` and `@BodyLimit` metadata (the method's over its
+ * controller's), its path built as Nest builds it (global prefix, controller path, method path).
+ */
+export function controllerRoutes(modules: ModulesContainer, prefix: string): RouteEntry[] {
+  const scanner = new MetadataScanner();
+  const entries: RouteEntry[] = [];
+  for (const module of modules.values()) {
+    for (const wrapper of module.controllers.values()) {
+      const type = wrapper.metatype as (new (...args: unknown[]) => unknown) | undefined;
+      if (typeof type !== 'function') continue;
+      const ctrlPaths = asArray(Reflect.getMetadata(PATH_METADATA, type) as string | string[] | undefined);
+      const proto = type.prototype as Record<string, unknown>;
+      for (const name of scanner.getAllMethodNames(proto)) {
+        const handler = proto[name] as object;
+        const methodPath = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
+        const verb = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+        if (methodPath === undefined || verb === undefined) continue;
+        const open = ((Reflect.getMetadata(IS_PUBLIC, handler) ?? Reflect.getMetadata(IS_PUBLIC, type)) as boolean | undefined) === true;
+        const limit = (Reflect.getMetadata(BODY_LIMIT, handler) ?? Reflect.getMetadata(BODY_LIMIT, type)) as number | undefined;
+        for (const c of ctrlPaths) {
+          for (const m of asArray(methodPath)) entries.push({ method: RequestMethod[verb], path: join(prefix, c, m), public: open, bodyLimit: limit });
+        }
+      }
+    }
+  }
+  return entries;
+}
+
+function asArray(v: string | string[] | undefined): string[] {
+  if (v === undefined) return [''];
+  return Array.isArray(v) ? v : [v];
+}

@@ -1,0 +1,143 @@
+// The gateway authenticates before it reads a body: a stranger's body (a gzip bomb, or one never sent
+// in full) is answered 401/429 without being read, inflated or parsed (authenticate-first.ts in
+// libs/platform); keyed calls read theirs as before, and the key is checked and counted once per call.
+import type { IncomingMessage, ServerResponse } from 'http';
+import { randomInt } from 'crypto';
+import * as net from 'net';
+import { gzipSync } from 'zlib';
+import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
+
+const LIMIT = 5;
+
+/** `{"a":[{},{},…]}` of `bytes` bytes, gzipped (about 1000:1). */
+function gzipBomb(bytes: number): Buffer {
+  const items = Math.floor((bytes - 8) / 3);
+  return gzipSync(Buffer.from(`{"a":[${'{},'.repeat(items)}{}]}`), { level: 9 });
+}
+
+interface Seen {
+  url: string;
+  status: number;
+  /** The request stream's state when the answer's head was written: null / false = nobody had read from it. */
+  flowing: boolean | null;
+  didRead: boolean;
+}
+
+describe('AI gateway: authentication before the body', () => {
+  let f: GatewayFixture;
+  const seen: Seen[] = [];
+  const bomb = gzipBomb(16 * 1024 * 1024);
+  // Each test its own client address (the refused-credential limit counts per address).
+  const address = () => `198.51.100.${randomInt(1, 255)}`;
+
+  beforeAll(async () => {
+    f = await startGatewayFixture({ RATE_LIMIT_PER_MINUTE: String(LIMIT), REQUEST_TIMEOUT_MS: '120000' });
+    // A second listener of the app's server: it sees each request after the app's handler took it, and
+    // records whether anything had read the request's body when the answer was written.
+    f.gw.app.getHttpServer().on('request', (req: IncomingMessage, res: ServerResponse) => {
+      const writeHead = res.writeHead;
+      res.writeHead = function (this: ServerResponse, ...args: any[]) {
+        seen.push({ url: req.url ?? '', status: args[0], flowing: req.readableFlowing, didRead: req.readableDidRead });
+        return (writeHead as any).apply(this, args);
+      } as any;
+    });
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  const post = (path: string, key: string | undefined, from: string, body: Buffer = bomb) =>
+    fetch(`${f.gw.url}${path}`, {
+      method: 'POST',
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), 'content-type': 'application/json', 'content-encoding': 'gzip', 'x-forwarded-for': from },
+      body,
+    });
+  const lastSeen = (url: string) => seen.filter((s) => s.url === url).at(-1);
+
+  it('a gzip bomb without a key, with a wrong key, to a trailing-slash variant, an unknown path or /admin/keys: 401, the body never read', async () => {
+    const cases: Array<[string, string | undefined, string]> = [
+      ['/v1/chat/completions', undefined, 'invalid_api_key'],
+      ['/v1/chat/completions?via=full', 'sk-wrong-key', 'invalid_api_key'],
+      ['/v1/chat/completions/', 'sk-wrong-key', 'invalid_api_key'],
+      ['/V1/Chat/Completions', undefined, 'invalid_api_key'],
+      ['/v1/embeddings', undefined, 'invalid_api_key'],
+      ['/v1/no-such-route', undefined, 'invalid_api_key'],
+      ['/actuator/health', undefined, 'invalid_api_key'], // public for GET only
+      ['/admin/keys', 'wrong-admin-token', 'invalid_admin_token'],
+    ];
+    for (const [path, key, code] of cases) {
+      const res = await post(path, key, address());
+      const body = await res.json();
+      expect([path, res.status, body.error?.code]).toEqual([path, 401, code]);
+      expect(res.headers.get('connection')).toBe('close');
+      expect(lastSeen(path)).toEqual({ url: path, status: 401, flowing: null, didRead: false });
+    }
+  });
+
+  it('a body announced and never sent in full is answered 401 anyway, and the connection is closed', async () => {
+    const { port } = new URL(f.gw.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    const answer = new Promise<string>((resolve, reject) => {
+      let text = '';
+      socket.on('data', (d) => (text += d.toString('latin1')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    socket.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-wrong-key\r\nContent-Type: application/json\r\n' +
+        `Content-Encoding: gzip\r\nX-Forwarded-For: ${address()}\r\nContent-Length: ${bomb.length}\r\n\r\n`,
+    );
+    socket.write(bomb.subarray(0, 1024));
+    // Resolves when the server closes the connection: it does not wait for the rest of the body.
+    const text = await answer;
+    expect(text).toMatch(/^HTTP\/1\.1 401 /);
+    expect(text).toMatch(/\r\nconnection: close\r\n/i);
+    expect(text).toContain('"invalid_api_key"');
+  });
+
+  it('refused keys still reach the per-address 429, every one answered without reading its body', async () => {
+    const from = address();
+    const statuses: number[] = [];
+    for (let i = 0; i < LIMIT + 2; i++) {
+      const res = await post('/v1/chat/completions', `sk-wrong-${i}`, from);
+      await res.arrayBuffer();
+      statuses.push(res.status);
+      expect(lastSeen('/v1/chat/completions')).toMatchObject({ flowing: null, didRead: false });
+    }
+    expect(statuses).toEqual([...Array(LIMIT).fill(401), 429, 429]);
+  });
+
+  it('public routes answer without a key: health (and its trailing-slash variant), the OpenAPI document, Swagger UI', async () => {
+    const from = address();
+    for (const path of ['/actuator/health/liveness', '/actuator/health/liveness/', '/v3/api-docs', '/swagger-ui/index.html']) {
+      const res = await fetch(`${f.gw.url}${path}`, { headers: { 'x-forwarded-for': from } });
+      await res.arrayBuffer();
+      expect([path, res.status]).toEqual([path, 200]);
+    }
+  });
+
+  it('a keyed call reads its gzip body as before and is counted once (direct route, Nest route, GET)', async () => {
+    const { key } = await f.createKey({ name: 'gzip', requests_per_minute: 20 });
+    const from = address();
+    const chat = gzipSync(Buffer.from(JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] })));
+    const remaining: number[] = [];
+    for (const path of ['/v1/chat/completions', '/v1/chat/completions?via=full']) {
+      const res = await post(path, key, from, chat);
+      const body = await res.json();
+      expect([path, res.status, body.object]).toEqual([path, 200, 'chat.completion']);
+      remaining.push(Number(res.headers.get('x-ratelimit-remaining-requests')));
+    }
+    const models = await fetch(`${f.gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    expect(models.status).toBe(200);
+    remaining.push(Number(models.headers.get('x-ratelimit-remaining-requests')));
+    expect(remaining).toEqual([19, 18, 17]);
+  });
+
+  it('a keyed gzip bomb is refused 413 once it inflates past the ratio cap, in the OpenAI error shape', async () => {
+    const { key } = await f.createKey({ name: 'bomb' });
+    const res = await post('/v1/chat/completions', key, address());
+    const body = await res.json();
+    expect(res.status).toBe(413);
+    expect(body.error).toMatchObject({ message: expect.stringContaining('inflates more than 32 times') });
+  });
+});

@@ -1,0 +1,75 @@
+// Bodies are capped by their route (configure-http-app.ts, route-table.ts in libs/platform): a stranger
+// on a public route (login, register, send-code...) sends at most PUBLIC_BODY_LIMIT_BYTES (16 KiB),
+// inflated; a compressed body inflating past BODY_INFLATE_RATIO_MAX is refused; routes behind a token
+// keep BODY_LIMIT_BYTES. Every refusal is the envelope's 413, before anything is parsed.
+import { randomBytes, randomInt } from 'crypto';
+import { gzipSync } from 'zlib';
+import { RunningApp, startMembership } from '../support/apps';
+
+const LOGIN = '/api/v1/app/auth/login';
+const SITE_CONFIG = '/api/v1/admin/system/site-config';
+
+describe('membership: body limits per route and inflate ratio cap', () => {
+  let app: RunningApp;
+  const address = () => `203.0.113.${randomInt(1, 255)}`;
+
+  beforeAll(async () => {
+    app = await startMembership({ ADMIN_ACCOUNT: 'limits_admin', ADMIN_PASSWORD: 'admin-password-1' });
+  });
+  afterAll(() => app?.close());
+
+  const send = async (method: string, path: string, body: string | Buffer, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${app.url}${path}`, { method, headers: { 'content-type': 'application/json', 'x-forwarded-for': address(), ...headers }, body });
+    return { status: res.status, body: (await res.json()) as { code: number; message: string; data: any } };
+  };
+  const login = async () => {
+    const res = await send('POST', LOGIN, JSON.stringify({ account: 'limits_admin', password: 'admin-password-1' }));
+    expect(res.status).toBe(200);
+    return res.body.data.token as string;
+  };
+
+  it('a login body over 16 KiB is 413 in the envelope, plain or compressed', async () => {
+    const big = JSON.stringify({ account: 'limits_admin', password: 'x'.repeat(17 * 1024) });
+    for (const [body, headers] of [[big, {}], [gzipSync(big), { 'content-encoding': 'gzip' }]] as const) {
+      const res = await send('POST', LOGIN, body, headers);
+      expect(res).toEqual({ status: 413, body: { code: 413, message: 'Request body too large (limit 16384 bytes)', data: null } });
+    }
+  });
+
+  it('a 1 KiB gzip bomb to login, register or send-code is refused 413 once 16 KiB are inflated', async () => {
+    const bomb = gzipSync(`{"a":[${'{},'.repeat(1_000_000)}{}]}`, { level: 9 });
+    expect(bomb.length).toBeLessThan(4096);
+    for (const path of [LOGIN, '/api/v1/app/auth/register', '/api/v1/app/auth/send-code']) {
+      const res = await send('POST', path, bomb, { 'content-encoding': 'gzip' });
+      expect([path, res.status, res.body.code, res.body.message]).toEqual([path, 413, 413, 'Request body too large (limit 16384 bytes)']);
+    }
+  });
+
+  it('normal login works, compressed too', async () => {
+    const body = JSON.stringify({ account: 'limits_admin', password: 'admin-password-1' });
+    expect((await send('POST', LOGIN, gzipSync(body), { 'content-encoding': 'gzip' })).status).toBe(200);
+    await login();
+  });
+
+  it('a route behind a token reads bodies up to BODY_LIMIT_BYTES (a 200 KiB settings write is saved)', async () => {
+    const token = await login();
+    const values: Record<string, string> = {};
+    for (let i = 0; i < 60; i++) values[`bulk.k${i}`] = randomBytes(2000).toString('hex');
+    const body = JSON.stringify({ values });
+    expect(body.length).toBeGreaterThan(200 * 1024);
+    const res = await send('PUT', SITE_CONFIG, body, { authorization: `Bearer ${token}` });
+    expect(res.status).toBe(200);
+    expect(res.body.data.values['bulk.k59']).toBe(values['bulk.k59']);
+    const over = await send('PUT', SITE_CONFIG, JSON.stringify({ values: { 'bulk.x': 'x'.repeat(1_100_000) } }), { authorization: `Bearer ${token}` });
+    expect(over).toEqual({ status: 413, body: { code: 413, message: 'Request body too large (limit 1048576 bytes)', data: null } });
+  });
+
+  it('a compressed body inflating more than 32 times is 413 in the envelope, under the route limit', async () => {
+    const token = await login();
+    const bomb = gzipSync(JSON.stringify({ values: { 'bulk.x': 'x'.repeat(200_000) } }));
+    const res = await send('PUT', SITE_CONFIG, bomb, { authorization: `Bearer ${token}`, 'content-encoding': 'gzip', 'accept-language': 'zh-CN' });
+    expect(res).toEqual({ status: 413, body: { code: 413, message: '压缩的请求体解压后超过其大小的 32 倍', data: null } });
+    const en = await send('PUT', SITE_CONFIG, bomb, { authorization: `Bearer ${token}`, 'content-encoding': 'gzip' });
+    expect(en.body.message).toBe('Compressed request body inflates more than 32 times its size');
+  });
+});
