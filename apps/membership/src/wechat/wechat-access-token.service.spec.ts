@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { RedisSharedState } from '@app/platform';
-import { WechatApiClient } from '@app/wechat';
+import { WechatApiClient, WechatApiError } from '@app/wechat';
 import { WechatTestServer, startWechatServer } from '../../../../test/support/wechat-server';
 import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
 import { WechatAccessTokenService } from './wechat-access-token.service';
@@ -53,5 +53,25 @@ describe('WechatAccessTokenService', () => {
       }),
     ).rejects.toMatchObject({ errcode: 45009 });
     expect(calls).toBe(1);
+  });
+  it('while WeChat refuses the token call: one call for concurrent callers, none for FAILURE_MEMORY_MS after, on every replica', async () => {
+    const failing = { ...reg, clientId: 'wxmp-refused' };
+    const accessToken = jest.fn(() => Promise.reject(new WechatApiError(40164, 'invalid ip, not in whitelist', 'cgi-bin/token')));
+    const replica = () => new WechatAccessTokenService({ accessToken } as unknown as WechatApiClient, shared);
+    const one = replica();
+    const reads = jest.spyOn(shared, 'get');
+    try {
+      const first = await Promise.allSettled(Array.from({ length: 10 }, () => one.get(failing)));
+      expect(first.map((r) => r.status)).toEqual(Array(10).fill('rejected'));
+      expect(accessToken).toHaveBeenCalledTimes(1);
+      // One polling loop for the ten callers of this replica (each caller reads the cache once, the loop a few times).
+      expect(reads.mock.calls.length).toBeLessThanOrEqual(10 + 3);
+      // Another replica, a moment later: the refusal is answered from shared state, WeChat is not asked.
+      await expect(replica().get(failing)).rejects.toMatchObject({ errcode: 40164 });
+      expect(accessToken).toHaveBeenCalledTimes(1);
+    } finally {
+      reads.mockRestore();
+      await shared.del('wechat:access-token:wxmp-refused:failed');
+    }
   });
 });
