@@ -3,6 +3,7 @@
 // inflated; a compressed body inflating past BODY_INFLATE_RATIO_MAX is refused; routes behind a token
 // keep BODY_LIMIT_BYTES. Every refusal is the envelope's 413, before anything is parsed.
 import { randomBytes, randomInt } from 'crypto';
+import type { IncomingMessage, ServerResponse } from 'http';
 import { gzipSync } from 'zlib';
 import { RunningApp, startMembership } from '../support/apps';
 
@@ -71,5 +72,29 @@ describe('membership: body limits per route and inflate ratio cap', () => {
     expect(res).toEqual({ status: 413, body: { code: 413, message: '压缩的请求体解压后超过其大小的 32 倍', data: null } });
     const en = await send('PUT', SITE_CONFIG, bomb, { authorization: `Bearer ${token}`, 'content-encoding': 'gzip' });
     expect(en.body.message).toBe('Compressed request body inflates more than 32 times its size');
+  });
+  it('a stranger to a route that needs a token gets 401 with the body never read; an unknown path keeps its 404', async () => {
+    const seen: Array<{ url: string; status: number; flowing: boolean | null; didRead: boolean }> = [];
+    const server = app.app.getHttpServer();
+    const watch = (req: IncomingMessage, res: ServerResponse) => {
+      const writeHead = res.writeHead;
+      res.writeHead = function (this: ServerResponse, ...args: any[]) {
+        seen.push({ url: req.url ?? '', status: args[0], flowing: req.readableFlowing, didRead: req.readableDidRead });
+        return (writeHead as any).apply(this, args);
+      } as any;
+    };
+    server.on('request', watch);
+    try {
+      const bomb = gzipSync(JSON.stringify({ values: { 'bulk.x': 'x'.repeat(1_000_000) } }));
+      for (const [method, path] of [['PUT', SITE_CONFIG], ['PUT', '/api/v1/app/auth/profile']]) {
+        const res = await send(method, path, bomb, { 'content-encoding': 'gzip', authorization: 'Bearer not-a-token' });
+        expect(res.status).toBe(401);
+        expect(seen.filter((x) => x.url === path).at(-1)).toEqual({ url: path, status: 401, flowing: null, didRead: false });
+      }
+      const unknown = await send('POST', '/api/v1/no-such-route', JSON.stringify({ a: 1 }));
+      expect(unknown).toMatchObject({ status: 404, body: { code: 404 } });
+    } finally {
+      server.off('request', watch);
+    }
   });
 });

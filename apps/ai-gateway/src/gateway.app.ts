@@ -13,7 +13,7 @@ export const gatewayApp: AppDefinition<GatewayConfig> = {
   errorResponder: (error, req, res) => sendOpenAiError(error, req, res, new Logger('Errors')),
   edge: () => [gatewayTiming],
   // Every route but health, docs and generated images needs a key: a stranger's body is never read.
-  authenticateFirst: true,
+  authenticateFirst: 'all',
   customize: (app) => {
     app.useWebSocketAdapter(new WsAdapter(app));
   },

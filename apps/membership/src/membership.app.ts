@@ -27,6 +27,8 @@ export const membershipApp: AppDefinition<MembershipConfig> = {
     return AppModule.forRoot(config, url);
   },
   prefix: (config) => config.CONTEXT_PATH,
+  // A stranger's body to a route that needs a token is not read: 401 first (unknown paths keep their 404).
+  authenticateFirst: 'routes',
   errorResponder: (error, req, res) => sendEnvelopeError(error, req, res, new Logger('Errors')),
   swagger: {
     title: 'Membership API',

@@ -4,16 +4,25 @@ import type { Middleware } from './http-pipeline';
 import { pathnameOf, RouteInfo } from './route-table';
 
 /**
- * An edge stage: every request that is not to a `@Public()` route (unknown paths included) is
+ * Which requests are authenticated before their body is read: `all` — every request not to a
+ * `@Public()` route, unknown paths included (the gateway: every route but health and docs needs a key);
+ * `routes` — requests to declared routes that are not public (membership: an unknown path keeps its 404
+ * envelope, its body capped by PUBLIC_BODY_LIMIT_BYTES like any public route's).
+ */
+export type AuthenticateFirst = 'all' | 'routes';
+
+/**
+ * An edge stage: every request that is not to a `@Public()` route (see AuthenticateFirst) is
  * authenticated before any body reader runs, so a stranger's body is never read, inflated or parsed
  * and the refused-credential limiter (429 per address) acts first. The principal is kept on the
  * request; the global guard and the direct routes reuse it (authenticateRequest), so the caller is
  * checked and counted once. A refusal leaves the body unread and closes the connection after the
  * answer (keep-alive would have to read the rest of the body first).
  */
-export function authenticateFirst(route: (method: string | undefined, path: string) => RouteInfo | undefined, authenticator?: Authenticator, limiter?: AuthLimiter): Middleware {
+export function authenticateFirst(mode: AuthenticateFirst, route: (method: string | undefined, path: string) => RouteInfo | undefined, authenticator?: Authenticator, limiter?: AuthLimiter): Middleware {
   return (req: Request & { principal?: Principal }, res: Response, next) => {
-    if (route(req.method, pathnameOf(req.url))?.public === true) return next();
+    const found = route(req.method, pathnameOf(req.url));
+    if (found?.public === true || (found === undefined && mode === 'routes')) return next();
     // What Express sets up when it takes the request; the authenticator writes headers on req.res.
     req.res = res;
     authenticateRequest(req, res, authenticator, limiter).then(

@@ -17,7 +17,7 @@ import { edgeStages } from './edge-stages';
 import { globalEnhancerNames } from '../framework-internals';
 import { PlatformExpressAdapter } from './express-adapter';
 import { HttpPipeline, Middleware } from './http-pipeline';
-import { authenticateFirst } from './authenticate-first';
+import { AuthenticateFirst, authenticateFirst } from './authenticate-first';
 import { controllerRoutes, pathnameOf, RouteEntry, RouteTable } from './route-table';
 
 export interface HttpAppOptions {
@@ -30,7 +30,7 @@ export interface HttpAppOptions {
   /** The app's own global behaviours, run after the platform's edge stages for every request (e.g. the gateway's timing). */
   edge?: Middleware[];
   /** Authenticate every request not to a `@Public()` route before its body is read (authenticate-first.ts). */
-  authenticateFirst?: boolean;
+  authenticateFirst?: AuthenticateFirst;
 }
 
 export function normalizePrefix(prefix?: string): string {
@@ -113,7 +113,7 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     edge: [
       ...edgeStages({ accessLog: app.get(AccessLog), metrics: app.get(Metrics), cors: corsStage }),
       ...(options.edge ?? []),
-      ...(options.authenticateFirst ? [authenticateFirst(routeOf, authenticator, limiter)] : []),
+      ...(options.authenticateFirst ? [authenticateFirst(options.authenticateFirst, routeOf, authenticator, limiter)] : []),
     ],
     bodyReaders,
     errorResponder: options.errorResponder,

@@ -8,6 +8,7 @@ import { loadConfig } from '../config/load-config';
 import { SwaggerOptions } from '../swagger/setup-swagger';
 import { configureHttpApp } from './configure-http-app';
 import { ErrorResponder } from './body-reader';
+import type { AuthenticateFirst } from './authenticate-first';
 import type { Middleware } from './http-pipeline';
 
 export interface AppDefinition<T extends BaseConfig> {
@@ -20,8 +21,8 @@ export interface AppDefinition<T extends BaseConfig> {
   errorResponder: ErrorResponder;
   /** The app's own global behaviours (edge stages), run for every request after the platform's. */
   edge?(app: NestExpressApplication, config: T): Middleware[];
-  /** Authenticate every request not to a `@Public()` route before reading its body (authenticate-first.ts). */
-  authenticateFirst?: boolean;
+  /** Authenticate requests not to a `@Public()` route before reading their body (authenticate-first.ts). */
+  authenticateFirst?: AuthenticateFirst;
   /** Last touches before listening (e.g. a WebSocket adapter). */
   customize?(app: NestExpressApplication, config: T): void | Promise<void>;
 }
