@@ -23,6 +23,8 @@ export function authenticateFirst(mode: AuthenticateFirst, route: (method: strin
   return (req: Request & { principal?: Principal }, res: Response, next) => {
     const found = route(req.method, pathnameOf(req.url));
     if (found?.public === true || (found === undefined && mode === 'routes')) return next();
+    // A refusal here is answered before Express routes the request: its metrics keep the route's label.
+    if (found !== undefined) (req as Request & { routePattern?: string }).routePattern = found.pattern;
     // What Express sets up when it takes the request; the authenticator writes headers on req.res.
     req.res = res;
     authenticateRequest(req, res, authenticator, limiter).then(

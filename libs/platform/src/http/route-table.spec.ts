@@ -49,12 +49,12 @@ describe('controllerRoutes and RouteTable', () => {
   });
 
   it('matches as Express routes: by method (HEAD by GET), case-insensitively, with an optional trailing slash, wildcards', () => {
-    expect(table.find('POST', '/ctx/api/auth/login')).toEqual({ public: true, bodyLimit: undefined });
-    expect(table.find('post', '/CTX/Api/Auth/Login/')).toEqual({ public: true, bodyLimit: undefined });
-    expect(table.find('PUT', '/ctx/api/auth/profile')).toEqual({ public: false, bodyLimit: undefined });
-    expect(table.find('HEAD', '/ctx/api/auth/profile')).toEqual({ public: false, bodyLimit: undefined });
-    expect(table.find('GET', '/ctx/files/a/b.png')).toEqual({ public: true, bodyLimit: 2048 });
-    expect(table.find('GET', '/ctx/')).toEqual({ public: false, bodyLimit: undefined });
+    expect(table.find('POST', '/ctx/api/auth/login')).toEqual({ public: true, bodyLimit: undefined, pattern: '/ctx/api/auth/login' });
+    expect(table.find('post', '/CTX/Api/Auth/Login/')).toEqual({ public: true, bodyLimit: undefined, pattern: '/ctx/api/auth/login' });
+    expect(table.find('PUT', '/ctx/api/auth/profile')).toEqual({ public: false, bodyLimit: undefined, pattern: '/ctx/api/auth/profile' });
+    expect(table.find('HEAD', '/ctx/api/auth/profile')).toEqual({ public: false, bodyLimit: undefined, pattern: '/ctx/api/auth/profile' });
+    expect(table.find('GET', '/ctx/files/a/b.png')).toMatchObject({ public: true, bodyLimit: 2048 });
+    expect(table.find('GET', '/ctx/')).toMatchObject({ public: false, bodyLimit: undefined });
   });
 
   it('finds no route for another method, another path or a path Express would not route there', () => {

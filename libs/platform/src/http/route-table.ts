@@ -23,6 +23,8 @@ export interface RouteEntry {
 export interface RouteInfo {
   public: boolean;
   bodyLimit?: number;
+  /** The route's path pattern with the global prefix (the metrics' route label). */
+  pattern: string;
 }
 
 interface Compiled extends RouteInfo {
@@ -44,7 +46,7 @@ export class RouteTable {
   constructor(entries: RouteEntry[]) {
     this.routes = entries.map((e) => {
       const m = match(e.path, { sensitive: false, end: true, trailing: true, decode: false });
-      return { method: e.method.toUpperCase(), public: e.public, bodyLimit: e.bodyLimit, matches: m };
+      return { method: e.method.toUpperCase(), public: e.public, bodyLimit: e.bodyLimit, pattern: e.path, matches: m };
     });
   }
 
@@ -58,7 +60,7 @@ export class RouteTable {
     for (const r of this.routes) {
       if (r.method !== verb && r.method !== 'ALL' && !(verb === 'HEAD' && r.method === 'GET')) continue;
       if (r.matches(pathname) !== false) {
-        found = { public: r.public, bodyLimit: r.bodyLimit };
+        found = { public: r.public, bodyLimit: r.bodyLimit, pattern: r.pattern };
         break;
       }
     }
