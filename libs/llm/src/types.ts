@@ -89,7 +89,8 @@ export interface ChatCompletionChunk {
 
 export interface EmbeddingsRequest {
   model: string;
-  input: string | string[];
+  /** Texts, or token arrays (ids of the model's encoding; OpenAI-type upstreams only, see LlmRouter.embeddings). */
+  input: string | string[] | number[] | number[][];
   encoding_format?: 'float' | 'base64';
   dimensions?: number;
   user?: string;

@@ -307,11 +307,13 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
     if (req.method !== 'POST') return sendJson(res, 404, { error: { message: 'not found', type: 'invalid_request_error' } });
     if (body?.__invalid !== undefined) return sendJson(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', code: null, param: null } });
     if (path === '/v1/embeddings') {
-      const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input];
+      // As OpenAI reads `input`: a text, texts, one token array, or token arrays (a token array counts its ids).
+      const raw: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
+      const inputs: Array<string | number[]> = typeof raw[0] === 'number' ? [raw as number[]] : (raw as Array<string | number[]>);
       const dims = body.dimensions ?? 1536;
-      const tokens = inputs.reduce((s, t) => s + fakeTokens(String(t)), 0);
+      const tokens = inputs.reduce((s: number, t) => s + (Array.isArray(t) ? t.length : fakeTokens(String(t))), 0);
       const data = inputs.map((t, index) => {
-        const v = fakeEmbedding(String(t), dims);
+        const v = fakeEmbedding(Array.isArray(t) ? `ids:${t.join(',')}` : String(t), dims);
         const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v;
         return { object: 'embedding', index, embedding };
       });
