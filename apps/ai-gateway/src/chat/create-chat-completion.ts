@@ -151,6 +151,7 @@ export class CreateChatCompletion {
     timer.upstreamDone();
     const usage = await this.usageOf(result.usage, p, result.choices.map((c) => generatedText(c?.message)).join(''));
     result.usage = usage;
+    conformChoices(result);
     const settling = this.metering.settle(p.reservation, this.outcome(p, req, 'ok', usage, deployment, 200));
     // A held budget reservation is released before answering; with nothing held (no budget) the charge
     // is written while the answer goes out, keeping a database commit off the latency path (npm run bench).
@@ -260,6 +261,20 @@ function generatedText(message: unknown): string {
     if (typeof args === 'string') out += args;
   }
   return out;
+}
+
+/**
+ * OpenAI's answer always carries `message.refusal` and `choices[].logprobs` (null when none): the
+ * openai SDK types them non-optional. OpenAI-compatible servers (vLLM, Ollama) and the Anthropic
+ * translation (libs/llm/src/anthropic-client.ts) may leave them out: they are filled with null.
+ */
+function conformChoices(result: ChatCompletion): void {
+  for (const choice of Array.isArray(result.choices) ? result.choices : []) {
+    if (!isRecord(choice)) continue;
+    const c = choice as Record<string, unknown>;
+    if (!('logprobs' in c)) c.logprobs = null;
+    if (isRecord(c.message) && !('refusal' in c.message)) (c.message as Record<string, unknown>).refusal = null;
+  }
 }
 
 const isRecord = (v: unknown): v is Record<string, never> => typeof v === 'object' && v !== null && !Array.isArray(v);
