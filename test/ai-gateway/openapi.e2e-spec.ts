@@ -29,9 +29,10 @@ describe('AI gateway OpenAPI document', () => {
       expect(ok?.content?.['application/json']?.schema).toBeDefined();
     }
     const chat = doc.paths['/v1/chat/completions'].post;
-    expect(Object.keys(chat.requestBody.content['application/json'].examples)).toEqual(['simple', 'streamed', 'tools', 'image']);
+    expect(Object.keys(chat.requestBody.content['application/json'].examples)).toEqual(['simple', 'streamed', 'tools', 'image', 'audioOutput', 'webSearch']);
     expect(chat.responses['429'].content['application/json'].schema.$ref).toMatch(/OpenAiErrorResponse$/);
     expect(doc.paths['/v1/embeddings'].post.requestBody.content['application/json'].examples.batchBase64.value.encoding_format).toBe('base64');
+    expect(doc.paths['/v1/embeddings'].post.requestBody.content['application/json'].examples.tokenArrays.value.input).toEqual([[15339, 1917], [791, 8415, 23874]]);
     expect(doc.components.schemas.ChatCompletionRequest.properties.temperature).toMatchObject({ minimum: 0, maximum: 2 });
   });
 });

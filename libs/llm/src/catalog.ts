@@ -7,6 +7,15 @@ export interface ModelPrice {
   inputPer1k: number;
   /** Yuan per 1000 completion (output) tokens; 0 for embeddings. */
   outputPer1k: number;
+  /**
+   * Chat: yuan per 1000 audio prompt tokens (`usage.prompt_tokens_details.audio_tokens`); unset, they
+   * cost `inputPer1k` like the text around them.
+   */
+  audioInputPer1k?: number;
+  /** Chat: yuan per 1000 audio output tokens (`completion_tokens_details.audio_tokens`); unset, audio output (`modalities: ["audio"]`) is refused. */
+  audioOutputPer1k?: number;
+  /** Chat: yuan per call that sends `web_search_options` (the upstream's search fee); unset, such calls are refused. */
+  webSearchPerCall?: number;
 }
 
 export interface ModelInfo {

@@ -41,6 +41,14 @@ deployments:
     expect(cfg.models['text-embedding-v3'].price.inputPer1k).toBe(0.0001);
   });
 
+  it('reads the optional chat prices (audio tokens, web search calls), for chat models only', () => {
+    const cfg = parseProvidersConfig({ models: { 'vendor-gpt-4': { price: { inputPer1k: 1, outputPer1k: 2, audioInputPer1k: 4, audioOutputPer1k: 20, webSearchPerCall: 0.5 } } } });
+    expect(cfg.models['vendor-gpt-4'].price).toEqual({ inputPer1k: 1, outputPer1k: 2, audioInputPer1k: 4, audioOutputPer1k: 20, webSearchPerCall: 0.5 });
+    expect(parseProvidersConfig({ models: { 'vendor-gpt-4-mini': { price: { inputPer1k: 1 } } } }).models['vendor-gpt-4-mini'].price).toEqual({ inputPer1k: 1, outputPer1k: 0 });
+    expect(() => parseProvidersConfig({ models: { 'vendor-gpt-4': { price: { webSearchPerCall: -1 } } } })).toThrow('models.vendor-gpt-4.price.webSearchPerCall must be a number >= 0');
+    expect(() => parseProvidersConfig({ models: { 'text-embedding-v3': { price: { audioOutputPer1k: 1 } } } })).toThrow('models.text-embedding-v3.price.audioOutputPer1k is for chat models only');
+  });
+
   it('expands ${VAR} in base URLs and headers from the environment', () => {
     const cfg = parseProvidersConfig(
       { deployments: [{ name: 'vllm', type: 'openai', baseUrl: 'http://${VLLM_HOST}:8000/v1', headers: { 'x-tenant': '${TENANT}' }, models: ['vendor-llama-70b'] }] },

@@ -135,6 +135,7 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
         price: {
           inputPer1k: price?.inputPer1k !== undefined ? expectNumber(price.inputPer1k, `${path}.price.inputPer1k`, 0) : base?.price.inputPer1k ?? 0,
           outputPer1k: price?.outputPer1k !== undefined ? expectNumber(price.outputPer1k, `${path}.price.outputPer1k`, 0) : base?.price.outputPer1k ?? 0,
+          ...optionalPrices(price, base?.price, path, kind),
         },
         ownedBy: o.ownedBy !== undefined ? expectString(o.ownedBy, `${path}.ownedBy`) : base?.ownedBy ?? 'gateway',
         imageTokens: o.imageTokens !== undefined ? imageTokensOf(o.imageTokens, `${path}.imageTokens`) : base?.imageTokens,
@@ -204,6 +205,20 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
   });
   const mediaModels = mergeMediaModels(raw.mediaModels, (message) => new ProvidersFileError(`providers file: ${message}`));
   return { deployments, models, mediaModels, routing };
+}
+
+/** The chat prices a model may declare besides its token prices: audio tokens and web search calls (see ModelPrice). */
+const OPTIONAL_PRICES = ['audioInputPer1k', 'audioOutputPer1k', 'webSearchPerCall'] as const;
+
+function optionalPrices(price: Record<string, unknown> | undefined, base: ModelInfo['price'] | undefined, path: string, kind: ModelKind): Partial<ModelInfo['price']> {
+  const out: Partial<ModelInfo['price']> = {};
+  for (const name of OPTIONAL_PRICES) {
+    if (price?.[name] !== undefined) {
+      if (kind !== 'chat') throw new ProvidersFileError(`${path}.price.${name} is for chat models only`);
+      out[name] = expectNumber(price[name], `${path}.price.${name}`, 0);
+    } else if (base?.[name] !== undefined) out[name] = base[name];
+  }
+  return out;
 }
 
 function imageTokensOf(value: unknown, path: string): { base: number; tile: number } {

@@ -1,6 +1,6 @@
 // Picks a deployment for a public model: weighted choice, retries with backoff (honouring
 // Retry-After), fallback to the next deployment, and a cooldown for deployments that just failed.
-import { AnthropicClient } from './anthropic-client';
+import { AnthropicClient, UnsupportedRequestError } from './anthropic-client';
 import { catalogEntry, ModelInfo } from './catalog';
 import { LlmClient } from './llm-client';
 import { OpenAiCompatibleClient } from './openai-client';
@@ -139,9 +139,19 @@ export class LlmRouter {
     );
   }
 
-  async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}): Promise<Routed<EmbeddingsResponse>> {
+  /**
+   * `asText`: for token-array inputs, the texts to send a deployment that takes text only (every type
+   * but `openai`); it throws (e.g. UnsupportedRequestError naming the deployment) when the ids have none.
+   */
+  async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}, asText?: (deployment: Deployment) => string[]): Promise<Routed<EmbeddingsResponse>> {
+    const tokens = Array.isArray(req.input) && req.input.length > 0 && typeof req.input[0] !== 'string';
     return this.run(req.model, opts, async (t) => {
-      const res = await t.client.embeddings({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
+      let input = req.input;
+      if (tokens && t.deployment.type !== 'openai') {
+        if (!asText) throw new UnsupportedRequestError(`deployment ${t.deployment.name} (type ${t.deployment.type}) takes text input only, not token arrays`, 'input');
+        input = asText(t.deployment);
+      }
+      const res = await t.client.embeddings({ ...req, input, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
       return { ...res, model: req.model };
     });
   }

@@ -65,6 +65,10 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** OpenAI's breakdown of the prompt tokens (`cached_tokens`, `audio_tokens`), when the upstream sends it. */
+  prompt_tokens_details?: { cached_tokens?: number; audio_tokens?: number; [k: string]: unknown };
+  /** OpenAI's breakdown of the completion tokens (`reasoning_tokens`, `audio_tokens`, prediction tokens), when the upstream sends it. */
+  completion_tokens_details?: { reasoning_tokens?: number; audio_tokens?: number; accepted_prediction_tokens?: number; rejected_prediction_tokens?: number; [k: string]: unknown };
 }
 
 export interface ChatCompletion {
@@ -89,7 +93,8 @@ export interface ChatCompletionChunk {
 
 export interface EmbeddingsRequest {
   model: string;
-  input: string | string[];
+  /** Texts, or token arrays (ids of the model's encoding; OpenAI-type upstreams only, see LlmRouter.embeddings). */
+  input: string | string[] | number[] | number[][];
   encoding_format?: 'float' | 'base64';
   dimensions?: number;
   user?: string;

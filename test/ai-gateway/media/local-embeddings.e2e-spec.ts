@@ -40,4 +40,15 @@ describe('/v1/embeddings served by the local engine (providers file type: local)
     expect(res.usage.prompt_tokens).toBeGreaterThan(0);
     expect(f.openai.requests).toEqual([]); // nothing went upstream
   });
+
+  it('decodes token arrays with the model encoding for the local engine (it takes text only)', async () => {
+    // cl100k_base ids of "The cat sits on the mat." (js-tiktoken); the engine must see that text.
+    const ids = [791, 8415, 23874, 389, 279, 5634, 13];
+    const [byIds, byText] = await Promise.all([
+      client.embeddings.create({ model: 'local-use-lite-en', input: [ids], encoding_format: 'float' }),
+      client.embeddings.create({ model: 'local-use-lite-en', input: 'The cat sits on the mat.', encoding_format: 'float' }),
+    ]);
+    expect(cosine(byIds.data[0].embedding, byText.data[0].embedding)).toBeCloseTo(1, 5);
+    expect(byIds.usage.prompt_tokens).toBe(ids.length);
+  });
 });

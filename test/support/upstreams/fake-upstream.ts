@@ -18,6 +18,9 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'http';
 import { AddressInfo, Socket } from 'net';
 import { asyncHandler } from '../async-handler';
 
+/** Fake audio output: this many audio tokens per text token of the transcript. */
+export const AUDIO_TOKENS_PER_TEXT_TOKEN = 10;
+
 export interface UpstreamBehaviour {
   /** Wait before sending the response headers. */
   delayMs: number;
@@ -307,11 +310,13 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
     if (req.method !== 'POST') return sendJson(res, 404, { error: { message: 'not found', type: 'invalid_request_error' } });
     if (body?.__invalid !== undefined) return sendJson(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', code: null, param: null } });
     if (path === '/v1/embeddings') {
-      const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input];
+      // As OpenAI reads `input`: a text, texts, one token array, or token arrays (a token array counts its ids).
+      const raw: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
+      const inputs: Array<string | number[]> = typeof raw[0] === 'number' ? [raw as number[]] : (raw as Array<string | number[]>);
       const dims = body.dimensions ?? 1536;
-      const tokens = inputs.reduce((s, t) => s + fakeTokens(String(t)), 0);
+      const tokens = inputs.reduce((s: number, t) => s + (Array.isArray(t) ? t.length : fakeTokens(String(t))), 0);
       const data = inputs.map((t, index) => {
-        const v = fakeEmbedding(String(t), dims);
+        const v = fakeEmbedding(Array.isArray(t) ? `ids:${t.join(',')}` : String(t), dims);
         const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v;
         return { object: 'embedding', index, embedding };
       });
@@ -334,16 +339,31 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
     const { parts, truncated } = pieces(text, limit);
     const usage = { prompt_tokens: promptTokens(body), completion_tokens: parts.length, total_tokens: promptTokens(body) + parts.length };
     const finish = truncated ? 'length' : 'stop';
+    // Audio output (modalities ["text", "audio"]), as OpenAI answers it: the reply as `message.audio`
+    // (base64 audio, its transcript), content null, and the audio tokens in the usage details.
+    const audioOut = Array.isArray(body.modalities) && body.modalities.includes('audio');
+    if (audioOut) {
+      const audioTokens = parts.length * AUDIO_TOKENS_PER_TEXT_TOKEN;
+      usage.completion_tokens = parts.length + audioTokens;
+      usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+      Object.assign(usage, {
+        prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 0, audio_tokens: audioTokens, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      });
+    }
+    const audio = { id: `audio_fake${up.requests.length}`, data: Buffer.from(`RIFF${parts.join('')}`).toString('base64'), expires_at: created + 3600, transcript: parts.join('') };
     if (!body.stream) {
-      return sendJson(res, 200, { id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: parts.join('') }, finish_reason: finish, logprobs: null }], usage });
+      const message = audioOut ? { role: 'assistant', content: null, refusal: null, audio } : { role: 'assistant', content: parts.join('') };
+      return sendJson(res, 200, { id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, finish_reason: finish, logprobs: null }], usage });
     }
     const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
     const base = { id, object: 'chat.completion.chunk', created, model: body.model };
     const frames = [frame({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })];
     const contentFrames = new Set<number>();
+    if (audioOut) frames.push(frame({ ...base, choices: [{ index: 0, delta: { audio: { id: audio.id, data: audio.data, expires_at: audio.expires_at } }, finish_reason: null }] }));
     for (const p of parts) {
       contentFrames.add(frames.length);
-      frames.push(frame({ ...base, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] }));
+      frames.push(frame({ ...base, choices: [{ index: 0, delta: audioOut ? { audio: { transcript: p } } : { content: p }, finish_reason: null }] }));
     }
     frames.push(frame({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] }));
     if (body.stream_options?.include_usage) frames.push(frame({ ...base, choices: [], usage }));

@@ -404,22 +404,14 @@ export const METERED_SERVICE_TIERS = ['auto', 'default', 'flex'] as const;
 
 /**
  * Known fields whose upstream price the gateway does not meter: priority/scale processing (about 2x at
- * OpenAI), per-call web search fees, audio output (billed at audio rates the gateway would count as
- * text). Refused rather than forwarded, so a call never costs the upstream account more than it reserved.
+ * OpenAI). Refused rather than forwarded, so a call never costs the upstream account more than it
+ * reserved. Web search and audio output are metered where the model declares their prices: that is
+ * checked with the model's catalog entry (unpricedChatFeature, chat-pricing.ts).
  */
 function unmetered(body: Obj): ShapeError | null {
   const st = body.service_tier;
   if (has(body, 'service_tier') && st !== null && !(METERED_SERVICE_TIERS as readonly unknown[]).includes(st)) {
     return { param: 'service_tier', message: `service_tier: ${JSON.stringify(st)} is not metered by this gateway; use ${METERED_SERVICE_TIERS.join(', ')}` };
-  }
-  if (has(body, 'web_search_options') && body.web_search_options !== null) {
-    return { param: 'web_search_options', message: 'web_search_options: web search (billed per call upstream) is not metered by this gateway' };
-  }
-  if (Array.isArray(body.modalities) && body.modalities.includes('audio')) {
-    return { param: 'modalities', message: 'modalities: audio output is not metered by this gateway; use ["text"]' };
-  }
-  if (has(body, 'audio') && body.audio !== null) {
-    return { param: 'audio', message: 'audio: audio output is not metered by this gateway' };
   }
   return null;
 }

@@ -58,6 +58,14 @@ export class ChatController implements OnModuleInit {
         summary: 'Content parts: text and an image (URL or data URL)',
         value: { model: 'vendor-gpt-4-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } }] }] },
       },
+      audioOutput: {
+        summary: 'Audio output: for models whose price declares audioOutputPer1k (the answer carries message.audio; audio tokens billed at that price)',
+        value: { model: 'vendor-gpt-4', modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' }, messages: [{ role: 'user', content: 'Say hello in French.' }] },
+      },
+      webSearch: {
+        summary: 'Web search: for models whose price declares webSearchPerCall (billed once per call on top of the tokens)',
+        value: { model: 'vendor-gpt-4', web_search_options: { search_context_size: 'low' }, messages: [{ role: 'user', content: 'What happened in tech news today?' }] },
+      },
     },
   })
   @ApiOkResponse({ type: ChatCompletionResponse, description: 'The completion (or, when `stream` is true, the event stream of `ChatCompletionChunkDoc` events)' })

@@ -6,7 +6,7 @@ import { CallAbortedError, ChatCompletion, ChatCompletionChunk, ChatCompletionRe
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeyClaims, assertModel, assertScope } from '../keys/key-scopes';
 import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
-import { tokenCost } from '../usage/pricing';
+import { chatCost, tokenCost } from '../usage/pricing';
 import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../http/gateway-timing';
 import { clientGone, SseResponse } from '../http/sse-response';
 import { relayStream } from '../http/relay-stream';
@@ -15,6 +15,7 @@ import { requestIdOf } from '../http/request-id';
 import { CountedMessage, Tokenizer } from '../tokenizer/tokenizer';
 import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
 import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
+import { assertPriced, PricedFeatures } from './chat-pricing';
 
 const ENDPOINT = 'chat.completions';
 
@@ -41,6 +42,10 @@ interface Prepared {
   promptTokens: number;
   upstream: UpstreamChatRequest;
   reservation: Reservation;
+  features: PricedFeatures;
+  /** Completion tokens held per choice. */
+  reserveOut: number;
+  n: number;
 }
 
 /** POST /v1/chat/completions: checks, budget reservation, routed upstream call, metering. */
@@ -87,6 +92,11 @@ export class CreateChatCompletion {
 
   private async prepare(principal: Principal, body: ChatCompletionRequest): Promise<Prepared> {
     const { claims, info } = await this.admit(principal, body.model);
+    const features = assertPriced(body, info);
+    // The hold prices every completion token at the dearer of the text and audio prices when audio
+    // output is asked for (audio tokens are part of completion_tokens), plus one web search call.
+    const hold: Pick<ModelInfo, 'price'> = { price: { ...info.price, outputPer1k: features.audioOutput ? Math.max(info.price.outputPer1k, info.price.audioOutputPer1k ?? 0) : info.price.outputPer1k } };
+    const searchHold = features.webSearch ? (info.price.webSearchPerCall ?? 0) : 0;
 
     // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
     // Tool definitions, schemas and the bounds of image, audio and file parts count too (issue 15.4).
@@ -102,10 +112,10 @@ export class CreateChatCompletion {
     let reserveOut = requestedOut ?? Math.max(1, Math.min(this.config.AI_COMPLETION_RESERVE_TOKENS, info.contextLength - promptTokens));
     // Tokenizers differ between vendors: the prompt part of the hold gets a margin.
     const promptHold = Math.ceil(promptTokens * 1.1) + 16;
-    if (claims.hasBudget && requestedOut === undefined && info.price.outputPer1k > 0) {
+    if (claims.hasBudget && requestedOut === undefined && hold.price.outputPer1k > 0) {
       // No max_tokens given: hold only what the remaining budget can pay for (the answer is capped there).
       const remaining = (await this.metering.remaining(principal)) ?? 0;
-      const affordable = Math.floor(((remaining - tokenCost(info, { promptTokens: promptHold, completionTokens: predictionTokens }) - 1e-9) * 1000) / info.price.outputPer1k / (body.n ?? 1));
+      const affordable = Math.floor(((remaining - searchHold - tokenCost(hold, { promptTokens: promptHold, completionTokens: predictionTokens }) - 1e-9) * 1000) / hold.price.outputPer1k / (body.n ?? 1));
       reserveOut = Math.min(reserveOut, affordable);
       if (reserveOut < 1) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
     }
@@ -119,9 +129,9 @@ export class CreateChatCompletion {
     // deployment's completionLimitParam; Anthropic: max_tokens).
     upstream.max_completion_tokens = reserveOut;
     delete upstream.max_tokens;
-    const maxCost = tokenCost(info, { promptTokens: promptHold, completionTokens: reserveOut * (body.n ?? 1) + predictionTokens });
+    const maxCost = tokenCost(hold, { promptTokens: promptHold, completionTokens: reserveOut * (body.n ?? 1) + predictionTokens }) + searchHold;
     const reservation = await this.metering.reserve(principal, maxCost);
-    return { endpoint: ENDPOINT, info, promptTokens, upstream, reservation };
+    return { endpoint: ENDPOINT, info, promptTokens, upstream, reservation, features, reserveOut, n: body.n ?? 1 };
   }
 
   private async complete(p: Prepared, body: ChatCompletionRequest, req: Request, res: Response, timer: CallTimer, shape?: ChatAnswerShape): Promise<void> {
@@ -139,8 +149,9 @@ export class CreateChatCompletion {
       throw e;
     }
     timer.upstreamDone();
-    const usage = await this.usageOf(result.usage, p.promptTokens, result.choices.map((c) => generatedText(c?.message)).join(''), p.info);
+    const usage = await this.usageOf(result.usage, p, result.choices.map((c) => generatedText(c?.message)).join(''));
     result.usage = usage;
+    conformChoices(result);
     const settling = this.metering.settle(p.reservation, this.outcome(p, req, 'ok', usage, deployment, 200));
     // A held budget reservation is released before answering; with nothing held (no budget) the charge
     // is written while the answer goes out, keeping a database commit off the latency path (npm run bench).
@@ -168,20 +179,31 @@ export class CreateChatCompletion {
       wantsUsage,
       events: (chunk) => (shape ? shape.chunk(chunk) : [chunk]),
       generated: (choice) => generatedText(fieldOf(choice, 'delta')),
-      usage: (upstream, delivered) => this.usageOf(upstream, p.promptTokens, delivered, p.info),
+      usage: (upstream, delivered) => this.usageOf(upstream, p, delivered),
       end: (usage) => (shape ? shape.end(usage) : ['[DONE]']),
       failed: (error) => (shape ? shape.failed(error) : [{ error }]),
       settle: (status, usage, error) => this.metering.settle(p.reservation, { ...this.outcome(p, req, status, usage, routed.deployment, 200), error }),
     });
   }
 
-  /** Upstream usage when it came; otherwise our own count of the prompt and of the delivered text. */
-  private async usageOf(upstream: Usage | undefined | null, promptTokens: number, deliveredText: string, info: ModelInfo): Promise<Usage> {
+  /**
+   * Upstream usage when it came (with its token details: audio tokens are billed from them); otherwise
+   * our own count of the prompt and of the delivered text, and for audio output, which text cannot
+   * measure, the completion tokens that were held, as audio.
+   */
+  private async usageOf(upstream: Usage | undefined | null, p: Prepared, deliveredText: string): Promise<Usage> {
     if (upstream && Number.isFinite(upstream.prompt_tokens) && Number.isFinite(upstream.completion_tokens)) {
-      return { prompt_tokens: upstream.prompt_tokens, completion_tokens: upstream.completion_tokens, total_tokens: upstream.prompt_tokens + upstream.completion_tokens };
+      const usage: Usage = { prompt_tokens: upstream.prompt_tokens, completion_tokens: upstream.completion_tokens, total_tokens: upstream.prompt_tokens + upstream.completion_tokens };
+      if (isRecord(upstream.prompt_tokens_details)) usage.prompt_tokens_details = upstream.prompt_tokens_details;
+      if (isRecord(upstream.completion_tokens_details)) usage.completion_tokens_details = upstream.completion_tokens_details;
+      return usage;
     }
-    const completion = await this.tokenizer.countUpToAsync(deliveredText, info.encoding, Infinity);
-    return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
+    const counted = await this.tokenizer.countUpToAsync(deliveredText, p.info.encoding, Infinity);
+    if (p.features.audioOutput) {
+      const held = Math.max(counted, p.reserveOut * p.n);
+      return { prompt_tokens: p.promptTokens, completion_tokens: held, total_tokens: p.promptTokens + held, completion_tokens_details: { audio_tokens: held } };
+    }
+    return { prompt_tokens: p.promptTokens, completion_tokens: counted, total_tokens: p.promptTokens + counted };
   }
 
   private outcome(p: Prepared, req: Request, status: CallOutcome['status'], usage: Usage, provider: string | undefined, httpStatus: number): CallOutcome {
@@ -190,7 +212,16 @@ export class CreateChatCompletion {
       model: p.info.name,
       provider,
       status,
-      costYuan: status === 'failed' ? 0 : tokenCost(p.info, { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens }),
+      costYuan:
+        status === 'failed'
+          ? 0
+          : chatCost(p.info, {
+              promptTokens: usage.prompt_tokens,
+              completionTokens: usage.completion_tokens,
+              audioPromptTokens: tokensOf(usage.prompt_tokens_details?.audio_tokens),
+              audioCompletionTokens: tokensOf(usage.completion_tokens_details?.audio_tokens),
+              webSearchCalls: p.features.webSearch ? 1 : 0,
+            }),
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       httpStatus,
@@ -219,6 +250,8 @@ function generatedText(message: unknown): string {
   const m = message as Record<string, unknown>;
   let out = typeof m.content === 'string' ? m.content : '';
   if (typeof m.refusal === 'string') out += m.refusal;
+  const transcript = fieldOf(m.audio, 'transcript');
+  if (typeof transcript === 'string') out += transcript;
   const calls: unknown[] = Array.isArray(m.tool_calls) ? m.tool_calls : [];
   for (const call of [...calls, m.function_call ? { function: m.function_call } : undefined]) {
     const f = fieldOf(call, 'function');
@@ -229,6 +262,24 @@ function generatedText(message: unknown): string {
   }
   return out;
 }
+
+/**
+ * OpenAI's answer always carries `message.refusal` and `choices[].logprobs` (null when none): the
+ * openai SDK types them non-optional. OpenAI-compatible servers (vLLM, Ollama) and the Anthropic
+ * translation (libs/llm/src/anthropic-client.ts) may leave them out: they are filled with null.
+ */
+function conformChoices(result: ChatCompletion): void {
+  for (const choice of Array.isArray(result.choices) ? result.choices : []) {
+    if (!isRecord(choice)) continue;
+    const c = choice as Record<string, unknown>;
+    if (!('logprobs' in c)) c.logprobs = null;
+    if (isRecord(c.message) && !('refusal' in c.message)) (c.message as Record<string, unknown>).refusal = null;
+  }
+}
+
+const isRecord = (v: unknown): v is Record<string, never> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A token count from an upstream's usage details: a finite number >= 0, else 0. */
+const tokensOf = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
 
 /** `v[key]` when `v` is an object (untyped upstream and request shapes), else undefined. */
 function fieldOf(v: unknown, key: string): unknown {

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode, openAiErrorBody } from '@app/envelope';
 import { SharedState } from '@app/platform';
-import { CallAbortedError, LlmRouter, ModelInfo } from '@app/llm';
+import { CallAbortedError, Deployment, LlmRouter, ModelInfo, UnsupportedRequestError } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { assertModel, assertScope } from '../keys/key-scopes';
 import { MeteringService } from '../usage/metering.service';
@@ -15,8 +15,12 @@ import { requestIdOf } from '../http/request-id';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
 import { EmbeddingsRequest } from './dtos/embeddings.dtos';
+import { isTokenInput, tokenInputs } from './token-input';
 
 const ENDPOINT = 'embeddings';
+
+/** One input: a text, or the token ids of one (token-array requests). */
+type EmbeddingInput = string | number[];
 
 export interface EmbeddingsResult {
   object: 'list';
@@ -69,14 +73,26 @@ export class CreateEmbeddings {
     }
     if (!this.router.isServed(body.model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model: body.model });
 
-    const inputs = Array.isArray(body.input) ? body.input : [body.input];
+    // Text inputs, or token-array inputs (ids of the model's encoding: counted by their length, no tokenizer run).
+    const tokenArrays = isTokenInput(body.input);
+    const inputs: EmbeddingInput[] = tokenArrays ? tokenInputs(body.input as number[] | number[][]) : Array.isArray(body.input) ? (body.input as string[]) : [body.input];
+    const nameOf = (i: number) => `input${Array.isArray(body.input) && !(tokenArrays && typeof body.input[0] === 'number') ? `[${i}]` : ''}`;
     // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
     const pace = this.tokenizer.pace();
     const tokens: number[] = [];
     for (let i = 0; i < inputs.length; i++) {
-      const n = await this.tokenizer.countUpToAsync(inputs[i], info.encoding, info.contextLength, pace);
+      const input = inputs[i];
+      let n: number;
+      if (typeof input === 'string') n = await this.tokenizer.countUpToAsync(input, info.encoding, info.contextLength, pace);
+      else {
+        n = input.length;
+        const bad = this.tokenizer.unknownTokenAt(input, info.encoding);
+        if (bad >= 0) {
+          throw new GatewayError(GatewayErrorCode.InvalidValue, { param: nameOf(i), message: `${nameOf(i)}: ${input[bad]} is not a token of ${body.model}'s encoding ${info.encoding} (ids 0 to ${this.tokenizer.vocabularySize(info.encoding) - 1})` });
+        }
+      }
       if (n > info.contextLength) {
-        throw new GatewayError(GatewayErrorCode.EmbeddingInputTooLong, { input: `input${Array.isArray(body.input) ? `[${i}]` : ''}`, tokens: n, model: body.model, limit: info.contextLength });
+        throw new GatewayError(GatewayErrorCode.EmbeddingInputTooLong, { input: nameOf(i), tokens: n, model: body.model, limit: info.contextLength });
       }
       tokens.push(n);
     }
@@ -94,7 +110,12 @@ export class CreateEmbeddings {
       const ac = clientGone(res);
       timer.upstreamStarted();
       try {
-        const routed = await this.router.embeddings({ model: body.model, input: missing.map((i) => inputs[i]), encoding_format: 'float', ...(body.dimensions ? { dimensions: body.dimensions } : {}), ...(body.user ? { user: body.user } : {}) }, { signal: ac.signal, key: principal.id });
+        const sent = missing.map((i) => inputs[i]);
+        const routed = await this.router.embeddings(
+          { model: body.model, input: sent as string[] | number[][], encoding_format: 'float', ...(body.dimensions ? { dimensions: body.dimensions } : {}), ...(body.user ? { user: body.user } : {}) },
+          { signal: ac.signal, key: principal.id },
+          (d) => this.decoded(sent as number[][], missing, info, d, nameOf),
+        );
         deployment = routed.deployment;
         const data = [...routed.value.data].sort((a, b) => a.index - b.index);
         if (data.length !== missing.length || data.some((d) => !Array.isArray(d.embedding))) {
@@ -134,11 +155,27 @@ export class CreateEmbeddings {
   }
 
   /**
-   * Entries are scoped to the calling key (issue 16, L4): a shared entry would tell key B, by latency
-   * and usage, whether another key had embedded the exact same text.
+   * Token arrays for a deployment that takes text only (local engine, non-OpenAI types): the model's
+   * tokenizer decodes them; ids that do not make whole UTF-8 characters are refused naming the deployment.
    */
-  private cacheKey(keyId: string, info: ModelInfo, dimensions: number | undefined, input: string): string {
-    return `ai:emb:${keyId}:${info.name}:${dimensions ?? 'native'}:${createHash('sha256').update(input).digest('hex')}`;
+  private decoded(ids: number[][], indexes: number[], info: ModelInfo, deployment: Deployment, nameOf: (i: number) => string): string[] {
+    return ids.map((one, k) => {
+      const text = this.tokenizer.decode(one, info.encoding);
+      if (text === undefined || text === '') {
+        throw new UnsupportedRequestError(`${nameOf(indexes[k])}: deployment ${deployment.name} (type ${deployment.type}) takes text only, and these token ids do not decode to whole UTF-8 text in ${info.encoding}; send the text instead`, nameOf(indexes[k]));
+      }
+      return text;
+    });
+  }
+
+  /**
+   * Entries are scoped to the calling key (issue 16, L4): a shared entry would tell key B, by latency
+   * and usage, whether another key had embedded the exact same text. Token-array inputs are keyed by
+   * their ids under their own tag: `[1, 2]` and the text "1,2" never share an entry.
+   */
+  private cacheKey(keyId: string, info: ModelInfo, dimensions: number | undefined, input: EmbeddingInput): string {
+    const hash = createHash('sha256').update(typeof input === 'string' ? input : input.join(',')).digest('hex');
+    return `ai:emb:${keyId}:${info.name}:${dimensions ?? 'native'}:${typeof input === 'string' ? '' : 'ids:'}${hash}`;
   }
 
   private cacheOn(): boolean {
@@ -146,7 +183,7 @@ export class CreateEmbeddings {
   }
 
   /** Every input's cached vector, read in one round trip whatever the number of inputs. */
-  private async cached(keyId: string, info: ModelInfo, dimensions: number | undefined, inputs: string[]): Promise<(number[] | undefined)[]> {
+  private async cached(keyId: string, info: ModelInfo, dimensions: number | undefined, inputs: EmbeddingInput[]): Promise<(number[] | undefined)[]> {
     if (!this.cacheOn()) return inputs.map(() => undefined);
     try {
       const hits = await this.state.getMany(inputs.map((input) => this.cacheKey(keyId, info, dimensions, input)));
@@ -163,7 +200,7 @@ export class CreateEmbeddings {
    * not fit is not cached. One statement per request keeps a large batch from taking the pool's
    * connections (libs/database/src/database.module.ts) from other keys' calls.
    */
-  private async store(keyId: string, info: ModelInfo, dimensions: number | undefined, entries: Array<[string, number[]]>): Promise<void> {
+  private async store(keyId: string, info: ModelInfo, dimensions: number | undefined, entries: Array<[EmbeddingInput, number[]]>): Promise<void> {
     if (!this.cacheOn()) return;
     try {
       const rows = entries.map(([input, v]): [string, string] => [this.cacheKey(keyId, info, dimensions, input), JSON.stringify(v)]);

@@ -26,13 +26,16 @@ export class EmbeddingsController implements OnModuleInit {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Create embeddings (OpenAI-compatible)',
-    description: 'One vector per input, in input order. Repeated texts are served from a shared cache by (model, dimensions, input). Every response carries `X-Gateway-Overhead-Ms`.',
+    description:
+      "One vector per input, in input order. Inputs are texts or token arrays (ids of the model's encoding, billed by their count; forwarded as they are to OpenAI-type deployments, decoded to text for local ones). Repeated inputs are served from the key's cache by (model, dimensions, input). Every response carries `X-Gateway-Overhead-Ms`.",
   })
   @ApiBody({
     type: EmbeddingsRequest,
     examples: {
       single: { value: { model: 'text-embedding-v3', input: '今天天气很好' } },
       batchBase64: { value: { model: 'text-embedding-v3-small', input: ['first text', 'second text'], encoding_format: 'base64', dimensions: 256 } },
+      tokenArray: { summary: 'One input as token ids (the model encoding)', value: { model: 'text-embedding-v3', input: [791, 8415, 23874, 389, 279, 5634, 13] } },
+      tokenArrays: { summary: 'Several inputs as token ids (LangChain OpenAIEmbeddings sends these)', value: { model: 'text-embedding-v3', input: [[15339, 1917], [791, 8415, 23874]], encoding_format: 'float' } },
     },
   })
   @ApiOkResponse({ type: EmbeddingsResponseDoc })

@@ -46,6 +46,12 @@ export class BpeCounter {
   private readonly mask: number;
   private readonly pattern: RegExp;
   private readonly special: RegExp | null;
+  /** Special tokens by id (`<|endoftext|>` ...). */
+  private readonly specialById = new Map<number, string>();
+  /** Entry of each rank (EMPTY for gaps), built on the first decode: counting never needs it. */
+  private entryOfRank: Int32Array | null = null;
+  /** Ids 0 .. vocabularySize - 1 may exist: the highest rank or special token id, plus one. */
+  readonly vocabularySize: number;
   private readonly encoder = new TextEncoder();
   private scratch = new Uint8Array(1024);
   /** Per-part work arrays of the merge, grown on demand. */
@@ -115,6 +121,12 @@ export class BpeCounter {
       if (this.rank(one, 0, 1) === EMPTY) throw new Error(`BPE table without a rank for byte ${b}`);
     }
     this.pattern = new RegExp(file.pat_str, 'gu');
+    let top = entries ? this.ranks.reduce((m, r) => Math.max(m, r), 0) : -1;
+    for (const [text, id] of Object.entries(file.special_tokens)) {
+      this.specialById.set(id, text);
+      top = Math.max(top, id);
+    }
+    this.vocabularySize = top + 1;
     const specials = Object.keys(file.special_tokens);
     this.special = specials.length ? new RegExp(specials.map((s) => s.replace(/[\\^$*+?.()|[\]{}]/g, '\\$&')).join('|'), 'g') : null;
   }
@@ -134,6 +146,48 @@ export class BpeCounter {
       }
     }
     return total + this.countOrdinary(start === 0 ? text : text.substring(start));
+  }
+
+  /** Whether `id` names a token of this encoding (a rank of the table or a special token). */
+  has(id: number): boolean {
+    return Number.isInteger(id) && id >= 0 && id < this.vocabularySize && (this.specialById.has(id) || this.entryOf(id) !== EMPTY);
+  }
+
+  /**
+   * The bytes the token ids stand for, joined (special tokens as their text), or undefined when an id
+   * is not a token of this encoding. UTF-8 validity is the caller's to check (a token may be half a character).
+   */
+  decodeBytes(ids: readonly number[]): Uint8Array | undefined {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (const id of ids) {
+      const special = this.specialById.get(id);
+      let chunk: Uint8Array;
+      if (special !== undefined) chunk = this.encoder.encode(special);
+      else {
+        const e = Number.isInteger(id) && id >= 0 && id < this.vocabularySize ? this.entryOf(id) : EMPTY;
+        if (e === EMPTY) return undefined;
+        chunk = this.bytes.subarray(this.offsets[e], this.offsets[e + 1]);
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+    const out = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.length;
+    }
+    return out;
+  }
+
+  private entryOf(rank: number): number {
+    if (!this.entryOfRank) {
+      const table = new Int32Array(this.vocabularySize).fill(EMPTY);
+      for (let e = 0; e < this.ranks.length; e++) table[this.ranks[e]] = e;
+      this.entryOfRank = table;
+    }
+    return rank < this.entryOfRank.length ? this.entryOfRank[rank] : EMPTY;
   }
 
   private countOrdinary(text: string): number {

@@ -260,3 +260,30 @@ describe('Tokenizer: tools, tool calls and non-text parts (issue 15.4)', () => {
   });
 });
 
+
+describe('Tokenizer.decode (token-array embeddings for text-only upstreams)', () => {
+  const tokenizer = new Tokenizer();
+
+  it.each(['cl100k_base', 'o200k_base'] as const)('decodes what js-tiktoken encodes, specials included, in %s', (encoding) => {
+    const enc = getEncoding(encoding);
+    for (const text of ['The cat sits on the mat.', '今天天气很好 🌤️', '  spaces\n\ttabs', '<|endoftext|> after']) {
+      expect(tokenizer.decode(enc.encode(text, 'all'), encoding)).toBe(text);
+    }
+  });
+
+  it('knows the vocabulary: ids past it or in its gaps are not tokens', () => {
+    expect(tokenizer.vocabularySize('cl100k_base')).toBe(100_277);
+    expect(tokenizer.vocabularySize('o200k_base')).toBe(200_019);
+    expect(tokenizer.unknownTokenAt([1, 2, 100_257], 'cl100k_base')).toBe(-1);
+    expect(tokenizer.unknownTokenAt([1, 100_277], 'cl100k_base')).toBe(1);
+    expect(tokenizer.unknownTokenAt([100_256], 'cl100k_base')).toBe(0); // unused id between the ranks and the specials
+    expect(tokenizer.decode([1, 100_277], 'cl100k_base')).toBeUndefined();
+  });
+
+  it('gives no text for ids that end inside a character', () => {
+    const ids = getEncoding('cl100k_base').encode('猫');
+    expect(ids.length).toBeGreaterThan(1);
+    expect(tokenizer.decode(ids.slice(0, 1), 'cl100k_base')).toBeUndefined();
+    expect(tokenizer.decode(ids, 'cl100k_base')).toBe('猫');
+  });
+});

@@ -172,6 +172,31 @@ export class Tokenizer implements OnModuleInit {
     return total;
   }
 
+  /** Token ids of `encoding` are 0 .. vocabularySize - 1 (some of them unused). */
+  vocabularySize(encoding: EncodingName): number {
+    return this.encoding(encoding).vocabularySize;
+  }
+
+  /** The first id of `ids` that is not a token of `encoding`, as its index; -1 when all are. */
+  unknownTokenAt(ids: readonly number[], encoding: EncodingName): number {
+    const enc = this.encoding(encoding);
+    return ids.findIndex((id) => !enc.has(id));
+  }
+
+  /**
+   * The text token ids stand for (for upstreams that take text only), or undefined when an id is not a
+   * token of `encoding` or the ids do not make whole UTF-8 characters (a token array cut mid-character).
+   */
+  decode(ids: readonly number[], encoding: EncodingName): string | undefined {
+    const bytes = this.encoding(encoding).decodeBytes(ids);
+    if (!bytes) return undefined;
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Work units of the encoders so far (bytes encoded plus merge steps): tests check they grow linearly. */
   work(): number {
     let w = 0;

@@ -18,6 +18,8 @@ export class LocalEmbeddingsClient implements LlmClient {
       throw new UnsupportedRequestError(`the local embeddings model has ${LOCAL_EMBEDDING_DIMENSIONS} dimensions and cannot shorten its vectors`, 'dimensions');
     }
     const inputs = Array.isArray(req.input) ? req.input : [req.input];
+    // The router decodes token arrays to text for local deployments (LlmRouter.embeddings); ids never reach the engine.
+    if (!inputs.every((s): s is string => typeof s === 'string')) throw new UnsupportedRequestError('the local embeddings engine takes text input only, not token arrays', 'input');
     let vectors: number[][];
     try {
       // The shared engine limiter's caps, the key's share included (one key cannot take every slot and

@@ -236,12 +236,12 @@ export class ChatCompletionRequest {
   @ChatShape()
   function_call?: string | { name: string };
 
-  @ApiPropertyOptional({ example: ['text'], description: "['text'] only: audio output is not metered by this gateway (a list containing 'audio' is a 400)" })
+  @ApiPropertyOptional({ example: ['text', 'audio'], description: "Output modalities. 'audio' is served for models whose providers-file price declares audioOutputPer1k (audio tokens billed at it); for others it is a 400" })
   @IsOptional()
   @ChatShape()
   modalities?: string[];
 
-  @ApiPropertyOptional({ example: null, nullable: true, description: 'Audio output parameters: refused with 400 (audio output is not metered by this gateway); only null is accepted' })
+  @ApiPropertyOptional({ example: { voice: 'alloy', format: 'wav' }, nullable: true, description: "Audio output parameters (with modalities ['text', 'audio']): models whose price declares audioOutputPer1k only; for others a 400" })
   @IsOptional()
   @ChatShape()
   audio?: Record<string, unknown>;
@@ -288,7 +288,7 @@ export class ChatCompletionRequest {
   @MaxLength(256)
   safety_identifier?: string;
 
-  @ApiPropertyOptional({ example: null, nullable: true, description: 'Web search (billed per call upstream) is not metered by this gateway: any value other than null is a 400' })
+  @ApiPropertyOptional({ example: { search_context_size: 'low' }, nullable: true, description: "Web search: models whose providers-file price declares webSearchPerCall only (each such call costs it once); for others a 400" })
   @IsOptional()
   @ChatShape()
   web_search_options?: Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
-import { IsStringOrStringArray } from '../../http/validators';
+import { IsEmbeddingsInput } from './embeddings-input.validator';
 
 export const MAX_EMBEDDING_INPUTS = 2048;
 
@@ -10,9 +10,19 @@ export class EmbeddingsRequest {
   @Length(1, 128)
   model: string;
 
-  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: MAX_EMBEDDING_INPUTS }], example: ['今天天气很好', 'The weather is nice today'], description: 'Text or texts; each at most 8192 tokens' })
-  @IsStringOrStringArray(MAX_EMBEDDING_INPUTS, { nonEmpty: true })
-  input: string | string[];
+  @ApiProperty({
+    oneOf: [
+      { type: 'string' },
+      { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_EMBEDDING_INPUTS },
+      { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 1, maxItems: MAX_EMBEDDING_INPUTS },
+      { type: 'array', items: { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 1 }, minItems: 1, maxItems: MAX_EMBEDDING_INPUTS },
+    ],
+    example: ['今天天气很好', 'The weather is nice today'],
+    description:
+      "Text, texts, a token array or token arrays (ids of the model's encoding); each input at most the model's limit (8192 tokens), token arrays at most 300000 tokens in all. Token arrays go as they are to OpenAI-type deployments and are decoded to text for the others.",
+  })
+  @IsEmbeddingsInput(MAX_EMBEDDING_INPUTS)
+  input: string | string[] | number[] | number[][];
 
   @ApiPropertyOptional({ enum: ['float', 'base64'], default: 'float', description: 'base64 is little-endian float32, as OpenAI sends it' })
   @IsOptional()
