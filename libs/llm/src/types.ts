@@ -65,6 +65,14 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /**
+   * What the upstream said about its prompt tokens (OpenAI's chat usage; Anthropic's cache reads and
+   * writes are mapped here): `cached_tokens` read from the prompt cache, `cache_write_tokens` written to
+   * it. Both are part of `prompt_tokens`. Absent when the upstream said nothing.
+   */
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; [k: string]: unknown };
+  /** `reasoning_tokens` the model spent thinking (part of `completion_tokens`); absent when unknown. */
+  completion_tokens_details?: { reasoning_tokens?: number; [k: string]: unknown };
 }
 
 export interface ChatCompletion {

@@ -178,7 +178,14 @@ export class CreateChatCompletion {
   /** Upstream usage when it came; otherwise our own count of the prompt and of the delivered text. */
   private async usageOf(upstream: Usage | undefined | null, promptTokens: number, deliveredText: string, info: ModelInfo): Promise<Usage> {
     if (upstream && Number.isFinite(upstream.prompt_tokens) && Number.isFinite(upstream.completion_tokens)) {
-      return { prompt_tokens: upstream.prompt_tokens, completion_tokens: upstream.completion_tokens, total_tokens: upstream.prompt_tokens + upstream.completion_tokens };
+      const usage: Usage = { prompt_tokens: upstream.prompt_tokens, completion_tokens: upstream.completion_tokens, total_tokens: upstream.prompt_tokens + upstream.completion_tokens };
+      // The breakdowns (cached, cache-written and reasoning tokens) ride along for the answer: the
+      // Responses API reports them, and chat answers keep what the upstream said.
+      const prompt = tokenCounts(upstream.prompt_tokens_details);
+      const completion = tokenCounts(upstream.completion_tokens_details);
+      if (prompt) usage.prompt_tokens_details = prompt;
+      if (completion) usage.completion_tokens_details = completion;
+      return usage;
     }
     const completion = await this.tokenizer.countUpToAsync(deliveredText, info.encoding, Infinity);
     return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
@@ -228,6 +235,14 @@ function generatedText(message: unknown): string {
     if (typeof args === 'string') out += args;
   }
   return out;
+}
+
+/** The numeric fields of an upstream's usage breakdown (`{cached_tokens, audio_tokens, ...}`), or undefined when it sent none. */
+function tokenCounts(v: unknown): Record<string, number> | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const out: Record<string, number> = {};
+  for (const [k, n] of Object.entries(v)) if (typeof n === 'number' && Number.isFinite(n) && n >= 0) out[k] = n;
+  return Object.keys(out).length ? out : undefined;
 }
 
 /** `v[key]` when `v` is an object (untyped upstream and request shapes), else undefined. */

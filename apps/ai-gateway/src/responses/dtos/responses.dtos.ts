@@ -79,3 +79,29 @@ export class ResponseObject {
   @ApiProperty({ example: true, description: 'Whether the response was stored (false when store: false was asked, storing is disabled, or the response was too large or could not be written)' }) store: boolean;
   @ApiProperty({ nullable: true, example: null, description: 'The previous_response_id of the request' }) previous_response_id: string | null;
 }
+
+export class ResponseDeleted {
+  @ApiProperty({ example: 'resp_67ccd3a9da748190baa7f1570fe91ac6' }) id: string;
+  @ApiProperty({ example: 'response' }) object: string;
+  @ApiProperty({ example: true }) deleted: boolean;
+}
+
+export class ResponseInputItem {
+  @ApiProperty({ example: 'msg_8c2f6a0e1b7d4c3a9e5f2b1d0c8a7e6f5d4c3b2a00000000', description: 'Derived from the response id and the item\'s position: the same at every read' }) id: string;
+  @ApiProperty({ enum: ['message', 'function_call', 'function_call_output'], example: 'message' }) type: string;
+  @ApiPropertyOptional({ enum: ['user', 'assistant', 'system', 'developer'], example: 'user' }) role?: string;
+  @ApiProperty({ example: 'completed' }) status: string;
+  @ApiPropertyOptional({ example: [{ type: 'input_text', text: 'Weather in Paris?' }], description: 'message items: input_text / input_image / input_file parts (assistant: one output_text part)' }) content?: object[];
+  @ApiPropertyOptional({ example: 'call_1', description: 'function_call and function_call_output items' }) call_id?: string;
+  @ApiPropertyOptional({ example: 'get_weather', description: 'function_call items' }) name?: string;
+  @ApiPropertyOptional({ example: '{"city":"Paris"}', description: 'function_call items' }) arguments?: string;
+  @ApiPropertyOptional({ example: '{"temp_c":18}', description: 'function_call_output items' }) output?: string;
+}
+
+export class ResponseInputItemList {
+  @ApiProperty({ example: 'list' }) object: string;
+  @ApiProperty({ type: [ResponseInputItem] }) data: ResponseInputItem[];
+  @ApiProperty({ nullable: true, type: String, example: 'msg_8c2f6a0e1b7d4c3a9e5f2b1d0c8a7e6f5d4c3b2a00000000', description: 'null on an empty page' }) first_id: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'msg_8c2f6a0e1b7d4c3a9e5f2b1d0c8a7e6f5d4c3b2a00000000', description: 'null on an empty page; send it as `after` for the next page' }) last_id: string | null;
+  @ApiProperty({ example: false }) has_more: boolean;
+}
