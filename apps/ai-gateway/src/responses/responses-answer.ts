@@ -240,7 +240,8 @@ export class ResponsesAnswer implements ChatAnswerShape {
       previous_response_id: null,
       reasoning: { effort: null, summary: null },
       ...this.echo,
-      usage: usage ? responseUsage(usage) : null,
+      // Absent until known (created, in_progress, failed): the spec's usage is an object, never null.
+      ...(usage ? { usage: responseUsage(usage) } : {}),
     };
   }
 }

@@ -46,6 +46,7 @@ export class ResponsesOutputText {
   @ApiProperty({ example: 'output_text' }) type: string;
   @ApiProperty({ example: 'It is 18 °C in Paris.' }) text: string;
   @ApiProperty({ example: [] }) annotations: unknown[];
+  @ApiProperty({ example: [], description: 'Always empty: no log probabilities come through a chat upstream' }) logprobs: unknown[];
 }
 
 export class ResponsesOutputItem {
@@ -63,8 +64,8 @@ export class ResponsesUsage {
   @ApiProperty({ example: 21 }) input_tokens: number;
   @ApiProperty({ example: 9 }) output_tokens: number;
   @ApiProperty({ example: 30 }) total_tokens: number;
-  @ApiProperty({ example: { cached_tokens: 0 } }) input_tokens_details: object;
-  @ApiProperty({ example: { reasoning_tokens: 0 } }) output_tokens_details: object;
+  @ApiProperty({ example: { cached_tokens: 0, cache_write_tokens: 0 }, description: 'Tokens read from (`cached_tokens`) and written to (`cache_write_tokens`) the upstream\'s prompt cache, as it reported them (Anthropic: cache reads / cache creation); 0 when unknown' }) input_tokens_details: object;
+  @ApiProperty({ example: { reasoning_tokens: 0 }, description: 'Reasoning tokens as the upstream reported them; 0 when unknown' }) output_tokens_details: object;
 }
 
 export class ResponseObject {
@@ -75,7 +76,7 @@ export class ResponseObject {
   @ApiProperty({ nullable: true, example: null, description: '{reason: max_output_tokens | content_filter} when incomplete' }) incomplete_details: object | null;
   @ApiProperty({ example: 'vendor-gpt-4' }) model: string;
   @ApiProperty({ type: [ResponsesOutputItem] }) output: ResponsesOutputItem[];
-  @ApiProperty({ type: ResponsesUsage, nullable: true }) usage: ResponsesUsage | null;
+  @ApiPropertyOptional({ type: ResponsesUsage, description: 'Absent while the response is in progress or when it failed' }) usage?: ResponsesUsage;
   @ApiProperty({ example: true, description: 'Whether the response was stored (false when store: false was asked, storing is disabled, or the response was too large or could not be written)' }) store: boolean;
   @ApiProperty({ nullable: true, example: null, description: 'The previous_response_id of the request' }) previous_response_id: string | null;
 }
