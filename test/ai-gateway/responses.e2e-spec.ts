@@ -134,9 +134,11 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
     expect(hosted.status).toBe(400);
     expect(hosted.error.param).toBe('tools[0].type');
 
-    const unknown = await fetch(`${f.gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'vendor-gpt-4', input: 'hi', frobnicate: 1 }) });
+    // A Chat Completions field is not a Responses one (unknown fields in general follow the deployment's
+    // unknownFields policy: responses-stored.e2e-spec.ts).
+    const unknown = await fetch(`${f.gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'vendor-gpt-4', input: 'hi', n: 2 }) });
     expect(unknown.status).toBe(400);
-    expect((await unknown.json()).error).toMatchObject({ param: 'frobnicate', code: 'unknown_parameter' });
+    expect((await unknown.json()).error).toMatchObject({ param: 'n', code: 'unknown_parameter' });
     expect(f.openai.requests).toHaveLength(0);
   });
 

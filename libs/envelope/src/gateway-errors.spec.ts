@@ -10,7 +10,7 @@ const SHARED_CODES: Record<string, GatewayErrorCode[]> = {
   model_not_found: [GatewayErrorCode.ModelNotFound, GatewayErrorCode.ModelNotVisible],
   model_not_supported: [GatewayErrorCode.ModelKindMismatch, GatewayErrorCode.TextCompletionsUnsupported],
   context_length_exceeded: [GatewayErrorCode.ContextLengthExceeded, GatewayErrorCode.PromptTooLong, GatewayErrorCode.EmbeddingInputTooLong],
-  not_found: [GatewayErrorCode.ImageNotFound, GatewayErrorCode.ApiKeyNotFound],
+  not_found: [GatewayErrorCode.ImageNotFound, GatewayErrorCode.ApiKeyNotFound, GatewayErrorCode.ResponseNotFound],
   invalid_api_key: [GatewayErrorCode.ApiKeyMissing, GatewayErrorCode.ApiKeyIncorrect, GatewayErrorCode.ApiKeyRevoked, GatewayErrorCode.ApiKeyExpired, GatewayErrorCode.StreamApiKeyMissing],
   upstream_error: [GatewayErrorCode.UpstreamCredentialsRefused, GatewayErrorCode.UpstreamFailed, GatewayErrorCode.EmbeddingsCountMismatch],
   engine_busy: [GatewayErrorCode.EngineBusyForKey, GatewayErrorCode.EngineBusy],

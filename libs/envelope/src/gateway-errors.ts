@@ -32,6 +32,7 @@ export enum GatewayErrorCode {
   // Stored responses
   PreviousResponseNotFound = 'PreviousResponseNotFound',
   InputItemNotFound = 'InputItemNotFound',
+  ResponseNotFound = 'ResponseNotFound',
   StoreUnavailable = 'StoreUnavailable',
   // Media inputs
   InvalidMediaInput = 'InvalidMediaInput',
@@ -212,6 +213,8 @@ export const GATEWAY_ERRORS = {
     param: 'previous_response_id',
   }),
   [GatewayErrorCode.InputItemNotFound]: spec<{ id: string; param: string }>({ ...BAD_REQUEST, code: 'invalid_value', message: (p) => `Item with id '${p.id}' not found.`, param: (p) => p.param }),
+  // GET/DELETE /v1/responses/{id}: unknown, expired and another key's ids answer alike (no oracle).
+  [GatewayErrorCode.ResponseNotFound]: spec<{ id: string }>({ ...NOT_FOUND, code: 'not_found', message: (p) => `Response with id '${p.id}' not found.`, param: 'response_id' }),
   [GatewayErrorCode.StoreUnavailable]: spec({ ...UNAVAILABLE, code: 'store_unavailable', message: () => 'Stored responses cannot be read right now; retry shortly', retryAfterSeconds: 2 }),
 
   // `code` names the input: invalid_image, invalid_audio, invalid_file, invalid_text, invalid_prompt.

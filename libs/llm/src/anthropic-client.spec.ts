@@ -66,7 +66,8 @@ describe('Anthropic translation', () => {
       created: 123,
       model: 'vendor-claude-3',
       choices: [{ index: 0, message: { role: 'assistant', content: 'Hello' }, finish_reason: 'length' }],
-      usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 },
+      // Cache reads count in the prompt and are reported as OpenAI's cached_tokens (writes as cache_write_tokens).
+      usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15, prompt_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 } },
     });
   });
 
@@ -84,6 +85,19 @@ describe('Anthropic translation', () => {
     expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([{ role: 'assistant', content: '' }, { content: 'Hi' }, { content: '!' }, {}, undefined]);
     expect(chunks[3].choices[0].finish_reason).toBe('stop');
     expect(chunks[4]).toMatchObject({ id: 'chatcmpl-msg_9', choices: [], usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 } });
+    expect(chunks[4].usage?.prompt_tokens_details).toBeUndefined();
+  });
+
+  it('reports streamed cache reads and writes as cached_tokens / cache_write_tokens (message_delta figures win)', async () => {
+    async function* events() {
+      yield { event: 'message_start', data: JSON.stringify({ type: 'message_start', message: { id: 'msg_c', usage: { input_tokens: 5, output_tokens: 1, cache_read_input_tokens: 3, cache_creation_input_tokens: 0 } } }) };
+      yield { event: 'content_block_delta', data: JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } }) };
+      yield { event: 'message_delta', data: JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 2, cache_creation_input_tokens: 4 } }) };
+      yield { event: 'message_stop', data: '{"type":"message_stop"}' };
+    }
+    const chunks: ChatCompletionChunk[] = [];
+    for await (const c of anthropicEventsToChunks(events(), 'vendor-claude-3')) chunks.push(c);
+    expect(chunks[chunks.length - 1].usage).toEqual({ prompt_tokens: 12, completion_tokens: 2, total_tokens: 14, prompt_tokens_details: { cached_tokens: 3, cache_write_tokens: 4 } });
   });
 
   it('fails a stream that ends without message_stop, and surfaces error events', async () => {

@@ -63,7 +63,7 @@ interface AnthropicStreamEvent {
   message?: { id?: string; usage?: Partial<AnthropicMessage['usage']> };
   content_block?: { type?: string; text?: string; id?: string; name?: string };
   delta?: { type?: string; text?: string; partial_json?: unknown; stop_reason?: string | null };
-  usage?: { input_tokens?: number; output_tokens?: number };
+  usage?: { input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null };
   error?: unknown;
 }
 
@@ -370,7 +370,12 @@ export function finishReasonOf(stopReason: string | null | undefined): string | 
 function usageOf(u: Partial<AnthropicMessage['usage']> | undefined, outputTokens?: number): Usage {
   const prompt = (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + (u?.cache_read_input_tokens ?? 0);
   const completion = outputTokens ?? u?.output_tokens ?? 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  // Anthropic's cache reads and writes are OpenAI's cached_tokens / cache_write_tokens (both inside prompt_tokens).
+  if (u?.cache_read_input_tokens != null || u?.cache_creation_input_tokens != null) {
+    usage.prompt_tokens_details = { cached_tokens: u?.cache_read_input_tokens ?? 0, cache_write_tokens: u?.cache_creation_input_tokens ?? 0 };
+  }
+  return usage;
 }
 
 /** How the caller asked for tools: legacy `functions` get a `function_call` answer, anything else `tool_calls`. */
@@ -470,6 +475,9 @@ export async function* anthropicEventsToChunks(events: AsyncIterable<{ event: st
       case 'message_delta':
         if (data.usage?.output_tokens !== undefined) outputTokens = data.usage.output_tokens;
         if (data.usage?.input_tokens !== undefined) startUsage = { ...startUsage, input_tokens: data.usage.input_tokens };
+        // message_delta's usage is cumulative: cache figures it carries replace message_start's.
+        if (data.usage?.cache_read_input_tokens != null) startUsage = { ...startUsage, cache_read_input_tokens: data.usage.cache_read_input_tokens };
+        if (data.usage?.cache_creation_input_tokens != null) startUsage = { ...startUsage, cache_creation_input_tokens: data.usage.cache_creation_input_tokens };
         if (data.delta?.stop_reason !== undefined) {
           const finish = finishReasonOf(data.delta.stop_reason);
           yield chunk({}, style === 'functions' && finish === 'tool_calls' ? 'function_call' : finish);

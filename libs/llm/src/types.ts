@@ -65,9 +65,13 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  /** OpenAI's breakdown of the prompt tokens (`cached_tokens`, `audio_tokens`), when the upstream sends it. */
-  prompt_tokens_details?: { cached_tokens?: number; audio_tokens?: number; [k: string]: unknown };
-  /** OpenAI's breakdown of the completion tokens (`reasoning_tokens`, `audio_tokens`, prediction tokens), when the upstream sends it. */
+  /**
+   * What the upstream said about its prompt tokens (OpenAI's chat usage; Anthropic's cache reads and
+   * writes are mapped here): `cached_tokens` read from the prompt cache, `cache_write_tokens` written to
+   * it, `audio_tokens` of audio input. All are part of `prompt_tokens`. Absent when the upstream said nothing.
+   */
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; audio_tokens?: number; [k: string]: unknown };
+  /** The completion tokens' breakdown (`reasoning_tokens`, `audio_tokens`, prediction tokens), part of `completion_tokens`; absent when unknown. */
   completion_tokens_details?: { reasoning_tokens?: number; audio_tokens?: number; accepted_prediction_tokens?: number; rejected_prediction_tokens?: number; [k: string]: unknown };
 }
 

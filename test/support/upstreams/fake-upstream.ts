@@ -48,6 +48,12 @@ export interface UpstreamBehaviour {
   honoursLimit?: 'max_tokens' | 'max_completion_tokens';
   /** Anthropic: how many tool_use blocks one tool-calling answer holds (default 1; 1 under disable_parallel_tool_use). */
   parallelToolUse?: number;
+  /**
+   * Usage breakdowns to report, as each protocol does. OpenAI: `prompt_tokens_details.cached_tokens`
+   * (and `cache_write_tokens` when set), `completion_tokens_details.reasoning_tokens`. Anthropic:
+   * `cache_read_input_tokens` / `cache_creation_input_tokens` (on top of its `input_tokens`, as there).
+   */
+  usageDetails?: { cachedTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number };
 }
 
 export interface RecordedRequest {
@@ -83,6 +89,23 @@ function textOf(content: any): string {
 /** Whitespace-separated words: the fake's deterministic "tokens". */
 export function fakeTokens(text: string): number {
   return text.split(/\s+/).filter(Boolean).length;
+}
+
+/** An OpenAI chat usage with the breakdowns `behaviour.usageDetails` asks for. */
+function openAiUsage(up: FakeUpstream, prompt: number, completion: number): Record<string, unknown> {
+  const usage: Record<string, unknown> = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  const d = up.behaviour.usageDetails;
+  if (d) {
+    usage.prompt_tokens_details = { cached_tokens: d.cachedTokens ?? 0, audio_tokens: 0, ...(d.cacheWriteTokens !== undefined ? { cache_write_tokens: d.cacheWriteTokens } : {}) };
+    usage.completion_tokens_details = { reasoning_tokens: d.reasoningTokens ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 };
+  }
+  return usage;
+}
+
+/** An Anthropic usage with the cache figures `behaviour.usageDetails` asks for. */
+function anthropicUsage(up: FakeUpstream, input: number, output: number): Record<string, unknown> {
+  const d = up.behaviour.usageDetails;
+  return d ? { input_tokens: input, output_tokens: output, cache_read_input_tokens: d.cachedTokens ?? 0, cache_creation_input_tokens: d.cacheWriteTokens ?? 0 } : { input_tokens: input, output_tokens: output };
 }
 
 /** Deterministic unit-length vector for a text (same text, same vector). */
@@ -282,7 +305,7 @@ async function openAiToolCallAnswer(res: ServerResponse, up: FakeUpstream, body:
   const truncated = limit != null && fragments.length + 1 > limit;
   if (truncated) fragments = fragments.slice(0, Math.max(0, limit - 1));
   const finish = truncated ? 'length' : 'tool_calls';
-  const usage = { prompt_tokens: promptTokens(body), completion_tokens: fragments.length + 1, total_tokens: promptTokens(body) + fragments.length + 1 };
+  const usage = openAiUsage(up, promptTokens(body), fragments.length + 1);
   if (!body.stream) {
     const message = { role: 'assistant', content: null, tool_calls: [{ ...call, function: { ...call.function, arguments: fragments.join('') } }], refusal: null };
     return sendJson(res, 200, { id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, finish_reason: finish, logprobs: null }], usage });
@@ -337,7 +360,7 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
     if (call) return openAiToolCallAnswer(res, up, body, id, created, call, limit);
     const text = last?.role === 'tool' && up.behaviour.reply === undefined ? `Tool result: ${textOf(last.content)}` : replyFor(body.messages, up.behaviour);
     const { parts, truncated } = pieces(text, limit);
-    const usage = { prompt_tokens: promptTokens(body), completion_tokens: parts.length, total_tokens: promptTokens(body) + parts.length };
+    const usage = openAiUsage(up, promptTokens(body), parts.length);
     const finish = truncated ? 'length' : 'stop';
     // Audio output (modalities ["text", "audio"]), as OpenAI answers it: the reply as `message.audio`
     // (base64 audio, its transcript), content null, and the audio tokens in the usage details.
@@ -345,7 +368,7 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
     if (audioOut) {
       const audioTokens = parts.length * AUDIO_TOKENS_PER_TEXT_TOKEN;
       usage.completion_tokens = parts.length + audioTokens;
-      usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+      usage.total_tokens = (usage.prompt_tokens as number) + usage.completion_tokens;
       Object.assign(usage, {
         prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
         completion_tokens_details: { reasoning_tokens: 0, audio_tokens: audioTokens, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
@@ -508,10 +531,10 @@ export function startFakeAnthropic(): Promise<FakeUpstream> {
     }
     const outputTokens = blocks.reduce((s, b) => s + (b.type === 'text' ? fakeTokens(b.text) : fakeTokens(JSON.stringify(b.input).replace(/[{}":,]/g, ' '))), 0);
     if (!body.stream) {
-      return sendJson(res, 200, { id, type: 'message', role: 'assistant', model: body.model, content: blocks, stop_reason: stop, stop_sequence: null, usage: { input_tokens: input, output_tokens: outputTokens } });
+      return sendJson(res, 200, { id, type: 'message', role: 'assistant', model: body.model, content: blocks, stop_reason: stop, stop_sequence: null, usage: anthropicUsage(up, input, outputTokens) });
     }
     const ev = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    const frames = [ev('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: input, output_tokens: 1 } } }), ev('ping', { type: 'ping' })];
+    const frames = [ev('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: anthropicUsage(up, input, 1) } }), ev('ping', { type: 'ping' })];
     const contentFrames = new Set<number>();
     blocks.forEach((b, index) => {
       if (b.type === 'text') {

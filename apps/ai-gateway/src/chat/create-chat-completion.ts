@@ -194,8 +194,12 @@ export class CreateChatCompletion {
   private async usageOf(upstream: Usage | undefined | null, p: Prepared, deliveredText: string): Promise<Usage> {
     if (upstream && Number.isFinite(upstream.prompt_tokens) && Number.isFinite(upstream.completion_tokens)) {
       const usage: Usage = { prompt_tokens: upstream.prompt_tokens, completion_tokens: upstream.completion_tokens, total_tokens: upstream.prompt_tokens + upstream.completion_tokens };
-      if (isRecord(upstream.prompt_tokens_details)) usage.prompt_tokens_details = upstream.prompt_tokens_details;
-      if (isRecord(upstream.completion_tokens_details)) usage.completion_tokens_details = upstream.completion_tokens_details;
+      // The breakdowns (cached, cache-written and reasoning tokens) ride along for the answer: the
+      // Responses API reports them, and chat answers keep what the upstream said.
+      const prompt = tokenCounts(upstream.prompt_tokens_details);
+      const completion = tokenCounts(upstream.completion_tokens_details);
+      if (prompt) usage.prompt_tokens_details = prompt;
+      if (completion) usage.completion_tokens_details = completion;
       return usage;
     }
     const counted = await this.tokenizer.countUpToAsync(deliveredText, p.info.encoding, Infinity);
@@ -280,6 +284,14 @@ function conformChoices(result: ChatCompletion): void {
 const isRecord = (v: unknown): v is Record<string, never> => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** A token count from an upstream's usage details: a finite number >= 0, else 0. */
 const tokensOf = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
+
+/** The numeric fields of an upstream's usage breakdown (`{cached_tokens, audio_tokens, ...}`), or undefined when it sent none. */
+function tokenCounts(v: unknown): Record<string, number> | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const out: Record<string, number> = {};
+  for (const [k, n] of Object.entries(v)) if (typeof n === 'number' && Number.isFinite(n) && n >= 0) out[k] = n;
+  return Object.keys(out).length ? out : undefined;
+}
 
 /** `v[key]` when `v` is an object (untyped upstream and request shapes), else undefined. */
 function fieldOf(v: unknown, key: string): unknown {

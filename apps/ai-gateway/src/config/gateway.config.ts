@@ -79,7 +79,7 @@ export class GatewayConfig extends BaseConfig {
   @Max(8760)
   AI_RESPONSES_STORE_TTL_HOURS: number = 24;
 
-  /** Largest stored response (its input items, previous response included, and output as JSON, bytes); a larger one is answered but not stored (store: false). */
+  /** Largest stored response (its input items, previous response included, output and the Response object kept for GET /v1/responses/{id}, as JSON, bytes); a larger one is answered but not stored (store: false). */
   @IsInt()
   @Min(1024)
   AI_RESPONSES_STORE_MAX_BYTES: number = 16 * 1024 * 1024;

@@ -44,6 +44,34 @@ describe('ResponsesAnswer', () => {
     ]);
   });
 
+  it('gives streamed output_text parts their logprobs ([]) in content_part.added and .done', async () => {
+    const a = new ResponsesAnswer('m', {});
+    const events: any[] = [...a.chunk(chunk({ content: 'hi' })), ...(await a.end({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }))];
+    const parts = events.filter((e) => e.type.startsWith('response.content_part.')).map((e) => e.part);
+    expect(parts).toEqual([
+      { type: 'output_text', text: '', annotations: [], logprobs: [] },
+      { type: 'output_text', text: 'hi', annotations: [], logprobs: [] },
+    ]);
+  });
+
+  it('reports cached, cache-written and reasoning tokens from the upstream usage, 0 when it said nothing', async () => {
+    const withDetails = { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18, prompt_tokens_details: { cached_tokens: 6, cache_write_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 5 } };
+    const streamed = (await new ResponsesAnswer('m', {}).end(withDetails)) as any[];
+    expect(streamed[streamed.length - 1].response.usage).toEqual({ input_tokens: 10, input_tokens_details: { cached_tokens: 6, cache_write_tokens: 2 }, output_tokens: 8, output_tokens_details: { reasoning_tokens: 5 }, total_tokens: 18 });
+    const whole = (await new ResponsesAnswer('m', {}).complete({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })) as any;
+    expect(whole.usage).toEqual({ input_tokens: 3, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 4 });
+  });
+
+  it('a failure mid-stream: the error event has code, message and param (null), the failed response an error code of the spec\'s list', () => {
+    const a = new ResponsesAnswer('m', {});
+    a.chunk(chunk({ content: 'x' }));
+    const events = a.failed({ message: 'upstream east failed', type: 'server_error', code: 'upstream_error', param: null }) as any[];
+    expect(events[0]).toMatchObject({ type: 'error', code: 'upstream_error', message: 'upstream east failed', param: null });
+    expect(events[1].response.error).toEqual({ code: 'server_error', message: 'upstream east failed' });
+    const limited = new ResponsesAnswer('m', {}).failed({ message: 'slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded', param: null }) as any[];
+    expect(limited[limited.length - 1].response.error.code).toBe('rate_limit_exceeded');
+  });
+
   it('marks an answer cut by the limit incomplete, streamed and not', async () => {
     const a = new ResponsesAnswer('m', {});
     const streamed = [...a.chunk(chunk({ content: 'abc' })), ...a.chunk(chunk({}, 'length')), ...(await a.end({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }))] as any[];

@@ -28,12 +28,39 @@ function toolCallsOf(v: unknown): ChatToolCall[] {
 
 const strOr = (v: unknown, fallback: string): string => (typeof v === 'string' ? v : fallback);
 
-function responseUsage(u: Usage): Obj {
-  return { input_tokens: u.prompt_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: u.completion_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: u.prompt_tokens + u.completion_tokens };
+/** A count from an upstream's usage breakdown; 0 when it said nothing (the spec requires the field). */
+const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
+
+/**
+ * The Responses usage of a chat usage: cached (read from the prompt cache) and cache-written tokens are
+ * part of the input tokens, reasoning tokens part of the output tokens, as the upstream reported them
+ * (OpenAI's prompt/completion_tokens_details; Anthropic's cache reads and writes, anthropic-client.ts).
+ */
+export function responseUsage(u: Usage): Obj {
+  return {
+    input_tokens: u.prompt_tokens,
+    input_tokens_details: { cached_tokens: count(u.prompt_tokens_details?.cached_tokens), cache_write_tokens: count(u.prompt_tokens_details?.cache_write_tokens) },
+    output_tokens: u.completion_tokens,
+    output_tokens_details: { reasoning_tokens: count(u.completion_tokens_details?.reasoning_tokens) },
+    total_tokens: u.prompt_tokens + u.completion_tokens,
+  };
 }
 
+/** An `output_text` content part: no annotations or log probabilities come through a chat upstream (both required, empty). */
+const outputText = (text: string): Obj => ({ type: 'output_text', text, annotations: [], logprobs: [] });
+
+/**
+ * The codes a failed response's `error.code` may take (the Responses spec's enum); any other failure
+ * (upstream errors, timeouts) is a `server_error` there, its own code staying in the `error` event.
+ */
+const RESPONSE_ERROR_CODES = new Set([
+  'server_error', 'rate_limit_exceeded', 'invalid_prompt', 'data_residency_mismatch', 'bio_policy', 'vector_store_timeout', 'invalid_image', 'invalid_image_format',
+  'invalid_base64_image', 'invalid_image_url', 'image_too_large', 'image_too_small', 'image_parse_error', 'image_content_policy_violation', 'invalid_image_mode',
+  'image_file_too_large', 'unsupported_image_media_type', 'empty_image_file', 'failed_to_download_image', 'image_file_not_found',
+]);
+
 function messageItem(id: string, text: string, status: string): Obj {
-  return { id, type: 'message', status, role: 'assistant', content: status === 'in_progress' ? [] : [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
+  return { id, type: 'message', status, role: 'assistant', content: status === 'in_progress' ? [] : [outputText(text)] };
 }
 
 function functionCallItem(id: string, callId: string, name: string, args: string, status: string): Obj {
@@ -118,8 +145,10 @@ export class ResponsesAnswer implements ChatAnswerShape {
   failed(error: OpenAiErrorBody['error']): unknown[] {
     const events: Obj[] = [];
     this.start(events);
-    events.push(this.event('error', { code: error.code ?? error.type, message: error.message, param: error.param }));
-    events.push(this.event('response.failed', { response: { ...this.response('failed', this.items.map((i) => i.item), undefined), error: { code: error.code ?? error.type, message: error.message } } }));
+    const code = error.code ?? error.type ?? null;
+    events.push(this.event('error', { code, message: error.message, param: error.param ?? null }));
+    const failedCode = code !== null && RESPONSE_ERROR_CODES.has(code) ? code : 'server_error';
+    events.push(this.event('response.failed', { response: { ...this.response('failed', this.items.map((i) => i.item), undefined), error: { code: failedCode, message: error.message } } }));
     return events;
   }
 
@@ -140,7 +169,7 @@ export class ResponsesAnswer implements ChatAnswerShape {
       const item = messageItem(newId('msg'), '', 'in_progress');
       this.openMessage = this.items.push({ item, open: true, text: '' }) - 1;
       events.push(this.event('response.output_item.added', { output_index: this.openMessage, item: { ...item } }));
-      events.push(this.event('response.content_part.added', { item_id: item.id, output_index: this.openMessage, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
+      events.push(this.event('response.content_part.added', { item_id: item.id, output_index: this.openMessage, content_index: 0, part: outputText('') }));
     }
     const entry = this.items[this.openMessage];
     entry.text += delta;
@@ -182,7 +211,7 @@ export class ResponsesAnswer implements ChatAnswerShape {
     entry.open = false;
     if (entry.item.type === 'message') {
       const text = entry.text ?? '';
-      const part = { type: 'output_text', text, annotations: [] };
+      const part = outputText(text);
       events.push(this.event('response.output_text.done', { item_id: entry.item.id, output_index: index, content_index: 0, text, logprobs: [] }));
       events.push(this.event('response.content_part.done', { item_id: entry.item.id, output_index: index, content_index: 0, part }));
       entry.item = messageItem(entry.item.id as string, text, 'completed');
@@ -211,7 +240,8 @@ export class ResponsesAnswer implements ChatAnswerShape {
       previous_response_id: null,
       reasoning: { effort: null, summary: null },
       ...this.echo,
-      usage: usage ? responseUsage(usage) : null,
+      // Absent until known (created, in_progress, failed): the spec's usage is an object, never null.
+      ...(usage ? { usage: responseUsage(usage) } : {}),
     };
   }
 }

@@ -89,9 +89,30 @@ describe('translateResponsesRequest', () => {
     [{ model: 'm', input: 'hi', temperature: 3 }, 'temperature'],
     [{ model: 'm', input: 'hi', text: { format: { type: 'yaml' } } }, 'text.format.type'],
     [{ model: 'm', input: 'hi', background: true }, 'background'],
-    [{ model: 'm', input: 'hi', frobnicate: 1 }, 'frobnicate'],
+    [{ model: 'm', input: 'hi', n: 2 }, 'n'],
+    [{ model: 'm', input: 'hi', messages: [] }, 'messages'],
+    [{ model: 'm', input: 'hi', vendor: { thinking_budget: 9 } }, 'vendor.thinking_budget'],
+    [{ model: 'm', input: 'hi', output_length: 9 }, 'output_length'],
+    [{ model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/a.pdf' }] }] }, 'input[0].content[0].file_url'],
+    [{ model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }] }, 'input[0].content[0].file_id'],
+    [{ model: 'm', input: 'hi', prompt: { id: 'pmpt_1' } }, 'prompt'],
   ])('refuses %j with 400 naming %s', (body, param) => {
     expect(refusal(body)).toMatchObject({ status: 400, param });
+  });
+
+  it('names the alternative in each refusal of a known but unserved feature', () => {
+    expect(refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/a.pdf' }] }] }).message).toContain('send file_data');
+    expect(refusal({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] }).message).toContain('send image_url');
+    expect(refusal({ model: 'm', input: 'hi', tools: [{ type: 'web_search' }] }).message).toContain('define a function tool');
+    expect(refusal({ model: 'm', input: 'hi', background: true }).message).toContain('without background');
+    expect(refusal({ model: 'm', input: 'hi', prompt: { id: 'pmpt_1' } }).message).toContain('as instructions and input');
+    expect(refusal({ model: 'm', input: 'hi', conversation: 'conv_1' }).message).toContain('previous_response_id');
+  });
+
+  it('carries fields it does not know (newer Responses fields) into the chat request, for the deployment\'s unknownFields policy', () => {
+    const { chat, echo } = translateResponsesRequest({ model: 'm', input: 'hi', moderation: { mode: 'strict' }, prompt_cache_options: { ttl: '1h' }, context_management: [{ type: 'compaction' }], frobnicate: 1 });
+    expect(chat).toMatchObject({ moderation: { mode: 'strict' }, prompt_cache_options: { ttl: '1h' }, context_management: [{ type: 'compaction' }], frobnicate: 1 });
+    expect(echo).not.toHaveProperty('moderation');
   });
 
   it('bounds the depth of tool schemas', () => {

@@ -3,7 +3,8 @@
 // stored responses first (responses-store.ts); what arrives here is the whole input. Every refusal is
 // a 400 whose `param` names the field or item, as OpenAI answers.
 import { GatewayError, GatewayErrorCode, type GatewayValidationCode } from '@app/envelope';
-import type { ChatCompletionRequest, ChatMessage } from '@app/llm';
+import { KNOWN_CHAT_FIELDS, type ChatCompletionRequest, type ChatMessage } from '@app/llm';
+import { checkUnknown } from '../chat/chat-shape';
 import type { ResolvedInput } from './responses-store';
 
 export const MAX_INPUT_ITEMS = 4096;
@@ -17,6 +18,12 @@ const IMAGE_URL = /^(https?:|data:image\/)/i;
 /** Accepted and not forwarded (`store` decides what the gateway keeps): no hosted tools, no logprobs or reasoning items. */
 const IGNORED_FIELDS = new Set(['store', 'metadata', 'include', 'truncation', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'top_logprobs', 'max_tool_calls', 'stream_options', 'background']);
 const FIELDS = new Set(['model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_output_tokens', 'temperature', 'top_p', 'text', 'reasoning', 'stream', 'user', 'previous_response_id', 'conversation', 'prompt', ...IGNORED_FIELDS]);
+/**
+ * Chat Completions fields: not Responses fields, and carried into the chat request they would be read
+ * by the chat pipeline as its own (`n`, `max_tokens`, `messages`, ...) without chat's checks. Refused as
+ * unknown parameters, as OpenAI's Responses API refuses them.
+ */
+const CHAT_ONLY_FIELDS = new Set<string>(KNOWN_CHAT_FIELDS.filter((f) => !FIELDS.has(f)));
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -99,7 +106,7 @@ function userContent(content: unknown, param: string): { chat: ChatMessage['cont
         return { type: 'text', text };
       }
       case 'input_image': {
-        if (p.file_id != null) throw invalid(`${at}.file_id is not supported (no file storage here): send image_url as a URL or data URL`, `${at}.file_id`, GatewayErrorCode.UnsupportedParameter);
+        if (p.file_id != null) throw invalid(`${at}.file_id is not supported (this gateway stores no files): send image_url as an https URL or a data:image/... URL instead`, `${at}.file_id`, GatewayErrorCode.UnsupportedParameter);
         const url = str(p.image_url, `${at}.image_url`, { min: 1 });
         // Same rule as chat image parts (chat-shape.ts): no file:, ftp: or other schemes reach an upstream.
         if (!IMAGE_URL.test(url)) throw invalid(`${at}.image_url must be an http(s) URL or a data:image/... URL`, `${at}.image_url`);
@@ -109,7 +116,8 @@ function userContent(content: unknown, param: string): { chat: ChatMessage['cont
         return { type: 'image_url', image_url: { url, detail } };
       }
       case 'input_file': {
-        if (p.file_id != null || p.file_url != null) throw invalid(`${at}: only file_data (base64) is supported, not file_id or file_url`, `${at}.${p.file_id != null ? 'file_id' : 'file_url'}`, GatewayErrorCode.UnsupportedParameter);
+        if (p.file_id != null) throw invalid(`${at}.file_id is not supported (this gateway stores no files): send file_data (the file as a base64 data URL) instead`, `${at}.file_id`, GatewayErrorCode.UnsupportedParameter);
+        if (p.file_url != null) throw invalid(`${at}.file_url is not supported (the gateway fetches no files for the model): send file_data (the file as a base64 data URL) instead`, `${at}.file_url`, GatewayErrorCode.UnsupportedParameter);
         const file: Obj = { file_data: str(p.file_data, `${at}.file_data`, { min: 1 }) };
         if (p.filename != null) file.filename = str(p.filename, `${at}.filename`, { max: 256 });
         stored.push({ type: 'input_file', ...file });
@@ -232,7 +240,7 @@ function tools(v: unknown): unknown[] {
   return v.map((t, i) => {
     const param = `tools[${i}]`;
     if (!isObj(t)) throw invalid(`${param} must be an object`, param, GatewayErrorCode.InvalidType);
-    if (t.type !== 'function') throw invalid(`${param}.type ${JSON.stringify(t.type)} is not supported: only function tools (hosted tools run at OpenAI)`, `${param}.type`);
+    if (t.type !== 'function') throw invalid(`${param}.type ${JSON.stringify(t.type)} is not supported: hosted tools (web_search, file_search, code_interpreter, ...) run only at OpenAI; define a function tool and run it yourself instead`, `${param}.type`, GatewayErrorCode.UnsupportedParameter);
     const name = str(t.name, `${param}.name`, { min: 1 });
     if (!TOOL_NAME.test(name)) throw invalid(`${param}.name must be 1 to 64 letters, digits, underscores or dashes`, `${param}.name`);
     const fn: Obj = { name };
@@ -274,6 +282,18 @@ function responseFormat(text: unknown): unknown {
   }
 }
 
+/** The function tools as a Response object lists them: `parameters` and `strict` are always there (null when not given). */
+function echoTools(v: unknown): Obj[] {
+  if (!Array.isArray(v)) return [];
+  return (v as Obj[]).map((t) => {
+    const tool: Obj = { type: 'function', name: t.name };
+    if (t.description != null) tool.description = t.description;
+    tool.parameters = t.parameters ?? null;
+    tool.strict = t.strict ?? null;
+    return tool;
+  });
+}
+
 /** The validated Responses request as the internal chat request, plus what the answer echoes back. */
 export interface TranslatedResponsesRequest {
   chat: ChatCompletionRequest;
@@ -297,10 +317,10 @@ export interface ResponsesParams {
  */
 export function responsesParams(body: unknown): ResponsesParams {
   if (!isObj(body)) throw invalid('The request body must be a JSON object', 'body', GatewayErrorCode.InvalidType);
-  for (const k of Object.keys(body)) if (!FIELDS.has(k)) throw invalid(`Unknown parameter: '${k}'.`, k, GatewayErrorCode.UnknownParameter);
+  const unknown = unknownFields(body);
   if (body.conversation != null) throw new GatewayError(GatewayErrorCode.ConversationNotStored, { param: 'conversation' });
-  if (body.prompt != null) throw invalid('prompt (stored prompt templates) is not supported: send instructions and input', 'prompt', GatewayErrorCode.UnsupportedParameter);
-  if (body.background != null && bool(body.background, 'background')) throw invalid('background: true is not supported (nothing is stored to poll)', 'background', GatewayErrorCode.UnsupportedParameter);
+  if (body.prompt != null) throw invalid('prompt (stored prompt templates) is not supported: send the template\'s text as instructions and input', 'prompt', GatewayErrorCode.UnsupportedParameter);
+  if (body.background != null && bool(body.background, 'background')) throw invalid('background: true is not supported (no background runs to poll here): send the request without background, with stream: true for a long answer', 'background', GatewayErrorCode.UnsupportedParameter);
   if (body.store != null) bool(body.store, 'store');
   if (body.metadata != null && !isObj(body.metadata)) throw invalid('metadata must be an object', 'metadata', GatewayErrorCode.InvalidType);
   if (body.include != null && !Array.isArray(body.include)) throw invalid('include must be an array', 'include', GatewayErrorCode.InvalidType);
@@ -330,7 +350,27 @@ export function responsesParams(body: unknown): ResponsesParams {
     }
   }
   if (body.stream != null) chat.stream = bool(body.stream, 'stream');
+  // Carried into the chat request as chat carries its own unknown fields: each OpenAI-type deployment's
+  // unknownFields policy forwards or drops them (openai-client.ts); the Anthropic translation never sends them.
+  for (const k of Object.keys(unknown)) Object.defineProperty(chat, k, { value: unknown[k], enumerable: true, writable: true, configurable: true });
   return { chat, body };
+}
+
+/**
+ * Top-level fields the gateway does not know (newer Responses fields such as `moderation`,
+ * `prompt_cache_options`, `context_management`): bounded exactly as chat's are (count, size, depth, no
+ * length, cost or routing levers; chat-shape.ts checkUnknown), refused when they are Chat Completions fields.
+ */
+function unknownFields(body: Obj): Obj {
+  const unknown = Object.create(null) as Obj;
+  for (const k of Object.keys(body)) {
+    if (FIELDS.has(k)) continue;
+    if (CHAT_ONLY_FIELDS.has(k)) throw invalid(`Unknown parameter: '${k}'. (a Chat Completions field; the Responses API does not take it)`, k, GatewayErrorCode.UnknownParameter);
+    Object.defineProperty(unknown, k, { value: body[k], enumerable: true, writable: true, configurable: true });
+  }
+  const problem = checkUnknown(unknown);
+  if (problem) throw invalid(problem.message, problem.param);
+  return unknown;
 }
 
 /**
@@ -353,11 +393,12 @@ export function withInput(params: ResponsesParams, opts: { resolved?: ResolvedIn
     temperature: body.temperature ?? 1,
     text: { format: isObj(body.text) && isObj(body.text.format) ? body.text.format : { type: 'text' } },
     tool_choice: body.tool_choice ?? 'auto',
-    tools: body.tools ?? [],
+    tools: echoTools(body.tools),
     top_p: body.top_p ?? 1,
     truncation: body.truncation ?? 'disabled',
-    user: body.user ?? null,
   };
+  // `user` is a string in a Response object when given, absent otherwise (never null).
+  if (body.user != null) echo.user = body.user;
   return { chat, echo, items };
 }
 

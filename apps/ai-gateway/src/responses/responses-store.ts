@@ -178,7 +178,9 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
     }
     const inputJson = JSON.stringify(input);
     const outputJson = JSON.stringify(output);
-    const bytes = Buffer.byteLength(inputJson) + Buffer.byteLength(outputJson);
+    // The Response object as answered, for GET /v1/responses/{id}; its output is the `output` column.
+    const responseJson = JSON.stringify({ ...response, output: undefined });
+    const bytes = Buffer.byteLength(inputJson) + Buffer.byteLength(outputJson) + Buffer.byteLength(responseJson);
     if (bytes > this.config.AI_RESPONSES_STORE_MAX_BYTES) {
       this.log.warn(`response ${String(response.id)} not stored: ${bytes} bytes (AI_RESPONSES_STORE_MAX_BYTES ${this.config.AI_RESPONSES_STORE_MAX_BYTES})`);
       return false;
@@ -194,15 +196,15 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
       return await this.db.transaction(async (m) => {
         const [{ written }]: Array<{ written: number }> = await m.query(
           `WITH r AS (
-             INSERT INTO ai_responses (id, key_id, input, output, bytes, expires_at)
-             SELECT $1::varchar, $2::uuid, $3::jsonb, $4::jsonb, $5::int, now() + $6::int * interval '1 hour'
+             INSERT INTO ai_responses (id, key_id, input, output, bytes, expires_at, response)
+             SELECT $1::varchar, $2::uuid, $3::jsonb, $4::jsonb, $5::int, now() + $6::int * interval '1 hour', $9::jsonb
               WHERE NOT EXISTS (SELECT 1 FROM ai_response_store_usage WHERE key_id = $2::uuid AND bytes + $5::int > $8::bigint)
              RETURNING id),
            i AS (
              INSERT INTO ai_response_items (id, response_id, position)
              SELECT x.id, r.id, x.ord - 1 FROM r, unnest($7::varchar[]) WITH ORDINALITY AS x(id, ord))
            SELECT count(*)::int AS written FROM r`,
-          [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids, quota],
+          [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids, quota, responseJson],
         );
         if (written === 0) throw new OverQuota();
         const counted: unknown[] = await m.query(
@@ -218,6 +220,64 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
       if (e instanceof OverQuota) this.log.warn(`response ${String(response.id)} not stored: its key keeps AI_RESPONSES_STORE_MAX_BYTES_PER_KEY (${quota}) bytes stored already`);
       else this.log.error(`response ${String(response.id)} not stored: ${(e as Error).message}`);
       return false;
+    }
+  }
+
+  /**
+   * The Response object `keyId` stored under `id` and that has not expired, as it was answered; undefined
+   * when there is none (unknown, expired, another key's, or stored before the object was kept: alike).
+   */
+  async retrieve(keyId: string, id: string): Promise<Obj | undefined> {
+    if (!wellFormed(id)) return undefined;
+    const rows: Array<{ response: Obj | null; output: unknown[] }> = await this.query(`SELECT response, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [id, keyId]);
+    const row = rows[0];
+    if (!row || !isObj(row.response)) return undefined;
+    return { ...row.response, output: row.output };
+  }
+
+  /** How many input items the live response `id` of `keyId` has; undefined when there is no such response. */
+  async inputCount(keyId: string, id: string): Promise<number | undefined> {
+    if (!wellFormed(id)) return undefined;
+    const rows: Array<{ n: number }> = await this.query(`SELECT jsonb_array_length(input) AS n FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [id, keyId]);
+    return rows[0]?.n;
+  }
+
+  /**
+   * The input items at `positions` (in that order) of the live response `id` of `keyId`: only those
+   * elements leave the database, whatever the size of the whole input. Undefined when the response is
+   * gone (expired or deleted since it was counted).
+   */
+  async inputItems(keyId: string, id: string, positions: number[]): Promise<Array<{ position: number; item: unknown }> | undefined> {
+    const rows: Array<{ position: number; item: unknown }> = await this.query(
+      `SELECT p.position, r.input -> p.position AS item
+         FROM ai_responses r, unnest($3::int[]) WITH ORDINALITY AS p(position, ord)
+        WHERE r.id = $1 AND r.key_id = $2 AND r.expires_at > now()
+        ORDER BY p.ord`,
+      [id, keyId, positions],
+    );
+    if (rows.length === 0 && positions.length > 0) return undefined;
+    return rows;
+  }
+
+  /**
+   * Deletes the live response `id` of `keyId` (its items go with it) and frees its bytes from the key's
+   * stored total, in one transaction (rows first, then the total, in the order saves and the sweep take
+   * them). False when there was none to delete. A database failure is 503.
+   */
+  async delete(keyId: string, id: string): Promise<boolean> {
+    if (!wellFormed(id)) return false;
+    try {
+      return await this.db.transaction(async (m) => {
+        // TypeORM answers a DELETE ... RETURNING as [rows, rowCount].
+        const [rows]: [Array<{ bytes: number }>, number] = await m.query(`DELETE FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now() RETURNING bytes`, [id, keyId]);
+        if (rows.length === 0) return false;
+        // greatest: a total that drifted below its rows (rolling deploy, see sweep) never goes negative.
+        await m.query(`UPDATE ai_response_store_usage SET bytes = greatest(bytes - $2::bigint, 0) WHERE key_id = $1`, [keyId, rows[0].bytes]);
+        return true;
+      });
+    } catch (e) {
+      this.log.error(`could not delete stored response ${id}: ${(e as Error).message}`);
+      throw new GatewayError(GatewayErrorCode.StoreUnavailable);
     }
   }
 

@@ -3,10 +3,11 @@ import { ChatModule } from '../chat/chat.module';
 import { CreateResponse } from './create-response';
 import { ResponsesController } from './responses.controller';
 import { ResponsesStore } from './responses-store';
+import { StoredResponses } from './stored-responses';
 
 @Module({
   imports: [ChatModule],
   controllers: [ResponsesController],
-  providers: [CreateResponse, ResponsesStore],
+  providers: [CreateResponse, ResponsesStore, StoredResponses],
 })
 export class ResponsesModule {}

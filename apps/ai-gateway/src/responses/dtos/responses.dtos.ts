@@ -46,6 +46,7 @@ export class ResponsesOutputText {
   @ApiProperty({ example: 'output_text' }) type: string;
   @ApiProperty({ example: 'It is 18 °C in Paris.' }) text: string;
   @ApiProperty({ example: [] }) annotations: unknown[];
+  @ApiProperty({ example: [], description: 'Always empty: no log probabilities come through a chat upstream' }) logprobs: unknown[];
 }
 
 export class ResponsesOutputItem {
@@ -63,8 +64,8 @@ export class ResponsesUsage {
   @ApiProperty({ example: 21 }) input_tokens: number;
   @ApiProperty({ example: 9 }) output_tokens: number;
   @ApiProperty({ example: 30 }) total_tokens: number;
-  @ApiProperty({ example: { cached_tokens: 0 } }) input_tokens_details: object;
-  @ApiProperty({ example: { reasoning_tokens: 0 } }) output_tokens_details: object;
+  @ApiProperty({ example: { cached_tokens: 0, cache_write_tokens: 0 }, description: 'Tokens read from (`cached_tokens`) and written to (`cache_write_tokens`) the upstream\'s prompt cache, as it reported them (Anthropic: cache reads / cache creation); 0 when unknown' }) input_tokens_details: object;
+  @ApiProperty({ example: { reasoning_tokens: 0 }, description: 'Reasoning tokens as the upstream reported them; 0 when unknown' }) output_tokens_details: object;
 }
 
 export class ResponseObject {
@@ -75,7 +76,33 @@ export class ResponseObject {
   @ApiProperty({ nullable: true, example: null, description: '{reason: max_output_tokens | content_filter} when incomplete' }) incomplete_details: object | null;
   @ApiProperty({ example: 'vendor-gpt-4' }) model: string;
   @ApiProperty({ type: [ResponsesOutputItem] }) output: ResponsesOutputItem[];
-  @ApiProperty({ type: ResponsesUsage, nullable: true }) usage: ResponsesUsage | null;
+  @ApiPropertyOptional({ type: ResponsesUsage, description: 'Absent while the response is in progress or when it failed' }) usage?: ResponsesUsage;
   @ApiProperty({ example: true, description: 'Whether the response was stored (false when store: false was asked, storing is disabled, or the response was too large or could not be written)' }) store: boolean;
   @ApiProperty({ nullable: true, example: null, description: 'The previous_response_id of the request' }) previous_response_id: string | null;
+}
+
+export class ResponseDeleted {
+  @ApiProperty({ example: 'resp_67ccd3a9da748190baa7f1570fe91ac6' }) id: string;
+  @ApiProperty({ example: 'response' }) object: string;
+  @ApiProperty({ example: true }) deleted: boolean;
+}
+
+export class ResponseInputItem {
+  @ApiProperty({ example: 'msg_8c2f6a0e1b7d4c3a9e5f2b1d0c8a7e6f5d4c3b2a00000000', description: 'Derived from the response id and the item\'s position: the same at every read' }) id: string;
+  @ApiProperty({ enum: ['message', 'function_call', 'function_call_output'], example: 'message' }) type: string;
+  @ApiPropertyOptional({ enum: ['user', 'assistant', 'system', 'developer'], example: 'user' }) role?: string;
+  @ApiProperty({ example: 'completed' }) status: string;
+  @ApiPropertyOptional({ example: [{ type: 'input_text', text: 'Weather in Paris?' }], description: 'message items: input_text / input_image / input_file parts (assistant: one output_text part)' }) content?: object[];
+  @ApiPropertyOptional({ example: 'call_1', description: 'function_call and function_call_output items' }) call_id?: string;
+  @ApiPropertyOptional({ example: 'get_weather', description: 'function_call items' }) name?: string;
+  @ApiPropertyOptional({ example: '{"city":"Paris"}', description: 'function_call items' }) arguments?: string;
+  @ApiPropertyOptional({ example: '{"temp_c":18}', description: 'function_call_output items' }) output?: string;
+}
+
+export class ResponseInputItemList {
+  @ApiProperty({ example: 'list' }) object: string;
+  @ApiProperty({ type: [ResponseInputItem] }) data: ResponseInputItem[];
+  @ApiProperty({ nullable: true, type: String, example: 'msg_8c2f6a0e1b7d4c3a9e5f2b1d0c8a7e6f5d4c3b2a00000000', description: 'null on an empty page' }) first_id: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'msg_8c2f6a0e1b7d4c3a9e5f2b1d0c8a7e6f5d4c3b2a00000000', description: 'null on an empty page; send it as `after` for the next page' }) last_id: string | null;
+  @ApiProperty({ example: false }) has_more: boolean;
 }
