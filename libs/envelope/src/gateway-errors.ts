@@ -173,7 +173,7 @@ export const GATEWAY_ERRORS = {
   [GatewayErrorCode.ModelNotFound]: spec<{ model: string }>({ ...NOT_FOUND, ...MODEL_PARAM, code: 'model_not_found', message: (p) => `The model ${p.model} does not exist` }),
   // GET /v1/models/{model} does not tell a model this key may not use from one that does not exist.
   [GatewayErrorCode.ModelNotVisible]: spec<{ model: string }>({ ...NOT_FOUND, ...MODEL_PARAM, code: 'model_not_found', message: (p) => `The model ${p.model} does not exist or you do not have access to it` }),
-  [GatewayErrorCode.ModelKindMismatch]: spec<{ model: string; expected: 'chat' | 'completion' | 'embeddings' | 'transcription' | 'image' }>({
+  [GatewayErrorCode.ModelKindMismatch]: spec<{ model: string; expected: 'chat' | 'completion' | 'embeddings' | 'transcription' | 'image' | 'moderation' }>({
     ...BAD_REQUEST,
     ...MODEL_PARAM,
     code: 'model_not_supported',

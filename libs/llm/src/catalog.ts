@@ -65,8 +65,12 @@ export function emptyCatalog<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
 
-/** Media models: what a `/v1/audio/transcriptions` or `/v1/images/generations` caller names in `model`. */
-export type MediaModelKind = 'transcription' | 'image';
+/**
+ * Media models: what a `/v1/audio/transcriptions` (and `/translations`), `/v1/images/generations` (and
+ * `/edits`) or `/v1/moderations` caller names in `model`.
+ */
+export type MediaModelKind = 'transcription' | 'image' | 'moderation';
+export const MEDIA_MODEL_KINDS: readonly MediaModelKind[] = ['transcription', 'image', 'moderation'];
 
 /** gpt-image-1's optional request fields (OpenAI images API); dall-e-3 knows `quality` (standard, hd) only. */
 export const IMAGE_MODEL_FIELDS = ['quality', 'background', 'output_format', 'output_compression', 'moderation'] as const;
@@ -78,9 +82,16 @@ export type ImageQuality = (typeof IMAGE_QUALITIES)[number];
 export interface MediaModelInfo {
   name: string;
   kind: MediaModelKind;
-  /** Model name sent to the media upstream (AI_TRANSCRIBE_BASE_URL / AI_IMAGES_BASE_URL); defaults to the public name. */
+  /**
+   * Model name sent to the media upstream (AI_TRANSCRIBE_BASE_URL / AI_IMAGES_BASE_URL); defaults to the
+   * public name. Moderation models go to the providers file's OpenAI-type deployments that list them,
+   * under the name the deployment gives (this field is not used for them).
+   */
   upstream: string;
-  /** Transcription: yuan per minute of audio (pro rata by the second). Image: yuan per 1024x1024 image (other sizes by pixel count). */
+  /**
+   * Transcription: yuan per minute of audio (pro rata by the second). Image: yuan per 1024x1024 image
+   * (other sizes by pixel count). Moderation: yuan per classified input (one per entry of `results`).
+   */
   price: number;
   /** Image models: the optional fields the upstream model accepts; any other one is a 400 naming it. */
   fields: readonly ImageModelField[];
@@ -109,7 +120,15 @@ export const DEFAULT_MEDIA_MODELS: Record<string, MediaModelInfo> = {
   'dall-e-2': { name: 'dall-e-2', kind: 'image', upstream: 'dall-e-2', price: 0.1, fields: [], responseFormat: true, defaultQuality: 'standard', ownedBy: 'openai' },
   'dall-e-3': { name: 'dall-e-3', kind: 'image', upstream: 'dall-e-3', price: 0.1, fields: ['quality'], responseFormat: true, defaultQuality: 'standard', ownedBy: 'openai' },
   'gpt-image-1': { name: 'gpt-image-1', kind: 'image', upstream: 'gpt-image-1', price: 0.1, fields: [...IMAGE_MODEL_FIELDS], responseFormat: false, defaultQuality: 'auto', ownedBy: 'openai' },
+  // OpenAI does not charge for moderations: free until the providers file prices them (per input).
+  'omni-moderation-latest': { name: 'omni-moderation-latest', kind: 'moderation', upstream: 'omni-moderation-latest', price: 0, fields: [], responseFormat: false, ownedBy: 'openai' },
+  'omni-moderation-2024-09-26': { name: 'omni-moderation-2024-09-26', kind: 'moderation', upstream: 'omni-moderation-2024-09-26', price: 0, fields: [], responseFormat: false, ownedBy: 'openai' },
+  'text-moderation-latest': { name: 'text-moderation-latest', kind: 'moderation', upstream: 'text-moderation-latest', price: 0, fields: [], responseFormat: false, ownedBy: 'openai' },
+  'text-moderation-stable': { name: 'text-moderation-stable', kind: 'moderation', upstream: 'text-moderation-stable', price: 0, fields: [], responseFormat: false, ownedBy: 'openai' },
 };
+
+/** The moderation model a `/v1/moderations` request without `model` uses (the OpenAI default). */
+export const DEFAULT_MODERATION_MODEL = 'omni-moderation-latest';
 
 /**
  * The media catalog: DEFAULT_MEDIA_MODELS with the providers file's `mediaModels` map applied, e.g.
@@ -127,7 +146,7 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
     if (typeof o !== 'object' || Array.isArray(o)) throw fail(`${path} must be an object`);
     const base = catalogEntry(models, name);
     const kind = (o.kind ?? base?.kind) as MediaModelKind;
-    if (kind !== 'transcription' && kind !== 'image') throw fail(`${path}.kind must be transcription or image`);
+    if (!MEDIA_MODEL_KINDS.includes(kind)) throw fail(`${path}.kind must be transcription, image or moderation`);
     if (o.upstream !== undefined && (typeof o.upstream !== 'string' || o.upstream.trim() === '')) throw fail(`${path}.upstream must be a non-empty string`);
     if (o.price !== undefined && (typeof o.price !== 'number' || !Number.isFinite(o.price) || o.price < 0)) throw fail(`${path}.price must be a number >= 0`);
     if (o.fields !== undefined && (!Array.isArray(o.fields) || (o.fields as unknown[]).some((f) => !(IMAGE_MODEL_FIELDS as readonly unknown[]).includes(f)))) throw fail(`${path}.fields must be a list of ${IMAGE_MODEL_FIELDS.join(', ')}`);
@@ -140,7 +159,7 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
       name,
       kind,
       upstream: o.upstream ?? base?.upstream ?? name,
-      price: o.price ?? base?.price ?? (kind === 'image' ? 0.1 : 0.02),
+      price: o.price ?? base?.price ?? (kind === 'image' ? 0.1 : kind === 'moderation' ? 0 : 0.02),
       fields: (o.fields as ImageModelField[] | undefined) ?? base?.fields ?? [],
       responseFormat: o.responseFormat ?? base?.responseFormat ?? kind === 'image',
       ownedBy: typeof o.ownedBy === 'string' ? o.ownedBy : base?.ownedBy ?? 'gateway',

@@ -1,4 +1,6 @@
 import { catalogEntry, DEFAULT_MEDIA_MODELS, imagePricePer1024, mergeMediaModels } from './catalog';
+import { parseProvidersConfig } from './providers-file';
+import { LlmRouter } from './router';
 
 describe('media catalog (mediaModels in the providers file)', () => {
   const fail = (m: string) => new Error(m);
@@ -34,10 +36,24 @@ describe('media catalog (mediaModels in the providers file)', () => {
   });
 
   it('names the bad path', () => {
-    expect(() => mergeMediaModels({ x: { price: 1 } }, fail)).toThrow('mediaModels.x.kind must be transcription or image');
+    expect(() => mergeMediaModels({ x: { price: 1 } }, fail)).toThrow('mediaModels.x.kind must be transcription, image or moderation');
     expect(() => mergeMediaModels({ 'whisper-1': { price: -1 } }, fail)).toThrow('mediaModels.whisper-1.price');
     expect(() => mergeMediaModels({ 'dall-e-3': { fields: ['style'] } }, fail)).toThrow('mediaModels.dall-e-3.fields');
     expect(() => mergeMediaModels([], fail)).toThrow('mediaModels must be an object');
+  });
+
+  it('moderation models: priced per input from the providers file, served by openai deployments only', () => {
+    const raw = (type: string) => ({
+      mediaModels: { 'omni-moderation-latest': { price: 0.01 }, 'my-guard': { kind: 'moderation', price: 0.002 } },
+      deployments: [{ name: 'mod', type, baseUrl: 'https://api.example.com/v1', models: ['omni-moderation-latest', { name: 'my-guard', upstream: 'llama-guard' }] }],
+    });
+    const config = parseProvidersConfig(raw('openai'), {});
+    expect(config.mediaModels['omni-moderation-latest']).toMatchObject({ kind: 'moderation', price: 0.01 });
+    expect(config.mediaModels['my-guard']).toMatchObject({ kind: 'moderation', price: 0.002 });
+    expect(config.deployments[0].models).toEqual([{ name: 'omni-moderation-latest', upstream: 'omni-moderation-latest' }, { name: 'my-guard', upstream: 'llama-guard' }]);
+    expect(() => parseProvidersConfig(raw('anthropic'), {})).toThrow('deployments[0]: moderation model "omni-moderation-latest" can be served by openai deployments only');
+    // Not a chat model: /v1/models lists chat and embeddings only.
+    expect(new LlmRouter(config).servedModels()).toEqual([]);
   });
 
   it('takes a model named __proto__ as an ordinary entry and finds no Object.prototype member', () => {

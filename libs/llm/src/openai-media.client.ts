@@ -1,5 +1,6 @@
 import { fetch, FormData, RequestInit } from 'undici';
 import { upstreamErrorBody } from './http';
+import { parseSse } from './sse';
 import { parseRetryAfter, UpstreamError } from './types';
 
 export interface MediaUpstream {
@@ -7,6 +8,8 @@ export interface MediaUpstream {
   baseUrl: string;
   apiKey?: string;
   timeoutMs: number;
+  /** Extra headers on every call (a providers-file deployment's `headers`). */
+  headers?: Record<string, string>;
   /**
    * Fetches an image URL the upstream answered with (instead of b64_json). The gateway passes its
    * SSRF-guarded fetcher: the URL is chosen by the upstream's answer, not by the operator.
@@ -38,7 +41,7 @@ export class OpenAiMediaClient {
   }
 
   private headers(): Record<string, string> {
-    return this.upstream.apiKey ? { authorization: `Bearer ${this.upstream.apiKey}` } : {};
+    return { ...(this.upstream.headers ?? {}), ...(this.upstream.apiKey ? { authorization: `Bearer ${this.upstream.apiKey}` } : {}) };
   }
 
   /**
@@ -58,10 +61,15 @@ export class OpenAiMediaClient {
       body: JSON.stringify(payload),
       signal,
     });
+    return this.images(body, req.n, signal);
+  }
+
+  /** The images of an images answer (`data[]`, b64_json or a URL downloaded through downloadImage), at most `n`. */
+  private async images(body: unknown, n: number, signal?: AbortSignal): Promise<GeneratedImage[]> {
     const data = (body as { data?: Array<{ b64_json?: string; url?: string; revised_prompt?: string }> }).data;
     if (!Array.isArray(data) || data.length === 0) throw new UpstreamError('image upstream returned no images', 'protocol', 200);
     const images: GeneratedImage[] = [];
-    for (const item of data.slice(0, req.n)) {
+    for (const item of data.slice(0, n)) {
       if (item.b64_json) images.push({ bytes: Buffer.from(item.b64_json, 'base64'), contentType: 'image/png', revisedPrompt: item.revised_prompt });
       else if (item.url) images.push({ ...(await (this.upstream.downloadImage ?? this.download.bind(this))(item.url, signal)), revisedPrompt: item.revised_prompt });
       else throw new UpstreamError('image upstream returned an entry without b64_json or url', 'protocol', 200);
@@ -92,33 +100,105 @@ export class OpenAiMediaClient {
   }
 
   /**
-   * An OpenAI `/audio/transcriptions` call passed through: the caller's `response_format` (json, text,
-   * srt, vtt, verbose_json), `timestamp_granularities[]`, `prompt` and `temperature` go upstream as given,
-   * and the upstream's answer comes back as it is (body and content type).
+   * An OpenAI `/audio/transcriptions` (or `/audio/translations`, `path`) call passed through: the
+   * caller's `response_format` (json, text, srt, vtt, verbose_json, diarized_json),
+   * `timestamp_granularities[]`, `prompt`, `temperature` and `extra` form fields (chunking_strategy,
+   * known_speaker_names[], ...) go upstream as given, and the upstream's answer comes back as it is.
    */
-  async transcribeRaw(
-    req: { model: string; file: Buffer; filename: string; language?: string; responseFormat: string; timestampGranularities?: string[]; prompt?: string; temperature?: number },
-    signal?: AbortSignal,
-  ): Promise<{ body: Buffer; contentType: string }> {
-    const form = new FormData();
-    form.append('file', new Blob([req.file]), req.filename);
-    form.append('model', req.model);
-    form.append('response_format', req.responseFormat);
-    for (const g of req.timestampGranularities ?? []) form.append('timestamp_granularities[]', g);
-    if (req.language) form.append('language', req.language);
-    if (req.prompt !== undefined) form.append('prompt', req.prompt);
-    if (req.temperature !== undefined) form.append('temperature', String(req.temperature));
-    const { res, text } = await this.send('/audio/transcriptions', { method: 'POST', headers: this.headers(), body: form, signal });
+  async transcribeRaw(req: RawAudioRequest, signal?: AbortSignal, path = '/audio/transcriptions'): Promise<{ body: Buffer; contentType: string }> {
+    const { res, text } = await this.send(path, { method: 'POST', headers: this.headers(), body: audioForm(req), signal });
     if (!res.ok) this.fail(res, text);
-    const json = /json/i.test(res.headers.get('content-type') ?? '') || req.responseFormat === 'json' || req.responseFormat === 'verbose_json';
+    const json = /json/i.test(res.headers.get('content-type') ?? '') || /json$/.test(req.responseFormat);
     if (json) {
       try {
         JSON.parse(text);
       } catch {
-        throw new UpstreamError(`upstream answered a ${req.responseFormat} transcription that is not JSON`, 'protocol', res.status);
+        throw new UpstreamError(`upstream answered a ${req.responseFormat} ${path === '/audio/translations' ? 'translation' : 'transcription'} that is not JSON`, 'protocol', res.status);
       }
     }
     return { body: Buffer.from(text, 'utf8'), contentType: json ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' };
+  }
+
+  /** `/audio/transcriptions` with `stream=true`: the upstream's events (transcript.text.delta, transcript.text.done) as parsed JSON. */
+  async transcribeStream(req: RawAudioRequest, signal?: AbortSignal): Promise<AsyncIterable<Record<string, unknown>>> {
+    const form = audioForm(req);
+    form.append('stream', 'true');
+    return this.stream('/audio/transcriptions', { method: 'POST', headers: this.headers(), body: form, signal });
+  }
+
+  /** `/images/generations` with `stream: true`: the upstream's image_generation.* events as parsed JSON. */
+  async generateImagesStream(payload: Record<string, unknown>, signal?: AbortSignal): Promise<AsyncIterable<Record<string, unknown>>> {
+    return this.stream('/images/generations', { method: 'POST', headers: { ...this.headers(), 'content-type': 'application/json' }, body: JSON.stringify({ ...payload, stream: true }), signal });
+  }
+
+  /**
+   * `/images/edits` as multipart: one image goes as `image`, several as `image[]` (what OpenAI's own SDK
+   * sends), the optional mask as `mask`, and the caller's string fields as given. Answers the images
+   * like generateImages, or the upstream's events when `fields.stream` is `true`.
+   */
+  async editImages(req: ImageEditRequest, signal?: AbortSignal): Promise<GeneratedImage[]> {
+    const body = await this.call('/images/edits', { method: 'POST', headers: this.headers(), body: editForm(req), signal });
+    return this.images(body, req.n, signal);
+  }
+
+  async editImagesStream(req: ImageEditRequest, signal?: AbortSignal): Promise<AsyncIterable<Record<string, unknown>>> {
+    const form = editForm(req);
+    form.append('stream', 'true');
+    return this.stream('/images/edits', { method: 'POST', headers: this.headers(), body: form, signal });
+  }
+
+  /** `/moderations`: the caller's JSON (input, model) as given; the upstream's CreateModerationResponse as parsed. */
+  async moderate(payload: Record<string, unknown>, signal?: AbortSignal): Promise<{ id?: unknown; model?: unknown; results: unknown[] }> {
+    const body = (await this.call('/moderations', { method: 'POST', headers: { ...this.headers(), 'content-type': 'application/json' }, body: JSON.stringify(payload), signal })) as { results?: unknown };
+    if (!Array.isArray(body?.results)) throw new UpstreamError('moderation upstream answered no results', 'protocol', 200);
+    return body as { results: unknown[] };
+  }
+
+  /**
+   * A call answered with server-sent events: resolves once the upstream accepted it (an HTTP error is
+   * thrown as UpstreamError before any event), then yields each event's JSON data; `[DONE]` ends it.
+   */
+  private async stream(path: string, init: { method: string; headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal }): Promise<AsyncIterable<Record<string, unknown>>> {
+    const timeout = AbortSignal.timeout(this.upstream.timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    let res;
+    try {
+      res = await fetch(this.url(path), { ...init, headers: { ...init.headers, accept: 'text/event-stream' }, signal });
+    } catch (e) {
+      if (timeout.aborted) throw new UpstreamError(`upstream did not answer within ${this.upstream.timeoutMs} ms`, 'timeout', 0);
+      throw new UpstreamError(`upstream unreachable: ${(e as Error).message}`, 'network', 0);
+    }
+    if (!res.ok) this.fail(res, await res.text());
+    if (!/text\/event-stream/i.test(res.headers.get('content-type') ?? '') || !res.body) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new UpstreamError('upstream answered a stream request without text/event-stream', 'protocol', res.status);
+    }
+    const body = res.body as AsyncIterable<Uint8Array>;
+    const timeoutMs = this.upstream.timeoutMs;
+    return (async function* () {
+      try {
+        for await (const event of parseSse(body)) {
+          if (event.data === '[DONE]') return;
+          let data: unknown;
+          try {
+            data = JSON.parse(event.data);
+          } catch {
+            throw new UpstreamError('upstream stream event is not JSON', 'protocol', 200);
+          }
+          if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new UpstreamError('upstream stream event is not a JSON object', 'protocol', 200);
+          const error = (data as { error?: unknown }).error;
+          if (error) {
+            const err = upstreamErrorBody(error);
+            throw new UpstreamError(err?.message ?? 'upstream stream failed', 'http', 500, undefined, err);
+          }
+          yield data as Record<string, unknown>;
+        }
+      } catch (e) {
+        if (e instanceof UpstreamError) throw e;
+        if (timeout.aborted) throw new UpstreamError(`upstream stream did not end within ${timeoutMs} ms`, 'timeout', 0);
+        throw new UpstreamError(`upstream stream broke: ${(e as Error).message}`, 'network', 0);
+      }
+    })();
   }
 
   private async send(path: string, init: { method: string; headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal }) {
@@ -183,4 +263,53 @@ export class OpenAiMediaClient {
     }
     return { bytes: Buffer.concat(chunks), contentType: res.headers.get('content-type') ?? 'image/png' };
   }
+}
+
+/** The form fields of an audio transcription or translation passed through. */
+export interface RawAudioRequest {
+  model: string;
+  file: Buffer;
+  filename: string;
+  language?: string;
+  responseFormat: string;
+  timestampGranularities?: string[];
+  prompt?: string;
+  temperature?: number;
+  /** Further fields as the caller sent them, in order (chunking_strategy, known_speaker_names[], include[], ...). */
+  extra?: Array<[string, string]>;
+}
+
+function audioForm(req: RawAudioRequest): FormData {
+  const form = new FormData();
+  form.append('file', new Blob([req.file]), req.filename);
+  form.append('model', req.model);
+  form.append('response_format', req.responseFormat);
+  for (const g of req.timestampGranularities ?? []) form.append('timestamp_granularities[]', g);
+  if (req.language) form.append('language', req.language);
+  if (req.prompt !== undefined) form.append('prompt', req.prompt);
+  if (req.temperature !== undefined) form.append('temperature', String(req.temperature));
+  for (const [name, value] of req.extra ?? []) form.append(name, value);
+  return form;
+}
+
+export interface ImageEditRequest {
+  model: string;
+  prompt: string;
+  n: number;
+  images: Array<{ bytes: Buffer; filename: string; contentType: string }>;
+  mask?: { bytes: Buffer; filename: string; contentType: string };
+  /** The caller's other fields (size, quality, background, output_format, input_fidelity, partial_images, response_format, ...). */
+  fields: Record<string, string>;
+}
+
+function editForm(req: ImageEditRequest): FormData {
+  const form = new FormData();
+  const name = req.images.length > 1 ? 'image[]' : 'image';
+  for (const image of req.images) form.append(name, new Blob([image.bytes], { type: image.contentType }), image.filename);
+  if (req.mask) form.append('mask', new Blob([req.mask.bytes], { type: req.mask.contentType }), req.mask.filename);
+  form.append('model', req.model);
+  form.append('prompt', req.prompt);
+  form.append('n', String(req.n));
+  for (const [k, v] of Object.entries(req.fields)) form.append(k, v);
+  return form;
 }

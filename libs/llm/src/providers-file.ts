@@ -72,7 +72,7 @@ export interface RoutingPolicy {
 export interface ProvidersConfig {
   deployments: Deployment[];
   models: Record<string, ModelInfo>;
-  /** Transcription and image models (`mediaModels:`, merged over DEFAULT_MEDIA_MODELS). */
+  /** Transcription, image and moderation models (`mediaModels:`, merged over DEFAULT_MEDIA_MODELS). */
   mediaModels: Record<string, MediaModelInfo>;
   routing: RoutingPolicy;
 }
@@ -143,6 +143,7 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
     }
   }
 
+  const mediaModels = mergeMediaModels(raw.mediaModels, (message) => new ProvidersFileError(`providers file: ${message}`));
   const deployments: Deployment[] = [];
   const list = raw.deployments ?? [];
   if (!Array.isArray(list)) throw new ProvidersFileError('deployments must be a list');
@@ -183,6 +184,11 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
       return { name: publicName, upstream: o.upstream === undefined ? publicName : expectString(o.upstream, `${mp}.upstream`) };
     });
     for (const m of dm) {
+      // Moderation models (mediaModels kind moderation) are served by OpenAI-type deployments: /v1/moderations is forwarded as it is.
+      if (catalogEntry(mediaModels, m.name)?.kind === 'moderation' && !catalogEntry(models, m.name)) {
+        if (type !== 'openai') throw new ProvidersFileError(`${path}: moderation model "${m.name}" can be served by openai deployments only`);
+        continue;
+      }
       if (!catalogEntry(models, m.name)) throw new ProvidersFileError(`${path}: model "${m.name}" is not in the catalog; declare it under models: with its kind`);
     }
     deployments.push({
@@ -203,7 +209,6 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
       anthropicVersion: type === 'anthropic' ? (d.anthropicVersion === undefined ? '2023-06-01' : expectString(d.anthropicVersion, `${path}.anthropicVersion`)) : undefined,
     });
   });
-  const mediaModels = mergeMediaModels(raw.mediaModels, (message) => new ProvidersFileError(`providers file: ${message}`));
   return { deployments, models, mediaModels, routing };
 }
 

@@ -156,6 +156,15 @@ export class LlmRouter {
     });
   }
 
+  /**
+   * A media call (`/v1/moderations`) for a model the providers file's OpenAI-type deployments list:
+   * `call` gets the deployment (base URL, key, headers, timeout) and the model's upstream name, with the
+   * routing policy's retries, fallback and cooldown as for chat.
+   */
+  async media<T>(model: string, opts: CallOptions, call: (deployment: Deployment, upstreamModel: string) => Promise<T>): Promise<Routed<T>> {
+    return this.run(model, opts, (t) => call(t.deployment, t.upstreamModel), (t) => t.deployment.type === 'openai');
+  }
+
   async close(): Promise<void> {
     const local = new Set(Object.values(this.opts.localEngines ?? {}));
     await Promise.all([...this.clients.values()].filter((c) => !local.has(c)).map((c) => c.close().catch(() => undefined)));

@@ -8,12 +8,14 @@ import { assertScope } from '../keys/key-scopes';
 import { requestSignal } from '../vision/media-errors';
 import { requestIdOf } from '../http/request-id';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
-import { OPENAI_VOICES, OpenAiSpeechRequest, OpenAiTranscriptionRequest, SynthesizeRequest, TranscribeRequest, TranscribeResponse } from './dtos/speech.dto';
+import { OPENAI_VOICES, OpenAiSpeechRequest, OpenAiTranscriptionRequest, OpenAiTranslationRequest, SynthesizeRequest, TranscribeRequest, TranscribeResponse } from './dtos/speech.dto';
+import { extraTranscriptionFields, refuseForLocalEngine } from './transcription-fields';
+import { GatewayConfig } from '../config/gateway.config';
+import { relayMediaEvents } from '../vision/media-stream';
 import { SynthesizeSpeechService } from './synthesize-speech.service';
 import { TranscribeAudioService, UploadedAudio } from './transcribe-audio.service';
 import { toSrt, toVtt } from './transcript-formats';
 import { MediaModels } from '../vision/media-models';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
 
 @ApiTags('speech')
 @ApiHeader({ name: 'Authorization', description: 'Bearer <API_KEY>', required: true })
@@ -23,6 +25,7 @@ export class SpeechController {
     private readonly transcribeAudio: TranscribeAudioService,
     private readonly synthesizeSpeech: SynthesizeSpeechService,
     private readonly mediaModels: MediaModels,
+    private readonly config: GatewayConfig,
   ) {}
 
   @Post('speech/transcribe')
@@ -52,23 +55,32 @@ export class SpeechController {
     description:
       '`model` names a transcription model of the media catalog (whisper-1, gpt-4o-transcribe, gpt-4o-mini-transcribe, or the providers file `mediaModels`), ' +
       'sent upstream under its upstream name and billed at its per-minute price; unknown: 404 model_not_found. ' +
-      'With an upstream, `response_format` (json, text, srt, vtt, verbose_json), `timestamp_granularities[]`, `prompt` and `temperature` are passed on and its answer returned as it is. ' +
-      'The local engine makes json, text, srt, vtt and verbose_json (segments) itself; `timestamp_granularities[]=word` is a 400 there.',
+      'With an upstream, `response_format` (json, text, srt, vtt, verbose_json, diarized_json), `timestamp_granularities[]`, `prompt`, `temperature`, `chunking_strategy`, `known_speaker_names[]`, `known_speaker_references[]` and `include[]` are passed on and its answer returned as it is. ' +
+      '`stream=true` answers server-sent events transcript.text.delta and transcript.text.done (the upstream\'s as sent; billed by the audio\'s duration when the stream ends, nothing when it fails). ' +
+      'The local engine makes json, text, srt, vtt and verbose_json (segments) itself and streams one delta per utterance; `timestamp_granularities[]=word`, diarized_json, known speakers and include[]=logprobs are a 400 there.',
   })
-  @ApiBody({ type: OpenAiTranscriptionRequest })
-  @ApiProduces('application/json', 'text/plain')
+  @ApiBody({
+    type: OpenAiTranscriptionRequest,
+    description: 'multipart/form-data: file (binary), model, language, prompt, response_format, temperature, timestamp_granularities[], include[], stream, chunking_strategy (auto or chunking_strategy[type]=server_vad ...), known_speaker_names[], known_speaker_references[]',
+    examples: {
+      json: { value: { file: '<audio.mp3>', model: 'gpt-4o-transcribe', response_format: 'json' } },
+      stream: { value: { file: '<audio.mp3>', model: 'gpt-4o-mini-transcribe', stream: true } },
+      diarized: { value: { file: '<meeting.wav>', model: 'gpt-4o-transcribe-diarize', response_format: 'diarized_json', chunking_strategy: 'auto', 'known_speaker_names[]': ['agent'], 'known_speaker_references[]': ['data:audio/wav;base64,UklGR...'] } },
+    },
+  })
+  @ApiProduces('application/json', 'text/plain', 'text/event-stream')
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 415, 429, 502, 503, 504)
   async openAiTranscribe(@CurrentPrincipal() principal: Principal, @UploadedFile() file: UploadedAudio | undefined, @Body() body: OpenAiTranscriptionRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
     assertScope(principal, 'speech');
     const format = body.response_format ?? 'json';
-    const granularities = body.timestamp_granularities;
     const model = this.mediaModels.resolve('transcription', body.model);
-    const localCheck = () => {
-      if (granularities?.includes('word')) {
-        throw new GatewayError(GatewayErrorCode.WordTimestampsUnavailable);
-      }
-    };
-    const passthrough = { responseFormat: format, timestampGranularities: granularities, prompt: body.prompt, temperature: body.temperature };
+    const extra = extraTranscriptionFields(body);
+    const localCheck = () => refuseForLocalEngine(body);
+    const passthrough = { responseFormat: format, timestampGranularities: body.timestamp_granularities, prompt: body.prompt, temperature: body.temperature, extra };
+    if (body.stream) {
+      await this.transcribeAudio.transcribeStream(principal, file, { language: body.language, model, passthrough, localCheck }, res, requestIdOf(req), requestSignal(req));
+      return;
+    }
     const result = await this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: true, model, passthrough, localCheck }, requestIdOf(req), requestSignal(req));
     if (result.raw) {
       res.status(200).setHeader('Content-Type', result.raw.contentType);
@@ -91,6 +103,33 @@ export class SpeechController {
     res.json({ text: result.text });
   }
 
+  @Post('audio/translations')
+  @HttpCode(200)
+  @UseInterceptors(FileInterceptor('file'))
+  @ApiConsumes('multipart/form-data')
+  @ApiOperation({
+    summary: 'Translate speech into English text (OpenAI-compatible)',
+    description:
+      'Served by the transcription upstream (AI_TRANSCRIBE_BASE_URL) only: `model` names a transcription model of the media catalog (whisper-1 by default AI_TRANSCRIBE_MODEL), sent under its upstream name; ' +
+      '`prompt`, `response_format` (json, text, srt, verbose_json, vtt) and `temperature` are passed on and the answer returned as it is. Billed like a transcription: the model\'s per-minute price, by the measured duration. ' +
+      'When only the local PocketSphinx engine is configured: 400 (it transcribes English, it cannot translate); no engine: 503. Size capped by AI_MEDIA_MAX_AUDIO_BYTES (413).',
+  })
+  @ApiBody({
+    type: OpenAiTranslationRequest,
+    description: 'multipart/form-data: file (binary), model, prompt, response_format, temperature',
+    examples: { json: { value: { file: '<german.m4a>', model: 'whisper-1', response_format: 'json' } }, srt: { value: { file: '<german.m4a>', model: 'whisper-1', response_format: 'srt', temperature: 0 } } },
+  })
+  @ApiProduces('application/json', 'text/plain')
+  @ApiOpenAiErrors(400, 401, 403, 404, 413, 415, 429, 502, 503, 504)
+  async openAiTranslate(@CurrentPrincipal() principal: Principal, @UploadedFile() file: UploadedAudio | undefined, @Body() body: OpenAiTranslationRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
+    assertScope(principal, 'speech');
+    const model = this.mediaModels.resolve('transcription', body.model);
+    const passthrough = { responseFormat: body.response_format ?? 'json', prompt: body.prompt, temperature: body.temperature };
+    const raw = await this.transcribeAudio.translate(principal, file, { model, passthrough }, requestIdOf(req), requestSignal(req));
+    res.status(200).setHeader('Content-Type', raw.contentType);
+    res.end(raw.body);
+  }
+
   @Post('speech/synthesize')
   @HttpCode(200)
   @ApiOperation({
@@ -111,14 +150,29 @@ export class SpeechController {
 
   @Post('audio/speech')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Synthesize speech (OpenAI-compatible alias)', description: 'OpenAI voices map to the local voices (README table: alloy, coral, nova, sage, shimmer, marin -> en-US-JennyNeural; ash, ballad, echo, fable, onyx, verse, cedar -> en-US-GuyNeural); contract voice ids work too. Formats mp3, opus, aac, flac, wav, pcm.' })
-  @ApiProduces('audio/mpeg', 'audio/ogg', 'audio/aac', 'audio/flac', 'audio/wav', 'audio/pcm')
+  @ApiOperation({
+    summary: 'Synthesize speech (OpenAI-compatible alias)',
+    description:
+      'OpenAI voices map to the local voices (README table: alloy, coral, nova, sage, shimmer, marin -> en-US-JennyNeural; ash, ballad, echo, fable, onyx, verse, cedar -> en-US-GuyNeural); contract voice ids work too. Formats mp3, opus, aac, flac, wav, pcm. ' +
+      '`stream_format: "sse"` answers server-sent events: the local engine synthesizes the whole text, then sends it as one speech.audio.delta (base64) and speech.audio.done (usage in tokens is 0: the engine counts none; billed per character as usual).',
+  })
+  @ApiBody({ type: OpenAiSpeechRequest, examples: { audio: { value: { model: 'tts-1', input: 'Hello there.', voice: 'alloy', response_format: 'mp3' } }, sse: { value: { model: 'gpt-4o-mini-tts', input: 'Hello there.', voice: 'nova', response_format: 'wav', stream_format: 'sse' } } } })
+  @ApiProduces('audio/mpeg', 'audio/ogg', 'audio/aac', 'audio/flac', 'audio/wav', 'audio/pcm', 'text/event-stream')
   @ApiOkResponse({ description: 'The audio', schema: { type: 'string', format: 'binary' } })
   @ApiOpenAiErrors(400, 401, 403, 429, 503)
   async openAiSpeech(@CurrentPrincipal() principal: Principal, @Body() body: OpenAiSpeechRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
     assertScope(principal, 'speech');
     const voice = OPENAI_VOICES[body.voice] ?? body.voice;
     const speech = await this.synthesizeSpeech.synthesize(principal, { text: body.input, voice, format: (body.response_format ?? 'mp3') as SpeechFormat, speed: body.speed }, requestIdOf(req), requestSignal(req));
+    if (body.stream_format === 'sse') {
+      // Already synthesized and settled: the events only carry it.
+      const events = (async function* () {
+        yield { type: 'speech.audio.delta', audio: speech.audio.toString('base64') };
+        yield { type: 'speech.audio.done', usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } };
+      })();
+      await relayMediaEvents(res, this.config.REQUEST_TIMEOUT_MS, events, async () => undefined);
+      return;
+    }
     res.setHeader('Content-Type', speech.contentType).setHeader('Content-Length', String(speech.audio.length));
     res.end(speech.audio);
   }

@@ -30,6 +30,8 @@ export interface TranscriptionPassthrough {
   timestampGranularities?: string[];
   prompt?: string;
   temperature?: number;
+  /** Further fields as the caller sent them (chunking_strategy[...], known_speaker_names[], include[], ...). */
+  extra?: Array<[string, string]>;
 }
 
 /**
@@ -93,6 +95,27 @@ export class TranscriptionEngines {
     return { ...(await this.local!.transcribe(file.pcm, call)), provider: 'pocketsphinx' };
   }
 
+  /** `/v1/audio/translations` upstream; the service refuses it first when only the local engine serves (it cannot translate). */
+  async translateFile(file: { bytes: Buffer; filename: string }, model: string, passthrough: TranscriptionPassthrough, signal?: AbortSignal): Promise<{ body: Buffer; contentType: string }> {
+    if (!this.upstream) throw new GatewayError(GatewayErrorCode.SpeechToTextUnconfigured);
+    return this.upstream.transcribeRaw({ model, file: file.bytes, filename: file.filename, ...passthrough }, signal, '/audio/translations');
+  }
+
+  /**
+   * `stream=true`: the upstream's transcript.text.delta / transcript.text.done events as it sends them.
+   * The local engine is not incremental: it transcribes the whole file, then one delta per utterance
+   * (segment) and the done event with the whole text.
+   */
+  async transcribeStream(file: { bytes: Buffer; filename: string; pcm: Int16Array }, language: string | undefined, call: EngineCallOptions, model: string, passthrough: TranscriptionPassthrough): Promise<AsyncIterable<Record<string, unknown>>> {
+    this.check(language);
+    if (this.upstream) return this.upstream.transcribeStream({ model, file: file.bytes, filename: file.filename, language, ...passthrough }, call.signal);
+    const t = await this.local!.transcribe(file.pcm, call);
+    return (async function* () {
+      for (const [i, s] of t.segments.entries()) yield { type: 'transcript.text.delta', delta: i === 0 ? s.text : ` ${s.text}` };
+      yield { type: 'transcript.text.done', text: t.text };
+    })();
+  }
+
   /** A stretch of live audio (mono 16 kHz PCM); `call` carries the key's share and the session's end. */
   async transcribePcm(pcm: Int16Array, language?: string, call: EngineCallOptions = {}): Promise<EngineTranscript> {
     this.check(language);
@@ -102,4 +125,9 @@ export class TranscriptionEngines {
     }
     return { ...(await this.local!.transcribe(pcm, call)), provider: 'pocketsphinx' };
   }
+}
+
+/** A refusal of what the local engine cannot do, naming why (a 400, before any work or charge). */
+export function localCannot(message: string, param: string): GatewayError {
+  return new GatewayError(GatewayErrorCode.UnsupportedParameter, { message, param });
 }

@@ -3,7 +3,11 @@ import { randomUUID } from 'crypto';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { imagePricePer1024, UpstreamError } from '@app/llm';
-import { OpenAiMediaClient } from '@app/llm';
+import { ImageEditRequest, OpenAiMediaClient } from '@app/llm';
+import { ImageInfo, inspectImage } from '@app/engines';
+import type { Response } from 'express';
+import { MAX_EDIT_IMAGES } from './dtos/generate-image.dto';
+import { relayMediaEvents } from './media-stream';
 import type { ObjectStorage } from '@app/storage';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
@@ -22,8 +26,21 @@ export interface ImageGenerationInput {
   style?: string;
   /** The caller's model from the media catalog (upstream name, price, accepted fields); default AI_IMAGES_MODEL. */
   model?: MediaModelInfo;
-  /** The model's optional fields as the caller gave them (quality, background, output_format, ...), passed upstream. */
-  extra?: Partial<Record<ImageModelField, unknown>>;
+  /** The model's optional fields as the caller gave them (quality, background, output_format, ..., input_fidelity), passed upstream. */
+  extra?: Partial<Record<ImageModelField | 'input_fidelity', unknown>>;
+  /** With stream: partial images before the final one (0-3). */
+  partialImages?: number;
+}
+
+/** A file multer received. */
+export interface UploadedImage {
+  buffer: Buffer;
+  originalname?: string;
+}
+
+export interface ImageEditInput extends ImageGenerationInput {
+  images: UploadedImage[];
+  mask?: UploadedImage;
 }
 
 export interface StoredGeneratedImage {
@@ -60,24 +77,91 @@ export class GenerateImageService {
   }
 
   async generate(principal: Principal, input: ImageGenerationInput, requestId?: string, signal?: AbortSignal): Promise<StoredGeneratedImage[]> {
+    const hint = input.style ? STYLE_HINTS[input.style] : undefined;
+    const prompt = hint ? `${input.prompt}\n\nStyle: ${hint}.` : input.prompt;
+    return this.run(principal, input, '/v1/vision/generate', requestId, (client, model, extra) =>
+      client.generateImages({ model, prompt, n: input.n, size: input.size, extra, responseFormat: input.model?.responseFormat }, signal),
+    );
+  }
+
+  /**
+   * `/v1/images/edits`: every uploaded image and the mask is checked before anything is sent or charged
+   * (raster format by its bytes, AI_MEDIA_MAX_PIXELS by its header: a small file that would inflate to a
+   * huge bitmap is refused; the mask a PNG of the first image's dimensions), then forwarded as multipart.
+   * Priced like a generation of the same size, count and quality.
+   */
+  async edit(principal: Principal, input: ImageEditInput, requestId?: string, signal?: AbortSignal): Promise<StoredGeneratedImage[]> {
+    const upload = await this.checkUploads(input);
+    return this.run(principal, input, '/v1/images/edits', requestId, (client, model, extra) =>
+      client.editImages({ model, prompt: input.prompt, n: input.n, ...upload, fields: formFields({ ...extra, size: input.size, ...(input.model?.responseFormat ? { response_format: 'b64_json' } : {}) }) }, signal),
+    );
+  }
+
+  /**
+   * `stream: true` (GPT image models): the upstream's partial and completed image events are forwarded
+   * as they come (b64_json, nothing stored). Reserved like the whole call; settled when the stream ends,
+   * at the price of the images completed (released when it fails).
+   */
+  async stream(principal: Principal, input: ImageGenerationInput | ImageEditInput, kind: 'generation' | 'edit', res: Response, requestId?: string, signal?: AbortSignal): Promise<void> {
     if (!this.client) throw new GatewayError(GatewayErrorCode.ImageGenerationUnconfigured);
+    if (input.model?.responseFormat) throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name: 'stream', model: input.model.name });
+    const upload = kind === 'edit' ? await this.checkUploads(input as ImageEditInput) : undefined;
+    const { extra, per1024, reservation, upstreamModel, outcome } = await this.prepare(principal, input, kind === 'edit' ? '/v1/images/edits' : '/v1/vision/generate', requestId);
+    const fields = { ...extra, size: input.size, ...(input.partialImages !== undefined ? { partial_images: input.partialImages } : {}) };
+    let events: AsyncIterable<Record<string, unknown>>;
+    try {
+      events = upload
+        ? await this.client.editImagesStream({ model: upstreamModel, prompt: input.prompt, n: input.n, ...upload, fields: formFields(fields) }, signal)
+        : await this.client.generateImagesStream({ ...fields, model: upstreamModel, prompt: input.prompt, n: input.n }, signal);
+    } catch (e) {
+      const error = toMediaError(e, 'prompt');
+      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
+      throw error;
+    }
+    const completed: Buffer[] = [];
+    await relayMediaEvents(
+      res,
+      this.config.REQUEST_TIMEOUT_MS,
+      events,
+      async (status, error) => {
+        let cost = 0;
+        for (const bytes of completed.slice(0, input.n)) cost += input.size === 'auto' ? await answeredSizeCost(bytes, per1024) : imageGenerationCost(input.size, 1, per1024);
+        await this.metering.settle(reservation, { ...outcome, status, costYuan: status === 'failed' ? 0 : roundYuan(cost), images: Math.min(completed.length, input.n), httpStatus: 200, error: error?.message });
+      },
+      (event) => {
+        if (typeof event.type === 'string' && event.type.endsWith('.completed') && typeof event.b64_json === 'string') completed.push(Buffer.from(event.b64_json, 'base64'));
+      },
+    );
+  }
+
+  /** The checks and reservation every call shares: the model's fields, its price, the budget hold. */
+  private async prepare(principal: Principal, input: ImageGenerationInput, endpoint: string, requestId?: string) {
     const extra = Object.fromEntries(Object.entries(input.extra ?? {}).filter(([, v]) => v !== undefined));
     const fields = input.model?.fields;
     // A field the model does not take is refused, not dropped (its meaning would be lost silently).
     for (const name of Object.keys(extra)) {
-      if (fields && !fields.includes(name as ImageModelField)) {
-        throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name, model: input.model!.name });
-      }
+      const allowed = name === 'input_fidelity' ? !input.model || !input.model.responseFormat : !fields || fields.includes(name as ImageModelField);
+      if (!allowed) throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name, model: input.model!.name });
     }
     // Priced by the quality asked for where the model's catalog entry says so (qualityPrices).
     const per1024 = input.model ? imagePricePer1024(input.model, extra.quality) : undefined;
     const reservation = await this.metering.reserve(principal, imageGenerationCost(input.size, input.n, per1024));
     const upstreamModel = input.model?.upstream ?? this.config.AI_IMAGES_MODEL;
-    const outcome = { endpoint: '/v1/vision/generate', model: input.model?.name ?? upstreamModel, provider: 'images-upstream', requestId };
+    const outcome = { endpoint, model: input.model?.name ?? upstreamModel, provider: 'images-upstream', requestId };
+    return { extra, per1024, reservation, upstreamModel, outcome };
+  }
+
+  private async run(
+    principal: Principal,
+    input: ImageGenerationInput,
+    endpoint: string,
+    requestId: string | undefined,
+    call: (client: OpenAiMediaClient, model: string, extra: Record<string, unknown>) => Promise<Array<{ bytes: Buffer; contentType: string; revisedPrompt?: string }>>,
+  ): Promise<StoredGeneratedImage[]> {
+    if (!this.client) throw new GatewayError(GatewayErrorCode.ImageGenerationUnconfigured);
+    const { extra, per1024, reservation, upstreamModel, outcome } = await this.prepare(principal, input, endpoint, requestId);
     try {
-      const hint = input.style ? STYLE_HINTS[input.style] : undefined;
-      const prompt = hint ? `${input.prompt}\n\nStyle: ${hint}.` : input.prompt;
-      const images = await this.client.generateImages({ model: upstreamModel, prompt, n: input.n, size: input.size, extra, responseFormat: input.model?.responseFormat }, signal);
+      const images = await call(this.client, upstreamModel, extra);
       const day = new Date().toISOString().slice(0, 10).replace(/-/g, '/');
       const stored: StoredGeneratedImage[] = [];
       let cost = 0;
@@ -97,6 +181,29 @@ export class GenerateImageService {
       await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
       throw error;
     }
+  }
+
+  /** Each uploaded image and the mask checked (see edit); what the upstream receives. */
+  private async checkUploads(input: ImageEditInput): Promise<Pick<ImageEditRequest, 'images' | 'mask'>> {
+    if (input.images.length === 0) throw new GatewayError(GatewayErrorCode.MissingParameter, { message: 'image is required: one or more image files (multipart field image or image[])', param: 'image' });
+    if (input.images.length > MAX_EDIT_IMAGES) throw new GatewayError(GatewayErrorCode.InvalidValue, { message: `at most ${MAX_EDIT_IMAGES} images`, param: 'image' });
+    if (input.model?.responseFormat && input.images.length > 1) throw new GatewayError(GatewayErrorCode.InvalidValue, { message: `${input.model.name} edits one image`, param: 'image' });
+    const maxPixels = this.config.AI_MEDIA_MAX_PIXELS;
+    const images = [];
+    let first: ImageInfo | undefined;
+    for (const [i, file] of input.images.entries()) {
+      const info = await inspectUpload(file.buffer, maxPixels, 'image');
+      if (!['png', 'jpeg', 'webp'].includes(info.format)) throw new GatewayError(GatewayErrorCode.UnsupportedMediaType, { message: `image ${i + 1} is ${info.format}; edits take PNG, JPEG or WebP`, param: 'image' });
+      first ??= info;
+      images.push({ bytes: file.buffer, filename: uploadName(file.originalname, `image-${i + 1}`, info.format), contentType: `image/${info.format}` });
+    }
+    if (!input.mask) return { images };
+    const mask = await inspectUpload(input.mask.buffer, maxPixels, 'mask');
+    if (mask.format !== 'png') throw new GatewayError(GatewayErrorCode.InvalidMediaInput, { message: `mask must be a PNG (with transparency), not ${mask.format}`, param: 'mask' });
+    if (mask.width !== first!.width || mask.height !== first!.height) {
+      throw new GatewayError(GatewayErrorCode.InvalidMediaInput, { message: `mask is ${mask.width}x${mask.height}; it must have the first image's dimensions ${first!.width}x${first!.height}`, param: 'mask' });
+    }
+    return { images, mask: { bytes: input.mask.buffer, filename: uploadName(input.mask.originalname, 'mask', 'png'), contentType: 'image/png' } };
   }
 
   static response(images: StoredGeneratedImage[], cdn: string): GenerateImageResponse {
@@ -151,4 +258,23 @@ function sniffImageType(b: Buffer): string {
   if (b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
   if (b.toString('latin1', 0, 4) === 'GIF8') return 'image/gif';
   return 'image/png';
+}
+
+/** The header check of an uploaded image (format by its bytes, pixel cap), its failure naming the field. */
+async function inspectUpload(bytes: Buffer, maxPixels: number, param: 'image' | 'mask'): Promise<ImageInfo> {
+  try {
+    return await inspectImage(bytes, maxPixels);
+  } catch (e) {
+    throw toMediaError(e, param);
+  }
+}
+
+/** The client's file name when it is plain, else a made-up one with the format's extension. */
+function uploadName(name: string | undefined, fallback: string, format: string): string {
+  return name && /^[\w.-]{1,100}$/.test(name) ? name : `${fallback}.${format === 'jpeg' ? 'jpg' : format}`;
+}
+
+/** Multipart fields as strings (undefined left out). */
+function formFields(fields: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => [k, String(v)]));
 }

@@ -1,18 +1,20 @@
-import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
-import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import { Body, Controller, HttpCode, Post, Req, Res, UploadedFiles, UseInterceptors } from '@nestjs/common';
+import { FileFieldsInterceptor } from '@nestjs/platform-express';
+import { ApiBody, ApiConsumes, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { GatewayConfig } from '../config/gateway.config';
 import { assertScope } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { requestIdOf } from '../http/request-id';
-import { GenerateImageRequest, GenerateImageResponse, OpenAiImageGenerationRequest } from './dtos/generate-image.dto';
+import { GenerateImageRequest, GenerateImageResponse, MAX_EDIT_IMAGES, OpenAiImageEditRequest, OpenAiImageGenerationRequest } from './dtos/generate-image.dto';
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
-import { GenerateImageService } from './generate-image.service';
+import { GenerateImageService, StoredGeneratedImage, UploadedImage } from './generate-image.service';
 import { cdnBase } from './media-storage';
 import { requestSignal } from './media-errors';
 import { RecognizeImageService } from './recognize-image.service';
 import { MediaModels } from './media-models';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 
 const OPENAI_STYLES: Record<string, string | undefined> = { vivid: 'artistic', natural: 'realistic' };
 
@@ -70,20 +72,80 @@ export class VisionController {
     description:
       '`model` names an image model of the media catalog (dall-e-2, dall-e-3, gpt-image-1, or the providers file `mediaModels`; unknown: 404), sent under its upstream name at its price. ' +
       '`size` auto and the fields the model takes (dall-e-3: quality; gpt-image-1: quality, background, output_format, output_compression, moderation) are passed upstream; another model\'s field is a 400 naming it. ' +
-      '`response_format` url (default) or b64_json; `style` vivid/natural maps to artistic/realistic.',
+      '`response_format` url (default) or b64_json; `style` vivid/natural maps to artistic/realistic. ' +
+      '`stream: true` with `partial_images` (GPT image models): server-sent events image_generation.partial_image and image_generation.completed forwarded from the upstream with their b64_json (nothing stored); billed for the completed images when the stream ends.',
   })
-  @ApiBody({ type: OpenAiImageGenerationRequest, examples: { gptImage: { value: { model: 'gpt-image-1', prompt: 'A lighthouse at dawn', size: 'auto', quality: 'high', background: 'transparent', output_format: 'webp', output_compression: 80, moderation: 'low', n: 1 } } } })
+  @ApiBody({
+    type: OpenAiImageGenerationRequest,
+    examples: {
+      gptImage: { value: { model: 'gpt-image-1', prompt: 'A lighthouse at dawn', size: 'auto', quality: 'high', background: 'transparent', output_format: 'webp', output_compression: 80, moderation: 'low', n: 1 } },
+      stream: { value: { model: 'gpt-image-1', prompt: 'A lighthouse at dawn', size: '1024x1024', quality: 'low', stream: true, partial_images: 2 } },
+    },
+  })
+  @ApiProduces('application/json', 'text/event-stream')
   @ApiOpenAiErrors(400, 401, 403, 404, 429, 502, 503, 504)
-  async openAiGenerate(@CurrentPrincipal() principal: Principal, @Body() body: OpenAiImageGenerationRequest, @Req() req: Request) {
+  async openAiGenerate(@CurrentPrincipal() principal: Principal, @Body() body: OpenAiImageGenerationRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
     assertScope(principal, 'vision');
     const style = body.style ? (OPENAI_STYLES[body.style] ?? body.style) : undefined;
     const model = this.mediaModels.resolve('image', body.model);
     const extra = { quality: body.quality, background: body.background, output_format: body.output_format, output_compression: body.output_compression, moderation: body.moderation };
-    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style, model, extra }, requestIdOf(req), requestSignal(req));
+    const input = { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style, model, extra, partialImages: body.partial_images };
+    if (body.stream) {
+      if (style) throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name: 'style', model: model.name });
+      await this.generateImage.stream(principal, input, 'generation', res, requestIdOf(req), requestSignal(req));
+      return;
+    }
+    const images = await this.generateImage.generate(principal, input, requestIdOf(req), requestSignal(req));
+    res.status(200).json(this.imagesAnswer(images, body.response_format, req));
+  }
+
+  @Post('images/edits')
+  @HttpCode(200)
+  @UseInterceptors(FileFieldsInterceptor([{ name: 'image', maxCount: MAX_EDIT_IMAGES }, { name: 'image[]', maxCount: MAX_EDIT_IMAGES }, { name: 'mask', maxCount: 1 }]))
+  @ApiConsumes('multipart/form-data')
+  @ApiOperation({
+    summary: 'Edit or extend images (OpenAI-compatible)',
+    description:
+      'multipart/form-data: `image` (or `image[]`; one to 16 files for GPT image models, one for dall-e-2), optional `mask` (PNG, the first image\'s dimensions), `prompt`, `model` (an image model of the media catalog; default AI_IMAGES_MODEL), `n`, `size`, `quality`, `response_format`, `background`, `output_format`, `output_compression`, `input_fidelity` (GPT image models), `stream` with `partial_images`. ' +
+      'Every file is checked before it is sent: at most AI_MEDIA_MAX_IMAGE_BYTES (413), PNG/JPEG/WebP by its bytes (415), at most AI_MEDIA_MAX_PIXELS by its header (a decompression bomb is a 400). ' +
+      'Forwarded to the images upstream (AI_IMAGES_BASE_URL) as multipart; priced like a generation of that size, count and quality; answered like /v1/images/generations (url stored under /cdn, or b64_json), or as image_edit.* events with stream.',
+  })
+  @ApiBody({
+    type: OpenAiImageEditRequest,
+    description: 'multipart/form-data; files in image / image[] and mask',
+    examples: {
+      one: { value: { image: '<photo.png>', prompt: 'Add a red hat', model: 'gpt-image-1', size: '1024x1024', quality: 'low' } },
+      several: { value: { 'image[]': ['<shirt.png>', '<logo.png>'], mask: '<mask.png>', prompt: 'Put the logo on the shirt', model: 'gpt-image-1', input_fidelity: 'high', output_format: 'webp' } },
+    },
+  })
+  @ApiOkResponse({ description: 'created and data[] (url or b64_json), as /v1/images/generations' })
+  @ApiProduces('application/json', 'text/event-stream')
+  @ApiOpenAiErrors(400, 401, 403, 404, 413, 415, 429, 502, 503, 504)
+  async openAiEdit(
+    @CurrentPrincipal() principal: Principal,
+    @UploadedFiles() files: Record<string, UploadedImage[] | undefined> | undefined,
+    @Body() body: OpenAiImageEditRequest,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    assertScope(principal, 'vision');
+    const model = this.mediaModels.resolve('image', body.model);
+    const images = [...(files?.image ?? []), ...(files?.['image[]'] ?? [])];
+    const extra = { quality: body.quality, background: body.background, output_format: body.output_format, output_compression: body.output_compression, input_fidelity: body.input_fidelity };
+    const input = { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, model, extra, images, mask: files?.mask?.[0], partialImages: body.partial_images };
+    if (body.stream) {
+      await this.generateImage.stream(principal, input, 'edit', res, requestIdOf(req), requestSignal(req));
+      return;
+    }
+    const edited = await this.generateImage.edit(principal, input, requestIdOf(req), requestSignal(req));
+    res.status(200).json(this.imagesAnswer(edited, body.response_format, req));
+  }
+
+  private imagesAnswer(images: StoredGeneratedImage[], format: string | undefined, req: Request) {
     const cdn = cdnBase(this.config, req);
     return {
       created: Math.floor(Date.now() / 1000),
-      data: images.map((i) => (body.response_format === 'b64_json' ? { b64_json: i.bytes.toString('base64'), revised_prompt: i.revisedPrompt } : { url: `${cdn}/${i.key}`, revised_prompt: i.revisedPrompt })),
+      data: images.map((i) => (format === 'b64_json' ? { b64_json: i.bytes.toString('base64'), revised_prompt: i.revisedPrompt } : { url: `${cdn}/${i.key}`, revised_prompt: i.revisedPrompt })),
     };
   }
 }

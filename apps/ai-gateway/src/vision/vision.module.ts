@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { MulterModule } from '@nestjs/platform-express';
+import { memoryStorage } from 'multer';
 import { GatewayConfig } from '../config/gateway.config';
 import { UsageModule } from '../usage/usage.module';
 import { UpstreamsModule } from '../upstreams/upstreams.module';
@@ -9,12 +11,22 @@ import { GenerateImageService } from './generate-image.service';
 import { MEDIA_STORAGE, mediaStorageFor } from './media-storage';
 import { RecognizeImageService } from './recognize-image.service';
 import { VisionController } from './vision.controller';
+import { ModerationsController } from './moderations.controller';
+import { ModerateContentService } from './moderate-content.service';
 
-/** /v1/vision/recognize (local engines), /v1/vision/generate + /v1/images/generations (upstream), and /cdn. */
+/** /v1/vision/recognize (local engines), /v1/vision/generate + /v1/images/generations and edits (upstream), /v1/moderations (deployments), and /cdn. */
 @Module({
-  imports: [UsageModule, UpstreamsModule],
-  controllers: [VisionController, CdnController],
-  providers: [EngineLimits, MediaModels, RecognizeImageService, GenerateImageService, { provide: MEDIA_STORAGE, inject: [GatewayConfig], useFactory: mediaStorageFor }],
+  imports: [
+    UsageModule,
+    UpstreamsModule,
+    // /v1/images/edits: up to 16 images and a mask, each at most AI_MEDIA_MAX_IMAGE_BYTES (413 past it); a 32000-character prompt fits a field.
+    MulterModule.registerAsync({
+      inject: [GatewayConfig],
+      useFactory: (config: GatewayConfig) => ({ storage: memoryStorage(), limits: { fileSize: config.AI_MEDIA_MAX_IMAGE_BYTES, files: 17, fields: 30, fieldSize: 128 * 1024 } }),
+    }),
+  ],
+  controllers: [VisionController, ModerationsController, CdnController],
+  providers: [EngineLimits, MediaModels, RecognizeImageService, GenerateImageService, ModerateContentService, { provide: MEDIA_STORAGE, inject: [GatewayConfig], useFactory: mediaStorageFor }],
   exports: [MEDIA_STORAGE],
 })
 export class VisionModule {}

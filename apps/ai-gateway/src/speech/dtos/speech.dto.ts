@@ -36,7 +36,8 @@ export class TranscribeResponse {
   @ApiProperty({ type: [TranscriptSegment], description: 'Filled when timestamps is true' }) segments: TranscriptSegment[];
 }
 
-export const TRANSCRIPTION_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json'];
+export const TRANSCRIPTION_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json', 'diarized_json'];
+export const TRANSLATION_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json'];
 
 /** OpenAI `POST /v1/audio/transcriptions` form fields (alias). */
 export class OpenAiTranscriptionRequest {
@@ -62,7 +63,49 @@ export class OpenAiTranscriptionRequest {
   @ArrayMaxSize(2)
   @IsIn(['word', 'segment'], { each: true })
   timestamp_granularities?: string[];
-  @ApiPropertyOptional({ name: 'include[]' }) @IsOptional() include?: unknown;
+  @ApiPropertyOptional({ name: 'include[]', type: [String], enum: ['logprobs'], description: 'Upstream only (the local engine has no log probabilities: 400).' })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value))
+  @IsArray()
+  @ArrayMaxSize(1)
+  @IsIn(['logprobs'], { each: true })
+  include?: string[];
+  @ApiPropertyOptional({ default: false, description: 'Server-sent events transcript.text.delta and transcript.text.done. Upstream: its events as sent; local engine: one delta per utterance once the file is transcribed.' })
+  @IsOptional()
+  @Transform(toBoolean)
+  @IsBoolean()
+  stream?: boolean;
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'string', enum: ['auto'] }, { type: 'object', properties: { type: { type: 'string', enum: ['server_vad'] }, prefix_padding_ms: { type: 'integer' }, silence_duration_ms: { type: 'integer' }, threshold: { type: 'number' } } }],
+    description: 'Passed upstream (`chunking_strategy=auto`, or `chunking_strategy[type]=server_vad` and its fields). The local engine cuts the audio at silences anyway and ignores it.',
+  })
+  @IsOptional()
+  chunking_strategy?: unknown;
+  @ApiPropertyOptional({ name: 'known_speaker_names[]', type: [String], maxItems: 4, description: 'Diarization (upstream only; the local engine: 400).' })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value))
+  @IsArray()
+  @ArrayMaxSize(4)
+  @IsString({ each: true })
+  @MaxLength(200, { each: true })
+  known_speaker_names?: string[];
+  @ApiPropertyOptional({ name: 'known_speaker_references[]', type: [String], maxItems: 4, description: 'data: URLs of short speaker samples, paired with known_speaker_names (upstream only).' })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? [value] : value))
+  @IsArray()
+  @ArrayMaxSize(4)
+  @IsString({ each: true })
+  @Matches(/^data:audio\/[\w.+-]+;base64,/, { each: true, message: 'known_speaker_references must be data:audio/...;base64 URLs' })
+  known_speaker_references?: string[];
+}
+
+/** OpenAI `POST /v1/audio/translations` form fields: audio to English text (upstream only). */
+export class OpenAiTranslationRequest {
+  @ApiProperty({ type: 'string', format: 'binary', description: 'Audio: mp3, wav, m4a, ogg, webm, flac (or aac)' }) @IsOptional() file?: unknown;
+  @ApiPropertyOptional({ example: 'whisper-1' }) @IsOptional() @IsString() model?: string;
+  @ApiPropertyOptional({ maxLength: 4000, description: 'English text to guide the style' }) @IsOptional() @IsString() @MaxLength(4000) prompt?: string;
+  @ApiPropertyOptional({ enum: TRANSLATION_FORMATS, default: 'json' }) @IsOptional() @IsIn(TRANSLATION_FORMATS) response_format?: string;
+  @ApiPropertyOptional({ minimum: 0, maximum: 1 }) @IsOptional() @Type(() => Number) @IsNumber() @Min(0) @Max(1) temperature?: number;
 }
 
 export class SynthesizeRequest {
@@ -118,4 +161,8 @@ export class OpenAiSpeechRequest {
   @ApiPropertyOptional({ enum: ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] }) @IsOptional() @IsIn(['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm']) response_format?: string;
   @ApiPropertyOptional({ minimum: 0.5, maximum: 2 }) @IsOptional() @IsNumber() @Min(0.5) @Max(2) speed?: number;
   @ApiPropertyOptional() @IsOptional() @IsString() instructions?: string;
+  @ApiPropertyOptional({ enum: ['audio', 'sse'], default: 'audio', description: 'sse: server-sent events speech.audio.delta (base64 audio) and speech.audio.done. The local engine synthesizes the whole text first: one delta, then done.' })
+  @IsOptional()
+  @IsIn(['audio', 'sse'])
+  stream_format?: 'audio' | 'sse';
 }

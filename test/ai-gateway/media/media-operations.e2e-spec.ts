@@ -1,0 +1,333 @@
+// Moderations, audio translations, image edits and the streamed media answers, through openai-node
+// 6.49 against a fake upstream speaking OpenAI's media protocols; every answer and event is validated
+// with ajv against test/ai-gateway/conformance/schemas/media.ts, and each call's ledger row and spend checked.
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import OpenAI, { toFile } from 'openai';
+import sharp from 'sharp';
+import { decodeAudio, SpeechSynthesisEngine } from '@app/engines';
+import { renderBlankPng } from '@app/engines/testing/media-fixtures';
+import { crc32 } from 'zlib';
+import { GatewayFixture, providersDoc, startGatewayFixture } from '../gateway-fixture';
+import { audioTextJsonSchema, imagesResponseSchema, mediaEventSchemas, moderationResponseSchema, translationVerboseSchema } from '../conformance/schemas/media';
+import { ledgerRows } from './ledger';
+import { MediaUpstream, startMediaUpstream } from './media-upstream';
+
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+addFormats(ajv);
+
+function conforms(schema: object, value: unknown): void {
+  const validate = ajv.compile(schema);
+  if (!validate(value)) throw new Error(`does not conform: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 500)}`);
+}
+
+function conformsEvent(event: { type?: unknown }): void {
+  const schema = mediaEventSchemas[String(event.type)];
+  if (!schema) throw new Error(`unexpected event type ${String(event.type)}`);
+  conforms(schema, event);
+}
+
+/** The `data:` payloads of a text/event-stream body, parsed. */
+function sseData(text: string): any[] {
+  return text
+    .split(/\n\n/)
+    .map((block) => block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n'))
+    .filter((d) => d && d !== '[DONE]')
+    .map((d) => JSON.parse(d));
+}
+
+/** A 1x1 PNG whose header claims 100000x100000 pixels (its IHDR checksum fixed): tiny, but a 40 GB bitmap decoded. */
+function pngBomb(): Buffer {
+  const bomb = Buffer.from(renderBlankPng(1, 1));
+  bomb.writeUInt32BE(100_000, 16);
+  bomb.writeUInt32BE(100_000, 20);
+  bomb.writeUInt32BE(crc32(bomb.subarray(12, 29)), 29);
+  return bomb;
+}
+
+async function png(width: number, height: number, alpha = false): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: alpha ? 4 : 3, background: alpha ? { r: 0, g: 0, b: 0, alpha: 0 } : { r: 10, g: 200, b: 90 } } }).png().toBuffer();
+}
+
+const keyOf = async (f: GatewayFixture, id: string) => (await f.admin('GET', `/admin/keys/${id}`)).body;
+
+describe('media operations: moderations, translations, image edits, streams (openai-node, fake upstream)', () => {
+  let f: GatewayFixture;
+  let media: MediaUpstream;
+  let key: string;
+  let keyId: string;
+  let client: OpenAI;
+  let speechWav: Buffer;
+  let seconds: number;
+
+  beforeAll(async () => {
+    media = await startMediaUpstream();
+    process.env.FAKE_MEDIA_KEY = 'sk-media-upstream';
+    f = await startGatewayFixture(
+      { AI_TRANSCRIBE_BASE_URL: media.url, AI_TRANSCRIBE_API_KEY: 'sk-media-upstream', AI_IMAGES_BASE_URL: media.url, AI_IMAGES_API_KEY: 'sk-media-upstream', AI_MEDIA_MAX_IMAGE_BYTES: '200000' },
+      ({ openai, backup, anthropic }) => {
+        const doc = providersDoc(openai, backup, anthropic);
+        return {
+          ...doc,
+          // Moderations go to OpenAI-type deployments listing the model; here the fake media upstream.
+          deployments: [...doc.deployments, { name: 'moderator', type: 'openai', baseUrl: media.url, apiKeyEnv: 'FAKE_MEDIA_KEY', timeoutMs: 5000, models: ['omni-moderation-latest'] }],
+          mediaModels: {
+            'omni-moderation-latest': { price: 0.01 },
+            'whisper-1': { price: 0.6 },
+            'gpt-image-1': { qualityPrices: { low: 0.02, high: 0.3 } },
+          },
+        };
+      },
+    );
+    const created = await f.createKey({ name: 'media-operations', budget_yuan: 100 });
+    key = created.key;
+    keyId = created.id;
+    client = new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 30_000 });
+    speechWav = (await SpeechSynthesisEngine.shared().synthesize('The weather is nice today. Please call me tomorrow.', { voice: 'en-US-JennyNeural', format: 'wav' })).audio;
+    seconds = (await decodeAudio(speechWav, { keepPcm: false })).duration;
+  });
+  afterAll(async () => {
+    await f?.close();
+    await media?.close();
+    await SpeechSynthesisEngine.shared().close();
+    delete process.env.FAKE_MEDIA_KEY;
+  });
+  beforeEach(() => (media.calls = []));
+
+  describe('POST /v1/moderations', () => {
+    it('classifies a string and an array of strings, billed per input', async () => {
+      const before = (await keyOf(f, keyId)).spent_yuan;
+      const one = await client.moderations.create({ model: 'omni-moderation-latest', input: 'I will kill the process' });
+      conforms(moderationResponseSchema, one);
+      expect(one.results).toHaveLength(1);
+      expect(one.results[0].flagged).toBe(true);
+      const three = await client.moderations.create({ input: ['hello', 'kill', 'bye'] });
+      conforms(moderationResponseSchema, three);
+      expect(three.model).toBe('omni-moderation-latest');
+      expect(three.results.map((r) => r.flagged)).toEqual([false, true, false]);
+      expect(media.calls.map((c) => c.json.model)).toEqual(['omni-moderation-latest', 'omni-moderation-latest']);
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/moderations', 2, 5000, keyId);
+      expect(rows.map((r) => Number(r.cost_yuan))).toEqual([0.01, 0.03]);
+      expect((await keyOf(f, keyId)).spent_yuan).toBeCloseTo(before + 0.04, 6);
+    });
+
+    it('sends an image part upstream as checked bytes (data URL), never the caller URL', async () => {
+      const image = await png(64, 48);
+      const out = await client.moderations.create({
+        input: [{ type: 'text', text: 'is this fine?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${image.toString('base64')}` } }],
+      });
+      conforms(moderationResponseSchema, out);
+      expect(out.results).toHaveLength(1);
+      expect(out.results[0].category_applied_input_types.violence).toEqual(['text', 'image']);
+      const sent = media.calls[0].json.input[1].image_url.url as string;
+      expect(Buffer.from(sent.replace(/^data:image\/png;base64,/, ''), 'base64').equals(image)).toBe(true);
+    });
+
+    it('refuses private and non-http image URLs and decode bombs with a 400 naming the problem, nothing sent or charged', async () => {
+      const bomb = pngBomb();
+      const cases: Array<[string, number, RegExp]> = [
+        ['http://127.0.0.1:9/secret.png', 400, /image_url_forbidden|forbidden/],
+        ['http://169.254.169.254/latest/meta-data', 400, /forbidden/],
+        ['file:///etc/passwd', 400, /invalid_value/],
+        [`data:image/png;base64,${bomb.toString('base64')}`, 400, /invalid_/],
+      ];
+      for (const [url, status, code] of cases) {
+        const err: any = await client.moderations.create({ input: [{ type: 'image_url', image_url: { url } }] }).catch((e) => e);
+        expect([url.slice(0, 30), err.status]).toEqual([url.slice(0, 30), status]);
+        expect(err.error.code).toMatch(code);
+      }
+      expect(media.calls).toEqual([]);
+      const bad: any = await client.moderations.create({ input: [{ type: 'video', video: 'x' } as any] }).catch((e) => e);
+      expect(bad.status).toBe(400);
+      expect(bad.error.param).toBe('input.0.type');
+    });
+
+    it('answers 404 for an unknown model and 503 for a known one no deployment serves', async () => {
+      const status = (model: string) => client.moderations.create({ model, input: 'x' }).then(() => 200, (e: { status: number }) => e.status);
+      expect(await status('no-such-moderation')).toBe(404);
+      expect(await status('text-moderation-stable')).toBe(503);
+    });
+  });
+
+  describe('POST /v1/audio/translations', () => {
+    it('forwards the audio and fields upstream, answers json / verbose_json / srt, billed per audio minute', async () => {
+      const json = await client.audio.translations.create({ file: await toFile(speechWav, 'speech.wav'), model: 'whisper-1', prompt: 'Weather talk', temperature: 0.2 });
+      conforms(audioTextJsonSchema, json);
+      expect(json.text).toMatch(/^translated \d+\.\d seconds of wav into English$/);
+      expect(media.calls[0]).toMatchObject({ path: '/v1/audio/translations', form: { model: 'whisper-1', prompt: 'Weather talk', temperature: '0.2', response_format: 'json' } });
+      expect(media.calls[0].file!.bytes.equals(speechWav)).toBe(true);
+      const verbose = await client.audio.translations.create({ file: await toFile(speechWav, 'speech.wav'), model: 'whisper-1', response_format: 'verbose_json' });
+      conforms(translationVerboseSchema, verbose);
+      const srt: unknown = await client.audio.translations.create({ file: await toFile(speechWav, 'speech.wav'), model: 'whisper-1', response_format: 'srt' });
+      expect(srt).toMatch(/^1\n00:00:00,000 --> /);
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/audio/translations', 3, 5000, keyId);
+      expect(rows.every((r) => r.status === 'ok' && r.model === 'whisper-1')).toBe(true);
+      expect(Number(rows[0].cost_yuan)).toBeCloseTo((Math.ceil(seconds) / 60) * 0.6, 6);
+    });
+  });
+
+  describe('POST /v1/images/edits', () => {
+    it('edits one image, and two images with a mask (image[]), forwarded as multipart and priced by quality', async () => {
+      const photo = await png(64, 64);
+      const one = await client.images.edit({ model: 'gpt-image-1', image: await toFile(photo, 'photo.png', { type: 'image/png' }), prompt: 'add a hat', size: '1024x1024', quality: 'low', response_format: 'b64_json' } as any);
+      conforms(imagesResponseSchema, one);
+      expect(one.data).toHaveLength(1);
+      expect(media.calls[0].files!.map((x) => x.field)).toEqual(['image']);
+      expect(media.calls[0].form).toMatchObject({ model: 'gpt-image-1', prompt: 'add a hat', quality: 'low', size: '1024x1024', n: '1' });
+
+      const two = await client.images.edit({
+        model: 'gpt-image-1',
+        image: [await toFile(photo, 'a.png', { type: 'image/png' }), await toFile(await png(32, 32), 'b.png', { type: 'image/png' })],
+        mask: await toFile(await png(64, 64, true), 'mask.png', { type: 'image/png' }),
+        prompt: 'merge them',
+        input_fidelity: 'high',
+        quality: 'high',
+        size: '1024x1024',
+        n: 2,
+      });
+      conforms(imagesResponseSchema, two);
+      expect(two.data!.map((d) => typeof d.url)).toEqual(['string', 'string']);
+      expect(media.calls[1].files!.map((x) => x.field)).toEqual(['image[]', 'image[]', 'mask']);
+      expect(media.calls[1].files![0].bytes.equals(photo)).toBe(true);
+      expect(media.calls[1].form).toMatchObject({ input_fidelity: 'high', n: '2' });
+      const stored = await fetch(two.data![0].url!);
+      expect(stored.status).toBe(200);
+
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/images/edits', 2, 5000, keyId);
+      expect(rows.map((r) => [r.status, r.images, Number(r.cost_yuan)])).toEqual([['ok', 1, 0.02], ['ok', 2, 0.6]]);
+    });
+
+    it('refuses an oversize image (413), a decode bomb (400), a non-image (415) and a bad mask (400) before sending or charging', async () => {
+      const before = await keyOf(f, keyId);
+      const bomb = pngBomb();
+      const edit = (image: Buffer, mask?: Buffer) =>
+        (async () => client.images.edit({ model: 'gpt-image-1', image: await toFile(image, 'x.png', { type: 'image/png' }), ...(mask ? { mask: await toFile(mask, 'm.png', { type: 'image/png' }) } : {}), prompt: 'p' }))().catch((e) => e);
+      const big: any = await edit(Buffer.concat([await png(8, 8), Buffer.alloc(300_000)]));
+      expect(big.status).toBe(413);
+      const bombed: any = await edit(bomb);
+      expect([bombed.status, bombed.error.param]).toEqual([400, 'image']);
+      expect(bombed.error.message).toMatch(/100000x100000 pixels/);
+      const text: any = await edit(Buffer.from('not an image at all, just text'));
+      expect(text.status).toBe(415);
+      const wrongSize: any = await edit(await png(64, 64), await png(32, 32, true));
+      expect([wrongSize.status, wrongSize.error.param]).toEqual([400, 'mask']);
+      const jpegMask: any = await edit(await png(64, 64), await sharp({ create: { width: 64, height: 64, channels: 3, background: '#fff' } }).jpeg().toBuffer());
+      expect([jpegMask.status, jpegMask.error.param]).toEqual([400, 'mask']);
+      expect(media.calls).toEqual([]);
+      const after = await keyOf(f, keyId);
+      expect([after.spent_yuan, after.reserved_yuan]).toEqual([before.spent_yuan, 0]);
+    });
+  });
+
+  describe('streams', () => {
+    it('transcriptions stream=true: the upstream transcript.text events, settled at the end', async () => {
+      const stream = await client.audio.transcriptions.create({ file: await toFile(speechWav, 'speech.wav'), model: 'gpt-4o-transcribe', stream: true });
+      const events: any[] = [];
+      for await (const event of stream) events.push(event);
+      events.forEach(conformsEvent);
+      expect(events.at(-1).type).toBe('transcript.text.done');
+      expect(events.filter((e) => e.type === 'transcript.text.delta').length).toBeGreaterThan(0);
+      expect(media.calls[0].form).toMatchObject({ stream: 'true', model: 'gpt-4o-transcribe' });
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/speech/transcribe', 1, 5000, keyId);
+      expect(rows.at(-1)).toMatchObject({ status: 'ok', model: 'gpt-4o-transcribe' });
+      expect(Number(rows.at(-1)!.cost_yuan)).toBeCloseTo((Math.ceil(seconds) / 60) * 0.02, 6);
+    });
+
+    it('transcriptions pass chunking_strategy, known speakers and diarized_json upstream', async () => {
+      const out: any = await client.audio.transcriptions.create({
+        file: await toFile(speechWav, 'speech.wav'),
+        model: 'gpt-4o-transcribe',
+        response_format: 'diarized_json',
+        chunking_strategy: { type: 'server_vad', silence_duration_ms: 300 },
+        known_speaker_names: ['agent'],
+        known_speaker_references: ['data:audio/wav;base64,UklGRgAAAAA='],
+      } as any);
+      expect(out.segments[0].speaker).toBe('agent');
+      expect(media.calls[0].formAll).toMatchObject({
+        response_format: ['diarized_json'],
+        'chunking_strategy[type]': ['server_vad'],
+        'chunking_strategy[silence_duration_ms]': ['300'],
+        'known_speaker_names[]': ['agent'],
+        'known_speaker_references[]': ['data:audio/wav;base64,UklGRgAAAAA='],
+      });
+    });
+
+    it('speech stream_format sse: one speech.audio.delta with the whole audio, then speech.audio.done', async () => {
+      const res = await client.audio.speech.create({ model: 'gpt-4o-mini-tts', input: 'Hello there.', voice: 'alloy', response_format: 'wav', stream_format: 'sse' });
+      expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const events = sseData(await res.text());
+      events.forEach(conformsEvent);
+      expect(events.map((e) => e.type)).toEqual(['speech.audio.delta', 'speech.audio.done']);
+      const audio = await decodeAudio(Buffer.from(events[0].audio, 'base64'), { keepPcm: false });
+      expect(audio.container).toBe('wav');
+      expect(audio.duration).toBeGreaterThan(0.3);
+    });
+
+    it('images generate stream with partial_images: the upstream events forwarded, billed per completed image', async () => {
+      const stream = await client.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024', quality: 'low', stream: true, partial_images: 2 });
+      const events: any[] = [];
+      for await (const event of stream) events.push(event);
+      events.forEach(conformsEvent);
+      expect(events.map((e) => e.type)).toEqual(['image_generation.partial_image', 'image_generation.partial_image', 'image_generation.completed']);
+      expect(media.calls[0].json).toMatchObject({ stream: true, partial_images: 2, model: 'gpt-image-1' });
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/vision/generate', 1, 5000, keyId);
+      expect(rows.at(-1)).toMatchObject({ status: 'ok', images: 1 });
+      expect(Number(rows.at(-1)!.cost_yuan)).toBeCloseTo(0.02, 6);
+      expect((await keyOf(f, keyId)).reserved_yuan).toBe(0);
+    });
+
+    it('images edit stream: image_edit events forwarded', async () => {
+      const stream = await client.images.edit({ model: 'gpt-image-1', image: await toFile(await png(64, 64), 'p.png', { type: 'image/png' }), prompt: 'x', size: '1024x1024', quality: 'low', stream: true, partial_images: 1 });
+      const events: any[] = [];
+      for await (const event of stream) events.push(event);
+      events.forEach(conformsEvent);
+      expect(events.map((e) => e.type)).toEqual(['image_edit.partial_image', 'image_edit.completed']);
+    });
+
+    it('a failing upstream stream releases the hold (nothing charged)', async () => {
+      const before = await keyOf(f, keyId);
+      media.failNext = 500;
+      const err: any = await client.images.generate({ model: 'gpt-image-1', prompt: 'x', size: '1024x1024', quality: 'high', stream: true }).catch((e) => e);
+      expect(err.status).toBe(502);
+      const after = await keyOf(f, keyId);
+      expect([after.spent_yuan, after.reserved_yuan]).toEqual([before.spent_yuan, 0]);
+    });
+  });
+});
+
+describe('media operations on the local engines only (clear refusals)', () => {
+  let f: GatewayFixture;
+  let client: OpenAI;
+  let speechWav: Buffer;
+
+  beforeAll(async () => {
+    f = await startGatewayFixture({});
+    client = new OpenAI({ apiKey: (await f.createKey({ name: 'local-media' })).key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 60_000 });
+    speechWav = (await SpeechSynthesisEngine.shared().synthesize('The weather is nice today. Please call me tomorrow.', { voice: 'en-US-JennyNeural', format: 'wav' })).audio;
+  });
+  afterAll(async () => {
+    await f?.close();
+    await SpeechSynthesisEngine.shared().close();
+  });
+
+  it('translations: 400 saying the local engine cannot translate', async () => {
+    const err: any = await client.audio.translations.create({ file: await toFile(speechWav, 's.wav'), model: 'whisper-1' }).catch((e) => e);
+    expect(err.status).toBe(400);
+    expect(err.error.message).toMatch(/cannot translate|only transcribes/);
+  });
+
+  it('diarized_json and known speakers: 400 naming the field', async () => {
+    const err: any = await client.audio.transcriptions.create({ file: await toFile(speechWav, 's.wav'), model: 'whisper-1', response_format: 'diarized_json' } as any).catch((e) => e);
+    expect([err.status, err.error.param]).toEqual([400, 'response_format']);
+    expect(err.error.message).toMatch(/does not tell speakers apart/);
+  });
+
+  it('transcriptions stream=true: one delta per utterance, then done with the whole text', async () => {
+    const stream = await client.audio.transcriptions.create({ file: await toFile(speechWav, 's.wav'), model: 'whisper-1', stream: true });
+    const events: any[] = [];
+    for await (const event of stream) events.push(event);
+    events.forEach(conformsEvent);
+    expect(events.at(-1).type).toBe('transcript.text.done');
+    expect(events.filter((e) => e.type === 'transcript.text.delta').map((e) => e.delta).join('')).toBe(events.at(-1).text);
+  });
+});
