@@ -368,7 +368,7 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
     if (audioOut) {
       const audioTokens = parts.length * AUDIO_TOKENS_PER_TEXT_TOKEN;
       usage.completion_tokens = parts.length + audioTokens;
-      usage.total_tokens = (usage.prompt_tokens as number) + usage.completion_tokens;
+      usage.total_tokens = (usage.prompt_tokens as number) + (usage.completion_tokens as number);
       Object.assign(usage, {
         prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
         completion_tokens_details: { reasoning_tokens: 0, audio_tokens: audioTokens, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },

@@ -157,4 +157,24 @@ describe('translateResponsesRequest', () => {
     expect(chat.messages[1].tool_calls[n - 1].id).toBe(`c${n - 1}`);
     expect(steps).toBeLessThan(20 * n);
   });
+  it('echoes (and so stores) only checked values: metadata within OpenAI limits, the format and tool_choice without extra fields', () => {
+    const pad = 'p'.repeat(10_000);
+    const { echo } = translateResponsesRequest({
+      model: 'm',
+      input: 'hi',
+      metadata: { topic: 'weather' },
+      truncation: 'auto',
+      text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, junk: pad } },
+      tools: [{ type: 'function', name: 'f', parameters: { type: 'object' }, junk: pad }],
+      tool_choice: { type: 'function', name: 'f', junk: pad },
+    });
+    expect(JSON.stringify(echo)).not.toContain(pad);
+    expect(echo).toMatchObject({ metadata: { topic: 'weather' }, truncation: 'auto', tool_choice: { type: 'function', name: 'f' }, text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: null } } });
+    expect(translateResponsesRequest({ model: 'm', input: 'hi', text: { format: { type: 'text', junk: pad } } }).echo.text).toEqual({ format: { type: 'text' } });
+    const many = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v']));
+    expect(refusal({ model: 'm', input: 'hi', metadata: many })).toMatchObject({ status: 400, param: 'metadata' });
+    expect(refusal({ model: 'm', input: 'hi', metadata: { k: pad } })).toMatchObject({ status: 400, param: 'metadata.k' });
+    expect(refusal({ model: 'm', input: 'hi', metadata: { k: 1 } })).toMatchObject({ status: 400, param: 'metadata.k' });
+    expect(refusal({ model: 'm', input: 'hi', truncation: pad })).toMatchObject({ status: 400, param: 'truncation' });
+  });
 });

@@ -257,6 +257,28 @@ function toolChoice(v: unknown): unknown {
   throw invalid('tool_choice must be none, auto, required or {"type":"function","name":...}', 'tool_choice');
 }
 
+/** Up to 16 string values of at most 512 characters under keys of at most 64 (OpenAI's limits): it is echoed and stored, never forwarded. */
+function metadata(v: unknown): void {
+  if (!isObj(v)) throw invalid('metadata must be an object', 'metadata', GatewayErrorCode.InvalidType);
+  const keys = Object.keys(v);
+  if (keys.length > 16) throw invalid('metadata must have at most 16 keys', 'metadata');
+  for (const k of keys) {
+    if (k.length > 64) throw invalid('metadata keys must be at most 64 characters', 'metadata');
+    str(v[k], `metadata.${k}`, { max: 512 });
+  }
+}
+
+/** The `text.format` an answer echoes: the checked format's own fields only (it is stored with the response). */
+function echoFormat(text: unknown): Obj {
+  const f = isObj(text) && isObj(text.format) ? text.format : undefined;
+  if (!f || f.type === 'text') return { type: 'text' };
+  if (f.type === 'json_object') return { type: 'json_object' };
+  const out: Obj = { type: 'json_schema', name: f.name, schema: f.schema };
+  if (f.description != null) out.description = f.description;
+  out.strict = f.strict ?? null;
+  return out;
+}
+
 function responseFormat(text: unknown): unknown {
   if (!isObj(text)) throw invalid('text must be an object', 'text', GatewayErrorCode.InvalidType);
   for (const k of Object.keys(text)) if (k !== 'format' && k !== 'verbosity') throw invalid(`Unknown parameter: 'text.${k}'.`, `text.${k}`, GatewayErrorCode.UnknownParameter);
@@ -283,6 +305,12 @@ function responseFormat(text: unknown): unknown {
 }
 
 /** The function tools as a Response object lists them: `parameters` and `strict` are always there (null when not given). */
+/** The checked tool_choice in the Responses shape (`{type:'function', name}`), `auto` when none was sent. */
+function echoToolChoice(v: unknown): unknown {
+  if (isObj(v) && isObj(v.function)) return { type: 'function', name: v.function.name };
+  return v ?? 'auto';
+}
+
 function echoTools(v: unknown): Obj[] {
   if (!Array.isArray(v)) return [];
   return (v as Obj[]).map((t) => {
@@ -322,7 +350,8 @@ export function responsesParams(body: unknown): ResponsesParams {
   if (body.prompt != null) throw invalid('prompt (stored prompt templates) is not supported: send the template\'s text as instructions and input', 'prompt', GatewayErrorCode.UnsupportedParameter);
   if (body.background != null && bool(body.background, 'background')) throw invalid('background: true is not supported (no background runs to poll here): send the request without background, with stream: true for a long answer', 'background', GatewayErrorCode.UnsupportedParameter);
   if (body.store != null) bool(body.store, 'store');
-  if (body.metadata != null && !isObj(body.metadata)) throw invalid('metadata must be an object', 'metadata', GatewayErrorCode.InvalidType);
+  if (body.metadata != null) metadata(body.metadata);
+  if (body.truncation != null && body.truncation !== 'auto' && body.truncation !== 'disabled') throw invalid('truncation must be one of auto, disabled', 'truncation');
   if (body.include != null && !Array.isArray(body.include)) throw invalid('include must be an array', 'include', GatewayErrorCode.InvalidType);
 
   const chat: ChatParams = { model: str(body.model, 'model', { min: 1, max: 128 }) };
@@ -391,8 +420,9 @@ export function withInput(params: ResponsesParams, opts: { resolved?: ResolvedIn
     previous_response_id: body.previous_response_id ?? null,
     store: opts.stored === true,
     temperature: body.temperature ?? 1,
-    text: { format: isObj(body.text) && isObj(body.text.format) ? body.text.format : { type: 'text' } },
-    tool_choice: body.tool_choice ?? 'auto',
+    // Echoed from the checked values, never the caller's objects as sent: the echo is stored with the response.
+    text: { format: echoFormat(body.text) },
+    tool_choice: echoToolChoice(params.chat.tool_choice),
     tools: echoTools(body.tools),
     top_p: body.top_p ?? 1,
     truncation: body.truncation ?? 'disabled',
