@@ -9,6 +9,8 @@ import addFormats from 'ajv-formats';
 import { ERROR_SCHEMA, OPERATION_SCHEMAS, Schema } from './schemas';
 
 export interface Check {
+  /** The operation (`METHOD /path`) the check belongs to, for the per-operation breakdown. */
+  operation: string;
   name: string;
   ok: boolean;
   problems: string[];
@@ -45,47 +47,52 @@ export function sseEvents(text: string): unknown[] {
 export class Conformance {
   readonly checks: Check[] = [];
 
-  private record(name: string, schema: Schema | undefined, value: unknown): Check {
+  private record(operation: string, name: string, schema: Schema | undefined, value: unknown): Check {
     let check: Check;
-    if (!schema) check = { name, ok: false, problems: [`no schema for ${name}`] };
+    if (!schema) check = { operation, name, ok: false, problems: [`no schema for ${name}`] };
     else {
       const validate = compile(schema);
       const ok = validate(value);
-      check = { name, ok, problems: ok ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`) };
+      check = { operation, name, ok, problems: ok ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`) };
     }
     this.checks.push(check);
     return check;
   }
 
-  /** A JSON answer of `operation` (`POST /v1/chat/completions`): the operation's schema for 2xx, the error body otherwise. */
-  answer(operation: string, status: number, body: unknown, label = ''): Check {
+  /**
+   * A JSON answer of `operation` (`POST /v1/chat/completions`, or a keyed variant such as
+   * `POST /v1/audio/transcriptions#format:verbose_json`): the operation's schema for 2xx, the error body
+   * otherwise. With `expectOk`, an error answer (a 404 of an operation that does not exist, say) is held
+   * to the operation's schema, so it counts as a failed check.
+   */
+  answer(operation: string, status: number, body: unknown, label = '', expectOk = false): Check {
     const name = `${operation} ${status}${label ? ` (${label})` : ''}`;
-    return this.record(name, status < 400 ? OPERATION_SCHEMAS[operation] : ERROR_SCHEMA, body);
+    return this.record(operationOf(operation), name, status < 400 || expectOk ? OPERATION_SCHEMAS[operation] : ERROR_SCHEMA, body);
   }
 
   /** Each event of an SSE answer: by `type` (`operation#event:<type>`) when it has one, an `{error}` event by the error body, else `operation#chunk`. */
   stream(operation: string, events: unknown[], label = ''): Check[] {
-    if (events.length === 0) return [this.record(`${operation} stream${label ? ` (${label})` : ''}: no events`, undefined, null)];
+    if (events.length === 0) return [this.record(operation, `${operation} stream${label ? ` (${label})` : ''}: no events`, undefined, null)];
     return events.map((e, i) => {
       const type = typeof e === 'object' && e !== null ? (e as { type?: unknown }).type : undefined;
       const isError = typeof e === 'object' && e !== null && 'error' in e && !('object' in e) && type === undefined;
       const key = isError ? undefined : typeof type === 'string' ? `${operation}#event:${type}` : `${operation}#chunk`;
       const name = `${operation} event ${i}${typeof type === 'string' ? ` ${type}` : ''}${label ? ` (${label})` : ''}`;
-      return this.record(name, isError ? ERROR_SCHEMA : OPERATION_SCHEMAS[key!], e);
+      return this.record(operation, name, isError ? ERROR_SCHEMA : OPERATION_SCHEMAS[key!], e);
     });
   }
 
   /** A binary answer (audio, images): its content type only. */
   binary(operation: string, contentType: string | null, expected: RegExp): Check {
     const ok = !!contentType && expected.test(contentType);
-    const check = { name: `${operation} content-type`, ok, problems: ok ? [] : [`content-type ${contentType} does not match ${expected}`] };
+    const check = { operation, name: `${operation} content-type`, ok, problems: ok ? [] : [`content-type ${contentType} does not match ${expected}`] };
     this.checks.push(check);
     return check;
   }
 
   /** A counted check decided by the caller (a spec example request accepted, or refused as documented). */
-  decided(name: string, ok: boolean, problem = ''): Check {
-    const check = { name, ok, problems: ok ? [] : [problem] };
+  decided(operation: string, name: string, ok: boolean, problem = ''): Check {
+    const check = { operation: operationOf(operation), name, ok, problems: ok ? [] : [problem] };
     this.checks.push(check);
     return check;
   }
@@ -98,4 +105,21 @@ export class Conformance {
     const passed = this.checks.length - this.failed().length;
     return `${passed}/${this.checks.length} conformance checks passed (${((100 * passed) / Math.max(1, this.checks.length)).toFixed(1)} %)`;
   }
+
+  /** passed/total per operation, in the order the operations were first checked. */
+  breakdown(): string {
+    const by = new Map<string, { passed: number; total: number }>();
+    for (const c of this.checks) {
+      const row = by.get(c.operation) ?? { passed: 0, total: 0 };
+      row.total++;
+      if (c.ok) row.passed++;
+      by.set(c.operation, row);
+    }
+    return [...by].map(([op, r]) => `  ${`${r.passed}/${r.total}`.padStart(9)}  ${op}`).join('\n');
+  }
+}
+
+/** `POST /v1/audio/speech#event:x` -> `POST /v1/audio/speech`. */
+function operationOf(key: string): string {
+  return key.split('#')[0];
 }

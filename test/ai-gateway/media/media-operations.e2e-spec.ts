@@ -8,9 +8,10 @@ import sharp from 'sharp';
 import { decodeAudio, SpeechSynthesisEngine } from '@app/engines';
 import { renderBlankPng } from '@app/engines/testing/media-fixtures';
 import { crc32 } from 'zlib';
-import { GatewayFixture, providersDoc, startGatewayFixture } from '../gateway-fixture';
+import { GatewayFixture, startGatewayFixture } from '../gateway-fixture';
 import { audioTextJsonSchema, imagesResponseSchema, mediaEventSchemas, moderationResponseSchema, translationVerboseSchema } from '../conformance/schemas/media';
 import { ledgerRows } from './ledger';
+import { startMediaGateway } from './media-gateway';
 import { MediaUpstream, startMediaUpstream } from './media-upstream';
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
@@ -62,23 +63,7 @@ describe('media operations: moderations, translations, image edits, streams (ope
 
   beforeAll(async () => {
     media = await startMediaUpstream();
-    process.env.FAKE_MEDIA_KEY = 'sk-media-upstream';
-    f = await startGatewayFixture(
-      { AI_TRANSCRIBE_BASE_URL: media.url, AI_TRANSCRIBE_API_KEY: 'sk-media-upstream', AI_IMAGES_BASE_URL: media.url, AI_IMAGES_API_KEY: 'sk-media-upstream', AI_MEDIA_MAX_IMAGE_BYTES: '200000' },
-      ({ openai, backup, anthropic }) => {
-        const doc = providersDoc(openai, backup, anthropic);
-        return {
-          ...doc,
-          // Moderations go to OpenAI-type deployments listing the model; here the fake media upstream.
-          deployments: [...doc.deployments, { name: 'moderator', type: 'openai', baseUrl: media.url, apiKeyEnv: 'FAKE_MEDIA_KEY', timeoutMs: 5000, models: ['omni-moderation-latest'] }],
-          mediaModels: {
-            'omni-moderation-latest': { price: 0.01 },
-            'whisper-1': { price: 0.6 },
-            'gpt-image-1': { qualityPrices: { low: 0.02, high: 0.3 } },
-          },
-        };
-      },
-    );
+    f = await startMediaGateway(media, { AI_MEDIA_MAX_IMAGE_BYTES: '200000' });
     const created = await f.createKey({ name: 'media-operations', budget_yuan: 100 });
     key = created.key;
     keyId = created.id;
@@ -216,6 +201,18 @@ describe('media operations: moderations, translations, image edits, streams (ope
       expect(media.calls).toEqual([]);
       const after = await keyOf(f, keyId);
       expect([after.spent_yuan, after.reserved_yuan]).toEqual([before.spent_yuan, 0]);
+    });
+  });
+
+  describe('POST /v1/images/edits, JSON form', () => {
+    it('images by URL or file id: 400 naming images and multipart, nothing sent', async () => {
+      for (const images of [[{ image_url: 'https://example.com/a.png' }], [{ file_id: 'file-abc123' }]]) {
+        const res = await fetch(`${f.gw.url}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-image-1', prompt: 'p', images }) });
+        const body = await res.json();
+        expect([res.status, body.error.param, body.error.code]).toEqual([400, 'images', 'unsupported_parameter']);
+        expect(body.error.message).toMatch(/multipart\/form-data/);
+      }
+      expect(media.calls).toEqual([]);
     });
   });
 

@@ -22,6 +22,8 @@ export interface MediaUpstreamCall {
 
 export interface MediaUpstream {
   url: string;
+  /** The key it accepts (Bearer). */
+  apiKey: string;
   calls: MediaUpstreamCall[];
   /** Next call answers this HTTP status with an OpenAI error body. */
   failNext?: number;
@@ -97,11 +99,15 @@ function moderationResult(text: string, withImage: boolean): Record<string, unkn
 
 export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<MediaUpstream> {
   const sockets = new Set<Socket>();
-  const upstream: MediaUpstream = { url: '', calls: [], close: async () => undefined };
+  const upstream: MediaUpstream = { url: '', apiKey, calls: [], close: async () => undefined };
   const server: Server = createServer(asyncHandler(async (req, res) => {
     const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     try {
       const body = await readBody(req);
+      // An image to point URLs at (a moderation's image_url, fetched by the gateway); no key, not counted in `calls`.
+      if (req.method === 'GET' && req.url === '/image.png') {
+        return void res.writeHead(200, { 'content-type': 'image/png' }).end(await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3a7' } }).png().toBuffer());
+      }
       const call: MediaUpstreamCall = { path: req.url!, authorization: req.headers.authorization };
       upstream.calls.push(call);
       if (req.headers.authorization !== `Bearer ${apiKey}`) return send(401, { error: { message: 'bad key', type: 'invalid_request_error', code: 'invalid_api_key' } });
@@ -185,7 +191,8 @@ export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<
           language: 'english',
           duration: audio.duration,
           text,
-          segments,
+          // OpenAI's verbose segments carry Whisper's decoding fields too.
+          segments: segments.map((s) => ({ ...s, seek: Math.round(s.start * 100), tokens: [], temperature: 0, avg_logprob: -0.25, compression_ratio: 1, no_speech_prob: 0.01 })),
         });
       }
       send(404, { error: { message: 'not found', type: 'invalid_request_error', code: null } });

@@ -14,7 +14,7 @@ import { GatewayConfig } from '../config/gateway.config';
 import { relayMediaEvents } from '../vision/media-stream';
 import { SynthesizeSpeechService } from './synthesize-speech.service';
 import { TranscribeAudioService, UploadedAudio } from './transcribe-audio.service';
-import { toSrt, toVtt } from './transcript-formats';
+import { toSrt, toVerboseSegments, toVtt } from './transcript-formats';
 import { MediaModels } from '../vision/media-models';
 
 @ApiTags('speech')
@@ -87,17 +87,16 @@ export class SpeechController {
       res.end(result.raw.body);
       return;
     }
-    const segments = result.segments.map((s, id) => ({ id, ...s }));
     if (format === 'text') {
       res.type('text/plain; charset=utf-8').send(result.text);
       return;
     }
     if (format === 'srt' || format === 'vtt') {
-      res.type('text/plain; charset=utf-8').send(format === 'srt' ? toSrt(segments) : toVtt(segments));
+      res.type('text/plain; charset=utf-8').send(format === 'srt' ? toSrt(result.segments) : toVtt(result.segments));
       return;
     }
     if (format === 'verbose_json') {
-      res.json({ task: 'transcribe', language: result.language, duration: result.duration, text: result.text, segments });
+      res.json({ task: 'transcribe', language: result.language, duration: result.duration, text: result.text, segments: toVerboseSegments(result.segments) });
       return;
     }
     res.json({ text: result.text });

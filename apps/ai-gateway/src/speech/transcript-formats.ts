@@ -29,3 +29,25 @@ export function toSrt(segments: TimedSegment[]): string {
 export function toVtt(segments: TimedSegment[]): string {
   return `WEBVTT\n\n${segments.map((s) => `${subtitleTime(s.start, '.')} --> ${subtitleTime(s.end, '.')}\n${cueText(s.text)}\n`).join('\n')}`;
 }
+
+/** One segment of OpenAI's verbose_json transcript: Whisper's decoding fields are all required there. */
+export interface VerboseSegment extends TimedSegment {
+  id: number;
+  seek: number;
+  tokens: number[];
+  temperature: number;
+  avg_logprob: number;
+  compression_ratio: number;
+  no_speech_prob: number;
+}
+
+/**
+ * verbose_json segments from the local engine's utterances. Clients typed on OpenAI's reference (it
+ * requires every field) read them, so the fields PocketSphinx has no value for are neutral: no Whisper
+ * token ids, greedy decoding (temperature 0), nothing flagged as failed or silent (avg_logprob 0,
+ * compression_ratio 1, no_speech_prob 0: each segment is an utterance the engine heard). `seek` is the
+ * start in Whisper's 10 ms frames.
+ */
+export function toVerboseSegments(segments: TimedSegment[]): VerboseSegment[] {
+  return segments.map((s, id) => ({ id, seek: Math.round(s.start * 100), start: s.start, end: s.end, text: s.text, tokens: [], temperature: 0, avg_logprob: 0, compression_ratio: 1, no_speech_prob: 0 }));
+}

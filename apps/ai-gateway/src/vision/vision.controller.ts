@@ -129,6 +129,14 @@ export class VisionController {
     @Res() res: Response,
   ): Promise<void> {
     assertScope(principal, 'vision');
+    // OpenAI's JSON form names its images by URL or uploaded file id: the gateway stores no files and fetches
+    // no images for an edit, so it takes the files themselves (README, "Newer media operations").
+    if (body.images !== undefined) {
+      throw new GatewayError(GatewayErrorCode.UnsupportedParameter, {
+        message: 'images (a JSON edit request with image URLs or file ids) is not supported: send multipart/form-data with the image files in image or image[] (and the mask as a file)',
+        param: 'images',
+      });
+    }
     const model = this.mediaModels.resolve('image', body.model);
     const images = [...(files?.image ?? []), ...(files?.['image[]'] ?? [])];
     const extra = { quality: body.quality, background: body.background, output_format: body.output_format, output_compression: body.output_compression, input_fidelity: body.input_fidelity };

@@ -1,16 +1,13 @@
 // Every served operation's answer schema, by `METHOD /path` (streamed events: `...#chunk` for chat and
-// completions chunks, `...#event:<type>` for typed SSE events), plus the error body.
-//
-// Hooks: the Responses schemas (`./responses`, POST /v1/responses and its events by type) and the media
-// schemas (`./media`: images, transcriptions, speech) are written on their own branches; when merged,
-// import them here and spread them into OPERATION_SCHEMAS:
-//   import { responsesSchemas } from './responses';
-//   import { mediaSchemas } from './media';
+// completions chunks, `...#event:<type>` for typed SSE events; audio answers other than json:
+// `...#format:<response_format>`), plus the error body.
 import { chatSchemas } from './chat';
 import { errorBody, Schema } from './common';
 import { completionsSchemas } from './completions';
 import { embeddingsSchemas } from './embeddings';
+import { mediaSchemas } from './media';
 import { modelsSchemas } from './models';
+import { responsesSchemas } from './responses';
 
 export type { Schema } from './common';
 
@@ -19,6 +16,8 @@ export const OPERATION_SCHEMAS: Record<string, Schema> = {
   ...chatSchemas,
   ...completionsSchemas,
   ...embeddingsSchemas,
+  ...responsesSchemas,
+  ...(mediaSchemas as Record<string, Schema>),
 };
 
 export const ERROR_SCHEMA: Schema = errorBody;

@@ -39,11 +39,73 @@ export const moderationResponseSchema = {
 /** Transcription or translation, response_format json: the text. */
 export const audioTextJsonSchema = { type: 'object', required: ['text'], properties: { text: { type: 'string' } } } as const;
 
+/** A segment of a verbose_json transcript or translation: every one of Whisper's decoding fields is required. */
+const transcriptionSegment = {
+  type: 'object',
+  required: ['id', 'seek', 'start', 'end', 'text', 'tokens', 'temperature', 'avg_logprob', 'compression_ratio', 'no_speech_prob'],
+  properties: {
+    id: { type: 'integer' },
+    seek: { type: 'integer' },
+    start: { type: 'number' },
+    end: { type: 'number' },
+    text: { type: 'string' },
+    tokens: { type: 'array', items: { type: 'integer' } },
+    temperature: { type: 'number' },
+    avg_logprob: { type: 'number' },
+    compression_ratio: { type: 'number' },
+    no_speech_prob: { type: 'number' },
+  },
+} as const;
+
+const durationUsage = { type: 'object', required: ['type', 'seconds'], properties: { type: { const: 'duration' }, seconds: { type: 'number' } } } as const;
+const tokenUsage = {
+  type: 'object',
+  required: ['type', 'input_tokens', 'output_tokens', 'total_tokens'],
+  properties: {
+    type: { const: 'tokens' },
+    input_tokens: { type: 'integer' },
+    input_token_details: { type: 'object', properties: { text_tokens: { type: 'integer' }, audio_tokens: { type: 'integer' } } },
+    output_tokens: { type: 'integer' },
+    total_tokens: { type: 'integer' },
+  },
+} as const;
+
 /** Translation, response_format verbose_json: language, duration and text required; segments optional. */
 export const translationVerboseSchema = {
   type: 'object',
   required: ['language', 'duration', 'text'],
-  properties: { language: { type: 'string' }, duration: { type: 'number' }, text: { type: 'string' }, segments: { type: 'array' } },
+  properties: { language: { type: 'string' }, duration: { type: 'number' }, text: { type: 'string' }, segments: { type: 'array', items: transcriptionSegment } },
+} as const;
+
+/** Transcription, response_format verbose_json: as a translation's, plus words and a duration usage. */
+export const transcriptionVerboseSchema = {
+  type: 'object',
+  required: ['language', 'duration', 'text'],
+  properties: {
+    ...translationVerboseSchema.properties,
+    words: { type: 'array', items: { type: 'object', required: ['word', 'start', 'end'], properties: { word: { type: 'string' }, start: { type: 'number' }, end: { type: 'number' } } } },
+    usage: durationUsage,
+  },
+} as const;
+
+/** Transcription, response_format diarized_json: segments with a speaker each. */
+export const transcriptionDiarizedSchema = {
+  type: 'object',
+  required: ['task', 'duration', 'text', 'segments'],
+  properties: {
+    task: { const: 'transcribe' },
+    duration: { type: 'number' },
+    text: { type: 'string' },
+    segments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['type', 'id', 'start', 'end', 'text', 'speaker'],
+        properties: { type: { const: 'transcript.text.segment' }, id: { type: 'string' }, start: { type: 'number' }, end: { type: 'number' }, text: { type: 'string' }, speaker: { type: 'string' } },
+      },
+    },
+    usage: { anyOf: [tokenUsage, durationUsage] },
+  },
 } as const;
 
 const logprobs = { type: 'array', items: { type: 'object', properties: { token: { type: 'string' }, logprob: { type: 'number' }, bytes: { type: 'array', items: { type: 'integer' } } } } };
@@ -62,11 +124,7 @@ export const transcriptTextDoneSchema = {
     type: { const: 'transcript.text.done' },
     text: { type: 'string' },
     logprobs,
-    usage: {
-      type: 'object',
-      required: ['type', 'input_tokens', 'output_tokens', 'total_tokens'],
-      properties: { type: { const: 'tokens' }, input_tokens: { type: 'integer' }, output_tokens: { type: 'integer' }, total_tokens: { type: 'integer' } },
-    },
+    usage: tokenUsage,
   },
 } as const;
 
@@ -145,4 +203,29 @@ export const mediaEventSchemas: Record<string, object> = {
   'image_generation.completed': imageCompletedEventSchema('image_generation'),
   'image_edit.partial_image': imagePartialEventSchema('image_edit'),
   'image_edit.completed': imageCompletedEventSchema('image_edit'),
+};
+
+/**
+ * The answers above by the conformance harness's names (`METHOD /path`, `...#format:<response_format>`
+ * for the audio formats after the default json, `...#event:<type>` for streamed events).
+ */
+export const mediaSchemas: Record<string, object> = {
+  'POST /v1/moderations': moderationResponseSchema,
+  'POST /v1/audio/translations': audioTextJsonSchema,
+  'POST /v1/audio/translations#format:verbose_json': translationVerboseSchema,
+  'POST /v1/audio/translations#format:text': { type: 'string' },
+  'POST /v1/audio/transcriptions': audioTextJsonSchema,
+  'POST /v1/audio/transcriptions#format:verbose_json': transcriptionVerboseSchema,
+  'POST /v1/audio/transcriptions#format:diarized_json': transcriptionDiarizedSchema,
+  'POST /v1/audio/transcriptions#format:text': { type: 'string' },
+  'POST /v1/audio/transcriptions#event:transcript.text.delta': transcriptTextDeltaSchema,
+  'POST /v1/audio/transcriptions#event:transcript.text.done': transcriptTextDoneSchema,
+  'POST /v1/audio/speech#event:speech.audio.delta': speechAudioDeltaSchema,
+  'POST /v1/audio/speech#event:speech.audio.done': speechAudioDoneSchema,
+  'POST /v1/images/generations': imagesResponseSchema,
+  'POST /v1/images/generations#event:image_generation.partial_image': imagePartialEventSchema('image_generation'),
+  'POST /v1/images/generations#event:image_generation.completed': imageCompletedEventSchema('image_generation'),
+  'POST /v1/images/edits': imagesResponseSchema,
+  'POST /v1/images/edits#event:image_edit.partial_image': imagePartialEventSchema('image_edit'),
+  'POST /v1/images/edits#event:image_edit.completed': imageCompletedEventSchema('image_edit'),
 };

@@ -7,11 +7,10 @@
 // - first_id / last_id of an input item list may be null: the spec types them as strings but has no
 //   answer for an empty page (a cursor past the last item), which has no first or last id.
 
-type Schema = Record<string, unknown>;
+import { nullable, Schema, str } from './common';
 
+/** Counts and indexes here are never negative. */
 const int = { type: 'integer', minimum: 0 } as const;
-const str = { type: 'string' } as const;
-const nullable = (s: Schema): Schema => ({ anyOf: [s, { type: 'null' }] });
 
 /** usage: every breakdown required since the spec of 2026-07-15. */
 export const responseUsageSchema: Schema = {
@@ -174,4 +173,13 @@ export const responseStreamEventSchemas: Record<string, Schema> = {
   'response.function_call_arguments.delta': event('response.function_call_arguments.delta', ['item_id', 'output_index', 'delta'], { item_id: str, output_index: int, delta: str }),
   'response.function_call_arguments.done': event('response.function_call_arguments.done', ['item_id', 'name', 'output_index', 'arguments'], { item_id: str, name: str, output_index: int, arguments: str }),
   error: event('error', ['code', 'message', 'param'], { code: nullable(str), message: str, param: nullable(str) }),
+};
+
+/** The schemas above by the conformance harness's names (`METHOD /path`, `...#event:<type>` for stream events). */
+export const responsesSchemas: Record<string, Schema> = {
+  'POST /v1/responses': responseObjectSchema,
+  ...Object.fromEntries(Object.entries(responseStreamEventSchemas).map(([type, schema]) => [`POST /v1/responses#event:${type}`, schema])),
+  'GET /v1/responses/{response_id}': responseObjectSchema,
+  'DELETE /v1/responses/{response_id}': deletedResponseSchema,
+  'GET /v1/responses/{response_id}/input_items': inputItemListSchema,
 };

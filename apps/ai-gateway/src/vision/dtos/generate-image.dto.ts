@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiHideProperty, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { IMAGE_QUALITIES } from '@app/llm';
@@ -86,6 +86,8 @@ export class OpenAiImageEditRequest {
   @IsOptional()
   image?: unknown;
   @ApiPropertyOptional({ type: 'string', format: 'binary', description: 'PNG whose transparent areas mark where to edit; the same dimensions as the first image' }) @IsOptional() mask?: unknown;
+  /** OpenAI's JSON form of an edit (`images` by URL or file id): known, so it is refused by name (see the controller), never as an unknown property. */
+  @ApiHideProperty() @IsOptional() images?: unknown;
   @ApiProperty({ maxLength: 32000 }) @IsString() @MinLength(1) @MaxLength(32000) prompt: string;
   @ApiPropertyOptional({ example: 'gpt-image-1', description: 'An image model of the media catalog (dall-e-2, gpt-image-1, or the providers file `mediaModels`); default AI_IMAGES_MODEL' })
   @IsOptional()
