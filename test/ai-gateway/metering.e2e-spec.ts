@@ -140,6 +140,11 @@ describe('AI gateway metering: budgets, ledger, usage', () => {
     expect(hourly).toEqual({ rows: raw.hours, calls: 12, cost: raw.cost });
     expect(usage.data.reduce((n: number, d: { requests: number }) => n + d.requests, 0)).toBe(12);
     expect(usage.total_cost_yuan).toBeCloseTo(raw.cost, 8);
+    // A row written by other code (a replica older than the hourly totals, during a rolling deploy) counts too.
+    await query(f.gw.dbUrl, `INSERT INTO ai_usage_records (key_id, endpoint, model, status, cost_yuan, prompt_tokens, created_at) VALUES ($1, 'chat.completions', 'vendor-gpt-4', 'ok', 0.5, 7, now())`, [id]);
+    const after = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
+    expect(after.data.reduce((n: number, d: { requests: number }) => n + d.requests, 0)).toBe(13);
+    expect(after.total_cost_yuan).toBeCloseTo(raw.cost + 0.5, 8);
   });
 
   it('validates the usage query and offers an admin report', async () => {

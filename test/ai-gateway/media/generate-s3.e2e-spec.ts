@@ -148,7 +148,7 @@ describe('image generation stored in S3 (s3rver), served by two gateway replicas
     expect(Buffer.compare(Buffer.from(await served.arrayBuffer()), stored)).toBe(0);
   });
 
-  it('answers 404 in the OpenAI error shape for unknown and traversal keys under /cdn, on both replicas', async () => {
+  it('answers 404 in the OpenAI error shape for unknown and traversal keys under /cdn/images (401 for paths no route serves), on both replicas', async () => {
     // An object in the same bucket outside images/ (say, a membership upload) must not be reachable.
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}/2026/01/secret.png`, Body: Buffer.from('private'), ContentType: 'image/png' }));
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'secret.png', Body: Buffer.from('private'), ContentType: 'image/png' }));
@@ -162,17 +162,19 @@ describe('image generation stored in S3 (s3rver), served by two gateway replicas
       '/cdn/images/../2026/01/secret.png',
       '/cdn/images/..%5C2026%5C01%5Csecret.png',
       '/cdn/images/2026/01/01/%00.png',
-      '/cdn/2026/01/secret.png',
-      '/cdn/secret.png',
       '/cdn/images/',
     ];
+    // Paths no route of the gateway serves: like every path but health and docs, they need a key first
+    // (libs/platform/src/http/authenticate-first.ts), so a stranger gets 401 without learning more.
+    const unrouted = ['/cdn/2026/01/secret.png', '/cdn/secret.png'];
     for (const base of [f.gw.url, second.url]) {
-      for (const path of paths) {
+      for (const path of [...paths, ...unrouted]) {
         const res = await rawGet(base, path);
-        expect([path, res.status]).toEqual([path, 404]);
+        const status = unrouted.includes(path) ? 401 : 404;
+        expect([path, res.status]).toEqual([path, status]);
         expect(String(res.headers['content-type'])).toMatch(/^application\/json/);
         const json = JSON.parse(res.body.toString('utf8'));
-        expect([path, json]).toEqual([path, { error: { message: expect.any(String), type: 'invalid_request_error', code: 'not_found', param: null } }]);
+        if (status === 404) expect([path, json]).toEqual([path, { error: { message: expect.any(String), type: 'invalid_request_error', code: 'not_found', param: null } }]);
         expect(res.body.toString('utf8')).not.toContain('private');
       }
     }

@@ -75,18 +75,21 @@ export class CreateChatCompletion {
 
   /**
    * The checks a call passes before any work on its content: the key's chat scope, the model (known, a
-   * chat model, allowed for the key, served). With `budget`, also a key with a budget that has nothing
-   * left (429 insufficient_quota): for callers about to load stored data (CreateResponse) before the
-   * reservation, which needs the content counted.
+   * chat model, allowed for the key). With `beforeLoading` (CreateResponse, about to load stored data
+   * before the reservation, which needs the content counted) also that a deployment serves the model and
+   * that a key with a budget has some left (429 insufficient_quota); a plain call learns both later, after
+   * its prompt is counted (a prompt past the context length is refused as such first).
    */
-  async admit(principal: Principal, model: string, opts: { budget?: boolean } = {}): Promise<{ claims: ApiKeyClaims; info: ModelInfo }> {
+  async admit(principal: Principal, model: string, opts: { beforeLoading?: boolean } = {}): Promise<{ claims: ApiKeyClaims; info: ModelInfo }> {
     const claims: ApiKeyClaims = assertScope(principal, 'chat');
     const info = this.router.modelInfo(model);
     if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model });
     if (info.kind !== 'chat') throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model, expected: 'chat' });
     assertModel(claims, model);
-    if (!this.router.isServed(model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model });
-    if (opts.budget && claims.hasBudget && ((await this.metering.remaining(principal)) ?? 0) <= 0) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
+    if (opts.beforeLoading) {
+      if (!this.router.isServed(model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model });
+      if (claims.hasBudget && ((await this.metering.remaining(principal)) ?? 0) <= 0) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
+    }
     return { claims, info };
   }
 
@@ -109,6 +112,7 @@ export class CreateChatCompletion {
     if (promptTokens + (requestedOut ?? 0) > info.contextLength) {
       throw new GatewayError(GatewayErrorCode.ContextLengthExceeded, { limit: info.contextLength, promptTokens, completionTokens: requestedOut ?? 0 });
     }
+    if (!this.router.isServed(body.model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model: body.model });
     let reserveOut = requestedOut ?? Math.max(1, Math.min(this.config.AI_COMPLETION_RESERVE_TOKENS, info.contextLength - promptTokens));
     // Tokenizers differ between vendors: the prompt part of the hold gets a margin.
     const promptHold = Math.ceil(promptTokens * 1.1) + 16;

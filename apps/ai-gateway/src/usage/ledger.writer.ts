@@ -105,22 +105,10 @@ export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
       return typeof c.default === 'number' || typeof c.default === 'string' ? `COALESCE(${read}, ${literal(c.default)})` : read;
     };
     const entryId = cols.find((c) => c.propertyName === 'entryId')!.databaseName;
-    // The hourly totals (ai_usage_hourly, what usage reports read) grow in the same statement by the
-    // entries that were new: a retried batch adds nothing twice. Rows in key order: two writers lock the
-    // totals they share in the same order.
     this.sql =
-      `WITH fresh AS (INSERT INTO "${meta.tableName}" (${cols.map((c) => `"${c.databaseName}"`).join(', ')}) ` +
+      `INSERT INTO "${meta.tableName}" (${cols.map((c) => `"${c.databaseName}"`).join(', ')}) ` +
       `SELECT ${cols.map(value).join(', ')} FROM json_to_recordset($1::json) AS r(${cols.map((c) => `"${c.propertyName}" ${this.db.driver.normalizeType(c)}`).join(', ')}) ` +
-      `ON CONFLICT ("${entryId}") DO NOTHING RETURNING *), ` +
-      `hourly AS (INSERT INTO ai_usage_hourly AS h ` +
-      `SELECT key_id, date_trunc('hour', created_at, 'UTC'), endpoint, model, count(*), count(*) FILTER (WHERE status = 'failed'), ` +
-      `sum(prompt_tokens), sum(completion_tokens), sum(seconds), sum(characters), sum(images), sum(cost_yuan) ` +
-      `FROM fresh GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4 ` +
-      `ON CONFLICT ((coalesce(key_id, '00000000-0000-0000-0000-000000000000'::uuid)), hour, endpoint, model) DO UPDATE SET ` +
-      `requests = h.requests + EXCLUDED.requests, failed = h.failed + EXCLUDED.failed, prompt_tokens = h.prompt_tokens + EXCLUDED.prompt_tokens, ` +
-      `completion_tokens = h.completion_tokens + EXCLUDED.completion_tokens, seconds = h.seconds + EXCLUDED.seconds, ` +
-      `characters = h.characters + EXCLUDED.characters, images = h.images + EXCLUDED.images, cost_yuan = h.cost_yuan + EXCLUDED.cost_yuan) ` +
-      `SELECT "${entryId}" AS entry_id FROM fresh`;
+      `ON CONFLICT ("${entryId}") DO NOTHING RETURNING "${entryId}" AS entry_id`;
     return this.sql;
   }
 

@@ -45,8 +45,8 @@ export class UsageRepository {
       params.push(opts.keyId);
       where += ` AND key_id = $3`;
     }
-    // From the hourly totals the ledger writer keeps (migrations/1796100000000-UsageHourly.ts): the work
-    // of a report grows with the hours, endpoints and models a key used, not with its number of calls.
+    // From the hourly totals a trigger on the ledger keeps (migrations/1796100000000-UsageHourly.ts): the
+    // work of a report grows with the hours, endpoints and models a key used, not with its number of calls.
     const rows = await this.db.query<LedgerRow[]>(
       `SELECT key_id, to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, endpoint, model,
               sum(requests)::int AS requests, sum(failed)::int AS failed,
