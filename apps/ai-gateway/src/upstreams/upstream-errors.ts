@@ -1,5 +1,6 @@
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { CallAbortedError, NoDeploymentError, UnsupportedRequestError, UpstreamError } from '@app/llm';
+import { EngineBusyError } from '@app/engines';
 
 /** Router failures (libs/llm) as catalog errors; anything else is returned unchanged. */
 export function toGatewayError(e: unknown): unknown {
@@ -7,6 +8,8 @@ export function toGatewayError(e: unknown): unknown {
   if (e instanceof NoDeploymentError) return new GatewayError(GatewayErrorCode.NoProvider, { model: e.model });
   if (e instanceof UnsupportedRequestError) return new GatewayError(GatewayErrorCode.UnsupportedParameter, { message: e.message, param: e.param ?? null });
   if (e instanceof CallAbortedError) return new GatewayError(GatewayErrorCode.ClientClosedRequest);
+  // A local engine's queue full for the key (429) or for the replica (503).
+  if (e instanceof EngineBusyError) return new GatewayError(e.scope === 'key' ? GatewayErrorCode.EngineBusyForKey : GatewayErrorCode.EngineBusy, { detail: e.message });
   if (e instanceof UpstreamError) {
     const where = e.deployment ? `upstream ${e.deployment}` : 'upstream';
     if (e.kind === 'timeout') return new GatewayError(GatewayErrorCode.UpstreamTimeout, { where, detail: e.message });

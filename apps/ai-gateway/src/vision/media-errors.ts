@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
-import { EngineAbortedError, EngineBusyError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/engines';
+import { EngineAbortedError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/engines';
 import { toGatewayError } from '../upstreams/upstream-errors';
 
 /** Engine (libs/engines) and upstream failures of the media endpoints as catalog errors; `param` names the input. */
@@ -8,9 +8,6 @@ export function toMediaError(e: unknown, param: string): unknown {
   if (e instanceof EngineInputError) {
     const unsupported = /unsupported (audio|image) format/.test(e.message);
     return new GatewayError(unsupported ? GatewayErrorCode.UnsupportedMediaType : GatewayErrorCode.InvalidMediaInput, { message: e.message, param });
-  }
-  if (e instanceof EngineBusyError) {
-    return new GatewayError(e.scope === 'key' ? GatewayErrorCode.EngineBusyForKey : GatewayErrorCode.EngineBusy, { detail: e.message });
   }
   if (e instanceof EngineAbortedError) return new GatewayError(GatewayErrorCode.ClientClosedRequest);
   if (e instanceof EngineUnavailableError) {

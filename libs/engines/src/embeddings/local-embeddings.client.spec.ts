@@ -1,6 +1,7 @@
 import { LlmRouter, parseProvidersConfig } from '@app/llm';
 import { LOCAL_EMBEDDINGS_ENGINE, LocalEmbeddingsClient, localLlmEngines } from './local-embeddings.client';
 import { TextEmbeddingEngine } from './text-embedding.engine';
+import { EngineBusyError } from '../engine-limiter';
 
 describe('LocalEmbeddingsClient behind the router (type: local)', () => {
   const config = parseProvidersConfig({
@@ -30,5 +31,10 @@ describe('LocalEmbeddingsClient behind the router (type: local)', () => {
     const signal = new AbortController().signal;
     await client.embeddings({ model: 'm', input: ['a', 'b'] }, { key: 'key-1', signal });
     expect(calls).toEqual([{ key: 'key-1', signal }]);
+  });
+  it("answers a key that used up its engine share with that key's error, not as a busy deployment (no cooldown for every tenant)", async () => {
+    const busy = (scope: 'key' | 'server') => ({ embed: async () => Promise.reject(new EngineBusyError(scope, `${scope} busy`)) }) as unknown as TextEmbeddingEngine;
+    await expect(new LocalEmbeddingsClient(busy('key')).embeddings({ model: 'm', input: ['a'] }, { key: 'k' })).rejects.toBeInstanceOf(EngineBusyError);
+    await expect(new LocalEmbeddingsClient(busy('server')).embeddings({ model: 'm', input: ['a'] }, { key: 'k' })).rejects.toMatchObject({ status: 503, retryable: true });
   });
 });

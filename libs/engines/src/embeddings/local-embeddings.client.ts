@@ -27,8 +27,13 @@ export class LocalEmbeddingsClient implements LlmClient {
       vectors = await this.engine.embed(inputs, { key: opts.key, signal: opts.signal });
     } catch (e) {
       if (e instanceof EngineAbortedError) throw new CallAbortedError();
-      // A full engine queue looks like a busy upstream to the router: 503 with a retry hint.
-      if (e instanceof EngineBusyError) throw new UpstreamError(e.message, 'http', 503, 1000);
+      // The replica's engine queue full looks like a busy upstream to the router: 503 with a retry hint
+      // (another deployment may serve). The key's own share used up is the key's answer (429), never a
+      // reason to cool the deployment down for every tenant.
+      if (e instanceof EngineBusyError) {
+        if (e.scope === 'key') throw e;
+        throw new UpstreamError(e.message, 'http', 503, 1000);
+      }
       throw e;
     }
     // No usage: the gateway counts the tokens itself for a local model.
