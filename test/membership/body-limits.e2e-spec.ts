@@ -3,7 +3,7 @@
 // inflated; a compressed body inflating past BODY_INFLATE_RATIO_MAX is refused; routes behind a token
 // keep BODY_LIMIT_BYTES. Every refusal is the envelope's 413, before anything is parsed.
 import { randomBytes, randomInt } from 'crypto';
-import type { IncomingMessage, ServerResponse } from 'http';
+import { request, type IncomingMessage, type ServerResponse } from 'http';
 import { gzipSync } from 'zlib';
 import { RunningApp, startMembership } from '../support/apps';
 
@@ -90,6 +90,20 @@ describe('membership: body limits per route and inflate ratio cap', () => {
         const res = await send(method, path, bomb, { 'content-encoding': 'gzip', authorization: 'Bearer not-a-token' });
         expect(res.status).toBe(401);
         expect(seen.filter((x) => x.url === path).at(-1)).toEqual({ url: path, status: 401, flowing: null, didRead: false });
+      }
+      // Targets Express routes to the same handler: with a fragment, and in absolute form.
+      for (const target of ['/api/v1/app/auth/profile#x', `http://${new URL(app.url).host}/api/v1/app/auth/profile`]) {
+        const status = await new Promise<number>((resolve, reject) => {
+          const url = new URL(app.url);
+          const req = request({ host: url.hostname, port: url.port, method: 'PUT', path: target, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: 'Bearer not-a-token', 'content-length': String(bomb.length) } }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          req.on('error', reject);
+          req.end(bomb);
+        });
+        expect([target, status]).toEqual([target, 401]);
+        expect(seen.filter((x) => x.url === target).at(-1)).toEqual({ url: target, status: 401, flowing: null, didRead: false });
       }
       const unknown = await send('POST', '/api/v1/no-such-route', JSON.stringify({ a: 1 }));
       expect(unknown).toMatchObject({ status: 404, body: { code: 404 } });

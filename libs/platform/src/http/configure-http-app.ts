@@ -78,11 +78,13 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     const route = routeOf(req.method, pathnameOf(req.url));
     return route?.bodyLimit ?? (route?.public === false ? config.BODY_LIMIT_BYTES : config.PUBLIC_BODY_LIMIT_BYTES);
   };
+  // Forms: no route takes one compressed (browsers never compress them), so a compressed form is 415
+  // instead of being inflated without the JSON reader's ratio cap.
   const formReaders = new Map<number, Middleware>();
   const formReader: Middleware = (req, res, next) => {
     const limit = limitFor(req);
     let reader = formReaders.get(limit);
-    if (reader === undefined) formReaders.set(limit, (reader = express.urlencoded({ limit, extended: true, parameterLimit: 1000 }) as Middleware));
+    if (reader === undefined) formReaders.set(limit, (reader = express.urlencoded({ limit, extended: true, parameterLimit: 1000, inflate: false }) as Middleware));
     reader(req, res, next);
   };
   // Body readers: Express runs them before Nest's routes, the pipeline before its direct routes (same instances).

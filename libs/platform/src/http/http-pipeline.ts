@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { IncomingMessage, ServerResponse } from 'http';
 import { authenticateRequest, Authenticator, AuthLimiter, Principal } from '@app/auth';
 import type { ErrorResponder } from './body-reader';
+import { pathnameOf } from './route-table';
 
 /** Express-style middleware (also what `cors`, the body readers and multer are). */
 export type Middleware = (req: Request, res: Response, next: (err?: unknown) => void) => void;
@@ -109,9 +110,7 @@ export class HttpPipeline {
 
   private match(req: IncomingMessage, prefix: string): DirectRoute | undefined {
     if (this.routes.size === 0) return undefined;
-    const url = req.url ?? '';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
+    const path = pathnameOf(req.url);
     if (prefix !== '' && !path.startsWith(prefix)) return undefined;
     return this.routes.get(`${req.method} ${path.slice(prefix.length)}`);
   }

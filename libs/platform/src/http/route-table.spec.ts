@@ -67,8 +67,13 @@ describe('controllerRoutes and RouteTable', () => {
     expect(table.find('POST', '/ctx/api/auth/%6Cogin')).toBeUndefined();
   });
 
-  it('pathnameOf drops the query', () => {
+  it('pathnameOf reads the path as Express routes it: no query, no fragment, the path of an absolute-form target', () => {
     expect(pathnameOf('/a/b?c=d')).toBe('/a/b');
     expect(pathnameOf(undefined)).toBe('/');
+    expect(pathnameOf('/a/b#x')).toBe('/a/b');
+    expect(pathnameOf('/a/b#x?y')).toBe('/a/b');
+    expect(pathnameOf('http://example.com/a/b?c')).toBe('/a/b');
+    expect(pathnameOf('HTTPS://example.com')).toBe('/');
+    expect(pathnameOf('//example.com/a')).toBe('//example.com/a');
   });
 });

@@ -71,11 +71,21 @@ export class RouteTable {
   }
 }
 
-/** The path of a request URL (what Express's router matches: not decoded, no query). */
+/**
+ * The path of a request target as Express's router matches it (parseurl's pathname, not decoded): no
+ * query, no fragment (`/a/b#x` is routed as `/a/b`), and the path of an absolute-form target
+ * (`http://host/a/b`, which Node accepts). A different reading here would let a stranger's request skip
+ * authenticate-first while Express still routes it to a protected handler.
+ */
 export function pathnameOf(url: string | undefined): string {
-  const u = url ?? '/';
-  const q = u.indexOf('?');
-  return q === -1 ? u : u.slice(0, q);
+  let u = url ?? '/';
+  const end = u.search(/[?#]/);
+  if (end !== -1) u = u.slice(0, end);
+  if (u[0] !== '/') {
+    const origin = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i.exec(u);
+    if (origin) u = u.slice(origin[0].length) || '/';
+  }
+  return u;
 }
 
 const join = (...parts: string[]) => '/' + parts.flatMap((p) => p.split('/')).filter(Boolean).join('/');
