@@ -46,6 +46,8 @@ describe.each(backends('shared-state batches'))('SharedState batches, %s', (_lab
       // Nothing to do costs nothing.
       expect(await state.setManyWithin(`many-${id}-rt-budget0`, 1, [], 60_000)).toBe(true);
       expect(await state.getMany([])).toEqual([]);
+      // Neither does a batch larger than the whole bound (it could never fit: not shipped to be refused).
+      expect(await state.setManyWithin(`many-${id}-rt-budget-small`, 100, many.map((k) => [k, `v-${k}`]), 60_000)).toBe(false);
       expect(rec.take()).toEqual([]);
     } finally {
       rec.stop();

@@ -71,7 +71,8 @@ export class PasswordHasher {
       return { ok: false, needsRehash: false };
     }
     if (BCRYPT_PREFIX.test(stored)) {
-      const ok = await bcrypt.compare(password, stored.replace(/^\$2y\$/, '$2b$'));
+      // bcryptjs works on the event loop (in slices): a flood of logins to imported accounts takes turns too.
+      const ok = await this.slots.run(() => bcrypt.compare(password, stored.replace(/^\$2y\$/, '$2b$')));
       return { ok, needsRehash: ok };
     }
     if (stored.startsWith('$argon2')) {

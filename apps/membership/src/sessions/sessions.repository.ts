@@ -34,10 +34,12 @@ export class SessionsRepository {
       await m.getRepository(RefreshToken).insert({ ...token, sessionId: saved.id });
       // MAX_SESSIONS_PER_MEMBER: the least recently active live sessions past it end here (deleted with
       // their refresh tokens: a login flood leaves no rows behind), so a member's sessions stay bounded.
+      // SKIP LOCKED: a session being refreshed right now (its row locked by the rotation) is left for the
+      // next sign-in, instead of the two transactions waiting on each other.
       await m.query(
         `DELETE FROM member_sessions WHERE id IN (
            SELECT id FROM member_sessions WHERE member_id = $1 AND revoked_time IS NULL AND expires_time > now()
-            ORDER BY last_active_time DESC, id DESC OFFSET $2)`,
+            ORDER BY last_active_time DESC, id DESC OFFSET $2 FOR UPDATE SKIP LOCKED)`,
         [saved.memberId, maxSessions],
       );
       return saved;

@@ -43,6 +43,8 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
   async setManyWithin(budgetKey: string, maxBytes: number, entries: Array<[string, string]>, ttlMs: number): Promise<boolean> {
     const { entries: distinct, bytes } = distinctEntries(entries);
     if (!distinct.length) return true;
+    // A batch larger than the whole bound can never fit: refused here, not shipped to be refused.
+    if (bytes > maxBytes) return false;
     // One statement: the counter row is upserted (and locked) first, only while it stays within the
     // bound; the entries are written only when it was, with the counter's expiry. Concurrent writers
     // under one counter wait for its lock and see each other's bytes.

@@ -53,7 +53,9 @@ local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 if used + bytes > tonumber(ARGV[2]) then return 0 end
 redis.call('INCRBY', KEYS[1], bytes)
 local t = redis.call('PTTL', KEYS[1])
-if t < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]); t = tonumber(ARGV[3]) end
+-- No expiry yet (new counter), or under a millisecond left (PX 0 would be an error): a full window from
+-- now; the bytes still counted only make the bound stricter.
+if t <= 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]); t = tonumber(ARGV[3]) end
 for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[i + 2], 'PX', t) end
 return 1`;
 
@@ -92,6 +94,8 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
   async setManyWithin(budgetKey: string, maxBytes: number, entries: Array<[string, string]>, ttlMs: number): Promise<boolean> {
     const { entries: distinct, bytes } = distinctEntries(entries);
     if (!distinct.length) return true;
+    // A batch larger than the whole bound can never fit: refused here, not shipped to be refused.
+    if (bytes > maxBytes) return false;
     const stored = await this.client.eval(
       SET_WITHIN,
       1 + distinct.length,
