@@ -1,10 +1,10 @@
-import { WsAdapter } from '@nestjs/platform-ws';
 import { Logger } from '@nestjs/common';
 import { sendOpenAiError } from '@app/envelope';
 import { AppDefinition, createApp } from '@app/platform';
 import { AppModule } from './app.module';
 import { GatewayConfig } from './config/gateway.config';
 import { gatewayTiming } from './http/gateway-timing';
+import { BoundedWsAdapter } from './speech/bounded-ws-adapter';
 
 export const gatewayApp: AppDefinition<GatewayConfig> = {
   name: 'ai-gateway',
@@ -14,8 +14,8 @@ export const gatewayApp: AppDefinition<GatewayConfig> = {
   edge: () => [gatewayTiming],
   // Every route but health, docs and generated images needs a key: a stranger's body is never read.
   authenticateFirst: 'all',
-  customize: (app) => {
-    app.useWebSocketAdapter(new WsAdapter(app));
+  customize: (app, config) => {
+    app.useWebSocketAdapter(new BoundedWsAdapter(app, 2 * config.AI_STREAM_MAX_MESSAGE_BYTES));
   },
   swagger: {
     title: 'AI Gateway API',

@@ -150,6 +150,13 @@ describe('WebSocket /v1/speech/stream', () => {
     await expectClose((ws) => ws.send(JSON.stringify({ type: 'config' })), 4001, 'invalid_api_key');
   });
 
+  it("refuses a stranger's frame past twice AI_STREAM_MAX_MESSAGE_BYTES from its header (1009), before a key is checked or the frame buffered", async () => {
+    const run = await openStream(f.gw.url);
+    run.ws.send(Buffer.alloc(200_000)); // the fixture's limit is 65 536: the frame bound is 131 072
+    expect((await run.closed).code).toBe(1009);
+    expect(run.messages).toEqual([]);
+  });
+
   it('closes 4002 for a bad config', async () => {
     await expectClose((ws) => ws.send('not json'), 4002, 'invalid_config');
     await expectClose((ws) => ws.send(Buffer.alloc(320)), 4002, 'config_expected');
