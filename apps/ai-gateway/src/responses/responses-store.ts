@@ -203,15 +203,15 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
       return await this.db.transaction(async (m) => {
         const [{ written }]: Array<{ written: number }> = await m.query(
           `WITH r AS (
-             INSERT INTO ai_responses (id, key_id, input, output, bytes, expires_at, response)
-             SELECT $1::varchar, $2::uuid, $3::jsonb, $4::jsonb, $5::int, now() + $6::int * interval '1 hour', $9::jsonb
+             INSERT INTO ai_responses (id, key_id, input, output, bytes, expires_at, response, input_count)
+             SELECT $1::varchar, $2::uuid, $3::jsonb, $4::jsonb, $5::int, now() + $6::int * interval '1 hour', $9::jsonb, $10::int
               WHERE NOT EXISTS (SELECT 1 FROM ai_response_store_usage WHERE key_id = $2::uuid AND bytes + $5::int > $8::bigint)
              RETURNING id),
            i AS (
              INSERT INTO ai_response_items (id, response_id, position)
              SELECT x.id, r.id, x.ord - 1 FROM r, unnest($7::varchar[]) WITH ORDINALITY AS x(id, ord))
            SELECT count(*)::int AS written FROM r`,
-          [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids, quota, responseJson],
+          [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids, quota, responseJson, input.length],
         );
         if (written === 0) throw new OverQuota();
         const counted: unknown[] = await m.query(
@@ -245,7 +245,7 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
   /** How many input items the live response `id` of `keyId` has; undefined when there is no such response. */
   async inputCount(keyId: string, id: string): Promise<number | undefined> {
     if (!wellFormed(id)) return undefined;
-    const rows: Array<{ n: number }> = await this.query(`SELECT jsonb_array_length(input) AS n FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [id, keyId]);
+    const rows: Array<{ n: number }> = await this.query(`SELECT coalesce(input_count, jsonb_array_length(input)) AS n FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [id, keyId]);
     return rows[0]?.n;
   }
 

@@ -81,7 +81,7 @@ export class StoredResponses {
   /**
    * One page of the response's input items (as forwarded upstream, previous_response_id's items first):
    * `limit` 1 to 100 (default 20), `order` desc (default, last item first) or asc, `after` an item id of
-   * this response's input (the page starts after it). Only the page's items are read from the database.
+   * this response's input (the page starts after it). Only the page's items leave the database (which unpacks the stored input once per page; its count is a column).
    */
   async inputItems(principal: Principal, id: string, q: Query): Promise<Obj> {
     assertScope(principal, 'chat');
