@@ -103,4 +103,18 @@ describe('/v1/embeddings token arrays (openai SDK)', () => {
     expect(e.error).toMatchObject({ param: 'input[1]', code: 'unsupported_parameter' });
     expect(e.error.message).toContain('deployment in-process (type local) takes text only');
   });
+
+  it('refuses ids that decode to whitespace only, and whitespace text, for the local engine with a 400 naming the input', async () => {
+    // 220 is " " in cl100k_base: whole text, but nothing the engine can embed.
+    const e: any = await client.embeddings.create({ model: 'local-use-lite-en', input: [[15339, 1917], [220, 220]] }).catch((x) => x);
+    expect(e.status).toBe(400);
+    expect(e.error).toMatchObject({ param: 'input[1]' });
+    expect(e.error.message).toContain('deployment in-process (type local)');
+    expect(e.error.message).toMatch(/whitespace/);
+    // The same text sent as text reaches the engine, whose refusal is the caller's bad input.
+    const t: any = await client.embeddings.create({ model: 'local-use-lite-en', input: ['fine', '   '] }).catch((x) => x);
+    expect(t.status).toBe(400);
+    expect(t.error).toMatchObject({ param: 'input', code: 'invalid_value' });
+    expect(f.openai.requests).toHaveLength(0);
+  });
 });

@@ -164,6 +164,10 @@ export class CreateEmbeddings {
       if (text === undefined || text === '') {
         throw new UnsupportedRequestError(`${nameOf(indexes[k])}: deployment ${deployment.name} (type ${deployment.type}) takes text only, and these token ids do not decode to whole UTF-8 text in ${info.encoding}; send the text instead`, nameOf(indexes[k]));
       }
+      // The engines refuse blank text (TextEmbeddingEngine.embed): ids of spaces alone are the caller's bad input.
+      if (text.trim() === '') {
+        throw new UnsupportedRequestError(`${nameOf(indexes[k])}: deployment ${deployment.name} (type ${deployment.type}) takes text only, and these token ids decode to whitespace only, which it cannot embed; send text with words`, nameOf(indexes[k]));
+      }
       return text;
     });
   }
