@@ -73,6 +73,21 @@ describe('chat audio output and web search, metered where priced (openai SDK)', 
     expect(row.cost).toBeCloseTo(audioCost(usage!, audioTokens), 10);
   });
 
+  it('bills completion tokens at the audio price when the upstream omits the audio token details', async () => {
+    const { id, client } = await clientFor();
+    f.openai.behaviour.audioWithoutDetails = true;
+    try {
+      const res = await client.chat.completions.create({ model: 'vendor-gpt-4', modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' }, messages: [{ role: 'user', content: 'say hello' }] });
+      expect(res.usage!.completion_tokens).toBe(3 + 3 * AUDIO_TOKENS_PER_TEXT_TOKEN);
+      // What is billed is what the answer says: every completion token as audio.
+      expect(res.usage!.completion_tokens_details).toMatchObject({ audio_tokens: res.usage!.completion_tokens });
+      const [row] = await ledger(id);
+      expect(row.cost).toBeCloseTo(audioCost(res.usage!, res.usage!.completion_tokens), 10);
+    } finally {
+      f.openai.behaviour.audioWithoutDetails = undefined;
+    }
+  });
+
   it('forwards web_search_options and bills the search call once on top of the tokens', async () => {
     const { id, client } = await clientFor();
     const res = await client.chat.completions.create({ model: 'vendor-gpt-4', n: 2, web_search_options: { search_context_size: 'low' }, messages: [{ role: 'user', content: 'news today' }] });

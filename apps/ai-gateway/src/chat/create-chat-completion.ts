@@ -208,7 +208,10 @@ export class CreateChatCompletion {
       // The breakdowns (cached, cache-written and reasoning tokens) ride along for the answer: the
       // Responses API reports them, and chat answers keep what the upstream said.
       const prompt = tokenCounts(upstream.prompt_tokens_details);
-      const completion = tokenCounts(upstream.completion_tokens_details);
+      let completion = tokenCounts(upstream.completion_tokens_details);
+      // Audio output asked and the audio share not reported: text cannot tell it, so every completion
+      // token is taken as audio (the dearer price the hold used) rather than billed as text.
+      if (p.features.audioOutput && completion?.audio_tokens === undefined) completion = { ...completion, audio_tokens: usage.completion_tokens };
       if (prompt) usage.prompt_tokens_details = prompt;
       if (completion) usage.completion_tokens_details = completion;
       return usage;
