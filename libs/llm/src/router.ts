@@ -145,15 +145,25 @@ export class LlmRouter {
    */
   async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}, asText?: (deployment: Deployment) => string[]): Promise<Routed<EmbeddingsResponse>> {
     const tokens = Array.isArray(req.input) && req.input.length > 0 && typeof req.input[0] !== 'string';
-    return this.run(req.model, opts, async (t) => {
-      let input = req.input;
-      if (tokens && t.deployment.type !== 'openai') {
-        if (!asText) throw new UnsupportedRequestError(`deployment ${t.deployment.name} (type ${t.deployment.type}) takes text input only, not token arrays`, 'input');
-        input = asText(t.deployment);
-      }
-      const res = await t.client.embeddings({ ...req, input, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
-      return { ...res, model: req.model };
-    });
+    const takesIds = (t: Target) => t.deployment.type === 'openai';
+    // Token arrays go to the deployments that take ids whenever the model has one: a text-only
+    // deployment's decode refusal is final (not retried elsewhere), so picking one at random would
+    // answer 400 for a request another deployment of the pool serves.
+    const usable = tokens && this.targets(req.model).some(takesIds) ? takesIds : undefined;
+    return this.run(
+      req.model,
+      opts,
+      async (t) => {
+        let input = req.input;
+        if (tokens && !takesIds(t)) {
+          if (!asText) throw new UnsupportedRequestError(`deployment ${t.deployment.name} (type ${t.deployment.type}) takes text input only, not token arrays`, 'input');
+          input = asText(t.deployment);
+        }
+        const res = await t.client.embeddings({ ...req, input, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
+        return { ...res, model: req.model };
+      },
+      usable,
+    );
   }
 
   /**
