@@ -73,6 +73,21 @@ describe('chat audio output and web search, metered where priced (openai SDK)', 
     expect(row.cost).toBeCloseTo(audioCost(usage!, audioTokens), 10);
   });
 
+  it('bills completion tokens at the audio price when the upstream omits the audio token details', async () => {
+    const { id, client } = await clientFor();
+    f.openai.behaviour.audioWithoutDetails = true;
+    try {
+      const res = await client.chat.completions.create({ model: 'vendor-gpt-4', modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' }, messages: [{ role: 'user', content: 'say hello' }] });
+      expect(res.usage!.completion_tokens).toBe(3 + 3 * AUDIO_TOKENS_PER_TEXT_TOKEN);
+      // What is billed is what the answer says: every completion token as audio.
+      expect(res.usage!.completion_tokens_details).toMatchObject({ audio_tokens: res.usage!.completion_tokens });
+      const [row] = await ledger(id);
+      expect(row.cost).toBeCloseTo(audioCost(res.usage!, res.usage!.completion_tokens), 10);
+    } finally {
+      f.openai.behaviour.audioWithoutDetails = undefined;
+    }
+  });
+
   it('forwards web_search_options and bills the search call once on top of the tokens', async () => {
     const { id, client } = await clientFor();
     const res = await client.chat.completions.create({ model: 'vendor-gpt-4', n: 2, web_search_options: { search_context_size: 'low' }, messages: [{ role: 'user', content: 'news today' }] });
@@ -92,6 +107,21 @@ describe('chat audio output and web search, metered where priced (openai SDK)', 
     const askSmall = (extra: Record<string, unknown>) => small.chat.completions.create({ model: 'vendor-gpt-4', max_completion_tokens: 10, messages: [{ role: 'user', content: 'hi' }], ...extra } as any).then(() => 200, (e) => `${e.status} ${e.error?.code}`);
     expect(await askSmall({ web_search_options: {} })).toBe('429 insufficient_quota'); // 0.5 yuan per search
     expect(await askSmall({})).toBe(200);
+  });
+
+  it('holds the prompt at the audio input price when it carries input_audio parts', async () => {
+    // 100 s of mp3 at the counted floor (1000 B/s, 50 tokens/s): about 5000 prompt tokens, held with a
+    // margin at ~5.5 yuan at the text price and ~22 yuan at audioInputPer1k (4); the key has 10.
+    const audio = { type: 'input_audio', input_audio: { data: Buffer.alloc(100_000, 7).toString('base64'), format: 'mp3' } };
+    const { client } = await clientFor({ budget_yuan: 10 });
+    const ask = (content: unknown, extra: Record<string, unknown>) =>
+      client.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content }], ...extra } as any).then(() => 200, (e) => `${e.status} ${e.error?.code}`);
+    const asText = [{ type: 'text', text: 'x'.repeat(20_000) }]; // about as many text tokens: held at the text price
+    expect(await ask(asText, { max_completion_tokens: 10 })).toBe(200);
+    expect(await ask([{ type: 'text', text: 'transcribe' }, audio], { max_completion_tokens: 10 })).toBe('429 insufficient_quota');
+    // No max_completion_tokens: what the budget affords after the prompt is priced the same way.
+    expect(await ask([{ type: 'text', text: 'transcribe' }, audio], {})).toBe('429 insufficient_quota');
+    expect(f.openai.requests).toHaveLength(1);
   });
 
   it('refuses both for a model without those prices: 400, param set, naming the price to declare', async () => {

@@ -24,7 +24,11 @@ describe('/v1/embeddings token arrays (openai SDK)', () => {
     f = await startGatewayFixture({}, ({ openai, backup, anthropic }) => {
       const doc = providersDoc(openai, backup, anthropic) as any;
       doc.models['local-use-lite-en'] = { kind: 'embeddings', dimensions: 512, price: { inputPer1k: 0, outputPer1k: 0 } };
-      doc.deployments.push({ name: 'in-process', type: 'local', engine: LOCAL_EMBEDDINGS_ENGINE, models: ['local-use-lite-en'] });
+      doc.deployments.push({ name: 'in-process', type: 'local', engine: LOCAL_EMBEDDINGS_ENGINE, models: ['local-use-lite-en', 'mixed-embedding'] });
+      // One model in a pool of the OpenAI-type primary and the local engine, the local one the heavier.
+      doc.models['mixed-embedding'] = { kind: 'embeddings', dimensions: 512, price: { inputPer1k: 1, outputPer1k: 0 } };
+      doc.deployments.find((d: any) => d.name === 'primary').models.push('mixed-embedding');
+      doc.deployments.find((d: any) => d.name === 'in-process').weight = 9;
       return doc;
     });
     db = await sqlClient(f.gw.dbUrl);
@@ -102,5 +106,28 @@ describe('/v1/embeddings token arrays (openai SDK)', () => {
     expect(e.status).toBe(400);
     expect(e.error).toMatchObject({ param: 'input[1]', code: 'unsupported_parameter' });
     expect(e.error.message).toContain('deployment in-process (type local) takes text only');
+  });
+
+  it('sends token arrays to the OpenAI-type deployment of a pool that also has a text-only one', async () => {
+    // [163] has no text (half a character): only the deployment taking ids can serve it, every time.
+    for (let k = 0; k < 8; k++) {
+      const res = await client.embeddings.create({ model: 'mixed-embedding', input: [[163, k + salt]], encoding_format: 'float' });
+      expect(res.data).toHaveLength(1);
+    }
+    expect(f.openai.requests.map((r) => r.body.input)).toEqual(Array.from({ length: 8 }, (_, k) => [[163, k + salt]]));
+  });
+
+  it('refuses ids that decode to whitespace only, and whitespace text, for the local engine with a 400 naming the input', async () => {
+    // 220 is " " in cl100k_base: whole text, but nothing the engine can embed.
+    const e: any = await client.embeddings.create({ model: 'local-use-lite-en', input: [[15339, 1917], [220, 220]] }).catch((x) => x);
+    expect(e.status).toBe(400);
+    expect(e.error).toMatchObject({ param: 'input[1]' });
+    expect(e.error.message).toContain('deployment in-process (type local)');
+    expect(e.error.message).toMatch(/whitespace/);
+    // The same text sent as text reaches the engine, whose refusal is the caller's bad input.
+    const t: any = await client.embeddings.create({ model: 'local-use-lite-en', input: ['fine', '   '] }).catch((x) => x);
+    expect(t.status).toBe(400);
+    expect(t.error).toMatchObject({ param: 'input', code: 'invalid_value' });
+    expect(f.openai.requests).toHaveLength(0);
   });
 });

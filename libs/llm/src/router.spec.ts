@@ -3,6 +3,7 @@ import { parseProvidersConfig } from './providers-file';
 import { LlmRouter, NoDeploymentError } from './router';
 import { LlmClient } from './llm-client';
 import { UpstreamError } from './types';
+import { UnsupportedRequestError } from './anthropic-client';
 
 describe('LlmRouter', () => {
   let a: FakeUpstream;
@@ -137,6 +138,30 @@ describe('LlmRouter', () => {
     const r = router({ deployments: [{ name: 'mini', type: 'local', engine: 'echo', models: ['vendor-gpt-4-mini'] }] }, { localEngines: { echo: engine } });
     expect((await r.chat({ ...ask, model: 'vendor-gpt-4-mini' })).value.choices[0].message.content).toBe('local');
     expect(() => router({ deployments: [{ name: 'mini', type: 'local', models: ['vendor-gpt-4-mini'] }] })).toThrow('no local engine');
+  });
+
+  it('sends token-array embeddings to OpenAI-type deployments when the pool has one, decoding only where none', async () => {
+    const calls: unknown[] = [];
+    const engine: LlmClient = {
+      chat: async () => Promise.reject(new Error('unused')),
+      chatStream: async () => Promise.reject(new Error('unused')),
+      embeddings: async (req) => (calls.push(req.input), { object: 'list', model: 'x', data: [{ index: 0, object: 'embedding', embedding: [1] }], usage: { prompt_tokens: 1, total_tokens: 1 } }),
+      close: async () => undefined,
+    };
+    const local = { name: 'in-process', type: 'local', engine: 'emb', models: ['text-embedding-v3'], weight: 100 };
+    const openai = { name: 'a', type: 'openai', baseUrl: a.url, models: ['text-embedding-v3'], weight: 1 };
+    // random 0 picks the first, heaviest deployment: the local one, which cannot take these ids.
+    const mixed = router({ deployments: [local, openai] }, { localEngines: { emb: engine }, random: () => 0 });
+    const refuse = () => {
+      throw new UnsupportedRequestError('no text for these ids', 'input');
+    };
+    for (let k = 0; k < 3; k++) expect((await mixed.embeddings({ model: 'text-embedding-v3', input: [[163]] }, {}, refuse)).deployment).toBe('a');
+    expect(a.requests.map((q) => q.body.input)).toEqual([[[163]], [[163]], [[163]]]);
+    // Text still goes anywhere; a pool of text-only deployments gets the decoded text.
+    expect((await mixed.embeddings({ model: 'text-embedding-v3', input: ['hi'] })).deployment).toBe('in-process');
+    const onlyLocal = router({ deployments: [local] }, { localEngines: { emb: engine }, random: () => 0 });
+    expect((await onlyLocal.embeddings({ model: 'text-embedding-v3', input: [[15339]] }, {}, () => ['hello'])).deployment).toBe('in-process');
+    expect(calls).toEqual([['hi'], ['hello']]);
   });
 
   it('knows no model and no local engine named like an Object.prototype member', () => {

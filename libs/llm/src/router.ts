@@ -87,6 +87,11 @@ export class LlmRouter {
     return this.config.deployments.some((d) => d.weight > 0 && d.models.some((m) => m.name === model));
   }
 
+  /** Some deployment serving the embeddings model takes token-array input as it is (else `embeddings` decodes it). */
+  takesTokenIds(model: string): boolean {
+    return this.targets(model).some((t) => takesTokenIds(t.deployment));
+  }
+
   /** Some deployment serving the model offers legacy `/completions` (OpenAI type). */
   servesTextCompletions(model: string): boolean {
     return this.targets(model).some((t) => servesTextCompletions(t.client));
@@ -145,15 +150,25 @@ export class LlmRouter {
    */
   async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}, asText?: (deployment: Deployment) => string[]): Promise<Routed<EmbeddingsResponse>> {
     const tokens = Array.isArray(req.input) && req.input.length > 0 && typeof req.input[0] !== 'string';
-    return this.run(req.model, opts, async (t) => {
-      let input = req.input;
-      if (tokens && t.deployment.type !== 'openai') {
-        if (!asText) throw new UnsupportedRequestError(`deployment ${t.deployment.name} (type ${t.deployment.type}) takes text input only, not token arrays`, 'input');
-        input = asText(t.deployment);
-      }
-      const res = await t.client.embeddings({ ...req, input, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
-      return { ...res, model: req.model };
-    });
+    const takesIds = (t: Target) => takesTokenIds(t.deployment);
+    // Token arrays go to the deployments that take ids whenever the model has one: a text-only
+    // deployment's decode refusal is final (not retried elsewhere), so picking one at random would
+    // answer 400 for a request another deployment of the pool serves.
+    const usable = tokens && this.takesTokenIds(req.model) ? takesIds : undefined;
+    return this.run(
+      req.model,
+      opts,
+      async (t) => {
+        let input = req.input;
+        if (tokens && !takesIds(t)) {
+          if (!asText) throw new UnsupportedRequestError(`deployment ${t.deployment.name} (type ${t.deployment.type}) takes text input only, not token arrays`, 'input');
+          input = asText(t.deployment);
+        }
+        const res = await t.client.embeddings({ ...req, input, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
+        return { ...res, model: req.model };
+      },
+      usable,
+    );
   }
 
   /**
@@ -239,6 +254,11 @@ export class LlmRouter {
     }
     throw lastError!;
   }
+}
+
+/** OpenAI-type upstreams take embeddings input as token ids; every other type takes text only. */
+function takesTokenIds(d: Deployment): boolean {
+  return d.type === 'openai';
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { LOCAL_EMBEDDINGS_ENGINE, TextEmbeddingEngine } from '@app/engines';
+import { Tokenizer } from '../../../apps/ai-gateway/src/tokenizer/tokenizer';
 import { GatewayFixture, providersDoc, startGatewayFixture } from '../gateway-fixture';
 
 const cosine = (a: number[], b: number[]) => {
@@ -50,5 +51,15 @@ describe('/v1/embeddings served by the local engine (providers file type: local)
     ]);
     expect(cosine(byIds.data[0].embedding, byText.data[0].embedding)).toBeCloseTo(1, 5);
     expect(byIds.usage.prompt_tokens).toBe(ids.length);
+  });
+
+  it('counts decoded token arrays by the text the engine embeds when it has more tokens than the ids', async () => {
+    // 9208 is "typename" in cl100k_base: 20 of them decode to one 160-letter word the encoding
+    // splits into far more tokens, the work the engine does and what is billed (not the 20 ids).
+    const res = await client.embeddings.create({ model: 'local-use-lite-en', input: [new Array(20).fill(9208)], encoding_format: 'float' });
+    expect(res.data[0].embedding).toHaveLength(512);
+    const counted = f.gw.app.get(Tokenizer).count('typename'.repeat(20), 'cl100k_base');
+    expect(counted).toBeGreaterThan(60);
+    expect(res.usage.prompt_tokens).toBe(counted);
   });
 });

@@ -54,6 +54,8 @@ export interface UpstreamBehaviour {
    * `cache_read_input_tokens` / `cache_creation_input_tokens` (on top of its `input_tokens`, as there).
    */
   usageDetails?: { cachedTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number };
+  /** Audio output answered with a bare usage (no `*_tokens_details`), as some OpenAI-compatible upstreams do. */
+  audioWithoutDetails?: boolean;
 }
 
 export interface RecordedRequest {
@@ -369,7 +371,7 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
       const audioTokens = parts.length * AUDIO_TOKENS_PER_TEXT_TOKEN;
       usage.completion_tokens = parts.length + audioTokens;
       usage.total_tokens = (usage.prompt_tokens as number) + (usage.completion_tokens as number);
-      Object.assign(usage, {
+      if (!up.behaviour.audioWithoutDetails) Object.assign(usage, {
         prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
         completion_tokens_details: { reasoning_tokens: 0, audio_tokens: audioTokens, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
       });

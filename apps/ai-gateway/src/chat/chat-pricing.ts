@@ -7,14 +7,23 @@ export interface PricedFeatures {
   audioOutput: boolean;
   /** `web_search_options` is sent: one search call, billed `webSearchPerCall`. */
   webSearch: boolean;
+  /** A message has an `input_audio` part: prompt tokens may be audio tokens, billed `audioInputPer1k`. */
+  audioInput: boolean;
 }
 
 const isSet = (v: unknown) => v !== undefined && v !== null;
 
-export function pricedFeatures(body: { modalities?: unknown; audio?: unknown; web_search_options?: unknown }): PricedFeatures {
+type PricedBody = { modalities?: unknown; audio?: unknown; web_search_options?: unknown; messages?: unknown };
+
+const hasAudioPart = (messages: unknown): boolean =>
+  Array.isArray(messages) &&
+  messages.some((m) => Array.isArray((m as { content?: unknown })?.content) && ((m as { content: unknown[] }).content).some((p) => (p as { type?: unknown })?.type === 'input_audio'));
+
+export function pricedFeatures(body: PricedBody): PricedFeatures {
   return {
     audioOutput: (Array.isArray(body.modalities) && body.modalities.includes('audio')) || isSet(body.audio),
     webSearch: isSet(body.web_search_options),
+    audioInput: hasAudioPart(body.messages),
   };
 }
 
@@ -23,7 +32,7 @@ export function pricedFeatures(body: { modalities?: unknown; audio?: unknown; we
  * unpriced, web search fees and audio tokens would cost the upstream account more than the gateway
  * reserved and bills.
  */
-export function assertPriced(body: { modalities?: unknown; audio?: unknown; web_search_options?: unknown }, info: ModelInfo): PricedFeatures {
+export function assertPriced(body: PricedBody, info: ModelInfo): PricedFeatures {
   const features = pricedFeatures(body);
   const where = `models.${info.name}.price`;
   if (features.webSearch && info.price.webSearchPerCall === undefined) {

@@ -97,8 +97,15 @@ export class CreateChatCompletion {
     const { claims, info } = await this.admit(principal, body.model);
     const features = assertPriced(body, info);
     // The hold prices every completion token at the dearer of the text and audio prices when audio
-    // output is asked for (audio tokens are part of completion_tokens), plus one web search call.
-    const hold: Pick<ModelInfo, 'price'> = { price: { ...info.price, outputPer1k: features.audioOutput ? Math.max(info.price.outputPer1k, info.price.audioOutputPer1k ?? 0) : info.price.outputPer1k } };
+    // output is asked for (audio tokens are part of completion_tokens), every prompt token likewise when
+    // the prompt has audio (chatCost in usage/pricing.ts bills those at audioInputPer1k), plus one web search call.
+    const hold: Pick<ModelInfo, 'price'> = {
+      price: {
+        ...info.price,
+        inputPer1k: features.audioInput ? Math.max(info.price.inputPer1k, info.price.audioInputPer1k ?? 0) : info.price.inputPer1k,
+        outputPer1k: features.audioOutput ? Math.max(info.price.outputPer1k, info.price.audioOutputPer1k ?? 0) : info.price.outputPer1k,
+      },
+    };
     const searchHold = features.webSearch ? (info.price.webSearchPerCall ?? 0) : 0;
 
     // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
@@ -201,7 +208,10 @@ export class CreateChatCompletion {
       // The breakdowns (cached, cache-written and reasoning tokens) ride along for the answer: the
       // Responses API reports them, and chat answers keep what the upstream said.
       const prompt = tokenCounts(upstream.prompt_tokens_details);
-      const completion = tokenCounts(upstream.completion_tokens_details);
+      let completion = tokenCounts(upstream.completion_tokens_details);
+      // Audio output asked and the audio share not reported: text cannot tell it, so every completion
+      // token is taken as audio (the dearer price the hold used) rather than billed as text.
+      if (p.features.audioOutput && completion?.audio_tokens === undefined) completion = { ...completion, audio_tokens: usage.completion_tokens };
       if (prompt) usage.prompt_tokens_details = prompt;
       if (completion) usage.completion_tokens_details = completion;
       return usage;

@@ -80,6 +80,10 @@ export class CreateEmbeddings {
     // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
     const pace = this.tokenizer.pace();
     const tokens: number[] = [];
+    // Ids for a model no deployment takes them for are decoded (LlmRouter.embeddings) and the engine
+    // works on the text, which may be many more tokens than ids: held and billed by the larger count.
+    const decodes = tokenArrays && !this.router.takesTokenIds(body.model);
+    const texts = new Map<number, string>();
     for (let i = 0; i < inputs.length; i++) {
       const input = inputs[i];
       let n: number;
@@ -89,6 +93,11 @@ export class CreateEmbeddings {
         const bad = this.tokenizer.unknownTokenAt(input, info.encoding);
         if (bad >= 0) {
           throw new GatewayError(GatewayErrorCode.InvalidValue, { param: nameOf(i), message: `${nameOf(i)}: ${input[bad]} is not a token of ${body.model}'s encoding ${info.encoding} (ids 0 to ${this.tokenizer.vocabularySize(info.encoding) - 1})` });
+        }
+        const text = decodes && n <= info.contextLength ? this.tokenizer.decode(input, info.encoding) : undefined;
+        if (text !== undefined) {
+          texts.set(i, text);
+          n = Math.max(n, await this.tokenizer.countUpToAsync(text, info.encoding, info.contextLength, pace));
         }
       }
       if (n > info.contextLength) {
@@ -114,7 +123,7 @@ export class CreateEmbeddings {
         const routed = await this.router.embeddings(
           { model: body.model, input: sent as string[] | number[][], encoding_format: 'float', ...(body.dimensions ? { dimensions: body.dimensions } : {}), ...(body.user ? { user: body.user } : {}) },
           { signal: ac.signal, key: principal.id },
-          (d) => this.decoded(sent as number[][], missing, info, d, nameOf),
+          (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
         );
         deployment = routed.deployment;
         const data = [...routed.value.data].sort((a, b) => a.index - b.index);
@@ -158,11 +167,15 @@ export class CreateEmbeddings {
    * Token arrays for a deployment that takes text only (local engine, non-OpenAI types): the model's
    * tokenizer decodes them; ids that do not make whole UTF-8 characters are refused naming the deployment.
    */
-  private decoded(ids: number[][], indexes: number[], info: ModelInfo, deployment: Deployment, nameOf: (i: number) => string): string[] {
+  private decoded(ids: number[][], indexes: number[], info: ModelInfo, deployment: Deployment, nameOf: (i: number) => string, texts: Map<number, string>): string[] {
     return ids.map((one, k) => {
-      const text = this.tokenizer.decode(one, info.encoding);
+      const text = texts.get(indexes[k]) ?? this.tokenizer.decode(one, info.encoding);
       if (text === undefined || text === '') {
         throw new UnsupportedRequestError(`${nameOf(indexes[k])}: deployment ${deployment.name} (type ${deployment.type}) takes text only, and these token ids do not decode to whole UTF-8 text in ${info.encoding}; send the text instead`, nameOf(indexes[k]));
+      }
+      // The engines refuse blank text (TextEmbeddingEngine.embed): ids of spaces alone are the caller's bad input.
+      if (text.trim() === '') {
+        throw new UnsupportedRequestError(`${nameOf(indexes[k])}: deployment ${deployment.name} (type ${deployment.type}) takes text only, and these token ids decode to whitespace only, which it cannot embed; send text with words`, nameOf(indexes[k]));
       }
       return text;
     });

@@ -1,4 +1,5 @@
 import { GatewayError } from '@app/envelope';
+import { EngineInputError } from '@app/engines';
 import { CallAbortedError, NoDeploymentError, UnsupportedRequestError, UpstreamError } from '@app/llm';
 import { toGatewayError } from './upstream-errors';
 
@@ -25,6 +26,7 @@ describe('toGatewayError', () => {
     expect(shape(toGatewayError(new NoDeploymentError('m')))).toMatchObject({ status: 503, errorCode: 'no_provider' });
     expect(shape(toGatewayError(new UnsupportedRequestError('n > 1 is not supported', 'n')))).toMatchObject({ status: 400, param: 'n' });
     expect(shape(toGatewayError(new CallAbortedError()))).toMatchObject({ status: 400, errorCode: 'client_closed_request' });
+    expect(shape(toGatewayError(new EngineInputError('every input must be a non-empty string')))).toMatchObject({ status: 400, errorCode: 'invalid_value', param: 'input', message: 'input: every input must be a non-empty string' });
     const other = new Error('x');
     expect(toGatewayError(other)).toBe(other);
   });

@@ -1,6 +1,6 @@
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { CallAbortedError, NoDeploymentError, UnsupportedRequestError, UpstreamError } from '@app/llm';
-import { EngineBusyError } from '@app/engines';
+import { EngineBusyError, EngineInputError } from '@app/engines';
 
 /** Router failures (libs/llm) as catalog errors; anything else is returned unchanged. */
 export function toGatewayError(e: unknown): unknown {
@@ -10,6 +10,8 @@ export function toGatewayError(e: unknown): unknown {
   if (e instanceof CallAbortedError) return new GatewayError(GatewayErrorCode.ClientClosedRequest);
   // A local engine's queue full for the key (429) or for the replica (503).
   if (e instanceof EngineBusyError) return new GatewayError(e.scope === 'key' ? GatewayErrorCode.EngineBusyForKey : GatewayErrorCode.EngineBusy, { detail: e.message });
+  // A local engine refusing what it was given (blank text for the embeddings engine): the request's input.
+  if (e instanceof EngineInputError) return new GatewayError(GatewayErrorCode.InvalidValue, { message: `input: ${e.message}`, param: 'input' });
   if (e instanceof UpstreamError) {
     const where = e.deployment ? `upstream ${e.deployment}` : 'upstream';
     if (e.kind === 'timeout') return new GatewayError(GatewayErrorCode.UpstreamTimeout, { where, detail: e.message });
