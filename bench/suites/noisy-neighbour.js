@@ -27,12 +27,16 @@ const EMBEDDING_INPUTS = 2048; // MAX_EMBEDDING_INPUTS (apps/ai-gateway/src/embe
 const P99_TARGET = 1.5;
 const MiB = 2 ** 20;
 
-// Key A has no requests_per_minute, and nothing else bounds one key's calls; the anonymous client's
-// failures count per address (RATE_LIMIT_PER_MINUTE), and each of its calls comes from a new
-// X-Forwarded-For address (believed from loopback: TRUST_PROXY's default), as from many machines.
+// Key A runs with the limit an operator gives a tenant's key: requests_per_minute (KEY_A_RPM, the
+// platform's per-address default; NOISY_KEY_A_RPM=0 for none, to see an unlimited key); its 8 callers
+// call as fast as that allows (refused calls included). The anonymous client's failures count per
+// address (RATE_LIMIT_PER_MINUTE), and each of its calls comes from a new X-Forwarded-For address
+// (believed from loopback: TRUST_PROXY's default), as from many machines.
+const KEY_A_RPM = Number(process.env.NOISY_KEY_A_RPM ?? RATE_LIMIT_PER_MINUTE);
+const keyALimit = KEY_A_RPM > 0 ? `${KEY_A_RPM} rpm` : 'no rpm limit';
 const PATTERNS = [
-  { id: 'replay', label: `responses replay, key A (no rpm limit; ${ATTACK_CALLERS} callers)` },
-  { id: 'embeddings', label: `embeddings fan-out, key A (${EMBEDDING_INPUTS} fresh inputs a call; no rpm limit; ${ATTACK_CALLERS} callers)` },
+  { id: 'replay', label: `responses replay, key A (${keyALimit}; ${ATTACK_CALLERS} callers)` },
+  { id: 'embeddings', label: `embeddings fan-out, key A (${EMBEDDING_INPUTS} fresh inputs a call; ${keyALimit}; ${ATTACK_CALLERS} callers)` },
   { id: 'gzip', label: `pre-auth gzip JSON, no key (RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE} per address, a new address a call; ${ATTACK_CALLERS} callers)` },
 ];
 
@@ -60,8 +64,8 @@ function limitsInForce(env) {
   return { bodyLimit: pick('BODY_LIMIT_BYTES'), storeMax: pick('AI_RESPONSES_STORE_MAX_BYTES'), storeMaxPerKey: pick('AI_RESPONSES_STORE_MAX_BYTES_PER_KEY') };
 }
 
-async function adminKey(url, name) {
-  const res = await fetch(`${url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+async function adminKey(url, name, fields = {}) {
+  const res = await fetch(`${url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name, ...fields }) });
   if (res.status !== 201) throw new Error(`POST /admin/keys answered ${res.status}: ${await res.text()}`);
   return (await res.json()).key;
 }
@@ -184,7 +188,7 @@ async function run(ctx) {
     raw.limits = limits;
     gw = await startGw();
     say(`ai-gateway pid ${gw.pid} on ${gw.url}; limits ${JSON.stringify(limits)}, RATE_LIMIT_PER_MINUTE ${RATE_LIMIT_PER_MINUTE}`);
-    const authA = { authorization: `Bearer ${await adminKey(gw.url, 'tenant-a')}` };
+    const authA = { authorization: `Bearer ${await adminKey(gw.url, 'tenant-a', KEY_A_RPM > 0 ? { requests_per_minute: KEY_A_RPM } : {})}` };
     const authB = { authorization: `Bearer ${await adminKey(gw.url, 'tenant-b')}` };
     const probe = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...authB, 'content-type': 'application/json' }, body: JSON.stringify(CHAT) });
     if (probe.status !== 200) throw new Error(`key B chat probe answered ${probe.status}: ${await probe.text()}`);
