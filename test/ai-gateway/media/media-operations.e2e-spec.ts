@@ -8,6 +8,7 @@ import sharp from 'sharp';
 import { decodeAudio, SpeechSynthesisEngine } from '@app/engines';
 import { renderBlankPng } from '@app/engines/testing/media-fixtures';
 import { crc32 } from 'zlib';
+import { request as httpRequest } from 'http';
 import { GatewayFixture, startGatewayFixture } from '../gateway-fixture';
 import { audioTextJsonSchema, imagesResponseSchema, mediaEventSchemas, moderationResponseSchema, translationVerboseSchema } from '../conformance/schemas/media';
 import { ledgerRows } from './ledger';
@@ -63,7 +64,7 @@ describe('media operations: moderations, translations, image edits, streams (ope
 
   beforeAll(async () => {
     media = await startMediaUpstream();
-    f = await startMediaGateway(media, { AI_MEDIA_MAX_IMAGE_BYTES: '200000' });
+    f = await startMediaGateway(media, { AI_MEDIA_MAX_IMAGE_BYTES: '200000', AI_MEDIA_MAX_EDIT_BYTES: '600000' });
     const created = await f.createKey({ name: 'media-operations', budget_yuan: 100 });
     key = created.key;
     keyId = created.id;
@@ -198,6 +199,58 @@ describe('media operations: moderations, translations, image edits, streams (ope
       expect([wrongSize.status, wrongSize.error.param]).toEqual([400, 'mask']);
       const jpegMask: any = await edit(await png(64, 64), await sharp({ create: { width: 64, height: 64, channels: 3, background: '#fff' } }).jpeg().toBuffer());
       expect([jpegMask.status, jpegMask.error.param]).toEqual([400, 'mask']);
+      expect(media.calls).toEqual([]);
+      const after = await keyOf(f, keyId);
+      expect([after.spent_yuan, after.reserved_yuan]).toEqual([before.spent_yuan, 0]);
+    });
+  });
+
+  describe('POST /v1/images/edits, upload limits before any file is read', () => {
+    /** A raw multipart request: `declared` as its Content-Length (or chunked), only `send` of the body written until the answer comes. */
+    function rawEdit(apiKey: string, body: Buffer, o: { declared?: number; chunked?: boolean; send?: number }): Promise<{ status: number; body: any }> {
+      return new Promise((resolve, reject) => {
+        const url = new URL(`${f.gw.url}/v1/images/edits`);
+        const headers: Record<string, string | number> = { authorization: `Bearer ${apiKey}`, 'content-type': 'multipart/form-data; boundary=XyZ' };
+        if (o.chunked) headers['transfer-encoding'] = 'chunked';
+        else headers['content-length'] = o.declared ?? body.length;
+        const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            req.destroy();
+            resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString() || '{}') });
+          });
+        });
+        req.on('error', reject);
+        req.write(body.subarray(0, o.send ?? body.length));
+        if (o.send === undefined) req.end();
+      });
+    }
+    const part = (name: string, file: Buffer) => Buffer.concat([Buffer.from(`--XyZ\r\ncontent-disposition: form-data; name="${name}"; filename="x.png"\r\ncontent-type: image/png\r\n\r\n`), file, Buffer.from('\r\n')]);
+    const form = (...files: Buffer[]) => Buffer.concat([Buffer.from('--XyZ\r\ncontent-disposition: form-data; name="prompt"\r\n\r\np\r\n'), ...files.map((x) => part('image[]', x)), Buffer.from('--XyZ--\r\n')]);
+
+    it('a key without the vision scope is refused (403) before its files are read, even an oversize one', async () => {
+      const chatOnly = (await f.createKey({ name: 'chat-only', scopes: ['chat'] })).key;
+      const oversize = Buffer.concat([await png(8, 8), Buffer.alloc(300_000)]);
+      const refused = await rawEdit(chatOnly, form(oversize), {});
+      expect([refused.status, refused.body.error?.code]).toEqual([403, 'scope_not_allowed']);
+      // Only the headers and a first slice written: the answer comes without the body.
+      const early = await rawEdit(chatOnly, form(oversize), { send: 100 });
+      expect(early.status).toBe(403);
+      expect(media.calls).toEqual([]);
+    });
+
+    it('an upload larger than AI_MEDIA_MAX_EDIT_BYTES in all is a 413 by its Content-Length; a chunked one a 411; nothing sent or charged', async () => {
+      const before = await keyOf(f, keyId);
+      // Four files each under AI_MEDIA_MAX_IMAGE_BYTES (200000), together past AI_MEDIA_MAX_EDIT_BYTES (600000).
+      const file = Buffer.concat([await png(8, 8), Buffer.alloc(190_000)]);
+      const total = await rawEdit(key, form(file, file, file, file), {});
+      expect([total.status, total.body.error?.code]).toEqual([413, 'upload_too_large']);
+      expect(total.body.error.message).toMatch(/600000 bytes.*AI_MEDIA_MAX_EDIT_BYTES/);
+      const early = await rawEdit(key, form(file), { declared: 50_000_000, send: 100 });
+      expect([early.status, early.body.error?.code]).toEqual([413, 'upload_too_large']);
+      const chunked = await rawEdit(key, form(await png(8, 8)), { chunked: true });
+      expect([chunked.status, chunked.body.error?.code]).toEqual([411, 'length_required']);
       expect(media.calls).toEqual([]);
       const after = await keyOf(f, keyId);
       expect([after.spent_yuan, after.reserved_yuan]).toEqual([before.spent_yuan, 0]);

@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Post, Req, Res, UploadedFiles, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req, Res, UploadedFiles, UseGuards, UseInterceptors } from '@nestjs/common';
 import { FileFieldsInterceptor } from '@nestjs/platform-express';
 import { ApiBody, ApiConsumes, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
@@ -11,6 +11,7 @@ import { GenerateImageRequest, GenerateImageResponse, MAX_EDIT_IMAGES, OpenAiIma
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
 import { GenerateImageService, StoredGeneratedImage, UploadedImage } from './generate-image.service';
 import { cdnBase } from './media-storage';
+import { EditUploadGuard } from './edit-upload.guard';
 import { requestSignal } from './media-errors';
 import { RecognizeImageService } from './recognize-image.service';
 import { MediaModels } from './media-models';
@@ -101,6 +102,8 @@ export class VisionController {
 
   @Post('images/edits')
   @HttpCode(200)
+  // Scope and total upload size before multer reads any file (edit-upload.guard.ts).
+  @UseGuards(EditUploadGuard)
   @UseInterceptors(FileFieldsInterceptor([{ name: 'image', maxCount: MAX_EDIT_IMAGES }, { name: 'image[]', maxCount: MAX_EDIT_IMAGES }, { name: 'mask', maxCount: 1 }]))
   @ApiConsumes('multipart/form-data')
   @ApiOperation({
