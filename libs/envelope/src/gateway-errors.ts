@@ -231,7 +231,7 @@ export const GATEWAY_ERRORS = {
   }),
   [GatewayErrorCode.ImageFetchFailed]: spec({ ...BAD_REQUEST, code: 'image_fetch_failed', message: () => 'image URL could not be fetched', param: 'image' }),
   [GatewayErrorCode.ImageTooLarge]: spec<{ maxBytes: number }>({ status: 413, type: 'invalid_request_error', code: 'image_too_large', message: (p) => `image is larger than ${p.maxBytes} bytes`, param: 'image' }),
-  [GatewayErrorCode.UploadTooLarge]: spec<{ maxBytes: number; setting: string }>({ status: 413, type: 'invalid_request_error', code: 'upload_too_large', message: (p) => `the upload is larger than ${p.maxBytes} bytes in all (${p.setting})`, param: 'image' }),
+  [GatewayErrorCode.UploadTooLarge]: spec<{ maxBytes: number; setting: string; param?: string }>({ status: 413, type: 'invalid_request_error', code: 'upload_too_large', message: (p) => `the upload is larger than ${p.maxBytes} bytes in all (${p.setting})`, param: (p) => p.param ?? 'image' }),
   [GatewayErrorCode.UploadLengthRequired]: spec({ status: 411, type: 'invalid_request_error', code: 'length_required', message: () => 'a multipart upload must state its Content-Length (chunked uploads are not accepted here)' }),
   [GatewayErrorCode.ImageNotFound]: spec({ ...NOT_FOUND, code: 'not_found', message: () => 'No such image' }),
 

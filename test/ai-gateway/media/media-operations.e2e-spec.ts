@@ -128,6 +128,31 @@ describe('media operations: moderations, translations, image edits, streams (ope
       expect(bad.error.param).toBe('input.0.type');
     });
 
+    it('asks whether the model is served and the key can pay before fetching any image', async () => {
+      // The URL would be refused as private if it were fetched: the answer shows which check ran first.
+      const imagePart = { type: 'image_url' as const, image_url: { url: 'http://127.0.0.1:9/secret.png' } };
+      const unserved: any = await client.moderations.create({ model: 'text-moderation-stable', input: [imagePart] }).catch((e) => e);
+      expect([unserved.status, unserved.error.code]).toEqual([503, 'no_provider']);
+      const broke = new OpenAI({ apiKey: (await f.createKey({ name: 'no-budget', budget_yuan: 0 })).key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+      const poor: any = await broke.moderations.create({ input: [imagePart] }).catch((e) => e);
+      expect([poor.status, poor.error.code]).toEqual([429, 'insufficient_quota']);
+      expect(media.calls).toEqual([]);
+    });
+
+    it('all images of one input together are at most AI_MEDIA_MAX_IMAGE_BYTES (413 naming the part), nothing sent or charged', async () => {
+      const before = await keyOf(f, keyId);
+      // Noise does not compress: each PNG is about 120 KB, under the 200000-byte limit alone, over it together.
+      const noisy = async () => sharp(Buffer.from(Array.from({ length: 200 * 200 * 3 }, () => Math.floor(Math.random() * 256))), { raw: { width: 200, height: 200, channels: 3 } }).png().toBuffer();
+      const [a, b] = [await noisy(), await noisy()];
+      expect(a.length + b.length).toBeGreaterThan(200_000);
+      const part = (x: Buffer) => ({ type: 'image_url' as const, image_url: { url: `data:image/png;base64,${x.toString('base64')}` } });
+      const err: any = await client.moderations.create({ input: [part(a), part(b)] }).catch((e) => e);
+      expect([err.status, err.error.code, err.error.param]).toEqual([413, 'upload_too_large', 'input.1.image_url.url']);
+      expect(media.calls).toEqual([]);
+      const after = await keyOf(f, keyId);
+      expect([after.spent_yuan, after.reserved_yuan]).toEqual([before.spent_yuan, 0]);
+    });
+
     it('answers 404 for an unknown model and 503 for a known one no deployment serves', async () => {
       const status = (model: string) => client.moderations.create({ model, input: 'x' }).then(() => 200, (e: { status: number }) => e.status);
       expect(await status('no-such-moderation')).toBe(404);
