@@ -359,6 +359,47 @@ describe('media operations: moderations, translations, image edits, streams (ope
       expect(events.map((e) => e.type)).toEqual(['image_edit.partial_image', 'image_edit.completed']);
     });
 
+    it('a client that leaves an image stream before it completes pays the hold', async () => {
+      const leaver = await f.createKey({ name: 'stream-leaver', budget_yuan: 10 });
+      media.imageStream = 'stall';
+      const abort = new AbortController();
+      const res = await fetch(`${f.gw.url}/v1/images/generations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${leaver.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-image-1', prompt: 'x', size: '1024x1024', quality: 'high', stream: true, partial_images: 2 }),
+        signal: abort.signal,
+      });
+      // The first partial image arrives (the second is held back until a next event), then the client hangs up.
+      const reader = res.body!.getReader();
+      let text = '';
+      while (!text.includes('image_generation.partial_image')) text += new TextDecoder().decode((await reader.read()).value);
+      abort.abort();
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/vision/generate', 1, 5000, leaver.id);
+      expect([rows[0].status, Number(rows[0].cost_yuan), rows[0].images]).toEqual(['aborted', 0.3, 0]);
+      const after = await keyOf(f, leaver.id);
+      expect([after.spent_yuan, after.reserved_yuan]).toEqual([0.3, 0]);
+    });
+
+    it('an image stream cut after a completed image is charged for the images delivered', async () => {
+      const cut = await f.createKey({ name: 'stream-cut', budget_yuan: 10 });
+      media.imageStream = 'stall-after-completed';
+      const cutClient = new OpenAI({ apiKey: cut.key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+      const stream = await cutClient.images.generate({ model: 'gpt-image-1', prompt: 'x', size: '1024x1024', quality: 'low', n: 2, stream: true, partial_images: 1 });
+      const events: any[] = [];
+      const failure = await (async () => {
+        for await (const event of stream) {
+          events.push(event);
+          // The partial image is written once the completed one reached the gateway: now the upstream fails.
+          if (event.type === 'image_generation.partial_image') media.cutStreams();
+        }
+      })().catch((e) => e);
+      // The completed image is delivered, then the error event (which openai-node throws).
+      expect(events.map((e) => e.type)).toEqual(['image_generation.partial_image', 'image_generation.completed']);
+      expect(failure).toBeInstanceOf(OpenAI.APIError);
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/vision/generate', 1, 5000, cut.id);
+      expect([rows[0].status, Number(rows[0].cost_yuan), rows[0].images]).toEqual(['aborted', 0.02, 1]);
+    });
+
     it('a failing upstream stream releases the hold (nothing charged)', async () => {
       const before = await keyOf(f, keyId);
       media.failNext = 500;

@@ -100,7 +100,8 @@ export class GenerateImageService {
   /**
    * `stream: true` (GPT image models): the upstream's partial and completed image events are forwarded
    * as they come (b64_json, nothing stored). Reserved like the whole call; settled when the stream ends,
-   * at the price of the images completed (released when it fails).
+   * at the price of the images completed; a client that left pays the hold; a failure before any
+   * completed image releases it.
    */
   async stream(principal: Principal, input: ImageGenerationInput | ImageEditInput, kind: 'generation' | 'edit', res: Response, requestId?: string, signal?: AbortSignal): Promise<void> {
     if (!this.client) throw new GatewayError(GatewayErrorCode.ImageGenerationUnconfigured);
@@ -126,7 +127,13 @@ export class GenerateImageService {
       async (status, error) => {
         let cost = 0;
         for (const bytes of completed.slice(0, input.n)) cost += input.size === 'auto' ? await answeredSizeCost(bytes, per1024) : imageGenerationCost(input.size, 1, per1024);
-        await this.metering.settle(reservation, { ...outcome, status, costYuan: status === 'failed' ? 0 : roundYuan(cost), images: Math.min(completed.length, input.n), httpStatus: 200, error: error?.message });
+        // The upstream bills what it made once it accepted the stream: a client that leaves pays the hold
+        // (as a transcription stream is charged when its client leaves, transcribe-audio.service.ts), and a
+        // stream cut after completed images were delivered is recorded as aborted and charged for them
+        // (metering charges nothing for a failed call).
+        if (status === 'aborted') cost = Math.max(cost, imageGenerationCost(input.size, input.n, per1024));
+        const recorded = status === 'failed' && completed.length > 0 ? 'aborted' : status;
+        await this.metering.settle(reservation, { ...outcome, status: recorded, costYuan: recorded === 'failed' ? 0 : roundYuan(cost), images: Math.min(completed.length, input.n), httpStatus: 200, error: error?.message });
       },
       (event) => {
         if (typeof event.type === 'string' && event.type.endsWith('.completed') && typeof event.b64_json === 'string') completed.push(Buffer.from(event.b64_json, 'base64'));

@@ -74,7 +74,7 @@ export class VisionController {
       '`model` names an image model of the media catalog (dall-e-2, dall-e-3, gpt-image-1, or the providers file `mediaModels`; unknown: 404), sent under its upstream name at its price. ' +
       '`size` auto and the fields the model takes (dall-e-3: quality; gpt-image-1: quality, background, output_format, output_compression, moderation) are passed upstream; another model\'s field is a 400 naming it. ' +
       '`response_format` url (default) or b64_json; `style` vivid/natural maps to artistic/realistic. ' +
-      '`stream: true` with `partial_images` (GPT image models): server-sent events image_generation.partial_image and image_generation.completed forwarded from the upstream with their b64_json (nothing stored); billed for the completed images when the stream ends.',
+      '`stream: true` with `partial_images` (GPT image models): server-sent events image_generation.partial_image and image_generation.completed forwarded from the upstream with their b64_json (nothing stored); billed for the completed images when the stream ends (a client that leaves early pays the hold; a stream cut after completed images is charged for them).',
   })
   @ApiBody({
     type: OpenAiImageGenerationRequest,
