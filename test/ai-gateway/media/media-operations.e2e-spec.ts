@@ -208,6 +208,24 @@ describe('media operations: moderations, translations, image edits, streams (ope
       expect(rows.map((r) => [r.status, r.images, Number(r.cost_yuan)])).toEqual([['ok', 1, 0.02], ['ok', 2, 0.6]]);
     });
 
+    it('input images are held and charged at the model\'s inputImagePrice (high fidelity at its own price)', async () => {
+      const editor = await f.createKey({ name: 'edit-inputs', budget_yuan: 10 });
+      const editClient = new OpenAI({ apiKey: editor.key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+      const file = async (name: string) => toFile(await png(16, 16), name, { type: 'image/png' });
+      await editClient.images.edit({ model: 'gpt-image-1-inputs', image: [await file('a.png'), await file('b.png')], prompt: 'p', size: '1024x1024' });
+      await editClient.images.edit({ model: 'gpt-image-1-inputs', image: [await file('a.png'), await file('b.png'), await file('c.png')], prompt: 'p', size: '1024x1024', input_fidelity: 'high', n: 2 });
+      expect(media.calls.map((c) => c.form!.model)).toEqual(['gpt-image-1', 'gpt-image-1']);
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/images/edits', 2, 5000, editor.id);
+      // 2 x 0.01 + 1 x 0.02 output; 3 x 0.05 (high fidelity) + 2 x 0.02 outputs.
+      expect(rows.map((r) => Number(r.cost_yuan))).toEqual([0.04, 0.19]);
+      // The hold covers the inputs: a budget for the outputs alone is refused before anything is sent.
+      const tight = await f.createKey({ name: 'edit-inputs-tight', budget_yuan: 0.03 });
+      const tightClient = new OpenAI({ apiKey: tight.key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+      const refused: any = await tightClient.images.edit({ model: 'gpt-image-1-inputs', image: [await file('a.png'), await file('b.png')], prompt: 'p', size: '1024x1024', input_fidelity: 'high' }).catch((e) => e);
+      expect([refused.status, refused.error.code]).toEqual([429, 'insufficient_quota']);
+      expect(media.calls).toHaveLength(2);
+    });
+
     it('refuses an oversize image (413), a decode bomb (400), a non-image (415) and a bad mask (400) before sending or charging', async () => {
       const before = await keyOf(f, keyId);
       const bomb = pngBomb();

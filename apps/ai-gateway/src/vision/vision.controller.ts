@@ -111,7 +111,7 @@ export class VisionController {
     description:
       'multipart/form-data: `image` (or `image[]`; one to 16 files for GPT image models, one for dall-e-2), optional `mask` (PNG, the first image\'s dimensions), `prompt`, `model` (an image model of the media catalog; default AI_IMAGES_MODEL), `n`, `size`, `quality`, `response_format`, `background`, `output_format`, `output_compression`, `input_fidelity` (GPT image models), `stream` with `partial_images`. ' +
       'Every file is checked before it is sent: at most AI_MEDIA_MAX_IMAGE_BYTES (413), PNG/JPEG/WebP by its bytes (415), at most AI_MEDIA_MAX_PIXELS by its header (a decompression bomb is a 400). ' +
-      'Forwarded to the images upstream (AI_IMAGES_BASE_URL) as multipart; priced like a generation of that size, count and quality; answered like /v1/images/generations (url stored under /cdn, or b64_json), or as image_edit.* events with stream.',
+      'Forwarded to the images upstream (AI_IMAGES_BASE_URL) as multipart; priced like a generation of that size, count and quality, plus the model\'s inputImagePrice per uploaded image (highFidelityInputImagePrice with input_fidelity high); answered like /v1/images/generations (url stored under /cdn, or b64_json), or as image_edit.* events with stream.',
   })
   @ApiBody({
     type: OpenAiImageEditRequest,
