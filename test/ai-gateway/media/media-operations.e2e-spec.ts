@@ -153,6 +153,29 @@ describe('media operations: moderations, translations, image edits, streams (ope
       expect([after.spent_yuan, after.reserved_yuan]).toEqual([before.spent_yuan, 0]);
     });
 
+    it('takes PNG, JPEG, WebP and still GIF images; TIFF, AVIF and animated GIFs are a 415 naming the part', async () => {
+      // A 1x1 GIF frame (graphic control extension, image descriptor, LZW data); two of them make an animation.
+      const head = Buffer.from('GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00', 'latin1');
+      const frame = Buffer.from('!\xf9\x04\x00\x0a\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00', 'latin1');
+      const gif = (frames: number) => Buffer.concat([head, ...Array.from({ length: frames }, () => frame), Buffer.from(';')]);
+      const solid = sharp({ create: { width: 16, height: 16, channels: 3, background: '#c33' } });
+      const url = (type: string, bytes: Buffer) => `data:image/${type};base64,${bytes.toString('base64')}`;
+      const refused: Array<[string, string]> = [
+        [url('tiff', await solid.clone().tiff().toBuffer()), 'tiff'],
+        [url('avif', await solid.clone().avif().toBuffer()), 'heif'],
+        [url('gif', gif(2)), 'an animated GIF'],
+      ];
+      for (const [image, what] of refused) {
+        const err: any = await client.moderations.create({ input: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: image } }] }).catch((e) => e);
+        expect([what, err.status, err.error.code, err.error.param]).toEqual([what, 415, 'unsupported_media_type', 'input.1.image_url.url']);
+        expect(err.error.message).toContain(`image ${what} is not accepted`);
+      }
+      expect(media.calls).toEqual([]);
+      const still = await client.moderations.create({ input: [{ type: 'image_url', image_url: { url: url('gif', gif(1)) } }] });
+      conforms(moderationResponseSchema, still);
+      expect(media.calls[0].json.input[0].image_url.url).toMatch(/^data:image\/gif;base64,/);
+    });
+
     it('answers 404 for an unknown model and 503 for a known one no deployment serves', async () => {
       const status = (model: string) => client.moderations.create({ model, input: 'x' }).then(() => 200, (e: { status: number }) => e.status);
       expect(await status('no-such-moderation')).toBe(404);

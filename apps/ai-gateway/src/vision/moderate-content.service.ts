@@ -11,7 +11,8 @@ import { loadImageSource } from './image-source';
 import { toMediaError } from './media-errors';
 import { ModerationPart, parseModerationInput } from './moderation-input';
 
-const IMAGE_TYPES: Record<string, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif', tiff: 'image/tiff', avif: 'image/avif', heif: 'image/heif' };
+/** What OpenAI's moderation models take (the spec: PNG, JPEG, WebP, non-animated GIF); other raster formats are refused here, not by the upstream. */
+const IMAGE_TYPES: Record<string, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif' };
 
 /**
  * `/v1/moderations`, forwarded to the providers file's OpenAI-type deployments that list the model.
@@ -81,8 +82,12 @@ export class ModerateContentService {
           signal,
         });
         const info = await inspectImage(bytes, this.config.AI_MEDIA_MAX_PIXELS);
+        if (!IMAGE_TYPES[info.format] || (info.format === 'gif' && info.frames > 1)) {
+          const what = info.format === 'gif' ? 'an animated GIF' : info.format;
+          throw new GatewayError(GatewayErrorCode.UnsupportedMediaType, { message: `image ${what} is not accepted: moderations take PNG, JPEG, WebP or a non-animated GIF`, param: `input.${i}.image_url.url` });
+        }
         left -= bytes.length;
-        out[i] = { type: 'image_url', image_url: { url: `data:${IMAGE_TYPES[info.format] ?? 'image/png'};base64,${bytes.toString('base64')}` } };
+        out[i] = { type: 'image_url', image_url: { url: `data:${IMAGE_TYPES[info.format]};base64,${bytes.toString('base64')}` } };
       } catch (e) {
         // Past what the earlier images left: the total is the limit that was hit, not one image's size.
         if (e instanceof GatewayError && e.code === GatewayErrorCode.ImageTooLarge && left < total) {
