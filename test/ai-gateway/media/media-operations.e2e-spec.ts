@@ -349,6 +349,20 @@ describe('media operations: moderations, translations, image edits, streams (ope
       expect(Number(rows.at(-1)!.cost_yuan)).toBeCloseTo((Math.ceil(seconds) / 60) * 0.02, 6);
     });
 
+    it('transcriptions stream=true with whisper-1 (the upstream answers JSON): relayed as transcript.text.done', async () => {
+      const own = await f.createKey({ name: 'whisper-stream', budget_yuan: 10 });
+      const ownClient = new OpenAI({ apiKey: own.key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
+      const stream = await ownClient.audio.transcriptions.create({ file: await toFile(speechWav, 'speech.wav'), model: 'whisper-1', stream: true });
+      const events: any[] = [];
+      for await (const event of stream) events.push(event);
+      events.forEach(conformsEvent);
+      expect(events).toEqual([{ type: 'transcript.text.done', text: expect.stringMatching(/^heard \d+ utterance\(s\) in /) }]);
+      expect(media.calls[0].form).toMatchObject({ stream: 'true', model: 'whisper-1' });
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/speech/transcribe', 1, 5000, own.id);
+      expect(rows.map((r) => [r.status, r.model])).toEqual([['ok', 'whisper-1']]);
+      expect(Number(rows[0].cost_yuan)).toBeCloseTo((Math.ceil(seconds) / 60) * 0.6, 6);
+    });
+
     it('transcriptions pass chunking_strategy, known speakers and diarized_json upstream', async () => {
       const out: any = await client.audio.transcriptions.create({
         file: await toFile(speechWav, 'speech.wav'),

@@ -188,6 +188,8 @@ export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<
         const text = `heard ${segments.length} utterance(s) in ${audio.duration.toFixed(1)} seconds of ${audio.container}`;
         // OpenAI's output formats, in the fake's own spelling (a test can tell the upstream made them).
         const format = call.form!.response_format ?? 'json';
+        // Like OpenAI, whisper-1 ignores `stream` and answers the JSON transcript (usage in seconds).
+        if (call.form!.stream === 'true' && call.form!.model === 'whisper-1') return send(200, { text, usage: { type: 'duration', seconds: Math.ceil(audio.duration) } });
         if (call.form!.stream === 'true') {
           return sendEvents(res, [
             ...segments.map((s, i) => ({ type: 'transcript.text.delta', delta: i === 0 ? s.text : ` ${s.text}` })),
