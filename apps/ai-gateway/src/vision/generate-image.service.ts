@@ -79,7 +79,7 @@ export class GenerateImageService {
   async generate(principal: Principal, input: ImageGenerationInput, requestId?: string, signal?: AbortSignal): Promise<StoredGeneratedImage[]> {
     const hint = input.style ? STYLE_HINTS[input.style] : undefined;
     const prompt = hint ? `${input.prompt}\n\nStyle: ${hint}.` : input.prompt;
-    return this.run(principal, input, '/v1/vision/generate', requestId, (client, model, extra) =>
+    return this.run(principal, input, '/v1/vision/generate', requestId, 'prompt', (client, model, extra) =>
       client.generateImages({ model, prompt, n: input.n, size: input.size, extra, responseFormat: input.model?.responseFormat }, signal),
     );
   }
@@ -93,7 +93,7 @@ export class GenerateImageService {
    */
   async edit(principal: Principal, input: ImageEditInput, requestId?: string, signal?: AbortSignal): Promise<StoredGeneratedImage[]> {
     const upload = await this.checkUploads(input);
-    return this.run(principal, input, '/v1/images/edits', requestId, (client, model, extra) =>
+    return this.run(principal, input, '/v1/images/edits', requestId, 'image', (client, model, extra) =>
       client.editImages({ model, prompt: input.prompt, n: input.n, ...upload, fields: formFields({ ...extra, size: input.size, ...(input.model?.responseFormat ? { response_format: 'b64_json' } : {}) }) }, signal),
     );
   }
@@ -116,7 +116,7 @@ export class GenerateImageService {
         ? await this.client.editImagesStream({ model: upstreamModel, prompt: input.prompt, n: input.n, ...upload, fields: formFields(fields) }, signal)
         : await this.client.generateImagesStream({ ...fields, model: upstreamModel, prompt: input.prompt, n: input.n }, signal);
     } catch (e) {
-      const error = toMediaError(e, 'prompt');
+      const error = toMediaError(e, upload ? 'image' : 'prompt');
       await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
       throw error;
     }
@@ -169,6 +169,8 @@ export class GenerateImageService {
     input: ImageGenerationInput,
     endpoint: string,
     requestId: string | undefined,
+    /** The request field an input failure names: the images of an edit, the prompt of a generation. */
+    param: 'image' | 'prompt',
     call: (client: OpenAiMediaClient, model: string, extra: Record<string, unknown>) => Promise<Array<{ bytes: Buffer; contentType: string; revisedPrompt?: string }>>,
   ): Promise<StoredGeneratedImage[]> {
     if (!this.client) throw new GatewayError(GatewayErrorCode.ImageGenerationUnconfigured);
@@ -190,7 +192,7 @@ export class GenerateImageService {
       await this.metering.settle(reservation, { ...outcome, status: 'ok', costYuan: roundYuan(cost), images: stored.length, httpStatus: 200 });
       return stored;
     } catch (e) {
-      const error = toMediaError(e, 'prompt');
+      const error = toMediaError(e, param);
       await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
       throw error;
     }
