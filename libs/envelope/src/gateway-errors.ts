@@ -41,6 +41,8 @@ export enum GatewayErrorCode {
   ImageUrlForbidden = 'ImageUrlForbidden',
   ImageFetchFailed = 'ImageFetchFailed',
   ImageTooLarge = 'ImageTooLarge',
+  UploadTooLarge = 'UploadTooLarge',
+  UploadLengthRequired = 'UploadLengthRequired',
   ImageNotFound = 'ImageNotFound',
   // Keys, scopes, limits
   ApiKeyMissing = 'ApiKeyMissing',
@@ -229,6 +231,8 @@ export const GATEWAY_ERRORS = {
   }),
   [GatewayErrorCode.ImageFetchFailed]: spec({ ...BAD_REQUEST, code: 'image_fetch_failed', message: () => 'image URL could not be fetched', param: 'image' }),
   [GatewayErrorCode.ImageTooLarge]: spec<{ maxBytes: number }>({ status: 413, type: 'invalid_request_error', code: 'image_too_large', message: (p) => `image is larger than ${p.maxBytes} bytes`, param: 'image' }),
+  [GatewayErrorCode.UploadTooLarge]: spec<{ maxBytes: number; setting: string; param?: string }>({ status: 413, type: 'invalid_request_error', code: 'upload_too_large', message: (p) => `the upload is larger than ${p.maxBytes} bytes in all (${p.setting})`, param: (p) => p.param ?? 'image' }),
+  [GatewayErrorCode.UploadLengthRequired]: spec({ status: 411, type: 'invalid_request_error', code: 'length_required', message: () => 'a multipart upload must state its Content-Length (chunked uploads are not accepted here)' }),
   [GatewayErrorCode.ImageNotFound]: spec({ ...NOT_FOUND, code: 'not_found', message: () => 'No such image' }),
 
   [GatewayErrorCode.ApiKeyMissing]: spec({ ...UNAUTHORIZED, message: () => "You didn't provide an API key. Send it as 'Authorization: Bearer <API_KEY>'." }),

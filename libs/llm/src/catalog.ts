@@ -105,6 +105,12 @@ export interface MediaModelInfo {
   qualityPrices?: Partial<Record<ImageQuality, number>>;
   /** Image models: the quality the upstream model uses when the request sends none (what such a request is priced as); default `auto`. */
   defaultQuality?: ImageQuality;
+  /**
+   * Image models: yuan per image given to an edit (GPT image models bill input images as image tokens),
+   * added to the outputs' price; `highFidelity` with `input_fidelity: high` (thousands of tokens more per
+   * image). Unset: input images are free (imageEditInputPrice).
+   */
+  inputImagePrice?: { standard: number; highFidelity: number };
   ownedBy: string;
 }
 
@@ -152,6 +158,11 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
     if (o.fields !== undefined && (!Array.isArray(o.fields) || (o.fields as unknown[]).some((f) => !(IMAGE_MODEL_FIELDS as readonly unknown[]).includes(f)))) throw fail(`${path}.fields must be a list of ${IMAGE_MODEL_FIELDS.join(', ')}`);
     if (o.responseFormat !== undefined && typeof o.responseFormat !== 'boolean') throw fail(`${path}.responseFormat must be true or false`);
     const qualityPrices = qualityPricesOf(o.qualityPrices, kind, `${path}.qualityPrices`, fail);
+    for (const field of ['inputImagePrice', 'highFidelityInputImagePrice'] as const) {
+      if (o[field] === undefined) continue;
+      if (kind !== 'image') throw fail(`${path}.${field} is for image models only`);
+      if (typeof o[field] !== 'number' || !Number.isFinite(o[field]) || o[field] < 0) throw fail(`${path}.${field} must be a number >= 0`);
+    }
     if (o.defaultQuality !== undefined && (kind !== 'image' || !(IMAGE_QUALITIES as readonly unknown[]).includes(o.defaultQuality))) {
       throw fail(`${path}.defaultQuality must be one of ${IMAGE_QUALITIES.join(', ')} (image models only)`);
     }
@@ -168,6 +179,10 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
     if (prices) models[name].qualityPrices = prices;
     const defaultQuality = (o.defaultQuality as ImageQuality | undefined) ?? base?.defaultQuality;
     if (defaultQuality) models[name].defaultQuality = defaultQuality;
+    const standard = (o.inputImagePrice as number | undefined) ?? base?.inputImagePrice?.standard;
+    const highFidelity = (o.highFidelityInputImagePrice as number | undefined) ?? base?.inputImagePrice?.highFidelity;
+    // High fidelity never costs less than the standard price of an input image.
+    if (standard !== undefined || highFidelity !== undefined) models[name].inputImagePrice = { standard: standard ?? 0, highFidelity: Math.max(standard ?? 0, highFidelity ?? 0) };
   }
   return models;
 }
@@ -196,4 +211,11 @@ export function imagePricePer1024(model: Pick<MediaModelInfo, 'price' | 'quality
   if (!prices) return model.price;
   const q = typeof quality === 'string' ? quality : (model.defaultQuality ?? 'auto');
   return Object.hasOwn(prices, q) ? prices[q as ImageQuality]! : Math.max(model.price, ...Object.values(prices));
+}
+
+/** Yuan for the input images of an edit: `count` images at the model's inputImagePrice (high fidelity when asked); 0 when it sets none. */
+export function imageEditInputPrice(model: Pick<MediaModelInfo, 'inputImagePrice'> | undefined, count: number, fidelity: unknown): number {
+  const prices = model?.inputImagePrice;
+  if (!prices) return 0;
+  return count * (fidelity === 'high' ? prices.highFidelity : prices.standard);
 }

@@ -1,4 +1,4 @@
-import { catalogEntry, DEFAULT_MEDIA_MODELS, imagePricePer1024, mergeMediaModels } from './catalog';
+import { catalogEntry, DEFAULT_MEDIA_MODELS, imageEditInputPrice, imagePricePer1024, mergeMediaModels } from './catalog';
 import { parseProvidersConfig } from './providers-file';
 import { LlmRouter } from './router';
 
@@ -33,6 +33,19 @@ describe('media catalog (mediaModels in the providers file)', () => {
     expect(() => mergeMediaModels({ 'gpt-image-1': { qualityPrices: [1] } }, fail)).toThrow('mediaModels.gpt-image-1.qualityPrices must be an object');
     expect(() => mergeMediaModels({ 'whisper-1': { qualityPrices: { low: 1 } } }, fail)).toThrow('mediaModels.whisper-1.qualityPrices is for image models only');
     expect(() => mergeMediaModels(JSON.parse('{"gpt-image-1":{"qualityPrices":{"__proto__":1}}}'), fail)).toThrow('qualityPrices.__proto__');
+  });
+
+  it('prices an edit\'s input images where inputImagePrice says so (high fidelity never below it); image models only', () => {
+    const models = mergeMediaModels({ 'gpt-image-1': { inputImagePrice: 0.01, highFidelityInputImagePrice: 0.05 }, 'my-img': { kind: 'image', inputImagePrice: 0.02 } }, fail);
+    expect(models['gpt-image-1'].inputImagePrice).toEqual({ standard: 0.01, highFidelity: 0.05 });
+    expect([imageEditInputPrice(models['gpt-image-1'], 3, undefined), imageEditInputPrice(models['gpt-image-1'], 3, 'low')]).toEqual([0.03, 0.03]);
+    expect(imageEditInputPrice(models['gpt-image-1'], 3, 'high')).toBeCloseTo(0.15, 10);
+    expect(imageEditInputPrice(models['my-img'], 2, 'high')).toBe(0.04);
+    // The defaults set none: input images are free.
+    expect(imageEditInputPrice(mergeMediaModels({}, fail)['gpt-image-1'], 4, 'high')).toBe(0);
+    expect(() => mergeMediaModels({ 'gpt-image-1': { inputImagePrice: -1 } }, fail)).toThrow('mediaModels.gpt-image-1.inputImagePrice must be a number >= 0');
+    expect(() => mergeMediaModels({ 'gpt-image-1': { highFidelityInputImagePrice: '1' } }, fail)).toThrow('mediaModels.gpt-image-1.highFidelityInputImagePrice must be a number >= 0');
+    expect(() => mergeMediaModels({ 'whisper-1': { inputImagePrice: 0.1 } }, fail)).toThrow('mediaModels.whisper-1.inputImagePrice is for image models only');
   });
 
   it('names the bad path', () => {

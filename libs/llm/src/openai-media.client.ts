@@ -123,7 +123,13 @@ export class OpenAiMediaClient {
   async transcribeStream(req: RawAudioRequest, signal?: AbortSignal): Promise<AsyncIterable<Record<string, unknown>>> {
     const form = audioForm(req);
     form.append('stream', 'true');
-    return this.stream('/audio/transcriptions', { method: 'POST', headers: this.headers(), body: form, signal });
+    // OpenAI ignores `stream` for whisper-1 and answers the JSON transcript: relayed as the one event a
+    // stream ends with (its usage only when counted in tokens, the only usage the event carries).
+    return this.stream('/audio/transcriptions', { method: 'POST', headers: this.headers(), body: form, signal }, (json) => {
+      const { text, usage } = json as { text?: unknown; usage?: { type?: unknown } };
+      if (typeof text !== 'string') return undefined;
+      return { type: 'transcript.text.done', text, ...(usage?.type === 'tokens' ? { usage } : {}) };
+    });
   }
 
   /** `/images/generations` with `stream: true`: the upstream's image_generation.* events as parsed JSON. */
@@ -157,8 +163,14 @@ export class OpenAiMediaClient {
   /**
    * A call answered with server-sent events: resolves once the upstream accepted it (an HTTP error is
    * thrown as UpstreamError before any event), then yields each event's JSON data; `[DONE]` ends it.
+   * `fromJson` turns a plain JSON answer (an upstream that does not stream this model) into the one
+   * event yielded; without it, or when it returns nothing, such an answer is a protocol error.
    */
-  private async stream(path: string, init: { method: string; headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal }): Promise<AsyncIterable<Record<string, unknown>>> {
+  private async stream(
+    path: string,
+    init: { method: string; headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal },
+    fromJson?: (json: unknown) => Record<string, unknown> | undefined,
+  ): Promise<AsyncIterable<Record<string, unknown>>> {
     const timeout = AbortSignal.timeout(this.upstream.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     let res;
@@ -169,6 +181,19 @@ export class OpenAiMediaClient {
       throw new UpstreamError(`upstream unreachable: ${(e as Error).message}`, 'network', 0);
     }
     if (!res.ok) this.fail(res, await res.text());
+    if (fromJson && /json/i.test(res.headers.get('content-type') ?? '')) {
+      let event: Record<string, unknown> | undefined;
+      try {
+        event = fromJson(JSON.parse(await res.text()));
+      } catch {
+        event = undefined;
+      }
+      if (!event) throw new UpstreamError('upstream answered a stream request with JSON it does not stream', 'protocol', res.status);
+      const only = event;
+      return (async function* () {
+        yield only;
+      })();
+    }
     if (!/text\/event-stream/i.test(res.headers.get('content-type') ?? '') || !res.body) {
       await res.body?.cancel().catch(() => undefined);
       throw new UpstreamError('upstream answered a stream request without text/event-stream', 'protocol', res.status);

@@ -176,6 +176,11 @@ export class LlmRouter {
    * `call` gets the deployment (base URL, key, headers, timeout) and the model's upstream name, with the
    * routing policy's retries, fallback and cooldown as for chat.
    */
+  /** Whether an OpenAI-type deployment lists `model` (what media() can route to), asked before costly input work. */
+  servesMedia(model: string): boolean {
+    return this.targets(model).some((t) => t.deployment.type === 'openai');
+  }
+
   async media<T>(model: string, opts: CallOptions, call: (deployment: Deployment, upstreamModel: string) => Promise<T>): Promise<Routed<T>> {
     return this.run(model, opts, (t) => call(t.deployment, t.upstreamModel), (t) => t.deployment.type === 'openai');
   }

@@ -9,7 +9,7 @@ type Doc = ReturnType<typeof providersDoc> & Record<string, unknown>;
 /**
  * Starts the gateway with the media upstream configured. `env` adds settings; `doc` may change the
  * providers file after the media entries are in (a moderation deployment on the media upstream, and
- * prices of omni-moderation-latest, whisper-1 and gpt-image-1 by quality).
+ * prices of omni-moderation-latest, whisper-1 and gpt-image-1 by quality, and gpt-image-1-inputs pricing an edit's input images).
  */
 export async function startMediaGateway(media: MediaUpstream, env: Record<string, string> = {}, doc: (d: Doc) => Doc = (d) => d): Promise<GatewayFixture> {
   // The moderation deployment names its key by environment variable, as every deployment does.
@@ -26,6 +26,8 @@ export async function startMediaGateway(media: MediaUpstream, env: Record<string
           'omni-moderation-latest': { price: 0.01 },
           'whisper-1': { price: 0.6 },
           'gpt-image-1': { qualityPrices: { low: 0.02, high: 0.3 } },
+          // gpt-image-1 with its input images priced (an edit's images, more with input_fidelity high).
+          'gpt-image-1-inputs': { kind: 'image', upstream: 'gpt-image-1', fields: ['quality', 'background', 'output_format', 'output_compression', 'moderation'], responseFormat: false, price: 0.02, inputImagePrice: 0.01, highFidelityInputImagePrice: 0.05 },
         },
       });
     },

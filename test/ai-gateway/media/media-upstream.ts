@@ -27,6 +27,13 @@ export interface MediaUpstream {
   calls: MediaUpstreamCall[];
   /** Next call answers this HTTP status with an OpenAI error body. */
   failNext?: number;
+  /**
+   * The next image stream sends its events up to the first completed image (`stall`: without it,
+   * `stall-after-completed`: with it) and then nothing until the caller hangs up or cutStreams() is called.
+   */
+  imageStream?: 'stall' | 'stall-after-completed';
+  /** Cuts the connections of stalled streams (an upstream failing mid-stream). */
+  cutStreams(): void;
   /** Wait before answering a transcription (a slow upstream). */
   delayMs?: number;
   close(): Promise<void>;
@@ -39,10 +46,15 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 /** Server-sent events as OpenAI's media streams send them (an `event:` line naming the type, then the JSON). */
-function sendEvents(res: import('http').ServerResponse, events: Array<Record<string, unknown>>): void {
+function sendEvents(res: import('http').ServerResponse, events: Array<Record<string, unknown>>, mode?: MediaUpstream['imageStream'], stalled?: Set<import('http').ServerResponse>): void {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  for (const e of events) res.write(`event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`);
-  res.end();
+  const firstCompleted = events.findIndex((e) => String(e.type).endsWith('.completed'));
+  const sent = mode === 'stall' ? events.slice(0, firstCompleted) : mode === 'stall-after-completed' ? events.slice(0, firstCompleted + 1) : events;
+  for (const e of sent) res.write(`event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`);
+  if (!mode) return void res.end();
+  // Left open: the gateway hangs up, or the test cuts it (cutStreams).
+  stalled?.add(res);
+  res.on('close', () => stalled?.delete(res));
 }
 
 async function readForm(req: IncomingMessage, body: Buffer, call: MediaUpstreamCall): Promise<FormData> {
@@ -99,7 +111,13 @@ function moderationResult(text: string, withImage: boolean): Record<string, unkn
 
 export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<MediaUpstream> {
   const sockets = new Set<Socket>();
-  const upstream: MediaUpstream = { url: '', apiKey, calls: [], close: async () => undefined };
+  const stalled = new Set<import('http').ServerResponse>();
+  const upstream: MediaUpstream = { url: '', apiKey, calls: [], close: async () => undefined, cutStreams: () => stalled.forEach((r) => r.socket?.destroy()) };
+  const takeImageStream = () => {
+    const mode = upstream.imageStream;
+    upstream.imageStream = undefined;
+    return mode;
+  };
   const server: Server = createServer(asyncHandler(async (req, res) => {
     const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     try {
@@ -129,13 +147,13 @@ export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<
       if (req.url === '/v1/images/edits') {
         await readForm(req, body, call);
         const n = Number(call.form!.n ?? 1);
-        if (call.form!.stream === 'true') return sendEvents(res, await imageEvents('image_edit', n, Number(call.form!.partial_images ?? 0), call.form!.size, call.form!.output_format));
+        if (call.form!.stream === 'true') return sendEvents(res, await imageEvents('image_edit', n, Number(call.form!.partial_images ?? 0), call.form!.size, call.form!.output_format), takeImageStream(), stalled);
         const images = await renderImages(n, call.form!.size, call.form!.output_format);
         return send(200, { created: Math.floor(Date.now() / 1000), data: images.map((png) => ({ b64_json: png.toString('base64') })) });
       }
       if (req.url === '/v1/images/generations' && JSON.parse(body.toString('utf8')).stream === true) {
         call.json = JSON.parse(body.toString('utf8'));
-        return sendEvents(res, await imageEvents('image_generation', call.json.n, call.json.partial_images ?? 0, call.json.size, call.json.output_format));
+        return sendEvents(res, await imageEvents('image_generation', call.json.n, call.json.partial_images ?? 0, call.json.size, call.json.output_format), takeImageStream(), stalled);
       }
       if (req.url === '/v1/audio/translations') {
         await readForm(req, body, call);
@@ -170,6 +188,8 @@ export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<
         const text = `heard ${segments.length} utterance(s) in ${audio.duration.toFixed(1)} seconds of ${audio.container}`;
         // OpenAI's output formats, in the fake's own spelling (a test can tell the upstream made them).
         const format = call.form!.response_format ?? 'json';
+        // Like OpenAI, whisper-1 ignores `stream` and answers the JSON transcript (usage in seconds).
+        if (call.form!.stream === 'true' && call.form!.model === 'whisper-1') return send(200, { text, usage: { type: 'duration', seconds: Math.ceil(audio.duration) } });
         if (call.form!.stream === 'true') {
           return sendEvents(res, [
             ...segments.map((s, i) => ({ type: 'transcript.text.delta', delta: i === 0 ? s.text : ` ${s.text}` })),

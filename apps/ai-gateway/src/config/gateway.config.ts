@@ -106,6 +106,11 @@ export class GatewayConfig extends BaseConfig {
   @Min(1024)
   AI_MEDIA_MAX_IMAGE_BYTES: number = 10 * 1024 * 1024;
 
+  /** Largest /v1/images/edits upload in all (images, mask and fields; by Content-Length, before it is read). */
+  @IsInt()
+  @Min(1024)
+  AI_MEDIA_MAX_EDIT_BYTES: number = 64 * 1024 * 1024;
+
   /** Largest decoded image (width x height) the vision engines accept; guards against decompression bombs. */
   @IsInt()
   @Min(1)

@@ -1,6 +1,7 @@
 import { createServer, Server } from 'http';
 import { AddressInfo } from 'net';
-import { GatewayError } from '@app/envelope';
+import { GatewayError, openAiErrorBody } from '@app/envelope';
+import { EngineInputError } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GenerateImageService } from './generate-image.service';
 
@@ -57,5 +58,17 @@ describe('GenerateImageService: image URLs in the upstream answer (SSRF class sw
     const [image] = await svc.generate(principal, { prompt: 'p', size: '1024x1024', n: 1 });
     expect(image.bytes.equals(PNG)).toBe(true);
     expect(stored).toHaveLength(1);
+  });
+
+  it('an edit\'s input failure names the image field, a generation\'s the prompt', async () => {
+    const { svc } = service();
+    const refuse = async () => {
+      throw new EngineInputError('image could not be decoded');
+    };
+    (svc as any).client = { editImages: refuse, editImagesStream: refuse, generateImages: refuse };
+    const edit = await svc.edit(principal, { prompt: 'p', size: '1024x1024', n: 1, images: [{ buffer: PNG }] }).then(() => null, (e) => e);
+    expect([edit.getStatus(), openAiErrorBody(edit).body.error.param]).toEqual([400, 'image']);
+    const generation = await svc.generate(principal, { prompt: 'p', size: '1024x1024', n: 1 }).then(() => null, (e) => e);
+    expect(openAiErrorBody(generation).body.error.param).toBe('prompt');
   });
 });

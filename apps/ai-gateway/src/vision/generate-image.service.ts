@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'crypto';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
-import { imagePricePer1024, UpstreamError } from '@app/llm';
+import { imageEditInputPrice, imagePricePer1024, UpstreamError } from '@app/llm';
 import { ImageEditRequest, OpenAiMediaClient } from '@app/llm';
 import { ImageInfo, inspectImage } from '@app/engines';
 import type { Response } from 'express';
@@ -79,7 +79,7 @@ export class GenerateImageService {
   async generate(principal: Principal, input: ImageGenerationInput, requestId?: string, signal?: AbortSignal): Promise<StoredGeneratedImage[]> {
     const hint = input.style ? STYLE_HINTS[input.style] : undefined;
     const prompt = hint ? `${input.prompt}\n\nStyle: ${hint}.` : input.prompt;
-    return this.run(principal, input, '/v1/vision/generate', requestId, (client, model, extra) =>
+    return this.run(principal, input, '/v1/vision/generate', requestId, 'prompt', (client, model, extra) =>
       client.generateImages({ model, prompt, n: input.n, size: input.size, extra, responseFormat: input.model?.responseFormat }, signal),
     );
   }
@@ -88,11 +88,12 @@ export class GenerateImageService {
    * `/v1/images/edits`: every uploaded image and the mask is checked before anything is sent or charged
    * (raster format by its bytes, AI_MEDIA_MAX_PIXELS by its header: a small file that would inflate to a
    * huge bitmap is refused; the mask a PNG of the first image's dimensions), then forwarded as multipart.
-   * Priced like a generation of the same size, count and quality.
+   * Priced like a generation of the same size, count and quality, plus the model's inputImagePrice per
+   * uploaded image (its high-fidelity price with input_fidelity high).
    */
   async edit(principal: Principal, input: ImageEditInput, requestId?: string, signal?: AbortSignal): Promise<StoredGeneratedImage[]> {
     const upload = await this.checkUploads(input);
-    return this.run(principal, input, '/v1/images/edits', requestId, (client, model, extra) =>
+    return this.run(principal, input, '/v1/images/edits', requestId, 'image', (client, model, extra) =>
       client.editImages({ model, prompt: input.prompt, n: input.n, ...upload, fields: formFields({ ...extra, size: input.size, ...(input.model?.responseFormat ? { response_format: 'b64_json' } : {}) }) }, signal),
     );
   }
@@ -100,13 +101,14 @@ export class GenerateImageService {
   /**
    * `stream: true` (GPT image models): the upstream's partial and completed image events are forwarded
    * as they come (b64_json, nothing stored). Reserved like the whole call; settled when the stream ends,
-   * at the price of the images completed (released when it fails).
+   * at the price of the images completed; a client that left pays the hold; a failure before any
+   * completed image releases it.
    */
   async stream(principal: Principal, input: ImageGenerationInput | ImageEditInput, kind: 'generation' | 'edit', res: Response, requestId?: string, signal?: AbortSignal): Promise<void> {
     if (!this.client) throw new GatewayError(GatewayErrorCode.ImageGenerationUnconfigured);
     if (input.model?.responseFormat) throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name: 'stream', model: input.model.name });
     const upload = kind === 'edit' ? await this.checkUploads(input as ImageEditInput) : undefined;
-    const { extra, per1024, reservation, upstreamModel, outcome } = await this.prepare(principal, input, kind === 'edit' ? '/v1/images/edits' : '/v1/vision/generate', requestId);
+    const { extra, per1024, inputCost, hold, reservation, upstreamModel, outcome } = await this.prepare(principal, input, kind === 'edit' ? '/v1/images/edits' : '/v1/vision/generate', requestId);
     const fields = { ...extra, size: input.size, ...(input.partialImages !== undefined ? { partial_images: input.partialImages } : {}) };
     let events: AsyncIterable<Record<string, unknown>>;
     try {
@@ -114,7 +116,7 @@ export class GenerateImageService {
         ? await this.client.editImagesStream({ model: upstreamModel, prompt: input.prompt, n: input.n, ...upload, fields: formFields(fields) }, signal)
         : await this.client.generateImagesStream({ ...fields, model: upstreamModel, prompt: input.prompt, n: input.n }, signal);
     } catch (e) {
-      const error = toMediaError(e, 'prompt');
+      const error = toMediaError(e, upload ? 'image' : 'prompt');
       await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
       throw error;
     }
@@ -124,9 +126,15 @@ export class GenerateImageService {
       this.config.REQUEST_TIMEOUT_MS,
       events,
       async (status, error) => {
-        let cost = 0;
+        let cost = inputCost;
         for (const bytes of completed.slice(0, input.n)) cost += input.size === 'auto' ? await answeredSizeCost(bytes, per1024) : imageGenerationCost(input.size, 1, per1024);
-        await this.metering.settle(reservation, { ...outcome, status, costYuan: status === 'failed' ? 0 : roundYuan(cost), images: Math.min(completed.length, input.n), httpStatus: 200, error: error?.message });
+        // The upstream bills what it made once it accepted the stream: a client that leaves pays the hold
+        // (as a transcription stream is charged when its client leaves, transcribe-audio.service.ts), and a
+        // stream cut after completed images were delivered is recorded as aborted and charged for them
+        // (metering charges nothing for a failed call).
+        if (status === 'aborted') cost = Math.max(cost, hold);
+        const recorded = status === 'failed' && completed.length > 0 ? 'aborted' : status;
+        await this.metering.settle(reservation, { ...outcome, status: recorded, costYuan: recorded === 'failed' ? 0 : roundYuan(cost), images: Math.min(completed.length, input.n), httpStatus: 200, error: error?.message });
       },
       (event) => {
         if (typeof event.type === 'string' && event.type.endsWith('.completed') && typeof event.b64_json === 'string') completed.push(Buffer.from(event.b64_json, 'base64'));
@@ -145,10 +153,15 @@ export class GenerateImageService {
     }
     // Priced by the quality asked for where the model's catalog entry says so (qualityPrices).
     const per1024 = input.model ? imagePricePer1024(input.model, extra.quality) : undefined;
-    const reservation = await this.metering.reserve(principal, imageGenerationCost(input.size, input.n, per1024));
+    // An edit's input images are billed upstream too (image input tokens, more with input_fidelity high):
+    // at the model's inputImagePrice, held with the outputs and charged once the upstream did the work.
+    const images = (input as Partial<ImageEditInput>).images;
+    const inputCost = images ? imageEditInputPrice(input.model, images.length, extra.input_fidelity) : 0;
+    const hold = imageGenerationCost(input.size, input.n, per1024) + inputCost;
+    const reservation = await this.metering.reserve(principal, hold);
     const upstreamModel = input.model?.upstream ?? this.config.AI_IMAGES_MODEL;
     const outcome = { endpoint, model: input.model?.name ?? upstreamModel, provider: 'images-upstream', requestId };
-    return { extra, per1024, reservation, upstreamModel, outcome };
+    return { extra, per1024, inputCost, hold, reservation, upstreamModel, outcome };
   }
 
   private async run(
@@ -156,15 +169,17 @@ export class GenerateImageService {
     input: ImageGenerationInput,
     endpoint: string,
     requestId: string | undefined,
+    /** The request field an input failure names: the images of an edit, the prompt of a generation. */
+    param: 'image' | 'prompt',
     call: (client: OpenAiMediaClient, model: string, extra: Record<string, unknown>) => Promise<Array<{ bytes: Buffer; contentType: string; revisedPrompt?: string }>>,
   ): Promise<StoredGeneratedImage[]> {
     if (!this.client) throw new GatewayError(GatewayErrorCode.ImageGenerationUnconfigured);
-    const { extra, per1024, reservation, upstreamModel, outcome } = await this.prepare(principal, input, endpoint, requestId);
+    const { extra, per1024, inputCost, reservation, upstreamModel, outcome } = await this.prepare(principal, input, endpoint, requestId);
     try {
       const images = await call(this.client, upstreamModel, extra);
       const day = new Date().toISOString().slice(0, 10).replace(/-/g, '/');
       const stored: StoredGeneratedImage[] = [];
-      let cost = 0;
+      let cost = inputCost;
       for (const image of images) {
         // b64_json carries no type: jpeg and webp (gpt-image-1 output_format) are told by their bytes.
         image.contentType = sniffImageType(image.bytes);
@@ -177,7 +192,7 @@ export class GenerateImageService {
       await this.metering.settle(reservation, { ...outcome, status: 'ok', costYuan: roundYuan(cost), images: stored.length, httpStatus: 200 });
       return stored;
     } catch (e) {
-      const error = toMediaError(e, 'prompt');
+      const error = toMediaError(e, param);
       await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
       throw error;
     }

@@ -12,7 +12,8 @@ export type MediaStreamStatus = 'ok' | 'failed' | 'aborted';
  * relay-stream.ts does for chat: a client that has read the whole stream sees its budget charged. The
  * last event is held back until then (each other event is written as soon as the next one arrives).
  * `seen` is told of every event (what is billed is counted from them). A failure after the start ends
- * the stream with an `error` event (the OpenAI error body); a client that left settles as `aborted`.
+ * the stream with the held event and an `error` event (the OpenAI error body); a client that left
+ * settles as `aborted`.
  */
 export async function relayMediaEvents(
   res: Response,
@@ -42,7 +43,8 @@ export async function relayMediaEvents(
   }
   try {
     await settle(status, failure as Error | undefined);
-    if (status === 'ok' && held) await sse.data(held);
+    // A failed stream still delivers the event it held (a completed image is charged, so it is sent).
+    if (status !== 'aborted' && held) await sse.data(held);
     if (status === 'failed') await sse.data(openAiErrorBody(failure).body);
   } finally {
     sse.end();

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { GatewayError } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { inspectImage } from '@app/engines';
 import { Deployment, LlmRouter, MediaModelInfo, OpenAiMediaClient } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
@@ -11,7 +11,8 @@ import { loadImageSource } from './image-source';
 import { toMediaError } from './media-errors';
 import { ModerationPart, parseModerationInput } from './moderation-input';
 
-const IMAGE_TYPES: Record<string, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif', tiff: 'image/tiff', avif: 'image/avif', heif: 'image/heif' };
+/** What OpenAI's moderation models take (the spec: PNG, JPEG, WebP, non-animated GIF); other raster formats are refused here, not by the upstream. */
+const IMAGE_TYPES: Record<string, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif' };
 
 /**
  * `/v1/moderations`, forwarded to the providers file's OpenAI-type deployments that list the model.
@@ -32,10 +33,13 @@ export class ModerateContentService {
 
   async moderate(principal: Principal, input: unknown, model: MediaModelInfo, requestId?: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
     const parsed = parseModerationInput(input);
-    if (parsed.images.length) parsed.value = await this.inlineImages(parsed.value as ModerationPart[], parsed.images, signal);
+    // Whether anything serves the model and whether the key can pay are asked before any image is
+    // fetched: a refused call costs the gateway no downloads.
+    if (!this.router.servesMedia(model.name)) throw new GatewayError(GatewayErrorCode.NoProvider, { model: model.name });
     const reservation = await this.metering.reserve(principal, model.price * parsed.count);
     const outcome = { endpoint: '/v1/moderations', model: model.name, requestId };
     try {
+      if (parsed.images.length) parsed.value = await this.inlineImages(parsed.value as ModerationPart[], parsed.images, signal);
       const routed = await this.router.media(model.name, { signal }, (d, upstreamModel) => this.client(d).moderate({ input: parsed.value, model: upstreamModel }, signal));
       // Billed for what was classified: never more results than inputs sent.
       const classified = Math.min(parsed.count, routed.value.results.length);
@@ -57,21 +61,38 @@ export class ModerateContentService {
     return client;
   }
 
+  /**
+   * The image parts as checked data URLs. All images of one call together are at most
+   * AI_MEDIA_MAX_IMAGE_BYTES: each fetch is bounded by what the earlier ones left, so one request holds at
+   * most that many bytes (and their base64) however many parts it names.
+   */
   private async inlineImages(parts: ModerationPart[], indexes: number[], signal?: AbortSignal): Promise<ModerationPart[]> {
     const out = [...parts];
+    const total = this.config.AI_MEDIA_MAX_IMAGE_BYTES;
+    let left = total;
     for (const i of indexes) {
       const part = parts[i] as Extract<ModerationPart, { type: 'image_url' }>;
+      if (left <= 0) throw new GatewayError(GatewayErrorCode.UploadTooLarge, { maxBytes: total, setting: 'AI_MEDIA_MAX_IMAGE_BYTES for all images of one input', param: `input.${i}.image_url.url` });
       try {
         const bytes = await loadImageSource(part.image_url.url, {
-          maxBytes: this.config.AI_MEDIA_MAX_IMAGE_BYTES,
+          maxBytes: left,
           timeoutMs: this.config.AI_MEDIA_FETCH_TIMEOUT_MS,
           maxRedirects: this.config.AI_MEDIA_FETCH_MAX_REDIRECTS,
           allowedCidrs: (this.config.AI_MEDIA_FETCH_ALLOWED_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
           signal,
         });
         const info = await inspectImage(bytes, this.config.AI_MEDIA_MAX_PIXELS);
-        out[i] = { type: 'image_url', image_url: { url: `data:${IMAGE_TYPES[info.format] ?? 'image/png'};base64,${bytes.toString('base64')}` } };
+        if (!IMAGE_TYPES[info.format] || (info.format === 'gif' && info.frames > 1)) {
+          const what = info.format === 'gif' ? 'an animated GIF' : info.format;
+          throw new GatewayError(GatewayErrorCode.UnsupportedMediaType, { message: `image ${what} is not accepted: moderations take PNG, JPEG, WebP or a non-animated GIF`, param: `input.${i}.image_url.url` });
+        }
+        left -= bytes.length;
+        out[i] = { type: 'image_url', image_url: { url: `data:${IMAGE_TYPES[info.format]};base64,${bytes.toString('base64')}` } };
       } catch (e) {
+        // Past what the earlier images left: the total is the limit that was hit, not one image's size.
+        if (e instanceof GatewayError && e.code === GatewayErrorCode.ImageTooLarge && left < total) {
+          throw new GatewayError(GatewayErrorCode.UploadTooLarge, { maxBytes: total, setting: 'AI_MEDIA_MAX_IMAGE_BYTES for all images of one input', param: `input.${i}.image_url.url` });
+        }
         throw toMediaError(e, `input.${i}.image_url.url`);
       }
     }

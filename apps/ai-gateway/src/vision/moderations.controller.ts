@@ -26,7 +26,7 @@ export class ModerationsController {
     description:
       'Forwarded to the providers file\'s OpenAI-type deployments that list the model (a moderation model of the media catalog: omni-moderation-latest by default, omni-moderation-2024-09-26, text-moderation-latest, text-moderation-stable, or `mediaModels` entries of kind moderation; none serving it: 503). ' +
       'Needs the key scope `chat`. Priced per classified input (one per string, one for an array of parts) at the model\'s `price`; 0 unless the providers file sets one. ' +
-      'image_url parts: http(s) URLs on public addresses (checked after DNS and on every redirect) or data:image URLs, at most AI_MEDIA_MAX_IMAGE_BYTES and AI_MEDIA_MAX_PIXELS; the gateway fetches them and sends the bytes upstream.',
+      'image_url parts: http(s) URLs on public addresses (checked after DNS and on every redirect) or data:image URLs, at most AI_MEDIA_MAX_IMAGE_BYTES for all images together (413) and AI_MEDIA_MAX_PIXELS each; the gateway fetches them (after the model is known to be served and the budget held) and sends the bytes upstream.',
   })
   @ApiBody({
     type: ModerationRequest,

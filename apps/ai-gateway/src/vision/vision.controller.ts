@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Post, Req, Res, UploadedFiles, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req, Res, UploadedFiles, UseGuards, UseInterceptors } from '@nestjs/common';
 import { FileFieldsInterceptor } from '@nestjs/platform-express';
 import { ApiBody, ApiConsumes, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
@@ -11,6 +11,7 @@ import { GenerateImageRequest, GenerateImageResponse, MAX_EDIT_IMAGES, OpenAiIma
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
 import { GenerateImageService, StoredGeneratedImage, UploadedImage } from './generate-image.service';
 import { cdnBase } from './media-storage';
+import { EditUploadGuard } from './edit-upload.guard';
 import { requestSignal } from './media-errors';
 import { RecognizeImageService } from './recognize-image.service';
 import { MediaModels } from './media-models';
@@ -73,7 +74,7 @@ export class VisionController {
       '`model` names an image model of the media catalog (dall-e-2, dall-e-3, gpt-image-1, or the providers file `mediaModels`; unknown: 404), sent under its upstream name at its price. ' +
       '`size` auto and the fields the model takes (dall-e-3: quality; gpt-image-1: quality, background, output_format, output_compression, moderation) are passed upstream; another model\'s field is a 400 naming it. ' +
       '`response_format` url (default) or b64_json; `style` vivid/natural maps to artistic/realistic. ' +
-      '`stream: true` with `partial_images` (GPT image models): server-sent events image_generation.partial_image and image_generation.completed forwarded from the upstream with their b64_json (nothing stored); billed for the completed images when the stream ends.',
+      '`stream: true` with `partial_images` (GPT image models): server-sent events image_generation.partial_image and image_generation.completed forwarded from the upstream with their b64_json (nothing stored); billed for the completed images when the stream ends (a client that leaves early pays the hold; a stream cut after completed images is charged for them).',
   })
   @ApiBody({
     type: OpenAiImageGenerationRequest,
@@ -101,6 +102,8 @@ export class VisionController {
 
   @Post('images/edits')
   @HttpCode(200)
+  // Scope and total upload size before multer reads any file (edit-upload.guard.ts).
+  @UseGuards(EditUploadGuard)
   @UseInterceptors(FileFieldsInterceptor([{ name: 'image', maxCount: MAX_EDIT_IMAGES }, { name: 'image[]', maxCount: MAX_EDIT_IMAGES }, { name: 'mask', maxCount: 1 }]))
   @ApiConsumes('multipart/form-data')
   @ApiOperation({
@@ -108,7 +111,7 @@ export class VisionController {
     description:
       'multipart/form-data: `image` (or `image[]`; one to 16 files for GPT image models, one for dall-e-2), optional `mask` (PNG, the first image\'s dimensions), `prompt`, `model` (an image model of the media catalog; default AI_IMAGES_MODEL), `n`, `size`, `quality`, `response_format`, `background`, `output_format`, `output_compression`, `input_fidelity` (GPT image models), `stream` with `partial_images`. ' +
       'Every file is checked before it is sent: at most AI_MEDIA_MAX_IMAGE_BYTES (413), PNG/JPEG/WebP by its bytes (415), at most AI_MEDIA_MAX_PIXELS by its header (a decompression bomb is a 400). ' +
-      'Forwarded to the images upstream (AI_IMAGES_BASE_URL) as multipart; priced like a generation of that size, count and quality; answered like /v1/images/generations (url stored under /cdn, or b64_json), or as image_edit.* events with stream.',
+      'Forwarded to the images upstream (AI_IMAGES_BASE_URL) as multipart; priced like a generation of that size, count and quality, plus the model\'s inputImagePrice per uploaded image (highFidelityInputImagePrice with input_fidelity high); answered like /v1/images/generations (url stored under /cdn, or b64_json), or as image_edit.* events with stream.',
   })
   @ApiBody({
     type: OpenAiImageEditRequest,

@@ -19,10 +19,11 @@ import { ModerateContentService } from './moderate-content.service';
   imports: [
     UsageModule,
     UpstreamsModule,
-    // /v1/images/edits: up to 16 images and a mask, each at most AI_MEDIA_MAX_IMAGE_BYTES (413 past it); a 32000-character prompt fits a field.
+    // /v1/images/edits: up to 16 images and a mask, each at most AI_MEDIA_MAX_IMAGE_BYTES and all together
+    // at most AI_MEDIA_MAX_EDIT_BYTES (its Content-Length checked by edit-upload.guard.ts; 413 past either); a 32000-character prompt fits a field.
     MulterModule.registerAsync({
       inject: [GatewayConfig],
-      useFactory: (config: GatewayConfig) => ({ storage: memoryStorage(), limits: { fileSize: config.AI_MEDIA_MAX_IMAGE_BYTES, files: 17, fields: 30, fieldSize: 128 * 1024 } }),
+      useFactory: (config: GatewayConfig) => ({ storage: memoryStorage(), limits: { fileSize: Math.min(config.AI_MEDIA_MAX_IMAGE_BYTES, config.AI_MEDIA_MAX_EDIT_BYTES), files: 17, fields: 30, fieldSize: 128 * 1024 } }),
     }),
   ],
   controllers: [VisionController, ModerationsController, CdnController],

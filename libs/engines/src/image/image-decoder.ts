@@ -18,6 +18,8 @@ export interface ImageInfo {
   /** Width and height as displayed (EXIF orientation applied). */
   width: number;
   height: number;
+  /** Frames (pages) the image holds: more than 1 for an animated GIF or WebP. */
+  frames: number;
 }
 
 export interface RgbImage {
@@ -50,7 +52,7 @@ export async function inspectImage(bytes: Buffer, maxPixels: number): Promise<Im
     throw new EngineInputError(`image has ${meta.width}x${meta.height} pixels; at most ${maxPixels} allowed`);
   }
   const swapped = (meta.orientation ?? 1) >= 5;
-  return { format, width: swapped ? meta.height : meta.width, height: swapped ? meta.width : meta.height };
+  return { format, width: swapped ? meta.height : meta.width, height: swapped ? meta.width : meta.height, frames: meta.pages ?? 1 };
 }
 
 function sniffRaster(b: Buffer): boolean {
