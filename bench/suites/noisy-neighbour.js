@@ -188,7 +188,9 @@ async function run(ctx) {
     raw.limits = limits;
     gw = await startGw();
     say(`ai-gateway pid ${gw.pid} on ${gw.url}; limits ${JSON.stringify(limits)}, RATE_LIMIT_PER_MINUTE ${RATE_LIMIT_PER_MINUTE}`);
-    const authA = { authorization: `Bearer ${await adminKey(gw.url, 'tenant-a', KEY_A_RPM > 0 ? { requests_per_minute: KEY_A_RPM } : {})}` };
+    // A fresh key A per pattern: each runs at the most its own limit allows (a window used up by the
+    // previous pattern would turn the next into a flood of 429s).
+    const newKeyA = async (id) => ({ authorization: `Bearer ${await adminKey(gw.url, `tenant-a-${id}`, KEY_A_RPM > 0 ? { requests_per_minute: KEY_A_RPM } : {})}` });
     const authB = { authorization: `Bearer ${await adminKey(gw.url, 'tenant-b')}` };
     const probe = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...authB, 'content-type': 'application/json' }, body: JSON.stringify(CHAT) });
     if (probe.status !== 200) throw new Error(`key B chat probe answered ${probe.status}: ${await probe.text()}`);
@@ -202,6 +204,7 @@ async function run(ctx) {
     // Per pattern: its setup (not measured), then what the attack sends.
     const plans = {
       replay: async () => {
+        const authA = await newKeyA('replay');
         const stored = await storeLargeResponse(gw, db.url, authA, limits, say);
         const followUp = { model: 'no-such-model', previous_response_id: stored.id, input: 'hi' };
         const one = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { ...authA, 'content-type': 'application/json' }, body: JSON.stringify(followUp) });
@@ -209,7 +212,7 @@ async function run(ctx) {
         const size = stored.bytes === null ? `~${(stored.target / MiB).toFixed(0)} MiB` : `${(stored.bytes / MiB).toFixed(1)} MiB`;
         return { url: `${gw.url}/v1/responses`, headers: authA, body: { kind: 'json', value: followUp }, what: `${size} stored (${stored.how}), ${JSON.stringify(followUp).length} B follow-ups` };
       },
-      embeddings: async () => ({ url: `${gw.url}/v1/embeddings`, headers: authA, body: { kind: 'freshEmbeddings', model: 'bench-embed', inputs: EMBEDDING_INPUTS }, what: `${EMBEDDING_INPUTS} fresh inputs a call` }),
+      embeddings: async () => ({ url: `${gw.url}/v1/embeddings`, headers: await newKeyA('embeddings'), body: { kind: 'freshEmbeddings', model: 'bench-embed', inputs: EMBEDDING_INPUTS }, what: `${EMBEDDING_INPUTS} fresh inputs a call` }),
       gzip: async () => ({ url: `${gw.url}/v1/chat/completions`, headers: { 'content-encoding': 'gzip' }, randomIp: true, body: { kind: 'gzipEmptyObjects', inflatedBytes: limits.bodyLimit - 64 }, what: `inflating to ${((limits.bodyLimit - 64) / MiB).toFixed(1)} MiB (BODY_LIMIT_BYTES ${(limits.bodyLimit / MiB).toFixed(0)} MiB)` }),
     };
 
