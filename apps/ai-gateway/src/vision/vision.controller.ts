@@ -123,7 +123,7 @@ export class VisionController {
   })
   @ApiOkResponse({ description: 'created and data[] (url or b64_json), as /v1/images/generations' })
   @ApiProduces('application/json', 'text/event-stream')
-  @ApiOpenAiErrors(400, 401, 403, 404, 413, 415, 429, 502, 503, 504)
+  @ApiOpenAiErrors(400, 401, 403, 404, 411, 413, 415, 429, 502, 503, 504)
   async openAiEdit(
     @CurrentPrincipal() principal: Principal,
     @UploadedFiles() files: Record<string, UploadedImage[] | undefined> | undefined,
