@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
+import { GatewayFixture, resetUpstreams, startGatewayFixture } from './gateway-fixture';
 
 describe('AI gateway chat completions (openai SDK)', () => {
   let f: GatewayFixture;
@@ -12,13 +12,7 @@ describe('AI gateway chat completions (openai SDK)', () => {
     client = new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 10_000 });
   });
   afterAll(() => f?.close());
-  beforeEach(() => {
-    for (const u of [f.openai, f.anthropic, f.openaiBackup]) {
-      const apiKey = u.behaviour.apiKey;
-      u.reset();
-      u.behaviour.apiKey = apiKey;
-    }
-  });
+  beforeEach(() => resetUpstreams(f));
 
   it('completes a chat through the OpenAI deployment with the upstream model name', async () => {
     const res = await client.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello gateway' }], temperature: 0.5 }).withResponse();

@@ -27,13 +27,7 @@ export function makeWeatherTool() {
 export type UpstreamKind = 'openai' | 'anthropic';
 export const MODELS: Record<UpstreamKind, string> = { openai: 'vendor-gpt-4', anthropic: 'vendor-claude-3' };
 
-export function resetUpstreams(f: GatewayFixture): void {
-  for (const u of [f.openai, f.anthropic, f.openaiBackup]) {
-    const apiKey = u.behaviour.apiKey;
-    u.reset();
-    u.behaviour.apiKey = apiKey;
-  }
-}
+export { resetUpstreams } from './gateway-fixture';
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;

@@ -1,19 +1,9 @@
 // POST /v1/completions (legacy text completions) through the official openai SDK: passed to the
 // OpenAI-type fake upstream's /v1/completions, reserved with the exact max_tokens, metered.
 import OpenAI from 'openai';
-import { Client } from 'pg';
-import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
+import { GatewayFixture, resetUpstreams, startGatewayFixture } from './gateway-fixture';
 import { ledgerRows } from './media/ledger';
-
-async function query(dbUrl: string, sql: string, params: unknown[] = []) {
-  const db = new Client({ connectionString: dbUrl });
-  await db.connect();
-  try {
-    return (await db.query(sql, params)).rows;
-  } finally {
-    await db.end();
-  }
-}
+import { queryRows as query } from '../support/database';
 
 describe('AI gateway /v1/completions (openai SDK)', () => {
   let f: GatewayFixture;
@@ -25,13 +15,7 @@ describe('AI gateway /v1/completions (openai SDK)', () => {
     client = sdk((await f.createKey({ name: 'completions-test' })).key);
   });
   afterAll(() => f?.close());
-  beforeEach(() => {
-    for (const u of [f.openai, f.anthropic, f.openaiBackup]) {
-      const apiKey = u.behaviour.apiKey;
-      u.reset();
-      u.behaviour.apiKey = apiKey;
-    }
-  });
+  beforeEach(() => resetUpstreams(f));
 
   it('passes a completion to the upstream /completions with max_tokens 16 by default', async () => {
     const res = await client.completions.create({ model: 'vendor-gpt-4', prompt: 'hello there', temperature: 0.2 });

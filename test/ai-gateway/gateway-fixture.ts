@@ -81,3 +81,21 @@ export async function startGatewayFixture(env: Record<string, string> = {}, doc?
     },
   };
 }
+
+/** A function tool the fake upstreams call (test/support/upstreams: get_weather with the city from the prompt). */
+export const weatherTool = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'Current weather of a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  strict: false,
+};
+
+/** Forgets the fake upstreams' requests and behaviour between tests, keeping the API keys they check. */
+export function resetUpstreams(f: GatewayFixture): void {
+  for (const u of [f.openai, f.anthropic, f.openaiBackup]) {
+    const apiKey = u.behaviour.apiKey;
+    u.reset();
+    u.behaviour.apiKey = apiKey;
+  }
+}

@@ -1,20 +1,10 @@
 import { randomUUID } from 'crypto';
 import { getEncoding } from 'js-tiktoken';
 import OpenAI from 'openai';
-import { Client } from 'pg';
 import { startGateway } from '../support/apps';
 import { ExpiredHoldsSweeper } from '../../apps/ai-gateway/src/usage/expired-holds.sweeper';
 import { ADMIN_TOKEN, GatewayFixture, startGatewayFixture } from './gateway-fixture';
-
-async function query(dbUrl: string, sql: string, params: unknown[] = []) {
-  const db = new Client({ connectionString: dbUrl });
-  await db.connect();
-  try {
-    return (await db.query(sql, params)).rows;
-  } finally {
-    await db.end();
-  }
-}
+import { queryRows as query } from '../support/database';
 
 describe('AI gateway metering: budgets, ledger, usage', () => {
   let f: GatewayFixture;

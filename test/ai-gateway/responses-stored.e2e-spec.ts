@@ -4,19 +4,9 @@
 // unknown-field policy and documented refusals of POST /v1/responses.
 import Ajv2020 from 'ajv/dist/2020';
 import OpenAI from 'openai';
-import { Client } from 'pg';
-import { GatewayFixture, providersDoc, startGatewayFixture } from './gateway-fixture';
+import { GatewayFixture, providersDoc, resetUpstreams, startGatewayFixture, weatherTool } from './gateway-fixture';
 import { deletedResponseSchema, inputItemListSchema, responseObjectSchema, responseStreamEventSchemas } from './conformance/schemas/responses';
-
-async function query(dbUrl: string, sql: string, params: unknown[] = []) {
-  const db = new Client({ connectionString: dbUrl });
-  await db.connect();
-  try {
-    return (await db.query(sql, params)).rows;
-  } finally {
-    await db.end();
-  }
-}
+import { queryRows as query } from '../support/database';
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 const validators = {
@@ -39,14 +29,6 @@ function eventProblems(events: any[]): unknown[] {
   });
 }
 
-const weatherTool = {
-  type: 'function' as const,
-  name: 'get_weather',
-  description: 'Current weather of a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: false,
-};
-
 describe('AI gateway /v1/responses: stored responses, usage details, events (openai SDK, ajv)', () => {
   let f: GatewayFixture;
   let key: string;
@@ -67,13 +49,7 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
     client = new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 10_000 });
   });
   afterAll(() => f?.close());
-  beforeEach(() => {
-    for (const u of [f.openai, f.anthropic, f.openaiBackup]) {
-      const apiKey = u.behaviour.apiKey;
-      u.reset();
-      u.behaviour.apiKey = apiKey;
-    }
-  });
+  beforeEach(() => resetUpstreams(f));
 
   describe('usage details', () => {
     it('OpenAI upstream: cached and reasoning tokens reach input/output_tokens_details, answered and streamed (and chat keeps its own details)', async () => {

@@ -1,30 +1,12 @@
 // POST /v1/responses through the official openai SDK (6.x): translated onto the chat pipeline for
 // the OpenAI and Anthropic fake upstreams (test/support/upstreams/fake-upstream.ts).
 import OpenAI from 'openai';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import type { GatewayConfig } from '../../apps/ai-gateway/src/config/gateway.config';
 import { ResponsesStore } from '../../apps/ai-gateway/src/responses/responses-store';
-import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
+import { GatewayFixture, resetUpstreams, startGatewayFixture, weatherTool } from './gateway-fixture';
 import { ledgerRows } from './media/ledger';
-
-async function query(dbUrl: string, sql: string, params: unknown[] = []) {
-  const db = new Client({ connectionString: dbUrl });
-  await db.connect();
-  try {
-    return (await db.query(sql, params)).rows;
-  } finally {
-    await db.end();
-  }
-}
-
-const weatherTool = {
-  type: 'function' as const,
-  name: 'get_weather',
-  description: 'Current weather of a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
-  strict: false,
-};
+import { queryRows as query } from '../support/database';
 
 describe('AI gateway /v1/responses (openai SDK)', () => {
   let f: GatewayFixture;
@@ -37,13 +19,7 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
     client = new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 10_000 });
   });
   afterAll(() => f?.close());
-  beforeEach(() => {
-    for (const u of [f.openai, f.anthropic, f.openaiBackup]) {
-      const apiKey = u.behaviour.apiKey;
-      u.reset();
-      u.behaviour.apiKey = apiKey;
-    }
-  });
+  beforeEach(() => resetUpstreams(f));
 
   it('answers text input with instructions as a response object, the limit sent upstream exactly', async () => {
     const res = await client.responses.create({ model: 'vendor-gpt-4', instructions: 'Be brief.', input: 'hello gateway', max_output_tokens: 50, temperature: 0.5 });

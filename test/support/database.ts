@@ -44,3 +44,13 @@ export async function sqlClient(url: string): Promise<Client> {
   await c.connect();
   return c;
 }
+
+/** Runs one statement on a test database with a short-lived client and returns its rows (assertions on what was stored). */
+export async function queryRows(url: string, sql: string, params: unknown[] = []): Promise<any[]> {
+  const c = await sqlClient(url);
+  try {
+    return (await c.query(sql, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
