@@ -140,7 +140,7 @@ export class OpenAiMediaClient {
   /**
    * `/images/edits` as multipart: one image goes as `image`, several as `image[]` (what OpenAI's own SDK
    * sends), the optional mask as `mask`, and the caller's string fields as given. Answers the images
-   * like generateImages, or the upstream's events when `fields.stream` is `true`.
+   * like generateImages (streams: editImagesStream).
    */
   async editImages(req: ImageEditRequest, signal?: AbortSignal): Promise<GeneratedImage[]> {
     const body = await this.call('/images/edits', { method: 'POST', headers: this.headers(), body: editForm(req), signal });

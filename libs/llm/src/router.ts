@@ -171,16 +171,16 @@ export class LlmRouter {
     );
   }
 
-  /**
-   * A media call (`/v1/moderations`) for a model the providers file's OpenAI-type deployments list:
-   * `call` gets the deployment (base URL, key, headers, timeout) and the model's upstream name, with the
-   * routing policy's retries, fallback and cooldown as for chat.
-   */
   /** Whether an OpenAI-type deployment lists `model` (what media() can route to), asked before costly input work. */
   servesMedia(model: string): boolean {
     return this.targets(model).some((t) => t.deployment.type === 'openai');
   }
 
+  /**
+   * A media call (`/v1/moderations`) for a model the providers file's OpenAI-type deployments list:
+   * `call` gets the deployment (base URL, key, headers, timeout) and the model's upstream name, with the
+   * routing policy's retries, fallback and cooldown as for chat.
+   */
   async media<T>(model: string, opts: CallOptions, call: (deployment: Deployment, upstreamModel: string) => Promise<T>): Promise<Routed<T>> {
     return this.run(model, opts, (t) => call(t.deployment, t.upstreamModel), (t) => t.deployment.type === 'openai');
   }

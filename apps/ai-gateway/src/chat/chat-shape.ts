@@ -406,7 +406,7 @@ export const METERED_SERVICE_TIERS = ['auto', 'default', 'flex'] as const;
  * Known fields whose upstream price the gateway does not meter: priority/scale processing (about 2x at
  * OpenAI). Refused rather than forwarded, so a call never costs the upstream account more than it
  * reserved. Web search and audio output are metered where the model declares their prices: that is
- * checked with the model's catalog entry (unpricedChatFeature, chat-pricing.ts).
+ * checked with the model's catalog entry (assertPriced, chat-pricing.ts).
  */
 function unmetered(body: Obj): ShapeError | null {
   const st = body.service_tier;

@@ -73,28 +73,30 @@ export class CreateChatCompletion {
     }
   }
 
-  /**
-   * The checks a call passes before any work on its content: the key's chat scope, the model (known, a
-   * chat model, allowed for the key). With `beforeLoading` (CreateResponse, about to load stored data
-   * before the reservation, which needs the content counted) also that a deployment serves the model and
-   * that a key with a budget has some left (429 insufficient_quota); a plain call learns both later, after
-   * its prompt is counted (a prompt past the context length is refused as such first).
-   */
-  async admit(principal: Principal, model: string, opts: { beforeLoading?: boolean } = {}): Promise<{ claims: ApiKeyClaims; info: ModelInfo }> {
+  /** The checks a call passes before any work on its content: the key's chat scope, the model (known, a chat model, allowed for the key). */
+  admit(principal: Principal, model: string): { claims: ApiKeyClaims; info: ModelInfo } {
     const claims: ApiKeyClaims = assertScope(principal, 'chat');
     const info = this.router.modelInfo(model);
     if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model });
     if (info.kind !== 'chat') throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model, expected: 'chat' });
     assertModel(claims, model);
-    if (opts.beforeLoading) {
-      if (!this.router.isServed(model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model });
-      if (claims.hasBudget && ((await this.metering.remaining(principal)) ?? 0) <= 0) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
-    }
     return { claims, info };
   }
 
+  /**
+   * admit, and for a caller about to load stored data before the reservation (which needs the content
+   * counted: CreateResponse) also that a deployment serves the model and that a key with a budget has some
+   * left (429 insufficient_quota). A plain call learns both later, after its prompt is counted (a prompt
+   * past the context length is refused as such first).
+   */
+  async admitBeforeLoading(principal: Principal, model: string): Promise<void> {
+    const { claims } = this.admit(principal, model);
+    if (!this.router.isServed(model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model });
+    if (claims.hasBudget && ((await this.metering.remaining(principal)) ?? 0) <= 0) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
+  }
+
   private async prepare(principal: Principal, body: ChatCompletionRequest): Promise<Prepared> {
-    const { claims, info } = await this.admit(principal, body.model);
+    const { claims, info } = this.admit(principal, body.model);
     const features = assertPriced(body, info);
     // The hold prices every completion token at the dearer of the text and audio prices when audio
     // output is asked for (audio tokens are part of completion_tokens), every prompt token likewise when

@@ -182,7 +182,7 @@ export class CreateEmbeddings {
   }
 
   /**
-   * Entries are scoped to the calling key (issue 16, L4): a shared entry would tell key B, by latency
+   * Entries are scoped to the calling key: a shared entry would tell key B, by latency
    * and usage, whether another key had embedded the exact same text. Token-array inputs are keyed by
    * their ids under their own tag: `[1, 2]` and the text "1,2" never share an entry.
    */

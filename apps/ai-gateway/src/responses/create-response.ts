@@ -28,8 +28,9 @@ export class CreateResponse {
     const params = responsesParams(body);
     const refs = referencesOf(params.body);
     const refers = refs.previousResponseId !== undefined || refs.items.length > 0;
-    await this.chat.admit(principal, params.chat.model, { beforeLoading: refers });
-    const resolved = refers ? await this.store.resolve(keyId, params.body) : undefined;
+    if (refers) await this.chat.admitBeforeLoading(principal, params.chat.model);
+    else this.chat.admit(principal, params.chat.model);
+    const resolved = refers ? await this.store.resolve(keyId, params.body, refs) : undefined;
     // OpenAI's default is store: true (the AI SDK's Responses provider relies on it).
     const stored = this.store.enabled && params.body.store !== false;
     const { chat, echo, items } = withInput(params, { resolved, stored });

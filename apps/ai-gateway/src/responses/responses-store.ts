@@ -111,8 +111,7 @@ export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
    * undefined when the request refers to nothing (no query). Unknown, expired or another key's ids:
    * 400 naming the field.
    */
-  async resolve(keyId: string, body: Obj): Promise<ResolvedInput | undefined> {
-    const refs = referencesOf(body);
+  async resolve(keyId: string, body: Obj, refs: StoredReferences = referencesOf(body)): Promise<ResolvedInput | undefined> {
     if (!refs.previousResponseId && refs.items.length === 0) return undefined;
     const previousId = refs.previousResponseId !== undefined && wellFormed(refs.previousResponseId) ? refs.previousResponseId : null;
     if (refs.previousResponseId !== undefined && previousId === null) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: refs.previousResponseId });

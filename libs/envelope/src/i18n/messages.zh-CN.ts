@@ -36,7 +36,7 @@ export const ZH_CN: Record<MessageKey, string> = {
   'request.badMultipart': '文件上传请求格式错误：{reason}',
   'request.unstorableText': '文本包含无法保存的字符（NUL 或无效编码）',
   'request.dependencyDown': '服务暂时不可用，请稍后重试',
-  'auth.passwordCheckBusy': 'Too many sign-ins are being checked right now; retry in a few seconds',
+  'auth.passwordCheckBusy': '当前登录请求过多，请几秒后重试',
   'request.malformedUrl': 'URL 编码格式错误',
   'request.internalWithId': '服务器内部错误（请求编号 {requestId}）',
 

@@ -22,6 +22,8 @@ export type AuthenticateFirst = 'all' | 'routes';
 export function authenticateFirst(mode: AuthenticateFirst, route: (method: string | undefined, path: string) => RouteInfo | undefined, authenticator?: Authenticator, limiter?: AuthLimiter): Middleware {
   return (req: Request & { principal?: Principal }, res: Response, next) => {
     const found = route(req.method, pathnameOf(req.url));
+    // Kept for the body readers' per-route limit (configure-http-app.ts): one lookup per request.
+    if (found !== undefined) (req as Request & { routeInfo?: RouteInfo }).routeInfo = found;
     if (found?.public === true || (found === undefined && mode === 'routes')) return next();
     // A refusal here is answered before Express routes the request: its metrics keep the route's label.
     if (found !== undefined) (req as Request & { routePattern?: string }).routePattern = found.pattern;

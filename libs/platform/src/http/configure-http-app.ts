@@ -18,7 +18,7 @@ import { globalEnhancerNames } from '../framework-internals';
 import { PlatformExpressAdapter } from './express-adapter';
 import { HttpPipeline, Middleware } from './http-pipeline';
 import { AuthenticateFirst, authenticateFirst } from './authenticate-first';
-import { controllerRoutes, pathnameOf, RouteEntry, RouteTable } from './route-table';
+import { controllerRoutes, pathnameOf, RouteEntry, RouteInfo, RouteTable } from './route-table';
 
 export interface HttpAppOptions {
   config: BaseConfig;
@@ -75,13 +75,16 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   };
   // A route open to strangers (or no route: a 404) reads small bodies; one behind credentials BODY_LIMIT_BYTES.
   const limitFor = (req: Request): number => {
-    const route = routeOf(req.method, pathnameOf(req.url));
+    // authenticate-first has found the route already (a request it let through); else looked up here.
+    const route = (req as Request & { routeInfo?: RouteInfo }).routeInfo ?? routeOf(req.method, pathnameOf(req.url));
     return route?.bodyLimit ?? (route?.public === false ? config.BODY_LIMIT_BYTES : config.PUBLIC_BODY_LIMIT_BYTES);
   };
   // Forms: no route takes one compressed (browsers never compress them), so a compressed form is 415
   // instead of being inflated without the JSON reader's ratio cap.
   const formReaders = new Map<number, Middleware>();
   const formReader: Middleware = (req, res, next) => {
+    // Most requests carry no form: no route lookup for them.
+    if (!isForm(req.headers['content-type'])) return next();
     const limit = limitFor(req);
     let reader = formReaders.get(limit);
     if (reader === undefined) formReaders.set(limit, (reader = express.urlencoded({ limit, extended: true, parameterLimit: 1000, inflate: false }) as Middleware));
@@ -165,4 +168,9 @@ export function enableGracefulShutdown(app: INestApplication, graceMs: number, a
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/** Whether a Content-Type is a URL-encoded form (what express.urlencoded reads). */
+function isForm(type: string | undefined): boolean {
+  return type !== undefined && /^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(type);
 }

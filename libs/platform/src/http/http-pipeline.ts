@@ -124,7 +124,9 @@ export class HttpPipeline {
       await new Promise<void>((resolve, reject) => reader(req, res, (err?: unknown) => (err === undefined ? resolve() : reject(err))));
       if (res.headersSent) return; // a reader answered (body timeout)
     }
-    const authenticated = Object.assign(req, { principal: await authenticateRequest(req, res, w.authenticator, w.limiter) });
+    // authenticate-first (an edge stage) has authenticated it already where the app asks for that.
+    const principal = (req as Request & { principal?: Principal }).principal ?? (await authenticateRequest(req, res, w.authenticator, w.limiter));
+    const authenticated = Object.assign(req, { principal });
     await route.handle(authenticated, res);
   }
 }

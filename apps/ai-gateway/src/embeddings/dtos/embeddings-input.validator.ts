@@ -1,8 +1,9 @@
 import { ValidateBy, ValidationOptions } from 'class-validator';
 
 /**
- * Embeddings `input`: a non-empty string, 1 to `max` non-empty strings, or token arrays (their ids are
- * checked by tokenInputProblem, token-input.ts, before this runs; here only the kind of each item).
+ * Embeddings `input`: a non-empty string, 1 to `max` non-empty strings, or token arrays of integers >= 0
+ * (tokenInputProblem, token-input.ts, names the offending item before this runs; the model's vocabulary is
+ * checked by the use case).
  */
 export function IsEmbeddingsInput(max: number, options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
