@@ -110,7 +110,8 @@ describe.each(backends('shared-state batches'))('SharedState batches, %s', (_lab
     const entries: Array<[string, string]> = [[`many-${id}-win-1`, 'q'.repeat(200)]];
     const bytes = distinctEntries(entries).bytes;
     expect(await state.setManyWithin(budget, bytes, entries, 300)).toBe(true);
-    expect(await state.setManyWithin(budget, bytes, [[`many-${id}-win-2`, 'q'.repeat(200)]], 300)).toBe(false);
+    // (The refusal while the counter lives is the previous test's, under a 60 s counter: asserted here, in a
+    // 300 ms window, a slow machine could see the window end first.)
     while ((await state.ttl(budget)) > 0) await pace();
     // Gone together with the counter that counted it: the bound held while it was live.
     expect(await state.getMany([`many-${id}-win-1`])).toEqual([null]);

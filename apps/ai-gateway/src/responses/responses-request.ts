@@ -28,7 +28,8 @@ const CHAT_ONLY_FIELDS = new Set<string>(KNOWN_CHAT_FIELDS.filter((f) => !FIELDS
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function invalid(message: string, param: string, code: GatewayValidationCode = GatewayErrorCode.InvalidValue): GatewayError {
+/** A 400 naming the field (`param`), as OpenAI answers; the responses folder's one way to refuse a value. */
+export function invalid(message: string, param: string, code: GatewayValidationCode = GatewayErrorCode.InvalidValue): GatewayError {
   return new GatewayError(code, { message, param });
 }
 

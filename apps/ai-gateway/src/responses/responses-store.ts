@@ -5,9 +5,9 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { GatewayError, GatewayErrorCode, type GatewayValidationCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { GatewayConfig } from '../config/gateway.config';
-import { MAX_INPUT_ITEMS } from './responses-request';
+import { invalid, MAX_INPUT_ITEMS } from './responses-request';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -33,10 +33,6 @@ const outputElements = (ids: string, key: string) => `SELECT r.id AS response_id
 /** Rows deleted per statement by the sweep (short transactions, no long lock). */
 const SWEEP_BATCH = 1000;
 const SWEEP_EVERY_MS = 5 * 60_000;
-
-function invalid(message: string, param: string, code: GatewayValidationCode = GatewayErrorCode.InvalidValue): GatewayError {
-  return new GatewayError(code, { message, param });
-}
 
 function refId(v: unknown, param: string): string {
   if (typeof v !== 'string' || v.length === 0 || v.length > MAX_ID) throw invalid(`${param} must be a string of 1 to ${MAX_ID} characters`, param, GatewayErrorCode.InvalidType);

@@ -3,6 +3,7 @@ import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { assertScope } from '../keys/key-scopes';
 import { inputItemId, inputItemPosition, inputItemResource } from './input-item-resources';
+import { invalid } from './responses-request';
 import { ResponsesStore } from './responses-store';
 
 type Obj = Record<string, unknown>;
@@ -12,10 +13,6 @@ export const INPUT_ITEMS_DEFAULT_LIMIT = 20;
 export const INPUT_ITEMS_MAX_LIMIT = 100;
 /** `include` values accepted per request (the spec's enum has 8). */
 const MAX_INCLUDE = 16;
-
-function invalid(message: string, param: string, code: GatewayErrorCode.InvalidValue | GatewayErrorCode.InvalidType | GatewayErrorCode.UnsupportedParameter = GatewayErrorCode.InvalidValue): GatewayError {
-  return new GatewayError(code, { message, param });
-}
 
 /** One query value: a repeated parameter (`?a=1&a=2`) is refused rather than one of its values guessed. */
 function single(q: Query, name: string): string | undefined {

@@ -12,7 +12,7 @@ import type { ObjectStorage } from '@app/storage';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { GenerateImageResponse } from './dtos/generate-image.dto';
-import { loadImageSource } from './image-source';
+import { allowedFetchCidrs, loadImageSource } from './image-source';
 import { toMediaError } from './media-errors';
 import { AUTO_SIZE_BOUND, imageGenerationCost } from './media-prices';
 import { roundYuan } from '../usage/pricing';
@@ -242,7 +242,7 @@ export async function downloadGeneratedImage(url: string, config: GatewayConfig,
       maxBytes: MAX_GENERATED_IMAGE_BYTES,
       timeoutMs: config.AI_MEDIA_UPSTREAM_TIMEOUT_MS,
       maxRedirects: config.AI_MEDIA_FETCH_MAX_REDIRECTS,
-      allowedCidrs: (config.AI_MEDIA_FETCH_ALLOWED_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      allowedCidrs: allowedFetchCidrs(config),
       signal,
     });
   } catch (e) {

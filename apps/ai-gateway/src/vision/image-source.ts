@@ -6,6 +6,11 @@ import { GatewayError, GatewayErrorCode } from '@app/envelope';
 
 export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
 
+/** AI_MEDIA_FETCH_ALLOWED_CIDRS as a list: the addresses every image fetch of the gateway may reach besides public ones. */
+export function allowedFetchCidrs(config: { AI_MEDIA_FETCH_ALLOWED_CIDRS?: string }): string[] {
+  return (config.AI_MEDIA_FETCH_ALLOWED_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
 export interface ImageSourceLimits {
   maxBytes: number;
   timeoutMs: number;

@@ -7,7 +7,7 @@ import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { roundYuan } from '../usage/pricing';
 import { failedDeployment } from '../upstreams/upstream-errors';
-import { loadImageSource } from './image-source';
+import { allowedFetchCidrs, loadImageSource } from './image-source';
 import { toMediaError } from './media-errors';
 import { ModerationPart, parseModerationInput } from './moderation-input';
 
@@ -78,7 +78,7 @@ export class ModerateContentService {
           maxBytes: left,
           timeoutMs: this.config.AI_MEDIA_FETCH_TIMEOUT_MS,
           maxRedirects: this.config.AI_MEDIA_FETCH_MAX_REDIRECTS,
-          allowedCidrs: (this.config.AI_MEDIA_FETCH_ALLOWED_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+          allowedCidrs: allowedFetchCidrs(this.config),
           signal,
         });
         const info = await inspectImage(bytes, this.config.AI_MEDIA_MAX_PIXELS);

@@ -5,7 +5,7 @@ import { isOcrLanguage, OCR_LANGUAGES, OcrEngine, VisionEngine } from '@app/engi
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
-import { loadImageSource } from './image-source';
+import { allowedFetchCidrs, loadImageSource } from './image-source';
 import { EngineLimits } from './engine-limits';
 import { toMediaError } from './media-errors';
 import { recognitionCost } from './media-prices';
@@ -37,7 +37,7 @@ export class RecognizeImageService {
         maxBytes: this.config.AI_MEDIA_MAX_IMAGE_BYTES,
         timeoutMs: this.config.AI_MEDIA_FETCH_TIMEOUT_MS,
         maxRedirects: this.config.AI_MEDIA_FETCH_MAX_REDIRECTS,
-        allowedCidrs: (this.config.AI_MEDIA_FETCH_ALLOWED_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+        allowedCidrs: allowedFetchCidrs(this.config),
         signal,
       });
       // Engine work counts against this key's share of the shared engine limiter.
