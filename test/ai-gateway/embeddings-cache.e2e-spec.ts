@@ -97,7 +97,7 @@ describe.each(backends('embeddings cache'))('embeddings cache, %s', (_label: str
       expect(repeat.data[511].embedding[0]).toBeCloseTo(fakeEmbedding(`many ${run} 511`, 64)[0], 12);
       expect(repeat.data).toEqual(first.data);
       // The replicas' timers (expired shared state, expired budget holds, expired responses) are not the request's work.
-      const background = /DELETE FROM shared_state WHERE expires_at|DELETE FROM ai_budget_holds WHERE expires_at|ai_responses_sweep|FROM ai_responses WHERE expires_at/;
+      const background = /DELETE FROM shared_state WHERE expires_at|ai_limits_sweep|ai_responses_sweep|FROM ai_responses WHERE expires_at/;
       const summary = (all: RoundTrip[]) => {
         const trips = all.filter((t) => !background.test(t.text));
         return { total: trips.length, cache: cacheTrips(trips) };

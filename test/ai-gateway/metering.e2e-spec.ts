@@ -2,7 +2,7 @@ import { randomUUID } from 'crypto';
 import { getEncoding } from 'js-tiktoken';
 import OpenAI from 'openai';
 import { startGateway } from '../support/apps';
-import { ExpiredHoldsSweeper } from '../../apps/ai-gateway/src/usage/expired-holds.sweeper';
+import { ExpiredHoldsSweeper } from '../../apps/ai-gateway/src/limits/expired-holds.sweeper';
 import { ADMIN_TOKEN, GatewayFixture, startGatewayFixture } from './gateway-fixture';
 import { queryRows as query } from '../support/database';
 
@@ -68,10 +68,11 @@ describe('AI gateway metering: budgets, ledger, usage', () => {
     const { id, key } = await f.createKey({ budget_yuan: 1 });
     await sdk(key).chat.completions.create({ model: 'vendor-gpt-4', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
     // Settled calls leave no hold behind.
-    expect(await query(f.gw.dbUrl, `SELECT count(*)::int AS n FROM ai_budget_holds WHERE key_id = $1`, [id])).toEqual([{ n: 0 }]);
+    expect(await query(f.gw.dbUrl, `SELECT count(*)::int AS n FROM ai_limit_holds WHERE budgets @> $1::jsonb`, [JSON.stringify([{ subject: `k:${id}` }])])).toEqual([{ n: 0 }]);
     // What a process killed mid-call leaves: a hold and the reserved amount.
-    await query(f.gw.dbUrl, `INSERT INTO ai_budget_holds (key_id, amount, expires_at) VALUES ($1, 0.9, now() - interval '1 second')`, [id]);
-    await query(f.gw.dbUrl, `UPDATE ai_api_keys SET reserved_yuan = reserved_yuan + 0.9 WHERE id = $1`, [id]);
+    const held = [{ subject: `k:${id}`, period_start: 0, yuan: '0.9', tokens: 0 }];
+    await query(f.gw.dbUrl, `INSERT INTO ai_limit_holds (id, budgets, expires_at) VALUES (gen_random_uuid(), $1::jsonb, now() - interval '1 second')`, [JSON.stringify(held)]);
+    await query(f.gw.dbUrl, `UPDATE ai_budget_usage SET reserved_yuan = reserved_yuan + 0.9 WHERE subject = $1 AND period_start = to_timestamp(0)`, [`k:${id}`]);
     const blocked: any = await sdk(key).chat.completions.create({ model: 'vendor-gpt-4', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }).catch((e) => e);
     expect(blocked.error?.code).toBe('insufficient_quota');
     expect(await f.gw.app.get(ExpiredHoldsSweeper).sweep()).toBe(1);

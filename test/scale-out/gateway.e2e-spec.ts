@@ -241,7 +241,12 @@ describe.each(backends('scale-out ai-gateway'))('scale-out: two AI gateway insta
     expect(rows.map((r) => r.request_id).sort()).toEqual([...ids].sort());
     expect(rows.every((r) => r.status === 'ok' && Number(r.cost) > 0)).toBe(true);
     // The key was charged once per call: spent equals the ledger's sum, nothing left reserved.
-    const k = (await db.query(`SELECT spent_yuan::text AS spent, reserved_yuan::text AS reserved FROM ai_api_keys WHERE id = $1`, [id])).rows[0];
+    const k = (
+      await db.query(
+        `SELECT spent_yuan::text AS spent, (SELECT coalesce(sum(reserved_yuan), 0)::text FROM ai_budget_usage WHERE subject = 'k:' || $1) AS reserved FROM ai_api_keys WHERE id = $1`,
+        [id],
+      )
+    ).rows[0];
     const ledgerSum = (await db.query(`SELECT sum(cost_yuan)::text AS total FROM ai_usage_records WHERE key_id = $1`, [id])).rows[0].total;
     expect(Number(k.spent)).toBeCloseTo(Number(ledgerSum), 8);
     expect(Number(k.reserved)).toBe(0);

@@ -65,8 +65,8 @@ describe('gateway error catalog', () => {
     expect(shouldRetryError(new GatewayError(GatewayErrorCode.NoProvider, { model: 'm' }))).toBe(false);
     expect(shouldRetryError(new GatewayError(GatewayErrorCode.UpstreamFailed, { where: 'upstream', detail: 'x' }))).toBeUndefined();
 
-    const limited = body(new GatewayError(GatewayErrorCode.RateLimited, { requestsPerMinute: 5, retryAfterSeconds: 7 }));
-    expect(limited).toMatchObject({ status: 429, retryAfterSeconds: 7, body: { error: { type: 'requests', code: 'rate_limit_exceeded', param: null } } });
+    const limited = body(new GatewayError(GatewayErrorCode.RateLimited, { of: 'API key "demo"', limit: 'requests_per_minute', max: 5, retryAfterSeconds: 7 }));
+    expect(limited).toMatchObject({ status: 429, retryAfterSeconds: 7, body: { error: { type: 'requests', code: 'rate_limit_exceeded', param: 'requests_per_minute' } } });
     expect(body(new GatewayError(GatewayErrorCode.StoreUnavailable))).toMatchObject({ status: 503, retryAfterSeconds: 2, body: { error: { code: 'store_unavailable' } } });
     expect(body(new GatewayError(GatewayErrorCode.ApiKeyMissing))).toMatchObject({ status: 401, body: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } } });
   });

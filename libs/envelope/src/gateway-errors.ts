@@ -50,13 +50,18 @@ export enum GatewayErrorCode {
   ApiKeyRevoked = 'ApiKeyRevoked',
   ApiKeyExpired = 'ApiKeyExpired',
   ApiKeyNotFound = 'ApiKeyNotFound',
+  ProjectNotFound = 'ProjectNotFound',
+  ProjectHasKeys = 'ProjectHasKeys',
   ApiKeyRequired = 'ApiKeyRequired',
   AdminDisabled = 'AdminDisabled',
   AdminTokenInvalid = 'AdminTokenInvalid',
   ScopeNotAllowed = 'ScopeNotAllowed',
   ModelNotAllowed = 'ModelNotAllowed',
   RateLimited = 'RateLimited',
+  TokenRateLimited = 'TokenRateLimited',
+  RequestTooLarge = 'RequestTooLarge',
   InsufficientQuota = 'InsufficientQuota',
+  BudgetExhausted = 'BudgetExhausted',
   // Routing and upstreams (libs/llm failures, see apps/ai-gateway routing/upstream-errors.ts)
   NoProvider = 'NoProvider',
   ClientClosedRequest = 'ClientClosedRequest',
@@ -240,24 +245,62 @@ export const GATEWAY_ERRORS = {
   [GatewayErrorCode.ApiKeyRevoked]: spec({ ...UNAUTHORIZED, message: () => 'This API key has been revoked' }),
   [GatewayErrorCode.ApiKeyExpired]: spec({ ...UNAUTHORIZED, message: () => 'This API key has expired' }),
   [GatewayErrorCode.ApiKeyNotFound]: spec<{ id: string }>({ ...NOT_FOUND, code: 'not_found', message: (p) => `No API key with id ${p.id}`, param: 'id' }),
+  [GatewayErrorCode.ProjectNotFound]: spec<{ id: string }>({ ...NOT_FOUND, code: 'not_found', message: (p) => `No project with id ${p.id}`, param: 'project_id' }),
+  [GatewayErrorCode.ProjectHasKeys]: spec<{ id: string; keys: number }>({
+    status: 409,
+    type: 'invalid_request_error',
+    code: 'project_has_keys',
+    message: (p) => `Project ${p.id} still owns ${p.keys} key(s): move or revoke them first`,
+  }),
   [GatewayErrorCode.ApiKeyRequired]: spec({ ...FORBIDDEN, code: 'api_key_required', message: () => 'This endpoint needs an API key' }),
   [GatewayErrorCode.AdminDisabled]: spec({ ...FORBIDDEN, code: 'admin_disabled', message: () => 'The admin API is disabled: ADMIN_TOKEN is not set' }),
   [GatewayErrorCode.AdminTokenInvalid]: spec({ status: 401, type: 'invalid_request_error', code: 'invalid_admin_token', message: () => 'Invalid admin token' }),
   [GatewayErrorCode.ScopeNotAllowed]: spec<{ scope: string }>({ ...FORBIDDEN, code: 'scope_not_allowed', message: (p) => `This API key is not allowed to call ${p.scope} endpoints` }),
   [GatewayErrorCode.ModelNotAllowed]: spec<{ model: string }>({ ...FORBIDDEN, ...MODEL_PARAM, code: 'model_not_allowed', message: (p) => `This API key is not allowed to use model ${p.model}` }),
   // `type: requests` is what OpenAI answers for a requests-per-minute limit.
-  [GatewayErrorCode.RateLimited]: spec<{ requestsPerMinute: number; retryAfterSeconds: number }>({
+  // Which limit refused is named in the message and in `param` (the limit's field: requests_per_minute,
+  // tokens_per_minute, max_concurrent_requests); `of` says whose ('API key "demo"', 'project "web" for model m').
+  [GatewayErrorCode.RateLimited]: spec<{ of: string; limit: 'requests_per_minute' | 'max_concurrent_requests'; max: number; retryAfterSeconds: number }>({
     status: 429,
     type: 'requests',
     code: 'rate_limit_exceeded',
-    message: (p) => `Rate limit reached for this API key: ${p.requestsPerMinute} requests per minute`,
+    param: (p) => p.limit,
+    message: (p) =>
+      p.limit === 'max_concurrent_requests'
+        ? `Rate limit reached for ${p.of} on concurrent requests: Limit ${p.max}. Please try again when a call in flight has finished.`
+        : `Rate limit reached for ${p.of} on requests per min (RPM): Limit ${p.max}. Please try again in ${p.retryAfterSeconds}s.`,
     retryAfterSeconds: (p) => p.retryAfterSeconds,
+  }),
+  [GatewayErrorCode.TokenRateLimited]: spec<{ of: string; max: number; used: number; requested: number; retryAfterSeconds: number }>({
+    status: 429,
+    type: 'tokens',
+    code: 'rate_limit_exceeded',
+    param: () => 'tokens_per_minute',
+    message: (p) => `Rate limit reached for ${p.of} on tokens per min (TPM): Limit ${p.max}, Used ${p.used}, Requested ${p.requested}. Please try again in ${p.retryAfterSeconds}s.`,
+    retryAfterSeconds: (p) => p.retryAfterSeconds,
+  }),
+  // A call whose reservation alone is above a tokens-per-minute limit: no wait helps (x-should-retry: false).
+  [GatewayErrorCode.RequestTooLarge]: spec<{ of: string; max: number; requested: number }>({
+    status: 429,
+    type: 'tokens',
+    code: 'rate_limit_exceeded',
+    param: () => 'tokens_per_minute',
+    message: (p) => `Request too large for ${p.of} on tokens per min (TPM): Limit ${p.max}, Requested ${p.requested}. Lower max_completion_tokens or the input.`,
+    retryable: false,
   }),
   [GatewayErrorCode.InsufficientQuota]: spec({
     status: 429,
     type: 'insufficient_quota',
     code: 'insufficient_quota',
     message: () => 'You exceeded your current quota: the budget of this API key is spent (or too small for this request)',
+  }),
+  // A budget (yuan or tokens) of the current period cannot cover the call; a periodic one says when it starts again.
+  [GatewayErrorCode.BudgetExhausted]: spec<{ of: string; period: string; retryAfterSeconds?: number }>({
+    status: 429,
+    type: 'insufficient_quota',
+    code: 'insufficient_quota',
+    message: (p) => `You exceeded your current quota: the ${p.period} budget of ${p.of} is spent (or too small for this request)`,
+    retryAfterSeconds: (p) => p.retryAfterSeconds as number,
   }),
 
   [GatewayErrorCode.NoProvider]: spec<{ model: string }>({ ...UNAVAILABLE, ...MODEL_PARAM, code: 'no_provider', message: (p) => `No provider is available for model ${p.model}`, retryable: false }),

@@ -62,7 +62,7 @@ export class CreateChatCompletion {
   async handle(principal: Principal, body: ChatCompletionRequest, req: Request, res: Response, shape?: ChatAnswerShape): Promise<void> {
     const timer = new CallTimer(req);
     try {
-      const prepared = await this.prepare(principal, body);
+      const prepared = await this.prepare(principal, body, res);
       if (shape) prepared.endpoint = shape.endpoint;
       if (body.stream) await this.stream(prepared, body, req, res, timer, shape);
       else await this.complete(prepared, body, req, res, timer, shape);
@@ -92,10 +92,10 @@ export class CreateChatCompletion {
   async admitBeforeLoading(principal: Principal, model: string): Promise<void> {
     const { claims } = this.admit(principal, model);
     if (!this.router.isServed(model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model });
-    if (claims.hasBudget && ((await this.metering.remaining(principal)) ?? 0) <= 0) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
+    if (claims.hasBudget && (await this.metering.remaining(principal)).exhausted) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
   }
 
-  private async prepare(principal: Principal, body: ChatCompletionRequest): Promise<Prepared> {
+  private async prepare(principal: Principal, body: ChatCompletionRequest, headers: Response): Promise<Prepared> {
     const { claims, info } = this.admit(principal, body.model);
     const features = assertPriced(body, info);
     // The hold prices every completion token at the dearer of the text and audio prices when audio
@@ -125,9 +125,10 @@ export class CreateChatCompletion {
     let reserveOut = requestedOut ?? Math.max(1, Math.min(this.config.AI_COMPLETION_RESERVE_TOKENS, info.contextLength - promptTokens));
     // Tokenizers differ between vendors: the prompt part of the hold gets a margin.
     const promptHold = Math.ceil(promptTokens * 1.1) + 16;
-    if (claims.hasBudget && requestedOut === undefined && hold.price.outputPer1k > 0) {
+    const budget = claims.hasBudget && requestedOut === undefined && hold.price.outputPer1k > 0 ? await this.metering.remaining(principal) : null;
+    if (budget && budget.yuan !== null) {
       // No max_tokens given: hold only what the remaining budget can pay for (the answer is capped there).
-      const remaining = (await this.metering.remaining(principal)) ?? 0;
+      const remaining = budget.yuan;
       const affordable = Math.floor(((remaining - searchHold - tokenCost(hold, { promptTokens: promptHold, completionTokens: predictionTokens }) - 1e-9) * 1000) / hold.price.outputPer1k / (body.n ?? 1));
       reserveOut = Math.min(reserveOut, affordable);
       if (reserveOut < 1) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
@@ -143,7 +144,7 @@ export class CreateChatCompletion {
     upstream.max_completion_tokens = reserveOut;
     delete upstream.max_tokens;
     const maxCost = tokenCost(hold, { promptTokens: promptHold, completionTokens: reserveOut * (body.n ?? 1) + predictionTokens }) + searchHold;
-    const reservation = await this.metering.reserve(principal, maxCost);
+    const reservation = await this.metering.reserve(principal, { model: info.name, yuan: maxCost, tokens: promptHold + reserveOut * (body.n ?? 1) + predictionTokens, headers });
     return { endpoint: ENDPOINT, info, promptTokens, upstream, reservation, features, reserveOut, n: body.n ?? 1 };
   }
 
@@ -168,7 +169,7 @@ export class CreateChatCompletion {
     const settling = this.metering.settle(p.reservation, this.outcome(p, req, 'ok', usage, deployment, 200));
     // A held budget reservation is released before answering; with nothing held (no budget) the charge
     // is written while the answer goes out, keeping a database commit off the latency path (npm run bench).
-    if (p.reservation.holdId) await settling;
+    if (p.reservation.admitted) await settling;
     sendJson(res, 200, shape ? await shape.complete(result) : result, [OVERHEAD_HEADER, timer.overheadMs()]);
     await settling;
   }

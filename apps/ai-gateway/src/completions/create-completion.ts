@@ -40,7 +40,7 @@ export class CreateCompletion {
   async handle(principal: Principal, body: CompletionRequest, req: Request, res: Response): Promise<void> {
     const timer = new CallTimer(req);
     try {
-      const prepared = await this.prepare(principal, body);
+      const prepared = await this.prepare(principal, body, res);
       if (body.stream) await this.stream(prepared, body, req, res, timer);
       else await this.complete(prepared, req, res, timer);
     } catch (e) {
@@ -50,7 +50,7 @@ export class CreateCompletion {
     }
   }
 
-  private async prepare(principal: Principal, body: CompletionRequest): Promise<Prepared> {
+  private async prepare(principal: Principal, body: CompletionRequest, headers: Response): Promise<Prepared> {
     const claims = assertScope(principal, 'chat');
     const info = this.router.modelInfo(body.model);
     if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
@@ -86,7 +86,7 @@ export class CreateCompletion {
     // Every prompt gets max(n, best_of) generations of up to max_tokens each, all billed.
     const generations = prompts.length * Math.max(body.n ?? 1, body.best_of ?? 1);
     const promptHold = Math.ceil(promptTokens * 1.1) + 16;
-    const reservation = await this.metering.reserve(principal, tokenCost(info, { promptTokens: promptHold, completionTokens: maxTokens * generations }));
+    const reservation = await this.metering.reserve(principal, { model: info.name, yuan: tokenCost(info, { promptTokens: promptHold, completionTokens: maxTokens * generations }), tokens: promptHold + maxTokens * generations, headers });
     const upstream: TextCompletionRequest = { ...(body as unknown as TextCompletionRequest), max_tokens: maxTokens };
     delete upstream.stream_options;
     return { info, promptTokens, upstream, reservation };

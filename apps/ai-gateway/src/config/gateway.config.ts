@@ -1,4 +1,4 @@
-import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsInt, IsOptional, IsString, IsTimeZone, Matches, Max, Min, MinLength } from 'class-validator';
 import { BaseConfig } from '@app/platform';
 
 /** Every variable the AI gateway reads, validated at boot. */
@@ -68,10 +68,18 @@ export class GatewayConfig extends BaseConfig {
   @IsBoolean()
   AI_EMBEDDINGS_CACHE_HITS_BILLED: boolean = true;
 
-  /** Longest a budget hold lives: holds of calls that never settled (a killed process) are released after it. */
+  /**
+   * Longest a call's hold lives: budget holds and concurrency leases of calls that never settled (a killed
+   * process) are released after it. Longer than any call may last (a stream counts until it ends).
+   */
   @IsInt()
   @Min(60_000)
   AI_BUDGET_HOLD_TTL_MS: number = 3_600_000;
+
+  /** IANA time zone in which daily, weekly (from Monday) and monthly budgets start again at midnight. */
+  @IsString()
+  @IsTimeZone()
+  BUDGET_TIMEZONE: string = 'Asia/Shanghai';
 
   /** Lifetime of a stored response of /v1/responses (store: true) in hours; 0 stores nothing (every answer says store: false). */
   @IsInt()

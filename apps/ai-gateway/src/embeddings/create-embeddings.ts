@@ -111,7 +111,8 @@ export class CreateEmbeddings {
     const billedHits = this.config.AI_EMBEDDINGS_CACHE_HITS_BILLED;
     const hitTokens = inputs.reduce((s, _, i) => s + (vectors[i] ? tokens[i] : 0), 0);
     const missTokens = missing.reduce((s, i) => s + tokens[i], 0);
-    const reservation = await this.metering.reserve(principal, tokenCost(info, { promptTokens: Math.ceil(missTokens * 1.1) + 16 + (billedHits ? hitTokens : 0), completionTokens: 0 }));
+    const heldTokens = Math.ceil(missTokens * 1.1) + 16 + (billedHits ? hitTokens : 0);
+    const reservation = await this.metering.reserve(principal, { model: info.name, yuan: tokenCost(info, { promptTokens: heldTokens, completionTokens: 0 }), tokens: heldTokens, headers: res });
 
     let upstreamTokens = 0;
     let deployment: string | undefined;

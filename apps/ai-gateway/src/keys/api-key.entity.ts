@@ -1,4 +1,6 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { LimitColumnsEmbed } from '../limits/limit-columns';
+import { Project } from '../projects/project.entity';
 
 /** An issued API key. Only its SHA-256 hash is stored; `prefix` is the part shown in lists. */
 @Entity('ai_api_keys')
@@ -23,18 +25,20 @@ export class ApiKey {
   @Column({ type: 'text', array: true, nullable: true })
   models: string[] | null;
 
-  @Column({ name: 'requests_per_minute', type: 'int', nullable: true })
-  requestsPerMinute: number | null;
+  @Column(() => LimitColumnsEmbed, { prefix: false })
+  limits: LimitColumnsEmbed;
 
-  /** Yuan; null means no budget. numeric columns come back as strings. */
-  @Column({ name: 'budget_yuan', type: 'numeric', precision: 20, scale: 10, nullable: true })
-  budgetYuan: string | null;
+  /** The project the key belongs to (its limits apply on top of the key's), or null. */
+  @Column({ name: 'project_id', type: 'uuid', nullable: true })
+  projectId: string | null;
 
+  @ManyToOne(() => Project, { nullable: true })
+  @JoinColumn({ name: 'project_id' })
+  project?: Project | null;
+
+  /** Everything the key ever spent, in yuan (its budgets count per period in ai_budget_usage). */
   @Column({ name: 'spent_yuan', type: 'numeric', precision: 20, scale: 10, default: 0 })
   spentYuan: string;
-
-  @Column({ name: 'reserved_yuan', type: 'numeric', precision: 20, scale: 10, default: 0 })
-  reservedYuan: string;
 
   @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
   expiresAt: Date | null;

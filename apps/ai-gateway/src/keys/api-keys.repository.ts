@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { ApiKey } from './api-key.entity';
+import { LimitColumnsEmbed } from '../limits/limit-columns';
 
-export type ApiKeyChanges = Partial<Pick<ApiKey, 'name' | 'scopes' | 'models' | 'requestsPerMinute' | 'budgetYuan' | 'expiresAt'>>;
+export type ApiKeyChanges = Partial<Pick<ApiKey, 'name' | 'scopes' | 'models' | 'expiresAt' | 'projectId'>> & { limits?: Partial<LimitColumnsEmbed> };
 
 /** The only place that touches ai_api_keys. Money is passed as decimal strings to stay exact. */
 @Injectable()
@@ -23,8 +24,9 @@ export class ApiKeysRepository {
     return this.repo.findOne({ where: { id } });
   }
 
+  /** The key of a presented secret, with its project (whose limits bind it too). */
   findByHash(keyHash: string): Promise<ApiKey | null> {
-    return this.repo.createQueryBuilder('k').where('k.key_hash = :keyHash', { keyHash }).getOne();
+    return this.repo.createQueryBuilder('k').leftJoinAndSelect('k.project', 'p').where('k.key_hash = :keyHash', { keyHash }).getOne();
   }
 
   list(opts: { includeRevoked: boolean; limit: number; offset: number }): Promise<[ApiKey[], number]> {
@@ -34,8 +36,23 @@ export class ApiKeysRepository {
   }
 
   async update(id: string, changes: ApiKeyChanges): Promise<ApiKey | null> {
-    if (Object.keys(changes).length) await this.repo.update({ id }, changes);
+    const { limits, ...own } = changes;
+    const set = { ...own, ...(limits ? { limits } : {}) };
+    if (Object.keys(set).length) await this.repo.update({ id }, set as object);
+    // A key's lifetime yuan budget counts what it spent before it had one (apps/ai-gateway/src/limits).
+    if (limits?.budgetYuan !== undefined || limits?.budgetPeriod !== undefined) {
+      await this.db.query(
+        `UPDATE ai_budget_usage u SET spent_yuan = k.spent_yuan FROM ai_api_keys k
+          WHERE k.id = $1 AND u.subject = 'k:' || k.id::text AND u.period_start = to_timestamp(0)`,
+        [id],
+      );
+    }
     return this.findById(id);
+  }
+
+  async projectExists(id: string): Promise<boolean> {
+    const rows = await this.db.query<unknown[]>(`SELECT 1 FROM ai_projects WHERE id = $1`, [id]);
+    return rows.length > 0;
   }
 
   async revoke(id: string): Promise<ApiKey | null> {
@@ -46,54 +63,5 @@ export class ApiKeysRepository {
   async countUsable(): Promise<number> {
     const [row] = await this.db.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM ai_api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`);
     return row.n;
-  }
-
-  /**
-   * Atomically sets aside `amount` yuan of the key's budget and records the hold (expiring at
-   * `ttlMs`). One statement re-checks the budget under the row lock, so concurrent reservations can
-   * never together exceed it. Returns the hold id, or null when the budget cannot cover it.
-   */
-  async reserve(id: string, amount: string, ttlMs: number): Promise<string | null> {
-    const rows = await this.db.query<Array<{ id: string }>>(
-      `WITH k AS (
-         UPDATE ai_api_keys SET reserved_yuan = reserved_yuan + $2::numeric
-          WHERE id = $1 AND (budget_yuan IS NULL OR spent_yuan + reserved_yuan + $2::numeric <= budget_yuan)
-          RETURNING id)
-       INSERT INTO ai_budget_holds (key_id, amount, expires_at)
-       SELECT id, $2::numeric, now() + $3::int * interval '1 millisecond' FROM k
-       RETURNING id`,
-      [id, amount, ttlMs],
-    );
-    return rows[0]?.id ?? null;
-  }
-
-  /** Releases a hold (if it has not expired already) and charges the real cost, in one statement. */
-  async settle(id: string, holdId: string | null, cost: string): Promise<void> {
-    await this.db.query(
-      `WITH h AS (DELETE FROM ai_budget_holds WHERE id = $2 AND key_id = $1 RETURNING amount)
-       UPDATE ai_api_keys SET reserved_yuan = GREATEST(reserved_yuan - COALESCE((SELECT amount FROM h), 0), 0),
-              spent_yuan = spent_yuan + $3::numeric, last_used_at = now()
-        WHERE id = $1`,
-      [id, holdId, cost],
-    );
-  }
-
-  /** Frees holds whose call never settled (a crashed or killed process); returns how many. */
-  async releaseExpiredHolds(): Promise<number> {
-    // An UPDATE's result comes as [returned rows, affected count].
-    const [rows] = await this.db.query<[Array<{ n: string }>, number]>(
-      `WITH h AS (DELETE FROM ai_budget_holds WHERE expires_at < now() RETURNING key_id, amount),
-            s AS (SELECT key_id, sum(amount) AS amount, count(*) AS n FROM h GROUP BY key_id)
-       UPDATE ai_api_keys k SET reserved_yuan = GREATEST(k.reserved_yuan - s.amount, 0)
-         FROM s WHERE k.id = s.key_id
-       RETURNING s.n`,
-    );
-    return rows.reduce((t, r) => t + Number(r.n), 0);
-  }
-
-  /** Remaining budget in yuan (budget − spent − reserved), or null when the key has no budget. */
-  async remaining(id: string): Promise<string | null> {
-    const [row] = await this.db.query<Array<{ remaining: string | null } | undefined>>(`SELECT (budget_yuan - spent_yuan - reserved_yuan)::text AS remaining FROM ai_api_keys WHERE id = $1`, [id]);
-    return row?.remaining ?? null;
   }
 }

@@ -5,6 +5,8 @@ import { ApiKey } from './api-key.entity';
 import { generateKeySecret, hashKey, looksLikeKey } from './api-key-secret';
 import { ApiKeyChanges, ApiKeysRepository } from './api-keys.repository';
 import { ApiKeyResponse, CreateApiKeyRequest, CreatedApiKeyResponse, UpdateApiKeyRequest } from './dtos/api-key.dtos';
+import type { LimitFieldsResponse } from '../limits/dtos/limit-fields.dto';
+import { limitChanges, LimitFields } from '../limits/limit-fields';
 
 const MAX_CACHED = 10_000;
 
@@ -17,28 +19,30 @@ export class ApiKeysService {
   constructor(
     private readonly keys: ApiKeysRepository,
     private readonly config: GatewayConfig,
+    private readonly limitFields: LimitFields,
   ) {}
 
   async create(req: CreateApiKeyRequest): Promise<CreatedApiKeyResponse> {
     const secret = generateKeySecret();
-    const key = await this.keys.insert({ name: req.name, prefix: secret.prefix, keyHash: secret.hash, ...this.changesOf(req) });
-    return { ...toApiKeyResponse(key), key: secret.key };
+    const changes = await this.changesOf(req);
+    const key = await this.keys.insert({ name: req.name, prefix: secret.prefix, keyHash: secret.hash, ...changes });
+    return { ...(await this.answer([key]))[0], key: secret.key };
   }
 
   async list(opts: { includeRevoked: boolean; limit: number; offset: number }): Promise<{ object: 'list'; data: ApiKeyResponse[]; total: number }> {
     const [rows, total] = await this.keys.list(opts);
-    return { object: 'list', data: rows.map(toApiKeyResponse), total };
+    return { object: 'list', data: await this.answer(rows), total };
   }
 
   async get(id: string): Promise<ApiKeyResponse> {
-    return toApiKeyResponse(await this.mustFind(id));
+    return (await this.answer([await this.mustFind(id)]))[0];
   }
 
   async update(id: string, req: UpdateApiKeyRequest): Promise<ApiKeyResponse> {
     await this.mustFind(id);
-    const key = await this.keys.update(id, this.changesOf(req));
+    const key = await this.keys.update(id, await this.changesOf(req));
     this.cache.clear();
-    return toApiKeyResponse(key!);
+    return (await this.answer([key!]))[0];
   }
 
   async revoke(id: string): Promise<ApiKeyResponse> {
@@ -46,7 +50,7 @@ export class ApiKeysService {
     const key = await this.keys.revoke(id);
     // Other replicas drop it when their cache entry expires (AI_KEY_CACHE_TTL_MS).
     this.cache.clear();
-    return toApiKeyResponse(key!);
+    return (await this.answer([key!]))[0];
   }
 
   countUsable(): Promise<number> {
@@ -82,15 +86,24 @@ export class ApiKeysService {
     return key;
   }
 
-  private changesOf(req: CreateApiKeyRequest | UpdateApiKeyRequest): ApiKeyChanges {
-    const c: ApiKeyChanges = {};
+  private async changesOf(req: CreateApiKeyRequest | UpdateApiKeyRequest): Promise<ApiKeyChanges> {
+    const c: ApiKeyChanges = { limits: limitChanges(req) };
     if (req.name !== undefined) c.name = req.name;
     if (req.scopes !== undefined) c.scopes = req.scopes === null ? null : [...new Set(req.scopes)];
     if (req.models !== undefined) c.models = req.models === null ? null : [...new Set(req.models)];
-    if (req.requests_per_minute !== undefined) c.requestsPerMinute = req.requests_per_minute;
-    if (req.budget_yuan !== undefined) c.budgetYuan = req.budget_yuan === null ? null : req.budget_yuan.toFixed(6);
     if (req.expires_at !== undefined) c.expiresAt = req.expires_at === null ? null : new Date(req.expires_at);
+    if (req.project_id !== undefined) {
+      if (req.project_id !== null && !(await this.keys.projectExists(req.project_id))) throw new GatewayError(GatewayErrorCode.ProjectNotFound, { id: req.project_id });
+      c.projectId = req.project_id;
+    }
+    if (!Object.keys(c.limits!).length) delete c.limits;
     return c;
+  }
+
+  /** The keys as answered: their fields, limits and current budget period (one usage query for all). */
+  private async answer(keys: ApiKey[]): Promise<ApiKeyResponse[]> {
+    const limits = await this.limitFields.describe(keys.map((k) => ({ scope: 'key' as const, id: k.id, limits: k.limits })));
+    return keys.map((k, i) => toApiKeyResponse(k, limits[i]));
   }
 }
 
@@ -100,30 +113,23 @@ function redact(key: string): string {
   return `${key.slice(0, 6)}***${key.slice(-4)}`;
 }
 
-export function toApiKeyResponse(k: ApiKey): ApiKeyResponse {
-  const budget = k.budgetYuan === null ? null : Number(k.budgetYuan);
-  const spent = Number(k.spentYuan);
-  const reserved = Number(k.reservedYuan);
+export function toApiKeyResponse(k: ApiKey, limits: LimitFieldsResponse): ApiKeyResponse {
   const status = k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt.getTime() <= Date.now() ? 'expired' : 'active';
   return {
     id: k.id,
     name: k.name,
     prefix: k.prefix,
+    project_id: k.projectId,
     scopes: k.scopes,
     models: k.models,
-    requests_per_minute: k.requestsPerMinute,
-    budget_yuan: budget,
-    spent_yuan: spent,
-    reserved_yuan: reserved,
-    remaining_yuan: budget === null ? null : Math.max(0, round(budget - spent - reserved)),
+    ...limits,
+    spent_yuan: Number(k.spentYuan),
+    reserved_yuan: limits.budget_usage?.reserved_yuan ?? 0,
+    remaining_yuan: limits.budget_usage?.remaining_yuan ?? null,
     status,
     expires_at: k.expiresAt?.toISOString() ?? null,
     revoked_at: k.revokedAt?.toISOString() ?? null,
     last_used_at: k.lastUsedAt?.toISOString() ?? null,
     created_at: k.createdAt.toISOString(),
   };
-}
-
-function round(x: number): number {
-  return Math.round(x * 1e10) / 1e10;
 }

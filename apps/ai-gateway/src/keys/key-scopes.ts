@@ -1,5 +1,6 @@
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import type { LimitSet } from '../limits/limit-set';
 
 /** Endpoint groups a key can be limited to. */
 export const KEY_SCOPES = ['chat', 'embeddings', 'vision', 'speech'] as const;
@@ -11,8 +12,14 @@ export interface ApiKeyClaims {
   prefix: string;
   scopes: string[] | null;
   models: string[] | null;
-  requestsPerMinute: number | null;
+  /** The key's own limits. */
+  limits: LimitSet;
+  /** The project the key belongs to, with its limits (binding all its keys together). */
+  project: { id: string; name: string; limits: LimitSet } | null;
+  /** The key or its project has a budget (yuan or tokens). */
   hasBudget: boolean;
+  /** The key or its project has a limit checked when a call is admitted (anything but requests per minute). */
+  limited: boolean;
 }
 
 export function apiKeyClaims(principal: Principal | undefined): ApiKeyClaims {

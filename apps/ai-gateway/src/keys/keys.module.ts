@@ -5,9 +5,11 @@ import { ApiKeysService } from './api-keys.service';
 import { DevelopmentKey } from './development-key';
 import { GatewayAuthenticator } from './gateway.authenticator';
 import { KeysController } from './keys.controller';
+import { LimitsModule } from '../limits/limits.module';
 
 /** API keys: admin API, the gateway's authenticator (API keys and the admin token), the dev key. */
 @Module({
+  imports: [LimitsModule],
   controllers: [KeysController],
   providers: [ApiKeysRepository, ApiKeysService, GatewayAuthenticator, { provide: AUTHENTICATOR, useExisting: GatewayAuthenticator }, DevelopmentKey],
   exports: [AUTHENTICATOR, ApiKeysService, ApiKeysRepository, GatewayAuthenticator],

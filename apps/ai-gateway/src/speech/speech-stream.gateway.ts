@@ -199,10 +199,10 @@ class StreamSession {
       // One reservation for the session, capped by what the budget can pay; the session stops there.
       const remaining = await this.metering.remaining(this.principal);
       const perSecond = MEDIA_PRICES.liveSpeechRecognitionPerMinute / 60;
-      const affordable = remaining === null ? Infinity : Math.floor(remaining / perSecond);
+      const affordable = remaining.exhausted ? 0 : remaining.yuan === null ? Infinity : Math.floor(remaining.yuan / perSecond);
       this.maxSeconds = Math.min(this.config.AI_STREAM_MAX_SECONDS, affordable);
       if (this.maxSeconds < 1) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
-      this.reservation = await this.metering.reserve(this.principal, transcriptionCost(this.maxSeconds, true));
+      this.reservation = await this.metering.reserve(this.principal, { model: 'speech-stream', yuan: transcriptionCost(this.maxSeconds, true) });
     } catch (e) {
       return this.fail(e);
     }

@@ -23,7 +23,7 @@ export class SynthesizeSpeechService {
     if (!engine.installed) throw new GatewayError(GatewayErrorCode.SpeechSynthesisNotInstalled);
     const characters = [...req.text].length;
     const cost = synthesisCost(characters);
-    const reservation = await this.metering.reserve(principal, cost);
+    const reservation = await this.metering.reserve(principal, { model: 'espeak-ng', yuan: cost });
     const outcome = { endpoint: '/v1/speech/synthesize', model: 'espeak-ng', provider: 'local', requestId };
     try {
       const speech = await engine.synthesize(req.text, { voice: req.voice, format: req.format ?? 'mp3', speed: req.speed ?? 1, key: principal.id, signal });

@@ -126,7 +126,7 @@ export class TranscribeAudioService {
     }
     const duration = Math.round(decoded.duration * 1000) / 1000;
     const cost = transcriptionCost(duration, false, opts.model?.price);
-    const reservation = await this.metering.reserve(principal, cost);
+    const reservation = await this.metering.reserve(principal, { model: opts.model?.name ?? this.config.AI_TRANSCRIBE_MODEL, yuan: cost });
     const upstreamModel = opts.model?.upstream ?? this.config.AI_TRANSCRIBE_MODEL;
     const filename = file.originalname && /^[\w.-]{1,100}$/.test(file.originalname) ? file.originalname : `audio.${decoded.container}`;
     return {

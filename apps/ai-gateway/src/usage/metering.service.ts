@@ -1,21 +1,28 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
-import { GatewayConfig } from '../config/gateway.config';
-import { ApiKeysRepository } from '../keys/api-keys.repository';
-import { ApiKeyClaims } from '../keys/key-scopes';
+import { AdmittedCall, CallAdmission, RateHeaderSink } from '../limits/call-admission';
 import { LedgerEntry, LedgerWriter } from './ledger.writer';
 import { roundYuan, yuanText } from './pricing';
 import { UsageStatus } from './usage-record.entity';
 
-/** Budget held for one call until it settles. */
+/** What one call holds of its key's and project's limits until it settles. */
 export interface Reservation {
   keyId: string;
-  amount: string;
-  /** Row in ai_budget_holds (budgeted keys only). */
-  holdId: string | null;
+  /** Null when the key and its project have no limit checked per call. */
+  admitted: AdmittedCall | null;
   settled: boolean;
   startedAt: number;
+}
+
+/** The worst case of a call, reserved before it runs. */
+export interface CallHold {
+  /** Public model name (per-model limits). */
+  model: string;
+  yuan: number;
+  /** Input + output tokens (tokens per minute, token budgets); 0 for calls not priced in tokens. */
+  tokens?: number;
+  /** The HTTP response, for OpenAI's x-ratelimit-*-tokens headers. */
+  headers?: RateHeaderSink;
 }
 
 export interface CallOutcome {
@@ -36,35 +43,29 @@ export interface CallOutcome {
 }
 
 /**
- * Every call: reserve its worst-case cost before calling (atomic, so concurrent calls cannot
- * overspend), then settle with the real cost and append a ledger entry.
+ * Every call: reserve its worst case against every limit of its key and project before calling (atomic,
+ * so concurrent calls on any replica cannot pass a limit: CallAdmission), then settle with the real cost
+ * and tokens and append a ledger entry.
  */
 @Injectable()
 export class MeteringService {
   private readonly log = new Logger('Metering');
 
   constructor(
-    private readonly keys: ApiKeysRepository,
+    private readonly admission: CallAdmission,
     private readonly ledger: LedgerWriter,
-    private readonly config: GatewayConfig,
   ) {}
 
-  /** Holds `maxCostYuan` of the key's budget; 429 `insufficient_quota` when it cannot be covered. */
-  async reserve(principal: Principal, maxCostYuan: number): Promise<Reservation> {
-    const claims = principal.claims as ApiKeyClaims;
-    if (!claims.hasBudget) return { keyId: principal.id, amount: yuanText(0), holdId: null, settled: false, startedAt: Date.now() };
-    const amount = yuanText(Math.max(0, maxCostYuan));
-    const holdId = await this.keys.reserve(principal.id, amount, this.config.AI_BUDGET_HOLD_TTL_MS);
-    if (!holdId) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
-    return { keyId: principal.id, amount, holdId, settled: false, startedAt: Date.now() };
+  /** Reserves the call's worst case; 429 naming the limit (or `insufficient_quota`) when one cannot take it. */
+  async reserve(principal: Principal, hold: CallHold): Promise<Reservation> {
+    const tokens = Math.max(0, Math.ceil(hold.tokens ?? 0));
+    const admitted = await this.admission.admit(principal, { model: hold.model, yuan: yuanText(Math.max(0, hold.yuan)), tokens }, hold.headers);
+    return { keyId: principal.id, admitted, settled: false, startedAt: Date.now() };
   }
 
-  /** Remaining budget in yuan, or null without a budget. */
-  async remaining(principal: Principal): Promise<number | null> {
-    const claims = principal.claims as ApiKeyClaims;
-    if (!claims.hasBudget) return null;
-    const r = await this.keys.remaining(principal.id);
-    return r === null ? null : Math.max(0, Number(r));
+  /** What is left of the key's and its project's tightest yuan budget (null: none), and whether any budget is spent. */
+  remaining(principal: Principal): Promise<{ yuan: number | null; exhausted: boolean }> {
+    return this.admission.remaining(principal);
   }
 
   /** Releases the reservation, charges the cost and queues the ledger entry. Idempotent. */
@@ -75,12 +76,9 @@ export class MeteringService {
     if (outcome.status === 'failed' && (outcome.httpStatus ?? 0) >= 500) {
       this.log.warn({ requestId: outcome.requestId, endpoint: outcome.endpoint, model: outcome.model, provider: outcome.provider, status: outcome.httpStatus }, `upstream call failed: ${outcome.error ?? 'unknown error'}`);
     }
-    if (reservation.holdId) {
-      try {
-        await this.keys.settle(reservation.keyId, reservation.holdId, yuanText(cost));
-      } catch (e) {
-        this.log.error(`could not settle key ${reservation.keyId}: ${(e as Error).message}`);
-      }
+    if (reservation.admitted) {
+      const tokens = outcome.status === 'failed' ? 0 : Math.max(0, (outcome.promptTokens ?? 0) + (outcome.completionTokens ?? 0));
+      await this.admission.settle(reservation.admitted, { yuan: yuanText(cost), tokens });
     }
     const entry: LedgerEntry = {
       keyId: reservation.keyId,
@@ -99,8 +97,8 @@ export class MeteringService {
       error: outcome.error ? outcome.error.slice(0, 500) : null,
       latencyMs: Date.now() - reservation.startedAt,
       requestId: outcome.requestId ?? null,
-      // Without a hold the key is charged with the ledger write.
-      chargeKey: !reservation.holdId && cost > 0,
+      // A call under a budget charged its key when it settled; any other is charged with the ledger write.
+      chargeKey: !this.admission.chargesKey(reservation.admitted) && cost > 0,
     };
     this.ledger.append(entry);
   }

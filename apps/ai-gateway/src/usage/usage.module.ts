@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { KeysModule } from '../keys/keys.module';
-import { ExpiredHoldsSweeper } from './expired-holds.sweeper';
+import { LimitsModule } from '../limits/limits.module';
 import { LedgerWriter } from './ledger.writer';
 import { MeteringService } from './metering.service';
 import { UsageController } from './usage.controller';
@@ -8,9 +8,9 @@ import { UsageRepository } from './usage.repository';
 
 /** Budgets, the usage ledger and its reports. MeteringService is what every paid endpoint uses. */
 @Module({
-  imports: [KeysModule],
+  imports: [KeysModule, LimitsModule],
   controllers: [UsageController],
-  providers: [LedgerWriter, MeteringService, UsageRepository, ExpiredHoldsSweeper],
+  providers: [LedgerWriter, MeteringService, UsageRepository],
   exports: [MeteringService, LedgerWriter],
 })
 export class UsageModule {}

@@ -158,7 +158,7 @@ export class GenerateImageService {
     const images = (input as Partial<ImageEditInput>).images;
     const inputCost = images ? imageEditInputPrice(input.model, images.length, extra.input_fidelity) : 0;
     const hold = imageGenerationCost(input.size, input.n, per1024) + inputCost;
-    const reservation = await this.metering.reserve(principal, hold);
+    const reservation = await this.metering.reserve(principal, { model: input.model?.name ?? this.config.AI_IMAGES_MODEL, yuan: hold });
     const upstreamModel = input.model?.upstream ?? this.config.AI_IMAGES_MODEL;
     const outcome = { endpoint, model: input.model?.name ?? upstreamModel, provider: 'images-upstream', requestId };
     return { extra, per1024, inputCost, hold, reservation, upstreamModel, outcome };

@@ -36,7 +36,7 @@ export class ModerateContentService {
     // Whether anything serves the model and whether the key can pay are asked before any image is
     // fetched: a refused call costs the gateway no downloads.
     if (!this.router.servesMedia(model.name)) throw new GatewayError(GatewayErrorCode.NoProvider, { model: model.name });
-    const reservation = await this.metering.reserve(principal, model.price * parsed.count);
+    const reservation = await this.metering.reserve(principal, { model: model.name, yuan: model.price * parsed.count });
     const outcome = { endpoint: '/v1/moderations', model: model.name, requestId };
     try {
       if (parsed.images.length) parsed.value = await this.inlineImages(parsed.value as ModerationPart[], parsed.images, signal);

@@ -30,7 +30,7 @@ export class RecognizeImageService {
     if (!this.config.AI_LOCAL_ENGINES) throw new GatewayError(GatewayErrorCode.LocalEnginesDisabled, { feature: 'Image recognition' });
 
     const cost = recognitionCost(features);
-    const reservation = await this.metering.reserve(principal, cost);
+    const reservation = await this.metering.reserve(principal, { model: 'local-vision', yuan: cost });
     const outcome = { endpoint: '/v1/vision/recognize', model: 'local-vision', provider: 'local', requestId };
     try {
       const image = await loadImageSource(req.image, {

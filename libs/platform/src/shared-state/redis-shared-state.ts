@@ -136,6 +136,11 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
     return { allowed: allowed === 1, count: Number(count), retryAfterMs: allowed === 1 ? 0 : Math.max(1, Number(retry)) };
   }
 
+  /** Runs a Lua script on keys of this state (prefixed like every other key): for stores with their own scripts. */
+  evalScript(script: string, keys: string[], args: Array<string | number>): Promise<unknown> {
+    return this.client.eval(script, keys.length, ...keys.map((k) => this.k(k)), ...args);
+  }
+
   async ttl(key: string): Promise<number> {
     return Math.max(0, await this.client.pttl(this.k(key)));
   }

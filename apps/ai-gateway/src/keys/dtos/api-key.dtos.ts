@@ -1,10 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsDateString, IsIn, IsInt, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDateString, IsIn, IsInt, IsOptional, IsString, IsUUID, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { LimitFieldsRequest, LimitFieldsResponse } from '../../limits/dtos/limit-fields.dto';
 import { KEY_SCOPES } from '../key-scopes';
-import { MaxDecimalPlaces } from '@app/envelope';
 
-export class CreateApiKeyRequest {
+export class CreateApiKeyRequest extends LimitFieldsRequest {
   @ApiProperty({ example: 'demo', description: 'Label shown in lists' })
   @IsString()
   @Length(1, 100)
@@ -25,20 +25,10 @@ export class CreateApiKeyRequest {
   @MaxLength(128, { each: true })
   models?: string[] | null;
 
-  @ApiPropertyOptional({ example: 60, description: 'Requests per minute; omitted or null means unlimited' })
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
-  requests_per_minute?: number | null;
-
-  @ApiPropertyOptional({ example: 10, description: 'Budget in yuan; omitted or null means unlimited' })
-  @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @MaxDecimalPlaces(6)
-  @Min(0)
-  @Max(1e9)
-  budget_yuan?: number | null;
+  @ApiPropertyOptional({ example: '3f0c9a52-6f3e-4a8e-9d51-2b1f6c0e7a10', nullable: true, description: 'The project the key belongs to (its limits and budgets bind the key too); null: none' })
+  @ValidateIf((_, v) => v !== null && v !== undefined)
+  @IsUUID()
+  project_id?: string | null;
 
   @ApiPropertyOptional({ example: '2027-01-01T00:00:00Z', description: 'Expiry (ISO 8601); omitted or null means never' })
   @IsOptional()
@@ -47,7 +37,7 @@ export class CreateApiKeyRequest {
 }
 
 /** Every field optional; `null` clears a limit. */
-export class UpdateApiKeyRequest {
+export class UpdateApiKeyRequest extends LimitFieldsRequest {
   @ApiPropertyOptional({ example: 'demo (renamed)' })
   @IsOptional()
   @IsString()
@@ -69,20 +59,10 @@ export class UpdateApiKeyRequest {
   @MaxLength(128, { each: true })
   models?: string[] | null;
 
-  @ApiPropertyOptional({ example: 120, nullable: true })
+  @ApiPropertyOptional({ example: '3f0c9a52-6f3e-4a8e-9d51-2b1f6c0e7a10', nullable: true, description: 'The project the key belongs to (its limits and budgets bind the key too); null: none' })
   @ValidateIf((_, v) => v !== null && v !== undefined)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
-  requests_per_minute?: number | null;
-
-  @ApiPropertyOptional({ example: 20, nullable: true })
-  @ValidateIf((_, v) => v !== null && v !== undefined)
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @MaxDecimalPlaces(6)
-  @Min(0)
-  @Max(1e9)
-  budget_yuan?: number | null;
+  @IsUUID()
+  project_id?: string | null;
 
   @ApiPropertyOptional({ example: '2027-06-30T00:00:00Z', nullable: true })
   @ValidateIf((_, v) => v !== null && v !== undefined)
@@ -113,17 +93,16 @@ export class ListApiKeysQuery {
   offset?: number;
 }
 
-export class ApiKeyResponse {
+export class ApiKeyResponse extends LimitFieldsResponse {
   @ApiProperty({ example: 'b6f1c1de-4a4b-4c1e-9a55-0d7e1b7f1a2c' }) id: string;
   @ApiProperty({ example: 'demo' }) name: string;
   @ApiProperty({ example: 'sk-Q2xvdWQt', description: 'First characters of the key, for recognising it' }) prefix: string;
   @ApiProperty({ example: ['chat', 'embeddings'], nullable: true, type: [String] }) scopes: string[] | null;
   @ApiProperty({ example: null, nullable: true, type: [String] }) models: string[] | null;
-  @ApiProperty({ example: 60, nullable: true, type: Number }) requests_per_minute: number | null;
-  @ApiProperty({ example: 10, nullable: true, type: Number }) budget_yuan: number | null;
-  @ApiProperty({ example: 0.0123 }) spent_yuan: number;
-  @ApiProperty({ example: 0, description: 'Held for calls in flight' }) reserved_yuan: number;
-  @ApiProperty({ example: 9.9877, nullable: true, type: Number }) remaining_yuan: number | null;
+  @ApiProperty({ example: '3f0c9a52-6f3e-4a8e-9d51-2b1f6c0e7a10', nullable: true, type: String }) project_id: string | null;
+  @ApiProperty({ example: 0.0123, description: 'Everything the key ever spent' }) spent_yuan: number;
+  @ApiProperty({ example: 0, description: 'Of the current budget period: held for calls in flight' }) reserved_yuan: number;
+  @ApiProperty({ example: 9.9877, nullable: true, type: Number, description: 'Of the current budget period (budget_usage.remaining_yuan)' }) remaining_yuan: number | null;
   @ApiProperty({ example: 'active', enum: ['active', 'revoked', 'expired'] }) status: 'active' | 'revoked' | 'expired';
   @ApiProperty({ example: null, nullable: true, type: String }) expires_at: string | null;
   @ApiProperty({ example: null, nullable: true, type: String }) revoked_at: string | null;

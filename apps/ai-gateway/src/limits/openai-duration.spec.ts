@@ -1,4 +1,4 @@
-import { openAiDuration } from './gateway.authenticator';
+import { openAiDuration } from './openai-duration';
 
 describe('openAiDuration (x-ratelimit-reset-* format)', () => {
   it('writes Go-style durations as OpenAI does', () => {

@@ -1,15 +1,15 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { ApiKeysRepository } from '../keys/api-keys.repository';
+import { CallAdmission } from './call-admission';
 
 const EVERY_MS = 60_000;
 
-/** Every minute, gives back budget held by calls that never settled (any replica may run it: the DELETE is atomic). */
+/** Every minute, gives back budgets held and leases taken by calls that never settled (any replica may run it: the DELETE is atomic). */
 @Injectable()
 export class ExpiredHoldsSweeper implements OnModuleInit, OnApplicationShutdown {
   private readonly log = new Logger('Budgets');
   private timer?: NodeJS.Timeout;
 
-  constructor(private readonly keys: ApiKeysRepository) {}
+  constructor(private readonly admission: CallAdmission) {}
 
   onModuleInit(): void {
     this.timer = setInterval(() => void this.sweep(), EVERY_MS);
@@ -18,7 +18,7 @@ export class ExpiredHoldsSweeper implements OnModuleInit, OnApplicationShutdown 
 
   async sweep(): Promise<number> {
     try {
-      const n = await this.keys.releaseExpiredHolds();
+      const n = await this.admission.sweep();
       if (n) this.log.warn(`released ${n} expired budget hold(s) left by calls that never settled`);
       return n;
     } catch (e) {

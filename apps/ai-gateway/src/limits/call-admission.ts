@@ -1,0 +1,245 @@
+import { randomUUID } from 'crypto';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { Counter } from 'prom-client';
+import type { Principal } from '@app/auth';
+import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { Clock, Metrics, RedisSharedState, SharedState } from '@app/platform';
+import { GatewayConfig } from '../config/gateway.config';
+import type { ApiKeyClaims } from '../keys/key-scopes';
+import { openAiDuration } from './openai-duration';
+import { periodBounds } from './budget-period';
+import { BudgetCounter, budgetSubject, decodeName, LimitPlan, LimitSubject, planCall, planIsEmpty, planRequest, WindowCounter } from './call-limits';
+import { ALLOWED, AdmitAnswer, SettleAnswer, WindowSettlement } from './limit-answer';
+import { hasBudget } from './limit-set';
+import { LimitsRepository } from './limits.repository';
+import { RedisLimits } from './redis-limits';
+
+/** Where the rate-limit headers go: the HTTP response, when there is one (a WebSocket has none). */
+export interface RateHeaderSink {
+  headersSent?: boolean;
+  setHeader(name: string, value: string): unknown;
+}
+
+/** A call's admission until it settles: what it reserved, under which hold. */
+export interface AdmittedCall {
+  hold: string;
+  plan: LimitPlan;
+  /** Bucket of the admission, per window (a token reservation is replaced in the bucket it was made in). */
+  buckets: number[];
+  keyId: string;
+  settled: boolean;
+}
+
+/**
+ * Every limit of a key and of its project, checked and reserved together so that no limit is exceeded
+ * with any number of replicas (apps/ai-gateway/src/limits/call-limits.ts plans the counters):
+ * - `countRequest`, at authentication: the requests-per-minute windows (refused before the body is read).
+ * - `admit`, once a call's cost is known: tokens per minute, concurrent calls, per-model limits and the
+ *   budgets of the current period; `settle` replaces the reservation with the call's actual use.
+ * With PostgreSQL as the shared state each is one statement; with Redis, windows and leases are one script
+ * and budgets (money, which must survive Redis) one PostgreSQL statement, run side by side.
+ */
+@Injectable()
+export class CallAdmission {
+  private readonly log = new Logger('Limits');
+  private readonly redis: RedisLimits | null;
+  private readonly alerts?: Counter<'scope' | 'event'>;
+
+  constructor(
+    state: SharedState,
+    private readonly limits: LimitsRepository,
+    private readonly config: GatewayConfig,
+    private readonly clock: Clock,
+    @Optional() metrics?: Metrics,
+  ) {
+    this.redis = state.backend === 'redis' ? new RedisLimits(state as RedisSharedState) : null;
+    if (metrics) {
+      this.alerts =
+        (metrics.registry.getSingleMetric('ai_budget_events_total') as Counter<'scope' | 'event'> | undefined) ??
+        new Counter({ name: 'ai_budget_events_total', help: 'Budgets that crossed their alert threshold or were spent, by scope (key, project) and event (threshold_reached, exhausted)', labelNames: ['scope', 'event'], registers: [metrics.registry] });
+    }
+  }
+
+  /** Counts a request in its key's and project's per-minute windows; writes the request headers; 429 when over. */
+  async countRequest(claims: ApiKeyClaims, keyId: string, headers?: RateHeaderSink): Promise<void> {
+    const windows = planRequest(subjectsOf(claims, keyId));
+    if (!windows.length) return;
+    const now = Math.floor(this.clock.now());
+    const answer = this.redis ? await this.redis.admit(now, '', 0, windows, []) : await this.limits.admit({ now, hold: randomUUID(), hold_ttl_ms: 0, windows });
+    writeHeaders(headers, windows, answer);
+    if (!answer.allowed) throw refusal(answer, windows, [], claims);
+  }
+
+  /**
+   * Reserves `yuan` and `tokens` of a call of `model` against every limit but the per-minute requests
+   * (counted at authentication); 429 naming the limit that refused. Null when the key has no such limits.
+   */
+  async admit(principal: Principal, call: { model: string | null; yuan: string; tokens: number }, headers?: RateHeaderSink): Promise<AdmittedCall | null> {
+    const claims = principal.claims as ApiKeyClaims;
+    if (!claims.limited) return null;
+    const now = Math.floor(this.clock.now());
+    const plan = planCall(subjectsOf(claims, principal.id), call, now, this.config.BUDGET_TIMEZONE);
+    if (planIsEmpty(plan)) return null;
+    const hold = randomUUID();
+    const ttl = this.config.AI_BUDGET_HOLD_TTL_MS;
+    let answer: AdmitAnswer;
+    if (!this.redis) {
+      answer = await this.limits.admit({ now, hold, hold_ttl_ms: ttl, ...plan });
+    } else {
+      const rates = plan.windows.length || plan.leases.length;
+      const [w, b] = await Promise.all([
+        rates ? this.redis.admit(now, hold, ttl, plan.windows, plan.leases) : ALLOWED,
+        plan.budgets.length ? this.limits.admit({ now, hold, hold_ttl_ms: ttl, budgets: plan.budgets }) : ALLOWED,
+      ]);
+      // One side refused: what the other reserved is given back (until then it only made others stricter).
+      if (w.allowed && !b.allowed && rates) await this.redis.settle(now, hold, plan.windows.map((x) => released(x, now)), plan.leases);
+      if (!w.allowed && b.allowed && plan.budgets.length) await this.limits.settle({ now, hold, budgets: plan.budgets.map((x) => ({ ...x, yuan: '0', tokens: 0 })) });
+      answer = w.allowed ? b : w;
+      answer = { ...answer, windows: w.windows };
+    }
+    writeHeaders(headers, plan.windows, answer);
+    if (!answer.allowed) throw refusal(answer, plan.windows, plan.budgets, claims, call.tokens);
+    return { hold, plan, buckets: plan.windows.map((w) => Math.floor(now / w.bucket_ms)), keyId: principal.id, settled: false };
+  }
+
+  /**
+   * Replaces the call's reservation with what it used (`yuan`, `tokens`: input + output), ends its leases and
+   * charges its budgets (and its key's spent_yuan, `keyYuan`). Idempotent; never throws (a failure is logged and
+   * the sweep releases the holds).
+   */
+  async settle(admitted: AdmittedCall, used: { yuan: string; tokens: number }): Promise<void> {
+    if (admitted.settled) return;
+    admitted.settled = true;
+    const now = Math.floor(this.clock.now());
+    const { plan, hold } = admitted;
+    const windows: WindowSettlement[] = [];
+    plan.windows.forEach((w, i) => {
+      if (decodeName(w.name).field === 'tokens_per_minute') windows.push({ key: w.key, bucket: admitted.buckets[i], bucket_ms: w.bucket_ms, window_ms: w.window_ms, reserved: w.amount, actual: used.tokens });
+    });
+    const budgets = plan.budgets.map((b) => ({ ...b, yuan: used.yuan, tokens: used.tokens }));
+    const keyCharge = plan.budgets.length ? { key_id: admitted.keyId, key_yuan: used.yuan } : {};
+    try {
+      let answer: SettleAnswer | null = null;
+      if (!this.redis) answer = await this.limits.settle({ now, hold, windows, leases: plan.leases, budgets, ...keyCharge });
+      else {
+        const [, b] = await Promise.all([this.redis.settle(now, hold, windows, plan.leases), budgets.length ? this.limits.settle({ now, hold, budgets, ...keyCharge }) : null]);
+        answer = b;
+      }
+      if (answer) this.announce(answer, plan.budgets);
+    } catch (e) {
+      this.log.error(`could not settle the limits of call ${hold}: ${(e as Error).message}`);
+    }
+  }
+
+  /** True when the call charged its key's spent_yuan itself (the key or its project has a budget). */
+  chargesKey(admitted: AdmittedCall | null): boolean {
+    return !!admitted && admitted.plan.budgets.length > 0;
+  }
+
+  /**
+   * What is left of the tightest yuan budget of the key and its project in the current periods (null: no
+   * yuan budget), and whether any budget (yuan or tokens) is already spent.
+   */
+  async remaining(principal: Principal): Promise<{ yuan: number | null; exhausted: boolean }> {
+    const claims = principal.claims as ApiKeyClaims;
+    const subjects = subjectsOf(claims, principal.id).filter((s) => hasBudget(s.limits));
+    if (!subjects.length) return { yuan: null, exhausted: false };
+    const now = this.clock.now();
+    const periods = subjects.map((s) => ({ s, subject: budgetSubject(s.scope, s.id), period_start: periodBounds(s.limits.budgetPeriod, now, this.config.BUDGET_TIMEZONE).start }));
+    const rows = await this.limits.usage(periods.map(({ subject, period_start }) => ({ subject, period_start })));
+    let yuan: number | null = null;
+    let exhausted = false;
+    for (const { s, subject, period_start } of periods) {
+      const row = rows.find((r) => r.subject === subject && Number(r.period_start) === period_start);
+      // A key's lifetime usage that has no row yet starts from what the key spent (claims carry no spend): counted at admission.
+      const spent = row ? Number(row.spent_yuan) + Number(row.reserved_yuan) : 0;
+      const tokens = row ? Number(row.spent_tokens) + Number(row.reserved_tokens) : 0;
+      if (s.limits.budgetYuan !== null) {
+        const left = Math.max(0, Number(s.limits.budgetYuan) - spent);
+        yuan = yuan === null ? left : Math.min(yuan, left);
+        if (left <= 0) exhausted = true;
+      }
+      if (s.limits.budgetTokens !== null && tokens >= s.limits.budgetTokens) exhausted = true;
+    }
+    return { yuan, exhausted };
+  }
+
+  /** Frees budget holds of calls that never settled (a replica that died); answers how many. */
+  sweep(): Promise<number> {
+    return this.limits.sweep();
+  }
+
+  private announce(answer: SettleAnswer, budgets: BudgetCounter[]): void {
+    for (const [event, subjects] of [['threshold_reached', answer.alerts], ['exhausted', answer.exhausted]] as const) {
+      for (const subject of subjects) {
+        const b = budgets.find((x) => x.subject === subject);
+        const name = b ? decodeName(b.name) : null;
+        const scope = subject.startsWith('p:') ? 'project' : 'key';
+        this.alerts?.inc({ scope, event });
+        this.log.warn({ subject, event, period_start: b ? new Date(b.period_start).toISOString() : undefined }, `budget ${event === 'exhausted' ? 'spent' : 'alert threshold reached'}: ${scope} ${name?.subject ?? subject}`);
+      }
+    }
+  }
+}
+
+/** The key, then its project, as limit subjects. */
+export function subjectsOf(claims: ApiKeyClaims, keyId: string): LimitSubject[] {
+  const subjects: LimitSubject[] = [{ scope: 'key', id: keyId, name: claims.name, limits: claims.limits }];
+  if (claims.project) subjects.push({ scope: 'project', id: claims.project.id, name: claims.project.name, limits: claims.project.limits });
+  return subjects;
+}
+
+/** A window's reservation given back: requests and tokens alike. */
+function released(w: WindowCounter, now: number): WindowSettlement {
+  return { key: w.key, bucket: Math.floor(now / w.bucket_ms), bucket_ms: w.bucket_ms, window_ms: w.window_ms, reserved: w.amount, actual: 0 };
+}
+
+/**
+ * OpenAI's x-ratelimit-{limit,remaining,reset}-{requests,tokens}: of each kind the window with the least
+ * left (every answer, refusals and streams included, carries them; a request's headers may be written again
+ * by the admission when a per-model window is tighter).
+ */
+function writeHeaders(sink: RateHeaderSink | undefined, windows: WindowCounter[], answer: AdmitAnswer): void {
+  if (!sink || sink.headersSent || typeof sink.setHeader !== 'function') return;
+  for (const kind of ['requests', 'tokens'] as const) {
+    let tightest: AdmitAnswer['windows'][number] | undefined;
+    answer.windows.forEach((w, i) => {
+      const field = decodeName(windows[i].name).field;
+      if ((kind === 'requests') !== (field === 'requests_per_minute')) return;
+      if (!tightest || w.limit - w.used < tightest.limit - tightest.used) tightest = w;
+    });
+    if (!tightest) continue;
+    sink.setHeader(`x-ratelimit-limit-${kind}`, String(tightest.limit));
+    sink.setHeader(`x-ratelimit-remaining-${kind}`, String(Math.max(0, tightest.limit - tightest.used)));
+    sink.setHeader(`x-ratelimit-reset-${kind}`, openAiDuration(tightest.reset_ms));
+  }
+}
+
+function whose(scope: 'key' | 'project', subject: string, model: string | null): string {
+  const who = scope === 'key' ? `API key "${subject}"` : `project "${subject}"`;
+  return model === null ? who : `${who} for model ${model}`;
+}
+
+function refusal(answer: AdmitAnswer, windows: WindowCounter[], budgets: BudgetCounter[], claims: ApiKeyClaims, tokens = 0): GatewayError {
+  const refused = answer.refused!;
+  const name = decodeName(refused.name);
+  const of = whose(name.scope, name.subject, name.model);
+  const seconds = refused.retry_ms === null ? 0 : Math.max(1, Math.ceil(refused.retry_ms / 1000));
+  if (refused.kind === 'budget') {
+    const b = budgets.find((x) => x.name === refused.name)!;
+    return new GatewayError(GatewayErrorCode.BudgetExhausted, { of, period: b.period, ...(refused.retry_ms === null ? {} : { retryAfterSeconds: seconds }) });
+  }
+  const i = windows.findIndex((w) => w.name === refused.name);
+  if (refused.kind === 'window' && name.field === 'tokens_per_minute') {
+    const w = windows[i];
+    if (refused.retry_ms === null) return new GatewayError(GatewayErrorCode.RequestTooLarge, { of, max: w.limit, requested: tokens });
+    return new GatewayError(GatewayErrorCode.TokenRateLimited, { of, max: w.limit, used: answer.windows[i]?.used ?? 0, requested: tokens, retryAfterSeconds: seconds });
+  }
+  const max = refused.kind === 'window' ? windows[i].limit : leaseLimit(claims, name);
+  return new GatewayError(GatewayErrorCode.RateLimited, { of, limit: refused.kind === 'window' ? 'requests_per_minute' : 'max_concurrent_requests', max, retryAfterSeconds: seconds });
+}
+
+function leaseLimit(claims: ApiKeyClaims, name: ReturnType<typeof decodeName>): number {
+  const limits = name.scope === 'key' ? claims.limits : claims.project!.limits;
+  return (name.model === null ? limits.maxConcurrentRequests : limits.modelLimits?.[name.model]?.max_concurrent_requests) ?? 0;
+}

@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { BudgetCounter, LeaseCounter, WindowCounter } from './call-limits';
+import type { AdmitAnswer, SettleAnswer, WindowSettlement } from './limit-answer';
+
+export interface BudgetUsageRow {
+  subject: string;
+  period_start: number;
+  spent_yuan: string;
+  reserved_yuan: string;
+  spent_tokens: number;
+  reserved_tokens: number;
+}
+
+/**
+ * The limit counters in PostgreSQL: each call is one statement, a function of the migration
+ * apps/ai-gateway/src/migrations/1796200000000-ProjectsAndLimits.ts that locks, checks and reserves
+ * (or settles) every counter it is given in one transaction.
+ */
+@Injectable()
+export class LimitsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async admit(p: { now: number; hold: string; hold_ttl_ms: number; windows?: WindowCounter[]; leases?: LeaseCounter[]; budgets?: BudgetCounter[] }): Promise<AdmitAnswer> {
+    const [row] = await this.db.query<Array<{ r: AdmitAnswer }>>(`SELECT ai_limits_admit($1::jsonb) AS r`, [JSON.stringify(p)]);
+    return row.r;
+  }
+
+  async settle(p: {
+    now: number;
+    hold: string;
+    key_id?: string;
+    key_yuan?: string;
+    windows?: WindowSettlement[];
+    leases?: Array<{ key: string }>;
+    budgets?: BudgetCounter[];
+  }): Promise<SettleAnswer> {
+    const [row] = await this.db.query<Array<{ r: SettleAnswer }>>(`SELECT ai_limits_settle($1::jsonb) AS r`, [JSON.stringify(p)]);
+    return row.r;
+  }
+
+  /** Releases budget holds of calls that never settled and drops expired leases; answers how many holds. */
+  async sweep(): Promise<number> {
+    const [row] = await this.db.query<Array<{ n: number }>>(`SELECT ai_limits_sweep() AS n`);
+    return row.n;
+  }
+
+  /** The usage rows of the given budget periods (absent: nothing spent in that period yet). */
+  async usage(periods: Array<{ subject: string; period_start: number }>): Promise<BudgetUsageRow[]> {
+    if (!periods.length) return [];
+    return this.db.query(
+      `SELECT u.subject, (extract(epoch FROM u.period_start) * 1000)::bigint::float8 AS period_start, u.spent_yuan::text AS spent_yuan,
+              u.reserved_yuan::text AS reserved_yuan, u.spent_tokens::float8 AS spent_tokens, u.reserved_tokens::float8 AS reserved_tokens
+         FROM ai_budget_usage u
+         JOIN json_to_recordset($1::json) AS q(subject text, period_start bigint)
+           ON u.subject = q.subject AND u.period_start = to_timestamp(q.period_start / 1000.0)`,
+      [JSON.stringify(periods)],
+    );
+  }
+}
