@@ -209,12 +209,12 @@ BEGIN
     END IF;
   END LOOP;
   INSERT INTO ai_limit_leases (key, hold_id, expires_at)
-  SELECT x->>'key', (p->>'hold')::uuid, now() + (p->>'hold_ttl_ms')::bigint * interval '1 millisecond'
-    FROM jsonb_array_elements(coalesce(p->'leases', '[]')) x;
+  SELECT e.v->>'key', (p->>'hold')::uuid, now() + (p->>'hold_ttl_ms')::bigint * interval '1 millisecond'
+    FROM jsonb_array_elements(coalesce(p->'leases', '[]')) AS e(v);
   IF jsonb_array_length(coalesce(p->'budgets', '[]')) > 0 THEN
-    UPDATE ai_budget_usage u SET reserved_yuan = u.reserved_yuan + (x->>'yuan')::numeric, reserved_tokens = u.reserved_tokens + (x->>'tokens')::bigint
-      FROM jsonb_array_elements(p->'budgets') x
-     WHERE u.subject = x->>'subject' AND u.period_start = to_timestamp((x->>'period_start')::bigint / 1000.0);
+    UPDATE ai_budget_usage u SET reserved_yuan = u.reserved_yuan + (e.v->>'yuan')::numeric, reserved_tokens = u.reserved_tokens + (e.v->>'tokens')::bigint
+      FROM jsonb_array_elements(p->'budgets') AS e(v)
+     WHERE u.subject = e.v->>'subject' AND u.period_start = to_timestamp((e.v->>'period_start')::bigint / 1000.0);
     INSERT INTO ai_limit_holds (id, budgets, expires_at)
     VALUES ((p->>'hold')::uuid, p->'budgets', now() + (p->>'hold_ttl_ms')::bigint * interval '1 millisecond');
   END IF;
@@ -252,15 +252,15 @@ BEGIN
       ON CONFLICT (key, bucket) DO UPDATE SET amount = w.amount + excluded.amount;
     END IF;
   END LOOP;
-  DELETE FROM ai_limit_leases l USING jsonb_array_elements(coalesce(p->'leases', '[]')) x
-   WHERE l.key = x->>'key' AND l.hold_id = (p->>'hold')::uuid;
+  DELETE FROM ai_limit_leases l USING jsonb_array_elements(coalesce(p->'leases', '[]')) AS e(v)
+   WHERE l.key = e.v->>'key' AND l.hold_id = (p->>'hold')::uuid;
 
   DELETE FROM ai_limit_holds WHERE id = (p->>'hold')::uuid RETURNING budgets INTO held;
   IF held IS NOT NULL THEN
-    UPDATE ai_budget_usage u SET reserved_yuan = greatest(0, u.reserved_yuan - (x->>'yuan')::numeric),
-                                 reserved_tokens = greatest(0, u.reserved_tokens - (x->>'tokens')::bigint)
-      FROM jsonb_array_elements(held) x
-     WHERE u.subject = x->>'subject' AND u.period_start = to_timestamp((x->>'period_start')::bigint / 1000.0);
+    UPDATE ai_budget_usage u SET reserved_yuan = greatest(0, u.reserved_yuan - (e.v->>'yuan')::numeric),
+                                 reserved_tokens = greatest(0, u.reserved_tokens - (e.v->>'tokens')::bigint)
+      FROM jsonb_array_elements(held) AS e(v)
+     WHERE u.subject = e.v->>'subject' AND u.period_start = to_timestamp((e.v->>'period_start')::bigint / 1000.0);
   END IF;
   FOR x IN SELECT * FROM jsonb_array_elements(coalesce(p->'budgets', '[]')) LOOP
     UPDATE ai_budget_usage u SET spent_yuan = u.spent_yuan + (x->>'yuan')::numeric, spent_tokens = u.spent_tokens + (x->>'tokens')::bigint
@@ -298,10 +298,10 @@ DECLARE
   n int := 0;
 BEGIN
   FOR h IN DELETE FROM ai_limit_holds WHERE expires_at < now() RETURNING id, budgets LOOP
-    UPDATE ai_budget_usage u SET reserved_yuan = greatest(0, u.reserved_yuan - (x->>'yuan')::numeric),
-                                 reserved_tokens = greatest(0, u.reserved_tokens - (x->>'tokens')::bigint)
-      FROM jsonb_array_elements(h.budgets) x
-     WHERE u.subject = x->>'subject' AND u.period_start = to_timestamp((x->>'period_start')::bigint / 1000.0);
+    UPDATE ai_budget_usage u SET reserved_yuan = greatest(0, u.reserved_yuan - (e.v->>'yuan')::numeric),
+                                 reserved_tokens = greatest(0, u.reserved_tokens - (e.v->>'tokens')::bigint)
+      FROM jsonb_array_elements(h.budgets) AS e(v)
+     WHERE u.subject = e.v->>'subject' AND u.period_start = to_timestamp((e.v->>'period_start')::bigint / 1000.0);
     n := n + 1;
   END LOOP;
   DELETE FROM ai_limit_leases WHERE expires_at <= now();
