@@ -144,7 +144,7 @@ DECLARE
   freed bigint;
   retry bigint;
   r record;
-  u ai_budget_usage%ROWTYPE;
+  spent ai_budget_usage%ROWTYPE;
   n int;
   refused jsonb;
   windows jsonb := '[]';
@@ -186,15 +186,15 @@ BEGIN
     VALUES (x->>'subject', to_timestamp((x->>'period_start')::bigint / 1000.0),
             coalesce((SELECT k.spent_yuan FROM ai_api_keys k WHERE k.id = (x->>'seed_key')::uuid), 0))
     ON CONFLICT DO NOTHING;
-    SELECT * INTO u FROM ai_budget_usage WHERE subject = x->>'subject' AND period_start = to_timestamp((x->>'period_start')::bigint / 1000.0);
+    SELECT * INTO spent FROM ai_budget_usage WHERE subject = x->>'subject' AND period_start = to_timestamp((x->>'period_start')::bigint / 1000.0);
     IF refused IS NULL AND (
-         (x->>'budget_yuan' IS NOT NULL AND u.spent_yuan + u.reserved_yuan + (x->>'yuan')::numeric > (x->>'budget_yuan')::numeric)
-      OR (x->>'budget_tokens' IS NOT NULL AND u.spent_tokens + u.reserved_tokens + (x->>'tokens')::bigint > (x->>'budget_tokens')::bigint)) THEN
+         (x->>'budget_yuan' IS NOT NULL AND spent.spent_yuan + spent.reserved_yuan + (x->>'yuan')::numeric > (x->>'budget_yuan')::numeric)
+      OR (x->>'budget_tokens' IS NOT NULL AND spent.spent_tokens + spent.reserved_tokens + (x->>'tokens')::bigint > (x->>'budget_tokens')::bigint)) THEN
       refused := jsonb_build_object('name', x->>'name', 'kind', 'budget',
                                     'retry_ms', CASE WHEN x->>'period_end' IS NULL THEN NULL ELSE greatest(1, (x->>'period_end')::bigint - now_ms) END);
     END IF;
-    budgets := budgets || jsonb_build_object('name', x->>'name', 'spent_yuan', u.spent_yuan, 'reserved_yuan', u.reserved_yuan,
-                                              'spent_tokens', u.spent_tokens, 'reserved_tokens', u.reserved_tokens);
+    budgets := budgets || jsonb_build_object('name', x->>'name', 'spent_yuan', spent.spent_yuan, 'reserved_yuan', spent.reserved_yuan,
+                                              'spent_tokens', spent.spent_tokens, 'reserved_tokens', spent.reserved_tokens);
   END LOOP;
 
   IF refused IS NOT NULL THEN
