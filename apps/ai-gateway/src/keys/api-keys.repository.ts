@@ -38,7 +38,7 @@ export class ApiKeysRepository {
   async update(id: string, changes: ApiKeyChanges): Promise<ApiKey | null> {
     const { limits, ...own } = changes;
     const set = { ...own, ...(limits ? { limits } : {}) };
-    if (Object.keys(set).length) await this.repo.update({ id }, set as object);
+    if (Object.keys(set).length) await this.repo.update({ id }, set);
     // A key's lifetime yuan budget counts what it spent before it had one (apps/ai-gateway/src/limits).
     if (limits?.budgetYuan !== undefined || limits?.budgetPeriod !== undefined) {
       await this.db.query(

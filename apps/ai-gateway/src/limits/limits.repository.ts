@@ -46,15 +46,21 @@ export class LimitsRepository {
     return row.n;
   }
 
-  /** The usage rows of the given budget periods (absent: nothing spent in that period yet). */
+  /**
+   * The usage of the given budget periods, one row each, in order: nothing spent for a period without a
+   * row yet, but a key's lifetime period starts from what the key spent (as ai_limits_admit seeds it).
+   */
   async usage(periods: Array<{ subject: string; period_start: number }>): Promise<BudgetUsageRow[]> {
     if (!periods.length) return [];
     return this.db.query(
-      `SELECT u.subject, (extract(epoch FROM u.period_start) * 1000)::bigint::float8 AS period_start, u.spent_yuan::text AS spent_yuan,
-              u.reserved_yuan::text AS reserved_yuan, u.spent_tokens::float8 AS spent_tokens, u.reserved_tokens::float8 AS reserved_tokens
-         FROM ai_budget_usage u
-         JOIN json_to_recordset($1::json) AS q(subject text, period_start bigint)
-           ON u.subject = q.subject AND u.period_start = to_timestamp(q.period_start / 1000.0)`,
+      `SELECT q.subject, q.period_start::float8 AS period_start,
+              coalesce(u.spent_yuan, CASE WHEN q.period_start = 0 AND q.subject LIKE 'k:%'
+                                          THEN (SELECT k.spent_yuan FROM ai_api_keys k WHERE k.id = substr(q.subject, 3)::uuid) END, 0)::text AS spent_yuan,
+              coalesce(u.reserved_yuan, 0)::text AS reserved_yuan, coalesce(u.spent_tokens, 0)::float8 AS spent_tokens,
+              coalesce(u.reserved_tokens, 0)::float8 AS reserved_tokens
+         FROM ROWS FROM (json_to_recordset($1::json) AS (subject text, period_start bigint)) WITH ORDINALITY AS q(subject, period_start, n)
+         LEFT JOIN ai_budget_usage u ON u.subject = q.subject AND u.period_start = to_timestamp(q.period_start / 1000.0)
+        ORDER BY q.n`,
       [JSON.stringify(periods)],
     );
   }

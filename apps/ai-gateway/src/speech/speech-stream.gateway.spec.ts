@@ -72,7 +72,7 @@ describe('SpeechStreamGateway engine limits (M4)', () => {
     // The real PocketSphinx engine code, with a stand-in program: no Debian package needed.
     (engines as any).local = new PocketsphinxEngine({ binary: fake.binary, modelDir: fake.modelDir });
     const authenticator = { principalForKey: async (k: string) => ({ id: `id-${k}`, kind: 'api-key', roles: [], claims: { scopes: null } }) };
-    const metering = { remaining: async () => null, reserve: async () => ({}), settle: async () => undefined };
+    const metering = { remaining: async () => ({ yuan: null, exhausted: false }), reserve: async () => ({}), settle: async () => undefined };
     gateway = new SpeechStreamGateway(config, authenticator as any, metering as any, engines);
   });
   afterAll(async () => {
@@ -146,8 +146,8 @@ describe('SpeechStreamGateway billing before the goodbye', () => {
     let release!: () => void;
     const settled = new Promise<void>((r) => (release = r));
     const metering = {
-      remaining: async () => null,
-      reserve: async () => ({ keyId: 'k', amount: '0', holdId: 'h', settled: false, startedAt: 0 }),
+      remaining: async () => ({ yuan: null, exhausted: false }),
+      reserve: async () => ({ keyId: 'k', admitted: null, settled: false, startedAt: 0 }),
       settle: async () => {
         events.push('settle started');
         await settled;

@@ -17,7 +17,7 @@ function IsModelLimits(): PropertyDecorator {
         validate(value: unknown): boolean {
           if (value === null || value === undefined) return true;
           if (typeof value !== 'object' || Array.isArray(value)) return false;
-          const entries = Object.entries(value as object);
+          const entries = Object.entries(value);
           if (entries.length > MAX_MODELS) return false;
           return entries.every(([model, limit]) => {
             if (!model || model.length > 128 || !limit || typeof limit !== 'object' || Array.isArray(limit)) return false;
