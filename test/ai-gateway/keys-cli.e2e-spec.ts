@@ -44,6 +44,34 @@ describe('keys CLI (npm run keys)', () => {
     }
   });
 
+  it('manages projects and puts keys in them with every limit flag', async () => {
+    const project = JSON.parse(
+      await runKeysCommand(['project', 'create', '--name', 'web', '--rpm', '600', '--tpm', '200000', '--concurrency', '20', '--model-limits', '{"vendor-gpt-4":{"tokens_per_minute":20000}}', '--budget', '500', '--budget-period', 'monthly', '--alert', '0.8', '--json'], env()),
+    );
+    expect(project).toMatchObject({ name: 'web', requests_per_minute: 600, tokens_per_minute: 200000, max_concurrent_requests: 20, model_limits: { 'vendor-gpt-4': { tokens_per_minute: 20000 } }, budget_yuan: 500, budget_period: 'monthly', alert_threshold: 0.8, key_count: 0 });
+
+    const key = JSON.parse(await runKeysCommand(['create', '--name', 'in-web', '--project', project.id, '--tpm', '1000', '--concurrency', '2', '--budget-tokens', '50000', '--budget-period', 'daily', '--alert', '0.5', '--json'], env()));
+    expect(key).toMatchObject({ project_id: project.id, tokens_per_minute: 1000, max_concurrent_requests: 2, budget_tokens: 50000, budget_period: 'daily', alert_threshold: 0.5, budget_usage: { period: 'daily' } });
+    const keyText = await runKeysCommand(['get', key.id], env());
+    expect(keyText).toContain(`project=${project.id}`);
+    expect(keyText).toContain('tpm=1000 concurrency=2 budget_tokens=50000 period=daily alert=0.5');
+
+    const shown = await runKeysCommand(['project', 'show', project.id], env());
+    expect(shown).toContain(`${project.id}  web  keys=1 rpm=600 budget=500 tpm=200000 concurrency=20`);
+    expect(shown).toContain('period=monthly');
+    await runKeysCommand(['project', 'create', '--name', 'batch'], env());
+    expect(JSON.parse(await runKeysCommand(['project', 'list', '--search', 'WE', '--json'], env())).data.map((p: any) => p.name)).toEqual(['web']);
+    expect((await runKeysCommand(['project', 'list'], env())).split('\n')).toHaveLength(2);
+
+    const updated = JSON.parse(await runKeysCommand(['project', 'update', project.id, '--name', 'web-2', '--tpm', 'none', '--model-limits', 'none', '--json'], env()));
+    expect(updated).toMatchObject({ name: 'web-2', tokens_per_minute: null, model_limits: null, requests_per_minute: 600 });
+
+    await expect(runKeysCommand(['project', 'delete', project.id], env())).rejects.toThrow(/still owns 1 key/);
+    expect(JSON.parse(await runKeysCommand(['update', key.id, '--project', 'none', '--json'], env())).project_id).toBeNull();
+    expect(await runKeysCommand(['project', 'delete', project.id], env())).toBe(`deleted: ${project.id}`);
+    await expect(runKeysCommand(['project', 'show', project.id], env())).rejects.toThrow(`No project with id ${project.id}`);
+  });
+
   it('refuses bad input before touching the database', async () => {
     expect(() => parseArgs([])).toThrow(CliUsageError);
     expect(() => parseArgs(['create', '--colour', 'red'])).toThrow('unknown option --colour');
@@ -52,6 +80,15 @@ describe('keys CLI (npm run keys)', () => {
     await expect(runKeysCommand(['create', '--name', 'x', '--budget', 'lots'], env())).rejects.toThrow('--budget must be a number');
     await expect(runKeysCommand(['revoke'], env())).rejects.toThrow('needs a key id');
     await expect(runKeysCommand(['frobnicate'], env())).rejects.toThrow('usage');
+    await expect(runKeysCommand(['project'], env())).rejects.toThrow('usage');
+    await expect(runKeysCommand(['project', 'revoke', 'x'], env())).rejects.toThrow('usage');
+    await expect(runKeysCommand(['project', 'show'], env())).rejects.toThrow('project show needs a project id');
+    await expect(runKeysCommand(['project', 'create', '--name', 'x', '--scopes', 'chat'], env())).rejects.toThrow('--scopes is for keys, not projects');
+    await expect(runKeysCommand(['project', 'create', '--name', 'x', '--alert', '1.5'], env())).rejects.toThrow('alert_threshold');
+    await expect(runKeysCommand(['project', 'create', '--name', 'x', '--budget-period', 'hourly'], env())).rejects.toThrow('budget_period');
+    await expect(runKeysCommand(['create', '--name', 'x', '--model-limits', '{"m":{"tokens_per_minute":0}}'], env())).rejects.toThrow('model_limits');
+    await expect(runKeysCommand(['create', '--name', 'x', '--model-limits', 'nope'], env())).rejects.toThrow('--model-limits must be JSON');
+    await expect(runKeysCommand(['create', '--name', 'x', '--project', 'nope'], env())).rejects.toThrow('project_id');
   });
 });
 

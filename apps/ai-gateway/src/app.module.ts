@@ -9,6 +9,7 @@ import { GATEWAY_ENTITIES } from './entities';
 import { GATEWAY_MIGRATIONS } from './migrations';
 import { gatewayMigrationsTable } from './data-source';
 import { KeysModule } from './keys/keys.module';
+import { ProjectsModule } from './projects/projects.module';
 import { UsageModule } from './usage/usage.module';
 import { UpstreamsModule } from './upstreams/upstreams.module';
 import { ChatModule } from './chat/chat.module';
@@ -20,7 +21,7 @@ import { ResponsesModule } from './responses/responses.module';
 import { CompletionsModule } from './completions/completions.module';
 
 /** Feature modules of the AI gateway (append new ones). */
-const FEATURES: Type[] = [KeysModule, UsageModule, UpstreamsModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule];
+const FEATURES: Type[] = [KeysModule, ProjectsModule, UsageModule, UpstreamsModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule];
 
 @Module({})
 export class AppModule {

@@ -53,6 +53,11 @@ export class ApiKeysService {
     return (await this.answer([key!]))[0];
   }
 
+  /** Drops this replica's cached keys, whose project limits changed (projects/projects.service.ts); others expire theirs within AI_KEY_CACHE_TTL_MS. */
+  forgetCached(): void {
+    this.cache.clear();
+  }
+
   countUsable(): Promise<number> {
     return this.keys.countUsable();
   }

@@ -2,11 +2,13 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal, Roles } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { Clock } from '@app/platform';
+import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeysService } from '../keys/api-keys.service';
 import { apiKeyClaims } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { roundYuan } from './pricing';
-import { AdminUsageQuery, AdminUsageResponse, UsageQuery, UsageResponse } from './dtos/usage.dtos';
+import { AdminUsageQuery, AdminUsageResponse, UsagePeriodTotal, UsageQuery, UsageResponse } from './dtos/usage.dtos';
 import { LedgerWriter } from './ledger.writer';
 import { UsageRepository, UsageRow } from './usage.repository';
 
@@ -18,25 +20,44 @@ export class UsageController {
     private readonly usage: UsageRepository,
     private readonly ledger: LedgerWriter,
     private readonly keys: ApiKeysService,
+    private readonly config: GatewayConfig,
+    private readonly clock: Clock,
   ) {}
 
   @Get('v1/usage')
   @Roles('api-key')
   @ApiTags('usage')
-  @ApiOperation({ summary: 'Usage of the calling key per UTC day, endpoint and model, with its budget' })
+  @ApiOperation({
+    summary: 'Usage of the calling key per day (or week or month), endpoint and model, with its budget',
+    description: 'Per UTC day by default; `period=day|week|month` buckets per day, week (from Monday) or month in BUDGET_TIMEZONE, as budget periods count.',
+  })
   @ApiOkResponse({ type: UsageResponse })
   @ApiOpenAiErrors(400, 401)
   async mine(@CurrentPrincipal() principal: Principal, @Query() q: UsageQuery): Promise<UsageResponse> {
     apiKeyClaims(principal);
-    const { from, to } = range(q);
+    const timeZone = this.zoneOf(q);
+    const { from, to } = range(q, this.clock.now(), timeZone);
     await this.ledger.flush();
-    const [rows, key] = await Promise.all([this.usage.summarize({ from, to, keyId: principal.id }), this.keys.get(principal.id)]);
+    const [rows, key] = await Promise.all([this.usage.summarize({ from, to, keyId: principal.id, period: q.period, timeZone }), this.keys.get(principal.id)]);
     return {
       object: 'usage',
       start_date: from,
       end_date: to,
-      key: { id: key.id, name: key.name, budget_yuan: key.budget_yuan, spent_yuan: key.spent_yuan, remaining_yuan: key.remaining_yuan },
+      period: q.period ?? null,
+      time_zone: timeZone,
+      key: {
+        id: key.id,
+        name: key.name,
+        budget_yuan: key.budget_yuan,
+        spent_yuan: key.spent_yuan,
+        remaining_yuan: key.remaining_yuan,
+        project_id: key.project_id,
+        budget_tokens: key.budget_tokens,
+        budget_period: key.budget_period,
+        budget_usage: key.budget_usage,
+      },
       data: rows.map(line),
+      totals: totals(rows),
       total_cost_yuan: total(rows),
     };
   }
@@ -44,19 +65,42 @@ export class UsageController {
   @Get('admin/usage')
   @Roles('admin')
   @ApiTags('admin')
-  @ApiOperation({ summary: 'Usage report of all keys (or one) per UTC day, endpoint and model' })
+  @ApiOperation({
+    summary: 'Usage report of all keys (or one key, or one project) per day (or week or month), key or project, endpoint and model',
+    description: 'Per UTC day by default; `period=day|week|month` buckets in BUDGET_TIMEZONE. `project_id` keeps the keys of one project; `group_by=project` sums each project\'s keys.',
+  })
   @ApiOkResponse({ type: AdminUsageResponse })
   @ApiOpenAiErrors(400, 401, 403)
   async report(@Query() q: AdminUsageQuery): Promise<AdminUsageResponse> {
-    const { from, to } = range(q);
+    const timeZone = this.zoneOf(q);
+    const { from, to } = range(q, this.clock.now(), timeZone);
     await this.ledger.flush();
-    const rows = await this.usage.summarize({ from, to, keyId: q.key_id });
-    return { object: 'usage', start_date: from, end_date: to, data: rows.map((r) => ({ key_id: r.keyId, ...line(r) })), total_cost_yuan: total(rows) };
+    const rows = await this.usage.summarize({ from, to, keyId: q.key_id, projectId: q.project_id, period: q.period, timeZone, groupBy: q.group_by });
+    return {
+      object: 'usage',
+      start_date: from,
+      end_date: to,
+      period: q.period ?? null,
+      time_zone: timeZone,
+      data: rows.map((r) => ({ key_id: r.keyId, project_id: r.projectId, ...line(r) })),
+      totals: totals(rows),
+      total_cost_yuan: total(rows),
+    };
+  }
+
+  /** Days are UTC unless a period is asked for: then they are BUDGET_TIMEZONE's, as budget periods are. */
+  private zoneOf(q: UsageQuery): string {
+    return q.period ? this.config.BUDGET_TIMEZONE : 'UTC';
   }
 }
 
-function range(q: UsageQuery): { from: string; to: string } {
-  const to = q.end_date ?? new Date().toISOString().slice(0, 10);
+/** Today's date (YYYY-MM-DD) in a time zone. */
+function today(now: number, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+}
+
+function range(q: UsageQuery, now: number, timeZone: string): { from: string; to: string } {
+  const to = q.end_date ?? today(now, timeZone);
   const from = q.start_date ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
   for (const [param, d] of [['start_date', from], ['end_date', to]]) {
     const t = Date.parse(`${d}T00:00:00Z`);
@@ -84,6 +128,20 @@ function line(r: UsageRow) {
     images: r.images,
     cost_yuan: r.costYuan,
   };
+}
+
+function totals(rows: UsageRow[]): UsagePeriodTotal[] {
+  const byDate = new Map<string, UsagePeriodTotal>();
+  for (const r of rows) {
+    const t = byDate.get(r.date) ?? { date: r.date, requests: 0, prompt_tokens: 0, completion_tokens: 0, cost_yuan: 0 };
+    t.requests += r.requests;
+    t.prompt_tokens += r.promptTokens;
+    t.completion_tokens += r.completionTokens;
+    t.cost_yuan += r.costYuan;
+    byDate.set(r.date, t);
+  }
+  // Rows come ordered by date (usage.repository.ts), so the map keeps that order.
+  return [...byDate.values()].map((t) => ({ ...t, cost_yuan: roundYuan(t.cost_yuan) }));
 }
 
 function total(rows: UsageRow[]): number {

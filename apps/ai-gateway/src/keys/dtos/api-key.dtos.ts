@@ -39,7 +39,8 @@ export class CreateApiKeyRequest extends LimitFieldsRequest {
 /** Every field optional; `null` clears a limit. */
 export class UpdateApiKeyRequest extends LimitFieldsRequest {
   @ApiPropertyOptional({ example: 'demo (renamed)' })
-  @IsOptional()
+  // Not nullable: a name cannot be removed (null is refused, not skipped).
+  @ValidateIf((_, v) => v !== undefined)
   @IsString()
   @Length(1, 100)
   name?: string;

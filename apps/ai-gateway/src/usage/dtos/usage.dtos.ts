@@ -1,18 +1,32 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsUUID, Matches } from 'class-validator';
+import { IsIn, IsOptional, IsUUID, Matches } from 'class-validator';
+import { BudgetUsageResponse } from '../../limits/dtos/limit-fields.dto';
+import { BUDGET_PERIODS, BudgetPeriod } from '../../limits/limit-set';
+import type { UsagePeriod } from '../usage.repository';
+
+export const USAGE_PERIODS: readonly UsagePeriod[] = ['day', 'week', 'month'];
 
 const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
 export class UsageQuery {
-  @ApiPropertyOptional({ example: '2026-11-01', description: 'First UTC day (default: 29 days before end_date)' })
+  @ApiPropertyOptional({ example: '2026-11-01', description: 'First day (UTC; with `period`, of BUDGET_TIMEZONE) (default: 29 days before end_date)' })
   @IsOptional()
   @Matches(DATE, { message: 'start_date must be YYYY-MM-DD' })
   start_date?: string;
 
-  @ApiPropertyOptional({ example: '2026-11-22', description: 'Last UTC day, inclusive (default: today)' })
+  @ApiPropertyOptional({ example: '2026-11-22', description: 'Last day, inclusive (UTC; with `period`, of BUDGET_TIMEZONE) (default: today)' })
   @IsOptional()
   @Matches(DATE, { message: 'end_date must be YYYY-MM-DD' })
   end_date?: string;
+
+  @ApiPropertyOptional({
+    example: 'month',
+    enum: USAGE_PERIODS,
+    description: 'Lines per day, week (from Monday) or month in BUDGET_TIMEZONE, as budget periods count; `date` is the first day of each. Omitted: per UTC day.',
+  })
+  @IsOptional()
+  @IsIn(USAGE_PERIODS)
+  period?: UsagePeriod;
 }
 
 export class AdminUsageQuery extends UsageQuery {
@@ -20,6 +34,16 @@ export class AdminUsageQuery extends UsageQuery {
   @IsOptional()
   @IsUUID()
   key_id?: string;
+
+  @ApiPropertyOptional({ description: "Only the keys of this project (the project a key belongs to now)" })
+  @IsOptional()
+  @IsUUID()
+  project_id?: string;
+
+  @ApiPropertyOptional({ enum: ['key', 'project'], default: 'key', description: '`project`: one line per project instead of per key (key_id null)' })
+  @IsOptional()
+  @IsIn(['key', 'project'])
+  group_by?: 'key' | 'project';
 }
 
 export class UsageLine {
@@ -37,7 +61,17 @@ export class UsageLine {
 }
 
 export class AdminUsageLine extends UsageLine {
-  @ApiProperty({ example: 'b6f1c1de-4a4b-4c1e-9a55-0d7e1b7f1a2c', nullable: true, type: String }) key_id: string | null;
+  @ApiProperty({ example: 'b6f1c1de-4a4b-4c1e-9a55-0d7e1b7f1a2c', nullable: true, type: String, description: 'null with group_by=project' }) key_id: string | null;
+  @ApiProperty({ example: '3f0c9a52-6f3e-4a8e-9d51-2b1f6c0e7a10', nullable: true, type: String, description: "The key's project (now); null: none" }) project_id: string | null;
+}
+
+/** Everything of one period (`date`) of the report, all lines summed. */
+export class UsagePeriodTotal {
+  @ApiProperty({ example: '2026-11-01' }) date: string;
+  @ApiProperty({ example: 12 }) requests: number;
+  @ApiProperty({ example: 1200 }) prompt_tokens: number;
+  @ApiProperty({ example: 800 }) completion_tokens: number;
+  @ApiProperty({ example: 0.0284 }) cost_yuan: number;
 }
 
 export class UsageKeySummary {
@@ -46,14 +80,21 @@ export class UsageKeySummary {
   @ApiProperty({ example: 10, nullable: true, type: Number }) budget_yuan: number | null;
   @ApiProperty({ example: 0.0284 }) spent_yuan: number;
   @ApiProperty({ example: 9.9716, nullable: true, type: Number }) remaining_yuan: number | null;
+  @ApiProperty({ example: null, nullable: true, type: String }) project_id: string | null;
+  @ApiProperty({ example: null, nullable: true, type: Number }) budget_tokens: number | null;
+  @ApiProperty({ example: 'lifetime', enum: BUDGET_PERIODS }) budget_period: BudgetPeriod;
+  @ApiProperty({ type: BudgetUsageResponse, nullable: true, description: 'The current budget period (null without a budget)' }) budget_usage: BudgetUsageResponse | null;
 }
 
 export class UsageResponse {
   @ApiProperty({ example: 'usage' }) object: 'usage';
   @ApiProperty({ example: '2026-10-24' }) start_date: string;
   @ApiProperty({ example: '2026-11-22' }) end_date: string;
+  @ApiProperty({ example: null, nullable: true, enum: USAGE_PERIODS, description: 'The bucketing asked for; null: UTC days' }) period: UsagePeriod | null;
+  @ApiProperty({ example: 'UTC', description: 'Zone of the dates: UTC, or BUDGET_TIMEZONE with `period`' }) time_zone: string;
   @ApiProperty({ type: UsageKeySummary }) key: UsageKeySummary;
   @ApiProperty({ type: [UsageLine] }) data: UsageLine[];
+  @ApiProperty({ type: [UsagePeriodTotal], description: 'Per period (date), oldest first' }) totals: UsagePeriodTotal[];
   @ApiProperty({ example: 0.0284 }) total_cost_yuan: number;
 }
 
@@ -61,6 +102,9 @@ export class AdminUsageResponse {
   @ApiProperty({ example: 'usage' }) object: 'usage';
   @ApiProperty({ example: '2026-10-24' }) start_date: string;
   @ApiProperty({ example: '2026-11-22' }) end_date: string;
+  @ApiProperty({ example: 'month', nullable: true, enum: USAGE_PERIODS, description: 'The bucketing asked for; null: UTC days' }) period: UsagePeriod | null;
+  @ApiProperty({ example: 'Asia/Shanghai', description: 'Zone of the dates: UTC, or BUDGET_TIMEZONE with `period`' }) time_zone: string;
   @ApiProperty({ type: [AdminUsageLine] }) data: AdminUsageLine[];
+  @ApiProperty({ type: [UsagePeriodTotal], description: 'Per period (date), oldest first' }) totals: UsagePeriodTotal[];
   @ApiProperty({ example: 1.5 }) total_cost_yuan: number;
 }
