@@ -242,13 +242,14 @@ describe.each(backends('limits property'))('limits hold across two instances (fa
   it('no window, lease or budget period is ever exceeded, and every reservation ends', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
-        const project = (
-          await db.query(
-            `INSERT INTO ai_projects (name, requests_per_minute, tokens_per_minute, max_concurrent_requests, model_limits, budget_yuan, budget_tokens, budget_period)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 'daily') RETURNING id`,
-            [`p-${run}`, s.project.requests_per_minute, s.project.tokens_per_minute, s.project.max_concurrent_requests, s.modelLimits ? { 'vendor-b': s.modelLimits } : null, s.project.budget_yuan, s.project.budget_tokens],
-          )
-        ).rows[0].id as string;
+        const created = await admin('POST', '/admin/projects', {
+          name: `p-${run}`,
+          ...s.project,
+          budget_period: 'daily',
+          model_limits: s.modelLimits ? { 'vendor-b': s.modelLimits } : null,
+        });
+        expect(created.status).toBe(201);
+        const project = created.body.id as string;
         ids.add(project);
         const keys: Array<{ id: string; key: string }> = [];
         for (let i = 0; i < 2; i++) {

@@ -1,0 +1,183 @@
+/**
+ * Limits and budgets of keys and projects as a client meets them (apps/ai-gateway/src/limits/): OpenAI's
+ * x-ratelimit-* headers read by the openai SDK, a 429 it retries after its Retry-After, per-model token
+ * limits, a call too large for any minute, budgets that start again at midnight in BUDGET_TIMEZONE, the
+ * alert threshold announced once per period, and a project binding its keys together. The gateway's
+ * clock is a FakeClock the tests move (no test waits for a minute or a day).
+ */
+import OpenAI from 'openai';
+import { FakeClock } from '../support/clock';
+import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
+
+const NOON_IN_SHANGHAI = Date.parse('2026-11-27T04:00:00Z');
+
+describe('AI gateway limits and budgets (keys, projects, models, periods)', () => {
+  let f: GatewayFixture;
+  const clock = new FakeClock(NOON_IN_SHANGHAI);
+
+  beforeAll(async () => {
+    f = await startGatewayFixture({ BUDGET_TIMEZONE: 'Asia/Shanghai' }, undefined, { clock });
+  });
+  afterAll(() => f.close());
+  beforeEach(() => {
+    f.openai.requests.length = 0;
+    f.openai.behaviour.reply = undefined;
+    f.openai.behaviour.holdAfterChunks = undefined;
+    f.openai.behaviour.hold = undefined;
+  });
+
+  /** What the SDK got for one HTTP request: status, headers, and an error's body. */
+  interface Seen {
+    status: number;
+    headers: Headers;
+    error?: { type: string; code: string; param: string | null; message: string };
+  }
+
+  /**
+   * The openai SDK on the gateway; `seen` records every HTTP answer it got (retries included). An error's
+   * body is read from a clone at once: an unread clone would keep the SDK's cancel of the original pending.
+   */
+  function sdk(key: string, maxRetries = 0, onAnswer?: (res: Response) => Promise<void>) {
+    const seen: Seen[] = [];
+    const client = new OpenAI({
+      apiKey: key,
+      baseURL: `${f.gw.url}/v1`,
+      maxRetries,
+      fetch: async (url: RequestInfo | URL, init?: RequestInit) => {
+        const res = await fetch(url, init);
+        seen.push({ status: res.status, headers: res.headers, ...(res.ok ? {} : { error: (await res.clone().json()).error }) });
+        await onAnswer?.(res);
+        return res;
+      },
+    });
+    return { client, seen };
+  }
+  const hi = (max_tokens = 20) => ({ model: 'vendor-gpt-4', max_tokens, messages: [{ role: 'user' as const, content: 'hi' }] });
+
+  async function createProject(fields: Record<string, unknown>): Promise<string> {
+    const res = await f.admin('POST', '/admin/projects', { name: `p-${Math.random().toString(36).slice(2, 8)}`, ...fields });
+    expect(res.status).toBe(201);
+    return res.body.id;
+  }
+
+  it('answers the x-ratelimit-* headers of requests and tokens, which the openai SDK reads', async () => {
+    const { key } = await f.createKey({ requests_per_minute: 10, tokens_per_minute: 5000 });
+    const { data, response } = await sdk(key).client.chat.completions.create(hi()).withResponse();
+    expect(data.choices[0].message.content).toBeTruthy();
+    expect(response.headers.get('x-ratelimit-limit-requests')).toBe('10');
+    expect(response.headers.get('x-ratelimit-remaining-requests')).toBe('9');
+    expect(response.headers.get('x-ratelimit-limit-tokens')).toBe('5000');
+    // The call's reservation (its prompt with a margin, and max_tokens) is counted while it runs.
+    const remaining = Number(response.headers.get('x-ratelimit-remaining-tokens'));
+    expect(remaining).toBeLessThan(5000 - 20);
+    expect(remaining).toBeGreaterThan(5000 - 100);
+    expect(response.headers.get('x-ratelimit-reset-tokens')).toMatch(/^(1m[01](\.\d+)?s|60(\.\d+)?s)$/);
+  });
+
+  it('refuses a call over max_concurrent_requests with 429 and Retry-After; the openai SDK waits and retries it', async () => {
+    const { key } = await f.createKey({ max_concurrent_requests: 1 });
+    let release!: () => void;
+    f.openai.behaviour.holdAfterChunks = 1;
+    f.openai.behaviour.hold = new Promise<void>((r) => (release = r));
+    // The first call streams and holds its lease until the test lets it finish.
+    const first = await sdk(key).client.chat.completions.create({ ...hi(), stream: true });
+    const firstDone = (async () => {
+      let text = '';
+      for await (const chunk of first) text += chunk.choices[0]?.delta?.content ?? '';
+      return text;
+    })();
+    // The second is refused while the first runs; once refused, the first is let finish, so the SDK's retry fits.
+    const { client, seen } = sdk(key, 2, async (res) => {
+      if (res.status !== 429) return;
+      release();
+      await firstDone;
+    });
+    const second = await client.chat.completions.create(hi());
+    expect(second.choices[0].message.content).toBeTruthy();
+    expect(seen.map((r) => r.status)).toEqual([429, 200]);
+    expect(seen[0].headers.get('retry-after')).toBe('1');
+    expect(seen[0].error).toMatchObject({ type: 'requests', code: 'rate_limit_exceeded', param: 'max_concurrent_requests' });
+  });
+
+  it('limits tokens per minute per model: refused naming the model until the minute has passed; a call too large for any minute is not retried', async () => {
+    const { key } = await f.createKey({ model_limits: { 'vendor-gpt-4': { tokens_per_minute: 100 } } });
+    f.openai.behaviour.reply = 'w '.repeat(40).trim(); // 40 completion tokens
+    await sdk(key).client.chat.completions.create(hi(40));
+    // Another model of the key is not limited.
+    await sdk(key).client.chat.completions.create({ ...hi(40), model: 'vendor-gpt-4-mini' });
+
+    // (maxRetries 0: the SDK would honour a Retry-After under a minute by waiting that long.)
+    const { client, seen } = sdk(key);
+    const refused: any = await client.chat.completions.create(hi(40)).catch((e) => e);
+    expect(refused.status).toBe(429);
+    expect(refused.error).toMatchObject({ type: 'tokens', code: 'rate_limit_exceeded', param: 'tokens_per_minute' });
+    expect(refused.error.message).toContain('for model vendor-gpt-4 on tokens per min (TPM): Limit 100');
+    const retryAfter = Number(seen[0].headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(59);
+    expect(retryAfter).toBeLessThanOrEqual(61);
+
+    clock.advance(retryAfter * 1000);
+    await expect(sdk(key).client.chat.completions.create(hi(40))).resolves.toBeTruthy();
+
+    // max_tokens alone above the limit: no wait helps, and the SDK does not retry (x-should-retry: false).
+    const tooLarge = sdk(key, 2);
+    const err: any = await tooLarge.client.chat.completions.create(hi(200)).catch((e) => e);
+    expect(err.status).toBe(429);
+    expect(err.error.message).toContain('Request too large for API key "test" for model vendor-gpt-4');
+    expect(tooLarge.seen).toHaveLength(1);
+    expect(tooLarge.seen[0].headers.get('x-should-retry')).toBe('false');
+  });
+
+  it('a daily budget is refused with Retry-After until midnight in BUDGET_TIMEZONE, and starts again then', async () => {
+    const { id, key } = await f.createKey({ budget_yuan: 0.1, budget_period: 'daily' });
+    f.openai.behaviour.reply = 'w '.repeat(20).trim();
+    clock.advance(NOON_IN_SHANGHAI + 86_400_000 - clock.now()); // noon of the next day, Shanghai
+    await sdk(key).client.chat.completions.create(hi(20));
+    const { client, seen } = sdk(key);
+    const refused: any = await client.chat.completions.create(hi(20)).catch((e) => e);
+    expect(refused.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
+    expect(refused.error.message).toContain('the daily budget of API key "test"');
+    expect(seen[0].headers.get('retry-after')).toBe(String(12 * 3600));
+    const today = (await f.admin('GET', `/admin/keys/${id}`)).body;
+    expect(today.budget_usage).toMatchObject({ period: 'daily', period_start: '2026-11-27T16:00:00.000Z', period_end: '2026-11-28T16:00:00.000Z', reserved_yuan: 0 });
+    expect(today.budget_usage.spent_yuan).toBeGreaterThan(0);
+
+    clock.advance(12 * 3600 * 1000);
+    await expect(sdk(key).client.chat.completions.create(hi(20))).resolves.toBeTruthy();
+    const tomorrow = (await f.admin('GET', `/admin/keys/${id}`)).body;
+    expect(tomorrow.budget_usage.period_start).toBe('2026-11-28T16:00:00.000Z');
+    expect(tomorrow.spent_yuan).toBeCloseTo(today.budget_usage.spent_yuan + tomorrow.budget_usage.spent_yuan, 8);
+  });
+
+  it('announces a budget crossing its alert threshold once per period (ai_budget_events_total)', async () => {
+    const { key } = await f.createKey({ budget_tokens: 1000, budget_period: 'weekly', alert_threshold: 0.002 });
+    const events = async () => {
+      const text = await (await fetch(`${f.gw.url}/actuator/prometheus`)).text();
+      return Number(/ai_budget_events_total\{scope="key",event="threshold_reached"\} (\d+)/.exec(text)?.[1] ?? 0);
+    };
+    const before = await events();
+    await sdk(key).client.chat.completions.create(hi());
+    await sdk(key).client.chat.completions.create(hi());
+    expect(await events()).toBe(before + 1);
+    clock.advance(7 * 86_400_000);
+    await sdk(key).client.chat.completions.create(hi());
+    expect(await events()).toBe(before + 2);
+  });
+
+  it('a project binds its keys together: its requests per minute and token budget count the calls of all of them', async () => {
+    const project = await createProject({ requests_per_minute: 3, budget_tokens: 1_000_000 });
+    const [one, two] = [await f.createKey({ project_id: project }), await f.createKey({ project_id: project })];
+    expect(one.project_id).toBe(project);
+    await sdk(one.key).client.chat.completions.create(hi());
+    await sdk(two.key).client.chat.completions.create(hi());
+    await sdk(one.key).client.chat.completions.create(hi());
+    const { client, seen } = sdk(two.key);
+    const refused: any = await client.chat.completions.create(hi()).catch((e) => e);
+    expect(refused.error).toMatchObject({ type: 'requests', code: 'rate_limit_exceeded', param: 'requests_per_minute' });
+    expect(refused.error.message).toMatch(/^Rate limit reached for project "p-\w+" on requests per min \(RPM\): Limit 3\./);
+    expect(seen[0].headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    const p = (await f.admin('GET', `/admin/projects/${project}`)).body;
+    expect(p.budget_usage.spent_tokens).toBeGreaterThan(0);
+    expect(p.budget_usage.reserved_tokens).toBe(0);
+  });
+});
