@@ -43,7 +43,7 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
       apiKey: key,
       baseURL: `${f.gw.url}/v1`,
       maxRetries,
-      fetch: async (url: RequestInfo | URL, init?: RequestInit) => {
+      fetch: async (url: string | URL | Request, init?: RequestInit) => {
         const res = await fetch(url, init);
         seen.push({ status: res.status, headers: res.headers, ...(res.ok ? {} : { error: (await res.clone().json()).error }) });
         await onAnswer?.(res);
