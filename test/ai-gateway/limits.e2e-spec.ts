@@ -45,7 +45,7 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
       maxRetries,
       fetch: async (url: string | URL | Request, init?: RequestInit) => {
         const res = await fetch(url, init);
-        seen.push({ status: res.status, headers: res.headers, ...(res.ok ? {} : { error: (await res.clone().json()).error }) });
+        seen.push({ status: res.status, headers: res.headers, ...(res.ok ? {} : { error: ((await res.clone().json()) as { error: Seen['error'] }).error }) });
         await onAnswer?.(res);
         return res;
       },
