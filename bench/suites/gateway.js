@@ -117,6 +117,31 @@ async function run(ctx) {
       });
     }
 
+    // --- limits: a call under a key (in a project) with every limit set vs a key with none, same gateway.
+    // The limited call counts its requests at authentication, is admitted (tokens, concurrency, per-model
+    // limits, budgets) and settles before answering: three statements on the shared state (PostgreSQL here).
+    await section(figures, G, NAMES.slice(19, 21), log, async () => {
+      const adminPost = async (p, body) => {
+        const res = await fetch(`${gw.url}${p}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        if (res.status !== 201) throw new Error(`POST ${p} answered ${res.status}: ${await res.text()}`);
+        return res.json();
+      };
+      const every = { requests_per_minute: 1_000_000, tokens_per_minute: 100_000_000, max_concurrent_requests: 1000, model_limits: { 'bench-model': { requests_per_minute: 1_000_000, tokens_per_minute: 100_000_000, max_concurrent_requests: 1000 } }, budget_yuan: 1e9, budget_tokens: 1e15, budget_period: 'daily', alert_threshold: 0.9 };
+      const project = await adminPost('/admin/projects', { name: 'bench-limits', ...every });
+      const limited = await adminPost('/admin/keys', { name: 'bench-limits', project_id: project.id, ...every });
+      const { a: none, b: all } = await load.run('abCannon', {
+        a: { url: `${gw.url}/v1/chat/completions`, method: 'POST', headers: auth, body: CHAT, connections: 1 },
+        b: { url: `${gw.url}/v1/chat/completions`, method: 'POST', headers: { authorization: `Bearer ${limited.key}` }, body: CHAT, connections: 1 },
+        duration: dur,
+        rounds,
+        warmup: warm,
+      });
+      raw.limits = { none, all };
+      const note = `${all.non2xx} non-2xx of ${all.total}`;
+      figures.push(figure({ group: G, name: 'limits: added latency p50, every limit vs none, c=1', unit: 'ms', baseline: none.latency.p50, baselineLabel: 'key without limits', measured: all.latency.p50, kind: 'diff', target: { op: '<=', value: 2 }, note }));
+      figures.push(figure({ group: G, name: 'limits: added latency p99, every limit vs none, c=1', unit: 'ms', baseline: none.latency.p99, baselineLabel: 'key without limits', measured: all.latency.p99, kind: 'diff', target: { op: '<=', value: 3 }, note }));
+    });
+
     // --- throughput at saturation: gateway vs a bare Node http proxy pipe to the same upstream
     await section(figures, G, [NAMES[6]], log, async () => {
     const conns = 64;
@@ -211,6 +236,8 @@ const NAMES = [
   ['reference: bare http pipe added latency p99, c=32', 'reported'],
   ['reference: bare http pipe added latency p50, c=1', 'reported'],
   ['reference: bare http pipe added latency p99, c=1', 'reported'],
+  ['limits: added latency p50, every limit vs none, c=1', '<= 2 ms'],
+  ['limits: added latency p99, every limit vs none, c=1', '<= 3 ms'],
 ];
 
 module.exports = { run, unavailable: (reason) => NAMES.map(([n, t]) => notAvailable(G, n, reason, t)) };

@@ -25,7 +25,7 @@ export class ApiKeysService {
   async create(req: CreateApiKeyRequest): Promise<CreatedApiKeyResponse> {
     const secret = generateKeySecret();
     const changes = await this.changesOf(req);
-    const key = await this.keys.insert({ name: req.name, prefix: secret.prefix, keyHash: secret.hash, ...changes });
+    const key = await this.keys.insert({ name: req.name, prefix: secret.prefix, keyHash: secret.hash, ...changes }).catch(projectGone(req.project_id));
     return { ...(await this.answer([key]))[0], key: secret.key };
   }
 
@@ -40,7 +40,7 @@ export class ApiKeysService {
 
   async update(id: string, req: UpdateApiKeyRequest): Promise<ApiKeyResponse> {
     await this.mustFind(id);
-    const key = await this.keys.update(id, await this.changesOf(req));
+    const key = await this.keys.update(id, await this.changesOf(req)).catch(projectGone(req.project_id));
     this.cache.clear();
     return (await this.answer([key!]))[0];
   }
@@ -110,6 +110,18 @@ export class ApiKeysService {
     const limits = await this.limitFields.describe(keys.map((k) => ({ scope: 'key' as const, id: k.id, limits: k.limits })));
     return keys.map((k, i) => toApiKeyResponse(k, limits[i]));
   }
+}
+
+/**
+ * A project deleted between the check in changesOf and the write (the foreign key refuses it) is the
+ * same answer as one that never existed: 404 naming project_id.
+ */
+function projectGone(projectId: string | null | undefined): (e: unknown) => never {
+  return (e) => {
+    const code = (e as { driverError?: { code?: string }; code?: string }).driverError?.code ?? (e as { code?: string }).code;
+    if (code === '23503' && projectId) throw new GatewayError(GatewayErrorCode.ProjectNotFound, { id: projectId });
+    throw e;
+  };
 }
 
 /** First and last characters only, as OpenAI shows a rejected key. */
