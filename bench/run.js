@@ -25,7 +25,7 @@ const SUITE_FILES = { noisy: 'noisy-neighbour' };
 const only = (arg('--only') || SUITES.join(',')).split(',').filter(Boolean);
 const cpuProf = (arg('--cpu-prof') || '').split(',').filter(Boolean);
 // Suite time limits (ms): full < 10 min in all, quick < 3 min.
-const LIMITS = mode === 'quick' ? { gateway: 50_000, membership: 30_000, engines: 40_000, noisy: 40_000 } : { gateway: 200_000, membership: 120_000, engines: 180_000, noisy: 90_000 };
+const LIMITS = mode === 'quick' ? { gateway: 65_000, membership: 30_000, engines: 40_000, noisy: 40_000 } : { gateway: 230_000, membership: 120_000, engines: 180_000, noisy: 90_000 };
 
 const log = (m) => process.stderr.write(`[bench] ${m}\n`);
 

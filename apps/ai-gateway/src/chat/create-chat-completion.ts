@@ -125,13 +125,21 @@ export class CreateChatCompletion {
     let reserveOut = requestedOut ?? Math.max(1, Math.min(this.config.AI_COMPLETION_RESERVE_TOKENS, info.contextLength - promptTokens));
     // Tokenizers differ between vendors: the prompt part of the hold gets a margin.
     const promptHold = Math.ceil(promptTokens * 1.1) + 16;
-    const budget = claims.hasBudget && requestedOut === undefined && hold.price.outputPer1k > 0 ? await this.metering.remaining(principal) : null;
-    if (budget && budget.yuan !== null) {
-      // No max_tokens given: hold only what the remaining budget can pay for (the answer is capped there).
-      const remaining = budget.yuan;
-      const affordable = Math.floor(((remaining - searchHold - tokenCost(hold, { promptTokens: promptHold, completionTokens: predictionTokens }) - 1e-9) * 1000) / hold.price.outputPer1k / (body.n ?? 1));
-      reserveOut = Math.min(reserveOut, affordable);
-      if (reserveOut < 1) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
+    const n = body.n ?? 1;
+    const held = (out: number) => ({ model: info.name, yuan: tokenCost(hold, { promptTokens: promptHold, completionTokens: out * n + predictionTokens }) + searchHold, tokens: promptHold + out * n + predictionTokens, headers });
+    let reservation: Reservation;
+    try {
+      reservation = await this.metering.reserve(principal, held(reserveOut));
+    } catch (e) {
+      // No max_tokens given and the budget cannot pay for the default: hold only what the remaining budget
+      // can pay for (the answer is capped there). Asked only then: most calls fit at once, in one round trip.
+      const capped = claims.hasBudget && requestedOut === undefined && hold.price.outputPer1k > 0 && e instanceof GatewayError && e.type === 'insufficient_quota';
+      const budget = capped ? await this.metering.remaining(principal) : null;
+      if (!budget || budget.yuan === null) throw e;
+      const affordable = Math.floor(((budget.yuan - searchHold - tokenCost(hold, { promptTokens: promptHold, completionTokens: predictionTokens }) - 1e-9) * 1000) / hold.price.outputPer1k / n);
+      if (affordable < 1 || affordable >= reserveOut) throw e;
+      reserveOut = affordable;
+      reservation = await this.metering.reserve(principal, held(reserveOut));
     }
     const upstream: UpstreamChatRequest = { ...(body as unknown as UpstreamChatRequest) };
     // include_usage is the gateway's to ask upstream (the client always asks); other stream options pass.
@@ -143,9 +151,7 @@ export class CreateChatCompletion {
     // deployment's completionLimitParam; Anthropic: max_tokens).
     upstream.max_completion_tokens = reserveOut;
     delete upstream.max_tokens;
-    const maxCost = tokenCost(hold, { promptTokens: promptHold, completionTokens: reserveOut * (body.n ?? 1) + predictionTokens }) + searchHold;
-    const reservation = await this.metering.reserve(principal, { model: info.name, yuan: maxCost, tokens: promptHold + reserveOut * (body.n ?? 1) + predictionTokens, headers });
-    return { endpoint: ENDPOINT, info, promptTokens, upstream, reservation, features, reserveOut, n: body.n ?? 1 };
+    return { endpoint: ENDPOINT, info, promptTokens, upstream, reservation, features, reserveOut, n };
   }
 
   private async complete(p: Prepared, body: ChatCompletionRequest, req: Request, res: Response, timer: CallTimer, shape?: ChatAnswerShape): Promise<void> {
