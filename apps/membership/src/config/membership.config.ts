@@ -264,7 +264,7 @@ export class MembershipConfig extends BaseConfig {
   @Matches(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, { message: 'must be 32 bytes as 64 hex characters or base64' })
   MFA_ENCRYPTION_KEY?: string;
 
-  /** Comma-separated roles whose members must enrol a second factor at sign-in before they get tokens (empty: nobody). */
+  /** Comma-separated roles whose members must enrol a second factor at sign-in before they get tokens; `none` for nobody. */
   @IsString()
   @Matches(/^[A-Za-z0-9_-]*(,[A-Za-z0-9_-]+)*$/, { message: 'must be a comma-separated list of role names' })
   MFA_REQUIRED_ROLES: string = 'admin';
