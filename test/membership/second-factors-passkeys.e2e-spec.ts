@@ -52,8 +52,8 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     return authenticatorId;
   }
 
-  const create = (optionsJSON: Json): Promise<Json> => page.evaluate((o) => (window as any).SimpleWebAuthnBrowser.startRegistration({ optionsJSON: o }), optionsJSON);
-  const get = (optionsJSON: Json): Promise<Json> => page.evaluate((o) => (window as any).SimpleWebAuthnBrowser.startAuthentication({ optionsJSON: o }), optionsJSON);
+  const create = (optionsJSON: Json): Promise<Json> => page.evaluate((o) => (globalThis as any).SimpleWebAuthnBrowser.startRegistration({ optionsJSON: o }), optionsJSON);
+  const get = (optionsJSON: Json): Promise<Json> => page.evaluate((o) => (globalThis as any).SimpleWebAuthnBrowser.startAuthentication({ optionsJSON: o }), optionsJSON);
 
   async function newMember(prefix = 'pk') {
     run += 1;

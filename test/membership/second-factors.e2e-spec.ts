@@ -4,13 +4,15 @@
  * enrolment for admins, amr in tokens, and notices. Two app instances share one database: a code is
  * accepted exactly once across them. Passkeys: second-factors-passkeys.e2e-spec.ts (headless Chromium).
  */
+import { Readable } from 'stream';
 import { Client } from 'pg';
 import request from 'supertest';
 import { Secret, TOTP } from 'otpauth';
+import { createAdminCommand } from '../../apps/membership/src/members/admin.cli';
 import { RunningApp, startMembership } from '../support/apps';
 import { FakeClock } from '../support/clock';
 import { sqlClient } from '../support/database';
-import { bearer, client, FakeAliyun, FakeSmtp, startFakeAliyun, startFakeSmtp } from './fakes';
+import { bearer, client, FakeAliyun, FakeSmtp, readMail, startFakeAliyun, startFakeSmtp } from './fakes';
 
 const AUTH = '/api/v1/app/auth';
 const SEC = '/api/v1/app/security';
@@ -21,23 +23,6 @@ const LONG_MS = String(3_600_000);
 /** Claims of an access token (read, not verified: the app verified it). */
 function claimsOf(token: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
-}
-
-/** Decodes a raw mail as sent over SMTP: headers' encoded words and a base64 or quoted-printable body. */
-function readMail(raw: string): { subject: string; body: string } {
-  const [head, ...rest] = raw.split(/\r?\n\r?\n/);
-  const unfolded = head.replace(/\r?\n[ \t]+/g, ' ');
-  const subjectRaw = /^Subject: (.*)$/im.exec(unfolded)?.[1] ?? '';
-  const subject = subjectRaw.replace(/=\?utf-8\?([bq])\?([^?]*)\?=\s*/gi, (_m, enc: string, text: string) =>
-    enc.toLowerCase() === 'b' ? Buffer.from(text, 'base64').toString('utf8') : decodeQp(text.replace(/_/g, ' ')),
-  );
-  const bodyRaw = rest.join('\n\n');
-  const body = /content-transfer-encoding: base64/i.test(unfolded) ? Buffer.from(bodyRaw.replace(/\s+/g, ''), 'base64').toString('utf8') : /quoted-printable/i.test(unfolded) ? decodeQp(bodyRaw.replace(/=\r?\n/g, '')) : bodyRaw;
-  return { subject, body };
-}
-
-function decodeQp(s: string): string {
-  return Buffer.from(s.replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1').toString('utf8');
 }
 
 describe('membership: second factors (authenticator app, recovery codes, challenge, step-up, enforcement)', () => {
@@ -358,6 +343,33 @@ describe('membership: second factors (authenticator app, recovery codes, challen
     // An ordinary challenge does not enrol.
     const wrongKind = await c.post(`${AUTH}/mfa/enrol/totp`).send({ mfaToken: next.body.data.mfaToken }).expect(401);
     expect(wrongKind.body.code).toBe(10012);
+  });
+
+  it('code mails speak the reader\'s language and name the site as its settings do (a zh-CN browser on a renamed site)', async () => {
+    const m = await newMember();
+    await db.query(`UPDATE site_settings SET value = '创客社区' WHERE key = 'site.name'`);
+    try {
+      await m.c.post(`${AUTH}/send-code`).set('Accept-Language', 'zh-CN,zh;q=0.9,en;q=0.8').send({ type: 'email', email: m.email }).expect(200);
+      const zh = readMail(smtp.mails.filter((x) => x.to === m.email).at(-1)!.text);
+      expect(zh.subject).toBe('创客社区验证码');
+      expect(zh.body).toMatch(/^您的创客社区验证码为 \d{6}，5 分钟内有效。/);
+      // The code in it resets the password.
+      await m.c.post(`${AUTH}/reset-password`).send({ type: 'email', account: m.email, code: smtp.lastCode(m.email), newPassword: 'reset-by-zh-mail' }).expect(200);
+      await m.c.post(`${AUTH}/send-code`).set('Accept-Language', 'en-GB').send({ type: 'email', email: m.email }).expect(200);
+      const en = readMail(smtp.mails.filter((x) => x.to === m.email).at(-1)!.text);
+      expect(en.subject).toBe('创客社区 verification code');
+      expect(en.body).toMatch(/^Your 创客社区 verification code is \d{6}\. It expires in 5 minutes\./);
+    } finally {
+      await db.query(`UPDATE site_settings SET value = 'Membership' WHERE key = 'site.name'`);
+    }
+  });
+
+  it('the admin CLI explains the enforced second factor when MFA_REQUIRED_ROLES names admin, and not otherwise', async () => {
+    const env = { ...process.env, NODE_ENV: 'test', DATABASE_URL: a.dbUrl, DATA_DIR: a.dataDir, JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789', ADMIN_PASSWORD: 'cli-admin-password' };
+    const enforced = await createAdminCommand(['tf_cli_admin'], { ...env, MFA_REQUIRED_ROLES: 'admin' }, Readable.from([]));
+    expect(enforced).toMatch(/^admin tf_cli_admin created \(member id \d+\)\nnote: admins must use a second factor \(MFA_REQUIRED_ROLES\): the first sign-in answers \{mfaRequired, enrolmentRequired: true, mfaToken\}/);
+    const plain = await createAdminCommand(['tf_cli_admin'], { ...env, MFA_REQUIRED_ROLES: 'none' }, Readable.from([]));
+    expect(plain).toBe(`admin tf_cli_admin (id ${/member id (\d+)/.exec(enforced)![1]}) already exists; nothing changed`);
   });
 
   it('every endpoint of the factors needs a token', async () => {
