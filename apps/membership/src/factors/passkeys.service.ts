@@ -128,7 +128,7 @@ export class PasskeysService {
         expectedChallenge: (challenge) => this.takeFor(challenge, (p) => samePurpose(p, expected)),
         expectedOrigin: this.settings.origins,
         expectedRPID: this.settings.rpId,
-        credential: { id: passkey.credentialId, publicKey: new Uint8Array(passkey.publicKey), counter: passkey.signCount, transports: passkey.transports as never },
+        credential: { id: passkey.credentialId, publicKey: new Uint8Array(passkey.publicKey), counter: passkey.signCount, transports: passkey.transports },
         requireUserVerification: requireUV,
       });
     } catch (err) {
