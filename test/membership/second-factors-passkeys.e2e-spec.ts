@@ -103,8 +103,12 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
   it('registers named passkeys (first factor brings recovery codes), lists, renames them; the passkey is then a second factor', async () => {
     await newAuthenticator();
     const m = await newMember();
+    const elsewhere = await m.c.post(`${AUTH}/login`).send({ account: m.username, password: 'passkey-password' }).expect(200);
     const first = await registerPasskey(m, 'Laptop');
     expect(first.status).toBe(200);
+    // A factor added ends the member's other sessions; the one that added it lives on.
+    await m.c.get(`${AUTH}/profile`).set(bearer(elsewhere.body.data.token)).expect(401);
+    await m.c.get(`${AUTH}/profile`).set(bearer(m.token)).expect(200);
     expect(first.body.data.recoveryCodes).toHaveLength(10);
     expect(first.body.data.passkey).toEqual({
       id: expect.any(String),
