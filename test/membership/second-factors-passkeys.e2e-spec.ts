@@ -10,6 +10,7 @@ import * as path from 'path';
 import { chromium, Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import request from 'supertest';
 import { RunningApp, startMembership } from '../support/apps';
+import { queryRows } from '../support/database';
 import { freePort } from '../support/free-port';
 import { TcpProxy } from '../support/tcp-proxy';
 import { bearer, client } from './fakes';
@@ -54,6 +55,18 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
 
   const create = (optionsJSON: Json): Promise<Json> => page.evaluate((o) => (globalThis as any).SimpleWebAuthnBrowser.startRegistration({ optionsJSON: o }), optionsJSON);
   const get = (optionsJSON: Json): Promise<Json> => page.evaluate((o) => (globalThis as any).SimpleWebAuthnBrowser.startAuthentication({ optionsJSON: o }), optionsJSON);
+
+  /** A screenshot of the ceremony's outcome: the page (an app origin, no UI of its own) shows what the app answered. */
+  async function shot(name: string, facts: Json): Promise<void> {
+    await page.evaluate((text) => {
+      const doc = (globalThis as any).document;
+      doc.body.textContent = '';
+      const pre = doc.createElement('pre');
+      pre.textContent = text;
+      doc.body.appendChild(pre);
+    }, JSON.stringify(facts, null, 2));
+    await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  }
 
   async function newMember(prefix = 'pk') {
     run += 1;
@@ -138,7 +151,7 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     const assertion = await get(options.body.data);
     const done = await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch.body.data.mfaToken, method: 'passkey', credential: assertion }).expect(200);
     expect(claimsOf(done.body.data.token).amr).toEqual(['pwd', 'hwk', 'mfa']);
-    await page.screenshot({ path: path.join(SHOTS, 'second-factor.png') });
+    await shot('second-factor', { step: 'password, then passkey as second factor', passkeys: list.body.data, amr: claimsOf(done.body.data.token).amr });
   });
 
   it('signs in without a password with a discoverable passkey (options list no credentials); amr hwk + mfa', async () => {
@@ -159,6 +172,7 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     expect(replay.body.code).toBe(10011);
     const passkeys = await c.get(`${SEC}/passkeys`).set(bearer(res.body.data.token)).expect(200);
     expect(passkeys.body.data[0].lastUsedTime).toEqual(expect.any(String));
+    await shot('passwordless', { step: 'passwordless sign-in, discoverable credential', options: options.body.data, amr: claimsOf(res.body.data.token).amr });
   });
 
   it('refuses a passwordless sign-in without user verification, but accepts the same passkey as a second factor', async () => {
@@ -216,6 +230,10 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     const cloned = await passwordless();
     expect(cloned.status).toBe(401);
     expect(cloned.body.code).toBe(10011);
+    await shot('cloned-refused', { step: 'assertion of a cloned authenticator (sign count behind)', answer: cloned.body });
+    // The control: with the stored count set back to the copy's, the same clone is accepted, so the count was the reason.
+    await queryRows(app.dbUrl, 'UPDATE member_passkeys SET sign_count = $2 WHERE member_id = $1', [m.memberId, copied.signCount]);
+    expect((await passwordless()).status).toBe(200);
   });
 
   it('step-up with a passkey, then delete one; without a step-up deleting is refused with 10010', async () => {
@@ -247,7 +265,7 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     const done = await c.post(`${AUTH}/mfa/enrol/passkey`).send({ mfaToken: ch.body.data.mfaToken, credential, name: 'Admin key' }).expect(200);
     expect(done.body.data.recoveryCodes).toHaveLength(10);
     expect(claimsOf(done.body.data.token).amr).toEqual(['pwd', 'hwk', 'mfa']);
-    await page.screenshot({ path: path.join(SHOTS, 'enrolled.png') });
+    await shot('admin-enrolled', { step: 'admin enrolled a passkey at sign-in', recoveryCodes: done.body.data.recoveryCodes.length, amr: claimsOf(done.body.data.token).amr });
   });
 
   it('refuses a registration answering a challenge the app did not issue, and a malformed one', async () => {

@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import type { AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { Principal } from '@app/auth';
 import { BusinessException, ErrorCode, localeOf, msg } from '@app/envelope';
+import { MembershipConfig } from '../config/membership.config';
 import { FactorSettingsService } from '../factors/factor-settings.service';
 import { combineAmr, FactorStrength } from '../factors/factor-strength';
 import { TotpEnrolmentView } from '../factors/dtos/factor.views';
@@ -17,7 +18,6 @@ import { MemberLoginResponse } from './dtos/member-login.response';
 import { MfaEnrolmentLoginResponse, StepUpResponse } from './dtos/mfa.dto';
 import { LoginService } from './login.service';
 import { MfaChallenges, OpenChallenge } from './mfa-challenges';
-import { MembershipConfig } from '../config/membership.config';
 
 /**
  * The second step of sign-in (answer the challenge, or enrol a factor when the member's role requires
