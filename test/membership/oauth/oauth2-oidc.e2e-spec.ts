@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { Secret, TOTP } from 'otpauth';
 import { RunningApp, startMembership } from '../../support/apps';
 import { Browser } from '../../support/browser';
 import { OidcTestProvider, followProvider, startOidcProvider } from '../../support/oidc-provider';
@@ -57,8 +58,9 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
     return { status: res.status, location: res.headers.get('location') ? new URL(res.headers.get('location')!) : null, body: text ? JSON.parse(text) : null };
   };
 
-  const login = async (registrationId: string) => {
-    const start = await api(`/api/v1/app/oauth2/auth-url/${registrationId}`);
+  /** `from`: the client address (X-Forwarded-For from loopback), for a test past the per-address limit of the ones before. */
+  const login = async (registrationId: string, from?: string) => {
+    const start = await api(`/api/v1/app/oauth2/auth-url/${registrationId}`, from ? { headers: { 'x-forwarded-for': from } } : {});
     expect(start.status).toBe(200);
     const providerUrl = await beginHop(start.body.data.authorizationUrl);
     const back = await followProvider(providerUrl, idp.issuer);
@@ -66,7 +68,7 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
     if (cb.status !== 302) throw new Error(`callback answered ${cb.status}: ${JSON.stringify(cb.body)}`);
     const state = cb.location!.searchParams.get('state')!;
     expect(cb.location!.origin + cb.location!.pathname).toBe(FRONTEND);
-    const exchanged = await api(`/api/v1/app/oauth2/callback?state=${state}`);
+    const exchanged = await api(`/api/v1/app/oauth2/callback?state=${state}`, from ? { headers: { 'x-forwarded-for': from } } : {});
     return { start: start.body.data, providerUrl, back, state, exchanged };
   };
 
@@ -409,5 +411,33 @@ describe('OAuth 2.0 / OIDC login against a real provider', () => {
       const mine = await api(`/api/v1/app/oauth2/callback?state=${state}`, { browser });
       expect(mine.status).toBe(200);
     });
+  });
+
+  it('a member with a second factor signing in through OIDC gets the challenge (with the third-party facts), then amr oauth+otp+mfa; unlinking needs a step-up', async () => {
+    idp.setAccount('bob');
+    const first = (await login('corp-oidc', '198.51.100.25')).exchanged.body.data;
+    const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
+    expect(claims(first.token).amr).toEqual(['oauth']);
+    const begun = await api('/api/v1/app/security/totp', { method: 'POST', token: first.token });
+    const totp = new TOTP({ secret: Secret.fromBase32(begun.body.data.secret), digits: 6, period: 30, algorithm: 'SHA1' });
+    const confirmed = await api('/api/v1/app/security/totp/confirm', { method: 'POST', token: first.token, body: JSON.stringify({ code: totp.generate() }) });
+    expect(confirmed.status).toBe(200);
+    const recoveryCodes = confirmed.body.data.recoveryCodes as string[];
+
+    const challenged = (await login('corp-oidc', '198.51.100.25')).exchanged;
+    expect(challenged.status).toBe(200);
+    expect(challenged.body.data).toMatchObject({ mfaRequired: true, methods: ['totp', 'recovery_code'], enrolmentRequired: false, openId: 'bob', isNewUser: false });
+    expect(challenged.body.data.token).toBeUndefined();
+    const done = await api('/api/v1/app/auth/mfa/verify', { method: 'POST', body: JSON.stringify({ mfaToken: challenged.body.data.mfaToken, method: 'recovery_code', code: recoveryCodes[0] }) });
+    expect(done.status).toBe(200);
+    expect(claims(done.body.data.token)).toMatchObject({ amr: ['oauth', 'otp', 'mfa'], loginType: 'oidc' });
+
+    // The first session showed no factor: unlinking is refused until a step-up (then the last-way rule answers).
+    const mine = (await api('/api/v1/app/oauth2/identities', { token: done.body.data.token })).body.data;
+    const unlink = await api(`/api/v1/app/oauth2/identities/${mine[0].id}`, { method: 'DELETE', token: first.token });
+    expect(unlink.status).toBe(403);
+    expect(unlink.body).toEqual({ code: 10010, message: expect.stringContaining('authenticator app'), data: { required: 'totp', methods: ['totp', 'passkey', 'recovery_code'] } });
+    const afterStepUp = await api(`/api/v1/app/oauth2/identities/${mine[0].id}`, { method: 'DELETE', token: done.body.data.token });
+    expect(afterStepUp.status).toBe(409);
   });
 });
