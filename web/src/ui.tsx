@@ -43,7 +43,7 @@ export const PageTitle = ({ children }: { children: ReactNode }) => <h1 tabIndex
 export function Field(props: {
   label: string;
   value: string;
-  onChange(value: string): void;
+  onChange: (value: string) => void;
   type?: string;
   autoComplete?: string;
   inputMode?: 'numeric' | 'tel' | 'text' | 'email';
@@ -107,7 +107,7 @@ export function Section({ id, title, intro, children }: { id: string; title: str
 }
 
 /** A modal dialog (the native <dialog>: focus is kept inside, Escape closes it). */
-export function Dialog({ title, open, onClose, children }: { title: string; open: boolean; onClose(): void; children: ReactNode }) {
+export function Dialog({ title, open, onClose, children }: { title: string; open: boolean; onClose: () => void; children: ReactNode }) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId();
   useEffect(() => {

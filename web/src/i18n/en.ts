@@ -67,6 +67,13 @@ export const en = {
   'sessions.signOutLabel': 'Sign out {device}',
   'sessions.signedOut': 'The session was signed out.',
   'sessions.none': 'No other sessions.',
+  'method.password': 'Password',
+  'method.phone': 'SMS code',
+  'method.register': 'Sign-up',
+  'method.passkey': 'Passkey',
+  'method.otp': 'Authenticator or recovery code',
+  'method.oauth': 'Third-party account',
+  'method.wechat': 'WeChat',
 
   'identities.title': 'Linked accounts',
   'identities.intro': 'Third-party accounts you can sign in with.',

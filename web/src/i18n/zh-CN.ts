@@ -69,6 +69,13 @@ export const zhCN: Record<MessageKey, string> = {
   'sessions.signOutLabel': '退出 {device}',
   'sessions.signedOut': '该设备已退出登录。',
   'sessions.none': '没有其他设备。',
+  'method.password': '密码',
+  'method.phone': '短信验证码',
+  'method.register': '注册',
+  'method.passkey': '通行密钥',
+  'method.otp': '验证器或恢复码',
+  'method.oauth': '第三方账号',
+  'method.wechat': '微信',
 
   'identities.title': '关联账号',
   'identities.intro': '可用于登录的第三方账号。',

@@ -61,7 +61,7 @@ export function ChallengePage() {
 interface StepProps {
   challenge: MfaChallenge;
   busy: boolean;
-  run(step: () => Promise<MemberLogin | MfaEnrolmentLogin>): Promise<void>;
+  run: (step: () => Promise<MemberLogin | MfaEnrolmentLogin>) => Promise<void>;
 }
 
 function passkeyCancelled(): never {
@@ -95,7 +95,7 @@ function Verification({ challenge, busy, run }: StepProps) {
 }
 
 /** A one-field form for a code (TOTP: 6 digits; a recovery code: letters, digits, dashes). */
-export function CodeForm({ title, label, numeric = false, busy, submit, children }: { title: string; label: string; numeric?: boolean; busy: boolean; submit(code: string): Promise<void>; children?: ReactNode }) {
+export function CodeForm({ title, label, numeric = false, busy, submit, children }: { title: string; label: string; numeric?: boolean; busy: boolean; submit: (code: string) => Promise<void>; children?: ReactNode }) {
   const [code, setCode] = useState('');
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
@@ -122,7 +122,7 @@ export function CodeForm({ title, label, numeric = false, busy, submit, children
 }
 
 /** MFA_REQUIRED_ROLES: the member sets up an authenticator app or a passkey with the challenge token, then is signed in. */
-function Enrolment({ challenge, busy, run, onError }: StepProps & { onError(e: string | null): void }) {
+function Enrolment({ challenge, busy, run, onError }: StepProps & { onError: (e: string | null) => void }) {
   const { mfaToken } = challenge;
   const [totp, setTotp] = useState<TotpEnrolment | null>(null);
   const startTotp = async () => {

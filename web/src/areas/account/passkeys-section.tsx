@@ -10,7 +10,7 @@ import { useAction } from './use-action';
 interface Props {
   passkeys: Passkey[];
   /** Reloads the factors (and the sessions: a factor change ends the other ones). */
-  changed(): Promise<void>;
+  changed: () => Promise<void>;
 }
 
 /** Passkeys: add (WebAuthn registration), rename, delete (step-up). */
@@ -81,7 +81,7 @@ export function PasskeysSection({ passkeys, changed }: Props) {
   );
 }
 
-function RenameForm({ passkey, busy, save, done }: { passkey: Passkey; busy: boolean; save(name: string): Promise<boolean>; done(): void }) {
+function RenameForm({ passkey, busy, save, done }: { passkey: Passkey; busy: boolean; save: (name: string) => Promise<boolean>; done: () => void }) {
   const [name, setName] = useState(passkey.name);
   const submit = async (e: FormEvent) => {
     e.preventDefault();

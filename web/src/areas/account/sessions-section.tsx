@@ -2,10 +2,20 @@ import { useEffect, useState } from 'react';
 import { api } from '../../api/client';
 import { signedOut } from '../../api/session';
 import type { ClientSession } from '../../api/types';
-import { formatDateTime, t } from '../../i18n';
+import { formatDateTime, MessageKey, t } from '../../i18n';
 import { navigate } from '../../router';
 import { Notice, Section } from '../../ui';
 import { useAction } from './use-action';
+
+/** How a session was signed in: its `amr` (RFC 8176 values) when the server gives it, else its login type. */
+function methodsOf(s: ClientSession): string {
+  const byAmr: Record<string, MessageKey | undefined> = { pwd: 'method.password', sms: 'method.phone', otp: 'method.otp', hwk: 'method.passkey', swk: 'method.passkey', oauth: 'method.oauth' };
+  const byType: Record<string, MessageKey | undefined> = { password: 'method.password', phone: 'method.phone', register: 'method.register', wechat: 'method.wechat', 'wechat-mp': 'method.wechat' };
+  if (s.amr?.length) return [...new Set(s.amr.map((a) => byAmr[a]).filter((k) => k !== undefined))].map((k) => t(k)).join(' + ');
+  const key = byType[s.loginType];
+  // A third-party provider's name (github, an OIDC registration) is shown as the server names it.
+  return key ? t(key) : s.loginType;
+}
 
 /** The member's live sessions (GET /api/v1/app/security/client-sessions) with sign-out per session. */
 export function SessionsSection({ version }: { version: number }) {
@@ -42,7 +52,7 @@ export function SessionsSection({ version }: { version: number }) {
                     {s.deviceName}
                     {s.current && <span className="badge">{t('sessions.current')}</span>}
                   </th>
-                  <td>{s.amr?.length ? s.amr.join(' + ') : s.loginType}</td>
+                  <td>{methodsOf(s)}</td>
                   <td>{s.ip ?? '—'}</td>
                   <td>{formatDateTime(s.lastActiveTime)}</td>
                   <td className="actions">

@@ -56,7 +56,7 @@ export function SignInPage() {
 
 interface FormProps {
   busy: boolean;
-  run(step: () => Promise<SignInResult>): Promise<void>;
+  run: (step: () => Promise<SignInResult>) => Promise<void>;
 }
 
 function PasswordForm({ busy, run }: FormProps) {
@@ -67,7 +67,7 @@ function PasswordForm({ busy, run }: FormProps) {
     void run(() => publicApi<SignInResult>('POST', '/api/v1/app/auth/login', { account, password }));
   };
   return (
-    <form onSubmit={submit} aria-label={t('signIn.byPassword')}>
+    <form onSubmit={submit}>
       <Field label={t('signIn.account')} name="account" value={account} onChange={setAccount} autoComplete="username" maxLength={254} />
       <Field label={t('signIn.password')} name="password" type="password" value={password} onChange={setPassword} autoComplete="current-password" maxLength={128} />
       <button type="submit" className="primary" disabled={busy}>
@@ -77,7 +77,7 @@ function PasswordForm({ busy, run }: FormProps) {
   );
 }
 
-function PhoneForm({ busy, run, setError }: FormProps & { setError(e: string | null): void }) {
+function PhoneForm({ busy, run, setError }: FormProps & { setError: (e: string | null) => void }) {
   const [phone, setPhone] = useState('');
   const [code, setCode] = useState('');
   const [sentTo, setSentTo] = useState<string | null>(null);
@@ -102,7 +102,7 @@ function PhoneForm({ busy, run, setError }: FormProps & { setError(e: string | n
     void run(() => publicApi<MemberLogin>('POST', '/api/v1/app/auth/login-by-phone', { phone, code }));
   };
   return (
-    <form onSubmit={submit} aria-label={t('signIn.byPhone')}>
+    <form onSubmit={submit}>
       <Field label={t('signIn.phone')} name="phone" type="tel" value={phone} onChange={setPhone} autoComplete="tel" inputMode="tel" hint={t('signIn.phoneNote')} maxLength={20} />
       <div className="row">
         <button type="button" onClick={() => void send()} disabled={!phone || wait > 0}>

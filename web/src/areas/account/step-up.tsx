@@ -10,7 +10,7 @@ import { CodeForm } from './challenge-page';
 type StepUpMethod = 'totp' | 'passkey' | 'recovery_code';
 interface Request {
   methods: StepUpMethod[];
-  settle(done: boolean): void;
+  settle: (done: boolean) => void;
 }
 
 /** Thrown when the member closes the step-up dialog: the action is dropped without an error message. */

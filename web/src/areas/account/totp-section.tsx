@@ -8,7 +8,7 @@ import { showRecoveryCodes } from './recovery-codes';
 import { useAction } from './use-action';
 
 /** The authenticator app: set up (QR + first code), turn off (step-up). */
-export function TotpSection({ totp, changed }: { totp: Factors['totp']; changed(): Promise<void> }) {
+export function TotpSection({ totp, changed }: { totp: Factors['totp']; changed: () => Promise<void> }) {
   const [enrolment, setEnrolment] = useState<TotpEnrolment | null>(null);
   const { busy, error, success, run } = useAction();
   const start = () => run(async () => setEnrolment(await api<TotpEnrolment>('POST', '/api/v1/app/security/totp')));
