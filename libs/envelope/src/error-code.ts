@@ -10,6 +10,14 @@ export enum ErrorCode {
   SEND_FAILED = 10004,
   ALREADY_TAKEN = 10005,
   ACCOUNT_LOCKED = 10008,
+  /** A sensitive change needs a recent sign-in (step-up) with the member's strongest second factor. */
+  STEP_UP_REQUIRED = 10010,
+  /** An authenticator-app code, recovery code or passkey assertion was refused. */
+  SECOND_FACTOR_INVALID = 10011,
+  /** A second-factor sign-in challenge (mfaToken) is unknown, expired, used or out of attempts. */
+  MFA_CHALLENGE_INVALID = 10012,
+  /** A passkey registration did not verify. */
+  PASSKEY_REGISTRATION_FAILED = 10013,
   UNAUTHORIZED = 401,
   FORBIDDEN = 403,
   NOT_FOUND = 404,
@@ -28,6 +36,10 @@ const HTTP_STATUS: Record<number, number> = {
   [ErrorCode.SEND_FAILED]: HttpStatus.BAD_GATEWAY,
   [ErrorCode.ALREADY_TAKEN]: HttpStatus.CONFLICT,
   [ErrorCode.ACCOUNT_LOCKED]: HttpStatus.LOCKED,
+  [ErrorCode.STEP_UP_REQUIRED]: HttpStatus.FORBIDDEN,
+  [ErrorCode.SECOND_FACTOR_INVALID]: HttpStatus.UNAUTHORIZED,
+  [ErrorCode.MFA_CHALLENGE_INVALID]: HttpStatus.UNAUTHORIZED,
+  [ErrorCode.PASSKEY_REGISTRATION_FAILED]: HttpStatus.BAD_REQUEST,
 };
 
 export function httpStatusOf(code: ErrorCode): number {

@@ -22,7 +22,7 @@ describe('AccessTokenService.verify (remembers verified tokens)', () => {
   it('answers the same claims again, and refuses a cached token once it has expired', () => {
     jest.useFakeTimers({ now: new Date('2030-01-01T00:00:00Z') });
     const { tokens } = service(2_000);
-    const { token } = tokens.sign('42', 'sid-1', 'password');
+    const { token } = tokens.sign('42', 'sid-1', 'password', ['pwd']);
     const first = tokens.verify(token);
     expect(first).toMatchObject({ sub: '42', memberId: '42', sid: 'sid-1', type: 'member' });
     expect(tokens.verify(token)).toEqual(first);
@@ -37,7 +37,7 @@ describe('AccessTokenService.verify (remembers verified tokens)', () => {
     let now = Date.UTC(2031, 0, 1);
     const clock: Clock = { now: () => now };
     const signer = service(2_000, clock).tokens;
-    const { token } = signer.sign('42', 'sid-1', 'password');
+    const { token } = signer.sign('42', 'sid-1', 'password', ['pwd']);
     const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
     expect(claims.iat).toBe(now / 1000);
     expect(claims.exp).toBe(now / 1000 + 2);
@@ -49,7 +49,7 @@ describe('AccessTokenService.verify (remembers verified tokens)', () => {
 
   it('a cached token does not vouch for a tampered copy', () => {
     const { tokens } = service();
-    const { token } = tokens.sign('7', 'sid-2', 'password');
+    const { token } = tokens.sign('7', 'sid-2', 'password', ['pwd']);
     expect(tokens.verify(token)).not.toBeNull();
     const [h, p, s] = token.split('.');
     const forged = b64({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), sub: '8', memberId: '8' });

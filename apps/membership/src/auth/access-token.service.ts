@@ -14,6 +14,8 @@ export interface AccessTokenClaims {
   memberId: string;
   type: 'member';
   loginType: string;
+  /** How the session was authenticated (RFC 8176: pwd, sms, oauth, otp, hwk, swk, mfa); absent in tokens issued before second factors. */
+  amr?: string[];
   sid: string;
   jti: string;
   iat: number;
@@ -50,10 +52,10 @@ export class AccessTokenService {
     this.ttlSeconds = Math.max(1, Math.floor(config.ACCESS_TOKEN_TTL / 1000));
   }
 
-  sign(memberId: string, sessionId: string, loginType: string): SignedAccessToken {
+  sign(memberId: string, sessionId: string, loginType: string, amr: string[]): SignedAccessToken {
     // iat from the Clock: jsonwebtoken counts expiresIn from it (else from Date.now).
     const token = this.jwt.sign(
-      { memberId, type: 'member', loginType, sid: sessionId, iat: this.nowSeconds() },
+      { memberId, type: 'member', loginType, amr, sid: sessionId, iat: this.nowSeconds() },
       {
         algorithm: 'HS256',
         subject: memberId,

@@ -24,6 +24,7 @@ import {
   VerifyCodeResponse,
 } from './dtos/auth.requests';
 import { MemberLoginResponse, TokenRefreshResponse } from './dtos/member-login.response';
+import { LoginResult, MFA_NOTE } from './dtos/mfa.dto';
 import { RegisterResponse } from './dtos/register.response';
 import { ChangePasswordResponse, ProfileResponse, SendCodeResponse, UpdateProfileRequest } from './dtos/profile.dto';
 import { PasswordLoginService } from './password-login.service';
@@ -89,10 +90,10 @@ export class AuthController implements OnModuleInit {
   @Throttle({ default: { limit: 20, ttl: MINUTE } })
   @ApiOperation({ summary: 'Log in with account (username, email or phone) and password' })
   @ApiBody({ type: LoginRequest, examples: { username: { value: { account: 'alice_01', password: 'correct horse battery' } } } })
-  @ApiEnvelope(MemberLoginResponse)
+  @ApiEnvelope(MemberLoginResponse, { description: MFA_NOTE })
   @err(401, 10002, 'wrong account or password (same answer for unknown accounts)')
   @err(423, 10008, 'locked after repeated failures, or disabled (Retry-After header)')
-  login(@Body() body: LoginRequest, @Req() req: Request): Promise<MemberLoginResponse> {
+  login(@Body() body: LoginRequest, @Req() req: Request): Promise<LoginResult> {
     return this.passwordLogin.loginWithPassword(body, req);
   }
 
@@ -101,10 +102,10 @@ export class AuthController implements OnModuleInit {
   @HttpCode(200)
   @Throttle({ default: { limit: 20, ttl: MINUTE } })
   @ApiOperation({ summary: 'Log in with an SMS code; an unknown phone is registered on first login' })
-  @ApiEnvelope(MemberLoginResponse)
+  @ApiEnvelope(MemberLoginResponse, { description: MFA_NOTE })
   @err(400, 10003, 'code wrong, expired or used up')
   @err(423, 10008, 'too many wrong codes for this phone')
-  loginByPhone(@Body() body: PhoneLoginRequest, @Req() req: Request): Promise<MemberLoginResponse> {
+  loginByPhone(@Body() body: PhoneLoginRequest, @Req() req: Request): Promise<LoginResult> {
     return this.phoneLogin.loginByPhone(body, req);
   }
 
@@ -201,6 +202,7 @@ export class AuthController implements OnModuleInit {
   @err(400, 10003, 'code wrong, expired or used up')
   @err(409, 409, 'first password: no verified phone or email to send a code to')
   @err(401, 10002, 'old password wrong')
+  @err(403, 10010, 'step-up needed (a member with a second factor): POST /api/v1/app/auth/step-up, then retry')
   changePassword(@CurrentPrincipal() principal: Principal, @Body() body: ChangePasswordRequest): Promise<ChangePasswordResponse> {
     return this.passwords.change(principal, body);
   }

@@ -6,6 +6,10 @@ import { SessionsModule } from '../sessions/sessions.module';
 import { VerificationModule } from '../verification/verification.module';
 import { AccessTokenService } from './access-token.service';
 import { AuthController } from './auth.controller';
+import { FactorsModule } from '../factors/factors.module';
+import { MfaChallenges } from './mfa-challenges';
+import { SecondFactorController } from './second-factor.controller';
+import { SecondFactorLoginService } from './second-factor-login.service';
 import { LoginService } from './login.service';
 import { MemberAuthenticator } from './member.authenticator';
 import { PasswordLoginService } from './password-login.service';
@@ -15,8 +19,8 @@ import { TokenRefreshService } from './token-refresh.service';
 
 /** Member authentication (/api/v1/app/auth). Exports LoginService (issueLogin for every login path, e.g. OAuth) and the app's AUTHENTICATOR. */
 @Module({
-  imports: [SecurityModule, MembersModule, SessionsModule, VerificationModule],
-  controllers: [AuthController],
+  imports: [SecurityModule, MembersModule, SessionsModule, VerificationModule, FactorsModule],
+  controllers: [AuthController, SecondFactorController],
   providers: [
     AccessTokenService,
     LoginService,
@@ -26,7 +30,9 @@ import { TokenRefreshService } from './token-refresh.service';
     PhoneLoginService,
     TokenRefreshService,
     PasswordService,
+    MfaChallenges,
+    SecondFactorLoginService,
   ],
-  exports: [LoginService, AccessTokenService, AUTHENTICATOR],
+  exports: [LoginService, AccessTokenService, AUTHENTICATOR, FactorsModule],
 })
 export class AuthModule {}

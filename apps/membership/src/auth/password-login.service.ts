@@ -8,7 +8,7 @@ import { PasswordHasher } from '../security/password-hasher';
 import { PasswordPolicy } from '../security/password-policy';
 import { VerificationService } from '../verification/verification.service';
 import { LoginRequest, RegisterRequest } from './dtos/auth.requests';
-import { MemberLoginResponse } from './dtos/member-login.response';
+import { LoginResult } from './dtos/mfa.dto';
 import { RegisterResponse } from './dtos/register.response';
 import { LoginService } from './login.service';
 
@@ -58,7 +58,7 @@ export class PasswordLoginService {
     };
   }
 
-  async loginWithPassword(body: LoginRequest, req: Request): Promise<MemberLoginResponse> {
+  async loginWithPassword(body: LoginRequest, req: Request): Promise<LoginResult> {
     const ip = clientIp(req);
     const member = await this.members.findByAccount(body.account);
     // Unknown accounts are locked under their name, so lock behaviour reveals nothing either.

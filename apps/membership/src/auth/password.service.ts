@@ -9,6 +9,7 @@ import { PasswordPolicy } from '../security/password-policy';
 import { sessionIdOf } from '../sessions/session-id';
 import { SessionsService } from '../sessions/sessions.service';
 import { CodeTarget, VerificationService } from '../verification/verification.service';
+import { StepUpService } from '../factors/step-up.service';
 import { ChangePasswordRequest, ResetPasswordRequest } from './dtos/auth.requests';
 
 /** Change the password (signed in) or reset it with a code; both end other sessions. */
@@ -20,6 +21,7 @@ export class PasswordService {
     private readonly sessions: SessionsService,
     private readonly verification: VerificationService,
     private readonly policy: PasswordPolicy,
+    private readonly stepUp: StepUpService,
     @Optional() @Inject(LINKED_IDENTITIES) private readonly identities?: LinkedIdentitiesSource,
   ) {}
 
@@ -27,6 +29,7 @@ export class PasswordService {
     const member = await this.members.findById(principal.id);
     if (!member) throw new BusinessException(ErrorCode.UNAUTHORIZED);
     this.policy.assertAcceptable('newPassword', body.newPassword);
+    await this.stepUp.assert(member.id, sessionIdOf(principal));
     if (member.passwordHash) {
       const check = await this.hasher.verify(member.passwordHash, body.oldPassword ?? '');
       if (!check.ok) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, msg('auth.oldPasswordWrong'));

@@ -8,7 +8,7 @@ import { clientIp } from '../sessions/client-info';
 import { LoginLockoutService } from '../security/login-lockout.service';
 import { VerificationService } from '../verification/verification.service';
 import { PhoneLoginRequest } from './dtos/auth.requests';
-import { MemberLoginResponse } from './dtos/member-login.response';
+import { LoginResult } from './dtos/mfa.dto';
 import { LoginService } from './login.service';
 
 /** Log in with an SMS code into the account holding the phone verified; the first login of an unknown phone registers it (PHONE_LOGIN_AUTO_REGISTER). */
@@ -22,7 +22,7 @@ export class PhoneLoginService {
     private readonly lockout: LoginLockoutService,
   ) {}
 
-  async loginByPhone(body: PhoneLoginRequest, req: Request): Promise<MemberLoginResponse> {
+  async loginByPhone(body: PhoneLoginRequest, req: Request): Promise<LoginResult> {
     await this.verification.check({ channel: 'sms', target: body.phone }, body.code, true);
     const member = await this.ownerOf(body.phone);
     if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('auth.accountDisabled'));

@@ -28,7 +28,7 @@ export class TokenRefreshService {
       await this.sessions.revoke(session.memberId, session.id, 'member_disabled');
       throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.refreshInvalid'));
     }
-    return this.login.loginResponse(member, session.id, session.loginType, next, refreshExpiresIn);
+    return this.login.loginResponse(member, session.id, session.loginType, session.amr, next, refreshExpiresIn);
   }
 
   /** Allowed only in the last REFRESH_BY_JWT_WINDOW ms of the presented token's life (the guard checked the rest). */
@@ -38,7 +38,7 @@ export class TokenRefreshService {
     if (remainingMs > this.config.REFRESH_BY_JWT_WINDOW) {
       throw new BusinessException(ErrorCode.BAD_REQUEST, msg('auth.refreshTooEarly', { seconds: Math.round(this.config.REFRESH_BY_JWT_WINDOW / 1000) }));
     }
-    const access = this.accessTokens.sign(claims.memberId, claims.sid, claims.loginType);
+    const access = this.accessTokens.sign(claims.memberId, claims.sid, claims.loginType, claims.amr ?? []);
     return { token: access.token, tokenType: 'Bearer', expiresIn: access.expiresIn };
   }
 }

@@ -252,9 +252,65 @@ export class MembershipConfig extends BaseConfig {
   @MinLength(8, { message: 'must be at least 8 characters' })
   ADMIN_PASSWORD?: string;
 
+  // ---- Second factors (README "Second factors") ----
+
+  /**
+   * Key of the AES-256-GCM encryption of authenticator-app (TOTP) secrets at rest: 32 bytes as 64 hex
+   * characters or base64 (sensitive). Required in production; in development and tests a key is derived
+   * from JWT_SECRET (factors/factor-cipher.ts), which is fine only while nothing real is stored.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, { message: 'must be 32 bytes as 64 hex characters or base64' })
+  MFA_ENCRYPTION_KEY?: string;
+
+  /** Comma-separated roles whose members must enrol a second factor at sign-in before they get tokens (empty: nobody). */
+  @IsString()
+  @Matches(/^[A-Za-z0-9_-]*(,[A-Za-z0-9_-]+)*$/, { message: 'must be a comma-separated list of role names' })
+  MFA_REQUIRED_ROLES: string = 'admin';
+
+  /** How long a second-factor sign-in challenge (mfaToken) lives, in ms. */
+  @IsInt()
+  @Min(10_000)
+  @Max(3_600_000)
+  MFA_CHALLENGE_TTL_MS: number = 300_000;
+
+  /** Wrong second-factor answers one challenge takes before it is void. */
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  MFA_CHALLENGE_MAX_ATTEMPTS: number = 5;
+
+  /** Wrong second-factor answers per member (any challenge, any replica) within MFA_LOCK_MS before the member is locked out of second-factor checks for the rest of it. */
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  MFA_MEMBER_MAX_FAILURES: number = 10;
+
+  /** Window of MFA_MEMBER_MAX_FAILURES, in ms. */
+  @IsInt()
+  @Min(1000)
+  MFA_LOCK_MS: number = 900_000;
+
+  /** A sensitive change (password, factors, recovery codes, unlinking) needs a sign-in or step-up with the strongest factor within this many ms. */
+  @IsInt()
+  @Min(10_000)
+  STEP_UP_MAX_AGE_MS: number = 600_000;
+
+  /** WebAuthn relying-party id: the site's host name (e.g. example.com for the mortise site at https://www.example.com). Default: the host of OAUTH2_CALLBACK_BASE_URL, else localhost. */
+  @IsOptional()
+  @Matches(/^[a-z0-9.-]+$/, { message: 'must be a host name without scheme or port' })
+  WEBAUTHN_RP_ID?: string;
+
+  /** Comma-separated origins passkey ceremonies may come from (e.g. https://www.example.com). Default: the origin of OAUTH2_CALLBACK_BASE_URL, else http://localhost:MEMBERSHIP_PORT. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/,]+(,https?:\/\/[^\s/,]+)*$/, { message: 'must be comma-separated origins like https://www.example.com' })
+  WEBAUTHN_ORIGINS?: string;
+
   validateExtra(): string[] {
     const problems = super.validateExtra();
     if (this.isProduction && !this.JWT_SECRET) problems.push('JWT_SECRET: required when NODE_ENV=production');
+    if (this.isProduction && !this.MFA_ENCRYPTION_KEY) problems.push('MFA_ENCRYPTION_KEY: required when NODE_ENV=production (32 bytes, hex or base64)');
     // Without it the provider callback address would follow the request's Host header.
     if (this.isProduction && this.OAUTH2_CLIENTS_FILE && !this.OAUTH2_CALLBACK_BASE_URL) {
       problems.push('OAUTH2_CALLBACK_BASE_URL: required when NODE_ENV=production and OAUTH2_CLIENTS_FILE is set');

@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger'
 import type { Request } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode } from '@app/envelope';
+import { StepUpService } from '../factors/step-up.service';
 import { MemberIdentitiesService } from '../identities/member-identities.service';
 import { sessionIdOf } from '../sessions/session-id';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
@@ -21,6 +22,7 @@ export class MemberIdentitiesController {
     private readonly identities: MemberIdentitiesService,
     private readonly registry: OAuth2ClientRegistry,
     private readonly logins: OAuth2LoginService,
+    private readonly stepUp: StepUpService,
   ) {}
 
   @Get()
@@ -68,7 +70,9 @@ export class MemberIdentitiesController {
   @ApiEnvelope(null)
   @ApiError(404, 404, 'no such identity of mine')
   @ApiError(409, 409, 'last way to log in')
+  @ApiError(403, 10010, 'step-up needed (a member with a second factor): POST /api/v1/app/auth/step-up, then retry')
   async unlink(@CurrentPrincipal() me: Principal, @Param('id') id: string): Promise<null> {
+    await this.stepUp.assert(memberId(me), sessionIdOf(me));
     await this.identities.unlink(memberId(me), id);
     return null;
   }

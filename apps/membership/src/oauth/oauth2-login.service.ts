@@ -3,6 +3,8 @@ import type { Request } from 'express';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { WechatAuthorizeScope } from '@app/wechat';
 import { LoginService } from '../auth/login.service';
+import { MemberLoginResponse } from '../auth/dtos/member-login.response';
+import { MfaChallengeResponse } from '../auth/dtos/mfa.dto';
 import { MembershipConfig } from '../config/membership.config';
 import { ExternalProfile } from '../identities/external-profile';
 import { MemberIdentitiesService } from '../identities/member-identities.service';
@@ -53,6 +55,9 @@ const STATE_REFUSED = msg('oauth.stateRefused');
 const OTHER_BROWSER = msg('oauth.otherBrowser');
 
 /** Starts third-party authorizations, finishes their callbacks and exchanges the results once. */
+/** The callback's answer: the login result, or (a member with a second factor) the challenge, with the third-party facts either way. */
+export type OAuth2LoginResult = OAuth2LoginResponse | (MfaChallengeResponse & Omit<OAuth2LoginResponse, keyof MemberLoginResponse>);
+
 @Injectable()
 export class OAuth2LoginService {
   private readonly log = new Logger('OAuth2Login');
@@ -255,7 +260,7 @@ export class OAuth2LoginService {
    * (it sends one, or it is a same-origin fetch); a cross-origin page that fetches without credentials
    * cannot, and is served on the state alone (README: send credentials to close that).
    */
-  async exchange(state: string, req: Request): Promise<OAuth2LoginResponse> {
+  async exchange(state: string, req: Request): Promise<OAuth2LoginResult> {
     const peeked = await this.store.peekPendingLogin(state);
     if (peeked && (peeked.strictBinding || bindingExpected(req)) && !bindingMatches(req, peeked.browserHash)) {
       throw new BusinessException(ErrorCode.FORBIDDEN, OTHER_BROWSER);

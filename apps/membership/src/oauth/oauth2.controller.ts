@@ -9,6 +9,8 @@ import { ApiError } from './dtos/api-error';
 import { RedirectQuery, StateQuery } from './dtos/oauth2.requests';
 import { OAuth2AuthUrlResponse, OAuth2LoginResponse, OAuth2QRCodeStateResponse } from './dtos/oauth2.responses';
 import { OAuth2LoginService } from './oauth2-login.service';
+import { OAuth2LoginResult } from './oauth2-login.service';
+import { MFA_NOTE } from '../auth/dtos/mfa.dto';
 
 @ApiTags('OAuth 2.0 and WeChat login')
 @Controller('api/v1/app/oauth2')
@@ -52,11 +54,11 @@ export class OAuth2Controller {
       'A QR state needs the `oauth2_binding` cookie of the page that created the QR code; any other state needs it whenever the request carries ' +
       'that cookie or is a same-origin fetch: another browser is refused with 403.',
   })
-  @ApiEnvelope(OAuth2LoginResponse)
+  @ApiEnvelope(OAuth2LoginResponse, { description: MFA_NOTE })
   @ApiError(403, 403, 'the login belongs to another browser')
   @ApiError(400, 10003, 'state unknown, expired or already exchanged')
   @ApiError(423, 10008, 'account disabled')
-  callback(@Query() q: StateQuery, @Req() req: Request): Promise<OAuth2LoginResponse> {
+  callback(@Query() q: StateQuery, @Req() req: Request): Promise<OAuth2LoginResult> {
     return this.logins.exchange(q.state, req);
   }
 

@@ -34,4 +34,16 @@ export class MemberSession {
 
   @Column({ name: 'revoked_reason', type: 'varchar', length: 32, nullable: true })
   revokedReason: string | null;
+
+  /** How the session was authenticated (RFC 8176 values: pwd, sms, oauth, otp, hwk, swk, mfa); carried in access tokens. */
+  @Column({ type: 'text', array: true, default: () => "'{}'" })
+  amr: string[];
+
+  /** When a second factor was last shown in this session (sign-in or step-up), by the app's Clock. */
+  @Column({ name: 'factor_time', type: 'timestamptz', nullable: true })
+  factorTime: Date | null;
+
+  /** How strong that factor was: 0 none, 1 authenticator app, 2 passkey or recovery code (factors/factor-strength.ts). */
+  @Column({ name: 'factor_strength', type: 'smallint', default: 0 })
+  factorStrength: number;
 }

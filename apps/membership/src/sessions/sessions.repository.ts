@@ -64,6 +64,28 @@ export class SessionsRepository {
     return { revoked: rows[0].revoked, expired: rows[0].expired, memberStatus: rows[0].status, roles: rows[0].roles };
   }
 
+  /** How the session was authenticated and its last second factor (step-up), or null for a session not live. */
+  async factorState(sessionId: string, memberId: string): Promise<{ amr: string[]; factorTime: Date | null; factorStrength: number } | null> {
+    if (!isUuid(sessionId)) return null;
+    const rows = await this.db.query<{ amr: string[]; factorTime: Date | null; factorStrength: number }[]>(
+      `SELECT amr, factor_time AS "factorTime", factor_strength AS "factorStrength" FROM member_sessions
+        WHERE id = $1 AND member_id = $2 AND revoked_time IS NULL AND expires_time > now()`,
+      [sessionId, memberId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Records a second factor shown in a live session (step-up): its new amr, strength and time. False when the session is not live. */
+  async recordFactor(sessionId: string, memberId: string, amr: string[], strength: number, at: Date): Promise<boolean> {
+    if (!isUuid(sessionId)) return false;
+    const res = await this.db.query<unknown>(
+      `UPDATE member_sessions SET amr = $3, factor_strength = $4, factor_time = $5
+        WHERE id = $1 AND member_id = $2 AND revoked_time IS NULL RETURNING id`,
+      [sessionId, memberId, amr, strength, at],
+    );
+    return rowCount(res) > 0;
+  }
+
   /** Updates last activity at most once a minute per session. */
   async touch(sessionId: string): Promise<void> {
     await this.db.query(

@@ -10,6 +10,12 @@ import { SessionLiveness, SessionsRepository } from './sessions.repository';
 
 const MAX_CACHED_SESSIONS = 50_000;
 
+/** How a new session was authenticated (amr) and, when a second factor was shown, how strongly. */
+export interface SessionAuthentication {
+  amr: string[];
+  factorStrength: number;
+}
+
 export interface SessionTokens {
   session: MemberSession;
   refreshToken: string;
@@ -45,7 +51,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
    * A new session. `passwordHash`: the hash a password login verified; the session is created only
    * while it is still the member's (null otherwise: a reset or change replaced it meanwhile).
    */
-  async start(memberId: string, loginType: string, req: Request, passwordHash?: string): Promise<SessionTokens | null> {
+  async start(memberId: string, loginType: string, req: Request, passwordHash?: string, auth: SessionAuthentication = { amr: [], factorStrength: 0 }): Promise<SessionTokens | null> {
     const refreshToken = newRefreshToken();
     const ttl = this.config.REFRESH_TOKEN_TTL;
     const expiresTime = new Date(this.clock.now() + ttl);
@@ -57,6 +63,9 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
         ip: clientIp(req).slice(0, 64),
         lastActiveTime: new Date(),
         expiresTime,
+        amr: auth.amr,
+        factorStrength: auth.factorStrength,
+        factorTime: auth.factorStrength > 0 ? new Date(this.clock.now()) : null,
       },
       { tokenHash: hashRefreshToken(refreshToken), expiresTime },
       this.config.MAX_SESSIONS_PER_MEMBER,
@@ -143,6 +152,14 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     for (const [sid, e] of this.live) if (e.memberId === memberId) this.live.delete(sid);
     if (this.generation.size >= MAX_CACHED_SESSIONS) this.generation.clear();
     this.generation.set(memberId, (this.generation.get(memberId) ?? 0) + 1);
+  }
+
+  factorState(sessionId: string, memberId: string) {
+    return this.sessions.factorState(sessionId, memberId);
+  }
+
+  recordFactor(sessionId: string, memberId: string, amr: string[], strength: number): Promise<boolean> {
+    return this.sessions.recordFactor(sessionId, memberId, amr, strength, new Date(this.clock.now()));
   }
 
   touch(sessionId: string): Promise<void> {

@@ -6,5 +6,6 @@ import { SiteConfigService } from './site-config.service';
 @Module({
   controllers: [SiteConfigController],
   providers: [SiteConfigRepository, SiteConfigService],
+  exports: [SiteConfigService],
 })
 export class SiteConfigModule {}

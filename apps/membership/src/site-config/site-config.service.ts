@@ -14,6 +14,12 @@ export class SiteConfigService {
     return out;
   }
 
+  /** The site's name as its settings give it (`site.name`), for messages to members and the passkey prompt. */
+  async siteName(): Promise<string> {
+    const name = (await this.values(true))['site.name']?.trim();
+    return name || 'Membership';
+  }
+
   async update(values: Record<string, string | null>, adminId: string): Promise<Record<string, string>> {
     await this.settings.apply(values, adminId);
     return this.values(false);

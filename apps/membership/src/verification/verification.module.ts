@@ -56,6 +56,6 @@ export function mailSenderFor(config: MembershipConfig): MailSender | null {
     },
     { provide: MAIL_SENDER, inject: [MembershipConfig], useFactory: mailSenderFor },
   ],
-  exports: [VerificationService],
+  exports: [VerificationService, MAIL_SENDER, SMS_SENDER],
 })
 export class VerificationModule {}

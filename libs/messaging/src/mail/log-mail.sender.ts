@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { MailSender } from './mail-sender';
+import { MailContent, MailSender } from './mail-sender';
 
 /** Development sender: writes the code to the log. Refused when NODE_ENV=production. */
 export class LogMailSender implements MailSender {
@@ -14,5 +14,9 @@ export class LogMailSender implements MailSender {
 
   async sendCode(email: string, code: string, ttlMinutes: number): Promise<void> {
     this.logger.warn(`[dev] mail to ${email}: verification code ${code} (valid ${ttlMinutes} min)`);
+  }
+
+  async send(email: string, mail: MailContent): Promise<void> {
+    this.logger.warn(`[dev] mail to ${email}: ${mail.subject}: ${mail.text}`);
   }
 }

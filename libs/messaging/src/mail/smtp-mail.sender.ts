@@ -1,6 +1,6 @@
 import { createTransport, Transporter } from 'nodemailer';
 import { MessageSendError } from '../sms/sms-sender';
-import { MailSender, verificationMail } from './mail-sender';
+import { MailContent, MailSender, verificationMail } from './mail-sender';
 
 export interface SmtpOptions {
   host: string;
@@ -39,8 +39,11 @@ export class SmtpMailSender implements MailSender {
     });
   }
 
-  async sendCode(email: string, code: string, ttlMinutes: number): Promise<void> {
-    const mail = verificationMail(code, ttlMinutes, this.options.siteName);
+  sendCode(email: string, code: string, ttlMinutes: number): Promise<void> {
+    return this.send(email, verificationMail(code, ttlMinutes, this.options.siteName));
+  }
+
+  async send(email: string, mail: MailContent): Promise<void> {
     try {
       await this.transport.sendMail({ from: this.options.from, to: email, subject: mail.subject, text: mail.text });
     } catch (err) {

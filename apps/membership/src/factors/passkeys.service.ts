@@ -1,0 +1,177 @@
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server';
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
+import { Clock, SharedState } from '@app/platform';
+import { FactorsRepository, PasskeyRow } from './factors.repository';
+import { WebauthnSettings } from './webauthn-settings';
+
+/** How long a ceremony's challenge is good for (also the browser's timeout). */
+const CHALLENGE_TTL_MS = 300_000;
+
+/**
+ * What a challenge was issued for: registering a passkey for a member, signing in without a password
+ * (no member yet), a second factor or a step-up of a given member. Kept in shared state, used once.
+ */
+export type MemberAssertionPurpose = { kind: 'second-factor' | 'step-up'; memberId: string; bind?: string };
+export type PasskeyPurpose = { kind: 'register'; memberId: string } | { kind: 'passwordless' } | MemberAssertionPurpose;
+
+export interface VerifiedPasskey {
+  passkey: PasskeyRow;
+  backedUp: boolean;
+  userVerified: boolean;
+}
+
+/** Passkeys (WebAuthn) through @simplewebauthn/server: options, registration and assertions. */
+@Injectable()
+export class PasskeysService {
+  private readonly logger = new Logger('Passkeys');
+
+  constructor(
+    private readonly factors: FactorsRepository,
+    private readonly state: SharedState,
+    private readonly settings: WebauthnSettings,
+    private readonly clock: Clock,
+  ) {}
+
+  async registrationOptions(memberId: string, userName: string, displayName: string, rpName: string): Promise<PublicKeyCredentialCreationOptionsJSON> {
+    const existing = await this.factors.listPasskeys(memberId);
+    const options = await generateRegistrationOptions({
+      rpName,
+      rpID: this.settings.rpId,
+      userName,
+      userDisplayName: displayName,
+      // A stable, opaque user handle: the member id (never shown to the user).
+      userID: new TextEncoder().encode(`m:${memberId}`),
+      timeout: CHALLENGE_TTL_MS,
+      attestationType: 'none',
+      excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
+      authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+    });
+    await this.remember(options.challenge, { kind: 'register', memberId });
+    return options;
+  }
+
+  /** Verifies and stores a new passkey of the member; 10013 when it does not verify or is already registered. */
+  async register(memberId: string, credential: RegistrationResponseJSON, name: string): Promise<PasskeyRow> {
+    const refused = (reason: string) => new BusinessException(ErrorCode.PASSKEY_REGISTRATION_FAILED, msg('factors.passkeyRegistrationFailed', { reason }));
+    let verification;
+    try {
+      verification = await verifyRegistrationResponse({
+        response: credential,
+        expectedChallenge: (challenge) => this.takeFor(challenge, (p) => p.kind === 'register' && p.memberId === memberId),
+        expectedOrigin: this.settings.origins,
+        expectedRPID: this.settings.rpId,
+        requireUserVerification: false,
+      });
+    } catch (err) {
+      throw refused((err as Error).message.slice(0, 200));
+    }
+    if (!verification.verified || !verification.registrationInfo) throw refused('not verified');
+    const info = verification.registrationInfo;
+    const stored = await this.factors.insertPasskey({
+      memberId,
+      credentialId: info.credential.id,
+      publicKey: Buffer.from(info.credential.publicKey),
+      signCount: info.credential.counter,
+      transports: credential.response.transports ?? info.credential.transports ?? [],
+      deviceType: info.credentialDeviceType,
+      backedUp: info.credentialBackedUp,
+      name,
+    });
+    if (!stored) throw refused('this passkey is already registered');
+    return stored;
+  }
+
+  /**
+   * Options for an assertion. Passwordless sign-in lists no credentials (discoverable ones, so the
+   * browser's autofill, conditional mediation, can offer them) and requires user verification; for a
+   * known member the member's passkeys are listed.
+   */
+  async authenticationOptions(purpose: Exclude<PasskeyPurpose, { kind: 'register' }>): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    const allow = purpose.kind === 'passwordless' ? undefined : (await this.factors.listPasskeys(purpose.memberId)).map((p) => ({ id: p.credentialId, transports: p.transports as never }));
+    const options = await generateAuthenticationOptions({
+      rpID: this.settings.rpId,
+      timeout: CHALLENGE_TTL_MS,
+      allowCredentials: allow,
+      userVerification: purpose.kind === 'passwordless' ? 'required' : 'preferred',
+    });
+    await this.remember(options.challenge, purpose);
+    return options;
+  }
+
+  /**
+   * Verifies an assertion against the challenge issued for `expected` (its kind and member, and the
+   * binding such as the mfaToken) and records the new sign count. Null when anything is wrong: an
+   * unknown credential, another member's, a bad signature, user verification missing where required,
+   * a sign count that did not grow (a cloned authenticator), a challenge unknown, expired or used.
+   */
+  async verifyAssertion(credential: AuthenticationResponseJSON, expected: Exclude<PasskeyPurpose, { kind: 'register' }>): Promise<VerifiedPasskey | null> {
+    const passkey = typeof credential?.id === 'string' ? await this.factors.passkeyByCredentialId(credential.id) : null;
+    if (!passkey) return null;
+    if (expected.kind !== 'passwordless' && passkey.memberId !== expected.memberId) return null;
+    const requireUV = expected.kind === 'passwordless';
+    let result;
+    try {
+      result = await verifyAuthenticationResponse({
+        response: credential,
+        expectedChallenge: (challenge) => this.takeFor(challenge, (p) => samePurpose(p, expected)),
+        expectedOrigin: this.settings.origins,
+        expectedRPID: this.settings.rpId,
+        credential: { id: passkey.credentialId, publicKey: new Uint8Array(passkey.publicKey), counter: passkey.signCount, transports: passkey.transports as never },
+        requireUserVerification: requireUV,
+      });
+    } catch (err) {
+      this.logger.warn(`passkey ${passkey.id} of member ${passkey.memberId} refused: ${(err as Error).message.slice(0, 200)}`);
+      return null;
+    }
+    if (!result.verified) return null;
+    const info = result.authenticationInfo;
+    const recorded = await this.factors.recordPasskeyUse(passkey.id, passkey.signCount, info.newCounter, info.credentialBackedUp, new Date(this.clock.now()));
+    if (!recorded) return null;
+    return { passkey, backedUp: info.credentialBackedUp, userVerified: info.userVerified };
+  }
+
+  list(memberId: string): Promise<PasskeyRow[]> {
+    return this.factors.listPasskeys(memberId);
+  }
+
+  rename(memberId: string, id: string, name: string): Promise<PasskeyRow | null> {
+    return this.factors.renamePasskey(memberId, id, name);
+  }
+
+  remove(memberId: string, id: string): Promise<string | null> {
+    return this.factors.deletePasskey(memberId, id);
+  }
+
+  private async remember(challenge: string, purpose: PasskeyPurpose): Promise<void> {
+    await this.state.set(challengeKey(challenge), JSON.stringify(purpose), CHALLENGE_TTL_MS);
+  }
+
+  /** Takes the challenge (single use, whatever the outcome) and says whether it was issued for this purpose. */
+  private async takeFor(challenge: string, matches: (p: PasskeyPurpose) => boolean): Promise<boolean> {
+    if (typeof challenge !== 'string' || challenge.length > 256) return false;
+    const raw = await this.state.take(challengeKey(challenge));
+    return raw !== null && matches(JSON.parse(raw) as PasskeyPurpose);
+  }
+}
+
+function challengeKey(challenge: string): string {
+  return `webauthn:challenge:${challenge}`;
+}
+
+function samePurpose(p: PasskeyPurpose, expected: PasskeyPurpose): boolean {
+  if (p.kind !== expected.kind) return false;
+  if (p.kind === 'passwordless' || expected.kind === 'passwordless' || p.kind === 'register' || expected.kind === 'register') return p.kind === expected.kind;
+  return p.memberId === expected.memberId && (p.bind ?? null) === (expected.bind ?? null);
+}
