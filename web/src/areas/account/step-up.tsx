@@ -62,7 +62,7 @@ export function StepUpDialog() {
     setBusy(true);
     setError(null);
     try {
-      const { token } = await api<StepUpResponse>('POST', '/api/v1/app/security/step-up', await body());
+      const { token } = await api<StepUpResponse>('POST', '/api/v1/app/auth/step-up', await body());
       tokenRenewed(token);
       close(true);
     } catch (e) {
@@ -72,7 +72,7 @@ export function StepUpDialog() {
   };
   const passkey = () =>
     stepUp(async () => {
-      const optionsJSON = await api<PublicKeyCredentialRequestOptionsJSON>('POST', '/api/v1/app/security/step-up/passkey-options');
+      const optionsJSON = await api<PublicKeyCredentialRequestOptionsJSON>('POST', '/api/v1/app/auth/step-up/passkey-options');
       const credential = await startAuthentication({ optionsJSON }).catch(() => {
         throw new ApiError(0, 0, t('signIn.passkeyFailed'));
       });
