@@ -95,7 +95,8 @@ function Verification({ challenge, busy, run }: StepProps) {
 }
 
 /** A one-field form for a code (TOTP: 6 digits; a recovery code: letters, digits, dashes). */
-export function CodeForm({ title, label, numeric = false, busy, submit, children }: { title: string; label: string; numeric?: boolean; busy: boolean; submit: (code: string) => Promise<void>; children?: ReactNode }) {
+export function CodeForm(props: { title: string; label: string; action?: string; numeric?: boolean; busy: boolean; submit: (code: string) => Promise<void>; children?: ReactNode }) {
+  const { title, label, action = t('challenge.verify'), numeric = false, busy, submit, children } = props;
   const [code, setCode] = useState('');
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
@@ -115,7 +116,7 @@ export function CodeForm({ title, label, numeric = false, busy, submit, children
         maxLength={numeric ? 6 : 32}
       />
       <button type="submit" className="primary" disabled={busy}>
-        {t('challenge.verify')}
+        {action}
       </button>
     </form>
   );

@@ -35,7 +35,7 @@ export function TotpSection({ totp, changed }: { totp: Factors['totp']; changed:
           {t('totp.disable')}
         </button>
       ) : enrolment ? (
-        <CodeForm title={t('totp.enable')} label={t('totp.code')} numeric busy={busy} submit={confirm}>
+        <CodeForm title={t('totp.enable')} label={t('totp.code')} action={t('totp.confirm')} numeric busy={busy} submit={confirm}>
           <TotpSecret enrolment={enrolment} />
         </CodeForm>
       ) : (
