@@ -102,6 +102,8 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
       await totp.getByRole('button', { name: t('totp.disable') }).click();
       const dialog = page.getByRole('dialog', { name: t('stepUp.title') });
       await dialog.waitFor();
+      // Only the factors this member has are offered (the server would also take a passkey).
+      expect(await dialog.getByRole('button', { name: t('challenge.passkey') }).count()).toBe(0);
       expect(await axeViolations(page)).toEqual([]);
       await screenshot(page, 'account', name('step-up'));
       await dialog.getByLabel(t('challenge.totpCode')).fill(nextCode(secret));

@@ -61,7 +61,7 @@ export function SecurityPage() {
         <SessionsSection version={sessionsVersion} />
         <IdentitiesSection />
       </div>
-      <StepUpDialog />
+      <StepUpDialog factors={factors} />
     </Shell>
   );
 }

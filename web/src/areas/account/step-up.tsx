@@ -2,7 +2,7 @@ import { startAuthentication } from '@simplewebauthn/browser';
 import { useState, useSyncExternalStore } from 'react';
 import { api, ApiError, messageOf } from '../../api/client';
 import { tokenRenewed } from '../../api/session';
-import { ErrorCodes, PublicKeyCredentialRequestOptionsJSON } from '../../api/types';
+import { ErrorCodes, Factors, PublicKeyCredentialRequestOptionsJSON } from '../../api/types';
 import { t } from '../../i18n';
 import { Dialog, Notice } from '../../ui';
 import { CodeForm } from './challenge-page';
@@ -44,8 +44,8 @@ interface StepUpResponse {
   token: string;
 }
 
-/** The dialog withStepUp opens; rendered once by the security page. */
-export function StepUpDialog() {
+/** The dialog withStepUp opens; rendered once by the security page, which says which factors the member has. */
+export function StepUpDialog({ factors }: { factors: Factors | null }) {
   const current = useSyncExternalStore(
     (l) => (listeners.add(l), () => listeners.delete(l)),
     () => request,
@@ -78,7 +78,13 @@ export function StepUpDialog() {
       });
       return { method: 'passkey', credential };
     });
-  const methods = current?.methods ?? [];
+  // The server lists every kind of factor that would do; only those the member has are offered.
+  const has: Record<StepUpMethod, boolean> = {
+    passkey: !!factors?.passkeys.length,
+    totp: !!factors?.totp.enabled,
+    recovery_code: (factors?.recoveryCodes.remaining ?? 0) > 0,
+  };
+  const methods = (current?.methods ?? []).filter((m) => has[m]);
   return (
     <Dialog title={t('stepUp.title')} open={current !== null} onClose={() => close(false)}>
       <p className="intro">{t('stepUp.intro')}</p>
