@@ -49,7 +49,7 @@ export class AccountFixture {
     this.app = await startMembership({ ...this.aliyun.env, WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIGINS: `http://localhost:${port}`, ...env }, { clock: this.clock });
     this.proxy = new TcpProxy('127.0.0.1', Number(new URL(this.app.url).port));
     await this.proxy.start(port);
-    this.base = `http://localhost:${port}`;
+    this.base = `http://localhost:${port}${new URL(this.app.url).pathname.replace(/\/$/, '')}`;
   }
 
   /** Closes the pages of the test; returns the script errors and CSP refusals they saw (a test expects none). */

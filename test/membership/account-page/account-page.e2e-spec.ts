@@ -1,4 +1,5 @@
 import { axeViolations, chromiumAvailable, chromiumPath, DESKTOP, Scheme, screenshot, TABLET } from '../../support/chromium';
+import { queryRows } from '../../support/database';
 import { AccountFixture, Locale, PASSWORD, RUNS, securityPage } from './account-fixture';
 
 // Locally without Chromium this suite is skipped; in CI it must run.
@@ -110,6 +111,25 @@ suite('account page (web/) in headless Chromium: sign-in, sessions, password', (
     });
   });
 
+  it.each(RUNS)('lists linked accounts and unlinks one (%s, %s)', async (locale, scheme) => {
+    const username = await f.newMember();
+    // The link itself is made by the OAuth flow (test/membership/oauth); here the page shows and removes it.
+    await queryRows(
+      f.app.dbUrl,
+      `INSERT INTO member_identities (member_id, provider, subject, registration_id, nickname) SELECT id, 'github', $2, 'github-app', 'octocat' FROM members WHERE username = $1`,
+      [username, `gh-${username}`],
+    );
+    const { page, t } = await f.open(locale, scheme);
+    await f.signInWithPassword(page, t, username);
+    const section = page.locator('#identities');
+    await section.locator('li').filter({ hasText: 'octocat' }).waitFor();
+    await screenshot(page, 'account', `identities-${locale}-${scheme}`);
+    await section.getByRole('button', { name: t('identities.unlinkLabel', { name: 'github' }) }).click();
+    await section.getByRole('status').filter({ hasText: t('identities.unlinked') }).waitFor();
+    await section.getByText(t('identities.none')).waitFor();
+    expect(await queryRows(f.app.dbUrl, `SELECT 1 FROM member_identities WHERE subject = $1`, [`gh-${username}`])).toEqual([]);
+  });
+
   const PAIRS: Array<[Locale, Scheme]> = [
     ['en', 'light'],
     ['en', 'dark'],
@@ -130,5 +150,24 @@ suite('account page (web/) in headless Chromium: sign-in, sessions, password', (
       expect(await axeViolations(page)).toEqual([]);
       await screenshot(page, 'account', `security-${locale}-${scheme}-${size}`);
     }
+  });
+});
+
+suite('account page under a CONTEXT_PATH', () => {
+  const f = new AccountFixture();
+  beforeAll(() => f.start({ CONTEXT_PATH: '/member' }), 60_000);
+  afterEach(async () => expect(await f.closePages()).toEqual([]));
+  afterAll(() => f.stop());
+
+  it('signs in, calls the API under the context path, and reloads a deep link', async () => {
+    expect(f.base).toMatch(/\/member$/);
+    const username = await f.newMember();
+    const { page, t } = await f.open('en', 'light');
+    await f.signInWithPassword(page, t, username);
+    expect(page.url()).toBe(`${f.base}/account/security`);
+    await page.locator('#sessions tbody tr').first().waitFor();
+    await page.reload();
+    await securityPage(page, t);
+    await page.locator('#sessions tbody tr').first().waitFor();
   });
 });
