@@ -70,6 +70,20 @@ suite('account page (web/) in headless Chromium: sign-in, sessions, password', (
       await page.getByRole('button', { name: t('signIn.submit'), exact: true }).click();
       await securityPage(page, t);
       await page.locator('#sessions tbody tr').filter({ hasText: t('sessions.current') }).filter({ hasText: t('method.phone') }).waitFor();
+
+      // A phone sign-up has no password: the first one is set with a code sent to the phone.
+      f.clock.advance(61_000); // past send-code's resend interval for this phone
+      const form = page.locator('#password');
+      await form.getByLabel(t('password.noPassword')).check();
+      await form.getByRole('button', { name: t('password.sendCode', { target: phone }) }).click();
+      await form.getByText(t('password.codeSent', { target: phone })).waitFor();
+      await form.getByLabel(t('password.code')).fill(f.aliyun.lastCode(phone));
+      await form.getByLabel(t('password.new'), { exact: true }).fill('a first password');
+      await form.getByLabel(t('password.confirm')).fill('a first password');
+      await form.getByRole('button', { name: t('password.submit') }).click();
+      await form.getByRole('status').filter({ hasText: t('password.changed') }).waitFor();
+      await screenshot(page, 'account', name('first-password'));
+      expect((await f.call('POST', '/api/v1/app/auth/login', { account: phone, password: 'a first password' })).code).toBe(200);
     });
 
     it('lists the sessions and signs out another device', async () => {

@@ -55,6 +55,11 @@ export const en = {
   'password.mismatch': 'The two new passwords differ.',
   'password.submit': 'Change password',
   'password.changed': 'Your password was changed. Your other sessions were signed out.',
+  'password.noPassword': 'I have no password yet (I signed up with a phone or another account)',
+  'password.sendCode': 'Send a code to {target}',
+  'password.codeSent': 'A code was sent to {target}.',
+  'password.code': 'Code',
+  'password.noTarget': 'Your account has no phone number or email address to send a code to.',
 
   'sessions.title': 'Active sessions',
   'sessions.intro': 'Devices where you are signed in.',

@@ -57,6 +57,11 @@ export const zhCN: Record<MessageKey, string> = {
   'password.mismatch': '两次输入的新密码不一致。',
   'password.submit': '修改密码',
   'password.changed': '密码已修改，其他设备已退出登录。',
+  'password.noPassword': '我还没有密码（通过手机号或第三方账号注册）',
+  'password.sendCode': '发送验证码至 {target}',
+  'password.codeSent': '验证码已发送至 {target}。',
+  'password.code': '验证码',
+  'password.noTarget': '您的账户没有可接收验证码的手机号或邮箱。',
 
   'sessions.title': '登录设备',
   'sessions.intro': '当前登录您账户的设备。',
