@@ -67,5 +67,7 @@ const outputRoot = path.resolve(__dirname, '..', '..', 'test-output');
 export async function screenshot(page: Page, folder: string, name: string): Promise<void> {
   const dir = path.join(outputRoot, folder);
   fs.mkdirSync(dir, { recursive: true });
+  // From the top: a page scrolled by the journey would show its sticky parts (the section list) mid-page.
+  await page.evaluate('window.scrollTo(0, 0)');
   await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
 }
