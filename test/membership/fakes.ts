@@ -61,6 +61,23 @@ export async function startFakeAliyun(): Promise<FakeAliyun> {
   return fake;
 }
 
+/** Decodes a raw mail as sent over SMTP: headers' encoded words and a base64 or quoted-printable body. */
+export function readMail(raw: string): { subject: string; body: string } {
+  const [head, ...rest] = raw.split(/\r?\n\r?\n/);
+  const unfolded = head.replace(/\r?\n[ \t]+/g, ' ');
+  const subjectRaw = /^Subject: (.*)$/im.exec(unfolded)?.[1] ?? '';
+  const subject = subjectRaw.replace(/=\?utf-8\?([bq])\?([^?]*)\?=\s*/gi, (_m, enc: string, text: string) =>
+    enc.toLowerCase() === 'b' ? Buffer.from(text, 'base64').toString('utf8') : decodeQp(text.replace(/_/g, ' ')),
+  );
+  const bodyRaw = rest.join('\n\n');
+  const body = /content-transfer-encoding: base64/i.test(unfolded) ? Buffer.from(bodyRaw.replace(/\s+/g, ''), 'base64').toString('utf8') : /quoted-printable/i.test(unfolded) ? decodeQp(bodyRaw.replace(/=\r?\n/g, '')) : bodyRaw;
+  return { subject, body };
+}
+
+function decodeQp(s: string): string {
+  return Buffer.from(s.replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1').toString('utf8');
+}
+
 export interface FakeSmtp {
   port: number;
   mails: { to: string; text: string }[];
@@ -92,7 +109,8 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
     mails,
     lastCode(email) {
       const hit = [...mails].reverse().find((m) => m.to === email);
-      const code = hit && /verification code is (\d{6})/.exec(hit.text)?.[1];
+      // The code mail is in the reader's language (verification.mailText): "... code is 123456" or "...验证码为 123456".
+      const code = hit && /(?:code is|验证码为) (\d{6})/.exec(readMail(hit.text).body)?.[1];
       if (!code) throw new Error(`no code mailed to ${email}`);
       return code;
     },

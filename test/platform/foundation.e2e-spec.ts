@@ -185,6 +185,13 @@ describe('foundation: configuration is validated at boot', () => {
     await expect(createMembershipApp({ NODE_ENV: 'production', DATABASE_URL: 'postgres://127.0.0.1:1/none' })).rejects.toBeInstanceOf(ConfigError);
   });
 
+  it('membership refuses production without MFA_ENCRYPTION_SECRET (the development key derives from JWT_SECRET)', async () => {
+    await expect(createMembershipApp({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), SMS_PROVIDER: 'aliyun', DATABASE_URL: 'postgres://127.0.0.1:1/none' })).rejects.toThrow(
+      /MFA_ENCRYPTION_SECRET: required when NODE_ENV=production/,
+    );
+    await expect(createMembershipApp({ MFA_ENCRYPTION_SECRET: 'too-short', DATABASE_URL: 'postgres://127.0.0.1:1/none' })).rejects.toThrow(/MFA_ENCRYPTION_SECRET: must be at least 32 characters/);
+  });
+
   it('membership refuses OAuth clients in production without a fixed callback base URL', async () => {
     await expect(
       createMembershipApp({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), SMS_PROVIDER: 'aliyun', OAUTH2_CLIENTS_FILE: '/etc/clients.yaml', DATABASE_URL: 'postgres://127.0.0.1:1/none' }),

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nes
 import { Throttle } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { CurrentPrincipal, Principal, Public } from '@app/auth';
-import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, okEnvelope } from '@app/envelope';
+import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, localeOf, okEnvelope } from '@app/envelope';
 import { HttpPipeline } from '@app/platform';
 import { Member } from '../members/member.entity';
 import { LINKED_IDENTITIES, LinkedIdentitiesSource } from '../members/linked-identities';
@@ -119,7 +119,7 @@ export class AuthController implements OnModuleInit {
   @err(423, 10008, 'target locked after a code was guessed out')
   @err(502, 10004, 'SMS or email could not be sent')
   sendCode(@Body() body: SendCodeRequest, @Req() req: Request): Promise<SendCodeResponse> {
-    return this.verification.send(targetOf(body), clientIp(req));
+    return this.verification.send(targetOf(body), clientIp(req), localeOf(req));
   }
 
   @Public()

@@ -255,16 +255,17 @@ export class MembershipConfig extends BaseConfig {
   // ---- Second factors (README "Second factors") ----
 
   /**
-   * Key of the AES-256-GCM encryption of authenticator-app (TOTP) secrets at rest: 32 bytes as 64 hex
-   * characters or base64 (sensitive). Required in production; in development and tests a key is derived
-   * from JWT_SECRET (factors/factor-cipher.ts), which is fine only while nothing real is stored.
+   * Secret of the AES-256-GCM encryption of authenticator-app (TOTP) secrets at rest (>= 32 random
+   * characters, e.g. `openssl rand -base64 32`; sensitive; the key is its SHA-256). Required in production;
+   * in development and tests a key is derived from JWT_SECRET (factors/factor-cipher.ts), good only while
+   * nothing real is stored. Changing it makes enrolled authenticator apps unusable (members enrol again).
    */
   @IsOptional()
   @IsString()
-  @Matches(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, { message: 'must be 32 bytes as 64 hex characters or base64' })
-  MFA_ENCRYPTION_KEY?: string;
+  @MinLength(32, { message: 'must be at least 32 characters' })
+  MFA_ENCRYPTION_SECRET?: string;
 
-  /** Comma-separated roles whose members must enrol a second factor at sign-in before they get tokens (empty: nobody). */
+  /** Comma-separated roles whose members must enrol a second factor at sign-in before they get tokens; `none` for nobody. */
   @IsString()
   @Matches(/^[A-Za-z0-9_-]*(,[A-Za-z0-9_-]+)*$/, { message: 'must be a comma-separated list of role names' })
   MFA_REQUIRED_ROLES: string = 'admin';
@@ -310,7 +311,7 @@ export class MembershipConfig extends BaseConfig {
   validateExtra(): string[] {
     const problems = super.validateExtra();
     if (this.isProduction && !this.JWT_SECRET) problems.push('JWT_SECRET: required when NODE_ENV=production');
-    if (this.isProduction && !this.MFA_ENCRYPTION_KEY) problems.push('MFA_ENCRYPTION_KEY: required when NODE_ENV=production (32 bytes, hex or base64)');
+    if (this.isProduction && !this.MFA_ENCRYPTION_SECRET) problems.push('MFA_ENCRYPTION_SECRET: required when NODE_ENV=production (32+ random characters)');
     // Without it the provider callback address would follow the request's Host header.
     if (this.isProduction && this.OAUTH2_CLIENTS_FILE && !this.OAUTH2_CALLBACK_BASE_URL) {
       problems.push('OAUTH2_CALLBACK_BASE_URL: required when NODE_ENV=production and OAUTH2_CLIENTS_FILE is set');

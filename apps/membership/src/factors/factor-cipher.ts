@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'crypto';
 import { MembershipConfig } from '../config/membership.config';
 
 const VERSION = 'v1';
 
 /**
  * AES-256-GCM for second-factor secrets that must be read back (the authenticator-app secret): a
- * copied database alone does not give the codes. The key is MFA_ENCRYPTION_KEY; without it (refused in
+ * copied database alone does not give the codes. The key is MFA_ENCRYPTION_SECRET; without it (refused in
  * production by MembershipConfig.validateExtra) a development key is derived from JWT_SECRET, which
  * is only as good as that secret and changes with it.
  */
@@ -15,7 +15,7 @@ export class FactorCipher {
   private readonly key: Buffer;
 
   constructor(config: MembershipConfig) {
-    this.key = config.MFA_ENCRYPTION_KEY ? decodeKey(config.MFA_ENCRYPTION_KEY) : developmentKey(config.JWT_SECRET);
+    this.key = config.MFA_ENCRYPTION_SECRET ? decodeKey(config.MFA_ENCRYPTION_SECRET) : developmentKey(config.JWT_SECRET);
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>` in base64url; `context` (e.g. the member id) is bound as associated data. */
@@ -43,9 +43,7 @@ export class FactorCipher {
 }
 
 function decodeKey(value: string): Buffer {
-  const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
-  if (key.length !== 32) throw new Error('MFA_ENCRYPTION_KEY: must decode to 32 bytes');
-  return key;
+  return createHash('sha256').update(`membership:mfa-encryption-key:v1:${value}`).digest();
 }
 
 function developmentKey(root: string | undefined): Buffer {

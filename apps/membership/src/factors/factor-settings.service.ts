@@ -54,7 +54,7 @@ export class FactorSettingsService {
 
   /** Whether the member holds a role of MFA_REQUIRED_ROLES. */
   mfaRequiredByRole(member: Member): boolean {
-    const required = this.config.MFA_REQUIRED_ROLES.split(',').map((r) => r.trim()).filter(Boolean);
+    const required = this.config.MFA_REQUIRED_ROLES.split(',').map((r) => r.trim()).filter((r) => r && r !== 'none');
     return member.roles.some((r) => required.includes(r));
   }
 

@@ -46,6 +46,21 @@ export class AdminBootstrapService implements OnApplicationBootstrap {
   }
 
   /**
+   * What the operator must know about signing in as this admin: with MFA_REQUIRED_ROLES naming the
+   * admin role (the default), the first sign-in asks to enrol an authenticator app or a passkey before
+   * any token is issued (factors/, auth/login.service.ts). Null when admins are not required a factor.
+   */
+  secondFactorNote(): string | null {
+    const required = this.config.MFA_REQUIRED_ROLES.split(',').map((r) => r.trim());
+    if (!required.includes(ADMIN_ROLE)) return null;
+    return (
+      'admins must use a second factor (MFA_REQUIRED_ROLES): the first sign-in answers {mfaRequired, enrolmentRequired: true, mfaToken} ' +
+      'instead of tokens; enrol an authenticator app or a passkey on the account page ({base_url}/account/) or through ' +
+      'POST /api/v1/app/auth/mfa/enrol/*, and keep the recovery codes it shows'
+    );
+  }
+
+  /**
    * Creates the admin `username`, or accepts an existing admin of that name (`resetPassword` then sets
    * its password and ends its sessions, as a member's own reset does: an operator resets a password
    * because it may be known to someone else, who may be logged in with it). `revokedSessions` counts
@@ -57,6 +72,8 @@ export class AdminBootstrapService implements OnApplicationBootstrap {
     try {
       const member = await this.members.create({ username, password, nickname: username, roles: [ADMIN_ROLE] });
       this.logger.log(`admin member ${member.id} (${username}) created`);
+      const note = this.secondFactorNote();
+      if (note) this.logger.log(note);
       return { member, created: true, revokedSessions: 0 };
     } catch (err) {
       // Someone took the name at the same moment: another replica creating the admin, or a sign-up.

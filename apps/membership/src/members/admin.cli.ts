@@ -26,11 +26,15 @@ export async function createAdminCommand(args: string[], env: Record<string, str
   const { app, database } = await createMembershipApp({ ...env, ADMIN_ACCOUNT: '', ADMIN_PASSWORD: '' });
   try {
     await app.init();
-    const { member, created, revokedSessions } = await app.get(AdminBootstrapService).ensureAdmin(account, password, { resetPassword: args.includes('--reset-password') });
-    if (created) return `admin ${member.username} created (member id ${member.id})`;
-    return args.includes('--reset-password')
-      ? `admin ${member.username} (id ${member.id}): password reset, ${revokedSessions} session(s) ended`
-      : `admin ${member.username} (id ${member.id}) already exists; nothing changed`;
+    const bootstrap = app.get(AdminBootstrapService);
+    const { member, created, revokedSessions } = await bootstrap.ensureAdmin(account, password, { resetPassword: args.includes('--reset-password') });
+    const outcome = created
+      ? `admin ${member.username} created (member id ${member.id})`
+      : args.includes('--reset-password')
+        ? `admin ${member.username} (id ${member.id}): password reset, ${revokedSessions} session(s) ended`
+        : `admin ${member.username} (id ${member.id}) already exists; nothing changed`;
+    const note = bootstrap.secondFactorNote();
+    return note ? `${outcome}\nnote: ${note}` : outcome;
   } finally {
     await app.close();
     await database.stop();

@@ -12,6 +12,8 @@ export class ClientSessionView {
   deviceName: string;
   @ApiProperty({ example: 'password' })
   loginType: string;
+  @ApiProperty({ example: ['pwd', 'otp', 'mfa'], type: [String], description: 'How the session was authenticated (RFC 8176 values)' })
+  amr: string[];
   @ApiProperty({ example: '203.0.113.7', nullable: true, type: String })
   ip: string | null;
   @ApiProperty({ example: '2026-11-22T03:00:00.000Z' })
@@ -38,6 +40,7 @@ export class ClientSessionsController {
       id: s.id,
       deviceName: s.deviceName,
       loginType: s.loginType,
+      amr: s.amr,
       ip: s.ip,
       createdTime: s.createdTime,
       lastActiveTime: s.lastActiveTime,

@@ -3,6 +3,7 @@ import { LogMailSender, MailSender, SmtpMailSender } from '@app/messaging';
 import { AliyunSmsSender, LogSmsSender, SmsSender } from '@app/messaging';
 import { MembershipConfig } from '../config/membership.config';
 import { SecurityModule } from '../security/security.module';
+import { SiteConfigModule } from '../site-config/site-config.module';
 import { setPhonePattern } from './phone-format';
 import { VerificationCodesRepository } from './verification-codes.repository';
 import { VerificationService } from './verification.service';
@@ -42,7 +43,7 @@ export function mailSenderFor(config: MembershipConfig): MailSender | null {
 }
 
 @Module({
-  imports: [SecurityModule],
+  imports: [SecurityModule, SiteConfigModule],
   providers: [
     VerificationCodesRepository,
     VerificationService,
