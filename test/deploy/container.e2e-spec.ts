@@ -127,6 +127,7 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     ALIYUN_SMS_SIGN_NAME: 'Test',
     ALIYUN_SMS_TEMPLATE_CODE: 'SMS_0000',
     ALIYUN_SMS_ENDPOINT: 'http://127.0.0.1:9', // never called here
+    MFA_ENCRYPTION_SECRET: 'container-test-mfa-secret-0123456789abcdef',
   });
 
   it('`migrate` applies both apps\' migrations and exits 0; a second run has nothing to do', async () => {
