@@ -10,7 +10,8 @@ const MINUTE = 60_000;
 
 suite('account page (web/) in headless Chromium: authenticator app, recovery codes, passkeys, step-up', () => {
   const f = new AccountFixture();
-  beforeAll(() => f.start(), 60_000);
+  // Test apps default to no enforced second factor (test/support/apps.ts); the enrolment journey needs it for admins.
+  beforeAll(() => f.start({ MFA_REQUIRED_ROLES: 'admin' }), 60_000);
   afterEach(async () => expect(await f.closePages()).toEqual([]));
   afterAll(() => f.stop());
 
