@@ -17,12 +17,13 @@ COPY package.json package-lock.json .npmrc ./
 # Install scripts are not needed: native modules used here ship prebuilt binaries.
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
 
-# ---- compile apps/ and libs/ into dist/ ----
+# ---- compile apps/ and libs/ into dist/, the web app (web/, Vite) into dist/web ----
 FROM deps AS build
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY scripts ./scripts
 COPY libs ./libs
 COPY apps ./apps
+COPY web ./web
 RUN node scripts/build.js --force
 
 # ---- production dependencies only ----

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Compiles apps/ and libs/ with tsc into dist/ when any source is newer than the last build, and links
 // dist/node_modules/@app/<lib> to each compiled lib (how the compiled code finds its `@app/` imports).
+// Builds the web app (web/: the account page, later the operator console) with Vite into dist/web the
+// same way: when a file of web/ is newer than the last build. Both work offline.
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
@@ -8,14 +10,35 @@ const path = require('path');
 const root = path.resolve(__dirname, '..');
 const stamp = path.join(root, 'dist', '.build-stamp');
 
-function newestSource(dir) {
+function newestSource(dir, pattern = /\.(ts|json)$/) {
   let newest = 0;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
-    else if (/\.(ts|json)$/.test(entry.name)) newest = Math.max(newest, fs.statSync(full).mtimeMs);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full, pattern));
+    else if (pattern.test(entry.name)) newest = Math.max(newest, fs.statSync(full).mtimeMs);
   }
   return newest;
+}
+
+const webDir = path.join(root, 'web');
+// Vite writes index.html last: its time is the last complete web build.
+const webIndex = path.join(root, 'dist', 'web', 'index.html');
+
+function webNeedsBuild() {
+  // A production image ships dist/web without web/ (and without Vite): nothing to rebuild.
+  if (!fs.existsSync(webDir)) return false;
+  if (!fs.existsSync(webIndex)) return true;
+  return newestSource(webDir, /./) > fs.statSync(webIndex).mtimeMs;
+}
+
+const viteArgs = () => [path.join(path.dirname(require.resolve('vite/package.json')), 'bin', 'vite.js'), 'build', '--config', path.join(webDir, 'vite.config.mts'), '--logLevel', 'warn'];
+
+/** Builds the web app into dist/web when needed (or forced); true when built. */
+function buildWeb({ force = false } = {}) {
+  if (!(force ? fs.existsSync(webDir) : webNeedsBuild())) return false;
+  process.stderr.write('Building the web app (vite build web/)...\n');
+  execFileSync(process.execPath, viteArgs(), { cwd: root, stdio: 'inherit', env: { ...process.env, VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' } });
+  return true;
 }
 
 function needsBuild() {
@@ -88,33 +111,43 @@ function build({ force = false } = {}) {
     markBuilt();
   }
   linkLibs();
-  return built;
+  return buildWeb({ force }) || built;
 }
 
 /**
- * Like build(), but tsc runs as a child handed to `track` (so that the caller can stop it) and the
- * promise settles when it exits: true when built, false when already up to date.
+ * Like build(), but tsc and Vite run as children handed to `track` (so that the caller can stop them) and
+ * the promise settles when they have exited: true when built, false when already up to date.
  */
-function buildAsync(track, { force = false } = {}) {
-  if (!force && !needsBuild()) {
-    linkLibs();
-    return Promise.resolve(false);
+async function buildAsync(track, { force = false } = {}) {
+  let built = false;
+  if (force || needsBuild()) {
+    process.stderr.write('Building (tsc -p tsconfig.build.json)...\n');
+    await runTracked(track, tscArgs(), 'tsc');
+    markBuilt();
+    built = true;
   }
-  process.stderr.write('Building (tsc -p tsconfig.build.json)...\n');
+  linkLibs();
+  if (force ? fs.existsSync(webDir) : webNeedsBuild()) {
+    process.stderr.write('Building the web app (vite build web/)...\n');
+    await runTracked(track, viteArgs(), 'vite build', { VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' });
+    built = true;
+  }
+  return built;
+}
+
+/** Runs `node <args>` as a child handed to `track`; settles when it exits (rejects unless it exits 0). */
+function runTracked(track, args, name, env = {}) {
   const { spawn } = require('child_process');
-  const child = spawn(process.execPath, tscArgs(), { cwd: root, stdio: 'inherit' });
+  const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
   track(child);
   return new Promise((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code, signal) => {
-      if (code === 0) {
-        markBuilt();
-        linkLibs();
-        resolve(true);
-      } else reject(new Error(signal ? `tsc was stopped by ${signal}` : `tsc exited with ${code}`));
+      if (code === 0) resolve();
+      else reject(new Error(signal ? `${name} was stopped by ${signal}` : `${name} exited with ${code}`));
     });
   });
 }
 
-module.exports = { build, buildAsync, linkLibs };
+module.exports = { build, buildAsync, buildWeb, linkLibs };
 if (require.main === module) build({ force: process.argv.includes('--force') });

@@ -91,6 +91,9 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
   it('holds compiled code and production dependencies only: no TypeScript sources, no dev packages', () => {
     expect(fs.existsSync(path.join(image.appDir, 'dist', 'apps', 'membership', 'src', 'main.js'))).toBe(true);
     expect(fs.existsSync(path.join(image.appDir, 'dist', 'apps', 'ai-gateway', 'src', 'main.js'))).toBe(true);
+    // The web app (the account page) is built into dist/web; its sources stay out.
+    expect(fs.existsSync(path.join(image.appDir, 'dist', 'web', 'index.html'))).toBe(true);
+    expect(fs.existsSync(path.join(image.appDir, 'web'))).toBe(false);
     expect(fs.existsSync(path.join(image.appDir, 'apps'))).toBe(false);
     expect(fs.existsSync(path.join(image.appDir, 'libs'))).toBe(false);
     expect(fs.existsSync(path.join(image.appDir, 'test'))).toBe(false);
@@ -124,6 +127,7 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     ALIYUN_SMS_SIGN_NAME: 'Test',
     ALIYUN_SMS_TEMPLATE_CODE: 'SMS_0000',
     ALIYUN_SMS_ENDPOINT: 'http://127.0.0.1:9', // never called here
+    MFA_ENCRYPTION_SECRET: 'container-test-mfa-secret-0123456789abcdef',
   });
 
   it('`migrate` applies both apps\' migrations and exits 0; a second run has nothing to do', async () => {
@@ -222,6 +226,11 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
       }
       const base = `http://127.0.0.1:${port}`;
       expect((await fetch(`${base}/actuator/health/readiness`)).status).toBe(200);
+      if (app === 'membership') {
+        // The account page, built into the image (dist/web), is served from it.
+        const page = await fetch(`${base}/account/security`);
+        expect([page.status, (await page.text()).includes('src="/account/assets/')]).toEqual([200, true]);
+      }
       const res = await fetch(`${base}${probePath}`, init);
       expect(res.status).toBe(401);
 

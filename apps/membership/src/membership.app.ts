@@ -3,9 +3,10 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Logger } from '@nestjs/common';
 import { sendEnvelopeError, setDefaultLocale } from '@app/envelope';
-import { AppDefinition, createApp } from '@app/platform';
+import { AppDefinition, createApp, normalizePrefix } from '@app/platform';
 import { AppModule } from './app.module';
 import { MembershipConfig } from './config/membership.config';
+import { serveWebApp } from './web-app/web-app';
 
 /** Development only: a random JWT secret persisted under DATA_DIR so tokens survive restarts. */
 export function developmentJwtSecret(dataDir: string): string {
@@ -30,6 +31,8 @@ export const membershipApp: AppDefinition<MembershipConfig> = {
   // A stranger's body to a route that needs a token is not read: 401 first (unknown paths keep their 404).
   authenticateFirst: 'routes',
   errorResponder: (error, req, res) => sendEnvelopeError(error, req, res, new Logger('Errors')),
+  // The account page (web/, built into dist/web) at {base_url}/account/.
+  customize: (app, config) => serveWebApp(app, normalizePrefix(config.CONTEXT_PATH)),
   swagger: {
     title: 'Membership API',
     description:

@@ -1,0 +1,26 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+/**
+ * The web app (account page now, operator console later): one build into dist/web, served by membership at
+ * `{base_url}/account/` (apps/membership/src/web/web-app.ts). Built with a relative base: membership writes
+ * a `<base href>` with its context path into index.html, so the same files work under any CONTEXT_PATH and
+ * from deep links. `npm run web:dev` serves it at /account/ and forwards /api to a running membership.
+ */
+export default defineConfig(({ command }) => ({
+  root: here,
+  base: command === 'build' ? './' : '/account/',
+  // Vite's own transform (oxc) compiles JSX with React's automatic runtime; no React plugin.
+  oxc: { jsx: { runtime: 'automatic', importSource: 'react' } },
+  build: {
+    outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    sourcemap: false,
+  },
+  server: {
+    proxy: { '/api': process.env.MEMBERSHIP_URL ?? 'http://127.0.0.1:8080' },
+  },
+}));
