@@ -22,6 +22,8 @@ const CLIENT_LABELS = CLIENT_ATTRIBUTES.map(label);
 export interface GenAiMetricsOptions {
   /** OTLP export of the same metrics; absent: Prometheus only. */
   otlp?: OtlpMetricsSettings;
+  /** Replaces the OTLP exporter (tests). */
+  exporter?: import('@opentelemetry/sdk-metrics').PushMetricExporter;
 }
 
 /** One instance per app (its Prometheus registry); implements libs/llm's GenAiMetricsSink. */
@@ -41,7 +43,7 @@ export class GenAiMetrics {
     this.firstChunk = new Histogram({ name: 'gen_ai_client_operation_time_to_first_chunk_seconds', help: 'Time to the first chunk of a streamed upstream answer (OpenTelemetry gen_ai.client.operation.time_to_first_chunk)', labelNames: CLIENT_LABELS, buckets: GEN_AI_DURATION_BUCKETS, registers });
     this.overhead = new Histogram({ name: 'ai_gateway_overhead_seconds', help: "The gateway's own time per /v1 request, upstream waits excluded (X-Gateway-Overhead-Ms)", labelNames: ['endpoint'], buckets: OVERHEAD_BUCKETS, registers });
     this.cost = new Counter({ name: 'ai_gateway_cost_yuan_total', help: 'Yuan charged for calls, by public model, deployment and endpoint', labelNames: ['model', 'deployment', 'endpoint'], registers });
-    this.otlp = opts.otlp ? startOtlpMetrics(opts.otlp) : null;
+    this.otlp = opts.otlp ? startOtlpMetrics(opts.otlp, opts.exporter) : null;
     if (this.otlp) {
       const meter = this.otlp.meter;
       this.otel = {

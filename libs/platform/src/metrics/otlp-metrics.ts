@@ -29,14 +29,17 @@ export function metricsEndpoint(settings: { OTEL_SDK_DISABLED?: boolean; OTEL_EX
   return base ? `${base.replace(/\/+$/, '')}/v1/metrics` : null;
 }
 
-/** A meter provider of its own (not the global one: tests run several apps in one process), exporting periodically. */
-export function startOtlpMetrics(settings: OtlpMetricsSettings): OtlpMetrics {
+/**
+ * A meter provider of its own (not the global one: tests run several apps in one process), exporting
+ * periodically over OTLP, or to `exporter` when given (tests: an InMemoryMetricExporter).
+ */
+export function startOtlpMetrics(settings: OtlpMetricsSettings, exporter?: import('@opentelemetry/sdk-metrics').PushMetricExporter): OtlpMetrics {
   const { MeterProvider, PeriodicExportingMetricReader } = sdk<typeof import('@opentelemetry/sdk-metrics')>('@opentelemetry/sdk-metrics');
-  const { OTLPMetricExporter } = sdk<typeof import('@opentelemetry/exporter-metrics-otlp-http')>('@opentelemetry/exporter-metrics-otlp-http');
   const { resourceFromAttributes } = sdk<typeof import('@opentelemetry/resources')>('@opentelemetry/resources');
+  const otlp = () => new (sdk<typeof import('@opentelemetry/exporter-metrics-otlp-http')>('@opentelemetry/exporter-metrics-otlp-http').OTLPMetricExporter)({ url: settings.endpoint });
   const provider = new MeterProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
-    readers: [new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: settings.endpoint }), exportIntervalMillis: settings.intervalMs, exportTimeoutMillis: Math.min(30_000, settings.intervalMs) })],
+    readers: [new PeriodicExportingMetricReader({ exporter: exporter ?? otlp(), exportIntervalMillis: settings.intervalMs, exportTimeoutMillis: Math.min(30_000, settings.intervalMs) })],
   });
   return {
     meter: provider.getMeter('@app/platform'),
