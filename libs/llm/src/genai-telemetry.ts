@@ -261,7 +261,8 @@ function requestAttributes(operation: GenAiOperation, req: NonNullable<AnyReques
   const r = req as Record<string, unknown>;
   const out: Attributes = {};
   const num = (key: string, attr: string) => {
-    if (typeof r[key] === 'number' && Number.isFinite(r[key])) out[attr] = r[key] as number;
+    const v = r[key];
+    if (typeof v === 'number' && Number.isFinite(v)) out[attr] = v;
   };
   if (operation === 'embeddings') {
     if (typeof r.encoding_format === 'string') out['gen_ai.request.encoding_formats'] = [r.encoding_format];
@@ -288,7 +289,7 @@ function requestAttributes(operation: GenAiOperation, req: NonNullable<AnyReques
 /** `gen_ai.input.messages` (opt-in): the convention's role + parts shape. */
 function inputMessages(operation: GenAiOperation, req: NonNullable<AnyRequest>): unknown[] | undefined {
   if (operation === 'chat' && 'messages' in req && Array.isArray(req.messages)) {
-    return req.messages.map((m) => ({ role: m.role, parts: contentParts(m.content) }));
+    return (req.messages as ChatCompletionRequest['messages']).map((m) => ({ role: m.role, parts: contentParts(m.content) }));
   }
   if (operation === 'text_completion' && 'prompt' in req) {
     const prompts = Array.isArray(req.prompt) ? req.prompt : [req.prompt];
