@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { sendOpenAiError } from '@app/envelope';
-import { AppDefinition, createApp } from '@app/platform';
+import { AppDefinition, createApp, GenAiMetrics } from '@app/platform';
 import { AppModule } from './app.module';
 import { GatewayConfig } from './config/gateway.config';
 import { gatewayTiming } from './http/gateway-timing';
@@ -11,7 +11,7 @@ export const gatewayApp: AppDefinition<GatewayConfig> = {
   configClass: GatewayConfig,
   module: (config, url) => AppModule.forRoot(config, url),
   errorResponder: (error, req, res) => sendOpenAiError(error, req, res, new Logger('Errors')),
-  edge: () => [gatewayTiming],
+  edge: (app) => [gatewayTiming(app.get(GenAiMetrics))],
   // Every route but health, docs and generated images needs a key: a stranger's body is never read.
   authenticateFirst: 'all',
   customize: (app, config) => {

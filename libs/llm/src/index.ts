@@ -10,3 +10,4 @@ export * from './anthropic-client';
 export * from './router';
 export * from './text-completions';
 export * from './openai-media.client';
+export * from './genai-telemetry';

@@ -2,6 +2,7 @@
 // Retry-After), fallback to the next deployment, and a cooldown for deployments that just failed.
 import { AnthropicClient, UnsupportedRequestError } from './anthropic-client';
 import { catalogEntry, ModelInfo } from './catalog';
+import { GenAiAttempt, GenAiOperation, genAiTarget, GenAiTarget, GenAiTelemetryOptions, observeStream } from './genai-telemetry';
 import { LlmClient } from './llm-client';
 import { OpenAiCompatibleClient } from './openai-client';
 import { Deployment, ProvidersConfig, ProvidersFileError } from './providers-file';
@@ -31,16 +32,28 @@ export interface RouterOptions {
   clientFactory?: (d: Deployment) => LlmClient;
   random?: () => number;
   now?: () => number;
+  /** GenAI spans and metrics of every upstream attempt (genai-telemetry.ts); spans follow the global tracer. */
+  telemetry?: GenAiTelemetryOptions;
 }
 
 interface Target {
   deployment: Deployment;
   upstreamModel: string;
   client: LlmClient;
+  /** What each attempt's span and metrics carry, computed once. */
+  genAi: GenAiTarget;
+}
+
+/** What the attempts of one routed call report: their operation and the request they send (for its parameters). */
+interface Traced {
+  operation: GenAiOperation;
+  request?: ChatCompletionRequest | TextCompletionRequest | EmbeddingsRequest;
 }
 
 export class LlmRouter {
   private readonly clients = new Map<string, LlmClient>();
+  private readonly targetsByModel = new Map<string, Target[]>();
+  private readonly telemetry: GenAiTelemetryOptions;
   private readonly cooldownUntil = new Map<string, number>();
   private readonly random: () => number;
   private readonly now: () => number;
@@ -48,6 +61,7 @@ export class LlmRouter {
   constructor(readonly config: ProvidersConfig, private readonly opts: RouterOptions = {}) {
     this.random = opts.random ?? Math.random;
     this.now = opts.now ?? Date.now;
+    this.telemetry = opts.telemetry ?? {};
     for (const d of config.deployments) {
       if (d.type === 'anthropic') {
         const embedding = d.models.find((m) => catalogEntry(config.models, m.name)?.kind !== 'chat');
@@ -103,17 +117,18 @@ export class LlmRouter {
   }
 
   async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<Routed<ChatCompletion>> {
-    return this.run(req.model, opts, async (t) => {
-      const res = await t.client.chat({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
+    return this.run(req.model, opts, { operation: 'chat', request: req }, async (t, attempt) => {
+      const res = await attempt.run(() => t.client.chat({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs }));
+      attempt.response(res);
       return { ...res, model: req.model };
     });
   }
 
   /** Resolves once an upstream accepted the stream; later failures surface from the iterator. */
   async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<Routed<AsyncIterable<ChatCompletionChunk>>> {
-    return this.run(req.model, opts, async (t) => {
-      const upstream = await t.client.chatStream({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
-      return asPublicModel(upstream, req.model, t.deployment.name);
+    return this.run(req.model, opts, { operation: 'chat', request: req }, async (t, attempt) => {
+      const upstream = await attempt.run(() => t.client.chatStream({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs }));
+      return asPublicModel(observeStream(upstream, attempt), req.model, t.deployment.name);
     });
   }
 
@@ -122,9 +137,12 @@ export class LlmRouter {
     return this.run(
       req.model,
       opts,
-      async (t) => {
-        if (!servesTextCompletions(t.client)) throw new NoDeploymentError(req.model);
-        const res = await t.client.completions({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
+      { operation: 'text_completion', request: req },
+      async (t, attempt) => {
+        const client = t.client;
+        if (!servesTextCompletions(client)) throw new NoDeploymentError(req.model);
+        const res = await attempt.run(() => client.completions({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs }));
+        attempt.response(res);
         return { ...res, model: req.model };
       },
       (t) => servesTextCompletions(t.client),
@@ -135,10 +153,12 @@ export class LlmRouter {
     return this.run(
       req.model,
       opts,
-      async (t) => {
-        if (!servesTextCompletions(t.client)) throw new NoDeploymentError(req.model);
-        const upstream = await t.client.completionsStream({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
-        return asPublicModel(upstream, req.model, t.deployment.name);
+      { operation: 'text_completion', request: req },
+      async (t, attempt) => {
+        const client = t.client;
+        if (!servesTextCompletions(client)) throw new NoDeploymentError(req.model);
+        const upstream = await attempt.run(() => client.completionsStream({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs }));
+        return asPublicModel(observeStream(upstream, attempt), req.model, t.deployment.name);
       },
       (t) => servesTextCompletions(t.client),
     );
@@ -158,13 +178,15 @@ export class LlmRouter {
     return this.run(
       req.model,
       opts,
-      async (t) => {
+      { operation: 'embeddings', request: req },
+      async (t, attempt) => {
         let input = req.input;
         if (tokens && !takesIds(t)) {
           if (!asText) throw new UnsupportedRequestError(`deployment ${t.deployment.name} (type ${t.deployment.type}) takes text input only, not token arrays`, 'input');
           input = asText(t.deployment);
         }
-        const res = await t.client.embeddings({ ...req, input, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs });
+        const res = await attempt.run(() => t.client.embeddings({ ...req, input, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs }));
+        attempt.response(res);
         return { ...res, model: req.model };
       },
       usable,
@@ -182,7 +204,7 @@ export class LlmRouter {
    * routing policy's retries, fallback and cooldown as for chat.
    */
   async media<T>(model: string, opts: CallOptions, call: (deployment: Deployment, upstreamModel: string) => Promise<T>): Promise<Routed<T>> {
-    return this.run(model, opts, (t) => call(t.deployment, t.upstreamModel), (t) => t.deployment.type === 'openai');
+    return this.run(model, opts, { operation: 'moderation' }, (t, attempt) => attempt.run(() => call(t.deployment, t.upstreamModel)), (t) => t.deployment.type === 'openai');
   }
 
   async close(): Promise<void> {
@@ -190,12 +212,17 @@ export class LlmRouter {
     await Promise.all([...this.clients.values()].filter((c) => !local.has(c)).map((c) => c.close().catch(() => undefined)));
   }
 
+  /** The deployments serving a public model (the config is fixed for the router's life: built once per model). */
   private targets(model: string): Target[] {
+    const known = this.targetsByModel.get(model);
+    if (known) return known;
     const out: Target[] = [];
     for (const d of this.config.deployments) {
       const m = d.models.find((x) => x.name === model);
-      if (m && d.weight > 0) out.push({ deployment: d, upstreamModel: m.upstream, client: this.clients.get(d.name)! });
+      if (m && d.weight > 0) out.push({ deployment: d, upstreamModel: m.upstream, client: this.clients.get(d.name)!, genAi: genAiTarget(d, m.upstream, model) });
     }
+    // Only names the config serves are kept, so a caller's made-up model names cannot grow the map.
+    if (out.length) this.targetsByModel.set(model, out);
     return out;
   }
 
@@ -221,7 +248,11 @@ export class LlmRouter {
     return [...ordered, ...cooling];
   }
 
-  private async run<T>(model: string, opts: CallOptions, call: (t: Target) => Promise<T>, usable: (t: Target) => boolean = () => true): Promise<Routed<T>> {
+  /**
+   * Each attempt is a GenAiAttempt (one CLIENT span, its metrics) ended here, or for a stream when the
+   * stream ends (observeStream); attempts are siblings under the caller's active span.
+   */
+  private async run<T>(model: string, opts: CallOptions, traced: Traced, call: (t: Target, attempt: GenAiAttempt) => Promise<T>, usable: (t: Target) => boolean = () => true): Promise<Routed<T>> {
     const targets = this.targets(model).filter(usable);
     if (targets.length === 0) throw new NoDeploymentError(model);
     const policy = this.config.routing;
@@ -231,11 +262,15 @@ export class LlmRouter {
     for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
       if (opts.signal?.aborted) throw new CallAbortedError();
       const target = order[index % order.length];
+      const span = new GenAiAttempt(traced.operation, target.genAi, traced.request, attempt, this.telemetry);
       try {
-        const value = await call(target);
+        const value = await call(target, span);
+        if (!span.streaming) span.end();
         this.cooldownUntil.delete(target.deployment.name);
         return { value, deployment: target.deployment.name, upstreamModel: target.upstreamModel, attempts: attempt };
       } catch (e) {
+        span.fail(opts.signal?.aborted ? new CallAbortedError() : e);
+        span.end();
         if (e instanceof CallAbortedError || opts.signal?.aborted) throw new CallAbortedError();
         if (!(e instanceof UpstreamError)) throw e;
         lastError = e.withDeployment(target.deployment.name);

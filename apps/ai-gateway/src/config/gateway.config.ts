@@ -20,6 +20,23 @@ export class GatewayConfig extends BaseConfig {
   @Matches(/^https?:\/\/\S+$/, { message: 'must be an http(s) URL' })
   CDN_URL?: string;
 
+  // --- Telemetry: GenAI spans and metrics of upstream calls (libs/llm/src/genai-telemetry.ts) ---
+
+  /** Record message content (prompts, answers) on GenAI spans as gen_ai.input.messages / gen_ai.output.messages; off: never recorded. */
+  @IsBoolean()
+  AI_OTEL_CAPTURE_CONTENT: boolean = false;
+
+  /** OTLP/HTTP URL the GenAI metrics are posted to; default `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/metrics`; neither set: Prometheus only. */
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'must be an http(s) URL' })
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?: string;
+
+  /** Milliseconds between OTLP metric exports. */
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  OTEL_METRIC_EXPORT_INTERVAL: number = 60_000;
+
   // --- AI gateway core: keys, metering, routing (issue 5) ---
 
   /** Providers file (YAML or JSON): upstream deployments, model names, prices; unset means no chat/embeddings upstream (503). */

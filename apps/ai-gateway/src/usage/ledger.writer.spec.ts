@@ -1,3 +1,5 @@
+import { Registry } from 'prom-client';
+import { GenAiMetrics } from '@app/platform';
 import { LedgerEntry, LedgerWriter } from './ledger.writer';
 
 function entry(i: number): LedgerEntry {
@@ -26,7 +28,7 @@ describe('LedgerWriter', () => {
         inserted.push(JSON.parse(params[0] as string));
       },
     };
-    const writer = new LedgerWriter(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any);
+    const writer = new LedgerWriter(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any, new GenAiMetrics(new Registry()));
     (writer as any).log = { error: jest.fn() };
     return { writer, inserted };
   }
@@ -115,7 +117,7 @@ function table() {
     query: (sql: string, params: unknown[]) => run((q) => q(sql, params)),
     transaction: (f: (m: { query: (sql: string, params: unknown[]) => Promise<any> }) => Promise<unknown>) => run((q) => f({ query: q })),
   };
-  const writer = new LedgerWriter(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any);
+  const writer = new LedgerWriter(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any, new GenAiMetrics(new Registry()));
   (writer as any).log = { error: jest.fn() };
   return { writer, rows, updates, loseAck: (n: number) => (lost = n) };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'crypto';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { GenAiMetrics } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { UsageRecord } from './usage-record.entity';
 
@@ -30,6 +31,7 @@ export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly config: GatewayConfig,
+    private readonly metrics: GenAiMetrics,
   ) {}
 
   onModuleInit(): void {
@@ -37,8 +39,10 @@ export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
     this.timer.unref();
   }
 
-  /** Queues an entry (kept as given: the caller hands it over). */
+  /** Queues an entry (kept as given: the caller hands it over), and counts its cost (ai_gateway_cost_yuan_total). */
   append(entry: LedgerEntry): void {
+    // Every charged call of every endpoint passes here exactly once (MeteringService.settle is idempotent).
+    this.metrics.charged(entry.model, entry.provider, entry.endpoint, Number(entry.costYuan));
     entry.entryId ??= randomUUID();
     entry.createdAt ??= new Date();
     this.queue.push(entry);

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { KeysModule } from '../keys/keys.module';
 import { LimitsModule } from '../limits/limits.module';
+import { UpstreamsModule } from '../upstreams/upstreams.module';
 import { LedgerWriter } from './ledger.writer';
 import { MeteringService } from './metering.service';
 import { UsageController } from './usage.controller';
@@ -8,7 +9,7 @@ import { UsageRepository } from './usage.repository';
 
 /** Budgets, the usage ledger and its reports. MeteringService is what every paid endpoint uses. */
 @Module({
-  imports: [KeysModule, LimitsModule],
+  imports: [KeysModule, LimitsModule, UpstreamsModule],
   controllers: [UsageController],
   providers: [LedgerWriter, MeteringService, UsageRepository],
   exports: [MeteringService, LedgerWriter],

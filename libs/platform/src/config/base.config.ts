@@ -107,6 +107,10 @@ export class BaseConfig {
   @Matches(/^https?:\/\/\S+$/, { message: 'must be an http(s) URL' })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
 
+  /** `true` turns every OpenTelemetry export off (traces, and the gateway's OTLP metrics) whatever endpoint is set. */
+  @IsBoolean()
+  OTEL_SDK_DISABLED: boolean = false;
+
   /** Where files live (membership uploads, generated media): `local` (under DATA_DIR) or `s3` (S3-compatible, for several replicas). */
   @IsIn(['local', 's3'])
   STORAGE_DRIVER: string = 'local';
