@@ -24,7 +24,8 @@ describe('CreateCompletion.prepare: what is counted and reserved', () => {
     const plain = await prepare({ prompt: ['a', 'b'], max_tokens: 1 });
     const withSuffix = await prepare({ prompt: ['a', 'b'], max_tokens: 1, suffix: ' word'.repeat(1000) });
     expect(withSuffix.promptTokens - plain.promptTokens).toBe(2 * 1000);
-    expect(reserve.mock.calls[1][1]).toBeGreaterThan(reserve.mock.calls[0][1]);
+    expect(reserve.mock.calls[1][1].yuan).toBeGreaterThan(reserve.mock.calls[0][1].yuan);
+    expect(reserve.mock.calls[1][1].tokens).toBeGreaterThan(reserve.mock.calls[0][1].tokens);
     const tooLong: any = await prepare({ prompt: 'hi', max_tokens: 16, suffix: ' word'.repeat(100_000) }).catch((e: unknown) => e);
     expect(tooLong).toBeInstanceOf(GatewayError);
     expect(tooLong.getStatus()).toBe(400);
