@@ -22,9 +22,11 @@ import { SpeechModule } from './speech/speech.module';
 import { ResponsesModule } from './responses/responses.module';
 import { CompletionsModule } from './completions/completions.module';
 import { GATEWAY_WEBHOOKS } from './webhooks/gateway-webhooks';
+import { GatewayWebhooksModule } from './webhooks/webhooks.module';
+import { GatewayAuditLogModule } from './audit-log/audit-log.module';
 
 /** Feature modules of the AI gateway (append new ones). */
-const FEATURES: Type[] = [KeysModule, ProjectsModule, UsageModule, UpstreamsModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule];
+const FEATURES: Type[] = [KeysModule, ProjectsModule, UsageModule, UpstreamsModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule, GatewayAuditLogModule, GatewayWebhooksModule];
 
 @Module({})
 export class AppModule {

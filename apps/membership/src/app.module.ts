@@ -16,9 +16,11 @@ import { SiteConfigModule } from './site-config/site-config.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { WechatModule } from './wechat/wechat.module';
 import { MEMBERSHIP_WEBHOOKS } from './webhooks/membership-webhooks';
+import { MembershipWebhooksModule } from './webhooks/webhooks.module';
+import { MembershipAuditLogModule } from './audit-log/audit-log.module';
 
 /** Feature modules of the membership app (append new ones). */
-const FEATURES: Type[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule];
+const FEATURES: Type[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule, MembershipAuditLogModule, MembershipWebhooksModule];
 
 @Module({})
 export class AppModule {

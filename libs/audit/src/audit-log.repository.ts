@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { returnedRows } from '@app/database';
 import { AUDIT_LOG_OPTIONS, AuditLogOptions, auditTable } from './audit-options';
 
 export interface AuditFilter {
@@ -66,10 +67,10 @@ export class AuditLogRepository {
     for (;;) {
       const n = await this.db.transaction(async (m) => {
         await m.query(`SET LOCAL audit.retention_sweep = 'on'`);
-        const rows = await m.query<unknown[]>(
+        const rows = returnedRows(await m.query(
           `DELETE FROM ${this.table} WHERE id IN (SELECT id FROM ${this.table} WHERE created_at < $1 ORDER BY id LIMIT $2) RETURNING id`,
           [cutoff, batch],
-        );
+        ));
         return rows.length;
       });
       total += n;

@@ -10,3 +10,4 @@ export * from './audit-migrations';
 export * from './audit-request.decorator';
 export * from './audit-retention.sweeper';
 export * from './audit-log.module';
+export * from './audit-export-response';

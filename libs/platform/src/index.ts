@@ -33,3 +33,5 @@ export * from './http/authenticate-first';
 export * from './http/edge-stages';
 export * from './http/express-adapter';
 export * from './framework-internals';
+export * from './crypto/secret-box';
+export * from './net/public-address';
