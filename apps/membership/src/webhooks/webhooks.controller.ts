@@ -27,6 +27,7 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhookEndpointsService) {}
 
   @Post()
+  @HttpCode(200)
   @ApiOperation({ summary: 'Register a webhook endpoint (admin)', description: `The signing secret (whsec_...) is in this response only. Events: ${MEMBERSHIP_WEBHOOK_EVENTS.join(', ')}.` })
   @ApiBody({ type: CreateWebhookEndpointRequest, examples: { members: { value: { url: 'https://hooks.example.com/members', events: ['member.registered', 'member.disabled'], description: 'CRM sync' } }, all: { value: { url: 'https://hooks.example.com/members' } } } })
   @ApiEnvelope(CreatedWebhookEndpointView)
