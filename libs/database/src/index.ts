@@ -2,3 +2,4 @@ export * from './embedded-postgres';
 export * from './database.module';
 export * from './tokens';
 export * from './shared-migrations';
+export * from './returned-rows';

@@ -35,3 +35,5 @@ export * from './http/express-adapter';
 export * from './framework-internals';
 export * from './metrics/genai-metrics';
 export * from './metrics/otlp-metrics';
+export * from './crypto/secret-box';
+export * from './net/public-address';

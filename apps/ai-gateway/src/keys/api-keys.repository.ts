@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
+import { AuditContext, AuditLog } from '@app/audit';
+import { WebhookOutbox } from '@app/webhooks';
 import { ApiKey } from './api-key.entity';
 import { LimitColumnsEmbed } from '../limits/limit-columns';
 
@@ -11,13 +13,24 @@ export type ApiKeyChanges = Partial<Pick<ApiKey, 'name' | 'scopes' | 'models' | 
 export class ApiKeysRepository {
   private readonly repo: Repository<ApiKey>;
 
-  constructor(@InjectDataSource() private readonly db: DataSource) {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly audit: AuditLog,
+    private readonly outbox: WebhookOutbox,
+  ) {
     this.repo = db.getRepository(ApiKey);
   }
 
-  async insert(fields: ApiKeyChanges & { name: string; prefix: string; keyHash: string }): Promise<ApiKey> {
-    const saved = await this.repo.save(this.repo.create(fields));
-    return (await this.findById(saved.id))!;
+  /** Inserts a key with its audit row and `key.created` event in one transaction. */
+  insert(fields: ApiKeyChanges & { name: string; prefix: string; keyHash: string }, ctx: AuditContext): Promise<ApiKey> {
+    return this.db.transaction(async (m) => {
+      const repo = m.getRepository(ApiKey);
+      const saved = await repo.save(repo.create(fields));
+      const key = (await repo.findOne({ where: { id: saved.id } }))!;
+      await this.audit.record(m, { ...ctx, action: 'key.created', target: { type: 'api_key', id: key.id }, after: keyAudit(key) });
+      await this.outbox.enqueue(m, 'key.created', { id: key.id, name: key.name, prefix: key.prefix, project_id: key.projectId, created_at: key.createdAt.toISOString() });
+      return key;
+    });
   }
 
   findById(id: string): Promise<ApiKey | null> {
@@ -35,19 +48,30 @@ export class ApiKeysRepository {
     return qb.getManyAndCount();
   }
 
-  async update(id: string, changes: ApiKeyChanges): Promise<ApiKey | null> {
+  /** Applies changes with the audit row (before and after) in one transaction. */
+  update(id: string, changes: ApiKeyChanges, ctx: AuditContext): Promise<ApiKey | null> {
+    return this.db.transaction(async (m) => {
+      const before = await m.getRepository(ApiKey).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+      if (!before) return null;
+      await this.applyChanges(m, id, changes);
+      const after = (await m.getRepository(ApiKey).findOne({ where: { id } }))!;
+      await this.audit.record(m, { ...ctx, action: 'key.updated', target: { type: 'api_key', id }, before: keyAudit(before), after: keyAudit(after) });
+      return after;
+    });
+  }
+
+  private async applyChanges(m: EntityManager, id: string, changes: ApiKeyChanges): Promise<void> {
     const { limits, ...own } = changes;
     const set = { ...own, ...(limits ? { limits } : {}) };
-    if (Object.keys(set).length) await this.repo.update({ id }, set);
+    if (Object.keys(set).length) await m.getRepository(ApiKey).update({ id }, set);
     // A key's lifetime yuan budget counts what it spent before it had one (apps/ai-gateway/src/limits).
     if (limits?.budgetYuan !== undefined || limits?.budgetPeriod !== undefined) {
-      await this.db.query(
+      await m.query(
         `UPDATE ai_budget_usage u SET spent_yuan = k.spent_yuan FROM ai_api_keys k
           WHERE k.id = $1 AND u.subject = 'k:' || k.id::text AND u.period_start = to_timestamp(0)`,
         [id],
       );
     }
-    return this.findById(id);
   }
 
   async projectExists(id: string): Promise<boolean> {
@@ -55,13 +79,35 @@ export class ApiKeysRepository {
     return rows.length > 0;
   }
 
-  async revoke(id: string): Promise<ApiKey | null> {
-    await this.db.query(`UPDATE ai_api_keys SET revoked_at = COALESCE(revoked_at, now()), updated_at = now() WHERE id = $1`, [id]);
-    return this.findById(id);
+  /** Revokes once: the audit row and `key.revoked` event are written only by the call that revoked it. */
+  revoke(id: string, ctx: AuditContext): Promise<ApiKey | null> {
+    return this.db.transaction(async (m) => {
+      const before = await m.getRepository(ApiKey).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+      if (!before || before.revokedAt) return before;
+      await m.query(`UPDATE ai_api_keys SET revoked_at = now(), updated_at = now() WHERE id = $1`, [id]);
+      const after = (await m.getRepository(ApiKey).findOne({ where: { id } }))!;
+      await this.audit.record(m, { ...ctx, action: 'key.revoked', target: { type: 'api_key', id }, before: keyAudit(before), after: keyAudit(after) });
+      await this.outbox.enqueue(m, 'key.revoked', { id, name: after.name, prefix: after.prefix, project_id: after.projectId, revoked_at: after.revokedAt!.toISOString() });
+      return after;
+    });
   }
 
   async countUsable(): Promise<number> {
     const [row] = await this.db.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM ai_api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`);
     return row.n;
   }
+}
+
+/** What the audit log shows of a key: its settings and state, never its hash. */
+export function keyAudit(k: ApiKey): Record<string, unknown> {
+  return {
+    name: k.name,
+    prefix: k.prefix,
+    project_id: k.projectId,
+    scopes: k.scopes,
+    models: k.models,
+    limits: k.limits,
+    expires_at: k.expiresAt,
+    revoked_at: k.revokedAt,
+  };
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { AuditContext } from '@app/audit';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKey } from './api-key.entity';
@@ -22,10 +23,10 @@ export class ApiKeysService {
     private readonly limitFields: LimitFields,
   ) {}
 
-  async create(req: CreateApiKeyRequest): Promise<CreatedApiKeyResponse> {
+  async create(req: CreateApiKeyRequest, ctx: AuditContext): Promise<CreatedApiKeyResponse> {
     const secret = generateKeySecret();
     const changes = await this.changesOf(req);
-    const key = await this.keys.insert({ name: req.name, prefix: secret.prefix, keyHash: secret.hash, ...changes }).catch(projectGone(req.project_id));
+    const key = await this.keys.insert({ name: req.name, prefix: secret.prefix, keyHash: secret.hash, ...changes }, ctx).catch(projectGone(req.project_id));
     return { ...(await this.answer([key]))[0], key: secret.key };
   }
 
@@ -38,16 +39,16 @@ export class ApiKeysService {
     return (await this.answer([await this.mustFind(id)]))[0];
   }
 
-  async update(id: string, req: UpdateApiKeyRequest): Promise<ApiKeyResponse> {
+  async update(id: string, req: UpdateApiKeyRequest, ctx: AuditContext): Promise<ApiKeyResponse> {
     await this.mustFind(id);
-    const key = await this.keys.update(id, await this.changesOf(req)).catch(projectGone(req.project_id));
+    const key = await this.keys.update(id, await this.changesOf(req), ctx).catch(projectGone(req.project_id));
     this.cache.clear();
     return (await this.answer([key!]))[0];
   }
 
-  async revoke(id: string): Promise<ApiKeyResponse> {
+  async revoke(id: string, ctx: AuditContext): Promise<ApiKeyResponse> {
     await this.mustFind(id);
-    const key = await this.keys.revoke(id);
+    const key = await this.keys.revoke(id, ctx);
     // Other replicas drop it when their cache entry expires (AI_KEY_CACHE_TTL_MS).
     this.cache.clear();
     return (await this.answer([key!]))[0];

@@ -1,3 +1,4 @@
+import { systemContext } from '@app/audit';
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeysService } from './api-keys.service';
@@ -18,7 +19,7 @@ export class DevelopmentKey implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.NODE_ENV !== 'development' || !this.config.AI_DEV_KEY) return;
     if ((await this.keys.countUsable()) > 0) return;
-    const created = await this.keys.create({ name: 'development (created at boot)' });
+    const created = await this.keys.create({ name: 'development (created at boot)' }, systemContext());
     this.log.warn(`No API key existed: created development key ${created.prefix}… (printed once on stdout)`);
     process.stdout.write(`\n  Development API key (shown once): ${created.key}\n\n`);
   }

@@ -17,7 +17,9 @@
  *   --budget yuan  --budget-tokens n  --budget-period lifetime|daily|weekly|monthly  --alert 0.8
  * Add --json for machine-readable output. The full key is printed by `create` only.
  */
+import { userInfo } from 'os';
 import { plainToInstance } from 'class-transformer';
+import { AuditContext, cliContext } from '@app/audit';
 import { validate } from 'class-validator';
 import { flattenValidationErrors } from '@app/envelope';
 import { createGatewayApp } from '../gateway.app';
@@ -162,16 +164,17 @@ export async function runKeysCommand(args: string[], env: Record<string, string 
   if (group === 'project' && verb === 'create') body = await validated(CreateProjectRequest, projectBodyFromFlags(flags, false));
   if (group === 'project' && verb === 'update') body = await validated(UpdateProjectRequest, projectBodyFromFlags(flags, true));
 
-  // Boot without the development key so only this command acts.
-  const { app, database } = await createGatewayApp({ ...env, AI_DEV_KEY: 'false' });
+  // Boot without the development key or the webhook worker so only this command acts (its events wait for a running replica).
+  const { app, database } = await createGatewayApp({ ...env, AI_DEV_KEY: 'false', WEBHOOK_WORKER: 'false' });
+  const ctx = cliContext(cliUser());
   try {
     await app.init();
     const out = (value: unknown, text: string) => (json ? JSON.stringify(value, null, 2) : text);
-    if (group === 'project') return await runProjectCommand(app.get(ProjectsService), verb, id, flags, body, out);
+    if (group === 'project') return await runProjectCommand(app.get(ProjectsService), verb, id, flags, body, out, ctx);
     const keys = app.get(ApiKeysService);
     switch (verb) {
       case 'create': {
-        const created = await keys.create(body as CreateApiKeyRequest);
+        const created = await keys.create(body as CreateApiKeyRequest, ctx);
         return out(created, `${describe(created)}\n\nAPI key (shown once, store it now):\n${created.key}`);
       }
       case 'list': {
@@ -183,11 +186,11 @@ export async function runKeysCommand(args: string[], env: Record<string, string 
         return out(k, describe(k));
       }
       case 'update': {
-        const k = await keys.update(id!, body as UpdateApiKeyRequest);
+        const k = await keys.update(id!, body as UpdateApiKeyRequest, ctx);
         return out(k, describe(k));
       }
       default: {
-        const k = await keys.revoke(id!);
+        const k = await keys.revoke(id!, ctx);
         return out(k, `revoked: ${describe(k)}`);
       }
     }
@@ -204,10 +207,11 @@ async function runProjectCommand(
   flags: Record<string, string>,
   body: object | undefined,
   out: (value: unknown, text: string) => string,
+  ctx: AuditContext,
 ): Promise<string> {
   switch (verb) {
     case 'create': {
-      const p = await projects.create(body as CreateProjectRequest);
+      const p = await projects.create(body as CreateProjectRequest, ctx);
       return out(p, describeProject(p));
     }
     case 'list': {
@@ -219,13 +223,22 @@ async function runProjectCommand(
       return out(p, describeProject(p));
     }
     case 'update': {
-      const p = await projects.update(id!, body as UpdateProjectRequest);
+      const p = await projects.update(id!, body as UpdateProjectRequest, ctx);
       return out(p, describeProject(p));
     }
     default: {
-      const res = await projects.delete(id!);
+      const res = await projects.delete(id!, ctx);
       return out(res, `deleted: ${res.id}`);
     }
+  }
+}
+
+/** The operating-system user running the CLI: the actor of its audit rows. */
+function cliUser(): string | null {
+  try {
+    return userInfo().username;
+  } catch {
+    return null;
   }
 }
 

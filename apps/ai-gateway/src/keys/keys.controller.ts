@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags, ApiCreatedResponse } from '@nestjs/swagger';
+import { AuditContext, AuditRequest } from '@app/audit';
 import { Roles } from '@app/auth';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { ApiKeysService } from './api-keys.service';
@@ -17,8 +18,8 @@ export class KeysController {
   @ApiBody({ type: CreateApiKeyRequest, examples: { demo: { value: { name: 'demo', scopes: ['chat', 'embeddings'], models: ['vendor-gpt-4-mini', 'text-embedding-v3'], requests_per_minute: 60, budget_yuan: 10, expires_at: '2027-01-01T00:00:00Z' } }, unlimited: { value: { name: 'internal batch jobs' } } } })
   @ApiCreatedResponse({ type: CreatedApiKeyResponse })
   @ApiOpenAiErrors(400, 401, 403)
-  create(@Body() body: CreateApiKeyRequest): Promise<CreatedApiKeyResponse> {
-    return this.keys.create(body);
+  create(@Body() body: CreateApiKeyRequest, @AuditRequest() ctx: AuditContext): Promise<CreatedApiKeyResponse> {
+    return this.keys.create(body, ctx);
   }
 
   @Get()
@@ -42,15 +43,15 @@ export class KeysController {
   @ApiBody({ type: UpdateApiKeyRequest, examples: { raiseBudget: { value: { budget_yuan: 50 } }, removeRateLimit: { value: { requests_per_minute: null } } } })
   @ApiOkResponse({ type: ApiKeyResponse })
   @ApiOpenAiErrors(400, 401, 403, 404)
-  update(@Param('id') id: string, @Body() body: UpdateApiKeyRequest): Promise<ApiKeyResponse> {
-    return this.keys.update(id, body);
+  update(@Param('id') id: string, @Body() body: UpdateApiKeyRequest, @AuditRequest() ctx: AuditContext): Promise<ApiKeyResponse> {
+    return this.keys.update(id, body, ctx);
   }
 
   @Delete(':id')
   @ApiOperation({ summary: 'Revoke an API key', description: 'Refused on every replica within AI_KEY_CACHE_TTL_MS (default 5 s). The record and its usage stay.' })
   @ApiOkResponse({ type: ApiKeyResponse })
   @ApiOpenAiErrors(401, 403, 404)
-  revoke(@Param('id') id: string): Promise<ApiKeyResponse> {
-    return this.keys.revoke(id);
+  revoke(@Param('id') id: string, @AuditRequest() ctx: AuditContext): Promise<ApiKeyResponse> {
+    return this.keys.revoke(id, ctx);
   }
 }

@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AuditContext, AuditRequest } from '@app/audit';
 import { Roles } from '@app/auth';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { CreateProjectRequest, DeletedProjectResponse, ListProjectsQuery, ProjectListResponse, ProjectResponse, UpdateProjectRequest } from './dtos/project.dto';
@@ -35,8 +36,8 @@ export class ProjectsController {
   })
   @ApiCreatedResponse({ type: ProjectResponse })
   @ApiOpenAiErrors(400, 401, 403)
-  create(@Body() body: CreateProjectRequest): Promise<ProjectResponse> {
-    return this.projects.create(body);
+  create(@Body() body: CreateProjectRequest, @AuditRequest() ctx: AuditContext): Promise<ProjectResponse> {
+    return this.projects.create(body, ctx);
   }
 
   @Get()
@@ -60,15 +61,15 @@ export class ProjectsController {
   @ApiBody({ type: UpdateProjectRequest, examples: { raiseBudget: { value: { budget_yuan: 1000 } }, dailyTokens: { value: { budget_tokens: 2000000, budget_period: 'daily' } }, removeModelLimits: { value: { model_limits: null } } } })
   @ApiOkResponse({ type: ProjectResponse })
   @ApiOpenAiErrors(400, 401, 403, 404)
-  update(@Param('id') id: string, @Body() body: UpdateProjectRequest): Promise<ProjectResponse> {
-    return this.projects.update(id, body);
+  update(@Param('id') id: string, @Body() body: UpdateProjectRequest, @AuditRequest() ctx: AuditContext): Promise<ProjectResponse> {
+    return this.projects.update(id, body, ctx);
   }
 
   @Delete(':id')
   @ApiOperation({ summary: 'Delete a project', description: 'Refused with 409 `project_has_keys` while keys that are not revoked belong to it (move them with PATCH /admin/keys/{id} `project_id`, or revoke them). Its revoked keys keep their usage and lose their project_id.' })
   @ApiOkResponse({ type: DeletedProjectResponse })
   @ApiOpenAiErrors(401, 403, 404, 409)
-  delete(@Param('id') id: string): Promise<DeletedProjectResponse> {
-    return this.projects.delete(id);
+  delete(@Param('id') id: string, @AuditRequest() ctx: AuditContext): Promise<DeletedProjectResponse> {
+    return this.projects.delete(id, ctx);
   }
 }

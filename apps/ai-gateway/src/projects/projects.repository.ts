@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
+import { AuditContext, AuditLog } from '@app/audit';
 import type { LimitColumnsEmbed } from '../limits/limit-columns';
 import { Project } from './project.entity';
 
@@ -14,13 +15,21 @@ export interface ProjectChanges {
 export class ProjectsRepository {
   private readonly repo: Repository<Project>;
 
-  constructor(@InjectDataSource() private readonly db: DataSource) {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly audit: AuditLog,
+  ) {
     this.repo = db.getRepository(Project);
   }
 
-  async insert(fields: ProjectChanges & { name: string }): Promise<Project> {
-    const saved = await this.repo.save(this.repo.create(fields));
-    return (await this.findById(saved.id))!;
+  insert(fields: ProjectChanges & { name: string }, ctx: AuditContext): Promise<Project> {
+    return this.db.transaction(async (m) => {
+      const repo = m.getRepository(Project);
+      const saved = await repo.save(repo.create(fields));
+      const project = (await repo.findOne({ where: { id: saved.id } }))!;
+      await this.audit.record(m, { ...ctx, action: 'project.created', target: { type: 'project', id: project.id }, after: projectAudit(project) });
+      return project;
+    });
   }
 
   findById(id: string): Promise<Project | null> {
@@ -34,11 +43,18 @@ export class ProjectsRepository {
     return qb.getManyAndCount();
   }
 
-  async update(id: string, changes: ProjectChanges): Promise<Project | null> {
-    const { limits, ...own } = changes;
-    const set = { ...own, ...(limits && Object.keys(limits).length ? { limits } : {}) };
-    if (Object.keys(set).length) await this.repo.update({ id }, set);
-    return this.findById(id);
+  update(id: string, changes: ProjectChanges, ctx: AuditContext): Promise<Project | null> {
+    return this.db.transaction(async (m) => {
+      const repo = m.getRepository(Project);
+      const before = await repo.findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+      if (!before) return null;
+      const { limits, ...own } = changes;
+      const set = { ...own, ...(limits && Object.keys(limits).length ? { limits } : {}) };
+      if (Object.keys(set).length) await repo.update({ id }, set);
+      const after = (await repo.findOne({ where: { id } }))!;
+      await this.audit.record(m, { ...ctx, action: 'project.updated', target: { type: 'project', id }, before: projectAudit(before), after: projectAudit(after) });
+      return after;
+    });
   }
 
   /** For each project id, its keys that are not revoked: one query for all of them. */
@@ -57,15 +73,21 @@ export class ProjectsRepository {
    * concurrently (its foreign key check takes a share lock on that row) waits for this decision.
    * Answers `deleted: false` with the number of keys that hold it (none when it did not exist).
    */
-  delete(id: string): Promise<{ deleted: boolean; keys: number }> {
+  delete(id: string, ctx: AuditContext): Promise<{ deleted: boolean; keys: number }> {
     return this.db.transaction(async (m) => {
-      const found = await m.query<unknown[]>(`SELECT 1 FROM ai_projects WHERE id = $1 FOR UPDATE`, [id]);
-      if (!found.length) return { deleted: false, keys: 0 };
+      const before = await m.getRepository(Project).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+      if (!before) return { deleted: false, keys: 0 };
       const [{ n }] = await m.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM ai_api_keys WHERE project_id = $1 AND revoked_at IS NULL`, [id]);
       if (n > 0) return { deleted: false, keys: n };
       await m.query(`UPDATE ai_api_keys SET project_id = NULL, updated_at = now() WHERE project_id = $1`, [id]);
       await m.query(`DELETE FROM ai_projects WHERE id = $1`, [id]);
+      await this.audit.record(m, { ...ctx, action: 'project.deleted', target: { type: 'project', id }, before: projectAudit(before) });
       return { deleted: true, keys: 0 };
     });
   }
+}
+
+/** What the audit log shows of a project: its name and limits. */
+function projectAudit(p: Project): Record<string, unknown> {
+  return { name: p.name, limits: p.limits };
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { AuditContext } from '@app/audit';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { ApiKeysService } from '../keys/api-keys.service';
 import { limitChanges, LimitFields } from '../limits/limit-fields';
@@ -18,8 +19,8 @@ export class ProjectsService {
     private readonly keys: ApiKeysService,
   ) {}
 
-  async create(req: CreateProjectRequest): Promise<ProjectResponse> {
-    const project = await this.projects.insert({ ...changesOf(req), name: req.name });
+  async create(req: CreateProjectRequest, ctx: AuditContext): Promise<ProjectResponse> {
+    const project = await this.projects.insert({ ...changesOf(req), name: req.name }, ctx);
     return (await this.answer([project]))[0];
   }
 
@@ -32,18 +33,18 @@ export class ProjectsService {
     return (await this.answer([await this.mustFind(id)]))[0];
   }
 
-  async update(id: string, req: UpdateProjectRequest): Promise<ProjectResponse> {
+  async update(id: string, req: UpdateProjectRequest, ctx: AuditContext): Promise<ProjectResponse> {
     await this.mustFind(id);
-    const project = await this.projects.update(id, changesOf(req));
+    const project = await this.projects.update(id, changesOf(req), ctx);
     // A cached key carries its project's limits (keys/api-keys.repository.ts findByHash): this replica
     // forgets them now, the others within AI_KEY_CACHE_TTL_MS.
     this.keys.forgetCached();
     return (await this.answer([project!]))[0];
   }
 
-  async delete(id: string): Promise<DeletedProjectResponse> {
+  async delete(id: string, ctx: AuditContext): Promise<DeletedProjectResponse> {
     await this.mustFind(id);
-    const result = await this.projects.delete(id);
+    const result = await this.projects.delete(id, ctx);
     if (result.keys > 0) throw new GatewayError(GatewayErrorCode.ProjectHasKeys, { id, keys: result.keys });
     if (!result.deleted) throw new GatewayError(GatewayErrorCode.ProjectNotFound, { id });
     this.keys.forgetCached();

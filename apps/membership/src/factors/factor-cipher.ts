@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'crypto';
+import { createHash, createHmac } from 'crypto';
+import { SecretBox } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
-
-const VERSION = 'v1';
 
 /**
  * AES-256-GCM for second-factor secrets that must be read back (the authenticator-app secret): a
@@ -12,33 +11,20 @@ const VERSION = 'v1';
  */
 @Injectable()
 export class FactorCipher {
-  private readonly key: Buffer;
+  private readonly box: SecretBox;
 
   constructor(config: MembershipConfig) {
-    this.key = config.MFA_ENCRYPTION_SECRET ? decodeKey(config.MFA_ENCRYPTION_SECRET) : developmentKey(config.JWT_SECRET);
+    this.box = new SecretBox(config.MFA_ENCRYPTION_SECRET ? decodeKey(config.MFA_ENCRYPTION_SECRET) : developmentKey(config.JWT_SECRET));
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>` in base64url; `context` (e.g. the member id) is bound as associated data. */
   seal(plain: string, context: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(Buffer.from(context));
-    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+    return this.box.seal(plain, context);
   }
 
   /** The plain text, or null when the value was sealed with another key or for another context. */
   open(sealed: string, context: string): string | null {
-    const [version, iv, tag, body] = sealed.split('.');
-    if (version !== VERSION || !iv || !tag || body === undefined) return null;
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
-      decipher.setAAD(Buffer.from(context));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
-    } catch {
-      return null;
-    }
+    return this.box.open(sealed, context);
   }
 }
 

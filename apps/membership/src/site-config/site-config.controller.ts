@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Put } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, Principal, Public, Roles } from '@app/auth';
+import { AuditContext, AuditRequest } from '@app/audit';
+import { Public, Roles } from '@app/auth';
 import { ApiEnvelope, ErrorEnvelope } from '@app/envelope';
 import { SiteConfigResponse, UpdateSiteConfigRequest } from './site-config.dto';
 import { SiteConfigService } from './site-config.service';
@@ -37,7 +38,7 @@ export class SiteConfigController {
   @ApiResponse({ status: 400, description: 'code 10000: bad key or value', type: ErrorEnvelope })
   @ApiResponse({ status: 401, description: 'code 401: no or bad token', type: ErrorEnvelope })
   @ApiResponse({ status: 403, description: 'code 403: not an admin', type: ErrorEnvelope })
-  async update(@CurrentPrincipal() principal: Principal, @Body() body: UpdateSiteConfigRequest): Promise<SiteConfigResponse> {
-    return { values: await this.siteConfig.update(body.values, principal.id) };
+  async update(@AuditRequest() ctx: AuditContext, @Body() body: UpdateSiteConfigRequest): Promise<SiteConfigResponse> {
+    return { values: await this.siteConfig.update(body.values, ctx) };
   }
 }

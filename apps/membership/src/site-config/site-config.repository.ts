@@ -1,19 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AuditContext, AuditLog } from '@app/audit';
 import { SiteSetting } from './site-setting.entity';
 
 /** The only place that reads or writes site settings. */
 @Injectable()
 export class SiteConfigRepository {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly audit: AuditLog,
+  ) {}
 
   all(): Promise<SiteSetting[]> {
     return this.db.getRepository(SiteSetting).find({ order: { key: 'ASC' } });
   }
 
-  /** Upserts the given values and deletes keys set to null, in one transaction. */
-  async apply(values: Record<string, string | null>, updatedBy: string): Promise<void> {
+  /** Upserts the given values and deletes keys set to null, with the audit row (the keys' old and new values), in one transaction. */
+  async apply(values: Record<string, string | null>, updatedBy: string | null, ctx: AuditContext): Promise<void> {
     await this.db.transaction(async (m) => {
+      const keys = Object.keys(values);
+      const rows = await m.query<Array<{ key: string; value: string }>>(`SELECT key, value FROM site_settings WHERE key = ANY($1) FOR UPDATE`, [keys]);
+      const before = Object.fromEntries(keys.map((k) => [k, rows.find((r) => r.key === k)?.value ?? null]));
       for (const [key, value] of Object.entries(values)) {
         if (value === null) {
           await m.query(`DELETE FROM site_settings WHERE key = $1`, [key]);
@@ -25,6 +32,7 @@ export class SiteConfigRepository {
           );
         }
       }
+      await this.audit.record(m, { ...ctx, action: 'site_config.updated', target: { type: 'site_config', id: null }, before, after: values });
     });
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { AuditContext } from '@app/audit';
 import { PUBLIC_PREFIXES } from './site-config.dto';
 import { SiteConfigRepository } from './site-config.repository';
 
@@ -20,8 +21,8 @@ export class SiteConfigService {
     return name || 'Membership';
   }
 
-  async update(values: Record<string, string | null>, adminId: string): Promise<Record<string, string>> {
-    await this.settings.apply(values, adminId);
+  async update(values: Record<string, string | null>, ctx: AuditContext): Promise<Record<string, string>> {
+    await this.settings.apply(values, ctx.actor.kind === 'member' ? ctx.actor.id : null, ctx);
     return this.values(false);
   }
 }

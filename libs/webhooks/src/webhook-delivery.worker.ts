@@ -1,0 +1,105 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { randomUUID } from 'crypto';
+import { hostname } from 'os';
+import type { BlockList } from 'net';
+import { Webhook } from 'standardwebhooks';
+import { addressAllowList, BaseConfig, Clock } from '@app/platform';
+import { retryDelayMs } from './webhook-backoff';
+import { AttemptOutcome, ClaimedDelivery, WebhookDeliveriesRepository } from './webhook-deliveries.repository';
+import { allowedCidrs } from './webhook-endpoints.service';
+import { WebhookSecrets } from './webhook-secrets';
+import { sendDelivery } from './webhook-sender';
+
+const BATCH = 10;
+
+/**
+ * Sends due deliveries, on every replica (WEBHOOK_WORKER): claims a batch under a lease
+ * (webhook-deliveries.repository.ts), signs each per Standard Webhooks with the endpoint's secret, and
+ * records the outcome only while it still holds the lease. Failures retry with exponential backoff and
+ * jitter (webhook-backoff.ts) until WEBHOOK_RETRY_HOURS after the event, then the endpoint is disabled.
+ * Schedules read the platform Clock, so tests move time instead of waiting.
+ */
+@Injectable()
+export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger('Webhooks');
+  private readonly replica = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly stop = new AbortController();
+  private readonly allowed: BlockList | undefined;
+  private timer?: NodeJS.Timeout;
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly secrets: WebhookSecrets,
+    private readonly config: BaseConfig,
+    private readonly clock: Clock,
+  ) {
+    this.allowed = addressAllowList(allowedCidrs(config));
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.config.WEBHOOK_WORKER) return;
+    this.timer = setInterval(() => void this.tick(), this.config.WEBHOOK_POLL_MS);
+    this.timer.unref();
+  }
+
+  /** One pass unless one is running: claims and sends until nothing is due. */
+  tick(): Promise<void> {
+    this.running ??= this.drain().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (!this.stop.signal.aborted) {
+        const batch = await this.deliveries.claim(new Date(this.clock.now()), this.config.WEBHOOK_LEASE_MS, BATCH);
+        await Promise.all(batch.map((d) => this.attempt(d)));
+        if (batch.length < BATCH) return;
+      }
+    } catch (e) {
+      if (!this.stop.signal.aborted) this.log.error(`webhook delivery pass failed: ${(e as Error).message}`);
+    }
+  }
+
+  private async attempt(d: ClaimedDelivery): Promise<void> {
+    const startedAt = new Date(this.clock.now());
+    const began = process.hrtime.bigint();
+    const secret = this.secrets.open(d.secret_sealed, d.endpoint_id);
+    const body = JSON.stringify(d.payload);
+    let result: { status: number | null; error: string | null };
+    if (!secret) {
+      result = { status: null, error: 'the endpoint secret cannot be opened (WEBHOOK_ENCRYPTION_SECRET changed?)' };
+    } else {
+      // webhook-timestamp is the wall-clock send time: receivers compare it with their own clock (replay window).
+      const signature = new Webhook(secret).sign(d.event_id, new Date(), body);
+      const timestamp = Math.floor(Date.now() / 1000).toString();
+      result = await sendDelivery(d.url, body, { 'webhook-id': d.event_id, 'webhook-timestamp': timestamp, 'webhook-signature': signature }, {
+        allowed: this.allowed,
+        timeoutMs: this.config.WEBHOOK_TIMEOUT_MS,
+        maxResponseBytes: this.config.WEBHOOK_MAX_RESPONSE_BYTES,
+        signal: this.stop.signal,
+      });
+    }
+    // A replica stopping mid-delivery leaves the lease to expire: another replica retries it then.
+    if (this.stop.signal.aborted) return;
+    const outcome: AttemptOutcome = { ...result, startedAt, durationMs: Number((process.hrtime.bigint() - began) / 1_000_000n), replica: this.replica };
+    if (result.error === null) {
+      await this.deliveries.delivered(d, outcome);
+      return;
+    }
+    const now = this.clock.now();
+    const next = now + retryDelayMs(d.attempts, this.config.WEBHOOK_BACKOFF_BASE_MS);
+    const giveUpAt = d.give_up_at ? new Date(d.give_up_at).getTime() : new Date(d.created_at).getTime() + this.config.WEBHOOK_RETRY_HOURS * 3_600_000;
+    if (next >= giveUpAt) {
+      if (await this.deliveries.gaveUp(d, outcome)) this.log.warn(`webhook delivery ${d.id} (${d.event_id}) failed for good; endpoint ${d.endpoint_id} disabled`);
+      return;
+    }
+    await this.deliveries.retryAt(d, outcome, new Date(next));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.stop.abort();
+    await this.running;
+  }
+}
