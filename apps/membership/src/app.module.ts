@@ -13,9 +13,10 @@ import { FilesModule } from './files/files.module';
 import { SiteConfigModule } from './site-config/site-config.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { WechatModule } from './wechat/wechat.module';
+import { WellKnownModule } from './well-known/well-known.module';
 
 /** Feature modules of the membership app (append new ones). */
-const FEATURES: Type[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule];
+const FEATURES: Type[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule, WellKnownModule];
 
 @Module({})
 export class AppModule {
