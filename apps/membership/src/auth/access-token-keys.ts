@@ -97,7 +97,7 @@ export function thumbprint(x: string, y: string): string {
 
 /** A private P-256 JWK with its kid, for ACCESS_TOKEN_KEYS (README "Access tokens and the JWKS"; tests). */
 export function privateJwkOf(key: AccessTokenKey): JsonWebKey {
-  return { ...(key.privateKey.export({ format: 'jwk' }) as JsonWebKey), kid: key.kid, alg: ACCESS_TOKEN_ALG, use: 'sig' };
+  return { ...(key.privateKey.export({ format: 'jwk' })), kid: key.kid, alg: ACCESS_TOKEN_ALG, use: 'sig' };
 }
 
 function developmentKey(root: string | undefined): AccessTokenKey {
