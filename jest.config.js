@@ -1,6 +1,6 @@
 // Two projects: unit specs beside the code, e2e suites under test/ against a real PostgreSQL.
 const moduleNameMapper = {
-  '^@app/(envelope|auth|database|platform|llm|engines|messaging|storage|wechat)(/(.*))?$': '<rootDir>/libs/$1/src$2',
+  '^@app/(envelope|auth|database|platform|llm|engines|messaging|storage|wechat|audit|webhooks)(/(.*))?$': '<rootDir>/libs/$1/src$2',
 };
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }],

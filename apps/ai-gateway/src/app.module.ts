@@ -4,6 +4,8 @@ import { DefaultDenyGuard } from '@app/auth';
 import { DatabaseModule } from '@app/database';
 import { OpenAiExceptionFilter, openAiValidationPipe } from '@app/envelope';
 import { PlatformModule } from '@app/platform';
+import { AuditLogModule } from '@app/audit';
+import { WebhooksModule } from '@app/webhooks';
 import { GatewayConfig } from './config/gateway.config';
 import { GATEWAY_ENTITIES } from './entities';
 import { GATEWAY_MIGRATIONS } from './migrations';
@@ -19,6 +21,7 @@ import { VisionModule } from './vision/vision.module';
 import { SpeechModule } from './speech/speech.module';
 import { ResponsesModule } from './responses/responses.module';
 import { CompletionsModule } from './completions/completions.module';
+import { GATEWAY_WEBHOOKS } from './webhooks/gateway-webhooks';
 
 /** Feature modules of the AI gateway (append new ones). */
 const FEATURES: Type[] = [KeysModule, ProjectsModule, UsageModule, UpstreamsModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule];
@@ -36,6 +39,8 @@ export class AppModule {
           migrationsTableName: gatewayMigrationsTable,
           migrationsRun: config.migrationsRun,
         }),
+        AuditLogModule.forRoot({ table: 'ai_audit_log' }),
+        WebhooksModule.forRoot(GATEWAY_WEBHOOKS),
         ...FEATURES,
       ],
       providers: [

@@ -4,6 +4,8 @@ import { DefaultDenyGuard } from '@app/auth';
 import { DatabaseModule } from '@app/database';
 import { EnvelopeExceptionFilter, EnvelopeInterceptor, envelopeValidationPipe } from '@app/envelope';
 import { PlatformModule } from '@app/platform';
+import { AuditLogModule } from '@app/audit';
+import { WebhooksModule } from '@app/webhooks';
 import { MembershipConfig } from './config/membership.config';
 import { MEMBERSHIP_ENTITIES } from './entities';
 import { MEMBERSHIP_MIGRATIONS } from './migrations';
@@ -14,6 +16,7 @@ import { SiteConfigModule } from './site-config/site-config.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { WechatModule } from './wechat/wechat.module';
 import { WellKnownModule } from './well-known/well-known.module';
+import { MEMBERSHIP_WEBHOOKS } from './webhooks/membership-webhooks';
 
 /** Feature modules of the membership app (append new ones). */
 const FEATURES: Type[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule, WellKnownModule];
@@ -31,6 +34,8 @@ export class AppModule {
           migrationsTableName: membershipMigrationsTable,
           migrationsRun: config.migrationsRun,
         }),
+        AuditLogModule.forRoot({ table: 'audit_log' }),
+        WebhooksModule.forRoot(MEMBERSHIP_WEBHOOKS),
         ...FEATURES,
       ],
       providers: [

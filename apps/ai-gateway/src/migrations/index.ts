@@ -8,6 +8,7 @@ import { StoredResponsesQuota1795900000000 } from './1795900000000-StoredRespons
 import { StoredResponseObjects1796000000000 } from './1796000000000-StoredResponseObjects';
 import { UsageHourly1796100000000 } from './1796100000000-UsageHourly';
 import { ProjectsAndLimits1796200000000 } from './1796200000000-ProjectsAndLimits';
+import { AuditLogAndWebhooks1796300000000 } from './1796300000000-AuditLogAndWebhooks';
 
 // Every migration of the AI gateway, in order (append new ones).
-export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [SharedState1732240000000, CreateApiKeysAndUsage1795400000000, SharedStateUnlogged1795500000000, CreateBudgetHolds1795600000000, CreateStoredResponses1795700000000, UsageEntryIds1795800000000, StoredResponsesQuota1795900000000, StoredResponseObjects1796000000000, UsageHourly1796100000000, ProjectsAndLimits1796200000000];
+export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [SharedState1732240000000, CreateApiKeysAndUsage1795400000000, SharedStateUnlogged1795500000000, CreateBudgetHolds1795600000000, CreateStoredResponses1795700000000, UsageEntryIds1795800000000, StoredResponsesQuota1795900000000, StoredResponseObjects1796000000000, UsageHourly1796100000000, ProjectsAndLimits1796200000000, AuditLogAndWebhooks1796300000000];

@@ -158,6 +158,10 @@ export const EN = {
   'wechat.unknownAccount': 'Unknown official account',
   'wechat.malformedRequest': 'Malformed WeChat request',
   'wechat.checkFailed': 'WeChat {check} check failed',
+  'webhooks.endpointNotFound': 'No such webhook endpoint',
+  'webhooks.deliveryNotFound': 'No such delivery for this webhook endpoint',
+  'webhooks.notConfigured': 'Webhooks need WEBHOOK_ENCRYPTION_SECRET in production',
+  'validation.webhook': 'is not accepted for a webhook endpoint',
 } as const;
 
 export type MessageKey = keyof typeof EN;

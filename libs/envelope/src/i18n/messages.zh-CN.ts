@@ -153,4 +153,8 @@ export const ZH_CN: Record<MessageKey, string> = {
   'wechat.unknownAccount': '未知的公众号',
   'wechat.malformedRequest': '微信请求格式错误',
   'wechat.checkFailed': '微信请求校验失败（{check}）',
+  'webhooks.endpointNotFound': 'Webhook 端点不存在',
+  'webhooks.deliveryNotFound': '该 Webhook 端点没有此投递记录',
+  'webhooks.notConfigured': '生产环境使用 Webhook 需要设置 WEBHOOK_ENCRYPTION_SECRET',
+  'validation.webhook': '不能用作 Webhook 端点',
 };

@@ -144,6 +144,65 @@ export class BaseConfig {
   @IsString()
   S3_PREFIX?: string;
 
+  /** Days the audit log keeps a row (libs/audit); 0 keeps rows forever. Swept hourly by every replica. */
+  @IsInt()
+  @Min(0)
+  AUDIT_RETENTION_DAYS: number = 365;
+
+  /** Most rows one audit log export (format=csv|ndjson) answers; the X-Next-Cursor header says where the next one starts. */
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  AUDIT_EXPORT_MAX_ROWS: number = 10_000;
+
+  /** Key that encrypts webhook endpoint secrets at rest (sensitive; libs/webhooks). Unset: derived from the app's development secret outside production; required in production to register endpoints. */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'must be at least 16 characters' })
+  WEBHOOK_ENCRYPTION_SECRET?: string;
+
+  /** Comma-separated CIDRs webhook deliveries may reach besides public addresses (tests, private deployments); empty in production. */
+  @IsOptional()
+  @IsString()
+  WEBHOOK_ALLOWED_CIDRS?: string;
+
+  /** Milliseconds one webhook delivery may take (connect, answer and body) before it counts as failed. */
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  WEBHOOK_TIMEOUT_MS: number = 10_000;
+
+  /** Most bytes of a receiver's answer read (the rest is dropped; only the status decides). */
+  @IsInt()
+  @Min(0)
+  @Max(1_048_576)
+  WEBHOOK_MAX_RESPONSE_BYTES: number = 4096;
+
+  /** Milliseconds a replica holds a claimed delivery; another replica retries it after that (a killed replica's delivery). Must exceed WEBHOOK_TIMEOUT_MS. */
+  @IsInt()
+  @Min(1000)
+  WEBHOOK_LEASE_MS: number = 60_000;
+
+  /** Milliseconds between the delivery worker's looks for due deliveries. */
+  @IsInt()
+  @Min(10)
+  WEBHOOK_POLL_MS: number = 1000;
+
+  /** First retry delay of a failed delivery in milliseconds; doubles each attempt (with jitter, at most an hour). */
+  @IsInt()
+  @Min(100)
+  WEBHOOK_BACKOFF_BASE_MS: number = 10_000;
+
+  /** Hours a delivery is retried before it fails for good and its endpoint is disabled. */
+  @IsInt()
+  @Min(1)
+  @Max(720)
+  WEBHOOK_RETRY_HOURS: number = 24;
+
+  /** Run the webhook delivery worker on this replica. */
+  @IsBoolean()
+  WEBHOOK_WORKER: boolean = true;
+
   get isProduction(): boolean {
     return this.NODE_ENV === 'production';
   }
@@ -161,6 +220,7 @@ export class BaseConfig {
   validateExtra(): string[] {
     const problems: string[] = [];
     if (this.STORAGE_DRIVER === 's3' && !this.S3_BUCKET) problems.push('S3_BUCKET: required when STORAGE_DRIVER=s3');
+    if (this.WEBHOOK_LEASE_MS <= this.WEBHOOK_TIMEOUT_MS) problems.push('WEBHOOK_LEASE_MS: must exceed WEBHOOK_TIMEOUT_MS (a delivery in flight must never be claimed by another replica)');
     return problems;
   }
 }
