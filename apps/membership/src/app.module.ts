@@ -16,10 +16,11 @@ import { SiteConfigModule } from './site-config/site-config.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { WechatModule } from './wechat/wechat.module';
 import { WellKnownModule } from './well-known/well-known.module';
+import { AdminMembersModule } from './admin-members/admin-members.module';
 import { MEMBERSHIP_WEBHOOKS } from './webhooks/membership-webhooks';
 
 /** Feature modules of the membership app (append new ones). */
-const FEATURES: Type[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule, WellKnownModule];
+const FEATURES: Type[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule, WellKnownModule, AdminMembersModule];
 
 @Module({})
 export class AppModule {
