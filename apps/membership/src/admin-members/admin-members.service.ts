@@ -72,6 +72,8 @@ export class AdminMembersService {
   async setRole(id: string, body: SetRoleRequest, ctx: AuditContext): Promise<MemberRow> {
     notSelf(id, ctx);
     found(await this.members.setRole(id, body.role === 'none' ? null : body.role, ctx));
+    // The cached "live" answers hold the roles too.
+    this.sessions.forget(id);
     return this.member(id);
   }
 }
