@@ -204,7 +204,7 @@ export class AdminMembersRepository {
   }
 
   private async endSessions(m: EntityManager, memberId: string, reason: string): Promise<number> {
-    const res = await m.query(`UPDATE member_sessions SET revoked_time = now(), revoked_reason = $2 WHERE member_id = $1 AND revoked_time IS NULL RETURNING id`, [memberId, reason]);
+    const res: unknown = await m.query(`UPDATE member_sessions SET revoked_time = now(), revoked_reason = $2 WHERE member_id = $1 AND revoked_time IS NULL RETURNING id`, [memberId, reason]);
     return rowsOf(res).length;
   }
 }
