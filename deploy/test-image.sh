@@ -136,6 +136,7 @@ env_args=(
   -e MEMBERSHIP_PORT="$membership_port" -e AI_GATEWAY_PORT="$gateway_port"
   -e JWT_SECRET=image-test-secret-0123456789abcdef -e ADMIN_TOKEN=image-test-admin-token
   -e MFA_ENCRYPTION_SECRET=image-test-mfa-secret-0123456789abcdef
+  -e "ACCESS_TOKEN_KEYS=$(node -e 'const k=require("crypto").generateKeyPairSync("ec",{namedCurve:"P-256"}).privateKey.export({format:"jwk"});console.log(JSON.stringify({keys:[k]}))')"
   -e SMS_PROVIDER=aliyun -e ALIYUN_SMS_ACCESS_KEY_ID=id -e ALIYUN_SMS_ACCESS_KEY_SECRET=secret
   -e ALIYUN_SMS_SIGN_NAME=Test -e ALIYUN_SMS_TEMPLATE_CODE=SMS_0000 -e ALIYUN_SMS_ENDPOINT=http://127.0.0.1:9
 )

@@ -1,8 +1,9 @@
-import { createHmac } from 'crypto';
+import { createHmac, sign as ecSign } from 'crypto';
 import { Client } from 'pg';
 import { RunningApp, startMembership } from '../support/apps';
 import { FakeClock } from '../support/clock';
 import { sqlClient } from '../support/database';
+import { AccessTokenKeys } from '../../apps/membership/src/auth/access-token-keys';
 import { SessionsRepository, USED_TOKENS_KEPT } from '../../apps/membership/src/sessions/sessions.repository';
 import { VerificationCodesRepository } from '../../apps/membership/src/verification/verification-codes.repository';
 import { bearer, client } from './fakes';
@@ -19,7 +20,13 @@ function sign(header: object, payload: object, key: string | Buffer): string {
   const body = `${b64(header)}.${b64(payload)}`;
   return `${body}.${createHmac('sha256', key).update(body).digest('base64url')}`;
 }
-// The app derives its access-token key from JWT_SECRET (one key per purpose).
+/** ES256 (JOSE signature: r||s) with the app's signing key, naming it in the header. */
+function signEs256(app: RunningApp, payload: object, header: object = {}): string {
+  const key = app.app.get(AccessTokenKeys).signing;
+  const body = `${b64({ alg: 'ES256', typ: 'JWT', kid: key.kid, ...header })}.${b64(payload)}`;
+  return `${body}.${ecSign('sha256', Buffer.from(body), { key: key.privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+}
+// The HS256 key of before the switch: derived from JWT_SECRET (one key per purpose).
 const accessKey = createHmac('sha256', SECRET).update('membership:access-token:v1').digest('base64url');
 
 async function login(app: RunningApp, username: string, ua?: string) {
@@ -53,7 +60,7 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
     const t = await login(app, 'tok_user');
     const header = JSON.parse(Buffer.from(t.token.split('.')[0], 'base64url').toString());
     const claims = decode(t.token);
-    expect(header).toEqual({ alg: 'HS256', typ: 'JWT' });
+    expect(header).toEqual({ alg: 'ES256', typ: 'JWT', kid: app.app.get(AccessTokenKeys).signing.kid });
     expect(claims).toMatchObject({ sub: t.memberId, memberId: t.memberId, type: 'member', loginType: 'password', sid: expect.any(String), jti: expect.any(String) });
     expect((claims.exp - claims.iat) * 1000).toBe(t.expiresIn);
     expect(t.expiresIn).toBe(1800000);
@@ -100,18 +107,35 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
 
     it('expired', async () => {
       const now = Math.floor(clock.now() / 1000);
-      const expired = sign({ alg: 'HS256', typ: 'JWT' }, { ...claims, iat: now - 3600, exp: now - 10 }, accessKey);
+      const expired = signEs256(app, { ...claims, iat: now - 3600, exp: now - 10 });
       const res = await client(app.url).get(PROFILE).set(bearer(expired)).expect(401);
       expect(res.body.code).toBe(401);
     });
 
     it('a token of another type signed with the right key', async () => {
       for (const type of ['admin', 'refresh', undefined]) {
-        const other = sign({ alg: 'HS256', typ: 'JWT' }, { ...claims, type }, accessKey);
+        const other = signEs256(app, { ...claims, type });
         await client(app.url).get(PROFILE).set(bearer(other)).expect(401);
       }
       // Control: the same construction with type "member" is accepted, so the checks above are meaningful.
-      await client(app.url).get(PROFILE).set(bearer(sign({ alg: 'HS256', typ: 'JWT' }, claims, accessKey))).expect(200);
+      await client(app.url).get(PROFILE).set(bearer(signEs256(app, claims))).expect(200);
+    });
+
+    it('an unknown kid, or ES256 signed with another key under the right kid', async () => {
+      await client(app.url).get(PROFILE).set(bearer(signEs256(app, claims, { kid: 'not-a-key' }))).expect(401);
+      const [h, p] = good.split('.');
+      const other = (await import('crypto')).generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+      const forged = `${h}.${p}.${ecSign('sha256', Buffer.from(`${h}.${p}`), { key: other, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+      await client(app.url).get(PROFILE).set(bearer(forged)).expect(401);
+    });
+
+    it('an HS256 token signed before the switch (issued before the app started) is still accepted; one issued after it is not', async () => {
+      // The app started after this clock was made (and it has not moved yet): far on either side of that start.
+      const nowSeconds = Math.floor(clock.now() / 1000);
+      const old = sign({ alg: 'HS256', typ: 'JWT' }, { ...claims, iat: nowSeconds - 600, exp: nowSeconds + 600 }, accessKey);
+      await client(app.url).get(PROFILE).set(bearer(old)).expect(200);
+      const minted = sign({ alg: 'HS256', typ: 'JWT' }, { ...claims, iat: nowSeconds + 900, exp: nowSeconds + 1200 }, accessKey);
+      await client(app.url).get(PROFILE).set(bearer(minted)).expect(401);
     });
   });
 

@@ -15,12 +15,14 @@ import { FilesModule } from './files/files.module';
 import { SiteConfigModule } from './site-config/site-config.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { WechatModule } from './wechat/wechat.module';
+import { WellKnownModule } from './well-known/well-known.module';
+import { AdminMembersModule } from './admin-members/admin-members.module';
 import { MEMBERSHIP_WEBHOOKS } from './webhooks/membership-webhooks';
 import { MembershipWebhooksModule } from './webhooks/webhooks.module';
 import { MembershipAuditLogModule } from './audit-log/audit-log.module';
 
 /** Feature modules of the membership app (append new ones). */
-const FEATURES: Type[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule, MembershipAuditLogModule, MembershipWebhooksModule];
+const FEATURES: Type[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule, WellKnownModule, AdminMembersModule, MembershipAuditLogModule, MembershipWebhooksModule];
 
 @Module({})
 export class AppModule {

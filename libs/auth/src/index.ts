@@ -1,3 +1,4 @@
 export * from './principal';
 export * from './decorators';
 export * from './default-deny.guard';
+export * from './roles';

@@ -15,6 +15,46 @@ export class GatewayConfig extends BaseConfig {
   @MinLength(16, { message: 'must be at least 16 characters' })
   ADMIN_TOKEN?: string;
 
+  // --- Operators signed in through membership (README "Operator console") ---
+
+  /** Membership's JSON Web Key Set, e.g. https://member.example.com/.well-known/jwks.json: its admin and viewer access tokens are accepted on /admin/** besides ADMIN_TOKEN. Unset: ADMIN_TOKEN only. */
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'must be an http(s) URL' })
+  MEMBERSHIP_JWKS_URL?: string;
+
+  /** `iss` membership tokens must carry (membership's ACCESS_TOKEN_ISSUER). */
+  @IsString()
+  @Matches(/^\S{1,200}$/, { message: 'must be 1-200 characters without spaces' })
+  MEMBERSHIP_TOKEN_ISSUER: string = 'membership';
+
+  /** `aud` membership tokens must include (membership's OPERATOR_TOKEN_AUDIENCE; only admin and viewer tokens carry it). */
+  @IsString()
+  @Matches(/^\S{1,200}$/, { message: 'must be 1-200 characters without spaces' })
+  MEMBERSHIP_TOKEN_AUDIENCE: string = 'ai-gateway';
+
+  /** How long a replica uses the fetched key set before fetching it again (ms); membership serves it with max-age 300 s. */
+  @IsInt()
+  @Min(10_000)
+  @Max(86_400_000)
+  MEMBERSHIP_JWKS_CACHE_MS: number = 300_000;
+
+  /** Least time between two fetches of the key set on one replica (ms): a token naming an unknown kid fetches it at most this often. */
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
+  MEMBERSHIP_JWKS_REFRESH_MIN_MS: number = 30_000;
+
+  /** Time limit of one key-set fetch (ms). */
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  MEMBERSHIP_JWKS_TIMEOUT_MS: number = 5000;
+
+  /** Origin of the operator console (membership's {base_url} origin, e.g. https://member.example.com): allowed by CORS besides CORS_ORIGINS. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s/]+$/, { message: 'must be an origin like https://member.example.com (no path)' })
+  CONSOLE_ORIGIN?: string;
+
   /** Public address of generated media; default `{base_url}/cdn` served by the gateway. */
   @IsOptional()
   @Matches(/^https?:\/\/\S+$/, { message: 'must be an http(s) URL' })
@@ -250,4 +290,14 @@ export class GatewayConfig extends BaseConfig {
   @IsInt()
   @Min(0)
   AI_ENGINE_MAX_QUEUED_PER_KEY: number = 4;
+
+  /**
+   * The operator console calls /admin/** from membership's origin: CONSOLE_ORIGIN, else the origin of
+   * MEMBERSHIP_JWKS_URL (membership serves both the console and its key set), besides CORS_ORIGINS.
+   */
+  override corsOrigins(): string[] {
+    const origins = super.corsOrigins();
+    const console = this.CONSOLE_ORIGIN ?? (this.MEMBERSHIP_JWKS_URL ? new URL(this.MEMBERSHIP_JWKS_URL).origin : undefined);
+    return console && !origins.includes(console) && !origins.includes('*') ? [...origins, console] : origins;
+  }
 }

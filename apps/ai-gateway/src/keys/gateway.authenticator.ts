@@ -1,18 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual, createHash } from 'crypto';
 import type { IncomingHttpHeaders } from 'http';
-import { Authenticator, bearerToken, Principal } from '@app/auth';
+import { ADMIN_ROLE, Authenticator, bearerToken, Principal, withImpliedRoles } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyClaims } from './key-scopes';
+import { looksLikeJwt, MembershipTokens } from './membership-tokens';
 import { CallAdmission, RateHeaderSink } from '../limits/call-admission';
 import { hasBudget, limitSetOf, limitsCall } from '../limits/limit-set';
 
 /** What the authenticator reads and writes on a request (req.res: its response; a WebSocket upgrade has none). */
 type KeyedRequest = {
   headers: IncomingHttpHeaders;
+  method?: string;
   path?: string;
   url?: string;
   res?: RateHeaderSink;
@@ -34,8 +36,12 @@ export function apiKeyPrincipal(key: ApiKey): Principal {
   return { id: key.id, kind: 'api-key', roles: ['api-key'], claims };
 }
 
+/** Methods the viewer role may use on /admin/**. */
+const READ_METHODS = ['GET', 'HEAD'];
+
 /**
- * `/admin/**` takes the ADMIN_TOKEN bearer; every other protected route takes an API key, whose
+ * `/admin/**` takes the ADMIN_TOKEN bearer or a membership operator's access token (MembershipTokens:
+ * admin, or viewer for reads only); every other protected route takes an API key, whose
  * per-minute request limits (the key's and its project's) are sliding windows in shared state counted
  * here, before the body is read, so all replicas share them and no minute boundary lets twice the limit
  * through (CallAdmission).
@@ -46,12 +52,13 @@ export class GatewayAuthenticator implements Authenticator {
     private readonly keys: ApiKeysService,
     private readonly config: GatewayConfig,
     private readonly admission: CallAdmission,
+    private readonly membership: MembershipTokens,
   ) {}
 
   async authenticate(req: KeyedRequest): Promise<Principal | null> {
     const token = bearerToken(req);
     const path: string = req.path ?? req.url ?? '';
-    if (path === '/admin' || path.startsWith('/admin/')) return this.admin(token);
+    if (path === '/admin' || path.startsWith('/admin/')) return this.admin(token, req.method ?? 'GET');
     if (!token) {
       throw new GatewayError(GatewayErrorCode.ApiKeyMissing);
     }
@@ -69,11 +76,15 @@ export class GatewayAuthenticator implements Authenticator {
     return principal;
   }
 
-  private admin(token: string | null): Principal {
+  private async admin(token: string | null, method: string): Promise<Principal> {
     const expected = this.config.ADMIN_TOKEN;
-    if (!expected) throw new GatewayError(GatewayErrorCode.AdminDisabled);
-    if (!token || !sameSecret(token, expected)) throw new GatewayError(GatewayErrorCode.AdminTokenInvalid);
-    return { id: 'admin', kind: 'admin', roles: ['admin'] };
+    if (!expected && !this.membership.enabled) throw new GatewayError(GatewayErrorCode.AdminDisabled);
+    if (token && expected && sameSecret(token, expected)) return { id: 'admin', kind: 'admin', roles: withImpliedRoles([ADMIN_ROLE]) };
+    if (!token || !this.membership.enabled || !looksLikeJwt(token)) throw new GatewayError(GatewayErrorCode.AdminTokenInvalid);
+    const principal = await this.membership.principal(token);
+    // The viewer role reads: refused here for every write, whatever a route's own @Roles say.
+    if (!principal.roles.includes(ADMIN_ROLE) && !READ_METHODS.includes(method.toUpperCase())) throw new GatewayError(GatewayErrorCode.AdminReadOnly);
+    return principal;
   }
 }
 

@@ -23,6 +23,7 @@ export class KeysController {
   }
 
   @Get()
+  @Roles('viewer')
   @ApiOperation({ summary: 'List API keys (newest first)' })
   @ApiOkResponse({ type: ApiKeyListResponse })
   @ApiOpenAiErrors(400, 401, 403)
@@ -31,6 +32,7 @@ export class KeysController {
   }
 
   @Get(':id')
+  @Roles('viewer')
   @ApiOperation({ summary: 'Get one API key' })
   @ApiOkResponse({ type: ApiKeyResponse })
   @ApiOpenAiErrors(401, 403, 404)

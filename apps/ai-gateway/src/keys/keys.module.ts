@@ -5,13 +5,15 @@ import { ApiKeysService } from './api-keys.service';
 import { DevelopmentKey } from './development-key';
 import { GatewayAuthenticator } from './gateway.authenticator';
 import { KeysController } from './keys.controller';
+import { MembershipJwks } from './membership-jwks';
+import { MembershipTokens } from './membership-tokens';
 import { LimitsModule } from '../limits/limits.module';
 
-/** API keys: admin API, the gateway's authenticator (API keys and the admin token), the dev key. */
+/** API keys: admin API, the gateway's authenticator (API keys, the admin token, membership operator tokens), the dev key. */
 @Module({
   imports: [LimitsModule],
   controllers: [KeysController],
-  providers: [ApiKeysRepository, ApiKeysService, GatewayAuthenticator, { provide: AUTHENTICATOR, useExisting: GatewayAuthenticator }, DevelopmentKey],
+  providers: [ApiKeysRepository, ApiKeysService, MembershipJwks, MembershipTokens, GatewayAuthenticator, { provide: AUTHENTICATOR, useExisting: GatewayAuthenticator }, DevelopmentKey],
   exports: [AUTHENTICATOR, ApiKeysService, ApiKeysRepository, GatewayAuthenticator],
 })
 export class KeysModule {}

@@ -41,6 +41,7 @@ export class ProjectsController {
   }
 
   @Get()
+  @Roles('viewer')
   @ApiOperation({ summary: 'List projects (newest first)', description: '`q` matches a part of the name.' })
   @ApiOkResponse({ type: ProjectListResponse })
   @ApiOpenAiErrors(400, 401, 403)
@@ -49,6 +50,7 @@ export class ProjectsController {
   }
 
   @Get(':id')
+  @Roles('viewer')
   @ApiOperation({ summary: 'Get one project', description: 'With its limits, the current period of its budgets (`budget_usage`) and `key_count`.' })
   @ApiOkResponse({ type: ProjectResponse })
   @ApiOpenAiErrors(401, 403, 404)

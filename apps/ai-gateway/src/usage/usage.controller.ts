@@ -63,7 +63,7 @@ export class UsageController {
   }
 
   @Get('admin/usage')
-  @Roles('admin')
+  @Roles('viewer')
   @ApiTags('admin')
   @ApiOperation({
     summary: 'Usage report of all keys (or one key, or one project) per day (or week or month), key or project, endpoint and model',

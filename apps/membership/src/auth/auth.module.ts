@@ -4,6 +4,7 @@ import { MembersModule } from '../members/members.module';
 import { SecurityModule } from '../security/security.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { VerificationModule } from '../verification/verification.module';
+import { AccessTokenKeys } from './access-token-keys';
 import { AccessTokenService } from './access-token.service';
 import { AuthController } from './auth.controller';
 import { FactorsModule } from '../factors/factors.module';
@@ -22,6 +23,7 @@ import { TokenRefreshService } from './token-refresh.service';
   imports: [SecurityModule, MembersModule, SessionsModule, VerificationModule, FactorsModule],
   controllers: [AuthController, SecondFactorController],
   providers: [
+    AccessTokenKeys,
     AccessTokenService,
     LoginService,
     MemberAuthenticator,
@@ -33,6 +35,6 @@ import { TokenRefreshService } from './token-refresh.service';
     MfaChallenges,
     SecondFactorLoginService,
   ],
-  exports: [LoginService, AccessTokenService, AUTHENTICATOR, FactorsModule],
+  exports: [LoginService, AccessTokenService, AccessTokenKeys, AUTHENTICATOR, FactorsModule],
 })
 export class AuthModule {}

@@ -59,7 +59,7 @@ export class LoginService {
   }
 
   loginResponse(member: Member, sessionId: string, loginType: string, amr: string[], refreshToken: string, refreshExpiresIn: number): MemberLoginResponse {
-    const access = this.accessTokens.sign(member.id, sessionId, loginType, amr);
+    const access = this.accessTokens.sign(member.id, sessionId, loginType, amr, member.roles);
     return {
       memberId: member.id,
       username: member.username,

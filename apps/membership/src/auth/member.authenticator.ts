@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Authenticator, bearerToken, Principal } from '@app/auth';
+import { Authenticator, bearerToken, Principal, withImpliedRoles } from '@app/auth';
 import type { Request } from 'express';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { SessionsService } from '../sessions/sessions.service';
@@ -42,6 +42,6 @@ export class MemberAuthenticator implements Authenticator {
     if (!live || live.revoked || live.expired) throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.sessionEnded'));
     if (live.memberStatus !== 'active') throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.accountDisabled'));
     this.touch(claims.sid);
-    return { id: claims.memberId, kind: 'member', roles: ['member', ...live.roles], claims };
+    return { id: claims.memberId, kind: 'member', roles: withImpliedRoles(['member', ...live.roles]), claims };
   }
 }

@@ -114,7 +114,7 @@ export class SecondFactorLoginService {
     const amr = await this.stepUps.record(member.id, sid, shown);
     if (!amr) throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.sessionEnded'));
     const claims = principal.claims as AccessTokenClaims;
-    const access = this.accessTokens.sign(member.id, sid, claims.loginType, amr);
+    const access = this.accessTokens.sign(member.id, sid, claims.loginType, amr, member.roles);
     return { token: access.token, tokenType: 'Bearer', expiresIn: access.expiresIn, amr, stepUpExpiresIn: this.config.STEP_UP_MAX_AGE_MS };
   }
 

@@ -38,7 +38,7 @@ export class TokenRefreshService {
     if (remainingMs > this.config.REFRESH_BY_JWT_WINDOW) {
       throw new BusinessException(ErrorCode.BAD_REQUEST, msg('auth.refreshTooEarly', { seconds: Math.round(this.config.REFRESH_BY_JWT_WINDOW / 1000) }));
     }
-    const access = this.accessTokens.sign(claims.memberId, claims.sid, claims.loginType, claims.amr ?? []);
+    const access = this.accessTokens.sign(claims.memberId, claims.sid, claims.loginType, claims.amr ?? [], principal.roles.filter((r) => r !== 'member'));
     return { token: access.token, tokenType: 'Bearer', expiresIn: access.expiresIn };
   }
 }

@@ -1,4 +1,4 @@
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { BaseConfig } from '@app/platform';
 
 /** Every variable the membership app reads, validated at boot. */
@@ -23,6 +23,39 @@ export class MembershipConfig extends BaseConfig {
   @IsString()
   @MinLength(32, { message: 'must be at least 32 characters' })
   JWT_SECRET?: string;
+
+  /**
+   * Access-token signing keys (sensitive): a JWK Set `{"keys": [...]}` of private EC P-256 keys (ES256).
+   * The first signs; the others are still published at /.well-known/jwks.json and accepted (rotation:
+   * README "Access tokens and the JWKS"). Required in production (this or ACCESS_TOKEN_KEYS_FILE); in
+   * development a key is derived from JWT_SECRET.
+   */
+  @IsOptional()
+  @IsString()
+  ACCESS_TOKEN_KEYS?: string;
+
+  /** File holding ACCESS_TOKEN_KEYS (e.g. a mounted secret); read at boot. */
+  @IsOptional()
+  @IsString()
+  ACCESS_TOKEN_KEYS_FILE?: string;
+
+  /** `iss` of access tokens; services verifying them (the AI gateway's MEMBERSHIP_TOKEN_ISSUER) expect the same value. */
+  @IsString()
+  @Matches(/^\S{1,200}$/, { message: 'must be 1-200 characters without spaces' })
+  ACCESS_TOKEN_ISSUER: string = 'membership';
+
+  /** Extra `aud` of admin and viewer tokens: the AI gateway's admin API (its MEMBERSHIP_TOKEN_AUDIENCE). */
+  @IsString()
+  @Matches(/^\S{1,200}$/, { message: 'must be 1-200 characters without spaces' })
+  OPERATOR_TOKEN_AUDIENCE: string = 'ai-gateway';
+
+  /**
+   * Until when (ISO 8601) access tokens signed with HS256 before the switch to ES256 are still accepted.
+   * Default: those issued before this process started, for ACCESS_TOKEN_TTL after it started.
+   */
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time, e.g. 2027-01-01T00:00:00Z' })
+  ACCESS_TOKEN_HS256_ACCEPT_UNTIL?: string;
 
   /** JSON or YAML file of third-party login clients (OAuth 2.0, OIDC, WeChat); values may use ${ENV_VAR}. */
   @IsOptional()
@@ -311,6 +344,10 @@ export class MembershipConfig extends BaseConfig {
   validateExtra(): string[] {
     const problems = super.validateExtra();
     if (this.isProduction && !this.JWT_SECRET) problems.push('JWT_SECRET: required when NODE_ENV=production');
+    if (this.isProduction && !this.ACCESS_TOKEN_KEYS && !this.ACCESS_TOKEN_KEYS_FILE) {
+      problems.push('ACCESS_TOKEN_KEYS: required when NODE_ENV=production (or ACCESS_TOKEN_KEYS_FILE): a JWK Set of private EC P-256 keys');
+    }
+    if (this.ACCESS_TOKEN_KEYS && this.ACCESS_TOKEN_KEYS_FILE) problems.push('ACCESS_TOKEN_KEYS/ACCESS_TOKEN_KEYS_FILE: set one, not both');
     if (this.isProduction && !this.MFA_ENCRYPTION_SECRET) problems.push('MFA_ENCRYPTION_SECRET: required when NODE_ENV=production (32+ random characters)');
     // Without it the provider callback address would follow the request's Host header.
     if (this.isProduction && this.OAUTH2_CLIENTS_FILE && !this.OAUTH2_CALLBACK_BASE_URL) {

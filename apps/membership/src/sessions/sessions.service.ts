@@ -148,7 +148,8 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     return value;
   }
 
-  private forget(memberId: string): void {
+  /** Drops this replica's cached "live" answers for the member (after its sessions or status changed elsewhere, e.g. admin-members/). */
+  forget(memberId: string): void {
     for (const [sid, e] of this.live) if (e.memberId === memberId) this.live.delete(sid);
     if (this.generation.size >= MAX_CACHED_SESSIONS) this.generation.clear();
     this.generation.set(memberId, (this.generation.get(memberId) ?? 0) + 1);

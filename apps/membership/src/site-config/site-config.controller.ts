@@ -21,9 +21,9 @@ export class SiteConfigController {
   }
 
   @Get()
-  @Roles('admin')
+  @Roles('viewer')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'All site settings (admin)' })
+  @ApiOperation({ summary: 'All site settings (admin or viewer)' })
   @ApiEnvelope(SiteConfigResponse)
   @ApiResponse({ status: 403, description: 'code 403: not an admin', type: ErrorEnvelope })
   async all(): Promise<SiteConfigResponse> {

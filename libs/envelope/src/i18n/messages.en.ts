@@ -162,6 +162,9 @@ export const EN = {
   'webhooks.deliveryNotFound': 'No such delivery for this webhook endpoint',
   'webhooks.notConfigured': 'Webhooks need WEBHOOK_ENCRYPTION_SECRET in production',
   'validation.webhook': 'is not accepted for a webhook endpoint',
+  'members.notFound': 'No such member',
+  'members.notOnYourself': 'You cannot disable your own account or change your own role',
+  'members.sessionNotFound': 'No such live session of this member',
 } as const;
 
 export type MessageKey = keyof typeof EN;

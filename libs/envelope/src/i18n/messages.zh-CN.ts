@@ -157,4 +157,7 @@ export const ZH_CN: Record<MessageKey, string> = {
   'webhooks.deliveryNotFound': '该 Webhook 端点没有此投递记录',
   'webhooks.notConfigured': '生产环境使用 Webhook 需要设置 WEBHOOK_ENCRYPTION_SECRET',
   'validation.webhook': '不能用作 Webhook 端点',
+  'members.notFound': '会员不存在',
+  'members.notOnYourself': '不能停用自己的账号或修改自己的角色',
+  'members.sessionNotFound': '该会员没有此有效会话',
 };

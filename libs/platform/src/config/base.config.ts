@@ -211,6 +211,11 @@ export class BaseConfig {
     return this.NODE_ENV === 'production';
   }
 
+  /** Origins CORS allows: CORS_ORIGINS; an app adds the ones its own settings imply (the gateway: the console's). */
+  corsOrigins(): string[] {
+    return (this.CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  }
+
   get migrationsRun(): boolean {
     return this.MIGRATIONS_RUN ?? !this.isProduction;
   }

@@ -50,7 +50,7 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   app.disable('x-powered-by');
   app.set('trust proxy', parseTrustProxy(config.TRUST_PROXY));
   app.set('etag', false);
-  const origins = (config.CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const origins = config.corsOrigins();
   const corsStage: Middleware | undefined = origins.length
     ? cors({
         origin: origins.includes('*') ? true : origins,
