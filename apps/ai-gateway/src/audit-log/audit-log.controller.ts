@@ -12,6 +12,7 @@ import { ApiOpenAiErrors } from '../http/openai-error.doc';
 export class AuditLogController {
   constructor(private readonly reader: AuditLogReader) {}
 
+  @Roles('viewer')
   @Get()
   @ApiOperation({ summary: 'List the audit log, newest first', description: 'Filters combine; `next_cursor` fetches the next (older) page.' })
   @ApiOkResponse({ type: AuditLogPage })
@@ -20,6 +21,7 @@ export class AuditLogController {
     return this.reader.list(q, q.limit ?? 50);
   }
 
+  @Roles('viewer')
   @Get('export')
   @ApiOperation({
     summary: 'Export the audit log as CSV or NDJSON (streamed)',

@@ -33,6 +33,7 @@ export class WebhooksController {
     return this.webhooks.create(body, ctx);
   }
 
+  @Roles('viewer')
   @Get()
   @ApiOperation({ summary: 'List webhook endpoints' })
   @ApiOkResponse({ type: WebhookEndpointList })
@@ -41,6 +42,7 @@ export class WebhooksController {
     return this.webhooks.list();
   }
 
+  @Roles('viewer')
   @Get(':id')
   @ApiOperation({ summary: 'Get one webhook endpoint' })
   @ApiOkResponse({ type: WebhookEndpointView })
@@ -66,6 +68,7 @@ export class WebhooksController {
     return this.webhooks.delete(id, ctx);
   }
 
+  @Roles('viewer')
   @Get(':id/deliveries')
   @ApiOperation({ summary: "The endpoint's delivery log, newest first" })
   @ApiOkResponse({ type: WebhookDeliveryList })

@@ -12,7 +12,7 @@ export class AuditLogController {
   constructor(private readonly reader: AuditLogReader) {}
 
   @Get()
-  @Roles('admin')
+  @Roles('viewer')
   @ApiBearerAuth()
   @ApiOperation({ summary: 'List the audit log, newest first (admin)', description: 'Filters combine; `next_cursor` fetches the next (older) page.' })
   @ApiEnvelope(AuditLogPage)
@@ -24,7 +24,7 @@ export class AuditLogController {
   }
 
   @Get('export')
-  @Roles('admin')
+  @Roles('viewer')
   @ApiBearerAuth()
   @ApiOperation({
     summary: 'Export the audit log as CSV or NDJSON, streamed (admin)',

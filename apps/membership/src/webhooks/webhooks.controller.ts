@@ -37,6 +37,7 @@ export class WebhooksController {
     return this.webhooks.create(body, ctx);
   }
 
+  @Roles('viewer')
   @Get()
   @ApiOperation({ summary: 'List webhook endpoints (admin)' })
   @ApiEnvelope(WebhookEndpointList)
@@ -44,6 +45,7 @@ export class WebhooksController {
     return this.webhooks.list();
   }
 
+  @Roles('viewer')
   @Get(':id')
   @ApiOperation({ summary: 'Get one webhook endpoint (admin)' })
   @ApiEnvelope(WebhookEndpointView)
@@ -70,6 +72,7 @@ export class WebhooksController {
     return this.webhooks.delete(id, ctx);
   }
 
+  @Roles('viewer')
   @Get(':id/deliveries')
   @ApiOperation({ summary: "The endpoint's delivery log, newest first (admin)" })
   @ApiEnvelope(WebhookDeliveryList)
