@@ -10,7 +10,7 @@ const SHARED_CODES: Record<string, GatewayErrorCode[]> = {
   model_not_found: [GatewayErrorCode.ModelNotFound, GatewayErrorCode.ModelNotVisible],
   model_not_supported: [GatewayErrorCode.ModelKindMismatch, GatewayErrorCode.TextCompletionsUnsupported],
   context_length_exceeded: [GatewayErrorCode.ContextLengthExceeded, GatewayErrorCode.PromptTooLong, GatewayErrorCode.EmbeddingInputTooLong],
-  not_found: [GatewayErrorCode.ImageNotFound, GatewayErrorCode.ApiKeyNotFound, GatewayErrorCode.ResponseNotFound, GatewayErrorCode.ProjectNotFound],
+  not_found: [GatewayErrorCode.ImageNotFound, GatewayErrorCode.ApiKeyNotFound, GatewayErrorCode.ResponseNotFound, GatewayErrorCode.ProjectNotFound, GatewayErrorCode.WebhookEndpointNotFound, GatewayErrorCode.WebhookDeliveryNotFound],
   rate_limit_exceeded: [GatewayErrorCode.RateLimited, GatewayErrorCode.TokenRateLimited, GatewayErrorCode.RequestTooLarge],
   insufficient_quota: [GatewayErrorCode.InsufficientQuota, GatewayErrorCode.BudgetExhausted],
   invalid_api_key: [GatewayErrorCode.ApiKeyMissing, GatewayErrorCode.ApiKeyIncorrect, GatewayErrorCode.ApiKeyRevoked, GatewayErrorCode.ApiKeyExpired, GatewayErrorCode.StreamApiKeyMissing],

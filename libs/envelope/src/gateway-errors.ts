@@ -308,6 +308,7 @@ export const GATEWAY_ERRORS = {
     type: 'insufficient_quota',
     code: 'insufficient_quota',
     message: () => 'You exceeded your current quota: the budget of this API key is spent (or too small for this request)',
+    retryable: false,
   }),
   // A budget (yuan or tokens) of the current period cannot cover the call; a periodic one says when it starts again.
   [GatewayErrorCode.BudgetExhausted]: spec<{ of: string; period: string; retryAfterSeconds?: number }>({
@@ -316,6 +317,8 @@ export const GATEWAY_ERRORS = {
     code: 'insufficient_quota',
     message: (p) => `You exceeded your current quota: the ${p.period} budget of ${p.of} is spent (or too small for this request)`,
     retryAfterSeconds: (p) => p.retryAfterSeconds as number,
+    // Waiting for a new period is not what an SDK's retry is for (x-should-retry: false on every path).
+    retryable: false,
   }),
 
   [GatewayErrorCode.NoProvider]: spec<{ model: string }>({ ...UNAVAILABLE, ...MODEL_PARAM, code: 'no_provider', message: (p) => `No provider is available for model ${p.model}`, retryable: false }),

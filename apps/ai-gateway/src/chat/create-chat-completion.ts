@@ -68,7 +68,7 @@ export class CreateChatCompletion {
       else await this.complete(prepared, body, req, res, timer, shape);
     } catch (e) {
       const mapped = toGatewayError(e);
-      errorHeaders(res, timer, mapped);
+      errorHeaders(res, timer);
       throw mapped;
     }
   }

@@ -45,7 +45,7 @@ export class CreateCompletion {
       else await this.complete(prepared, req, res, timer);
     } catch (e) {
       const mapped = toGatewayError(e);
-      errorHeaders(res, timer, mapped);
+      errorHeaders(res, timer);
       throw mapped;
     }
   }

@@ -57,7 +57,7 @@ export class CreateEmbeddings {
       return result;
     } catch (e) {
       const mapped = toGatewayError(e);
-      errorHeaders(res, timer, mapped);
+      errorHeaders(res, timer);
       throw mapped;
     }
   }
@@ -152,6 +152,7 @@ export class CreateEmbeddings {
       status: missing.length ? 'ok' : 'cached',
       costYuan: tokenCost(info, { promptTokens: billedTokens, completionTokens: 0 }),
       promptTokens: totalTokens,
+      countedTokens: billedTokens,
       httpStatus: 200,
       requestId: requestIdOf(req) ?? null,
     });

@@ -4,12 +4,13 @@ import { GenAiMetrics, headHeaders, onHead } from '@app/platform';
 
 export const OVERHEAD_HEADER = 'X-Gateway-Overhead-Ms';
 
-/** Headers an error response of a proxied call carries: the overhead, and "do not retry" for a spent budget (OpenAI SDKs honour it). */
-export function errorHeaders(res: { headersSent: boolean; setHeader(name: string, value: string): unknown }, timer: CallTimer, error: unknown): void {
+/**
+ * Headers an error response of a proxied call carries: the overhead. (A spent budget's `x-should-retry: false`
+ * comes from the error catalog, on every path: libs/envelope/src/gateway-errors.ts.)
+ */
+export function errorHeaders(res: { headersSent: boolean; setHeader(name: string, value: string): unknown }, timer: CallTimer): void {
   if (res.headersSent) return;
   res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
-  const body = (error as { getResponse?: () => unknown } | null | undefined)?.getResponse?.();
-  if (body && typeof body === 'object' && 'errorCode' in body && body.errorCode === 'insufficient_quota') res.setHeader('x-should-retry', 'false');
 }
 
 type TimedRequest = Request & { gatewayStartedAt?: number; gatewayMetrics?: GenAiMetrics };

@@ -18,6 +18,10 @@ import { RedisLimits } from './redis-limits';
 export interface RateHeaderSink {
   headersSent?: boolean;
   setHeader(name: string, value: string): unknown;
+  getHeader?(name: string): unknown;
+  /** An HTTP response: its call is over once it finished or was destroyed (no more renewals then). */
+  writableFinished?: boolean;
+  destroyed?: boolean;
 }
 
 /** A call's admission until it settles: what it reserved, under which hold. */
@@ -28,7 +32,14 @@ export interface AdmittedCall {
   buckets: number[];
   keyId: string;
   settled: boolean;
+  /** Renews the hold and leases while the call runs. */
+  renewal?: NodeJS.Timeout;
+  /** Whether the call still runs (its response or socket is open): a call that ended without settling stops renewing and expires. */
+  alive?: () => boolean;
 }
+
+/** A settlement is tried this many times (200 ms, then 800 ms apart): both stores settle a hold once. */
+const SETTLE_ATTEMPTS = 3;
 
 /**
  * Every limit of a key and of its project, checked and reserved together so that no limit is exceeded
@@ -74,7 +85,7 @@ export class CallAdmission {
    * Reserves `yuan` and `tokens` of a call of `model` against every limit but the per-minute requests
    * (counted at authentication); 429 naming the limit that refused. Null when the key has no such limits.
    */
-  async admit(principal: Principal, call: { model: string | null; yuan: string; tokens: number }, headers?: RateHeaderSink): Promise<AdmittedCall | null> {
+  async admit(principal: Principal, call: { model: string | null; yuan: string; tokens: number }, headers?: RateHeaderSink, alive?: () => boolean): Promise<AdmittedCall | null> {
     const claims = principal.claims as ApiKeyClaims;
     if (!claims.limited) return null;
     const now = Math.floor(this.clock.now());
@@ -82,35 +93,78 @@ export class CallAdmission {
     if (planIsEmpty(plan)) return null;
     const hold = randomUUID();
     const ttl = this.config.AI_BUDGET_HOLD_TTL_MS;
-    let answer: AdmitAnswer;
-    if (!this.redis) {
-      answer = await this.limits.admit({ now, hold, hold_ttl_ms: ttl, ...plan });
-    } else {
-      const rates = plan.windows.length || plan.leases.length;
-      const [w, b] = await Promise.all([
-        rates ? this.redis.admit(now, hold, ttl, plan.windows, plan.leases) : ALLOWED,
-        plan.budgets.length ? this.limits.admit({ now, hold, hold_ttl_ms: ttl, budgets: plan.budgets }) : ALLOWED,
-      ]);
-      // One side refused: what the other reserved is given back (until then it only made others stricter).
-      if (w.allowed && !b.allowed && rates) await this.redis.settle(now, hold, plan.windows.map((x) => released(x, now)), plan.leases);
-      if (!w.allowed && b.allowed && plan.budgets.length) await this.limits.settle({ now, hold, budgets: plan.budgets.map((x) => ({ ...x, yuan: '0', tokens: 0 })) });
-      answer = w.allowed ? b : w;
-      answer = { ...answer, windows: w.windows };
-    }
+    const answer = this.redis ? await this.admitBeside(this.redis, now, hold, ttl, plan) : await this.limits.admit({ now, hold, hold_ttl_ms: ttl, ...plan });
     writeHeaders(headers, plan.windows, answer);
     if (!answer.allowed) throw refusal(answer, plan.windows, plan.budgets, claims, call.tokens);
-    return { hold, plan, buckets: plan.windows.map((w) => Math.floor(now / w.bucket_ms)), keyId: principal.id, settled: false };
+    const admitted: AdmittedCall = { hold, plan, buckets: plan.windows.map((w) => Math.floor(now / w.bucket_ms)), keyId: principal.id, settled: false, alive: alive ?? (headers && 'destroyed' in headers ? () => !headers.writableFinished && !headers.destroyed : undefined) };
+    // A call may run longer than a hold lives (a long stream): it renews its hold and leases while it runs.
+    admitted.renewal = setInterval(() => void this.renew(admitted), Math.max(1000, Math.floor(ttl / 3)));
+    admitted.renewal.unref();
+    return admitted;
+  }
+
+  /**
+   * With Redis: windows and leases in one script, budgets in one PostgreSQL statement, side by side. When one
+   * side refuses or fails, what the other reserved is given back (until then it only made others stricter);
+   * a failure is then thrown as it came.
+   */
+  private async admitBeside(redis: RedisLimits, now: number, hold: string, ttl: number, plan: LimitPlan): Promise<AdmitAnswer> {
+    const rates = plan.windows.length > 0 || plan.leases.length > 0;
+    const [w, b] = await Promise.allSettled([
+      rates ? redis.admit(now, hold, ttl, plan.windows, plan.leases) : Promise.resolve(ALLOWED),
+      plan.budgets.length ? this.limits.admit({ now, hold, hold_ttl_ms: ttl, budgets: plan.budgets }) : Promise.resolve(ALLOWED),
+    ]);
+    const ratesOk = w.status === 'fulfilled' && w.value.allowed;
+    const budgetsOk = b.status === 'fulfilled' && b.value.allowed;
+    if (!ratesOk || !budgetsOk) {
+      const ratesHeld = rates && ratesOk;
+      const budgetsHeld = plan.budgets.length > 0 && budgetsOk;
+      try {
+        if (ratesHeld) await redis.settle(now, hold, plan.windows.map((x) => released(x, now)), plan.leases);
+        if (budgetsHeld) await this.limits.settle({ now, hold, budgets: plan.budgets.map((x) => ({ ...x, yuan: '0', tokens: 0 })) });
+      } catch (e) {
+        // Left to expire (AI_BUDGET_HOLD_TTL_MS): conservative, never more than the limits.
+        this.log.error(`could not give back a partial reservation ${hold}: ${(e as Error).message}`);
+      }
+    }
+    if (w.status === 'rejected') throw w.reason;
+    if (b.status === 'rejected') throw b.reason;
+    return { ...(w.value.allowed ? b.value : w.value), windows: w.value.windows };
+  }
+
+  /** Keeps a running call's hold and leases (CallAdmission.admit starts it every third of AI_BUDGET_HOLD_TTL_MS). */
+  async renew(admitted: AdmittedCall): Promise<boolean> {
+    if (admitted.settled) return false;
+    if (admitted.alive && !admitted.alive()) {
+      // Ended without settling (a fault on some path): it is left to expire and the sweep to give back.
+      clearInterval(admitted.renewal);
+      this.log.warn(`call ${admitted.hold} ended without settling its limits; its hold expires in AI_BUDGET_HOLD_TTL_MS`);
+      return false;
+    }
+    const ttl = this.config.AI_BUDGET_HOLD_TTL_MS;
+    try {
+      const [a, b] = await Promise.all([
+        this.redis ? this.redis.renew(Math.floor(this.clock.now()), admitted.hold, ttl, admitted.plan.leases) : this.limits.renew(admitted.hold, ttl),
+        this.redis && admitted.plan.budgets.length ? this.limits.renew(admitted.hold, ttl) : true,
+      ]);
+      if (!a || !b) this.log.warn(`call ${admitted.hold}: its hold was already released; its limits no longer count it`);
+      return a && b;
+    } catch (e) {
+      this.log.error(`could not renew the hold of call ${admitted.hold}: ${(e as Error).message}`);
+      return false;
+    }
   }
 
   /**
    * Replaces the call's reservation with what it used (`yuan`, `tokens`: input + output), ends its leases and
-   * charges its budgets (and its key's spent_yuan, `keyYuan`). Idempotent; never throws (a failure is logged and
-   * the sweep releases the holds).
+   * charges its budgets (and its key's spent_yuan). Idempotent in the stores too (a settlement runs once per
+   * hold), so a failed attempt is tried again (three attempts); it never throws: a settlement that cannot be
+   * made is logged, and the sweep gives the holds back.
    */
   async settle(admitted: AdmittedCall, used: { yuan: string; tokens: number }): Promise<void> {
     if (admitted.settled) return;
     admitted.settled = true;
-    const now = Math.floor(this.clock.now());
+    clearInterval(admitted.renewal);
     const { plan, hold } = admitted;
     const windows: WindowSettlement[] = [];
     plan.windows.forEach((w, i) => {
@@ -118,16 +172,25 @@ export class CallAdmission {
     });
     const budgets = plan.budgets.map((b) => ({ ...b, yuan: used.yuan, tokens: used.tokens }));
     const keyCharge = plan.budgets.length ? { key_id: admitted.keyId, key_yuan: used.yuan } : {};
-    try {
-      let answer: SettleAnswer | null = null;
-      if (!this.redis) answer = await this.limits.settle({ now, hold, windows, leases: plan.leases, budgets, ...keyCharge });
-      else {
-        const [, b] = await Promise.all([this.redis.settle(now, hold, windows, plan.leases), budgets.length ? this.limits.settle({ now, hold, budgets, ...keyCharge }) : null]);
-        answer = b;
+    for (let attempt = 1; ; attempt++) {
+      const now = Math.floor(this.clock.now());
+      try {
+        let answer: SettleAnswer | null = null;
+        if (!this.redis) answer = await this.limits.settle({ now, hold, windows, leases: plan.leases, budgets, ...keyCharge });
+        else {
+          const rates = plan.windows.length > 0 || plan.leases.length > 0;
+          const [, b] = await Promise.all([rates ? this.redis.settle(now, hold, windows, plan.leases) : null, budgets.length ? this.limits.settle({ now, hold, budgets, ...keyCharge }) : null]);
+          answer = b;
+        }
+        if (answer) this.announce(answer, plan.budgets);
+        return;
+      } catch (e) {
+        if (attempt >= SETTLE_ATTEMPTS) {
+          this.log.error(`could not settle the limits of call ${hold} (${attempt} attempts): ${(e as Error).message}`);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 200 * 4 ** (attempt - 1)));
       }
-      if (answer) this.announce(answer, plan.budgets);
-    } catch (e) {
-      this.log.error(`could not settle the limits of call ${hold}: ${(e as Error).message}`);
     }
   }
 
@@ -196,8 +259,8 @@ function released(w: WindowCounter, now: number): WindowSettlement {
 
 /**
  * OpenAI's x-ratelimit-{limit,remaining,reset}-{requests,tokens}: of each kind the window with the least
- * left (every answer, refusals and streams included, carries them; a request's headers may be written again
- * by the admission when a per-model window is tighter).
+ * left (every answer, refusals and streams included, carries them; the admission writes a kind again only
+ * when its window is tighter than what the request count at authentication wrote).
  */
 function writeHeaders(sink: RateHeaderSink | undefined, windows: WindowCounter[], answer: AdmitAnswer): void {
   if (!sink || sink.headersSent || typeof sink.setHeader !== 'function') return;
@@ -209,6 +272,9 @@ function writeHeaders(sink: RateHeaderSink | undefined, windows: WindowCounter[]
       if (!tightest || w.limit - w.used < tightest.limit - tightest.used) tightest = w;
     });
     if (!tightest) continue;
+    // The request count at authentication wrote its headers first: a per-model window replaces them only when tighter.
+    const written = Number(sink.getHeader?.(`x-ratelimit-remaining-${kind}`) ?? NaN);
+    if (Number.isFinite(written) && written <= tightest.limit - tightest.used) continue;
     sink.setHeader(`x-ratelimit-limit-${kind}`, String(tightest.limit));
     sink.setHeader(`x-ratelimit-remaining-${kind}`, String(Math.max(0, tightest.limit - tightest.used)));
     sink.setHeader(`x-ratelimit-reset-${kind}`, openAiDuration(tightest.reset_ms));

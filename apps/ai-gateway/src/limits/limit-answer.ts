@@ -21,6 +21,8 @@ export interface WindowSettlement {
 
 /** Budgets whose alert threshold was crossed or which were spent by a settlement, each once per period. */
 export interface SettleAnswer {
+  /** False when there was nothing to settle (settled already, or released by the sweep). */
+  settled: boolean;
   alerts: string[];
   exhausted: string[];
 }

@@ -40,10 +40,25 @@ export class LimitsRepository {
     return row.r;
   }
 
-  /** Releases budget holds of calls that never settled and drops expired leases; answers how many holds. */
-  async sweep(): Promise<number> {
-    const [row] = await this.db.query<Array<{ n: number }>>(`SELECT ai_limits_sweep() AS n`);
-    return row.n;
+  /**
+   * Releases the holds of calls that never settled (a replica that died), one transaction each, at most
+   * `max` per call; then drops expired leases. Answers how many holds were released.
+   */
+  async sweep(max = 1000): Promise<number> {
+    let n = 0;
+    while (n < max) {
+      const [row] = await this.db.query<Array<{ found: boolean }>>(`SELECT ai_limits_release_expired() AS found`);
+      if (!row.found) break;
+      n++;
+    }
+    await this.db.query(`DELETE FROM ai_limit_leases WHERE expires_at <= now()`);
+    return n;
+  }
+
+  /** Keeps a running call's hold and leases for `ttlMs` more; false when the hold is gone (settled or swept). */
+  async renew(hold: string, ttlMs: number): Promise<boolean> {
+    const [row] = await this.db.query<Array<{ kept: boolean }>>(`SELECT ai_limits_renew($1::uuid, $2::bigint) AS kept`, [hold, ttlMs]);
+    return row.kept;
   }
 
   /**

@@ -2,10 +2,10 @@ import type { RedisSharedState } from '@app/platform';
 import type { LeaseCounter, WindowCounter } from './call-limits';
 import type { AdmitAnswer, WindowSettlement } from './limit-answer';
 
-// KEYS: the windows (hashes of bucket -> amount), then the leases (sorted sets of hold -> expiry ms).
-// ARGV: now, #windows, #leases, hold, lease ttl ms; per window limit, window ms, bucket ms, amount; per lease limit.
-// Answers {allowed, refused index (1-based, 0: none), retry ms (-1: never), each window's use}: all checked first,
-// then, only when every one passes, all reserved.
+// KEYS: the windows (hashes of bucket -> amount), then the leases (sorted sets of hold -> expiry ms), then, for a
+// call that settles, its hold marker. ARGV: now, #windows, #leases, hold, lease ttl ms; per window limit, window ms,
+// bucket ms, amount; per lease limit. Answers {allowed, refused index (1-based, 0: none), retry ms (-1: never), each
+// window's use}: all checked first, then, only when every one passes, all reserved (and the hold marked).
 const ADMIT = `
 local now = tonumber(ARGV[1])
 local nw = tonumber(ARGV[2])
@@ -78,19 +78,22 @@ for i = 1, nw do
 end
 for i = 1, nl do
   redis.call('ZADD', KEYS[nw + i], now + ttl, hold)
-  redis.call('PEXPIRE', KEYS[nw + i], ttl)
+  -- Never shortens the set's life (a replica configured with a shorter hold must not expire others' leases).
+  if redis.call('PTTL', KEYS[nw + i]) < ttl then redis.call('PEXPIRE', KEYS[nw + i], ttl) end
 end
+if #KEYS > nw + nl then redis.call('SET', KEYS[nw + nl + 1], '1', 'PX', ttl) end
 local out = {1, 0, 0}
 for i = 1, nw do out[#out + 1] = used[i] end
 return out`;
 
-// KEYS: token windows, then leases. ARGV: now, #windows, #leases, hold; per window bucket, reserved, actual,
-// bucket ms, window ms. The reservation made in its bucket becomes the actual use; usage above it is
-// counted now; the call's leases end.
+// KEYS: token windows, then leases, then the hold marker. ARGV: now, #windows, #leases, hold; per window bucket,
+// reserved, actual, bucket ms, window ms. The reservation made in its bucket becomes the actual use; usage above it
+// is counted now; the call's leases end. Once: without its marker (settled already) nothing changes.
 const SETTLE = `
 local now = tonumber(ARGV[1])
 local nw = tonumber(ARGV[2])
 local nl = tonumber(ARGV[3])
+if redis.call('DEL', KEYS[nw + nl + 1]) == 0 then return 0 end
 for i = 1, nw do
   local a = 4 + (i - 1) * 5
   local b = ARGV[a + 1]
@@ -112,6 +115,16 @@ end
 for i = 1, nl do redis.call('ZREM', KEYS[nw + i], ARGV[4]) end
 return 1`;
 
+// KEYS: the hold marker, then the call's leases. ARGV: now, ttl ms, hold. A running call keeps them another ttl.
+const RENEW = `
+local ttl = tonumber(ARGV[2])
+if redis.call('PEXPIRE', KEYS[1], ttl) == 0 then return 0 end
+for i = 2, #KEYS do
+  redis.call('ZADD', KEYS[i], 'XX', tonumber(ARGV[1]) + ttl, ARGV[3])
+  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+return 1`;
+
 /**
  * Windows and leases in Redis, one script per admission and per settlement (the same decisions as
  * ai_limits_admit and ai_limits_settle in PostgreSQL). Budgets are money and stay in PostgreSQL.
@@ -123,7 +136,8 @@ export class RedisLimits {
     const args: Array<string | number> = [now, windows.length, leases.length, hold, leaseTtlMs];
     for (const w of windows) args.push(w.limit, w.window_ms, w.bucket_ms, w.amount);
     for (const l of leases) args.push(l.limit);
-    const r = (await this.redis.evalScript(ADMIT, [...windows.map((w) => `lim:${w.key}`), ...leases.map((l) => `lim:${l.key}`)], args)) as number[];
+    const keys = [...windows.map((w) => `lim:${w.key}`), ...leases.map((l) => `lim:${l.key}`), ...(hold ? [`lim:hold:${hold}`] : [])];
+    const r = (await this.redis.evalScript(ADMIT, keys, args)) as number[];
     const used = r.slice(3).map(Number);
     const answer: AdmitAnswer = {
       allowed: r[0] === 1,
@@ -139,10 +153,17 @@ export class RedisLimits {
     return answer;
   }
 
-  async settle(now: number, hold: string, windows: WindowSettlement[], leases: Array<{ key: string }>): Promise<void> {
-    if (!windows.length && !leases.length) return;
+  /** Settles once (false: settled already, or the marker expired). */
+  async settle(now: number, hold: string, windows: WindowSettlement[], leases: Array<{ key: string }>): Promise<boolean> {
     const args: Array<string | number> = [now, windows.length, leases.length, hold];
     for (const w of windows) args.push(String(w.bucket), w.reserved, w.actual, w.bucket_ms, w.window_ms);
-    await this.redis.evalScript(SETTLE, [...windows.map((w) => `lim:${w.key}`), ...leases.map((l) => `lim:${l.key}`)], args);
+    const done = await this.redis.evalScript(SETTLE, [...windows.map((w) => `lim:${w.key}`), ...leases.map((l) => `lim:${l.key}`), `lim:hold:${hold}`], args);
+    return Number(done) === 1;
+  }
+
+  /** Keeps a running call's hold marker and leases another `ttlMs`; false when the marker is gone. */
+  async renew(now: number, hold: string, ttlMs: number, leases: Array<{ key: string }>): Promise<boolean> {
+    const kept = await this.redis.evalScript(RENEW, [`lim:hold:${hold}`, ...leases.map((l) => `lim:${l.key}`)], [now, ttlMs, hold]);
+    return Number(kept) === 1;
   }
 }

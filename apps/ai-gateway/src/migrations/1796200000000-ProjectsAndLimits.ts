@@ -74,6 +74,7 @@ export class ProjectsAndLimits1796200000000 implements MigrationInterface {
       )`);
     await q.query(`CREATE TABLE ai_limit_holds (id uuid PRIMARY KEY, budgets jsonb NOT NULL, expires_at timestamptz NOT NULL)`);
     await q.query(`CREATE INDEX ix_ai_limit_holds_expires ON ai_limit_holds (expires_at)`);
+    await q.query(`CREATE INDEX ix_ai_limit_leases_hold ON ai_limit_leases (hold_id)`);
 
     await q.query(`
       INSERT INTO ai_budget_usage (subject, period_start, spent_yuan)
@@ -84,11 +85,13 @@ export class ProjectsAndLimits1796200000000 implements MigrationInterface {
     await q.query(LOCK_FUNCTION);
     await q.query(ADMIT_FUNCTION);
     await q.query(SETTLE_FUNCTION);
-    await q.query(SWEEP_FUNCTION);
+    await q.query(RELEASE_FUNCTION);
+    await q.query(RENEW_FUNCTION);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP FUNCTION ai_limits_sweep()`);
+    await q.query(`DROP FUNCTION ai_limits_renew(uuid, bigint)`);
+    await q.query(`DROP FUNCTION ai_limits_release_expired()`);
     await q.query(`DROP FUNCTION ai_limits_settle(jsonb)`);
     await q.query(`DROP FUNCTION ai_limits_admit(jsonb)`);
     await q.query(`DROP FUNCTION ai_limits_lock(jsonb)`);
@@ -222,8 +225,11 @@ BEGIN
     UPDATE ai_budget_usage u SET reserved_yuan = u.reserved_yuan + (e.v->>'yuan')::numeric, reserved_tokens = u.reserved_tokens + (e.v->>'tokens')::bigint
       FROM jsonb_array_elements(p->'budgets') AS e(v)
      WHERE u.subject = e.v->>'subject' AND u.period_start = to_timestamp((e.v->>'period_start')::bigint / 1000.0);
+  END IF;
+  -- The hold: what the settlement (or the sweep) gives back; settling deletes it, so a settlement runs once.
+  IF p->>'hold_ttl_ms' IS NOT NULL AND (p->>'hold_ttl_ms')::bigint > 0 THEN
     INSERT INTO ai_limit_holds (id, budgets, expires_at)
-    VALUES ((p->>'hold')::uuid, p->'budgets', now() + (p->>'hold_ttl_ms')::bigint * interval '1 millisecond');
+    VALUES ((p->>'hold')::uuid, coalesce(p->'budgets', '[]'), now() + (p->>'hold_ttl_ms')::bigint * interval '1 millisecond');
   END IF;
   RETURN jsonb_build_object('allowed', true, 'windows', windows, 'budgets', budgets);
 END $$`;
@@ -233,7 +239,8 @@ END $$`;
  *      windows: [{key, bucket, bucket_ms, reserved, actual}]   (token windows: the reservation made in bucket, the usage),
  *      leases:  [{key}],
  *      budgets: [{key, subject, period_start: ms, yuan, tokens, budget_yuan, budget_tokens, alert_threshold}] (actual cost) }
- * answers { alerts: [subject], exhausted: [subject] } — each at most once per budget period.
+ * answers { settled (false: already settled, or released by the sweep), alerts: [subject], exhausted: [subject] } —
+ * each alert at most once per budget period.
  */
 const SETTLE_FUNCTION = `
 CREATE FUNCTION ai_limits_settle(p jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
@@ -249,6 +256,11 @@ DECLARE
 BEGIN
   PERFORM set_config('synchronous_commit', 'off', true);
   PERFORM ai_limits_lock(p);
+  -- Settled once: a retried settlement (its first answer lost) finds no hold and changes nothing.
+  DELETE FROM ai_limit_holds WHERE id = (p->>'hold')::uuid RETURNING budgets INTO held;
+  IF held IS NULL THEN
+    RETURN jsonb_build_object('settled', false, 'alerts', alerts, 'exhausted', exhausted);
+  END IF;
   FOR x IN SELECT * FROM jsonb_array_elements(coalesce(p->'windows', '[]')) LOOP
     reserved := (x->>'reserved')::bigint; actual := (x->>'actual')::bigint;
     IF actual < reserved THEN
@@ -263,13 +275,10 @@ BEGIN
   DELETE FROM ai_limit_leases l USING jsonb_array_elements(coalesce(p->'leases', '[]')) AS e(v)
    WHERE l.key = e.v->>'key' AND l.hold_id = (p->>'hold')::uuid;
 
-  DELETE FROM ai_limit_holds WHERE id = (p->>'hold')::uuid RETURNING budgets INTO held;
-  IF held IS NOT NULL THEN
-    UPDATE ai_budget_usage u SET reserved_yuan = greatest(0, u.reserved_yuan - (e.v->>'yuan')::numeric),
-                                 reserved_tokens = greatest(0, u.reserved_tokens - (e.v->>'tokens')::bigint)
-      FROM jsonb_array_elements(held) AS e(v)
-     WHERE u.subject = e.v->>'subject' AND u.period_start = to_timestamp((e.v->>'period_start')::bigint / 1000.0);
-  END IF;
+  UPDATE ai_budget_usage u SET reserved_yuan = greatest(0, u.reserved_yuan - (e.v->>'yuan')::numeric),
+                               reserved_tokens = greatest(0, u.reserved_tokens - (e.v->>'tokens')::bigint)
+    FROM jsonb_array_elements(held) AS e(v)
+   WHERE u.subject = e.v->>'subject' AND u.period_start = to_timestamp((e.v->>'period_start')::bigint / 1000.0);
   FOR x IN SELECT * FROM jsonb_array_elements(coalesce(p->'budgets', '[]')) LOOP
     UPDATE ai_budget_usage u SET spent_yuan = u.spent_yuan + (x->>'yuan')::numeric, spent_tokens = u.spent_tokens + (x->>'tokens')::bigint
      WHERE u.subject = x->>'subject' AND u.period_start = to_timestamp((x->>'period_start')::bigint / 1000.0);
@@ -291,27 +300,41 @@ BEGIN
   IF p->>'key_id' IS NOT NULL THEN
     UPDATE ai_api_keys SET spent_yuan = spent_yuan + (p->>'key_yuan')::numeric, last_used_at = now() WHERE id = (p->>'key_id')::uuid;
   END IF;
-  RETURN jsonb_build_object('alerts', alerts, 'exhausted', exhausted);
+  RETURN jsonb_build_object('settled', true, 'alerts', alerts, 'exhausted', exhausted);
 END $$`;
 
 /**
- * Releases the budget holds of calls that never settled (a replica that died); answers how many. It takes
- * no advisory locks (holds of many counters, in no common order, could deadlock with admissions): giving
- * back a reservation only lowers what a concurrent admission counted, and every change is relative.
+ * Releases ONE expired hold of a call that never settled (a replica that died); false when none is left.
+ * One hold per transaction, its counters' advisory locks taken before its row (as a settlement does), so
+ * the sweep never deadlocks with admissions and settlements; the app calls it until it answers false.
+ * Running calls renew their holds (CallAdmission), so only abandoned ones expire.
  */
-const SWEEP_FUNCTION = `
-CREATE FUNCTION ai_limits_sweep() RETURNS int LANGUAGE plpgsql AS $$
+const RELEASE_FUNCTION = `
+CREATE FUNCTION ai_limits_release_expired() RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
   h record;
-  n int := 0;
 BEGIN
-  FOR h IN DELETE FROM ai_limit_holds WHERE expires_at < now() RETURNING id, budgets LOOP
+  PERFORM set_config('synchronous_commit', 'off', true);
+  SELECT id, budgets INTO h FROM ai_limit_holds WHERE expires_at < now() ORDER BY expires_at LIMIT 1;
+  IF NOT FOUND THEN RETURN false; END IF;
+  PERFORM ai_limits_lock(jsonb_build_object('budgets', h.budgets));
+  DELETE FROM ai_limit_holds WHERE id = h.id AND expires_at < now();
+  IF FOUND THEN
     UPDATE ai_budget_usage u SET reserved_yuan = greatest(0, u.reserved_yuan - (e.v->>'yuan')::numeric),
                                  reserved_tokens = greatest(0, u.reserved_tokens - (e.v->>'tokens')::bigint)
       FROM jsonb_array_elements(h.budgets) AS e(v)
      WHERE u.subject = e.v->>'subject' AND u.period_start = to_timestamp((e.v->>'period_start')::bigint / 1000.0);
-    n := n + 1;
-  END LOOP;
-  DELETE FROM ai_limit_leases WHERE expires_at <= now();
-  RETURN n;
+  END IF;
+  RETURN true;
+END $$`;
+
+/** A running call keeps its hold and leases: both expire `ttl_ms` from now again; false when the hold is gone. */
+const RENEW_FUNCTION = `
+CREATE FUNCTION ai_limits_renew(hold uuid, ttl_ms bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('synchronous_commit', 'off', true);
+  UPDATE ai_limit_holds SET expires_at = now() + ttl_ms * interval '1 millisecond' WHERE id = hold;
+  IF NOT FOUND THEN RETURN false; END IF;
+  UPDATE ai_limit_leases SET expires_at = now() + ttl_ms * interval '1 millisecond' WHERE hold_id = hold;
+  RETURN true;
 END $$`;

@@ -202,10 +202,13 @@ class StreamSession {
       const affordable = remaining.exhausted ? 0 : remaining.yuan === null ? Infinity : Math.floor(remaining.yuan / perSecond);
       this.maxSeconds = Math.min(this.config.AI_STREAM_MAX_SECONDS, affordable);
       if (this.maxSeconds < 1) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
-      this.reservation = await this.metering.reserve(this.principal, { model: 'speech-stream', yuan: transcriptionCost(this.maxSeconds, true) });
+      this.reservation = await this.metering.reserve(this.principal, { model: 'speech-stream', yuan: transcriptionCost(this.maxSeconds, true), alive: () => !this.finished });
     } catch (e) {
       return this.fail(e);
     }
+    // The client left while the reservation was being made: the session already settled (without it), so
+    // this reservation is settled here, or its lease and hold would stay until they expire.
+    if (this.finished) return void this.settleReservation();
     if (this.ws.readyState !== this.ws.OPEN) return void this.finish();
     this.state = 'streaming';
     this.touch();
@@ -368,6 +371,11 @@ class StreamSession {
     clearTimeout(this.idleTimer);
     this.queue = [];
     if (this.paused) this.ws.resume();
+    await this.settleReservation();
+  }
+
+  /** The bill: the seconds of audio received (MeteringService.settle runs once per reservation). */
+  private async settleReservation(): Promise<void> {
     if (this.reservation) {
       const seconds = round(this.seconds);
       await this.metering.settle(this.reservation, {

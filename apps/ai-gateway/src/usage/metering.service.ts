@@ -21,8 +21,10 @@ export interface CallHold {
   yuan: number;
   /** Input + output tokens (tokens per minute, token budgets); 0 for calls not priced in tokens. */
   tokens?: number;
-  /** The HTTP response, for OpenAI's x-ratelimit-*-tokens headers. */
+  /** The HTTP response, for OpenAI's x-ratelimit-*-tokens headers (and to know when the call is over). */
   headers?: RateHeaderSink;
+  /** Whether the call still runs, for calls without an HTTP response (a WebSocket session). */
+  alive?: () => boolean;
 }
 
 export interface CallOutcome {
@@ -34,6 +36,8 @@ export interface CallOutcome {
   costYuan: number;
   promptTokens?: number;
   completionTokens?: number;
+  /** Tokens counted against tokens-per-minute limits and token budgets; default prompt + completion (cache hits that are not billed are not counted). */
+  countedTokens?: number;
   seconds?: number;
   characters?: number;
   images?: number;
@@ -59,7 +63,7 @@ export class MeteringService {
   /** Reserves the call's worst case; 429 naming the limit (or `insufficient_quota`) when one cannot take it. */
   async reserve(principal: Principal, hold: CallHold): Promise<Reservation> {
     const tokens = Math.max(0, Math.ceil(hold.tokens ?? 0));
-    const admitted = await this.admission.admit(principal, { model: hold.model, yuan: yuanText(Math.max(0, hold.yuan)), tokens }, hold.headers);
+    const admitted = await this.admission.admit(principal, { model: hold.model, yuan: yuanText(Math.max(0, hold.yuan)), tokens }, hold.headers, hold.alive);
     return { keyId: principal.id, admitted, settled: false, startedAt: Date.now() };
   }
 
@@ -77,7 +81,7 @@ export class MeteringService {
       this.log.warn({ requestId: outcome.requestId, endpoint: outcome.endpoint, model: outcome.model, provider: outcome.provider, status: outcome.httpStatus }, `upstream call failed: ${outcome.error ?? 'unknown error'}`);
     }
     if (reservation.admitted) {
-      const tokens = outcome.status === 'failed' ? 0 : Math.max(0, (outcome.promptTokens ?? 0) + (outcome.completionTokens ?? 0));
+      const tokens = outcome.status === 'failed' ? 0 : Math.max(0, outcome.countedTokens ?? (outcome.promptTokens ?? 0) + (outcome.completionTokens ?? 0));
       await this.admission.settle(reservation.admitted, { yuan: yuanText(cost), tokens });
     }
     const entry: LedgerEntry = {
