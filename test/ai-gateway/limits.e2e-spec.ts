@@ -6,7 +6,12 @@
  * clock is a FakeClock the tests move (no test waits for a minute or a day).
  */
 import OpenAI from 'openai';
+import type { Principal } from '@app/auth';
+import { CallAdmission } from '../../apps/ai-gateway/src/limits/call-admission';
+import { apiKeyPrincipal } from '../../apps/ai-gateway/src/keys/gateway.authenticator';
+import { ApiKeysService } from '../../apps/ai-gateway/src/keys/api-keys.service';
 import { FakeClock } from '../support/clock';
+import { queryRows } from '../support/database';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
 const NOON_IN_SHANGHAI = Date.parse('2026-11-27T04:00:00Z');
@@ -179,5 +184,45 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
     const p = (await f.admin('GET', `/admin/projects/${project}`)).body;
     expect(p.budget_usage.spent_tokens).toBeGreaterThan(0);
     expect(p.budget_usage.reserved_tokens).toBe(0);
+  });
+
+  describe('holds of running calls', () => {
+    const principalOf = async (key: string): Promise<Principal> => apiKeyPrincipal(await f.gw.app.get(ApiKeysService).resolve(key));
+
+    it('a running call renews its hold and leases, so the sweep never frees them under it; once its call is over it stops', async () => {
+      const { id, key } = await f.createKey({ max_concurrent_requests: 1, budget_yuan: 5 });
+      const admission = f.gw.app.get(CallAdmission);
+      const principal = await principalOf(key);
+      let running = true;
+      const call = (await admission.admit(principal, { model: 'vendor-gpt-4', yuan: '1', tokens: 10 }, undefined, () => running))!;
+      // Time passes beyond the hold's life (as for a stream longer than AI_BUDGET_HOLD_TTL_MS) ...
+      const age = () => queryRows(f.gw.dbUrl, `UPDATE ai_limit_holds SET expires_at = now() - interval '1 second' WHERE id = $1 RETURNING id`, [call.hold]);
+      await age();
+      await queryRows(f.gw.dbUrl, `UPDATE ai_limit_leases SET expires_at = now() - interval '1 second' WHERE hold_id = $1`, [call.hold]);
+      // ... but the call renewed them: the sweep leaves them, and a second call still meets the lease.
+      expect(await admission.renew(call)).toBe(true);
+      expect(await admission.sweep()).toBe(0);
+      await expect(admission.admit(principal, { model: 'vendor-gpt-4', yuan: '1', tokens: 10 })).rejects.toMatchObject({ errorCode: 'rate_limit_exceeded', param: 'max_concurrent_requests' });
+      // A call that ended without settling (a fault) stops renewing; its hold then expires and is swept.
+      running = false;
+      expect(await admission.renew(call)).toBe(false);
+      await age();
+      expect(await admission.sweep()).toBe(1);
+      const [usage] = await queryRows(f.gw.dbUrl, `SELECT reserved_yuan::text AS reserved FROM ai_budget_usage WHERE subject = $1`, [`k:${id}`]);
+      expect(Number(usage.reserved)).toBe(0);
+    });
+
+    it('settles a call once: a settlement tried again charges nothing twice', async () => {
+      const { id, key } = await f.createKey({ tokens_per_minute: 10_000, budget_yuan: 5 });
+      const admission = f.gw.app.get(CallAdmission);
+      const call = (await admission.admit(await principalOf(key), { model: 'vendor-gpt-4', yuan: '0.5', tokens: 100 }))!;
+      await admission.settle(call, { yuan: '0.25', tokens: 40 });
+      call.settled = false; // as if the first answer was lost and the settlement ran again
+      await admission.settle(call, { yuan: '0.25', tokens: 40 });
+      const [usage] = await queryRows(f.gw.dbUrl, `SELECT spent_yuan::text AS spent, reserved_yuan::text AS reserved FROM ai_budget_usage WHERE subject = $1`, [`k:${id}`]);
+      expect([Number(usage.spent), Number(usage.reserved)]).toEqual([0.25, 0]);
+      const [window] = await queryRows(f.gw.dbUrl, `SELECT sum(amount)::text AS amount FROM ai_limit_windows WHERE key = $1`, [`tpm:k:${id}`]);
+      expect(Number(window.amount)).toBe(40);
+    });
   });
 });
