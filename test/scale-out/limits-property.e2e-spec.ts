@@ -166,6 +166,7 @@ interface Outcome {
 }
 
 type CallDraw = typeof callDraw extends fc.Arbitrary<infer T> ? T : never;
+type Scenario = typeof scenario extends fc.Arbitrary<infer T> ? T : never;
 
 describe.each(backends('limits property'))('limits hold across two instances (fast-check), %s', (_label: string, backend: Backend) => {
   let a: RunningApp;
@@ -275,6 +276,8 @@ describe.each(backends('limits property'))('limits hold across two instances (fa
           // Every call is either refused (answered) or held at the upstream: the wave's overlap is complete.
           await until(() => answered + upstream.waiting.length >= wave.calls.length);
           const admitted = new Set(upstream.waiting.map((d) => d.call));
+          // With the wave's calls in flight, what the counters hold (their reservations) fits every limit.
+          await expectCountersWithin(s, keys[0].id, project);
           upstream.open();
           const results = await Promise.all(sent);
           results.forEach((r, i) => {
@@ -346,6 +349,14 @@ describe.each(backends('limits property'))('limits hold across two instances (fa
         }
         // The budget counters equal the ledger, and nothing is left reserved.
         const rows = (await db.query(`SELECT subject, spent_yuan::float8 AS spent, reserved_yuan::float8 AS reserved, spent_tokens::int AS tokens, reserved_tokens::int AS rtokens FROM ai_budget_usage WHERE subject = ANY($1)`, [[`k:${keys[0].id}`, `p:${project}`]])).rows;
+        const budgeted = (l: LimitDraw) => l.budget_yuan !== null || l.budget_tokens !== null;
+        // Rows for budgeted subjects only, and one for each whose calls were admitted (the admission creates it).
+        const seen = rows.map((r) => r.subject);
+        expect(seen.filter((x) => x !== `k:${keys[0].id}` && x !== `p:${project}`)).toEqual([]);
+        if (seen.includes(`k:${keys[0].id}`)) expect(budgeted(s.key)).toBe(true);
+        if (seen.includes(`p:${project}`)) expect(budgeted(s.project)).toBe(true);
+        if (budgeted(s.key) && outcomes.some((o) => o.admitted && o.key === 0)) expect(seen).toContain(`k:${keys[0].id}`);
+        if (budgeted(s.project) && outcomes.some((o) => o.admitted)) expect(seen).toContain(`p:${project}`);
         for (const r of rows) {
           const mine = outcomes.filter((o) => o.admitted && (r.subject.startsWith('p:') || o.key === 0));
           expect(r.spent).toBeCloseTo(mine.reduce((t, o) => t + used(o).cost, 0), 8);
@@ -355,9 +366,30 @@ describe.each(backends('limits property'))('limits hold across two instances (fa
         // The next draw starts in a fresh minute.
         clock.advance(61_000);
       }),
-      { numRuns: Number(process.env.LIMITS_PROPERTY_RUNS ?? 8), endOnFailure: true },
+      { numRuns: Number(process.env.LIMITS_PROPERTY_RUNS ?? 12), endOnFailure: true },
     );
   });
+
+  /** The sum a window counts now (its buckets from now - 60 s on) and the leases a counter holds, in the backend in use. */
+  async function windowUsed(key: string): Promise<number> {
+    const first = Math.floor((clock.now() - 60_000) / 1000);
+    if (backend.name === 'postgres') return Number((await db.query(`SELECT coalesce(sum(amount), 0) AS n FROM ai_limit_windows WHERE key = $1 AND bucket >= $2`, [key, first])).rows[0].n);
+    const buckets = await redis!.hgetall(`${backend.env.REDIS_KEY_PREFIX}lim:${key}`);
+    return Object.entries(buckets).reduce((n, [b, v]) => (Number(b) >= first ? n + Number(v) : n), 0);
+  }
+  async function leasesHeld(key: string): Promise<number> {
+    if (backend.name === 'postgres') return (await db.query(`SELECT count(*)::int AS n FROM ai_limit_leases WHERE key = $1 AND expires_at > now()`, [key])).rows[0].n;
+    return redis!.zcount(`${backend.env.REDIS_KEY_PREFIX}lim:${key}`, clock.now(), '+inf');
+  }
+  async function expectCountersWithin(s: Scenario, keyId: string, project: string): Promise<void> {
+    const counters: Array<[string, LimitDraw]> = [[`k:${keyId}`, s.key], [`p:${project}`, s.project]];
+    if (s.modelLimits) counters.push([`k:${keyId}:vendor-a`, { ...nulls(), ...s.modelLimits }], [`p:${project}:vendor-b`, { ...nulls(), ...s.modelLimits }]);
+    for (const [tag, l] of counters) {
+      if (l.tokens_per_minute !== null) expect(await windowUsed(`tpm:${tag}`)).toBeLessThanOrEqual(l.tokens_per_minute);
+      if (l.requests_per_minute !== null) expect(await windowUsed(`rpm:${tag}`)).toBeLessThanOrEqual(l.requests_per_minute);
+      if (l.max_concurrent_requests !== null) expect(await leasesHeld(`conc:${tag}`)).toBeLessThanOrEqual(l.max_concurrent_requests);
+    }
+  }
 
   async function leaseCount(keys: Array<{ id: string }>, project: string): Promise<number> {
     if (backend.name === 'postgres') return (await db.query(`SELECT count(*)::int AS n FROM ai_limit_leases`)).rows[0].n;
