@@ -5,6 +5,7 @@
 // HEALTHCHECK command reports the app, that OpenTelemetry spans (incoming request + pg query) reach
 // an OTLP receiver from the real app, and that SIGTERM drains and exits 0.
 import { ChildProcess, spawn } from 'child_process';
+import { generateKeyPairSync } from 'crypto';
 import { once } from 'events';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -113,6 +114,7 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     return run;
   }
 
+  const ACCESS_TOKEN_KEYS = JSON.stringify({ keys: [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' })] });
   const commonEnv = () => ({
     DATABASE_URL: db.url,
     DATA_DIR: path.join(work, 'data'),
@@ -128,6 +130,8 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     ALIYUN_SMS_TEMPLATE_CODE: 'SMS_0000',
     ALIYUN_SMS_ENDPOINT: 'http://127.0.0.1:9', // never called here
     MFA_ENCRYPTION_SECRET: 'container-test-mfa-secret-0123456789abcdef',
+    // Production signs access tokens with a configured key (apps/membership/src/auth/access-token-keys.ts).
+    ACCESS_TOKEN_KEYS: ACCESS_TOKEN_KEYS,
   });
 
   it('`migrate` applies both apps\' migrations and exits 0; a second run has nothing to do', async () => {

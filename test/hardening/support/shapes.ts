@@ -9,8 +9,9 @@ export function membershipShapeProblem(res: RawResponse, path = ''): string | nu
   const ct = String(res.headers['content-type'] ?? '');
   if (res.status >= 300 && res.status < 400) return res.headers.location ? null : 'redirect without Location';
   if (res.status >= 200 && res.status < 300) {
-    // Media, metrics, WeChat echo and the actuator's Spring-style health are not enveloped by design.
-    if (!/json/.test(ct) || /\/actuator\//.test(path)) return null;
+    // Media, metrics, WeChat echo, the actuator's Spring-style health and the JWKS (RFC 7517's own shape) are
+    // not enveloped by design.
+    if (!/json/.test(ct) || /\/actuator\//.test(path) || /\/\.well-known\//.test(path)) return null;
     const b = res.json;
     return b && b.code === 200 && typeof b.message === 'string' && 'data' in b ? null : `2xx JSON is not an envelope: ${res.text.slice(0, 200)}`;
   }
