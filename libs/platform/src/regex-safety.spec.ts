@@ -21,7 +21,6 @@ const REVIEWED_CONFIG_ONLY: Record<string, string> = {
   'apps/membership/src/oauth/oauth2-login.service.ts /\\/+$/': 'OAUTH2_CALLBACK_BASE_URL from the environment',
   'apps/membership/src/oauth/oauth2-login.service.ts /^\\/+|\\/+$/g': 'CONTEXT_PATH from the environment',
   'libs/platform/src/http/configure-http-app.ts /^\\/+|\\/+$/g': 'CONTEXT_PATH from the environment',
-  'libs/platform/src/tracing.ts /\\/+$/': 'OTEL_EXPORTER_OTLP_ENDPOINT from the environment',
   'libs/llm/src/http.ts /\\/+$/': 'an upstream base URL from the providers file',
   'libs/llm/src/providers-file.ts /\\/+$/': 'an upstream base URL from the providers file',
   'libs/llm/src/openai-media.client.ts /\\/+$/': 'an upstream base URL from the providers file',

@@ -44,7 +44,19 @@ export function tracesEndpoint(env: NodeJS.ProcessEnv = process.env): string | n
   if (signal) return signal;
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   if (!base) return null;
-  return `${base.replace(/\/+$/, '')}/v1/traces`;
+  return otlpSignalUrl(base, 'traces');
+}
+
+/** `${base}/v1/${signal}` with the base's trailing slashes dropped (a loop, not a regex: linear on any input). */
+export function otlpSignalUrl(base: string, signal: 'traces' | 'metrics'): string {
+  let end = base.length;
+  while (end > 0 && base[end - 1] === '/') end--;
+  return `${base.slice(0, end)}/v1/${signal}`;
+}
+
+/** The OpenTelemetry service name: OTEL_SERVICE_NAME when set, else the app's own name. */
+export function otelServiceName(fallback: string, env: NodeJS.ProcessEnv = process.env): string {
+  return env.OTEL_SERVICE_NAME?.trim() || fallback;
 }
 
 /**
@@ -72,7 +84,7 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
 
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({
-      [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME?.trim() || serviceName,
+      [ATTR_SERVICE_NAME]: otelServiceName(serviceName, env),
       [ATTR_SERVICE_VERSION]: packageVersion(),
       'deployment.environment.name': env.NODE_ENV || 'development',
     }),

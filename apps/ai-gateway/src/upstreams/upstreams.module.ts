@@ -3,6 +3,7 @@ import { LlmRouter, loadProvidersFile, parseProvidersConfig } from '@app/llm';
 import { localLlmEngines } from '@app/engines';
 import { Clock, GenAiMetrics, Metrics, metricsEndpoint } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
+import { otelServiceName } from '@app/platform/tracing';
 
 /** Builds the router from AI_PROVIDERS_FILE (validated at boot: a bad file stops the gateway with the reason). */
 export function createRouter(config: GatewayConfig, clock: Clock = new Clock(), metrics?: GenAiMetrics): LlmRouter {
@@ -27,7 +28,7 @@ export function createRouter(config: GatewayConfig, clock: Clock = new Clock(), 
 /** The GenAI metrics in the app's Prometheus registry, and over OTLP when a metrics endpoint is configured. */
 export function createGenAiMetrics(metrics: Metrics, config: GatewayConfig): GenAiMetrics {
   const endpoint = metricsEndpoint(config);
-  const serviceName = process.env.OTEL_SERVICE_NAME?.trim() || 'ai-gateway';
+  const serviceName = otelServiceName('ai-gateway');
   return new GenAiMetrics(metrics.registry, endpoint ? { otlp: { endpoint, intervalMs: config.OTEL_METRIC_EXPORT_INTERVAL, serviceName } } : {});
 }
 

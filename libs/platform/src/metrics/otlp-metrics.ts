@@ -2,6 +2,7 @@
 // configured. Like tracing (../tracing.ts) the SDK packages are required only then: an app without
 // it never loads @opentelemetry/sdk-metrics.
 import type { Meter } from '@opentelemetry/api';
+import { otlpSignalUrl } from '../tracing';
 
 export interface OtlpMetricsSettings {
   /** Full URL metrics are posted to (…/v1/metrics). */
@@ -26,7 +27,7 @@ export function metricsEndpoint(settings: { OTEL_SDK_DISABLED?: boolean; OTEL_EX
   const signal = settings.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim();
   if (signal) return signal;
   const base = settings.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
-  return base ? `${base.replace(/\/+$/, '')}/v1/metrics` : null;
+  return base ? otlpSignalUrl(base, 'metrics') : null;
 }
 
 /**
