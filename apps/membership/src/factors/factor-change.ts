@@ -12,13 +12,13 @@ export interface FactorChangeRecord {
   change: FactorChange;
   /** The passkey added or removed. */
   passkey?: { id: string; name: string };
-  /** The first factor of the member came with recovery codes. */
-  recoveryCodesIssued?: boolean;
+  /** The member's first factor (it came with recovery codes; a field named recovery_codes would be scrubbed, libs/audit/src/audit-scrub.ts). */
+  firstFactor?: boolean;
 }
 
 /** The audit row (member.factor_changed) and the webhook event of one change, in the change's transaction (factors.repository.ts). */
 export async function recordFactorChange(m: EntityManager, r: FactorChangeRecord, audit: AuditLog, outbox: WebhookOutbox): Promise<void> {
-  const detail = { change: r.change, ...(r.passkey ? { passkey: r.passkey } : {}), ...(r.recoveryCodesIssued ? { recoveryCodesIssued: true } : {}) };
+  const detail = { change: r.change, ...(r.passkey ? { passkey: r.passkey } : {}), ...(r.firstFactor ? { firstFactor: true } : {}) };
   await audit.record(m, { ...r.ctx, action: 'member.factor_changed', target: { type: 'member', id: r.memberId }, after: detail });
   await outbox.enqueue(m, 'member.factor_changed', { member_id: r.memberId, change: r.change, ...(r.passkey ? { passkey: r.passkey } : {}), by: r.ctx.actor });
 }

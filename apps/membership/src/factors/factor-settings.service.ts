@@ -70,7 +70,7 @@ export class FactorSettingsService {
 
   async confirmTotp(who: Requester, code: string): Promise<string[] | null> {
     const before = await this.factors.of(who.member.id);
-    await this.totp.confirm(who.member.id, code, { ...changeOf(who, 'totp_enabled'), recoveryCodesIssued: before.strength === FactorStrength.NONE });
+    await this.totp.confirm(who.member.id, code, { ...changeOf(who, 'totp_enabled'), firstFactor: before.strength === FactorStrength.NONE });
     const codes = before.strength === FactorStrength.NONE ? await this.recovery.regenerate(who.member.id) : null;
     await this.notices.factorChanged(who.member, 'notice.totpEnabled', who.locale, who.sessionId);
     return codes;
@@ -90,7 +90,7 @@ export class FactorSettingsService {
 
   async addPasskey(who: Requester, credential: RegistrationResponseJSON, name: string | undefined): Promise<PasskeyAddedView> {
     const before = await this.factors.of(who.member.id);
-    const added = await this.passkeys.register(who.member.id, credential, name ?? 'Passkey', { ...changeOf(who, 'passkey_added'), recoveryCodesIssued: before.strength === FactorStrength.NONE });
+    const added = await this.passkeys.register(who.member.id, credential, name ?? 'Passkey', { ...changeOf(who, 'passkey_added'), firstFactor: before.strength === FactorStrength.NONE });
     const codes = before.strength === FactorStrength.NONE ? await this.recovery.regenerate(who.member.id) : null;
     await this.notices.factorChanged(who.member, 'notice.passkeyAdded', who.locale, who.sessionId, { name: added.name });
     return { passkey: passkeyView(added), recoveryCodes: codes };
