@@ -45,7 +45,8 @@ describe('AI gateway: budget and upstream events, audit retention', () => {
   });
 
   it('a key and its project crossing their alert thresholds: one event each, from the settlement, with the API names; again only in the next period', async () => {
-    const project = (await f.admin('POST', '/admin/projects', { name: 'events-project', budget_tokens: 1_000_000, budget_period: 'weekly', alert_threshold: 0.00001 })).body;
+    const project = (await f.admin('POST', '/admin/projects', { name: 'events-project', budget_tokens: 5000, budget_period: 'weekly', alert_threshold: 0.001 })).body;
+    expect(project.id).toEqual(expect.any(String));
     const key = await f.createKey({ name: 'events-key', project_id: project.id, budget_tokens: 1000, budget_period: 'daily', alert_threshold: 0.002 });
     await chat(key.key);
     await chat(key.key);
@@ -68,7 +69,7 @@ describe('AI gateway: budget and upstream events, audit retention', () => {
     expect(keyEvents[0].timestamp).toBe(new Date(clock.now()).toISOString());
     const projectEvents = receiver.of('project.budget.threshold_reached').filter((e) => e.data.project_id === project.id);
     expect(projectEvents).toHaveLength(1);
-    expect(projectEvents[0].data).toMatchObject({ project_id: project.id, name: 'events-project', period: 'weekly', budget_tokens: 1_000_000 });
+    expect(projectEvents[0].data).toMatchObject({ project_id: project.id, name: 'events-project', period: 'weekly', budget_tokens: 5000 });
     const stored = await queryRows(f.gw.dbUrl, `SELECT count(*)::int AS n FROM ai_webhook_events WHERE type = 'key.budget.threshold_reached' AND payload->'data'->>'key_id' = $1`, [key.id]);
     expect(stored[0].n).toBe(1);
     // The next day is a new period of the key's daily budget: announced again.
