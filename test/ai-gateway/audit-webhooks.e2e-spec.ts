@@ -52,8 +52,11 @@ describe('AI gateway: audit log and signed webhooks', () => {
     expect(rows.map((r) => r.action)).toEqual(['key.created', 'key.updated', 'key.revoked']);
     for (const r of rows) expect(r).toMatchObject({ actor_kind: 'admin-token', actor_id: null, target_type: 'api_key', address: '127.0.0.1' });
     expect(rows[0].request_id).toBeTruthy();
-    expect(Number(rows[1].before.limits.budgetYuan)).toBe(10);
-    expect(Number(rows[1].after.limits.budgetYuan)).toBe(50);
+    // In the API's names and types (ApiKeyResponse), not the entity's.
+    expect(rows[1].before).toMatchObject({ name: 'audited', budget_yuan: 10, budget_period: 'lifetime', requests_per_minute: null, revoked_at: null });
+    expect(rows[1].after).toMatchObject({ budget_yuan: 50 });
+    expect(rows[1].after).not.toHaveProperty('limits');
+    expect(rows[2].after.revoked_at).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
     expect(JSON.stringify(rows)).not.toContain(key.key);
     expect(JSON.stringify(rows)).not.toMatch(/key_?hash/i);
 

@@ -36,6 +36,15 @@ export interface RouterOptions {
   telemetry?: GenAiTelemetryOptions;
 }
 
+/**
+ * A deployment of this process went into cooldown (it was not cooling) or answered again after one. Per
+ * process: each replica keeps its own cooldowns, so a listener that tells the world makes it once per
+ * cluster itself (apps/ai-gateway/src/upstreams/upstream-events.ts).
+ */
+export type DeploymentHealthChange =
+  | { state: 'cooled_down'; deployment: string; at: number; until: number; status: number; kind: string; message: string }
+  | { state: 'recovered'; deployment: string; at: number };
+
 interface Target {
   deployment: Deployment;
   upstreamModel: string;
@@ -55,6 +64,7 @@ export class LlmRouter {
   private readonly targetsByModel = new Map<string, Target[]>();
   private readonly telemetry: GenAiTelemetryOptions;
   private readonly cooldownUntil = new Map<string, number>();
+  private healthListener?: (change: DeploymentHealthChange) => void;
   private readonly random: () => number;
   private readonly now: () => number;
 
@@ -84,6 +94,11 @@ export class LlmRouter {
         return engine;
       }
     }
+  }
+
+  /** Called on each cooldown start and end of this process; it must not throw (it runs inside the call's routing). */
+  onHealthChange(listener: (change: DeploymentHealthChange) => void): void {
+    this.healthListener = listener;
   }
 
   /** Catalog entry of a public model, whether or not a deployment serves it (a name like `constructor` has none). */
@@ -266,7 +281,7 @@ export class LlmRouter {
       try {
         const value = await call(target, span);
         if (!span.streaming) span.end();
-        this.cooldownUntil.delete(target.deployment.name);
+        if (this.cooldownUntil.delete(target.deployment.name)) this.healthListener?.({ state: 'recovered', deployment: target.deployment.name, at: this.now() });
         return { value, deployment: target.deployment.name, upstreamModel: target.upstreamModel, attempts: attempt };
       } catch (e) {
         span.fail(opts.signal?.aborted ? new CallAbortedError() : e);
@@ -276,7 +291,10 @@ export class LlmRouter {
         lastError = e.withDeployment(target.deployment.name);
         if (!e.retryable) throw lastError;
         const retryAfter = e.retryAfterMs;
-        this.cooldownUntil.set(target.deployment.name, this.now() + Math.max(policy.cooldownMs, retryAfter ?? 0));
+        const wasCooling = this.isCoolingDown(target.deployment.name);
+        const until = this.now() + Math.max(policy.cooldownMs, retryAfter ?? 0);
+        this.cooldownUntil.set(target.deployment.name, until);
+        if (!wasCooling) this.healthListener?.({ state: 'cooled_down', deployment: target.deployment.name, at: this.now(), until, status: e.status, kind: e.kind, message: e.message.slice(0, 300) });
         if (attempt === policy.maxAttempts) break;
         const next = order[(index + 1) % order.length];
         const nextHealthy = next !== target && !this.isCoolingDown(next.deployment.name);

@@ -5,6 +5,7 @@ import { AuditContext, AuditLog } from '@app/audit';
 import { WebhookOutbox } from '@app/webhooks';
 import { ApiKey } from './api-key.entity';
 import { LimitColumnsEmbed } from '../limits/limit-columns';
+import { keyAuditValues } from '../audit-log/audit-values';
 
 export type ApiKeyChanges = Partial<Pick<ApiKey, 'name' | 'scopes' | 'models' | 'expiresAt' | 'projectId'>> & { limits?: Partial<LimitColumnsEmbed> };
 
@@ -27,7 +28,7 @@ export class ApiKeysRepository {
       const repo = m.getRepository(ApiKey);
       const saved = await repo.save(repo.create(fields));
       const key = (await repo.findOne({ where: { id: saved.id } }))!;
-      await this.audit.record(m, { ...ctx, action: 'key.created', target: { type: 'api_key', id: key.id }, after: keyAudit(key) });
+      await this.audit.record(m, { ...ctx, action: 'key.created', target: { type: 'api_key', id: key.id }, after: keyAuditValues(key) });
       await this.outbox.enqueue(m, 'key.created', { id: key.id, name: key.name, prefix: key.prefix, project_id: key.projectId, created_at: key.createdAt.toISOString() });
       return key;
     });
@@ -55,7 +56,7 @@ export class ApiKeysRepository {
       if (!before) return null;
       await this.applyChanges(m, id, changes);
       const after = (await m.getRepository(ApiKey).findOne({ where: { id } }))!;
-      await this.audit.record(m, { ...ctx, action: 'key.updated', target: { type: 'api_key', id }, before: keyAudit(before), after: keyAudit(after) });
+      await this.audit.record(m, { ...ctx, action: 'key.updated', target: { type: 'api_key', id }, before: keyAuditValues(before), after: keyAuditValues(after) });
       return after;
     });
   }
@@ -86,7 +87,7 @@ export class ApiKeysRepository {
       if (!before || before.revokedAt) return before;
       await m.query(`UPDATE ai_api_keys SET revoked_at = now(), updated_at = now() WHERE id = $1`, [id]);
       const after = (await m.getRepository(ApiKey).findOne({ where: { id } }))!;
-      await this.audit.record(m, { ...ctx, action: 'key.revoked', target: { type: 'api_key', id }, before: keyAudit(before), after: keyAudit(after) });
+      await this.audit.record(m, { ...ctx, action: 'key.revoked', target: { type: 'api_key', id }, before: keyAuditValues(before), after: keyAuditValues(after) });
       await this.outbox.enqueue(m, 'key.revoked', { id, name: after.name, prefix: after.prefix, project_id: after.projectId, revoked_at: after.revokedAt!.toISOString() });
       return after;
     });
@@ -96,18 +97,4 @@ export class ApiKeysRepository {
     const [row] = await this.db.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM ai_api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`);
     return row.n;
   }
-}
-
-/** What the audit log shows of a key: its settings and state, never its hash. */
-export function keyAudit(k: ApiKey): Record<string, unknown> {
-  return {
-    name: k.name,
-    prefix: k.prefix,
-    project_id: k.projectId,
-    scopes: k.scopes,
-    models: k.models,
-    limits: k.limits,
-    expires_at: k.expiresAt,
-    revoked_at: k.revokedAt,
-  };
 }

@@ -242,7 +242,7 @@ END $$`;
  * answers { settled (false: already settled, or released by the sweep), alerts: [subject], exhausted: [subject] } —
  * each alert at most once per budget period.
  */
-const SETTLE_FUNCTION = `
+export const SETTLE_FUNCTION = `
 CREATE FUNCTION ai_limits_settle(p jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   now_ms bigint := (p->>'now')::bigint;

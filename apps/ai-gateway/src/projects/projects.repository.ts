@@ -4,6 +4,7 @@ import { DataSource, Repository } from 'typeorm';
 import { AuditContext, AuditLog } from '@app/audit';
 import type { LimitColumnsEmbed } from '../limits/limit-columns';
 import { Project } from './project.entity';
+import { projectAuditValues } from '../audit-log/audit-values';
 
 export interface ProjectChanges {
   name?: string;
@@ -27,7 +28,7 @@ export class ProjectsRepository {
       const repo = m.getRepository(Project);
       const saved = await repo.save(repo.create(fields));
       const project = (await repo.findOne({ where: { id: saved.id } }))!;
-      await this.audit.record(m, { ...ctx, action: 'project.created', target: { type: 'project', id: project.id }, after: projectAudit(project) });
+      await this.audit.record(m, { ...ctx, action: 'project.created', target: { type: 'project', id: project.id }, after: projectAuditValues(project) });
       return project;
     });
   }
@@ -52,7 +53,7 @@ export class ProjectsRepository {
       const set = { ...own, ...(limits && Object.keys(limits).length ? { limits } : {}) };
       if (Object.keys(set).length) await repo.update({ id }, set);
       const after = (await repo.findOne({ where: { id } }))!;
-      await this.audit.record(m, { ...ctx, action: 'project.updated', target: { type: 'project', id }, before: projectAudit(before), after: projectAudit(after) });
+      await this.audit.record(m, { ...ctx, action: 'project.updated', target: { type: 'project', id }, before: projectAuditValues(before), after: projectAuditValues(after) });
       return after;
     });
   }
@@ -81,13 +82,8 @@ export class ProjectsRepository {
       if (n > 0) return { deleted: false, keys: n };
       await m.query(`UPDATE ai_api_keys SET project_id = NULL, updated_at = now() WHERE project_id = $1`, [id]);
       await m.query(`DELETE FROM ai_projects WHERE id = $1`, [id]);
-      await this.audit.record(m, { ...ctx, action: 'project.deleted', target: { type: 'project', id }, before: projectAudit(before) });
+      await this.audit.record(m, { ...ctx, action: 'project.deleted', target: { type: 'project', id }, before: projectAuditValues(before) });
       return { deleted: true, keys: 0 };
     });
   }
-}
-
-/** What the audit log shows of a project: its name and limits. */
-function projectAudit(p: Project): Record<string, unknown> {
-  return { name: p.name, limits: p.limits };
 }

@@ -4,6 +4,7 @@ import { localLlmEngines } from '@app/engines';
 import { Clock, GenAiMetrics, Metrics, metricsEndpoint } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { otelServiceName } from '@app/platform/tracing';
+import { UpstreamEvents } from './upstream-events';
 
 /** Builds the router from AI_PROVIDERS_FILE (validated at boot: a bad file stops the gateway with the reason). */
 export function createRouter(config: GatewayConfig, clock: Clock = new Clock(), metrics?: GenAiMetrics): LlmRouter {
@@ -45,12 +46,13 @@ class RouterShutdown implements OnApplicationShutdown {
   }
 }
 
-/** The upstream router (@app/llm's LlmRouter) built from AI_PROVIDERS_FILE with its GenAI telemetry, closed at shutdown. */
+/** The upstream router (@app/llm's LlmRouter) built from AI_PROVIDERS_FILE with its GenAI telemetry and its upstream.* events, closed at shutdown. */
 @Module({
   providers: [
     { provide: GenAiMetrics, inject: [Metrics, GatewayConfig], useFactory: createGenAiMetrics },
     { provide: LlmRouter, inject: [GatewayConfig, Clock, GenAiMetrics], useFactory: createRouter },
     RouterShutdown,
+    UpstreamEvents,
   ],
   exports: [LlmRouter, GenAiMetrics],
 })

@@ -47,7 +47,7 @@ export class PasswordLoginService {
       password: body.password,
       emailProven: Boolean(body.emailCode),
       phoneProven: Boolean(body.phoneCode),
-    });
+    }, { method: 'password' });
     return {
       memberId: member.id,
       username: member.username,
@@ -66,7 +66,7 @@ export class PasswordLoginService {
     await this.lockout.assertNotLocked(lockKey, ip);
     const check = await this.hasher.verify(member?.passwordHash, body.password);
     if (!member || !check.ok) {
-      await this.lockout.recordFailure(lockKey, ip);
+      await this.lockout.recordFailure(lockKey, ip, typeof req.id === 'string' ? req.id : null);
       throw new BusinessException(ErrorCode.BAD_CREDENTIALS);
     }
     if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('auth.accountDisabled'));

@@ -42,7 +42,7 @@ export class PhoneLoginService {
     if (holder) await this.members.releaseClaim('phone', phone, holder.id);
     if (!this.config.PHONE_LOGIN_AUTO_REGISTER) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, msg('auth.noMemberWithPhone'));
     try {
-      return await this.members.create({ phone, phoneProven: true });
+      return await this.members.create({ phone, phoneProven: true }, { method: 'phone_code' });
     } catch (err) {
       // A concurrent first login of the same phone created it.
       const again = await this.members.findByPhone(phone);

@@ -8,6 +8,7 @@ import { FactorSettingsService } from '../factors/factor-settings.service';
 import { combineAmr, FactorStrength } from '../factors/factor-strength';
 import { TotpEnrolmentView } from '../factors/dtos/factor.views';
 import { PasskeysService } from '../factors/passkeys.service';
+import { memberActing } from '../factors/requester';
 import { FactorAnswer, SecondFactorsService } from '../factors/second-factors.service';
 import { StepUpService } from '../factors/step-up.service';
 import { Member } from '../members/member.entity';
@@ -67,7 +68,7 @@ export class SecondFactorLoginService {
     const member = await this.activeMember(challenge.pending.memberId);
     let codes;
     try {
-      codes = await this.settings.confirmTotp({ member, locale: localeOf(req) }, code);
+      codes = await this.settings.confirmTotp({ member, locale: localeOf(req), audit: memberActing(member.id, req) }, code);
     } catch (err) {
       if (err instanceof BusinessException && err.code === ErrorCode.SECOND_FACTOR_INVALID) await this.challenges.countFailure(challenge.id);
       throw err;
@@ -83,7 +84,7 @@ export class SecondFactorLoginService {
   async enrolPasskey(mfaToken: string, credential: RegistrationResponseJSON, name: string | undefined, req: Request): Promise<MfaEnrolmentLoginResponse> {
     const challenge = await this.challenges.open(mfaToken, true);
     const member = await this.activeMember(challenge.pending.memberId);
-    const added = await this.settings.addPasskey({ member, locale: localeOf(req) }, credential, name);
+    const added = await this.settings.addPasskey({ member, locale: localeOf(req), audit: memberActing(member.id, req) }, credential, name);
     return this.finishEnrolment(challenge, member, added.passkey.backedUp ? 'swk' : 'hwk', FactorStrength.PASSKEY, added.recoveryCodes, req);
   }
 

@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { AuditContext } from '@app/audit';
 import { BusinessException, ErrorCode, Locale, msg } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
 import { Member } from '../members/member.entity';
 import { SiteConfigService } from '../site-config/site-config.service';
 import { PasskeyAddedView, PasskeyView, passkeyView, FactorsView, TotpEnrolmentView } from './dtos/factor.views';
+import { FactorChange, FactorChangeRecord } from './factor-change';
 import { FactorNotices } from './factor-notices';
 import { FactorStrength } from './factor-strength';
 import { FactorsRepository } from './factors.repository';
@@ -14,11 +16,15 @@ import { SecondFactorsService } from './second-factors.service';
 import { StepUpService } from './step-up.service';
 import { TotpService } from './totp.service';
 
-/** Who asks for a change: the member, the session making the request (kept; others end) and the language of notices. */
+/**
+ * Who asks for a change: the member, the session making the request (kept; others end), the language of
+ * notices, and the request's audit facts (the actor is the member: memberActing in requester.ts).
+ */
 export interface Requester {
   member: Member;
   sessionId?: string;
   locale: Locale;
+  audit: AuditContext;
 }
 
 /**
@@ -64,7 +70,7 @@ export class FactorSettingsService {
 
   async confirmTotp(who: Requester, code: string): Promise<string[] | null> {
     const before = await this.factors.of(who.member.id);
-    await this.totp.confirm(who.member.id, code);
+    await this.totp.confirm(who.member.id, code, { ...changeOf(who, 'totp_enabled'), firstFactor: before.strength === FactorStrength.NONE });
     const codes = before.strength === FactorStrength.NONE ? await this.recovery.regenerate(who.member.id) : null;
     await this.notices.factorChanged(who.member, 'notice.totpEnabled', who.locale, who.sessionId);
     return codes;
@@ -72,7 +78,7 @@ export class FactorSettingsService {
 
   async disableTotp(who: Requester): Promise<void> {
     await this.stepUp.assert(who.member.id, who.sessionId);
-    if (!(await this.totp.disable(who.member.id))) throw new BusinessException(ErrorCode.CONFLICT, msg('factors.totpNotEnabled'));
+    if (!(await this.totp.disable(who.member.id, changeOf(who, 'totp_disabled')))) throw new BusinessException(ErrorCode.CONFLICT, msg('factors.totpNotEnabled'));
     await this.afterRemoval(who.member.id);
     await this.notices.factorChanged(who.member, 'notice.totpDisabled', who.locale, who.sessionId);
   }
@@ -84,7 +90,7 @@ export class FactorSettingsService {
 
   async addPasskey(who: Requester, credential: RegistrationResponseJSON, name: string | undefined): Promise<PasskeyAddedView> {
     const before = await this.factors.of(who.member.id);
-    const added = await this.passkeys.register(who.member.id, credential, name ?? 'Passkey');
+    const added = await this.passkeys.register(who.member.id, credential, name ?? 'Passkey', { ...changeOf(who, 'passkey_added'), firstFactor: before.strength === FactorStrength.NONE });
     const codes = before.strength === FactorStrength.NONE ? await this.recovery.regenerate(who.member.id) : null;
     await this.notices.factorChanged(who.member, 'notice.passkeyAdded', who.locale, who.sessionId, { name: added.name });
     return { passkey: passkeyView(added), recoveryCodes: codes };
@@ -102,7 +108,7 @@ export class FactorSettingsService {
 
   async removePasskey(who: Requester, id: string): Promise<void> {
     await this.stepUp.assert(who.member.id, who.sessionId);
-    const name = await this.passkeys.remove(who.member.id, id);
+    const name = await this.passkeys.remove(who.member.id, id, changeOf(who, 'passkey_removed'));
     if (name === null) throw new BusinessException(ErrorCode.NOT_FOUND, msg('factors.passkeyNotFound'));
     await this.afterRemoval(who.member.id);
     await this.notices.factorChanged(who.member, 'notice.passkeyRemoved', who.locale, who.sessionId, { name });
@@ -111,7 +117,7 @@ export class FactorSettingsService {
   async regenerateRecoveryCodes(who: Requester): Promise<string[]> {
     if ((await this.factors.of(who.member.id)).strength === FactorStrength.NONE) throw new BusinessException(ErrorCode.CONFLICT, msg('factors.noFactor'));
     await this.stepUp.assert(who.member.id, who.sessionId);
-    const codes = await this.recovery.regenerate(who.member.id);
+    const codes = await this.recovery.regenerate(who.member.id, changeOf(who, 'recovery_codes_regenerated'));
     await this.notices.factorChanged(who.member, 'notice.recoveryCodesRegenerated', who.locale, who.sessionId);
     return codes;
   }
@@ -120,6 +126,10 @@ export class FactorSettingsService {
   private async afterRemoval(memberId: string): Promise<void> {
     if ((await this.factors.of(memberId)).strength === FactorStrength.NONE) await this.repo.deleteRecoveryCodes(memberId);
   }
+}
+
+function changeOf(who: Requester, change: FactorChange): FactorChangeRecord {
+  return { ctx: who.audit, memberId: who.member.id, change };
 }
 
 /** The account name shown in the authenticator app and the passkey prompt. */

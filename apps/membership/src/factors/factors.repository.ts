@@ -1,5 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AuditLog } from '@app/audit';
+import { WebhookOutbox } from '@app/webhooks';
+import { FactorChangeRecord, recordFactorChange } from './factor-change';
 
 export interface TotpRow {
   secretSealed: string;
@@ -35,10 +38,17 @@ const PASSKEY_COLUMNS = `id, member_id AS "memberId", credential_id AS "credenti
   sign_count::float8 AS "signCount", transports, device_type AS "deviceType", backed_up AS "backedUp", name,
   created_time AS "createdTime", last_used_time AS "lastUsedTime"`;
 
-/** The only place that reads or writes second factors (member_totp, member_recovery_codes, member_passkeys). */
+/**
+ * The only place that reads or writes second factors (member_totp, member_recovery_codes, member_passkeys).
+ * A member's own change commits with its audit row and member.factor_changed event (factor-change.ts).
+ */
 @Injectable()
 export class FactorsRepository {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly audit: AuditLog,
+    private readonly outbox: WebhookOutbox,
+  ) {}
 
   async summary(memberId: string): Promise<FactorSummary> {
     const rows = await this.db.query<FactorSummary[]>(
@@ -73,12 +83,14 @@ export class FactorsRepository {
   }
 
   /** Confirms the pending secret checked by the caller (its `sealed` value), using up `step`; false when it changed or is confirmed. */
-  async confirmTotp(memberId: string, secretSealed: string, step: number, now: Date): Promise<boolean> {
-    return this.one(
+  async confirmTotp(memberId: string, secretSealed: string, step: number, now: Date, record: FactorChangeRecord): Promise<boolean> {
+    const rows = await this.recorded(
       `UPDATE member_totp SET confirmed_time = $4, last_step = $3
         WHERE member_id = $1 AND secret_sealed = $2 AND confirmed_time IS NULL RETURNING 1`,
       [memberId, secretSealed, step, now],
+      () => record,
     );
+    return rows.length > 0;
   }
 
   /**
@@ -90,15 +102,16 @@ export class FactorsRepository {
     return this.one(`UPDATE member_totp SET last_step = $2 WHERE member_id = $1 AND confirmed_time IS NOT NULL AND last_step < $2 RETURNING 1`, [memberId, step]);
   }
 
-  async deleteTotp(memberId: string): Promise<boolean> {
-    return this.one(`DELETE FROM member_totp WHERE member_id = $1 AND confirmed_time IS NOT NULL RETURNING 1`, [memberId]);
+  async deleteTotp(memberId: string, record: FactorChangeRecord): Promise<boolean> {
+    return (await this.recorded(`DELETE FROM member_totp WHERE member_id = $1 AND confirmed_time IS NOT NULL RETURNING 1`, [memberId], () => record)).length > 0;
   }
 
-  /** Replaces every recovery code of the member with these hashes. */
-  async replaceRecoveryCodes(memberId: string, hashes: string[]): Promise<void> {
+  /** Replaces every recovery code of the member with these hashes; `record` when the member asked for new ones. */
+  async replaceRecoveryCodes(memberId: string, hashes: string[], record?: FactorChangeRecord): Promise<void> {
     await this.db.transaction(async (m) => {
       await m.query(`DELETE FROM member_recovery_codes WHERE member_id = $1`, [memberId]);
       await m.query(`INSERT INTO member_recovery_codes (member_id, code_hash) SELECT $1, unnest($2::varchar[])`, [memberId, hashes]);
+      if (record) await recordFactorChange(m, record, this.audit, this.outbox);
     });
   }
 
@@ -130,13 +143,14 @@ export class FactorsRepository {
   }
 
   /** Stores a verified passkey; null when that credential is already registered (to anyone). */
-  async insertPasskey(p: Omit<PasskeyRow, 'id' | 'createdTime' | 'lastUsedTime'>): Promise<PasskeyRow | null> {
-    const res = await this.db.query<unknown>(
+  async insertPasskey(p: Omit<PasskeyRow, 'id' | 'createdTime' | 'lastUsedTime'>, record: FactorChangeRecord): Promise<PasskeyRow | null> {
+    const rows = await this.recorded<PasskeyRow>(
       `INSERT INTO member_passkeys (member_id, credential_id, public_key, sign_count, transports, device_type, backed_up, name)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (credential_id) DO NOTHING RETURNING ${PASSKEY_COLUMNS}`,
       [p.memberId, p.credentialId, p.publicKey, p.signCount, p.transports, p.deviceType, p.backedUp, p.name],
+      (row) => ({ ...record, passkey: { id: row.id, name: row.name } }),
     );
-    return rowsOf<PasskeyRow>(res)[0] ?? null;
+    return rows[0] ?? null;
   }
 
   /**
@@ -158,10 +172,22 @@ export class FactorsRepository {
   }
 
   /** Deletes one passkey of the member; its name, or null when there is none. */
-  async deletePasskey(memberId: string, id: string): Promise<string | null> {
+  async deletePasskey(memberId: string, id: string, record: FactorChangeRecord): Promise<string | null> {
     if (!isUuid(id)) return null;
-    const res = await this.db.query<unknown>(`DELETE FROM member_passkeys WHERE id = $1 AND member_id = $2 RETURNING name`, [id, memberId]);
-    return rowsOf<{ name: string }>(res)[0]?.name ?? null;
+    const rows = await this.recorded<{ name: string }>(`DELETE FROM member_passkeys WHERE id = $1 AND member_id = $2 RETURNING name`, [id, memberId], (row) => ({
+      ...record,
+      passkey: { id, name: row.name },
+    }));
+    return rows[0]?.name ?? null;
+  }
+
+  /** Runs one change; when it touched a row, records it (audit row, event) in the same transaction. */
+  private recorded<Row = unknown>(sql: string, params: unknown[], record: (row: Row) => FactorChangeRecord): Promise<Row[]> {
+    return this.db.transaction(async (m) => {
+      const rows = rowsOf<Row>(await m.query(sql, params));
+      if (rows.length) await recordFactorChange(m, record(rows[0]), this.audit, this.outbox);
+      return rows;
+    });
   }
 
   private async one(sql: string, params: unknown[]): Promise<boolean> {

@@ -13,6 +13,7 @@ import type {
 } from '@simplewebauthn/server';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { Clock, SharedState } from '@app/platform';
+import type { FactorChangeRecord } from './factor-change';
 import { FactorsRepository, PasskeyRow } from './factors.repository';
 import { WebauthnSettings } from './webauthn-settings';
 
@@ -63,7 +64,7 @@ export class PasskeysService {
   }
 
   /** Verifies and stores a new passkey of the member; 10013 when it does not verify or is already registered. */
-  async register(memberId: string, credential: RegistrationResponseJSON, name: string): Promise<PasskeyRow> {
+  async register(memberId: string, credential: RegistrationResponseJSON, name: string, record: FactorChangeRecord): Promise<PasskeyRow> {
     const refused = (reason: string) => new BusinessException(ErrorCode.PASSKEY_REGISTRATION_FAILED, msg('factors.passkeyRegistrationFailed', { reason }));
     let verification;
     try {
@@ -88,7 +89,7 @@ export class PasskeysService {
       deviceType: info.credentialDeviceType,
       backedUp: info.credentialBackedUp,
       name,
-    });
+    }, record);
     if (!stored) throw refused('this passkey is already registered');
     return stored;
   }
@@ -150,8 +151,8 @@ export class PasskeysService {
     return this.factors.renamePasskey(memberId, id, name);
   }
 
-  remove(memberId: string, id: string): Promise<string | null> {
-    return this.factors.deletePasskey(memberId, id);
+  remove(memberId: string, id: string, record: FactorChangeRecord): Promise<string | null> {
+    return this.factors.deletePasskey(memberId, id, record);
   }
 
   private async remember(challenge: string, purpose: PasskeyPurpose): Promise<void> {

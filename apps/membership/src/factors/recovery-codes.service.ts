@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { createHmac, randomInt } from 'crypto';
 import { Clock } from '@app/platform';
 import { TokenSecrets } from '../security/token-secrets';
+import type { FactorChangeRecord } from './factor-change';
 import { FactorsRepository } from './factors.repository';
 
 export const RECOVERY_CODE_COUNT = 10;
@@ -17,10 +18,13 @@ export class RecoveryCodesService {
     private readonly clock: Clock,
   ) {}
 
-  /** Makes RECOVERY_CODE_COUNT new codes (the old ones stop working) and returns them, formatted xxxx-xxxx-xx. */
-  async regenerate(memberId: string): Promise<string[]> {
+  /**
+   * Makes RECOVERY_CODE_COUNT new codes (the old ones stop working) and returns them, formatted xxxx-xxxx-xx.
+   * `record` when the member asked for them (not when they come with a first factor, recorded with it).
+   */
+  async regenerate(memberId: string, record?: FactorChangeRecord): Promise<string[]> {
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => newCode());
-    await this.factors.replaceRecoveryCodes(memberId, codes.map((c) => this.hash(memberId, c)));
+    await this.factors.replaceRecoveryCodes(memberId, codes.map((c) => this.hash(memberId, c)), record);
     return codes;
   }
 

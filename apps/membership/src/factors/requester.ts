@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
+import { auditContextOf, AuditContext } from '@app/audit';
 import { Principal } from '@app/auth';
 import { BusinessException, ErrorCode, localeOf } from '@app/envelope';
 import { MembersService } from '../members/members.service';
@@ -14,6 +15,14 @@ export class Requesters {
   async of(principal: Principal, req: Request): Promise<Requester & { sessionId: string }> {
     const member = await this.members.findById(principal.id);
     if (!member) throw new BusinessException(ErrorCode.UNAUTHORIZED);
-    return { member, sessionId: sessionIdOf(principal) ?? '', locale: localeOf(req) };
+    return { member, sessionId: sessionIdOf(principal) ?? '', locale: localeOf(req), audit: memberActing(member.id, req) };
   }
+}
+
+/**
+ * The audit facts of a member's own request: the member is the actor, also while signing in (an enforced
+ * enrolment, auth/second-factor-login.service.ts, has no principal yet).
+ */
+export function memberActing(memberId: string, req: Request): AuditContext {
+  return { ...auditContextOf(req as Parameters<typeof auditContextOf>[0]), actor: { kind: 'member', id: memberId } };
 }

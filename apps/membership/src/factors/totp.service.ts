@@ -3,6 +3,7 @@ import { Secret, TOTP } from 'otpauth';
 import { toDataURL } from 'qrcode';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { Clock } from '@app/platform';
+import type { FactorChangeRecord } from './factor-change';
 import { FactorCipher } from './factor-cipher';
 import { FactorsRepository } from './factors.repository';
 
@@ -40,12 +41,12 @@ export class TotpService {
   }
 
   /** Confirms the pending secret with its first code; 10011 for a wrong code, 409 when nothing is pending. */
-  async confirm(memberId: string, code: string): Promise<void> {
+  async confirm(memberId: string, code: string, record: FactorChangeRecord): Promise<void> {
     const row = await this.factors.totp(memberId);
     if (!row || row.confirmedTime) throw new BusinessException(ErrorCode.CONFLICT, msg('factors.totpNothingPending'));
     const step = this.matchingStep(row.secretSealed, memberId, code);
     if (step === null) throw new BusinessException(ErrorCode.SECOND_FACTOR_INVALID, msg('factors.codeInvalid'));
-    if (!(await this.factors.confirmTotp(memberId, row.secretSealed, step, new Date(this.clock.now())))) {
+    if (!(await this.factors.confirmTotp(memberId, row.secretSealed, step, new Date(this.clock.now()), record))) {
       throw new BusinessException(ErrorCode.CONFLICT, msg('factors.totpNothingPending'));
     }
   }
@@ -58,8 +59,8 @@ export class TotpService {
     return step !== null && step > row.lastStep && (await this.factors.useTotpStep(memberId, step));
   }
 
-  async disable(memberId: string): Promise<boolean> {
-    return this.factors.deleteTotp(memberId);
+  async disable(memberId: string, record: FactorChangeRecord): Promise<boolean> {
+    return this.factors.deleteTotp(memberId, record);
   }
 
   /** The time step whose code `code` is (current ±SKEW_STEPS), or null. */

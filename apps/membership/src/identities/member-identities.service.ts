@@ -41,7 +41,7 @@ export class MemberIdentitiesService {
       const member = await this.members.create({
         nickname: profile.nickname ? profile.nickname.slice(0, 64) : null,
         avatarUrl: profile.avatarUrl && profile.avatarUrl.length <= 1024 ? profile.avatarUrl : null,
-      });
+      }, { method: profile.provider.startsWith('wechat:') ? 'wechat' : 'oauth', provider: profile.registrationId });
       const { identity } = await this.identities.insertOrGet(this.row(member.id, profile));
       return this.reuse(identity, profile, identity.memberId === member.id);
     });

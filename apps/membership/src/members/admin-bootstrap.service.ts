@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { AuditContext, systemContext } from '@app/audit';
 import { MembershipConfig } from '../config/membership.config';
 import { SessionsService } from '../sessions/sessions.service';
 import { Member } from './member.entity';
@@ -37,7 +38,7 @@ export class AdminBootstrapService implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.ADMIN_ACCOUNT || !this.config.ADMIN_PASSWORD) return;
     try {
-      await this.ensureAdmin(this.config.ADMIN_ACCOUNT, this.config.ADMIN_PASSWORD);
+      await this.ensureAdmin(this.config.ADMIN_ACCOUNT, this.config.ADMIN_PASSWORD, { ctx: systemContext() });
     } catch (err) {
       // Not fatal: a stranger who took the name must not be able to keep the service from starting.
       if (err instanceof AdminAccountTakenError) this.logger.error(`ADMIN_ACCOUNT not bootstrapped: ${err.message}`);
@@ -64,13 +65,15 @@ export class AdminBootstrapService implements OnApplicationBootstrap {
    * Creates the admin `username`, or accepts an existing admin of that name (`resetPassword` then sets
    * its password and ends its sessions, as a member's own reset does: an operator resets a password
    * because it may be known to someone else, who may be logged in with it). `revokedSessions` counts
-   * them. Throws AdminAccountTakenError when the name belongs to a member who is not an admin.
+   * them. Throws AdminAccountTakenError when the name belongs to a member who is not an admin. A creation
+   * (`member.admin_created`) and a reset (`member.password_reset`) are recorded in the audit log as made
+   * by `opts.ctx`: the system at boot (ADMIN_ACCOUNT), the operating-system user for the CLI (admin.cli.ts).
    */
-  async ensureAdmin(username: string, password: string, opts: { resetPassword?: boolean } = {}): Promise<{ member: Member; created: boolean; revokedSessions: number }> {
+  async ensureAdmin(username: string, password: string, opts: { resetPassword?: boolean; ctx: AuditContext }): Promise<{ member: Member; created: boolean; revokedSessions: number }> {
     const existing = await this.members.findByAccount(username);
     if (existing) return this.existingAdmin(username, existing, password, opts);
     try {
-      const member = await this.members.create({ username, password, nickname: username, roles: [ADMIN_ROLE] });
+      const member = await this.members.create({ username, password, nickname: username, roles: [ADMIN_ROLE] }, { method: 'admin_bootstrap', audit: { ctx: opts.ctx, action: 'member.admin_created' } });
       this.logger.log(`admin member ${member.id} (${username}) created`);
       const note = this.secondFactorNote();
       if (note) this.logger.log(note);
@@ -87,12 +90,12 @@ export class AdminBootstrapService implements OnApplicationBootstrap {
     account: string,
     member: Member,
     password: string,
-    opts: { resetPassword?: boolean },
+    opts: { resetPassword?: boolean; ctx: AuditContext },
   ): Promise<{ member: Member; created: boolean; revokedSessions: number }> {
     if (!member.roles?.includes(ADMIN_ROLE)) throw new AdminAccountTakenError(account, member.id);
     let revokedSessions = 0;
     if (opts.resetPassword) {
-      await this.members.setPassword(member.id, password);
+      await this.members.resetPassword(member.id, password, opts.ctx);
       revokedSessions = await this.sessions.revokeAll(member.id, 'password_reset');
       this.logger.log(`admin ${member.id} (${member.username}): password reset, ${revokedSessions} session(s) ended`);
     }

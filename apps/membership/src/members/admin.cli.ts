@@ -4,7 +4,9 @@
  * not an admin is never promoted by name: the command fails (exit 1) and says so. The password is read
  * from ADMIN_PASSWORD or, when unset, from the first line of standard input, never from the command line.
  */
+import { userInfo } from 'os';
 import { Readable } from 'stream';
+import { cliContext } from '@app/audit';
 import { createMembershipApp } from '../membership.app';
 import { AdminBootstrapService } from './admin-bootstrap.service';
 
@@ -17,6 +19,15 @@ async function firstLine(input: Readable): Promise<string> {
   return data.split(/\r?\n/)[0];
 }
 
+/** Who ran the command, for the audit log; null where the platform cannot say (no passwd entry in a container). */
+function operatingSystemUser(): string | null {
+  try {
+    return userInfo().username;
+  } catch {
+    return null;
+  }
+}
+
 export async function createAdminCommand(args: string[], env: Record<string, string | undefined>, input: Readable): Promise<string> {
   const account = args.find((a) => !a.startsWith('-'));
   if (!account || !/^[a-zA-Z0-9_]{4,20}$/.test(account)) throw new Error('usage: admin:create <username (4-20 letters, digits, _)> [--reset-password]');
@@ -27,7 +38,7 @@ export async function createAdminCommand(args: string[], env: Record<string, str
   try {
     await app.init();
     const bootstrap = app.get(AdminBootstrapService);
-    const { member, created, revokedSessions } = await bootstrap.ensureAdmin(account, password, { resetPassword: args.includes('--reset-password') });
+    const { member, created, revokedSessions } = await bootstrap.ensureAdmin(account, password, { resetPassword: args.includes('--reset-password'), ctx: cliContext(operatingSystemUser()) });
     const outcome = created
       ? `admin ${member.username} created (member id ${member.id})`
       : args.includes('--reset-password')

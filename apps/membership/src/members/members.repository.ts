@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, Repository } from 'typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
 import { Member } from './member.entity';
 import { selectEntities } from './raw-rows';
 
@@ -10,7 +10,7 @@ export type ContactChannel = 'email' | 'phone';
 export class MembersRepository {
   private readonly repo: Repository<Member>;
 
-  constructor(dataSource: DataSource) {
+  constructor(private readonly dataSource: DataSource) {
     this.repo = dataSource.getRepository(Member);
   }
 
@@ -31,9 +31,17 @@ export class MembersRepository {
     return this.repo.findOne({ where: { phone } });
   }
 
-  /** Inserts; a unique violation surfaces as a `QueryFailedError` with code 23505 and the index name. */
-  insert(values: Partial<Member>): Promise<Member> {
-    return this.repo.save(this.repo.create(values));
+  /**
+   * Inserts, and runs `created` (the member.registered event, an audit row) in the same transaction, so
+   * the event exists exactly when the member does. A unique violation surfaces as a `QueryFailedError`
+   * with code 23505 and the index name.
+   */
+  insert(values: Partial<Member>, created: (m: EntityManager, member: Member) => Promise<void>): Promise<Member> {
+    return this.dataSource.transaction(async (m) => {
+      const member = await m.save(m.create(Member, values));
+      await created(m, member);
+      return member;
+    });
   }
 
   async update(id: string, values: Partial<Member>): Promise<void> {
@@ -73,6 +81,14 @@ export class MembersRepository {
       [id, passwordHash, expected],
     );
     return (Array.isArray(res[0]) ? res[0] : res).length > 0;
+  }
+
+  /** Sets a new password hash and runs `changed` (its audit row) in the same transaction. */
+  async setPasswordHashRecorded(id: string, passwordHash: string, changed: (m: EntityManager) => Promise<void>): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      await m.query(`UPDATE members SET password_hash = $2, updated_time = now() WHERE id = $1`, [id, passwordHash]);
+      await changed(m);
+    });
   }
 
   async touchLogin(id: string): Promise<void> {

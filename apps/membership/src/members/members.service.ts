@@ -1,9 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'crypto';
 import { QueryFailedError } from 'typeorm';
+import { AuditContext, AuditLog } from '@app/audit';
 import { BusinessException, ErrorCode, hasMessage, msg } from '@app/envelope';
+import { Clock } from '@app/platform';
+import { WebhookOutbox } from '@app/webhooks';
 import { PasswordHasher } from '../security/password-hasher';
 import { Gender, Member } from './member.entity';
+import { MemberOrigin, recordRegistration } from './member-origin';
 import { ContactChannel, MembersRepository } from './members.repository';
 
 export interface CreateMemberInput {
@@ -42,6 +46,9 @@ export class MembersService {
   constructor(
     private readonly members: MembersRepository,
     private readonly hasher: PasswordHasher,
+    private readonly audit: AuditLog,
+    private readonly outbox: WebhookOutbox,
+    private readonly clock: Clock,
   ) {}
 
   findById(id: string): Promise<Member | null> {
@@ -70,9 +77,10 @@ export class MembersService {
    * Throws 10005 naming the taken field (also when a concurrent sign-up wins the race). An email or
    * phone given without proof is stored as an unproven claim; a proven one (`emailProven`,
    * `phoneProven`) is stored verified and removes another member's unproven claim on it: only a
-   * verified holder makes a proven address "taken".
+   * verified holder makes a proven address "taken". The member.registered event (with `origin`'s
+   * method) commits with the member.
    */
-  async create(input: CreateMemberInput): Promise<Member> {
+  async create(input: CreateMemberInput, origin: MemberOrigin): Promise<Member> {
     const email = input.email ? input.email.trim().toLowerCase() : null;
     const phone = input.phone ?? null;
     const taken = (m: Member | null, verified: Date | null | undefined, proven: boolean | undefined) => m !== null && (!proven || verified != null);
@@ -101,7 +109,7 @@ export class MembersService {
           avatarUrl: input.avatarUrl ?? null,
           passwordHash,
           roles: input.roles ?? [],
-        });
+        }, (m, member) => recordRegistration(m, member, origin, this.audit, this.outbox, new Date(this.clock.now())));
       } catch (err) {
         const field = uniqueViolation(err);
         if (field === 'username' && !input.username && attempt < 3) continue;
@@ -157,6 +165,12 @@ export class MembersService {
 
   async setPassword(id: string, password: string): Promise<void> {
     await this.members.setPasswordHash(id, await this.hasher.hash(password));
+  }
+
+  /** An operator's reset (`npm run admin:create -- --reset-password`): the new hash and its audit row commit together. */
+  async resetPassword(id: string, password: string, ctx: AuditContext): Promise<void> {
+    const hash = await this.hasher.hash(password);
+    await this.members.setPasswordHashRecorded(id, hash, (m) => this.audit.record(m, { ...ctx, action: 'member.password_reset', target: { type: 'member', id } }));
   }
 
   /**

@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
-import { addressLimitKey, SharedState, TimedHolds } from '@app/platform';
+import { addressLimitKey, Clock, SharedState, TimedHolds } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
+import { LoginLockoutRepository, StartedLock } from './login-lockout.repository';
 
 /**
  * Temporary locks after repeated wrong passwords, kept in SharedState with an expiry:
@@ -12,22 +13,28 @@ import { MembershipConfig } from '../config/membership.config';
  * an account's account-wide lock going, so that lock (and the IP-wide one) does not apply to a client
  * IP the member logged in from before (a "known origin", LOGIN_KNOWN_ORIGIN_TTL_MS): the member's
  * usual network still gets in with the right password, anyone else is told to log in with a code.
+ * The failure that starts a lock (the one whose count is exactly the limit: the counter is atomic, so
+ * one request on one replica) records it in the audit log and, for a member, as member.login_locked.
  */
 @Injectable()
 export class LoginLockoutService {
+  private readonly log = new Logger('LoginLockout');
+
   constructor(
     private readonly state: SharedState,
     private readonly holds: TimedHolds,
     private readonly config: MembershipConfig,
+    private readonly locks: LoginLockoutRepository,
+    private readonly clock: Clock,
   ) {}
 
   private scopes(account: string, ip: string) {
     // Per-address scopes count the address's limit key (IPv6 by its /64), like every per-address limit.
     const net = addressLimitKey(ip, this.config.RATE_LIMIT_IPV6_PREFIX);
     return [
-      { name: `acct-ip:${account}:${net}`, max: this.config.LOGIN_MAX_FAILURES, waivedForKnownOrigin: false },
-      { name: `acct:${account}`, max: this.config.LOGIN_ACCOUNT_MAX_FAILURES, waivedForKnownOrigin: true },
-      { name: `ip:${net}`, max: this.config.LOGIN_IP_MAX_FAILURES, waivedForKnownOrigin: true },
+      { name: `acct-ip:${account}:${net}`, max: this.config.LOGIN_MAX_FAILURES, waivedForKnownOrigin: false, scope: 'account_address' as const },
+      { name: `acct:${account}`, max: this.config.LOGIN_ACCOUNT_MAX_FAILURES, waivedForKnownOrigin: true, scope: 'account' as const },
+      { name: `ip:${net}`, max: this.config.LOGIN_IP_MAX_FAILURES, waivedForKnownOrigin: true, scope: 'address' as const },
     ];
   }
 
@@ -52,14 +59,32 @@ export class LoginLockoutService {
     }
   }
 
-  async recordFailure(account: string, ip: string): Promise<void> {
+  /** `account` as for assertNotLocked (`m:<member id>` or `u:<name>`); `requestId` goes to the audit row of a lock it starts. */
+  async recordFailure(account: string, ip: string, requestId: string | null = null): Promise<void> {
     const window = this.config.LOGIN_LOCK_MS;
+    const net = addressLimitKey(ip, this.config.RATE_LIMIT_IPV6_PREFIX);
     for (const scope of this.scopes(account, ip)) {
       const { count } = await this.state.incr(`login:fail:${scope.name}`, window);
       if (count >= scope.max) {
         await this.holds.start(`login:lock:${scope.name}`, window);
         await this.state.del(`login:fail:${scope.name}`);
+        if (count === scope.max) await this.recordLock(account, net, scope.scope, scope.max, window, requestId);
       }
+    }
+  }
+
+  /**
+   * An account lock of a name no member has is not recorded (it would only log a stranger's typing). The
+   * lock stands whether or not its record could be written: a failed write is logged, the caller still
+   * gets its 401 (never a 500 that would tell a guesser something went differently).
+   */
+  private async recordLock(account: string, net: string, scope: StartedLock['scope'], failures: number, window: number, requestId: string | null): Promise<void> {
+    const memberId = scope !== 'address' && account.startsWith('m:') ? account.slice(2) : null;
+    if (scope !== 'address' && memberId === null) return;
+    try {
+      await this.locks.recordStart({ scope, memberId, address: net, failures, lockedUntil: new Date(this.clock.now() + window) }, requestId);
+    } catch (e) {
+      this.log.error(`sign-in lock (${scope}) of ${memberId ? `member ${memberId}` : net} not recorded: ${(e as Error).message}`);
     }
   }
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { SessionsModule } from '../sessions/sessions.module';
 import { ClientSessionsController } from './client-sessions.controller';
+import { LoginLockoutRepository } from './login-lockout.repository';
 import { LoginLockoutService } from './login-lockout.service';
 import { PasswordHasher } from './password-hasher';
 import { PasswordPolicy } from './password-policy';
@@ -13,7 +14,7 @@ import { TokenSecrets } from './token-secrets';
 @Module({
   imports: [SessionsModule],
   controllers: [ClientSessionsController],
-  providers: [PasswordHasher, PasswordPolicy, LoginLockoutService, TokenSecrets],
+  providers: [PasswordHasher, PasswordPolicy, LoginLockoutService, LoginLockoutRepository, TokenSecrets],
   exports: [PasswordHasher, PasswordPolicy, LoginLockoutService, TokenSecrets],
 })
 export class SecurityModule {}
