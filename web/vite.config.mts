@@ -13,7 +13,10 @@ export default defineConfig(({ command }) => ({
   root: here,
   base: command === 'build' ? './' : '/account/',
   // Vite's own transform (oxc) compiles JSX with React's automatic runtime; no React plugin.
-  oxc: { jsx: { runtime: 'automatic', importSource: 'react' } },
+  oxc: { jsx: { runtime: 'automatic', importSource: 'react', development: command !== 'build' } },
+  // A build is the production one even when the caller's NODE_ENV is 'test' (jest's global setup builds
+  // through scripts/build.js): React's development build is twice the size and is not what is served.
+  define: command === 'build' ? { 'process.env.NODE_ENV': JSON.stringify('production') } : {},
   build: {
     outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
     emptyOutDir: true,

@@ -11,7 +11,7 @@ export function BarFigure({ title, data, color = 'var(--chart-1)', layout = 'hor
       <figcaption>{title}</figcaption>
       <div className="chart-box" aria-hidden="true">
         <ResponsiveContainer width="100%" height={vertical ? Math.max(120, data.length * 36 + 30) : 220}>
-          <BarChart data={data} layout={vertical ? 'vertical' : 'horizontal'} margin={{ top: 8, right: 16, bottom: 4, left: vertical ? 8 : 0 }}>
+          <BarChart accessibilityLayer={false} data={data} layout={vertical ? 'vertical' : 'horizontal'} margin={{ top: 8, right: 16, bottom: 4, left: vertical ? 8 : 0 }}>
             <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" />
             {vertical ? (
               <>
