@@ -24,8 +24,8 @@ export function BarFigure({ title, data, color = 'var(--chart-1)', layout = 'hor
                 <YAxis stroke="var(--muted)" fontSize={12} width={56} />
               </>
             )}
-            <Tooltip formatter={(v) => format(Number(v))} contentStyle={{ background: 'var(--surface)', border: '1px solid var(--border)', color: 'var(--text)' }} />
-            <Bar dataKey="value" fill={color} isAnimationActive={false} />
+            <Tooltip cursor={{ fill: 'var(--accent-soft)' }} formatter={(v) => format(Number(v))} contentStyle={{ background: 'var(--surface)', border: '1px solid var(--border)', color: 'var(--text)' }} />
+            <Bar dataKey="value" fill={color} maxBarSize={40} isAnimationActive={false} />
           </BarChart>
         </ResponsiveContainer>
       </div>

@@ -7,7 +7,7 @@ import { Field, Notice } from '../../ui';
 import { BarFigure } from './charts';
 import { ConsolePage, useCanWrite } from './console-area';
 import { optionalNumber } from './keys-page';
-import { ApiKey, formatCount, formatYuan, UsageReport, utcDate } from './model';
+import { ApiKey, everyDay, formatCount, formatYuan, UsageReport, utcDate } from './model';
 
 /** One key: its details, limits and budget (editable), its usage of the last 30 days, revoke. */
 export default function KeyPage({ path, id }: { path: string; id: string }) {
@@ -66,8 +66,8 @@ export default function KeyPage({ path, id }: { path: string; id: string }) {
       <Notice error={usage.error ? messageOf(usage.error) : null} />
       {usage.data && (
         <div className="charts">
-          <BarFigure title={t('console.key.requestsByDay')} data={usage.data.totals.map((d) => ({ name: d.date, value: d.requests }))} format={formatCount} />
-          <BarFigure title={t('console.key.spendByDay')} color="var(--chart-2)" data={usage.data.totals.map((d) => ({ name: d.date, value: d.cost_yuan }))} format={formatYuan} />
+          <BarFigure title={t('console.key.requestsByDay')} data={everyDay(from, today, usage.data.totals, (d) => d.requests)} format={formatCount} />
+          <BarFigure title={t('console.key.spendByDay')} color="var(--chart-2)" data={everyDay(from, today, usage.data.totals, (d) => d.cost_yuan)} format={formatYuan} />
         </div>
       )}
     </ConsolePage>

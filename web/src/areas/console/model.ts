@@ -60,3 +60,14 @@ export function topBy(lines: UsageLine[], by: (l: UsageLine) => string, value: (
     .sort((a, b) => b.value - a.value)
     .slice(0, top);
 }
+
+/** Every day from `from` to `to` (YYYY-MM-DD, UTC) with the report's value or 0: a chart shows the days without calls too. */
+export function everyDay(from: string, to: string, totals: UsageReport['totals'], value: (d: UsageReport['totals'][number]) => number, label = (d: string) => d): Array<{ name: string; value: number }> {
+  const byDate = new Map(totals.map((d) => [d.date, value(d)]));
+  const days: Array<{ name: string; value: number }> = [];
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000) {
+    const d = utcDate(t);
+    days.push({ name: label(d), value: byDate.get(d) ?? 0 });
+  }
+  return days;
+}

@@ -5,7 +5,7 @@ import { t } from '../../i18n';
 import { Notice } from '../../ui';
 import { BarFigure } from './charts';
 import { ConsolePage } from './console-area';
-import { ApiKey, formatCount, formatYuan, List, topBy, UsageReport, utcDate } from './model';
+import { ApiKey, everyDay, formatCount, formatYuan, List, topBy, UsageReport, utcDate } from './model';
 
 /** Spend today and this month (UTC days, as the admin usage report counts them), requests, errors; top keys and models. */
 export default function OverviewPage({ path }: { path: string }) {
@@ -39,8 +39,8 @@ export default function OverviewPage({ path }: { path: string }) {
             ))}
           </dl>
           <div className="charts">
-            <BarFigure title={t('console.overview.spendByDay')} data={(usage.data?.totals ?? []).map((d) => ({ name: d.date.slice(5), value: d.cost_yuan }))} format={formatYuan} />
-            <BarFigure title={t('console.overview.requestsByDay')} color="var(--chart-2)" data={(usage.data?.totals ?? []).map((d) => ({ name: d.date.slice(5), value: d.requests }))} format={formatCount} />
+            <BarFigure title={t('console.overview.spendByDay')} data={everyDay(monthStart, today, usage.data?.totals ?? [], (d) => d.cost_yuan, (d) => d.slice(8))} format={formatYuan} />
+            <BarFigure title={t('console.overview.requestsByDay')} color="var(--chart-2)" data={everyDay(monthStart, today, usage.data?.totals ?? [], (d) => d.requests, (d) => d.slice(8))} format={formatCount} />
             <BarFigure title={t('console.overview.topKeys')} layout="vertical" data={topBy(lines, (l) => (l.key_id ? names.get(l.key_id) ?? l.key_id.slice(0, 8) : '—'), (l) => l.cost_yuan)} format={formatYuan} />
             <BarFigure title={t('console.overview.topModels')} layout="vertical" color="var(--chart-2)" data={topBy(lines, (l) => l.model, (l) => l.requests)} format={formatCount} />
           </div>
