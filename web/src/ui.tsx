@@ -5,13 +5,13 @@ import { t } from './i18n';
 import { Area, navigate } from './router';
 
 /** The frame of every page: skip link, header (area, member, sign-out) and the main landmark. */
-export function Shell({ area, children, wide = false }: { area: Area; children: ReactNode; wide?: boolean }) {
+export function Shell({ area, children, wide = false, nav, className }: { area: Area; children: ReactNode; wide?: boolean; nav?: ReactNode; className?: string }) {
   const { member } = useSession();
   const signOut = async () => {
     // The session ends on the server too (its refresh token stops working); locally in any case.
     await api('POST', '/api/v1/app/auth/logout').catch(() => undefined);
     signedOut();
-    navigate('account', '/sign-in', { replace: true });
+    navigate(area, '/sign-in', { replace: true });
   };
   return (
     <>
@@ -29,9 +29,18 @@ export function Shell({ area, children, wide = false }: { area: Area; children: 
           </span>
         )}
       </header>
-      <main id="main" className={wide ? 'wide' : 'narrow'}>
-        {children}
-      </main>
+      {nav ? (
+        <div className="console-frame">
+          {nav}
+          <main id="main" className={className ?? 'console'}>
+            {children}
+          </main>
+        </div>
+      ) : (
+        <main id="main" className={className ?? (wide ? 'wide' : 'narrow')}>
+          {children}
+        </main>
+      )}
     </>
   );
 }

@@ -31,8 +31,8 @@ export const membershipApp: AppDefinition<MembershipConfig> = {
   // A stranger's body to a route that needs a token is not read: 401 first (unknown paths keep their 404).
   authenticateFirst: 'routes',
   errorResponder: (error, req, res) => sendEnvelopeError(error, req, res, new Logger('Errors')),
-  // The account page (web/, built into dist/web) at {base_url}/account/.
-  customize: (app, config) => serveWebApp(app, normalizePrefix(config.CONTEXT_PATH)),
+  // The account page and the operator console (web/, built into dist/web) at {base_url}/account/ and /console/.
+  customize: (app, config) => serveWebApp(app, normalizePrefix(config.CONTEXT_PATH), { gatewayUrl: config.CONSOLE_GATEWAY_URL }),
   swagger: {
     title: 'Membership API',
     description:

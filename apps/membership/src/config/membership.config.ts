@@ -18,6 +18,15 @@ export class MembershipConfig extends BaseConfig {
   @IsIn(['en', 'zh-CN'])
   DEFAULT_LOCALE: 'en' | 'zh-CN' = 'en';
 
+  /**
+   * The AI gateway's base URL as the operator console (`{base_url}/console/`) reaches it from the browser,
+   * e.g. https://ai.example.com. Written into the console's page and allowed by its Content-Security-Policy
+   * (connect-src). Empty: the console's own host name with the gateway's default port 8081, same scheme.
+   */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/, { message: 'must be an http(s) URL like https://ai.example.com' })
+  CONSOLE_GATEWAY_URL?: string;
+
   /** HMAC secret of access tokens (>= 32 chars). Required in production; generated under DATA_DIR in development. */
   @IsOptional()
   @IsString()

@@ -4,19 +4,19 @@ import { ApiError, messageOf, publicApi } from '../../api/client';
 import type { MemberLogin } from '../../api/session';
 import { ErrorCodes, MfaChallenge, MfaEnrolmentLogin, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, TotpEnrolment } from '../../api/types';
 import { t } from '../../i18n';
-import { href, navigate } from '../../router';
+import { Area, href, navigate } from '../../router';
 import { Field, Notice, PageTitle, Shell } from '../../ui';
 import { showRecoveryCodes } from './recovery-codes';
 import { clearChallenge, finishSignIn, pendingChallenge } from './sign-in-flow';
 
 /** The second step of a sign-in: a TOTP code, a passkey or a recovery code; or enrolling a first factor when the role requires one. */
-export function ChallengePage() {
+export function ChallengePage({ area = 'account' }: { area?: Area }) {
   const [challenge] = useState(pendingChallenge);
   const [error, setError] = useState<string | null>(null);
   const [expired, setExpired] = useState(false);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    if (!challenge) navigate('account', '/sign-in', { replace: true });
+    if (!challenge) navigate(area, '/sign-in', { replace: true });
   }, [challenge]);
   if (!challenge) return null;
 
@@ -26,7 +26,7 @@ export function ChallengePage() {
     try {
       const login = await step();
       showRecoveryCodes((login as MfaEnrolmentLogin).recoveryCodes);
-      finishSignIn(login);
+      finishSignIn(login, area);
     } catch (e) {
       if (e instanceof ApiError && e.code === ErrorCodes.MFA_CHALLENGE_INVALID) {
         clearChallenge();
@@ -39,7 +39,7 @@ export function ChallengePage() {
 
   const body = expired ? (
     <p>
-      <a href={href('account', '/sign-in')}>{t('challenge.restart')}</a>
+      <a href={href(area, '/sign-in')}>{t('challenge.restart')}</a>
     </p>
   ) : challenge.enrolmentRequired ? (
     <Enrolment challenge={challenge} busy={busy} run={run} onError={setError} />
@@ -47,7 +47,7 @@ export function ChallengePage() {
     <Verification challenge={challenge} busy={busy} run={run} />
   );
   return (
-    <Shell area="account">
+    <Shell area={area}>
       <div className="card">
         <PageTitle>{challenge.enrolmentRequired ? t('challenge.enrolTitle') : t('challenge.title')}</PageTitle>
         <p className="intro">{challenge.enrolmentRequired ? t('challenge.enrolIntro') : t('challenge.intro')}</p>

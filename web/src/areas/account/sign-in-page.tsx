@@ -4,14 +4,15 @@ import { ApiError, messageOf, publicApi } from '../../api/client';
 import type { MemberLogin } from '../../api/session';
 import type { PublicKeyCredentialRequestOptionsJSON, SignInResult } from '../../api/types';
 import { t } from '../../i18n';
+import type { Area } from '../../router';
 import { Field, Notice, PageTitle, Shell } from '../../ui';
 import { finishSignIn } from './sign-in-flow';
 
 type Method = 'password' | 'phone';
 const RESEND_SECONDS = 60; // send-code's resend interval (apps/membership/src/verification/verification.service.ts)
 
-/** Sign-in by password, by SMS code, or with a passkey (passwordless). */
-export function SignInPage() {
+/** Sign-in by password, by SMS code, or with a passkey (passwordless); the same page for the account area and the console. */
+export function SignInPage({ area = 'account' }: { area?: Area }) {
   const [method, setMethod] = useState<Method>('password');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -20,7 +21,7 @@ export function SignInPage() {
     setBusy(true);
     setError(null);
     try {
-      finishSignIn(await step());
+      finishSignIn(await step(), area);
     } catch (e) {
       setError(messageOf(e));
       setBusy(false);
@@ -28,7 +29,7 @@ export function SignInPage() {
   };
 
   return (
-    <Shell area="account">
+    <Shell area={area}>
       <div className="card">
         <PageTitle>{t('signIn.title')}</PageTitle>
         <div className="segmented" role="group" aria-label={t('signIn.method')}>

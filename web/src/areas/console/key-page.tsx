@@ -1,0 +1,116 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { FormEvent, useEffect, useState } from 'react';
+import { messageOf } from '../../api/client';
+import { gateway } from '../../api/gateway';
+import { formatDateTime, t } from '../../i18n';
+import { Field, Notice } from '../../ui';
+import { BarFigure } from './charts';
+import { ConsolePage, useCanWrite } from './console-area';
+import { optionalNumber } from './keys-page';
+import { ApiKey, everyDay, formatCount, formatYuan, UsageReport, utcDate } from './model';
+
+/** One key: its details, limits and budget (editable), its usage of the last 30 days, revoke. */
+export default function KeyPage({ path, id }: { path: string; id: string }) {
+  const canWrite = useCanWrite();
+  const queries = useQueryClient();
+  const key = useQuery({ queryKey: ['key', id], queryFn: () => gateway<ApiKey>('GET', `/admin/keys/${encodeURIComponent(id)}`) });
+  const today = utcDate(Date.now());
+  const from = utcDate(Date.now() - 29 * 86_400_000);
+  const usage = useQuery({ queryKey: ['usage', 'key', id, from, today], queryFn: () => gateway<UsageReport>('GET', `/admin/usage?key_id=${encodeURIComponent(id)}&start_date=${from}&end_date=${today}`) });
+  const revoke = useMutation({
+    mutationFn: () => gateway<ApiKey>('DELETE', `/admin/keys/${encodeURIComponent(id)}`),
+    onSuccess: (k) => {
+      queries.setQueryData(['key', id], k);
+      void queries.invalidateQueries({ queryKey: ['keys'] });
+    },
+  });
+  const k = key.data;
+  return (
+    <ConsolePage path={path} title={k ? t('console.key.title', { name: k.name }) : t('console.nav.keys')}>
+      <Notice error={key.error ? messageOf(key.error) : revoke.error ? messageOf(revoke.error) : null} success={revoke.isSuccess ? t('console.key.revoked') : null} />
+      {k && (
+        <div className="grid-2">
+          <section className="card" aria-labelledby="key-details">
+            <h2 id="key-details">{t('console.key.details')}</h2>
+            <dl className="props">
+              <dt>{t('console.keys.prefix')}</dt>
+              <dd>
+                <code>{k.prefix}…</code>
+              </dd>
+              <dt>{t('console.keys.status')}</dt>
+              <dd>
+                <span className={`badge ${k.status === 'active' ? 'on' : ''}`} data-testid="key-status">
+                  {t(`console.keys.status.${k.status}`)}
+                </span>
+              </dd>
+              <dt>{t('console.keys.spent')}</dt>
+              <dd>{formatYuan(k.spent_yuan)}</dd>
+              <dt>{t('console.key.remaining')}</dt>
+              <dd>{formatYuan(k.remaining_yuan)}</dd>
+              <dt>{t('console.key.created')}</dt>
+              <dd>{formatDateTime(k.created_at)}</dd>
+              <dt>{t('console.keys.lastUsed')}</dt>
+              <dd>{formatDateTime(k.last_used_at)}</dd>
+            </dl>
+            {canWrite && k.status === 'active' && (
+              <div className="row end">
+                <button type="button" className="danger" disabled={revoke.isPending} onClick={() => confirm(t('console.key.revokeConfirm')) && revoke.mutate()}>
+                  {t('console.key.revoke')}
+                </button>
+              </div>
+            )}
+          </section>
+          <LimitsForm apiKey={k} canWrite={canWrite && k.status === 'active'} />
+        </div>
+      )}
+      <Notice error={usage.error ? messageOf(usage.error) : null} />
+      {usage.data && (
+        <div className="charts">
+          <BarFigure title={t('console.key.requestsByDay')} data={everyDay(from, today, usage.data.totals, (d) => d.requests)} format={formatCount} />
+          <BarFigure title={t('console.key.spendByDay')} color="var(--chart-2)" data={everyDay(from, today, usage.data.totals, (d) => d.cost_yuan)} format={formatYuan} />
+        </div>
+      )}
+    </ConsolePage>
+  );
+}
+
+function LimitsForm({ apiKey, canWrite }: { apiKey: ApiKey; canWrite: boolean }) {
+  const queries = useQueryClient();
+  const text = (v: number | null | undefined) => (v === null || v === undefined ? '' : String(v));
+  const [name, setName] = useState(apiKey.name);
+  const [rpm, setRpm] = useState(text(apiKey.requests_per_minute));
+  const [tpm, setTpm] = useState(text(apiKey.tokens_per_minute));
+  const [budget, setBudget] = useState(text(apiKey.budget_yuan));
+  useEffect(() => setName(apiKey.name), [apiKey.name]);
+  const save = useMutation({
+    mutationFn: () =>
+      gateway<ApiKey>('PATCH', `/admin/keys/${encodeURIComponent(apiKey.id)}`, { name, requests_per_minute: optionalNumber(rpm), tokens_per_minute: optionalNumber(tpm), budget_yuan: optionalNumber(budget) }),
+    onSuccess: (k) => {
+      queries.setQueryData(['key', apiKey.id], k);
+      void queries.invalidateQueries({ queryKey: ['keys'] });
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate();
+  };
+  return (
+    <section className="card" aria-labelledby="key-limits">
+      <h2 id="key-limits">{t('console.key.limits')}</h2>
+      <form onSubmit={submit}>
+        <fieldset disabled={!canWrite} className="plain">
+          <Field label={t('console.keys.name')} name="name" value={name} onChange={setName} maxLength={100} />
+          <Field label={t('console.keys.rpm')} name="rpm" type="number" value={rpm} onChange={setRpm} required={false} hint={t('console.keys.emptyNoLimit')} />
+          <Field label={t('console.keys.tpm')} name="tpm" type="number" value={tpm} onChange={setTpm} required={false} />
+          <Field label={t('console.keys.budget')} name="budget" type="number" value={budget} onChange={setBudget} required={false} />
+          {canWrite && (
+            <button type="submit" className="primary" disabled={save.isPending}>
+              {t('console.save')}
+            </button>
+          )}
+        </fieldset>
+      </form>
+      <Notice error={save.error ? messageOf(save.error) : null} success={save.isSuccess ? t('console.saved') : null} />
+    </section>
+  );
+}
