@@ -22,12 +22,14 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
   }
 
   /** A WebAuthn authenticator built into the browser (DevTools protocol), with user verification. */
-  async function addAuthenticator(page: Page): Promise<void> {
+  /** A platform authenticator on the page; `presence(false)` makes it wait for a user instead of answering every request. */
+  async function addAuthenticator(page: Page): Promise<{ presence(on: boolean): Promise<void> }> {
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
     });
+    return { presence: async (enabled) => void (await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled })) };
   }
 
   const signOut = async (page: Page, t: Texts) => {
@@ -118,7 +120,7 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
       const username = await f.newMember();
       const { page, context, t } = await f.open(locale, scheme);
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: f.base });
-      await addAuthenticator(page);
+      const authenticator = await addAuthenticator(page);
       await f.signInWithPassword(page, t, username);
 
       const passkeys = page.locator('#passkeys');
@@ -134,16 +136,24 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
       await passkeys.locator('li').filter({ hasText: 'Work laptop' }).waitFor();
       await screenshot(page, 'account', name('passkeys'));
 
-      // Without a password: the discoverable passkey names the member.
+      // Without a password, offered in the account field's autofill (conditional mediation): the sign-in form asks
+      // for options as it shows, and the authenticator (answering at once, as a user picking the passkey would)
+      // signs the member in; the discoverable passkey names them.
+      const conditionalAsked = page.waitForRequest((r) => r.url().endsWith('/api/v1/app/auth/passkey/options'));
       await signOut(page, t);
-      await page.getByRole('button', { name: t('signIn.passkey') }).click();
+      expect(await page.evaluate('PublicKeyCredential.isConditionalMediationAvailable()')).toBe(true);
+      await conditionalAsked;
       await securityPage(page, t);
       await page.getByText(t('security.signedInAs', { name: username })).waitFor();
 
-      // As the second factor after a password.
+      // As the second factor after a password (the authenticator waits for a user on the sign-in form, so the
+      // autofill offer stays pending; it answers the challenge page's request).
+      await authenticator.presence(false);
       await signOut(page, t);
+      expect(await page.getByLabel(t('signIn.account')).getAttribute('autocomplete')).toBe('username webauthn');
       await f.submitPassword(page, t, username);
       await page.getByRole('heading', { level: 1, name: t('challenge.title') }).waitFor();
+      await authenticator.presence(true);
       await page.getByRole('button', { name: t('challenge.passkey') }).click();
       await securityPage(page, t);
 

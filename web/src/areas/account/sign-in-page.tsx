@@ -1,4 +1,4 @@
-import { browserSupportsWebAuthn, startAuthentication, WebAuthnAbortService } from '@simplewebauthn/browser';
+import { browserSupportsWebAuthn, browserSupportsWebAuthnAutofill, startAuthentication, WebAuthnAbortService } from '@simplewebauthn/browser';
 import { FormEvent, useEffect, useState } from 'react';
 import { ApiError, messageOf, publicApi } from '../../api/client';
 import type { MemberLogin } from '../../api/session';
@@ -61,6 +61,7 @@ interface FormProps {
 }
 
 function PasswordForm({ busy, run }: FormProps) {
+  useConditionalPasskey(run);
   const [account, setAccount] = useState('');
   const [password, setPassword] = useState('');
   const submit = (e: FormEvent) => {
@@ -69,7 +70,7 @@ function PasswordForm({ busy, run }: FormProps) {
   };
   return (
     <form onSubmit={submit}>
-      <Field label={t('signIn.account')} name="account" value={account} onChange={setAccount} autoComplete="username" maxLength={254} />
+      <Field label={t('signIn.account')} name="account" value={account} onChange={setAccount} autoComplete="username webauthn" maxLength={254} />
       <Field label={t('signIn.password')} name="password" type="password" value={password} onChange={setPassword} autoComplete="current-password" maxLength={128} />
       <button type="submit" className="primary" disabled={busy}>
         {t('signIn.submit')}
@@ -119,20 +120,47 @@ function PhoneForm({ busy, run, setError }: FormProps & { setError: (e: string |
   );
 }
 
+/** Asks the server for passwordless options (they name no credential): a discoverable passkey's sign-in. */
+async function passkeyLogin(autofill: boolean): Promise<MemberLogin> {
+  const optionsJSON = await publicApi<PublicKeyCredentialRequestOptionsJSON>('POST', '/api/v1/app/auth/passkey/options');
+  let credential;
+  try {
+    credential = await startAuthentication({ optionsJSON, useBrowserAutofill: autofill });
+  } catch {
+    throw new ApiError(0, 0, t('signIn.passkeyFailed'));
+  }
+  return publicApi<MemberLogin>('POST', '/api/v1/app/auth/passkey/login', { credential });
+}
+
+/**
+ * Conditional mediation: while the password form shows, the browser offers the member's passkeys in the
+ * account field's autofill (`autocomplete="username webauthn"`); choosing one signs in without a password.
+ * The passkey button, or leaving the page, cancels this pending request (WebAuthnAbortService).
+ */
+function useConditionalPasskey(run: FormProps['run']) {
+  useEffect(() => {
+    let live = true;
+    void (async () => {
+      if (!(await browserSupportsWebAuthnAutofill()) || !live) return;
+      try {
+        const login = await passkeyLogin(true);
+        if (live) await run(async () => login);
+      } catch {
+        // Cancelled (the button took over, or the page changed) or refused: the form stays as it is.
+      }
+    })();
+    return () => {
+      live = false;
+      WebAuthnAbortService.cancelCeremony();
+    };
+    // Once per showing of the form (`run` is recreated on every render of the page).
+  }, []);
+}
+
 /** Passwordless sign-in with a discoverable passkey (the server's options name no credential). */
 function PasskeySignIn({ busy, run }: FormProps) {
   useEffect(() => () => WebAuthnAbortService.cancelCeremony(), []);
-  const signIn = () =>
-    run(async () => {
-      const optionsJSON = await publicApi<PublicKeyCredentialRequestOptionsJSON>('POST', '/api/v1/app/auth/passkey/options');
-      let credential;
-      try {
-        credential = await startAuthentication({ optionsJSON });
-      } catch {
-        throw new ApiError(0, 0, t('signIn.passkeyFailed'));
-      }
-      return publicApi<MemberLogin>('POST', '/api/v1/app/auth/passkey/login', { credential });
-    });
+  const signIn = () => run(() => passkeyLogin(false));
   return (
     <>
       <p className="divider">
