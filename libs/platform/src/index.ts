@@ -37,3 +37,4 @@ export * from './metrics/genai-metrics';
 export * from './metrics/otlp-metrics';
 export * from './crypto/secret-box';
 export * from './net/public-address';
+export * from './net/urls';

@@ -8,6 +8,7 @@
 // The SDK packages are required lazily, so an app with tracing off does not load them.
 import { resolve } from 'path';
 import { loggedPath } from './logging/logged-path';
+import { withoutTrailingSlashes } from './net/urls';
 
 export interface TracingHandle {
   readonly serviceName: string;
@@ -47,11 +48,9 @@ export function tracesEndpoint(env: NodeJS.ProcessEnv = process.env): string | n
   return otlpSignalUrl(base, 'traces');
 }
 
-/** `${base}/v1/${signal}` with the base's trailing slashes dropped (a loop, not a regex: linear on any input). */
+/** `${base}/v1/${signal}` with the base's trailing slashes dropped. */
 export function otlpSignalUrl(base: string, signal: 'traces' | 'metrics'): string {
-  let end = base.length;
-  while (end > 0 && base[end - 1] === '/') end--;
-  return `${base.slice(0, end)}/v1/${signal}`;
+  return `${withoutTrailingSlashes(base)}/v1/${signal}`;
 }
 
 /** The OpenTelemetry service name: OTEL_SERVICE_NAME when set, else the app's own name. */

@@ -3,7 +3,7 @@ import * as path from 'path';
 import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
-import { securityHeaders } from '@app/platform';
+import { securityHeaders, withoutTrailingSlashes } from '@app/platform';
 
 /** The web app's areas served by membership (web/src/router.ts). */
 const AREAS = ['account', 'console'] as const;
@@ -13,7 +13,7 @@ const GATEWAY_DEFAULT_PORT = 8081;
 
 /** Where the console finds the gateway: CONSOLE_GATEWAY_URL, else the page's own scheme and host name with port 8081. */
 export function consoleGatewayUrl(configured: string | undefined, req: Request): string {
-  if (configured) return configured.replace(/\/+$/, '');
+  if (configured) return withoutTrailingSlashes(configured);
   const host = new URL(`http://${req.headers.host ?? 'localhost'}`).hostname;
   return `${req.protocol}://${host.includes(':') ? `[${host}]` : host}:${GATEWAY_DEFAULT_PORT}`;
 }
