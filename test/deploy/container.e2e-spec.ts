@@ -173,7 +173,7 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
       }),
     );
     const port = await freePort();
-    const env = { ...commonEnv(), AI_GATEWAY_PORT: String(port), AI_PROVIDERS_FILE: providers, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '200' };
+    const env = { ...commonEnv(), AI_GATEWAY_PORT: String(port), AI_PROVIDERS_FILE: providers, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_METRIC_EXPORT_INTERVAL: '300' };
     const run = await startHealthy('ai-gateway', env);
     try {
       const base = `http://127.0.0.1:${port}`;
@@ -203,6 +203,14 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
       const upstreamCall = upstream.requests.find((r) => r.path === '/v1/chat/completions')!;
       expect(String(upstreamCall.headers.traceparent)).toMatch(new RegExp(`^00-${server.traceId}-[0-9a-f]{16}-0[01]$`));
       expect(JSON.stringify(spans)).not.toContain(key);
+      // The GenAI metrics go out over OTLP too (beside /actuator/prometheus), with the convention's names.
+      const deadline = Date.now() + 20_000;
+      const names = () => new Set(receiver.metrics.filter((m) => m.service === 'ai-gateway').map((m) => m.name));
+      while (!(names().has('gen_ai.client.token.usage') && names().has('gen_ai.client.operation.duration')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const usage = receiver.metrics.find((m) => m.name === 'gen_ai.client.token.usage');
+      expect(usage?.unit).toBe('{token}');
+      expect(usage?.points.map((p) => p['gen_ai.token.type']).sort()).toEqual(expect.arrayContaining(['input', 'output']));
+      expect(receiver.metrics.find((m) => m.name === 'gen_ai.client.operation.duration')?.unit).toBe('s');
     } finally {
       run.child.kill('SIGTERM');
       await exitOf(run, 30_000);

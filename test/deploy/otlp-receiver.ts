@@ -1,4 +1,4 @@
-// A minimal OTLP/HTTP trace receiver (JSON and gzip) for tests: collects every span it is sent.
+// A minimal OTLP/HTTP receiver (JSON and gzip) for tests: collects every span and every metric it is sent.
 import { createServer, IncomingMessage, Server } from 'http';
 import { AddressInfo } from 'net';
 import { gunzipSync } from 'zlib';
@@ -17,9 +17,18 @@ export interface ReceivedSpan {
 /** An OTLP AnyValue as plain JSON (key-value lists are not used by the spans these tests read). */
 export type AttributeValue = string | number | boolean | AttributeValue[] | undefined;
 
+/** A metric as received: its name, unit and the attributes of each data point. */
+export interface ReceivedMetric {
+  service: string;
+  name: string;
+  unit: string;
+  points: Array<Record<string, AttributeValue>>;
+}
+
 export interface OtlpReceiver {
   url: string;
   spans: ReceivedSpan[];
+  metrics: ReceivedMetric[];
   requests: number;
   waitFor(predicate: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
@@ -49,10 +58,10 @@ async function body(req: IncomingMessage): Promise<Buffer> {
 }
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
-  const receiver = { spans: [] as ReceivedSpan[], requests: 0 } as OtlpReceiver;
+  const receiver = { spans: [] as ReceivedSpan[], metrics: [] as ReceivedMetric[], requests: 0 } as OtlpReceiver;
   const server: Server = createServer(asyncHandler(async (req, res) => {
     try {
-      if (req.method !== 'POST' || req.url !== '/v1/traces') {
+      if (req.method !== 'POST' || (req.url !== '/v1/traces' && req.url !== '/v1/metrics')) {
         res.writeHead(404).end();
         return;
       }
@@ -62,6 +71,15 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       }
       const payload = JSON.parse((await body(req)).toString('utf8'));
       receiver.requests++;
+      for (const rm of payload.resourceMetrics ?? []) {
+        const service = String(attributes(rm.resource?.attributes)['service.name'] ?? '');
+        for (const sm of rm.scopeMetrics ?? []) {
+          for (const m of sm.metrics ?? []) {
+            const data = m.histogram ?? m.sum ?? m.gauge ?? m.exponentialHistogram ?? {};
+            receiver.metrics.push({ service, name: m.name, unit: m.unit ?? '', points: (data.dataPoints ?? []).map((p: any) => attributes(p.attributes)) });
+          }
+        }
+      }
       for (const rs of payload.resourceSpans ?? []) {
         const service = String(attributes(rs.resource?.attributes)['service.name'] ?? '');
         for (const ss of rs.scopeSpans ?? []) {
