@@ -22,6 +22,11 @@ describe('keys CLI (npm run keys)', () => {
     const text = await runKeysCommand(['update', created.id, '--budget', 'none', '--models', 'vendor-gpt-4-mini'], env());
     expect(text).toContain('budget=unlimited');
     expect(text).toContain('models=vendor-gpt-4-mini');
+    // rotate: a new secret for the same key (the one the gateway is asked with below).
+    const rotated = JSON.parse(await runKeysCommand(['rotate', created.id, '--json'], env()));
+    expect(rotated).toMatchObject({ id: created.id, name: 'demo' });
+    expect(rotated.key).not.toBe(created.key);
+    created.key = rotated.key;
 
     const gw = await startGateway({ AI_KEY_CACHE_TTL_MS: '300' }, { dbUrl: db.url });
     try {

@@ -3,6 +3,7 @@ import { rawRequest } from '../hardening/support/http';
 import { Client } from 'pg';
 import { RunningApp, startGateway } from '../support/apps';
 import { ADMIN_TOKEN, GatewayFixture, startGatewayFixture } from './gateway-fixture';
+import { queryRows } from '../support/database';
 
 describe('AI gateway API keys', () => {
   let f: GatewayFixture;
@@ -136,5 +137,30 @@ describe('AI gateway API keys', () => {
       jest.useRealTimers();
       await replica?.close();
     }
+  });
+
+  it('rotates a key: a new secret for the same key (limits and usage kept), the old one refused, one audit row; a revoked key cannot be rotated', async () => {
+    const created = (await f.admin('POST', '/admin/keys', { name: 'to-rotate', requests_per_minute: 50, budget_yuan: 3 })).body;
+    await sdk(created.key).chat.completions.create(ask);
+    const rotated = await f.admin('POST', `/admin/keys/${created.id}/rotate`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body).toMatchObject({ id: created.id, name: 'to-rotate', requests_per_minute: 50, budget_yuan: 3, status: 'active' });
+    expect(rotated.body.key).toMatch(/^sk-[A-Za-z0-9_-]{43}$/);
+    expect(rotated.body.key).not.toBe(created.key);
+    expect(rotated.body.spent_yuan).toBeGreaterThan(0);
+    // The replica that rotated it refuses the old secret at once; the new one works.
+    expect(((await sdk(created.key).chat.completions.create(ask).catch((e) => e)) as { status: number }).status).toBe(401);
+    await expect(sdk(rotated.body.key).chat.completions.create(ask)).resolves.toBeTruthy();
+    const rows = await queryRows(f.gw.dbUrl, `SELECT action, actor_kind, before, after FROM ai_audit_log WHERE target_id = $1 AND action = 'key.rotated'`, [created.id]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].actor_kind).toBe('admin-token');
+    expect(JSON.stringify(rows[0])).not.toContain(rotated.body.key.slice(12));
+    expect(rows[0].before.prefix).toBe(created.prefix);
+    expect(rows[0].after.prefix).toBe(rotated.body.prefix);
+
+    await f.admin('DELETE', `/admin/keys/${created.id}`);
+    const refused = await f.admin('POST', `/admin/keys/${created.id}/rotate`);
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'key_revoked']);
+    expect((await f.admin('POST', '/admin/keys/00000000-0000-4000-8000-000000000000/rotate')).status).toBe(404);
   });
 });

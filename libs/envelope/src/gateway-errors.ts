@@ -50,6 +50,7 @@ export enum GatewayErrorCode {
   ApiKeyRevoked = 'ApiKeyRevoked',
   ApiKeyExpired = 'ApiKeyExpired',
   ApiKeyNotFound = 'ApiKeyNotFound',
+  ApiKeyNotRotatable = 'ApiKeyNotRotatable',
   ProjectNotFound = 'ProjectNotFound',
   ProjectHasKeys = 'ProjectHasKeys',
   WebhookEndpointNotFound = 'WebhookEndpointNotFound',
@@ -252,6 +253,7 @@ export const GATEWAY_ERRORS = {
   [GatewayErrorCode.ApiKeyRevoked]: spec({ ...UNAUTHORIZED, message: () => 'This API key has been revoked' }),
   [GatewayErrorCode.ApiKeyExpired]: spec({ ...UNAUTHORIZED, message: () => 'This API key has expired' }),
   [GatewayErrorCode.ApiKeyNotFound]: spec<{ id: string }>({ ...NOT_FOUND, code: 'not_found', message: (p) => `No API key with id ${p.id}`, param: 'id' }),
+  [GatewayErrorCode.ApiKeyNotRotatable]: spec<{ id: string }>({ status: 409, type: 'invalid_request_error', code: 'key_revoked', message: (p) => `API key ${p.id} is revoked: issue a new key instead of rotating it` }),
   [GatewayErrorCode.ProjectNotFound]: spec<{ id: string }>({ ...NOT_FOUND, code: 'not_found', message: (p) => `No project with id ${p.id}`, param: 'project_id' }),
   [GatewayErrorCode.ProjectHasKeys]: spec<{ id: string; keys: number }>({
     status: 409,

@@ -80,6 +80,21 @@ export class ApiKeysRepository {
     return rows.length > 0;
   }
 
+  /**
+   * Gives the key a new secret (its id, limits, budgets and usage stay), with the audit row, in one transaction.
+   * Null when there is no such key; the key itself, unchanged, when it is revoked (a revoked key stays revoked).
+   */
+  rotate(id: string, secret: { prefix: string; keyHash: string }, ctx: AuditContext): Promise<ApiKey | null> {
+    return this.db.transaction(async (m) => {
+      const before = await m.getRepository(ApiKey).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+      if (!before || before.revokedAt) return before;
+      await m.query(`UPDATE ai_api_keys SET key_hash = $2, prefix = $3, updated_at = now() WHERE id = $1`, [id, secret.keyHash, secret.prefix]);
+      const after = (await m.getRepository(ApiKey).findOne({ where: { id } }))!;
+      await this.audit.record(m, { ...ctx, action: 'key.rotated', target: { type: 'api_key', id }, before: keyAuditValues(before), after: keyAuditValues(after) });
+      return after;
+    });
+  }
+
   /** Revokes once: the audit row and `key.revoked` event are written only by the call that revoked it. */
   revoke(id: string, ctx: AuditContext): Promise<ApiKey | null> {
     return this.db.transaction(async (m) => {

@@ -54,6 +54,19 @@ export class ApiKeysService {
     return (await this.answer([key!]))[0];
   }
 
+  /**
+   * A new secret for the key, shown in this answer only; the old one is refused at once on this replica and
+   * within AI_KEY_CACHE_TTL_MS on the others. A revoked key cannot be rotated (409).
+   */
+  async rotate(id: string, ctx: AuditContext): Promise<CreatedApiKeyResponse> {
+    await this.mustFind(id);
+    const secret = generateKeySecret();
+    const key = (await this.keys.rotate(id, { prefix: secret.prefix, keyHash: secret.hash }, ctx))!;
+    if (key.revokedAt) throw new GatewayError(GatewayErrorCode.ApiKeyNotRotatable, { id });
+    this.cache.clear();
+    return { ...(await this.answer([key]))[0], key: secret.key };
+  }
+
   /** Drops this replica's cached keys, whose project limits changed (projects/projects.service.ts); others expire theirs within AI_KEY_CACHE_TTL_MS. */
   forgetCached(): void {
     this.cache.clear();

@@ -6,6 +6,7 @@
  *   list [--all]
  *   get <id>
  *   update <id> [--name x] [--scopes ...|none] [--models ...|none] [--project <id>|none] [limits] [--expires iso|none]
+ *   rotate <id>                  (a new secret for the same key, shown once)
  *   revoke <id>
  *   project create --name web [limits]
  *   project list [--search text]
@@ -31,14 +32,14 @@ import type { LimitFieldsResponse } from '../limits/dtos/limit-fields.dto';
 
 const LIMIT_FLAGS = '[--rpm n] [--tpm n] [--concurrency n] [--model-limits json] [--budget yuan] [--budget-tokens n] [--budget-period lifetime|daily|weekly|monthly] [--alert 0-1]';
 const USAGE = [
-  `usage: keys create --name <name> [--scopes a,b] [--models a,b] [--project id] ${LIMIT_FLAGS} [--expires iso] | list [--all] | get <id> | update <id> [flags, "none" clears] | revoke <id>`,
+  `usage: keys create --name <name> [--scopes a,b] [--models a,b] [--project id] ${LIMIT_FLAGS} [--expires iso] | list [--all] | get <id> | update <id> [flags, "none" clears] | rotate <id> | revoke <id>`,
   `       keys project create --name <name> ${LIMIT_FLAGS} | project list [--search text] | project show <id> | project update <id> [flags, "none" clears] | project delete <id>`,
   '       (add --json for JSON)',
 ].join('\n');
 const VALUE_FLAGS = ['name', 'scopes', 'models', 'rpm', 'budget', 'expires', 'tpm', 'concurrency', 'model-limits', 'budget-tokens', 'budget-period', 'alert', 'project', 'search'];
 /** Flags of keys only: a project has no scopes, allowlist, expiry or project. */
 const KEY_ONLY_FLAGS = ['scopes', 'models', 'expires', 'project'];
-const KEY_COMMANDS = ['create', 'list', 'get', 'update', 'revoke'];
+const KEY_COMMANDS = ['create', 'list', 'get', 'update', 'rotate', 'revoke'];
 const PROJECT_COMMANDS = ['create', 'list', 'show', 'update', 'delete'];
 
 export class CliUsageError extends Error {}
@@ -157,7 +158,7 @@ export async function runKeysCommand(args: string[], env: Record<string, string 
   const { command, id, flags, json, all } = parseArgs(args);
   const [group, verb] = command.startsWith('project') ? ['project', command.slice('project'.length).trim()] : ['key', command];
   if (!(group === 'project' ? PROJECT_COMMANDS : KEY_COMMANDS).includes(verb)) throw new CliUsageError(USAGE);
-  if (['get', 'update', 'revoke', 'show', 'delete'].includes(verb) && !id) throw new CliUsageError(`${command} needs a ${group} id\n${USAGE}`);
+  if (['get', 'update', 'rotate', 'revoke', 'show', 'delete'].includes(verb) && !id) throw new CliUsageError(`${command} needs a ${group} id\n${USAGE}`);
   let body: object | undefined;
   if (group === 'key' && verb === 'create') body = await validated(CreateApiKeyRequest, bodyFromFlags(flags, false));
   if (group === 'key' && verb === 'update') body = await validated(UpdateApiKeyRequest, bodyFromFlags(flags, true));
@@ -188,6 +189,10 @@ export async function runKeysCommand(args: string[], env: Record<string, string 
       case 'update': {
         const k = await keys.update(id!, body as UpdateApiKeyRequest, ctx);
         return out(k, describe(k));
+      }
+      case 'rotate': {
+        const rotated = await keys.rotate(id!, ctx);
+        return out(rotated, `${describe(rotated)}\n\nNew API key (shown once, store it now; the old one no longer works):\n${rotated.key}`);
       }
       default: {
         const k = await keys.revoke(id!, ctx);

@@ -49,6 +49,18 @@ export class KeysController {
     return this.keys.update(id, body, ctx);
   }
 
+  @Post(':id/rotate')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Rotate an API key: a new secret, the same key',
+    description: 'Id, name, project, limits, budgets and usage stay; the new key is in this response only. The old secret is refused at once on the replica that rotated it and within AI_KEY_CACHE_TTL_MS (default 5 s) on the others. A revoked key cannot be rotated (409).',
+  })
+  @ApiOkResponse({ type: CreatedApiKeyResponse })
+  @ApiOpenAiErrors(401, 403, 404, 409)
+  rotate(@Param('id') id: string, @AuditRequest() ctx: AuditContext): Promise<CreatedApiKeyResponse> {
+    return this.keys.rotate(id, ctx);
+  }
+
   @Delete(':id')
   @ApiOperation({ summary: 'Revoke an API key', description: 'Refused on every replica within AI_KEY_CACHE_TTL_MS (default 5 s). The record and its usage stay.' })
   @ApiOkResponse({ type: ApiKeyResponse })
