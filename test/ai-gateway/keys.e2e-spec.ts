@@ -163,4 +163,20 @@ describe('AI gateway API keys', () => {
     expect([refused.status, refused.body.error.code]).toEqual([409, 'key_revoked']);
     expect((await f.admin('POST', '/admin/keys/00000000-0000-4000-8000-000000000000/rotate')).status).toBe(404);
   });
+
+  it('searches keys by a part of the name (typed % and _ match themselves) or the start of the prefix, and by project', async () => {
+    const tag = `srch_${Date.now()}`;
+    const a = (await f.admin('POST', '/admin/keys', { name: `${tag} alpha 100%` })).body;
+    const b = (await f.admin('POST', '/admin/keys', { name: `${tag} beta` })).body;
+    const names = async (q: string) => (await f.admin('GET', `/admin/keys?q=${encodeURIComponent(q)}`)).body.data.map((k: any) => k.name).sort();
+    expect(await names(tag)).toEqual([`${tag} alpha 100%`, `${tag} beta`]);
+    expect(await names(`${tag} alpha 100%`)).toEqual([`${tag} alpha 100%`]);
+    expect(await names(`${tag.slice(0, -1)}_`)).toEqual([]); // _ is a character, not a wildcard
+    expect((await f.admin('GET', `/admin/keys?q=${encodeURIComponent(b.prefix)}`)).body.data.map((k: any) => k.id)).toEqual([b.id]);
+    const project = (await f.admin('POST', '/admin/projects', { name: `${tag}-p` })).body;
+    await f.admin('PATCH', `/admin/keys/${a.id}`, { project_id: project.id });
+    expect((await f.admin('GET', `/admin/keys?project_id=${project.id}`)).body.data.map((k: any) => k.id)).toEqual([a.id]);
+    expect((await f.admin('GET', '/admin/keys?project_id=nope')).status).toBe(400);
+    expect((await f.admin('GET', `/admin/keys?q=${'x'.repeat(101)}`)).status).toBe(400);
+  });
 });

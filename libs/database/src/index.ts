@@ -3,3 +3,4 @@ export * from './database.module';
 export * from './tokens';
 export * from './shared-migrations';
 export * from './returned-rows';
+export * from './like-pattern';

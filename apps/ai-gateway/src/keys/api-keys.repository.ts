@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { containsPattern } from '@app/database';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, Repository } from 'typeorm';
 import { AuditContext, AuditLog } from '@app/audit';
@@ -43,9 +44,12 @@ export class ApiKeysRepository {
     return this.repo.createQueryBuilder('k').leftJoinAndSelect('k.project', 'p').where('k.key_hash = :keyHash', { keyHash }).getOne();
   }
 
-  list(opts: { includeRevoked: boolean; limit: number; offset: number }): Promise<[ApiKey[], number]> {
-    const qb = this.repo.createQueryBuilder('k').orderBy('k.created_at', 'DESC').take(opts.limit).skip(opts.offset);
-    if (!opts.includeRevoked) qb.where('k.revoked_at IS NULL');
+  /** Newest first; `q` matches a part of the name or the start of the shown prefix; `projectId` one project's keys. */
+  list(opts: { includeRevoked: boolean; limit: number; offset: number; q?: string; projectId?: string }): Promise<[ApiKey[], number]> {
+    const qb = this.repo.createQueryBuilder('k').orderBy('k.created_at', 'DESC').take(opts.limit).skip(opts.offset).where('true');
+    if (!opts.includeRevoked) qb.andWhere('k.revoked_at IS NULL');
+    if (opts.q) qb.andWhere(`(k.name ILIKE :q ESCAPE '\\' OR k.prefix LIKE :prefix ESCAPE '\\')`, { q: containsPattern(opts.q), prefix: `${containsPattern(opts.q).slice(1)}` });
+    if (opts.projectId) qb.andWhere('k.project_id = :projectId', { projectId: opts.projectId });
     return qb.getManyAndCount();
   }
 

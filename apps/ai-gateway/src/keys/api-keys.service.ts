@@ -30,7 +30,7 @@ export class ApiKeysService {
     return { ...(await this.answer([key]))[0], key: secret.key };
   }
 
-  async list(opts: { includeRevoked: boolean; limit: number; offset: number }): Promise<{ object: 'list'; data: ApiKeyResponse[]; total: number }> {
+  async list(opts: { includeRevoked: boolean; limit: number; offset: number; q?: string; projectId?: string }): Promise<{ object: 'list'; data: ApiKeyResponse[]; total: number }> {
     const [rows, total] = await this.keys.list(opts);
     return { object: 'list', data: await this.answer(rows), total };
   }

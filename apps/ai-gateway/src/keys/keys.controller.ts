@@ -28,7 +28,7 @@ export class KeysController {
   @ApiOkResponse({ type: ApiKeyListResponse })
   @ApiOpenAiErrors(400, 401, 403)
   list(@Query() q: ListApiKeysQuery) {
-    return this.keys.list({ includeRevoked: q.include_revoked === 'true', limit: q.limit ?? 100, offset: q.offset ?? 0 });
+    return this.keys.list({ includeRevoked: q.include_revoked === 'true', limit: q.limit ?? 100, offset: q.offset ?? 0, q: q.q, projectId: q.project_id });
   }
 
   @Get(':id')

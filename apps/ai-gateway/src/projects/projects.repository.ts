@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { containsPattern } from '@app/database';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { AuditContext, AuditLog } from '@app/audit';
@@ -40,7 +41,7 @@ export class ProjectsRepository {
   /** Newest first; `q` matches a part of the name, case-insensitive (LIKE wildcards in it match themselves). */
   list(opts: { q?: string; limit: number; offset: number }): Promise<[Project[], number]> {
     const qb = this.repo.createQueryBuilder('p').orderBy('p.created_at', 'DESC').addOrderBy('p.id', 'ASC').take(opts.limit).skip(opts.offset);
-    if (opts.q) qb.where(`p.name ILIKE :q ESCAPE '\\'`, { q: `%${opts.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` });
+    if (opts.q) qb.where(`p.name ILIKE :q ESCAPE '\\'`, { q: containsPattern(opts.q) });
     return qb.getManyAndCount();
   }
 

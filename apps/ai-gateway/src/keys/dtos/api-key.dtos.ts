@@ -72,6 +72,17 @@ export class UpdateApiKeyRequest extends LimitFieldsRequest {
 }
 
 export class ListApiKeysQuery {
+  @ApiPropertyOptional({ example: 'web', description: 'Only keys whose name contains this text (case-insensitive) or whose prefix starts with it' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  q?: string;
+
+  @ApiPropertyOptional({ example: '3f0c9a52-6f3e-4a8e-9d51-2b1f6c0e7a10', description: "Only this project's keys" })
+  @IsOptional()
+  @IsUUID()
+  project_id?: string;
+
   @ApiPropertyOptional({ default: false, description: 'Include revoked keys' })
   @IsOptional()
   @Type(() => String)
