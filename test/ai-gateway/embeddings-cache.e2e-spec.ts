@@ -96,8 +96,9 @@ describe.each(backends('embeddings cache'))('embeddings cache, %s', (_label: str
       expect(f.openai.requests).toHaveLength(3); // served from the cache
       expect(repeat.data[511].embedding[0]).toBeCloseTo(fakeEmbedding(`many ${run} 511`, 64)[0], 12);
       expect(repeat.data).toEqual(first.data);
-      // The replicas' timers (expired shared state, expired budget holds, expired responses) are not the request's work.
-      const background = /DELETE FROM shared_state WHERE expires_at|ai_limits_sweep|ai_responses_sweep|FROM ai_responses WHERE expires_at/;
+      // The replicas' timers (expired shared state, expired holds and leases, expired responses, webhook deliveries,
+      // the audit retention sweep) are not the request's work.
+      const background = /DELETE FROM shared_state WHERE expires_at|ai_limits_release_expired|DELETE FROM ai_limit_leases WHERE expires_at|ai_responses_sweep|FROM ai_responses WHERE expires_at|webhook_deliveries|audit\.retention_sweep/;
       const summary = (all: RoundTrip[]) => {
         const trips = all.filter((t) => !background.test(t.text));
         return { total: trips.length, cache: cacheTrips(trips) };
