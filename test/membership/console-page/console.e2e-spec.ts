@@ -22,6 +22,9 @@ import { freePort } from '../../support/free-port';
 import { TcpProxy } from '../../support/tcp-proxy';
 import { nextIp } from '../fakes';
 
+/** A 16×16 PNG (the upload checks the type on the bytes). */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGOQz79IEmIY1TCqYfhqAADoeF8QyfEg7wAAAABJRU5ErkJggg==', 'base64');
+
 const suite = chromiumAvailable || process.env.CI ? describe : describe.skip;
 type Locale = 'en' | 'zh-CN';
 type Key = keyof typeof en;
@@ -224,6 +227,66 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
     expect(((await keys.json()) as { data: Array<{ name: string }> }).data.map((k) => k.name)).not.toContain('nope');
   });
 
+  it('an admin changes the site name and logo (uploaded, previewed) and the public site config returns them', async () => {
+    const { page, t } = await open('en', 'light');
+    await signIn(page, t, 'op_admin', 'admin-password-1');
+    await goTo(page, t, 'console.nav.settings');
+    await page.getByLabel(t('console.settings.name')).fill('Console Renamed Site');
+    await page.getByTestId('upload-site.logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: PNG });
+    await page.getByRole('status').filter({ hasText: t('console.settings.uploaded') }).waitFor();
+    const logo = await page.getByLabel(t('console.settings.logo'), { exact: true }).inputValue();
+    expect(logo).toMatch(/^\/files\/.+\.png$/);
+    // The preview shows the uploaded image (loaded: it has a size).
+    await page.waitForFunction(`(document.querySelector('[data-testid="preview-site.logo"]')?.naturalWidth ?? 0) > 0`);
+    await page.getByRole('button', { name: t('console.save'), exact: true }).click();
+    await page.getByRole('status').filter({ hasText: t('console.saved') }).waitFor();
+    const pub = await call('GET', '/api/v1/admin/system/site-config/public');
+    expect(pub.body.data.values).toMatchObject({ 'site.name': 'Console Renamed Site', 'site.logo': logo });
+    expect((await fetch(`${membership.url}${logo}`)).status).toBe(200);
+  });
+
+  it('the audit page lists a key created in the console with the member as actor; exactly one gateway audit row', async () => {
+    const { page, t } = await open('en', 'light');
+    await signIn(page, t, 'op_admin', 'admin-password-1');
+    await goTo(page, t, 'console.nav.keys');
+    await page.getByRole('button', { name: t('console.keys.create') }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel(t('console.keys.name')).fill('audited key');
+    await dialog.getByRole('button', { name: t('console.keys.createSubmit') }).click();
+    await dialog.getByTestId('new-key').waitFor();
+    await dialog.getByRole('button', { name: t('console.done') }).click();
+    const all = (await gw.admin('GET', '/admin/keys?limit=100')).body.data as Array<{ id: string; name: string }>;
+    const keyId = all.find((k) => k.name === 'audited key')!.id;
+    const [{ id: adminId }] = await queryRows(membership.dbUrl, `SELECT id::text AS id FROM members WHERE username = 'op_admin'`);
+
+    // Exactly one row for that creation, with the member (not the ADMIN_TOKEN) as actor.
+    const rows = (await gw.admin('GET', `/admin/audit-log?target_id=${keyId}`)).body.data as Array<{ action: string; actor: { kind: string; id: string } }>;
+    expect(rows.map((r) => [r.action, r.actor.kind, r.actor.id])).toEqual([['key.created', 'member', adminId]]);
+
+    await goTo(page, t, 'console.nav.audit');
+    await page.getByLabel(t('console.audit.action')).fill('key.created');
+    await page.getByRole('button', { name: t('console.apply') }).click();
+    const row = page.getByTestId('audit').locator('tbody tr', { hasText: keyId });
+    await row.waitFor();
+    expect(await row.textContent()).toContain(`member ${adminId}`);
+    expect(await page.getByTestId('audit').locator('tbody tr', { hasText: keyId }).count()).toBe(1);
+  });
+
+  it('a key page lists its last calls; the upstreams page shows the deployments', async () => {
+    const { page, t } = await open('en', 'light');
+    await signIn(page, t, 'op_admin', 'admin-password-1');
+    await goTo(page, t, 'console.nav.keys');
+    await page.getByRole('link', { name: 'team key' }).click();
+    await heading(page, t('console.key.title', { name: 'team key' }));
+    const calls = page.getByTestId('key-calls');
+    await calls.locator('tbody tr', { hasText: 'vendor-gpt-4' }).first().waitFor();
+    expect(await calls.locator('tbody tr').first().textContent()).toContain('primary');
+    await goTo(page, t, 'console.nav.upstreams');
+    const table = page.getByTestId('upstreams');
+    await table.locator('tbody tr', { hasText: 'primary' }).waitFor();
+    expect(await table.locator('tbody th').allTextContents()).toEqual(['primary', 'backup', 'claude']);
+  });
+
   describe.each<[Locale, Scheme]>([
     ['en', 'light'],
     ['zh-CN', 'dark'],
@@ -242,6 +305,24 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
           await page.getByRole('link', { name: 'team key' }).click();
           await heading(page, t('console.key.title', { name: 'team key' }));
           await page.locator('figure svg.recharts-surface').first().waitFor();
+        }],
+        ['key-calls', async () => page.getByTestId('key-calls').locator('tbody tr').first().scrollIntoViewIfNeeded()],
+        ['usage', async () => {
+          await goTo(page, t, 'console.nav.usage');
+          await page.getByTestId('usage').locator('tbody tr').first().waitFor();
+          await page.locator('figure svg.recharts-surface').first().waitFor();
+        }],
+        ['upstreams', async () => {
+          await goTo(page, t, 'console.nav.upstreams');
+          await page.getByTestId('upstreams').locator('tbody tr').first().waitFor();
+        }],
+        ['settings', async () => {
+          await goTo(page, t, 'console.nav.settings');
+          await page.getByLabel(t('console.settings.name')).waitFor();
+        }],
+        ['audit', async () => {
+          await goTo(page, t, 'console.nav.audit');
+          await page.getByTestId('audit').locator('tbody tr').first().waitFor();
         }],
         ['members', async () => {
           await goTo(page, t, 'console.nav.members');
