@@ -232,12 +232,17 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
     await signIn(page, t, 'op_admin', 'admin-password-1');
     await goTo(page, t, 'console.nav.settings');
     await page.getByLabel(t('console.settings.name')).fill('Console Renamed Site');
+    const previewLoaded = page.waitForResponse((r) => /^\/files\/.+\.png$/.test(new URL(r.url()).pathname));
     await page.getByTestId('upload-site.logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: PNG });
     await page.getByRole('status').filter({ hasText: t('console.settings.uploaded') }).waitFor();
     const logo = await page.getByLabel(t('console.settings.logo'), { exact: true }).inputValue();
     expect(logo).toMatch(/^\/files\/.+\.png$/);
-    // The preview shows the uploaded image (loaded: it has a size).
-    await page.waitForFunction(`(document.querySelector('[data-testid="preview-site.logo"]')?.naturalWidth ?? 0) > 0`);
+    // The preview shows the uploaded image: fetched, and decoded (decode() rejects for a broken image).
+    expect((await previewLoaded).status()).toBe(200);
+    expect(await page.getByTestId('preview-site.logo').evaluate(async (img: any) => {
+      await img.decode();
+      return img.naturalWidth as number;
+    })).toBe(16);
     await page.getByRole('button', { name: t('console.save'), exact: true }).click();
     await page.getByRole('status').filter({ hasText: t('console.saved') }).waitFor();
     const pub = await call('GET', '/api/v1/admin/system/site-config/public');

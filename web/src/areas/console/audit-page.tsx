@@ -111,11 +111,12 @@ export default function AuditPage({ path }: { path: string }) {
           </select>
         </div>
         <Field label={t('console.audit.actorId')} name="actor_id" value={draft.actor_id} onChange={set('actor_id')} required={false} maxLength={100} />
-        <Field label={t('console.audit.action')} name="action" value={draft.action} onChange={set('action')} required={false} maxLength={100} hint={t('console.audit.actionHint')} />
+        <Field label={t('console.audit.action')} name="action" value={draft.action} onChange={set('action')} required={false} maxLength={100} />
         <Field label={t('console.audit.from')} name="from" type="datetime-local" value={draft.from} onChange={set('from')} required={false} />
         <Field label={t('console.audit.to')} name="to" type="datetime-local" value={draft.to} onChange={set('to')} required={false} />
         <button type="submit">{t('console.apply')}</button>
       </form>
+      <p className="hint">{t('console.audit.actionHint')}</p>
       <Notice error={list.error ? messageOf(list.error) : exportCsv.error ? messageOf(exportCsv.error) : null} />
       <div className="table-wrap card">
         <table data-testid="audit">

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { FormEvent, useEffect, useId, useState } from 'react';
+import { FormEvent, useId, useState } from 'react';
 import { api, messageOf, uploadFile } from '../../api/client';
 import { MessageKey, t } from '../../i18n';
 import { prefix } from '../../router';
@@ -22,13 +22,23 @@ const IMAGES: Array<[string, MessageKey]> = [
 
 /** Site settings: saved with PUT /api/v1/admin/system/site-config; images uploaded to /api/v1/app/files first. */
 export default function SettingsPage({ path }: { path: string }) {
+  const config = useQuery({ queryKey: ['site-config'], queryFn: () => api<{ values: Record<string, string> }>('GET', '/api/v1/admin/system/site-config') });
+  return (
+    <ConsolePage path={path} title={t('console.nav.settings')}>
+      <Notice error={config.error ? messageOf(config.error) : null} />
+      {config.data && <SettingsForm initial={config.data.values} />}
+    </ConsolePage>
+  );
+}
+
+/**
+ * The form starts from the settings as loaded and is the operator's from then on: a refetch of the settings
+ * does not overwrite what they are typing.
+ */
+function SettingsForm({ initial }: { initial: Record<string, string> }) {
   const canWrite = useCanWrite();
   const queries = useQueryClient();
-  const config = useQuery({ queryKey: ['site-config'], queryFn: () => api<{ values: Record<string, string> }>('GET', '/api/v1/admin/system/site-config') });
-  const [values, setValues] = useState<Record<string, string>>({});
-  useEffect(() => {
-    if (config.data) setValues(config.data.values);
-  }, [config.data]);
+  const [values, setValues] = useState<Record<string, string>>(initial);
   const set = (key: string) => (v: string) => setValues((old) => ({ ...old, [key]: v }));
   const save = useMutation({
     mutationFn: () => {
@@ -44,26 +54,24 @@ export default function SettingsPage({ path }: { path: string }) {
     save.mutate();
   };
   return (
-    <ConsolePage path={path} title={t('console.nav.settings')}>
-      <Notice error={config.error ? messageOf(config.error) : save.error ? messageOf(save.error) : null} success={save.isSuccess ? t('console.saved') : null} />
-      {config.data && (
-        <form onSubmit={submit} className="card">
-          <fieldset disabled={!canWrite} className="plain">
-            {TEXTS.map(([key, label, max]) => (
-              <Field key={key} label={t(label)} name={key} value={values[key] ?? ''} onChange={set(key)} required={false} maxLength={max} hint={key === 'seo.title_template' ? t('console.settings.titleHint') : undefined} />
-            ))}
-            {IMAGES.map(([key, label]) => (
-              <ImageSetting key={key} label={t(label)} name={key} value={values[key] ?? ''} onChange={set(key)} canWrite={canWrite} />
-            ))}
-            {canWrite && (
-              <button type="submit" className="primary" disabled={save.isPending}>
-                {t('console.save')}
-              </button>
-            )}
-          </fieldset>
-        </form>
-      )}
-    </ConsolePage>
+    <>
+      <Notice error={save.error ? messageOf(save.error) : null} success={save.isSuccess ? t('console.saved') : null} />
+      <form onSubmit={submit} className="card">
+        <fieldset disabled={!canWrite} className="plain">
+          {TEXTS.map(([key, label, max]) => (
+            <Field key={key} label={t(label)} name={key} value={values[key] ?? ''} onChange={set(key)} required={false} maxLength={max} hint={key === 'seo.title_template' ? t('console.settings.titleHint') : undefined} />
+          ))}
+          {IMAGES.map(([key, label]) => (
+            <ImageSetting key={key} label={t(label)} name={key} value={values[key] ?? ''} onChange={set(key)} canWrite={canWrite} />
+          ))}
+          {canWrite && (
+            <button type="submit" className="primary" disabled={save.isPending}>
+              {t('console.save')}
+            </button>
+          )}
+        </fieldset>
+      </form>
+    </>
   );
 }
 
