@@ -292,6 +292,23 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
     expect(await table.locator('tbody th').allTextContents()).toEqual(['primary', 'backup', 'claude']);
   });
 
+  it('an admin creates a project and edits its limits; the gateway keeps them', async () => {
+    const { page, t } = await open('en', 'light');
+    await signIn(page, t, 'op_admin', 'admin-password-1');
+    await goTo(page, t, 'console.nav.projects');
+    await page.getByLabel(t('console.projects.newName')).fill('console project');
+    await page.getByRole('button', { name: t('console.projects.create') }).click();
+    await page.getByRole('link', { name: 'console project' }).click();
+    await heading(page, t('console.project.title', { name: 'console project' }));
+    await page.getByLabel(t('console.keys.rpm')).fill('30');
+    await page.getByLabel(t('console.keys.budget')).fill('12.5');
+    await page.getByLabel(t('console.projects.period')).selectOption('monthly');
+    await page.getByRole('button', { name: t('console.save'), exact: true }).click();
+    await page.getByRole('status').filter({ hasText: t('console.saved') }).waitFor();
+    const list = (await gw.admin('GET', '/admin/projects?q=console%20project')).body.data as Array<Record<string, unknown>>;
+    expect(list.map((p) => [p.name, p.requests_per_minute, p.budget_yuan, p.budget_period, p.tokens_per_minute])).toEqual([['console project', 30, 12.5, 'monthly', null]]);
+  });
+
   describe.each<[Locale, Scheme]>([
     ['en', 'light'],
     ['zh-CN', 'dark'],
@@ -312,6 +329,14 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
           await page.locator('figure svg.recharts-surface').first().waitFor();
         }],
         ['key-calls', async () => page.getByTestId('key-calls').locator('tbody tr').first().scrollIntoViewIfNeeded()],
+        ['projects', async () => {
+          await goTo(page, t, 'console.nav.projects');
+          await page.getByRole('link', { name: 'console project' }).waitFor();
+        }],
+        ['project', async () => {
+          await page.getByRole('link', { name: 'console project' }).click();
+          await heading(page, t('console.project.title', { name: 'console project' }));
+        }],
         ['usage', async () => {
           await goTo(page, t, 'console.nav.usage');
           await page.getByTestId('usage').locator('tbody tr').first().waitFor();

@@ -140,7 +140,7 @@ export default function AuditPage({ path }: { path: string }) {
                   {e.actor.id && <span className="meta-inline"> {e.actor.id}</span>}
                 </td>
                 <td>
-                  <code>{e.action}</code>
+                  <code className="nowrap">{e.action}</code>
                 </td>
                 <td>
                   {e.target.type}
