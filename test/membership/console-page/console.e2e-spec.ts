@@ -216,6 +216,16 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
     await heading(page, t('console.member.title', { name: 'op_admin' }));
     expect(await page.getByRole('button', { name: t('console.member.disable') }).count()).toBe(0);
     expect(await page.getByRole('button', { name: t('console.member.resetFactors') }).count()).toBe(0);
+    // The new pages: settings shown read-only, no upload, no project creation.
+    await goTo(page, t, 'console.nav.settings');
+    await page.getByLabel(t('console.settings.name')).waitFor();
+    expect(await page.getByLabel(t('console.settings.name')).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: t('console.save') }).count()).toBe(0);
+    expect(await page.getByTestId('upload-site.logo').count()).toBe(0);
+    await goTo(page, t, 'console.nav.projects');
+    expect(await page.getByRole('button', { name: t('console.projects.create') }).count()).toBe(0);
+    await goTo(page, t, 'console.nav.audit');
+    await page.getByTestId('audit').locator('tbody tr').first().waitFor();
 
     // The same session's token, straight at both APIs.
     const token = await page.evaluate<{ data: { token: string } }>(`fetch('/api/v1/app/auth/refresh-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refreshToken: sessionStorage.getItem('membership.refreshToken') }) }).then((r) => r.json())`);
