@@ -319,6 +319,35 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
     expect(list.map((p) => [p.name, p.requests_per_minute, p.budget_yuan, p.budget_period, p.tokens_per_minute])).toEqual([['console project', 30, 12.5, 'monthly', null]]);
   });
 
+  it('the usage page shows a day per hour and endpoint, and exports those lines as CSV; the audit log exports too', async () => {
+    const { page, t } = await open('en', 'light');
+    await signIn(page, t, 'op_admin', 'admin-password-1');
+    await goTo(page, t, 'console.nav.usage');
+    // The gateway's days are BUDGET_TIMEZONE's with a period: ask for the days around the clock's instant.
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    await page.getByLabel(t('console.usage.period')).selectOption('hour');
+    await page.getByLabel(t('console.usage.groupBy')).selectOption('endpoint');
+    await page.getByLabel(t('console.usage.start')).fill(day(clock.now() - 86_400_000));
+    await page.getByLabel(t('console.usage.end')).fill(day(clock.now() + 86_400_000));
+    await page.getByRole('button', { name: t('console.apply') }).click();
+    const row = page.getByTestId('usage').locator('tbody tr', { hasText: 'chat.completions' }).first();
+    await row.waitFor();
+    expect(await row.locator('td').first().textContent()).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:00$/);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: t('console.exportCsv') }).click()]);
+    const text = fs.readFileSync((await download.path()), 'utf8');
+    const lines = text.trim().split('\r\n');
+    expect(lines[0]).toBe('date,key_id,project_id,endpoint,model,requests,failed,prompt_tokens,completion_tokens,cost_yuan');
+    expect(lines.slice(1).every((l) => /^\d{4}-\d{2}-\d{2}T\d{2}:00,,,chat\.completions,,\d+,/.test(l))).toBe(true);
+    expect(lines.length).toBeGreaterThan(1);
+
+    await goTo(page, t, 'console.nav.audit');
+    await page.getByTestId('audit').locator('tbody tr').first().waitFor();
+    const [audit] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: t('console.exportCsv') }).click()]);
+    const csv = fs.readFileSync((await audit.path()), 'utf8');
+    expect(csv.split('\r\n')[0]).toBe('id,time,actor_kind,actor_id,action,target_type,target_id,request_id,address,before,after');
+    expect(csv).toContain('key.created');
+  });
+
   describe.each<[Locale, Scheme]>([
     ['en', 'light'],
     ['zh-CN', 'dark'],

@@ -6,7 +6,7 @@ import { t } from '../../i18n';
 import { Field, Notice } from '../../ui';
 import { BarFigure } from './charts';
 import { ConsolePage } from './console-area';
-import { formatCount, formatYuan, topBy, UsageLine, UsageReport, utcDate } from './model';
+import { everyDay, formatCount, formatYuan, topBy, UsageLine, UsageReport, utcDate } from './model';
 
 type Period = 'hour' | 'day';
 type GroupBy = 'key' | 'project' | 'model' | 'endpoint';
@@ -22,6 +22,18 @@ type Report = UsageReport & { period: Period | null; group_by: GroupBy; time_zon
 
 const initial = (): Filters => ({ period: 'day', group_by: 'model', start: utcDate(Date.now() - 29 * 86_400_000), end: utcDate(Date.now()), key_id: '', project_id: '' });
 const nameOf = (g: GroupBy, l: Report['data'][number]): string => (g === 'key' ? l.key_id : g === 'project' ? l.project_id : g === 'model' ? l.model : l.endpoint) ?? '—';
+
+/**
+ * Every bucket of the range with the report's value or 0 (a chart shows the quiet days and hours too). The
+ * report's dates are labels of its zone's days (YYYY-MM-DD, or YYYY-MM-DDTHH:00 per hour), so they are
+ * counted as labels, not as instants.
+ */
+function buckets(r: Report, value: (d: Report['totals'][number]) => number): Array<{ name: string; value: number }> {
+  const days = everyDay(r.start_date, r.end_date, [], () => 0).map((d) => d.name);
+  const names = r.period === 'hour' ? days.flatMap((d) => Array.from({ length: 24 }, (_, h) => `${d}T${String(h).padStart(2, '0')}:00`)) : days;
+  const byName = new Map(r.totals.map((d) => [d.date, value(d)]));
+  return names.map((name) => ({ name, value: byName.get(name) ?? 0 }));
+}
 
 /** RFC 4180 CSV of the report's lines (the server's aggregates, the same lines the table shows). */
 function csv(r: Report): string {
@@ -91,9 +103,9 @@ export default function UsagePage({ path }: { path: string }) {
         <>
           <p className="intro">{t('console.usage.summary', { zone: r.time_zone, total: formatYuan(r.total_cost_yuan) })}</p>
           <div className="charts">
-            <BarFigure title={t('console.usage.requests')} data={r.totals.map((d) => ({ name: d.date, value: d.requests }))} format={formatCount} />
-            <BarFigure title={t('console.usage.spend')} color="var(--chart-2)" data={r.totals.map((d) => ({ name: d.date, value: d.cost_yuan }))} format={formatYuan} />
-            <BarFigure title={t('console.usage.tokens')} data={r.totals.map((d) => ({ name: d.date, value: d.prompt_tokens + d.completion_tokens }))} format={formatCount} />
+            <BarFigure title={t('console.usage.requests')} data={buckets(r, (d) => d.requests)} format={formatCount} />
+            <BarFigure title={t('console.usage.spend')} color="var(--chart-2)" data={buckets(r, (d) => d.cost_yuan)} format={formatYuan} />
+            <BarFigure title={t('console.usage.tokens')} data={buckets(r, (d) => d.prompt_tokens + d.completion_tokens)} format={formatCount} />
             <BarFigure
               title={t('console.usage.topSpend', { by: t(`console.usage.groupBy.${r.group_by}`) })}
               color="var(--chart-2)"
