@@ -127,6 +127,12 @@ export class LlmRouter {
   }
 
   /** True while a deployment is cooling down after a failure (exposed for health and tests). */
+  /** When this process's cooldown of a deployment ends (epoch ms), or null when it is not cooling down. */
+  cooldownEndsAt(deployment: string): number | null {
+    const until = this.cooldownUntil.get(deployment) ?? 0;
+    return until > this.now() ? until : null;
+  }
+
   isCoolingDown(deployment: string): boolean {
     return (this.cooldownUntil.get(deployment) ?? 0) > this.now();
   }

@@ -22,6 +22,9 @@ import { freePort } from '../../support/free-port';
 import { TcpProxy } from '../../support/tcp-proxy';
 import { nextIp } from '../fakes';
 
+/** A 16×16 PNG (the upload checks the type on the bytes). */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGOQz79IEmIY1TCqYfhqAADoeF8QyfEg7wAAAABJRU5ErkJggg==', 'base64');
+
 const suite = chromiumAvailable || process.env.CI ? describe : describe.skip;
 type Locale = 'en' | 'zh-CN';
 type Key = keyof typeof en;
@@ -213,6 +216,16 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
     await heading(page, t('console.member.title', { name: 'op_admin' }));
     expect(await page.getByRole('button', { name: t('console.member.disable') }).count()).toBe(0);
     expect(await page.getByRole('button', { name: t('console.member.resetFactors') }).count()).toBe(0);
+    // The new pages: settings shown read-only, no upload, no project creation.
+    await goTo(page, t, 'console.nav.settings');
+    await page.getByLabel(t('console.settings.name')).waitFor();
+    expect(await page.getByLabel(t('console.settings.name')).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: t('console.save') }).count()).toBe(0);
+    expect(await page.getByTestId('upload-site.logo').count()).toBe(0);
+    await goTo(page, t, 'console.nav.projects');
+    expect(await page.getByRole('button', { name: t('console.projects.create') }).count()).toBe(0);
+    await goTo(page, t, 'console.nav.audit');
+    await page.getByTestId('audit').locator('tbody tr').first().waitFor();
 
     // The same session's token, straight at both APIs.
     const token = await page.evaluate<{ data: { token: string } }>(`fetch('/api/v1/app/auth/refresh-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refreshToken: sessionStorage.getItem('membership.refreshToken') }) }).then((r) => r.json())`);
@@ -222,6 +235,117 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
     expect((await call('POST', `/api/v1/admin/members/${members[0].id}/enable`, undefined, token.data.token)).status).toBe(403);
     const keys = await fetch(`${gw.gw.url}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(((await keys.json()) as { data: Array<{ name: string }> }).data.map((k) => k.name)).not.toContain('nope');
+  });
+
+  it('an admin changes the site name and logo (uploaded, previewed) and the public site config returns them', async () => {
+    const { page, t } = await open('en', 'light');
+    await signIn(page, t, 'op_admin', 'admin-password-1');
+    await goTo(page, t, 'console.nav.settings');
+    await page.getByLabel(t('console.settings.name')).fill('Console Renamed Site');
+    const previewLoaded = page.waitForResponse((r) => /^\/files\/.+\.png$/.test(new URL(r.url()).pathname));
+    await page.getByTestId('upload-site.logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: PNG });
+    await page.getByRole('status').filter({ hasText: t('console.settings.uploaded') }).waitFor();
+    const logo = await page.getByLabel(t('console.settings.logo'), { exact: true }).inputValue();
+    expect(logo).toMatch(/^\/files\/.+\.png$/);
+    // The preview shows the uploaded image: fetched, and decoded (decode() rejects for a broken image).
+    expect((await previewLoaded).status()).toBe(200);
+    expect(await page.getByTestId('preview-site.logo').evaluate(async (img: any) => {
+      await img.decode();
+      return img.naturalWidth as number;
+    })).toBe(16);
+    await page.getByRole('button', { name: t('console.save'), exact: true }).click();
+    await page.getByRole('status').filter({ hasText: t('console.saved') }).waitFor();
+    const pub = await call('GET', '/api/v1/admin/system/site-config/public');
+    expect(pub.body.data.values).toMatchObject({ 'site.name': 'Console Renamed Site', 'site.logo': logo });
+    expect((await fetch(`${membership.url}${logo}`)).status).toBe(200);
+  });
+
+  it('the audit page lists a key created in the console with the member as actor; exactly one gateway audit row', async () => {
+    const { page, t } = await open('en', 'light');
+    await signIn(page, t, 'op_admin', 'admin-password-1');
+    await goTo(page, t, 'console.nav.keys');
+    await page.getByRole('button', { name: t('console.keys.create') }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel(t('console.keys.name')).fill('audited key');
+    await dialog.getByRole('button', { name: t('console.keys.createSubmit') }).click();
+    await dialog.getByTestId('new-key').waitFor();
+    await dialog.getByRole('button', { name: t('console.done') }).click();
+    const all = (await gw.admin('GET', '/admin/keys?limit=100')).body.data as Array<{ id: string; name: string }>;
+    const keyId = all.find((k) => k.name === 'audited key')!.id;
+    const [{ id: adminId }] = await queryRows(membership.dbUrl, `SELECT id::text AS id FROM members WHERE username = 'op_admin'`);
+
+    // Exactly one row for that creation, with the member (not the ADMIN_TOKEN) as actor.
+    const rows = (await gw.admin('GET', `/admin/audit-log?target_id=${keyId}`)).body.data as Array<{ action: string; actor: { kind: string; id: string } }>;
+    expect(rows.map((r) => [r.action, r.actor.kind, r.actor.id])).toEqual([['key.created', 'member', adminId]]);
+
+    await goTo(page, t, 'console.nav.audit');
+    await page.getByLabel(t('console.audit.action')).fill('key.created');
+    await page.getByRole('button', { name: t('console.apply') }).click();
+    const row = page.getByTestId('audit').locator('tbody tr', { hasText: keyId });
+    await row.waitFor();
+    expect(await row.textContent()).toContain(`member ${adminId}`);
+    expect(await page.getByTestId('audit').locator('tbody tr', { hasText: keyId }).count()).toBe(1);
+  });
+
+  it('a key page lists its last calls; the upstreams page shows the deployments', async () => {
+    const { page, t } = await open('en', 'light');
+    await signIn(page, t, 'op_admin', 'admin-password-1');
+    await goTo(page, t, 'console.nav.keys');
+    await page.getByRole('link', { name: 'team key' }).click();
+    await heading(page, t('console.key.title', { name: 'team key' }));
+    const calls = page.getByTestId('key-calls');
+    await calls.locator('tbody tr', { hasText: 'vendor-gpt-4' }).first().waitFor();
+    expect(await calls.locator('tbody tr').first().textContent()).toContain('primary');
+    await goTo(page, t, 'console.nav.upstreams');
+    const table = page.getByTestId('upstreams');
+    await table.locator('tbody tr', { hasText: 'primary' }).waitFor();
+    expect(await table.locator('tbody th').allTextContents()).toEqual(['primary', 'backup', 'claude']);
+  });
+
+  it('an admin creates a project and edits its limits; the gateway keeps them', async () => {
+    const { page, t } = await open('en', 'light');
+    await signIn(page, t, 'op_admin', 'admin-password-1');
+    await goTo(page, t, 'console.nav.projects');
+    await page.getByLabel(t('console.projects.newName')).fill('console project');
+    await page.getByRole('button', { name: t('console.projects.create') }).click();
+    await page.getByRole('link', { name: 'console project' }).click();
+    await heading(page, t('console.project.title', { name: 'console project' }));
+    await page.getByLabel(t('console.keys.rpm')).fill('30');
+    await page.getByLabel(t('console.keys.budget')).fill('12.5');
+    await page.getByLabel(t('console.projects.period')).selectOption('monthly');
+    await page.getByRole('button', { name: t('console.save'), exact: true }).click();
+    await page.getByRole('status').filter({ hasText: t('console.saved') }).waitFor();
+    const list = (await gw.admin('GET', '/admin/projects?q=console%20project')).body.data as Array<Record<string, unknown>>;
+    expect(list.map((p) => [p.name, p.requests_per_minute, p.budget_yuan, p.budget_period, p.tokens_per_minute])).toEqual([['console project', 30, 12.5, 'monthly', null]]);
+  });
+
+  it('the usage page shows a day per hour and endpoint, and exports those lines as CSV; the audit log exports too', async () => {
+    const { page, t } = await open('en', 'light');
+    await signIn(page, t, 'op_admin', 'admin-password-1');
+    await goTo(page, t, 'console.nav.usage');
+    // The gateway's days are BUDGET_TIMEZONE's with a period: ask for the days around the clock's instant.
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    await page.getByLabel(t('console.usage.period')).selectOption('hour');
+    await page.getByLabel(t('console.usage.groupBy')).selectOption('endpoint');
+    await page.getByLabel(t('console.usage.start')).fill(day(clock.now() - 86_400_000));
+    await page.getByLabel(t('console.usage.end')).fill(day(clock.now() + 86_400_000));
+    await page.getByRole('button', { name: t('console.apply') }).click();
+    const row = page.getByTestId('usage').locator('tbody tr', { hasText: 'chat.completions' }).first();
+    await row.waitFor();
+    expect(await row.locator('td').first().textContent()).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:00$/);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: t('console.exportCsv') }).click()]);
+    const text = fs.readFileSync((await download.path()), 'utf8');
+    const lines = text.trim().split('\r\n');
+    expect(lines[0]).toBe('date,key_id,project_id,endpoint,model,requests,failed,prompt_tokens,completion_tokens,cost_yuan');
+    expect(lines.slice(1).every((l) => /^\d{4}-\d{2}-\d{2}T\d{2}:00,,,chat\.completions,,\d+,/.test(l))).toBe(true);
+    expect(lines.length).toBeGreaterThan(1);
+
+    await goTo(page, t, 'console.nav.audit');
+    await page.getByTestId('audit').locator('tbody tr').first().waitFor();
+    const [audit] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: t('console.exportCsv') }).click()]);
+    const csv = fs.readFileSync((await audit.path()), 'utf8');
+    expect(csv.split('\r\n')[0]).toBe('id,time,actor_kind,actor_id,action,target_type,target_id,request_id,address,before,after');
+    expect(csv).toContain('key.created');
   });
 
   describe.each<[Locale, Scheme]>([
@@ -242,6 +366,32 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
           await page.getByRole('link', { name: 'team key' }).click();
           await heading(page, t('console.key.title', { name: 'team key' }));
           await page.locator('figure svg.recharts-surface').first().waitFor();
+        }],
+        ['key-calls', async () => page.getByTestId('key-calls').locator('tbody tr').first().scrollIntoViewIfNeeded()],
+        ['projects', async () => {
+          await goTo(page, t, 'console.nav.projects');
+          await page.getByRole('link', { name: 'console project' }).waitFor();
+        }],
+        ['project', async () => {
+          await page.getByRole('link', { name: 'console project' }).click();
+          await heading(page, t('console.project.title', { name: 'console project' }));
+        }],
+        ['usage', async () => {
+          await goTo(page, t, 'console.nav.usage');
+          await page.getByTestId('usage').locator('tbody tr').first().waitFor();
+          await page.locator('figure svg.recharts-surface').first().waitFor();
+        }],
+        ['upstreams', async () => {
+          await goTo(page, t, 'console.nav.upstreams');
+          await page.getByTestId('upstreams').locator('tbody tr').first().waitFor();
+        }],
+        ['settings', async () => {
+          await goTo(page, t, 'console.nav.settings');
+          await page.getByLabel(t('console.settings.name')).waitFor();
+        }],
+        ['audit', async () => {
+          await goTo(page, t, 'console.nav.audit');
+          await page.getByTestId('audit').locator('tbody tr').first().waitFor();
         }],
         ['members', async () => {
           await goTo(page, t, 'console.nav.members');

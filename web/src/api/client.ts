@@ -75,6 +75,40 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
   }
 }
 
+/** Sends a file as the multipart part `file` (membership's /api/v1/app/files) as the signed-in member. */
+export async function uploadFile<T>(path: string, file: File): Promise<T> {
+  const run = async () => {
+    const form = new FormData();
+    form.append('file', file);
+    const token = accessToken();
+    const res = await fetch(`${prefix}${path}`, { method: 'POST', headers: { accept: 'application/json', 'accept-language': locale, ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: form }).catch(() => null);
+    if (!res) throw new ApiError(0, 0, t('error.network'));
+    const envelope = (await res.json().catch(() => null)) as Envelope<T> | null;
+    if (!envelope || typeof envelope.code !== 'number') throw new ApiError(res.status, res.status, t('error.generic'));
+    if (envelope.code !== 200) throw new ApiError(res.status, envelope.code, envelope.message || t('error.generic'), envelope.data);
+    return envelope.data;
+  };
+  try {
+    return await run();
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 401 || !(await refreshSession())) throw e;
+    return run();
+  }
+}
+
+/** Fetches a membership export (CSV) as the signed-in member: the body as a blob. */
+export async function apiBlob(path: string): Promise<Blob> {
+  const run = () => fetch(`${prefix}${path}`, { headers: { 'accept-language': locale, authorization: `Bearer ${accessToken() ?? ''}` } }).catch(() => null);
+  let res = await run();
+  if (res?.status === 401 && (await refreshSession())) res = await run();
+  if (!res) throw new ApiError(0, 0, t('error.network'));
+  if (!res.ok) {
+    const envelope = (await res.json().catch(() => null)) as Envelope<unknown> | null;
+    throw new ApiError(res.status, envelope?.code ?? res.status, envelope?.message || t('error.generic'));
+  }
+  return res.blob();
+}
+
 /** Calls an open endpoint (sign-in steps): no token sent, no refresh on 401. */
 export const publicApi = <T>(method: Method, path: string, body?: unknown): Promise<T> => send<T>(method, path, body, null);
 

@@ -44,6 +44,34 @@ export async function gateway<T>(method: Method, path: string, body?: unknown): 
   }
 }
 
+/**
+ * Saves a file the gateway streams (an export): fetched with the operator's token (a link cannot carry it),
+ * then handed to the browser as a download.
+ */
+export async function gatewayDownload(path: string, filename: string): Promise<void> {
+  const run = async () => fetch(`${gatewayUrl()}${path}`, { headers: { authorization: `Bearer ${accessToken() ?? ''}` } });
+  let res = await run().catch(() => null);
+  if (res?.status === 401 && (await refreshSession())) res = await run().catch(() => null);
+  if (!res) throw new ApiError(0, 0, t('error.network'));
+  if (!res.ok) {
+    const json = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+    throw new ApiError(res.status, res.status, json?.error?.message || t('error.generic'));
+  }
+  saveBlob(await res.blob(), filename);
+}
+
+/** Offers a blob as a download named `filename`. */
+export function saveBlob(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
 /** The operator role the access token carries ('admin', 'viewer' or null), read from its claims (the servers check it anyway). */
 export function roleOf(token: string | null): 'admin' | 'viewer' | null {
   if (!token) return null;

@@ -13,6 +13,8 @@ import { LedgerWriter } from './ledger.writer';
 import { UsageRepository, UsageRow } from './usage.repository';
 
 const MAX_DAYS = 366;
+/** Per hour a range of a month is already ~744 buckets per line: enough for a chart, bounded for the query. */
+const MAX_HOUR_DAYS = 31;
 
 @Controller()
 export class UsageController {
@@ -56,7 +58,8 @@ export class UsageController {
         budget_period: key.budget_period,
         budget_usage: key.budget_usage,
       },
-      data: rows.map(line),
+      // Never grouped, so every line has its endpoint and model.
+      data: rows.map((r) => ({ ...line(r), endpoint: r.endpoint ?? '', model: r.model ?? '' })),
       totals: totals(rows),
       total_cost_yuan: total(rows),
     };
@@ -73,14 +76,16 @@ export class UsageController {
   @ApiOpenAiErrors(400, 401, 403)
   async report(@Query() q: AdminUsageQuery): Promise<AdminUsageResponse> {
     const timeZone = this.zoneOf(q);
-    const { from, to } = range(q, this.clock.now(), timeZone);
+    const { from, to } = range(q, this.clock.now(), timeZone, q.period === 'hour' ? MAX_HOUR_DAYS : MAX_DAYS);
     await this.ledger.flush();
-    const rows = await this.usage.summarize({ from, to, keyId: q.key_id, projectId: q.project_id, period: q.period, timeZone, groupBy: q.group_by });
+    const groupBy = q.group_by ?? 'key';
+    const rows = await this.usage.summarize({ from, to, keyId: q.key_id, projectId: q.project_id, period: q.period, timeZone, groupBy });
     return {
       object: 'usage',
       start_date: from,
       end_date: to,
       period: q.period ?? null,
+      group_by: groupBy,
       time_zone: timeZone,
       data: rows.map((r) => ({ key_id: r.keyId, project_id: r.projectId, ...line(r) })),
       totals: totals(rows),
@@ -99,7 +104,7 @@ function today(now: number, timeZone: string): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
 }
 
-function range(q: UsageQuery, now: number, timeZone: string): { from: string; to: string } {
+function range(q: UsageQuery, now: number, timeZone: string, maxDays = MAX_DAYS): { from: string; to: string } {
   const to = q.end_date ?? today(now, timeZone);
   const from = q.start_date ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
   for (const [param, d] of [['start_date', from], ['end_date', to]]) {
@@ -110,7 +115,7 @@ function range(q: UsageQuery, now: number, timeZone: string): { from: string; to
   }
   const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000;
   if (days < 0) throw new GatewayError(GatewayErrorCode.DateRangeReversed);
-  if (days >= MAX_DAYS) throw new GatewayError(GatewayErrorCode.DateRangeTooLong, { maxDays: MAX_DAYS });
+  if (days >= maxDays) throw new GatewayError(GatewayErrorCode.DateRangeTooLong, { maxDays });
   return { from, to };
 }
 

@@ -4,13 +4,15 @@ import { LimitsModule } from '../limits/limits.module';
 import { UpstreamsModule } from '../upstreams/upstreams.module';
 import { LedgerWriter } from './ledger.writer';
 import { MeteringService } from './metering.service';
+import { KeyCallsController } from './key-calls.controller';
+import { UpstreamHealthController } from './upstream-health.controller';
 import { UsageController } from './usage.controller';
 import { UsageRepository } from './usage.repository';
 
 /** Budgets, the usage ledger and its reports. MeteringService is what every paid endpoint uses. */
 @Module({
   imports: [KeysModule, LimitsModule, UpstreamsModule],
-  controllers: [UsageController],
+  controllers: [UsageController, KeyCallsController, UpstreamHealthController],
   providers: [LedgerWriter, MeteringService, UsageRepository],
   exports: [MeteringService, LedgerWriter],
 })

@@ -2,15 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
-/** How report lines are bucketed: `day` (default), `week` (from Monday) or `month`, in a time zone. */
-export type UsagePeriod = 'day' | 'week' | 'month';
+/** How report lines are bucketed: `day` (default), `week` (from Monday) or `month`, in a time zone; `hour` for the admin report only. */
+export type UsagePeriod = 'hour' | 'day' | 'week' | 'month';
+
+/** What one report line sums over besides its period: a key (default), a project, a model or an endpoint. */
+export type UsageGroupBy = 'key' | 'project' | 'model' | 'endpoint';
 
 export interface UsageRow {
   keyId: string | null;
   projectId: string | null;
   date: string;
-  endpoint: string;
-  model: string;
+  /** null when the lines are grouped by model. */
+  endpoint: string | null;
+  /** null when the lines are grouped by endpoint. */
+  model: string | null;
   requests: number;
   failed: number;
   promptTokens: number;
@@ -26,8 +31,8 @@ interface LedgerRow {
   key_id: string | null;
   project_id: string | null;
   date: string;
-  endpoint: string;
-  model: string;
+  endpoint: string | null;
+  model: string | null;
   requests: number;
   failed: number;
   prompt_tokens: string | null;
@@ -46,9 +51,11 @@ export class UsageRepository {
   /**
    * `from`..`to` are whole days of `timeZone`; lines are bucketed per `period` of that zone (a bucket at
    * either end holds only the range's part of it). `groupBy: 'project'` sums the keys of each project
-   * (key_id null); projects are the keys' current ones (the hourly totals keep the key only).
+   * (key_id null); projects are the keys' current ones (the hourly totals keep the key only). `groupBy: 'model'`
+   * or `'endpoint'` sums every key (key_id and project_id null) per model (endpoint null) or per endpoint (model
+   * null). With `period: 'hour'` the date is `YYYY-MM-DDTHH:00` of the zone.
    */
-  async summarize(opts: { from: string; to: string; keyId?: string; projectId?: string; period?: UsagePeriod; timeZone?: string; groupBy?: 'key' | 'project' }): Promise<UsageRow[]> {
+  async summarize(opts: { from: string; to: string; keyId?: string; projectId?: string; period?: UsagePeriod; timeZone?: string; groupBy?: UsageGroupBy }): Promise<UsageRow[]> {
     const params: unknown[] = [opts.from, opts.to, opts.timeZone ?? 'UTC', opts.period ?? 'day'];
     // A date is cast to timestamp first: `date AT TIME ZONE` would read it as a timestamptz of the session's zone.
     let where = `u.hour >= ($1::date::timestamp AT TIME ZONE $3) AND u.hour < (($2::date + 1)::timestamp AT TIME ZONE $3)`;
@@ -60,20 +67,26 @@ export class UsageRepository {
       params.push(opts.projectId);
       where += ` AND k.project_id = $${params.length}`;
     }
-    const keyColumn = opts.groupBy === 'project' ? 'NULL::uuid' : 'u.key_id';
+    const groupBy = opts.groupBy ?? 'key';
+    const keyColumn = groupBy === 'key' ? 'u.key_id' : 'NULL::uuid';
+    const projectColumn = groupBy === 'key' || groupBy === 'project' ? 'k.project_id' : 'NULL::uuid';
+    const endpointColumn = groupBy === 'model' ? 'NULL::text' : 'u.endpoint';
+    const modelColumn = groupBy === 'endpoint' ? 'NULL::text' : 'u.model';
+    const dateFormat = opts.period === 'hour' ? `'YYYY-MM-DD"T"HH24:00'` : `'YYYY-MM-DD'`;
     // From the hourly totals a trigger on the ledger keeps (migrations/1796100000000-UsageHourly.ts): the
     // work of a report grows with the hours, endpoints and models a key used, not with its number of calls.
     // Hours are whole in UTC, so a zone whose offset is not whole hours puts the straddling hour in the bucket
     // where it starts.
     const rows = await this.db.query<LedgerRow[]>(
-      `SELECT ${keyColumn} AS key_id, k.project_id, to_char(date_trunc($4, u.hour AT TIME ZONE $3), 'YYYY-MM-DD') AS date, u.endpoint, u.model,
+      `SELECT ${keyColumn} AS key_id, ${projectColumn} AS project_id, to_char(date_trunc($4, u.hour AT TIME ZONE $3), ${dateFormat}) AS date,
+              ${endpointColumn} AS endpoint, ${modelColumn} AS model,
               sum(u.requests)::int AS requests, sum(u.failed)::int AS failed,
               sum(u.prompt_tokens)::bigint AS prompt_tokens, sum(u.completion_tokens)::bigint AS completion_tokens,
               sum(u.seconds)::text AS seconds, sum(u.characters)::bigint AS characters, sum(u.images)::bigint AS images,
               sum(u.cost_yuan)::text AS cost_yuan
          FROM ai_usage_hourly u LEFT JOIN ai_api_keys k ON k.id = u.key_id
         WHERE ${where}
-        GROUP BY 1, 2, 3, u.endpoint, u.model ORDER BY 3, 1, 2, u.endpoint, u.model`,
+        GROUP BY 1, 2, 3, 4, 5 ORDER BY 3, 1, 2, 4, 5`,
       params,
     );
     return rows.map((r) => ({
@@ -92,4 +105,67 @@ export class UsageRepository {
       costYuan: Number(r.cost_yuan),
     }));
   }
+
+  /**
+   * A key's calls, newest first, older than `before` when given: keyset pagination on (created_at, id), which
+   * the index ix_ai_usage_records_key_time (key_id, created_at) serves whatever the key's history length.
+   */
+  async calls(keyId: string, limit: number, before?: { at: string; id: string }): Promise<CallRow[]> {
+    const params: unknown[] = [keyId, limit];
+    let where = 'key_id = $1';
+    if (before) {
+      params.push(before.at, before.id);
+      where += ' AND (created_at, id) < ($3::timestamptz, $4::bigint)';
+    }
+    return this.db.query<CallRow[]>(
+      `SELECT id::text AS id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at, endpoint, model, provider, status,
+              http_status, error, prompt_tokens, completion_tokens, cost_yuan::float8 AS cost_yuan, latency_ms, request_id
+         FROM ai_usage_records WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      params,
+    );
+  }
+
+  /**
+   * Per deployment (the ledger's provider column) since a time: calls, failed calls and latency percentiles.
+   * Bounded by ix_ai_usage_records_time (created_at): the work grows with the window's calls, not the ledger's.
+   * Cached answers reached no deployment (provider null) and are left out. Errors are the deployment's own:
+   * failures with a 5xx, a 429 or no status (timeouts, refused connections); a 400 the caller's request
+   * earned says nothing about the upstream's health.
+   */
+  async deploymentStats(since: Date): Promise<DeploymentStatsRow[]> {
+    const rows = await this.db.query<Array<{ provider: string; calls: number; failed: number; p50: number | null; p95: number | null }>>(
+      `SELECT provider, count(*)::int AS calls, count(*) FILTER (WHERE status = 'failed' AND (http_status IS NULL OR http_status >= 500 OR http_status = 429))::int AS failed,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50,
+              percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95
+         FROM ai_usage_records WHERE created_at >= $1 AND provider IS NOT NULL AND status <> 'cached'
+        GROUP BY provider`,
+      [since],
+    );
+    return rows.map((r) => ({ provider: r.provider, calls: r.calls, failed: r.failed, p50Ms: r.p50 === null ? null : Math.round(r.p50), p95Ms: r.p95 === null ? null : Math.round(r.p95) }));
+  }
+}
+
+/** A ledger row as the calls page reads it. */
+export interface CallRow {
+  id: string;
+  at: string;
+  endpoint: string;
+  model: string;
+  provider: string | null;
+  status: string;
+  http_status: number | null;
+  error: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_yuan: number;
+  latency_ms: number;
+  request_id: string | null;
+}
+
+export interface DeploymentStatsRow {
+  provider: string;
+  calls: number;
+  failed: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
 }

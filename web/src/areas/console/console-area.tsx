@@ -14,6 +14,12 @@ const KeysPage = lazy(() => import('./keys-page'));
 const KeyPage = lazy(() => import('./key-page'));
 const MembersPage = lazy(() => import('./members-page'));
 const MemberPage = lazy(() => import('./member-page'));
+const UsagePage = lazy(() => import('./usage-page'));
+const ProjectsPage = lazy(() => import('./projects-page'));
+const ProjectPage = lazy(() => import('./projects-page').then((m) => ({ default: m.ProjectPage })));
+const UpstreamsPage = lazy(() => import('./upstreams-page'));
+const SettingsPage = lazy(() => import('./settings-page'));
+const AuditPage = lazy(() => import('./audit-page'));
 
 export type Role = 'admin' | 'viewer';
 const RoleContext = createContext<Role>('viewer');
@@ -24,7 +30,12 @@ export const useCanWrite = (): boolean => useRole() === 'admin';
 const NAV: Array<[string, MessageKey]> = [
   ['/', 'console.nav.overview'],
   ['/keys', 'console.nav.keys'],
+  ['/projects', 'console.nav.projects'],
+  ['/usage', 'console.nav.usage'],
+  ['/upstreams', 'console.nav.upstreams'],
   ['/members', 'console.nav.members'],
+  ['/settings', 'console.nav.settings'],
+  ['/audit', 'console.nav.audit'],
 ];
 
 function Nav({ path }: { path: string }) {
@@ -89,6 +100,13 @@ function Pages({ path }: { path: string }) {
   if (keyMatch) return <KeyPage path="/keys" id={decodeURIComponent(keyMatch[1])} />;
   if (path === '/members') return <MembersPage path={path} />;
   if (memberMatch) return <MemberPage path="/members" id={decodeURIComponent(memberMatch[1])} />;
+  const projectMatch = /^\/projects\/([^/]+)$/.exec(path);
+  if (path === '/projects') return <ProjectsPage path={path} />;
+  if (projectMatch) return <ProjectPage path="/projects" id={decodeURIComponent(projectMatch[1])} />;
+  if (path === '/usage') return <UsagePage path={path} />;
+  if (path === '/upstreams') return <UpstreamsPage path={path} />;
+  if (path === '/settings') return <SettingsPage path={path} />;
+  if (path === '/audit') return <AuditPage path={path} />;
   return (
     <ConsolePage path={path} title={t('app.notFound')}>
       <p>

@@ -6,10 +6,11 @@ import { formatDateTime, t } from '../../i18n';
 import { Field, Notice } from '../../ui';
 import { BarFigure } from './charts';
 import { ConsolePage, useCanWrite } from './console-area';
+import { KeyCalls } from './key-calls';
 import { optionalNumber } from './keys-page';
 import { ApiKey, everyDay, formatCount, formatYuan, UsageReport, utcDate } from './model';
 
-/** One key: its details, limits and budget (editable), its usage of the last 30 days, revoke. */
+/** One key: its details, limits and budget (editable), its usage of the last 30 days, its last calls, revoke. */
 export default function KeyPage({ path, id }: { path: string; id: string }) {
   const canWrite = useCanWrite();
   const queries = useQueryClient();
@@ -70,6 +71,7 @@ export default function KeyPage({ path, id }: { path: string; id: string }) {
           <BarFigure title={t('console.key.spendByDay')} color="var(--chart-2)" data={everyDay(from, today, usage.data.totals, (d) => d.cost_yuan)} format={formatYuan} />
         </div>
       )}
+      {k && <KeyCalls keyId={k.id} />}
     </ConsolePage>
   );
 }

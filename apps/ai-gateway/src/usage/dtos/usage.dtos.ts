@@ -1,14 +1,18 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsUUID, Matches } from 'class-validator';
 import { BudgetUsageResponse } from '../../limits/dtos/limit-fields.dto';
 import { BUDGET_PERIODS, BudgetPeriod } from '../../limits/limit-set';
-import type { UsagePeriod } from '../usage.repository';
+import type { UsageGroupBy, UsagePeriod } from '../usage.repository';
 
 export const USAGE_PERIODS: readonly UsagePeriod[] = ['day', 'week', 'month'];
+/** The admin report also buckets per hour (charts of a day or a few); its range is shorter then (usage.controller.ts). */
+export const ADMIN_USAGE_PERIODS: readonly UsagePeriod[] = ['hour', ...USAGE_PERIODS];
+export const USAGE_GROUP_BY: readonly UsageGroupBy[] = ['key', 'project', 'model', 'endpoint'];
 
 const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
-export class UsageQuery {
+/** The days of a report (both reports). */
+export class UsageRangeQuery {
   @ApiPropertyOptional({ example: '2026-11-01', description: 'First day (UTC; with `period`, of BUDGET_TIMEZONE) (default: 29 days before end_date)' })
   @IsOptional()
   @Matches(DATE, { message: 'start_date must be YYYY-MM-DD' })
@@ -18,7 +22,9 @@ export class UsageQuery {
   @IsOptional()
   @Matches(DATE, { message: 'end_date must be YYYY-MM-DD' })
   end_date?: string;
+}
 
+export class UsageQuery extends UsageRangeQuery {
   @ApiPropertyOptional({
     example: 'month',
     enum: USAGE_PERIODS,
@@ -29,7 +35,16 @@ export class UsageQuery {
   period?: UsagePeriod;
 }
 
-export class AdminUsageQuery extends UsageQuery {
+export class AdminUsageQuery extends UsageRangeQuery {
+  @ApiPropertyOptional({
+    example: 'hour',
+    enum: ADMIN_USAGE_PERIODS,
+    description: 'Lines per hour, day, week (from Monday) or month in BUDGET_TIMEZONE; `date` is the first day of each (`YYYY-MM-DDTHH:00` per hour). Omitted: per UTC day. Per hour the range is at most 31 days.',
+  })
+  @IsOptional()
+  @IsIn(ADMIN_USAGE_PERIODS)
+  period?: UsagePeriod;
+
   @ApiPropertyOptional({ description: 'Only this key' })
   @IsOptional()
   @IsUUID()
@@ -40,10 +55,15 @@ export class AdminUsageQuery extends UsageQuery {
   @IsUUID()
   project_id?: string;
 
-  @ApiPropertyOptional({ enum: ['key', 'project'], default: 'key', description: '`project`: one line per project instead of per key (key_id null)' })
+  @ApiPropertyOptional({
+    enum: USAGE_GROUP_BY,
+    default: 'key',
+    example: 'model',
+    description: '`project`: one line per project instead of per key (key_id null); `model` or `endpoint`: one line per model (endpoint null) or per endpoint (model null) over all keys (key_id and project_id null)',
+  })
   @IsOptional()
-  @IsIn(['key', 'project'])
-  group_by?: 'key' | 'project';
+  @IsIn(USAGE_GROUP_BY)
+  group_by?: UsageGroupBy;
 }
 
 export class UsageLine {
@@ -60,9 +80,11 @@ export class UsageLine {
   @ApiProperty({ example: 0.0284 }) cost_yuan: number;
 }
 
-export class AdminUsageLine extends UsageLine {
-  @ApiProperty({ example: 'b6f1c1de-4a4b-4c1e-9a55-0d7e1b7f1a2c', nullable: true, type: String, description: 'null with group_by=project' }) key_id: string | null;
-  @ApiProperty({ example: '3f0c9a52-6f3e-4a8e-9d51-2b1f6c0e7a10', nullable: true, type: String, description: "The key's project (now); null: none" }) project_id: string | null;
+export class AdminUsageLine extends OmitType(UsageLine, ['endpoint', 'model'] as const) {
+  @ApiProperty({ example: 'chat.completions', nullable: true, type: String, description: 'null with group_by=model' }) endpoint: string | null;
+  @ApiProperty({ example: 'vendor-gpt-4-mini', nullable: true, type: String, description: 'null with group_by=endpoint' }) model: string | null;
+  @ApiProperty({ example: 'b6f1c1de-4a4b-4c1e-9a55-0d7e1b7f1a2c', nullable: true, type: String, description: 'null with group_by=project, model or endpoint' }) key_id: string | null;
+  @ApiProperty({ example: '3f0c9a52-6f3e-4a8e-9d51-2b1f6c0e7a10', nullable: true, type: String, description: "The key's project (now); null: none, or group_by=model or endpoint" }) project_id: string | null;
 }
 
 /** Everything of one period (`date`) of the report, all lines summed. */
@@ -102,7 +124,8 @@ export class AdminUsageResponse {
   @ApiProperty({ example: 'usage' }) object: 'usage';
   @ApiProperty({ example: '2026-10-24' }) start_date: string;
   @ApiProperty({ example: '2026-11-22' }) end_date: string;
-  @ApiProperty({ example: 'month', nullable: true, enum: USAGE_PERIODS, description: 'The bucketing asked for; null: UTC days' }) period: UsagePeriod | null;
+  @ApiProperty({ example: 'month', nullable: true, enum: ADMIN_USAGE_PERIODS, description: 'The bucketing asked for; null: UTC days' }) period: UsagePeriod | null;
+  @ApiProperty({ example: 'key', enum: USAGE_GROUP_BY, description: 'What each line sums over besides its period' }) group_by: UsageGroupBy;
   @ApiProperty({ example: 'Asia/Shanghai', description: 'Zone of the dates: UTC, or BUDGET_TIMEZONE with `period`' }) time_zone: string;
   @ApiProperty({ type: [AdminUsageLine] }) data: AdminUsageLine[];
   @ApiProperty({ type: [UsagePeriodTotal], description: 'Per period (date), oldest first' }) totals: UsagePeriodTotal[];
