@@ -154,7 +154,7 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
     expect(gzipped).toBeLessThan(300 * 1024);
   });
 
-  it('an admin creates a key, sees its call in the key chart, revokes it (401); disables a member (token refused)', async () => {
+  it('an admin creates a key, finds it by search, sees its call in the key chart, rotates it (old secret 401, new 200), revokes it (401); disables a member (token refused)', async () => {
     const { page, t, } = await open('en', 'light');
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     await signIn(page, t, 'op_admin', 'admin-password-1');
@@ -173,6 +173,9 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
     await dialog.getByRole('button', { name: t('console.done') }).click();
 
     expect((await chat(secret)).status).toBe(200);
+    // The list's search finds it by a part of its name.
+    await page.getByLabel(t('console.keys.search')).fill('rowser k');
+    await page.getByRole('link', { name: 'browser key' }).waitFor();
     await page.getByRole('link', { name: 'browser key' }).click();
     await heading(page, t('console.key.title', { name: 'browser key' }));
     const today = new Date(clock.now()).toISOString().slice(0, 10);
@@ -181,10 +184,20 @@ suite('operator console (web/) in headless Chromium with membership, the gateway
     await chart.locator('li', { hasText: `${today}: 1` }).waitFor({ state: 'attached' });
     expect(await page.locator('svg.recharts-surface').count()).toBeGreaterThan(0);
 
+    // Rotated: a new secret, shown once; the old one is refused, the new one works, the call history stays.
+    await page.getByRole('button', { name: t('console.key.rotate') }).click();
+    const rotatedDialog = page.getByRole('dialog', { name: t('console.key.rotatedTitle') });
+    const rotated = (await rotatedDialog.getByTestId('new-key').textContent())!.trim();
+    expect(rotated).toMatch(/^sk-/);
+    expect(rotated).not.toBe(secret);
+    await rotatedDialog.getByRole('button', { name: t('console.done') }).click();
+    expect((await chat(secret)).status).toBe(401);
+    expect((await chat(rotated)).status).toBe(200);
+
     await page.getByRole('button', { name: t('console.key.revoke') }).click();
     await page.getByRole('status').filter({ hasText: t('console.key.revoked') }).waitFor();
     await page.getByTestId('key-status').filter({ hasText: t('console.keys.status.revoked') }).waitFor();
-    const refused = await chat(secret);
+    const refused = await chat(rotated);
     expect(refused.status).toBe(401);
 
     // A member with a live session: disabled in the console, their token is refused.

@@ -3,12 +3,12 @@ import { FormEvent, useEffect, useState } from 'react';
 import { messageOf } from '../../api/client';
 import { gateway } from '../../api/gateway';
 import { formatDateTime, t } from '../../i18n';
-import { Field, Notice } from '../../ui';
+import { Dialog, Field, Notice } from '../../ui';
 import { BarFigure } from './charts';
 import { ConsolePage, useCanWrite } from './console-area';
 import { KeyCalls } from './key-calls';
-import { optionalNumber } from './keys-page';
-import { ApiKey, everyDay, formatCount, formatYuan, UsageReport, utcDate } from './model';
+import { NewSecret, optionalNumber } from './keys-page';
+import { ApiKey, CreatedApiKey, everyDay, formatCount, formatYuan, UsageReport, utcDate } from './model';
 
 /** One key: its details, limits and budget (editable), its usage of the last 30 days, its last calls, revoke. */
 export default function KeyPage({ path, id }: { path: string; id: string }) {
@@ -25,10 +25,27 @@ export default function KeyPage({ path, id }: { path: string; id: string }) {
       void queries.invalidateQueries({ queryKey: ['keys'] });
     },
   });
+  // Rotation: a new secret for the same key, shown once in a dialog; the old one stops working.
+  const [secret, setSecret] = useState<string | null>(null);
+  const [copied, setCopied] = useState(false);
+  const rotate = useMutation({
+    mutationFn: () => gateway<CreatedApiKey>('POST', `/admin/keys/${encodeURIComponent(id)}/rotate`),
+    onSuccess: ({ key: newSecret, ...k }) => {
+      setSecret(newSecret);
+      queries.setQueryData(['key', id], k);
+      void queries.invalidateQueries({ queryKey: ['keys'] });
+    },
+  });
   const k = key.data;
   return (
     <ConsolePage path={path} title={k ? t('console.key.title', { name: k.name }) : t('console.nav.keys')}>
-      <Notice error={key.error ? messageOf(key.error) : revoke.error ? messageOf(revoke.error) : null} success={revoke.isSuccess ? t('console.key.revoked') : null} />
+      <Notice
+        error={key.error ? messageOf(key.error) : revoke.error ? messageOf(revoke.error) : rotate.error ? messageOf(rotate.error) : null}
+        success={revoke.isSuccess ? t('console.key.revoked') : null}
+      />
+      <Dialog title={t('console.key.rotatedTitle')} open={secret !== null} onClose={() => (setSecret(null), setCopied(false))}>
+        {secret && <NewSecret secret={secret} copied={copied} onCopied={() => setCopied(true)} onDone={() => (setSecret(null), setCopied(false))} />}
+      </Dialog>
       {k && (
         <div className="grid-2">
           <section className="card" aria-labelledby="key-details">
@@ -55,6 +72,9 @@ export default function KeyPage({ path, id }: { path: string; id: string }) {
             </dl>
             {canWrite && k.status === 'active' && (
               <div className="row end">
+                <button type="button" disabled={rotate.isPending} onClick={() => confirm(t('console.key.rotateConfirm')) && rotate.mutate()}>
+                  {t('console.key.rotate')}
+                </button>
                 <button type="button" className="danger" disabled={revoke.isPending} onClick={() => confirm(t('console.key.revokeConfirm')) && revoke.mutate()}>
                   {t('console.key.revoke')}
                 </button>

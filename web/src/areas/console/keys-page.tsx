@@ -14,10 +14,11 @@ export default function KeysPage({ path }: { path: string }) {
   const canWrite = useCanWrite();
   const [page, setPage] = useState(0);
   const [showRevoked, setShowRevoked] = useState(false);
+  const [search, setSearch] = useState('');
   const [creating, setCreating] = useState(false);
   const keys = useQuery({
-    queryKey: ['keys', page, showRevoked],
-    queryFn: () => gateway<List<ApiKey>>('GET', `/admin/keys?limit=${PAGE}&offset=${page * PAGE}&include_revoked=${showRevoked}`),
+    queryKey: ['keys', page, showRevoked, search],
+    queryFn: () => gateway<List<ApiKey>>('GET', `/admin/keys?limit=${PAGE}&offset=${page * PAGE}&include_revoked=${showRevoked}${search ? `&q=${encodeURIComponent(search)}` : ''}`),
     placeholderData: keepPreviousData,
   });
   const total = keys.data?.total ?? 0;
@@ -34,6 +35,7 @@ export default function KeysPage({ path }: { path: string }) {
       }
     >
       <div className="row">
+        <Field label={t('console.keys.search')} name="q" type="search" value={search} onChange={(v) => (setSearch(v), setPage(0))} required={false} maxLength={100} />
         <label className="check">
           <input type="checkbox" checked={showRevoked} onChange={(e) => (setShowRevoked(e.target.checked), setPage(0))} />
           {t('console.keys.showRevoked')}
@@ -129,22 +131,7 @@ function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () => void
   return (
     <Dialog title={created ? t('console.keys.createdTitle') : t('console.keys.create')} open={open} onClose={close}>
       {created ? (
-        <>
-          <p className="warning">{t('console.keys.showOnce')}</p>
-          <p>
-            <code className="secret" data-testid="new-key">
-              {created.key}
-            </code>
-          </p>
-          <div className="row end">
-            <button type="button" onClick={() => void navigator.clipboard.writeText(created.key).then(() => setCopied(true))}>
-              {copied ? t('console.keys.copied') : t('console.keys.copy')}
-            </button>
-            <button type="button" className="primary" onClick={close}>
-              {t('console.done')}
-            </button>
-          </div>
-        </>
+        <NewSecret secret={created.key} copied={copied} onCopied={() => setCopied(true)} onDone={close} />
       ) : (
         <form onSubmit={submit}>
           <Field label={t('console.keys.name')} name="name" value={name} onChange={setName} maxLength={100} autoFocus />
@@ -162,5 +149,27 @@ function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () => void
         </form>
       )}
     </Dialog>
+  );
+}
+
+/** A key's secret, shown once (after creating or rotating it), with copy. */
+export function NewSecret({ secret, copied, onCopied, onDone }: { secret: string; copied: boolean; onCopied: () => void; onDone: () => void }) {
+  return (
+    <>
+      <p className="warning">{t('console.keys.showOnce')}</p>
+      <p>
+        <code className="secret" data-testid="new-key">
+          {secret}
+        </code>
+      </p>
+      <div className="row end">
+        <button type="button" onClick={() => void navigator.clipboard.writeText(secret).then(onCopied)}>
+          {copied ? t('console.keys.copied') : t('console.keys.copy')}
+        </button>
+        <button type="button" className="primary" onClick={onDone}>
+          {t('console.done')}
+        </button>
+      </div>
+    </>
   );
 }
