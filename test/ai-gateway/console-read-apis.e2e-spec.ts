@@ -139,6 +139,8 @@ describe('AI gateway admin read APIs for the console', () => {
       await ledger({ at: at(2_000), latency: 400, status: 'failed', http: 502 });
       await ledger({ at: at(3_000), latency: 50, status: 'failed', http: 400 });
       await ledger({ at: at(4_000), latency: 1, status: 'cached', provider: null });
+      // The fallback deployment answered once (1000 ms).
+      await ledger({ at: at(5_000), latency: 1_000, provider: 'backup' });
       // Outside the window: a slow failure of an hour and a minute ago.
       await ledger({ at: at(61 * 60_000), latency: 9_999, status: 'failed', http: 500 });
 
@@ -151,6 +153,8 @@ describe('AI gateway admin read APIs for the console', () => {
       expect(primary.last_hour).toEqual({ requests: 5, errors: 1, error_rate: 0.2, latency_p50_ms: 200, latency_p95_ms: 380 });
       expect(primary.cooldown).toEqual({ cooling_down: false, until: null });
       expect(r.data[2].last_hour).toEqual({ requests: 0, errors: 0, error_rate: null, latency_p50_ms: null, latency_p95_ms: null });
+      // All deployments together: 50, 100, 200, 300, 400, 1000 ms.
+      expect(r.overall).toEqual({ requests: 6, errors: 1, error_rate: 0.1667, latency_p50_ms: 250, latency_p95_ms: 850 });
     });
 
     it('shows a deployment cooling down after it failed, until the cooldown ends', async () => {

@@ -20,6 +20,8 @@ export const en = {
   'console.overview.spendMonth': 'Spend this month',
   'console.overview.requestsToday': 'Requests today',
   'console.overview.errorsToday': 'Failed requests today',
+  'console.overview.latencyP50': 'Latency p50 (last hour)',
+  'console.overview.latencyP95': 'Latency p95 (last hour)',
   'console.overview.spendByDay': 'Spend per day this month',
   'console.overview.requestsByDay': 'Requests per day this month',
   'console.overview.topKeys': 'Top keys by spend this month',

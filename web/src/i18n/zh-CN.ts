@@ -22,6 +22,8 @@ export const zhCN: Record<MessageKey, string> = {
   'console.overview.spendMonth': '本月花费',
   'console.overview.requestsToday': '今日请求数',
   'console.overview.errorsToday': '今日失败请求',
+  'console.overview.latencyP50': '延迟 p50（最近一小时）',
+  'console.overview.latencyP95': '延迟 p95（最近一小时）',
   'console.overview.spendByDay': '本月每日花费',
   'console.overview.requestsByDay': '本月每日请求数',
   'console.overview.topKeys': '本月花费最多的密钥',

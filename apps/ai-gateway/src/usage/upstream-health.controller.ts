@@ -8,7 +8,7 @@ import { Clock } from '@app/platform';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { UpstreamsResponse } from './dtos/upstream-health.dtos';
 import { LedgerWriter } from './ledger.writer';
-import { UsageRepository } from './usage.repository';
+import { DeploymentStatsRow, UsageRepository } from './usage.repository';
 
 const WINDOW_MS = 3_600_000;
 
@@ -43,11 +43,19 @@ export class UpstreamHealthController {
     const since = new Date(now - WINDOW_MS);
     await this.ledger.flush();
     const stats = new Map((await this.usage.deploymentStats(since)).map((s) => [s.provider, s]));
+    const window = (s: DeploymentStatsRow | undefined) => ({
+      requests: s?.calls ?? 0,
+      errors: s?.failed ?? 0,
+      error_rate: s && s.calls > 0 ? Math.round((s.failed / s.calls) * 10_000) / 10_000 : null,
+      latency_p50_ms: s?.p50Ms ?? null,
+      latency_p95_ms: s?.p95Ms ?? null,
+    });
     return {
       object: 'list',
       replica: this.replica,
       window_start: since.toISOString(),
       window_end: new Date(now).toISOString(),
+      overall: window(stats.get(null)),
       data: this.router.config.deployments.map((d) => {
         const s = stats.get(d.name);
         const until = this.router.cooldownEndsAt(d.name);
@@ -57,13 +65,7 @@ export class UpstreamHealthController {
           models: d.models.map((m) => m.name),
           weight: d.weight,
           cooldown: { cooling_down: until !== null, until: until === null ? null : new Date(until).toISOString() },
-          last_hour: {
-            requests: s?.calls ?? 0,
-            errors: s?.failed ?? 0,
-            error_rate: s && s.calls > 0 ? Math.round((s.failed / s.calls) * 10_000) / 10_000 : null,
-            latency_p50_ms: s?.p50Ms ?? null,
-            latency_p95_ms: s?.p95Ms ?? null,
-          },
+          last_hour: window(s),
         };
       }),
     };

@@ -126,19 +126,20 @@ export class UsageRepository {
   }
 
   /**
-   * Per deployment (the ledger's provider column) since a time: calls, failed calls and latency percentiles.
+   * Per deployment (the ledger's provider column) since a time, and over all of them (the row with provider
+   * null, from ROLLUP): calls, failed calls and latency percentiles.
    * Bounded by ix_ai_usage_records_time (created_at): the work grows with the window's calls, not the ledger's.
    * Cached answers reached no deployment (provider null) and are left out. Errors are the deployment's own:
    * failures with a 5xx, a 429 or no status (timeouts, refused connections); a 400 the caller's request
    * earned says nothing about the upstream's health.
    */
   async deploymentStats(since: Date): Promise<DeploymentStatsRow[]> {
-    const rows = await this.db.query<Array<{ provider: string; calls: number; failed: number; p50: number | null; p95: number | null }>>(
+    const rows = await this.db.query<Array<{ provider: string | null; calls: number; failed: number; p50: number | null; p95: number | null }>>(
       `SELECT provider, count(*)::int AS calls, count(*) FILTER (WHERE status = 'failed' AND (http_status IS NULL OR http_status >= 500 OR http_status = 429))::int AS failed,
               percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50,
               percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95
          FROM ai_usage_records WHERE created_at >= $1 AND provider IS NOT NULL AND status <> 'cached'
-        GROUP BY provider`,
+        GROUP BY ROLLUP (provider)`,
       [since],
     );
     return rows.map((r) => ({ provider: r.provider, calls: r.calls, failed: r.failed, p50Ms: r.p50 === null ? null : Math.round(r.p50), p95Ms: r.p95 === null ? null : Math.round(r.p95) }));
@@ -163,7 +164,8 @@ export interface CallRow {
 }
 
 export interface DeploymentStatsRow {
-  provider: string;
+  /** Null: all deployments together. */
+  provider: string | null;
   calls: number;
   failed: number;
   p50Ms: number | null;

@@ -71,3 +71,31 @@ export function everyDay(from: string, to: string, totals: UsageReport['totals']
   }
   return days;
 }
+
+/** The last hour of a deployment, or of all of them (`overall`). */
+export interface LastHour {
+  requests: number;
+  errors: number;
+  error_rate: number | null;
+  latency_p50_ms: number | null;
+  latency_p95_ms: number | null;
+}
+
+/** GET /admin/upstreams (apps/ai-gateway/src/usage/dtos/upstream-health.dtos.ts). */
+export interface UpstreamsReport {
+  replica: string;
+  window_start: string;
+  window_end: string;
+  overall: LastHour;
+  data: Array<{
+    name: string;
+    type: string;
+    models: string[];
+    weight: number;
+    cooldown: { cooling_down: boolean; until: string | null };
+    last_hour: LastHour;
+  }>;
+}
+
+/** Milliseconds as the console shows them (— without a value). */
+export const ms = (v: number | null) => (v === null ? '—' : `${formatCount(v)} ms`);

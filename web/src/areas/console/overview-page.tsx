@@ -5,13 +5,17 @@ import { t } from '../../i18n';
 import { Notice } from '../../ui';
 import { BarFigure } from './charts';
 import { ConsolePage } from './console-area';
-import { ApiKey, everyDay, formatCount, formatYuan, List, topBy, UsageReport, utcDate } from './model';
+import { ApiKey, everyDay, formatCount, formatYuan, List, ms, topBy, UpstreamsReport, UsageReport, utcDate } from './model';
 
-/** Spend today and this month (UTC days, as the admin usage report counts them), requests, errors; top keys and models. */
+/**
+ * Spend today and this month (UTC days, as the admin usage report counts them), requests, errors, the last hour's
+ * latency (p50/p95 over every deployment, from /admin/upstreams); top keys and models.
+ */
 export default function OverviewPage({ path }: { path: string }) {
   const today = utcDate(Date.now());
   const monthStart = `${today.slice(0, 8)}01`;
   const usage = useQuery({ queryKey: ['usage', monthStart, today], queryFn: () => gateway<UsageReport>('GET', `/admin/usage?start_date=${monthStart}&end_date=${today}`) });
+  const upstreams = useQuery({ queryKey: ['upstreams'], queryFn: () => gateway<UpstreamsReport>('GET', '/admin/upstreams') });
   const keys = useQuery({ queryKey: ['keys', 'names'], queryFn: () => gateway<List<ApiKey>>('GET', '/admin/keys?include_revoked=true&limit=100') });
   const lines = usage.data?.data ?? [];
   const todayLines = lines.filter((l) => l.date === today);
@@ -22,6 +26,8 @@ export default function OverviewPage({ path }: { path: string }) {
     [t('console.overview.spendMonth'), formatYuan(usage.data?.total_cost_yuan ?? 0)],
     [t('console.overview.requestsToday'), formatCount(sum(todayLines, (l) => l.requests))],
     [t('console.overview.errorsToday'), formatCount(sum(todayLines, (l) => l.failed))],
+    [t('console.overview.latencyP50'), ms(upstreams.data?.overall.latency_p50_ms ?? null)],
+    [t('console.overview.latencyP95'), ms(upstreams.data?.overall.latency_p95_ms ?? null)],
   ];
   return (
     <ConsolePage path={path} title={t('console.nav.overview')}>

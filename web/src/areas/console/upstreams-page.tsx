@@ -4,29 +4,13 @@ import { gateway } from '../../api/gateway';
 import { formatDateTime, t } from '../../i18n';
 import { Notice } from '../../ui';
 import { ConsolePage } from './console-area';
-import { formatCount } from './model';
-
-/** GET /admin/upstreams (apps/ai-gateway/src/usage/dtos/upstream-health.dtos.ts). */
-interface Upstreams {
-  replica: string;
-  window_start: string;
-  window_end: string;
-  data: Array<{
-    name: string;
-    type: string;
-    models: string[];
-    weight: number;
-    cooldown: { cooling_down: boolean; until: string | null };
-    last_hour: { requests: number; errors: number; error_rate: number | null; latency_p50_ms: number | null; latency_p95_ms: number | null };
-  }>;
-}
+import { formatCount, ms, UpstreamsReport } from './model';
 
 const percent = (v: number | null) => (v === null ? '—' : `${(v * 100).toFixed(1)}%`);
-const ms = (v: number | null) => (v === null ? '—' : `${formatCount(v)} ms`);
 
 /** The deployments of the providers file: cooldowns (of the replica that answered) and the last hour's errors and latency (all replicas). */
 export default function UpstreamsPage({ path }: { path: string }) {
-  const upstreams = useQuery({ queryKey: ['upstreams'], queryFn: () => gateway<Upstreams>('GET', '/admin/upstreams'), refetchInterval: 30_000 });
+  const upstreams = useQuery({ queryKey: ['upstreams'], queryFn: () => gateway<UpstreamsReport>('GET', '/admin/upstreams'), refetchInterval: 30_000 });
   const u = upstreams.data;
   return (
     <ConsolePage path={path} title={t('console.nav.upstreams')}>

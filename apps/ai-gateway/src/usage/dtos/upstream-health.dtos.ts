@@ -29,5 +29,6 @@ export class UpstreamsResponse {
   @ApiProperty({ example: 'gateway-7f9c:1:3fa1b2c4', description: 'The replica (host:pid:boot id) whose cooldown state this is; each replica keeps its own' }) replica: string;
   @ApiProperty({ example: '2026-11-22T07:00:00.000Z', description: 'Start of the window of `last_hour`' }) window_start: string;
   @ApiProperty({ example: '2026-11-22T08:00:00.000Z' }) window_end: string;
+  @ApiProperty({ type: DeploymentWindowStats, description: 'The last hour over all deployments (the console overview\'s latency)' }) overall: DeploymentWindowStats;
   @ApiProperty({ type: [UpstreamDeployment], description: 'In providers file order' }) data: UpstreamDeployment[];
 }
