@@ -1,4 +1,5 @@
 import * as fs from 'fs';
+import { AxeBuilder } from '@axe-core/playwright';
 import * as path from 'path';
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
 
@@ -48,16 +49,10 @@ export async function openPage(browser: Browser, opts: { locale: string; scheme:
   return { context, page, problems };
 }
 
-const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-
-/** Serious and critical axe violations of the page as it is now (WCAG 2.x A and AA rules, best practices). */
+/** Serious and critical axe violations of the page as it is now (@axe-core/playwright: WCAG 2.x A and AA rules, best practices). */
 export async function axeViolations(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol: not subject to the page's Content-Security-Policy.
-  await page.evaluate(axeSource);
-  // A string, not a function: this file is compiled without the DOM's types.
-  const violations = await page.evaluate<Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }>>(
-    'axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations)',
-  );
+  // AxeBuilder injects axe through the DevTools protocol: not subject to the page's Content-Security-Policy.
+  const { violations } = await new AxeBuilder({ page }).analyze();
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
