@@ -20,10 +20,22 @@ type KeyedRequest = {
   res?: RateHeaderSink;
 };
 
+/** Claims per key record: the record is cached (ApiKeysService.resolve), so they are built once per lookup, not per request. */
+const claimsOf = new WeakMap<ApiKey, ApiKeyClaims>();
+
 export function apiKeyPrincipal(key: ApiKey): Principal {
+  let claims = claimsOf.get(key);
+  if (!claims) {
+    claims = keyClaims(key);
+    claimsOf.set(key, claims);
+  }
+  return { id: key.id, kind: 'api-key', roles: ['api-key'], claims };
+}
+
+function keyClaims(key: ApiKey): ApiKeyClaims {
   const limits = limitSetOf(key.limits);
   const project = key.project ? { id: key.project.id, name: key.project.name, limits: limitSetOf(key.project.limits) } : null;
-  const claims: ApiKeyClaims = {
+  return {
     name: key.name,
     prefix: key.prefix,
     scopes: key.scopes,
@@ -33,7 +45,6 @@ export function apiKeyPrincipal(key: ApiKey): Principal {
     hasBudget: hasBudget(limits) || (!!project && hasBudget(project.limits)),
     limited: limitsCall(limits) || (!!project && limitsCall(project.limits)),
   };
-  return { id: key.id, kind: 'api-key', roles: ['api-key'], claims };
 }
 
 /** Methods the viewer role may use on /admin/**. */

@@ -168,7 +168,7 @@ export class CallAdmission {
     const { plan, hold } = admitted;
     const windows: WindowSettlement[] = [];
     plan.windows.forEach((w, i) => {
-      if (decodeName(w.name).field === 'tokens_per_minute') windows.push({ key: w.key, bucket: admitted.buckets[i], bucket_ms: w.bucket_ms, window_ms: w.window_ms, reserved: w.amount, actual: used.tokens });
+      if (w.field === 'tokens_per_minute') windows.push({ key: w.key, bucket: admitted.buckets[i], bucket_ms: w.bucket_ms, window_ms: w.window_ms, reserved: w.amount, actual: used.tokens });
     });
     const budgets = plan.budgets.map((b) => ({ ...b, yuan: used.yuan, tokens: used.tokens }));
     const keyCharge = plan.budgets.length ? { key_id: admitted.keyId, key_yuan: used.yuan } : {};
@@ -267,8 +267,7 @@ function writeHeaders(sink: RateHeaderSink | undefined, windows: WindowCounter[]
   for (const kind of ['requests', 'tokens'] as const) {
     let tightest: AdmitAnswer['windows'][number] | undefined;
     answer.windows.forEach((w, i) => {
-      const field = decodeName(windows[i].name).field;
-      if ((kind === 'requests') !== (field === 'requests_per_minute')) return;
+      if ((kind === 'requests') !== (windows[i].field === 'requests_per_minute')) return;
       if (!tightest || w.limit - w.used < tightest.limit - tightest.used) tightest = w;
     });
     if (!tightest) continue;

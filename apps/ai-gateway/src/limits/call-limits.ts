@@ -27,6 +27,8 @@ export interface LimitName {
 export interface WindowCounter {
   key: string;
   name: string;
+  /** What it counts (the name carries it too, for the stores' answers; this one is read without parsing). */
+  field: 'requests_per_minute' | 'tokens_per_minute';
   limit: number;
   window_ms: number;
   bucket_ms: number;
@@ -79,6 +81,7 @@ function window(s: LimitSubject, field: 'requests_per_minute' | 'tokens_per_minu
   return {
     key: `${kind}:${tag(s)}${model === null ? '' : `:${model}`}`,
     name: encodeName({ scope: s.scope, subject: s.name, field, model }),
+    field,
     limit,
     window_ms: MINUTE_MS,
     bucket_ms: BUCKET_MS,

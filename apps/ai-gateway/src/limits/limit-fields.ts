@@ -22,6 +22,20 @@ export function limitChanges(req: LimitFieldsRequest): Partial<LimitColumnsEmbed
   return c;
 }
 
+/** A key's or project's limit columns in the API's names and types (answers and audit rows alike). */
+export function limitFieldValues(l: LimitColumnsEmbed): Omit<LimitFieldsResponse, 'budget_usage'> {
+  return {
+    requests_per_minute: l.requestsPerMinute,
+    tokens_per_minute: l.tokensPerMinute,
+    max_concurrent_requests: l.maxConcurrentRequests,
+    model_limits: l.modelLimits,
+    budget_yuan: l.budgetYuan === null ? null : Number(l.budgetYuan),
+    budget_tokens: l.budgetTokens === null ? null : Number(l.budgetTokens),
+    budget_period: l.budgetPeriod,
+    alert_threshold: l.alertThreshold === null ? null : Number(l.alertThreshold),
+  };
+}
+
 /** Answers the limit fields of keys and projects, with the current period of their budgets. */
 @Injectable()
 export class LimitFields {
@@ -62,17 +76,7 @@ export class LimitFields {
   }
 
   private fields(l: LimitColumnsEmbed, usage: BudgetUsageResponse | null): LimitFieldsResponse {
-    return {
-      requests_per_minute: l.requestsPerMinute,
-      tokens_per_minute: l.tokensPerMinute,
-      max_concurrent_requests: l.maxConcurrentRequests,
-      model_limits: l.modelLimits,
-      budget_yuan: l.budgetYuan === null ? null : Number(l.budgetYuan),
-      budget_tokens: l.budgetTokens === null ? null : Number(l.budgetTokens),
-      budget_period: l.budgetPeriod,
-      alert_threshold: l.alertThreshold === null ? null : Number(l.alertThreshold),
-      budget_usage: usage,
-    };
+    return { ...limitFieldValues(l), budget_usage: usage };
   }
 
   /** An instant as ISO 8601 (UTC); period boundaries are local midnights of BUDGET_TIMEZONE. */
