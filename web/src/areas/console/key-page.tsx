@@ -1,13 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { FormEvent, useEffect, useState } from 'react';
+import { useState } from 'react';
 import { messageOf } from '../../api/client';
 import { gateway } from '../../api/gateway';
 import { formatDateTime, t } from '../../i18n';
-import { Dialog, Field, Notice } from '../../ui';
+import { Dialog, Notice } from '../../ui';
 import { BarFigure } from './charts';
 import { ConsolePage, useCanWrite } from './console-area';
 import { KeyCalls } from './key-calls';
-import { NewSecret, optionalNumber } from './keys-page';
+import { NewSecret } from './keys-page';
+import { LimitsForm } from './limits-form';
 import { ApiKey, CreatedApiKey, everyDay, formatCount, formatYuan, UsageReport, utcDate } from './model';
 
 /** One key: its details, limits and budget (editable), its usage of the last 30 days, its last calls, revoke. */
@@ -81,7 +82,7 @@ export default function KeyPage({ path, id }: { path: string; id: string }) {
               </div>
             )}
           </section>
-          <LimitsForm apiKey={k} canWrite={canWrite && k.status === 'active'} />
+          <LimitsForm owner={k} resource="keys" detail="key" canWrite={canWrite && k.status === 'active'} />
         </div>
       )}
       <Notice error={usage.error ? messageOf(usage.error) : null} />
@@ -93,46 +94,5 @@ export default function KeyPage({ path, id }: { path: string; id: string }) {
       )}
       {k && <KeyCalls keyId={k.id} />}
     </ConsolePage>
-  );
-}
-
-function LimitsForm({ apiKey, canWrite }: { apiKey: ApiKey; canWrite: boolean }) {
-  const queries = useQueryClient();
-  const text = (v: number | null | undefined) => (v === null || v === undefined ? '' : String(v));
-  const [name, setName] = useState(apiKey.name);
-  const [rpm, setRpm] = useState(text(apiKey.requests_per_minute));
-  const [tpm, setTpm] = useState(text(apiKey.tokens_per_minute));
-  const [budget, setBudget] = useState(text(apiKey.budget_yuan));
-  useEffect(() => setName(apiKey.name), [apiKey.name]);
-  const save = useMutation({
-    mutationFn: () =>
-      gateway<ApiKey>('PATCH', `/admin/keys/${encodeURIComponent(apiKey.id)}`, { name, requests_per_minute: optionalNumber(rpm), tokens_per_minute: optionalNumber(tpm), budget_yuan: optionalNumber(budget) }),
-    onSuccess: (k) => {
-      queries.setQueryData(['key', apiKey.id], k);
-      void queries.invalidateQueries({ queryKey: ['keys'] });
-    },
-  });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    save.mutate();
-  };
-  return (
-    <section className="card" aria-labelledby="key-limits">
-      <h2 id="key-limits">{t('console.key.limits')}</h2>
-      <form onSubmit={submit}>
-        <fieldset disabled={!canWrite} className="plain">
-          <Field label={t('console.keys.name')} name="name" value={name} onChange={setName} maxLength={100} />
-          <Field label={t('console.keys.rpm')} name="rpm" type="number" value={rpm} onChange={setRpm} required={false} hint={t('console.keys.emptyNoLimit')} />
-          <Field label={t('console.keys.tpm')} name="tpm" type="number" value={tpm} onChange={setTpm} required={false} />
-          <Field label={t('console.keys.budget')} name="budget" type="number" value={budget} onChange={setBudget} required={false} />
-          {canWrite && (
-            <button type="submit" className="primary" disabled={save.isPending}>
-              {t('console.save')}
-            </button>
-          )}
-        </fieldset>
-      </form>
-      <Notice error={save.error ? messageOf(save.error) : null} success={save.isSuccess ? t('console.saved') : null} />
-    </section>
   );
 }

@@ -11,6 +11,9 @@ export interface ApiKey {
   budget_yuan?: number | null;
   requests_per_minute?: number | null;
   tokens_per_minute?: number | null;
+  max_concurrent_requests?: number | null;
+  budget_tokens?: number | null;
+  budget_period?: 'lifetime' | 'daily' | 'weekly' | 'monthly';
   status: 'active' | 'revoked' | 'expired';
   expires_at: string | null;
   revoked_at: string | null;

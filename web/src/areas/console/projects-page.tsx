@@ -1,11 +1,12 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { FormEvent, useId, useState } from 'react';
+import { useState } from 'react';
 import { messageOf } from '../../api/client';
 import { gateway } from '../../api/gateway';
 import { formatDateTime, t } from '../../i18n';
 import { Field, Notice } from '../../ui';
 import { ConsoleLink, ConsolePage, useCanWrite } from './console-area';
-import { optionalNumber, Pager } from './keys-page';
+import { Pager } from './keys-page';
+import { LimitsForm } from './limits-form';
 import { formatYuan, List } from './model';
 
 /** A project of GET /admin/projects (apps/ai-gateway/src/projects/dtos/project.dto.ts). */
@@ -119,69 +120,7 @@ export function ProjectPage({ path, id }: { path: string; id: string }) {
     </ConsolePage>
   );
 }
-
 function ProjectForm({ project }: { project: Project }) {
   const canWrite = useCanWrite();
-  const queries = useQueryClient();
-  const text = (v: number | null) => (v === null ? '' : String(v));
-  const [name, setName] = useState(project.name);
-  const [rpm, setRpm] = useState(text(project.requests_per_minute));
-  const [tpm, setTpm] = useState(text(project.tokens_per_minute));
-  const [concurrent, setConcurrent] = useState(text(project.max_concurrent_requests));
-  const [budget, setBudget] = useState(text(project.budget_yuan));
-  const [budgetTokens, setBudgetTokens] = useState(text(project.budget_tokens));
-  const [period, setPeriod] = useState(project.budget_period);
-  const periodId = useId();
-  const save = useMutation({
-    mutationFn: () =>
-      gateway<Project>('PATCH', `/admin/projects/${encodeURIComponent(project.id)}`, {
-        name: name.trim(),
-        requests_per_minute: optionalNumber(rpm),
-        tokens_per_minute: optionalNumber(tpm),
-        max_concurrent_requests: optionalNumber(concurrent),
-        budget_yuan: optionalNumber(budget),
-        budget_tokens: optionalNumber(budgetTokens),
-        budget_period: period,
-      }),
-    onSuccess: (p) => {
-      queries.setQueryData(['project', project.id], p);
-      void queries.invalidateQueries({ queryKey: ['projects'] });
-    },
-  });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    save.mutate();
-  };
-  return (
-    <section className="card" aria-labelledby="project-limits">
-      <h2 id="project-limits">{t('console.key.limits')}</h2>
-      <p className="intro">{t('console.project.intro', { keys: project.key_count })}</p>
-      <form onSubmit={submit}>
-        <fieldset disabled={!canWrite} className="plain">
-          <Field label={t('console.keys.name')} name="name" value={name} onChange={setName} maxLength={100} />
-          <Field label={t('console.keys.rpm')} name="rpm" type="number" value={rpm} onChange={setRpm} required={false} hint={t('console.keys.emptyNoLimit')} />
-          <Field label={t('console.keys.tpm')} name="tpm" type="number" value={tpm} onChange={setTpm} required={false} />
-          <Field label={t('console.projects.concurrent')} name="concurrent" type="number" value={concurrent} onChange={setConcurrent} required={false} />
-          <Field label={t('console.keys.budget')} name="budget" type="number" value={budget} onChange={setBudget} required={false} />
-          <Field label={t('console.projects.budgetTokens')} name="budget_tokens" type="number" value={budgetTokens} onChange={setBudgetTokens} required={false} />
-          <div className="field">
-            <label htmlFor={periodId}>{t('console.projects.period')}</label>
-            <select id={periodId} value={period} onChange={(e) => setPeriod(e.target.value as Project['budget_period'])}>
-              {(['lifetime', 'daily', 'weekly', 'monthly'] as const).map((p) => (
-                <option key={p} value={p}>
-                  {t(`console.projects.period.${p}`)}
-                </option>
-              ))}
-            </select>
-          </div>
-          {canWrite && (
-            <button type="submit" className="primary" disabled={save.isPending}>
-              {t('console.save')}
-            </button>
-          )}
-        </fieldset>
-      </form>
-      <Notice error={save.error ? messageOf(save.error) : null} success={save.isSuccess ? t('console.saved') : null} />
-    </section>
-  );
+  return <LimitsForm owner={project} resource="projects" detail="project" canWrite={canWrite} intro={<p className="intro">{t('console.project.intro', { keys: project.key_count })}</p>} />;
 }
