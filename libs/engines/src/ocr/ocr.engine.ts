@@ -1,3 +1,5 @@
+import { dirname } from 'node:path';
+
 import type { EngineCallOptions } from '../engine-limiter';
 import { EngineWorker } from '../engine-worker';
 import { normalizePng } from '../image/image-decoder';
@@ -18,6 +20,18 @@ export function isOcrLanguage(language: string): boolean {
 
 const BODY = `
 async function init(data) {
+  // OpenCV's WebAssembly compiles asynchronously after import; the OCR package uses \`cv.Mat\` without waiting for it,
+  // so on a busy machine the first detection found \`cv.Mat is not a constructor\`. Wait until the runtime is ready.
+  const { default: cv } = await importFile(data.opencv);
+  if (typeof cv.Mat !== 'function') {
+    await new Promise((resolve) => {
+      const previous = cv.onRuntimeInitialized;
+      cv.onRuntimeInitialized = () => {
+        if (typeof previous === 'function') previous();
+        resolve();
+      };
+    });
+  }
   const { default: Ocr } = await importFile(data.entry);
   const ocr = await Ocr.create();
   return {
@@ -32,7 +46,11 @@ async function init(data) {
 /** OCR, Chinese and English, with PaddleOCR v4 ONNX models (`@gutenye/ocr-node`, ESM, hence a worker). */
 export class OcrEngine {
   private static instance: OcrEngine | null = null;
-  private readonly worker = new EngineWorker('ocr', BODY, { entry: require.resolve('@gutenye/ocr-node') });
+  private readonly worker = new EngineWorker('ocr', BODY, {
+    entry: require.resolve('@gutenye/ocr-node'),
+    // The copy of OpenCV the OCR package itself imports (a dependency of @gutenye/ocr-common).
+    opencv: require.resolve('@techstark/opencv-js', { paths: [dirname(require.resolve('@gutenye/ocr-common'))] }),
+  });
 
   /** One engine per process: the models are large. */
   static shared(): OcrEngine {
