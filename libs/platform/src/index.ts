@@ -15,7 +15,6 @@ export * from './shared-state/timed-holds';
 export * from './clock/clock';
 export * from './rate-limit/batched-counter';
 export * from './rate-limit/address-limit-key';
-export * from './rate-limit/sliding-window';
 export * from './rate-limit/auth-limiter';
 export * from './rate-limit/platform-throttler.guard';
 export * from './shared-state/shared-state.module';

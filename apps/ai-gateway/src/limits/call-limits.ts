@@ -1,8 +1,9 @@
-import { BUCKETS_PER_WINDOW } from '@app/platform';
 import { periodBounds } from './budget-period';
 import { BudgetPeriod, hasBudget, LimitSet } from './limit-set';
 
 export const MINUTE_MS = 60_000;
+/** Sub-buckets per minute window: a counted request is forgotten at most one bucket (1 s) late. */
+const BUCKETS_PER_WINDOW = 60;
 const BUCKET_MS = Math.ceil(MINUTE_MS / BUCKETS_PER_WINDOW);
 
 /** Whose limits: the key, or the project that owns it. */

@@ -1,7 +1,6 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { distinctEntries, SharedState } from './shared-state';
-import { slidingWindowRetryMs } from '../rate-limit/sliding-window';
 
 /** SharedState on the `shared_state` table; expired rows are ignored and swept once a minute. */
 export class PostgresSharedState extends SharedState implements OnModuleDestroy {
@@ -130,37 +129,6 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
     const blockedMs = Number(row?.blocked ?? 0);
     if (blockedMs > 0 || row?.value == null) return { blockedMs: Math.max(1, blockedMs), count: 0, ttlMs: 0 };
     return { blockedMs: 0, count: Number(row.value), ttlMs: Number(row.ttl) };
-  }
-
-  async slidingWindowHit(key: string, limit: number, windowMs: number, bucketMs: number, nowMs: number): Promise<{ allowed: boolean; count: number; retryAfterMs: number }> {
-    // The row's value is a JSON object of bucket index -> hits, plus "a": whether the last hit was allowed
-    // (the row is locked by the upsert, so RETURNING reads this hit's own decision).
-    const first = Math.floor((nowMs - windowMs) / bucketMs);
-    const cur = Math.floor(nowMs / bucketMs);
-    const result = await this.db.query<unknown[]>(
-      `INSERT INTO shared_state AS s (key, value, expires_at)
-       VALUES ($1, json_build_object('a', 1, $2::text, 1)::text, now() + $5 * interval '1 millisecond')
-       ON CONFLICT (key) DO UPDATE SET
-         value = (
-           SELECT CASE WHEN COALESCE(sum(n), 0) < $4
-             THEN COALESCE(jsonb_object_agg(b::text, n), '{}'::jsonb) || jsonb_build_object('a', 1, $2::text, COALESCE(sum(n) FILTER (WHERE b = $6), 0) + 1)
-             ELSE COALESCE(jsonb_object_agg(b::text, n), '{}'::jsonb) || jsonb_build_object('a', 0) END::text
-           FROM (
-             SELECT e.k::bigint AS b, e.v::bigint AS n
-             FROM jsonb_each_text(CASE WHEN s.expires_at > now() THEN s.value::jsonb ELSE '{}'::jsonb END) AS e(k, v)
-             WHERE CASE WHEN e.k = 'a' THEN false ELSE e.k::bigint >= $3 END
-           ) kept
-         ),
-         expires_at = now() + $5 * interval '1 millisecond'
-       RETURNING value`,
-      [key, String(cur), first, limit, windowMs + bucketMs, cur],
-    );
-    const row = rowsOf<{ value: string }>(result)[0];
-    const buckets = JSON.parse(row.value) as Record<string, number>;
-    let count = 0;
-    for (const k of Object.keys(buckets)) if (k !== 'a') count += Number(buckets[k]);
-    if (buckets.a === 1) return { allowed: true, count, retryAfterMs: 0 };
-    return { allowed: false, count, retryAfterMs: slidingWindowRetryMs(buckets, nowMs, windowMs, bucketMs) };
   }
 
   async ping(): Promise<void> {

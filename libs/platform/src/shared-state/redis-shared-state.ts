@@ -18,33 +18,6 @@ local t = redis.call('PTTL', KEYS[1])
 if t < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); t = tonumber(ARGV[1]) end
 return {0, n, t}`;
 
-// KEYS[1]: hash of bucket index -> hits. ARGV: now, window, bucket ms, limit. Returns {allowed, count, retry ms}.
-const SLIDING = `
-local now = tonumber(ARGV[1])
-local win = tonumber(ARGV[2])
-local bms = tonumber(ARGV[3])
-local limit = tonumber(ARGV[4])
-local first = math.floor((now - win) / bms)
-local cur = math.floor(now / bms)
-local all = redis.call('HGETALL', KEYS[1])
-local total = 0
-local oldest = nil
-for i = 1, #all, 2 do
-  local b = tonumber(all[i])
-  if b < first then
-    redis.call('HDEL', KEYS[1], all[i])
-  else
-    total = total + tonumber(all[i + 1])
-    if oldest == nil or b < oldest then oldest = b end
-  end
-end
-if total < limit then
-  redis.call('HINCRBY', KEYS[1], string.format('%d', cur), 1)
-  redis.call('PEXPIRE', KEYS[1], win + bms)
-  return {1, total + 1, 0}
-end
-return {0, total, (oldest + 1) * bms + win - now}`;
-
 // KEYS[1]: the byte counter, KEYS[2..]: entries. ARGV: bytes, bound, ttl ms, then the entries' values.
 // Returns 1 when stored (the entries expire with the counter), 0 when the counter would pass the bound.
 const SET_WITHIN = `
@@ -129,11 +102,6 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
   override async hit(key: string, blockKey: string, ttlMs: number): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
     const [blocked, count, ttl] = (await this.client.eval(HIT, 2, this.k(key), this.k(blockKey), Math.max(1, Math.round(ttlMs)))) as [number, number, number];
     return { blockedMs: Number(blocked), count: Number(count), ttlMs: Number(ttl) };
-  }
-
-  async slidingWindowHit(key: string, limit: number, windowMs: number, bucketMs: number, nowMs: number): Promise<{ allowed: boolean; count: number; retryAfterMs: number }> {
-    const [allowed, count, retry] = (await this.client.eval(SLIDING, 1, this.k(key), nowMs, windowMs, bucketMs, limit)) as [number, number, number];
-    return { allowed: allowed === 1, count: Number(count), retryAfterMs: allowed === 1 ? 0 : Math.max(1, Number(retry)) };
   }
 
   /** Runs a Lua script on keys of this state (prefixed like every other key): for stores with their own scripts. */

@@ -37,12 +37,6 @@ export abstract class SharedState {
     if (blockedMs > 0) return { blockedMs, count: 0, ttlMs: 0 };
     return { blockedMs: 0, ...(await this.incr(key, ttlMs)) };
   }
-  /**
-   * One hit of a sliding-window limit (see SlidingWindowLimiter) in one round trip: the hits kept under
-   * `key` in buckets of `bucketMs` (index = floor(ms / bucketMs)) are summed from the bucket holding
-   * `nowMs - windowMs` on; below `limit` the hit is added to the bucket of `nowMs`, else nothing changes.
-   */
-  abstract slidingWindowHit(key: string, limit: number, windowMs: number, bucketMs: number, nowMs: number): Promise<{ allowed: boolean; count: number; retryAfterMs: number }>;
 
   abstract readonly backend: 'redis' | 'postgres';
 }
