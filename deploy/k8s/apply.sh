@@ -13,7 +13,7 @@ set_image() { # stdin -> stdout with every member-ai-platform image replaced by 
 kubectl apply -f namespace.yaml
 kubectl apply -f configmap.yaml
 if ! kubectl -n "$NS" get secret platform-secrets >/dev/null 2>&1; then
-  grep -q CHANGE-ME secret.yaml && { echo "secret.yaml still has CHANGE-ME placeholders: create the Secrets first (see README, Deploy)" >&2; exit 1; }
+  grep -q CHANGE-ME secret.yaml && { echo "secret.yaml still has CHANGE-ME placeholders: create the Secrets first (see docs/operations/deploy.md)" >&2; exit 1; }
   kubectl apply -f secret.yaml
 fi
 

@@ -239,7 +239,7 @@ describe('AI gateway admin API with membership operator tokens (JWKS, roles, sec
     clock.advance(STEP_MS);
     const newToken = await adminSignIn(rotated);
     expect(headerOf(newToken).kid).toBe(k2.kid);
-    // Inside MEMBERSHIP_JWKS_REFRESH_MIN_MS of that fetch the unknown kid costs no fetch (README: publish a key before it signs).
+    // Inside MEMBERSHIP_JWKS_REFRESH_MIN_MS of that fetch the unknown kid costs no fetch (docs/membership/access-tokens.md: publish a key before it signs).
     expect(errorCode(await gw('get', '/admin/keys', newToken).expect(401))).toBe('invalid_admin_token');
     expect(relay.fetches).toBe(before + 1);
     clock.advance(REFRESH_MIN_MS);

@@ -1,7 +1,7 @@
 /**
  * Newer chat request fields the gateway does not know (`moderation`, `prompt_cache_options`,
  * `context_management`, in OpenAI's spec of 2026) follow each deployment's `unknownFields` policy
- * (README, "Chat and embeddings rules"): forwarded to OpenAI-type deployments by default, dropped for
+ * (docs/ai-gateway/chat.md): forwarded to OpenAI-type deployments by default, dropped for
  * `unknownFields: drop`, never sent in the Anthropic translation; the call is answered in each case.
  */
 import OpenAI from 'openai';

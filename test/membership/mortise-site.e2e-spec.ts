@@ -134,7 +134,7 @@ class Site {
   }
 }
 
-/** The README's clients file shape: display name and icon defaults per provider, `appTypes` per client. */
+/** The clients file shape of docs/configuration.md: display name and icon defaults per provider, `appTypes` per client. */
 const CLIENTS_YAML = `
 clients:
   - registrationId: github-app
@@ -408,7 +408,7 @@ describe.each([
     await site.$api('/api/v1/app/auth/profile', { method: 'PUT', body: { nickname: 'Renamed', avatarUrl: null, gender: null, birthDate: null } });
     expect(await site.fetchCurrentUser()).toMatchObject({ avatarUrl, gender: 'female', birthDate: '1992-03-04' });
 
-    // Clearing is an explicit empty string (documented in Swagger and the README).
+    // Clearing is an explicit empty string (documented in Swagger and docs/membership/auth.md).
     await site.$api('/api/v1/app/auth/profile', { method: 'PUT', body: { avatarUrl: '', gender: '', birthDate: '' } });
     expect(await site.fetchCurrentUser()).toMatchObject({ nickname: 'Renamed', avatarUrl: null, gender: null, birthDate: null });
   });

@@ -18,7 +18,7 @@ export function failure(code: number, message: string, data: unknown = null): En
 
 /** Swagger shape of an error envelope. */
 export class ErrorEnvelope {
-  @ApiProperty({ example: 10000, description: 'Error code (see README error table); 200 means success' })
+  @ApiProperty({ example: 10000, description: 'Error code (see docs/contract/DECISIONS.md); 200 means success' })
   code: number;
   @ApiProperty({ example: 'username: must match ^[a-zA-Z0-9_]{4,20}$' })
   message: string;

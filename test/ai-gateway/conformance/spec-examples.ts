@@ -210,13 +210,15 @@ const MEDIA_EXAMPLES: SpecExample[] = [
 export const SPEC_EXAMPLES: SpecExample[] = [...CHAT_EXAMPLES, ...RESPONSES_EXAMPLES, ...MEDIA_EXAMPLES];
 
 /**
- * Spec example requests the gateway refuses on purpose (400 with `param` set): example name -> a phrase of
- * README.md that documents the refusal (the test checks README.md contains it).
+ * Spec example requests the gateway refuses on purpose (400 with `param` set): example name -> the doc that
+ * documents the refusal and a phrase of it (the test checks the doc contains the phrase).
  */
-export const REFUSED: Record<string, string> = {
-  'responses: File input': '| `input_file.file_url` | the gateway fetches no files for the model |',
-  'responses: Web search': '| hosted tools (`web_search`, `file_search`, `code_interpreter`, ...) | they run only at OpenAI, unmetered here |',
-  'responses: File search': '| hosted tools (`web_search`, `file_search`, `code_interpreter`, ...) | they run only at OpenAI, unmetered here |',
-  'image edits: json_with_url': 'OpenAI\'s JSON form of an edit, `images` by URL or file id, is refused: 400 with `param: images`',
-  'image edits: json_with_file_id': 'OpenAI\'s JSON form of an edit, `images` by URL or file id, is refused: 400 with `param: images`',
+const RESPONSES_DOC = 'docs/ai-gateway/responses.md';
+const ENGINES_DOC = 'docs/ai-gateway/engines.md';
+export const REFUSED: Record<string, { doc: string; phrase: string }> = {
+  'responses: File input': { doc: RESPONSES_DOC, phrase: '| `input_file.file_url` | the gateway fetches no files for the model |' },
+  'responses: Web search': { doc: RESPONSES_DOC, phrase: '| hosted tools (`web_search`, `file_search`, `code_interpreter`, ...) | they run only at OpenAI, unmetered here |' },
+  'responses: File search': { doc: RESPONSES_DOC, phrase: '| hosted tools (`web_search`, `file_search`, `code_interpreter`, ...) | they run only at OpenAI, unmetered here |' },
+  'image edits: json_with_url': { doc: ENGINES_DOC, phrase: 'OpenAI\'s JSON form of an edit, `images` by URL or file id, is refused: 400 with `param: images`' },
+  'image edits: json_with_file_id': { doc: ENGINES_DOC, phrase: 'OpenAI\'s JSON form of an edit, `images` by URL or file id, is refused: 400 with `param: images`' },
 };

@@ -31,7 +31,7 @@ export class ChatController implements OnModuleInit {
       'Add `stream_options: {"include_usage": true}` for a last chunk carrying `usage`. A failure after the stream started arrives as `data: {"error": {...}}`. ' +
       'Every response carries `X-Gateway-Overhead-Ms` (time spent inside the gateway, upstream waits excluded). ' +
       'Streamed tool calls arrive as `delta.tool_calls` chunks ({index, id, type, function:{name}} first, then argument fragments), forwarded as the upstream sends them. ' +
-      'Unknown top-level fields are bounded and then forwarded to or dropped for the upstream per its deployment (README, "Chat and embeddings rules").',
+      'Unknown top-level fields are bounded and then forwarded to or dropped for the upstream per its deployment (docs/ai-gateway/chat.md).',
   })
   @ApiProduces('application/json', 'text/event-stream')
   @ApiBody({

@@ -52,7 +52,7 @@ export class ResponsesController {
       'Runs on the chat upstreams (OpenAI and Anthropic deployments) with the chat scope, model list, budget and ledger (endpoint `responses`). ' +
       '`store` (default true, as OpenAI) keeps the response (input and output items) for AI_RESPONSES_STORE_TTL_HOURS, readable only by the same API key: ' +
       'later calls of that key may send `{type:"item_reference", id}` for its output items (msg_..., fc_...) and `previous_response_id`; an unknown, expired or other key\'s id is a 400 naming it. ' +
-      '`conversation`, `prompt`, `background: true`, hosted tools and `file_id` / `file_url` inputs answer 400 naming the field and the alternative (README, Responses API). ' +
+      '`conversation`, `prompt`, `background: true`, hosted tools and `file_id` / `file_url` inputs answer 400 naming the field and the alternative (docs/ai-gateway/responses.md). ' +
       'Fields the gateway does not know (`moderation`, `prompt_cache_options`, `context_management`, ...) are bounded and then forwarded to or dropped for the upstream per its deployment, as on chat. ' +
       'Read a stored response back with GET /v1/responses/{id} and /input_items, delete it with DELETE. The answer says `store: false` when nothing was stored (store: false, storing disabled, too large, or past the key\'s AI_RESPONSES_STORE_MAX_BYTES_PER_KEY). ' +
       'With `stream: true` the answer is `text/event-stream`: `response.created`, `response.in_progress`, `response.output_item.added`, `response.content_part.added`, ' +

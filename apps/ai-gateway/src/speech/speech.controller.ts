@@ -152,7 +152,7 @@ export class SpeechController {
   @ApiOperation({
     summary: 'Synthesize speech (OpenAI-compatible alias)',
     description:
-      'OpenAI voices map to the local voices (README table: alloy, coral, nova, sage, shimmer, marin -> en-US-JennyNeural; ash, ballad, echo, fable, onyx, verse, cedar -> en-US-GuyNeural); contract voice ids work too. Formats mp3, opus, aac, flac, wav, pcm. ' +
+      'OpenAI voices map to the local voices (docs/ai-gateway/engines.md table: alloy, coral, nova, sage, shimmer, marin -> en-US-JennyNeural; ash, ballad, echo, fable, onyx, verse, cedar -> en-US-GuyNeural); contract voice ids work too. Formats mp3, opus, aac, flac, wav, pcm. ' +
       '`stream_format: "sse"` answers server-sent events: the local engine synthesizes the whole text, then sends it as one speech.audio.delta (base64) and speech.audio.done (usage in tokens is 0: the engine counts none; billed per character as usual).',
   })
   @ApiBody({ type: OpenAiSpeechRequest, examples: { audio: { value: { model: 'tts-1', input: 'Hello there.', voice: 'alloy', response_format: 'mp3' } }, sse: { value: { model: 'gpt-4o-mini-tts', input: 'Hello there.', voice: 'nova', response_format: 'wav', stream_format: 'sse' } } } })

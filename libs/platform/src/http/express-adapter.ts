@@ -23,7 +23,7 @@ export class PlatformExpressAdapter extends ExpressAdapter {
   }
 
   override initHttpServer(options: { httpsOptions?: unknown; forceCloseConnections?: boolean }): void {
-    if (options?.httpsOptions) throw new Error('HTTPS is terminated in front of the apps (README, Deploy)');
+    if (options?.httpsOptions) throw new Error('HTTPS is terminated in front of the apps (docs/operations/deploy.md)');
     const classes = expressShapedClasses(this.getInstance());
     this.httpServer = http.createServer(classes, (req, res) => {
       // Closing: this answer ends its connection (no client may send another request on it).
