@@ -8,10 +8,9 @@ import { GatewayError, GatewayErrorCode, openAiErrorBody } from '@app/envelope';
 import { EngineAbortedError, resamplePcm, STT_SAMPLE_RATE } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayAuthenticator } from '../keys/gateway.authenticator';
-import { assertScope } from '../keys/key-scopes';
 import { MeteringService, Reservation } from '../usage/metering.service';
+import { LiveTranscription } from './live-transcription';
 import { toMediaError } from '../vision/media-errors';
-import { MEDIA_PRICES, transcriptionCost } from '../vision/media-prices';
 import { SilenceSegmenter, SpeechSegment } from './silence-segmenter';
 import { TranscriptionEngines } from './transcription-engines';
 
@@ -67,6 +66,7 @@ const PARTIAL_EVERY_SECONDS = 2;
 export class SpeechStreamGateway implements OnGatewayConnection, BeforeApplicationShutdown {
   private readonly log = new Logger('SpeechStream');
   private readonly sessions = new Set<StreamSession>();
+  private readonly live: LiveTranscription;
 
   constructor(
     private readonly config: GatewayConfig,
@@ -75,7 +75,9 @@ export class SpeechStreamGateway implements OnGatewayConnection, BeforeApplicati
     private readonly engines: TranscriptionEngines,
     @Optional() @Inject(AUTH_LIMITER) private readonly limiter?: AuthLimiter,
     @Optional() private readonly adapterHost?: HttpAdapterHost,
-  ) {}
+  ) {
+    this.live = new LiveTranscription(config, metering, engines);
+  }
 
   handleConnection(client: WebSocket, req: IncomingMessage): void {
     // The key in the config message counts against the same per-address limit of refused credentials
@@ -83,7 +85,7 @@ export class SpeechStreamGateway implements OnGatewayConnection, BeforeApplicati
     // The upgrade request is born an Express request (PlatformExpressAdapter): req.ip honours TRUST_PROXY.
     const caller = { ip: req ? ((req as { ip?: string }).ip ?? req.socket?.remoteAddress) : undefined };
     const givenId = req?.headers?.['x-request-id'];
-    const session = new StreamSession(client, this.config, this.authenticator, this.metering, this.engines, this.log, typeof givenId === 'string' ? givenId : undefined, this.limiter, caller);
+    const session = new StreamSession(client, this.config, this.authenticator, this.live, this.log, typeof givenId === 'string' ? givenId : undefined, this.limiter, caller);
     this.sessions.add(session);
     void session.settled.then(() => this.sessions.delete(session));
   }
@@ -128,8 +130,7 @@ class StreamSession {
     private readonly ws: WebSocket,
     private readonly config: GatewayConfig,
     private readonly authenticator: GatewayAuthenticator,
-    private readonly metering: MeteringService,
-    private readonly engines: TranscriptionEngines,
+    private readonly live: LiveTranscription,
     private readonly log: Logger,
     private readonly requestId?: string,
     private readonly limiter?: AuthLimiter,
@@ -194,15 +195,9 @@ class StreamSession {
     this.sampleRate = rate;
     try {
       this.principal = await this.checkKey(message.api_key);
-      assertScope(this.principal, 'speech');
-      this.engines.check(this.language);
-      // One reservation for the session, capped by what the budget can pay; the session stops there.
-      const remaining = await this.metering.remaining(this.principal);
-      const perSecond = MEDIA_PRICES.liveSpeechRecognitionPerMinute / 60;
-      const affordable = remaining.exhausted ? 0 : remaining.yuan === null ? Infinity : Math.floor(remaining.yuan / perSecond);
-      this.maxSeconds = Math.min(this.config.AI_STREAM_MAX_SECONDS, affordable);
-      if (this.maxSeconds < 1) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
-      this.reservation = await this.metering.reserve(this.principal, { model: 'speech-stream', yuan: transcriptionCost(this.maxSeconds, true), alive: () => !this.finished });
+      const opened = await this.live.open(this.principal, this.language, () => !this.finished);
+      this.maxSeconds = opened.maxSeconds;
+      this.reservation = opened.reservation;
     } catch (e) {
       return this.fail(e);
     }
@@ -278,7 +273,7 @@ class StreamSession {
         if (!final && this.queue.some((q) => q.final)) continue; // a stale partial
         try {
           // Counted against this key's share of the shared engine limiter; killed when the session ends.
-          const result = await this.engines.transcribePcm(segment.pcm, this.language, { key: this.principal?.id, signal: this.ended.signal });
+          const result = await this.live.transcribe(segment.pcm, this.language, { key: this.principal?.id, signal: this.ended.signal });
           const text = result.text.trim();
           if (text || final) this.send({ type: final ? 'final' : 'partial', text, start: segment.start, end: segment.end });
         } catch (e) {
@@ -374,20 +369,9 @@ class StreamSession {
     await this.settleReservation();
   }
 
-  /** The bill: the seconds of audio received (MeteringService.settle runs once per reservation). */
+  /** The bill: the seconds of audio received. */
   private async settleReservation(): Promise<void> {
-    if (this.reservation) {
-      const seconds = round(this.seconds);
-      await this.metering.settle(this.reservation, {
-        endpoint: '/v1/speech/stream',
-        model: this.config.AI_TRANSCRIBE_BASE_URL ? this.config.AI_TRANSCRIBE_MODEL : 'pocketsphinx-en',
-        status: 'ok',
-        costYuan: transcriptionCost(seconds, true),
-        seconds,
-        httpStatus: 101,
-        requestId: this.requestId ?? null,
-      });
-    }
+    if (this.reservation) await this.live.settle(this.reservation, round(this.seconds), this.requestId);
   }
 
   private send(message: Record<string, unknown>): void {

@@ -12,6 +12,8 @@ import { OPENAI_VOICES, OpenAiSpeechRequest, OpenAiTranscriptionRequest, OpenAiT
 import { extraTranscriptionFields, refuseForLocalEngine } from './transcription-fields';
 import { GatewayConfig } from '../config/gateway.config';
 import { relayMediaEvents } from '../vision/media-stream';
+import { SseResponse } from '../http/sse-response';
+import { speechAudioEvents } from './speech-audio-events';
 import { SynthesizeSpeechService } from './synthesize-speech.service';
 import { TranscribeAudioService, UploadedAudio } from './transcribe-audio.service';
 import { toSrt, toVerboseSegments, toVtt } from './transcript-formats';
@@ -78,7 +80,8 @@ export class SpeechController {
     const localCheck = () => refuseForLocalEngine(body);
     const passthrough = { responseFormat: format, timestampGranularities: body.timestamp_granularities, prompt: body.prompt, temperature: body.temperature, extra };
     if (body.stream) {
-      await this.transcribeAudio.transcribeStream(principal, file, { language: body.language, model, passthrough, localCheck }, res, requestIdOf(req), requestSignal(req));
+      const stream = await this.transcribeAudio.transcribeStream(principal, file, { language: body.language, model, passthrough, localCheck }, requestIdOf(req), requestSignal(req));
+      await relayMediaEvents(new SseResponse(res, this.config.REQUEST_TIMEOUT_MS), stream);
       return;
     }
     const result = await this.transcribeAudio.transcribe(principal, file, { language: body.language, timestamps: true, model, passthrough, localCheck }, requestIdOf(req), requestSignal(req));
@@ -164,12 +167,7 @@ export class SpeechController {
     const voice = OPENAI_VOICES[body.voice] ?? body.voice;
     const speech = await this.synthesizeSpeech.synthesize(principal, { text: body.input, voice, format: (body.response_format ?? 'mp3') as SpeechFormat, speed: body.speed }, requestIdOf(req), requestSignal(req));
     if (body.stream_format === 'sse') {
-      // Already synthesized and settled: the events only carry it.
-      const events = (async function* () {
-        yield { type: 'speech.audio.delta', audio: speech.audio.toString('base64') };
-        yield { type: 'speech.audio.done', usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } };
-      })();
-      await relayMediaEvents(res, this.config.REQUEST_TIMEOUT_MS, events, async () => undefined);
+      await relayMediaEvents(new SseResponse(res, this.config.REQUEST_TIMEOUT_MS), speechAudioEvents(speech));
       return;
     }
     res.setHeader('Content-Type', speech.contentType).setHeader('Content-Length', String(speech.audio.length));

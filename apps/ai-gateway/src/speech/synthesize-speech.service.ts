@@ -17,16 +17,16 @@ export class SynthesizeSpeechService {
     readonly limits: EngineLimits,
   ) {}
 
-  async synthesize(principal: Principal, req: { text: string; voice?: string; format?: SpeechFormat; speed?: number }, requestId?: string, signal?: AbortSignal): Promise<SynthesizedSpeech> {
+  async synthesize(principal: Principal, input: { text: string; voice?: string; format?: SpeechFormat; speed?: number }, requestId?: string, signal?: AbortSignal): Promise<SynthesizedSpeech> {
     const engine = SpeechSynthesisEngine.shared();
     if (!this.config.AI_LOCAL_ENGINES) throw new GatewayError(GatewayErrorCode.LocalEnginesDisabled, { feature: 'Speech synthesis' });
     if (!engine.installed) throw new GatewayError(GatewayErrorCode.SpeechSynthesisNotInstalled);
-    const characters = [...req.text].length;
+    const characters = [...input.text].length;
     const cost = synthesisCost(characters);
     const reservation = await this.metering.reserve(principal, { model: 'espeak-ng', yuan: cost });
     const outcome = { endpoint: '/v1/speech/synthesize', model: 'espeak-ng', provider: 'local', requestId };
     try {
-      const speech = await engine.synthesize(req.text, { voice: req.voice, format: req.format ?? 'mp3', speed: req.speed ?? 1, key: principal.id, signal });
+      const speech = await engine.synthesize(input.text, { voice: input.voice, format: input.format ?? 'mp3', speed: input.speed ?? 1, key: principal.id, signal });
       await this.metering.settle(reservation, { ...outcome, status: 'ok', costYuan: cost, characters, seconds: Math.round(speech.duration * 1000) / 1000, httpStatus: 200 });
       return speech;
     } catch (e) {

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Response } from 'express';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { decodeAudio, STT_SAMPLE_RATE } from '@app/engines';
@@ -7,7 +6,7 @@ import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService, Reservation } from '../usage/metering.service';
 import { toMediaError } from '../vision/media-errors';
 import { transcriptionCost } from '../vision/media-prices';
-import { relayMediaEvents } from '../vision/media-stream';
+import type { MediaEventStream } from '../vision/media-event-stream';
 import { TranscribeResponse } from './dtos/speech.dto';
 import { localCannot, TranscriptionEngines, TranscriptionPassthrough } from './transcription-engines';
 import type { MediaModelInfo } from '@app/llm';
@@ -95,11 +94,11 @@ export class TranscribeAudioService {
   }
 
   /**
-   * `stream=true`: transcript.text.delta / .done events as server-sent events. The cost is known from
-   * the audio's duration and reserved before; it is settled when the stream ends (released when it
-   * fails, charged when the client leaves: the audio was sent and transcribed).
+   * `stream=true`: the transcript.text.delta / .done events, to be sent as server-sent events. The cost
+   * is known from the audio's duration and reserved before; the stream's settlement releases it when the
+   * stream fails and charges it otherwise (a client that left was sent the audio's transcription).
    */
-  async transcribeStream(principal: Principal, file: UploadedAudio | undefined, opts: AudioOptions & { passthrough: TranscriptionPassthrough }, res: Response, requestId?: string, signal?: AbortSignal): Promise<void> {
+  async transcribeStream(principal: Principal, file: UploadedAudio | undefined, opts: AudioOptions & { passthrough: TranscriptionPassthrough }, requestId?: string, signal?: AbortSignal): Promise<MediaEventStream> {
     requireFile(file);
     const { needsPcm } = this.engines.check(opts.language);
     if (!this.engines.upstreamServes) opts.localCheck?.();
@@ -111,9 +110,11 @@ export class TranscribeAudioService {
       throw await this.fail(p, e);
     }
     const provider = this.engines.upstreamServes ? 'upstream' : 'pocketsphinx';
-    await relayMediaEvents(res, this.config.REQUEST_TIMEOUT_MS, events, (status, error) =>
-      this.metering.settle(p.reservation, { ...p.outcome, provider, status, costYuan: status === 'failed' ? 0 : p.cost, seconds: p.duration, httpStatus: 200, error: error?.message }),
-    );
+    return {
+      events,
+      settle: (status, error) =>
+        this.metering.settle(p.reservation, { ...p.outcome, provider, status, costYuan: status === 'failed' ? 0 : p.cost, seconds: p.duration, httpStatus: 200, error: error?.message }),
+    };
   }
 
   private async prepare(principal: Principal, file: UploadedAudio, opts: AudioOptions, needsPcm: boolean, endpoint: string, requestId?: string, signal?: AbortSignal): Promise<PreparedAudio> {

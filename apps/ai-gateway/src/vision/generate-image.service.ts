@@ -5,9 +5,8 @@ import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { imageEditInputPrice, imagePricePer1024, UpstreamError } from '@app/llm';
 import { ImageEditRequest, OpenAiMediaClient } from '@app/llm';
 import { ImageInfo, inspectImage } from '@app/engines';
-import type { Response } from 'express';
 import { MAX_EDIT_IMAGES } from './dtos/generate-image.dto';
-import { relayMediaEvents } from './media-stream';
+import type { MediaEventStream } from './media-event-stream';
 import type { ObjectStorage } from '@app/storage';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
@@ -99,20 +98,20 @@ export class GenerateImageService {
   }
 
   /**
-   * `stream: true` (GPT image models): the upstream's partial and completed image events are forwarded
-   * as they come (b64_json, nothing stored). Reserved like the whole call; settled when the stream ends,
-   * at the price of the images completed; a client that left pays the hold; a failure before any
-   * completed image releases it.
+   * `stream: true` (GPT image models): the upstream's partial and completed image events, passed on as
+   * they come (b64_json, nothing stored). Reserved like the whole call; the stream's settlement charges
+   * the images completed; a client that left pays the hold; a failure before any completed image
+   * releases it.
    */
-  async stream(principal: Principal, input: ImageGenerationInput | ImageEditInput, kind: 'generation' | 'edit', res: Response, requestId?: string, signal?: AbortSignal): Promise<void> {
+  async stream(principal: Principal, input: ImageGenerationInput | ImageEditInput, kind: 'generation' | 'edit', requestId?: string, signal?: AbortSignal): Promise<MediaEventStream> {
     if (!this.client) throw new GatewayError(GatewayErrorCode.ImageGenerationUnconfigured);
     if (input.model?.responseFormat) throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name: 'stream', model: input.model.name });
     const upload = kind === 'edit' ? await this.checkUploads(input as ImageEditInput) : undefined;
     const { extra, per1024, inputCost, hold, reservation, upstreamModel, outcome } = await this.prepare(principal, input, kind === 'edit' ? '/v1/images/edits' : '/v1/vision/generate', requestId);
     const fields = { ...extra, size: input.size, ...(input.partialImages !== undefined ? { partial_images: input.partialImages } : {}) };
-    let events: AsyncIterable<Record<string, unknown>>;
+    let upstream: AsyncIterable<Record<string, unknown>>;
     try {
-      events = upload
+      upstream = upload
         ? await this.client.editImagesStream({ model: upstreamModel, prompt: input.prompt, n: input.n, ...upload, fields: formFields(fields) }, signal)
         : await this.client.generateImagesStream({ ...fields, model: upstreamModel, prompt: input.prompt, n: input.n }, signal);
     } catch (e) {
@@ -120,26 +119,26 @@ export class GenerateImageService {
       await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
       throw error;
     }
+    // Counted as each event is taken from the stream, so a client that leaves is billed what reached the relay.
     const completed: Buffer[] = [];
-    await relayMediaEvents(
-      res,
-      this.config.REQUEST_TIMEOUT_MS,
-      events,
-      async (status, error) => {
-        let cost = inputCost;
-        for (const bytes of completed.slice(0, input.n)) cost += input.size === 'auto' ? await answeredSizeCost(bytes, per1024) : imageGenerationCost(input.size, 1, per1024);
-        // The upstream bills what it made once it accepted the stream: a client that leaves pays the hold
-        // (as a transcription stream is charged when its client leaves, transcribe-audio.service.ts), and a
-        // stream cut after completed images were delivered is recorded as aborted and charged for them
-        // (metering charges nothing for a failed call).
-        if (status === 'aborted') cost = Math.max(cost, hold);
-        const recorded = status === 'failed' && completed.length > 0 ? 'aborted' : status;
-        await this.metering.settle(reservation, { ...outcome, status: recorded, costYuan: recorded === 'failed' ? 0 : roundYuan(cost), images: Math.min(completed.length, input.n), httpStatus: 200, error: error?.message });
-      },
-      (event) => {
+    const events = (async function* () {
+      for await (const event of upstream) {
         if (typeof event.type === 'string' && event.type.endsWith('.completed') && typeof event.b64_json === 'string') completed.push(Buffer.from(event.b64_json, 'base64'));
-      },
-    );
+        yield event;
+      }
+    })();
+    const settle: MediaEventStream['settle'] = async (status, error) => {
+      let cost = inputCost;
+      for (const bytes of completed.slice(0, input.n)) cost += input.size === 'auto' ? await answeredSizeCost(bytes, per1024) : imageGenerationCost(input.size, 1, per1024);
+      // The upstream bills what it made once it accepted the stream: a client that leaves pays the hold
+      // (as a transcription stream is charged when its client leaves, transcribe-audio.service.ts), and a
+      // stream cut after completed images were delivered is recorded as aborted and charged for them
+      // (metering charges nothing for a failed call).
+      if (status === 'aborted') cost = Math.max(cost, hold);
+      const recorded = status === 'failed' && completed.length > 0 ? 'aborted' : status;
+      await this.metering.settle(reservation, { ...outcome, status: recorded, costYuan: recorded === 'failed' ? 0 : roundYuan(cost), images: Math.min(completed.length, input.n), httpStatus: 200, error: error?.message });
+    };
+    return { events, settle };
   }
 
   /** The checks and reservation every call shares: the model's fields, its price, the budget hold. */

@@ -21,9 +21,9 @@ export class RecognizeImageService {
   ) {}
 
   /** `signal` aborts when the client leaves: the download and the engine work for it stop. */
-  async recognize(principal: Principal, req: RecognizeImageRequest, requestId?: string, signal?: AbortSignal): Promise<RecognizeImageResponse> {
-    const features = [...new Set(req.features)];
-    const language = req.language ?? 'zh-CN';
+  async recognize(principal: Principal, input: RecognizeImageRequest, requestId?: string, signal?: AbortSignal): Promise<RecognizeImageResponse> {
+    const features = [...new Set(input.features)];
+    const language = input.language ?? 'zh-CN';
     if (features.includes('text') && !isOcrLanguage(language)) {
       throw new GatewayError(GatewayErrorCode.UnsupportedLanguage, { language, supported: OCR_LANGUAGES });
     }
@@ -33,7 +33,7 @@ export class RecognizeImageService {
     const reservation = await this.metering.reserve(principal, { model: 'local-vision', yuan: cost });
     const outcome = { endpoint: '/v1/vision/recognize', model: 'local-vision', provider: 'local', requestId };
     try {
-      const image = await loadImageSource(req.image, {
+      const image = await loadImageSource(input.image, {
         maxBytes: this.config.AI_MEDIA_MAX_IMAGE_BYTES,
         timeoutMs: this.config.AI_MEDIA_FETCH_TIMEOUT_MS,
         maxRedirects: this.config.AI_MEDIA_FETCH_MAX_REDIRECTS,

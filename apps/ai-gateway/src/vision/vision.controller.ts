@@ -7,10 +7,12 @@ import { GatewayConfig } from '../config/gateway.config';
 import { assertScope } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { requestIdOf } from '../http/request-id';
+import { SseResponse } from '../http/sse-response';
 import { GenerateImageRequest, GenerateImageResponse, MAX_EDIT_IMAGES, OpenAiImageEditRequest, OpenAiImageGenerationRequest } from './dtos/generate-image.dto';
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
 import { GenerateImageService, StoredGeneratedImage, UploadedImage } from './generate-image.service';
 import { cdnBase } from './media-storage';
+import { relayMediaEvents } from './media-stream';
 import { EditUploadGuard } from './edit-upload.guard';
 import { requestSignal } from './media-errors';
 import { RecognizeImageService } from './recognize-image.service';
@@ -93,7 +95,8 @@ export class VisionController {
     const input = { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style, model, extra, partialImages: body.partial_images };
     if (body.stream) {
       if (style) throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name: 'style', model: model.name });
-      await this.generateImage.stream(principal, input, 'generation', res, requestIdOf(req), requestSignal(req));
+      const stream = await this.generateImage.stream(principal, input, 'generation', requestIdOf(req), requestSignal(req));
+      await relayMediaEvents(new SseResponse(res, this.config.REQUEST_TIMEOUT_MS), stream);
       return;
     }
     const images = await this.generateImage.generate(principal, input, requestIdOf(req), requestSignal(req));
@@ -145,7 +148,8 @@ export class VisionController {
     const extra = { quality: body.quality, background: body.background, output_format: body.output_format, output_compression: body.output_compression, input_fidelity: body.input_fidelity };
     const input = { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, model, extra, images, mask: files?.mask?.[0], partialImages: body.partial_images };
     if (body.stream) {
-      await this.generateImage.stream(principal, input, 'edit', res, requestIdOf(req), requestSignal(req));
+      const stream = await this.generateImage.stream(principal, input, 'edit', requestIdOf(req), requestSignal(req));
+      await relayMediaEvents(new SseResponse(res, this.config.REQUEST_TIMEOUT_MS), stream);
       return;
     }
     const edited = await this.generateImage.edit(principal, input, requestIdOf(req), requestSignal(req));
