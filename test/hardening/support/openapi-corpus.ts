@@ -4,6 +4,8 @@ import fc from 'fast-check';
 import { multipart } from './http';
 
 export interface OpenApiDoc {
+  /** The requirements of every operation that states none of its own (both apps: the bearer). */
+  security?: Array<Record<string, string[]>>;
   paths: Record<string, Record<string, any>>;
   components?: { schemas?: Record<string, any> };
 }
@@ -60,6 +62,7 @@ export function operationsOf(doc: OpenApiDoc): Operation[] {
       const params: any[] = op.parameters ?? [];
       const content = op.requestBody?.content ?? {};
       const bodyType = Object.keys(content)[0];
+      const security: object[] | undefined = op.security ?? doc.security;
       ops.push({
         method: method.toUpperCase(),
         path,
@@ -67,8 +70,9 @@ export function operationsOf(doc: OpenApiDoc): Operation[] {
         query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, required: !!p.required, schema: p.schema ?? {} })),
         bodyType,
         bodySchema: bodyType ? resolve(doc, content[bodyType].schema) : undefined,
-        // An empty requirement ({}) makes the credential optional (the actuator's management token).
-        secured: Array.isArray(op.security) && op.security.length > 0 && !op.security.some((r: object) => Object.keys(r).length === 0),
+        // An operation without requirements of its own has the document's; an empty requirement ({}) makes the
+        // credential optional (`@Public()` routes, the actuator's management token).
+        secured: Array.isArray(security) && security.length > 0 && !security.some((r) => Object.keys(r).length === 0),
       });
     }
   }

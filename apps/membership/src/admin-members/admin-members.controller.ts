@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { AuditContext, AuditRequest } from '@app/audit';
 import { Roles } from '@app/auth';
 import { ApiEnvelope } from '@app/envelope';
@@ -21,7 +21,6 @@ const ID = { name: 'id', example: '42', description: 'Member id' };
 
 /** The console's Members page: `viewer` reads, `admin` changes; every change is in the audit log. */
 @ApiTags('Members (admin)')
-@ApiBearerAuth()
 @ApiError(401, 401, 'no or bad token')
 @ApiError(403, 403, 'not an admin (writes) or viewer (reads)')
 @Controller('api/v1/admin/members')

@@ -1,5 +1,5 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { AuditLogPage, AuditLogReader, ExportAuditLogQuery, ListAuditLogQuery, writeAuditExport } from '@app/audit';
 import { Roles } from '@app/auth';
@@ -13,7 +13,6 @@ export class AuditLogController {
 
   @Get()
   @Roles('viewer')
-  @ApiBearerAuth()
   @ApiOperation({ summary: 'List the audit log, newest first (admin)', description: 'Filters combine; `next_cursor` fetches the next (older) page.' })
   @ApiEnvelope(AuditLogPage)
   @ApiResponse({ status: 400, description: 'code 10000: bad filter or cursor', type: ErrorEnvelope })
@@ -25,7 +24,6 @@ export class AuditLogController {
 
   @Get('export')
   @Roles('viewer')
-  @ApiBearerAuth()
   @ApiOperation({
     summary: 'Export the audit log as CSV or NDJSON, streamed (admin)',
     description: 'Not wrapped in the envelope. Same filters as the list, newest first, at most AUDIT_EXPORT_MAX_ROWS rows; when more match, `X-Next-Cursor` is the `cursor` of the next export.',

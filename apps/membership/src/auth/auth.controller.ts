@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, OnModuleInit, Optional, Post, Put, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Throttle } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { CurrentPrincipal, Principal, Public } from '@app/auth';
@@ -147,7 +147,6 @@ export class AuthController implements OnModuleInit {
 
   @Post('refresh-token-by-jwt')
   @HttpCode(200)
-  @ApiBearerAuth()
   @Throttle({ default: { limit: 30, ttl: MINUTE } })
   @ApiOperation({ summary: 'Renew the current JWT in its last minutes (REFRESH_BY_JWT_WINDOW, default 5 min)' })
   @ApiEnvelope(TokenRefreshResponse)
@@ -158,7 +157,6 @@ export class AuthController implements OnModuleInit {
   }
 
   @Get('profile')
-  @ApiBearerAuth()
   @ApiOperation({ summary: "The current member's profile" })
   @ApiEnvelope(ProfileResponse)
   @err(401, 401, 'token missing, invalid, expired or revoked')
@@ -174,7 +172,6 @@ export class AuthController implements OnModuleInit {
   }
 
   @Put('profile')
-  @ApiBearerAuth()
   @ApiOperation({ summary: "Update the current member's profile (unknown fields are refused)" })
   @ApiEnvelope(ProfileResponse)
   @err(400, 10000, 'unknown field or bad value (field names in message)')
@@ -184,7 +181,6 @@ export class AuthController implements OnModuleInit {
   }
 
   @Put('password')
-  @ApiBearerAuth()
   @Throttle({ default: { limit: 10, ttl: MINUTE } })
   @ApiOperation({
     summary: 'Change the password; ends every other session of the member',
@@ -228,7 +224,6 @@ export class AuthController implements OnModuleInit {
 
   @Post('logout')
   @HttpCode(200)
-  @ApiBearerAuth()
   @ApiOperation({ summary: 'End the current session: its access and refresh tokens stop working at once' })
   @ApiEnvelope(null)
   async logout(@CurrentPrincipal() principal: Principal): Promise<null> {

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Throttle } from '@nestjs/throttler';
 import type { Request } from 'express';
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
@@ -158,7 +158,6 @@ export class SecondFactorController {
 
   @Post('step-up/passkey-options')
   @HttpCode(200)
-  @ApiBearerAuth()
   @Throttle({ default: { limit: 20, ttl: MINUTE } })
   @ApiOperation({ summary: "Passkey options for a step-up of the current session (the member's passkeys)" })
   @requestOptions('bound to the current session')
@@ -168,7 +167,6 @@ export class SecondFactorController {
 
   @Post('step-up')
   @HttpCode(200)
-  @ApiBearerAuth()
   @Throttle({ default: { limit: 20, ttl: MINUTE } })
   @ApiOperation({
     summary: "Show the member's strongest factor again (step-up) before a sensitive change",

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Throttle } from '@nestjs/throttler';
 import type { Request } from 'express';
 import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server';
@@ -21,7 +21,6 @@ const CHANGE_NOTE = 'Ends every other session of the member and is announced to 
  * services and security/ sits below auth/ in the folder graph (feature-boundaries.spec.ts).
  */
 @ApiTags('Member second factors')
-@ApiBearerAuth()
 @Controller('api/v1/app/security')
 @ApiResponse({ status: 401, description: 'code 401: token missing, invalid, expired or revoked', type: ErrorEnvelope })
 export class SecurityFactorsController {

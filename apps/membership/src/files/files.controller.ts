@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Param, Post, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiConsumes, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { FileInterceptor } from '@nestjs/platform-express';
 import type { Response } from 'express';
 import { CurrentPrincipal, Principal, Public } from '@app/auth';
@@ -33,7 +33,6 @@ export class FilesController {
 
   @Post()
   @HttpCode(200)
-  @ApiBearerAuth()
   @UseInterceptors(FileInterceptor('file'))
   @ApiOperation({ summary: 'Upload a file (multipart part "file"); type is checked on the bytes; limit UPLOAD_MAX_BYTES (10 MB)' })
   @ApiConsumes('multipart/form-data')

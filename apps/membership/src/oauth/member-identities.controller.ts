@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode } from '@app/envelope';
@@ -14,7 +14,6 @@ import { OAuth2LoginService } from './oauth2-login.service';
 
 /** The logged-in member's external identities: list, link another, unlink one. */
 @ApiTags('OAuth 2.0 and WeChat login')
-@ApiBearerAuth()
 @ApiError(401, 401, 'token missing, malformed, expired or revoked')
 @Controller('api/v1/app/oauth2/identities')
 export class MemberIdentitiesController {

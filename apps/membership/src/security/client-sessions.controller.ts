@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, Param } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, msg } from '@app/envelope';
 import { sessionIdOf } from '../sessions/session-id';
@@ -26,7 +26,6 @@ export class ClientSessionView {
 
 /** The member's signed-in clients: /api/v1/app/security/client-sessions. */
 @ApiTags('Member sessions')
-@ApiBearerAuth()
 @Controller('api/v1/app/security/client-sessions')
 export class ClientSessionsController {
   constructor(private readonly sessions: SessionsService) {}

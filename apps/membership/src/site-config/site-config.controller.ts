@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Put } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AuditContext, AuditRequest } from '@app/audit';
 import { Public, Roles } from '@app/auth';
 import { ApiEnvelope, ErrorEnvelope } from '@app/envelope';
@@ -22,7 +22,6 @@ export class SiteConfigController {
 
   @Get()
   @Roles('viewer')
-  @ApiBearerAuth()
   @ApiOperation({ summary: 'All site settings (admin or viewer)' })
   @ApiEnvelope(SiteConfigResponse)
   @ApiResponse({ status: 403, description: 'code 403: not an admin', type: ErrorEnvelope })
@@ -32,7 +31,6 @@ export class SiteConfigController {
 
   @Put()
   @Roles('admin')
-  @ApiBearerAuth()
   @ApiOperation({ summary: 'Set site settings (admin); null deletes a key. Returns every setting.' })
   @ApiEnvelope(SiteConfigResponse)
   @ApiResponse({ status: 400, description: 'code 10000: bad key or value', type: ErrorEnvelope })

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AuditContext, AuditRequest } from '@app/audit';
 import { Roles } from '@app/auth';
 import { ApiEnvelope, ErrorEnvelope } from '@app/envelope';
@@ -18,7 +18,6 @@ import { MEMBERSHIP_WEBHOOK_EVENTS } from './membership-webhooks';
 
 /** Webhook endpoints of membership (admins); deliveries are signed per Standard Webhooks (README "Webhooks"). */
 @ApiTags('Webhooks')
-@ApiBearerAuth()
 @Roles('admin')
 @ApiResponse({ status: 401, description: 'code 401: no or bad token', type: ErrorEnvelope })
 @ApiResponse({ status: 403, description: 'code 403: not an admin', type: ErrorEnvelope })

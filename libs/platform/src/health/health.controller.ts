@@ -59,7 +59,8 @@ export class HealthController {
   }
 
   @Get('readiness')
-  @ApiOperation({ summary: 'Kubernetes readiness: database and required dependencies reachable' })
+  // Optional credential, as the overall health: the bearer of MANAGEMENT_TOKEN gets the components.
+  @ApiOperation({ summary: 'Kubernetes readiness: database and required dependencies reachable', security: [{}, { bearer: [] }] })
   @ApiOkResponse({ schema: { example: { status: 'UP', components: { db: { status: 'UP' } } } } })
   @ApiServiceUnavailableResponse({ schema: { example: { status: 'DOWN', components: { db: { status: 'DOWN' } } } } })
   async readiness(@Req() req: Request, @Res() res: Response): Promise<void> {

@@ -24,7 +24,9 @@ export function setupSwagger(app: INestApplication, options: SwaggerOptions, pre
     .addSecurityRequirements('bearer');
   if (prefix) builder.addServer(prefix);
   for (const [name, description] of options.tags ?? []) builder.addTag(name, description);
-  const document = () => SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: !!prefix });
+  // Every operation needs the bearer unless its route is `@Public()` (libs/auth/src/decorators.ts marks those).
+  // Tags are only the ones written on controllers: no implicit tag named after an untagged controller's class.
+  const document = () => SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: !!prefix, autoTagControllers: false });
   SwaggerModule.setup(`${prefix.replace(/^\//, '')}${prefix ? '/' : ''}swagger-ui/index.html`, app, document, {
     jsonDocumentUrl: `${prefix.replace(/^\//, '')}${prefix ? '/' : ''}v3/api-docs`,
     yamlDocumentUrl: `${prefix.replace(/^\//, '')}${prefix ? '/' : ''}v3/api-docs.yaml`,
