@@ -1,26 +1,17 @@
-import { Body, Controller, HttpCode, OnModuleInit, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { HttpPipeline } from '@app/platform';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
-import { ChatRequestPipe, validateChatRequest } from './chat-request.pipe';
+import { ChatRequestPipe } from './chat-request.pipe';
 import { CreateChatCompletion } from './create-chat-completion';
 import { ChatCompletionChunkDoc, ChatCompletionRequest, ChatCompletionResponse, ContentPartDoc } from './dtos/chat-completion.dtos';
 
 @ApiTags('chat')
 @ApiExtraModels(ContentPartDoc, ChatCompletionChunkDoc)
 @Controller('v1/chat')
-export class ChatController implements OnModuleInit {
-  constructor(
-    private readonly createChatCompletion: CreateChatCompletion,
-    private readonly pipeline: HttpPipeline,
-  ) {}
-
-  /** The gateway's busiest route is served directly by the app's pipeline (HttpPipeline), with the same handler. */
-  onModuleInit(): void {
-    this.pipeline.route({ method: 'POST', path: '/v1/chat/completions', handle: async (req, res) => this.create(req.principal, await validateChatRequest(req.body), req, res) });
-  }
+export class ChatController {
+  constructor(private readonly createChatCompletion: CreateChatCompletion) {}
 
   @Post('completions')
   @HttpCode(200)

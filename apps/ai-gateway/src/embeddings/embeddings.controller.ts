@@ -1,26 +1,16 @@
-import { Body, Controller, HttpCode, OnModuleInit, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { HttpPipeline } from '@app/platform';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
-import { sendJson } from '../http/json-response';
 import { CreateEmbeddings, EmbeddingsResult } from './create-embeddings';
-import { EmbeddingsRequestPipe, validateEmbeddingsRequest } from './embeddings-request.pipe';
+import { EmbeddingsRequestPipe } from './embeddings-request.pipe';
 import { EmbeddingsRequest, EmbeddingsResponseDoc } from './dtos/embeddings.dtos';
 
 @ApiTags('embeddings')
 @Controller('v1')
-export class EmbeddingsController implements OnModuleInit {
-  constructor(
-    private readonly createEmbeddings: CreateEmbeddings,
-    private readonly pipeline: HttpPipeline,
-  ) {}
-
-  /** Served directly by the app's pipeline (HttpPipeline), with the same handler. */
-  onModuleInit(): void {
-    this.pipeline.route({ method: 'POST', path: '/v1/embeddings', handle: async (req, res) => sendJson(res, 200, await this.create(req.principal, await validateEmbeddingsRequest(req.body), req, res)) });
-  }
+export class EmbeddingsController {
+  constructor(private readonly createEmbeddings: CreateEmbeddings) {}
 
   @Post('embeddings')
   @HttpCode(200)

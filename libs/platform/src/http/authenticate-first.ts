@@ -15,9 +15,9 @@ export type AuthenticateFirst = 'all' | 'routes';
  * An edge stage: every request that is not to a `@Public()` route (see AuthenticateFirst) is
  * authenticated before any body reader runs, so a stranger's body is never read, inflated or parsed
  * and the refused-credential limiter (429 per address) acts first. The principal is kept on the
- * request; the global guard and the direct routes reuse it (authenticateRequest), so the caller is
- * checked and counted once. A refusal leaves the body unread and closes the connection after the
- * answer (keep-alive would have to read the rest of the body first).
+ * request; the global guard reuses it (authenticateRequest), so the caller is checked and counted
+ * once. A refusal leaves the body unread and closes the connection after the answer (keep-alive would
+ * have to read the rest of the body first).
  */
 export function authenticateFirst(mode: AuthenticateFirst, route: (method: string | undefined, path: string) => RouteInfo | undefined, authenticator?: Authenticator, limiter?: AuthLimiter): Middleware {
   return (req: Request & { principal?: Principal }, res: Response, next) => {
