@@ -2,6 +2,8 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { GatewayConfig } from '../config/gateway.config';
+import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { ChatRequestPipe } from './chat-request.pipe';
 import { CreateChatCompletion } from './create-chat-completion';
@@ -11,7 +13,10 @@ import { ChatCompletionChunkDoc, ChatCompletionRequest, ChatCompletionResponse, 
 @ApiExtraModels(ContentPartDoc, ChatCompletionChunkDoc)
 @Controller('v1/chat')
 export class ChatController {
-  constructor(private readonly createChatCompletion: CreateChatCompletion) {}
+  constructor(
+    private readonly createChatCompletion: CreateChatCompletion,
+    private readonly config: GatewayConfig,
+  ) {}
 
   @Post('completions')
   @HttpCode(200)
@@ -64,6 +69,6 @@ export class ChatController {
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
   async create(@CurrentPrincipal() principal: Principal, @Body(ChatRequestPipe) body: object, @Req() req: Request, @Res() res: Response): Promise<void> {
     // `object`, not the DTO: the global pipe would refuse unknown top-level fields; ChatRequestPipe validates.
-    await this.createChatCompletion.handle(principal, body as ChatCompletionRequest, req, res);
+    await answerCall(req, res, 'chat.completions', this.config.REQUEST_TIMEOUT_MS, (ctx) => this.createChatCompletion.handle(principal, body as ChatCompletionRequest, ctx));
   }
 }

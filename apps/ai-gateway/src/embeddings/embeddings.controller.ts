@@ -2,15 +2,20 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { GatewayConfig } from '../config/gateway.config';
+import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
-import { CreateEmbeddings, EmbeddingsResult } from './create-embeddings';
+import { CreateEmbeddings } from './create-embeddings';
 import { EmbeddingsRequestPipe } from './embeddings-request.pipe';
 import { EmbeddingsRequest, EmbeddingsResponseDoc } from './dtos/embeddings.dtos';
 
 @ApiTags('embeddings')
 @Controller('v1')
 export class EmbeddingsController {
-  constructor(private readonly createEmbeddings: CreateEmbeddings) {}
+  constructor(
+    private readonly createEmbeddings: CreateEmbeddings,
+    private readonly config: GatewayConfig,
+  ) {}
 
   @Post('embeddings')
   @HttpCode(200)
@@ -30,8 +35,8 @@ export class EmbeddingsController {
   })
   @ApiOkResponse({ type: EmbeddingsResponseDoc })
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
-  create(@CurrentPrincipal() principal: Principal, @Body(EmbeddingsRequestPipe) body: object, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<EmbeddingsResult> {
+  async create(@CurrentPrincipal() principal: Principal, @Body(EmbeddingsRequestPipe) body: object, @Req() req: Request, @Res() res: Response): Promise<void> {
     // `object`, not the DTO: the global pipe would validate it a second time; EmbeddingsRequestPipe validates.
-    return this.createEmbeddings.handle(principal, body as EmbeddingsRequest, req, res);
+    await answerCall(req, res, 'embeddings', this.config.REQUEST_TIMEOUT_MS, (ctx) => this.createEmbeddings.handle(principal, body as EmbeddingsRequest, ctx));
   }
 }

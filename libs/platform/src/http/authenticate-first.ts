@@ -27,8 +27,6 @@ export function authenticateFirst(mode: AuthenticateFirst, route: (method: strin
     if (found?.public === true || (found === undefined && mode === 'routes')) return next();
     // A refusal here is answered before Express routes the request: its metrics keep the route's label.
     if (found !== undefined) (req as Request & { routePattern?: string }).routePattern = found.pattern;
-    // What Express sets up when it takes the request; the authenticator writes headers on req.res.
-    req.res = res;
     authenticateRequest(req, res, authenticator, limiter).then(
       (principal) => {
         req.principal = principal;
