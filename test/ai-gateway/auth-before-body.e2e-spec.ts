@@ -116,7 +116,7 @@ describe('AI gateway: authentication before the body', () => {
     }
   });
 
-  it('a keyed call reads its gzip body as before and is counted once (direct route, Nest route, GET)', async () => {
+  it('a keyed call reads its gzip body as before and is counted once per call (chat completions, then a GET)', async () => {
     const { key } = await f.createKey({ name: 'gzip', requests_per_minute: 20 });
     const from = address();
     const chat = gzipSync(Buffer.from(JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] })));

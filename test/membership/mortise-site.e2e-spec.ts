@@ -376,7 +376,7 @@ describe.each([
     expect(await res.json()).toEqual({ code: 400, message: 'JSON 请求体格式错误', data: null });
     expect(res.headers.get('content-language')).toBe('zh-CN');
     expect(res.headers.get('vary')).toMatch(/Accept-Language/i);
-    // Success envelopes too (the profile read is a direct route of the pipeline).
+    // Success envelopes too.
     const ok = await zh.$api<Envelope<unknown>>('/api/v1/app/auth/profile');
     expect(ok.message).toBe('操作成功');
     expect((await en.$fetch<Envelope<unknown>>('/api/v1/admin/system/site-config/public')).message).toBe('success');

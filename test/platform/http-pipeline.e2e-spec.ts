@@ -1,11 +1,12 @@
-// The one HTTP pipeline per app (libs/platform/src/http/http-pipeline.ts): every route, served
-// directly by the pipeline or by Express and Nest, gets the same edge stages (request id, security
-// headers, CORS, access log, metrics, the gateway's timing), body readers and authentication.
+// The one HTTP pipeline per app (libs/platform/src/http/http-pipeline.ts): every route, the busiest
+// (chat completions, embeddings, the member profile read) as any other, gets the same edge stages
+// (request id, security headers, CORS, access log, metrics, the gateway's timing), body readers and
+// authentication; each route is declared once, by its Nest controller.
 import * as net from 'net';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { AUTH_LIMITER } from '@app/auth';
-import { AccessLog, HttpPipeline, pgPoolOf, securityHeaders } from '@app/platform';
+import { AccessLog, pgPoolOf, securityHeaders } from '@app/platform';
 import { GatewayAuthenticator } from '../../apps/ai-gateway/src/keys/gateway.authenticator';
 import { ADMIN_TOKEN, GatewayFixture, startGatewayFixture } from '../ai-gateway/gateway-fixture';
 import { RunningApp, startMembership } from '../support/apps';
@@ -50,11 +51,6 @@ function expectSecurityHeaders(headers: Headers | Record<string, string>, what: 
   const expected = securityHeaders();
   expect(expected.length).toBeGreaterThan(5);
   for (const [name, value] of expected) expect({ what, name, value: get(name) }).toEqual({ what, name, value });
-}
-
-/** The keys of the app's declared direct routes (so the cases below are known to exercise them). */
-function directRoutes(app: RunningApp): string[] {
-  return [...app.app.get<HttpPipeline, { routes: Map<string, unknown> }>(HttpPipeline).routes.keys()];
 }
 
 /** Captures the app's access log lines (level info and above) and resolves waiters by request id. */
@@ -125,18 +121,14 @@ describe('http pipeline: gateway', () => {
     call(`${f.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body });
   const get = (path: string, headers: Record<string, string> = {}) => call(`${f.gw.url}${path}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
 
-  it('declares chat completions and embeddings as direct routes', () => {
-    expect(directRoutes(f.gw).sort()).toEqual(['POST /v1/chat/completions', 'POST /v1/embeddings']);
-  });
-
   it('gives every route the same CORS headers, with and without Origin', async () => {
     for (const origin of [{ origin: SITE }, {}] as Array<Record<string, string>>) {
       const answers: Array<[string, Answer]> = [
-        ['direct chat', await post('/v1/chat/completions', chatBody(), origin)],
-        ['direct embeddings', await post('/v1/embeddings', embBody(), origin)],
-        ['direct chat error', await post('/v1/chat/completions', chatBody(), { ...origin, authorization: 'Bearer sk-not-a-key' })],
-        ['nest /v1/models', await get('/v1/models', origin)],
-        ['nest health', await get('/actuator/health', origin)],
+        ['chat', await post('/v1/chat/completions', chatBody(), origin)],
+        ['embeddings', await post('/v1/embeddings', embBody(), origin)],
+        ['chat error', await post('/v1/chat/completions', chatBody(), { ...origin, authorization: 'Bearer sk-not-a-key' })],
+        ['/v1/models', await get('/v1/models', origin)],
+        ['health', await get('/actuator/health', origin)],
       ];
       const reference = corsPart(answers[3][1].headers);
       if ('origin' in origin) {
@@ -154,25 +146,25 @@ describe('http pipeline: gateway', () => {
     }
   });
 
-  it('answers a preflight on a direct route as CORS does for any route, without authenticating', async () => {
+  it('answers a preflight on chat completions as CORS does for any route, without authenticating', async () => {
     const authenticate = jest.spyOn(f.gw.app.get(GatewayAuthenticator), 'authenticate');
     const preflight = (path: string) =>
       call(`${f.gw.url}${path}`, { method: 'OPTIONS', headers: { origin: SITE, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
-    const direct = await preflight('/v1/chat/completions');
-    const nest = await preflight('/v1/models');
-    expect(direct.status).toBe(204);
-    expect(corsPart(direct.headers)).toMatchObject({
+    const chat = await preflight('/v1/chat/completions');
+    const models = await preflight('/v1/models');
+    expect(chat.status).toBe(204);
+    expect(corsPart(chat.headers)).toMatchObject({
       'access-control-allow-origin': SITE,
       'access-control-allow-credentials': 'true',
       'access-control-allow-methods': expect.stringContaining('POST'),
       'access-control-allow-headers': 'authorization,content-type',
       'access-control-max-age': '600',
     });
-    expect(corsPart(direct.headers)).toEqual(corsPart(nest.headers));
+    expect(corsPart(chat.headers)).toEqual(corsPart(models.headers));
     expect(authenticate).not.toHaveBeenCalled();
   });
 
-  it('every answer of a direct route carries X-Request-Id and the security headers, errors included', async () => {
+  it('every answer of chat completions and embeddings carries X-Request-Id and the security headers, errors included', async () => {
     const given = nextId('gw-given');
     const ok = await post('/v1/chat/completions', chatBody(), { 'x-request-id': given });
     expect(ok.status).toBe(200);
@@ -229,13 +221,14 @@ describe('http pipeline: gateway', () => {
     expect(f.openai.requests.length).toBe(upstreamCalls);
   });
 
-  it('counts direct route calls under the route pattern, never the raw URL', async () => {
+  it('counts chat and embeddings calls under the route pattern, never the raw URL (a trailing slash included)', async () => {
     const before = await requestCount(f.gw.url, 'POST', '/v1/chat/completions', '200');
     const embBefore = await requestCount(f.gw.url, 'POST', '/v1/embeddings', '200');
     await post('/v1/chat/completions', chatBody());
     await post('/v1/chat/completions?trace=abc', chatBody());
+    await post('/v1/chat/completions/', chatBody());
     await post('/v1/embeddings?x=1', embBody());
-    expect((await requestCount(f.gw.url, 'POST', '/v1/chat/completions', '200')) - before).toBe(2);
+    expect((await requestCount(f.gw.url, 'POST', '/v1/chat/completions', '200')) - before).toBe(3);
     expect((await requestCount(f.gw.url, 'POST', '/v1/embeddings', '200')) - embBefore).toBe(1);
     const text = (await call(`${f.gw.url}/actuator/prometheus`)).text;
     expect(text).not.toMatch(/route="[^"]*\?/);
@@ -267,23 +260,23 @@ describe('http pipeline: gateway', () => {
 
   it('every /v1 answer carries X-Gateway-Overhead-Ms, other routes do not', async () => {
     const v1: Array<[string, Answer]> = [
-      ['direct chat', await post('/v1/chat/completions', chatBody())],
-      ['direct stream', await post('/v1/chat/completions', chatBody({ stream: true }))],
-      ['direct embeddings', await post('/v1/embeddings', embBody())],
-      ['direct 401', await post('/v1/chat/completions', chatBody(), { authorization: 'Bearer sk-not-a-key' })],
-      ['direct 400', await post('/v1/chat/completions', '{"model":')],
-      ['direct 404 model', await post('/v1/chat/completions', chatBody({ model: 'no-such-model' }))],
-      ['nest /v1/models', await get('/v1/models')],
+      ['chat', await post('/v1/chat/completions', chatBody())],
+      ['stream', await post('/v1/chat/completions', chatBody({ stream: true }))],
+      ['embeddings', await post('/v1/embeddings', embBody())],
+      ['401', await post('/v1/chat/completions', chatBody(), { authorization: 'Bearer sk-not-a-key' })],
+      ['400', await post('/v1/chat/completions', '{"model":')],
+      ['404 model', await post('/v1/chat/completions', chatBody({ model: 'no-such-model' }))],
+      ['/v1/models', await get('/v1/models')],
       ['404 under /v1', await get('/v1/no-such-route')],
     ];
     expect(v1.map(([w, a]) => [w, a.status])).toEqual([
-      ['direct chat', 200],
-      ['direct stream', 200],
-      ['direct embeddings', 200],
-      ['direct 401', 401],
-      ['direct 400', 400],
-      ['direct 404 model', 404],
-      ['nest /v1/models', 200],
+      ['chat', 200],
+      ['stream', 200],
+      ['embeddings', 200],
+      ['401', 401],
+      ['400', 400],
+      ['404 model', 404],
+      ['/v1/models', 200],
       ['404 under /v1', 404],
     ]);
     for (const [what, a] of v1) expect({ what, overhead: a.headers.get('x-gateway-overhead-ms') }).toEqual({ what, overhead: expect.stringMatching(/^\d+\.\d{2}$/) });
@@ -296,7 +289,7 @@ describe('http pipeline: gateway', () => {
     for (const [what, a] of others) expect({ what, overhead: a.headers.get('x-gateway-overhead-ms') }).toEqual({ what, overhead: null });
   });
 
-  it("sends the key's x-ratelimit-* headers on direct route answers", async () => {
+  it("sends the key's x-ratelimit-* headers on chat and embeddings answers", async () => {
     const withLimit = { authorization: `Bearer ${limitedKey}` };
     const answers: Array<[string, Answer]> = [
       ['chat', await post('/v1/chat/completions', chatBody(), withLimit)],
@@ -346,17 +339,15 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
   });
   afterAll(() => app?.close());
 
-  it('declares the profile read as a direct route', () => {
-    expect(directRoutes(app)).toEqual(['GET /api/v1/app/auth/profile']);
-  });
-
-  it('serves the profile under CONTEXT_PATH; a query string gets the same answer', async () => {
+  it('serves the profile under CONTEXT_PATH; a query string or a trailing slash gets the same answer', async () => {
     const plain = await get(PROFILE);
     expect(plain.status).toBe(200);
     expect(plain.json).toEqual({ code: 200, message: expect.any(String), data: expect.objectContaining({ username: 'pipeline_member', roles: ['member'] }) });
-    const queried = await get(`${PROFILE}?via=query`);
-    expect(queried.status).toBe(200);
-    expect(queried.text).toBe(plain.text);
+    for (const variant of [`${PROFILE}?via=query`, `${PROFILE}/`]) {
+      const other = await get(variant);
+      expect({ variant, status: other.status, text: other.text }).toEqual({ variant, status: 200, text: plain.text });
+    }
+    expect((await get(`${PROFILE}/`, { authorization: 'Bearer not-a-jwt' })).status).toBe(401);
     expectSecurityHeaders(plain.headers, 'profile');
     expect(plain.headers.get('x-request-id')).toMatch(UUID);
     expect((await get(PROFILE, { 'x-request-id': 'site-probe-1' })).headers.get('x-request-id')).toBe('site-probe-1');
@@ -364,13 +355,13 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
     expect((await call(`${app.url.replace(/\/site$/, '')}${PROFILE}`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
   });
 
-  it('gives the direct route and Nest routes the same CORS headers, with and without Origin', async () => {
+  it('gives the profile read and other routes the same CORS headers, with and without Origin', async () => {
     for (const origin of [{ origin: SITE }, {}] as Array<Record<string, string>>) {
       const answers: Array<[string, Answer]> = [
-        ['direct profile', await get(PROFILE, origin)],
-        ['direct profile 401', await get(PROFILE, { ...origin, authorization: 'Bearer not-a-jwt' })],
-        ['nest identities', await get('/api/v1/app/oauth2/identities', origin)],
-        ['nest health', await get('/actuator/health', origin)],
+        ['profile', await get(PROFILE, origin)],
+        ['profile 401', await get(PROFILE, { ...origin, authorization: 'Bearer not-a-jwt' })],
+        ['identities', await get('/api/v1/app/oauth2/identities', origin)],
+        ['health', await get('/actuator/health', origin)],
       ];
       expect(answers.map(([, a]) => a.status)).toEqual([200, 401, 200, 200]);
       const reference = corsPart(answers[2][1].headers);
@@ -383,13 +374,13 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
       for (const [what, a] of answers) expect({ what, origin, cors: corsPart(a.headers) }).toEqual({ what, origin, cors: reference });
     }
     const preflight = (path: string) => call(`${app.url}${path}`, { method: 'OPTIONS', headers: { origin: SITE, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
-    const direct = await preflight(PROFILE);
-    expect(direct.status).toBe(204);
-    expect(corsPart(direct.headers)).toMatchObject({ 'access-control-allow-origin': SITE, 'access-control-allow-methods': expect.stringContaining('GET'), 'access-control-allow-headers': 'authorization' });
-    expect(corsPart(direct.headers)).toEqual(corsPart((await preflight('/api/v1/app/oauth2/identities')).headers));
+    const profile = await preflight(PROFILE);
+    expect(profile.status).toBe(204);
+    expect(corsPart(profile.headers)).toMatchObject({ 'access-control-allow-origin': SITE, 'access-control-allow-methods': expect.stringContaining('GET'), 'access-control-allow-headers': 'authorization' });
+    expect(corsPart(profile.headers)).toEqual(corsPart((await preflight('/api/v1/app/oauth2/identities')).headers));
   });
 
-  it('error answers of the direct route carry the request id and security headers, in the envelope', async () => {
+  it('error answers of the profile read carry the request id and security headers, in the envelope', async () => {
     for (const auth of ['Bearer not-a-jwt', `Bearer ${token}x`]) {
       const id = nextId('site-401');
       const refused = await get(PROFILE, { authorization: auth, 'x-request-id': id });
@@ -446,7 +437,7 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
   });
 });
 
-describe('http pipeline: membership per-member limit on the direct route', () => {
+describe('http pipeline: membership per-member limit on the profile read', () => {
   it('still applies: 429 envelope with Retry-After, request id and security headers', async () => {
     // A clock that stands still: the per-member minute (a fixed window) cannot end between the calls.
     const limited = await startMembership({ CONTEXT_PATH: '/site', RATE_LIMIT_PER_MINUTE: '3' }, { clock: new FakeClock() });

@@ -4,6 +4,7 @@ import { AppDefinition, createApp, GenAiMetrics } from '@app/platform';
 import { AppModule } from './app.module';
 import { GatewayConfig } from './config/gateway.config';
 import { gatewayTiming } from './http/gateway-timing';
+import { rateLimitHeaders } from './http/rate-limit-headers';
 import { BoundedWsAdapter } from './speech/bounded-ws-adapter';
 
 export const gatewayApp: AppDefinition<GatewayConfig> = {
@@ -11,7 +12,7 @@ export const gatewayApp: AppDefinition<GatewayConfig> = {
   configClass: GatewayConfig,
   module: (config, url) => AppModule.forRoot(config, url),
   errorResponder: (error, req, res) => sendOpenAiError(error, req, res, new Logger('Errors')),
-  edge: (app) => [gatewayTiming(app.get(GenAiMetrics))],
+  edge: (app) => [gatewayTiming(app.get(GenAiMetrics)), rateLimitHeaders()],
   // Every route but health, docs and generated images needs a key: a stranger's body is never read.
   authenticateFirst: 'all',
   customize: (app, config) => {

@@ -28,9 +28,8 @@ export class DefaultDenyGuard implements CanActivate {
 
 /**
  * Who is calling, or a 401 (429 when the address or principal is over its limit): the credentials check
- * of every authenticated route, the guard's and the app pipeline's direct routes' (HttpPipeline). A
- * request already authenticated (the gateway authenticates before reading bodies, authenticate-first.ts
- * in libs/platform) keeps its principal: checked and counted by the limiters once.
+ * of every authenticated route. A request already authenticated before its body was read
+ * (libs/platform/src/http/authenticate-first.ts) keeps its principal: checked and counted by the limiters once.
  */
 export async function authenticateRequest(req: Request & { principal?: Principal }, res: Response, authenticator?: Authenticator, limiter?: AuthLimiter): Promise<Principal> {
   if (req.principal !== undefined) return req.principal;

@@ -1,8 +1,6 @@
 // The one place that relies on how Express, Node's http server and TypeORM work inside, beyond their
 // documented surface. framework-internals.spec.ts fails loudly when an upgrade changes any of it.
 import { IncomingMessage, ServerResponse } from 'http';
-import type { INestApplication } from '@nestjs/common';
-import { ApplicationConfig } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 
 interface ExpressPrototypes {
@@ -111,24 +109,6 @@ export function headHeaders(res: ServerResponse, flat: readonly string[]): void 
   const r = res as HeadResponse;
   const pending = (r[HEAD_HEADERS] ??= []);
   for (const item of flat) pending.push(item);
-}
-
-/** Class names of the app's global guards, interceptors, pipes and filters (APP_* providers and useGlobal*). */
-export function globalEnhancerNames(app: INestApplication): string[] {
-  const config = app.get(ApplicationConfig);
-  const name = (o: unknown) => (o as { constructor?: { name?: string } } | undefined)?.constructor?.name ?? 'unknown';
-  const fromRequest = (wrappers: Array<{ metatype?: unknown; instance?: unknown }>) =>
-    wrappers.map((w) => (typeof w.metatype === 'function' && (w.metatype as { name?: string }).name && (w.metatype as { name: string }).name !== 'useFactory' ? (w.metatype as { name: string }).name : name(w.instance)));
-  return [
-    ...config.getGlobalGuards().map(name),
-    ...config.getGlobalInterceptors().map(name),
-    ...config.getGlobalPipes().map(name),
-    ...config.getGlobalFilters().map(name),
-    ...fromRequest(config.getGlobalRequestGuards()),
-    ...fromRequest(config.getGlobalRequestInterceptors()),
-    ...fromRequest(config.getGlobalRequestPipes()),
-    ...fromRequest(config.getGlobalRequestFilters()),
-  ];
 }
 
 interface PgPool {

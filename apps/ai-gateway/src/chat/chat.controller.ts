@@ -1,27 +1,23 @@
-import { Body, Controller, HttpCode, OnModuleInit, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { HttpPipeline } from '@app/platform';
+import { GatewayConfig } from '../config/gateway.config';
+import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { ApiCreateChatCompletion } from './chat.doc';
-import { ChatRequestPipe, validateChatRequest } from './chat-request.pipe';
+import { ChatRequestPipe } from './chat-request.pipe';
 import { CreateChatCompletion } from './create-chat-completion';
 import { ChatCompletionChunkDoc, ChatCompletionRequest, ContentPartDoc } from './dtos/chat-completion.dtos';
 
 @ApiTags('chat')
 @ApiExtraModels(ContentPartDoc, ChatCompletionChunkDoc)
 @Controller('v1/chat')
-export class ChatController implements OnModuleInit {
+export class ChatController {
   constructor(
     private readonly createChatCompletion: CreateChatCompletion,
-    private readonly pipeline: HttpPipeline,
+    private readonly config: GatewayConfig,
   ) {}
-
-  /** The gateway's busiest route is served directly by the app's pipeline (HttpPipeline), with the same handler. */
-  onModuleInit(): void {
-    this.pipeline.route({ method: 'POST', path: '/v1/chat/completions', handle: async (req, res) => this.create(req.principal, await validateChatRequest(req.body), req, res) });
-  }
 
   @Post('completions')
   @HttpCode(200)
@@ -29,6 +25,6 @@ export class ChatController implements OnModuleInit {
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
   async create(@CurrentPrincipal() principal: Principal, @Body(ChatRequestPipe) body: object, @Req() req: Request, @Res() res: Response): Promise<void> {
     // `object`, not the DTO: the global pipe would refuse unknown top-level fields; ChatRequestPipe validates.
-    await this.createChatCompletion.handle(principal, body as ChatCompletionRequest, req, res);
+    await answerCall(req, res, 'chat.completions', this.config.REQUEST_TIMEOUT_MS, (ctx) => this.createChatCompletion.handle(principal, body as ChatCompletionRequest, ctx));
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode, OpenAiErrorBody, openAiErrorBody } from '@app/envelope';
 import { CallAbortedError, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest as UpstreamChatRequest, LlmRouter, ModelInfo, Usage } from '@app/llm';
@@ -7,11 +6,9 @@ import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeyClaims, assertModel, assertScope } from '../keys/key-scopes';
 import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
 import { chatCost, tokenCost } from '../usage/pricing';
-import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../http/gateway-timing';
-import { clientGone, SseResponse } from '../http/sse-response';
-import { relayStream } from '../http/relay-stream';
-import { sendJson } from '../http/json-response';
-import { requestIdOf } from '../http/request-id';
+import { OVERHEAD_HEADER } from '../http/call-timer';
+import type { CallAnswer, CallContext, EventStreamAnswer, JsonAnswer } from '../http/call-context';
+import { relayEvents } from '../http/relay-stream';
 import { CountedMessage, Tokenizer } from '../tokenizer/tokenizer';
 import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
 import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
@@ -58,18 +55,18 @@ export class CreateChatCompletion {
     private readonly config: GatewayConfig,
   ) {}
 
-  /** `shape`: answer in another API's shape (see ChatAnswerShape); `body` is then built by that API's translation. */
-  async handle(principal: Principal, body: ChatCompletionRequest, req: Request, res: Response, shape?: ChatAnswerShape): Promise<void> {
-    const timer = new CallTimer(req);
+  /**
+   * The call's answer: the completion as JSON, or its event stream. `shape`: answer in another API's shape
+   * (see ChatAnswerShape); `body` is then built by that API's translation. A failure before the answer
+   * starts is thrown as a catalog error.
+   */
+  async handle(principal: Principal, body: ChatCompletionRequest, ctx: CallContext, shape?: ChatAnswerShape): Promise<CallAnswer> {
     try {
-      const prepared = await this.prepare(principal, body, res);
+      const prepared = await this.prepare(principal, body, ctx);
       if (shape) prepared.endpoint = shape.endpoint;
-      if (body.stream) await this.stream(prepared, body, req, res, timer, shape);
-      else await this.complete(prepared, body, req, res, timer, shape);
+      return body.stream ? await this.stream(prepared, body, ctx, shape) : await this.complete(prepared, ctx, shape);
     } catch (e) {
-      const mapped = toGatewayError(e);
-      errorHeaders(res, timer);
-      throw mapped;
+      throw toGatewayError(e);
     }
   }
 
@@ -95,7 +92,7 @@ export class CreateChatCompletion {
     if (claims.hasBudget && (await this.metering.remaining(principal)).exhausted) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
   }
 
-  private async prepare(principal: Principal, body: ChatCompletionRequest, headers: Response): Promise<Prepared> {
+  private async prepare(principal: Principal, body: ChatCompletionRequest, ctx: CallContext): Promise<Prepared> {
     const { claims, info } = this.admit(principal, body.model);
     const features = assertPriced(body, info);
     // The hold prices every completion token at the dearer of the text and audio prices when audio
@@ -126,7 +123,7 @@ export class CreateChatCompletion {
     // Tokenizers differ between vendors: the prompt part of the hold gets a margin.
     const promptHold = Math.ceil(promptTokens * 1.1) + 16;
     const n = body.n ?? 1;
-    const held = (out: number) => ({ model: info.name, yuan: tokenCost(hold, { promptTokens: promptHold, completionTokens: out * n + predictionTokens }) + searchHold, tokens: promptHold + out * n + predictionTokens, headers });
+    const held = (out: number) => ({ model: info.name, yuan: tokenCost(hold, { promptTokens: promptHold, completionTokens: out * n + predictionTokens }) + searchHold, tokens: promptHold + out * n + predictionTokens, headers: ctx.rateLimits, alive: ctx.alive });
     let reservation: Reservation;
     try {
       reservation = await this.metering.reserve(principal, held(reserveOut));
@@ -154,56 +151,55 @@ export class CreateChatCompletion {
     return { endpoint: ENDPOINT, info, promptTokens, upstream, reservation, features, reserveOut, n };
   }
 
-  private async complete(p: Prepared, body: ChatCompletionRequest, req: Request, res: Response, timer: CallTimer, shape?: ChatAnswerShape): Promise<void> {
-    const ac = clientGone(res);
+  private async complete(p: Prepared, ctx: CallContext, shape?: ChatAnswerShape): Promise<JsonAnswer> {
+    const timer = ctx.timer;
     let result: ChatCompletion;
     let deployment: string | undefined;
     timer.upstreamStarted();
     try {
-      const routed = await this.router.chat({ ...p.upstream, stream: false }, { signal: ac.signal });
+      const routed = await this.router.chat({ ...p.upstream, stream: false }, { signal: ctx.clientGone.signal });
       result = routed.value;
       deployment = routed.deployment;
     } catch (e) {
       timer.upstreamDone();
-      await this.settleFailure(p, e, req);
+      await this.settleFailure(p, e, ctx);
       throw e;
     }
     timer.upstreamDone();
     const usage = await this.usageOf(result.usage, p, result.choices.map((c) => generatedText(c?.message)).join(''));
     result.usage = usage;
     conformChoices(result);
-    const settling = this.metering.settle(p.reservation, this.outcome(p, req, 'ok', usage, deployment, 200));
+    const settling = this.metering.settle(p.reservation, this.outcome(p, ctx, 'ok', usage, deployment, 200));
     // A held budget reservation is released before answering; with nothing held (no budget) the charge
     // is written while the answer goes out, keeping a database commit off the latency path (npm run bench).
     if (p.reservation.admitted) await settling;
-    sendJson(res, 200, shape ? await shape.complete(result) : result, [OVERHEAD_HEADER, timer.overheadMs()]);
-    await settling;
+    const answer = shape ? await shape.complete(result) : result;
+    return { kind: 'json', body: answer, headers: [OVERHEAD_HEADER, timer.overheadMs()], settled: settling };
   }
 
-  private async stream(p: Prepared, body: ChatCompletionRequest, req: Request, res: Response, timer: CallTimer, shape?: ChatAnswerShape): Promise<void> {
-    const ac = clientGone(res);
+  private async stream(p: Prepared, body: ChatCompletionRequest, ctx: CallContext, shape?: ChatAnswerShape): Promise<EventStreamAnswer> {
+    const timer = ctx.timer;
     const wantsUsage = !shape && body.stream_options?.include_usage === true;
     timer.upstreamStarted();
     let routed;
     try {
-      routed = await this.router.chatStream({ ...p.upstream, stream: true }, { signal: ac.signal });
+      routed = await this.router.chatStream({ ...p.upstream, stream: true }, { signal: ctx.clientGone.signal });
     } catch (e) {
       timer.upstreamDone();
-      await this.settleFailure(p, e, req);
+      await this.settleFailure(p, e, ctx);
       throw e;
     }
     timer.upstreamDone();
-    const sse = new SseResponse(res, this.config.REQUEST_TIMEOUT_MS);
-    sse.open({ [OVERHEAD_HEADER]: timer.overheadMs() });
-    await relayStream(sse, ac, routed.value, {
+    const relayed = relayEvents(ctx.clientGone, routed.value, {
       wantsUsage,
       events: (chunk) => (shape ? shape.chunk(chunk) : [chunk]),
       generated: (choice) => generatedText(fieldOf(choice, 'delta')),
       usage: (upstream, delivered) => this.usageOf(upstream, p, delivered),
       end: (usage) => (shape ? shape.end(usage) : ['[DONE]']),
       failed: (error) => (shape ? shape.failed(error) : [{ error }]),
-      settle: (status, usage, error) => this.metering.settle(p.reservation, { ...this.outcome(p, req, status, usage, routed.deployment, 200), error }),
+      settle: (status, usage, error) => this.metering.settle(p.reservation, { ...this.outcome(p, ctx, status, usage, routed.deployment, 200), error }),
     });
+    return { kind: 'stream', headers: { [OVERHEAD_HEADER]: timer.overheadMs() }, ...relayed };
   }
 
   /**
@@ -233,7 +229,7 @@ export class CreateChatCompletion {
     return { prompt_tokens: p.promptTokens, completion_tokens: counted, total_tokens: p.promptTokens + counted };
   }
 
-  private outcome(p: Prepared, req: Request, status: CallOutcome['status'], usage: Usage, provider: string | undefined, httpStatus: number): CallOutcome {
+  private outcome(p: Prepared, ctx: CallContext, status: CallOutcome['status'], usage: Usage, provider: string | undefined, httpStatus: number): CallOutcome {
     return {
       endpoint: p.endpoint,
       model: p.info.name,
@@ -252,11 +248,11 @@ export class CreateChatCompletion {
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       httpStatus,
-      requestId: requestIdOf(req) ?? null,
+      requestId: ctx.requestId,
     };
   }
 
-  private async settleFailure(p: Prepared, e: unknown, req: Request): Promise<void> {
+  private async settleFailure(p: Prepared, e: unknown, ctx: CallContext): Promise<void> {
     const mapped = openAiErrorBody(toGatewayError(e));
     await this.metering.settle(p.reservation, {
       endpoint: p.endpoint,
@@ -266,7 +262,7 @@ export class CreateChatCompletion {
       costYuan: 0,
       httpStatus: mapped.status,
       error: mapped.body.error.message,
-      requestId: requestIdOf(req) ?? null,
+      requestId: ctx.requestId,
     });
   }
 }

@@ -2,6 +2,8 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { GatewayConfig } from '../config/gateway.config';
+import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { CreateCompletion } from './create-completion';
 import { CompletionRequest, CompletionResponse } from './dtos/completions.dtos';
@@ -9,7 +11,10 @@ import { CompletionRequest, CompletionResponse } from './dtos/completions.dtos';
 @ApiTags('completions')
 @Controller('v1/completions')
 export class CompletionsController {
-  constructor(private readonly createCompletion: CreateCompletion) {}
+  constructor(
+    private readonly createCompletion: CreateCompletion,
+    private readonly config: GatewayConfig,
+  ) {}
 
   @Post()
   @HttpCode(200)
@@ -32,6 +37,6 @@ export class CompletionsController {
   @ApiHeader({ name: 'Authorization', description: 'Bearer <API_KEY>', required: true })
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CompletionRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.createCompletion.handle(principal, body, req, res);
+    await answerCall(req, res, 'completions', this.config.REQUEST_TIMEOUT_MS, (ctx) => this.createCompletion.handle(principal, body, ctx));
   }
 }

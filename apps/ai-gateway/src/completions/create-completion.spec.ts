@@ -2,6 +2,9 @@ import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { GatewayError } from '@app/envelope';
+import { AbortSource } from '@app/llm';
+import { CallTimer } from '../http/call-timer';
+import { RateLimits } from '../limits/rate-limits';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import { CreateCompletion } from './create-completion';
 import { CompletionRequest } from './dtos/completions.dtos';
@@ -13,11 +16,12 @@ describe('CreateCompletion.prepare: what is counted and reserved', () => {
   const tokenizer = new Tokenizer();
   let reserve: jest.Mock;
   let svc: CreateCompletion;
-  const prepare = (body: Record<string, unknown>) => (svc as any).prepare(principal, { model: 'm', ...body });
+  const ctx = { requestId: 'req-1', clientGone: new AbortSource(), alive: () => true, timer: new CallTimer({ startedAt: 0 }, 'completions'), rateLimits: new RateLimits() };
+  const prepare = (body: Record<string, unknown>) => (svc as any).prepare(principal, { model: 'm', ...body }, ctx);
 
   beforeEach(() => {
     reserve = jest.fn(async () => ({ id: 'r' }));
-    svc = new CreateCompletion(router as any, tokenizer, { reserve } as any, { REQUEST_TIMEOUT_MS: 30_000 } as any);
+    svc = new CreateCompletion(router as any, tokenizer, { reserve } as any);
   });
 
   it('counts the suffix (billed upstream as prompt) into every prompt’s context check and the reservation', async () => {

@@ -1,20 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode, openAiErrorBody } from '@app/envelope';
 import { CallAbortedError, LlmRouter, ModelInfo, TextCompletion, TextCompletionRequest, Usage } from '@app/llm';
 import { assertModel, assertScope } from '../keys/key-scopes';
 import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
-import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../http/gateway-timing';
-import { clientGone, SseResponse } from '../http/sse-response';
-import { relayStream } from '../http/relay-stream';
-import { sendJson } from '../http/json-response';
-import { requestIdOf } from '../http/request-id';
+import { OVERHEAD_HEADER } from '../http/call-timer';
+import type { CallAnswer, CallContext, EventStreamAnswer, JsonAnswer } from '../http/call-context';
+import { relayEvents } from '../http/relay-stream';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
 import { CompletionRequest } from './dtos/completions.dtos';
-import { GatewayConfig } from '../config/gateway.config';
 
 const ENDPOINT = 'completions';
 /** OpenAI's default `max_tokens` for /v1/completions. */
@@ -34,23 +30,19 @@ export class CreateCompletion {
     private readonly router: LlmRouter,
     private readonly tokenizer: Tokenizer,
     private readonly metering: MeteringService,
-    private readonly config: GatewayConfig,
   ) {}
 
-  async handle(principal: Principal, body: CompletionRequest, req: Request, res: Response): Promise<void> {
-    const timer = new CallTimer(req);
+  /** The completion as JSON, or its event stream; a failure before the answer starts is thrown as a catalog error. */
+  async handle(principal: Principal, body: CompletionRequest, ctx: CallContext): Promise<CallAnswer> {
     try {
-      const prepared = await this.prepare(principal, body, res);
-      if (body.stream) await this.stream(prepared, body, req, res, timer);
-      else await this.complete(prepared, req, res, timer);
+      const prepared = await this.prepare(principal, body, ctx);
+      return body.stream ? await this.stream(prepared, body, ctx) : await this.complete(prepared, ctx);
     } catch (e) {
-      const mapped = toGatewayError(e);
-      errorHeaders(res, timer);
-      throw mapped;
+      throw toGatewayError(e);
     }
   }
 
-  private async prepare(principal: Principal, body: CompletionRequest, headers: Response): Promise<Prepared> {
+  private async prepare(principal: Principal, body: CompletionRequest, ctx: CallContext): Promise<Prepared> {
     const claims = assertScope(principal, 'chat');
     const info = this.router.modelInfo(body.model);
     if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
@@ -86,48 +78,46 @@ export class CreateCompletion {
     // Every prompt gets max(n, best_of) generations of up to max_tokens each, all billed.
     const generations = prompts.length * Math.max(body.n ?? 1, body.best_of ?? 1);
     const promptHold = Math.ceil(promptTokens * 1.1) + 16;
-    const reservation = await this.metering.reserve(principal, { model: info.name, yuan: tokenCost(info, { promptTokens: promptHold, completionTokens: maxTokens * generations }), tokens: promptHold + maxTokens * generations, headers });
+    const reservation = await this.metering.reserve(principal, { model: info.name, yuan: tokenCost(info, { promptTokens: promptHold, completionTokens: maxTokens * generations }), tokens: promptHold + maxTokens * generations, headers: ctx.rateLimits, alive: ctx.alive });
     const upstream: TextCompletionRequest = { ...(body as unknown as TextCompletionRequest), max_tokens: maxTokens };
     delete upstream.stream_options;
     return { info, promptTokens, upstream, reservation };
   }
 
-  private async complete(p: Prepared, req: Request, res: Response, timer: CallTimer): Promise<void> {
-    const ac = clientGone(res);
+  private async complete(p: Prepared, ctx: CallContext): Promise<JsonAnswer> {
+    const timer = ctx.timer;
     let result: TextCompletion;
     let deployment: string;
     timer.upstreamStarted();
     try {
-      const routed = await this.router.completions({ ...p.upstream, stream: false }, { signal: ac.signal });
+      const routed = await this.router.completions({ ...p.upstream, stream: false }, { signal: ctx.clientGone.signal });
       result = routed.value;
       deployment = routed.deployment;
     } catch (e) {
       timer.upstreamDone();
-      await this.settleFailure(p, e, req);
+      await this.settleFailure(p, e, ctx);
       throw e;
     }
     timer.upstreamDone();
     result.usage = await this.usageOf(result.usage, p, result.choices.map((c) => (typeof c?.text === 'string' ? c.text : '')).join(''));
-    await this.metering.settle(p.reservation, this.outcome(p, req, 'ok', result.usage, deployment));
-    sendJson(res, 200, result, [OVERHEAD_HEADER, timer.overheadMs()]);
+    await this.metering.settle(p.reservation, this.outcome(p, ctx, 'ok', result.usage, deployment));
+    return { kind: 'json', body: result, headers: [OVERHEAD_HEADER, timer.overheadMs()], settled: Promise.resolve() };
   }
 
-  private async stream(p: Prepared, body: CompletionRequest, req: Request, res: Response, timer: CallTimer): Promise<void> {
-    const ac = clientGone(res);
+  private async stream(p: Prepared, body: CompletionRequest, ctx: CallContext): Promise<EventStreamAnswer> {
+    const timer = ctx.timer;
     const wantsUsage = body.stream_options?.include_usage === true;
     timer.upstreamStarted();
     let routed;
     try {
-      routed = await this.router.completionsStream({ ...p.upstream, stream: true }, { signal: ac.signal });
+      routed = await this.router.completionsStream({ ...p.upstream, stream: true }, { signal: ctx.clientGone.signal });
     } catch (e) {
       timer.upstreamDone();
-      await this.settleFailure(p, e, req);
+      await this.settleFailure(p, e, ctx);
       throw e;
     }
     timer.upstreamDone();
-    const sse = new SseResponse(res, this.config.REQUEST_TIMEOUT_MS);
-    sse.open({ [OVERHEAD_HEADER]: timer.overheadMs() });
-    await relayStream(sse, ac, routed.value, {
+    const relayed = relayEvents(ctx.clientGone, routed.value, {
       wantsUsage,
       events: (chunk) => [chunk],
       generated: (choice) => {
@@ -137,8 +127,9 @@ export class CreateCompletion {
       usage: (upstream, delivered) => this.usageOf(upstream, p, delivered),
       end: () => ['[DONE]'],
       failed: (error) => [{ error }],
-      settle: (status, usage, error) => this.metering.settle(p.reservation, { ...this.outcome(p, req, status, usage, routed.deployment), error }),
+      settle: (status, usage, error) => this.metering.settle(p.reservation, { ...this.outcome(p, ctx, status, usage, routed.deployment), error }),
     });
+    return { kind: 'stream', headers: { [OVERHEAD_HEADER]: timer.overheadMs() }, ...relayed };
   }
 
   /** Upstream usage when it came; otherwise our own count of the prompt and the delivered text. */
@@ -150,7 +141,7 @@ export class CreateCompletion {
     return { prompt_tokens: p.promptTokens, completion_tokens: completion, total_tokens: p.promptTokens + completion };
   }
 
-  private outcome(p: Prepared, req: Request, status: CallOutcome['status'], usage: Usage, provider: string): CallOutcome {
+  private outcome(p: Prepared, ctx: CallContext, status: CallOutcome['status'], usage: Usage, provider: string): CallOutcome {
     return {
       endpoint: ENDPOINT,
       model: p.info.name,
@@ -160,11 +151,11 @@ export class CreateCompletion {
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       httpStatus: 200,
-      requestId: requestIdOf(req) ?? null,
+      requestId: ctx.requestId,
     };
   }
 
-  private async settleFailure(p: Prepared, e: unknown, req: Request): Promise<void> {
+  private async settleFailure(p: Prepared, e: unknown, ctx: CallContext): Promise<void> {
     const mapped = openAiErrorBody(toGatewayError(e));
     await this.metering.settle(p.reservation, {
       endpoint: ENDPOINT,
@@ -174,7 +165,7 @@ export class CreateCompletion {
       costYuan: 0,
       httpStatus: mapped.status,
       error: mapped.body.error.message,
-      requestId: requestIdOf(req) ?? null,
+      requestId: ctx.requestId,
     });
   }
 }

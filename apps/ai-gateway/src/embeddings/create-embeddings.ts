@@ -1,6 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'crypto';
-import type { Request, Response } from 'express';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode, openAiErrorBody } from '@app/envelope';
 import { SharedState } from '@app/platform';
@@ -9,9 +8,8 @@ import { GatewayConfig } from '../config/gateway.config';
 import { assertModel, assertScope } from '../keys/key-scopes';
 import { MeteringService } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
-import { CallTimer, errorHeaders, OVERHEAD_HEADER } from '../http/gateway-timing';
-import { clientGone } from '../http/sse-response';
-import { requestIdOf } from '../http/request-id';
+import { OVERHEAD_HEADER } from '../http/call-timer';
+import type { CallContext, JsonAnswer } from '../http/call-context';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
 import { EmbeddingsRequest } from './dtos/embeddings.dtos';
@@ -49,20 +47,18 @@ export class CreateEmbeddings {
     private readonly config: GatewayConfig,
   ) {}
 
-  async handle(principal: Principal, body: EmbeddingsRequest, req: Request, res: Response): Promise<EmbeddingsResult> {
-    const timer = new CallTimer(req);
+  /** The vectors as a JSON answer, the call settled; a failure is thrown as a catalog error. */
+  async handle(principal: Principal, body: EmbeddingsRequest, ctx: CallContext): Promise<JsonAnswer<EmbeddingsResult>> {
     try {
-      const result = await this.run(principal, body, req, res, timer);
-      res.setHeader(OVERHEAD_HEADER, timer.overheadMs());
-      return result;
+      const result = await this.run(principal, body, ctx);
+      return { kind: 'json', body: result, headers: [OVERHEAD_HEADER, ctx.timer.overheadMs()], settled: Promise.resolve() };
     } catch (e) {
-      const mapped = toGatewayError(e);
-      errorHeaders(res, timer);
-      throw mapped;
+      throw toGatewayError(e);
     }
   }
 
-  private async run(principal: Principal, body: EmbeddingsRequest, req: Request, res: Response, timer: CallTimer): Promise<EmbeddingsResult> {
+  private async run(principal: Principal, body: EmbeddingsRequest, ctx: CallContext): Promise<EmbeddingsResult> {
+    const timer = ctx.timer;
     const claims = assertScope(principal, 'embeddings');
     const info = this.router.modelInfo(body.model);
     if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
@@ -112,18 +108,17 @@ export class CreateEmbeddings {
     const hitTokens = inputs.reduce((s, _, i) => s + (vectors[i] ? tokens[i] : 0), 0);
     const missTokens = missing.reduce((s, i) => s + tokens[i], 0);
     const heldTokens = Math.ceil(missTokens * 1.1) + 16 + (billedHits ? hitTokens : 0);
-    const reservation = await this.metering.reserve(principal, { model: info.name, yuan: tokenCost(info, { promptTokens: heldTokens, completionTokens: 0 }), tokens: heldTokens, headers: res });
+    const reservation = await this.metering.reserve(principal, { model: info.name, yuan: tokenCost(info, { promptTokens: heldTokens, completionTokens: 0 }), tokens: heldTokens, headers: ctx.rateLimits, alive: ctx.alive });
 
     let upstreamTokens = 0;
     let deployment: string | undefined;
     if (missing.length) {
-      const ac = clientGone(res);
       timer.upstreamStarted();
       try {
         const sent = missing.map((i) => inputs[i]);
         const routed = await this.router.embeddings(
           { model: body.model, input: sent as string[] | number[][], encoding_format: 'float', ...(body.dimensions ? { dimensions: body.dimensions } : {}), ...(body.user ? { user: body.user } : {}) },
-          { signal: ac.signal, key: principal.id },
+          { signal: ctx.clientGone.signal, key: principal.id },
           (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
         );
         deployment = routed.deployment;
@@ -136,7 +131,7 @@ export class CreateEmbeddings {
       } catch (e) {
         timer.upstreamDone();
         const mapped = openAiErrorBody(toGatewayError(e));
-        await this.metering.settle(reservation, { endpoint: ENDPOINT, model: info.name, provider: failedDeployment(e), status: e instanceof CallAbortedError ? 'aborted' : 'failed', costYuan: 0, httpStatus: mapped.status, error: mapped.body.error.message, requestId: requestIdOf(req) ?? null });
+        await this.metering.settle(reservation, { endpoint: ENDPOINT, model: info.name, provider: failedDeployment(e), status: e instanceof CallAbortedError ? 'aborted' : 'failed', costYuan: 0, httpStatus: mapped.status, error: mapped.body.error.message, requestId: ctx.requestId });
         throw e;
       }
       timer.upstreamDone();
@@ -154,7 +149,7 @@ export class CreateEmbeddings {
       promptTokens: totalTokens,
       countedTokens: billedTokens,
       httpStatus: 200,
-      requestId: requestIdOf(req) ?? null,
+      requestId: ctx.requestId,
     });
     const base64 = body.encoding_format === 'base64';
     return {

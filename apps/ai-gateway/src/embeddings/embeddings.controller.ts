@@ -1,26 +1,21 @@
-import { Body, Controller, HttpCode, OnModuleInit, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { HttpPipeline } from '@app/platform';
+import { GatewayConfig } from '../config/gateway.config';
+import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
-import { sendJson } from '../http/json-response';
-import { CreateEmbeddings, EmbeddingsResult } from './create-embeddings';
-import { EmbeddingsRequestPipe, validateEmbeddingsRequest } from './embeddings-request.pipe';
+import { CreateEmbeddings } from './create-embeddings';
+import { EmbeddingsRequestPipe } from './embeddings-request.pipe';
 import { EmbeddingsRequest, EmbeddingsResponseDoc } from './dtos/embeddings.dtos';
 
 @ApiTags('embeddings')
 @Controller('v1')
-export class EmbeddingsController implements OnModuleInit {
+export class EmbeddingsController {
   constructor(
     private readonly createEmbeddings: CreateEmbeddings,
-    private readonly pipeline: HttpPipeline,
+    private readonly config: GatewayConfig,
   ) {}
-
-  /** Served directly by the app's pipeline (HttpPipeline), with the same handler. */
-  onModuleInit(): void {
-    this.pipeline.route({ method: 'POST', path: '/v1/embeddings', handle: async (req, res) => sendJson(res, 200, await this.create(req.principal, await validateEmbeddingsRequest(req.body), req, res)) });
-  }
 
   @Post('embeddings')
   @HttpCode(200)
@@ -40,8 +35,8 @@ export class EmbeddingsController implements OnModuleInit {
   })
   @ApiOkResponse({ type: EmbeddingsResponseDoc })
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
-  create(@CurrentPrincipal() principal: Principal, @Body(EmbeddingsRequestPipe) body: object, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<EmbeddingsResult> {
+  async create(@CurrentPrincipal() principal: Principal, @Body(EmbeddingsRequestPipe) body: object, @Req() req: Request, @Res() res: Response): Promise<void> {
     // `object`, not the DTO: the global pipe would validate it a second time; EmbeddingsRequestPipe validates.
-    return this.createEmbeddings.handle(principal, body as EmbeddingsRequest, req, res);
+    await answerCall(req, res, 'embeddings', this.config.REQUEST_TIMEOUT_MS, (ctx) => this.createEmbeddings.handle(principal, body as EmbeddingsRequest, ctx));
   }
 }

@@ -1,27 +1,15 @@
 import { GatewayError, GatewayErrorCode } from '@app/envelope';
 import { AbortSource, Usage } from '@app/llm';
-import { relayStream, RelayedChunk, StreamRelay } from './relay-stream';
-import type { SseResponse } from './sse-response';
+import { relayEvents, RelayedChunk, StreamRelay } from './relay-stream';
 
 interface Chunk extends RelayedChunk {
   choices: Array<{ text: string }>;
 }
 
-/** Records, in order, what the relay writes and when it settles. */
+/** Records, in order, what the relay produces and when it settles; reads the events as the transport does (http/call-answer.ts). */
 function harness(opts: { wantsUsage?: boolean; closeAfterWrites?: number; endThrows?: boolean } = {}) {
   const log: unknown[] = [];
-  let writes = 0;
-  const sse = {
-    closed: false,
-    async data(event: unknown) {
-      if (this.closed) return;
-      log.push(['data', event]);
-      if (++writes === opts.closeAfterWrites) this.closed = true;
-    },
-    end() {
-      log.push('end');
-    },
-  };
+  const gone = new AbortSource();
   const relay: StreamRelay<Chunk> = {
     wantsUsage: opts.wantsUsage ?? false,
     events: (chunk) => [chunk.choices.map((c) => c.text).join('')],
@@ -34,7 +22,19 @@ function harness(opts: { wantsUsage?: boolean; closeAfterWrites?: number; endThr
     failed: (error) => [`failed ${error.message}`],
     settle: async (status, usage, error) => void log.push(['settle', status, usage.completion_tokens, error]),
   };
-  return { log, sse: sse as unknown as SseResponse, relay };
+  /** Relays `upstream`; a client that stops after `closeAfterWrites` events aborts the call (the transport does). */
+  const run = async (upstream: AsyncIterable<Chunk>) => {
+    const relayed = relayEvents(gone, upstream, relay);
+    let writes = 0;
+    for await (const event of relayed.events) {
+      if (gone.aborted) continue;
+      log.push(['data', event]);
+      if (++writes === opts.closeAfterWrites) gone.abort();
+    }
+    log.push('end');
+    return relayed.settled;
+  };
+  return { log, run };
 }
 
 async function* chunks(items: Chunk[], thenFail?: Error): AsyncGenerator<Chunk> {
@@ -44,23 +44,23 @@ async function* chunks(items: Chunk[], thenFail?: Error): AsyncGenerator<Chunk> 
 
 const text = (t: string): Chunk => ({ choices: [{ text: t }] });
 
-describe('relayStream', () => {
+describe('relayEvents', () => {
   it('forwards each chunk, drops usage-only chunks the caller did not ask for, and settles before the closing event', async () => {
     const h = harness();
     const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
-    await relayStream(h.sse, new AbortSource(), chunks([text('a'), text('b'), { choices: [], usage }]), h.relay);
+    await h.run(chunks([text('a'), text('b'), { choices: [], usage }]));
     expect(h.log).toEqual([['data', 'a'], ['data', 'b'], ['settle', 'ok', 2, undefined], ['data', 'end 2'], 'end']);
   });
 
   it('forwards usage-only chunks when the caller asked for usage', async () => {
     const h = harness({ wantsUsage: true });
-    await relayStream(h.sse, new AbortSource(), chunks([text('a'), { choices: [], usage: { prompt_tokens: 3, completion_tokens: 9, total_tokens: 12 } }]), h.relay);
+    await h.run(chunks([text('a'), { choices: [], usage: { prompt_tokens: 3, completion_tokens: 9, total_tokens: 12 } }]));
     expect(h.log).toEqual([['data', 'a'], ['data', ''], ['settle', 'ok', 9, undefined], ['data', 'end 9'], 'end']);
   });
 
   it('an upstream failure after the stream started is settled as failed (what was delivered counted) before the error event', async () => {
     const h = harness();
-    await relayStream(h.sse, new AbortSource(), chunks([text('abc')], new GatewayError(GatewayErrorCode.UpstreamTimeout, { where: 'upstream', detail: 'no answer in 30 s' })), h.relay);
+    await h.run(chunks([text('abc')], new GatewayError(GatewayErrorCode.UpstreamTimeout, { where: 'upstream', detail: 'no answer in 30 s' })));
     const settle = h.log[1] as [string, string, number, string];
     expect(h.log[0]).toEqual(['data', 'abc']);
     expect(settle.slice(0, 3)).toEqual(['settle', 'failed', 3]);
@@ -71,13 +71,14 @@ describe('relayStream', () => {
 
   it('a client that left is settled as aborted, billed what was delivered, and gets no closing event', async () => {
     const h = harness({ closeAfterWrites: 2 });
-    await relayStream(h.sse, new AbortSource(), chunks([text('ab'), text('cd'), text('ef'), { choices: [], usage: { prompt_tokens: 1, completion_tokens: 99, total_tokens: 100 } }]), h.relay);
+    const settled = await h.run(chunks([text('ab'), text('cd'), text('ef'), { choices: [], usage: { prompt_tokens: 1, completion_tokens: 99, total_tokens: 100 } }]));
     expect(h.log).toEqual([['data', 'ab'], ['data', 'cd'], ['settle', 'aborted', 2, undefined], 'end']);
+    expect(settled).toBe('aborted');
   });
 
   it('closing events that cannot be made (the Responses API could not store) end the stream with an error event; the call stays settled', async () => {
     const h = harness({ endThrows: true });
-    await relayStream(h.sse, new AbortSource(), chunks([text('a')]), h.relay);
+    await h.run(chunks([text('a')]));
     expect(h.log.slice(0, 2)).toEqual([['data', 'a'], ['settle', 'ok', 1, undefined]]);
     expect(h.log[2]).toEqual(['data', expect.stringMatching(/^failed /)]);
     expect(h.log[3]).toBe('end');

@@ -2,7 +2,6 @@ import { OpenAiErrorBody, openAiErrorBody } from '@app/envelope';
 import { AbortSource, CallAbortedError, Usage } from '@app/llm';
 import type { CallOutcome } from '../usage/metering.service';
 import { toGatewayError } from '../upstreams/upstream-errors';
-import { SseResponse } from './sse-response';
 
 /** An upstream stream chunk: usage may ride on any chunk, choices carry what was generated. */
 export interface RelayedChunk {
@@ -28,56 +27,73 @@ export interface StreamRelay<C extends RelayedChunk> {
   settle(status: CallOutcome['status'], usage: Usage, error?: string): Promise<void>;
 }
 
+/** A relayed stream: its events for the client, and how the call ended once it settled. */
+export interface RelayedEvents {
+  events: AsyncIterable<unknown>;
+  settled: Promise<CallOutcome['status']>;
+}
+
 /**
- * Forwards an upstream stream as server-sent events, chunk by chunk with back-pressure, and settles
- * the call. The call is settled *before* the closing events ([DONE], the error event) are written:
- * a client that has read the whole stream sees its budget already charged and its hold released
- * (a next call, or a balance read, never races the settlement). A client that left is billed what
- * was delivered to it.
+ * Relays an upstream stream as the client's events, chunk by chunk (pulled: the transport takes the next
+ * once it wrote the last, so back-pressure reaches the upstream), and settles the call. The call is
+ * settled *before* the closing events ([DONE], the error event) are produced: a client that has read
+ * the whole stream sees its budget already charged and its hold released (a next call, or a balance
+ * read, never races the settlement). A client that left (`gone` aborted, by the transport or the
+ * socket's close) is billed what was delivered to it.
  */
-export async function relayStream<C extends RelayedChunk>(sse: SseResponse, gone: AbortSource, upstream: AsyncIterable<C>, relay: StreamRelay<C>): Promise<void> {
-  let delivered = '';
-  let upstreamUsage: Usage | undefined;
-  let status: CallOutcome['status'] = 'ok';
-  let failure: OpenAiErrorBody['error'] | undefined;
-  try {
-    for await (const chunk of upstream) {
-      if (chunk.usage) upstreamUsage = chunk.usage;
-      const forward = { ...chunk, choices: Array.isArray(chunk.choices) ? (chunk.choices as unknown[]) : [] };
-      if (!relay.wantsUsage) {
-        delete forward.usage;
-        if (forward.choices.length === 0) continue;
+export function relayEvents<C extends RelayedChunk>(gone: AbortSource, upstream: AsyncIterable<C>, relay: StreamRelay<C>): RelayedEvents {
+  let settle!: (status: CallOutcome['status']) => void;
+  let fail!: (e: unknown) => void;
+  const settled = new Promise<CallOutcome['status']>((resolve, reject) => ((settle = resolve), (fail = reject)));
+  // Nobody may wait for it (a client that left); a settlement failure still reaches the transport through the events.
+  settled.catch(() => undefined);
+  async function* events(): AsyncGenerator<unknown> {
+    let delivered = '';
+    let upstreamUsage: Usage | undefined;
+    let status: CallOutcome['status'] = 'ok';
+    let failure: OpenAiErrorBody['error'] | undefined;
+    try {
+      for await (const chunk of upstream) {
+        if (chunk.usage) upstreamUsage = chunk.usage;
+        const forward = { ...chunk, choices: Array.isArray(chunk.choices) ? (chunk.choices as unknown[]) : [] };
+        if (!relay.wantsUsage) {
+          delete forward.usage;
+          if (forward.choices.length === 0) continue;
+        }
+        for (const event of relay.events(forward)) yield event;
+        if (gone.aborted) throw new CallAbortedError();
+        // Forwarded as it came (tool_calls deltas included, never reassembled); counted for the fallback usage.
+        for (const c of forward.choices) delivered += relay.generated(c);
       }
-      for (const event of relay.events(forward)) await sse.data(event);
-      if (sse.closed) throw new CallAbortedError();
-      // Forwarded as it came (tool_calls deltas included, never reassembled); counted for the fallback usage.
-      for (const c of forward.choices) delivered += relay.generated(c);
+    } catch (e) {
+      if (e instanceof CallAbortedError || gone.aborted) {
+        // The client left: the upstream was aborted through the signal; bill what was delivered.
+        status = 'aborted';
+        upstreamUsage = undefined;
+      } else {
+        status = 'failed';
+        failure = openAiErrorBody(toGatewayError(e)).body.error;
+      }
     }
-  } catch (e) {
-    if (e instanceof CallAbortedError || gone.signal.aborted || sse.closed) {
-      // The client left: the upstream was aborted through the signal; bill what was delivered.
-      status = 'aborted';
-      upstreamUsage = undefined;
-    } else {
-      status = 'failed';
-      failure = openAiErrorBody(toGatewayError(e)).body.error;
+    try {
+      const usage = await relay.usage(upstreamUsage, delivered);
+      await relay.settle(status, usage, failure?.message);
+      settle(status);
+      if (status === 'ok') {
+        let closing: unknown[];
+        try {
+          closing = await relay.end(usage);
+        } catch (e) {
+          closing = relay.failed(openAiErrorBody(toGatewayError(e)).body.error);
+        }
+        yield* closing;
+      } else if (failure) {
+        yield* relay.failed(failure);
+      }
+    } catch (e) {
+      fail(e);
+      throw e;
     }
   }
-  try {
-    const usage = await relay.usage(upstreamUsage, delivered);
-    await relay.settle(status, usage, failure?.message);
-    if (status === 'ok') {
-      let closing: unknown[];
-      try {
-        closing = await relay.end(usage);
-      } catch (e) {
-        closing = relay.failed(openAiErrorBody(toGatewayError(e)).body.error);
-      }
-      for (const event of closing) await sse.data(event);
-    } else if (failure) {
-      for (const event of relay.failed(failure)) await sse.data(event);
-    }
-  } finally {
-    sse.end();
-  }
+  return { events: events(), settled };
 }

@@ -8,16 +8,17 @@ import { ApiKey } from './api-key.entity';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyClaims } from './key-scopes';
 import { looksLikeJwt, MembershipTokens } from './membership-tokens';
-import { CallAdmission, RateHeaderSink } from '../limits/call-admission';
+import { CallAdmission } from '../limits/call-admission';
+import { RateLimits } from '../limits/rate-limits';
 import { hasBudget, limitSetOf, limitsCall } from '../limits/limit-set';
 
-/** What the authenticator reads and writes on a request (req.res: its response; a WebSocket upgrade has none). */
+/** What the authenticator reads on a request, and the rate-limit values it records there for the HTTP transport (http/rate-limit-headers.ts). */
 type KeyedRequest = {
   headers: IncomingHttpHeaders;
   method?: string;
   path?: string;
   url?: string;
-  res?: RateHeaderSink;
+  rateLimits?: RateLimits;
 };
 
 /** Claims per key record: the record is cached (ApiKeysService.resolve), so they are built once per lookup, not per request. */
@@ -75,7 +76,9 @@ export class GatewayAuthenticator implements Authenticator {
     }
     const key = await this.keys.resolve(token);
     const principal = apiKeyPrincipal(key);
-    await this.admission.countRequest(principal.claims as ApiKeyClaims, key.id, req.res);
+    // Recorded before counting: a refusal (429) carries the headers too.
+    req.rateLimits ??= new RateLimits();
+    await this.admission.countRequest(principal.claims as ApiKeyClaims, key.id, req.rateLimits);
     return principal;
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
 import type { Principal } from '@app/auth';
 import { CreateChatCompletion } from '../chat/create-chat-completion';
+import type { CallAnswer, CallContext } from '../http/call-context';
 import { assertScope } from '../keys/key-scopes';
 import { ResponsesAnswer } from './responses-answer';
 import { responsesParams, withInput } from './responses-request';
@@ -21,7 +21,8 @@ export class CreateResponse {
     private readonly store: ResponsesStore,
   ) {}
 
-  async handle(principal: Principal, body: unknown, req: Request, res: Response): Promise<void> {
+  /** The Response object as JSON, or its event stream (the chat pipeline's answer in the Responses shape). */
+  async handle(principal: Principal, body: unknown, ctx: CallContext): Promise<CallAnswer> {
     // Only a key with the chat scope gets as far as reading what it stored (403 before any lookup).
     assertScope(principal, 'chat');
     const keyId = principal.id;
@@ -35,6 +36,6 @@ export class CreateResponse {
     const stored = this.store.enabled && params.body.store !== false;
     const { chat, echo, items } = withInput(params, { resolved, stored });
     const answer = new ResponsesAnswer(chat.model, echo, stored ? (response) => this.store.save(keyId, response, items) : undefined);
-    await this.chat.handle(principal, chat, req, res, answer);
+    return this.chat.handle(principal, chat, ctx, answer);
   }
 }

@@ -2,6 +2,8 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res }
 import { ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { GatewayConfig } from '../config/gateway.config';
+import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { CreateResponse } from './create-response';
 import { ApiCreateResponse, ApiDeleteResponse, ApiListInputItems, ApiRetrieveResponse } from './responses.doc';
@@ -13,6 +15,7 @@ export class ResponsesController {
   constructor(
     private readonly createResponse: CreateResponse,
     private readonly stored: StoredResponses,
+    private readonly config: GatewayConfig,
   ) {}
 
   @Post()
@@ -20,7 +23,7 @@ export class ResponsesController {
   @ApiCreateResponse()
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
   async create(@CurrentPrincipal() principal: Principal, @Body() body: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.createResponse.handle(principal, body, req, res);
+    await answerCall(req, res, 'responses', this.config.REQUEST_TIMEOUT_MS, (ctx) => this.createResponse.handle(principal, body, ctx));
   }
 
   @Get(':response_id')

@@ -1,10 +1,9 @@
-import { Body, Controller, Get, HttpCode, Inject, OnModuleInit, Optional, Post, Put, Req } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Optional, Post, Put, Req } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Throttle } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { CurrentPrincipal, Principal, Public } from '@app/auth';
-import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, localeOf, okEnvelope } from '@app/envelope';
-import { HttpPipeline } from '@app/platform';
+import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, localeOf } from '@app/envelope';
 import { Member } from '../members/member.entity';
 import { LINKED_IDENTITIES, LinkedIdentitiesSource } from '../members/linked-identities';
 import { MembersService } from '../members/members.service';
@@ -40,7 +39,7 @@ const err = (status: number, code: number, description: string) =>
 @ApiTags('Member authentication')
 @Controller('api/v1/app/auth')
 @ApiResponse({ status: 429, description: 'code 429: rate limited (Retry-After header)', type: ErrorEnvelope })
-export class AuthController implements OnModuleInit {
+export class AuthController {
   constructor(
     private readonly passwordLogin: PasswordLoginService,
     private readonly phoneLogin: PhoneLoginService,
@@ -50,13 +49,7 @@ export class AuthController implements OnModuleInit {
     private readonly members: MembersService,
     private readonly sessions: SessionsService,
     @Optional() @Inject(LINKED_IDENTITIES) private readonly identities?: LinkedIdentitiesSource,
-    @Optional() private readonly pipeline?: HttpPipeline,
   ) {}
-
-  /** The members' most frequent call is served directly by the app's pipeline (HttpPipeline), with the same handler and envelope. */
-  onModuleInit(): void {
-    this.pipeline?.route({ method: 'GET', path: '/api/v1/app/auth/profile', handle: async (req, res) => void res.json(okEnvelope(await this.profile(req.principal), req, res)) });
-  }
 
   @Public()
   @Post('register')

@@ -15,9 +15,9 @@ export type AuthenticateFirst = 'all' | 'routes';
  * An edge stage: every request that is not to a `@Public()` route (see AuthenticateFirst) is
  * authenticated before any body reader runs, so a stranger's body is never read, inflated or parsed
  * and the refused-credential limiter (429 per address) acts first. The principal is kept on the
- * request; the global guard and the direct routes reuse it (authenticateRequest), so the caller is
- * checked and counted once. A refusal leaves the body unread and closes the connection after the
- * answer (keep-alive would have to read the rest of the body first).
+ * request; the global guard reuses it (authenticateRequest), so the caller is checked and counted
+ * once. A refusal leaves the body unread and closes the connection after the answer (keep-alive would
+ * have to read the rest of the body first).
  */
 export function authenticateFirst(mode: AuthenticateFirst, route: (method: string | undefined, path: string) => RouteInfo | undefined, authenticator?: Authenticator, limiter?: AuthLimiter): Middleware {
   return (req: Request & { principal?: Principal }, res: Response, next) => {
@@ -27,8 +27,6 @@ export function authenticateFirst(mode: AuthenticateFirst, route: (method: strin
     if (found?.public === true || (found === undefined && mode === 'routes')) return next();
     // A refusal here is answered before Express routes the request: its metrics keep the route's label.
     if (found !== undefined) (req as Request & { routePattern?: string }).routePattern = found.pattern;
-    // What Express sets up when it takes the request; the authenticator writes headers on req.res.
-    req.res = res;
     authenticateRequest(req, res, authenticator, limiter).then(
       (principal) => {
         req.principal = principal;

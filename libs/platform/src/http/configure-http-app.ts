@@ -14,7 +14,6 @@ import { setupSwagger, SwaggerOptions } from '../swagger/setup-swagger';
 import { rejectDeepJson } from './json-depth';
 import { bodyReader, ErrorResponder } from './body-reader';
 import { edgeStages } from './edge-stages';
-import { globalEnhancerNames } from '../framework-internals';
 import { PlatformExpressAdapter } from './express-adapter';
 import { HttpPipeline, Middleware } from './http-pipeline';
 import { AuthenticateFirst, authenticateFirst } from './authenticate-first';
@@ -25,7 +24,7 @@ export interface HttpAppOptions {
   /** Global route prefix (membership CONTEXT_PATH); empty for none. */
   prefix?: string;
   swagger: SwaggerOptions;
-  /** Writes errors raised outside Nest's filters (edge stages, body readers, direct routes) in the app's error shape. */
+  /** Writes errors raised outside Nest's filters (edge stages, body readers) in the app's error shape. */
   errorResponder: ErrorResponder;
   /** The app's own global behaviours, run after the platform's edge stages for every request (e.g. the gateway's timing). */
   edge?: Middleware[];
@@ -40,8 +39,8 @@ export function normalizePrefix(prefix?: string): string {
 
 /**
  * What both apps do to an HTTP app before listening: logs, proxies, the one request pipeline (edge
- * stages for every request: request id, security headers, CORS, access log, metrics, the app's own;
- * then direct routes or Express and Nest), bodies, Swagger.
+ * stages for every request: request id, security headers, access log, metrics, CORS, the app's own,
+ * authenticate-first; then Express and Nest), bodies, Swagger.
  */
 export function configureHttpApp(app: NestExpressApplication, options: HttpAppOptions): void {
   const { config } = options;
@@ -62,15 +61,11 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   const prefix = normalizePrefix(options.prefix);
   const pipeline = app.get(HttpPipeline);
   // Which route a request goes to, known before Express routes it: built from the controllers' metadata
-  // (and Swagger's routes) at the first request, once the direct routes are declared (onModuleInit).
+  // (and Swagger's routes) at the first request, when every module is initialised.
   let swaggerRoutes: RouteEntry[] = [];
   let table: RouteTable | undefined;
   const routeOf = (method: string | undefined, path: string) => {
-    table ??= new RouteTable([
-      ...controllerRoutes(app.get(ModulesContainer), prefix),
-      ...pipeline.declared().map((r) => ({ method: r.method, path: prefix + r.path, public: false })),
-      ...swaggerRoutes,
-    ]);
+    table ??= new RouteTable([...controllerRoutes(app.get(ModulesContainer), prefix), ...swaggerRoutes]);
     return table.find(method, path);
   };
   // A route open to strangers (or no route: a 404) reads small bodies; one behind credentials BODY_LIMIT_BYTES.
@@ -90,20 +85,10 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     if (reader === undefined) formReaders.set(limit, (reader = express.urlencoded({ limit, extended: true, parameterLimit: 1000, inflate: false }) as Middleware));
     reader(req, res, next);
   };
-  // Body readers: Express runs them before Nest's routes, the pipeline before its direct routes (same instances).
-  const bodyReaders: Middleware[] = [
-    // JSON bodies, and the request timeout for every body (a client that announces more body than it
-    // sends, or trickles it, gets 408 instead of holding a socket).
-    bodyReader({
-      limit: limitFor,
-      maxInflateRatio: config.BODY_INFLATE_RATIO_MAX,
-      timeoutMs: config.REQUEST_TIMEOUT_MS,
-      respond: options.errorResponder,
-      verify: rejectDeepJson,
-    }) as Middleware,
-    formReader,
-  ];
-  for (const reader of bodyReaders) app.use(reader);
+  // Body readers: Express runs them before Nest's routes. JSON bodies, and the request timeout for every
+  // body (a client that announces more body than it sends, or trickles it, gets 408 instead of holding a socket).
+  app.use(bodyReader({ limit: limitFor, maxInflateRatio: config.BODY_INFLATE_RATIO_MAX, timeoutMs: config.REQUEST_TIMEOUT_MS, respond: options.errorResponder, verify: rejectDeepJson }));
+  app.use(formReader);
   const server = app.getHttpServer();
   server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
   // Idle keep-alive connections are closed by the client or the load balancer in front (whose idle
@@ -114,17 +99,12 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   const limiter = app.get<AuthLimiter | undefined>(AUTH_LIMITER, { strict: false });
   pipeline.wire({
     express: app.getHttpAdapter().getInstance(),
-    prefix,
     edge: [
       ...edgeStages({ accessLog: app.get(AccessLog), metrics: app.get(Metrics), cors: corsStage }),
       ...(options.edge ?? []),
       ...(options.authenticateFirst ? [authenticateFirst(options.authenticateFirst, routeOf, authenticator, limiter)] : []),
     ],
-    bodyReaders,
     errorResponder: options.errorResponder,
-    authenticator,
-    limiter,
-    globalEnhancers: globalEnhancerNames(app),
   });
   const adapter = app.getHttpAdapter();
   if (adapter instanceof PlatformExpressAdapter) adapter.usePipeline(pipeline);

@@ -1,59 +1,35 @@
-import { Controller, Get, INestApplication, Injectable, Module, CanActivate } from '@nestjs/common';
-import { APP_GUARD, NestFactory } from '@nestjs/core';
-import { globalEnhancerNames } from '../framework-internals';
-import { DIRECT_ROUTES_ACCOUNT_FOR, HttpPipeline } from './http-pipeline';
+import type { IncomingMessage, ServerResponse } from 'http';
+import { HttpPipeline, Middleware } from './http-pipeline';
 
-const wiring = (globalEnhancers: string[]) => ({
-  express: () => undefined,
-  prefix: '',
-  edge: [],
-  bodyReaders: [],
-  errorResponder: () => undefined,
-  globalEnhancers,
-});
+const request = () => ({}) as IncomingMessage;
+const response = () => ({ writeHead: jest.fn().mockReturnThis(), end: jest.fn() }) as unknown as ServerResponse;
 
-describe('HttpPipeline.wire', () => {
-  it('refuses a global enhancer the direct routes do not account for (it would skip them silently)', () => {
+describe('HttpPipeline', () => {
+  it('runs the edge stages in order, then Express', () => {
+    const seen: string[] = [];
+    const stage = (name: string): Middleware => (_req, _res, next) => (seen.push(name), next());
     const pipeline = new HttpPipeline();
-    pipeline.route({ method: 'POST', path: '/v1/things', handle: async () => undefined });
-    expect(() => pipeline.wire(wiring(['DefaultDenyGuard', 'AuditGuard']))).toThrow(/global AuditGuard would not reach the direct routes \(POST \/v1\/things\)/);
+    pipeline.wire({ express: () => seen.push('express'), edge: [stage('id'), stage('log'), stage('auth')], errorResponder: () => seen.push('error') });
+    pipeline.handle(request(), response());
+    expect(seen).toEqual(['id', 'log', 'auth', 'express']);
   });
 
-  it('accepts the enhancers it accounts for, and anything when there are no direct routes', () => {
-    const withRoute = new HttpPipeline();
-    withRoute.route({ method: 'GET', path: '/x', handle: async () => undefined });
-    expect(() => withRoute.wire(wiring(Object.keys(DIRECT_ROUTES_ACCOUNT_FOR)))).not.toThrow();
-    expect(() => new HttpPipeline().wire(wiring(['AuditGuard']))).not.toThrow();
+  it("answers a stage's error with the app's error responder; later stages and Express never run", () => {
+    const seen: string[] = [];
+    const refused = new Error('refused');
+    const pipeline = new HttpPipeline();
+    pipeline.wire({
+      express: () => seen.push('express'),
+      edge: [(_req, _res, next) => next(refused), () => seen.push('later')],
+      errorResponder: (e, req, res) => seen.push(`error ${(e as Error).message}, paired ${req.res === res && res.req === req}`),
+    });
+    pipeline.handle(request(), response());
+    expect(seen).toEqual(['error refused, paired true']);
   });
-});
 
-describe('globalEnhancerNames', () => {
-  @Injectable()
-  class AuditGuard implements CanActivate {
-    canActivate(): boolean {
-      return true;
-    }
-  }
-  @Controller()
-  class C {
-    @Get() get(): string {
-      return 'ok';
-    }
-  }
-  @Module({ controllers: [C], providers: [{ provide: APP_GUARD, useClass: AuditGuard }] })
-  class M {}
-
-  let app: INestApplication;
-  afterAll(() => app?.close());
-
-  it('names APP_GUARD providers and useGlobal* enhancers by class', async () => {
-    app = await NestFactory.create(M, { logger: false });
-    class Stamp implements CanActivate {
-      canActivate(): boolean {
-        return true;
-      }
-    }
-    app.useGlobalGuards(new Stamp());
-    expect(globalEnhancerNames(app).sort()).toEqual(['AuditGuard', 'Stamp']);
+  it('answers 503 before it is wired (the app is still starting)', () => {
+    const res = response();
+    new HttpPipeline().handle(request(), res);
+    expect(res.writeHead).toHaveBeenCalledWith(503);
   });
 });

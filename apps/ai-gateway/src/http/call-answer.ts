@@ -1,0 +1,51 @@
+import type { Request, Response } from 'express';
+import { CallTimer, OVERHEAD_HEADER } from './call-timer';
+import type { CallAnswer, CallContext } from './call-context';
+import { callTimingOf } from './gateway-timing';
+import { sendJson } from './json-response';
+import { rateLimitsOf } from './rate-limit-headers';
+import { requestIdOf } from './request-id';
+import { clientGone, SseResponse } from './sse-response';
+
+/** The call's client facts, read once from its request and response; `endpoint` labels its overhead metric. */
+export function callContextOf(req: Request, res: Response, endpoint: string): CallContext {
+  return {
+    requestId: requestIdOf(req) ?? null,
+    clientGone: clientGone(res),
+    alive: () => !res.writableFinished && !res.destroyed,
+    timer: new CallTimer(callTimingOf(req), endpoint),
+    rateLimits: rateLimitsOf(req),
+  };
+}
+
+/**
+ * Runs a use case with its call's context and writes its answer: JSON in one write, or an event stream
+ * (SseResponse: back-pressure, the stall cut after `stallMs`). A client that stopped taking the stream
+ * aborts the call (clientGone), which the use case settles as aborted. A failure leaves with the overhead
+ * header for the error filter to answer.
+ */
+export async function answerCall(req: Request, res: Response, endpoint: string, stallMs: number, run: (ctx: CallContext) => Promise<CallAnswer>): Promise<void> {
+  const ctx = callContextOf(req, res, endpoint);
+  let answer: CallAnswer;
+  try {
+    answer = await run(ctx);
+  } catch (e) {
+    if (!res.headersSent) res.setHeader(OVERHEAD_HEADER, ctx.timer.overheadMs());
+    throw e;
+  }
+  if (answer.kind === 'json') {
+    sendJson(res, 200, answer.body, answer.headers);
+    await answer.settled;
+    return;
+  }
+  const sse = new SseResponse(res, stallMs);
+  sse.open(answer.headers);
+  try {
+    for await (const event of answer.events) {
+      await sse.data(event);
+      if (sse.closed) ctx.clientGone.abort();
+    }
+  } finally {
+    sse.end();
+  }
+}
