@@ -2,7 +2,7 @@ import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { DefaultDenyGuard } from '@app/auth';
 import { DatabaseModule } from '@app/database';
-import { OpenAiExceptionFilter, openAiValidationPipe } from '@app/envelope';
+import { OpenAiExceptionFilter, openAiValidationPipe } from './errors';
 import { PlatformModule } from '@app/platform';
 import { AuditLogModule } from '@app/audit';
 import { WebhooksModule } from '@app/webhooks';

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { sendOpenAiError } from '@app/envelope';
+import { sendOpenAiError } from './errors';
 import { AppDefinition, createApp, GenAiMetrics } from '@app/platform';
 import { AppModule } from './app.module';
 import { GatewayConfig } from './config/gateway.config';

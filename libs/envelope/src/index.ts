@@ -6,7 +6,5 @@ export * from './envelope.interceptor';
 export * from './envelope-exception.filter';
 export * from './decorators';
 export * from './normalize-error';
-export * from './gateway-errors';
-export * from './openai-error';
 export * from './validation';
 export * from './validators';

@@ -2,7 +2,6 @@ import { ValidationError, ValidationPipe } from '@nestjs/common';
 import { BusinessException } from './business.exception';
 import { ErrorCode } from './error-code';
 import { hasMessage, Locale, LocalizedText, MessageParams, SOURCE_LOCALE, translate } from './i18n';
-import { GatewayError, GatewayErrorCode } from './gateway-errors';
 
 export interface FieldError {
   field: string;
@@ -23,7 +22,8 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
   return out;
 }
 
-const base = {
+/** The options both apps' validation pipes share (whitelisting, transformation, every error at once). */
+export const validationPipeOptions = {
   whitelist: true,
   forbidNonWhitelisted: true,
   transform: true,
@@ -62,24 +62,12 @@ export function fieldError(field: string, constraint: string, message: string, p
 /** Membership: failures become code 10000 with each failing field named (`data.fields`: field, English message). */
 export function envelopeValidationPipe(): ValidationPipe {
   return new ValidationPipe({
-    ...base,
+    ...validationPipeOptions,
     exceptionFactory: (errors) => {
       const fields = flattenValidationErrors(errors);
       return new BusinessException(ErrorCode.VALIDATION_FAILED, new FieldErrorsText(fields), {
         details: { fields: fields.map(({ field, message }) => ({ field, message })) },
       });
-    },
-  });
-}
-
-/** Gateway: failures become 400 invalid_request_error with `param` naming the first field. */
-export function openAiValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
-    ...base,
-    exceptionFactory: (errors) => {
-      const fields = flattenValidationErrors(errors);
-      const first = fields[0];
-      return new GatewayError(GatewayErrorCode.InvalidValue, { message: fields.map((f) => `${f.field}: ${f.message}`).join('; ') || 'Invalid request', param: first?.field ?? null });
     },
   });
 }

@@ -1,4 +1,4 @@
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import type { ModelInfo } from '@app/llm';
 
 /** What a chat request asks for that is priced apart from text tokens (ModelPrice in libs/llm/src/catalog.ts). */

@@ -1,5 +1,5 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
-import { GatewayError, GatewayErrorCode, openAiValidationPipe } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, openAiValidationPipe } from '../errors';
 import { quickAcceptChat } from './chat-quick-accept';
 import { checkChatShape, checkUnknown, ShapeError, splitKnown } from './chat-shape';
 import { ChatCompletionRequest } from './dtos/chat-completion.dtos';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode, OpenAiErrorBody, openAiErrorBody } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, OpenAiErrorBody, openAiErrorBody } from '../errors';
 import { CallAbortedError, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest as UpstreamChatRequest, LlmRouter, ModelInfo, Usage } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeyClaims, assertModel, assertScope } from '../keys/key-scopes';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { GatewayError } from '@app/envelope';
+import { GatewayError } from '../errors';
 import { AbortSource } from '@app/llm';
 import { CallTimer } from '../http/call-timer';
 import { RateLimits } from '../limits/rate-limits';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode, openAiErrorBody } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, openAiErrorBody } from '../errors';
 import { CallAbortedError, LlmRouter, ModelInfo, TextCompletion, TextCompletionRequest, Usage } from '@app/llm';
 import { assertModel, assertScope } from '../keys/key-scopes';
 import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'crypto';
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode, openAiErrorBody } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, openAiErrorBody } from '../errors';
 import { SharedState } from '@app/platform';
 import { CallAbortedError, Deployment, LlmRouter, ModelInfo, UnsupportedRequestError } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';

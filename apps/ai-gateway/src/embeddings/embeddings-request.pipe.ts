@@ -1,5 +1,5 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
-import { GatewayError, GatewayErrorCode, openAiValidationPipe } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, openAiValidationPipe } from '../errors';
 import { quickAcceptEmbeddings } from './embeddings-quick-accept';
 import { EmbeddingsRequest } from './dtos/embeddings.dtos';
 import { isTokenInput, tokenInputProblem } from './token-input';

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiResponse } from '@nestjs/swagger';
-import { GATEWAY_ERRORS, GatewayErrorCode, type GatewayErrorSpec } from '@app/envelope';
+import { GATEWAY_ERRORS, GatewayErrorCode, type GatewayErrorSpec } from '../errors';
 
 class OpenAiErrorDetail {
   @ApiProperty({ example: 'temperature: temperature must not be greater than 2' }) message: string;

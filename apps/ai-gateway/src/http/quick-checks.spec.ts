@@ -1,4 +1,4 @@
-import { openAiValidationPipe } from '@app/envelope';
+import { openAiValidationPipe } from '../errors';
 import { quickAcceptChat } from '../chat/chat-quick-accept';
 import { validateChatRequestFully } from '../chat/chat-request.pipe';
 import { EmbeddingsRequest } from '../embeddings/dtos/embeddings.dtos';

@@ -1,4 +1,4 @@
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { AbortSource, Usage } from '@app/llm';
 import { relayEvents, RelayedChunk, StreamRelay } from './relay-stream';
 

@@ -1,4 +1,4 @@
-import { OpenAiErrorBody, openAiErrorBody } from '@app/envelope';
+import { OpenAiErrorBody, openAiErrorBody } from '../errors';
 import { AbortSource, CallAbortedError, Usage } from '@app/llm';
 import type { CallOutcome } from '../usage/metering.service';
 import { toGatewayError } from '../upstreams/upstream-errors';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AuditContext } from '@app/audit';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKey } from './api-key.entity';
 import { generateKeySecret, hashKey, looksLikeKey } from './api-key-secret';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { timingSafeEqual, createHash } from 'crypto';
 import type { IncomingHttpHeaders } from 'http';
 import { ADMIN_ROLE, Authenticator, bearerToken, Principal, withImpliedRoles } from '@app/auth';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysService } from './api-keys.service';

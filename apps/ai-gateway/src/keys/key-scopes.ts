@@ -1,5 +1,5 @@
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import type { LimitSet } from '../limits/limit-set';
 
 /** Endpoint groups a key can be limited to. */

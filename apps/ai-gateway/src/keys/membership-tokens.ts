@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { OPERATOR_ROLES, Principal, withImpliedRoles } from '@app/auth';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { Clock } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { MembershipJwks } from './membership-jwks';

@@ -2,7 +2,7 @@ import { randomUUID } from 'crypto';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { Counter } from 'prom-client';
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { Clock, Metrics, RedisSharedState, SharedState } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import type { ApiKeyClaims } from '../keys/key-scopes';

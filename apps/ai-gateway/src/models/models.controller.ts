@@ -1,7 +1,7 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { LlmRouter, ModelInfo } from '@app/llm';
 import { ApiKeyClaims, apiKeyClaims, modelAllowed } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AuditContext } from '@app/audit';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { ApiKeysService } from '../keys/api-keys.service';
 import { limitChanges, LimitFields } from '../limits/limit-fields';
 import type { LimitFieldsRequest } from '../limits/dtos/limit-fields.dto';

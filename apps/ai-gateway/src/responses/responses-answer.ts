@@ -1,6 +1,6 @@
 // Chat completions (and their stream chunks) as OpenAI Responses API objects and events.
 import { randomBytes } from 'crypto';
-import type { OpenAiErrorBody } from '@app/envelope';
+import type { OpenAiErrorBody } from '../errors';
 import type { ChatCompletion, ChatCompletionChunk, Usage } from '@app/llm';
 import type { ChatAnswerShape } from '../chat/create-chat-completion';
 

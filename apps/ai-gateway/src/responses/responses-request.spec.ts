@@ -1,4 +1,4 @@
-import { GatewayError } from '@app/envelope';
+import { GatewayError } from '../errors';
 import { MAX_SCHEMA_DEPTH, translateResponsesRequest } from './responses-request';
 
 function refusal(body: unknown): { status: number; param: unknown; message: string } {

@@ -2,7 +2,7 @@
 // chat pipeline runs. `item_reference` items and `previous_response_id` are resolved against the
 // stored responses first (responses-store.ts); what arrives here is the whole input. Every refusal is
 // a 400 whose `param` names the field or item, as OpenAI answers.
-import { GatewayError, GatewayErrorCode, type GatewayValidationCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, type GatewayValidationCode } from '../errors';
 import { KNOWN_CHAT_FIELDS, type ChatCompletionRequest, type ChatMessage } from '@app/llm';
 import { checkUnknown } from '../chat/chat-shape';
 import type { ResolvedInput } from './responses-store';

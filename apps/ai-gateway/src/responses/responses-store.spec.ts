@@ -1,4 +1,4 @@
-import { GatewayError } from '@app/envelope';
+import { GatewayError } from '../errors';
 import { translateResponsesRequest } from './responses-request';
 import { expandInput, referencesOf, ResponsesStore } from './responses-store';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { assertScope } from '../keys/key-scopes';
 import { inputItemId, inputItemPosition, inputItemResource } from './input-item-resources';
 import { invalid } from './responses-request';

@@ -1,4 +1,4 @@
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { GatewayConfig } from '../config/gateway.config';
 import { LiveTranscription } from './live-transcription';
 

@@ -1,5 +1,5 @@
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import type { EngineCallOptions } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { assertScope } from '../keys/key-scopes';

@@ -3,7 +3,7 @@ import { engineProcesses, PocketsphinxEngine } from '@app/engines';
 import { FakeEngineBinary, pidAlive, startFakeEngineBinary } from '@app/engines/testing/fake-engine-binary';
 import { GatewayConfig } from '../config/gateway.config';
 import { ThrottlerException } from '@nestjs/throttler';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { SpeechStreamGateway, STREAM_CLOSE, streamError } from './speech-stream.gateway';
 import { TranscriptionEngines } from './transcription-engines';
 

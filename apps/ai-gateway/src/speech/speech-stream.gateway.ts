@@ -4,7 +4,7 @@ import { OnGatewayConnection, WebSocketGateway } from '@nestjs/websockets';
 import type { IncomingMessage } from 'http';
 import type { WebSocket } from 'ws';
 import { AUTH_LIMITER, type AuthLimiter, type Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode, openAiErrorBody } from '@app/envelope';
+import { GatewayError, GatewayErrorCode, openAiErrorBody } from '../errors';
 import { EngineAbortedError, resamplePcm, STT_SAMPLE_RATE } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GatewayAuthenticator } from '../keys/gateway.authenticator';

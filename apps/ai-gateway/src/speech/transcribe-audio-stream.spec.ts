@@ -1,5 +1,5 @@
 import { encodeWav } from '@app/engines';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { UpstreamError } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { TranscribeAudioService } from './transcribe-audio.service';

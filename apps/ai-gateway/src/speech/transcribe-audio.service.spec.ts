@@ -1,6 +1,6 @@
 import { EngineLimiter, encodeWav, PocketsphinxEngine } from '@app/engines';
 import { FakeEngineBinary, pidAlive, startFakeEngineBinary } from '@app/engines/testing/fake-engine-binary';
-import { GatewayError } from '@app/envelope';
+import { GatewayError } from '../errors';
 import { GatewayConfig } from '../config/gateway.config';
 import { EngineLimits } from '../vision/engine-limits';
 import { TranscribeAudioService } from './transcribe-audio.service';

@@ -3,7 +3,7 @@ import { EngineCallOptions, encodeWav, PocketsphinxEngine, STT_SAMPLE_RATE, Tran
 import { OpenAiMediaClient } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { EngineLimits } from '../vision/engine-limits';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 
 // OpenAI's verbose_json names the language ("english"); the contract answers a code.
 const LANGUAGE_CODES: Record<string, string> = {

@@ -1,4 +1,4 @@
-import { GatewayError } from '@app/envelope';
+import { GatewayError } from '../errors';
 import { chunkingFields, extraTranscriptionFields, refuseForLocalEngine } from './transcription-fields';
 
 describe('transcription fields', () => {

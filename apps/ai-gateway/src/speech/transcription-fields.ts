@@ -1,4 +1,4 @@
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import type { OpenAiTranscriptionRequest } from './dtos/speech.dto';
 import { localCannot } from './transcription-engines';
 

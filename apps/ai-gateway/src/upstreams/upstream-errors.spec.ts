@@ -1,4 +1,4 @@
-import { GatewayError } from '@app/envelope';
+import { GatewayError } from '../errors';
 import { EngineInputError } from '@app/engines';
 import { CallAbortedError, NoDeploymentError, UnsupportedRequestError, UpstreamError } from '@app/llm';
 import { toGatewayError } from './upstream-errors';

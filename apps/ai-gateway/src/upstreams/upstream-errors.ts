@@ -1,4 +1,4 @@
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { CallAbortedError, NoDeploymentError, UnsupportedRequestError, UpstreamError } from '@app/llm';
 import { EngineBusyError, EngineInputError } from '@app/engines';
 

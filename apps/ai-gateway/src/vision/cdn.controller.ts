@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '@app/auth';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { isSafeKey, ObjectStorage, serveObject } from '@app/storage';
 import { GatewayConfig } from '../config/gateway.config';
 import { CONTENT_TYPES, MEDIA_STORAGE } from './media-storage';

@@ -1,4 +1,4 @@
-import { GatewayError } from '@app/envelope';
+import { GatewayError } from '../errors';
 import { UpstreamError } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { GenerateImageService } from './generate-image.service';

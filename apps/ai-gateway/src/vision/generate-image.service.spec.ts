@@ -1,6 +1,6 @@
 import { createServer, Server } from 'http';
 import { AddressInfo } from 'net';
-import { GatewayError, openAiErrorBody } from '@app/envelope';
+import { GatewayError, openAiErrorBody } from '../errors';
 import { EngineInputError } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GenerateImageService } from './generate-image.service';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'crypto';
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { imageEditInputPrice, imagePricePer1024, UpstreamError } from '@app/llm';
 import { ImageEditRequest, OpenAiMediaClient } from '@app/llm';
 import { ImageInfo, inspectImage } from '@app/engines';

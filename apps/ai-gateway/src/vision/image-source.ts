@@ -1,6 +1,6 @@
 import type { BlockList } from 'net';
 import { Agent, request } from 'undici';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { AddressRefused, addressAllowList, isForbiddenAddress, pinnedLookup, publicAddressesOf, type Resolver } from '@app/platform';
 
 // The guard lives in libs/platform/src/net/public-address.ts (webhook deliveries use it too); re-exported for this folder's callers and spec.

@@ -1,7 +1,7 @@
 import { once } from 'events';
 import { createServer, request } from 'http';
 import { AddressInfo } from 'net';
-import { GatewayError } from '@app/envelope';
+import { GatewayError } from '../errors';
 import { EngineAbortedError, EngineBusyError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/engines';
 import { requestSignal, toMediaError } from './media-errors';
 

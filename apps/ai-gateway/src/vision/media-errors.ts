@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { EngineAbortedError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/engines';
 import { toGatewayError } from '../upstreams/upstream-errors';
 

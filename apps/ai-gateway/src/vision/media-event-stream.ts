@@ -1,4 +1,4 @@
-import type { GatewayError } from '@app/envelope';
+import type { GatewayError } from '../errors';
 
 export type MediaStreamStatus = 'ok' | 'failed' | 'aborted';
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { catalogEntry, DEFAULT_MEDIA_MODELS, DEFAULT_MODERATION_MODEL, IMAGE_MODEL_FIELDS, LlmRouter, MediaModelInfo, MediaModelKind } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 

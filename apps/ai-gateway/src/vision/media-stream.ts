@@ -1,4 +1,4 @@
-import { openAiErrorBody } from '@app/envelope';
+import { openAiErrorBody } from '../errors';
 import { CallAbortedError } from '@app/llm';
 import type { SseResponse } from '../http/sse-response';
 import type { MediaEventStream, MediaStreamStatus } from './media-event-stream';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { inspectImage } from '@app/engines';
 import { Deployment, LlmRouter, MediaModelInfo, OpenAiMediaClient } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';

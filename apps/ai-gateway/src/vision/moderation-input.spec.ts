@@ -1,4 +1,4 @@
-import { GatewayError } from '@app/envelope';
+import { GatewayError } from '../errors';
 import { MAX_MODERATION_IMAGES, parseModerationInput } from './moderation-input';
 
 const refusal = (input: unknown) => {

@@ -1,4 +1,4 @@
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 
 /** At most this many strings in one call (each is classified and billed on its own). */
 export const MAX_MODERATION_INPUTS = 1000;

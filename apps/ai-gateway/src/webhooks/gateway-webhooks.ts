@@ -1,4 +1,4 @@
-import { GatewayError, GatewayErrorCode } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import type { BaseConfig } from '@app/platform';
 import type { WebhookOptions } from '@app/webhooks';
 import type { GatewayConfig } from '../config/gateway.config';

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { GatewayError } from './gateway-errors';
-import { normalizeError } from './normalize-error';
+import { normalizeError } from '@app/envelope';
 
 export interface OpenAiErrorBody {
   error: { message: string; type: string; code: string | null; param: string | null };

@@ -1,7 +1,7 @@
 import { IsInt } from 'class-validator';
 import { GATEWAY_ERRORS, GatewayError, GatewayErrorCode } from './gateway-errors';
 import { openAiErrorBody, shouldRetryError } from './openai-error';
-import { openAiValidationPipe } from './validation';
+import { openAiValidationPipe } from './openai-validation.pipe';
 
 /** OpenAI `code` strings several catalog entries answer with on purpose (same meaning, different wording or status). */
 const SHARED_CODES: Record<string, GatewayErrorCode[]> = {

@@ -1,0 +1,3 @@
+export * from './gateway-errors';
+export * from './openai-error';
+export * from './openai-validation.pipe';

@@ -1,0 +1,15 @@
+import { ValidationPipe } from '@nestjs/common';
+import { flattenValidationErrors, validationPipeOptions } from '@app/envelope';
+import { GatewayError, GatewayErrorCode } from './gateway-errors';
+
+/** Gateway: failures become 400 invalid_request_error with `param` naming the first field. */
+export function openAiValidationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    ...validationPipeOptions,
+    exceptionFactory: (errors) => {
+      const fields = flattenValidationErrors(errors);
+      const first = fields[0];
+      return new GatewayError(GatewayErrorCode.InvalidValue, { message: fields.map((f) => `${f.field}: ${f.message}`).join('; ') || 'Invalid request', param: first?.field ?? null });
+    },
+  });
+}
