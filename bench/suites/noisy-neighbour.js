@@ -23,7 +23,7 @@ const B_RATE = 200;
 const ATTACK_CALLERS = 8;
 /** What a production operator runs with: the platform default (libs/platform/src/config/base.config.ts). */
 const RATE_LIMIT_PER_MINUTE = 600;
-const EMBEDDING_INPUTS = 2048; // MAX_EMBEDDING_INPUTS (apps/ai-gateway/src/embeddings/dtos/embeddings.dtos.ts)
+const EMBEDDING_INPUTS = 2048; // MAX_EMBEDDING_INPUTS (apps/ai-gateway/src/embeddings/dtos/embeddings.dto.ts)
 const P99_TARGET = 1.5;
 const MiB = 2 ** 20;
 

@@ -6,7 +6,7 @@
  */
 import OpenAI from 'openai';
 import { Client } from 'pg';
-import { LedgerWriter } from '../../apps/ai-gateway/src/usage/ledger.writer';
+import { LedgerRepository } from '../../apps/ai-gateway/src/usage/ledger.repository';
 import { sqlClient } from '../support/database';
 import { AUDIO_TOKENS_PER_TEXT_TOKEN } from '../support/upstreams/fake-upstream';
 import { GatewayFixture, providersDoc, startGatewayFixture } from './gateway-fixture';
@@ -36,7 +36,7 @@ describe('chat audio output and web search, metered where priced (openai SDK)', 
     return { id: k.id, client: new OpenAI({ apiKey: k.key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 }) };
   };
   const ledger = async (keyId: string) => {
-    await f.gw.app.get(LedgerWriter).flush();
+    await f.gw.app.get(LedgerRepository).flush();
     const { rows } = await db.query(`SELECT prompt_tokens, completion_tokens, cost_yuan, status FROM ai_usage_records WHERE key_id = $1 ORDER BY id`, [keyId]);
     return rows.map((r) => ({ ...r, cost: Number(r.cost_yuan) }));
   };

@@ -7,7 +7,7 @@
 import { randomUUID } from 'crypto';
 import type Redis from 'ioredis';
 import { Client } from 'pg';
-import { LedgerWriter } from '../../apps/ai-gateway/src/usage/ledger.writer';
+import { LedgerRepository } from '../../apps/ai-gateway/src/usage/ledger.repository';
 import { sqlClient } from '../support/database';
 import { RoundTrip, recordRoundTrips } from '../support/round-trips';
 import { fakeEmbedding } from '../support/upstreams';
@@ -79,7 +79,7 @@ describe.each(backends('embeddings cache'))('embeddings cache, %s', (_label: str
   it('costs the same number of statements and commands for 1 input and for 512, and serves a repeat from the cache', async () => {
     const { id, key } = await newKey({ budget_yuan: 1000 });
     const texts = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} ${run} ${i}`);
-    const ledger = f.gw.app.get(LedgerWriter);
+    const ledger = f.gw.app.get(LedgerRepository);
     // The ledger is written on a timer, not by the request: held while counting, written after.
     const held = jest.spyOn(ledger, 'flush').mockResolvedValue();
     const rec = recordRoundTrips();

@@ -7,7 +7,7 @@
 import OpenAI from 'openai';
 import { Client } from 'pg';
 import { LOCAL_EMBEDDINGS_ENGINE } from '@app/engines';
-import { LedgerWriter } from '../../apps/ai-gateway/src/usage/ledger.writer';
+import { LedgerRepository } from '../../apps/ai-gateway/src/usage/ledger.repository';
 import { sqlClient } from '../support/database';
 import { fakeEmbedding } from '../support/upstreams';
 import { GatewayFixture, providersDoc, startGatewayFixture } from './gateway-fixture';
@@ -42,7 +42,7 @@ describe('/v1/embeddings token arrays (openai SDK)', () => {
   beforeEach(() => f.openai.reset());
 
   const billed = async (): Promise<Array<{ prompt_tokens: number; cost_yuan: string; status: string }>> => {
-    await f.gw.app.get(LedgerWriter).flush();
+    await f.gw.app.get(LedgerRepository).flush();
     const { rows } = await db.query(`SELECT prompt_tokens, cost_yuan, status FROM ai_usage_records WHERE key_id = $1 AND endpoint = 'embeddings' ORDER BY id`, [key.id]);
     return rows;
   };

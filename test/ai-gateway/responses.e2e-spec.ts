@@ -3,7 +3,7 @@
 import OpenAI from 'openai';
 import { DataSource } from 'typeorm';
 import type { GatewayConfig } from '../../apps/ai-gateway/src/config/gateway.config';
-import { ResponsesStore } from '../../apps/ai-gateway/src/responses/responses-store';
+import { ResponsesRepository } from '../../apps/ai-gateway/src/responses/responses.repository';
 import { GatewayFixture, resetUpstreams, startGatewayFixture, weatherTool } from './gateway-fixture';
 import { ledgerRows } from './media/ledger';
 import { queryRows as query } from '../support/database';
@@ -149,7 +149,7 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
     const sweep = async () => {
       const db = await new DataSource({ type: 'postgres', url: f.gw.dbUrl }).initialize();
       try {
-        await new ResponsesStore(db, { AI_RESPONSES_STORE_TTL_HOURS: 24 } as GatewayConfig).sweep();
+        await new ResponsesRepository(db, { AI_RESPONSES_STORE_TTL_HOURS: 24 } as GatewayConfig).sweep();
       } finally {
         await db.destroy();
       }

@@ -21,7 +21,7 @@ import { randomBytes, randomUUID } from 'crypto';
 import fc from 'fast-check';
 import type Redis from 'ioredis';
 import { Client } from 'pg';
-import { LedgerWriter } from '../../apps/ai-gateway/src/usage/ledger.writer';
+import { LedgerRepository } from '../../apps/ai-gateway/src/usage/ledger.repository';
 import { RunningApp, startGateway } from '../support/apps';
 import { FakeClock } from '../support/clock';
 import { sqlClient } from '../support/database';
@@ -294,7 +294,7 @@ describe.each(backends('limits property'))('limits hold across two instances (fa
 
         // Every call settles (an abandoned stream settles once the gateway sees the client gone).
         await until(async () => (await db.query(`SELECT count(*)::int AS n FROM ai_limit_holds`)).rows[0].n === 0 && (await leaseCount(keys, project)) === 0);
-        await Promise.all([a, b].map((app) => app.app.get(LedgerWriter).flush()));
+        await Promise.all([a, b].map((app) => app.app.get(LedgerRepository).flush()));
         const ledger = new Map<string, { tokens: number; completion: number; cost: number }>(
           (await db.query(`SELECT request_id, prompt_tokens, completion_tokens, cost_yuan::float8 AS cost FROM ai_usage_records WHERE key_id = ANY($1::uuid[])`, [keys.map((k) => k.id)])).rows.map(
             (r) => [r.request_id, { tokens: r.prompt_tokens + r.completion_tokens, completion: r.completion_tokens, cost: r.cost }],

@@ -1,6 +1,6 @@
 import { once } from 'events';
 import type { ServerResponse } from 'http';
-import type { AuditExport } from './audit-log.reader';
+import type { AuditExport } from './audit-log-reader.service';
 
 /** Streams an export as it is read (a page of rows at a time), waiting for the client to drain. */
 export async function writeAuditExport(res: ServerResponse, out: AuditExport): Promise<void> {

@@ -1,4 +1,4 @@
-import type { AuditLogEntryView } from './audit-log.dtos';
+import type { AuditLogEntryView } from './audit-log.dto';
 
 const COLUMNS = ['id', 'time', 'actor_kind', 'actor_id', 'action', 'target_type', 'target_id', 'request_id', 'address', 'before', 'after'];
 

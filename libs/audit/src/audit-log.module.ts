@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AuditLog } from './audit-log';
-import { AuditLogReader } from './audit-log.reader';
+import { AuditLogReader } from './audit-log-reader.service';
 import { AuditLogRepository } from './audit-log.repository';
 import { AUDIT_LOG_OPTIONS, AuditLogOptions } from './audit-options';
 import { AuditRetentionSweeper } from './audit-retention.sweeper';

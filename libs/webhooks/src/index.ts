@@ -4,7 +4,7 @@ export * from './webhook-outbox';
 export * from './webhook-secrets';
 export * from './webhook-backoff';
 export * from './webhook-sender';
-export * from './webhook.dtos';
+export * from './webhook.dto';
 export * from './webhook-endpoints.repository';
 export * from './webhook-endpoints.service';
 export * from './webhook-deliveries.repository';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuditContext } from '@app/audit';
 import { AddressRefused, addressAllowList, BaseConfig, Clock, publicAddressesOf } from '@app/platform';
-import { CreatedWebhookEndpointView, CreateWebhookEndpointRequest, UpdateWebhookEndpointRequest, WebhookDeliveryList, WebhookDeliveryView, WebhookEndpointView } from './webhook.dtos';
+import { CreatedWebhookEndpointView, CreateWebhookEndpointRequest, UpdateWebhookEndpointRequest, WebhookDeliveryList, WebhookDeliveryView, WebhookEndpointView } from './webhook.dto';
 import { DeliveryRow, EndpointChanges, EndpointRow, WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { WEBHOOK_OPTIONS, WebhookOptions } from './webhook-options';
 import { WebhookSecrets } from './webhook-secrets';

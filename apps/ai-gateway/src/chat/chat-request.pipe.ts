@@ -2,7 +2,7 @@ import { Injectable, PipeTransform } from '@nestjs/common';
 import { GatewayError, GatewayErrorCode, openAiValidationPipe } from '../errors';
 import { quickAcceptChat } from './chat-quick-accept';
 import { checkChatShape, checkUnknown, ShapeError, splitKnown } from './chat-shape';
-import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
+import { ChatCompletionRequest } from './dtos/chat-completion.dto';
 
 const pipe = openAiValidationPipe();
 

@@ -7,8 +7,8 @@ import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { ApiCreateChatCompletion } from './chat.doc';
 import { ChatRequestPipe } from './chat-request.pipe';
-import { CreateChatCompletion } from './create-chat-completion';
-import { ChatCompletionChunkDoc, ChatCompletionRequest, ContentPartDoc } from './dtos/chat-completion.dtos';
+import { CreateChatCompletion } from './create-chat-completion.service';
+import { ChatCompletionChunkDoc, ChatCompletionRequest, ContentPartDoc } from './dtos/chat-completion.dto';
 
 @ApiTags('chat')
 @ApiExtraModels(ContentPartDoc, ChatCompletionChunkDoc)

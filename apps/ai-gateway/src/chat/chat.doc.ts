@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces } from '@nestjs/swagger';
-import { ChatCompletionRequest, ChatCompletionResponse } from './dtos/chat-completion.dtos';
+import { ChatCompletionRequest, ChatCompletionResponse } from './dtos/chat-completion.dto';
 
 /** The OpenAPI operation of POST /v1/chat/completions: its description, request examples and answer (chat.controller.ts). */
 export const ApiCreateChatCompletion = () =>

@@ -3,7 +3,7 @@ import { TokenizerModule } from '../tokenizer/tokenizer.module';
 import { UpstreamsModule } from '../upstreams/upstreams.module';
 import { UsageModule } from '../usage/usage.module';
 import { ChatController } from './chat.controller';
-import { CreateChatCompletion } from './create-chat-completion';
+import { CreateChatCompletion } from './create-chat-completion.service';
 
 @Module({
   imports: [UpstreamsModule, TokenizerModule, UsageModule],

@@ -5,8 +5,8 @@ import { CurrentPrincipal, Principal } from '@app/auth';
 import { GatewayConfig } from '../config/gateway.config';
 import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
-import { CreateCompletion } from './create-completion';
-import { CompletionRequest, CompletionResponse } from './dtos/completions.dtos';
+import { CreateCompletion } from './create-completion.service';
+import { CompletionRequest, CompletionResponse } from './dtos/completion.dto';
 
 @ApiTags('completions')
 @Controller('v1/completions')

@@ -3,7 +3,7 @@ import { TokenizerModule } from '../tokenizer/tokenizer.module';
 import { UpstreamsModule } from '../upstreams/upstreams.module';
 import { UsageModule } from '../usage/usage.module';
 import { CompletionsController } from './completions.controller';
-import { CreateCompletion } from './create-completion';
+import { CreateCompletion } from './create-completion.service';
 
 @Module({
   imports: [UpstreamsModule, TokenizerModule, UsageModule],

@@ -1,5 +1,5 @@
 import { Check, fields, int, isObject, str } from '../http/quick-checks';
-import { MAX_EMBEDDING_INPUTS } from './dtos/embeddings.dtos';
+import { MAX_EMBEDDING_INPUTS } from './dtos/embeddings.dto';
 
 const EMBEDDINGS: Record<string, Check> = {
   model: str(1, 128),

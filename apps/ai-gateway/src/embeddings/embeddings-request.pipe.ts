@@ -1,7 +1,7 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
 import { GatewayError, GatewayErrorCode, openAiValidationPipe } from '../errors';
 import { quickAcceptEmbeddings } from './embeddings-quick-accept';
-import { EmbeddingsRequest } from './dtos/embeddings.dtos';
+import { EmbeddingsRequest } from './dtos/embeddings.dto';
 import { isTokenInput, tokenInputProblem } from './token-input';
 
 const pipe = openAiValidationPipe();

@@ -5,9 +5,9 @@ import { CurrentPrincipal, Principal } from '@app/auth';
 import { GatewayConfig } from '../config/gateway.config';
 import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
-import { CreateEmbeddings } from './create-embeddings';
+import { CreateEmbeddings } from './create-embeddings.service';
 import { EmbeddingsRequestPipe } from './embeddings-request.pipe';
-import { EmbeddingsRequest, EmbeddingsResponseDoc } from './dtos/embeddings.dtos';
+import { EmbeddingsRequest, EmbeddingsResponseDoc } from './dtos/embeddings.dto';
 
 @ApiTags('embeddings')
 @Controller('v1')

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { TokenizerModule } from '../tokenizer/tokenizer.module';
 import { UpstreamsModule } from '../upstreams/upstreams.module';
 import { UsageModule } from '../usage/usage.module';
-import { CreateEmbeddings } from './create-embeddings';
+import { CreateEmbeddings } from './create-embeddings.service';
 import { EmbeddingsController } from './embeddings.controller';
 
 @Module({

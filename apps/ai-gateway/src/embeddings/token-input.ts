@@ -2,7 +2,7 @@
  * Token-array embeddings inputs (`input` as `integer[]` or `integer[][]`, OpenAI's CreateEmbeddingRequest):
  * the shape checks done before the model is known, and the normalization to one id list per input.
  */
-import { MAX_EMBEDDING_INPUTS } from './dtos/embeddings.dtos';
+import { MAX_EMBEDDING_INPUTS } from './dtos/embeddings.dto';
 
 /** OpenAI's cap on the tokens of all inputs of one embeddings request (its API reference). */
 export const MAX_EMBEDDING_REQUEST_TOKENS = 300_000;

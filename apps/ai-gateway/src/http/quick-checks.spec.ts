@@ -1,7 +1,7 @@
 import { openAiValidationPipe } from '../errors';
 import { quickAcceptChat } from '../chat/chat-quick-accept';
 import { validateChatRequestFully } from '../chat/chat-request.pipe';
-import { EmbeddingsRequest } from '../embeddings/dtos/embeddings.dtos';
+import { EmbeddingsRequest } from '../embeddings/dtos/embeddings.dto';
 import { quickAcceptEmbeddings } from '../embeddings/embeddings-quick-accept';
 
 // Deterministic pseudo-random generator so a failure can be replayed.

@@ -5,7 +5,7 @@ import { GatewayConfig } from '../config/gateway.config';
 import { ApiKey } from './api-key.entity';
 import { generateKeySecret, hashKey, looksLikeKey } from './api-key-secret';
 import { ApiKeyChanges, ApiKeysRepository } from './api-keys.repository';
-import { ApiKeyResponse, CreateApiKeyRequest, CreatedApiKeyResponse, UpdateApiKeyRequest } from './dtos/api-key.dtos';
+import { ApiKeyResponse, CreateApiKeyRequest, CreatedApiKeyResponse, UpdateApiKeyRequest } from './dtos/api-key.dto';
 import type { LimitFieldsResponse } from '../limits/dtos/limit-fields.dto';
 import { limitChanges, LimitFields } from '../limits/limit-fields';
 

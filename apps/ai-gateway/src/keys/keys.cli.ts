@@ -25,7 +25,7 @@ import { validate } from 'class-validator';
 import { flattenValidationErrors } from '@app/envelope';
 import { createGatewayApp } from '../gateway.app';
 import { ApiKeysService } from './api-keys.service';
-import { ApiKeyResponse, CreateApiKeyRequest, UpdateApiKeyRequest } from './dtos/api-key.dtos';
+import { ApiKeyResponse, CreateApiKeyRequest, UpdateApiKeyRequest } from './dtos/api-key.dto';
 import { CreateProjectRequest, ProjectResponse, UpdateProjectRequest } from '../projects/dtos/project.dto';
 import { ProjectsService } from '../projects/projects.service';
 import type { LimitFieldsResponse } from '../limits/dtos/limit-fields.dto';

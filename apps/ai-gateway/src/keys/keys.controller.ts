@@ -4,7 +4,7 @@ import { AuditContext, AuditRequest } from '@app/audit';
 import { Roles } from '@app/auth';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { ApiKeysService } from './api-keys.service';
-import { ApiKeyListResponse, ApiKeyResponse, CreateApiKeyRequest, CreatedApiKeyResponse, ListApiKeysQuery, UpdateApiKeyRequest } from './dtos/api-key.dtos';
+import { ApiKeyListResponse, ApiKeyResponse, CreateApiKeyRequest, CreatedApiKeyResponse, ListApiKeysQuery, UpdateApiKeyRequest } from './dtos/api-key.dto';
 
 @ApiTags('admin')
 @Roles('admin')

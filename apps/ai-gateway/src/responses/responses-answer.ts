@@ -2,7 +2,7 @@
 import { randomBytes } from 'crypto';
 import type { OpenAiErrorBody } from '../errors';
 import type { ChatCompletion, ChatCompletionChunk, Usage } from '@app/llm';
-import type { ChatAnswerShape } from '../chat/create-chat-completion';
+import type { ChatAnswerShape } from '../chat/create-chat-completion.service';
 
 export const RESPONSES_ENDPOINT = 'responses';
 
@@ -68,7 +68,7 @@ function functionCallItem(id: string, callId: string, name: string, args: string
 }
 
 /**
- * Stores a finished response (ResponsesStore.save bound to the key and the input); false when it was
+ * Stores a finished response (ResponsesRepository.save bound to the key and the input); false when it was
  * not stored, and the answer then says store: false.
  */
 export type PersistResponse = (response: Obj) => Promise<boolean>;

@@ -1,11 +1,11 @@
 // POST /v1/responses request -> the internal chat request (OpenAI Chat Completions wire shape) the
 // chat pipeline runs. `item_reference` items and `previous_response_id` are resolved against the
-// stored responses first (responses-store.ts); what arrives here is the whole input. Every refusal is
+// stored responses first (responses.repository.ts); what arrives here is the whole input. Every refusal is
 // a 400 whose `param` names the field or item, as OpenAI answers.
 import { GatewayError, GatewayErrorCode, type GatewayValidationCode } from '../errors';
 import { KNOWN_CHAT_FIELDS, type ChatCompletionRequest, type ChatMessage } from '@app/llm';
 import { checkUnknown } from '../chat/chat-shape';
-import type { ResolvedInput } from './responses-store';
+import type { ResolvedInput } from './responses.repository';
 
 export const MAX_INPUT_ITEMS = 4096;
 export const MAX_CONTENT_PARTS = 256;
@@ -405,7 +405,7 @@ function unknownFields(body: Obj): Obj {
 
 /**
  * The checked request with its input: `resolved` is the input with its item references and previous
- * response expanded (ResponsesStore); `stored`: whether this response will be stored (echoed as `store`).
+ * response expanded (ResponsesRepository); `stored`: whether this response will be stored (echoed as `store`).
  */
 export function withInput(params: ResponsesParams, opts: { resolved?: ResolvedInput; stored?: boolean } = {}): TranslatedResponsesRequest {
   const { body } = params;

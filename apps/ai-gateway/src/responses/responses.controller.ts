@@ -5,9 +5,9 @@ import { CurrentPrincipal, Principal } from '@app/auth';
 import { GatewayConfig } from '../config/gateway.config';
 import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
-import { CreateResponse } from './create-response';
+import { CreateResponse } from './create-response.service';
 import { ApiCreateResponse, ApiDeleteResponse, ApiListInputItems, ApiRetrieveResponse } from './responses.doc';
-import { StoredResponses } from './stored-responses';
+import { StoredResponses } from './stored-responses.service';
 
 @ApiTags('responses')
 @Controller('v1/responses')

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiQuery } from '@nestjs/swagger';
-import { ResponseDeleted, ResponseInputItemList, ResponseObject, ResponsesRequest } from './dtos/responses.dtos';
-import { INPUT_ITEMS_DEFAULT_LIMIT, INPUT_ITEMS_MAX_LIMIT } from './stored-responses';
+import { ResponseDeleted, ResponseInputItemList, ResponseObject, ResponsesRequest } from './dtos/responses.dto';
+import { INPUT_ITEMS_DEFAULT_LIMIT, INPUT_ITEMS_MAX_LIMIT } from './stored-responses.service';
 
 // The OpenAPI operations of /v1/responses (responses.controller.ts): descriptions, examples and answers.
 

@@ -1,13 +1,13 @@
 import { Module } from '@nestjs/common';
 import { ChatModule } from '../chat/chat.module';
-import { CreateResponse } from './create-response';
+import { CreateResponse } from './create-response.service';
 import { ResponsesController } from './responses.controller';
-import { ResponsesStore } from './responses-store';
-import { StoredResponses } from './stored-responses';
+import { ResponsesRepository } from './responses.repository';
+import { StoredResponses } from './stored-responses.service';
 
 @Module({
   imports: [ChatModule],
   controllers: [ResponsesController],
-  providers: [CreateResponse, ResponsesStore, StoredResponses],
+  providers: [CreateResponse, ResponsesRepository, StoredResponses],
 })
 export class ResponsesModule {}

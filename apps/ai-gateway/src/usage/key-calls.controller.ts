@@ -3,9 +3,9 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Roles } from '@app/auth';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { ApiKeysService } from '../keys/api-keys.service';
-import { KeyCallsPage, KeyCallsQuery } from './dtos/key-calls.dtos';
+import { KeyCallsPage, KeyCallsQuery } from './dtos/key-calls.dto';
 import { decodeCallsCursor, encodeCallsCursor } from './key-calls.cursor';
-import { LedgerWriter } from './ledger.writer';
+import { LedgerRepository } from './ledger.repository';
 import { UsageRepository } from './usage.repository';
 
 /** A key's last calls from the usage ledger (metadata only), for the console's key page. */
@@ -14,7 +14,7 @@ import { UsageRepository } from './usage.repository';
 export class KeyCallsController {
   constructor(
     private readonly usage: UsageRepository,
-    private readonly ledger: LedgerWriter,
+    private readonly ledger: LedgerRepository,
     private readonly keys: ApiKeysService,
   ) {}
 

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Principal } from '@app/auth';
 import { AdmittedCall, CallAdmission, RateHeaderSink } from '../limits/call-admission';
-import { LedgerEntry, LedgerWriter } from './ledger.writer';
+import { LedgerEntry, LedgerRepository } from './ledger.repository';
 import { roundYuan, yuanText } from './pricing';
 import { UsageStatus } from './usage-record.entity';
 
@@ -57,7 +57,7 @@ export class MeteringService {
 
   constructor(
     private readonly admission: CallAdmission,
-    private readonly ledger: LedgerWriter,
+    private readonly ledger: LedgerRepository,
   ) {}
 
   /** Reserves the call's worst case; 429 naming the limit (or `insufficient_quota`) when one cannot take it. */

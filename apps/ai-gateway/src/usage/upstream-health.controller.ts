@@ -6,8 +6,8 @@ import { Roles } from '@app/auth';
 import { LlmRouter } from '@app/llm';
 import { Clock } from '@app/platform';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
-import { UpstreamsResponse } from './dtos/upstream-health.dtos';
-import { LedgerWriter } from './ledger.writer';
+import { UpstreamsResponse } from './dtos/upstream-health.dto';
+import { LedgerRepository } from './ledger.repository';
 import { DeploymentStatsRow, UsageRepository } from './usage.repository';
 
 const WINDOW_MS = 3_600_000;
@@ -26,7 +26,7 @@ export class UpstreamHealthController {
   constructor(
     private readonly router: LlmRouter,
     private readonly usage: UsageRepository,
-    private readonly ledger: LedgerWriter,
+    private readonly ledger: LedgerRepository,
     private readonly clock: Clock,
   ) {}
 

@@ -8,8 +8,8 @@ import { ApiKeysService } from '../keys/api-keys.service';
 import { apiKeyClaims } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { roundYuan } from './pricing';
-import { AdminUsageQuery, AdminUsageResponse, UsagePeriodTotal, UsageQuery, UsageResponse } from './dtos/usage.dtos';
-import { LedgerWriter } from './ledger.writer';
+import { AdminUsageQuery, AdminUsageResponse, UsagePeriodTotal, UsageQuery, UsageResponse } from './dtos/usage.dto';
+import { LedgerRepository } from './ledger.repository';
 import { UsageRepository, UsageRow } from './usage.repository';
 
 const MAX_DAYS = 366;
@@ -20,7 +20,7 @@ const MAX_HOUR_DAYS = 31;
 export class UsageController {
   constructor(
     private readonly usage: UsageRepository,
-    private readonly ledger: LedgerWriter,
+    private readonly ledger: LedgerRepository,
     private readonly keys: ApiKeysService,
     private readonly config: GatewayConfig,
     private readonly clock: Clock,

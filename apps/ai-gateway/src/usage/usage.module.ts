@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { KeysModule } from '../keys/keys.module';
 import { LimitsModule } from '../limits/limits.module';
 import { UpstreamsModule } from '../upstreams/upstreams.module';
-import { LedgerWriter } from './ledger.writer';
+import { LedgerRepository } from './ledger.repository';
 import { MeteringService } from './metering.service';
 import { KeyCallsController } from './key-calls.controller';
 import { UpstreamHealthController } from './upstream-health.controller';
@@ -13,7 +13,7 @@ import { UsageRepository } from './usage.repository';
 @Module({
   imports: [KeysModule, LimitsModule, UpstreamsModule],
   controllers: [UsageController, KeyCallsController, UpstreamHealthController],
-  providers: [LedgerWriter, MeteringService, UsageRepository],
-  exports: [MeteringService, LedgerWriter],
+  providers: [LedgerRepository, MeteringService, UsageRepository],
+  exports: [MeteringService, LedgerRepository],
 })
 export class UsageModule {}

@@ -7,7 +7,7 @@ import { Field, Notice } from '../../ui';
 import { ConsolePage } from './console-area';
 import { CursorPager } from './key-calls';
 
-/** An entry of either app's audit log (libs/audit/src/audit-log.dtos.ts). */
+/** An entry of either app's audit log (libs/audit/src/audit-log.dto.ts). */
 interface AuditEntry {
   id: string;
   time: string;

@@ -6,7 +6,7 @@ import { formatDateTime, t } from '../../i18n';
 import { Notice } from '../../ui';
 import { formatCount, formatYuan } from './model';
 
-/** A ledger row of GET /admin/keys/{id}/calls (apps/ai-gateway/src/usage/dtos/key-calls.dtos.ts). */
+/** A ledger row of GET /admin/keys/{id}/calls (apps/ai-gateway/src/usage/dtos/key-calls.dto.ts). */
 export interface KeyCall {
   id: string;
   created_at: string;

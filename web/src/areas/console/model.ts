@@ -84,7 +84,7 @@ export interface LastHour {
   latency_p95_ms: number | null;
 }
 
-/** GET /admin/upstreams (apps/ai-gateway/src/usage/dtos/upstream-health.dtos.ts). */
+/** GET /admin/upstreams (apps/ai-gateway/src/usage/dtos/upstream-health.dto.ts). */
 export interface UpstreamsReport {
   replica: string;
   window_start: string;

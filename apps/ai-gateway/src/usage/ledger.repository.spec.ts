@@ -1,12 +1,12 @@
 import { Registry } from 'prom-client';
 import { GenAiMetrics } from '@app/platform';
-import { LedgerEntry, LedgerWriter } from './ledger.writer';
+import { LedgerEntry, LedgerRepository } from './ledger.repository';
 
 function entry(i: number): LedgerEntry {
   return { keyId: 'k', endpoint: 'chat.completions', model: 'm', provider: 'p', promptTokens: i, completionTokens: 0, seconds: '0', characters: 0, images: 0, calls: 1, costYuan: '0', status: 'ok', httpStatus: 200, error: null, latencyMs: 1, requestId: null };
 }
 
-describe('LedgerWriter', () => {
+describe('LedgerRepository', () => {
   function setup(failFirst = 0) {
     const inserted: LedgerEntry[][] = [];
     let failures = failFirst;
@@ -28,7 +28,7 @@ describe('LedgerWriter', () => {
         inserted.push(JSON.parse(params[0] as string));
       },
     };
-    const writer = new LedgerWriter(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any, new GenAiMetrics(new Registry()));
+    const writer = new LedgerRepository(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any, new GenAiMetrics(new Registry()));
     (writer as any).log = { error: jest.fn() };
     return { writer, inserted };
   }
@@ -117,7 +117,7 @@ function table() {
     query: (sql: string, params: unknown[]) => run((q) => q(sql, params)),
     transaction: (f: (m: { query: (sql: string, params: unknown[]) => Promise<any> }) => Promise<unknown>) => run((q) => f({ query: q })),
   };
-  const writer = new LedgerWriter(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any, new GenAiMetrics(new Registry()));
+  const writer = new LedgerRepository(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any, new GenAiMetrics(new Registry()));
   (writer as any).log = { error: jest.fn() };
   return { writer, rows, updates, loseAck: (n: number) => (lost = n) };
 }

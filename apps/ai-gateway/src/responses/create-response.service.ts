@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { CreateChatCompletion } from '../chat/create-chat-completion';
+import { CreateChatCompletion } from '../chat/create-chat-completion.service';
 import type { CallAnswer, CallContext } from '../http/call-context';
 import { assertScope } from '../keys/key-scopes';
 import { ResponsesAnswer } from './responses-answer';
 import { responsesParams, withInput } from './responses-request';
-import { referencesOf, ResponsesStore } from './responses-store';
+import { referencesOf, ResponsesRepository } from './responses.repository';
 
 /**
  * POST /v1/responses: the request's fields, model, scope and budget are checked first; only then are
@@ -18,7 +18,7 @@ import { referencesOf, ResponsesStore } from './responses-store';
 export class CreateResponse {
   constructor(
     private readonly chat: CreateChatCompletion,
-    private readonly store: ResponsesStore,
+    private readonly store: ResponsesRepository,
   ) {}
 
   /** The Response object as JSON, or its event stream (the chat pipeline's answer in the Responses shape). */

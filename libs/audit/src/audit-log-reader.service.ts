@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { BaseConfig } from '@app/platform';
 import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor';
 import { AuditFilter, AuditLogRepository, AuditRow } from './audit-log.repository';
-import type { AuditLogEntryView, AuditLogFilterQuery, AuditLogPage } from './audit-log.dtos';
+import type { AuditLogEntryView, AuditLogFilterQuery, AuditLogPage } from './audit-log.dto';
 import { csvHeader, csvLine } from './audit-export';
 
 const EXPORT_PAGE = 500;

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateNested } from 'class-validator';
-import { ChatShape } from '../../chat/dtos/chat-completion.dtos';
+import { ChatShape } from '../../chat/dtos/chat-completion.dto';
 import { IsStringOrStringArray } from '../../http/validators';
 
 export const MAX_PROMPTS = 64;

@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors';
 import { translateResponsesRequest } from './responses-request';
-import { expandInput, referencesOf, ResponsesStore } from './responses-store';
+import { expandInput, referencesOf, ResponsesRepository } from './responses.repository';
 
 describe('stored responses: references and expansion', () => {
   const call = { id: 'fc_1', type: 'function_call', status: 'completed', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' };
@@ -34,13 +34,13 @@ describe('stored responses: references and expansion', () => {
   });
 });
 
-describe('ResponsesStore.resolve: odd ids and database failures', () => {
+describe('ResponsesRepository.resolve: odd ids and database failures', () => {
   const config = { AI_RESPONSES_STORE_TTL_HOURS: 1, AI_RESPONSES_STORE_MAX_BYTES: 1 << 20 } as any;
   const status = (e: any) => ({ status: e.getStatus(), ...e.getResponse() });
 
   it('answers an id with a NUL (or any character ours never have) like an unknown id, without a query', async () => {
     const db = { query: jest.fn(async () => []) };
-    const store = new ResponsesStore(db as any, config);
+    const store = new ResponsesRepository(db as any, config);
     const prev: any = await store.resolve('key1', { previous_response_id: 'resp_\u0000', input: 'hi' }).catch((e) => e);
     expect(prev).toBeInstanceOf(GatewayError);
     expect(status(prev)).toMatchObject({ status: 400, param: 'previous_response_id', errorCode: 'previous_response_not_found' });
@@ -51,7 +51,7 @@ describe('ResponsesStore.resolve: odd ids and database failures', () => {
 
   it('turns a database failure into a 503 in the OpenAI shape without the driver text', async () => {
     const db = { query: jest.fn(async () => Promise.reject(new Error('invalid byte sequence for encoding "UTF8": 0x00'))) };
-    const store = new ResponsesStore(db as any, config);
+    const store = new ResponsesRepository(db as any, config);
     for (const body of [{ previous_response_id: 'resp_1', input: 'hi' }, { input: [{ type: 'item_reference', id: 'fc_1' }] }]) {
       const e: any = await store.resolve('key1', body).catch((x) => x);
       expect(e).toBeInstanceOf(GatewayError);

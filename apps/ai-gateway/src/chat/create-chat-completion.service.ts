@@ -11,7 +11,7 @@ import type { CallAnswer, CallContext, EventStreamAnswer, JsonAnswer } from '../
 import { relayEvents } from '../http/relay-stream';
 import { CountedMessage, Tokenizer } from '../tokenizer/tokenizer';
 import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
-import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
+import { ChatCompletionRequest } from './dtos/chat-completion.dto';
 import { assertPriced, PricedFeatures } from './chat-pricing';
 
 const ENDPOINT = 'chat.completions';

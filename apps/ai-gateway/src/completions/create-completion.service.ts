@@ -10,7 +10,7 @@ import type { CallAnswer, CallContext, EventStreamAnswer, JsonAnswer } from '../
 import { relayEvents } from '../http/relay-stream';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
-import { CompletionRequest } from './dtos/completions.dtos';
+import { CompletionRequest } from './dtos/completion.dto';
 
 const ENDPOINT = 'completions';
 /** OpenAI's default `max_tokens` for /v1/completions. */

@@ -4,7 +4,7 @@ import { GatewayError, GatewayErrorCode } from '../errors';
 import { assertScope } from '../keys/key-scopes';
 import { inputItemId, inputItemPosition, inputItemResource } from './input-item-resources';
 import { invalid } from './responses-request';
-import { ResponsesStore } from './responses-store';
+import { ResponsesRepository } from './responses.repository';
 
 type Obj = Record<string, unknown>;
 type Query = Record<string, unknown>;
@@ -50,7 +50,7 @@ function checkInclude(q: Query): void {
  */
 @Injectable()
 export class StoredResponses {
-  constructor(private readonly store: ResponsesStore) {}
+  constructor(private readonly store: ResponsesRepository) {}
 
   /**
    * The stored Response object as it was answered. `stream=true` (a replay of the events) is refused:

@@ -4,8 +4,8 @@ import type { CallContext, EventStreamAnswer, JsonAnswer } from '../http/call-co
 import { RateLimits } from '../limits/rate-limits';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import type { CallOutcome } from '../usage/metering.service';
-import { CreateChatCompletion } from './create-chat-completion';
-import { ChatCompletionRequest } from './dtos/chat-completion.dtos';
+import { CreateChatCompletion } from './create-chat-completion.service';
+import { ChatCompletionRequest } from './dtos/chat-completion.dto';
 
 // The use case with a real tokenizer and an in-memory router and ledger: its answers are values.
 describe('CreateChatCompletion', () => {

@@ -6,8 +6,8 @@ import { AbortSource } from '@app/llm';
 import { CallTimer } from '../http/call-timer';
 import { RateLimits } from '../limits/rate-limits';
 import { Tokenizer } from '../tokenizer/tokenizer';
-import { CreateCompletion } from './create-completion';
-import { CompletionRequest } from './dtos/completions.dtos';
+import { CreateCompletion } from './create-completion.service';
+import { CompletionRequest } from './dtos/completion.dto';
 
 describe('CreateCompletion.prepare: what is counted and reserved', () => {
   const info = { name: 'm', kind: 'chat', contextLength: 100_000, encoding: 'cl100k_base', price: { inputPer1k: 1, outputPer1k: 2 }, ownedBy: 'x' };

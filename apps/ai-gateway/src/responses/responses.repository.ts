@@ -88,8 +88,8 @@ export function expandInput(input: unknown, refs: StoredReferences, previous: { 
 class OverQuota extends Error {}
 
 @Injectable()
-export class ResponsesStore implements OnModuleInit, OnApplicationShutdown {
-  private readonly log = new Logger('ResponsesStore');
+export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown {
+  private readonly log = new Logger('ResponsesRepository');
   private timer?: NodeJS.Timeout;
 
   constructor(

@@ -12,7 +12,7 @@ import { OVERHEAD_HEADER } from '../http/call-timer';
 import type { CallContext, JsonAnswer } from '../http/call-context';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
-import { EmbeddingsRequest } from './dtos/embeddings.dtos';
+import { EmbeddingsRequest } from './dtos/embeddings.dto';
 import { isTokenInput, tokenInputs } from './token-input';
 
 const ENDPOINT = 'embeddings';

@@ -1,11 +1,11 @@
 import { AbortSource } from '@app/llm';
-import { CreateChatCompletion } from '../chat/create-chat-completion';
+import { CreateChatCompletion } from '../chat/create-chat-completion.service';
 import { CallTimer } from '../http/call-timer';
 import type { CallContext, EventStreamAnswer, JsonAnswer } from '../http/call-context';
 import { RateLimits } from '../limits/rate-limits';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import type { CallOutcome } from '../usage/metering.service';
-import { CreateResponse } from './create-response';
+import { CreateResponse } from './create-response.service';
 
 // The use case over the real chat pipeline with an in-memory router, ledger and store: its answers are values.
 describe('CreateResponse', () => {

@@ -22,7 +22,7 @@ export type LedgerEntry = Omit<UsageRecord, 'id' | 'entryId' | 'createdAt'> & {
  * failure may come after the commit (connection cut before the acknowledgement) (issue 19).
  */
 @Injectable()
-export class LedgerWriter implements OnModuleInit, OnApplicationShutdown {
+export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
   private readonly log = new Logger('UsageLedger');
   private queue: LedgerEntry[] = [];
   private timer?: NodeJS.Timeout;

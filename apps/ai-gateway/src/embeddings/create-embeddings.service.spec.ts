@@ -4,7 +4,7 @@ import type { CallContext } from '../http/call-context';
 import { RateLimits } from '../limits/rate-limits';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import type { CallOutcome } from '../usage/metering.service';
-import { CreateEmbeddings } from './create-embeddings';
+import { CreateEmbeddings } from './create-embeddings.service';
 
 // The use case with a real tokenizer and in-memory router, cache and ledger: its answer is a value.
 describe('CreateEmbeddings', () => {
