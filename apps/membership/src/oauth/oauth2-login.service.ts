@@ -156,7 +156,7 @@ export class OAuth2LoginService {
     if (opts.kind === 'wechat-qrconnect') {
       await this.store.createQrcode(state, { registrationId: reg.registrationId, kind: opts.kind, expiresAt: Date.now() + STATE_TTL_MS, appId: reg.clientId });
     }
-    const authorization = {
+    const authorization: OAuth2AuthUrlResponse = {
       authorizationUrl,
       state,
       appId: reg.clientId,
