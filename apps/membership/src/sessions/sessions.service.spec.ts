@@ -1,9 +1,9 @@
 import { ErrorCode } from '@app/envelope';
 import { RunningApp, startMembership } from '../../../../test/support/apps';
 import { FakeClock } from '../../../../test/support/clock';
+import { queryRows } from '../../../../test/support/database';
 import { clientFacts } from '../../../../test/membership/client-facts';
 import { MembershipConfig } from '../config/membership.config';
-import { MembersService } from '../members/members.service';
 import { SessionsService } from './sessions.service';
 
 // The real service on a real database (test/support/apps.ts), called with plain client facts.
@@ -16,7 +16,8 @@ describe('SessionsService: start and refresh', () => {
   beforeAll(async () => {
     app = await startMembership({ LOG_LEVEL: 'silent' }, { clock });
     sessions = app.app.get(SessionsService);
-    memberId = (await app.app.get(MembersService).create({ username: 'session_spec' }, { method: 'password' })).id;
+    // Stored directly: sessions/ sits below members/ (apps/membership/src/feature-boundaries.spec.ts).
+    [{ id: memberId }] = await queryRows(app.dbUrl, `INSERT INTO members (username) VALUES ('session_spec') RETURNING id::text AS id`);
   });
   afterAll(() => app?.close());
 
