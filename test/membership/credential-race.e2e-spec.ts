@@ -131,7 +131,7 @@ describe('membership: a login that verified the old password does not survive a 
       }
       return rows;
     });
-    const started = await sessions.start(id, 'password', { headers: {}, ip: '127.0.0.1', socket: {} } as never, verified);
+    const started = await sessions.start(id, 'password', { ip: '127.0.0.1', device: 'Unknown device' }, verified);
     jest.restoreAllMocks();
     expect(reset).toBeDefined();
     await reset;

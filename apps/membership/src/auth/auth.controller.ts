@@ -1,13 +1,13 @@
-import { Body, Controller, Get, HttpCode, Inject, Optional, Post, Put, Req } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Optional, Post, Put } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Throttle } from '@nestjs/throttler';
-import type { Request } from 'express';
 import { CurrentPrincipal, Principal, Public } from '@app/auth';
-import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, localeOf } from '@app/envelope';
+import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope } from '@app/envelope';
 import { Member } from '../members/member.entity';
 import { LINKED_IDENTITIES, LinkedIdentitiesSource } from '../members/linked-identities';
 import { MembersService } from '../members/members.service';
-import { clientIp } from '../sessions/client-info';
+import { ClientFacts } from '../sessions/client-facts';
+import { Client } from '../sessions/client.decorator';
 import { sessionIdOf } from '../sessions/session-id';
 import { SessionsService } from '../sessions/sessions.service';
 import { VerificationService } from '../verification/verification.service';
@@ -86,8 +86,8 @@ export class AuthController {
   @ApiEnvelope(MemberLoginResponse, { description: MFA_NOTE })
   @err(401, 10002, 'wrong account or password (same answer for unknown accounts)')
   @err(423, 10008, 'locked after repeated failures, or disabled (Retry-After header)')
-  login(@Body() body: LoginRequest, @Req() req: Request): Promise<LoginResult> {
-    return this.passwordLogin.loginWithPassword(body, req);
+  login(@Body() body: LoginRequest, @Client() client: ClientFacts): Promise<LoginResult> {
+    return this.passwordLogin.loginWithPassword(body, client);
   }
 
   @Public()
@@ -98,8 +98,8 @@ export class AuthController {
   @ApiEnvelope(MemberLoginResponse, { description: MFA_NOTE })
   @err(400, 10003, 'code wrong, expired or used up')
   @err(423, 10008, 'too many wrong codes for this phone')
-  loginByPhone(@Body() body: PhoneLoginRequest, @Req() req: Request): Promise<LoginResult> {
-    return this.phoneLogin.loginByPhone(body, req);
+  loginByPhone(@Body() body: PhoneLoginRequest, @Client() client: ClientFacts): Promise<LoginResult> {
+    return this.phoneLogin.loginByPhone(body, client);
   }
 
   @Public()
@@ -111,8 +111,8 @@ export class AuthController {
   @err(429, 429, 'resend interval or daily cap (Retry-After header)')
   @err(423, 10008, 'target locked after a code was guessed out')
   @err(502, 10004, 'SMS or email could not be sent')
-  sendCode(@Body() body: SendCodeRequest, @Req() req: Request): Promise<SendCodeResponse> {
-    return this.verification.send(targetOf(body), clientIp(req), localeOf(req));
+  sendCode(@Body() body: SendCodeRequest, @Client() client: ClientFacts): Promise<SendCodeResponse> {
+    return this.verification.send(targetOf(body), client.ip, client.locale);
   }
 
   @Public()

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { Request } from 'express';
 import { BusinessException, ErrorCode } from '@app/envelope';
 import { FactorSettingsService } from '../factors/factor-settings.service';
 import { firstFactorAmr, FactorStrength } from '../factors/factor-strength';
 import { SecondFactorsService } from '../factors/second-factors.service';
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
+import { SessionClient } from '../sessions/client-facts';
 import { SessionAuthentication, SessionsService } from '../sessions/sessions.service';
 import { AccessTokenService } from './access-token.service';
 import { MemberLoginResponse } from './dtos/member-login.response';
@@ -38,20 +38,20 @@ export class LoginService {
    * session opens only while it is still current; a reset or change in between (which ends every
    * session after storing the new hash) refuses the login as bad credentials instead of leaving it open.
    */
-  async issueLogin(member: Member, loginType: LoginType, req: Request, verifiedPasswordHash?: string): Promise<LoginResult> {
+  async issueLogin(member: Member, loginType: LoginType, client: SessionClient, verifiedPasswordHash?: string): Promise<LoginResult> {
     const firstAmr = firstFactorAmr(loginType);
     const factors = await this.factors.of(member.id);
     const enrol = factors.strength === FactorStrength.NONE && this.factorSettings.mfaRequiredByRole(member);
     if (factors.strength === FactorStrength.NONE && !enrol) {
-      return this.completeLogin(member, loginType, req, verifiedPasswordHash, { amr: [firstAmr], factorStrength: FactorStrength.NONE });
+      return this.completeLogin(member, loginType, client, verifiedPasswordHash, { amr: [firstAmr], factorStrength: FactorStrength.NONE });
     }
     const { mfaToken, expiresIn } = await this.challenges.issue({ memberId: member.id, loginType, firstAmr, passwordHash: verifiedPasswordHash, enrol });
     return { mfaRequired: true, mfaToken, methods: enrol ? ['totp', 'passkey'] : factors.methods, enrolmentRequired: enrol, expiresIn };
   }
 
   /** Opens the session of a member who passed every step of sign-in. */
-  async completeLogin(member: Member, loginType: LoginType, req: Request, verifiedPasswordHash: string | undefined, auth: SessionAuthentication): Promise<MemberLoginResponse> {
-    const started = await this.sessions.start(member.id, loginType, req, verifiedPasswordHash, auth);
+  async completeLogin(member: Member, loginType: LoginType, client: SessionClient, verifiedPasswordHash: string | undefined, auth: SessionAuthentication): Promise<MemberLoginResponse> {
+    const started = await this.sessions.start(member.id, loginType, client, verifiedPasswordHash, auth);
     if (!started) throw new BusinessException(ErrorCode.BAD_CREDENTIALS);
     const { session, refreshToken, refreshExpiresIn } = started;
     await this.members.touchLogin(member.id);

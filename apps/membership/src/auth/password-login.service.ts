@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { Request } from 'express';
 import { BusinessException, ErrorCode, fieldError, msg } from '@app/envelope';
 import { MembersService } from '../members/members.service';
-import { clientIp } from '../sessions/client-info';
+import { ClientFacts } from '../sessions/client-facts';
 import { LoginLockoutService } from '../security/login-lockout.service';
 import { PasswordHasher } from '../security/password-hasher';
 import { PasswordPolicy } from '../security/password-policy';
@@ -58,15 +57,15 @@ export class PasswordLoginService {
     };
   }
 
-  async loginWithPassword(body: LoginRequest, req: Request): Promise<LoginResult> {
-    const ip = clientIp(req);
+  async loginWithPassword(body: LoginRequest, client: ClientFacts): Promise<LoginResult> {
+    const { ip } = client;
     const member = await this.members.findByAccount(body.account);
     // Unknown accounts are locked under their name, so lock behaviour reveals nothing either.
     const lockKey = member ? `m:${member.id}` : `u:${body.account.toLowerCase()}`;
     await this.lockout.assertNotLocked(lockKey, ip);
     const check = await this.hasher.verify(member?.passwordHash, body.password);
     if (!member || !check.ok) {
-      await this.lockout.recordFailure(lockKey, ip, typeof req.id === 'string' ? req.id : null);
+      await this.lockout.recordFailure(lockKey, ip, client.requestId);
       throw new BusinessException(ErrorCode.BAD_CREDENTIALS);
     }
     if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('auth.accountDisabled'));
@@ -80,6 +79,6 @@ export class PasswordLoginService {
       verified = rehashed;
       this.logger.log(`member ${member.id}: password rehashed to argon2id`);
     }
-    return this.login.issueLogin(member, 'password', req, verified);
+    return this.login.issueLogin(member, 'password', client, verified);
   }
 }

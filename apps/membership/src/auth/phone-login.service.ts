@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import type { Request } from 'express';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
-import { clientIp } from '../sessions/client-info';
+import { ClientFacts } from '../sessions/client-facts';
 import { LoginLockoutService } from '../security/login-lockout.service';
 import { VerificationService } from '../verification/verification.service';
 import { PhoneLoginRequest } from './dtos/auth.requests';
@@ -22,13 +21,13 @@ export class PhoneLoginService {
     private readonly lockout: LoginLockoutService,
   ) {}
 
-  async loginByPhone(body: PhoneLoginRequest, req: Request): Promise<LoginResult> {
+  async loginByPhone(body: PhoneLoginRequest, client: ClientFacts): Promise<LoginResult> {
     await this.verification.check({ channel: 'sms', target: body.phone }, body.code, true);
     const member = await this.ownerOf(body.phone);
     if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('auth.accountDisabled'));
     // The owner proved the phone from here: this network gets past an account-wide password lock.
-    await this.lockout.rememberOrigin(`m:${member.id}`, clientIp(req));
-    return this.login.issueLogin(member, 'phone', req);
+    await this.lockout.rememberOrigin(`m:${member.id}`, client.ip);
+    return this.login.issueLogin(member, 'phone', client);
   }
 
   /**

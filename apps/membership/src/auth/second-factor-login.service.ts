@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { Request } from 'express';
 import type { AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { Principal } from '@app/auth';
-import { BusinessException, ErrorCode, localeOf, msg } from '@app/envelope';
+import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
 import { FactorSettingsService } from '../factors/factor-settings.service';
 import { combineAmr, FactorStrength } from '../factors/factor-strength';
@@ -13,6 +12,7 @@ import { FactorAnswer, SecondFactorsService } from '../factors/second-factors.se
 import { StepUpService } from '../factors/step-up.service';
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
+import { ClientFacts } from '../sessions/client-facts';
 import { sessionIdOf } from '../sessions/session-id';
 import { AccessTokenClaims, AccessTokenService } from './access-token.service';
 import { MemberLoginResponse } from './dtos/member-login.response';
@@ -38,19 +38,19 @@ export class SecondFactorLoginService {
     private readonly config: MembershipConfig,
   ) {}
 
-  async verify(mfaToken: string, answer: FactorAnswer, req: Request): Promise<MemberLoginResponse> {
+  async verify(mfaToken: string, answer: FactorAnswer, client: ClientFacts): Promise<MemberLoginResponse> {
     const challenge = await this.challenges.open(mfaToken, false);
     const member = await this.activeMember(challenge.pending.memberId);
     let shown;
     try {
-      shown = await this.factors.check(member, answer, { kind: 'second-factor', memberId: member.id, bind: challenge.id }, localeOf(req));
+      shown = await this.factors.check(member, answer, { kind: 'second-factor', memberId: member.id, bind: challenge.id }, client.locale);
     } catch (err) {
       if (err instanceof BusinessException && err.code === ErrorCode.SECOND_FACTOR_INVALID) await this.challenges.countFailure(challenge.id);
       throw err;
     }
     await this.challenges.take(challenge.id);
     const { pending } = challenge;
-    return this.login.completeLogin(member, pending.loginType, req, pending.passwordHash, { amr: combineAmr(pending.firstAmr, shown.amr), factorStrength: shown.strength });
+    return this.login.completeLogin(member, pending.loginType, client, pending.passwordHash, { amr: combineAmr(pending.firstAmr, shown.amr), factorStrength: shown.strength });
   }
 
   async challengePasskeyOptions(mfaToken: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
@@ -63,17 +63,17 @@ export class SecondFactorLoginService {
     return this.settings.beginTotp(await this.activeMember(challenge.pending.memberId));
   }
 
-  async confirmEnrolTotp(mfaToken: string, code: string, req: Request): Promise<MfaEnrolmentLoginResponse> {
+  async confirmEnrolTotp(mfaToken: string, code: string, client: ClientFacts): Promise<MfaEnrolmentLoginResponse> {
     const challenge = await this.challenges.open(mfaToken, true);
     const member = await this.activeMember(challenge.pending.memberId);
     let codes;
     try {
-      codes = await this.settings.confirmTotp({ member, locale: localeOf(req), audit: memberActing(member.id, req) }, code);
+      codes = await this.settings.confirmTotp({ member, locale: client.locale, audit: memberActing(member.id, client) }, code);
     } catch (err) {
       if (err instanceof BusinessException && err.code === ErrorCode.SECOND_FACTOR_INVALID) await this.challenges.countFailure(challenge.id);
       throw err;
     }
-    return this.finishEnrolment(challenge, member, 'otp', FactorStrength.TOTP, codes, req);
+    return this.finishEnrolment(challenge, member, 'otp', FactorStrength.TOTP, codes, client);
   }
 
   async enrolPasskeyOptions(mfaToken: string): Promise<PublicKeyCredentialCreationOptionsJSON> {
@@ -81,11 +81,11 @@ export class SecondFactorLoginService {
     return this.settings.passkeyOptions(await this.activeMember(challenge.pending.memberId));
   }
 
-  async enrolPasskey(mfaToken: string, credential: RegistrationResponseJSON, name: string | undefined, req: Request): Promise<MfaEnrolmentLoginResponse> {
+  async enrolPasskey(mfaToken: string, credential: RegistrationResponseJSON, name: string | undefined, client: ClientFacts): Promise<MfaEnrolmentLoginResponse> {
     const challenge = await this.challenges.open(mfaToken, true);
     const member = await this.activeMember(challenge.pending.memberId);
-    const added = await this.settings.addPasskey({ member, locale: localeOf(req), audit: memberActing(member.id, req) }, credential, name);
-    return this.finishEnrolment(challenge, member, added.passkey.backedUp ? 'swk' : 'hwk', FactorStrength.PASSKEY, added.recoveryCodes, req);
+    const added = await this.settings.addPasskey({ member, locale: client.locale, audit: memberActing(member.id, client) }, credential, name);
+    return this.finishEnrolment(challenge, member, added.passkey.backedUp ? 'swk' : 'hwk', FactorStrength.PASSKEY, added.recoveryCodes, client);
   }
 
   passwordlessOptions(): Promise<PublicKeyCredentialRequestOptionsJSON> {
@@ -93,23 +93,23 @@ export class SecondFactorLoginService {
   }
 
   /** A user-verified passkey is two factors in one (the device, and its PIN or biometrics): no further challenge. */
-  async passwordless(credential: AuthenticationResponseJSON, req: Request): Promise<MemberLoginResponse> {
+  async passwordless(credential: AuthenticationResponseJSON, client: ClientFacts): Promise<MemberLoginResponse> {
     const verified = await this.passkeys.verifyAssertion(credential, { kind: 'passwordless' });
     if (!verified) throw new BusinessException(ErrorCode.SECOND_FACTOR_INVALID, msg('factors.passkeyInvalid'));
     const member = await this.activeMember(verified.passkey.memberId);
-    return this.login.completeLogin(member, 'passkey', req, undefined, { amr: [verified.backedUp ? 'swk' : 'hwk', 'mfa'], factorStrength: FactorStrength.PASSKEY });
+    return this.login.completeLogin(member, 'passkey', client, undefined, { amr: [verified.backedUp ? 'swk' : 'hwk', 'mfa'], factorStrength: FactorStrength.PASSKEY });
   }
 
   stepUpPasskeyOptions(principal: Principal): Promise<PublicKeyCredentialRequestOptionsJSON> {
     return this.passkeys.authenticationOptions({ kind: 'step-up', memberId: principal.id, bind: sessionIdOf(principal) });
   }
 
-  async stepUp(principal: Principal, answer: FactorAnswer, req: Request): Promise<StepUpResponse> {
+  async stepUp(principal: Principal, answer: FactorAnswer, client: ClientFacts): Promise<StepUpResponse> {
     const member = await this.activeMember(principal.id);
     const sid = sessionIdOf(principal) ?? '';
     const factors = await this.factors.of(member.id);
     if (factors.strength === FactorStrength.NONE) throw new BusinessException(ErrorCode.CONFLICT, msg('factors.noFactor'));
-    const shown = await this.factors.check(member, answer, { kind: 'step-up', memberId: member.id, bind: sid }, localeOf(req));
+    const shown = await this.factors.check(member, answer, { kind: 'step-up', memberId: member.id, bind: sid }, client.locale);
     // A weaker factor than the member's strongest does not step up (StepUpService.assert would still refuse).
     if (shown.strength < factors.strength) await this.stepUps.assert(member.id, undefined);
     const amr = await this.stepUps.record(member.id, sid, shown);
@@ -119,10 +119,10 @@ export class SecondFactorLoginService {
     return { token: access.token, tokenType: 'Bearer', expiresIn: access.expiresIn, amr, stepUpExpiresIn: this.config.STEP_UP_MAX_AGE_MS };
   }
 
-  private async finishEnrolment(challenge: OpenChallenge, member: Member, amr: string, strength: FactorStrength, codes: string[] | null, req: Request): Promise<MfaEnrolmentLoginResponse> {
+  private async finishEnrolment(challenge: OpenChallenge, member: Member, amr: string, strength: FactorStrength, codes: string[] | null, client: ClientFacts): Promise<MfaEnrolmentLoginResponse> {
     await this.challenges.take(challenge.id);
     const { pending } = challenge;
-    const login = await this.login.completeLogin(member, pending.loginType, req, pending.passwordHash, { amr: combineAmr(pending.firstAmr, amr), factorStrength: strength });
+    const login = await this.login.completeLogin(member, pending.loginType, client, pending.passwordHash, { amr: combineAmr(pending.firstAmr, amr), factorStrength: strength });
     return { ...login, recoveryCodes: codes ?? [] };
   }
 

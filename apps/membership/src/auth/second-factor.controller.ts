@@ -1,11 +1,12 @@
-import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Throttle } from '@nestjs/throttler';
-import type { Request } from 'express';
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { CurrentPrincipal, Principal, Public } from '@app/auth';
 import { ApiEnvelope, ErrorEnvelope } from '@app/envelope';
 import { TotpEnrolmentView } from '../factors/dtos/factor.views';
+import { ClientFacts } from '../sessions/client-facts';
+import { Client } from '../sessions/client.decorator';
 import { MemberLoginResponse } from './dtos/member-login.response';
 import {
   MfaChallengeResponse,
@@ -64,8 +65,8 @@ export class SecondFactorController {
   @err(401, 10011, 'code wrong or used, or passkey assertion refused')
   @err(401, 10012, 'mfaToken unknown, expired, used or out of attempts: sign in again')
   @err(423, 10008, 'too many wrong second-factor answers for this member (Retry-After)')
-  verify(@Body() body: MfaVerifyRequest, @Req() req: Request): Promise<MemberLoginResponse> {
-    return this.signIn.verify(body.mfaToken, body, req);
+  verify(@Body() body: MfaVerifyRequest, @Client() client: ClientFacts): Promise<MemberLoginResponse> {
+    return this.signIn.verify(body.mfaToken, body, client);
   }
 
   @Public()
@@ -101,8 +102,8 @@ export class SecondFactorController {
   @ApiEnvelope(MfaEnrolmentLoginResponse)
   @err(401, 10011, 'wrong code')
   @err(401, 10012, 'mfaToken unknown, expired, used, or not an enrolment challenge')
-  confirmEnrolTotp(@Body() body: MfaEnrolTotpConfirmRequest, @Req() req: Request): Promise<MfaEnrolmentLoginResponse> {
-    return this.signIn.confirmEnrolTotp(body.mfaToken, body.code, req);
+  confirmEnrolTotp(@Body() body: MfaEnrolTotpConfirmRequest, @Client() client: ClientFacts): Promise<MfaEnrolmentLoginResponse> {
+    return this.signIn.confirmEnrolTotp(body.mfaToken, body.code, client);
   }
 
   @Public()
@@ -126,8 +127,8 @@ export class SecondFactorController {
   @ApiEnvelope(MfaEnrolmentLoginResponse)
   @err(400, 10013, 'the registration did not verify')
   @err(401, 10012, 'mfaToken unknown, expired, used, or not an enrolment challenge')
-  enrolPasskey(@Body() body: MfaEnrolPasskeyRequest, @Req() req: Request): Promise<MfaEnrolmentLoginResponse> {
-    return this.signIn.enrolPasskey(body.mfaToken, body.credential, body.name, req);
+  enrolPasskey(@Body() body: MfaEnrolPasskeyRequest, @Client() client: ClientFacts): Promise<MfaEnrolmentLoginResponse> {
+    return this.signIn.enrolPasskey(body.mfaToken, body.credential, body.name, client);
   }
 
   @Public()
@@ -152,8 +153,8 @@ export class SecondFactorController {
   @ApiEnvelope(MemberLoginResponse)
   @err(401, 10011, 'assertion refused: unknown passkey, bad signature, no user verification, sign count not increasing, challenge unknown or used')
   @err(423, 10008, 'account disabled')
-  passwordless(@Body() body: PasskeyLoginRequest, @Req() req: Request): Promise<MemberLoginResponse> {
-    return this.signIn.passwordless(body.credential, req);
+  passwordless(@Body() body: PasskeyLoginRequest, @Client() client: ClientFacts): Promise<MemberLoginResponse> {
+    return this.signIn.passwordless(body.credential, client);
   }
 
   @Post('step-up/passkey-options')
@@ -178,7 +179,7 @@ export class SecondFactorController {
   @err(403, 10010, 'the factor shown is weaker than the member\'s strongest')
   @err(409, 409, 'the member has no second factor')
   @err(423, 10008, 'too many wrong second-factor answers (Retry-After)')
-  stepUp(@CurrentPrincipal() principal: Principal, @Body() body: StepUpRequest, @Req() req: Request): Promise<StepUpResponse> {
-    return this.signIn.stepUp(principal, body, req);
+  stepUp(@CurrentPrincipal() principal: Principal, @Body() body: StepUpRequest, @Client() client: ClientFacts): Promise<StepUpResponse> {
+    return this.signIn.stepUp(principal, body, client);
   }
 }

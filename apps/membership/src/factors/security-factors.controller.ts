@@ -1,13 +1,14 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Throttle } from '@nestjs/throttler';
-import type { Request } from 'express';
 import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiEnvelope, ErrorEnvelope } from '@app/envelope';
 import { RegisterPasskeyRequest, RenamePasskeyRequest, TotpCodeRequest } from './dtos/factor.requests';
 import { FactorsView, PasskeyAddedView, PasskeyView, RecoveryCodesView, TotpEnrolmentView } from './dtos/factor.views';
 import { FactorSettingsService } from './factor-settings.service';
+import { ClientFacts } from '../sessions/client-facts';
+import { Client } from '../sessions/client.decorator';
 import { Requesters } from './requester';
 
 const MINUTE = 60_000;
@@ -32,8 +33,8 @@ export class SecurityFactorsController {
   @Get('factors')
   @ApiOperation({ summary: "The member's second factors, recovery codes left and step-up state" })
   @ApiEnvelope(FactorsView)
-  async factors(@CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<FactorsView> {
-    const who = await this.requesters.of(principal, req);
+  async factors(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts): Promise<FactorsView> {
+    const who = await this.requesters.of(principal, client);
     return this.settings.overview(who.member, who.sessionId);
   }
 
@@ -43,8 +44,8 @@ export class SecurityFactorsController {
   @ApiOperation({ summary: 'Start enrolling an authenticator app (TOTP): a new pending secret, its otpauth:// URI and QR image', description: 'Confirm with POST totp/confirm. Replaces an earlier pending secret.' })
   @ApiEnvelope(TotpEnrolmentView)
   @err(409, 409, 'an authenticator app is already enabled')
-  async beginTotp(@CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<TotpEnrolmentView> {
-    return this.settings.beginTotp((await this.requesters.of(principal, req)).member);
+  async beginTotp(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts): Promise<TotpEnrolmentView> {
+    return this.settings.beginTotp((await this.requesters.of(principal, client)).member);
   }
 
   @Post('totp/confirm')
@@ -55,8 +56,8 @@ export class SecurityFactorsController {
   @ApiEnvelope(RecoveryCodesView)
   @err(401, 10011, 'wrong code')
   @err(409, 409, 'nothing pending to confirm')
-  async confirmTotp(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Body() body: TotpCodeRequest): Promise<RecoveryCodesView> {
-    return { recoveryCodes: await this.settings.confirmTotp(await this.requesters.of(principal, req), body.code) };
+  async confirmTotp(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts, @Body() body: TotpCodeRequest): Promise<RecoveryCodesView> {
+    return { recoveryCodes: await this.settings.confirmTotp(await this.requesters.of(principal, client), body.code) };
   }
 
   @Delete('totp')
@@ -64,8 +65,8 @@ export class SecurityFactorsController {
   @ApiEnvelope(null)
   @STEP_UP
   @err(409, 409, 'no authenticator app enabled')
-  async disableTotp(@CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<null> {
-    await this.settings.disableTotp(await this.requesters.of(principal, req));
+  async disableTotp(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts): Promise<null> {
+    await this.settings.disableTotp(await this.requesters.of(principal, client));
     return null;
   }
 
@@ -76,15 +77,15 @@ export class SecurityFactorsController {
   @ApiEnvelope(RecoveryCodesView)
   @STEP_UP
   @err(409, 409, 'the member has no second factor')
-  async regenerateRecoveryCodes(@CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<RecoveryCodesView> {
-    return { recoveryCodes: await this.settings.regenerateRecoveryCodes(await this.requesters.of(principal, req)) };
+  async regenerateRecoveryCodes(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts): Promise<RecoveryCodesView> {
+    return { recoveryCodes: await this.settings.regenerateRecoveryCodes(await this.requesters.of(principal, client)) };
   }
 
   @Get('passkeys')
   @ApiOperation({ summary: "The member's passkeys" })
   @ApiEnvelope(PasskeyView, { isArray: true })
-  async passkeys(@CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<PasskeyView[]> {
-    return this.settings.listPasskeys((await this.requesters.of(principal, req)).member);
+  async passkeys(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts): Promise<PasskeyView[]> {
+    return this.settings.listPasskeys((await this.requesters.of(principal, client)).member);
   }
 
   @Post('passkeys/options')
@@ -92,8 +93,8 @@ export class SecurityFactorsController {
   @Throttle({ default: { limit: 20, ttl: MINUTE } })
   @ApiOperation({ summary: 'Options for navigator.credentials.create (PublicKeyCredentialCreationOptionsJSON); the challenge is good for 5 minutes, once' })
   @ApiOkResponse({ description: 'Envelope whose data is PublicKeyCredentialCreationOptionsJSON', schema: { example: { code: 200, message: 'success', data: { rp: { name: 'Example Site', id: 'example.com' }, challenge: 'q3J0...', user: { id: 'bTox', name: 'alice_01', displayName: 'Alice' }, pubKeyCredParams: [{ alg: -8, type: 'public-key' }, { alg: -7, type: 'public-key' }], authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' } } } } })
-  async passkeyOptions(@CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<PublicKeyCredentialCreationOptionsJSON> {
-    return this.settings.passkeyOptions((await this.requesters.of(principal, req)).member);
+  async passkeyOptions(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts): Promise<PublicKeyCredentialCreationOptionsJSON> {
+    return this.settings.passkeyOptions((await this.requesters.of(principal, client)).member);
   }
 
   @Post('passkeys')
@@ -103,8 +104,8 @@ export class SecurityFactorsController {
   @ApiBody({ type: RegisterPasskeyRequest, examples: { laptop: { value: { name: 'Laptop', credential: { id: 'AbC...', rawId: 'AbC...', type: 'public-key', response: { clientDataJSON: 'eyJ...', attestationObject: 'o2N...', transports: ['internal'] }, clientExtensionResults: {} } } } } })
   @ApiEnvelope(PasskeyAddedView)
   @err(400, 10013, 'the registration did not verify (challenge, origin, RP ID) or the passkey is already registered')
-  async addPasskey(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Body() body: RegisterPasskeyRequest): Promise<PasskeyAddedView> {
-    return this.settings.addPasskey(await this.requesters.of(principal, req), body.credential, body.name);
+  async addPasskey(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts, @Body() body: RegisterPasskeyRequest): Promise<PasskeyAddedView> {
+    return this.settings.addPasskey(await this.requesters.of(principal, client), body.credential, body.name);
   }
 
   @Patch('passkeys/:id')
@@ -113,8 +114,8 @@ export class SecurityFactorsController {
   @ApiBody({ type: RenamePasskeyRequest, examples: { phone: { value: { name: 'Phone' } } } })
   @ApiEnvelope(PasskeyView)
   @err(404, 404, 'no such passkey of this member')
-  async renamePasskey(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Param('id') id: string, @Body() body: RenamePasskeyRequest): Promise<PasskeyView> {
-    return this.settings.renamePasskey((await this.requesters.of(principal, req)).member, id, body.name);
+  async renamePasskey(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts, @Param('id') id: string, @Body() body: RenamePasskeyRequest): Promise<PasskeyView> {
+    return this.settings.renamePasskey((await this.requesters.of(principal, client)).member, id, body.name);
   }
 
   @Delete('passkeys/:id')
@@ -123,8 +124,8 @@ export class SecurityFactorsController {
   @ApiEnvelope(null)
   @STEP_UP
   @err(404, 404, 'no such passkey of this member')
-  async removePasskey(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Param('id') id: string): Promise<null> {
-    await this.settings.removePasskey(await this.requesters.of(principal, req), id);
+  async removePasskey(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts, @Param('id') id: string): Promise<null> {
+    await this.settings.removePasskey(await this.requesters.of(principal, client), id);
     return null;
   }
 }

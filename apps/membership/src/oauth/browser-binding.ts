@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { ClientFacts } from '../sessions/client-facts';
 import { STATE_TTL_MS } from './oauth2-state.store';
 
 /**
@@ -8,7 +8,8 @@ import { STATE_TTL_MS } from './oauth2-state.store';
  * the state. SameSite=Lax still travels on the provider's top-level redirect back to the callback,
  * but a stranger cannot put it into another person's browser, so a callback URL (code + state) or a
  * QR state handed to someone else is refused there. One nonce per browser, reused while it lives, so
- * several tabs can log in at once.
+ * several tabs can log in at once. These functions read the request's ClientFacts; the controllers
+ * send the cookie an issued binding carries.
  */
 export const BINDING_COOKIE = 'oauth2_binding';
 /**
@@ -18,8 +19,17 @@ export const BINDING_COOKIE = 'oauth2_binding';
  */
 export const SECURE_BINDING_COOKIE = `__Host-${BINDING_COOKIE}`;
 
-function cookieName(req: Request): string {
-  return req.secure ? SECURE_BINDING_COOKIE : BINDING_COOKIE;
+/** The request facts a binding is read from. */
+export type BindingClient = Pick<ClientFacts, 'secure' | 'cookie'>;
+
+/** A binding given to a browser: the hash to store with a state, and the Set-Cookie value the answer carries. */
+export interface IssuedBinding {
+  hash: string;
+  setCookie: string;
+}
+
+function cookieName(client: BindingClient): string {
+  return client.secure ? SECURE_BINDING_COOKIE : BINDING_COOKIE;
 }
 const NONCE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -28,10 +38,10 @@ export function bindingHash(nonce: string): string {
 }
 
 /** The binding nonce this request carries, or null. */
-export function readBinding(req: Request): string | null {
-  const header = req.headers.cookie;
+export function readBinding(client: BindingClient): string | null {
+  const header = client.cookie;
   if (typeof header !== 'string' || header.length > 8192) return null;
-  const name = cookieName(req);
+  const name = cookieName(client);
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
@@ -41,17 +51,17 @@ export function readBinding(req: Request): string | null {
   return null;
 }
 
-/** The browser's nonce (reused, or a new one), (re)sent as the cookie; returns its hash to store with a state. */
-export function issueBinding(req: Request, res: Response | undefined): string {
-  const nonce = readBinding(req) ?? randomBytes(32).toString('base64url');
-  const secure = req.secure ? '; Secure' : '';
-  res?.append('Set-Cookie', `${cookieName(req)}=${nonce}; Path=/; Max-Age=${Math.floor((2 * STATE_TTL_MS) / 1000)}; HttpOnly; SameSite=Lax${secure}`);
-  return bindingHash(nonce);
+/** The browser's nonce (reused, or a new one), to be (re)sent as the cookie; its hash is stored with a state. */
+export function issueBinding(client: BindingClient): IssuedBinding {
+  const nonce = readBinding(client) ?? randomBytes(32).toString('base64url');
+  const secure = client.secure ? '; Secure' : '';
+  const setCookie = `${cookieName(client)}=${nonce}; Path=/; Max-Age=${Math.floor((2 * STATE_TTL_MS) / 1000)}; HttpOnly; SameSite=Lax${secure}`;
+  return { hash: bindingHash(nonce), setCookie };
 }
 
 /** True when the request carries the cookie whose hash was stored with the state. */
-export function bindingMatches(req: Request, storedHash: string | undefined): boolean {
-  const nonce = readBinding(req);
+export function bindingMatches(client: BindingClient, storedHash: string | undefined): boolean {
+  const nonce = readBinding(client);
   if (!nonce || typeof storedHash !== 'string' || storedHash.length !== 64) return false;
   return timingSafeEqual(Buffer.from(bindingHash(nonce)), Buffer.from(storedHash));
 }
@@ -60,6 +70,6 @@ export function bindingMatches(req: Request, storedHash: string | undefined): bo
  * Whether this exchange request can show the binding: it carries the cookie, or it comes from a page on
  * the API's own origin (`Sec-Fetch-Site: same-origin`, whose fetches always send cookies).
  */
-export function bindingExpected(req: Request): boolean {
-  return readBinding(req) !== null || req.get('sec-fetch-site') === 'same-origin';
+export function bindingExpected(client: BindingClient & Pick<ClientFacts, 'fetchSite'>): boolean {
+  return readBinding(client) !== null || client.fetchSite === 'same-origin';
 }

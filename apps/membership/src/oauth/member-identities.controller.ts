@@ -1,10 +1,12 @@
-import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode } from '@app/envelope';
 import { StepUpService } from '../factors/step-up.service';
 import { MemberIdentitiesService } from '../identities/member-identities.service';
+import { ClientFacts } from '../sessions/client-facts';
+import { Client } from '../sessions/client.decorator';
 import { sessionIdOf } from '../sessions/session-id';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
 import { ApiError } from './dtos/api-error';
@@ -52,15 +54,18 @@ export class MemberIdentitiesController {
   @ApiParam({ name: 'registrationId', example: 'github-app' })
   @ApiEnvelope(OAuth2AuthUrlResponse)
   @ApiError(404, 404, 'unknown registrationId')
-  link(
+  async link(
     @CurrentPrincipal() me: Principal,
     @Param('registrationId') registrationId: string,
     @Query() q: RedirectQuery,
-    @Req() req: Request,
+    @Client() client: ClientFacts,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<OAuth2AuthUrlResponse> {
     const reg = this.registry.get(registrationId);
     const kind = reg.provider === 'wechat-open' ? 'wechat-qrconnect' : reg.provider === 'wechat-mp' ? 'wechat-mobile' : 'standard';
-    return this.logins.start(reg, req, { kind, redirectUri: q.redirectUri, linkMemberId: memberId(me), linkSessionId: sessionIdOf(me) });
+    const started = await this.logins.start(reg, client, { kind, redirectUri: q.redirectUri, linkMemberId: memberId(me), linkSessionId: sessionIdOf(me) });
+    res.append('Set-Cookie', started.setCookie);
+    return started.authorization;
   }
 
   @Delete(':id')

@@ -1,8 +1,10 @@
-import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { Public } from '@app/auth';
 import { RawResponse } from '@app/envelope';
+import { ClientFacts } from '../sessions/client-facts';
+import { Client } from '../sessions/client.decorator';
 import { OAuth2LoginService } from './oauth2-login.service';
 
 /** Where providers send the browser back (the redirect_uri registered at each provider), and the way there. */
@@ -26,8 +28,9 @@ export class OAuth2CallbackController {
   @ApiResponse({ status: 302, description: 'Redirect to the provider: `https://github.com/login/oauth/authorize?client_id=...&state=Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe`' })
   @ApiResponse({ status: 400, description: 'Unknown, expired or foreign state (envelope)' })
   @ApiResponse({ status: 403, description: 'Already opened by another browser (envelope)' })
-  async authorize(@Param('registrationId') registrationId: string, @Query('state') state: unknown, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const location = await this.logins.begin(registrationId, state, req);
+  async authorize(@Param('registrationId') registrationId: string, @Query('state') state: unknown, @Client() client: ClientFacts, @Res() res: Response): Promise<void> {
+    const { location, setCookie } = await this.logins.begin(registrationId, state, client);
+    if (setCookie) res.append('Set-Cookie', setCookie);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Location', location);
     res.status(302).end();
@@ -52,10 +55,10 @@ export class OAuth2CallbackController {
   @ApiResponse({ status: 302, description: 'Redirect to the frontend page: `https://www.example.com/oauth/callback?state=Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe`' })
   @ApiResponse({ status: 400, description: '`{"code":400,"message":"Login state is unknown, expired or already used","data":null}`' })
   @ApiResponse({ status: 403, description: 'The state was started in another browser (no matching binding cookie): `{"code":403,"message":"This sign-in was started in another browser; start it again here","data":null}`' })
-  async callback(@Param('registrationId') registrationId: string, @Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async callback(@Param('registrationId') registrationId: string, @Query() query: Record<string, unknown>, @Client() client: ClientFacts, @Res() res: Response): Promise<void> {
     const flat: Record<string, string> = {};
     for (const [k, v] of Object.entries(query)) if (typeof v === 'string') flat[k] = v;
-    const location = await this.logins.finishCallback(registrationId, flat, req);
+    const location = await this.logins.finishCallback(registrationId, flat, client);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Location', location);
     res.status(302).end();

@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { Request } from 'express';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { WechatAuthorizeScope } from '@app/wechat';
 import { LoginService } from '../auth/login.service';
@@ -9,6 +8,7 @@ import { MembershipConfig } from '../config/membership.config';
 import { ExternalProfile } from '../identities/external-profile';
 import { MemberIdentitiesService } from '../identities/member-identities.service';
 import { MembersService } from '../members/members.service';
+import { ClientFacts } from '../sessions/client-facts';
 import { SessionsService } from '../sessions/sessions.service';
 import { OAuth2ClientRegistration } from './clients/oauth2-client-registration';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
@@ -28,6 +28,18 @@ import { PassportOAuth2Flow } from './providers/passport-oauth2.flow';
 import { WechatOAuthFlow } from './providers/wechat-oauth.flow';
 import { ProviderAuthorizationFailed, ProviderFlow, pkcePair } from './providers/provider-flow';
 import { bindingExpected, bindingMatches, issueBinding } from './browser-binding';
+
+/** An authorization started: the answer, and the binding cookie (oauth/browser-binding.ts) the controller sets on it. */
+export interface OAuth2Started {
+  authorization: OAuth2AuthUrlResponse;
+  setCookie: string;
+}
+
+/** Where `begin` sends the browser, and the binding cookie to set when this browser was just bound. */
+export interface OAuth2Begun {
+  location: string;
+  setCookie?: string;
+}
 
 export interface StartOptions {
   kind: OAuth2FlowKind;
@@ -82,14 +94,14 @@ export class OAuth2LoginService {
   }
 
   /** `{base_url}/login/oauth2/code/{registrationId}`: configured, or derived from the request. */
-  callbackUrl(reg: OAuth2ClientRegistration, req: Request): string {
-    return `${this.baseUrl(req)}/login/oauth2/code/${encodeURIComponent(reg.registrationId)}`;
+  callbackUrl(reg: OAuth2ClientRegistration, client: Pick<ClientFacts, 'origin'>): string {
+    return `${this.baseUrl(client)}/login/oauth2/code/${encodeURIComponent(reg.registrationId)}`;
   }
 
-  private baseUrl(req: Request): string {
+  private baseUrl(client: Pick<ClientFacts, 'origin'>): string {
     return this.config.OAUTH2_CALLBACK_BASE_URL
       ? this.config.OAUTH2_CALLBACK_BASE_URL.replace(/\/+$/, '')
-      : `${req.protocol}://${req.get('host')}${normalize(this.config.CONTEXT_PATH)}`;
+      : `${client.origin}${normalize(this.config.CONTEXT_PATH)}`;
   }
 
   /** The frontend page to return to: the client's own page, or one allowlisted for this client. */
@@ -102,11 +114,11 @@ export class OAuth2LoginService {
     return resolved;
   }
 
-  async start(reg: OAuth2ClientRegistration, req: Request, opts: StartOptions): Promise<OAuth2AuthUrlResponse> {
+  async start(reg: OAuth2ClientRegistration, client: ClientFacts, opts: StartOptions): Promise<OAuth2Started> {
     const state = randomState();
     const frontendUrl = this.frontendUrl(reg, opts.redirectUri);
     // Silent authorization returns the code straight to the frontend page, which calls /wechat/silent/openid.
-    const callbackUrl = opts.kind === 'wechat-silent' ? frontendUrl : this.callbackUrl(reg, req);
+    const callbackUrl = opts.kind === 'wechat-silent' ? frontendUrl : this.callbackUrl(reg, client);
     const isWechat = reg.provider === 'wechat-open' || reg.provider === 'wechat-mp';
     const pkce = !isWechat && reg.pkce ? pkcePair() : undefined;
     const nonce = reg.provider === 'oidc' ? randomState() : undefined;
@@ -125,6 +137,7 @@ export class OAuth2LoginService {
       throw e;
     }
     const viaBegin = !!opts.viaBegin && !opts.linkMemberId && opts.kind !== 'wechat-silent';
+    const binding = issueBinding(client);
     const record: AuthorizationState = {
       registrationId: reg.registrationId,
       kind: opts.kind,
@@ -135,15 +148,15 @@ export class OAuth2LoginService {
       linkMemberId: opts.linkMemberId,
       linkSessionId: opts.linkMemberId ? opts.linkSessionId : undefined,
       // A link state is bound here, by the answer to the member's authenticated request, and nowhere else.
-      browserHash: issueBinding(req, req.res),
+      browserHash: binding.hash,
       authorizationUrl: viaBegin ? authorizationUrl : undefined,
     };
     await this.store.saveAuthorization(state, record);
-    if (viaBegin) authorizationUrl = `${this.baseUrl(req)}/login/oauth2/authorize/${encodeURIComponent(reg.registrationId)}?state=${state}`;
+    if (viaBegin) authorizationUrl = `${this.baseUrl(client)}/login/oauth2/authorize/${encodeURIComponent(reg.registrationId)}?state=${state}`;
     if (opts.kind === 'wechat-qrconnect') {
       await this.store.createQrcode(state, { registrationId: reg.registrationId, kind: opts.kind, expiresAt: Date.now() + STATE_TTL_MS, appId: reg.clientId });
     }
-    return {
+    const authorization: OAuth2AuthUrlResponse = {
       authorizationUrl,
       state,
       appId: reg.clientId,
@@ -151,6 +164,7 @@ export class OAuth2LoginService {
       scope,
       authType: reg.provider === 'oidc' ? 'oidc' : AUTH_TYPE[opts.kind],
     };
+    return { authorization, setCookie: binding.setCookie };
   }
 
   /**
@@ -158,20 +172,21 @@ export class OAuth2LoginService {
    * own origin, so that the browser holds the binding cookie when the provider sends it back. The first
    * browser to open it is bound (unless the starting browser already was): whoever opens it then signs
    * in at the provider with their own account, so a forwarded link can only log its opener into their
-   * own account. Link states never come here. Returns the provider URL.
+   * own account. Link states never come here. Returns the provider URL (and the cookie of a new binding).
    */
-  async begin(registrationId: string, state: unknown, req: Request): Promise<string> {
+  async begin(registrationId: string, state: unknown, client: ClientFacts): Promise<OAuth2Begun> {
     const reg = this.registry.get(registrationId);
     if (!isWellFormedState(state)) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateMalformed'));
     const stored = await this.store.getAuthorization(state);
     if (!stored || !stored.authorizationUrl || stored.linkMemberId) throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
     if (stored.registrationId !== reg.registrationId) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateOtherClient'));
     const first = await this.store.claim(`begin:${state}`, STATE_TTL_MS);
-    if (bindingMatches(req, stored.browserHash)) return stored.authorizationUrl;
+    if (bindingMatches(client, stored.browserHash)) return { location: stored.authorizationUrl };
     if (!first) throw new BusinessException(ErrorCode.FORBIDDEN, OTHER_BROWSER);
-    stored.browserHash = issueBinding(req, req.res);
+    const binding = issueBinding(client);
+    stored.browserHash = binding.hash;
     if (!(await this.store.updateAuthorization(state, stored))) throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
-    return stored.authorizationUrl;
+    return { location: stored.authorizationUrl, setCookie: binding.setCookie };
   }
 
   /**
@@ -179,7 +194,7 @@ export class OAuth2LoginService {
    * An unusable state is refused outright (400), one started in another browser with 403 (the binding
    * cookie, see browser-binding.ts); a provider failure goes back to the frontend with `?error=`.
    */
-  async finishCallback(registrationId: string, query: Record<string, string>, req: Request): Promise<string> {
+  async finishCallback(registrationId: string, query: Record<string, string>, client: ClientFacts): Promise<string> {
     const reg = this.registry.get(registrationId);
     if (!isWellFormedState(query.state)) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateMalformed'));
     const stored = await this.store.takeAuthorization(query.state);
@@ -190,7 +205,7 @@ export class OAuth2LoginService {
     }
     if (stored.kind === 'wechat-silent') throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.silentReturnsToFrontend'));
     // Login CSRF and link CSRF: a callback URL (code + state) carried to another browser is refused.
-    if (!bindingMatches(req, stored.browserHash)) {
+    if (!bindingMatches(client, stored.browserHash)) {
       this.log.warn(`${reg.registrationId}: callback from a browser that did not start the ${stored.linkMemberId ? 'link' : 'login'}; refused`);
       throw new BusinessException(ErrorCode.FORBIDDEN, OTHER_BROWSER);
     }
@@ -260,9 +275,9 @@ export class OAuth2LoginService {
    * (it sends one, or it is a same-origin fetch); a cross-origin page that fetches without credentials
    * cannot, and is served on the state alone (README: send credentials to close that).
    */
-  async exchange(state: string, req: Request): Promise<OAuth2LoginResult> {
+  async exchange(state: string, client: ClientFacts): Promise<OAuth2LoginResult> {
     const peeked = await this.store.peekPendingLogin(state);
-    if (peeked && (peeked.strictBinding || bindingExpected(req)) && !bindingMatches(req, peeked.browserHash)) {
+    if (peeked && (peeked.strictBinding || bindingExpected(client)) && !bindingMatches(client, peeked.browserHash)) {
       throw new BusinessException(ErrorCode.FORBIDDEN, OTHER_BROWSER);
     }
     const pending = await this.store.takePendingLogin(state);
@@ -270,7 +285,7 @@ export class OAuth2LoginService {
     const member = await this.members.findById(pending.memberId);
     if (!member) throw new BusinessException(ErrorCode.CODE_INVALID, STATE_REFUSED);
     if (member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('oauth.accountDisabled'));
-    const login = await this.logins.issueLogin(member, pending.loginType, req);
+    const login = await this.logins.issueLogin(member, pending.loginType, client);
     return {
       ...login,
       openId: pending.openId,

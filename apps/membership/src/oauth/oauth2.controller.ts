@@ -1,7 +1,7 @@
-import { Controller, Get, Param, Query, Req } from '@nestjs/common';
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Throttle } from '@nestjs/throttler';
-import type { Request } from 'express';
+import type { Response } from 'express';
 import { Public } from '@app/auth';
 import { ApiEnvelope } from '@app/envelope';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
@@ -11,6 +11,8 @@ import { OAuth2AuthUrlResponse, OAuth2LoginResponse, OAuth2QRCodeStateResponse }
 import { OAuth2LoginService } from './oauth2-login.service';
 import { OAuth2LoginResult } from './oauth2-login.service';
 import { MFA_NOTE } from '../auth/dtos/mfa.dto';
+import { ClientFacts } from '../sessions/client-facts';
+import { Client } from '../sessions/client.decorator';
 
 @ApiTags('OAuth 2.0 and WeChat login')
 @Controller('api/v1/app/oauth2')
@@ -37,10 +39,17 @@ export class OAuth2Controller {
   @ApiError(400, 10000, 'redirectUri is not an allowed address')
   @ApiError(404, 404, 'unknown registrationId')
   @ApiError(503, 503, 'the identity provider cannot be reached (OIDC discovery)')
-  authUrl(@Param('registrationId') registrationId: string, @Query() q: RedirectQuery, @Req() req: Request): Promise<OAuth2AuthUrlResponse> {
+  async authUrl(
+    @Param('registrationId') registrationId: string,
+    @Query() q: RedirectQuery,
+    @Client() client: ClientFacts,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<OAuth2AuthUrlResponse> {
     const reg = this.registry.get(registrationId);
     const kind = reg.provider === 'wechat-open' ? 'wechat-qrconnect' : reg.provider === 'wechat-mp' ? 'wechat-mobile' : 'standard';
-    return this.logins.start(reg, req, { kind, redirectUri: q.redirectUri, viaBegin: true });
+    const started = await this.logins.start(reg, client, { kind, redirectUri: q.redirectUri, viaBegin: true });
+    res.append('Set-Cookie', started.setCookie);
+    return started.authorization;
   }
 
   @Public()
@@ -58,8 +67,8 @@ export class OAuth2Controller {
   @ApiError(403, 403, 'the login belongs to another browser')
   @ApiError(400, 10003, 'state unknown, expired or already exchanged')
   @ApiError(423, 10008, 'account disabled')
-  callback(@Query() q: StateQuery, @Req() req: Request): Promise<OAuth2LoginResult> {
-    return this.logins.exchange(q.state, req);
+  callback(@Query() q: StateQuery, @Client() client: ClientFacts): Promise<OAuth2LoginResult> {
+    return this.logins.exchange(q.state, client);
   }
 
   @Public()

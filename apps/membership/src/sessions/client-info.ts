@@ -1,7 +1,5 @@
-import type { Request } from 'express';
-
 /** Client IP as Express computed it under the TRUST_PROXY setting. */
-export function clientIp(req: Request): string {
+export function clientIp(req: { ip?: string; socket?: { remoteAddress?: string } }): string {
   return (req.ip || req.socket?.remoteAddress || 'unknown').replace(/^::ffff:/, '');
 }
 

@@ -1,9 +1,8 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import type { Request } from 'express';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { Clock } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
-import { clientIp, deviceName } from './client-info';
+import { SessionClient } from './client-facts';
 import { MemberSession } from './member-session.entity';
 import { hashRefreshToken, newRefreshToken, openSuccessor, sealSuccessor } from './refresh-token.crypto';
 import { SessionLiveness, SessionsRepository } from './sessions.repository';
@@ -48,10 +47,10 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * A new session. `passwordHash`: the hash a password login verified; the session is created only
+   * A new session, recording the client's address and device. `passwordHash`: the hash a password login verified; the session is created only
    * while it is still the member's (null otherwise: a reset or change replaced it meanwhile).
    */
-  async start(memberId: string, loginType: string, req: Request, passwordHash?: string, auth: SessionAuthentication = { amr: [], factorStrength: 0 }): Promise<SessionTokens | null> {
+  async start(memberId: string, loginType: string, client: SessionClient, passwordHash?: string, auth: SessionAuthentication = { amr: [], factorStrength: 0 }): Promise<SessionTokens | null> {
     const refreshToken = newRefreshToken();
     const ttl = this.config.REFRESH_TOKEN_TTL;
     const expiresTime = new Date(this.clock.now() + ttl);
@@ -59,8 +58,8 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
       {
         memberId,
         loginType,
-        deviceName: deviceName(req.headers['user-agent']).slice(0, 128),
-        ip: clientIp(req).slice(0, 64),
+        deviceName: client.device.slice(0, 128),
+        ip: client.ip.slice(0, 64),
         lastActiveTime: new Date(),
         expiresTime,
         amr: auth.amr,

@@ -1,7 +1,7 @@
-import { Controller, Get, HttpCode, Post, Query, Req } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Throttle } from '@nestjs/throttler';
-import type { Request } from 'express';
+import type { Response } from 'express';
 import { Public } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode, msg } from '@app/envelope';
 import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';
@@ -12,6 +12,8 @@ import { OAuth2LoginService } from '../oauth/oauth2-login.service';
 import { OAuth2StateStore } from '../oauth/oauth2-state.store';
 import { issueBinding } from '../oauth/browser-binding';
 import { ProviderAuthorizationFailed } from '../oauth/providers/provider-flow';
+import { ClientFacts } from '../sessions/client-facts';
+import { Client } from '../sessions/client.decorator';
 import { WechatOAuthFlow } from '../oauth/providers/wechat-oauth.flow';
 import { WechatMpScanService } from './wechat-mp-scan.service';
 
@@ -39,9 +41,10 @@ export class WechatOAuth2Controller {
   @ApiEnvelope(OAuth2QRCodeResponse)
   @ApiError(400, 10000, 'redirectUri is not an allowed address')
   @ApiError(404, 404, 'no WeChat website client configured')
-  async qrcode(@Query() q: WechatRedirectQuery, @Req() req: Request): Promise<OAuth2QRCodeResponse> {
+  async qrcode(@Query() q: WechatRedirectQuery, @Client() client: ClientFacts, @Res({ passthrough: true }) res: Response): Promise<OAuth2QRCodeResponse> {
     const reg = this.registry.pick(['wechat-open'], q.registrationId);
-    const r = await this.logins.start(reg, req, { kind: 'wechat-qrconnect', redirectUri: q.redirectUri });
+    const { authorization: r, setCookie } = await this.logins.start(reg, client, { kind: 'wechat-qrconnect', redirectUri: q.redirectUri });
+    res.append('Set-Cookie', setCookie);
     return { authorizationUri: r.authorizationUrl, state: r.state, appId: r.appId, redirectUri: r.redirectUri, scope: r.scope };
   }
 
@@ -57,8 +60,11 @@ export class WechatOAuth2Controller {
   @ApiEnvelope(OAuth2AuthUrlResponse)
   @ApiError(400, 10000, 'redirectUri is not an allowed address')
   @ApiError(404, 404, 'no official account configured')
-  mobile(@Query() q: WechatRedirectQuery, @Req() req: Request): Promise<OAuth2AuthUrlResponse> {
-    return this.logins.start(this.registry.pick(['wechat-mp'], q.registrationId), req, { kind: 'wechat-mobile', redirectUri: q.redirectUri, viaBegin: true });
+  async mobile(@Query() q: WechatRedirectQuery, @Client() client: ClientFacts, @Res({ passthrough: true }) res: Response): Promise<OAuth2AuthUrlResponse> {
+    const reg = this.registry.pick(['wechat-mp'], q.registrationId);
+    const started = await this.logins.start(reg, client, { kind: 'wechat-mobile', redirectUri: q.redirectUri, viaBegin: true });
+    res.append('Set-Cookie', started.setCookie);
+    return started.authorization;
   }
 
   @Public()
@@ -71,8 +77,11 @@ export class WechatOAuth2Controller {
   @ApiEnvelope(OAuth2AuthUrlResponse)
   @ApiError(400, 10000, 'redirectUri is not an allowed address')
   @ApiError(404, 404, 'no official account configured')
-  silent(@Query() q: WechatRedirectQuery, @Req() req: Request): Promise<OAuth2AuthUrlResponse> {
-    return this.logins.start(this.registry.pick(['wechat-mp'], q.registrationId), req, { kind: 'wechat-silent', redirectUri: q.redirectUri });
+  async silent(@Query() q: WechatRedirectQuery, @Client() client: ClientFacts, @Res({ passthrough: true }) res: Response): Promise<OAuth2AuthUrlResponse> {
+    const reg = this.registry.pick(['wechat-mp'], q.registrationId);
+    const started = await this.logins.start(reg, client, { kind: 'wechat-silent', redirectUri: q.redirectUri });
+    res.append('Set-Cookie', started.setCookie);
+    return started.authorization;
   }
 
   @Public()
@@ -118,7 +127,11 @@ export class WechatOAuth2Controller {
   @ApiError(400, 10000, 'expireSeconds outside 60..300')
   @ApiError(404, 404, 'no official account configured for appId')
   @ApiError(503, 503, 'WeChat API failed (errcode in message)')
-  mpQrcode(@Query() q: MpQrcodeQuery, @Req() req: Request): Promise<QRCodeLoginResponse> {
-    return this.scans.createQrcode(this.registry.pick(['wechat-mp'], q.appId), q.expireSeconds ?? 300, issueBinding(req, req.res));
+  mpQrcode(@Query() q: MpQrcodeQuery, @Client() client: ClientFacts, @Res({ passthrough: true }) res: Response): Promise<QRCodeLoginResponse> {
+    const reg = this.registry.pick(['wechat-mp'], q.appId);
+    // Sent even when WeChat then fails: the browser keeps one binding across retries (oauth/browser-binding.ts).
+    const binding = issueBinding(client);
+    res.append('Set-Cookie', binding.setCookie);
+    return this.scans.createQrcode(reg, q.expireSeconds ?? 300, binding.hash);
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { Request } from 'express';
 import { Strategy as OAuth2Strategy, StrategyOptions, VerifyCallback } from 'passport-oauth2';
 import { ExternalProfile } from '../../identities/external-profile';
 import { OAuth2ClientRegistration } from '../clients/oauth2-client-registration';
@@ -54,6 +53,12 @@ class ConfiguredStrategy extends OAuth2Strategy {
   }
 }
 
+/** The request passport-oauth2 reads a step from: the callback's query (code, state, error), and no body. */
+interface StepRequest {
+  query: Record<string, string>;
+  body: Record<string, never>;
+}
+
 type Outcome = { redirect: string } | { user: unknown } | { fail: unknown } | { error: unknown };
 
 /** The actions passport adds to a strategy for one authenticate() call. */
@@ -63,7 +68,7 @@ interface StrategyStep {
   fail(challenge?: unknown): void;
   error(error: unknown): void;
   pass(): void;
-  authenticate(req: Request, options: FlowOptions): void;
+  authenticate(req: StepRequest, options: FlowOptions): void;
 }
 
 /** The fields of a passport-oauth2 AuthorizationError / TokenError / InternalOAuthError we read. */
@@ -75,7 +80,7 @@ interface StrategyErrorView {
 }
 
 /** Runs one passport strategy step outside the passport middleware and reports how it ended. */
-function run(strategy: OAuth2Strategy, req: Pick<Request, 'query' | 'body'>, options: FlowOptions): Promise<Outcome> {
+function run(strategy: OAuth2Strategy, req: StepRequest, options: FlowOptions): Promise<Outcome> {
   return new Promise((resolve) => {
     const step = Object.create(strategy) as StrategyStep;
     step.redirect = (url: string) => resolve({ redirect: url });
@@ -84,7 +89,7 @@ function run(strategy: OAuth2Strategy, req: Pick<Request, 'query' | 'body'>, opt
     step.error = (error: unknown) => resolve({ error });
     step.pass = () => resolve({ error: new Error('strategy passed') });
     try {
-      step.authenticate(req as Request, options);
+      step.authenticate(req, options);
     } catch (error) {
       resolve({ error });
     }
