@@ -3,7 +3,7 @@ import { ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { AuditContext, AuditRequest } from '@app/audit';
 import { Roles } from '@app/auth';
 import { ApiEnvelope } from '@app/envelope';
-import { ApiError } from '../oauth/dtos/api-error';
+import { ApiError } from '../oauth/oauth2-errors.doc';
 import { AdminMembersService } from './admin-members.service';
 import {
   AdminFactorsView,

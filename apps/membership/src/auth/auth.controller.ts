@@ -21,10 +21,10 @@ import {
   SendCodeRequest,
   VerifyCodeRequest,
   VerifyCodeResponse,
-} from './dtos/auth.requests';
-import { MemberLoginResponse, TokenRefreshResponse } from './dtos/member-login.response';
+} from './dtos/auth.dto';
+import { MemberLoginResponse, TokenRefreshResponse } from './dtos/member-login.dto';
 import { LoginResult, MFA_NOTE } from './dtos/mfa.dto';
-import { RegisterResponse } from './dtos/register.response';
+import { RegisterResponse } from './dtos/register.dto';
 import { ChangePasswordResponse, ProfileResponse, SendCodeResponse, UpdateProfileRequest } from './dtos/profile.dto';
 import { PasswordLoginService } from './password-login.service';
 import { PasswordService } from './password.service';

@@ -2,7 +2,7 @@
 export { AuthModule } from './auth.module';
 export { LoginService } from './login.service';
 export type { LoginType } from './login.service';
-export { MemberLoginResponse, TokenRefreshResponse } from './dtos/member-login.response';
+export { MemberLoginResponse, TokenRefreshResponse } from './dtos/member-login.dto';
 export { MembersService } from '../members/members.service';
 export type { CreateMemberInput } from '../members/members.service';
 export { Member } from '../members/member.entity';

@@ -8,7 +8,7 @@ import { MembersService } from '../members/members.service';
 import { SessionClient } from '../sessions/client-facts';
 import { SessionAuthentication, SessionsService } from '../sessions/sessions.service';
 import { AccessTokenService } from './access-token.service';
-import { MemberLoginResponse } from './dtos/member-login.response';
+import { MemberLoginResponse } from './dtos/member-login.dto';
 import { LoginResult } from './dtos/mfa.dto';
 import { MfaChallenges } from './mfa-challenges';
 

@@ -3,7 +3,7 @@ import { RunningApp, startMembership } from '../../../../test/support/apps';
 import { queryRows } from '../../../../test/support/database';
 import { clientFacts } from '../../../../test/membership/client-facts';
 import { SessionsService } from '../sessions/sessions.service';
-import { MemberLoginResponse } from './dtos/member-login.response';
+import { MemberLoginResponse } from './dtos/member-login.dto';
 import { PasswordLoginService } from './password-login.service';
 
 // The real use case on a real database (test/support/apps.ts), called with plain client facts.

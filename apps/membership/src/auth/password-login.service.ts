@@ -6,9 +6,9 @@ import { LoginLockoutService } from '../security/login-lockout.service';
 import { PasswordHasher } from '../security/password-hasher';
 import { PasswordPolicy } from '../security/password-policy';
 import { VerificationService } from '../verification/verification.service';
-import { LoginRequest, RegisterRequest } from './dtos/auth.requests';
+import { LoginRequest, RegisterRequest } from './dtos/auth.dto';
 import { LoginResult } from './dtos/mfa.dto';
-import { RegisterResponse } from './dtos/register.response';
+import { RegisterResponse } from './dtos/register.dto';
 import { LoginService } from './login.service';
 
 /** Register with a password, and log in with account + password. */

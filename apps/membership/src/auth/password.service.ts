@@ -10,7 +10,7 @@ import { sessionIdOf } from '../sessions/session-id';
 import { SessionsService } from '../sessions/sessions.service';
 import { CodeTarget, VerificationService } from '../verification/verification.service';
 import { StepUpService } from '../factors/step-up.service';
-import { ChangePasswordRequest, ResetPasswordRequest } from './dtos/auth.requests';
+import { ChangePasswordRequest, ResetPasswordRequest } from './dtos/auth.dto';
 
 /** Change the password (signed in) or reset it with a code; both end other sessions. */
 @Injectable()

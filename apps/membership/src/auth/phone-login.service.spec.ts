@@ -5,7 +5,7 @@ import { clientFacts } from '../../../../test/membership/client-facts';
 import { FakeAliyun, startFakeAliyun } from '../../../../test/membership/fakes';
 import { SessionsService } from '../sessions/sessions.service';
 import { VerificationService } from '../verification/verification.service';
-import { MemberLoginResponse } from './dtos/member-login.response';
+import { MemberLoginResponse } from './dtos/member-login.dto';
 import { PasswordLoginService } from './password-login.service';
 import { PhoneLoginService } from './phone-login.service';
 

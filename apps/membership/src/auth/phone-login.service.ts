@@ -6,7 +6,7 @@ import { MembersService } from '../members/members.service';
 import { ClientFacts } from '../sessions/client-facts';
 import { LoginLockoutService } from '../security/login-lockout.service';
 import { VerificationService } from '../verification/verification.service';
-import { PhoneLoginRequest } from './dtos/auth.requests';
+import { PhoneLoginRequest } from './dtos/auth.dto';
 import { LoginResult } from './dtos/mfa.dto';
 import { LoginService } from './login.service';
 

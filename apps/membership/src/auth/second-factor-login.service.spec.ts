@@ -6,7 +6,7 @@ import { queryRows } from '../../../../test/support/database';
 import { clientFacts } from '../../../../test/membership/client-facts';
 import { MembersService } from '../members/members.service';
 import { SessionsService } from '../sessions/sessions.service';
-import { MemberLoginResponse } from './dtos/member-login.response';
+import { MemberLoginResponse } from './dtos/member-login.dto';
 import { MfaChallengeResponse } from './dtos/mfa.dto';
 import { PasswordLoginService } from './password-login.service';
 import { SecondFactorLoginService } from './second-factor-login.service';

@@ -4,10 +4,10 @@ import { Throttle } from '@nestjs/throttler';
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { CurrentPrincipal, Principal, Public } from '@app/auth';
 import { ApiEnvelope, ErrorEnvelope } from '@app/envelope';
-import { TotpEnrolmentView } from '../factors/dtos/factor.views';
+import { TotpEnrolmentView } from '../factors/dtos/factor-views.dto';
 import { ClientFacts } from '../sessions/client-facts';
 import { Client } from '../sessions/client.decorator';
-import { MemberLoginResponse } from './dtos/member-login.response';
+import { MemberLoginResponse } from './dtos/member-login.dto';
 import {
   MfaChallengeResponse,
   MfaEnrolmentLoginResponse,

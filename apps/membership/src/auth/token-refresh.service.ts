@@ -6,7 +6,7 @@ import { MembershipConfig } from '../config/membership.config';
 import { MembersService } from '../members/members.service';
 import { SessionsService } from '../sessions/sessions.service';
 import { AccessTokenClaims, AccessTokenService } from './access-token.service';
-import { MemberLoginResponse, TokenRefreshResponse } from './dtos/member-login.response';
+import { MemberLoginResponse, TokenRefreshResponse } from './dtos/member-login.dto';
 import { LoginService } from './login.service';
 
 /** refresh-token (rotating refresh token) and refresh-token-by-jwt (renew a nearly expired JWT). */

@@ -5,7 +5,7 @@ import { BusinessException, ErrorCode, Locale, msg } from '@app/envelope';
 import { MembershipConfig } from '../config/membership.config';
 import { Member } from '../members/member.entity';
 import { SiteConfigService } from '../site-config/site-config.service';
-import { PasskeyAddedView, PasskeyView, passkeyView, FactorsView, TotpEnrolmentView } from './dtos/factor.views';
+import { PasskeyAddedView, PasskeyView, passkeyView, FactorsView, TotpEnrolmentView } from './dtos/factor-views.dto';
 import { FactorChange, FactorChangeRecord } from './factor-change';
 import { FactorNotices } from './factor-notices';
 import { FactorStrength } from './factor-strength';

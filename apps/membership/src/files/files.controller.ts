@@ -7,7 +7,7 @@ import { ApiEnvelope, BusinessException, ErrorCode, ErrorEnvelope, msg, RawRespo
 import { serveObject } from '@app/storage';
 import { MembershipConfig } from '../config/membership.config';
 import { isInlineImage } from './file-type';
-import { FileUploadResponse } from './file-upload.response';
+import { FileUploadResponse } from './dtos/file-upload.dto';
 import { FilesService, UploadedBytes } from './files.service';
 import { MemberFile } from './member-file.entity';
 

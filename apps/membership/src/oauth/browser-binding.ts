@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ClientFacts } from '../sessions/client-facts';
-import { STATE_TTL_MS } from './oauth2-state.store';
+import { STATE_TTL_MS } from './oauth2-state.repository';
 
 /**
  * Ties an OAuth / WeChat login or link state to the browser that started it: an HttpOnly,

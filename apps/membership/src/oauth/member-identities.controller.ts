@@ -9,9 +9,9 @@ import { ClientFacts } from '../sessions/client-facts';
 import { Client } from '../sessions/client.decorator';
 import { sessionIdOf } from '../sessions/session-id';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
-import { ApiError } from './dtos/api-error';
-import { RedirectQuery } from './dtos/oauth2.requests';
-import { MemberIdentityResponse, OAuth2AuthUrlResponse } from './dtos/oauth2.responses';
+import { ApiError } from './oauth2-errors.doc';
+import { RedirectQuery } from './dtos/oauth2-requests.dto';
+import { MemberIdentityResponse, OAuth2AuthUrlResponse } from './dtos/oauth2-responses.dto';
 import { OAuth2LoginService } from './oauth2-login.service';
 
 /** The logged-in member's external identities: list, link another, unlink one. */

@@ -8,7 +8,7 @@ import { SessionsService } from '../sessions/sessions.service';
 import { bindingHash } from './browser-binding';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
 import { OAuth2LoginService } from './oauth2-login.service';
-import { OAuth2StateStore, randomState } from './oauth2-state.store';
+import { OAuth2StateRepository, randomState } from './oauth2-state.repository';
 
 const FRONTEND = 'https://app.example.com/oauth/callback';
 const PROVIDER = 'https://idp.example.org';
@@ -78,7 +78,7 @@ describe('OAuth2LoginService: start, the way to the provider, and the exchange o
     const { setCookie } = await start();
     const pending = await logins.pendingLogin(reg, { provider: 'oauth2', subject: 'spec-subject', registrationId: 'corp', nickname: 'Spec', avatarUrl: null });
     const state = randomState();
-    await app.app.get(OAuth2StateStore).savePendingLogin(state, { ...pending, browserHash: bindingHash(nonceOf(setCookie)) });
+    await app.app.get(OAuth2StateRepository).savePendingLogin(state, { ...pending, browserHash: bindingHash(nonceOf(setCookie)) });
 
     const stranger = clientFacts({ cookie: `oauth2_binding=${'x'.repeat(43)}` });
     await expect(logins.exchange(state, stranger)).rejects.toMatchObject({ code: ErrorCode.FORBIDDEN });

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { WechatAuthorizeScope } from '@app/wechat';
 import { LoginService } from '../auth/login.service';
-import { MemberLoginResponse } from '../auth/dtos/member-login.response';
+import { MemberLoginResponse } from '../auth/dtos/member-login.dto';
 import { MfaChallengeResponse } from '../auth/dtos/mfa.dto';
 import { MembershipConfig } from '../config/membership.config';
 import { ExternalProfile } from '../identities/external-profile';
@@ -12,17 +12,17 @@ import { ClientFacts } from '../sessions/client-facts';
 import { SessionsService } from '../sessions/sessions.service';
 import { OAuth2ClientRegistration } from './clients/oauth2-client-registration';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
-import { OAuth2AuthUrlResponse, OAuth2LoginResponse, OAuth2QRCodeStateResponse } from './dtos/oauth2.responses';
+import { OAuth2AuthUrlResponse, OAuth2LoginResponse, OAuth2QRCodeStateResponse } from './dtos/oauth2-responses.dto';
 import {
   AuthorizationState,
   OAuth2FlowKind,
-  OAuth2StateStore,
+  OAuth2StateRepository,
   PendingLogin,
   QrcodeState,
   STATE_TTL_MS,
   isWellFormedState,
   randomState,
-} from './oauth2-state.store';
+} from './oauth2-state.repository';
 import { OidcFlow } from './providers/oidc.flow';
 import { PassportOAuth2Flow } from './providers/passport-oauth2.flow';
 import { WechatOAuthFlow } from './providers/wechat-oauth.flow';
@@ -76,7 +76,7 @@ export class OAuth2LoginService {
 
   constructor(
     private readonly registry: OAuth2ClientRegistry,
-    private readonly store: OAuth2StateStore,
+    private readonly store: OAuth2StateRepository,
     private readonly passportFlow: PassportOAuth2Flow,
     private readonly oidcFlow: OidcFlow,
     private readonly wechatFlow: WechatOAuthFlow,

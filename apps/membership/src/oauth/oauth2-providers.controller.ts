@@ -6,7 +6,7 @@ import { Public } from '@app/auth';
 import { ApiEnvelope } from '@app/envelope';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
 import { APP_TYPE } from './clients/oauth2-client-registration';
-import { ApiError } from './dtos/api-error';
+import { ApiError } from './oauth2-errors.doc';
 
 /** mortise `OAuth2ProviderInfo`: what a login page needs to draw a button, nothing secret. */
 export class OAuth2ProviderInfo {

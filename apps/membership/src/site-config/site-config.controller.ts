@@ -3,7 +3,7 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AuditContext, AuditRequest } from '@app/audit';
 import { Public, Roles } from '@app/auth';
 import { ApiEnvelope, ErrorEnvelope } from '@app/envelope';
-import { SiteConfigResponse, UpdateSiteConfigRequest } from './site-config.dto';
+import { SiteConfigResponse, UpdateSiteConfigRequest } from './dtos/site-config.dto';
 import { SiteConfigService } from './site-config.service';
 
 /** Site settings: public read, admin write (/api/v1/admin/system/site-config). */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AuditContext } from '@app/audit';
-import { PUBLIC_PREFIXES } from './site-config.dto';
+import { PUBLIC_PREFIXES } from './dtos/site-config.dto';
 import { SiteConfigRepository } from './site-config.repository';
 
 @Injectable()

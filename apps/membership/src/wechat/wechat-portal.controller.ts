@@ -8,8 +8,8 @@ import { WechatMessageCrypto, WechatMessageRejected, buildWechatXml, parseWechat
 import { MembershipConfig } from '../config/membership.config';
 import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
 import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';
-import { OAuth2StateStore } from '../oauth/oauth2-state.store';
-import { ScanOutcome, WechatMpScanService } from './wechat-mp-scan.service';
+import { OAuth2StateRepository } from '../oauth/oauth2-state.repository';
+import { ScanOutcome, WechatMpScanService } from '../oauth/wechat-mp-scan.service';
 import { ApiPortalHandshake, ApiPortalPush } from './wechat-portal.doc';
 
 const REPLIES: Record<ScanOutcome, string | null> = {
@@ -29,7 +29,7 @@ export class WechatPortalController {
   constructor(
     private readonly registry: OAuth2ClientRegistry,
     private readonly scans: WechatMpScanService,
-    private readonly store: OAuth2StateStore,
+    private readonly store: OAuth2StateRepository,
     private readonly config: MembershipConfig,
   ) {}
 

@@ -2,9 +2,9 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { Transform } from 'class-transformer';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
-import { FactorAnswerRequest } from '../../factors/dtos/factor.requests';
+import { FactorAnswerRequest } from '../../factors/dtos/factor.dto';
 import { FACTOR_METHODS, FactorMethod } from '../../factors/factor-strength';
-import { MemberLoginResponse } from './member-login.response';
+import { MemberLoginResponse } from './member-login.dto';
 
 const MFA_TOKEN = /^mfa_[A-Za-z0-9_-]{43}$/;
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { BaseClient, Issuer, errors } from 'openid-client';
 import { ExternalProfile } from '../../identities/external-profile';
 import { OAuth2ClientRegistration } from '../clients/oauth2-client-registration';
-import { AuthorizationState } from '../oauth2-state.store';
+import { AuthorizationState } from '../oauth2-state.repository';
 import { AuthorizationRequest, ProviderAuthorizationFailed, ProviderFlow } from './provider-flow';
 
 /** OpenID Connect providers through openid-client: discovery, PKCE, nonce, ID token validation. */

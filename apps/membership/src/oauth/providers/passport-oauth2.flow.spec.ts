@@ -1,7 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { OAuth2ClientRegistration, parseOAuth2Clients } from '../clients/oauth2-client-registration';
-import { AuthorizationState } from '../oauth2-state.store';
+import { AuthorizationState } from '../oauth2-state.repository';
 import { PassportOAuth2Flow } from './passport-oauth2.flow';
 import { ProviderAuthorizationFailed, pkcePair } from './provider-flow';
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ExternalProfile } from '../../identities/external-profile';
 import { OAuth2ClientRegistration } from '../clients/oauth2-client-registration';
-import { AuthorizationState } from '../oauth2-state.store';
+import { AuthorizationState } from '../oauth2-state.repository';
 
 /** The third party refused or failed; the browser goes back to the frontend with `?error=`. */
 export class ProviderAuthorizationFailed extends Error {

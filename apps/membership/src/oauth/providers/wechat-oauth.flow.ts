@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { WechatApiClient, WechatApiError, WechatAuthorizeScope } from '@app/wechat';
 import { ExternalProfile } from '../../identities/external-profile';
 import { OAuth2ClientRegistration } from '../clients/oauth2-client-registration';
-import { AuthorizationState } from '../oauth2-state.store';
+import { AuthorizationState } from '../oauth2-state.repository';
 import { AuthorizationRequest, ProviderAuthorizationFailed, ProviderFlow } from './provider-flow';
 
 export function wechatScopeOf(stored: Pick<AuthorizationState, 'kind'>): WechatAuthorizeScope {

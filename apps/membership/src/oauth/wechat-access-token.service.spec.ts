@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { RedisSharedState } from '@app/platform';
 import { WechatApiClient, WechatApiError } from '@app/wechat';
 import { WechatTestServer, startWechatServer } from '../../../../test/support/wechat-server';
-import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
+import { OAuth2ClientRegistration } from './clients/oauth2-client-registration';
 import { WechatAccessTokenService } from './wechat-access-token.service';
 
 // Real Redis (127.0.0.1:6379) as the shared cache, real HTTP to the local WeChat protocol server.

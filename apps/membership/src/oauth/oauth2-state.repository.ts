@@ -78,7 +78,7 @@ export function isWellFormedState(s: unknown): s is string {
 
 /** OAuth states, QR records and pending logins in SharedState (Redis or PostgreSQL) with expiry. */
 @Injectable()
-export class OAuth2StateStore {
+export class OAuth2StateRepository {
   constructor(private readonly shared: SharedState) {}
 
   async saveAuthorization(state: string, value: AuthorizationState): Promise<void> {

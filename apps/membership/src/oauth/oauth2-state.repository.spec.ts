@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { RedisSharedState } from '@app/platform';
-import { OAuth2StateStore, QrcodeState, randomState } from './oauth2-state.store';
+import { OAuth2StateRepository, QrcodeState, randomState } from './oauth2-state.repository';
 
 // Against real Redis (127.0.0.1:6379); PostgreSQL is covered by the e2e suites.
-describe('OAuth2StateStore', () => {
+describe('OAuth2StateRepository', () => {
   let shared: RedisSharedState;
-  let store: OAuth2StateStore;
+  let store: OAuth2StateRepository;
 
   beforeAll(() => {
     shared = new RedisSharedState(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', `spec-${randomBytes(4).toString('hex')}:`);
-    store = new OAuth2StateStore(shared);
+    store = new OAuth2StateRepository(shared);
   });
   afterAll(() => shared.onModuleDestroy());
 

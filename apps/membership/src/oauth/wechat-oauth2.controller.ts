@@ -4,17 +4,17 @@ import { Throttle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { Public } from '@app/auth';
 import { ApiEnvelope, BusinessException, ErrorCode, msg } from '@app/envelope';
-import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';
-import { ApiError } from '../oauth/dtos/api-error';
-import { MpQrcodeQuery, SilentOpenIdQuery, WechatRedirectQuery } from '../oauth/dtos/oauth2.requests';
-import { OAuth2AuthUrlResponse, OAuth2QRCodeResponse, QRCodeLoginResponse, WechatSilentOpenIdResponse } from '../oauth/dtos/oauth2.responses';
-import { OAuth2LoginService } from '../oauth/oauth2-login.service';
-import { OAuth2StateStore } from '../oauth/oauth2-state.store';
-import { issueBinding } from '../oauth/browser-binding';
-import { ProviderAuthorizationFailed } from '../oauth/providers/provider-flow';
+import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
+import { ApiError } from './oauth2-errors.doc';
+import { MpQrcodeQuery, SilentOpenIdQuery, WechatRedirectQuery } from './dtos/oauth2-requests.dto';
+import { OAuth2AuthUrlResponse, OAuth2QRCodeResponse, QRCodeLoginResponse, WechatSilentOpenIdResponse } from './dtos/oauth2-responses.dto';
+import { OAuth2LoginService } from './oauth2-login.service';
+import { OAuth2StateRepository } from './oauth2-state.repository';
+import { issueBinding } from './browser-binding';
+import { ProviderAuthorizationFailed } from './providers/provider-flow';
 import { ClientFacts } from '../sessions/client-facts';
 import { Client } from '../sessions/client.decorator';
-import { WechatOAuthFlow } from '../oauth/providers/wechat-oauth.flow';
+import { WechatOAuthFlow } from './providers/wechat-oauth.flow';
 import { WechatMpScanService } from './wechat-mp-scan.service';
 
 @ApiTags('OAuth 2.0 and WeChat login')
@@ -25,7 +25,7 @@ export class WechatOAuth2Controller {
     private readonly logins: OAuth2LoginService,
     private readonly scans: WechatMpScanService,
     private readonly flow: WechatOAuthFlow,
-    private readonly store: OAuth2StateStore,
+    private readonly store: OAuth2StateRepository,
   ) {}
 
   @Public()

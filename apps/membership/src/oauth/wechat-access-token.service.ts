@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SharedState } from '@app/platform';
 import { WechatApiClient, WechatApiError } from '@app/wechat';
-import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
+import { OAuth2ClientRegistration } from './clients/oauth2-client-registration';
 
 /** Refresh this long before WeChat's own expiry so no request carries a token about to lapse. */
 const REFRESH_MARGIN_MS = 5 * 60_000;

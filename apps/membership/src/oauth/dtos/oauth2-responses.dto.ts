@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { MemberLoginResponse } from '../../auth/dtos/member-login.response';
+import { MemberLoginResponse } from '../../auth/dtos/member-login.dto';
 
 export class OAuth2AuthUrlResponse {
   @ApiProperty({ description: 'Send the browser here', example: 'https://github.com/login/oauth/authorize?response_type=code&redirect_uri=https%3A%2F%2Fapi.example.com%2Flogin%2Foauth2%2Fcode%2Fgithub-app&scope=read%3Auser%20user%3Aemail&state=Yl3cF0...&client_id=Iv1.8a61f9b3a7aba766' })

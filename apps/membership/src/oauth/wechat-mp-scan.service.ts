@@ -1,10 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { WechatApiClient, WechatApiError } from '@app/wechat';
-import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
-import { QRCodeLoginResponse } from '../oauth/dtos/oauth2.responses';
-import { OAuth2LoginService } from '../oauth/oauth2-login.service';
-import { OAuth2StateStore, QrcodeState, randomState } from '../oauth/oauth2-state.store';
+import { OAuth2ClientRegistration } from './clients/oauth2-client-registration';
+import { QRCodeLoginResponse } from './dtos/oauth2-responses.dto';
+import { OAuth2LoginService } from './oauth2-login.service';
+import { OAuth2StateRepository, QrcodeState, randomState } from './oauth2-state.repository';
 import { WechatAccessTokenService } from './wechat-access-token.service';
 
 export type ScanOutcome = 'authorized' | 'expired' | 'unknown' | 'already-used' | 'failed';
@@ -17,7 +17,7 @@ export class WechatMpScanService {
   constructor(
     private readonly wechat: WechatApiClient,
     private readonly tokens: WechatAccessTokenService,
-    private readonly store: OAuth2StateStore,
+    private readonly store: OAuth2StateRepository,
     private readonly logins: OAuth2LoginService,
   ) {}
 
