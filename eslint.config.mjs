@@ -1,5 +1,5 @@
 // @ts-check
-// ESLint 9 flat config: typescript-eslint's type-checked rules over apps/, libs/ and test/ (issue 18).
+// ESLint 9 flat config: typescript-eslint's type-checked rules over apps/, libs/ and test/.
 import eslint from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';

@@ -56,7 +56,7 @@ function textTable(figures) {
   return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('-|-'), ...rows.slice(1).map(line)].join('\n');
 }
 
-/** A Markdown table (README). */
+/** A Markdown table (docs/operations/performance.md). */
 function markdownTable(figures) {
   const esc = (c) => String(c).replace(/\|/g, '\\|');
   return [`| ${HEAD.join(' | ')} |`, `|${HEAD.map(() => '---').join('|')}|`, ...figures.map((f) => `| ${row(f).map(esc).join(' | ')} |`)].join('\n');

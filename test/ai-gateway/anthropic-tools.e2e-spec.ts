@@ -1,4 +1,4 @@
-// Issue 15 item 3: tools, content parts and roles through the gateway onto an Anthropic upstream,
+// Tools, content parts and roles through the gateway onto an Anthropic upstream,
 // driven by the official `openai` SDK. The fake Messages API validates requests as Anthropic does
 // (alternating roles, tool_result ids matching the previous tool_use, no unknown fields), so a
 // translation mistake is a 400 here.

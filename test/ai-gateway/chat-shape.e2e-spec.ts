@@ -1,4 +1,4 @@
-// Issue 15 (items 1, 2, 4): the full Chat Completions request and response shape through the gateway:
+// The full Chat Completions request and response shape through the gateway:
 // tools and tool_calls (streamed deltas forwarded chunk by chunk), content parts, developer role,
 // unknown fields per deployment policy, validation 400s naming `param`, size bounds, and tool
 // definitions and image parts held in the budget. Lean path (API clients) and full pipeline (an Origin
@@ -16,7 +16,7 @@ const WEATHER = { type: 'function', function: { name: 'get_weather', description
 // 1x1 PNG.
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
-describe('chat completions: full request and response shape (issue 15)', () => {
+describe('chat completions: full request and response shape', () => {
   let f: GatewayFixture;
   let key: string;
 

@@ -98,7 +98,7 @@ describe('AI gateway chat completions (openai SDK)', () => {
       [{ messages: [{ role: 'user', content: 5 }] }, 'messages.0.content'],
       [{ max_tokens: 0 }, 'max_tokens'],
       [{ n: 0 }, 'n'],
-      // Unknown fields pass to the deployment's policy (issue 15.2), except those that could lengthen the answer.
+      // Unknown fields pass to the deployment's policy (docs/ai-gateway/chat.md), except those that could lengthen the answer.
       [{ max_new_tokens: 1 }, 'max_new_tokens'],
     ];
     for (const [patch, param] of cases) {

@@ -1,4 +1,4 @@
-// Issue 15: the Vercel AI SDK (ai 5) drives the gateway: generateText / streamText with a tool and
+// The Vercel AI SDK (ai 5) drives the gateway: generateText / streamText with a tool and
 // stopWhen, so the SDK runs the tool and calls the model again with its result. Two providers: the
 // chat-completions one (@ai-sdk/openai-compatible) and the default `openai(model)` of @ai-sdk/openai,
 // which speaks the Responses API (/v1/responses) with its defaults (store unset: the SDK may refer to

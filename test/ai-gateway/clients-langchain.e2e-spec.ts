@@ -1,4 +1,4 @@
-// Issue 15: LangChain JS (@langchain/openai ChatOpenAI) drives the gateway: bindTools, an AIMessage with
+// LangChain JS (@langchain/openai ChatOpenAI) drives the gateway: bindTools, an AIMessage with
 // tool_calls, the tool run by LangChain answering a ToolMessage, and the final answer; invoked and
 // streamed, on an OpenAI-protocol and an Anthropic-protocol upstream.
 import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';

@@ -1,4 +1,4 @@
-// Issue 15: the official `openai` SDK drives the gateway as an agent would, on an OpenAI-protocol and an
+// The official `openai` SDK drives the gateway as an agent would, on an OpenAI-protocol and an
 // Anthropic-protocol upstream: a two-step tool loop (model asks for the tool, the client runs it, the
 // model answers with its result), streamed and not, through chat completions and the Responses API;
 // image parts, the developer role and unknown fields reach each upstream in its own protocol.

@@ -1,4 +1,4 @@
-// Issue 15.6: configuration errors say `x-should-retry: false` (the openai SDK then does not retry them),
+// Configuration errors say `x-should-retry: false` (the openai SDK then does not retry them),
 // and keyed calls carry OpenAI's x-ratelimit-*-requests headers on every keyed route (chat, embeddings, models).
 import OpenAI from 'openai';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';

@@ -86,7 +86,7 @@ describe('AI gateway metering: budgets, ledger, usage', () => {
     expect(f.openai.requests[0].body.max_tokens).toBe(50);
     const { key: unlimited } = await f.createKey();
     await sdk(unlimited).chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] });
-    // Issue 16, H3: the reserved default is sent too, never the upstream's own default length.
+    // The reserved default is sent too, never the upstream's own default length.
     // One name only (this local deployment's default, max_tokens): OpenAI refuses both at once.
     expect({ max_tokens: f.openai.requests[1].body.max_tokens, max_completion_tokens: f.openai.requests[1].body.max_completion_tokens }).toEqual({ max_tokens: 50, max_completion_tokens: undefined });
   });

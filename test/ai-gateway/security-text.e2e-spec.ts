@@ -1,12 +1,12 @@
-// Issue 16 (security audit), the gateway's text endpoints: tokenizer freeze (H1), completion limit
-// sent upstream = the one reserved (H3), embeddings cache scoped per key (L4).
+// Security of the gateway's text endpoints: no tokenizer freeze, the completion limit sent upstream is the
+// one reserved, the embeddings cache is scoped per key (docs/operations/threat-model.md).
 import { randomUUID } from 'crypto';
 import { Tokenizer } from '../../apps/ai-gateway/src/tokenizer/tokenizer';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
 jest.setTimeout(120_000);
 
-describe('gateway text endpoints: security (issue 16)', () => {
+describe('gateway text endpoints: security', () => {
   let f: GatewayFixture;
   const run = randomUUID().slice(0, 8);
 
@@ -119,7 +119,7 @@ describe('gateway text endpoints: security (issue 16)', () => {
       }
     });
 
-    // Issue 15.4: also with max_completion_tokens: 1, tool definitions and image parts, and tool-call
+    // Also with max_completion_tokens: 1, tool definitions and image parts, and tool-call
     // answers (the fake truncates the call's arguments at the limit it honours).
     const ROUNDS: Array<[string, Record<string, unknown>, number, number]> = [
       ['text, limit 5', { messages: hi, max_completion_tokens: 5, max_tokens: 100_000 }, 5, 0.2],

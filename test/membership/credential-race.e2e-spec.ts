@@ -1,5 +1,5 @@
 /**
- * Issue 16 H2 review (race): a reset by code (and a password change) replaces the password, then ends
+ * A race: a reset by code (and a password change) replaces the password, then ends
  * every session. A password login that verified the OLD password before the replacement, and opens its
  * session (or re-stores the hash, or sets a new password) after the sessions were ended, must not keep
  * the account: it is refused as bad credentials. The interleaving is forced with a hook right after the

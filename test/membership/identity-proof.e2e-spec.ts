@@ -1,5 +1,5 @@
 /**
- * Issue 16 H2, L1, L5 and issue 17 item 5: an unproven phone or email is a claim that never logs
+ * An unproven phone or email is a claim that never logs
  * anyone in and never blocks its proven owner; a first password needs a fresh code; a stranger's wrong
  * passwords cannot keep the member out; register opens no session; PASSWORD_MIN_LENGTH.
  */

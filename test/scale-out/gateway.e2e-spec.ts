@@ -1,5 +1,5 @@
 /**
- * Scale-out (issue 8): two AI gateway instances on different ports, one PostgreSQL database,
+ * Scale-out: two AI gateway instances on different ports, one PostgreSQL database,
  * separate DATA_DIRs, one local OpenAI-protocol upstream, shared short-lived state on PostgreSQL or
  * on Redis. Keys revoked on one are refused by the other within the key-cache lifetime, a key's
  * per-minute limit counts calls on both, and the usage ledger holds exactly one row per call.

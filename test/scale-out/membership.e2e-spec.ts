@@ -1,5 +1,5 @@
 /**
- * Scale-out (issue 8): two membership instances on different ports, one PostgreSQL database, each
+ * Scale-out: two membership instances on different ports, one PostgreSQL database, each
  * with its own DATA_DIR, files on one S3-compatible store, and shared short-lived state on
  * PostgreSQL or on Redis. Whatever a member does on one instance, the other one must see: they
  * behave as one service behind a load balancer without sticky sessions.

@@ -1,6 +1,6 @@
 import { HttpStatus } from '@nestjs/common';
 
-/** Envelope `code` values of DECISIONS.md; each maps to one HTTP status. */
+/** Envelope `code` values of docs/contract/DECISIONS.md; each maps to one HTTP status. */
 export enum ErrorCode {
   OK = 200,
   BAD_REQUEST = 400,

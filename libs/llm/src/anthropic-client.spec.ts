@@ -172,7 +172,7 @@ describe('AnthropicClient against a Messages API server', () => {
   });
 });
 
-describe('Anthropic tools, parts and roles (issue 15)', () => {
+describe('Anthropic tools, parts and roles', () => {
   const weather = { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
   const time = { type: 'function', function: { name: 'get_time' } };
   const base = { model: 'm', messages: [{ role: 'user' as const, content: 'Paris?' }] };

@@ -71,7 +71,7 @@ export class UpstreamHttp {
    * One whole JSON exchange (non-streamed chat, embeddings): POSTs `payload` and resolves with the
    * parsed 2xx body, all within timeoutMs; other statuses fail as in postJson. Through undici's
    * dispatch with a handler that collects the body, not request()'s body stream, promise and
-   * per-call abort signal, a large share of a proxied call's CPU (README, Performance).
+   * per-call abort signal, a large share of a proxied call's CPU (docs/operations/performance.md).
    */
   callJson<T>(path: string, payload: unknown, opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string> }): Promise<{ statusCode: number; body: T }> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;

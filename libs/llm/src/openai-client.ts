@@ -29,8 +29,8 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
 
   /**
    * The completion limit goes upstream under exactly one name, the one this deployment honours: an
-   * upstream that ignored the other would generate its default length past the budget hold (issue 16,
-   * H3), and OpenAI refuses both at once.
+   * upstream that ignored the other would generate its default length past the budget hold
+   * (docs/ai-gateway/keys-and-limits.md, Metering and budgets), and OpenAI refuses both at once.
    */
   private withLimit(req: ChatCompletionRequest): ChatCompletionRequest {
     const limit = req.max_completion_tokens ?? req.max_tokens;

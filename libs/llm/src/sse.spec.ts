@@ -36,7 +36,7 @@ describe('parseSse', () => {
     expect(out).toEqual(['你好']);
   });
 
-  it('reassembles a long line sent in many small chunks, each chunk scanned once (issue 16 sweep)', async () => {
+  it('reassembles a long line sent in many small chunks, each chunk scanned once', async () => {
     const line = 'x'.repeat(200_000);
     const parts = ['data: '];
     for (let i = 0; i < line.length; i += 100) parts.push(line.slice(i, i + 100));

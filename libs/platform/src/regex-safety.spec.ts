@@ -4,7 +4,7 @@ import * as ts from 'typescript';
 import { checkSync } from 'recheck';
 
 /**
- * Class guard for ReDoS (issue 16, M2 and the regex sweep): every regular expression literal in
+ * Class guard for ReDoS: every regular expression literal in
  * the production code of apps/ and libs/ is run through recheck, a ReDoS checker that finds
  * exponential and polynomial backtracking by static analysis plus fuzzing. A new pattern that can
  * backtrack super-linearly fails this test unless it is listed below with the reason it never sees

@@ -38,7 +38,7 @@ interface Answer {
 /** Every check of this file: one figure for the whole suite. */
 const c = new Conformance();
 afterAll(() => {
-  // The figure the issue asks for: printed on every run (also on old code, where assertions fail).
+  // The pass figure per operation: printed on every run (also on old code, where assertions fail).
   console.log(`${c.summary()}\n${c.breakdown()}\n${c.failed().map((x) => `  FAILED ${x.name}: ${x.problems.slice(0, 3).join('; ')}`).join('\n')}`);
 });
 

@@ -1,4 +1,4 @@
-// Issue 15.7: the media aliases honour the client's `model` through the media catalog (providers file
+// The media aliases honour the client's `model` through the media catalog (providers file
 // `mediaModels`), pass the transcription output formats and gpt-image-1 fields to the upstream, and map
 // every OpenAI voice name onto a local voice.
 import OpenAI, { toFile } from 'openai';

@@ -1,7 +1,7 @@
 // What each app's answers must look like, success or failure.
 import type { RawResponse } from './http';
 
-/** Envelope code -> HTTP status, from DECISIONS.md. Codes equal to a status map to themselves. */
+/** Envelope code -> HTTP status, from docs/contract/DECISIONS.md. Codes equal to a status map to themselves. */
 const BUSINESS_STATUS: Record<number, number> = { 10000: 400, 10002: 401, 10003: 400, 10004: 502, 10005: 409, 10008: 423, 10010: 403, 10011: 401, 10012: 401, 10013: 400 };
 
 /** null when the answer is a well-formed membership answer for its status; else why not. */

@@ -1,6 +1,6 @@
 import { checkChatShape, checkUnknown } from './chat-shape';
 
-describe('chat-shape: unknown fields are never a cost or routing lever, at any depth (issue 15)', () => {
+describe('chat-shape: unknown fields are never a cost or routing lever, at any depth', () => {
   const refused: Array<[Record<string, unknown>, string]> = [
     [{ reasoning: { max_tokens: 100000 } }, 'reasoning'],
     [{ thinking: { type: 'enabled' } }, 'thinking'],
@@ -44,7 +44,7 @@ describe('chat-shape: unknown fields are never a cost or routing lever, at any d
   });
 });
 
-describe('chat-shape: known fields the gateway does not meter are refused (issue 15)', () => {
+describe('chat-shape: known fields the gateway does not meter are refused', () => {
   const base = { model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] };
 
   it.each([

@@ -142,7 +142,7 @@ function contentPart(p: unknown, param: string, allowed: readonly string[]): voi
       only(o, param, ['type', 'file']);
       const f = obj(o.file, `${param}.file`);
       only(f, `${param}.file`, ['file_data', 'file_id', 'filename']);
-      // The gateway has no /v1/files: an upstream file id is neither the caller's nor countable (README).
+      // The gateway has no /v1/files: an upstream file id is neither the caller's nor countable (docs/ai-gateway/chat.md).
       if (has(f, 'file_id')) fail(`${param}.file.file_id`, 'is not supported by this gateway; send the file inline as file_data');
       str(f.file_data, `${param}.file.file_data`, Infinity, 1);
       if (has(f, 'filename')) str(f.filename, `${param}.file.filename`, 256);

@@ -107,8 +107,8 @@ export class CreateChatCompletion {
     };
     const searchHold = features.webSearch ? (info.price.webSearchPerCall ?? 0) : 0;
 
-    // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
-    // Tool definitions, schemas and the bounds of image, audio and file parts count too (issue 15.4).
+    // Counted with turns given to the event loop: a large body cannot hold it (test/ai-gateway/security-text.e2e-spec.ts).
+    // Tool definitions, schemas and the bounds of image, audio and file parts count too (docs/ai-gateway/chat.md).
     const pace = this.tokenizer.pace();
     const messageTokens = await this.tokenizer.countChatAsync(body.messages as unknown as CountedMessage[], info.encoding, info.contextLength, pace, info.imageTokens);
     const promptTokens = messageTokens + (await this.tokenizer.countDefinitionsAsync(body, info.encoding, info.contextLength - messageTokens, pace));
@@ -142,7 +142,7 @@ export class CreateChatCompletion {
     // include_usage is the gateway's to ask upstream (the client always asks); other stream options pass.
     delete upstream.stream_options;
     if (body.stream && body.stream_options?.include_obfuscation !== undefined) upstream.stream_options = { include_obfuscation: body.stream_options.include_obfuscation } as UpstreamChatRequest['stream_options'];
-    // The upstream gets exactly the completion limit that was reserved (issue 16, H3), also when the
+    // The upstream gets exactly the completion limit that was reserved (test/ai-gateway/metering.e2e-spec.ts), also when the
     // caller sent none (never the upstream's own default length). It travels as max_completion_tokens;
     // each upstream client sends it under the one name its upstream honours (OpenAI type: the
     // deployment's completionLimitParam; Anthropic: max_tokens).

@@ -15,7 +15,7 @@ export class GatewayConfig extends BaseConfig {
   @MinLength(16, { message: 'must be at least 16 characters' })
   ADMIN_TOKEN?: string;
 
-  // --- Operators signed in through membership (README "Operator console") ---
+  // --- Operators signed in through membership (docs/membership/console.md) ---
 
   /** Membership's JSON Web Key Set, e.g. https://member.example.com/.well-known/jwks.json: its admin and viewer access tokens are accepted on /admin/** besides ADMIN_TOKEN. Unset: ADMIN_TOKEN only. */
   @IsOptional()
@@ -77,7 +77,7 @@ export class GatewayConfig extends BaseConfig {
   @Max(3_600_000)
   OTEL_METRIC_EXPORT_INTERVAL: number = 60_000;
 
-  // --- AI gateway core: keys, metering, routing (issue 5) ---
+  // --- AI gateway core: keys, metering, routing ---
 
   /** Providers file (YAML or JSON): upstream deployments, model names, prices; unset means no chat/embeddings upstream (503). */
   @IsOptional()
@@ -159,7 +159,7 @@ export class GatewayConfig extends BaseConfig {
   @IsBoolean()
   AI_DEV_KEY: boolean = true;
 
-  // --- media: vision, speech, local engines (issue 6) ---
+  // --- media: vision, speech, local engines ---
 
   /** JSON body limit of the gateway; large enough for a base64 image of AI_MEDIA_MAX_IMAGE_BYTES. */
   @IsInt()

@@ -73,7 +73,7 @@ export class CreateEmbeddings {
     const tokenArrays = isTokenInput(body.input);
     const inputs: EmbeddingInput[] = tokenArrays ? tokenInputs(body.input as number[] | number[][]) : Array.isArray(body.input) ? (body.input as string[]) : [body.input];
     const nameOf = (i: number) => `input${Array.isArray(body.input) && !(tokenArrays && typeof body.input[0] === 'number') ? `[${i}]` : ''}`;
-    // Counted with turns given to the event loop: a large body cannot hold it (issue 16, H1).
+    // Counted with turns given to the event loop: a large body cannot hold it (test/ai-gateway/security-text.e2e-spec.ts).
     const pace = this.tokenizer.pace();
     const tokens: number[] = [];
     // Ids for a model no deployment takes them for are decoded (LlmRouter.embeddings) and the engine

@@ -3,7 +3,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Each ledger entry carries an id made when the call settles, unique in the table: a batch whose
  * commit was not acknowledged (connection cut after COMMIT) is written again, and the rows that
- * already made it are skipped instead of doubled (issue 19). Older rows keep NULL.
+ * already made it are skipped instead of doubled (test/ai-gateway/ledger-lost-commit.e2e-spec.ts). Older rows keep NULL.
  */
 export class UsageEntryIds1795800000000 implements MigrationInterface {
   name = 'UsageEntryIds1795800000000';

@@ -50,7 +50,7 @@ describe('Tokenizer', () => {
     expect(splitLongRuns('😀'.repeat(300)).every((p) => !/^[\udc00-\udfff]/.test(p))).toBe(true);
   });
 
-  // Issue 16, H1: a long run of U+00A0 was one pre-tokenizer piece and its byte-pair merge was quadratic.
+  // A long run of U+00A0 was one pre-tokenizer piece and its byte-pair merge was quadratic.
   const RUNS: Record<string, string> = {
     'U+00A0': '\u00a0',
     'U+3000': '\u3000',
@@ -175,7 +175,7 @@ describe('Tokenizer', () => {
   });
 });
 
-describe('Tokenizer: tools, tool calls and non-text parts (issue 15.4)', () => {
+describe('Tokenizer: tools, tool calls and non-text parts', () => {
   const t = new Tokenizer();
   beforeAll(() => t.onModuleInit());
 

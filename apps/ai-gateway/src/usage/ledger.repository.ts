@@ -19,7 +19,7 @@ export type LedgerEntry = Omit<UsageRecord, 'id' | 'entryId' | 'createdAt'> & {
  * Budgets do not depend on this: a budgeted key is charged on its row when a call settles; a key
  * without a budget is charged here, in the transaction that writes its entries (`chargeKey`).
  * A batch that fails is kept and written again; its entries' ids make that idempotent, since a
- * failure may come after the commit (connection cut before the acknowledgement) (issue 19).
+ * failure may come after the commit (connection cut before the acknowledgement; test/ai-gateway/ledger-lost-commit.e2e-spec.ts).
  */
 @Injectable()
 export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {

@@ -136,7 +136,7 @@ export class VisionController {
   ): Promise<void> {
     assertScope(principal, 'vision');
     // OpenAI's JSON form names its images by URL or uploaded file id: the gateway stores no files and fetches
-    // no images for an edit, so it takes the files themselves (README, "Newer media operations").
+    // no images for an edit, so it takes the files themselves (docs/ai-gateway/engines.md, "Newer media operations and streams").
     if (body.images !== undefined) {
       throw new GatewayError(GatewayErrorCode.UnsupportedParameter, {
         message: 'images (a JSON edit request with image URLs or file ids) is not supported: send multipart/form-data with the image files in image or image[] (and the mask as a file)',

@@ -3,7 +3,7 @@ import type { BaseConfig } from '@app/platform';
 import type { WebhookOptions } from '@app/webhooks';
 import type { GatewayConfig } from '../config/gateway.config';
 
-/** The events the gateway sends (README "Webhooks"); names are a contract. */
+/** The events the gateway sends (docs/audit-log-and-webhooks.md); names are a contract. */
 export const GATEWAY_WEBHOOK_EVENTS = [
   'key.created',
   'key.revoked',

@@ -16,7 +16,7 @@ import {
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { GATEWAY_WEBHOOK_EVENTS } from './gateway-webhooks';
 
-/** Webhook endpoints of the gateway (ADMIN_TOKEN); deliveries are signed per Standard Webhooks (README "Webhooks"). */
+/** Webhook endpoints of the gateway (ADMIN_TOKEN); deliveries are signed per Standard Webhooks (docs/audit-log-and-webhooks.md). */
 @ApiTags('admin')
 @Roles('admin')
 @Controller('admin/webhooks')

@@ -27,8 +27,8 @@ export interface AccessTokenKey {
 /**
  * The access-token signing keys: ACCESS_TOKEN_KEYS (a JWK Set of private P-256 keys) or the file named
  * by ACCESS_TOKEN_KEYS_FILE. The first key signs; the others are only published and accepted, so a new
- * key can be put first while tokens signed by the previous one live out their ACCESS_TOKEN_TTL (README
- * "Access tokens and the JWKS"). Without either (refused in production by MembershipConfig), one key is
+ * key can be put first while tokens signed by the previous one live out their ACCESS_TOKEN_TTL
+ * (docs/membership/access-tokens.md). Without either (refused in production by MembershipConfig), one key is
  * derived from JWT_SECRET, which in development is itself generated under DATA_DIR (membership.app.ts):
  * replicas that share JWT_SECRET then sign with the same key, as they did with HS256.
  */
@@ -95,7 +95,7 @@ export function thumbprint(x: string, y: string): string {
   return createHash('sha256').update(`{"crv":"P-256","kty":"EC","x":"${x}","y":"${y}"}`).digest('base64url');
 }
 
-/** A private P-256 JWK with its kid, for ACCESS_TOKEN_KEYS (README "Access tokens and the JWKS"; tests). */
+/** A private P-256 JWK with its kid, for ACCESS_TOKEN_KEYS (docs/configuration.md; tests). */
 export function privateJwkOf(key: AccessTokenKey): JsonWebKey {
   return { ...(key.privateKey.export({ format: 'jwk' })), kid: key.kid, alg: ACCESS_TOKEN_ALG, use: 'sig' };
 }

@@ -9,7 +9,7 @@ import { ACCESS_TOKEN_ALG, AccessTokenKeys } from './access-token-keys';
 
 export const ACCESS_TOKEN_AUDIENCE = 'membership:member';
 
-/** Claims of a member access token (DECISIONS.md "Tokens and sessions"). */
+/** Claims of a member access token (docs/contract/DECISIONS.md "Tokens and sessions"). */
 export interface AccessTokenClaims {
   sub: string;
   memberId: string;
@@ -53,8 +53,8 @@ export class AccessTokenService {
   private readonly bootSeconds: number;
   private readonly legacyUntilMs: number;
   // Tokens whose signature and claims this replica already checked, by the exact token string: the
-  // signature check (ECDSA, base64url and JSON decoding) is a real share of a profile read's CPU (README,
-  // Performance). Only the expiry depends on time; it is checked again on every use.
+  // signature check (ECDSA, base64url and JSON decoding) is a real share of a profile read's CPU
+  // (docs/operations/performance.md). Only the expiry depends on time; it is checked again on every use.
   private readonly verified = new Map<string, AccessTokenClaims>();
 
   constructor(

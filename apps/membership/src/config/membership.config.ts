@@ -36,7 +36,7 @@ export class MembershipConfig extends BaseConfig {
   /**
    * Access-token signing keys (sensitive): a JWK Set `{"keys": [...]}` of private EC P-256 keys (ES256).
    * The first signs; the others are still published at /.well-known/jwks.json and accepted (rotation:
-   * README "Access tokens and the JWKS"). Required in production (this or ACCESS_TOKEN_KEYS_FILE); in
+   * docs/membership/access-tokens.md). Required in production (this or ACCESS_TOKEN_KEYS_FILE); in
    * development a key is derived from JWT_SECRET.
    */
   @IsOptional()
@@ -99,7 +99,7 @@ export class MembershipConfig extends BaseConfig {
   @Max(3600)
   WECHAT_PUSH_WINDOW_SECONDS: number = 300;
 
-  // ---- Member accounts (issue 3) ----
+  // ---- Member accounts ----
 
   /** Access JWT lifetime in ms; `expiresIn` of the login result equals it. */
   @IsInt()
@@ -294,7 +294,7 @@ export class MembershipConfig extends BaseConfig {
   @MinLength(8, { message: 'must be at least 8 characters' })
   ADMIN_PASSWORD?: string;
 
-  // ---- Second factors (README "Second factors") ----
+  // ---- Second factors (docs/membership/second-factors.md) ----
 
   /**
    * Secret of the AES-256-GCM encryption of authenticator-app (TOTP) secrets at rest (>= 32 random

@@ -3,7 +3,7 @@ import type { AuditContext, AuditLog } from '@app/audit';
 import type { WebhookOutbox } from '@app/webhooks';
 import type { Member } from './member.entity';
 
-/** How a member came to be: the `method` of the member.registered event (README "Webhooks"). */
+/** How a member came to be: the `method` of the member.registered event (docs/audit-log-and-webhooks.md). */
 export type RegistrationMethod = 'password' | 'phone_code' | 'oauth' | 'wechat' | 'admin_bootstrap';
 
 export interface MemberOrigin {

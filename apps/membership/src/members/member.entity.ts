@@ -18,7 +18,7 @@ export class Member {
   @Column({ type: 'varchar', length: 32, nullable: true })
   phone: string | null;
 
-  /** When the email was proven with a code; null: an unproven claim (password login only, see README "Membership"). */
+  /** When the email was proven with a code; null: an unproven claim (password login only, see docs/membership/auth.md). */
   @Column({ name: 'email_verified_time', type: 'timestamptz', nullable: true })
   emailVerifiedTime: Date | null;
 

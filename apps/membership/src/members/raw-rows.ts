@@ -4,7 +4,7 @@ import { pgPoolOf } from '@app/platform';
 /**
  * Reads entities with one plain parameterized SELECT and TypeORM's own column hydration. Used on the
  * per-request reads (profile, authentication): TypeORM's find/findOne builds and parses a query each
- * time, a real share of a profile read's CPU (README, Performance).
+ * time, a real share of a profile read's CPU (docs/operations/performance.md).
  */
 export async function selectEntities<T extends ObjectLiteral>(repo: Repository<T>, where: string, params: unknown[], orderBy = ''): Promise<T[]> {
   const meta = repo.metadata;

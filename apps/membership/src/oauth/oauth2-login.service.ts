@@ -273,7 +273,7 @@ export class OAuth2LoginService {
    * state) always need the binding cookie of the page that created the QR code, so a stranger who saw the
    * state cannot take the login. Redirect results are checked whenever the request can show the cookie
    * (it sends one, or it is a same-origin fetch); a cross-origin page that fetches without credentials
-   * cannot, and is served on the state alone (README: send credentials to close that).
+   * cannot, and is served on the state alone (docs/membership/oauth.md: send credentials to close that).
    */
   async exchange(state: string, client: ClientFacts): Promise<OAuth2LoginResult> {
     const peeked = await this.store.peekPendingLogin(state);

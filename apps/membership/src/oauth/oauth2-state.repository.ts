@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { SharedState } from '@app/platform';
 
-/** QR / authorization state of DECISIONS.md. */
+/** QR / authorization state of docs/contract/DECISIONS.md. */
 export enum QrcodeState {
   WAITED = 0,
   SCANNED = 1,

@@ -20,7 +20,7 @@ export interface CodeTarget {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Verification codes (DECISIONS.md): 6 digits, keyed hash at rest, CODE_TTL_MS expiry, CODE_MAX_ATTEMPTS
+ * Verification codes (docs/contract/DECISIONS.md): 6 digits, keyed hash at rest, CODE_TTL_MS expiry, CODE_MAX_ATTEMPTS
  * wrong tries per code, resend interval and daily caps per target and per client IP, and a lock of the
  * target after a code is guessed out, during which no new code is sent.
  */

@@ -3,7 +3,7 @@ import type { BaseConfig } from '@app/platform';
 import type { WebhookOptions } from '@app/webhooks';
 import type { MembershipConfig } from '../config/membership.config';
 
-/** The events membership sends (README "Webhooks"); names are a contract. */
+/** The events membership sends (docs/audit-log-and-webhooks.md); names are a contract. */
 export const MEMBERSHIP_WEBHOOK_EVENTS = ['member.registered', 'member.login_locked', 'member.factor_changed', 'member.disabled'] as const;
 
 export const MEMBERSHIP_WEBHOOKS: WebhookOptions = {

@@ -16,7 +16,7 @@ import {
 } from '@app/webhooks';
 import { MEMBERSHIP_WEBHOOK_EVENTS } from './membership-webhooks';
 
-/** Webhook endpoints of membership (admins); deliveries are signed per Standard Webhooks (README "Webhooks"). */
+/** Webhook endpoints of membership (admins); deliveries are signed per Standard Webhooks (docs/audit-log-and-webhooks.md). */
 @ApiTags('Webhooks')
 @Roles('admin')
 @ApiResponse({ status: 401, description: 'code 401: no or bad token', type: ErrorEnvelope })

@@ -5,7 +5,7 @@ import type { Response } from 'express';
 import { Public } from '@app/auth';
 import { AccessTokenKeys } from '../auth/access-token-keys';
 
-/** How long a verifier may cache the key set: a rotation publishes the new key at least this long before it signs (README). */
+/** How long a verifier may cache the key set: a rotation publishes the new key at least this long before it signs (docs/membership/access-tokens.md). */
 const JWKS_MAX_AGE_SECONDS = 300;
 
 class JsonWebKeyView {

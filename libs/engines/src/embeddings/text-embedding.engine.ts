@@ -9,7 +9,7 @@ export const LOCAL_EMBEDDING_DIMENSIONS = 512;
 // @energetic-ai/core bundles its own TensorFlow.js: a worker keeps it apart from the vision engine's.
 // Loading it starts the WASM backend without waiting, and initModel reads the model files alongside
 // tf.ready(): weights read before the backend is up met "Backend 'wasm' has not yet been initialized"
-// (a loaded machine slows the WASM start). So the backend is awaited first (issue 19).
+// (a loaded machine slows the WASM start). So the backend is awaited first.
 const BODY = `
 async function init(data) {
   const tf = require(data.core);
