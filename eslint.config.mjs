@@ -17,7 +17,10 @@ export default tseslint.config(
       // An un-awaited promise loses its rejection; async callbacks where void is expected do too.
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // Off: an async function without await is how a Promise-returning interface is implemented (and turns a throw into a rejection).
       '@typescript-eslint/require-await': 'off',
     },

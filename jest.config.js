@@ -1,11 +1,18 @@
 // Two projects: unit specs beside the code, e2e suites under test/ against a real PostgreSQL.
 const moduleNameMapper = {
-  '^@app/(envelope|auth|database|platform|llm|engines|messaging|storage|wechat|audit|webhooks)(/(.*))?$': '<rootDir>/libs/$1/src$2',
+  '^@app/(envelope|auth|database|platform|llm|engines|messaging|storage|wechat|audit|webhooks)(/(.*))?$':
+    '<rootDir>/libs/$1/src$2',
 };
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }],
 };
-const common = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], transform, moduleNameMapper };
+const common = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  transform,
+  moduleNameMapper,
+};
 module.exports = {
   testTimeout: 60000,
   // A suite that fails half-way can leave a server or timer behind; never let that hang CI.

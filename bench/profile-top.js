@@ -10,7 +10,8 @@ const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
 const byId = new Map(prof.nodes.map((n) => [n.id, n]));
 const self = new Map();
 const dt = prof.timeDeltas;
-for (let i = 0; i < prof.samples.length; i++) self.set(prof.samples[i], (self.get(prof.samples[i]) || 0) + (dt[i] || 0));
+for (let i = 0; i < prof.samples.length; i++)
+  self.set(prof.samples[i], (self.get(prof.samples[i]) || 0) + (dt[i] || 0));
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 const fn = new Map();
 const pkg = new Map();
@@ -20,12 +21,19 @@ for (const [id, us] of self) {
   const key = `${cf.functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${cf.lineNumber + 1}`;
   fn.set(key, (fn.get(key) || 0) + us);
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  const p = m ? m[1] : url.includes('/dist/') ? `dist/${url.split('/dist/')[1].split('/').slice(0, 3).join('/')}` : url.startsWith('node:') ? 'node:' + url.slice(5).split('/')[0] : cf.functionName || '(native)';
+  const p = m
+    ? m[1]
+    : url.includes('/dist/')
+      ? `dist/${url.split('/dist/')[1].split('/').slice(0, 3).join('/')}`
+      : url.startsWith('node:')
+        ? 'node:' + url.slice(5).split('/')[0]
+        : cf.functionName || '(native)';
   pkg.set(p, (pkg.get(p) || 0) + us);
 }
 const show = (title, map) => {
   process.stdout.write(`\n${title} (of ${(total / 1000).toFixed(0)} ms sampled)\n`);
-  for (const [k, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, rows)) process.stdout.write(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}\n`);
+  for (const [k, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, rows))
+    process.stdout.write(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}\n`);
 };
 show('self time by package', pkg);
 show('self time by function', fn);

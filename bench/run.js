@@ -25,13 +25,21 @@ const SUITE_FILES = { noisy: 'noisy-neighbour' };
 const only = (arg('--only') || SUITES.join(',')).split(',').filter(Boolean);
 const cpuProf = (arg('--cpu-prof') || '').split(',').filter(Boolean);
 // Suite time limits (ms): full < 10 min in all, quick < 3 min.
-const LIMITS = mode === 'quick' ? { gateway: 65_000, membership: 30_000, engines: 40_000, noisy: 40_000 } : { gateway: 230_000, membership: 120_000, engines: 180_000, noisy: 90_000 };
+const LIMITS =
+  mode === 'quick'
+    ? { gateway: 65_000, membership: 30_000, engines: 40_000, noisy: 40_000 }
+    : { gateway: 230_000, membership: 120_000, engines: 180_000, noisy: 90_000 };
 
 const log = (m) => process.stderr.write(`[bench] ${m}\n`);
 
 function withTimeout(promise, ms, what) {
   let t;
-  return Promise.race([promise, new Promise((_, reject) => (t = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000} s`)), ms)))]).finally(() => clearTimeout(t));
+  return Promise.race([
+    promise,
+    new Promise(
+      (_, reject) => (t = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000} s`)), ms)),
+    ),
+  ]).finally(() => clearTimeout(t));
 }
 
 async function main() {
@@ -40,7 +48,8 @@ async function main() {
   try {
     execFileSync(process.execPath, [path.join(root, 'scripts', 'build.js')], { cwd: root, stdio: 'inherit' });
   } catch (e) {
-    if (!fs.existsSync(path.join(root, 'dist', 'apps'))) throw new Error('build failed and there is no previous build in dist/');
+    if (!fs.existsSync(path.join(root, 'dist', 'apps')))
+      throw new Error('build failed and there is no previous build in dist/');
     log('build reported errors; benchmarking the JavaScript tsc emitted anyway');
     require(path.join(root, 'scripts', 'build.js')).linkLibs();
   }
@@ -67,7 +76,8 @@ async function main() {
       RATE_LIMIT_PER_MINUTE: '100000000',
       OTEL_SDK_DISABLED: 'true',
     },
-    nodeArgs: (app) => (cpuProf.includes(app) ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', 'profiles')}`] : []),
+    nodeArgs: (app) =>
+      cpuProf.includes(app) ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', 'profiles')}`] : [],
   };
   const figures = [];
   const raw = {};
@@ -83,7 +93,13 @@ async function main() {
         if (out.missing) figures.push(...out.missing);
       } catch (e) {
         log(`suite ${name} failed: ${(e && e.stack) || e}`);
-        figures.push(...suite.unavailable(String((e && e.message) || e).split('\n')[0].slice(0, 160)));
+        figures.push(
+          ...suite.unavailable(
+            String((e && e.message) || e)
+              .split('\n')[0]
+              .slice(0, 160),
+          ),
+        );
       }
       log(`suite ${name} took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
@@ -102,14 +118,25 @@ async function main() {
     postgres: server.kind,
     redis: process.env.REDIS_URL ? 'REDIS_URL' : 'none (shared state in PostgreSQL)',
   };
-  const result = { date: new Date().toISOString(), mode, durationS: Math.round((Date.now() - started) / 1000), machine, figures, raw };
+  const result = {
+    date: new Date().toISOString(),
+    mode,
+    durationS: Math.round((Date.now() - started) / 1000),
+    machine,
+    figures,
+    raw,
+  };
   fs.writeFileSync(path.join(__dirname, 'results.json'), `${JSON.stringify(result, null, 2)}\n`);
   fs.writeFileSync(path.join(__dirname, 'results.md'), `${markdownTable(figures)}\n`);
   process.stdout.write(`\n${textTable(figures)}\n\n`);
-  process.stdout.write(`machine: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGb} GB, Node ${machine.node}, PostgreSQL ${machine.postgres}, Redis ${machine.redis}; ${mode} run in ${result.durationS} s\n`);
+  process.stdout.write(
+    `machine: ${machine.cpus} cores (${machine.cpuModel}), ${machine.memoryGb} GB, Node ${machine.node}, PostgreSQL ${machine.postgres}, Redis ${machine.redis}; ${mode} run in ${result.durationS} s\n`,
+  );
   const missed = figures.filter((f) => f.met === false).length;
   const na = figures.filter((f) => f.na).length;
-  process.stdout.write(`${figures.length} figures: ${figures.filter((f) => f.met === true).length} targets met, ${missed} missed, ${na} n/a. Written: bench/results.json, bench/results.md\n`);
+  process.stdout.write(
+    `${figures.length} figures: ${figures.filter((f) => f.met === true).length} targets met, ${missed} missed, ${na} n/a. Written: bench/results.json, bench/results.md\n`,
+  );
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) {

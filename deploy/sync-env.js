@@ -15,7 +15,8 @@ const CLASSES = {
   'ai-gateway': 'apps/ai-gateway/src/config/gateway.config.ts',
 };
 // Keep in step with SECRET_NAME in test/deploy/deploy-files.ts.
-const SECRET_NAME = /^(?!.*_MIN_LENGTH$).*(SECRET|PASSWORD|PRIVATE_KEY|API_KEY|ACCESS_KEY|_TOKEN$|^DATABASE_URL$|^REDIS_URL$)/;
+const SECRET_NAME =
+  /^(?!.*_MIN_LENGTH$).*(SECRET|PASSWORD|PRIVATE_KEY|API_KEY|ACCESS_KEY|_TOKEN$|^DATABASE_URL$|^REDIS_URL$)/;
 // Where each group goes: marker comments inside the files ("# sync-env: <target>").
 const TARGETS = {
   common: { configmap: 'platform-common', secret: 'platform-secrets', compose: 'common' },
@@ -77,7 +78,9 @@ function run({ check, base = root, out = process.stdout }) {
       const kind = SECRET_NAME.test(name) ? 'secret' : 'configmap';
       // An app gets the common ConfigMap/Secret and its own.
       const inK8s = apps[group].every((app) =>
-        [TARGETS.common.configmap, TARGETS.common.secret, TARGETS[app].configmap, TARGETS[app].secret].some((n) => k8sKeys.get(n)?.has(name)),
+        [TARGETS.common.configmap, TARGETS.common.secret, TARGETS[app].configmap, TARGETS[app].secret].some((n) =>
+          k8sKeys.get(n)?.has(name),
+        ),
       );
       if (!inK8s) {
         missing.push(`${name} -> deploy/k8s/${kind}.yaml (${target[kind]})`);
@@ -88,9 +91,12 @@ function run({ check, base = root, out = process.stdout }) {
         composeLines.push(...comment, `${name}: \${${name}:-}`);
       }
     }
-    if (k8sLines.configmap.length) text.configmap = insertAtMarker(text.configmap, target.configmap, k8sLines.configmap, 'configmap.yaml');
-    if (k8sLines.secret.length) text.secret = insertAtMarker(text.secret, target.secret, k8sLines.secret, 'secret.yaml');
-    if (composeLines.length) text.compose = insertAtMarker(text.compose, target.compose, composeLines, 'docker-compose.yml');
+    if (k8sLines.configmap.length)
+      text.configmap = insertAtMarker(text.configmap, target.configmap, k8sLines.configmap, 'configmap.yaml');
+    if (k8sLines.secret.length)
+      text.secret = insertAtMarker(text.secret, target.secret, k8sLines.secret, 'secret.yaml');
+    if (composeLines.length)
+      text.compose = insertAtMarker(text.compose, target.compose, composeLines, 'docker-compose.yml');
   }
   if (!missing.length) {
     out.write('deployment files list every configuration variable\n');

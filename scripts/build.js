@@ -31,13 +31,24 @@ function webNeedsBuild() {
   return newestSource(webDir, /./) > fs.statSync(webIndex).mtimeMs;
 }
 
-const viteArgs = () => [path.join(path.dirname(require.resolve('vite/package.json')), 'bin', 'vite.js'), 'build', '--config', path.join(webDir, 'vite.config.mts'), '--logLevel', 'warn'];
+const viteArgs = () => [
+  path.join(path.dirname(require.resolve('vite/package.json')), 'bin', 'vite.js'),
+  'build',
+  '--config',
+  path.join(webDir, 'vite.config.mts'),
+  '--logLevel',
+  'warn',
+];
 
 /** Builds the web app into dist/web when needed (or forced); true when built. */
 function buildWeb({ force = false } = {}) {
   if (!(force ? fs.existsSync(webDir) : webNeedsBuild())) return false;
   process.stderr.write('Building the web app (vite build web/)...\n');
-  execFileSync(process.execPath, viteArgs(), { cwd: root, stdio: 'inherit', env: { ...process.env, VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' } });
+  execFileSync(process.execPath, viteArgs(), {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' },
+  });
   return true;
 }
 

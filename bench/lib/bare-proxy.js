@@ -6,10 +6,13 @@ const http = require('http');
 const upstreamPort = Number(process.argv[2]);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
 const server = http.createServer((req, res) => {
-  const up = http.request({ host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers, agent }, (upRes) => {
-    res.writeHead(upRes.statusCode, upRes.headers);
-    upRes.pipe(res);
-  });
+  const up = http.request(
+    { host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers, agent },
+    (upRes) => {
+      res.writeHead(upRes.statusCode, upRes.headers);
+      upRes.pipe(res);
+    },
+  );
   up.on('error', () => {
     if (!res.headersSent) res.writeHead(502);
     res.end();

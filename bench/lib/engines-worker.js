@@ -10,11 +10,18 @@ const engines = require(path.join(root, 'dist', 'libs', 'engines', 'src'));
 const rss = () => process.memoryUsage().rss / 2 ** 20;
 const MAX_PIXELS = 40_000_000;
 
-const SENTENCES = Array.from({ length: 64 }, (_, i) => `Sentence number ${i + 1} talks about ${['cats', 'the weather', 'databases', 'music', 'travel', 'cooking', 'football', 'astronomy'][i % 8]} and why it matters today.`);
+const SENTENCES = Array.from(
+  { length: 64 },
+  (_, i) =>
+    `Sentence number ${i + 1} talks about ${['cats', 'the weather', 'databases', 'music', 'travel', 'cooking', 'football', 'astronomy'][i % 8]} and why it matters today.`,
+);
 
 function textImage() {
   const { createCanvas, GlobalFonts } = require('@napi-rs/canvas');
-  GlobalFonts.registerFromPath(require.resolve('@expo-google-fonts/noto-sans-sc/400Regular/NotoSansSC_400Regular.ttf'), 'Noto Sans SC Bench');
+  GlobalFonts.registerFromPath(
+    require.resolve('@expo-google-fonts/noto-sans-sc/400Regular/NotoSansSC_400Regular.ttf'),
+    'Noto Sans SC Bench',
+  );
   const canvas = createCanvas(1000, 200);
   const g = canvas.getContext('2d');
   g.fillStyle = '#ffffff';
@@ -28,7 +35,12 @@ function textImage() {
 
 async function facesPhoto() {
   const sharp = require('sharp');
-  const src = path.join(path.dirname(require.resolve('@vladmandic/human')), '..', 'assets', 'screenshot-facedetect.jpg');
+  const src = path.join(
+    path.dirname(require.resolve('@vladmandic/human')),
+    '..',
+    'assets',
+    'screenshot-facedetect.jpg',
+  );
   return sharp(src).resize(1920, 1280, { fit: 'fill' }).jpeg({ quality: 90 }).toBuffer();
 }
 
@@ -45,7 +57,9 @@ async function main() {
     close = () => engine.close();
     input = { image: '1000x200 PNG, 2 text lines' };
   } else if (kind === 'tts') {
-    const text = 'The quick brown fox jumps over the lazy dog while the gateway benchmark measures speech synth.'.slice(0, 100).padEnd(100, '.');
+    const text = 'The quick brown fox jumps over the lazy dog while the gateway benchmark measures speech synth.'
+      .slice(0, 100)
+      .padEnd(100, '.');
     const engine = engines.SpeechSynthesisEngine.shared();
     if (!engine.installed) throw new Error('optional package @echogarden/espeak-ng-emscripten is not installed');
     call = async () => {
@@ -57,7 +71,8 @@ async function main() {
   } else if (kind === 'faces') {
     const photo = await facesPhoto();
     const engine = engines.VisionEngine.shared();
-    call = async () => `${(await engine.detect(photo, { faces: true, objects: false, labels: false, maxPixels: MAX_PIXELS })).faces.length} faces`;
+    call = async () =>
+      `${(await engine.detect(photo, { faces: true, objects: false, labels: false, maxPixels: MAX_PIXELS })).faces.length} faces`;
     close = () => engine.close();
     input = { image: '1920x1280 JPEG (Human sample screenshot, resized)' };
   } else if (kind === 'embeddings') {
@@ -81,7 +96,15 @@ async function main() {
     }
     const after = rss();
     await close();
-    return { kind, input: { sentences: 64 }, coldMs, batched: summarize(batched), oneByOne: summarize(single), rssBeforeMb: before, rssAfterMb: after };
+    return {
+      kind,
+      input: { sentences: 64 },
+      coldMs,
+      batched: summarize(batched),
+      oneByOne: summarize(single),
+      rssBeforeMb: before,
+      rssAfterMb: after,
+    };
   } else {
     throw new Error(`unknown engine ${kind}`);
   }
@@ -99,7 +122,16 @@ async function main() {
   }
   const after = rss();
   await close();
-  return { kind, input, output: String(first).slice(0, 120), coldMs, warm: summarize(times), rssBeforeMb: before, rssAfterMb: after, rssPeakMb: peak };
+  return {
+    kind,
+    input,
+    output: String(first).slice(0, 120),
+    coldMs,
+    warm: summarize(times),
+    rssBeforeMb: before,
+    rssAfterMb: after,
+    rssPeakMb: peak,
+  };
 }
 
 main()

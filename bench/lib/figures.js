@@ -15,7 +15,12 @@ const OPS = { '<=': (a, b) => a <= b, '<': (a, b) => a < b, '>=': (a, b) => a >=
  * digits: decimals of baseline and measured in the tables (default: by magnitude), e.g. 0 for counts.
  */
 function figure({ group, name, unit = '', baseline, baselineLabel, measured, kind, target = null, note = '', digits }) {
-  const value = baseline === null || measured === null || baseline === undefined || measured === undefined ? null : kind === 'ratio' ? measured / baseline : measured - baseline;
+  const value =
+    baseline === null || measured === null || baseline === undefined || measured === undefined
+      ? null
+      : kind === 'ratio'
+        ? measured / baseline
+        : measured - baseline;
   let met = null;
   if (target && value !== null) met = OPS[target.op](target.on === 'measured' ? measured : value, target.value);
   const targetUnit = target ? (target.on === 'measured' ? unit : kind === 'ratio' ? 'x' : unit) : '';
@@ -28,7 +33,9 @@ function figure({ group, name, unit = '', baseline, baselineLabel, measured, kin
     baselineLabel: baselineLabel || '',
     measured,
     value,
-    target: target ? `${target.on === 'measured' ? 'measured ' : ''}${target.op} ${target.value}${targetUnit ? ` ${targetUnit}`.replace(' x', 'x') : ''}` : 'reported',
+    target: target
+      ? `${target.on === 'measured' ? 'measured ' : ''}${target.op} ${target.value}${targetUnit ? ` ${targetUnit}`.replace(' x', 'x') : ''}`
+      : 'reported',
     met,
     note,
     ...(digits === undefined ? {} : { digits }),
@@ -41,9 +48,22 @@ function notAvailable(group, name, reason, target = 'n/a') {
 
 function row(f) {
   if (f.na) return [f.group, f.name, '-', '-', `n/a: ${f.na}`, f.target, '-'];
-  const value = f.value === null ? '-' : f.kind === 'ratio' ? `${f.value.toFixed(2)}x` : `${f.value >= 0 ? '+' : ''}${fmt(f.value, f.unit)}`;
+  const value =
+    f.value === null
+      ? '-'
+      : f.kind === 'ratio'
+        ? `${f.value.toFixed(2)}x`
+        : `${f.value >= 0 ? '+' : ''}${fmt(f.value, f.unit)}`;
   const base = `${fmt(f.baseline, f.unit, f.digits)}${f.baselineLabel ? ` (${f.baselineLabel})` : ''}`;
-  return [f.group, f.name, base, fmt(f.measured, f.unit, f.digits), value, f.target, f.met === null ? '—' : f.met ? 'yes' : 'NO'];
+  return [
+    f.group,
+    f.name,
+    base,
+    fmt(f.measured, f.unit, f.digits),
+    value,
+    f.target,
+    f.met === null ? '—' : f.met ? 'yes' : 'NO',
+  ];
 }
 
 const HEAD = ['group', 'figure', 'baseline', 'measured', 'ratio / difference', 'target', 'met?'];
@@ -59,7 +79,11 @@ function textTable(figures) {
 /** A Markdown table (docs/operations/performance.md). */
 function markdownTable(figures) {
   const esc = (c) => String(c).replace(/\|/g, '\\|');
-  return [`| ${HEAD.join(' | ')} |`, `|${HEAD.map(() => '---').join('|')}|`, ...figures.map((f) => `| ${row(f).map(esc).join(' | ')} |`)].join('\n');
+  return [
+    `| ${HEAD.join(' | ')} |`,
+    `|${HEAD.map(() => '---').join('|')}|`,
+    ...figures.map((f) => `| ${row(f).map(esc).join(' | ')} |`),
+  ].join('\n');
 }
 
 module.exports = { figure, notAvailable, textTable, markdownTable, fmt };
@@ -72,7 +96,9 @@ async function section(figures, group, names, log, fn) {
   try {
     await fn();
   } catch (e) {
-    const reason = String((e && e.message) || e).split('\n')[0].slice(0, 160);
+    const reason = String((e && e.message) || e)
+      .split('\n')[0]
+      .slice(0, 160);
     log(`${group}: section "${names[0][0]}" failed: ${(e && e.stack) || e}`);
     for (const [n, t] of names) if (!figures.some((f) => f.name === n)) figures.push(notAvailable(group, n, reason, t));
   }

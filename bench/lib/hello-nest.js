@@ -10,7 +10,12 @@ class HelloController {
     return { code: 200, message: 'success', data: { hello: 'world' } };
   }
 }
-Reflect.decorate([Get('hello')], HelloController.prototype, 'hello', Object.getOwnPropertyDescriptor(HelloController.prototype, 'hello'));
+Reflect.decorate(
+  [Get('hello')],
+  HelloController.prototype,
+  'hello',
+  Object.getOwnPropertyDescriptor(HelloController.prototype, 'hello'),
+);
 Controller()(HelloController);
 class HelloModule {}
 Module({ controllers: [HelloController] })(HelloModule);

@@ -10,11 +10,15 @@ const { summarize } = require('./stats');
 
 const wallNow = () => performance.timeOrigin + performance.now();
 // A client address from 198.18.0.0/15 (the benchmarking range, RFC 2544), sent only as X-Forwarded-For.
-const randomIp = () => { const b = randomBytes(3); return `198.${18 + (b[0] & 1)}.${b[1]}.${b[2]}`; };
+const randomIp = () => {
+  const b = randomBytes(3);
+  return `198.${18 + (b[0] & 1)}.${b[1]}.${b[2]}`;
+};
 
 function assertLoopback(url) {
   const host = new URL(url).hostname;
-  if (host !== '127.0.0.1' && host !== 'localhost' && host !== '[::1]') throw new Error(`refusing non-loopback target ${host}`);
+  if (host !== '127.0.0.1' && host !== 'localhost' && host !== '[::1]')
+    throw new Error(`refusing non-loopback target ${host}`);
 }
 
 /** An autocannon target whose timed slices add up into one result. */
@@ -24,7 +28,17 @@ function prepare(o) {
   const headers = { ...(o.headers || {}) };
   if (o.body !== undefined) headers['content-type'] = headers['content-type'] || 'application/json';
   const body = o.body === undefined ? undefined : typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
-  const acc = { samples: [], overhead: [], badBodies: 0, total: 0, seconds: 0, non2xx: 0, errors: 0, timeouts: 0, statusCodes: {} };
+  const acc = {
+    samples: [],
+    overhead: [],
+    badBodies: 0,
+    total: 0,
+    seconds: 0,
+    non2xx: 0,
+    errors: 0,
+    timeouts: 0,
+    statusCodes: {},
+  };
   const pool = o.refreshTokens ? [...o.refreshTokens] : null;
   const request = {
     method: o.method || 'GET',
@@ -62,14 +76,18 @@ function prepare(o) {
     /** One timed slice; `record` false for warm-up. */
     async slice(seconds, record) {
       acc.recording = record;
-      const res = await runOnce({ ...base, duration: seconds, requests: [request], ...(o.overallRate ? { overallRate: o.overallRate } : {}) }, record ? acc.samples : null);
+      const res = await runOnce(
+        { ...base, duration: seconds, requests: [request], ...(o.overallRate ? { overallRate: o.overallRate } : {}) },
+        record ? acc.samples : null,
+      );
       if (!record) return;
       acc.total += res.requests.total;
       acc.seconds += res.duration;
       acc.non2xx += res.non2xx;
       acc.errors += res.errors;
       acc.timeouts += res.timeouts;
-      for (const [code, v] of Object.entries(res.statusCodeStats || {})) acc.statusCodes[code] = (acc.statusCodes[code] || 0) + v.count;
+      for (const [code, v] of Object.entries(res.statusCodeStats || {}))
+        acc.statusCodes[code] = (acc.statusCodes[code] || 0) + v.count;
     },
     result() {
       return {
@@ -134,55 +152,76 @@ function oneStream(url, headers, body, agent, onFirstChunk) {
     const u = new URL(url);
     const payload = JSON.stringify(body);
     const t0 = performance.now();
-    const out = { status: 0, ttfcMs: null, latencies: [], reads: 0, readsWithSeveral: 0, chunks: 0, done: false, error: null, overheadHeader: null };
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
-      out.status = res.statusCode;
-      out.overheadHeader = res.headers['x-gateway-overhead-ms'] ?? null;
-      res.setEncoding('utf8');
-      let buf = '';
-      res.on('data', (text) => {
-        const recvWall = wallNow();
-        const recvMono = performance.now();
-        buf += text;
-        const events = buf.split('\n\n');
-        buf = events.pop();
-        let inThisRead = 0;
-        for (const ev of events) {
-          const line = ev.trim();
-          if (!line.startsWith('data:')) continue;
-          const data = line.slice(5).trim();
-          if (data === '[DONE]') {
-            out.done = true;
-            continue;
+    const out = {
+      status: 0,
+      ttfcMs: null,
+      latencies: [],
+      reads: 0,
+      readsWithSeveral: 0,
+      chunks: 0,
+      done: false,
+      error: null,
+      overheadHeader: null,
+    };
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        agent,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
+      (res) => {
+        out.status = res.statusCode;
+        out.overheadHeader = res.headers['x-gateway-overhead-ms'] ?? null;
+        res.setEncoding('utf8');
+        let buf = '';
+        res.on('data', (text) => {
+          const recvWall = wallNow();
+          const recvMono = performance.now();
+          buf += text;
+          const events = buf.split('\n\n');
+          buf = events.pop();
+          let inThisRead = 0;
+          for (const ev of events) {
+            const line = ev.trim();
+            if (!line.startsWith('data:')) continue;
+            const data = line.slice(5).trim();
+            if (data === '[DONE]') {
+              out.done = true;
+              continue;
+            }
+            let content;
+            try {
+              const parsed = JSON.parse(data);
+              content =
+                parsed.choices && parsed.choices[0] && parsed.choices[0].delta && parsed.choices[0].delta.content;
+            } catch {
+              continue;
+            }
+            if (typeof content !== 'string' || !content) continue;
+            const sent = parseFloat(content);
+            if (out.ttfcMs === null) {
+              out.ttfcMs = recvMono - t0;
+              if (onFirstChunk) onFirstChunk();
+            }
+            if (Number.isFinite(sent)) out.latencies.push(recvWall - sent);
+            out.chunks++;
+            inThisRead++;
           }
-          let content;
-          try {
-            const parsed = JSON.parse(data);
-            content = parsed.choices && parsed.choices[0] && parsed.choices[0].delta && parsed.choices[0].delta.content;
-          } catch {
-            continue;
+          if (inThisRead > 0) {
+            out.reads++;
+            if (inThisRead > 1) out.readsWithSeveral++;
           }
-          if (typeof content !== 'string' || !content) continue;
-          const sent = parseFloat(content);
-          if (out.ttfcMs === null) {
-            out.ttfcMs = recvMono - t0;
-            if (onFirstChunk) onFirstChunk();
-          }
-          if (Number.isFinite(sent)) out.latencies.push(recvWall - sent);
-          out.chunks++;
-          inThisRead++;
-        }
-        if (inThisRead > 0) {
-          out.reads++;
-          if (inThisRead > 1) out.readsWithSeveral++;
-        }
-      });
-      res.on('end', () => resolve(out));
-      res.on('error', (e) => {
-        out.error = String(e.message || e);
-        resolve(out);
-      });
-    });
+        });
+        res.on('end', () => resolve(out));
+        res.on('error', (e) => {
+          out.error = String(e.message || e);
+          resolve(out);
+        });
+      },
+    );
     req.on('error', (e) => {
       out.error = String(e.message || e);
       resolve(out);
@@ -214,7 +253,15 @@ async function streams(o) {
     chunks += r.chunks;
   }
   agent.destroy();
-  return { ttfc: summarize(ttfc), chunkLatency: summarize(latencies), chunks, reads, readsWithSeveral: several, failures, overhead: overhead.length ? summarize(overhead) : null };
+  return {
+    ttfc: summarize(ttfc),
+    chunkLatency: summarize(latencies),
+    chunks,
+    reads,
+    readsWithSeveral: several,
+    failures,
+    overhead: overhead.length ? summarize(overhead) : null,
+  };
 }
 
 /**
@@ -262,7 +309,9 @@ async function openStreams(o, notify) {
  */
 async function argon2Rate(o) {
   const argon2 = require('argon2');
-  const { ARGON2_OPTIONS } = require(require('path').join(__dirname, '..', '..', 'dist', 'apps', 'membership', 'src', 'security', 'password-hasher.js'));
+  const { ARGON2_OPTIONS } = require(
+    require('path').join(__dirname, '..', '..', 'dist', 'apps', 'membership', 'src', 'security', 'password-hasher.js'),
+  );
   const hash = await argon2.hash('bench-password-0123', ARGON2_OPTIONS);
   const end = performance.now() + o.durationS * 1000;
   let done = 0;
@@ -275,7 +324,15 @@ async function argon2Rate(o) {
       }
     }),
   );
-  return { perSecond: done / ((performance.now() - t0) / 1000), done, options: { memoryCost: ARGON2_OPTIONS.memoryCost, timeCost: ARGON2_OPTIONS.timeCost, parallelism: ARGON2_OPTIONS.parallelism } };
+  return {
+    perSecond: done / ((performance.now() - t0) / 1000),
+    done,
+    options: {
+      memoryCost: ARGON2_OPTIONS.memoryCost,
+      timeCost: ARGON2_OPTIONS.timeCost,
+      parallelism: ARGON2_OPTIONS.parallelism,
+    },
+  };
 }
 
 /**
@@ -351,7 +408,10 @@ async function probe(o) {
       if (wait > 1) await new Promise((res) => setTimeout(res, wait));
       calls.push(call(scheduled));
     }
-    const timer = setTimeout(() => drain.abort(), Math.max(0, started + seconds * 1000 - performance.now()) + (o.drainMs ?? 10_000));
+    const timer = setTimeout(
+      () => drain.abort(),
+      Math.max(0, started + seconds * 1000 - performance.now()) + (o.drainMs ?? 10_000),
+    );
     await Promise.all(calls);
     clearTimeout(timer);
     out.durationS = (performance.now() - started) / 1000;
@@ -362,7 +422,18 @@ async function probe(o) {
   agent.destroy();
   const total = out.samples.length;
   const ok = out.statusCodes[200] || 0;
-  return { rate: o.rate, total, ok, notOk: total - ok, statusCodes: out.statusCodes, answers: out.answers, errors: out.errors, unanswered: out.unanswered, durationS: out.durationS, latency: summarize(out.samples) };
+  return {
+    rate: o.rate,
+    total,
+    ok,
+    notOk: total - ok,
+    statusCodes: out.statusCodes,
+    answers: out.answers,
+    errors: out.errors,
+    unanswered: out.unanswered,
+    durationS: out.durationS,
+    latency: summarize(out.samples),
+  };
 }
 
 const attacks = new Map();

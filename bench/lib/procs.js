@@ -33,12 +33,21 @@ function freePort() {
 
 /** Starts a script that prints {"port":N} as its first stdout line. */
 function startScript(script, args = [], opts = {}) {
-  const child = track(spawn(process.execPath, [...(opts.nodeArgs || []), script, ...args], { cwd: root, env: { ...process.env, ...(opts.env || {}) }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = track(
+    spawn(process.execPath, [...(opts.nodeArgs || []), script, ...args], {
+      cwd: root,
+      env: { ...process.env, ...(opts.env || {}) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let stderr = '';
   child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   return new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`${path.basename(script)} did not start in time: ${stderr}`)), opts.timeoutMs || 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${path.basename(script)} did not start in time: ${stderr}`)),
+      opts.timeoutMs || 30_000,
+    );
     child.stdout.on('data', (d) => {
       out += d;
       const nl = out.indexOf('\n');
@@ -86,7 +95,8 @@ async function startApp(app, env, { logFile, portVar, nodeArgs = [], timeoutMs =
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${app} exited with ${child.exitCode}; see ${logFile}:\n${tail(logFile)}`);
+    if (child.exitCode !== null)
+      throw new Error(`${app} exited with ${child.exitCode}; see ${logFile}:\n${tail(logFile)}`);
     try {
       const res = await fetch(`${url}/actuator/health/readiness`);
       if (res.status === 200) break;
@@ -123,7 +133,9 @@ function rssMb(pid) {
 
 /** A forked load worker (bench/lib/load-worker.js): `run(kind, opts)` returns its result. */
 function startLoadWorker() {
-  const child = track(fork(path.join(__dirname, 'load-worker.js'), [], { cwd: root, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const child = track(
+    fork(path.join(__dirname, 'load-worker.js'), [], { cwd: root, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+  );
   let next = 1;
   const pending = new Map();
   child.on('message', (m) => {

@@ -13,7 +13,14 @@ function summarize(values) {
   const s = Float64Array.from(values).sort();
   let sum = 0;
   for (const v of s) sum += v;
-  return { n: s.length, mean: sum / s.length, p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), max: s[s.length - 1] };
+  return {
+    n: s.length,
+    mean: sum / s.length,
+    p50: percentile(s, 50),
+    p90: percentile(s, 90),
+    p99: percentile(s, 99),
+    max: s[s.length - 1],
+  };
 }
 
 function median(values) {

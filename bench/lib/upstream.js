@@ -13,7 +13,9 @@ const COMPLETION = JSON.stringify({
   object: 'chat.completion',
   created: 1732240000,
   model: 'bench-model',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from the bench upstream.' }, finish_reason: 'stop' }],
+  choices: [
+    { index: 0, message: { role: 'assistant', content: 'Hello from the bench upstream.' }, finish_reason: 'stop' },
+  ],
   usage: { prompt_tokens: 8, completion_tokens: 6, total_tokens: 14 },
 });
 
@@ -56,7 +58,9 @@ function stream(req, res, body) {
     }
     res.write(chunk({}, 'stop'));
     if (body.stream_options && body.stream_options.include_usage) {
-      res.write(`data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1732240000, model: 'bench-model', choices: [], usage: { prompt_tokens: 8, completion_tokens: chunks, total_tokens: 8 + chunks } })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1732240000, model: 'bench-model', choices: [], usage: { prompt_tokens: 8, completion_tokens: chunks, total_tokens: 8 + chunks } })}\n\n`,
+      );
     }
     res.end('data: [DONE]\n\n');
   };
@@ -72,7 +76,12 @@ const server = http.createServer((req, res) => {
     }
     if (req.method === 'POST' && req.url === '/v1/embeddings') {
       const inputs = Array.isArray(body.input) ? body.input : [body.input];
-      const text = JSON.stringify({ object: 'list', model: 'bench-embed', data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.5, 0.5, 0.5, 0.5, 0, 0, 0, 0] })), usage: { prompt_tokens: inputs.length, total_tokens: inputs.length } });
+      const text = JSON.stringify({
+        object: 'list',
+        model: 'bench-embed',
+        data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.5, 0.5, 0.5, 0.5, 0, 0, 0, 0] })),
+        usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
+      });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       return res.end(text);
     }

@@ -12,7 +12,12 @@ const LABEL = { ocr: 'OCR 1000x200 text image', tts: 'TTS 100 chars (mp3)', face
 
 function measure(kind, calls, timeoutMs) {
   return new Promise((resolve) => {
-    const child = track(spawn(process.execPath, [path.join(__dirname, '..', 'lib', 'engines-worker.js'), kind, String(calls)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const child = track(
+      spawn(process.execPath, [path.join(__dirname, '..', 'lib', 'engines-worker.js'), kind, String(calls)], {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -24,7 +29,12 @@ function measure(kind, calls, timeoutMs) {
       try {
         resolve(JSON.parse(line));
       } catch {
-        resolve({ error: `no result (${timeoutMs / 1000} s limit or crash): ${err.trim().split('\n').pop() || ''}`.slice(0, 160) });
+        resolve({
+          error: `no result (${timeoutMs / 1000} s limit or crash): ${err.trim().split('\n').pop() || ''}`.slice(
+            0,
+            160,
+          ),
+        });
       }
     });
   });
@@ -40,19 +50,66 @@ async function run(ctx) {
     raw[kind] = r;
     const name = LABEL[kind];
     if (r.error) {
-      figures.push(notAvailable(E, `${name}: per call`, r.error, 'reported'), notAvailable(E, `${name}: RSS`, r.error, 'reported'));
+      figures.push(
+        notAvailable(E, `${name}: per call`, r.error, 'reported'),
+        notAvailable(E, `${name}: RSS`, r.error, 'reported'),
+      );
       continue;
     }
-    figures.push(figure({ group: E, name: `${name}: per call`, unit: 'ms', baseline: r.coldMs, baselineLabel: 'first call, model load', measured: r.warm.p50, kind: 'ratio', note: `${calls} warm calls; ${r.output}` }));
-    figures.push(figure({ group: E, name: `${name}: RSS`, unit: 'MB', baseline: r.rssBeforeMb, baselineLabel: 'process before engine', measured: r.rssPeakMb, kind: 'diff' }));
+    figures.push(
+      figure({
+        group: E,
+        name: `${name}: per call`,
+        unit: 'ms',
+        baseline: r.coldMs,
+        baselineLabel: 'first call, model load',
+        measured: r.warm.p50,
+        kind: 'ratio',
+        note: `${calls} warm calls; ${r.output}`,
+      }),
+    );
+    figures.push(
+      figure({
+        group: E,
+        name: `${name}: RSS`,
+        unit: 'MB',
+        baseline: r.rssBeforeMb,
+        baselineLabel: 'process before engine',
+        measured: r.rssPeakMb,
+        kind: 'diff',
+      }),
+    );
   }
   const r = await measure('embeddings', calls, q ? 40_000 : 120_000);
   raw.embeddings = r;
   if (r.error) {
-    figures.push(notAvailable(E, 'embeddings 64 sentences: batched vs one by one', r.error, 'reported'), notAvailable(E, 'embeddings: RSS', r.error, 'reported'));
+    figures.push(
+      notAvailable(E, 'embeddings 64 sentences: batched vs one by one', r.error, 'reported'),
+      notAvailable(E, 'embeddings: RSS', r.error, 'reported'),
+    );
   } else {
-    figures.push(figure({ group: E, name: 'embeddings 64 sentences: batched vs one by one', unit: 'ms', baseline: r.oneByOne.p50, baselineLabel: '64 calls of 1', measured: r.batched.p50, kind: 'ratio' }));
-    figures.push(figure({ group: E, name: 'embeddings: RSS', unit: 'MB', baseline: r.rssBeforeMb, baselineLabel: 'process before engine', measured: r.rssAfterMb, kind: 'diff' }));
+    figures.push(
+      figure({
+        group: E,
+        name: 'embeddings 64 sentences: batched vs one by one',
+        unit: 'ms',
+        baseline: r.oneByOne.p50,
+        baselineLabel: '64 calls of 1',
+        measured: r.batched.p50,
+        kind: 'ratio',
+      }),
+    );
+    figures.push(
+      figure({
+        group: E,
+        name: 'embeddings: RSS',
+        unit: 'MB',
+        baseline: r.rssBeforeMb,
+        baselineLabel: 'process before engine',
+        measured: r.rssAfterMb,
+        kind: 'diff',
+      }),
+    );
   }
   return { figures, raw };
 }

@@ -36,8 +36,14 @@ const KEY_A_RPM = Number(process.env.NOISY_KEY_A_RPM ?? RATE_LIMIT_PER_MINUTE);
 const keyALimit = KEY_A_RPM > 0 ? `${KEY_A_RPM} rpm` : 'no rpm limit';
 const PATTERNS = [
   { id: 'replay', label: `responses replay, key A (${keyALimit}; ${ATTACK_CALLERS} callers)` },
-  { id: 'embeddings', label: `embeddings fan-out, key A (${EMBEDDING_INPUTS} fresh inputs a call; ${keyALimit}; ${ATTACK_CALLERS} callers)` },
-  { id: 'gzip', label: `pre-auth gzip JSON, no key (RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE} per address, a new address a call; ${ATTACK_CALLERS} callers)` },
+  {
+    id: 'embeddings',
+    label: `embeddings fan-out, key A (${EMBEDDING_INPUTS} fresh inputs a call; ${keyALimit}; ${ATTACK_CALLERS} callers)`,
+  },
+  {
+    id: 'gzip',
+    label: `pre-auth gzip JSON, no key (RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE} per address, a new address a call; ${ATTACK_CALLERS} callers)`,
+  },
 ];
 
 const names = (p) => [
@@ -58,14 +64,24 @@ const statusText = (codes, errors) => {
 
 /** The gateway's limits in force: the compiled GatewayConfig's defaults, overridden by the env it gets. */
 function limitsInForce(env) {
-  const { GatewayConfig } = require(path.join(root, 'dist', 'apps', 'ai-gateway', 'src', 'config', 'gateway.config.js'));
+  const { GatewayConfig } = require(
+    path.join(root, 'dist', 'apps', 'ai-gateway', 'src', 'config', 'gateway.config.js'),
+  );
   const defaults = new GatewayConfig();
   const pick = (name) => Number(env[name] ?? process.env[name] ?? defaults[name]);
-  return { bodyLimit: pick('BODY_LIMIT_BYTES'), storeMax: pick('AI_RESPONSES_STORE_MAX_BYTES'), storeMaxPerKey: pick('AI_RESPONSES_STORE_MAX_BYTES_PER_KEY') };
+  return {
+    bodyLimit: pick('BODY_LIMIT_BYTES'),
+    storeMax: pick('AI_RESPONSES_STORE_MAX_BYTES'),
+    storeMaxPerKey: pick('AI_RESPONSES_STORE_MAX_BYTES_PER_KEY'),
+  };
 }
 
 async function adminKey(url, name, fields = {}) {
-  const res = await fetch(`${url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name, ...fields }) });
+  const res = await fetch(`${url}/admin/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, ...fields }),
+  });
   if (res.status !== 201) throw new Error(`POST /admin/keys answered ${res.status}: ${await res.text()}`);
   return (await res.json()).key;
 }
@@ -97,12 +113,19 @@ async function storeLargeResponse(gw, dbUrl, authA, limits, say) {
   const per = Math.floor(target / items) - 64;
   const pad = 'x'.repeat(per);
   const shapes = [
-    ['an extra field on each item', () => Array.from({ length: items }, (_, i) => ({ role: 'user', content: `item ${i}`, padding: pad }))],
+    [
+      'an extra field on each item',
+      () => Array.from({ length: items }, (_, i) => ({ role: 'user', content: `item ${i}`, padding: pad })),
+    ],
     ['text content', () => Array.from({ length: items }, (_, i) => ({ role: 'user', content: `item ${i} ${pad}` }))],
   ];
   let last = '';
   for (const [how, input] of shapes) {
-    const res = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { ...authA, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'bench-long', input: input(), max_output_tokens: 16 }) });
+    const res = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { ...authA, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'bench-long', input: input(), max_output_tokens: 16 }),
+    });
     const text = await res.text();
     let body = {};
     try {
@@ -111,9 +134,12 @@ async function storeLargeResponse(gw, dbUrl, authA, limits, say) {
       body = {};
     }
     const bytes = await storedBytes(dbUrl);
-    say(`key A stored response padded with ${how}: ${res.status}, store ${body.store}, id ${body.id}, ${bytes === null ? '?' : (bytes / MiB).toFixed(1)} MiB stored in all`);
+    say(
+      `key A stored response padded with ${how}: ${res.status}, store ${body.store}, id ${body.id}, ${bytes === null ? '?' : (bytes / MiB).toFixed(1)} MiB stored in all`,
+    );
     // A shape the gateway refuses, does not store, or stores without its padding: try the next one.
-    if (res.status === 200 && body.id && body.store !== false && (bytes === null || bytes >= target / 2)) return { id: body.id, how, bytes, target };
+    if (res.status === 200 && body.id && body.store !== false && (bytes === null || bytes >= target / 2))
+      return { id: body.id, how, bytes, target };
     last = `${res.status} store=${body.store} ${text.slice(0, 160)}`;
   }
   throw new Error(`key A could not store a large response: ${last}`);
@@ -130,7 +156,12 @@ async function settle(url, authB, baselineP99, maxMs) {
   let inARow = 0;
   while (Date.now() - started < maxMs) {
     const t = performance.now();
-    const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { ...authB, 'content-type': 'application/json' }, body: JSON.stringify(CHAT), signal: AbortSignal.timeout(Math.max(1, maxMs - (Date.now() - started))) }).catch(() => null);
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...authB, 'content-type': 'application/json' },
+      body: JSON.stringify(CHAT),
+      signal: AbortSignal.timeout(Math.max(1, maxMs - (Date.now() - started))),
+    }).catch(() => null);
     if (res) await res.arrayBuffer().catch(() => undefined);
     inARow = res && res.status === 200 && performance.now() - t <= fast ? inARow + 1 : 0;
     if (inARow === 5) return Date.now() - started;
@@ -154,7 +185,12 @@ async function run(ctx) {
   const t0 = Date.now();
   const say = (m) => log(`noisy +${((Date.now() - t0) / 1000).toFixed(1)} s: ${m}`);
   const figures = [];
-  const raw = { bRate: B_RATE, attackCallers: ATTACK_CALLERS, rateLimitPerMinute: RATE_LIMIT_PER_MINUTE, durationS: dur };
+  const raw = {
+    bRate: B_RATE,
+    attackCallers: ATTACK_CALLERS,
+    rateLimitPerMinute: RATE_LIMIT_PER_MINUTE,
+    durationS: dur,
+  };
 
   const upstream = await startScript(path.join(__dirname, '..', 'lib', 'upstream.js'));
   const db = await ctx.createDatabase('noisy');
@@ -169,11 +205,33 @@ async function run(ctx) {
         'bench-long': { kind: 'chat', contextLength: 4_000_000, price: { inputPer1k: 1, outputPer1k: 2 } },
         'bench-embed': { kind: 'embeddings', dimensions: 8, price: { inputPer1k: 0.1, outputPer1k: 0 } },
       },
-      deployments: [{ name: 'bench', type: 'openai', baseUrl: `${upstream.url}/v1`, timeoutMs: 60_000, connections: 64, models: ['bench-model', 'bench-long', 'bench-embed'] }],
+      deployments: [
+        {
+          name: 'bench',
+          type: 'openai',
+          baseUrl: `${upstream.url}/v1`,
+          timeoutMs: 60_000,
+          connections: 64,
+          models: ['bench-model', 'bench-long', 'bench-embed'],
+        },
+      ],
     }),
   );
-  const env = { ...ctx.appEnv, RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE), DATABASE_URL: db.url, AI_PROVIDERS_FILE: providersFile, ADMIN_TOKEN, AI_LOCAL_ENGINES: 'false', AI_LOCAL_STT: 'false' };
-  const startGw = () => startApp('ai-gateway', env, { logFile: path.join(tmp, 'ai-gateway-noisy.log'), portVar: 'AI_GATEWAY_PORT', nodeArgs: ctx.nodeArgs('ai-gateway') });
+  const env = {
+    ...ctx.appEnv,
+    RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
+    DATABASE_URL: db.url,
+    AI_PROVIDERS_FILE: providersFile,
+    ADMIN_TOKEN,
+    AI_LOCAL_ENGINES: 'false',
+    AI_LOCAL_STT: 'false',
+  };
+  const startGw = () =>
+    startApp('ai-gateway', env, {
+      logFile: path.join(tmp, 'ai-gateway-noisy.log'),
+      portVar: 'AI_GATEWAY_PORT',
+      nodeArgs: ctx.nodeArgs('ai-gateway'),
+    });
   let gw;
   let running = null; // the attack in progress, stopped in `finally` whatever happened
   const stopAttack = async () => {
@@ -187,18 +245,37 @@ async function run(ctx) {
     const limits = limitsInForce(env);
     raw.limits = limits;
     gw = await startGw();
-    say(`ai-gateway pid ${gw.pid} on ${gw.url}; limits ${JSON.stringify(limits)}, RATE_LIMIT_PER_MINUTE ${RATE_LIMIT_PER_MINUTE}`);
+    say(
+      `ai-gateway pid ${gw.pid} on ${gw.url}; limits ${JSON.stringify(limits)}, RATE_LIMIT_PER_MINUTE ${RATE_LIMIT_PER_MINUTE}`,
+    );
     // A fresh key A per pattern: each runs at the most its own limit allows (a window used up by the
     // previous pattern would turn the next into a flood of 429s).
-    const newKeyA = async (id) => ({ authorization: `Bearer ${await adminKey(gw.url, `tenant-a-${id}`, KEY_A_RPM > 0 ? { requests_per_minute: KEY_A_RPM } : {})}` });
+    const newKeyA = async (id) => ({
+      authorization: `Bearer ${await adminKey(gw.url, `tenant-a-${id}`, KEY_A_RPM > 0 ? { requests_per_minute: KEY_A_RPM } : {})}`,
+    });
     const authB = { authorization: `Bearer ${await adminKey(gw.url, 'tenant-b')}` };
-    const probe = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...authB, 'content-type': 'application/json' }, body: JSON.stringify(CHAT) });
+    const probe = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...authB, 'content-type': 'application/json' },
+      body: JSON.stringify(CHAT),
+    });
     if (probe.status !== 200) throw new Error(`key B chat probe answered ${probe.status}: ${await probe.text()}`);
 
-    const measureB = (seconds, warmup) => load.run('probe', { url: `${gw.url}/v1/chat/completions`, headers: authB, body: CHAT, rate: B_RATE, duration: seconds, warmup, drainMs });
+    const measureB = (seconds, warmup) =>
+      load.run('probe', {
+        url: `${gw.url}/v1/chat/completions`,
+        headers: authB,
+        body: CHAT,
+        rate: B_RATE,
+        duration: seconds,
+        warmup,
+        drainMs,
+      });
     const alone = await measureB(dur, warm);
     raw.alone = alone;
-    say(`key B alone p50 ${alone.latency.p50?.toFixed(2)} ms p99 ${alone.latency.p99?.toFixed(2)} ms over ${alone.total} calls (${statusText(alone.statusCodes)})`);
+    say(
+      `key B alone p50 ${alone.latency.p50?.toFixed(2)} ms p99 ${alone.latency.p99?.toFixed(2)} ms over ${alone.total} calls (${statusText(alone.statusCodes)})`,
+    );
     if (!alone.ok) throw new Error(`key B alone: no call answered 200 (${statusText(alone.statusCodes)})`);
 
     // Per pattern: its setup (not measured), then what the attack sends.
@@ -207,13 +284,34 @@ async function run(ctx) {
         const authA = await newKeyA('replay');
         const stored = await storeLargeResponse(gw, db.url, authA, limits, say);
         const followUp = { model: 'no-such-model', previous_response_id: stored.id, input: 'hi' };
-        const one = await fetch(`${gw.url}/v1/responses`, { method: 'POST', headers: { ...authA, 'content-type': 'application/json' }, body: JSON.stringify(followUp) });
+        const one = await fetch(`${gw.url}/v1/responses`, {
+          method: 'POST',
+          headers: { ...authA, 'content-type': 'application/json' },
+          body: JSON.stringify(followUp),
+        });
         say(`one replay follow-up answers ${one.status}: ${(await one.text()).slice(0, 160)}`);
-        const size = stored.bytes === null ? `~${(stored.target / MiB).toFixed(0)} MiB` : `${(stored.bytes / MiB).toFixed(1)} MiB`;
-        return { url: `${gw.url}/v1/responses`, headers: authA, body: { kind: 'json', value: followUp }, what: `${size} stored (${stored.how}), ${JSON.stringify(followUp).length} B follow-ups` };
+        const size =
+          stored.bytes === null ? `~${(stored.target / MiB).toFixed(0)} MiB` : `${(stored.bytes / MiB).toFixed(1)} MiB`;
+        return {
+          url: `${gw.url}/v1/responses`,
+          headers: authA,
+          body: { kind: 'json', value: followUp },
+          what: `${size} stored (${stored.how}), ${JSON.stringify(followUp).length} B follow-ups`,
+        };
       },
-      embeddings: async () => ({ url: `${gw.url}/v1/embeddings`, headers: await newKeyA('embeddings'), body: { kind: 'freshEmbeddings', model: 'bench-embed', inputs: EMBEDDING_INPUTS }, what: `${EMBEDDING_INPUTS} fresh inputs a call` }),
-      gzip: async () => ({ url: `${gw.url}/v1/chat/completions`, headers: { 'content-encoding': 'gzip' }, randomIp: true, body: { kind: 'gzipEmptyObjects', inflatedBytes: limits.bodyLimit - 64 }, what: `inflating to ${((limits.bodyLimit - 64) / MiB).toFixed(1)} MiB (BODY_LIMIT_BYTES ${(limits.bodyLimit / MiB).toFixed(0)} MiB)` }),
+      embeddings: async () => ({
+        url: `${gw.url}/v1/embeddings`,
+        headers: await newKeyA('embeddings'),
+        body: { kind: 'freshEmbeddings', model: 'bench-embed', inputs: EMBEDDING_INPUTS },
+        what: `${EMBEDDING_INPUTS} fresh inputs a call`,
+      }),
+      gzip: async () => ({
+        url: `${gw.url}/v1/chat/completions`,
+        headers: { 'content-encoding': 'gzip' },
+        randomIp: true,
+        body: { kind: 'gzipEmptyObjects', inflatedBytes: limits.bodyLimit - 64 },
+        what: `inflating to ${((limits.bodyLimit - 64) / MiB).toFixed(1)} MiB (BODY_LIMIT_BYTES ${(limits.bodyLimit / MiB).toFixed(0)} MiB)`,
+      }),
     };
 
     let settled = true;
@@ -224,7 +322,9 @@ async function run(ctx) {
         // A gateway still busy with what the previous attack left (or gone) would blame this pattern
         // for it: a fresh process, warmed up by key B, takes its place.
         if (!settled || gw.child.exitCode !== null || gw.child.signalCode) {
-          say(`the gateway ${gw.child.exitCode !== null || gw.child.signalCode ? 'had exited' : 'had not settled'}: starting a fresh one`);
+          say(
+            `the gateway ${gw.child.exitCode !== null || gw.child.signalCode ? 'had exited' : 'had not settled'}: starting a fresh one`,
+          );
           await stop(gw.child, 2000);
           gw = await startGw();
           await measureB(warm, 0);
@@ -234,7 +334,19 @@ async function run(ctx) {
         const name = `noisy-${p.id}`;
         let started;
         const isStarted = new Promise((resolve) => (started = resolve));
-        const done = attacker.run('attack', { name, url: plan.url, headers: plan.headers, body: plan.body, randomIp: Boolean(plan.randomIp), connections: ATTACK_CALLERS, maxMs: 60_000 }, (event) => event === 'started' && started());
+        const done = attacker.run(
+          'attack',
+          {
+            name,
+            url: plan.url,
+            headers: plan.headers,
+            body: plan.body,
+            randomIp: Boolean(plan.randomIp),
+            connections: ATTACK_CALLERS,
+            maxMs: 60_000,
+          },
+          (event) => event === 'started' && started(),
+        );
         running = { name, done };
         await Promise.race([isStarted, done]);
         let peakRss = rssMb(gw.pid) || 0;
@@ -248,12 +360,40 @@ async function run(ctx) {
         } finally {
           clearInterval(sampler);
         }
-        const died = gw.child.exitCode !== null || gw.child.signalCode ? ` gateway exited (${gw.child.exitCode ?? gw.child.signalCode})` : '';
+        const died =
+          gw.child.exitCode !== null || gw.child.signalCode
+            ? ` gateway exited (${gw.child.exitCode ?? gw.child.signalCode})`
+            : '';
         raw[p.id] = { under, attack, peakRssMb: peakRss, what: plan.what };
-        say(`${p.id}: key B p50 ${under.latency.p50?.toFixed(2)} ms p99 ${under.latency.p99?.toFixed(2)} ms over ${under.total} calls (${statusText(under.statusCodes)}; ${under.unanswered} unanswered); attack sent ${attack.sent}, answered ${attack.answered} (${statusText(attack.statusCodes, attack.errors)}), ${attack.abortedAtStop} aborted at the stop; gateway peak RSS ${peakRss.toFixed(0)} MB${died}`);
+        say(
+          `${p.id}: key B p50 ${under.latency.p50?.toFixed(2)} ms p99 ${under.latency.p99?.toFixed(2)} ms over ${under.total} calls (${statusText(under.statusCodes)}; ${under.unanswered} unanswered); attack sent ${attack.sent}, answered ${attack.answered} (${statusText(attack.statusCodes, attack.errors)}), ${attack.abortedAtStop} aborted at the stop; gateway peak RSS ${peakRss.toFixed(0)} MB${died}`,
+        );
         const bNote = `under attack ${under.ok}/${under.total} calls answered 200 (${statusText(under.statusCodes)}${under.errors ? `, ${under.errors} failed` : ''}), ${under.unanswered} still open ${drainMs / 1000} s after the last was sent (counted at that wait)`;
-        figures.push(figure({ group: G, name: names(p)[0][0], unit: 'ms', baseline: alone.latency.p50, baselineLabel: 'key B alone', measured: under.latency.p50, kind: 'ratio', note: bNote }));
-        figures.push(figure({ group: G, name: names(p)[1][0], unit: 'ms', baseline: alone.latency.p99, baselineLabel: `key B alone; ${bNote}`, measured: under.latency.p99, kind: 'ratio', target: { op: '<=', value: P99_TARGET }, note: bNote }));
+        figures.push(
+          figure({
+            group: G,
+            name: names(p)[0][0],
+            unit: 'ms',
+            baseline: alone.latency.p50,
+            baselineLabel: 'key B alone',
+            measured: under.latency.p50,
+            kind: 'ratio',
+            note: bNote,
+          }),
+        );
+        figures.push(
+          figure({
+            group: G,
+            name: names(p)[1][0],
+            unit: 'ms',
+            baseline: alone.latency.p99,
+            baselineLabel: `key B alone; ${bNote}`,
+            measured: under.latency.p99,
+            kind: 'ratio',
+            target: { op: '<=', value: P99_TARGET },
+            note: bNote,
+          }),
+        );
         figures.push(
           figure({
             group: G,
@@ -271,7 +411,9 @@ async function run(ctx) {
         if (Object.keys(attack.answers).length) say(`${p.id}: attack answers: ${JSON.stringify(attack.answers)}`);
         raw[p.id].settledMs = await settle(gw.url, authB, alone.latency.p99, settleMs);
         settled = raw[p.id].settledMs !== null;
-        say(`${p.id}: gateway ${settled ? `back to key B's baseline ${raw[p.id].settledMs} ms after the attack` : `still slower than before ${settleMs / 1000} s after the attack`}`);
+        say(
+          `${p.id}: gateway ${settled ? `back to key B's baseline ${raw[p.id].settledMs} ms after the attack` : `still slower than before ${settleMs / 1000} s after the attack`}`,
+        );
       });
     }
 
@@ -280,7 +422,18 @@ async function run(ctx) {
       const after = await measureB(q ? 1 : 3, 0);
       raw.after = after;
       const when = `${settled ? 'settled' : 'not settled'} ${settleMs / 1000} s after the last attack${restarted.length ? `; fresh gateway before ${restarted.join(', ')}` : ''}`;
-      figures.push(figure({ group: G, name: AFTER[0], unit: 'ms', baseline: alone.latency.p99, baselineLabel: `key B alone before; ${when}`, measured: after.latency.p99, kind: 'ratio', note: `what the attacks left behind (leftover work, database growth, garbage); p50 ${after.latency.p50?.toFixed(2)} ms over ${after.total} calls` }));
+      figures.push(
+        figure({
+          group: G,
+          name: AFTER[0],
+          unit: 'ms',
+          baseline: alone.latency.p99,
+          baselineLabel: `key B alone before; ${when}`,
+          measured: after.latency.p99,
+          kind: 'ratio',
+          note: `what the attacks left behind (leftover work, database growth, garbage); p50 ${after.latency.p50?.toFixed(2)} ms over ${after.total} calls`,
+        }),
+      );
     });
   } finally {
     if (running) await Promise.race([stopAttack().catch(() => undefined), sleep(5000)]);

@@ -11,8 +11,16 @@ const path = require('path');
 
 const root = path.resolve(__dirname, '..', '..');
 const APPS = {
-  membership: { main: 'dist/apps/membership/src/main.js', port: () => process.env.MEMBERSHIP_PORT || '8080', prefix: () => process.env.CONTEXT_PATH || '' },
-  'ai-gateway': { main: 'dist/apps/ai-gateway/src/main.js', port: () => process.env.AI_GATEWAY_PORT || '8081', prefix: () => '' },
+  membership: {
+    main: 'dist/apps/membership/src/main.js',
+    port: () => process.env.MEMBERSHIP_PORT || '8080',
+    prefix: () => process.env.CONTEXT_PATH || '',
+  },
+  'ai-gateway': {
+    main: 'dist/apps/ai-gateway/src/main.js',
+    port: () => process.env.AI_GATEWAY_PORT || '8081',
+    prefix: () => '',
+  },
 };
 /** The app of that name, or undefined: own entries only, so `constructor` or `toString` is an unknown name, not Object's member. */
 const appOf = (name) => (typeof name === 'string' && Object.hasOwn(APPS, name) ? APPS[name] : undefined);
@@ -20,7 +28,9 @@ const appOf = (name) => (typeof name === 'string' && Object.hasOwn(APPS, name) ?
 const marker = path.join(process.env.TMPDIR || '/tmp', '.container-app');
 
 function usage(message) {
-  process.stderr.write(`${message}\nusage: entrypoint.js membership | ai-gateway | migrate [membership|ai-gateway] | keys <args> | admin:create <args> | healthcheck\n`);
+  process.stderr.write(
+    `${message}\nusage: entrypoint.js membership | ai-gateway | migrate [membership|ai-gateway] | keys <args> | admin:create <args> | healthcheck\n`,
+  );
   process.exit(64);
 }
 

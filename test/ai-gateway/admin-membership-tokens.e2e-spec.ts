@@ -86,13 +86,30 @@ describe('AI gateway admin API with membership operator tokens (JWKS, roles, sec
   let viewerToken = '';
   let memberToken = '';
 
-  const codeAt = (secret: string, at = clock.now()) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: at });
-  const gw = (method: 'get' | 'post' | 'patch' | 'delete', path: string, token: string) => request(gateway.url)[method](path).set(bearer(token));
+  const codeAt = (secret: string, at = clock.now()) =>
+    new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({
+      timestamp: at,
+    });
+  const gw = (method: 'get' | 'post' | 'patch' | 'delete', path: string, token: string) =>
+    request(gateway.url)[method](path).set(bearer(token));
   const errorCode = (res: request.Response) => res.body?.error?.code;
   /** Claims of a valid admin token of now, to vary one at a time. */
   const adminClaims = () => {
     const now = Math.floor(clock.now() / 1000);
-    return { sub: '1', memberId: '1', type: 'member', loginType: 'password', amr: ['pwd', 'otp', 'mfa'], roles: ['admin'], sid: '00000000-0000-4000-8000-000000000000', jti: 'j', iss: 'membership', aud: ['membership:member', 'ai-gateway'], iat: now, exp: now + 600 };
+    return {
+      sub: '1',
+      memberId: '1',
+      type: 'member',
+      loginType: 'password',
+      amr: ['pwd', 'otp', 'mfa'],
+      roles: ['admin'],
+      sid: '00000000-0000-4000-8000-000000000000',
+      jti: 'j',
+      iss: 'membership',
+      aud: ['membership:member', 'ai-gateway'],
+      iat: now,
+      exp: now + 600,
+    };
   };
 
   /** Signs the admin in with password + current TOTP code on `app` (the admin enrolled already). */
@@ -100,18 +117,33 @@ describe('AI gateway admin API with membership operator tokens (JWKS, roles, sec
     const c = client(app.url);
     const ch = await c.post(`${AUTH}/login`).send({ account: 'op_admin', password: 'admin-password-1' }).expect(200);
     expect(ch.body.data).toMatchObject({ mfaRequired: true, enrolmentRequired: false });
-    const done = await c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch.body.data.mfaToken, method: 'totp', code: codeAt(adminSecret) }).expect(200);
+    const done = await c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch.body.data.mfaToken, method: 'totp', code: codeAt(adminSecret) })
+      .expect(200);
     return done.body.data.token as string;
   }
 
   beforeAll(async () => {
     relay = await startJwksRelay();
     membership = await startMembership(
-      { MFA_REQUIRED_ROLES: 'admin', ADMIN_ACCOUNT: 'op_admin', ADMIN_PASSWORD: 'admin-password-1', ACCESS_TOKEN_KEYS: JSON.stringify({ keys: [k1.jwk] }) },
+      {
+        MFA_REQUIRED_ROLES: 'admin',
+        ADMIN_ACCOUNT: 'op_admin',
+        ADMIN_PASSWORD: 'admin-password-1',
+        ACCESS_TOKEN_KEYS: JSON.stringify({ keys: [k1.jwk] }),
+      },
       { clock },
     );
     relay.target = membership.url;
-    gateway = await startGateway({ MEMBERSHIP_JWKS_URL: relay.url, MEMBERSHIP_JWKS_REFRESH_MIN_MS: String(REFRESH_MIN_MS), MEMBERSHIP_JWKS_CACHE_MS: String(CACHE_MS) }, { clock });
+    gateway = await startGateway(
+      {
+        MEMBERSHIP_JWKS_URL: relay.url,
+        MEMBERSHIP_JWKS_REFRESH_MIN_MS: String(REFRESH_MIN_MS),
+        MEMBERSHIP_JWKS_CACHE_MS: String(CACHE_MS),
+      },
+      { clock },
+    );
 
     // The admin must enrol an authenticator app at the first sign-in (MFA_REQUIRED_ROLES=admin).
     const c = client(membership.url);
@@ -119,21 +151,36 @@ describe('AI gateway admin API with membership operator tokens (JWKS, roles, sec
     expect(ch.body.data).toMatchObject({ mfaRequired: true, enrolmentRequired: true });
     const begun = await c.post(`${AUTH}/mfa/enrol/totp`).send({ mfaToken: ch.body.data.mfaToken }).expect(200);
     adminSecret = begun.body.data.secret;
-    const enrolled = await c.post(`${AUTH}/mfa/enrol/totp/confirm`).send({ mfaToken: ch.body.data.mfaToken, code: codeAt(adminSecret) }).expect(200);
+    const enrolled = await c
+      .post(`${AUTH}/mfa/enrol/totp/confirm`)
+      .send({ mfaToken: ch.body.data.mfaToken, code: codeAt(adminSecret) })
+      .expect(200);
     adminToken = enrolled.body.data.token;
 
     // A viewer (role given in the database, as the members admin API does) with an authenticator app.
     await c.post(`${AUTH}/register`).send({ username: 'op_viewer', password: 'viewer-password-1' }).expect(200);
     await c.post(`${AUTH}/register`).send({ username: 'op_member', password: 'member-password-1' }).expect(200);
     await queryRows(membership.dbUrl, `UPDATE members SET roles = '{viewer}' WHERE username = 'op_viewer'`);
-    const first = await c.post(`${AUTH}/login`).send({ account: 'op_viewer', password: 'viewer-password-1' }).expect(200);
+    const first = await c
+      .post(`${AUTH}/login`)
+      .send({ account: 'op_viewer', password: 'viewer-password-1' })
+      .expect(200);
     const viewerBegun = await c.post(`${SEC}/totp`).set(bearer(first.body.data.token)).expect(200);
-    await c.post(`${SEC}/totp/confirm`).set(bearer(first.body.data.token)).send({ code: codeAt(viewerBegun.body.data.secret) }).expect(200);
+    await c
+      .post(`${SEC}/totp/confirm`)
+      .set(bearer(first.body.data.token))
+      .send({ code: codeAt(viewerBegun.body.data.secret) })
+      .expect(200);
     clock.advance(STEP_MS);
     const vch = await c.post(`${AUTH}/login`).send({ account: 'op_viewer', password: 'viewer-password-1' }).expect(200);
-    const vdone = await c.post(`${AUTH}/mfa/verify`).send({ mfaToken: vch.body.data.mfaToken, method: 'totp', code: codeAt(viewerBegun.body.data.secret) }).expect(200);
+    const vdone = await c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: vch.body.data.mfaToken, method: 'totp', code: codeAt(viewerBegun.body.data.secret) })
+      .expect(200);
     viewerToken = vdone.body.data.token;
-    memberToken = (await c.post(`${AUTH}/login`).send({ account: 'op_member', password: 'member-password-1' }).expect(200)).body.data.token;
+    memberToken = (
+      await c.post(`${AUTH}/login`).send({ account: 'op_member', password: 'member-password-1' }).expect(200)
+    ).body.data.token;
   }, 60_000);
 
   afterAll(async () => {
@@ -146,10 +193,21 @@ describe('AI gateway admin API with membership operator tokens (JWKS, roles, sec
   it('membership publishes its public key set; admin and viewer tokens name its key and carry roles, amr and the gateway audience', async () => {
     const jwks = await request(membership.url).get('/.well-known/jwks.json').expect(200);
     expect(jwks.headers['cache-control']).toBe('public, max-age=300');
-    expect(jwks.body).toEqual({ keys: [{ kty: 'EC', crv: 'P-256', x: k1.jwk.x, y: k1.jwk.y, kid: k1.kid, alg: 'ES256', use: 'sig' }] });
+    expect(jwks.body).toEqual({
+      keys: [{ kty: 'EC', crv: 'P-256', x: k1.jwk.x, y: k1.jwk.y, kid: k1.kid, alg: 'ES256', use: 'sig' }],
+    });
     expect(headerOf(adminToken)).toEqual({ alg: 'ES256', typ: 'JWT', kid: k1.kid });
-    expect(claimsOf(adminToken)).toMatchObject({ iss: 'membership', aud: ['membership:member', 'ai-gateway'], roles: ['admin'], amr: ['pwd', 'otp', 'mfa'] });
-    expect(claimsOf(viewerToken)).toMatchObject({ aud: ['membership:member', 'ai-gateway'], roles: ['viewer'], amr: ['pwd', 'otp', 'mfa'] });
+    expect(claimsOf(adminToken)).toMatchObject({
+      iss: 'membership',
+      aud: ['membership:member', 'ai-gateway'],
+      roles: ['admin'],
+      amr: ['pwd', 'otp', 'mfa'],
+    });
+    expect(claimsOf(viewerToken)).toMatchObject({
+      aud: ['membership:member', 'ai-gateway'],
+      roles: ['viewer'],
+      amr: ['pwd', 'otp', 'mfa'],
+    });
     expect(claimsOf(memberToken)).toMatchObject({ aud: 'membership:member', roles: [] });
   });
 
@@ -170,9 +228,19 @@ describe('AI gateway admin API with membership operator tokens (JWKS, roles, sec
     await gw('get', `/admin/keys/${id}`, viewerToken).expect(200);
     await gw('get', '/admin/projects', viewerToken).expect(200);
     await gw('get', '/admin/usage', viewerToken).expect(200);
-    for (const [method, path] of [['post', '/admin/keys'], ['patch', `/admin/keys/${id}`], ['delete', `/admin/keys/${id}`], ['post', '/admin/projects']] as const) {
+    for (const [method, path] of [
+      ['post', '/admin/keys'],
+      ['patch', `/admin/keys/${id}`],
+      ['delete', `/admin/keys/${id}`],
+      ['post', '/admin/projects'],
+    ] as const) {
       const res = await gw(method, path, viewerToken).send({ name: 'nope' });
-      expect({ method, path, status: res.status, code: errorCode(res) }).toEqual({ method, path, status: 403, code: 'admin_read_only' });
+      expect({ method, path, status: res.status, code: errorCode(res) }).toEqual({
+        method,
+        path,
+        status: 403,
+        code: 'admin_read_only',
+      });
     }
     const still = await gw('get', `/admin/keys/${id}`, ADMIN_TOKEN).expect(200);
     expect(still.body.status).toBe('active');
@@ -183,36 +251,65 @@ describe('AI gateway admin API with membership operator tokens (JWKS, roles, sec
     expect(errorCode(await gw('get', '/admin/keys', memberToken).expect(401))).toBe('invalid_admin_token');
     // Control: a token built like the ones below with nothing changed is accepted, so each refusal is the change's.
     await gw('get', '/admin/keys', signAs(k1, adminClaims())).expect(200);
-    expect(errorCode(await gw('get', '/admin/keys', signAs(k1, { ...adminClaims(), amr: ['pwd'] })).expect(403))).toBe('second_factor_required');
-    expect(errorCode(await gw('get', '/admin/keys', signAs(k1, { ...adminClaims(), amr: undefined })).expect(403))).toBe('second_factor_required');
+    expect(errorCode(await gw('get', '/admin/keys', signAs(k1, { ...adminClaims(), amr: ['pwd'] })).expect(403))).toBe(
+      'second_factor_required',
+    );
+    expect(
+      errorCode(await gw('get', '/admin/keys', signAs(k1, { ...adminClaims(), amr: undefined })).expect(403)),
+    ).toBe('second_factor_required');
     // A passkey sign-in (hwk) is a second factor on its own.
     await gw('get', '/admin/keys', signAs(k1, { ...adminClaims(), amr: ['hwk', 'mfa'] })).expect(200);
-    expect(errorCode(await gw('get', '/admin/keys', signAs(k1, { ...adminClaims(), roles: ['member'] })).expect(403))).toBe('admin_role_required');
+    expect(
+      errorCode(await gw('get', '/admin/keys', signAs(k1, { ...adminClaims(), roles: ['member'] })).expect(403)),
+    ).toBe('admin_role_required');
     const refused: [string, string][] = [
       ['other issuer', signAs(k1, { ...adminClaims(), iss: 'evil' })],
       ['other audience', signAs(k1, { ...adminClaims(), aud: 'membership:member' })],
-      ['expired', signAs(k1, { ...adminClaims(), iat: Math.floor(clock.now() / 1000) - 700, exp: Math.floor(clock.now() / 1000) - 100 })],
+      [
+        'expired',
+        signAs(k1, {
+          ...adminClaims(),
+          iat: Math.floor(clock.now() / 1000) - 700,
+          exp: Math.floor(clock.now() / 1000) - 100,
+        }),
+      ],
       ['other token type', signAs(k1, { ...adminClaims(), type: 'refresh' })],
-      ['foreign key under the right kid', signAs({ kid: k1.kid, privateKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey }, adminClaims())],
+      [
+        'foreign key under the right kid',
+        signAs(
+          { kid: k1.kid, privateKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey },
+          adminClaims(),
+        ),
+      ],
       ['alg none', `${b64({ alg: 'none', typ: 'JWT', kid: k1.kid })}.${b64(adminClaims())}.`],
       ['HS256', `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(adminClaims())}.c2ln`],
-      ['tampered roles', (() => {
-        const [h, , s] = signAs(k1, { ...adminClaims(), roles: ['viewer'] }).split('.');
-        return `${h}.${b64(adminClaims())}.${s}`;
-      })()],
+      [
+        'tampered roles',
+        (() => {
+          const [h, , s] = signAs(k1, { ...adminClaims(), roles: ['viewer'] }).split('.');
+          return `${h}.${b64(adminClaims())}.${s}`;
+        })(),
+      ],
       ['not a token', 'a.b.c'],
     ];
     for (const [name, token] of refused) {
       const res = await gw('get', '/admin/keys', token);
-      expect({ name, status: res.status, code: errorCode(res) }).toEqual({ name, status: 401, code: 'invalid_admin_token' });
+      expect({ name, status: res.status, code: errorCode(res) }).toEqual({
+        name,
+        status: 401,
+        code: 'invalid_admin_token',
+      });
     }
     // Unknown kids are refused without fetching the key set again inside MEMBERSHIP_JWKS_REFRESH_MIN_MS.
     const before = relay.fetches;
-    for (let i = 0; i < 5; i++) expect(errorCode(await gw('get', '/admin/keys', signAs({ ...k1, kid: `guess-${i}` }, adminClaims())).expect(401))).toBe('invalid_admin_token');
+    for (let i = 0; i < 5; i++)
+      expect(
+        errorCode(await gw('get', '/admin/keys', signAs({ ...k1, kid: `guess-${i}` }, adminClaims())).expect(401)),
+      ).toBe('invalid_admin_token');
     expect(relay.fetches).toBe(before);
   });
 
-  it('an expired membership token is refused by the gateway\'s clock', async () => {
+  it("an expired membership token is refused by the gateway's clock", async () => {
     const token = await (async () => {
       clock.advance(STEP_MS);
       return adminSignIn(membership);
@@ -250,11 +347,18 @@ describe('AI gateway admin API with membership operator tokens (JWKS, roles, sec
     expect(relay.fetches).toBe(before + 2);
   });
 
-  it('CORS: the console\'s origin (membership\'s, from MEMBERSHIP_JWKS_URL) is allowed, another is not', async () => {
+  it("CORS: the console's origin (membership's, from MEMBERSHIP_JWKS_URL) is allowed, another is not", async () => {
     const consoleOrigin = new URL(relay.url).origin;
-    const ok = await request(gateway.url).options('/admin/keys').set('Origin', consoleOrigin).set('Access-Control-Request-Method', 'GET').set('Access-Control-Request-Headers', 'authorization');
+    const ok = await request(gateway.url)
+      .options('/admin/keys')
+      .set('Origin', consoleOrigin)
+      .set('Access-Control-Request-Method', 'GET')
+      .set('Access-Control-Request-Headers', 'authorization');
     expect(ok.headers['access-control-allow-origin']).toBe(consoleOrigin);
-    const other = await request(gateway.url).options('/admin/keys').set('Origin', 'https://evil.example').set('Access-Control-Request-Method', 'GET');
+    const other = await request(gateway.url)
+      .options('/admin/keys')
+      .set('Origin', 'https://evil.example')
+      .set('Access-Control-Request-Method', 'GET');
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
   });
 });

@@ -7,7 +7,11 @@ import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
 const lookup = {
   type: 'function' as const,
-  function: { name: 'lookup_capital', description: 'Capital city of a country', parameters: { type: 'object', properties: { country: { type: 'string' } }, required: ['country'] } },
+  function: {
+    name: 'lookup_capital',
+    description: 'Capital city of a country',
+    parameters: { type: 'object', properties: { country: { type: 'string' } }, required: ['country'] },
+  },
 };
 
 describe('AI gateway: tools and parts on an Anthropic upstream (openai SDK)', () => {
@@ -28,13 +32,26 @@ describe('AI gateway: tools and parts on an Anthropic upstream (openai SDK)', ()
 
   it('runs a two-step tool loop (not streamed): tool_calls out, tool result in, answer', async () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'France' }];
-    const first = await client.chat.completions.create({ model: 'vendor-claude-3', messages, tools: [lookup], tool_choice: 'required' });
+    const first = await client.chat.completions.create({
+      model: 'vendor-claude-3',
+      messages,
+      tools: [lookup],
+      tool_choice: 'required',
+    });
     const choice = first.choices[0];
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.content).toBeNull();
-    expect(choice.message.tool_calls).toEqual([{ id: expect.stringMatching(/^toolu_/), type: 'function', function: { name: 'lookup_capital', arguments: '{"country":"France"}' } }]);
+    expect(choice.message.tool_calls).toEqual([
+      {
+        id: expect.stringMatching(/^toolu_/),
+        type: 'function',
+        function: { name: 'lookup_capital', arguments: '{"country":"France"}' },
+      },
+    ]);
     expect(f.anthropic.requests[0].body).toMatchObject({
-      tools: [{ name: 'lookup_capital', description: 'Capital city of a country', input_schema: lookup.function.parameters }],
+      tools: [
+        { name: 'lookup_capital', description: 'Capital city of a country', input_schema: lookup.function.parameters },
+      ],
       tool_choice: { type: 'any' },
     });
 
@@ -45,7 +62,10 @@ describe('AI gateway: tools and parts on an Anthropic upstream (openai SDK)', ()
     expect(second.choices[0].finish_reason).toBe('stop');
     expect(f.anthropic.requests[1].body.messages).toEqual([
       { role: 'user', content: 'France' },
-      { role: 'assistant', content: [{ type: 'tool_use', id: call.id, name: 'lookup_capital', input: { country: 'France' } }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: call.id, name: 'lookup_capital', input: { country: 'France' } }],
+      },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'Paris' }] },
     ]);
   });
@@ -58,7 +78,13 @@ describe('AI gateway: tools and parts on an Anthropic upstream (openai SDK)', ()
       tools: [lookup],
       messages: [
         { role: 'user', content: 'France' },
-        { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'lookup_capital', arguments: '{"country":"France"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id, type: 'function', function: { name: 'lookup_capital', arguments: '{"country":"France"}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: id, content: 'Paris' },
       ],
     });
@@ -76,8 +102,26 @@ describe('AI gateway: tools and parts on an Anthropic upstream (openai SDK)', ()
       stream: true,
       messages: [{ role: 'user', content: 'Peru' }],
       tools: [
-        { type: 'function', function: { name: 'lookup_capital', description: 'Capital city', parameters: lookup.function.parameters, parse: JSON.parse, function: (a: { country: string }) => (ran.push(`capital:${a.country}`), 'Lima') } },
-        { type: 'function', function: { name: 'lookup_currency', description: 'Currency', parameters: { type: 'object', properties: { country: { type: 'string' } } }, parse: JSON.parse, function: (a: { country: string }) => (ran.push(`currency:${a.country}`), 'Sol') } },
+        {
+          type: 'function',
+          function: {
+            name: 'lookup_capital',
+            description: 'Capital city',
+            parameters: lookup.function.parameters,
+            parse: JSON.parse,
+            function: (a: { country: string }) => (ran.push(`capital:${a.country}`), 'Lima'),
+          },
+        },
+        {
+          type: 'function',
+          function: {
+            name: 'lookup_currency',
+            description: 'Currency',
+            parameters: { type: 'object', properties: { country: { type: 'string' } } },
+            parse: JSON.parse,
+            function: (a: { country: string }) => (ran.push(`currency:${a.country}`), 'Sol'),
+          },
+        },
       ],
     });
     const deltas: any[] = [];
@@ -103,7 +147,13 @@ describe('AI gateway: tools and parts on an Anthropic upstream (openai SDK)', ()
 
   it('streams a tool call with parallel_tool_calls: false as disable_parallel_tool_use', async () => {
     f.anthropic.behaviour.parallelToolUse = 2;
-    const stream = await client.chat.completions.create({ model: 'vendor-claude-3', stream: true, parallel_tool_calls: false, messages: [{ role: 'user', content: 'Chile' }], tools: [lookup, { ...lookup, function: { ...lookup.function, name: 'other' } }] });
+    const stream = await client.chat.completions.create({
+      model: 'vendor-claude-3',
+      stream: true,
+      parallel_tool_calls: false,
+      messages: [{ role: 'user', content: 'Chile' }],
+      tools: [lookup, { ...lookup, function: { ...lookup.function, name: 'other' } }],
+    });
     const ids: string[] = [];
     let finish: string | null = null;
     for await (const c of stream) {
@@ -161,7 +211,9 @@ describe('AI gateway: tools and parts on an Anthropic upstream (openai SDK)', ()
 
   it('answers 400 naming the field for what Anthropic cannot honour', async () => {
     const fails = async (extra: Record<string, unknown>, messages: unknown[] = [{ role: 'user', content: 'x' }]) => {
-      const err = await client.chat.completions.create({ model: 'vendor-claude-3', messages, ...extra } as any).catch((e) => e);
+      const err = await client.chat.completions
+        .create({ model: 'vendor-claude-3', messages, ...extra } as any)
+        .catch((e) => e);
       expect(err).toBeInstanceOf(OpenAI.BadRequestError);
       return err.error;
     };
@@ -169,10 +221,20 @@ describe('AI gateway: tools and parts on an Anthropic upstream (openai SDK)', ()
     expect((await fails({ logprobs: true })).param).toBe('logprobs');
     // Anthropic refuses whitespace-only stop sequences; dropping one would change the answer.
     expect((await fails({ stop: ['\n\n'] })).param).toBe('stop');
-    expect((await fails({}, [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }])).param).toBe('messages[0].content[0].type');
+    expect(
+      (
+        await fails({}, [
+          { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] },
+        ])
+      ).param,
+    ).toBe('messages[0].content[0].type');
     const badArgs = [
       { role: 'user', content: 'x' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup_capital', arguments: '{"country":' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup_capital', arguments: '{"country":' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'r' },
     ];
     expect((await fails({ tools: [lookup] }, badArgs)).param).toBe('messages[1].tool_calls[0].function.arguments');

@@ -49,7 +49,12 @@ describe('AI gateway: authentication before the body', () => {
   const post = (path: string, key: string | undefined, from: string, body: Buffer = bomb) =>
     fetch(`${f.gw.url}${path}`, {
       method: 'POST',
-      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), 'content-type': 'application/json', 'content-encoding': 'gzip', 'x-forwarded-for': from },
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        'x-forwarded-for': from,
+      },
       body,
     });
   const lastSeen = (url: string) => seen.filter((s) => s.url === url).at(-1);
@@ -109,7 +114,12 @@ describe('AI gateway: authentication before the body', () => {
 
   it('public routes answer without a key: health (and its trailing-slash variant), the OpenAPI document, Swagger UI', async () => {
     const from = address();
-    for (const path of ['/actuator/health/liveness', '/actuator/health/liveness/', '/v3/api-docs', '/swagger-ui/index.html']) {
+    for (const path of [
+      '/actuator/health/liveness',
+      '/actuator/health/liveness/',
+      '/v3/api-docs',
+      '/swagger-ui/index.html',
+    ]) {
       const res = await fetch(`${f.gw.url}${path}`, { headers: { 'x-forwarded-for': from } });
       await res.arrayBuffer();
       expect([path, res.status]).toEqual([path, 200]);
@@ -119,7 +129,9 @@ describe('AI gateway: authentication before the body', () => {
   it('a keyed call reads its gzip body as before and is counted once per call (chat completions, then a GET)', async () => {
     const { key } = await f.createKey({ name: 'gzip', requests_per_minute: 20 });
     const from = address();
-    const chat = gzipSync(Buffer.from(JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] })));
+    const chat = gzipSync(
+      Buffer.from(JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] })),
+    );
     const remaining: number[] = [];
     for (const path of ['/v1/chat/completions', '/v1/chat/completions?via=full']) {
       const res = await post(path, key, from, chat);

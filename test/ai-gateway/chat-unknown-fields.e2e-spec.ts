@@ -33,7 +33,8 @@ describe('chat: unknown newer fields follow the deployment policy', () => {
     f.anthropic.reset();
   });
 
-  const ask = (model: string) => client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], ...NEWER } as any);
+  const ask = (model: string) =>
+    client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], ...NEWER } as any);
 
   it('forwards them as sent to an OpenAI-type deployment (default policy)', async () => {
     const res = await ask('vendor-gpt-4');

@@ -15,7 +15,16 @@ describe('AI gateway chat completions (openai SDK)', () => {
   beforeEach(() => resetUpstreams(f));
 
   it('completes a chat through the OpenAI deployment with the upstream model name', async () => {
-    const res = await client.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello gateway' }], temperature: 0.5 }).withResponse();
+    const res = await client.chat.completions
+      .create({
+        model: 'vendor-gpt-4',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'hello gateway' },
+        ],
+        temperature: 0.5,
+      })
+      .withResponse();
     expect(res.data.choices[0].message.content).toBe('Echo: hello gateway');
     expect(res.data.model).toBe('vendor-gpt-4');
     expect(res.data.usage).toEqual({ prompt_tokens: 6, completion_tokens: 3, total_tokens: 9 });
@@ -30,7 +39,12 @@ describe('AI gateway chat completions (openai SDK)', () => {
     let release!: () => void;
     f.openai.behaviour.holdAfterChunks = 1;
     f.openai.behaviour.hold = new Promise<void>((r) => (release = r));
-    const stream = await client.chat.completions.create({ model: 'vendor-gpt-4', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'one two three' }] });
+    const stream = await client.chat.completions.create({
+      model: 'vendor-gpt-4',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'one two three' }],
+    });
     const parts: string[] = [];
     let usage;
     for await (const chunk of stream) {
@@ -63,12 +77,32 @@ describe('AI gateway chat completions (openai SDK)', () => {
   });
 
   it('translates to and from the Anthropic Messages API, streamed and not', async () => {
-    const res = await client.chat.completions.create({ model: 'vendor-claude-3', max_tokens: 100, messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'bonjour' }] });
-    expect(res.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'Echo: bonjour' }, finish_reason: 'stop' });
-    expect(f.anthropic.requests[0].body).toMatchObject({ model: 'claude-3-5-sonnet-latest', system: 'sys', max_tokens: 100, messages: [{ role: 'user', content: 'bonjour' }] });
+    const res = await client.chat.completions.create({
+      model: 'vendor-claude-3',
+      max_tokens: 100,
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'bonjour' },
+      ],
+    });
+    expect(res.choices[0]).toMatchObject({
+      message: { role: 'assistant', content: 'Echo: bonjour' },
+      finish_reason: 'stop',
+    });
+    expect(f.anthropic.requests[0].body).toMatchObject({
+      model: 'claude-3-5-sonnet-latest',
+      system: 'sys',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'bonjour' }],
+    });
     expect(f.anthropic.requests[0].headers['x-api-key']).toBe('sk-upstream-anthropic');
 
-    const stream = await client.chat.completions.create({ model: 'vendor-claude-3', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'a b' }] });
+    const stream = await client.chat.completions.create({
+      model: 'vendor-claude-3',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'a b' }],
+    });
     const parts: string[] = [];
     let finish;
     let usage;
@@ -83,7 +117,11 @@ describe('AI gateway chat completions (openai SDK)', () => {
   });
 
   it('reports max_tokens truncation as finish_reason length', async () => {
-    const res = await client.chat.completions.create({ model: 'vendor-claude-3', max_tokens: 1, messages: [{ role: 'user', content: 'long answer please' }] });
+    const res = await client.chat.completions.create({
+      model: 'vendor-claude-3',
+      max_tokens: 1,
+      messages: [{ role: 'user', content: 'long answer please' }],
+    });
     expect(res.choices[0].finish_reason).toBe('length');
   });
 
@@ -102,7 +140,9 @@ describe('AI gateway chat completions (openai SDK)', () => {
       [{ max_new_tokens: 1 }, 'max_new_tokens'],
     ];
     for (const [patch, param] of cases) {
-      const err: any = await client.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'x' }], ...(patch as any) }).catch((e) => e);
+      const err: any = await client.chat.completions
+        .create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'x' }], ...(patch as any) })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(OpenAI.BadRequestError);
       expect(err.error).toMatchObject({ type: 'invalid_request_error', param });
     }
@@ -110,19 +150,29 @@ describe('AI gateway chat completions (openai SDK)', () => {
   });
 
   it('refuses a prompt beyond the context length, counted with the real tokenizer', async () => {
-    const err: any = await client.chat.completions.create({ model: 'vendor-llama-70b', messages: [{ role: 'user', content: 'word '.repeat(33_000) }] }).catch((e) => e);
+    const err: any = await client.chat.completions
+      .create({ model: 'vendor-llama-70b', messages: [{ role: 'user', content: 'word '.repeat(33_000) }] })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err.error).toMatchObject({ code: 'context_length_exceeded', param: 'messages' });
     expect(err.message).toContain('maximum context length is 32000 tokens');
   });
 
   it('answers 404 for an unknown model, 503 for a known model nobody serves, 400 for an embeddings model', async () => {
-    const unknown: any = await client.chat.completions.create({ model: 'gpt-7', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const unknown: any = await client.chat.completions
+      .create({ model: 'gpt-7', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
     expect(unknown.error).toMatchObject({ code: 'model_not_found', param: 'model' });
-    const wrongKind: any = await client.chat.completions.create({ model: 'text-embedding-v3', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const wrongKind: any = await client.chat.completions
+      .create({ model: 'text-embedding-v3', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(wrongKind.status).toBe(400);
-    const noProvider = await fetch(`${f.gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'vendor-llama-70b', messages: [{ role: 'user', content: 'x' }] }) });
+    const noProvider = await fetch(`${f.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'vendor-llama-70b', messages: [{ role: 'user', content: 'x' }] }),
+    });
     // vendor-llama-70b's only deployment has weight 0: configured but not routable.
     expect(noProvider.status).toBe(503);
     expect((await noProvider.json()).error).toMatchObject({ code: 'no_provider' });
@@ -130,7 +180,9 @@ describe('AI gateway chat completions (openai SDK)', () => {
 
   it('rejects missing and wrong keys with 401 invalid_api_key', async () => {
     const bad = new OpenAI({ apiKey: 'sk-wrongwrongwrongwrongwrongwrong', baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
-    const err: any = await bad.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const err: any = await bad.chat.completions
+      .create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(err.error).toMatchObject({ code: 'invalid_api_key', type: 'invalid_request_error' });
     expect(err.message).not.toContain('sk-wrongwrongwrongwrongwrongwrong');

@@ -6,15 +6,31 @@ import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
-import { expectBilled, expectUpstreamToolRoundTrip, makeWeatherTool, MARKER, MODELS, QUESTION, resetUpstreams, TOOL_DESCRIPTION, TOOL_NAME, UpstreamKind } from './clients-support';
+import {
+  expectBilled,
+  expectUpstreamToolRoundTrip,
+  makeWeatherTool,
+  MARKER,
+  MODELS,
+  QUESTION,
+  resetUpstreams,
+  TOOL_DESCRIPTION,
+  TOOL_NAME,
+  UpstreamKind,
+} from './clients-support';
 
 function weatherTool(weather: ReturnType<typeof makeWeatherTool>) {
-  return tool(async (input) => weather.run(input), { name: TOOL_NAME, description: TOOL_DESCRIPTION, schema: z.object({ city: z.string().describe('City name').optional() }) });
+  return tool(async (input) => weather.run(input), {
+    name: TOOL_NAME,
+    description: TOOL_DESCRIPTION,
+    schema: z.object({ city: z.string().describe('City name').optional() }),
+  });
 }
 
 describe('real client: LangChain ChatOpenAI through the gateway', () => {
   let f: GatewayFixture;
-  const chat = (key: string, model: string) => new ChatOpenAI({ model, apiKey: key, configuration: { baseURL: `${f.gw.url}/v1` }, maxRetries: 0 });
+  const chat = (key: string, model: string) =>
+    new ChatOpenAI({ model, apiKey: key, configuration: { baseURL: `${f.gw.url}/v1` }, maxRetries: 0 });
 
   beforeAll(async () => {
     f = await startGatewayFixture();
@@ -32,7 +48,9 @@ describe('real client: LangChain ChatOpenAI through the gateway', () => {
       const llm = chat(key, model).bindTools([getWeather]);
       const messages: BaseMessage[] = [new HumanMessage(QUESTION)];
       const ai = (await llm.invoke(messages)) as AIMessage;
-      expect(ai.tool_calls).toEqual([expect.objectContaining({ name: TOOL_NAME, id: expect.any(String), args: expect.any(Object) })]);
+      expect(ai.tool_calls).toEqual([
+        expect.objectContaining({ name: TOOL_NAME, id: expect.any(String), args: expect.any(Object) }),
+      ]);
       expect(ai.usage_metadata?.input_tokens).toBeGreaterThan(0);
       messages.push(ai);
       const toolMessage = await getWeather.invoke(ai.tool_calls![0]);
@@ -62,7 +80,9 @@ describe('real client: LangChain ChatOpenAI through the gateway', () => {
       expect(chunksWithToolCallChunks).toBeGreaterThanOrEqual(2);
       expect(ai!.tool_calls).toEqual([expect.objectContaining({ name: TOOL_NAME, id: expect.any(String) })]);
       messages.push(ai!);
-      messages.push(new ToolMessage({ content: weather.run(ai!.tool_calls![0].args), tool_call_id: ai!.tool_calls![0].id! }));
+      messages.push(
+        new ToolMessage({ content: weather.run(ai!.tool_calls![0].args), tool_call_id: ai!.tool_calls![0].id! }),
+      );
       let text = '';
       for await (const chunk of await llm.stream(messages)) text += chunk.text;
       expect(text).toContain(MARKER);
@@ -75,7 +95,13 @@ describe('real client: LangChain ChatOpenAI through the gateway', () => {
       const { id, key } = await f.createKey({ name: 'langchain-responses' });
       const weather = makeWeatherTool();
       const getWeather = weatherTool(weather);
-      const llm = new ChatOpenAI({ model, apiKey: key, configuration: { baseURL: `${f.gw.url}/v1` }, maxRetries: 0, useResponsesApi: true }).bindTools([getWeather]);
+      const llm = new ChatOpenAI({
+        model,
+        apiKey: key,
+        configuration: { baseURL: `${f.gw.url}/v1` },
+        maxRetries: 0,
+        useResponsesApi: true,
+      }).bindTools([getWeather]);
       const messages: BaseMessage[] = [new HumanMessage(QUESTION)];
       const ai = (await llm.invoke(messages)) as AIMessage;
       expect(ai.tool_calls).toEqual([expect.objectContaining({ name: TOOL_NAME, id: expect.any(String) })]);

@@ -8,7 +8,11 @@ export const MARKER = 'forecast-W7731';
 export const TOOL_NAME = 'get_weather';
 export const TOOL_DESCRIPTION = 'Current weather for a city';
 /** JSON Schema of the tool's arguments. The fakes choose the arguments, so nothing is required. */
-export const TOOL_PARAMETERS = { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, additionalProperties: false };
+export const TOOL_PARAMETERS = {
+  type: 'object',
+  properties: { city: { type: 'string', description: 'City name' } },
+  additionalProperties: false,
+};
 export const QUESTION = 'What is the weather in Paris? Use the tool.';
 
 /** Runs the tool (counts its calls so a test can assert the client ran it exactly once). */
@@ -18,7 +22,8 @@ export function makeWeatherTool() {
     calls,
     run(args: unknown): string {
       calls.push(args);
-      const city = args && typeof args === 'object' && typeof (args as any).city === 'string' ? (args as any).city : 'Paris';
+      const city =
+        args && typeof args === 'object' && typeof (args as any).city === 'string' ? (args as any).city : 'Paris';
       return JSON.stringify({ city, forecast: 'sunny', code: MARKER });
     },
   };
@@ -43,8 +48,12 @@ export function expectUpstreamToolRoundTrip(f: GatewayFixture, kind: UpstreamKin
   if (kind === 'openai') {
     const calls = f.openai.requests.filter((r) => r.path.split('?')[0] === '/v1/chat/completions').map((r) => r.body);
     expect(calls).toHaveLength(2);
-    expect(calls[0].tools).toEqual([expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: TOOL_NAME }) })]);
-    const assistant = calls[1].messages.find((m: any) => m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0);
+    expect(calls[0].tools).toEqual([
+      expect.objectContaining({ type: 'function', function: expect.objectContaining({ name: TOOL_NAME }) }),
+    ]);
+    const assistant = calls[1].messages.find(
+      (m: any) => m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0,
+    );
     expect(assistant?.tool_calls[0]).toMatchObject({ type: 'function', function: { name: TOOL_NAME } });
     const tool = calls[1].messages.find((m: any) => m.role === 'tool');
     expect(tool?.tool_call_id).toBe(assistant.tool_calls[0].id);
@@ -53,8 +62,11 @@ export function expectUpstreamToolRoundTrip(f: GatewayFixture, kind: UpstreamKin
   }
   const calls = f.anthropic.requests.filter((r) => r.path.split('?')[0] === '/v1/messages').map((r) => r.body);
   expect(calls).toHaveLength(2);
-  expect(calls[0].tools).toEqual([expect.objectContaining({ name: TOOL_NAME, input_schema: expect.objectContaining({ type: 'object' }) })]);
-  const blocks = (role: string) => calls[1].messages.filter((m: any) => m.role === role && Array.isArray(m.content)).flatMap((m: any) => m.content);
+  expect(calls[0].tools).toEqual([
+    expect.objectContaining({ name: TOOL_NAME, input_schema: expect.objectContaining({ type: 'object' }) }),
+  ]);
+  const blocks = (role: string) =>
+    calls[1].messages.filter((m: any) => m.role === role && Array.isArray(m.content)).flatMap((m: any) => m.content);
   const use = blocks('assistant').find((b: any) => b.type === 'tool_use');
   expect(use).toMatchObject({ name: TOOL_NAME, id: expect.any(String), input: expect.any(Object) });
   const result = blocks('user').find((b: any) => b.type === 'tool_result');

@@ -12,12 +12,36 @@ describe('AI gateway admin read APIs for the console', () => {
   let f: GatewayFixture;
   const clock = new FakeClock(T);
   const get = async (path: string) => f.admin('GET', path);
-  const ledger = (row: { keyId?: string | null; endpoint?: string; model?: string; provider?: string | null; status?: string; http?: number | null; latency?: number; cost?: number; tokens?: number; at: string; requestId?: string }) =>
+  const ledger = (row: {
+    keyId?: string | null;
+    endpoint?: string;
+    model?: string;
+    provider?: string | null;
+    status?: string;
+    http?: number | null;
+    latency?: number;
+    cost?: number;
+    tokens?: number;
+    at: string;
+    requestId?: string;
+  }) =>
     queryRows(
       f.gw.dbUrl,
       `INSERT INTO ai_usage_records (key_id, endpoint, model, provider, status, http_status, latency_ms, cost_yuan, prompt_tokens, completion_tokens, request_id, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11)`,
-      [row.keyId ?? null, row.endpoint ?? 'chat.completions', row.model ?? 'vendor-gpt-4', row.provider === undefined ? 'primary' : row.provider, row.status ?? 'ok', row.http === undefined ? 200 : row.http, row.latency ?? 100, row.cost ?? 0, row.tokens ?? 0, row.requestId ?? null, row.at],
+      [
+        row.keyId ?? null,
+        row.endpoint ?? 'chat.completions',
+        row.model ?? 'vendor-gpt-4',
+        row.provider === undefined ? 'primary' : row.provider,
+        row.status ?? 'ok',
+        row.http === undefined ? 200 : row.http,
+        row.latency ?? 100,
+        row.cost ?? 0,
+        row.tokens ?? 0,
+        row.requestId ?? null,
+        row.at,
+      ],
     );
 
   beforeAll(async () => {
@@ -26,18 +50,29 @@ describe('AI gateway admin read APIs for the console', () => {
   afterAll(() => f?.close());
 
   describe('GET /admin/keys/{id}/calls', () => {
-    it('pages a key\'s calls newest first with a cursor, ties on time broken by id, a real call first', async () => {
+    it("pages a key's calls newest first with a cursor, ties on time broken by id, a real call first", async () => {
       const key = await f.createKey({ name: 'calls' });
       const other = await f.createKey({ name: 'other' });
       // Two calls in the same microsecond: the cursor must neither skip nor repeat one of them.
       await ledger({ keyId: key.id, at: '2026-01-01T00:00:01.000001Z', requestId: 'r1' });
       await ledger({ keyId: key.id, at: '2026-01-01T00:00:02.000001Z', requestId: 'r2' });
       await ledger({ keyId: key.id, at: '2026-01-01T00:00:02.000001Z', requestId: 'r3' });
-      await ledger({ keyId: key.id, at: '2026-01-01T00:00:02.000002Z', requestId: 'r4', status: 'failed', http: 502, provider: 'primary' });
+      await ledger({
+        keyId: key.id,
+        at: '2026-01-01T00:00:02.000002Z',
+        requestId: 'r4',
+        status: 'failed',
+        http: 502,
+        provider: 'primary',
+      });
       await ledger({ keyId: other.id, at: '2026-01-01T00:00:03Z', requestId: 'not-mine' });
       const res = await fetch(`${f.gw.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': 'real-call-1' },
+        headers: {
+          authorization: `Bearer ${key.key}`,
+          'content-type': 'application/json',
+          'x-request-id': 'real-call-1',
+        },
         body: JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] }),
       });
       expect(res.status).toBe(200);
@@ -56,21 +91,53 @@ describe('AI gateway admin read APIs for the console', () => {
       } while (cursor && pages < 10);
       expect(seen.map((c) => c.request_id)).toEqual(['real-call-1', 'r4', 'r3', 'r2', 'r1']);
       expect(pages).toBe(3);
-      expect(seen[0]).toMatchObject({ endpoint: 'chat.completions', model: 'vendor-gpt-4', provider: 'primary', status: 'ok', http_status: 200, error: null });
+      expect(seen[0]).toMatchObject({
+        endpoint: 'chat.completions',
+        model: 'vendor-gpt-4',
+        provider: 'primary',
+        status: 'ok',
+        http_status: 200,
+        error: null,
+      });
       expect(seen[0].prompt_tokens).toBeGreaterThan(0);
       expect(seen[0].cost_yuan).toBeGreaterThan(0);
       expect(typeof seen[0].latency_ms).toBe('number');
       expect(seen[1]).toMatchObject({ status: 'failed', http_status: 502, created_at: '2026-01-01T00:00:02.000Z' });
-      expect(Object.keys(seen[0]).sort()).toEqual(['completion_tokens', 'cost_yuan', 'created_at', 'endpoint', 'error', 'http_status', 'id', 'latency_ms', 'model', 'prompt_tokens', 'provider', 'request_id', 'status']);
+      expect(Object.keys(seen[0]).sort()).toEqual([
+        'completion_tokens',
+        'cost_yuan',
+        'created_at',
+        'endpoint',
+        'error',
+        'http_status',
+        'id',
+        'latency_ms',
+        'model',
+        'prompt_tokens',
+        'provider',
+        'request_id',
+        'status',
+      ]);
     });
 
     it('answers 404 for an unknown or malformed key id and 400 naming a bad limit or cursor', async () => {
       const key = await f.createKey({ name: 'bad-input' });
       expect((await get('/admin/keys/00000000-0000-4000-8000-000000000000/calls')).status).toBe(404);
       expect((await get('/admin/keys/not-a-key/calls')).status).toBe(404);
-      for (const [query, param] of [['limit=0', 'limit'], ['limit=201', 'limit'], ['limit=x', 'limit'], ['cursor=abc', 'cursor'], [`cursor=${Buffer.from(JSON.stringify({ at: 'yesterday', id: '1' })).toString('base64url')}`, 'cursor']]) {
+      for (const [query, param] of [
+        ['limit=0', 'limit'],
+        ['limit=201', 'limit'],
+        ['limit=x', 'limit'],
+        ['cursor=abc', 'cursor'],
+        [`cursor=${Buffer.from(JSON.stringify({ at: 'yesterday', id: '1' })).toString('base64url')}`, 'cursor'],
+      ]) {
         const res = await get(`/admin/keys/${key.id}/calls?${query}`);
-        expect({ query, status: res.status, param: res.body.error?.param, type: res.body.error?.type }).toEqual({ query, status: 400, param, type: 'invalid_request_error' });
+        expect({ query, status: res.status, param: res.body.error?.param, type: res.body.error?.type }).toEqual({
+          query,
+          status: 400,
+          param,
+          type: 'invalid_request_error',
+        });
       }
       const anonymous = await fetch(`${f.gw.url}/admin/keys/${key.id}/calls`);
       expect(anonymous.status).toBe(401);
@@ -85,17 +152,34 @@ describe('AI gateway admin read APIs for the console', () => {
       await ledger({ keyId: a.id, at: '2027-05-01T01:10:00Z', model: 'vendor-gpt-4', cost: 1, tokens: 10 });
       await ledger({ keyId: b.id, at: '2027-05-01T01:50:00Z', model: 'vendor-gpt-4', cost: 2, tokens: 20 });
       await ledger({ keyId: a.id, at: '2027-05-01T02:05:00Z', model: 'vendor-gpt-4-mini', cost: 4, tokens: 40 });
-      await ledger({ keyId: b.id, at: '2027-05-01T02:06:00Z', endpoint: 'embeddings', model: 'text-embedding-v3', cost: 8, tokens: 80 });
+      await ledger({
+        keyId: b.id,
+        at: '2027-05-01T02:06:00Z',
+        endpoint: 'embeddings',
+        model: 'text-embedding-v3',
+        cost: 8,
+        tokens: 80,
+      });
       const range = 'start_date=2027-05-01&end_date=2027-05-01&period=hour';
 
       const perModel = (await get(`/admin/usage?${range}&group_by=model`)).body;
-      expect(perModel).toMatchObject({ period: 'hour', group_by: 'model', time_zone: 'Asia/Shanghai', total_cost_yuan: 15 });
-      expect(perModel.data.map((l: any) => [l.date, l.key_id, l.project_id, l.endpoint, l.model, l.requests, l.cost_yuan])).toEqual([
+      expect(perModel).toMatchObject({
+        period: 'hour',
+        group_by: 'model',
+        time_zone: 'Asia/Shanghai',
+        total_cost_yuan: 15,
+      });
+      expect(
+        perModel.data.map((l: any) => [l.date, l.key_id, l.project_id, l.endpoint, l.model, l.requests, l.cost_yuan]),
+      ).toEqual([
         ['2027-05-01T09:00', null, null, null, 'vendor-gpt-4', 2, 3],
         ['2027-05-01T10:00', null, null, null, 'text-embedding-v3', 1, 8],
         ['2027-05-01T10:00', null, null, null, 'vendor-gpt-4-mini', 1, 4],
       ]);
-      expect(perModel.totals.map((t: any) => [t.date, t.requests, t.cost_yuan])).toEqual([['2027-05-01T09:00', 2, 3], ['2027-05-01T10:00', 2, 12]]);
+      expect(perModel.totals.map((t: any) => [t.date, t.requests, t.cost_yuan])).toEqual([
+        ['2027-05-01T09:00', 2, 3],
+        ['2027-05-01T10:00', 2, 12],
+      ]);
 
       const perEndpoint = (await get(`/admin/usage?${range}&group_by=endpoint`)).body;
       expect(perEndpoint.data.map((l: any) => [l.date, l.endpoint, l.model, l.requests, l.cost_yuan])).toEqual([
@@ -104,21 +188,34 @@ describe('AI gateway admin read APIs for the console', () => {
         ['2027-05-01T10:00', 'embeddings', null, 1, 8],
       ]);
 
-      const perDayOfOneKey = (await get(`/admin/usage?start_date=2027-05-01&end_date=2027-05-01&period=day&group_by=model&key_id=${a.id}`)).body;
-      expect(perDayOfOneKey.data.map((l: any) => [l.date, l.model, l.cost_yuan])).toEqual([['2027-05-01', 'vendor-gpt-4', 1], ['2027-05-01', 'vendor-gpt-4-mini', 4]]);
+      const perDayOfOneKey = (
+        await get(`/admin/usage?start_date=2027-05-01&end_date=2027-05-01&period=day&group_by=model&key_id=${a.id}`)
+      ).body;
+      expect(perDayOfOneKey.data.map((l: any) => [l.date, l.model, l.cost_yuan])).toEqual([
+        ['2027-05-01', 'vendor-gpt-4', 1],
+        ['2027-05-01', 'vendor-gpt-4-mini', 4],
+      ]);
       // The default stays per key, as before.
       const perKey = (await get(`/admin/usage?${range}`)).body;
       expect(perKey.group_by).toBe('key');
       expect(perKey.data.map((l: any) => [l.date, l.key_id, l.model])).toEqual(
-        [['2027-05-01T09:00', a.id, 'vendor-gpt-4'], ['2027-05-01T09:00', b.id, 'vendor-gpt-4'], ['2027-05-01T10:00', a.id, 'vendor-gpt-4-mini'], ['2027-05-01T10:00', b.id, 'text-embedding-v3']]
-          .sort((x, y) => x[0].localeCompare(y[0]) || x[1].localeCompare(y[1])),
+        [
+          ['2027-05-01T09:00', a.id, 'vendor-gpt-4'],
+          ['2027-05-01T09:00', b.id, 'vendor-gpt-4'],
+          ['2027-05-01T10:00', a.id, 'vendor-gpt-4-mini'],
+          ['2027-05-01T10:00', b.id, 'text-embedding-v3'],
+        ].sort((x, y) => x[0].localeCompare(y[0]) || x[1].localeCompare(y[1])),
       );
     });
 
     it('bounds an hourly range to 31 days and refuses an unknown group_by; /v1/usage has no hours', async () => {
       expect((await get('/admin/usage?start_date=2027-05-01&end_date=2027-05-31&period=hour')).status).toBe(200);
       const long = await get('/admin/usage?start_date=2027-05-01&end_date=2027-06-01&period=hour');
-      expect({ status: long.status, param: long.body.error?.param, message: long.body.error?.message }).toEqual({ status: 400, param: 'start_date', message: 'at most 31 days per query' });
+      expect({ status: long.status, param: long.body.error?.param, message: long.body.error?.message }).toEqual({
+        status: 400,
+        param: 'start_date',
+        message: 'at most 31 days per query',
+      });
       expect((await get('/admin/usage?start_date=2027-05-01&end_date=2027-06-01&period=day')).status).toBe(200);
       const team = await get('/admin/usage?group_by=team');
       expect({ status: team.status, param: team.body.error?.param }).toEqual({ status: 400, param: 'group_by' });
@@ -130,7 +227,7 @@ describe('AI gateway admin read APIs for the console', () => {
   });
 
   describe('GET /admin/upstreams', () => {
-    it('lists the providers file deployments with the last hour error rate and latency from the ledger, and this replica\'s cooldowns', async () => {
+    it("lists the providers file deployments with the last hour error rate and latency from the ledger, and this replica's cooldowns", async () => {
       // In the window [T-1h, T]: primary answered 100, 200, 300 ms, failed once with a 502 (400 ms) and once
       // with a 400 the request earned (50 ms, not an upstream error); a cached answer reached no deployment.
       await ledger({ at: at(59 * 60_000), latency: 100 });
@@ -145,16 +242,47 @@ describe('AI gateway admin read APIs for the console', () => {
       await ledger({ at: at(61 * 60_000), latency: 9_999, status: 'failed', http: 500 });
 
       const r = (await get('/admin/upstreams')).body;
-      expect(r).toMatchObject({ object: 'list', window_start: new Date(T - 3_600_000).toISOString(), window_end: new Date(T).toISOString() });
+      expect(r).toMatchObject({
+        object: 'list',
+        window_start: new Date(T - 3_600_000).toISOString(),
+        window_end: new Date(T).toISOString(),
+      });
       expect(typeof r.replica).toBe('string');
-      expect(r.data.map((d: any) => [d.name, d.type, d.weight])).toEqual([['primary', 'openai', 1], ['backup', 'openai', 0], ['claude', 'anthropic', 1]]);
+      expect(r.data.map((d: any) => [d.name, d.type, d.weight])).toEqual([
+        ['primary', 'openai', 1],
+        ['backup', 'openai', 0],
+        ['claude', 'anthropic', 1],
+      ]);
       const primary = r.data[0];
-      expect(primary.models).toEqual(['vendor-gpt-4', 'vendor-gpt-4-mini', 'text-embedding-v3', 'text-embedding-v3-small']);
-      expect(primary.last_hour).toEqual({ requests: 5, errors: 1, error_rate: 0.2, latency_p50_ms: 200, latency_p95_ms: 380 });
+      expect(primary.models).toEqual([
+        'vendor-gpt-4',
+        'vendor-gpt-4-mini',
+        'text-embedding-v3',
+        'text-embedding-v3-small',
+      ]);
+      expect(primary.last_hour).toEqual({
+        requests: 5,
+        errors: 1,
+        error_rate: 0.2,
+        latency_p50_ms: 200,
+        latency_p95_ms: 380,
+      });
       expect(primary.cooldown).toEqual({ cooling_down: false, until: null });
-      expect(r.data[2].last_hour).toEqual({ requests: 0, errors: 0, error_rate: null, latency_p50_ms: null, latency_p95_ms: null });
+      expect(r.data[2].last_hour).toEqual({
+        requests: 0,
+        errors: 0,
+        error_rate: null,
+        latency_p50_ms: null,
+        latency_p95_ms: null,
+      });
       // All deployments together: 50, 100, 200, 300, 400, 1000 ms.
-      expect(r.overall).toEqual({ requests: 6, errors: 1, error_rate: 0.1667, latency_p50_ms: 250, latency_p95_ms: 850 });
+      expect(r.overall).toEqual({
+        requests: 6,
+        errors: 1,
+        error_rate: 0.1667,
+        latency_p50_ms: 250,
+        latency_p95_ms: 850,
+      });
     });
 
     it('shows a deployment cooling down after it failed, until the cooldown ends', async () => {

@@ -11,7 +11,14 @@ import { LedgerRepository } from '../../apps/ai-gateway/src/usage/ledger.reposit
 import { sqlClient } from '../support/database';
 import { RoundTrip, recordRoundTrips } from '../support/round-trips';
 import { fakeEmbedding } from '../support/upstreams';
-import { Backend, backends, forgetRedisKeys, redisClient, redisKeysContaining, REDIS_PREFIX } from '../scale-out/shared-backends';
+import {
+  Backend,
+  backends,
+  forgetRedisKeys,
+  redisClient,
+  redisKeysContaining,
+  REDIS_PREFIX,
+} from '../scale-out/shared-backends';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
 // 64-dimension vectors (~1.4 KB an entry as JSON): 512 of them fit in the bound, 100 make ~140 KB.
@@ -27,7 +34,11 @@ describe.each(backends('embeddings cache'))('embeddings cache, %s', (_label: str
 
   beforeAll(async () => {
     // Key lookups cached for a minute: a warmed-up key is not looked up again between the counted requests.
-    f = await startGatewayFixture({ ...backend.env, AI_KEY_CACHE_TTL_MS: '60000', AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY: String(MAX_BYTES_PER_KEY) });
+    f = await startGatewayFixture({
+      ...backend.env,
+      AI_KEY_CACHE_TTL_MS: '60000',
+      AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY: String(MAX_BYTES_PER_KEY),
+    });
     db = await sqlClient(f.gw.dbUrl);
     if (backend.name === 'redis') redis = redisClient();
   });
@@ -72,7 +83,8 @@ describe.each(backends('embeddings cache'))('embeddings cache, %s', (_label: str
   };
   /** Round trips that touch the embeddings cache, by kind. */
   const cacheTrips = (trips: RoundTrip[]) => {
-    const isCache = (t: RoundTrip) => (t.via === 'pg' ? /shared_state/.test(t.text) : /ai:emb|local bytes/.test(t.text));
+    const isCache = (t: RoundTrip) =>
+      t.via === 'pg' ? /shared_state/.test(t.text) : /ai:emb|local bytes/.test(t.text);
     return trips.filter(isCache).length;
   };
 
@@ -98,7 +110,8 @@ describe.each(backends('embeddings cache'))('embeddings cache, %s', (_label: str
       expect(repeat.data).toEqual(first.data);
       // The replicas' timers (expired shared state, expired holds and leases, expired responses, webhook deliveries,
       // the audit retention sweep) are not the request's work.
-      const background = /DELETE FROM shared_state WHERE expires_at|ai_limits_release_expired|DELETE FROM ai_limit_leases WHERE expires_at|ai_responses_sweep|FROM ai_responses WHERE expires_at|webhook_deliveries|audit\.retention_sweep/;
+      const background =
+        /DELETE FROM shared_state WHERE expires_at|ai_limits_release_expired|DELETE FROM ai_limit_leases WHERE expires_at|ai_responses_sweep|FROM ai_responses WHERE expires_at|webhook_deliveries|audit\.retention_sweep/;
       const summary = (all: RoundTrip[]) => {
         const trips = all.filter((t) => !background.test(t.text));
         return { total: trips.length, cache: cacheTrips(trips) };
@@ -114,8 +127,14 @@ describe.each(backends('embeddings cache'))('embeddings cache, %s', (_label: str
       held.mockRestore();
     }
     await ledger.flush();
-    const { rows } = await db.query<{ status: string; n: string }>(`SELECT status, count(*) AS n FROM ai_usage_records WHERE key_id = $1 GROUP BY status ORDER BY status`, [id]);
-    expect(rows.map((r) => [r.status, Number(r.n)])).toEqual([['cached', 1], ['ok', 3]]);
+    const { rows } = await db.query<{ status: string; n: string }>(
+      `SELECT status, count(*) AS n FROM ai_usage_records WHERE key_id = $1 GROUP BY status ORDER BY status`,
+      [id],
+    );
+    expect(rows.map((r) => [r.status, Number(r.n)])).toEqual([
+      ['cached', 1],
+      ['ok', 3],
+    ]);
   });
 
   it("keeps one key's cache within AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY, concurrent requests included, without touching another key's", async () => {

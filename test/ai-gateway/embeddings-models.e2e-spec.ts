@@ -20,7 +20,11 @@ describe('AI gateway embeddings and models (openai SDK)', () => {
   });
 
   it('returns float vectors in input order', async () => {
-    const res = await client.embeddings.create({ model: 'text-embedding-v3', input: [`alpha one ${run}`, `beta ${run}`], encoding_format: 'float' });
+    const res = await client.embeddings.create({
+      model: 'text-embedding-v3',
+      input: [`alpha one ${run}`, `beta ${run}`],
+      encoding_format: 'float',
+    });
     expect(res.data.map((d) => d.index)).toEqual([0, 1]);
     expect(res.data[0].embedding).toHaveLength(1536);
     expect(res.data[0].embedding[0]).toBeCloseTo(fakeEmbedding(`alpha one ${run}`, 1536)[0], 12);
@@ -36,7 +40,12 @@ describe('AI gateway embeddings and models (openai SDK)', () => {
     const raw = await fetch(`${f.gw.url}/v1/embeddings`, {
       method: 'POST',
       headers: { authorization: `Bearer ${(client as any).apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'text-embedding-v3-small', input: `eps ${run}`, encoding_format: 'base64', dimensions: 64 }),
+      body: JSON.stringify({
+        model: 'text-embedding-v3-small',
+        input: `eps ${run}`,
+        encoding_format: 'base64',
+        dimensions: 64,
+      }),
     });
     const body = await raw.json();
     expect(typeof body.data[0].embedding).toBe('string');
@@ -48,10 +57,18 @@ describe('AI gateway embeddings and models (openai SDK)', () => {
 
   it('serves repeated texts from the cache without calling the upstream again', async () => {
     const text = `cached text ${Date.now()}`;
-    const first = await client.embeddings.create({ model: 'text-embedding-v3', input: [text, `fresh-1 ${run}`], encoding_format: 'float' });
+    const first = await client.embeddings.create({
+      model: 'text-embedding-v3',
+      input: [text, `fresh-1 ${run}`],
+      encoding_format: 'float',
+    });
     expect(f.openai.requests).toHaveLength(1);
     expect(f.openai.requests[0].body.input).toEqual([text, `fresh-1 ${run}`]);
-    const second = await client.embeddings.create({ model: 'text-embedding-v3', input: [`fresh-2 ${run}`, text], encoding_format: 'float' });
+    const second = await client.embeddings.create({
+      model: 'text-embedding-v3',
+      input: [`fresh-2 ${run}`, text],
+      encoding_format: 'float',
+    });
     expect(f.openai.requests).toHaveLength(2);
     expect(f.openai.requests[1].body.input).toEqual([`fresh-2 ${run}`]);
     expect(second.data[1].embedding).toEqual(first.data[0].embedding);
@@ -60,11 +77,15 @@ describe('AI gateway embeddings and models (openai SDK)', () => {
   });
 
   it('refuses an input over 8192 tokens, a bad dimension and a chat model', async () => {
-    const long: any = await client.embeddings.create({ model: 'text-embedding-v3', input: ['ok', 'tok '.repeat(9000)] }).catch((e) => e);
+    const long: any = await client.embeddings
+      .create({ model: 'text-embedding-v3', input: ['ok', 'tok '.repeat(9000)] })
+      .catch((e) => e);
     expect(long).toBeInstanceOf(OpenAI.BadRequestError);
     expect(long.error).toMatchObject({ param: 'input', code: 'context_length_exceeded' });
     expect(long.message).toContain('input[1]');
-    const dims: any = await client.embeddings.create({ model: 'text-embedding-v3-small', input: 'x', dimensions: 1024 }).catch((e) => e);
+    const dims: any = await client.embeddings
+      .create({ model: 'text-embedding-v3-small', input: 'x', dimensions: 1024 })
+      .catch((e) => e);
     expect(dims.error).toMatchObject({ param: 'dimensions' });
     const empty: any = await client.embeddings.create({ model: 'text-embedding-v3', input: '' }).catch((e) => e);
     expect(empty.error).toMatchObject({ param: 'input' });
@@ -76,7 +97,13 @@ describe('AI gateway embeddings and models (openai SDK)', () => {
   it('lists the models this key may use', async () => {
     const ids: string[] = [];
     for await (const m of client.models.list()) ids.push(m.id);
-    expect(ids.sort()).toEqual(['text-embedding-v3', 'text-embedding-v3-small', 'vendor-claude-3', 'vendor-gpt-4', 'vendor-gpt-4-mini']);
+    expect(ids.sort()).toEqual([
+      'text-embedding-v3',
+      'text-embedding-v3-small',
+      'vendor-claude-3',
+      'vendor-gpt-4',
+      'vendor-gpt-4-mini',
+    ]);
     const one = await client.models.retrieve('vendor-claude-3');
     expect(one).toMatchObject({ id: 'vendor-claude-3', object: 'model', owned_by: 'vendor' });
     await expect(client.models.retrieve('nope')).rejects.toBeInstanceOf(OpenAI.NotFoundError);

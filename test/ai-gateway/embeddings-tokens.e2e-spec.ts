@@ -23,8 +23,17 @@ describe('/v1/embeddings token arrays (openai SDK)', () => {
   beforeAll(async () => {
     f = await startGatewayFixture({}, ({ openai, backup, anthropic }) => {
       const doc = providersDoc(openai, backup, anthropic) as any;
-      doc.models['local-use-lite-en'] = { kind: 'embeddings', dimensions: 512, price: { inputPer1k: 0, outputPer1k: 0 } };
-      doc.deployments.push({ name: 'in-process', type: 'local', engine: LOCAL_EMBEDDINGS_ENGINE, models: ['local-use-lite-en', 'mixed-embedding'] });
+      doc.models['local-use-lite-en'] = {
+        kind: 'embeddings',
+        dimensions: 512,
+        price: { inputPer1k: 0, outputPer1k: 0 },
+      };
+      doc.deployments.push({
+        name: 'in-process',
+        type: 'local',
+        engine: LOCAL_EMBEDDINGS_ENGINE,
+        models: ['local-use-lite-en', 'mixed-embedding'],
+      });
       // One model in a pool of the OpenAI-type primary and the local engine, the local one the heavier.
       doc.models['mixed-embedding'] = { kind: 'embeddings', dimensions: 512, price: { inputPer1k: 1, outputPer1k: 0 } };
       doc.deployments.find((d: any) => d.name === 'primary').models.push('mixed-embedding');
@@ -43,7 +52,10 @@ describe('/v1/embeddings token arrays (openai SDK)', () => {
 
   const billed = async (): Promise<Array<{ prompt_tokens: number; cost_yuan: string; status: string }>> => {
     await f.gw.app.get(LedgerRepository).flush();
-    const { rows } = await db.query(`SELECT prompt_tokens, cost_yuan, status FROM ai_usage_records WHERE key_id = $1 AND endpoint = 'embeddings' ORDER BY id`, [key.id]);
+    const { rows } = await db.query(
+      `SELECT prompt_tokens, cost_yuan, status FROM ai_usage_records WHERE key_id = $1 AND endpoint = 'embeddings' ORDER BY id`,
+      [key.id],
+    );
     return rows;
   };
 
@@ -83,18 +95,38 @@ describe('/v1/embeddings token arrays (openai SDK)', () => {
 
   it('refuses bad ids naming the input, before any upstream call', async () => {
     const cases: Array<[unknown, string, RegExp]> = [
-      [[[1, 2], [3, -1]], 'input[1]', /integer >= 0/],
+      [
+        [
+          [1, 2],
+          [3, -1],
+        ],
+        'input[1]',
+        /integer >= 0/,
+      ],
       [[[1, 2], []], 'input[1]', /non-empty/],
       [[1, 2.5], 'input[1]', /integer >= 0/],
       [[[1], 'text'], 'input[1]', /non-empty array of token ids/],
-      [[[1, 2], [3, 100_276 + 50_000]], 'input[1]', /not a token of text-embedding-v3's encoding cl100k_base/],
+      [
+        [
+          [1, 2],
+          [3, 100_276 + 50_000],
+        ],
+        'input[1]',
+        /not a token of text-embedding-v3's encoding cl100k_base/,
+      ],
       [[5, 200_000], 'input', /not a token/],
       [[new Array(8193).fill(1)], 'input', /input\[0\] has 8193 tokens/],
       [Array.from({ length: 40 }, () => new Array(8000).fill(11)), 'input', /320000 tokens in all; at most 300000/],
     ];
     for (const [input, param, message] of cases) {
-      const e: any = await client.embeddings.create({ model: 'text-embedding-v3', input: input as number[][] }).catch((x) => x);
-      expect({ input: JSON.stringify(input).slice(0, 40), status: e.status, param: e.error?.param }).toEqual({ input: JSON.stringify(input).slice(0, 40), status: 400, param });
+      const e: any = await client.embeddings
+        .create({ model: 'text-embedding-v3', input: input as number[][] })
+        .catch((x) => x);
+      expect({ input: JSON.stringify(input).slice(0, 40), status: e.status, param: e.error?.param }).toEqual({
+        input: JSON.stringify(input).slice(0, 40),
+        status: 400,
+        param,
+      });
       expect(e.error.message).toMatch(message);
     }
     expect(f.openai.requests).toHaveLength(0);
@@ -102,7 +134,9 @@ describe('/v1/embeddings token arrays (openai SDK)', () => {
 
   it('refuses, naming the deployment, ids a text-only deployment cannot be given as text', async () => {
     // 163 is the first byte of the three tokens of "猫" in cl100k_base: half a character, no text.
-    const e: any = await client.embeddings.create({ model: 'local-use-lite-en', input: [[15339, 1917], [163]] }).catch((x) => x);
+    const e: any = await client.embeddings
+      .create({ model: 'local-use-lite-en', input: [[15339, 1917], [163]] })
+      .catch((x) => x);
     expect(e.status).toBe(400);
     expect(e.error).toMatchObject({ param: 'input[1]', code: 'unsupported_parameter' });
     expect(e.error.message).toContain('deployment in-process (type local) takes text only');
@@ -111,7 +145,11 @@ describe('/v1/embeddings token arrays (openai SDK)', () => {
   it('sends token arrays to the OpenAI-type deployment of a pool that also has a text-only one', async () => {
     // [163] has no text (half a character): only the deployment taking ids can serve it, every time.
     for (let k = 0; k < 8; k++) {
-      const res = await client.embeddings.create({ model: 'mixed-embedding', input: [[163, k + salt]], encoding_format: 'float' });
+      const res = await client.embeddings.create({
+        model: 'mixed-embedding',
+        input: [[163, k + salt]],
+        encoding_format: 'float',
+      });
       expect(res.data).toHaveLength(1);
     }
     expect(f.openai.requests.map((r) => r.body.input)).toEqual(Array.from({ length: 8 }, (_, k) => [[163, k + salt]]));
@@ -119,13 +157,23 @@ describe('/v1/embeddings token arrays (openai SDK)', () => {
 
   it('refuses ids that decode to whitespace only, and whitespace text, for the local engine with a 400 naming the input', async () => {
     // 220 is " " in cl100k_base: whole text, but nothing the engine can embed.
-    const e: any = await client.embeddings.create({ model: 'local-use-lite-en', input: [[15339, 1917], [220, 220]] }).catch((x) => x);
+    const e: any = await client.embeddings
+      .create({
+        model: 'local-use-lite-en',
+        input: [
+          [15339, 1917],
+          [220, 220],
+        ],
+      })
+      .catch((x) => x);
     expect(e.status).toBe(400);
     expect(e.error).toMatchObject({ param: 'input[1]' });
     expect(e.error.message).toContain('deployment in-process (type local)');
     expect(e.error.message).toMatch(/whitespace/);
     // The same text sent as text reaches the engine, whose refusal is the caller's bad input.
-    const t: any = await client.embeddings.create({ model: 'local-use-lite-en', input: ['fine', '   '] }).catch((x) => x);
+    const t: any = await client.embeddings
+      .create({ model: 'local-use-lite-en', input: ['fine', '   '] })
+      .catch((x) => x);
     expect(t.status).toBe(400);
     expect(t.error).toMatchObject({ param: 'input', code: 'invalid_value' });
     expect(f.openai.requests).toHaveLength(0);

@@ -20,7 +20,12 @@ export interface GatewayFixture {
 }
 
 /** Prices chosen so small calls cost visible amounts: 1 yuan per 1000 tokens in, 2 out. */
-export function providersDoc(openai: FakeUpstream, backup: FakeUpstream, anthropic: FakeUpstream, routing: Record<string, unknown> = {}) {
+export function providersDoc(
+  openai: FakeUpstream,
+  backup: FakeUpstream,
+  anthropic: FakeUpstream,
+  routing: Record<string, unknown> = {},
+) {
   return {
     routing: { maxAttempts: 3, backoffMs: 20, cooldownMs: 200, maxRetryAfterMs: 3000, ...routing },
     models: {
@@ -30,34 +35,72 @@ export function providersDoc(openai: FakeUpstream, backup: FakeUpstream, anthrop
       'text-embedding-v3': { price: { inputPer1k: 1, outputPer1k: 0 } },
     },
     deployments: [
-      { name: 'primary', type: 'openai', baseUrl: openai.url, apiKeyEnv: 'FAKE_OPENAI_KEY', timeoutMs: 1500, models: [{ name: 'vendor-gpt-4', upstream: 'gpt-4o' }, { name: 'vendor-gpt-4-mini', upstream: 'gpt-4o-mini' }, 'text-embedding-v3', 'text-embedding-v3-small'] },
+      {
+        name: 'primary',
+        type: 'openai',
+        baseUrl: openai.url,
+        apiKeyEnv: 'FAKE_OPENAI_KEY',
+        timeoutMs: 1500,
+        models: [
+          { name: 'vendor-gpt-4', upstream: 'gpt-4o' },
+          { name: 'vendor-gpt-4-mini', upstream: 'gpt-4o-mini' },
+          'text-embedding-v3',
+          'text-embedding-v3-small',
+        ],
+      },
       { name: 'backup', type: 'openai', baseUrl: backup.url, weight: 0, timeoutMs: 1500, models: ['vendor-llama-70b'] },
-      { name: 'claude', type: 'anthropic', baseUrl: anthropic.url, apiKeyEnv: 'FAKE_ANTHROPIC_KEY', timeoutMs: 1500, models: [{ name: 'vendor-claude-3', upstream: 'claude-3-5-sonnet-latest' }] },
+      {
+        name: 'claude',
+        type: 'anthropic',
+        baseUrl: anthropic.url,
+        apiKeyEnv: 'FAKE_ANTHROPIC_KEY',
+        timeoutMs: 1500,
+        models: [{ name: 'vendor-claude-3', upstream: 'claude-3-5-sonnet-latest' }],
+      },
     ],
   };
 }
 
-export async function startGatewayFixture(env: Record<string, string> = {}, doc?: (f: { openai: FakeUpstream; backup: FakeUpstream; anthropic: FakeUpstream }) => unknown, opts: { clock?: Clock } = {}): Promise<GatewayFixture> {
-  const [openai, openaiBackup, anthropic] = await Promise.all([startFakeOpenAi(), startFakeOpenAi(), startFakeAnthropic()]);
+export async function startGatewayFixture(
+  env: Record<string, string> = {},
+  doc?: (f: { openai: FakeUpstream; backup: FakeUpstream; anthropic: FakeUpstream }) => unknown,
+  opts: { clock?: Clock } = {},
+): Promise<GatewayFixture> {
+  const [openai, openaiBackup, anthropic] = await Promise.all([
+    startFakeOpenAi(),
+    startFakeOpenAi(),
+    startFakeAnthropic(),
+  ]);
   openai.behaviour.apiKey = 'sk-upstream-openai';
   anthropic.behaviour.apiKey = 'sk-upstream-anthropic';
   const dir = mkdtempSync(join(tmpdir(), 'gw-providers-'));
   const providersFile = join(dir, 'providers.json');
-  writeFileSync(providersFile, JSON.stringify(doc ? doc({ openai, backup: openaiBackup, anthropic }) : providersDoc(openai, openaiBackup, anthropic)));
+  writeFileSync(
+    providersFile,
+    JSON.stringify(
+      doc ? doc({ openai, backup: openaiBackup, anthropic }) : providersDoc(openai, openaiBackup, anthropic),
+    ),
+  );
   // Upstream keys are read from the process environment, as in production.
   process.env.FAKE_OPENAI_KEY = 'sk-upstream-openai';
   process.env.FAKE_ANTHROPIC_KEY = 'sk-upstream-anthropic';
-  const gw = await startGateway({
-    AI_PROVIDERS_FILE: providersFile,
-    ADMIN_TOKEN,
-    AI_LEDGER_FLUSH_MS: '100',
-    RATE_LIMIT_PER_MINUTE: '100000',
-    ...env,
-  }, { clock: opts.clock });
+  const gw = await startGateway(
+    {
+      AI_PROVIDERS_FILE: providersFile,
+      ADMIN_TOKEN,
+      AI_LEDGER_FLUSH_MS: '100',
+      RATE_LIMIT_PER_MINUTE: '100000',
+      ...env,
+    },
+    { clock: opts.clock },
+  );
   const admin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${gw.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       body: body !== undefined ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
@@ -87,7 +130,12 @@ export const weatherTool = {
   type: 'function' as const,
   name: 'get_weather',
   description: 'Current weather of a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  },
   strict: false,
 };
 

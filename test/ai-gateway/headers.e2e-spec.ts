@@ -34,7 +34,9 @@ describe('AI gateway response headers (x-should-retry, x-ratelimit-*)', () => {
     const { client, sent } = countingClient(key);
     const upstreamBefore = f.openaiBackup.requests.length;
     // vendor-llama-70b's only deployment has weight 0: configured but not routable.
-    const err: any = await client.chat.completions.create({ model: 'vendor-llama-70b', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const err: any = await client.chat.completions
+      .create({ model: 'vendor-llama-70b', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect(err.status).toBe(503);
     expect(err.error).toMatchObject({ code: 'no_provider' });
@@ -64,9 +66,14 @@ describe('AI gateway response headers (x-should-retry, x-ratelimit-*)', () => {
 
   it('keyed calls answer x-ratelimit-*-requests from the key window, on every route, streamed and not', async () => {
     const { key } = await f.createKey({ name: 'rpm', requests_per_minute: 20 });
-    const body = (stream: boolean) => JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }], stream });
+    const body = (stream: boolean) =>
+      JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }], stream });
     const call = (path: string, payload: string) =>
-      fetch(`${f.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: payload });
+      fetch(`${f.gw.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: payload,
+      });
     const seen: Array<{ remaining: number; reset: string | null; limit: string | null }> = [];
     const cases: Array<[string, string, number]> = [
       ['/v1/chat/completions', body(false), 200], // lean
@@ -80,7 +87,11 @@ describe('AI gateway response headers (x-should-retry, x-ratelimit-*)', () => {
       const res = await call(path, payload);
       await res.arrayBuffer();
       expect([path, res.status]).toEqual([path, status]);
-      seen.push({ limit: res.headers.get('x-ratelimit-limit-requests'), remaining: Number(res.headers.get('x-ratelimit-remaining-requests')), reset: res.headers.get('x-ratelimit-reset-requests') });
+      seen.push({
+        limit: res.headers.get('x-ratelimit-limit-requests'),
+        remaining: Number(res.headers.get('x-ratelimit-remaining-requests')),
+        reset: res.headers.get('x-ratelimit-reset-requests'),
+      });
     }
     // Each call is one more hit in the window (no hit leaves a 60 s window while these run).
     expect(seen.map((s) => s.limit)).toEqual(Array(cases.length).fill('20'));
@@ -93,10 +104,14 @@ describe('AI gateway response headers (x-should-retry, x-ratelimit-*)', () => {
     const { key } = await f.createKey({ name: 'rpm-2', requests_per_minute: 2 });
     const client = new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
     for (const expected of ['1', '0']) {
-      const { response } = await client.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'x' }] }).withResponse();
+      const { response } = await client.chat.completions
+        .create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'x' }] })
+        .withResponse();
       expect(response.headers.get('x-ratelimit-remaining-requests')).toBe(expected);
     }
-    const refused: any = await client.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const refused: any = await client.chat.completions
+      .create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(refused.status).toBe(429);
     expect(refused.headers.get('x-ratelimit-limit-requests')).toBe('2');
     expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('0');
@@ -104,7 +119,9 @@ describe('AI gateway response headers (x-should-retry, x-ratelimit-*)', () => {
 
     const unlimited = await f.createKey({ name: 'unlimited' });
     const open = new OpenAI({ apiKey: unlimited.key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
-    const { response } = await open.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'x' }] }).withResponse();
+    const { response } = await open.chat.completions
+      .create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'x' }] })
+      .withResponse();
     expect(response.status).toBe(200);
     expect(response.headers.get('x-ratelimit-limit-requests')).toBeNull();
     expect(response.headers.get('x-ratelimit-remaining-requests')).toBeNull();

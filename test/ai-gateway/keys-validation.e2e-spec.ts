@@ -16,11 +16,14 @@ describe('admin keys: numeric edge cases', () => {
       body: JSON.stringify(body),
     });
 
-  it.each([[2e-323], [5e-324], [1e-7], [1.2345678]])('refuses budget_yuan %p with 400 naming the field', async (budget) => {
-    const res = await create({ name: 'edge', budget_yuan: budget });
-    expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatchObject({ type: 'invalid_request_error', param: 'budget_yuan' });
-  });
+  it.each([[2e-323], [5e-324], [1e-7], [1.2345678]])(
+    'refuses budget_yuan %p with 400 naming the field',
+    async (budget) => {
+      const res = await create({ name: 'edge', budget_yuan: budget });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toMatchObject({ type: 'invalid_request_error', param: 'budget_yuan' });
+    },
+  );
 
   it('accepts six decimals', async () => {
     const res = await create({ name: 'edge', budget_yuan: 0.000001 });

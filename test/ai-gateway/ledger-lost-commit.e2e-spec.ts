@@ -33,7 +33,10 @@ describe('AI gateway ledger: a batch whose commit was not acknowledged', () => {
       }),
     );
     // Batches are written when GET /v1/usage asks (a timed flush in between changes nothing).
-    gateway = await startGateway({ AI_PROVIDERS_FILE: providers, ADMIN_TOKEN: ADMIN, AI_LEDGER_FLUSH_MS: '60000' }, { dbUrl: viaProxy(db.url, port) });
+    gateway = await startGateway(
+      { AI_PROVIDERS_FILE: providers, ADMIN_TOKEN: ADMIN, AI_LEDGER_FLUSH_MS: '60000' },
+      { dbUrl: viaProxy(db.url, port) },
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -43,7 +46,11 @@ describe('AI gateway ledger: a batch whose commit was not acknowledged', () => {
   });
 
   it('writes it again without doubling rows or charges', async () => {
-    const created = await fetch(`${gateway.url}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'lost-commit' }) });
+    const created = await fetch(`${gateway.url}/admin/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'lost-commit' }),
+    });
     expect(created.status).toBe(201);
     const { id: keyId, key } = await created.json();
     const chat = async (requestId: string) => {
@@ -67,13 +74,33 @@ describe('AI gateway ledger: a batch whose commit was not acknowledged', () => {
     const c = new Client({ connectionString: db.url });
     await c.connect();
     try {
-      const rows = (await c.query(`SELECT request_id, status, cost_yuan FROM ai_usage_records WHERE key_id = $1 ORDER BY request_id`, [keyId])).rows;
-      expect(rows.map((r) => [r.request_id, r.status])).toEqual([['call-1', 'ok'], ['call-2', 'ok'], ['call-3', 'ok'], ['call-4', 'ok']]);
-      const [{ spent, ledger }] = (await c.query(`SELECT k.spent_yuan::text AS spent, (SELECT sum(cost_yuan) FROM ai_usage_records WHERE key_id = k.id)::text AS ledger FROM ai_api_keys k WHERE k.id = $1`, [keyId])).rows;
+      const rows = (
+        await c.query(
+          `SELECT request_id, status, cost_yuan FROM ai_usage_records WHERE key_id = $1 ORDER BY request_id`,
+          [keyId],
+        )
+      ).rows;
+      expect(rows.map((r) => [r.request_id, r.status])).toEqual([
+        ['call-1', 'ok'],
+        ['call-2', 'ok'],
+        ['call-3', 'ok'],
+        ['call-4', 'ok'],
+      ]);
+      const [{ spent, ledger }] = (
+        await c.query(
+          `SELECT k.spent_yuan::text AS spent, (SELECT sum(cost_yuan) FROM ai_usage_records WHERE key_id = k.id)::text AS ledger FROM ai_api_keys k WHERE k.id = $1`,
+          [keyId],
+        )
+      ).rows;
       expect(Number(ledger)).toBeGreaterThan(0);
       expect(spent).toBe(ledger);
       // The hourly totals usage reports read grew with the entries once, not with the retried batch again.
-      const [hourly] = (await c.query(`SELECT sum(requests)::int AS requests, sum(cost_yuan)::text AS cost FROM ai_usage_hourly WHERE key_id = $1`, [keyId])).rows;
+      const [hourly] = (
+        await c.query(
+          `SELECT sum(requests)::int AS requests, sum(cost_yuan)::text AS cost FROM ai_usage_hourly WHERE key_id = $1`,
+          [keyId],
+        )
+      ).rows;
       expect(hourly).toEqual({ requests: 4, cost: ledger });
       const usage = await (await flush()).json();
       expect(usage.data.map((d: { requests: number }) => d.requests)).toEqual([4]);

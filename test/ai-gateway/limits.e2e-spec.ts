@@ -50,17 +50,28 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
       maxRetries,
       fetch: async (url: string | URL | Request, init?: RequestInit) => {
         const res = await fetch(url, init);
-        seen.push({ status: res.status, headers: res.headers, ...(res.ok ? {} : { error: ((await res.clone().json()) as { error: Seen['error'] }).error }) });
+        seen.push({
+          status: res.status,
+          headers: res.headers,
+          ...(res.ok ? {} : { error: ((await res.clone().json()) as { error: Seen['error'] }).error }),
+        });
         await onAnswer?.(res);
         return res;
       },
     });
     return { client, seen };
   }
-  const hi = (max_tokens = 20) => ({ model: 'vendor-gpt-4', max_tokens, messages: [{ role: 'user' as const, content: 'hi' }] });
+  const hi = (max_tokens = 20) => ({
+    model: 'vendor-gpt-4',
+    max_tokens,
+    messages: [{ role: 'user' as const, content: 'hi' }],
+  });
 
   async function createProject(fields: Record<string, unknown>): Promise<string> {
-    const res = await f.admin('POST', '/admin/projects', { name: `p-${Math.random().toString(36).slice(2, 8)}`, ...fields });
+    const res = await f.admin('POST', '/admin/projects', {
+      name: `p-${Math.random().toString(36).slice(2, 8)}`,
+      ...fields,
+    });
     expect(res.status).toBe(201);
     return res.body.id;
   }
@@ -101,7 +112,11 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
     expect(second.choices[0].message.content).toBeTruthy();
     expect(seen.map((r) => r.status)).toEqual([429, 200]);
     expect(seen[0].headers.get('retry-after')).toBe('1');
-    expect(seen[0].error).toMatchObject({ type: 'requests', code: 'rate_limit_exceeded', param: 'max_concurrent_requests' });
+    expect(seen[0].error).toMatchObject({
+      type: 'requests',
+      code: 'rate_limit_exceeded',
+      param: 'max_concurrent_requests',
+    });
   });
 
   it('limits tokens per minute per model: refused naming the model until the minute has passed; a call too large for any minute is not retried', async () => {
@@ -144,7 +159,12 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
     expect(refused.error.message).toContain('the daily budget of API key "test"');
     expect(seen[0].headers.get('retry-after')).toBe(String(12 * 3600));
     const today = (await f.admin('GET', `/admin/keys/${id}`)).body;
-    expect(today.budget_usage).toMatchObject({ period: 'daily', period_start: '2026-11-27T16:00:00.000Z', period_end: '2026-11-28T16:00:00.000Z', reserved_yuan: 0 });
+    expect(today.budget_usage).toMatchObject({
+      period: 'daily',
+      period_start: '2026-11-27T16:00:00.000Z',
+      period_end: '2026-11-28T16:00:00.000Z',
+      reserved_yuan: 0,
+    });
     expect(today.budget_usage.spent_yuan).toBeGreaterThan(0);
 
     clock.advance(12 * 3600 * 1000);
@@ -178,8 +198,14 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
     await sdk(one.key).client.chat.completions.create(hi());
     const { client, seen } = sdk(two.key);
     const refused: any = await client.chat.completions.create(hi()).catch((e) => e);
-    expect(refused.error).toMatchObject({ type: 'requests', code: 'rate_limit_exceeded', param: 'requests_per_minute' });
-    expect(refused.error.message).toMatch(/^Rate limit reached for project "p-\w+" on requests per min \(RPM\): Limit 3\./);
+    expect(refused.error).toMatchObject({
+      type: 'requests',
+      code: 'rate_limit_exceeded',
+      param: 'requests_per_minute',
+    });
+    expect(refused.error.message).toMatch(
+      /^Rate limit reached for project "p-\w+" on requests per min \(RPM\): Limit 3\./,
+    );
     expect(seen[0].headers.get('x-ratelimit-remaining-requests')).toBe('0');
     const p = (await f.admin('GET', `/admin/projects/${project}`)).body;
     expect(p.budget_usage.spent_tokens).toBeGreaterThan(0);
@@ -187,41 +213,75 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
   });
 
   describe('holds of running calls', () => {
-    const principalOf = async (key: string): Promise<Principal> => apiKeyPrincipal(await f.gw.app.get(ApiKeysService).resolve(key));
+    const principalOf = async (key: string): Promise<Principal> =>
+      apiKeyPrincipal(await f.gw.app.get(ApiKeysService).resolve(key));
 
     it('a running call renews its hold and leases, so the sweep never frees them under it; once its call is over it stops', async () => {
       const { id, key } = await f.createKey({ max_concurrent_requests: 1, budget_yuan: 5 });
       const admission = f.gw.app.get(CallAdmission);
       const principal = await principalOf(key);
       let running = true;
-      const call = (await admission.admit(principal, { model: 'vendor-gpt-4', yuan: '1', tokens: 10 }, undefined, () => running))!;
+      const call = (await admission.admit(
+        principal,
+        { model: 'vendor-gpt-4', yuan: '1', tokens: 10 },
+        undefined,
+        () => running,
+      ))!;
       // Time passes beyond the hold's life (as for a stream longer than AI_BUDGET_HOLD_TTL_MS) ...
-      const age = () => queryRows(f.gw.dbUrl, `UPDATE ai_limit_holds SET expires_at = now() - interval '1 second' WHERE id = $1 RETURNING id`, [call.hold]);
+      const age = () =>
+        queryRows(
+          f.gw.dbUrl,
+          `UPDATE ai_limit_holds SET expires_at = now() - interval '1 second' WHERE id = $1 RETURNING id`,
+          [call.hold],
+        );
       await age();
-      await queryRows(f.gw.dbUrl, `UPDATE ai_limit_leases SET expires_at = now() - interval '1 second' WHERE hold_id = $1`, [call.hold]);
+      await queryRows(
+        f.gw.dbUrl,
+        `UPDATE ai_limit_leases SET expires_at = now() - interval '1 second' WHERE hold_id = $1`,
+        [call.hold],
+      );
       // ... but the call renewed them: the sweep leaves them, and a second call still meets the lease.
       expect(await admission.renew(call)).toBe(true);
       expect(await admission.sweep()).toBe(0);
-      await expect(admission.admit(principal, { model: 'vendor-gpt-4', yuan: '1', tokens: 10 })).rejects.toMatchObject({ errorCode: 'rate_limit_exceeded', param: 'max_concurrent_requests' });
+      await expect(admission.admit(principal, { model: 'vendor-gpt-4', yuan: '1', tokens: 10 })).rejects.toMatchObject({
+        errorCode: 'rate_limit_exceeded',
+        param: 'max_concurrent_requests',
+      });
       // A call that ended without settling (a fault) stops renewing; its hold then expires and is swept.
       running = false;
       expect(await admission.renew(call)).toBe(false);
       await age();
       expect(await admission.sweep()).toBe(1);
-      const [usage] = await queryRows(f.gw.dbUrl, `SELECT reserved_yuan::text AS reserved FROM ai_budget_usage WHERE subject = $1`, [`k:${id}`]);
+      const [usage] = await queryRows(
+        f.gw.dbUrl,
+        `SELECT reserved_yuan::text AS reserved FROM ai_budget_usage WHERE subject = $1`,
+        [`k:${id}`],
+      );
       expect(Number(usage.reserved)).toBe(0);
     });
 
     it('settles a call once: a settlement tried again charges nothing twice', async () => {
       const { id, key } = await f.createKey({ tokens_per_minute: 10_000, budget_yuan: 5 });
       const admission = f.gw.app.get(CallAdmission);
-      const call = (await admission.admit(await principalOf(key), { model: 'vendor-gpt-4', yuan: '0.5', tokens: 100 }))!;
+      const call = (await admission.admit(await principalOf(key), {
+        model: 'vendor-gpt-4',
+        yuan: '0.5',
+        tokens: 100,
+      }))!;
       await admission.settle(call, { yuan: '0.25', tokens: 40 });
       call.settled = false; // as if the first answer was lost and the settlement ran again
       await admission.settle(call, { yuan: '0.25', tokens: 40 });
-      const [usage] = await queryRows(f.gw.dbUrl, `SELECT spent_yuan::text AS spent, reserved_yuan::text AS reserved FROM ai_budget_usage WHERE subject = $1`, [`k:${id}`]);
+      const [usage] = await queryRows(
+        f.gw.dbUrl,
+        `SELECT spent_yuan::text AS spent, reserved_yuan::text AS reserved FROM ai_budget_usage WHERE subject = $1`,
+        [`k:${id}`],
+      );
       expect([Number(usage.spent), Number(usage.reserved)]).toEqual([0.25, 0]);
-      const [window] = await queryRows(f.gw.dbUrl, `SELECT sum(amount)::text AS amount FROM ai_limit_windows WHERE key = $1`, [`tpm:k:${id}`]);
+      const [window] = await queryRows(
+        f.gw.dbUrl,
+        `SELECT sum(amount)::text AS amount FROM ai_limit_windows WHERE key = $1`,
+        [`tpm:k:${id}`],
+      );
       expect(Number(window.amount)).toBe(40);
     });
   });

@@ -34,22 +34,50 @@ describe('AI gateway OpenAPI document', () => {
       expect(ok?.content?.['application/json']?.schema).toBeDefined();
     }
     const chat = doc.paths['/v1/chat/completions'].post;
-    expect(Object.keys(chat.requestBody.content['application/json'].examples)).toEqual(['simple', 'streamed', 'tools', 'image', 'audioOutput', 'webSearch']);
+    expect(Object.keys(chat.requestBody.content['application/json'].examples)).toEqual([
+      'simple',
+      'streamed',
+      'tools',
+      'image',
+      'audioOutput',
+      'webSearch',
+    ]);
     expect(chat.responses['429'].content['application/json'].schema.$ref).toMatch(/OpenAiErrorResponse$/);
-    expect(doc.paths['/v1/embeddings'].post.requestBody.content['application/json'].examples.batchBase64.value.encoding_format).toBe('base64');
-    expect(doc.paths['/v1/embeddings'].post.requestBody.content['application/json'].examples.tokenArrays.value.input).toEqual([[15339, 1917], [791, 8415, 23874]]);
-    expect(doc.paths['/admin/usage'].get.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['period', 'project_id', 'group_by', 'key_id']));
-    expect(doc.paths['/v1/usage'].get.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['period', 'start_date', 'end_date']));
+    expect(
+      doc.paths['/v1/embeddings'].post.requestBody.content['application/json'].examples.batchBase64.value
+        .encoding_format,
+    ).toBe('base64');
+    expect(
+      doc.paths['/v1/embeddings'].post.requestBody.content['application/json'].examples.tokenArrays.value.input,
+    ).toEqual([
+      [15339, 1917],
+      [791, 8415, 23874],
+    ]);
+    expect(doc.paths['/admin/usage'].get.parameters.map((p: any) => p.name)).toEqual(
+      expect.arrayContaining(['period', 'project_id', 'group_by', 'key_id']),
+    );
+    expect(doc.paths['/v1/usage'].get.parameters.map((p: any) => p.name)).toEqual(
+      expect.arrayContaining(['period', 'start_date', 'end_date']),
+    );
     expect(doc.components.schemas.AdminUsageLine.properties).toHaveProperty('project_id');
     const projects = doc.paths['/admin/projects'];
     expect(projects.post.tags).toEqual(['admin']);
-    expect(projects.post.requestBody.content['application/json'].examples.limited.value).toMatchObject({ name: 'web', budget_period: 'monthly', model_limits: { 'vendor-gpt-4': { tokens_per_minute: 20000 } } });
+    expect(projects.post.requestBody.content['application/json'].examples.limited.value).toMatchObject({
+      name: 'web',
+      budget_period: 'monthly',
+      model_limits: { 'vendor-gpt-4': { tokens_per_minute: 20000 } },
+    });
     expect(projects.get.parameters.map((p: any) => p.name).sort()).toEqual(['limit', 'offset', 'q']);
     expect(doc.paths['/admin/projects/{id}'].delete.responses['409'].description).toContain('project_has_keys');
-    expect(doc.paths['/admin/projects/{id}'].get.responses['404'].content['application/json'].schema.$ref).toMatch(/OpenAiErrorResponse$/);
+    expect(doc.paths['/admin/projects/{id}'].get.responses['404'].content['application/json'].schema.$ref).toMatch(
+      /OpenAiErrorResponse$/,
+    );
     expect(doc.components.schemas.ProjectResponse.properties).toHaveProperty('key_count');
     expect(doc.components.schemas.ProjectResponse.properties).toHaveProperty('budget_usage');
     expect(doc.components.schemas.CreateProjectRequest.required).toEqual(['name']);
-    expect(doc.components.schemas.ChatCompletionRequest.properties.temperature).toMatchObject({ minimum: 0, maximum: 2 });
+    expect(doc.components.schemas.ChatCompletionRequest.properties.temperature).toMatchObject({
+      minimum: 0,
+      maximum: 2,
+    });
   });
 });

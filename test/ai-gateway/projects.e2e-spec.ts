@@ -4,7 +4,12 @@ import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 describe('AI gateway projects (admin API)', () => {
   let f: GatewayFixture;
   const ask = { model: 'vendor-gpt-4-mini', messages: [{ role: 'user' as const, content: 'hi' }] };
-  const chat = (key: string) => fetch(`${f.gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(ask) });
+  const chat = (key: string) =>
+    fetch(`${f.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(ask),
+    });
   const limited = {
     requests_per_minute: 600,
     tokens_per_minute: 200000,
@@ -27,20 +32,39 @@ describe('AI gateway projects (admin API)', () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: 'web', ...limited, key_count: 0 });
     expect(created.body.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(created.body.budget_usage).toMatchObject({ period: 'monthly', spent_yuan: 0, reserved_yuan: 0, remaining_yuan: 500, spent_tokens: 0, remaining_tokens: 50000000 });
+    expect(created.body.budget_usage).toMatchObject({
+      period: 'monthly',
+      spent_yuan: 0,
+      reserved_yuan: 0,
+      remaining_yuan: 500,
+      spent_tokens: 0,
+      remaining_tokens: 50000000,
+    });
     // A monthly period starts at local midnight of the 1st in BUDGET_TIMEZONE (Asia/Shanghai: 16:00 UTC the day before).
     expect(created.body.budget_usage.period_start).toMatch(/T16:00:00\.000Z$/);
     expect(Date.parse(created.body.budget_usage.period_end)).toBeGreaterThan(Date.now());
 
     const plain = await f.admin('POST', '/admin/projects', { name: 'plain' });
-    expect(plain.body).toMatchObject({ requests_per_minute: null, budget_yuan: null, budget_period: 'lifetime', alert_threshold: null, budget_usage: null, key_count: 0 });
+    expect(plain.body).toMatchObject({
+      requests_per_minute: null,
+      budget_yuan: null,
+      budget_period: 'lifetime',
+      alert_threshold: null,
+      budget_usage: null,
+      key_count: 0,
+    });
 
     const key = await f.createKey({ project_id: created.body.id });
     expect(key.project_id).toBe(created.body.id);
     expect((await f.admin('GET', `/admin/keys/${key.id}`)).body.project_id).toBe(created.body.id);
     const one = await f.admin('GET', `/admin/projects/${created.body.id}`);
     expect(one.status).toBe(200);
-    expect(one.body).toMatchObject({ id: created.body.id, name: 'web', key_count: 1, budget_usage: { period: 'monthly' } });
+    expect(one.body).toMatchObject({
+      id: created.body.id,
+      name: 'web',
+      key_count: 1,
+      budget_usage: { period: 'monthly' },
+    });
   });
 
   it('lists newest first with a name search, limit, offset and total', async () => {
@@ -57,7 +81,9 @@ describe('AI gateway projects (admin API)', () => {
     expect(page.body.total).toBe(3);
     expect(page.body.data.map((p: any) => p.name)).toEqual([names[1]]);
     // LIKE wildcards in q match themselves.
-    expect((await f.admin('GET', `/admin/projects?q=${encodeURIComponent('0%_')}`)).body.data.map((p: any) => p.name)).toEqual([`100%_${suffix}`]);
+    expect(
+      (await f.admin('GET', `/admin/projects?q=${encodeURIComponent('0%_')}`)).body.data.map((p: any) => p.name),
+    ).toEqual([`100%_${suffix}`]);
     expect((await f.admin('GET', `/admin/projects?q=${encodeURIComponent(`1%_${suffix}`)}`)).body.total).toBe(0);
     expect((await f.admin('GET', '/admin/projects')).body.total).toBeGreaterThanOrEqual(4);
   });
@@ -68,9 +94,26 @@ describe('AI gateway projects (admin API)', () => {
     // Cached with the project's limits (600 requests per minute).
     expect((await chat(key.key)).status).toBe(200);
 
-    const patched = await f.admin('PATCH', `/admin/projects/${project.id}`, { name: 'team-2', requests_per_minute: 2, model_limits: null, budget_yuan: null, budget_tokens: null, alert_threshold: null });
+    const patched = await f.admin('PATCH', `/admin/projects/${project.id}`, {
+      name: 'team-2',
+      requests_per_minute: 2,
+      model_limits: null,
+      budget_yuan: null,
+      budget_tokens: null,
+      alert_threshold: null,
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ name: 'team-2', requests_per_minute: 2, tokens_per_minute: 200000, model_limits: null, budget_yuan: null, budget_tokens: null, alert_threshold: null, budget_usage: null, key_count: 1 });
+    expect(patched.body).toMatchObject({
+      name: 'team-2',
+      requests_per_minute: 2,
+      tokens_per_minute: 200000,
+      model_limits: null,
+      budget_yuan: null,
+      budget_tokens: null,
+      alert_threshold: null,
+      budget_usage: null,
+      key_count: 1,
+    });
     expect(Date.parse(patched.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(project.updated_at));
 
     // The call before the change counted in the project's window too: one more fits in 2 per minute.
@@ -81,15 +124,29 @@ describe('AI gateway projects (admin API)', () => {
     expect(body.error).toMatchObject({ code: 'rate_limit_exceeded', type: 'requests', param: 'requests_per_minute' });
     expect(body.error.message).toContain('project "team-2"');
 
-    const cleared = await f.admin('PATCH', `/admin/projects/${project.id}`, { requests_per_minute: null, budget_period: 'daily', budget_tokens: 1000 });
-    expect(cleared.body).toMatchObject({ requests_per_minute: null, budget_period: 'daily', budget_tokens: 1000, budget_usage: { period: 'daily', remaining_tokens: 1000 } });
+    const cleared = await f.admin('PATCH', `/admin/projects/${project.id}`, {
+      requests_per_minute: null,
+      budget_period: 'daily',
+      budget_tokens: 1000,
+    });
+    expect(cleared.body).toMatchObject({
+      requests_per_minute: null,
+      budget_period: 'daily',
+      budget_tokens: 1000,
+      budget_usage: { period: 'daily', remaining_tokens: 1000 },
+    });
     // A call reserves its estimate and max output: more than 1000 tokens, so the daily budget refuses it.
     const overBudget = await chat(key.key);
     expect(overBudget.status).toBe(429);
     expect(Number(overBudget.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await overBudget.json()).error).toMatchObject({ code: 'insufficient_quota', message: expect.stringContaining('daily budget of project "team-2"') });
+    expect((await overBudget.json()).error).toMatchObject({
+      code: 'insufficient_quota',
+      message: expect.stringContaining('daily budget of project "team-2"'),
+    });
     // With the budget removed too, nothing of the project limits it (three calls this minute, the old limit was 2).
-    expect((await f.admin('PATCH', `/admin/projects/${project.id}`, { budget_tokens: null })).body.budget_usage).toBeNull();
+    expect(
+      (await f.admin('PATCH', `/admin/projects/${project.id}`, { budget_tokens: null })).body.budget_usage,
+    ).toBeNull();
     expect((await chat(key.key)).status).toBe(200);
   });
 
@@ -109,14 +166,27 @@ describe('AI gateway projects (admin API)', () => {
     ];
     for (const [body, param] of bad) {
       const res = await f.admin('POST', '/admin/projects', body);
-      expect({ body, status: res.status, type: res.body.error?.type, param: res.body.error?.param }).toEqual({ body, status: 400, type: 'invalid_request_error', param });
+      expect({ body, status: res.status, type: res.body.error?.type, param: res.body.error?.param }).toEqual({
+        body,
+        status: 400,
+        type: 'invalid_request_error',
+        param,
+      });
     }
     const project = (await f.admin('POST', '/admin/projects', { name: 'valid' })).body;
-    for (const [body, param] of [[{ budget_period: null }, 'budget_period'], [{ alert_threshold: 1.5 }, 'alert_threshold'], [{ name: null }, 'name']] as const) {
+    for (const [body, param] of [
+      [{ budget_period: null }, 'budget_period'],
+      [{ alert_threshold: 1.5 }, 'alert_threshold'],
+      [{ name: null }, 'name'],
+    ] as const) {
       const res = await f.admin('PATCH', `/admin/projects/${project.id}`, body);
       expect({ status: res.status, param: res.body.error?.param }).toEqual({ status: 400, param });
     }
-    for (const body of [{ name: 'x', alert_threshold: 0 }, { name: 'x', budget_period: 'hourly' }, { name: 'x', model_limits: { m: { max_concurrent_requests: -1 } } }]) {
+    for (const body of [
+      { name: 'x', alert_threshold: 0 },
+      { name: 'x', budget_period: 'hourly' },
+      { name: 'x', model_limits: { m: { max_concurrent_requests: -1 } } },
+    ]) {
       expect((await f.admin('POST', '/admin/keys', body)).status).toBe(400);
     }
 
@@ -128,14 +198,28 @@ describe('AI gateway projects (admin API)', () => {
     const moved = await f.admin('PATCH', `/admin/keys/${key.id}`, { project_id: missing });
     expect(moved.status).toBe(404);
     expect(moved.body.error.param).toBe('project_id');
-    expect((await f.admin('POST', '/admin/keys', { name: 'x', project_id: 'web' })).body.error.param).toBe('project_id');
+    expect((await f.admin('POST', '/admin/keys', { name: 'x', project_id: 'web' })).body.error.param).toBe(
+      'project_id',
+    );
     // A key's name cannot be removed either (it answered 500 from the NOT NULL column before).
-    expect((await f.admin('PATCH', `/admin/keys/${key.id}`, { name: null })).body.error).toMatchObject({ type: 'invalid_request_error', param: 'name' });
+    expect((await f.admin('PATCH', `/admin/keys/${key.id}`, { name: null })).body.error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'name',
+    });
 
-    for (const [method, body] of [['GET', undefined], ['PATCH', { name: 'y' }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PATCH', { name: 'y' }],
+      ['DELETE', undefined],
+    ] as const) {
       for (const id of [missing, 'not-a-uuid']) {
         const res = await f.admin(method, `/admin/projects/${id}`, body);
-        expect({ method, id, status: res.status, code: res.body.error?.code }).toEqual({ method, id, status: 404, code: 'not_found' });
+        expect({ method, id, status: res.status, code: res.body.error?.code }).toEqual({
+          method,
+          id,
+          status: 404,
+          code: 'not_found',
+        });
       }
     }
     expect((await f.admin('GET', '/admin/projects?limit=0')).body.error.param).toBe('limit');
@@ -164,7 +248,9 @@ describe('AI gateway projects (admin API)', () => {
     expect((await f.admin('GET', `/admin/projects/${project.id}`)).status).toBe(404);
     const revoked = await f.admin('GET', `/admin/keys/${a.id}`);
     expect(revoked.body).toMatchObject({ status: 'revoked', project_id: null });
-    expect(await queryRows(f.gw.dbUrl, 'SELECT count(*)::int AS n FROM ai_projects WHERE id = $1', [project.id])).toEqual([{ n: 0 }]);
+    expect(
+      await queryRows(f.gw.dbUrl, 'SELECT count(*)::int AS n FROM ai_projects WHERE id = $1', [project.id]),
+    ).toEqual([{ n: 0 }]);
     expect((await f.admin('DELETE', `/admin/projects/${project.id}`)).status).toBe(404);
   });
 

@@ -16,13 +16,21 @@ describe('AI gateway: names like Object.prototype members are unknown names', ()
   afterAll(() => f?.close());
 
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${f.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${f.gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: await res.json() };
   };
   const postForm = async (path: string, fields: Record<string, string>) => {
     const form = new FormData();
     for (const [k, v] of Object.entries(fields)) form.append(k, v);
-    const res = await fetch(`${f.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const res = await fetch(`${f.gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
     return { status: res.status, body: await res.json() };
   };
 
@@ -39,7 +47,12 @@ describe('AI gateway: names like Object.prototype members are unknown names', ()
     expect(reference.body.error).toMatchObject({ code: 'model_not_found', param: 'model' });
     for (const model of PROTOTYPE_NAMES) {
       const res = await post(path, body(model));
-      expect([model, res.status, res.body.error?.code, res.body.error?.param]).toEqual([model, 404, 'model_not_found', 'model']);
+      expect([model, res.status, res.body.error?.code, res.body.error?.param]).toEqual([
+        model,
+        404,
+        'model_not_found',
+        'model',
+      ]);
     }
     expect(f.openai.requests).toHaveLength(0);
   });
@@ -55,7 +68,9 @@ describe('AI gateway: names like Object.prototype members are unknown names', ()
 
   it('GET /v1/models/{model}: 404 for such a name; an OpenAI speech voice named so is a 400', async () => {
     for (const model of PROTOTYPE_NAMES) {
-      const res = await fetch(`${f.gw.url}/v1/models/${encodeURIComponent(model)}`, { headers: { authorization: `Bearer ${key}` } });
+      const res = await fetch(`${f.gw.url}/v1/models/${encodeURIComponent(model)}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect([model, res.status, (await res.json()).error?.code]).toEqual([model, 404, 'model_not_found']);
       const speech = await post('/v1/audio/speech', { model: 'tts-1', input: 'x', voice: model });
       expect([model, speech.status, speech.body.error?.param]).toEqual([model, 400, 'voice']);

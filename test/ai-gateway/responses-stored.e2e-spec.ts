@@ -5,7 +5,12 @@
 import Ajv2020 from 'ajv/dist/2020';
 import OpenAI from 'openai';
 import { GatewayFixture, providersDoc, resetUpstreams, startGatewayFixture, weatherTool } from './gateway-fixture';
-import { deletedResponseSchema, inputItemListSchema, responseObjectSchema, responseStreamEventSchemas } from './conformance/schemas/responses';
+import {
+  deletedResponseSchema,
+  inputItemListSchema,
+  responseObjectSchema,
+  responseStreamEventSchemas,
+} from './conformance/schemas/responses';
 import { queryRows as query } from '../support/database';
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
@@ -13,19 +18,25 @@ const validators = {
   response: ajv.compile(responseObjectSchema),
   deleted: ajv.compile(deletedResponseSchema),
   list: ajv.compile(inputItemListSchema),
-  events: Object.fromEntries(Object.entries(responseStreamEventSchemas).map(([type, schema]) => [type, ajv.compile(schema)])),
+  events: Object.fromEntries(
+    Object.entries(responseStreamEventSchemas).map(([type, schema]) => [type, ajv.compile(schema)]),
+  ),
 };
 
 /** The schema errors of `value` (empty when it conforms), so a failure shows what is wrong. */
 function problems(validate: ReturnType<typeof ajv.compile>, value: unknown): unknown[] {
-  return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+  return validate(value)
+    ? []
+    : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
 }
 
 /** Every event validated against the schema of its type (an event of a type we have no schema for fails). */
 function eventProblems(events: any[]): unknown[] {
   return events.flatMap((e) => {
     const validate = validators.events[e.type];
-    return validate ? problems(validate, e).map((p) => `${e.type}: ${String(p)}`) : [`no schema for event type ${e.type}`];
+    return validate
+      ? problems(validate, e).map((p) => `${e.type}: ${String(p)}`)
+      : [`no schema for event type ${e.type}`];
   });
 }
 
@@ -34,8 +45,12 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
   let key: string;
   let client: OpenAI;
   const raw = async (method: string, path: string, apiKey = key, body?: unknown) => {
-    const res = await fetch(`${f.gw.url}${path}`, { method, headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-    return { status: res.status, body: (await res.json()) };
+    const res = await fetch(`${f.gw.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: await res.json() };
   };
 
   beforeAll(async () => {
@@ -55,16 +70,41 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
     it('OpenAI upstream: cached and reasoning tokens reach input/output_tokens_details, answered and streamed (and chat keeps its own details)', async () => {
       f.openai.behaviour.usageDetails = { cachedTokens: 2, reasoningTokens: 1 };
       const res = await client.responses.create({ model: 'vendor-gpt-4', input: 'alpha beta gamma' });
-      expect(res.usage).toEqual({ input_tokens: 4, input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 1 }, total_tokens: 8 });
+      expect(res.usage).toEqual({
+        input_tokens: 4,
+        input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 },
+        output_tokens: 4,
+        output_tokens_details: { reasoning_tokens: 1 },
+        total_tokens: 8,
+      });
       expect(problems(validators.response, res)).toEqual([]);
 
       const events: any[] = [];
-      for await (const e of await client.responses.create({ model: 'vendor-gpt-4', input: 'alpha beta gamma', stream: true })) events.push(e);
-      expect(events[events.length - 1]).toMatchObject({ type: 'response.completed', response: { usage: { input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 }, output_tokens_details: { reasoning_tokens: 1 } } } });
+      for await (const e of await client.responses.create({
+        model: 'vendor-gpt-4',
+        input: 'alpha beta gamma',
+        stream: true,
+      }))
+        events.push(e);
+      expect(events[events.length - 1]).toMatchObject({
+        type: 'response.completed',
+        response: {
+          usage: {
+            input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 },
+            output_tokens_details: { reasoning_tokens: 1 },
+          },
+        },
+      });
       expect(eventProblems(events)).toEqual([]);
 
-      const chat = await client.chat.completions.create({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'alpha' }] });
-      expect(chat.usage).toMatchObject({ prompt_tokens_details: { cached_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 1 } });
+      const chat = await client.chat.completions.create({
+        model: 'vendor-gpt-4',
+        messages: [{ role: 'user', content: 'alpha' }],
+      });
+      expect(chat.usage).toMatchObject({
+        prompt_tokens_details: { cached_tokens: 2 },
+        completion_tokens_details: { reasoning_tokens: 1 },
+      });
     });
 
     it('Anthropic upstream: cache reads and writes are cached_tokens and cache_write_tokens (inside input_tokens), answered and streamed', async () => {
@@ -90,18 +130,28 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
   describe('stream events conform to the spec', () => {
     for (const model of ['vendor-gpt-4', 'vendor-claude-3']) {
       it(`text and tool-call streams on ${model}: every event validates; output_text parts carry logprobs`, async () => {
-        for (const body of [{ model, input: 'one two three', stream: true as const }, { model, input: 'Paris', tools: [weatherTool], stream: true as const }]) {
+        for (const body of [
+          { model, input: 'one two three', stream: true as const },
+          { model, input: 'Paris', tools: [weatherTool], stream: true as const },
+        ]) {
           const events: any[] = [];
           for await (const e of await client.responses.create(body)) events.push(e);
           expect(eventProblems(events)).toEqual([]);
-          for (const e of events.filter((x) => x.type === 'response.content_part.added' || x.type === 'response.content_part.done')) expect(e.part.logprobs).toEqual([]);
+          for (const e of events.filter(
+            (x) => x.type === 'response.content_part.added' || x.type === 'response.content_part.done',
+          ))
+            expect(e.part.logprobs).toEqual([]);
         }
       });
     }
 
     it('a stream broken mid-way: error and response.failed validate too', async () => {
       f.openai.behaviour.dropAfterChunks = 1;
-      const res = await fetch(`${f.gw.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'vendor-gpt-4', input: 'one two three four', stream: true }) });
+      const res = await fetch(`${f.gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'vendor-gpt-4', input: 'one two three four', stream: true }),
+      });
       const events = (await res.text())
         .split('\n\n')
         .filter((l) => l.startsWith('data: '))
@@ -113,15 +163,35 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
 
   describe('GET /v1/responses/{id}', () => {
     it('answers the stored Response object as it was answered (JSON and streamed creations)', async () => {
-      const created = (await raw('POST', '/v1/responses', key, { model: 'vendor-gpt-4', instructions: 'Be brief.', input: 'Paris', tools: [weatherTool], max_output_tokens: 40, metadata: { run: '1' } })).body;
+      const created = (
+        await raw('POST', '/v1/responses', key, {
+          model: 'vendor-gpt-4',
+          instructions: 'Be brief.',
+          input: 'Paris',
+          tools: [weatherTool],
+          max_output_tokens: 40,
+          metadata: { run: '1' },
+        })
+      ).body;
       const retrieved = await raw('GET', `/v1/responses/${created.id}`);
       expect(retrieved).toEqual({ status: 200, body: created });
       expect(problems(validators.response, retrieved.body)).toEqual([]);
       // The SDK's retrieve reads the same object.
-      expect(await client.responses.retrieve(created.id)).toMatchObject({ id: created.id, status: 'completed', usage: created.usage, tools: created.tools, metadata: { run: '1' } });
+      expect(await client.responses.retrieve(created.id)).toMatchObject({
+        id: created.id,
+        status: 'completed',
+        usage: created.usage,
+        tools: created.tools,
+        metadata: { run: '1' },
+      });
 
       const events: any[] = [];
-      for await (const e of await client.responses.create({ model: 'vendor-claude-3', input: 'hello there', stream: true })) events.push(e);
+      for await (const e of await client.responses.create({
+        model: 'vendor-claude-3',
+        input: 'hello there',
+        stream: true,
+      }))
+        events.push(e);
       const streamed = events[events.length - 1].response;
       const again = (await raw('GET', `/v1/responses/${streamed.id}`)).body;
       // What response.completed carried.
@@ -136,9 +206,17 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
       const stranger = (await f.createKey({ name: 'responses-stranger' })).key;
       const other = await raw('GET', `/v1/responses/${created.id}`, stranger);
       expect(other.status).toBe(404);
-      expect(other.body.error).toEqual({ message: `Response with id '${created.id}' not found.`, type: 'invalid_request_error', code: 'not_found', param: 'response_id' });
+      expect(other.body.error).toEqual({
+        message: `Response with id '${created.id}' not found.`,
+        type: 'invalid_request_error',
+        code: 'not_found',
+        param: 'response_id',
+      });
       const unknownId = 'resp_' + 'a'.repeat(48);
-      expect(await raw('GET', `/v1/responses/${unknownId}`)).toEqual({ status: 404, body: { error: { ...other.body.error, message: `Response with id '${unknownId}' not found.` } } });
+      expect(await raw('GET', `/v1/responses/${unknownId}`)).toEqual({
+        status: 404,
+        body: { error: { ...other.body.error, message: `Response with id '${unknownId}' not found.` } },
+      });
       const notStored = await client.responses.create({ model: 'vendor-gpt-4', input: 'hi', store: false });
       expect((await raw('GET', `/v1/responses/${notStored.id}`)).status).toBe(404);
       expect((await raw('GET', `/v1/responses/${encodeURIComponent('resp_\u0000x')}`)).status).toBe(404);
@@ -148,9 +226,13 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
       const streamed = await raw('GET', `/v1/responses/${created.id}?stream=true`);
       expect(streamed.status).toBe(400);
       expect(streamed.body.error).toMatchObject({ param: 'stream', code: 'unsupported_parameter' });
-      expect((await raw('GET', `/v1/responses/${created.id}?stream=false&include[]=message.output_text.logprobs`)).status).toBe(200);
+      expect(
+        (await raw('GET', `/v1/responses/${created.id}?stream=false&include[]=message.output_text.logprobs`)).status,
+      ).toBe(200);
 
-      await query(f.gw.dbUrl, `UPDATE ai_responses SET expires_at = now() - interval '1 second' WHERE id = $1`, [created.id]);
+      await query(f.gw.dbUrl, `UPDATE ai_responses SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        created.id,
+      ]);
       expect((await raw('GET', `/v1/responses/${created.id}`)).status).toBe(404);
     });
 
@@ -174,7 +256,7 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
       return row as { counted: number; stored: number };
     };
 
-    it('deletes the response and its items, frees its bytes from the key\'s quota in the same transaction, and is scoped to the key', async () => {
+    it("deletes the response and its items, frees its bytes from the key's quota in the same transaction, and is scoped to the key", async () => {
       const { id: keyId, key: own } = await f.createKey({ name: 'responses-delete' });
       const sdk = new OpenAI({ apiKey: own, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
       const kept = await sdk.responses.create({ model: 'vendor-gpt-4', input: 'keep me' });
@@ -194,14 +276,26 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
       const after = await keyBytes(keyId);
       expect(after.counted).toBe(after.stored);
       expect(after.counted).toBeLessThan(before.counted);
-      expect(await query(f.gw.dbUrl, `SELECT 1 FROM ai_response_items WHERE response_id = $1`, [doomed.id])).toEqual([]);
+      expect(await query(f.gw.dbUrl, `SELECT 1 FROM ai_response_items WHERE response_id = $1`, [doomed.id])).toEqual(
+        [],
+      );
 
       // Gone for every use: retrieve, a second delete, previous_response_id and item_reference.
       expect((await raw('GET', `/v1/responses/${doomed.id}`, own)).status).toBe(404);
       expect(await sdk.responses.delete(doomed.id).catch((e) => e)).toBeInstanceOf(OpenAI.NotFoundError);
-      const follow: any = await sdk.responses.create({ model: 'vendor-gpt-4', previous_response_id: doomed.id, input: 'more' }).catch((e) => e);
+      const follow: any = await sdk.responses
+        .create({ model: 'vendor-gpt-4', previous_response_id: doomed.id, input: 'more' })
+        .catch((e) => e);
       expect(follow.error).toMatchObject({ param: 'previous_response_id' });
-      const refer: any = await sdk.responses.create({ model: 'vendor-gpt-4', input: [{ role: 'user', content: 'Paris' }, { type: 'item_reference', id: call.id }] }).catch((e) => e);
+      const refer: any = await sdk.responses
+        .create({
+          model: 'vendor-gpt-4',
+          input: [
+            { role: 'user', content: 'Paris' },
+            { type: 'item_reference', id: call.id },
+          ],
+        })
+        .catch((e) => e);
       expect(refer.error).toMatchObject({ param: 'input[1]' });
       // The other response of the key is untouched; the SDK's delete succeeds on it.
       await sdk.responses.delete(kept.id);
@@ -213,22 +307,57 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
     /** 45 input items: user and assistant turns, then a function call and its output. */
     const longInput = (): any[] => {
       const items: any[] = [];
-      for (let i = 0; i < 21; i++) items.push({ role: 'user', content: `question ${i}` }, { role: 'assistant', content: `answer ${i}` });
-      items.push({ role: 'user', content: [{ type: 'input_text', text: 'Weather in ' }, { type: 'input_text', text: 'Paris?' }] }, { type: 'function_call', call_id: 'call_x', name: 'get_weather', arguments: '{"city":"Paris"}' }, { type: 'function_call_output', call_id: 'call_x', output: 'sunny' });
+      for (let i = 0; i < 21; i++)
+        items.push({ role: 'user', content: `question ${i}` }, { role: 'assistant', content: `answer ${i}` });
+      items.push(
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'Weather in ' },
+            { type: 'input_text', text: 'Paris?' },
+          ],
+        },
+        { type: 'function_call', call_id: 'call_x', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { type: 'function_call_output', call_id: 'call_x', output: 'sunny' },
+      );
       return items;
     };
 
-    it('pages through more than 20 items with the SDK\'s auto-pagination, last item first by default, ids stable', async () => {
+    it("pages through more than 20 items with the SDK's auto-pagination, last item first by default, ids stable", async () => {
       const input = longInput();
       const created = await client.responses.create({ model: 'vendor-gpt-4', input });
       const listed: any[] = [];
       for await (const item of client.responses.inputItems.list(created.id)) listed.push(item);
       expect(listed).toHaveLength(45);
-      expect(listed[0]).toMatchObject({ type: 'function_call_output', call_id: 'call_x', output: 'sunny', status: 'completed', id: expect.stringMatching(/^fco_/) });
-      expect(listed[1]).toMatchObject({ type: 'function_call', call_id: 'call_x', name: 'get_weather', arguments: '{"city":"Paris"}', id: expect.stringMatching(/^fc_/) });
-      expect(listed[2]).toMatchObject({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Paris?' }] });
-      expect(listed[3]).toMatchObject({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'answer 20', annotations: [], logprobs: [] }] });
-      expect(listed[44]).toMatchObject({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'question 0' }] });
+      expect(listed[0]).toMatchObject({
+        type: 'function_call_output',
+        call_id: 'call_x',
+        output: 'sunny',
+        status: 'completed',
+        id: expect.stringMatching(/^fco_/),
+      });
+      expect(listed[1]).toMatchObject({
+        type: 'function_call',
+        call_id: 'call_x',
+        name: 'get_weather',
+        arguments: '{"city":"Paris"}',
+        id: expect.stringMatching(/^fc_/),
+      });
+      expect(listed[2]).toMatchObject({
+        type: 'message',
+        role: 'user',
+        content: [{ type: 'input_text', text: 'Weather in Paris?' }],
+      });
+      expect(listed[3]).toMatchObject({
+        type: 'message',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'answer 20', annotations: [], logprobs: [] }],
+      });
+      expect(listed[44]).toMatchObject({
+        type: 'message',
+        role: 'user',
+        content: [{ type: 'input_text', text: 'question 0' }],
+      });
       expect(new Set(listed.map((i) => i.id)).size).toBe(45);
 
       // Pages: 20 + 20 + 5 by default; asc with a limit walks the other way; the same ids every time.
@@ -246,7 +375,10 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
       expect(asc.map((i) => i.id)).toEqual([...listed].reverse().map((i) => i.id));
 
       // Each page conforms, first_id / last_id name its ends.
-      const page = await raw('GET', `/v1/responses/${created.id}/input_items?limit=3&order=asc&include[]=message.input_image.image_url`);
+      const page = await raw(
+        'GET',
+        `/v1/responses/${created.id}/input_items?limit=3&order=asc&include[]=message.input_image.image_url`,
+      );
       expect(page.status).toBe(200);
       expect(problems(validators.list, page.body)).toEqual([]);
       expect(page.body).toMatchObject({ object: 'list', first_id: asc[0].id, last_id: asc[2].id, has_more: true });
@@ -255,10 +387,15 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
       expect(problems(validators.list, afterLast.body)).toEqual([]);
     });
 
-    it('lists what was forwarded: previous_response_id\'s items first, references expanded; ids belong to their response', async () => {
+    it("lists what was forwarded: previous_response_id's items first, references expanded; ids belong to their response", async () => {
       const first = await client.responses.create({ model: 'vendor-gpt-4', input: 'Paris', tools: [weatherTool] });
       const call = first.output.find((o) => o.type === 'function_call') as any;
-      const second = await client.responses.create({ model: 'vendor-gpt-4', previous_response_id: first.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'rain' }], tools: [weatherTool] });
+      const second = await client.responses.create({
+        model: 'vendor-gpt-4',
+        previous_response_id: first.id,
+        input: [{ type: 'function_call_output', call_id: call.call_id, output: 'rain' }],
+        tools: [weatherTool],
+      });
       const items = (await client.responses.inputItems.list(second.id, { order: 'asc' })).data as any[];
       expect(items.map((i) => i.type)).toEqual(['message', 'function_call', 'function_call_output']);
       expect(items[1]).toMatchObject({ call_id: call.call_id, name: 'get_weather', arguments: call.arguments });
@@ -269,9 +406,16 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
       expect(foreign.body.error.param).toBe('after');
     });
 
-    it('refuses a bad limit, order or after with 400 naming it; another key\'s or an unknown response is 404', async () => {
+    it("refuses a bad limit, order or after with 400 naming it; another key's or an unknown response is 404", async () => {
       const created = await client.responses.create({ model: 'vendor-gpt-4', input: 'hi' });
-      for (const [q, param] of [['limit=0', 'limit'], ['limit=101', 'limit'], ['limit=abc', 'limit'], ['order=up', 'order'], ['after=msg_1', 'after'], ['limit=1&limit=2', 'limit']]) {
+      for (const [q, param] of [
+        ['limit=0', 'limit'],
+        ['limit=101', 'limit'],
+        ['limit=abc', 'limit'],
+        ['order=up', 'order'],
+        ['after=msg_1', 'after'],
+        ['limit=1&limit=2', 'limit'],
+      ]) {
         const res = await raw('GET', `/v1/responses/${created.id}/input_items?${q}`);
         expect({ q, status: res.status, param: res.body.error?.param }).toEqual({ q, status: 400, param });
       }
@@ -283,16 +427,31 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
   });
 
   describe('unknown fields and refusals of POST /v1/responses', () => {
-    it('fields the gateway does not know follow the deployment\'s unknownFields policy, as on chat', async () => {
-      const extra = { moderation: { mode: 'standard' }, prompt_cache_options: { ttl: '1h' }, context_management: [{ type: 'compaction', compact_threshold: 1000 }], future_field: 1 };
-      expect((await raw('POST', '/v1/responses', key, { model: 'vendor-gpt-4', input: 'hi', ...extra })).status).toBe(200);
+    it("fields the gateway does not know follow the deployment's unknownFields policy, as on chat", async () => {
+      const extra = {
+        moderation: { mode: 'standard' },
+        prompt_cache_options: { ttl: '1h' },
+        context_management: [{ type: 'compaction', compact_threshold: 1000 }],
+        future_field: 1,
+      };
+      expect((await raw('POST', '/v1/responses', key, { model: 'vendor-gpt-4', input: 'hi', ...extra })).status).toBe(
+        200,
+      );
       expect(f.openai.requests[0].body).toMatchObject(extra);
-      expect((await raw('POST', '/v1/responses', key, { model: 'vendor-llama-70b', input: 'hi', ...extra })).status).toBe(200);
+      expect(
+        (await raw('POST', '/v1/responses', key, { model: 'vendor-llama-70b', input: 'hi', ...extra })).status,
+      ).toBe(200);
       for (const k of Object.keys(extra)) expect(f.openaiBackup.requests[0].body).not.toHaveProperty(k);
-      expect((await raw('POST', '/v1/responses', key, { model: 'vendor-claude-3', input: 'hi', ...extra })).status).toBe(200);
+      expect(
+        (await raw('POST', '/v1/responses', key, { model: 'vendor-claude-3', input: 'hi', ...extra })).status,
+      ).toBe(200);
       for (const k of Object.keys(extra)) expect(f.anthropic.requests[0].body).not.toHaveProperty(k);
       // Bounded as chat's: no length, cost or routing levers at any depth.
-      const lever = await raw('POST', '/v1/responses', key, { model: 'vendor-gpt-4', input: 'hi', context_management: [{ type: 'compaction', max_tokens: 99 }] });
+      const lever = await raw('POST', '/v1/responses', key, {
+        model: 'vendor-gpt-4',
+        input: 'hi',
+        context_management: [{ type: 'compaction', max_tokens: 99 }],
+      });
       expect(lever.status).toBe(400);
       expect(lever.body.error.param).toBe('context_management.0.max_tokens');
       expect(f.openai.requests).toHaveLength(1);
@@ -300,18 +459,39 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
 
     it('known but unserved features: 400 with param and a message naming the alternative, before any upstream call', async () => {
       const cases: Array<[Record<string, unknown>, string, string]> = [
-        [{ input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/a.pdf' }] }] }, 'input[0].content[0].file_url', 'send file_data'],
-        [{ input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] }, 'input[0].content[0].file_id', 'send file_data'],
-        [{ input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1', detail: 'auto' }] }] }, 'input[0].content[0].file_id', 'send image_url'],
+        [
+          { input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/a.pdf' }] }] },
+          'input[0].content[0].file_url',
+          'send file_data',
+        ],
+        [
+          { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] },
+          'input[0].content[0].file_id',
+          'send file_data',
+        ],
+        [
+          { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1', detail: 'auto' }] }] },
+          'input[0].content[0].file_id',
+          'send image_url',
+        ],
         [{ input: 'hi', tools: [{ type: 'web_search' }] }, 'tools[0].type', 'define a function tool'],
-        [{ input: 'hi', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }, 'tools[0].type', 'define a function tool'],
+        [
+          { input: 'hi', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] },
+          'tools[0].type',
+          'define a function tool',
+        ],
         [{ input: 'hi', background: true }, 'background', 'without background'],
         [{ input: 'hi', prompt: { id: 'pmpt_1' } }, 'prompt', 'instructions and input'],
         [{ input: 'hi', conversation: 'conv_1' }, 'conversation', 'previous_response_id'],
       ];
       for (const [body, param, alternative] of cases) {
         const res = await raw('POST', '/v1/responses', key, { model: 'vendor-gpt-4', ...body });
-        expect({ param, status: res.status, got: res.body.error?.param, names: String(res.body.error?.message).includes(alternative) }).toEqual({ param, status: 400, got: param, names: true });
+        expect({
+          param,
+          status: res.status,
+          got: res.body.error?.param,
+          names: String(res.body.error?.message).includes(alternative),
+        }).toEqual({ param, status: 400, got: param, names: true });
       }
       expect(f.openai.requests).toHaveLength(0);
     });

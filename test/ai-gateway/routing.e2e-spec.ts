@@ -14,15 +14,36 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
   const clock = new FakeClock();
 
   beforeAll(async () => {
-    f = await startGatewayFixture({}, ({ openai, backup, anthropic }) => ({
-      routing: { maxAttempts: 3, backoffMs: 20, cooldownMs: 500, maxRetryAfterMs: 3000 },
-      models: { 'vendor-gpt-4': { price: { inputPer1k: 1, outputPer1k: 2 } }, 'vendor-gpt-4-mini': { price: { inputPer1k: 1, outputPer1k: 2 } } },
-      deployments: [
-        { name: 'primary', type: 'openai', baseUrl: openai.url, apiKeyEnv: 'FAKE_OPENAI_KEY', timeoutMs: 800, models: ['vendor-gpt-4', 'vendor-gpt-4-mini'] },
-        { name: 'backup', type: 'openai', baseUrl: backup.url, timeoutMs: 800, models: ['vendor-gpt-4'] },
-        { name: 'claude', type: 'anthropic', baseUrl: anthropic.url, apiKeyEnv: 'FAKE_ANTHROPIC_KEY', timeoutMs: 800, models: ['vendor-claude-3'] },
-      ],
-    }), { clock });
+    f = await startGatewayFixture(
+      {},
+      ({ openai, backup, anthropic }) => ({
+        routing: { maxAttempts: 3, backoffMs: 20, cooldownMs: 500, maxRetryAfterMs: 3000 },
+        models: {
+          'vendor-gpt-4': { price: { inputPer1k: 1, outputPer1k: 2 } },
+          'vendor-gpt-4-mini': { price: { inputPer1k: 1, outputPer1k: 2 } },
+        },
+        deployments: [
+          {
+            name: 'primary',
+            type: 'openai',
+            baseUrl: openai.url,
+            apiKeyEnv: 'FAKE_OPENAI_KEY',
+            timeoutMs: 800,
+            models: ['vendor-gpt-4', 'vendor-gpt-4-mini'],
+          },
+          { name: 'backup', type: 'openai', baseUrl: backup.url, timeoutMs: 800, models: ['vendor-gpt-4'] },
+          {
+            name: 'claude',
+            type: 'anthropic',
+            baseUrl: anthropic.url,
+            apiKeyEnv: 'FAKE_ANTHROPIC_KEY',
+            timeoutMs: 800,
+            models: ['vendor-claude-3'],
+          },
+        ],
+      }),
+      { clock },
+    );
     ({ key, id: keyId } = await f.createKey({ name: 'routing' }));
     client = new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 15_000 });
   });
@@ -36,14 +57,22 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
     // Cooldowns from the previous test run out.
     clock.advance(600);
   });
-  const ask = (model = 'vendor-gpt-4-mini') => ({ model, messages: [{ role: 'user' as const, content: 'hello there' }] });
+  const ask = (model = 'vendor-gpt-4-mini') => ({
+    model,
+    messages: [{ role: 'user' as const, content: 'hello there' }],
+  });
 
   async function ledger(where = ''): Promise<any[]> {
     await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } }); // flushes the batch
     const db = new Client({ connectionString: f.gw.dbUrl });
     await db.connect();
     try {
-      return (await db.query(`SELECT status, provider, prompt_tokens, completion_tokens, cost_yuan::float AS cost, error FROM ai_usage_records WHERE key_id = $1 ${where} ORDER BY id`, [keyId])).rows;
+      return (
+        await db.query(
+          `SELECT status, provider, prompt_tokens, completion_tokens, cost_yuan::float AS cost, error FROM ai_usage_records WHERE key_id = $1 ${where} ORDER BY id`,
+          [keyId],
+        )
+      ).rows;
     } finally {
       await db.end();
     }
@@ -80,7 +109,11 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
 
   it('surfaces the upstream error as a 502 in the OpenAI shape when every attempt fails, and charges nothing', async () => {
     f.openai.behaviour.failTimes = 100;
-    const res = await fetch(`${f.gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(ask()) });
+    const res = await fetch(`${f.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(ask()),
+    });
     expect(res.status).toBe(502);
     const body = await res.json();
     expect(body.error).toMatchObject({ type: 'upstream_error', code: 'upstream_error', param: null });
@@ -96,7 +129,7 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
     f.openai.behaviour.apiKey = 'another-key';
     const err: any = await client.chat.completions.create(ask()).catch((e) => e);
     expect(err.status).toBe(502);
-    expect(err.message).toContain('refused the gateway\'s credentials (HTTP 401)');
+    expect(err.message).toContain("refused the gateway's credentials (HTTP 401)");
     expect(err.message).not.toContain('another-key');
     expect(f.openai.requests).toHaveLength(1);
     f.openai.behaviour.apiKey = 'sk-upstream-openai';
@@ -128,17 +161,26 @@ describe('AI gateway routing: retries, fallback, cooldown, upstream failures, st
     f.openai.behaviour.chunkDelayMs = 100;
     const url = new URL(`${f.gw.url}/v1/chat/completions`);
     const received = await new Promise<string>((resolve, reject) => {
-      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
-        let text = '';
-        res.on('data', (d) => {
-          text += d.toString();
-          if ((text.match(/"content":"w/g) ?? []).length >= 3) {
-            req.destroy();
-            resolve(text);
-          }
-        });
-        res.on('error', () => undefined);
-      });
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d) => {
+            text += d.toString();
+            if ((text.match(/"content":"w/g) ?? []).length >= 3) {
+              req.destroy();
+              resolve(text);
+            }
+          });
+          res.on('error', () => undefined);
+        },
+      );
       req.on('error', (e) => (e.message.includes('socket hang up') ? undefined : reject(e)));
       req.end(JSON.stringify({ ...ask(), stream: true }));
     });

@@ -22,14 +22,27 @@ describe('gateway text endpoints: security', () => {
   });
 
   async function post(key: string, path: string, body: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(`${f.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const res = await fetch(`${f.gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
-    return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+    return {
+      status: res.status,
+      body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
+    };
   }
 
   describe('H1: counting tokens of any body stays linear and never holds the event loop', () => {
     // Letters, CJK, emoji, symbols and more classes are covered by routing/tokenizer.spec.ts in work units.
-    const RUNS: Record<string, string> = { 'U+00A0': '\u00a0', 'U+3000': '\u3000', newlines: '\n', spaces: ' ', mixed: ' \u00a0\n\u3000a字😀!' };
+    const RUNS: Record<string, string> = {
+      'U+00A0': '\u00a0',
+      'U+3000': '\u3000',
+      newlines: '\n',
+      spaces: ' ',
+      mixed: ' \u00a0\n\u3000a字😀!',
+    };
 
     it('answers long runs of one character (the audit 65 536 x U+00A0 body) in chat and embeddings bodies, lean and full path, for a key without budget left', async () => {
       const { key } = await f.createKey({ name: 'h1-broke', budget_yuan: 0.000001 });
@@ -38,12 +51,25 @@ describe('gateway text endpoints: security', () => {
         const text = unit.repeat(Math.ceil((name === 'U+00A0' ? 65_536 : 16_384) / unit.length));
         // Lean path (as API clients send it) and full pipeline (an Origin header always takes it).
         for (const headers of [{}, { origin: 'https://site.example' }] as Record<string, string>[]) {
-          const chat = await post(key, '/v1/chat/completions', { model: 'vendor-gpt-4', messages: [{ role: 'user', content: text }] }, headers);
+          const chat = await post(
+            key,
+            '/v1/chat/completions',
+            { model: 'vendor-gpt-4', messages: [{ role: 'user', content: text }] },
+            headers,
+          );
           // Counted, then refused by the budget check that comes after it.
-          expect({ name, status: chat.status, code: chat.body?.error?.code }).toEqual({ name, status: 429, code: 'insufficient_quota' });
+          expect({ name, status: chat.status, code: chat.body?.error?.code }).toEqual({
+            name,
+            status: 429,
+            code: 'insufficient_quota',
+          });
         }
         const emb = await post(key, '/v1/embeddings', { model: 'text-embedding-v3', input: text });
-        expect({ name, status: emb.status, error: typeof emb.body?.error?.message }).toEqual({ name, status: emb.status === 429 ? 429 : 400, error: 'string' });
+        expect({ name, status: emb.status, error: typeof emb.body?.error?.message }).toEqual({
+          name,
+          status: emb.status === 429 ? 429 : 400,
+          error: 'string',
+        });
       }
       expect(f.openai.requests).toHaveLength(0);
     });
@@ -53,7 +79,10 @@ describe('gateway text endpoints: security', () => {
       const tokenizer = f.gw.app.get(Tokenizer);
       const yieldsBefore = tokenizer.yields;
       // 1.1 M characters: 20 runs of 50 000 spaces and 4 of 25 000 U+00A0 (one piece each before the fix).
-      const messages = Array.from({ length: 24 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: i % 6 === 5 ? '\u00a0'.repeat(25_000) : ' '.repeat(50_000) }));
+      const messages = Array.from({ length: 24 }, (_, i) => ({
+        role: i % 2 ? 'assistant' : 'user',
+        content: i % 6 === 5 ? '\u00a0'.repeat(25_000) : ' '.repeat(50_000),
+      }));
       const big = post(key, '/v1/chat/completions', { model: 'vendor-claude-3', max_tokens: 5, messages });
       let done = false;
       const answer = big.finally(() => (done = true));
@@ -93,9 +122,20 @@ describe('gateway text endpoints: security', () => {
       for (const [fields, reserved] of cases) {
         for (const headers of [{}, { origin: 'https://site.example' }] as Record<string, string>[]) {
           f.openai.requests.length = 0;
-          const res = await post(key, '/v1/chat/completions', { model: 'vendor-gpt-4', messages: hi, ...fields }, headers);
+          const res = await post(
+            key,
+            '/v1/chat/completions',
+            { model: 'vendor-gpt-4', messages: hi, ...fields },
+            headers,
+          );
           expect(res.status).toBe(200);
-          expect({ fields, forwarded: { max_tokens: f.openai.requests[0].body.max_tokens, max_completion_tokens: f.openai.requests[0].body.max_completion_tokens } }).toEqual({
+          expect({
+            fields,
+            forwarded: {
+              max_tokens: f.openai.requests[0].body.max_tokens,
+              max_completion_tokens: f.openai.requests[0].body.max_completion_tokens,
+            },
+          }).toEqual({
             fields,
             forwarded: { max_tokens: reserved, max_completion_tokens: undefined },
           });
@@ -115,7 +155,10 @@ describe('gateway text endpoints: security', () => {
         f.anthropic.requests.length = 0;
         const res = await post(key, '/v1/chat/completions', { model: 'vendor-claude-3', messages: hi, ...fields });
         expect(res.status).toBe(200);
-        expect({ fields, max_tokens: f.anthropic.requests[0].body.max_tokens }).toEqual({ fields, max_tokens: reserved });
+        expect({ fields, max_tokens: f.anthropic.requests[0].body.max_tokens }).toEqual({
+          fields,
+          max_tokens: reserved,
+        });
       }
     });
 
@@ -127,32 +170,66 @@ describe('gateway text endpoints: security', () => {
         'tools and an image, limit 1',
         {
           max_completion_tokens: 1,
-          tools: [{ type: 'function', function: { name: 'lookup', description: 'Looks a word up', parameters: { type: 'object', properties: { word: { type: 'string' } } } } }],
-          messages: [{ role: 'user', content: [{ type: 'text', text: 'w '.repeat(10) }, { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } }] }],
+          tools: [
+            {
+              type: 'function',
+              function: {
+                name: 'lookup',
+                description: 'Looks a word up',
+                parameters: { type: 'object', properties: { word: { type: 'string' } } },
+              },
+            },
+          ],
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'w '.repeat(10) },
+                { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } },
+              ],
+            },
+          ],
         },
         1,
         // About 0.2 yuan held per call (prompt hold with tools and image, 1 completion token): a few calls fit.
         0.6,
       ],
     ];
-    it.each(ROUNDS)('a low-budget key with 20 concurrent calls cannot spend beyond what it reserved (%s)', async (name, fields, limit, budget) => {
-      // The upstream honours only max_tokens (as older OpenAI-compatible servers do: max_completion_tokens
-      // is ignored) and would write 200 words.
-      f.openai.behaviour.honoursLimit = 'max_tokens';
-      f.openai.behaviour.reply = 'w '.repeat(200).trim();
-      f.openai.behaviour.delayMs = 30;
-      const { id, key } = await f.createKey({ name: `h3-race-${name}`, budget_yuan: budget });
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => post(key, '/v1/chat/completions', { model: 'vendor-gpt-4', ...fields, ...(i % 2 ? { stream: true } : {}) })));
-      expect(results.filter((r) => r.status !== 200 && !(r.status === 429 && r.body?.error?.code === 'insufficient_quota'))).toEqual([]);
-      const ok = results.filter((r) => r.status === 200).length;
-      expect(ok).toBeGreaterThan(0);
-      const k = (await f.admin('GET', `/admin/keys/${id}`)).body;
-      expect(k.reserved_yuan).toBe(0);
-      expect(k.spent_yuan).toBeLessThanOrEqual(budget);
-      const usage = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json();
-      expect(usage.data[0].completion_tokens).toBeLessThanOrEqual(ok * limit);
-      for (const req of f.openai.requests) expect({ max_tokens: req.body.max_tokens, max_completion_tokens: req.body.max_completion_tokens }).toEqual({ max_tokens: limit, max_completion_tokens: undefined });
-    });
+    it.each(ROUNDS)(
+      'a low-budget key with 20 concurrent calls cannot spend beyond what it reserved (%s)',
+      async (name, fields, limit, budget) => {
+        // The upstream honours only max_tokens (as older OpenAI-compatible servers do: max_completion_tokens
+        // is ignored) and would write 200 words.
+        f.openai.behaviour.honoursLimit = 'max_tokens';
+        f.openai.behaviour.reply = 'w '.repeat(200).trim();
+        f.openai.behaviour.delayMs = 30;
+        const { id, key } = await f.createKey({ name: `h3-race-${name}`, budget_yuan: budget });
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            post(key, '/v1/chat/completions', { model: 'vendor-gpt-4', ...fields, ...(i % 2 ? { stream: true } : {}) }),
+          ),
+        );
+        expect(
+          results.filter(
+            (r) => r.status !== 200 && !(r.status === 429 && r.body?.error?.code === 'insufficient_quota'),
+          ),
+        ).toEqual([]);
+        const ok = results.filter((r) => r.status === 200).length;
+        expect(ok).toBeGreaterThan(0);
+        const k = (await f.admin('GET', `/admin/keys/${id}`)).body;
+        expect(k.reserved_yuan).toBe(0);
+        expect(k.spent_yuan).toBeLessThanOrEqual(budget);
+        const usage = await (
+          await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+        ).json();
+        expect(usage.data[0].completion_tokens).toBeLessThanOrEqual(ok * limit);
+        for (const req of f.openai.requests)
+          expect({ max_tokens: req.body.max_tokens, max_completion_tokens: req.body.max_completion_tokens }).toEqual({
+            max_tokens: limit,
+            max_completion_tokens: undefined,
+          });
+      },
+    );
   });
 
   describe('L4: the embeddings cache is scoped to the calling key', () => {
@@ -170,7 +247,9 @@ describe('gateway text endpoints: security', () => {
       const again = await post(a.key, '/v1/embeddings', { model: 'text-embedding-v3', input });
       expect(again.status).toBe(200);
       expect(f.openai.requests).toHaveLength(2); // A's own entry is still served from the cache
-      const usageB = await (await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${b.key}` } })).json();
+      const usageB = await (
+        await fetch(`${f.gw.url}/v1/usage`, { headers: { authorization: `Bearer ${b.key}` } })
+      ).json();
       expect(usageB.data).toEqual([expect.objectContaining({ endpoint: 'embeddings', requests: 1 })]);
     });
   });

@@ -21,7 +21,6 @@ jest.setTimeout(180_000);
 
 const SERVER = 2;
 
-
 interface Run {
   child: ChildProcess;
   output: () => string;
@@ -39,7 +38,13 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     const recorder = path.join(work, 'record-modules.js');
     const child = spawn(process.execPath, [...image.entrypoint.slice(1), ...args], {
       cwd: image.appDir,
-      env: { PATH: process.env.PATH, ...image.env, TMPDIR: path.join(work, 'tmp'), NODE_OPTIONS: `${image.env.NODE_OPTIONS ?? ''} --require ${recorder}`, ...env },
+      env: {
+        PATH: process.env.PATH,
+        ...image.env,
+        TMPDIR: path.join(work, 'tmp'),
+        NODE_OPTIONS: `${image.env.NODE_OPTIONS ?? ''} --require ${recorder}`,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -108,13 +113,16 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     const run = dockerRun([app], env);
     const deadline = Date.now() + 90_000;
     while ((await healthcheck(env)) !== 0) {
-      if (run.child.exitCode !== null || Date.now() > deadline) throw new Error(`${app} did not become healthy:\n${run.output()}`);
+      if (run.child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`${app} did not become healthy:\n${run.output()}`);
       await new Promise((r) => setTimeout(r, 500));
     }
     return run;
   }
 
-  const ACCESS_TOKEN_KEYS = JSON.stringify({ keys: [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' })] });
+  const ACCESS_TOKEN_KEYS = JSON.stringify({
+    keys: [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' })],
+  });
   const commonEnv = () => ({
     DATABASE_URL: db.url,
     DATA_DIR: path.join(work, 'data'),
@@ -134,12 +142,17 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     ACCESS_TOKEN_KEYS: ACCESS_TOKEN_KEYS,
   });
 
-  it('`migrate` applies both apps\' migrations and exits 0; a second run has nothing to do', async () => {
+  it("`migrate` applies both apps' migrations and exits 0; a second run has nothing to do", async () => {
     const first = dockerRun(['migrate'], commonEnv());
-    expect([await exitOf(first), first.output()]).toEqual([0, expect.stringMatching(/membership: [\s\S]*ai-gateway: /)]);
+    expect([await exitOf(first), first.output()]).toEqual([
+      0,
+      expect.stringMatching(/membership: [\s\S]*ai-gateway: /),
+    ]);
     const sql = await sqlClient(db.url);
     try {
-      const tables = (await sql.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`)).rows.map((r) => r.table_name);
+      const tables = (
+        await sql.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`)
+      ).rows.map((r) => r.table_name);
       expect(tables.length).toBeGreaterThan(3);
     } finally {
       await sql.end();
@@ -149,7 +162,7 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
     expect(second.output()).toMatch(/membership: no pending migrations[\s\S]*ai-gateway: no pending migrations/);
   });
 
-  it('`keys` and `admin:create` run the operators\' CLIs from the image', async () => {
+  it("`keys` and `admin:create` run the operators' CLIs from the image", async () => {
     const created = dockerRun(['keys', 'create', '--name', 'container-test', '--json'], commonEnv());
     expect([await exitOf(created), created.output()]).toEqual([0, expect.stringContaining('container-test')]);
     const listed = dockerRun(['keys', 'list'], commonEnv());
@@ -169,15 +182,28 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
       providers,
       JSON.stringify({
         models: { 'vendor-gpt-4-mini': { kind: 'chat', price: { inputPer1k: 1, outputPer1k: 2 } } },
-        deployments: [{ name: 'primary', type: 'openai', baseUrl: upstream.url, timeoutMs: 20_000, models: ['vendor-gpt-4-mini'] }],
+        deployments: [
+          { name: 'primary', type: 'openai', baseUrl: upstream.url, timeoutMs: 20_000, models: ['vendor-gpt-4-mini'] },
+        ],
       }),
     );
     const port = await freePort();
-    const env = { ...commonEnv(), AI_GATEWAY_PORT: String(port), AI_PROVIDERS_FILE: providers, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_METRIC_EXPORT_INTERVAL: '300' };
+    const env = {
+      ...commonEnv(),
+      AI_GATEWAY_PORT: String(port),
+      AI_PROVIDERS_FILE: providers,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+      OTEL_METRIC_EXPORT_INTERVAL: '300',
+    };
     const run = await startHealthy('ai-gateway', env);
     try {
       const base = `http://127.0.0.1:${port}`;
-      const created = await fetch(`${base}/admin/keys`, { method: 'POST', headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'trace' }) });
+      const created = await fetch(`${base}/admin/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${env.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'trace' }),
+      });
       expect(created.status).toBe(201);
       const { key } = (await created.json()) as { key: string };
       const res = await fetch(`${base}/v1/chat/completions`, {
@@ -190,14 +216,28 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
         x.service === 'ai-gateway' && x.kind === SERVER && x.attributes['url.path'] === '/v1/chat/completions';
       const spans = await receiver.waitFor((all) => {
         const server = all.find(isChatServer);
-        return !!server && all.some((x) => x.traceId === server.traceId && x.kind === 3 && String(x.attributes['url.full'] ?? '').startsWith(upstream.url));
+        return (
+          !!server &&
+          all.some(
+            (x) =>
+              x.traceId === server.traceId &&
+              x.kind === 3 &&
+              String(x.attributes['url.full'] ?? '').startsWith(upstream.url),
+          )
+        );
       }, 20_000);
       const server = spans.find(isChatServer)!;
-      const client = spans.find((x) => x.traceId === server.traceId && x.kind === 3 && String(x.attributes['url.full'] ?? '').startsWith(upstream.url))!;
+      const client = spans.find(
+        (x) =>
+          x.traceId === server.traceId &&
+          x.kind === 3 &&
+          String(x.attributes['url.full'] ?? '').startsWith(upstream.url),
+      )!;
       // The client span descends from the request's span (directly or through an internal span).
       const byId = new Map(spans.map((x) => [x.spanId, x]));
       let ancestor = client.parentSpanId ? byId.get(client.parentSpanId) : undefined;
-      while (ancestor && ancestor.spanId !== server.spanId) ancestor = ancestor.parentSpanId ? byId.get(ancestor.parentSpanId) : undefined;
+      while (ancestor && ancestor.spanId !== server.spanId)
+        ancestor = ancestor.parentSpanId ? byId.get(ancestor.parentSpanId) : undefined;
       expect(ancestor?.spanId).toBe(server.spanId);
       // W3C trace context went out with the upstream call.
       const upstreamCall = upstream.requests.find((r) => r.path === '/v1/chat/completions')!;
@@ -206,10 +246,16 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
       // The GenAI metrics go out over OTLP too (beside /actuator/prometheus), with the convention's names.
       const deadline = Date.now() + 20_000;
       const names = () => new Set(receiver.metrics.filter((m) => m.service === 'ai-gateway').map((m) => m.name));
-      while (!(names().has('gen_ai.client.token.usage') && names().has('gen_ai.client.operation.duration')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      while (
+        !(names().has('gen_ai.client.token.usage') && names().has('gen_ai.client.operation.duration')) &&
+        Date.now() < deadline
+      )
+        await new Promise((r) => setTimeout(r, 100));
       const usage = receiver.metrics.find((m) => m.name === 'gen_ai.client.token.usage');
       expect(usage?.unit).toBe('{token}');
-      expect(usage?.points.map((p) => p['gen_ai.token.type']).sort()).toEqual(expect.arrayContaining(['input', 'output']));
+      expect(usage?.points.map((p) => p['gen_ai.token.type']).sort()).toEqual(
+        expect.arrayContaining(['input', 'output']),
+      );
       expect(receiver.metrics.find((m) => m.name === 'gen_ai.client.operation.duration')?.unit).toBe('s');
     } finally {
       run.child.kill('SIGTERM');
@@ -219,12 +265,31 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
   });
 
   describe.each([
-    ['membership', 'MEMBERSHIP_PORT', '/api/v1/app/auth/login', { method: 'POST', body: JSON.stringify({ account: 'nobody_here', password: 'wrong-password-1' }), headers: { 'content-type': 'application/json' } }],
-    ['ai-gateway', 'AI_GATEWAY_PORT', '/v1/models', { headers: { authorization: 'Bearer sk-not-a-real-key-000000000000' } }],
+    [
+      'membership',
+      'MEMBERSHIP_PORT',
+      '/api/v1/app/auth/login',
+      {
+        method: 'POST',
+        body: JSON.stringify({ account: 'nobody_here', password: 'wrong-password-1' }),
+        headers: { 'content-type': 'application/json' },
+      },
+    ],
+    [
+      'ai-gateway',
+      'AI_GATEWAY_PORT',
+      '/v1/models',
+      { headers: { authorization: 'Bearer sk-not-a-real-key-000000000000' } },
+    ],
   ] as const)('%s', (app, portVar, probePath, init) => {
     it('starts in production mode, passes the HEALTHCHECK, traces a request and its query, and stops on SIGTERM', async () => {
       const port = await freePort();
-      const env = { ...commonEnv(), [portVar]: String(port), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '200' };
+      const env = {
+        ...commonEnv(),
+        [portVar]: String(port),
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+      };
       // A fresh container: no marker from the previous app. Before the app runs, the HEALTHCHECK fails.
       fs.rmSync(path.join(work, 'tmp', '.container-app'), { force: true });
       expect(await healthcheck({ ...env, APP: app })).toBe(1);
@@ -233,7 +298,8 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
       // $APP is deliberately wrong: the HEALTHCHECK must follow the app the container was started with.
       const otherApp = app === 'membership' ? 'ai-gateway' : 'membership';
       while ((await healthcheck({ ...env, APP: otherApp })) !== 0) {
-        if (run.child.exitCode !== null || Date.now() > deadline) throw new Error(`${app} did not become healthy:\n${run.output()}`);
+        if (run.child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`${app} did not become healthy:\n${run.output()}`);
         await new Promise((r) => setTimeout(r, 500));
       }
       const base = `http://127.0.0.1:${port}`;
@@ -247,13 +313,29 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
       expect(res.status).toBe(401);
 
       const spans = await receiver.waitFor((all) => {
-        const server = all.find((s) => s.service === app && s.kind === SERVER && String(s.attributes['url.path'] ?? s.attributes['http.target']).startsWith(probePath));
+        const server = all.find(
+          (s) =>
+            s.service === app &&
+            s.kind === SERVER &&
+            String(s.attributes['url.path'] ?? s.attributes['http.target']).startsWith(probePath),
+        );
         return !!server && all.some((s) => s.traceId === server.traceId && s.name.startsWith('pg.query'));
       }, 20_000);
-      const server = spans.find((s) => s.service === app && s.kind === SERVER && String(s.attributes['url.path'] ?? s.attributes['http.target']).startsWith(probePath))!;
+      const server = spans.find(
+        (s) =>
+          s.service === app &&
+          s.kind === SERVER &&
+          String(s.attributes['url.path'] ?? s.attributes['http.target']).startsWith(probePath),
+      )!;
       expect(server.attributes['http.response.status_code'] ?? server.attributes['http.status_code']).toBe(401);
       // Probes are not traced.
-      expect(spans.some((s) => s.service === app && String(s.attributes['url.path'] ?? s.attributes['http.target'] ?? '').includes('/actuator/health'))).toBe(false);
+      expect(
+        spans.some(
+          (s) =>
+            s.service === app &&
+            String(s.attributes['url.path'] ?? s.attributes['http.target'] ?? '').includes('/actuator/health'),
+        ),
+      ).toBe(false);
       // No secret from the request reaches the collector.
       expect(JSON.stringify(spans)).not.toMatch(/wrong-password-1|sk-not-a-real-key/);
 
@@ -269,7 +351,9 @@ describe('container image (Dockerfile runtime stage, run without Docker)', () =>
       expect(devOnly.has('node_modules/jest') && devOnly.has('node_modules/@nestjs/testing')).toBe(true);
       expect([...packages].filter((p) => devOnly.has(p))).toEqual([]);
       expect(loaded.some((f) => f.includes(`${path.sep}@nestjs${path.sep}core${path.sep}`))).toBe(true);
-      expect(loaded.some((f) => f.startsWith(path.join(image.appDir, 'dist')) || f.includes(`${path.sep}stages${path.sep}`))).toBe(true);
+      expect(
+        loaded.some((f) => f.startsWith(path.join(image.appDir, 'dist')) || f.includes(`${path.sep}stages${path.sep}`)),
+      ).toBe(true);
     });
   });
 });

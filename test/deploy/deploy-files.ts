@@ -18,7 +18,10 @@ export interface Manifest {
 
 export function loadManifests(dir = k8sDir): Manifest[] {
   const out: Manifest[] = [];
-  for (const file of fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml').sort()) {
+  for (const file of fs
+    .readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml')
+    .sort()) {
     yaml.loadAll(fs.readFileSync(path.join(dir, file), 'utf8'), (doc) => {
       if (doc !== null && doc !== undefined) out.push({ file, index: out.filter((m) => m.file === file).length, doc });
     });
@@ -38,7 +41,8 @@ export function modelPath(doc: any): string {
  * fields, formats, enums). Returns one message per problem.
  */
 export function schemaErrors(m: Manifest): string[] {
-  if (typeof m.doc?.apiVersion !== 'string' || typeof m.doc?.kind !== 'string') return [`${label(m)}: apiVersion and kind are required`];
+  if (typeof m.doc?.apiVersion !== 'string' || typeof m.doc?.kind !== 'string')
+    return [`${label(m)}: apiVersion and kind are required`];
   let Model: any;
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module path is computed from the manifest's apiVersion
@@ -51,7 +55,10 @@ export function schemaErrors(m: Manifest): string[] {
     new Model(m.doc).validate();
     return [];
   } catch (e: any) {
-    const details = (e.errors ?? []).map((x: any) => `${x.instancePath || '/'} ${x.message}${x.params?.allowedValues ? ` ${JSON.stringify(x.params.allowedValues)}` : ''}`);
+    const details = (e.errors ?? []).map(
+      (x: any) =>
+        `${x.instancePath || '/'} ${x.message}${x.params?.allowedValues ? ` ${JSON.stringify(x.params.allowedValues)}` : ''}`,
+    );
     return details.length ? details.map((d: string) => `${label(m)}: ${d}`) : [`${label(m)}: ${e.message}`];
   }
 }
@@ -64,7 +71,9 @@ export function schemaErrors(m: Manifest): string[] {
  */
 export function strictTypeErrors(manifests: Manifest[]): string[] {
   const fileName = path.join(k8sDir, '__strict_manifests__.ts');
-  const lines = manifests.map((m, i) => `export const m${i}: import('${modelPath(m.doc)}').I${m.doc.kind} = ${JSON.stringify(m.doc)};`);
+  const lines = manifests.map(
+    (m, i) => `export const m${i}: import('${modelPath(m.doc)}').I${m.doc.kind} = ${JSON.stringify(m.doc)};`,
+  );
   const text = lines.join('\n') + '\n';
   const options: ts.CompilerOptions = {
     strict: true,
@@ -79,7 +88,9 @@ export function strictTypeErrors(manifests: Manifest[]): string[] {
   const host = ts.createCompilerHost(options);
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (name, languageVersion, ...rest) =>
-    name === fileName ? ts.createSourceFile(name, text, languageVersion, true) : getSourceFile(name, languageVersion, ...rest);
+    name === fileName
+      ? ts.createSourceFile(name, text, languageVersion, true)
+      : getSourceFile(name, languageVersion, ...rest);
   const fileExists = host.fileExists.bind(host);
   host.fileExists = (name) => name === fileName || fileExists(name);
   const readFile = host.readFile.bind(host);
@@ -119,16 +130,26 @@ export function composeValidator(): (doc: unknown) => string[] {
   ajv.addFormat('expose', true);
   ajv.addFormat('subnet_ip_address', true);
   const validate = ajv.compile(schema);
-  return (doc) => (validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}${e.params?.additionalProperty ? `: ${e.params.additionalProperty}` : ''}`));
+  return (doc) =>
+    validate(doc)
+      ? []
+      : (validate.errors ?? []).map(
+          (e) =>
+            `${e.instancePath || '/'} ${e.message}${e.params?.additionalProperty ? `: ${e.params.additionalProperty}` : ''}`,
+        );
 }
 
 // ---- environment coverage ----
 
 /** Names that hold credentials: they belong in a Secret, never a ConfigMap. */
-export const SECRET_NAME = /^(?!.*_MIN_LENGTH$).*(SECRET|PASSWORD|PRIVATE_KEY|API_KEY|ACCESS_KEY|_TOKEN$|^DATABASE_URL$|^REDIS_URL$)/;
+export const SECRET_NAME =
+  /^(?!.*_MIN_LENGTH$).*(SECRET|PASSWORD|PRIVATE_KEY|API_KEY|ACCESS_KEY|_TOKEN$|^DATABASE_URL$|^REDIS_URL$)/;
 
 /** Variables a Deployment/Job container gets: envFrom sources (by name) and env entries. */
-export function containerEnvKeys(container: any, manifests: Manifest[]): { keys: Map<string, string>; problems: string[] } {
+export function containerEnvKeys(
+  container: any,
+  manifests: Manifest[],
+): { keys: Map<string, string>; problems: string[] } {
   const keys = new Map<string, string>(); // key -> where it comes from
   const problems: string[] = [];
   for (const source of container.envFrom ?? []) {

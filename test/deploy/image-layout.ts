@@ -52,7 +52,13 @@ function parseStages(dockerfile: string): { args: Record<string, string>; stages
 /** .dockerignore patterns (Go filepath.Match with `**`), as one predicate on context-relative paths. */
 function dockerignore(contextDir: string): (rel: string) => boolean {
   const file = path.join(contextDir, '.dockerignore');
-  const patterns = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')) : [];
+  const patterns = fs.existsSync(file)
+    ? fs
+        .readFileSync(file, 'utf8')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l && !l.startsWith('#'))
+    : [];
   const regexes = patterns.map((p) => {
     const negate = p.startsWith('!');
     const body = (negate ? p.slice(1) : p).replace(/^\/+/, '').replace(/\/+$/, '');
@@ -78,7 +84,8 @@ function dockerignore(contextDir: string): (rel: string) => boolean {
 function copyFromContext(contextDir: string, ignored: (rel: string) => boolean, src: string, dest: string): void {
   const rel = path.normalize(src).replace(/\/+$/, '');
   const from = path.join(contextDir, rel);
-  if (!fs.existsSync(from) || ignored(rel)) throw new Error(`COPY ${src}: not in the build context (missing or .dockerignore'd)`);
+  if (!fs.existsSync(from) || ignored(rel))
+    throw new Error(`COPY ${src}: not in the build context (missing or .dockerignore'd)`);
   fs.cpSync(from, dest, {
     recursive: true,
     filter: (s) => !ignored(path.relative(contextDir, s)),
@@ -93,7 +100,11 @@ function destination(stageDir: string, dest: string, src: string, manySources: b
   return dest.endsWith('/') || manySources ? path.join(target, path.basename(src)) : target;
 }
 
-export function simulateImage(contextDir: string, workDir: string, log: (line: string) => void = () => undefined): SimulatedImage {
+export function simulateImage(
+  contextDir: string,
+  workDir: string,
+  log: (line: string) => void = () => undefined,
+): SimulatedImage {
   const { stages } = parseStages(fs.readFileSync(path.join(contextDir, 'Dockerfile'), 'utf8'));
   const ignored = dockerignore(contextDir);
   const dirs = new Map<string, string>();
@@ -134,7 +145,8 @@ export function simulateImage(contextDir: string, workDir: string, log: (line: s
           if (/\bnpm ci\b/.test(command)) {
             // The registry is not reachable for a real `npm ci` in a fresh dir: use the workspace's
             // installed tree; which packages the runtime may load is checked against the lockfile.
-            if (!fs.existsSync(path.join(dir, 'node_modules'))) fs.symlinkSync(path.join(contextDir, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+            if (!fs.existsSync(path.join(dir, 'node_modules')))
+              fs.symlinkSync(path.join(contextDir, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
             if (/--omit=dev\b/.test(command)) productionOnlyStages.push(stage.name);
           } else if (/^node\s/.test(command)) {
             log(`[${stage.name}] RUN ${command}`);
@@ -148,7 +160,8 @@ export function simulateImage(contextDir: string, workDir: string, log: (line: s
           break;
         }
         case 'ENV': {
-          for (const m of rest.matchAll(/(\w+)=("[^"]*"|\S+)/g)) env[m[1]] = m[2].replace(/^"|"$/g, '').replace(/\$\{(\w+)\}/g, (_, n) => env[n] ?? '');
+          for (const m of rest.matchAll(/(\w+)=("[^"]*"|\S+)/g))
+            env[m[1]] = m[2].replace(/^"|"$/g, '').replace(/\$\{(\w+)\}/g, (_, n) => env[n] ?? '');
           break;
         }
         case 'ARG': {
@@ -174,7 +187,11 @@ export function simulateImage(contextDir: string, workDir: string, log: (line: s
 /** Lockfile paths (`node_modules/a`, `node_modules/a/node_modules/b`) of dev-only packages. */
 export function devOnlyPackages(contextDir: string): Set<string> {
   const lock = JSON.parse(fs.readFileSync(path.join(contextDir, 'package-lock.json'), 'utf8'));
-  return new Set(Object.entries<any>(lock.packages ?? {}).filter(([p, info]) => p && info.dev === true).map(([p]) => p));
+  return new Set(
+    Object.entries<any>(lock.packages ?? {})
+      .filter(([p, info]) => p && info.dev === true)
+      .map(([p]) => p),
+  );
 }
 
 /** The lockfile path of the package a loaded file belongs to, or null outside node_modules. */

@@ -46,14 +46,27 @@ const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x));
 describe('deployment files', () => {
   const manifests = loadManifests();
   const byKind = (kind: string) => manifests.filter((m) => m.doc.kind === kind);
-  const find = (kind: string, name: string) => manifests.find((m) => m.doc.kind === kind && m.doc.metadata?.name === name);
+  const find = (kind: string, name: string) =>
+    manifests.find((m) => m.doc.kind === kind && m.doc.metadata?.name === name);
 
   describe('Kubernetes manifests (deploy/k8s)', () => {
     it('has every kind of object the deployment needs, for both apps', () => {
       expect(manifests.length).toBeGreaterThan(10);
       for (const app of appNames) {
-        for (const kind of ['Deployment', 'Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Ingress', 'ConfigMap', 'Secret']) {
-          expect({ app, kind, found: !!find(kind, app) || !!find(kind, `${app}-secrets`) }).toEqual({ app, kind, found: true });
+        for (const kind of [
+          'Deployment',
+          'Service',
+          'HorizontalPodAutoscaler',
+          'PodDisruptionBudget',
+          'Ingress',
+          'ConfigMap',
+          'Secret',
+        ]) {
+          expect({ app, kind, found: !!find(kind, app) || !!find(kind, `${app}-secrets`) }).toEqual({
+            app,
+            kind,
+            found: true,
+          });
         }
       }
       expect(find('Job', 'migrate')).toBeDefined();
@@ -89,7 +102,8 @@ describe('deployment files', () => {
 
     it('puts every object in one namespace, and lists every file in kustomization.yaml', () => {
       const namespace = byKind('Namespace')[0].doc.metadata.name;
-      for (const m of manifests.filter((x) => x.doc.kind !== 'Namespace')) expect([label(m), m.doc.metadata.namespace]).toEqual([label(m), namespace]);
+      for (const m of manifests.filter((x) => x.doc.kind !== 'Namespace'))
+        expect([label(m), m.doc.metadata.namespace]).toEqual([label(m), namespace]);
       const kustomization = yaml.load(fs.readFileSync(path.join(k8sDir, 'kustomization.yaml'), 'utf8')) as any;
       expect(kustomization.namespace).toBe(namespace);
       const files = [...new Set(manifests.map((m) => m.file))].sort();
@@ -104,16 +118,19 @@ describe('deployment files', () => {
       it('runs the image with the app as argument, on its port, with probes on the health groups', () => {
         const d = deployment();
         expect(d.spec.selector.matchLabels).toEqual(expect.objectContaining({ 'app.kubernetes.io/name': app }));
-        for (const [k, v] of Object.entries(d.spec.selector.matchLabels)) expect(d.spec.template.metadata.labels[k]).toBe(v);
+        for (const [k, v] of Object.entries(d.spec.selector.matchLabels))
+          expect(d.spec.template.metadata.labels[k]).toBe(v);
         const c = container();
         expect(c.args).toEqual([app]);
         expect(c.ports).toEqual([expect.objectContaining({ name: 'http', containerPort: APPS[app].port })]);
         const { keys } = envOf();
-        const configMapPort = manifests.find((m) => m.doc.kind === 'ConfigMap' && m.doc.metadata.name === app)!.doc.data[APPS[app].portVar];
+        const configMapPort = manifests.find((m) => m.doc.kind === 'ConfigMap' && m.doc.metadata.name === app)!.doc
+          .data[APPS[app].portVar];
         expect(Number(configMapPort)).toBe(APPS[app].port);
         expect(keys.has(APPS[app].portVar)).toBe(true);
         // Membership serves under CONTEXT_PATH: the probes must follow it.
-        const prefix = app === 'membership' ? (find('ConfigMap', 'membership')!.doc.data.CONTEXT_PATH ?? '').replace(/\/$/, '') : '';
+        const prefix =
+          app === 'membership' ? (find('ConfigMap', 'membership')!.doc.data.CONTEXT_PATH ?? '').replace(/\/$/, '') : '';
         expect(c.startupProbe.httpGet).toEqual({ path: `${prefix}/actuator/health/liveness`, port: 'http' });
         expect(c.livenessProbe.httpGet).toEqual({ path: `${prefix}/actuator/health/liveness`, port: 'http' });
         expect(c.readinessProbe.httpGet).toEqual({ path: `${prefix}/actuator/health/readiness`, port: 'http' });
@@ -126,7 +143,11 @@ describe('deployment files', () => {
         expect(pod.securityContext).toEqual(expect.objectContaining({ runAsNonRoot: true, runAsUser: 1000 }));
         expect(pod.automountServiceAccountToken).toBe(false);
         const c = container();
-        expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+        expect(c.securityContext).toEqual({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        });
         expect(c.resources.requests).toEqual({ cpu: expect.any(String), memory: expect.any(String) });
         expect(c.resources.limits.memory).toEqual(expect.any(String));
         // Read-only root: the app writes only to mounted volumes, and every mount has a volume.
@@ -191,18 +212,28 @@ describe('deployment files', () => {
     it('keeps /actuator/* off the public hosts: an Ingress claims the prefix on each app host and admits no outside address', () => {
       for (const app of appNames) {
         const hosts = find('Ingress', app)!.doc.spec.rules.map((r: any) => r.host);
-        const prefix = app === 'membership' ? (find('ConfigMap', 'membership')!.doc.data.CONTEXT_PATH ?? '').replace(/\/$/, '') : '';
+        const prefix =
+          app === 'membership' ? (find('ConfigMap', 'membership')!.doc.data.CONTEXT_PATH ?? '').replace(/\/$/, '') : '';
         const guard = byKind('Ingress').find((m) =>
-          m.doc.spec.rules.some((r: any) => hosts.includes(r.host) && r.http.paths.some((p: any) => p.path === `${prefix}/actuator` && p.pathType === 'Prefix')),
+          m.doc.spec.rules.some(
+            (r: any) =>
+              hosts.includes(r.host) &&
+              r.http.paths.some((p: any) => p.path === `${prefix}/actuator` && p.pathType === 'Prefix'),
+          ),
         );
         expect({ app, guarded: !!guard }).toEqual({ app, guarded: true });
-        const allowed = String(guard!.doc.metadata.annotations['nginx.ingress.kubernetes.io/whitelist-source-range'] ?? '').split(',').map((x) => x.trim());
+        const allowed = String(
+          guard!.doc.metadata.annotations['nginx.ingress.kubernetes.io/whitelist-source-range'] ?? '',
+        )
+          .split(',')
+          .map((x) => x.trim());
         expect(allowed).toEqual(['127.0.0.1/32']);
         // No other Ingress of these hosts routes the prefix (the app's own "/" rule matches after the longer prefix).
         for (const m of byKind('Ingress')) {
           for (const r of m.doc.spec.rules) {
             if (!hosts.includes(r.host)) continue;
-            for (const p of r.http.paths) if (p.path.startsWith(`${prefix}/actuator`)) expect(m.doc.metadata.name).toBe(guard!.doc.metadata.name);
+            for (const p of r.http.paths)
+              if (p.path.startsWith(`${prefix}/actuator`)) expect(m.doc.metadata.name).toBe(guard!.doc.metadata.name);
           }
         }
       }
@@ -213,7 +244,8 @@ describe('deployment files', () => {
       const c = job.spec.template.spec.containers[0];
       expect(c.args).toEqual(['migrate']);
       expect(job.spec.template.spec.restartPolicy).toBe('Never');
-      for (const app of appNames) expect(find('Deployment', app)!.doc.spec.template.spec.containers[0].image).toBe(c.image);
+      for (const app of appNames)
+        expect(find('Deployment', app)!.doc.spec.template.spec.containers[0].image).toBe(c.image);
       const { keys, problems } = containerEnvKeys(c, manifests);
       expect(problems).toEqual([]);
       expect(missingKeys(new Set([...keysOf('membership'), ...keysOf('ai-gateway')]), keys)).toEqual([]);
@@ -224,15 +256,23 @@ describe('deployment files', () => {
       const trimmed: Manifest[] = clone(manifests);
       const cm = trimmed.find((m) => m.doc.kind === 'ConfigMap' && m.doc.metadata.name === 'platform-common')!;
       delete cm.doc.data.LOG_LEVEL;
-      const c = trimmed.find((m) => m.doc.kind === 'Deployment' && m.doc.metadata.name === 'membership')!.doc.spec.template.spec.containers[0];
+      const c = trimmed.find((m) => m.doc.kind === 'Deployment' && m.doc.metadata.name === 'membership')!.doc.spec
+        .template.spec.containers[0];
       expect(missingKeys(keysOf('membership'), containerEnvKeys(c, trimmed).keys)).toEqual(['LOG_LEVEL']);
-      expect(missingKeys([...keysOf('membership'), 'SOME_NEW_SETTING'], containerEnvKeys(c, manifests).keys)).toEqual(['SOME_NEW_SETTING']);
+      expect(missingKeys([...keysOf('membership'), 'SOME_NEW_SETTING'], containerEnvKeys(c, manifests).keys)).toEqual([
+        'SOME_NEW_SETTING',
+      ]);
     });
 
     it('configures values the apps accept at boot in production, once the secrets are filled in', () => {
       // Per deployment, not in the repository: real secrets and the SMS sender's approved names.
       const filled = (env: Record<string, string>) => ({
-        ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v === 'CHANGE-ME' ? `filled-${k.toLowerCase()}-0123456789abcdef0123456789` : v])),
+        ...Object.fromEntries(
+          Object.entries(env).map(([k, v]) => [
+            k,
+            v === 'CHANGE-ME' ? `filled-${k.toLowerCase()}-0123456789abcdef0123456789` : v,
+          ]),
+        ),
         ALIYUN_SMS_SIGN_NAME: 'Example',
         ALIYUN_SMS_TEMPLATE_CODE: 'SMS_000000',
       });
@@ -302,7 +342,9 @@ describe('deployment files', () => {
     });
 
     it('has PostgreSQL, Redis, MinIO, a one-shot migration and both apps, each long-running one with a healthcheck', () => {
-      expect(Object.keys(services)).toEqual(expect.arrayContaining(['postgres', 'redis', 'minio', 'migrate', ...appNames]));
+      expect(Object.keys(services)).toEqual(
+        expect.arrayContaining(['postgres', 'redis', 'minio', 'migrate', ...appNames]),
+      );
       for (const name of ['postgres', 'redis', 'minio', ...appNames]) {
         expect([name, Array.isArray(services[name].healthcheck?.test)]).toEqual([name, true]);
       }
@@ -350,11 +392,13 @@ describe('deployment files', () => {
       const required = [...text.matchAll(/\$\{([A-Z0-9_]+):\?/g)].map((m) => m[1]);
       expect(required.length).toBeGreaterThan(0);
       const example = fs.readFileSync(path.join(root, '.env.example'), 'utf8');
-      for (const name of new Set(required)) expect([name, new RegExp(`^${name}=`, 'm').test(example)]).toEqual([name, true]);
+      for (const name of new Set(required))
+        expect([name, new RegExp(`^${name}=`, 'm').test(example)]).toEqual([name, true]);
       for (const app of appNames) {
         for (const [k, v] of Object.entries<any>(services[app].environment)) {
           // A credential is interpolated from .env, or is a URL without a password (internal Redis).
-          if (SECRET_NAME.test(k)) expect([k, /\$\{/.test(String(v)) || !/:\/\/[^/]*:[^/@]*@/.test(String(v))]).toEqual([k, true]);
+          if (SECRET_NAME.test(k))
+            expect([k, /\$\{/.test(String(v)) || !/:\/\/[^/]*:[^/@]*@/.test(String(v))]).toEqual([k, true]);
         }
       }
     });
@@ -362,10 +406,16 @@ describe('deployment files', () => {
     it('gives the apps values they accept at boot (defaults interpolated, required values filled in)', () => {
       // Compose interpolation: ${VAR:-default} -> default, ${VAR:?error} -> a value from .env, ${VAR} -> empty.
       const interpolate = (v: unknown) =>
-        String(v).replace(/\$\{(\w+)(?::?([-?]))?([^}]*)\}/g, (_, name, op, arg) => (op === '-' ? arg : op === '?' ? `dotenv-${name.toLowerCase()}-0123456789abcdef0123456789` : ''));
+        String(v).replace(/\$\{(\w+)(?::?([-?]))?([^}]*)\}/g, (_, name, op, arg) =>
+          op === '-' ? arg : op === '?' ? `dotenv-${name.toLowerCase()}-0123456789abcdef0123456789` : '',
+        );
       for (const app of appNames) {
-        const env = Object.fromEntries(Object.entries<any>(services[app].environment).map(([k, v]) => [k, interpolate(v)]));
-        expect(env.DATABASE_URL).toMatch(/^postgres:\/\/platform:dotenv-postgres_password-\w+@postgres:5432\/platform$/);
+        const env = Object.fromEntries(
+          Object.entries<any>(services[app].environment).map(([k, v]) => [k, interpolate(v)]),
+        );
+        expect(env.DATABASE_URL).toMatch(
+          /^postgres:\/\/platform:dotenv-postgres_password-\w+@postgres:5432\/platform$/,
+        );
         expect(() => loadConfig(APPS[app].config as new () => object, env)).not.toThrow();
       }
     });
@@ -375,7 +425,8 @@ describe('deployment files', () => {
       for (const [name, svc] of Object.entries<any>(services)) {
         for (const v of svc.volumes ?? []) {
           const source = String(v).split(':')[0];
-          if (!source.startsWith('.') && !source.startsWith('/')) expect([name, source, declared.has(source)]).toEqual([name, source, true]);
+          if (!source.startsWith('.') && !source.startsWith('/'))
+            expect([name, source, declared.has(source)]).toEqual([name, source, true]);
         }
       }
     });
@@ -387,7 +438,14 @@ describe('deployment files', () => {
       const sync = require('../../deploy/sync-env.js');
       const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sync-env-'));
       try {
-        for (const f of ['deploy/k8s/configmap.yaml', 'deploy/k8s/secret.yaml', 'docker-compose.yml', 'libs/platform/src/config/base.config.ts', 'apps/membership/src/config/membership.config.ts', 'apps/ai-gateway/src/config/gateway.config.ts']) {
+        for (const f of [
+          'deploy/k8s/configmap.yaml',
+          'deploy/k8s/secret.yaml',
+          'docker-compose.yml',
+          'libs/platform/src/config/base.config.ts',
+          'apps/membership/src/config/membership.config.ts',
+          'apps/ai-gateway/src/config/gateway.config.ts',
+        ]) {
           fs.mkdirSync(path.dirname(path.join(tmp, f)), { recursive: true });
           fs.copyFileSync(path.join(root, f), path.join(tmp, f));
         }
@@ -395,14 +453,23 @@ describe('deployment files', () => {
         expect(sync.run({ check: true, base: tmp, out: quiet })).toBe(0);
         // A developer adds two settings to the membership class and deploys neither.
         const cls = path.join(tmp, 'apps/membership/src/config/membership.config.ts');
-        fs.writeFileSync(cls, fs.readFileSync(cls, 'utf8').replace(/\n}\s*$/, '\n  /** A new tunable. */\n  NEW_TUNABLE_MS: number = 5;\n  /** A new credential. */\n  NEW_VENDOR_API_KEY?: string;\n}\n'));
+        fs.writeFileSync(
+          cls,
+          fs
+            .readFileSync(cls, 'utf8')
+            .replace(
+              /\n}\s*$/,
+              '\n  /** A new tunable. */\n  NEW_TUNABLE_MS: number = 5;\n  /** A new credential. */\n  NEW_VENDOR_API_KEY?: string;\n}\n',
+            ),
+        );
         expect(sync.run({ check: true, base: tmp, out: quiet })).toBe(1);
         expect(sync.run({ check: false, base: tmp, out: quiet })).toBe(0);
         expect(sync.run({ check: true, base: tmp, out: quiet })).toBe(0);
         const synced = loadManifests(path.join(tmp, 'deploy/k8s'));
         expect(synced.flatMap(schemaErrors)).toEqual([]);
         const cm = synced.find((m) => m.doc.kind === 'ConfigMap' && m.doc.metadata.name === 'membership')!.doc.data;
-        const secret = synced.find((m) => m.doc.kind === 'Secret' && m.doc.metadata.name === 'membership-secrets')!.doc.stringData;
+        const secret = synced.find((m) => m.doc.kind === 'Secret' && m.doc.metadata.name === 'membership-secrets')!.doc
+          .stringData;
         expect([cm.NEW_TUNABLE_MS, secret.NEW_VENDOR_API_KEY, cm.NEW_VENDOR_API_KEY]).toEqual(['', '', undefined]);
         const composed = loadCompose(path.join(tmp, 'docker-compose.yml'));
         expect(composed.services.membership.environment.NEW_TUNABLE_MS).toBe('${NEW_TUNABLE_MS:-}');
@@ -419,7 +486,9 @@ describe('deployment files', () => {
       for (const m of manifests.filter((x) => x.doc.kind === 'ConfigMap' || x.doc.kind === 'Secret')) {
         for (const k of Object.keys({ ...m.doc.data, ...m.doc.stringData })) deployed.add(k);
       }
-      const missing = [...reads].filter(([k]) => !deployed.has(k) && !NOT_DEPLOYMENT_SETTINGS.has(k)).map(([k, file]) => `${k} (${file})`);
+      const missing = [...reads]
+        .filter(([k]) => !deployed.has(k) && !NOT_DEPLOYMENT_SETTINGS.has(k))
+        .map(([k, file]) => `${k} (${file})`);
       expect(missing).toEqual([]);
     });
   });
@@ -443,12 +512,28 @@ describe('deployment files', () => {
     it('passes the Dockerfile linter (dockerfile-utils) with every check as an error', () => {
       const all = ValidationSeverity.ERROR;
       const settings = {
-        deprecatedMaintainer: all, directiveCasing: all, emptyContinuationLine: all, instructionCasing: all, instructionCmdMultiple: all,
-        instructionEntrypointMultiple: all, instructionHealthcheckMultiple: all, instructionJSONInSingleQuotes: all, instructionWorkdirRelative: all,
+        deprecatedMaintainer: all,
+        directiveCasing: all,
+        emptyContinuationLine: all,
+        instructionCasing: all,
+        instructionCmdMultiple: all,
+        instructionEntrypointMultiple: all,
+        instructionHealthcheckMultiple: all,
+        instructionJSONInSingleQuotes: all,
+        instructionWorkdirRelative: all,
       };
-      expect(lintDockerfile(text, settings).map((d) => `line ${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`)).toEqual([]);
+      expect(
+        lintDockerfile(text, settings).map(
+          (d) => `line ${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`,
+        ),
+      ).toEqual([]);
       // The linter does report problems (guard against a silently passing tool).
-      expect(lintDockerfile('FROM node:20 AS build\nworkdir app\nHEALTHCHECK --interval=xs CMD true\nEXPOSE port\n', settings).length).toBeGreaterThanOrEqual(3);
+      expect(
+        lintDockerfile(
+          'FROM node:20 AS build\nworkdir app\nHEALTHCHECK --interval=xs CMD true\nEXPOSE port\n',
+          settings,
+        ).length,
+      ).toBeGreaterThanOrEqual(3);
     });
 
     it('is multi-stage: the runtime stage has production dependencies only, runs as non-root, and has a HEALTHCHECK', () => {
@@ -473,10 +558,16 @@ describe('deployment files', () => {
 
     it('copies only files that exist, and .dockerignore keeps secrets and local state out of the context', () => {
       for (const line of stages.flatMap((s) => s.lines).filter((l) => /^COPY\s/.test(l) && !/--from=/.test(l))) {
-        const parts = line.split(/\s+/).slice(1).filter((p) => !p.startsWith('--'));
+        const parts = line
+          .split(/\s+/)
+          .slice(1)
+          .filter((p) => !p.startsWith('--'));
         for (const src of parts.slice(0, -1)) expect([src, fs.existsSync(path.join(root, src))]).toEqual([src, true]);
       }
-      const ignore = fs.readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+      const ignore = fs
+        .readFileSync(path.join(root, '.dockerignore'), 'utf8')
+        .split('\n')
+        .map((l) => l.trim());
       expect(ignore).toEqual(expect.arrayContaining(['.git', 'node_modules', 'dist', 'data', '.env']));
       // tsc's output layout is what the entry point requires.
       const build = JSON.parse(fs.readFileSync(path.join(root, 'tsconfig.json'), 'utf8')).compilerOptions;
@@ -499,7 +590,10 @@ describe('deployment files', () => {
 
     function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
       return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [entry, ...args], { env: { PATH: process.env.PATH, TMPDIR: tmp, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+        const child = spawn(process.execPath, [entry, ...args], {
+          env: { PATH: process.env.PATH, TMPDIR: tmp, ...env },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         let stderr = '';
         child.stderr.on('data', (d) => (stderr += d));
         const timer = setTimeout(() => child.kill('SIGKILL'), 15000);
@@ -511,7 +605,10 @@ describe('deployment files', () => {
       });
     }
 
-    async function fakeApp(status: number, pathExpected: string): Promise<{ server: Server; port: number; hits: string[] }> {
+    async function fakeApp(
+      status: number,
+      pathExpected: string,
+    ): Promise<{ server: Server; port: number; hits: string[] }> {
       const hits: string[] = [];
       const server = createServer((req, res) => {
         hits.push(req.url ?? '');
@@ -546,19 +643,35 @@ describe('deployment files', () => {
       }
     });
 
-    it('healthcheck: 0 when liveness answers 200, 1 otherwise, on the running app\'s port and context path', async () => {
+    it("healthcheck: 0 when liveness answers 200, 1 otherwise, on the running app's port and context path", async () => {
       fs.rmSync(path.join(tmp, '.container-app'), { force: true });
       const up = await fakeApp(200, '/member/actuator/health/liveness');
       const down = await fakeApp(503, '/actuator/health/liveness');
       try {
-        expect((await run(['healthcheck'], { APP: 'membership', MEMBERSHIP_PORT: String(up.port), CONTEXT_PATH: '/member/' })).code).toBe(0);
+        expect(
+          (
+            await run(['healthcheck'], {
+              APP: 'membership',
+              MEMBERSHIP_PORT: String(up.port),
+              CONTEXT_PATH: '/member/',
+            })
+          ).code,
+        ).toBe(0);
         expect(up.hits).toEqual(['/member/actuator/health/liveness']);
         expect((await run(['healthcheck'], { APP: 'ai-gateway', AI_GATEWAY_PORT: String(down.port) })).code).toBe(1);
         expect(down.hits).toEqual(['/actuator/health/liveness']);
         // The app the container was started with (`docker run image ai-gateway`) wins over $APP.
         const gateway = await fakeApp(200, '/actuator/health/liveness');
         fs.writeFileSync(path.join(tmp, '.container-app'), 'ai-gateway');
-        expect((await run(['healthcheck'], { APP: 'membership', AI_GATEWAY_PORT: String(gateway.port), MEMBERSHIP_PORT: '1' })).code).toBe(0);
+        expect(
+          (
+            await run(['healthcheck'], {
+              APP: 'membership',
+              AI_GATEWAY_PORT: String(gateway.port),
+              MEMBERSHIP_PORT: '1',
+            })
+          ).code,
+        ).toBe(0);
         expect(gateway.hits).toEqual(['/actuator/health/liveness']);
         gateway.server.close();
         // Nothing listening: unhealthy, not a hang.

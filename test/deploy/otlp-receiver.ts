@@ -59,48 +59,55 @@ async function body(req: IncomingMessage): Promise<Buffer> {
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const receiver = { spans: [] as ReceivedSpan[], metrics: [] as ReceivedMetric[], requests: 0 } as OtlpReceiver;
-  const server: Server = createServer(asyncHandler(async (req, res) => {
-    try {
-      if (req.method !== 'POST' || (req.url !== '/v1/traces' && req.url !== '/v1/metrics')) {
-        res.writeHead(404).end();
-        return;
-      }
-      if (!String(req.headers['content-type']).startsWith('application/json')) {
-        res.writeHead(415).end('this receiver only speaks OTLP/JSON');
-        return;
-      }
-      const payload = JSON.parse((await body(req)).toString('utf8'));
-      receiver.requests++;
-      for (const rm of payload.resourceMetrics ?? []) {
-        const service = String(attributes(rm.resource?.attributes)['service.name'] ?? '');
-        for (const sm of rm.scopeMetrics ?? []) {
-          for (const m of sm.metrics ?? []) {
-            const data = m.histogram ?? m.sum ?? m.gauge ?? m.exponentialHistogram ?? {};
-            receiver.metrics.push({ service, name: m.name, unit: m.unit ?? '', points: (data.dataPoints ?? []).map((p: any) => attributes(p.attributes)) });
+  const server: Server = createServer(
+    asyncHandler(async (req, res) => {
+      try {
+        if (req.method !== 'POST' || (req.url !== '/v1/traces' && req.url !== '/v1/metrics')) {
+          res.writeHead(404).end();
+          return;
+        }
+        if (!String(req.headers['content-type']).startsWith('application/json')) {
+          res.writeHead(415).end('this receiver only speaks OTLP/JSON');
+          return;
+        }
+        const payload = JSON.parse((await body(req)).toString('utf8'));
+        receiver.requests++;
+        for (const rm of payload.resourceMetrics ?? []) {
+          const service = String(attributes(rm.resource?.attributes)['service.name'] ?? '');
+          for (const sm of rm.scopeMetrics ?? []) {
+            for (const m of sm.metrics ?? []) {
+              const data = m.histogram ?? m.sum ?? m.gauge ?? m.exponentialHistogram ?? {};
+              receiver.metrics.push({
+                service,
+                name: m.name,
+                unit: m.unit ?? '',
+                points: (data.dataPoints ?? []).map((p: any) => attributes(p.attributes)),
+              });
+            }
           }
         }
-      }
-      for (const rs of payload.resourceSpans ?? []) {
-        const service = String(attributes(rs.resource?.attributes)['service.name'] ?? '');
-        for (const ss of rs.scopeSpans ?? []) {
-          for (const s of ss.spans ?? []) {
-            receiver.spans.push({
-              service,
-              name: s.name,
-              kind: s.kind,
-              traceId: s.traceId,
-              spanId: s.spanId,
-              parentSpanId: s.parentSpanId || undefined,
-              attributes: attributes(s.attributes),
-            });
+        for (const rs of payload.resourceSpans ?? []) {
+          const service = String(attributes(rs.resource?.attributes)['service.name'] ?? '');
+          for (const ss of rs.scopeSpans ?? []) {
+            for (const s of ss.spans ?? []) {
+              receiver.spans.push({
+                service,
+                name: s.name,
+                kind: s.kind,
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId || undefined,
+                attributes: attributes(s.attributes),
+              });
+            }
           }
         }
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      } catch (err) {
+        res.writeHead(400).end(String(err));
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    } catch (err) {
-      res.writeHead(400).end(String(err));
-    }
-  }));
+    }),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   receiver.waitFor = async (predicate, timeoutMs = 15000) => {

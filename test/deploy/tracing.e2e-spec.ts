@@ -13,11 +13,21 @@ const CLIENT = 3;
 const databaseUrl = () => process.env.TEST_SERVER_URL || process.env.DATABASE_URL || '';
 
 function startFixture(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'fixtures', 'traced-server.ts')], {
-    cwd: root,
-    env: { PATH: process.env.PATH, NODE_ENV: 'test', DATABASE_URL: databaseUrl(), TS_NODE_PROJECT: path.join(root, 'tsconfig.json'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'fixtures', 'traced-server.ts')],
+    {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'test',
+        DATABASE_URL: databaseUrl(),
+        TS_NODE_PROJECT: path.join(root, 'tsconfig.json'),
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   child.stderr.on('data', (d) => (err += d));
   return new Promise((resolve, reject) => {
@@ -49,7 +59,8 @@ async function stop(child: ChildProcess): Promise<number | null> {
   return code as number | null;
 }
 
-const isDbSpan = (s: ReceivedSpan) => s.attributes['db.system'] === 'postgresql' || s.attributes['db.system.name'] === 'postgresql';
+const isDbSpan = (s: ReceivedSpan) =>
+  s.attributes['db.system'] === 'postgresql' || s.attributes['db.system.name'] === 'postgresql';
 const isHttpClientSpan = (s: ReceivedSpan) => s.kind === CLIENT && typeof s.attributes['url.full'] === 'string';
 const isQuerySpan = (s: ReceivedSpan) => isDbSpan(s) && s.name.startsWith('pg.query');
 
@@ -70,15 +81,27 @@ describe('OpenTelemetry tracing (startTracing)', () => {
 
   it('exports spans for an incoming request, its pg query and its upstream fetch in one trace', async () => {
     fixture = await startFixture({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100' });
-    const res = await fetch(`${fixture.url}/work?code=s3cr3t-code&page=2`, { headers: { 'x-request-id': 'req-trace-1' } });
+    const res = await fetch(`${fixture.url}/work?code=s3cr3t-code&page=2`, {
+      headers: { 'x-request-id': 'req-trace-1' },
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ answer: 42, upstream: { upstream: true } });
 
     const spans = await receiver.waitFor((all) => {
-      const server = all.find((s) => s.kind === SERVER && String(s.attributes['url.path'] ?? s.attributes['http.target'] ?? '').startsWith('/work'));
-      return !!server && all.some((s) => s.traceId === server.traceId && isQuerySpan(s)) && all.some((s) => s.traceId === server.traceId && isHttpClientSpan(s));
+      const server = all.find(
+        (s) =>
+          s.kind === SERVER &&
+          String(s.attributes['url.path'] ?? s.attributes['http.target'] ?? '').startsWith('/work'),
+      );
+      return (
+        !!server &&
+        all.some((s) => s.traceId === server.traceId && isQuerySpan(s)) &&
+        all.some((s) => s.traceId === server.traceId && isHttpClientSpan(s))
+      );
     });
-    const server = spans.find((s) => s.kind === SERVER && String(s.attributes['url.path'] ?? s.attributes['http.target']).startsWith('/work'))!;
+    const server = spans.find(
+      (s) => s.kind === SERVER && String(s.attributes['url.path'] ?? s.attributes['http.target']).startsWith('/work'),
+    )!;
     expect(server.service).toBe('tracing-fixture');
     expect(server.parentSpanId).toBeUndefined();
 
@@ -90,7 +113,9 @@ describe('OpenTelemetry tracing (startTracing)', () => {
     const client = spans.find((s) => s.traceId === server.traceId && isHttpClientSpan(s))!;
     expect(client.parentSpanId).toBe(server.spanId);
     expect(String(client.attributes['url.full'])).toContain('/upstream');
-    const upstreamServer = await receiver.waitFor((all) => all.some((s) => s.kind === SERVER && s.parentSpanId === client.spanId));
+    const upstreamServer = await receiver.waitFor((all) =>
+      all.some((s) => s.kind === SERVER && s.parentSpanId === client.spanId),
+    );
     expect(upstreamServer.find((s) => s.parentSpanId === client.spanId)!.traceId).toBe(server.traceId);
 
     // Secrets in the query string never reach the collector; harmless parameters do.
@@ -115,7 +140,10 @@ describe('OpenTelemetry tracing (startTracing)', () => {
     fixture = undefined;
     const spans = receiver.spans.slice(before);
     const servers = spans.filter((s) => s.kind === SERVER);
-    expect(servers.map((s) => String(s.attributes['url.path'] ?? s.attributes['http.target']))).toEqual(['/nowhere', '/api/v1/app/oauth2/qrcode/state/[redacted]']);
+    expect(servers.map((s) => String(s.attributes['url.path'] ?? s.attributes['http.target']))).toEqual([
+      '/nowhere',
+      '/api/v1/app/oauth2/qrcode/state/[redacted]',
+    ]);
     expect(JSON.stringify(spans)).not.toContain('qr-state-s3cr3t');
     // Tracing is suppressed for the whole ignored request, its health query included.
     expect(spans.filter(isDbSpan)).toEqual([]);

@@ -44,7 +44,11 @@ describe('hardening: authentication attacks on membership', () => {
     const res = await rawRequest(app.url, {
       method,
       path,
-      headers: { 'x-forwarded-for': nextIp(), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        'x-forwarded-for': nextIp(),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       timeoutMs: 15_000,
     });
@@ -57,7 +61,8 @@ describe('hardening: authentication attacks on membership', () => {
     expect(res.status).toBe(200);
     return (await call('POST', '/api/v1/app/auth/login', { account: username, password })).json.data;
   };
-  const profile = (token: string) => call('GET', '/api/v1/app/auth/profile', undefined, { authorization: `Bearer ${token}` });
+  const profile = (token: string) =>
+    call('GET', '/api/v1/app/auth/profile', undefined, { authorization: `Bearer ${token}` });
 
   beforeAll(async () => {
     sms = await startFakeAliyun();
@@ -67,20 +72,41 @@ describe('hardening: authentication attacks on membership', () => {
       clients,
       JSON.stringify({
         clients: [
-          { registrationId: 'corp-oauth2', provider: 'oauth2', clientId: 'c1', clientSecret: 's1-0123456789', authorizationUri: 'https://idp.example.com/auth', tokenUri: 'https://idp.example.com/token', userInfoUri: 'https://idp.example.com/me', userNameAttribute: 'sub', scopes: ['openid'], redirectUri: 'https://www.example.com/oauth/callback' },
-          { registrationId: 'wechat-mp', provider: 'wechat-mp', clientId: MP, clientSecret: 'mp-secret-1', token: PORTAL_TOKEN, redirectUri: 'https://www.example.com/oauth/callback' },
+          {
+            registrationId: 'corp-oauth2',
+            provider: 'oauth2',
+            clientId: 'c1',
+            clientSecret: 's1-0123456789',
+            authorizationUri: 'https://idp.example.com/auth',
+            tokenUri: 'https://idp.example.com/token',
+            userInfoUri: 'https://idp.example.com/me',
+            userNameAttribute: 'sub',
+            scopes: ['openid'],
+            redirectUri: 'https://www.example.com/oauth/callback',
+          },
+          {
+            registrationId: 'wechat-mp',
+            provider: 'wechat-mp',
+            clientId: MP,
+            clientSecret: 'mp-secret-1',
+            token: PORTAL_TOKEN,
+            redirectUri: 'https://www.example.com/oauth/callback',
+          },
         ],
       }),
     );
-    app = await startMembership({
-      ...sms.env,
-      RATE_LIMIT_PER_MINUTE: '100000',
-      OAUTH2_CLIENTS_FILE: clients,
-      OAUTH2_REDIRECT_ALLOWLIST: 'https://app.example.com',
-      LOGIN_ACCOUNT_MAX_FAILURES: '10',
-      REFRESH_REUSE_GRACE_MS: String(REUSE_GRACE_MS),
-      CODE_DAILY_LIMIT_PER_IP: '5',
-    }, { clock });
+    app = await startMembership(
+      {
+        ...sms.env,
+        RATE_LIMIT_PER_MINUTE: '100000',
+        OAUTH2_CLIENTS_FILE: clients,
+        OAUTH2_REDIRECT_ALLOWLIST: 'https://app.example.com',
+        LOGIN_ACCOUNT_MAX_FAILURES: '10',
+        REFRESH_REUSE_GRACE_MS: String(REUSE_GRACE_MS),
+        CODE_DAILY_LIMIT_PER_IP: '5',
+      },
+      { clock },
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -107,15 +133,46 @@ describe('hardening: authentication attacks on membership', () => {
       ['wrong kid', `${b64({ ...header, kid: '../../dev/null' })}.${p}.${s}`],
       ['kid pointing at an empty key', hs('HS256', '', { ...header, kid: '/dev/null' }, claims)],
       ['guessed secret', hs('HS256', 'secret', header, claims)],
-      ['expired', hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, { ...claims, iat: now - 7200, exp: now - 3600 })],
-      ['not yet valid', hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, { ...claims, nbf: now + 3600 })],
-      ['other audience', hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, { ...claims, aud: 'ai-gateway' })],
-      ['other issuer', hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, { ...claims, iss: 'evil' })],
-      ['other token type', hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, { ...claims, type: 'refresh' })],
+      [
+        'expired',
+        hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, {
+          ...claims,
+          iat: now - 7200,
+          exp: now - 3600,
+        }),
+      ],
+      [
+        'not yet valid',
+        hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, { ...claims, nbf: now + 3600 }),
+      ],
+      [
+        'other audience',
+        hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, { ...claims, aud: 'ai-gateway' }),
+      ],
+      [
+        'other issuer',
+        hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, { ...claims, iss: 'evil' }),
+      ],
+      [
+        'other token type',
+        hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, { ...claims, type: 'refresh' }),
+      ],
       ['no exp', hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, { ...claims, exp: undefined })],
-      ['another member id, old signature', `${h}.${b64({ ...claims, sub: String(Number(claims.sub) + 1000), memberId: String(Number(claims.sub) + 1000) })}.${s}`],
-      ['session of nobody', hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, { ...claims, sid: '00000000-0000-4000-8000-000000000000' })],
-      ['HS512 with the right key', hs('HS512', 'test-secret-test-secret-test-secret-0123456789', { ...header, alg: 'HS512' }, claims)],
+      [
+        'another member id, old signature',
+        `${h}.${b64({ ...claims, sub: String(Number(claims.sub) + 1000), memberId: String(Number(claims.sub) + 1000) })}.${s}`,
+      ],
+      [
+        'session of nobody',
+        hs('HS256', 'test-secret-test-secret-test-secret-0123456789', header, {
+          ...claims,
+          sid: '00000000-0000-4000-8000-000000000000',
+        }),
+      ],
+      [
+        'HS512 with the right key',
+        hs('HS512', 'test-secret-test-secret-test-secret-0123456789', { ...header, alg: 'HS512' }, claims),
+      ],
       ['two dots only', '..'],
       ['huge', `${h}.${b64({ ...claims, pad: 'x'.repeat(6000) })}.${s}`],
     ];
@@ -125,7 +182,13 @@ describe('hardening: authentication attacks on membership', () => {
     }
     count('forged-jwt', forged.length);
     // Random single-character edits anywhere in a valid token: none may be accepted.
-    const edits = fc.sample(fc.record({ at: fc.nat({ max: t.token.length - 1 }), ch: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=') }), { numRuns: RUNS * 3, seed: SEED });
+    const edits = fc.sample(
+      fc.record({
+        at: fc.nat({ max: t.token.length - 1 }),
+        ch: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.='),
+      }),
+      { numRuns: RUNS * 3, seed: SEED },
+    );
     let accepted = 0;
     for (const { at, ch } of edits) {
       if (t.token[at] === ch) continue;
@@ -133,7 +196,15 @@ describe('hardening: authentication attacks on membership', () => {
       const res = await profile(mutated);
       count('tampered-jwt');
       // base64url's last character can carry unused bits: an edit there may decode to the same bytes.
-      if (res.status === 200 && Buffer.from(mutated.split('.')[2] ?? '', 'base64url').equals(Buffer.from(s, 'base64url')) && mutated.split('.').slice(0, 2).every((x, i) => Buffer.from(x, 'base64url').equals(Buffer.from(t.token.split('.')[i], 'base64url')))) continue;
+      if (
+        res.status === 200 &&
+        Buffer.from(mutated.split('.')[2] ?? '', 'base64url').equals(Buffer.from(s, 'base64url')) &&
+        mutated
+          .split('.')
+          .slice(0, 2)
+          .every((x, i) => Buffer.from(x, 'base64url').equals(Buffer.from(t.token.split('.')[i], 'base64url')))
+      )
+        continue;
       if (res.status !== 401) accepted++;
     }
     expect(accepted).toBe(0);
@@ -146,7 +217,9 @@ describe('hardening: authentication attacks on membership', () => {
     expect(first.status).toBe(200);
     // Parallel refreshes with the successor: every success must carry the same new refresh token.
     const successor = first.json.data.refreshToken;
-    const racers = await Promise.all(Array.from({ length: 8 }, () => call('POST', '/api/v1/app/auth/refresh-token', { refreshToken: successor })));
+    const racers = await Promise.all(
+      Array.from({ length: 8 }, () => call('POST', '/api/v1/app/auth/refresh-token', { refreshToken: successor })),
+    );
     count('concurrent-refresh', racers.length);
     expect(racers.every((r) => r.status < 500)).toBe(true);
     const distinct = new Set(racers.filter((r) => r.status === 200).map((r) => r.json.data.refreshToken));
@@ -170,12 +243,19 @@ describe('hardening: authentication attacks on membership', () => {
   it('password brute force spread over many client IPs still locks the account', async () => {
     await register('brute_target', 'the-right-password-1');
     const statuses: number[] = [];
-    for (let i = 0; i < 14; i++) statuses.push((await call('POST', '/api/v1/app/auth/login', { account: 'brute_target', password: `wrong-${i}-password` })).status);
+    for (let i = 0; i < 14; i++)
+      statuses.push(
+        (await call('POST', '/api/v1/app/auth/login', { account: 'brute_target', password: `wrong-${i}-password` }))
+          .status,
+      );
     count('brute-force-logins', statuses.length);
     expect(statuses.every((s) => s === 401 || s === 423)).toBe(true);
     expect(statuses).toContain(423);
     // The right password from yet another IP is refused while the lock lasts.
-    const right = await call('POST', '/api/v1/app/auth/login', { account: 'brute_target', password: 'the-right-password-1' });
+    const right = await call('POST', '/api/v1/app/auth/login', {
+      account: 'brute_target',
+      password: 'the-right-password-1',
+    });
     expect(right.status).toBe(423);
     expect(right.json.code).toBe(10008);
   }, 60_000);
@@ -205,21 +285,43 @@ describe('hardening: authentication attacks on membership', () => {
     const phone = '13900000001';
     expect((await call('POST', '/api/v1/app/auth/send-code', { type: 'sms', phone })).status).toBe(200);
     const code = sms.lastCode(phone);
-    const wrong = fc.sample(fc.integer({ min: 0, max: 999_999 }).map((n) => String(n).padStart(6, '0')).filter((c) => c !== code), { numRuns: 8, seed: SEED });
-    const answers = await Promise.all(wrong.map((c) => call('POST', '/api/v1/app/auth/login-by-phone', { phone, code: c })));
+    const wrong = fc.sample(
+      fc
+        .integer({ min: 0, max: 999_999 })
+        .map((n) => String(n).padStart(6, '0'))
+        .filter((c) => c !== code),
+      { numRuns: 8, seed: SEED },
+    );
+    const answers = await Promise.all(
+      wrong.map((c) => call('POST', '/api/v1/app/auth/login-by-phone', { phone, code: c })),
+    );
     count('code-guesses', answers.length);
     expect(answers.every((r) => r.status === 400 || r.status === 423 || r.status === 429)).toBe(true);
     const right = await call('POST', '/api/v1/app/auth/login-by-phone', { phone, code });
     expect(right.status).not.toBe(200);
     // Send flood on one phone from many IPs: resend interval holds.
-    const flood = await Promise.all(Array.from({ length: 6 }, () => call('POST', '/api/v1/app/auth/send-code', { type: 'sms', phone: '13900000002' })));
+    const flood = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        call('POST', '/api/v1/app/auth/send-code', { type: 'sms', phone: '13900000002' }),
+      ),
+    );
     count('send-flood-phone', flood.length);
     expect(flood.filter((r) => r.status === 200).length).toBe(1);
     expect(flood.filter((r) => r.status === 429).every((r) => Number(r.headers['retry-after']) > 0)).toBe(true);
     // Send flood from one IP across phones: CODE_DAILY_LIMIT_PER_IP (5 here) holds.
     const oneIp = '198.51.100.7';
     const perIp: number[] = [];
-    for (let i = 0; i < 8; i++) perIp.push((await call('POST', '/api/v1/app/auth/send-code', { type: 'sms', phone: `1370000000${i}` }, { 'x-forwarded-for': oneIp })).status);
+    for (let i = 0; i < 8; i++)
+      perIp.push(
+        (
+          await call(
+            'POST',
+            '/api/v1/app/auth/send-code',
+            { type: 'sms', phone: `1370000000${i}` },
+            { 'x-forwarded-for': oneIp },
+          )
+        ).status,
+      );
     count('send-flood-ip', perIp.length);
     expect(perIp.filter((s) => s === 200).length).toBe(5);
     expect(perIp.slice(5)).toEqual([429, 429, 429]);
@@ -250,7 +352,10 @@ describe('hardening: authentication attacks on membership', () => {
       count('open-redirect');
       expect({ v, status: res.status }).toEqual({ v, status: 400 });
     }
-    const ok = await call('GET', `/api/v1/app/oauth2/auth-url/corp-oauth2?redirectUri=${encodeURIComponent('https://app.example.com/after')}`);
+    const ok = await call(
+      'GET',
+      `/api/v1/app/oauth2/auth-url/corp-oauth2?redirectUri=${encodeURIComponent('https://app.example.com/after')}`,
+    );
     expect(ok.status).toBe(200);
     // The authorization URL is this server's browser-binding hop, which redirects to the provider.
     const hopUrl = new URL(ok.json.data.authorizationUrl);
@@ -262,7 +367,9 @@ describe('hardening: authentication attacks on membership', () => {
     // The state belongs to corp-oauth2: presenting it at another registration's callback is refused and burns nothing there.
     const foreign = await call('GET', `/login/oauth2/code/wechat-mp?code=abc&state=${encodeURIComponent(state)}`);
     count('foreign-state');
-    expect(foreign.status === 400 || (foreign.status === 302 && !/token=/.test(String(foreign.headers.location)))).toBe(true);
+    expect(foreign.status === 400 || (foreign.status === 302 && !/token=/.test(String(foreign.headers.location)))).toBe(
+      true,
+    );
     // A state never issued, and an unauthorized state, cannot be exchanged for a login.
     for (const s of [...fc.sample(fc.string({ minLength: 1, maxLength: 64 }), { numRuns: RUNS, seed: SEED }), state]) {
       const res = await call('GET', `/api/v1/app/oauth2/callback?state=${encodeURIComponent(s)}`);
@@ -278,14 +385,22 @@ describe('hardening: authentication attacks on membership', () => {
   it('WeChat portal: bad signatures, stale timestamps and replayed handshakes are refused', async () => {
     const ts = () => String(Math.floor(Date.now() / 1000));
     const portal = (q: Record<string, string>, body?: string) =>
-      rawRequest(app.url, { method: body === undefined ? 'GET' : 'POST', path: `/api/v1/wechat/portal/${MP}?${new URLSearchParams(q).toString()}`, headers: body === undefined ? {} : { 'content-type': 'text/xml' }, body });
+      rawRequest(app.url, {
+        method: body === undefined ? 'GET' : 'POST',
+        path: `/api/v1/wechat/portal/${MP}?${new URLSearchParams(q).toString()}`,
+        headers: body === undefined ? {} : { 'content-type': 'text/xml' },
+        body,
+      });
     const good = { timestamp: ts(), nonce: 'n-good', echostr: 'echo-1' };
     const ok = await portal({ ...good, signature: wechatSignature(PORTAL_TOKEN, good.timestamp, good.nonce) });
     expect(ok.status).toBe(200);
     expect(ok.text).toBe('echo-1');
     const cases = fc.sample(
       fc.oneof(
-        fc.record({ kind: fc.constant('bad-signature'), sig: fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), maxLength: 40 }) }),
+        fc.record({
+          kind: fc.constant('bad-signature'),
+          sig: fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), maxLength: 40 }),
+        }),
         fc.record({ kind: fc.constant('stale-timestamp'), age: fc.integer({ min: 301, max: 10 ** 7 }) }),
         fc.record({ kind: fc.constant('future-timestamp'), age: fc.integer({ min: -(10 ** 7), max: -301 }) }),
       ),
@@ -307,8 +422,12 @@ describe('hardening: authentication attacks on membership', () => {
     const put = { values: { 'site.name': 'Owned' } };
     expect((await call('PUT', '/api/v1/admin/system/site-config', put)).status).toBe(401);
     expect((await call('GET', '/api/v1/admin/system/site-config')).status).toBe(401);
-    expect((await call('PUT', '/api/v1/admin/system/site-config', put, { authorization: `Bearer ${t.token}` })).status).toBe(403);
-    expect((await call('GET', '/api/v1/admin/system/site-config', undefined, { authorization: `Bearer ${t.token}` })).status).toBe(403);
+    expect(
+      (await call('PUT', '/api/v1/admin/system/site-config', put, { authorization: `Bearer ${t.token}` })).status,
+    ).toBe(403);
+    expect(
+      (await call('GET', '/api/v1/admin/system/site-config', undefined, { authorization: `Bearer ${t.token}` })).status,
+    ).toBe(403);
     count('admin-without-rights', 4);
     const pub = await call('GET', '/api/v1/admin/system/site-config/public');
     expect(pub.json.data.values['site.name']).not.toBe('Owned');
@@ -323,14 +442,21 @@ describe('hardening: authentication attacks on the AI gateway', () => {
     const res = await rawRequest(fx.gw.url, {
       method,
       path,
-      headers: { ...(auth !== undefined ? { authorization: auth } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(auth !== undefined ? { authorization: auth } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const problem = openAiShapeProblem(res);
     if (problem) throw new Error(`${method} ${path}: ${problem}`);
     return res;
   };
-  const chat = (auth?: string) => call('POST', '/v1/chat/completions', auth, { model: 'vendor-gpt-4-mini', messages: [{ role: 'user', content: 'hi' }] });
+  const chat = (auth?: string) =>
+    call('POST', '/v1/chat/completions', auth, {
+      model: 'vendor-gpt-4-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
 
   beforeAll(async () => {
     Object.assign(process.env, { FAKE_OPENAI_KEY: 'sk-upstream-openai', FAKE_ANTHROPIC_KEY: 'sk-upstream-anthropic' });
@@ -348,7 +474,9 @@ describe('hardening: authentication attacks on the AI gateway', () => {
     const guesses = fc.sample(
       fc.oneof(
         fc.base64String({ minLength: 44, maxLength: 44 }).map((s) => `sk-${s.slice(0, 43).replace(/[+/=]/g, 'A')}`),
-        fc.record({ at: fc.integer({ min: 3, max: key.length - 1 }), ch: fc.constantFrom(...'ABCxyz019-_') }).map(({ at, ch }) => key.slice(0, at) + (key[at] === ch ? 'Q' : ch) + key.slice(at + 1)),
+        fc
+          .record({ at: fc.integer({ min: 3, max: key.length - 1 }), ch: fc.constantFrom(...'ABCxyz019-_') })
+          .map(({ at, ch }) => key.slice(0, at) + (key[at] === ch ? 'Q' : ch) + key.slice(at + 1)),
         fc.constantFrom(key.slice(0, 11), key + 'A', key.toUpperCase(), key.slice(0, -1), 'sk-' + 'A'.repeat(43)),
       ),
       { numRuns: RUNS * 3, seed: SEED },
@@ -378,12 +506,33 @@ describe('hardening: authentication attacks on the AI gateway', () => {
 
   it('admin API: 401 without the admin token, refused with an API key or a member JWT', async () => {
     const { key } = await fx.createKey({ name: 'not-admin' });
-    const memberJwt = hs('HS256', 'test-secret-test-secret-test-secret-0123456789', { alg: 'HS256', typ: 'JWT' }, { sub: '1', type: 'member', roles: ['admin'] });
-    for (const [method, path, body] of [['GET', '/admin/keys'], ['POST', '/admin/keys', { name: 'x' }], ['GET', '/admin/usage'], ['DELETE', '/admin/keys/00000000-0000-4000-8000-000000000000']] as [string, string, unknown?][]) {
-      for (const auth of [undefined, `Bearer ${key}`, `Bearer ${memberJwt}`, 'Bearer test-admin-token-012345678', 'Basic dGVzdC1hZG1pbi10b2tlbi0wMTIzNDU2Nzg5']) {
+    const memberJwt = hs(
+      'HS256',
+      'test-secret-test-secret-test-secret-0123456789',
+      { alg: 'HS256', typ: 'JWT' },
+      { sub: '1', type: 'member', roles: ['admin'] },
+    );
+    for (const [method, path, body] of [
+      ['GET', '/admin/keys'],
+      ['POST', '/admin/keys', { name: 'x' }],
+      ['GET', '/admin/usage'],
+      ['DELETE', '/admin/keys/00000000-0000-4000-8000-000000000000'],
+    ] as [string, string, unknown?][]) {
+      for (const auth of [
+        undefined,
+        `Bearer ${key}`,
+        `Bearer ${memberJwt}`,
+        'Bearer test-admin-token-012345678',
+        'Basic dGVzdC1hZG1pbi10b2tlbi0wMTIzNDU2Nzg5',
+      ]) {
         const res = await call(method, path, auth, body);
         count('admin-without-rights');
-        expect({ method, path, auth: auth?.slice(0, 16), status: res.status }).toEqual({ method, path, auth: auth?.slice(0, 16), status: auth?.startsWith('Bearer sk-') ? expect.any(Number) : 401 });
+        expect({ method, path, auth: auth?.slice(0, 16), status: res.status }).toEqual({
+          method,
+          path,
+          auth: auth?.slice(0, 16),
+          status: auth?.startsWith('Bearer sk-') ? expect.any(Number) : 401,
+        });
         expect([401, 403]).toContain(res.status);
       }
     }

@@ -23,7 +23,8 @@ const nextIp = () => {
 };
 
 /** The contract's 503 for a feature this test server has no upstream for (e.g. image generation). */
-const acceptable5xx = (res: RawResponse) => res.status === 503 && ['no_provider', 'engine_unavailable'].includes(res.json?.error?.code);
+const acceptable5xx = (res: RawResponse) =>
+  res.status === 503 && ['no_provider', 'engine_unavailable'].includes(res.json?.error?.code);
 
 interface Violation {
   app: string;
@@ -50,7 +51,11 @@ async function runCorpus(
   let opIndex = 0;
   for (const op of ops) {
     opIndex++;
-    const arb = badCases(doc, op, { bodyLimit: BODY_LIMIT, uploadLimit: UPLOAD_LIMIT, headers: () => ({ 'x-forwarded-for': nextIp(), ...credential(op.path) }) });
+    const arb = badCases(doc, op, {
+      bodyLimit: BODY_LIMIT,
+      uploadLimit: UPLOAD_LIMIT,
+      headers: () => ({ 'x-forwarded-for': nextIp(), ...credential(op.path) }),
+    });
     const cases: BadCase[] = fc.sample(arb, { numRuns: RUNS, seed: SEED + opIndex });
     const queue = [...cases];
     await Promise.all(
@@ -59,18 +64,36 @@ async function runCorpus(
           tried++;
           const where = `${c.method} ${c.path.slice(0, 120)}`;
           const record = (problem: string) =>
-            violations.push({ app: appName, mode, op: `${op.method} ${op.path}`, kind: c.kind, problem, request: `${where} ${c.headers['content-type'] ?? ''} body=${c.body ? JSON.stringify(c.body.subarray(0, 160).toString('latin1')) : '-'}` });
+            violations.push({
+              app: appName,
+              mode,
+              op: `${op.method} ${op.path}`,
+              kind: c.kind,
+              problem,
+              request: `${where} ${c.headers['content-type'] ?? ''} body=${c.body ? JSON.stringify(c.body.subarray(0, 160).toString('latin1')) : '-'}`,
+            });
           let res: RawResponse;
           try {
-            res = await rawRequest(url, { method: c.method, path: c.path, headers: c.headers, body: c.body, chunks: c.chunks, chunkDelayMs: c.chunkDelayMs, timeoutMs: CASE_TIMEOUT_MS });
+            res = await rawRequest(url, {
+              method: c.method,
+              path: c.path,
+              headers: c.headers,
+              body: c.body,
+              chunks: c.chunks,
+              chunkDelayMs: c.chunkDelayMs,
+              timeoutMs: CASE_TIMEOUT_MS,
+            });
           } catch (e) {
             record(e instanceof HangError ? 'hang' : `no answer: ${(e as Error).message}`);
             continue;
           }
           byStatus[res.status] = (byStatus[res.status] ?? 0) + 1;
-          if (acceptable5xx(res)) byStatus[`${res.status} ${res.json.error.code}`] = (byStatus[`${res.status} ${res.json.error.code}`] ?? 0) + 1;
+          if (acceptable5xx(res))
+            byStatus[`${res.status} ${res.json.error.code}`] =
+              (byStatus[`${res.status} ${res.json.error.code}`] ?? 0) + 1;
           else if (res.status >= 500) record(`HTTP ${res.status}: ${res.text.slice(0, 200)}`);
-          else if (c.mustBe4xx && (res.status < 400 || res.status >= 500)) record(`expected 4xx, got ${res.status}: ${res.text.slice(0, 160)}`);
+          else if (c.mustBe4xx && (res.status < 400 || res.status >= 500))
+            record(`expected 4xx, got ${res.status}: ${res.text.slice(0, 160)}`);
           const problem = shape(res, c.path);
           if (problem) record(problem);
           if (/root:x:0:0|\[fonts\]|\[extensions\]/.test(res.text)) record('file content leaked');
@@ -103,7 +126,12 @@ describe('hardening: bad-input corpus from the OpenAPI documents', () => {
     // The providers file names its upstream keys by environment variable; some loaders read process.env.
     Object.assign(process.env, { FAKE_OPENAI_KEY: 'sk-upstream-openai', FAKE_ANTHROPIC_KEY: 'sk-upstream-anthropic' });
     [membership, gateway] = await Promise.all([
-      startMembership({ RATE_LIMIT_PER_MINUTE: '1000000', BODY_LIMIT_BYTES: String(BODY_LIMIT), UPLOAD_MAX_BYTES: String(UPLOAD_LIMIT), REQUEST_TIMEOUT_MS: '2000' }),
+      startMembership({
+        RATE_LIMIT_PER_MINUTE: '1000000',
+        BODY_LIMIT_BYTES: String(BODY_LIMIT),
+        UPLOAD_MAX_BYTES: String(UPLOAD_LIMIT),
+        REQUEST_TIMEOUT_MS: '2000',
+      }),
       startGatewayFixture({ BODY_LIMIT_BYTES: String(BODY_LIMIT), REQUEST_TIMEOUT_MS: '2000' }),
     ]);
     const reg = await fetch(`${membership.url}/api/v1/app/auth/register`, {
@@ -132,48 +160,109 @@ describe('hardening: bad-input corpus from the OpenAPI documents', () => {
     'membership: every operation answers bad input with a 4xx envelope, anonymous and as a member',
     async () => {
       const doc = (await (await fetch(`${membership.url}/v3/api-docs`)).json()) as OpenApiDoc;
-      const anon = await runCorpus('membership', membership.url, doc, 'anonymous', () => ({}), membershipShapeProblem, membershipSkip);
-      const member = await runCorpus('membership', membership.url, doc, 'member', () => ({ authorization: `Bearer ${memberToken}` }), membershipShapeProblem, membershipSkip);
-      report('bad-input membership', { seed: SEED, operations: operationsOf(doc).length, tried: anon.tried + member.tried, statuses: { anonymous: anon.byStatus, member: member.byStatus } });
+      const anon = await runCorpus(
+        'membership',
+        membership.url,
+        doc,
+        'anonymous',
+        () => ({}),
+        membershipShapeProblem,
+        membershipSkip,
+      );
+      const member = await runCorpus(
+        'membership',
+        membership.url,
+        doc,
+        'member',
+        () => ({ authorization: `Bearer ${memberToken}` }),
+        membershipShapeProblem,
+        membershipSkip,
+      );
+      report('bad-input membership', {
+        seed: SEED,
+        operations: operationsOf(doc).length,
+        tried: anon.tried + member.tried,
+        statuses: { anonymous: anon.byStatus, member: member.byStatus },
+      });
       // The app is still healthy and the member's session still works after the corpus.
       expect((await fetch(`${membership.url}/actuator/health`)).status).toBe(200);
-      expect((await fetch(`${membership.url}/api/v1/app/auth/profile`, { headers: { authorization: `Bearer ${memberToken}` } })).status).toBe(200);
+      expect(
+        (
+          await fetch(`${membership.url}/api/v1/app/auth/profile`, {
+            headers: { authorization: `Bearer ${memberToken}` },
+          })
+        ).status,
+      ).toBe(200);
       expect(summarize([...anon.violations, ...member.violations])).toEqual([]);
     },
     30 * 60_000,
   );
 
   it.each([
-    ['chat', '/v1/chat/completions', (text: string) => ({ model: 'vendor-gpt-4-mini', max_tokens: 5, messages: [{ role: 'user', content: text }] })],
+    [
+      'chat',
+      '/v1/chat/completions',
+      (text: string) => ({ model: 'vendor-gpt-4-mini', max_tokens: 5, messages: [{ role: 'user', content: text }] }),
+    ],
     ['embeddings', '/v1/embeddings', (text: string) => ({ model: 'text-embedding-v3', input: text })],
-  ])('ai-gateway %s: one long run of CJK or emoji characters (a single BPE "word") is answered', async (name, path, body) => {
-    // Byte-pair encoding is quadratic in the length of one pre-tokenized word: 20k characters
-    // without a space must not hold the event loop (every other client waits meanwhile). That the
-    // count's work is linear and yields to the event loop is asserted in work units and turns by
-    // tokenizer.spec.ts; here the whole request path answers, and its time is reported, not bounded
-    // (a wall-clock limit measured the machine's load as much as the code).
-    const times: Record<string, number> = {};
-    for (const text of ['字'.repeat(20_000), '😀'.repeat(10_000), 'a'.repeat(60_000)]) {
-      const started = Date.now();
-      const res = await rawRequest(gateway.gw.url, { method: 'POST', path, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body(text)), timeoutMs: 30_000 }).catch((e) => e as Error);
-      times[`${[...text][0]}x${text.length}`] = Date.now() - started;
-      expect({ chars: text.length, status: res instanceof Error ? res.message : res.status < 500 }).toEqual({ chars: text.length, status: true });
-    }
-    report(`bad-input long runs (${name})`, times);
-  }, 120_000);
+  ])(
+    'ai-gateway %s: one long run of CJK or emoji characters (a single BPE "word") is answered',
+    async (name, path, body) => {
+      // Byte-pair encoding is quadratic in the length of one pre-tokenized word: 20k characters
+      // without a space must not hold the event loop (every other client waits meanwhile). That the
+      // count's work is linear and yields to the event loop is asserted in work units and turns by
+      // tokenizer.spec.ts; here the whole request path answers, and its time is reported, not bounded
+      // (a wall-clock limit measured the machine's load as much as the code).
+      const times: Record<string, number> = {};
+      for (const text of ['字'.repeat(20_000), '😀'.repeat(10_000), 'a'.repeat(60_000)]) {
+        const started = Date.now();
+        const res = await rawRequest(gateway.gw.url, {
+          method: 'POST',
+          path,
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body(text)),
+          timeoutMs: 30_000,
+        }).catch((e) => e as Error);
+        times[`${[...text][0]}x${text.length}`] = Date.now() - started;
+        expect({ chars: text.length, status: res instanceof Error ? res.message : res.status < 500 }).toEqual({
+          chars: text.length,
+          status: true,
+        });
+      }
+      report(`bad-input long runs (${name})`, times);
+    },
+    120_000,
+  );
 
   it(
     'ai-gateway: every operation answers bad input with a 4xx OpenAI error, anonymous and with an API key / admin token',
     async () => {
       const doc = (await (await fetch(`${gateway.gw.url}/v3/api-docs`)).json()) as OpenApiDoc;
-      const credential = (path: string) => ({ authorization: `Bearer ${path.startsWith('/admin') ? ADMIN_TOKEN : apiKey}` });
+      const credential = (path: string) => ({
+        authorization: `Bearer ${path.startsWith('/admin') ? ADMIN_TOKEN : apiKey}`,
+      });
       // Deleting keys with the admin token could revoke the key the run uses; ids are random so it cannot, but stay safe.
       const skip = () => false;
-      const anon = await runCorpus('ai-gateway', gateway.gw.url, doc, 'anonymous', () => ({}), openAiShapeProblem, skip);
+      const anon = await runCorpus(
+        'ai-gateway',
+        gateway.gw.url,
+        doc,
+        'anonymous',
+        () => ({}),
+        openAiShapeProblem,
+        skip,
+      );
       const keyed = await runCorpus('ai-gateway', gateway.gw.url, doc, 'api-key', credential, openAiShapeProblem, skip);
-      report('bad-input ai-gateway', { seed: SEED, operations: operationsOf(doc).length, tried: anon.tried + keyed.tried, statuses: { anonymous: anon.byStatus, keyed: keyed.byStatus } });
+      report('bad-input ai-gateway', {
+        seed: SEED,
+        operations: operationsOf(doc).length,
+        tried: anon.tried + keyed.tried,
+        statuses: { anonymous: anon.byStatus, keyed: keyed.byStatus },
+      });
       expect((await fetch(`${gateway.gw.url}/actuator/health`)).status).toBe(200);
-      expect((await fetch(`${gateway.gw.url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
+      expect(
+        (await fetch(`${gateway.gw.url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } })).status,
+      ).toBe(200);
       expect(summarize([...anon.violations, ...keyed.violations])).toEqual([]);
     },
     30 * 60_000,

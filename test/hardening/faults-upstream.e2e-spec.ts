@@ -19,7 +19,12 @@ import { freePort } from '../support/free-port';
 type Garbage = 'html' | 'truncated-json' | 'wrong-json' | 'sse-garbage' | 'hangup' | 'empty';
 
 /** An "upstream" that answers chat calls with junk of a chosen kind. */
-async function startGarbageUpstream(): Promise<{ url: string; port: number; mode: { kind: Garbage }; close(): Promise<void> }> {
+async function startGarbageUpstream(): Promise<{
+  url: string;
+  port: number;
+  mode: { kind: Garbage };
+  close(): Promise<void>;
+}> {
   const mode = { kind: 'html' as Garbage };
   const server: Server = createServer((req, res) => {
     req.resume();
@@ -32,7 +37,9 @@ async function startGarbageUpstream(): Promise<{ url: string; port: number; mode
           res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"x","choices":[{"mess');
           break;
         case 'wrong-json':
-          res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices":"nope","usage":{"prompt_tokens":"many"}}');
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end('{"choices":"nope","usage":{"prompt_tokens":"many"}}');
           break;
         case 'sse-garbage':
           res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -63,7 +70,6 @@ async function startGarbageUpstream(): Promise<{ url: string; port: number; mode
   };
 }
 
-
 const fdCount = () => readdirSync('/proc/self/fd').length;
 const portOf = (u: FakeUpstream | { url: string }) => Number(new URL(u.url).port);
 
@@ -89,18 +95,35 @@ describe('hardening: upstream faults', () => {
     garbage = await startGarbageUpstream();
     refusedPort = await freePort(); // nothing listens there (below the ephemeral range: nobody is given it meanwhile)
     const price = { kind: 'chat', price: { inputPer1k: 1, outputPer1k: 2 } };
-    fx = await startGatewayFixture({}, ({ openai, backup }) => ({
-      routing: { maxAttempts: 3, backoffMs: 10, cooldownMs: 100, maxRetryAfterMs: 1500 },
-      models: { 'm-flaky': price, 'm-fallback': price, 'm-refused': price, 'm-garbage': price },
-      deployments: [
-        // m-flaky: one deployment whose behaviour each scenario sets; no fallback.
-        { name: 'flaky', type: 'openai', baseUrl: openai.url, apiKeyEnv: 'FAKE_OPENAI_KEY', timeoutMs: 700, models: ['m-flaky'] },
-        // m-fallback: a refusing deployment and a healthy backup.
-        { name: 'refusing', type: 'openai', baseUrl: `http://127.0.0.1:${refusedPort}/v1`, timeoutMs: 700, models: ['m-fallback', 'm-refused'] },
-        { name: 'healthy', type: 'openai', baseUrl: backup.url, timeoutMs: 700, models: ['m-fallback'] },
-        { name: 'junk', type: 'openai', baseUrl: garbage.url, timeoutMs: 700, models: ['m-garbage'] },
-      ],
-    }), { clock });
+    fx = await startGatewayFixture(
+      {},
+      ({ openai, backup }) => ({
+        routing: { maxAttempts: 3, backoffMs: 10, cooldownMs: 100, maxRetryAfterMs: 1500 },
+        models: { 'm-flaky': price, 'm-fallback': price, 'm-refused': price, 'm-garbage': price },
+        deployments: [
+          // m-flaky: one deployment whose behaviour each scenario sets; no fallback.
+          {
+            name: 'flaky',
+            type: 'openai',
+            baseUrl: openai.url,
+            apiKeyEnv: 'FAKE_OPENAI_KEY',
+            timeoutMs: 700,
+            models: ['m-flaky'],
+          },
+          // m-fallback: a refusing deployment and a healthy backup.
+          {
+            name: 'refusing',
+            type: 'openai',
+            baseUrl: `http://127.0.0.1:${refusedPort}/v1`,
+            timeoutMs: 700,
+            models: ['m-fallback', 'm-refused'],
+          },
+          { name: 'healthy', type: 'openai', baseUrl: backup.url, timeoutMs: 700, models: ['m-fallback'] },
+          { name: 'junk', type: 'openai', baseUrl: garbage.url, timeoutMs: 700, models: ['m-garbage'] },
+        ],
+      }),
+      { clock },
+    );
     ({ key, id: keyId } = await fx.createKey({ name: 'faults' }));
   }, 60_000);
 
@@ -120,15 +143,20 @@ describe('hardening: upstream faults', () => {
 
   /** 'ok' for a complete answer, 'error' for a clean failure; throws on anything unclean. */
   function judge(res: RawResponse, stream: boolean): 'ok' | 'error' {
-    if (res.status >= 500 && ![502, 503, 504].includes(res.status)) throw new Error(`HTTP ${res.status}: ${res.text.slice(0, 200)}`);
+    if (res.status >= 500 && ![502, 503, 504].includes(res.status))
+      throw new Error(`HTTP ${res.status}: ${res.text.slice(0, 200)}`);
     const problem = openAiShapeProblem(res);
     if (problem) throw new Error(problem);
     if (res.status !== 200) return 'error';
     if (!stream) {
-      if (!Array.isArray(res.json?.choices) || typeof res.json.choices[0]?.message?.content !== 'string') throw new Error(`200 without a completion: ${res.text.slice(0, 200)}`);
+      if (!Array.isArray(res.json?.choices) || typeof res.json.choices[0]?.message?.content !== 'string')
+        throw new Error(`200 without a completion: ${res.text.slice(0, 200)}`);
       return 'ok';
     }
-    const events = res.text.split('\n\n').map((e) => e.trim()).filter(Boolean);
+    const events = res.text
+      .split('\n\n')
+      .map((e) => e.trim())
+      .filter(Boolean);
     const last = events[events.length - 1];
     if (last === 'data: [DONE]') {
       if (events.some((e) => /"error"/.test(e))) throw new Error('stream carries an error and still ends with [DONE]');
@@ -157,7 +185,12 @@ describe('hardening: upstream faults', () => {
     const db = new Client({ connectionString: fx.gw.dbUrl });
     await db.connect();
     try {
-      return (await db.query(`SELECT status, cost_yuan::float AS cost FROM ai_usage_records WHERE key_id = $1 AND endpoint LIKE '%chat%' ORDER BY id`, [keyId])).rows;
+      return (
+        await db.query(
+          `SELECT status, cost_yuan::float AS cost FROM ai_usage_records WHERE key_id = $1 AND endpoint LIKE '%chat%' ORDER BY id`,
+          [keyId],
+        )
+      ).rows;
     } finally {
       await db.end();
     }
@@ -167,7 +200,8 @@ describe('hardening: upstream faults', () => {
     'random fault scenarios: clean answers, retries and fallbacks as configured, failed calls free, no leaked sockets',
     async () => {
       const upstreamPorts = [portOf(fx.openai), portOf(fx.openaiBackup), garbage.port];
-      const sockets = () => upstreamPorts.reduce((n, p) => n + openSocketsTo(p), 0) + openSocketsTo(Number(new URL(fx.gw.url).port));
+      const sockets = () =>
+        upstreamPorts.reduce((n, p) => n + openSocketsTo(p), 0) + openSocketsTo(Number(new URL(fx.gw.url).port));
       const fdsBefore = fdCount();
       const socketsBefore = sockets();
       const fault: fc.Arbitrary<Fault> = fc.oneof(
@@ -176,9 +210,14 @@ describe('hardening: upstream faults', () => {
         fc.integer({ min: 1, max: 4 }).map<Fault>((times) => ({ kind: 'status429', times })),
         fc.constant<Fault>({ kind: 'timeout' }),
         fc.integer({ min: 0, max: 4 }).map<Fault>((after) => ({ kind: 'drop', after })),
-        fc.constantFrom<Garbage>('html', 'truncated-json', 'wrong-json', 'sse-garbage', 'hangup', 'empty').map<Fault>((g) => ({ kind: 'garbage', garbage: g })),
+        fc
+          .constantFrom<Garbage>('html', 'truncated-json', 'wrong-json', 'sse-garbage', 'hangup', 'empty')
+          .map<Fault>((g) => ({ kind: 'garbage', garbage: g })),
       );
-      const scenarios = fc.sample(fc.record({ fault, stream: fc.boolean(), parallel: fc.integer({ min: 1, max: 3 }), fallback: fc.boolean() }), { numRuns: RUNS, seed: SEED });
+      const scenarios = fc.sample(
+        fc.record({ fault, stream: fc.boolean(), parallel: fc.integer({ min: 1, max: 3 }), fallback: fc.boolean() }),
+        { numRuns: RUNS, seed: SEED },
+      );
       const outcomes: Record<string, number> = {};
       let calls = 0;
       let oks = 0;
@@ -200,11 +239,19 @@ describe('hardening: upstream faults', () => {
           outcomes[label] = (outcomes[label] ?? 0) + 1;
           // What must happen, by configuration:
           if (model === 'm-fallback') expect({ s, verdict }).toEqual({ s, verdict: 'ok' }); // refused deployment -> healthy backup
-          if (model === 'm-garbage' && !(s.stream && s.fault.kind === 'garbage' && s.fault.garbage === 'sse-garbage')) expect({ s, verdict }).toEqual({ s, verdict: 'error' });
+          if (model === 'm-garbage' && !(s.stream && s.fault.kind === 'garbage' && s.fault.garbage === 'sse-garbage'))
+            expect({ s, verdict }).toEqual({ s, verdict: 'error' });
           if (model === 'm-flaky' && s.fault.kind === 'none') expect({ s, verdict }).toEqual({ s, verdict: 'ok' });
-          if (model === 'm-flaky' && s.fault.kind === 'timeout') expect({ s, status: res.status }).toEqual({ s, status: 504 });
+          if (model === 'm-flaky' && s.fault.kind === 'timeout')
+            expect({ s, status: res.status }).toEqual({ s, status: 504 });
           // Retries: two 500s or one 429 within maxAttempts=3 are absorbed (parallel calls share the counters).
-          if (model === 'm-flaky' && s.parallel === 1 && ((s.fault.kind === 'status500' && s.fault.times <= 2) || (s.fault.kind === 'status429' && s.fault.times <= 2))) expect({ s, verdict }).toEqual({ s, verdict: 'ok' });
+          if (
+            model === 'm-flaky' &&
+            s.parallel === 1 &&
+            ((s.fault.kind === 'status500' && s.fault.times <= 2) ||
+              (s.fault.kind === 'status429' && s.fault.times <= 2))
+          )
+            expect({ s, verdict }).toEqual({ s, verdict: 'ok' });
         }
       }
       // Refused outright: no deployment left.
@@ -229,8 +276,22 @@ describe('hardening: upstream faults', () => {
       let socketsAfter = sockets();
       // Closing sockets settle on their own time: waited for (a leak never settles and ends at Jest's timeout).
       let fdsAfter = fdCount();
-      await until(() => (socketsAfter = sockets()) <= socketsBefore + pooledAllowance && (fdsAfter = fdCount()) - fdsBefore < 10, 250);
-      report('faults-upstream', { seed: SEED, scenarios: scenarios.length, calls, complete: oks, ledgerRows: rows.length, socketsBefore, socketsAfter, fdsBefore, fdsAfter, outcomes });
+      await until(
+        () => (socketsAfter = sockets()) <= socketsBefore + pooledAllowance && (fdsAfter = fdCount()) - fdsBefore < 10,
+        250,
+      );
+      report('faults-upstream', {
+        seed: SEED,
+        scenarios: scenarios.length,
+        calls,
+        complete: oks,
+        ledgerRows: rows.length,
+        socketsBefore,
+        socketsAfter,
+        fdsBefore,
+        fdsAfter,
+        outcomes,
+      });
       expect(socketsAfter).toBeLessThanOrEqual(socketsBefore + pooledAllowance);
       expect(calls).toBeGreaterThan(pooledAllowance); // enough calls that a per-call leak would show
       expect(fdsAfter - fdsBefore).toBeLessThan(10);

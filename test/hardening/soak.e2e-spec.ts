@@ -45,14 +45,32 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
 
   beforeAll(async () => {
     Object.assign(process.env, { FAKE_OPENAI_KEY: 'sk-upstream-openai', FAKE_ANTHROPIC_KEY: 'sk-upstream-anthropic' });
-    [membership, fx] = await Promise.all([startMembership({ RATE_LIMIT_PER_MINUTE: '1000000' }), startGatewayFixture()]);
+    [membership, fx] = await Promise.all([
+      startMembership({ RATE_LIMIT_PER_MINUTE: '1000000' }),
+      startGatewayFixture(),
+    ]);
     apiKey = (await fx.createKey({ name: 'soak' })).key;
     for (let i = 0; i < 10; i++) {
       const account = `soak_member_${i}`;
       const body = JSON.stringify({ username: account, password: 'soak-member-password' });
-      await rawRequest(membership.url, { method: 'POST', path: '/api/v1/app/auth/register', headers: { 'content-type': 'application/json', 'x-forwarded-for': xff() }, body });
-      const login = await rawRequest(membership.url, { method: 'POST', path: '/api/v1/app/auth/login', headers: { 'content-type': 'application/json', 'x-forwarded-for': xff() }, body: JSON.stringify({ account, password: 'soak-member-password' }) });
-      members.push({ account, token: login.json.data.token, refreshToken: login.json.data.refreshToken, refreshing: false });
+      await rawRequest(membership.url, {
+        method: 'POST',
+        path: '/api/v1/app/auth/register',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': xff() },
+        body,
+      });
+      const login = await rawRequest(membership.url, {
+        method: 'POST',
+        path: '/api/v1/app/auth/login',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': xff() },
+        body: JSON.stringify({ account, password: 'soak-member-password' }),
+      });
+      members.push({
+        account,
+        token: login.json.data.token,
+        refreshToken: login.json.data.refreshToken,
+        refreshing: false,
+      });
     }
   }, 120_000);
 
@@ -68,7 +86,11 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
         rawRequest(membership.url, {
           method,
           path,
-          headers: { 'x-forwarded-for': xff(), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+          headers: {
+            'x-forwarded-for': xff(),
+            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           timeoutMs: 10_000,
         });
@@ -76,7 +98,10 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
         rawRequest(fx.gw.url, {
           method,
           path,
-          headers: { authorization: `Bearer ${apiKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+          headers: {
+            authorization: `Bearer ${apiKey}`,
+            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           timeoutMs: 10_000,
         });
@@ -84,7 +109,13 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
       const mix: [string, number, () => Promise<RawResponse>, 'm' | 'g'][] = [
         ['membership profile', 25, () => m('GET', '/api/v1/app/auth/profile', undefined, pick(members).token), 'm'],
         ['membership site-config', 10, () => m('GET', '/api/v1/admin/system/site-config/public'), 'm'],
-        ['membership login', 4, () => m('POST', '/api/v1/app/auth/login', { account: pick(members).account, password: 'soak-member-password' }), 'm'],
+        [
+          'membership login',
+          4,
+          () =>
+            m('POST', '/api/v1/app/auth/login', { account: pick(members).account, password: 'soak-member-password' }),
+          'm',
+        ],
         [
           'membership refresh',
           4,
@@ -93,7 +124,8 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
             member.refreshing = true;
             try {
               const res = await m('POST', '/api/v1/app/auth/refresh-token', { refreshToken: member.refreshToken });
-              if (res.status === 200) Object.assign(member, { token: res.json.data.token, refreshToken: res.json.data.refreshToken });
+              if (res.status === 200)
+                Object.assign(member, { token: res.json.data.token, refreshToken: res.json.data.refreshToken });
               return res;
             } finally {
               member.refreshing = false;
@@ -102,9 +134,33 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
           'm',
         ],
         ['membership health', 5, () => m('GET', '/actuator/health/readiness'), 'm'],
-        ['gateway chat', 25, () => g('POST', '/v1/chat/completions', { model: 'vendor-gpt-4-mini', messages: [{ role: 'user', content: 'hello soak test' }] }), 'g'],
-        ['gateway chat stream', 7, () => g('POST', '/v1/chat/completions', { model: 'vendor-gpt-4-mini', stream: true, messages: [{ role: 'user', content: 'stream please' }] }), 'g'],
-        ['gateway embeddings', 12, () => g('POST', '/v1/embeddings', { model: 'text-embedding-v3', input: ['soak one', 'soak two'] }), 'g'],
+        [
+          'gateway chat',
+          25,
+          () =>
+            g('POST', '/v1/chat/completions', {
+              model: 'vendor-gpt-4-mini',
+              messages: [{ role: 'user', content: 'hello soak test' }],
+            }),
+          'g',
+        ],
+        [
+          'gateway chat stream',
+          7,
+          () =>
+            g('POST', '/v1/chat/completions', {
+              model: 'vendor-gpt-4-mini',
+              stream: true,
+              messages: [{ role: 'user', content: 'stream please' }],
+            }),
+          'g',
+        ],
+        [
+          'gateway embeddings',
+          12,
+          () => g('POST', '/v1/embeddings', { model: 'text-embedding-v3', input: ['soak one', 'soak two'] }),
+          'g',
+        ],
         ['gateway models', 8, () => g('GET', '/v1/models'), 'g'],
       ];
       const total = mix.reduce((s, x) => s + x[1], 0);
@@ -142,7 +198,10 @@ describe('hardening: load soak (mixed traffic, fixed rate and time)', () => {
                 k.errors++;
               }
               if (res.status >= 500) fiveXx.push(`${name}: ${res.status} ${res.text.slice(0, 120)}`);
-              const problem = app === 'm' ? membershipShapeProblem(res, name.includes('health') ? '/actuator/' : '') : openAiShapeProblem(res);
+              const problem =
+                app === 'm'
+                  ? membershipShapeProblem(res, name.includes('health') ? '/actuator/' : '')
+                  : openAiShapeProblem(res);
               if (problem) shapes.push(`${name}: ${problem}`);
             })
             .catch((e) => {

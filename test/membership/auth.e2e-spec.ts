@@ -17,7 +17,15 @@ describe('membership: register and password login', () => {
   const clock = new FakeClock();
 
   beforeAll(async () => {
-    app = await startMembership({ LOGIN_MAX_FAILURES: '3', LOGIN_ACCOUNT_MAX_FAILURES: '6', LOGIN_IP_MAX_FAILURES: '8', LOGIN_LOCK_MS: String(LOCK_MS) }, { clock });
+    app = await startMembership(
+      {
+        LOGIN_MAX_FAILURES: '3',
+        LOGIN_ACCOUNT_MAX_FAILURES: '6',
+        LOGIN_IP_MAX_FAILURES: '8',
+        LOGIN_LOCK_MS: String(LOCK_MS),
+      },
+      { clock },
+    );
     db = await sqlClient(app.dbUrl);
   });
   afterAll(async () => {
@@ -28,7 +36,16 @@ describe('membership: register and password login', () => {
   describe('register', () => {
     it('creates a member without opening a session and stores only an argon2id hash', async () => {
       const c = client(app.url);
-      const res = await c.post(REGISTER).send({ username: 'reg_user1', email: 'Reg1@Example.com', phone: '13800000001', nickname: 'Reg', password: 'password-one' }).expect(200);
+      const res = await c
+        .post(REGISTER)
+        .send({
+          username: 'reg_user1',
+          email: 'Reg1@Example.com',
+          phone: '13800000001',
+          nickname: 'Reg',
+          password: 'password-one',
+        })
+        .expect(200);
       // The website goes to the login page after registering and reads nothing here: no tokens, no session left behind.
       expect(res.body).toEqual({
         code: 200,
@@ -42,15 +59,25 @@ describe('membership: register and password login', () => {
           phoneVerified: false,
         },
       });
-      expect((await db.query('SELECT count(*)::int AS n FROM member_sessions WHERE member_id = $1', [res.body.data.memberId])).rows[0].n).toBe(0);
-      const row = (await db.query('SELECT email, password_hash FROM members WHERE username = $1', ['reg_user1'])).rows[0];
+      expect(
+        (
+          await db.query('SELECT count(*)::int AS n FROM member_sessions WHERE member_id = $1', [
+            res.body.data.memberId,
+          ])
+        ).rows[0].n,
+      ).toBe(0);
+      const row = (await db.query('SELECT email, password_hash FROM members WHERE username = $1', ['reg_user1']))
+        .rows[0];
       expect(row.email).toBe('reg1@example.com');
       expect(row.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
       expect(JSON.stringify(res.body)).not.toContain('argon2');
     });
 
     it('registers with an email only and generates a username', async () => {
-      const res = await client(app.url).post(REGISTER).send({ email: 'only-mail@example.com', password: 'password-two' }).expect(200);
+      const res = await client(app.url)
+        .post(REGISTER)
+        .send({ email: 'only-mail@example.com', password: 'password-two' })
+        .expect(200);
       expect(res.body.data.username).toMatch(/^m_[A-Za-z0-9]{12}$/);
     });
 
@@ -81,32 +108,53 @@ describe('membership: register and password login', () => {
 
     it('of two concurrent sign-ups with one username exactly one wins', async () => {
       const results = await Promise.all(
-        [1, 2, 3, 4].map(() => client(app.url).post(REGISTER).send({ username: 'race_user', password: 'password-race' })),
+        [1, 2, 3, 4].map(() =>
+          client(app.url).post(REGISTER).send({ username: 'race_user', password: 'password-race' }),
+        ),
       );
       expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
     });
 
     it('a malformed JSON body is a 400 envelope', async () => {
-      const res = await client(app.url).post(REGISTER).set('Content-Type', 'application/json').send('{"username":').expect(400);
+      const res = await client(app.url)
+        .post(REGISTER)
+        .set('Content-Type', 'application/json')
+        .send('{"username":')
+        .expect(400);
       expect(res.body.code).toBe(400);
     });
   });
 
   describe('login', () => {
     beforeAll(async () => {
-      await client(app.url).post(REGISTER).send({ username: 'login_user', email: 'login@example.com', phone: '13900000002', password: 'login-password' }).expect(200);
+      await client(app.url)
+        .post(REGISTER)
+        .send({ username: 'login_user', email: 'login@example.com', phone: '13900000002', password: 'login-password' })
+        .expect(200);
     });
 
-    it.each([['login_user'], ['LOGIN_USER'], ['login@example.com'], ['13900000002']])('accepts account %s', async (account) => {
-      const res = await client(app.url).post(LOGIN).send({ account, password: 'login-password' }).expect(200);
-      expect(res.body.data.username).toBe('login_user');
-      const profile = await client(app.url).get('/api/v1/app/auth/profile').set(bearer(res.body.data.token)).expect(200);
-      expect(profile.body.data.lastLoginTime).not.toBeNull();
-    });
+    it.each([['login_user'], ['LOGIN_USER'], ['login@example.com'], ['13900000002']])(
+      'accepts account %s',
+      async (account) => {
+        const res = await client(app.url).post(LOGIN).send({ account, password: 'login-password' }).expect(200);
+        expect(res.body.data.username).toBe('login_user');
+        const profile = await client(app.url)
+          .get('/api/v1/app/auth/profile')
+          .set(bearer(res.body.data.token))
+          .expect(200);
+        expect(profile.body.data.lastLoginTime).not.toBeNull();
+      },
+    );
 
     it('gives the same 10002 answer for a wrong password and an unknown account', async () => {
-      const wrong = await client(app.url).post(LOGIN).send({ account: 'login_user', password: 'nope-nope' }).expect(401);
-      const unknown = await client(app.url).post(LOGIN).send({ account: 'nobody_here', password: 'nope-nope' }).expect(401);
+      const wrong = await client(app.url)
+        .post(LOGIN)
+        .send({ account: 'login_user', password: 'nope-nope' })
+        .expect(401);
+      const unknown = await client(app.url)
+        .post(LOGIN)
+        .send({ account: 'nobody_here', password: 'nope-nope' })
+        .expect(401);
       expect(wrong.body).toEqual({ code: 10002, message: 'Wrong account or password', data: null });
       expect(unknown.body).toEqual(wrong.body);
     });
@@ -114,7 +162,8 @@ describe('membership: register and password login', () => {
     it('spends the same work on unknown accounts (a dummy hash) as on wrong passwords', async () => {
       // Counted, not timed (a ratio of response times depended on the machine's load): each refused
       // login runs exactly one argon2id verification, with a member's parameters for an unknown account too.
-      const member = (await db.query(`SELECT password_hash FROM members WHERE username = 'login_user'`)).rows[0].password_hash as string;
+      const member = (await db.query(`SELECT password_hash FROM members WHERE username = 'login_user'`)).rows[0]
+        .password_hash as string;
       // The module object itself: an `import * as` namespace has read-only bindings to it.
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const verify = jest.spyOn(require('argon2') as typeof import('argon2'), 'verify');
@@ -135,9 +184,12 @@ describe('membership: register and password login', () => {
       const legacy = bcrypt.hashSync('old-java-password', 10).replace(/^\$2[ab]\$/, '$2a$');
       await db.query(`INSERT INTO members (username, password_hash) VALUES ('legacy_user', $1)`, [legacy]);
       await client(app.url).post(LOGIN).send({ account: 'legacy_user', password: 'wrong-password' }).expect(401);
-      expect((await db.query(`SELECT password_hash FROM members WHERE username = 'legacy_user'`)).rows[0].password_hash).toBe(legacy);
+      expect(
+        (await db.query(`SELECT password_hash FROM members WHERE username = 'legacy_user'`)).rows[0].password_hash,
+      ).toBe(legacy);
       await client(app.url).post(LOGIN).send({ account: 'legacy_user', password: 'old-java-password' }).expect(200);
-      const after = (await db.query(`SELECT password_hash FROM members WHERE username = 'legacy_user'`)).rows[0].password_hash;
+      const after = (await db.query(`SELECT password_hash FROM members WHERE username = 'legacy_user'`)).rows[0]
+        .password_hash;
       expect(after).toMatch(/^\$argon2id\$/);
       await client(app.url).post(LOGIN).send({ account: 'legacy_user', password: 'old-java-password' }).expect(200);
     });
@@ -146,7 +198,10 @@ describe('membership: register and password login', () => {
       await client(app.url).post(REGISTER).send({ username: 'disabled_1', password: 'disabled-pass' }).expect(200);
       await db.query(`UPDATE members SET status = 'disabled' WHERE username = 'disabled_1'`);
       await client(app.url).post(LOGIN).send({ account: 'disabled_1', password: 'wrong-pass' }).expect(401);
-      const res = await client(app.url).post(LOGIN).send({ account: 'disabled_1', password: 'disabled-pass' }).expect(423);
+      const res = await client(app.url)
+        .post(LOGIN)
+        .send({ account: 'disabled_1', password: 'disabled-pass' })
+        .expect(423);
       expect(res.body.code).toBe(10008);
     });
 
@@ -165,7 +220,11 @@ describe('membership: register and password login', () => {
 
     it('locks account+IP after LOGIN_MAX_FAILURES, even for the right password, and unlocks after LOGIN_LOCK_MS', async () => {
       const attacker = client(app.url);
-      for (let i = 0; i < 3; i++) await attacker.post(LOGIN).send({ account: 'lock_user', password: `guess-${i}-x` }).expect(401);
+      for (let i = 0; i < 3; i++)
+        await attacker
+          .post(LOGIN)
+          .send({ account: 'lock_user', password: `guess-${i}-x` })
+          .expect(401);
       const locked = await attacker.post(LOGIN).send({ account: 'lock_user', password: 'lock-password' }).expect(423);
       expect(locked.body.code).toBe(10008);
       expect(Number(locked.headers['retry-after'])).toBe(LOCK_MS / 1000);
@@ -173,15 +232,28 @@ describe('membership: register and password login', () => {
       await client(app.url).post(LOGIN).send({ account: 'lock_user', password: 'lock-password' }).expect(200);
       // Still locked a second before LOGIN_LOCK_MS is up, with Retry-After counting down; over at LOGIN_LOCK_MS.
       clock.advance(LOCK_MS - 1000);
-      expect(Number((await attacker.post(LOGIN).send({ account: 'lock_user', password: 'lock-password' }).expect(423)).headers['retry-after'])).toBe(1);
+      expect(
+        Number(
+          (await attacker.post(LOGIN).send({ account: 'lock_user', password: 'lock-password' }).expect(423)).headers[
+            'retry-after'
+          ],
+        ),
+      ).toBe(1);
       clock.advance(1000);
       await attacker.post(LOGIN).send({ account: 'lock_user', password: 'lock-password' }).expect(200);
     });
 
     it('locks the account for every IP after LOGIN_ACCOUNT_MAX_FAILURES from many IPs', async () => {
       await client(app.url).post(REGISTER).send({ username: 'botnet_target', password: 'target-password' }).expect(200);
-      for (let i = 0; i < 6; i++) await client(app.url).post(LOGIN).send({ account: 'botnet_target', password: `guess-${i}-y` }).expect(401);
-      const res = await client(app.url).post(LOGIN).send({ account: 'botnet_target', password: 'target-password' }).expect(423);
+      for (let i = 0; i < 6; i++)
+        await client(app.url)
+          .post(LOGIN)
+          .send({ account: 'botnet_target', password: `guess-${i}-y` })
+          .expect(401);
+      const res = await client(app.url)
+        .post(LOGIN)
+        .send({ account: 'botnet_target', password: 'target-password' })
+        .expect(423);
       expect(res.body.code).toBe(10008);
       clock.advance(LOCK_MS - 1000);
       await client(app.url).post(LOGIN).send({ account: 'botnet_target', password: 'target-password' }).expect(423);
@@ -202,8 +274,14 @@ describe('membership: register and password login', () => {
 
     it('answers lock for unknown accounts the same way (no enumeration through the lock)', async () => {
       const c = client(app.url);
-      for (let i = 0; i < 3; i++) await c.post(LOGIN).send({ account: 'ghost_account', password: `guess-${i}-z` }).expect(401);
-      expect((await c.post(LOGIN).send({ account: 'ghost_account', password: 'whatever1' }).expect(423)).body.code).toBe(10008);
+      for (let i = 0; i < 3; i++)
+        await c
+          .post(LOGIN)
+          .send({ account: 'ghost_account', password: `guess-${i}-z` })
+          .expect(401);
+      expect(
+        (await c.post(LOGIN).send({ account: 'ghost_account', password: 'whatever1' }).expect(423)).body.code,
+      ).toBe(10008);
     });
   });
 

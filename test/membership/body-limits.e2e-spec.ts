@@ -20,7 +20,11 @@ describe('membership: body limits per route and inflate ratio cap', () => {
   afterAll(() => app?.close());
 
   const send = async (method: string, path: string, body: string | Buffer, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${app.url}${path}`, { method, headers: { 'content-type': 'application/json', 'x-forwarded-for': address(), ...headers }, body });
+    const res = await fetch(`${app.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': address(), ...headers },
+      body,
+    });
     return { status: res.status, body: (await res.json()) as { code: number; message: string; data: any } };
   };
   const login = async () => {
@@ -31,9 +35,15 @@ describe('membership: body limits per route and inflate ratio cap', () => {
 
   it('a login body over 16 KiB is 413 in the envelope, plain or compressed', async () => {
     const big = JSON.stringify({ account: 'limits_admin', password: 'x'.repeat(17 * 1024) });
-    for (const [body, headers] of [[big, {}], [gzipSync(big), { 'content-encoding': 'gzip' }]] as const) {
+    for (const [body, headers] of [
+      [big, {}],
+      [gzipSync(big), { 'content-encoding': 'gzip' }],
+    ] as const) {
       const res = await send('POST', LOGIN, body, headers);
-      expect(res).toEqual({ status: 413, body: { code: 413, message: 'Request body too large (limit 16384 bytes)', data: null } });
+      expect(res).toEqual({
+        status: 413,
+        body: { code: 413, message: 'Request body too large (limit 16384 bytes)', data: null },
+      });
     }
   });
 
@@ -42,7 +52,12 @@ describe('membership: body limits per route and inflate ratio cap', () => {
     expect(bomb.length).toBeLessThan(4096);
     for (const path of [LOGIN, '/api/v1/app/auth/register', '/api/v1/app/auth/send-code']) {
       const res = await send('POST', path, bomb, { 'content-encoding': 'gzip' });
-      expect([path, res.status, res.body.code, res.body.message]).toEqual([path, 413, 413, 'Request body too large (limit 16384 bytes)']);
+      expect([path, res.status, res.body.code, res.body.message]).toEqual([
+        path,
+        413,
+        413,
+        'Request body too large (limit 16384 bytes)',
+      ]);
     }
   });
 
@@ -61,15 +76,27 @@ describe('membership: body limits per route and inflate ratio cap', () => {
     const res = await send('PUT', SITE_CONFIG, body, { authorization: `Bearer ${token}` });
     expect(res.status).toBe(200);
     expect(res.body.data.values['bulk.k59']).toBe(values['bulk.k59']);
-    const over = await send('PUT', SITE_CONFIG, JSON.stringify({ values: { 'bulk.x': 'x'.repeat(1_100_000) } }), { authorization: `Bearer ${token}` });
-    expect(over).toEqual({ status: 413, body: { code: 413, message: 'Request body too large (limit 1048576 bytes)', data: null } });
+    const over = await send('PUT', SITE_CONFIG, JSON.stringify({ values: { 'bulk.x': 'x'.repeat(1_100_000) } }), {
+      authorization: `Bearer ${token}`,
+    });
+    expect(over).toEqual({
+      status: 413,
+      body: { code: 413, message: 'Request body too large (limit 1048576 bytes)', data: null },
+    });
   });
 
   it('a compressed body inflating more than 32 times is 413 in the envelope, under the route limit', async () => {
     const token = await login();
     const bomb = gzipSync(JSON.stringify({ values: { 'bulk.x': 'x'.repeat(200_000) } }));
-    const res = await send('PUT', SITE_CONFIG, bomb, { authorization: `Bearer ${token}`, 'content-encoding': 'gzip', 'accept-language': 'zh-CN' });
-    expect(res).toEqual({ status: 413, body: { code: 413, message: '压缩的请求体解压后超过其大小的 32 倍', data: null } });
+    const res = await send('PUT', SITE_CONFIG, bomb, {
+      authorization: `Bearer ${token}`,
+      'content-encoding': 'gzip',
+      'accept-language': 'zh-CN',
+    });
+    expect(res).toEqual({
+      status: 413,
+      body: { code: 413, message: '压缩的请求体解压后超过其大小的 32 倍', data: null },
+    });
     const en = await send('PUT', SITE_CONFIG, bomb, { authorization: `Bearer ${token}`, 'content-encoding': 'gzip' });
     expect(en.body.message).toBe('Compressed request body inflates more than 32 times its size');
   });
@@ -86,24 +113,51 @@ describe('membership: body limits per route and inflate ratio cap', () => {
     server.on('request', watch);
     try {
       const bomb = gzipSync(JSON.stringify({ values: { 'bulk.x': 'x'.repeat(1_000_000) } }));
-      for (const [method, path] of [['PUT', SITE_CONFIG], ['PUT', '/api/v1/app/auth/profile']]) {
+      for (const [method, path] of [
+        ['PUT', SITE_CONFIG],
+        ['PUT', '/api/v1/app/auth/profile'],
+      ]) {
         const res = await send(method, path, bomb, { 'content-encoding': 'gzip', authorization: 'Bearer not-a-token' });
         expect(res.status).toBe(401);
-        expect(seen.filter((x) => x.url === path).at(-1)).toEqual({ url: path, status: 401, flowing: null, didRead: false });
+        expect(seen.filter((x) => x.url === path).at(-1)).toEqual({
+          url: path,
+          status: 401,
+          flowing: null,
+          didRead: false,
+        });
       }
       // Targets Express routes to the same handler: with a fragment, and in absolute form.
       for (const target of ['/api/v1/app/auth/profile#x', `http://${new URL(app.url).host}/api/v1/app/auth/profile`]) {
         const status = await new Promise<number>((resolve, reject) => {
           const url = new URL(app.url);
-          const req = request({ host: url.hostname, port: url.port, method: 'PUT', path: target, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: 'Bearer not-a-token', 'content-length': String(bomb.length) } }, (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          });
+          const req = request(
+            {
+              host: url.hostname,
+              port: url.port,
+              method: 'PUT',
+              path: target,
+              headers: {
+                'content-type': 'application/json',
+                'content-encoding': 'gzip',
+                authorization: 'Bearer not-a-token',
+                'content-length': String(bomb.length),
+              },
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
           req.on('error', reject);
           req.end(bomb);
         });
         expect([target, status]).toEqual([target, 401]);
-        expect(seen.filter((x) => x.url === target).at(-1)).toEqual({ url: target, status: 401, flowing: null, didRead: false });
+        expect(seen.filter((x) => x.url === target).at(-1)).toEqual({
+          url: target,
+          status: 401,
+          flowing: null,
+          didRead: false,
+        });
       }
       const unknown = await send('POST', '/api/v1/no-such-route', JSON.stringify({ a: 1 }));
       expect(unknown).toMatchObject({ status: 404, body: { code: 404 } });

@@ -45,7 +45,13 @@ describe('membership: a login that verified the old password does not survive a 
     return smtp.lastCode(email);
   };
   const liveSessions = async (memberId: string) =>
-    Number((await db.query(`SELECT count(*) AS n FROM member_sessions WHERE member_id = $1 AND revoked_time IS NULL`, [memberId])).rows[0].n);
+    Number(
+      (
+        await db.query(`SELECT count(*) AS n FROM member_sessions WHERE member_id = $1 AND revoked_time IS NULL`, [
+          memberId,
+        ])
+      ).rows[0].n,
+    );
 
   /** Runs `between` once, right after the first successful password check, before the caller goes on. */
   const afterNextPasswordCheck = (between: () => Promise<void>) => {
@@ -68,7 +74,12 @@ describe('membership: a login that verified the old password does not survive a 
   it('a login whose password check came before the reset opens no session', async () => {
     const email = 'race.one@example.com';
     const attacker = client(app.url);
-    const id = (await attacker.post(REGISTER).send({ username: 'race_attacker1', email, password: 'attacker-password' }).expect(200)).body.data.memberId;
+    const id = (
+      await attacker
+        .post(REGISTER)
+        .send({ username: 'race_attacker1', email, password: 'attacker-password' })
+        .expect(200)
+    ).body.data.memberId;
     const code = await mailCode(email);
     const owner = client(app.url);
     const ran = afterNextPasswordCheck(async () => {
@@ -90,7 +101,12 @@ describe('membership: a login that verified the old password does not survive a 
     const email = 'race.two@example.com';
     const legacy = bcrypt.hashSync('attacker-password', 10).replace(/^\$2[ab]\$/, '$2a$');
     const id = String(
-      (await db.query(`INSERT INTO members (username, email, password_hash) VALUES ('race_attacker2', $1, $2) RETURNING id`, [email, legacy])).rows[0].id,
+      (
+        await db.query(
+          `INSERT INTO members (username, email, password_hash) VALUES ('race_attacker2', $1, $2) RETURNING id`,
+          [email, legacy],
+        )
+      ).rows[0].id,
     );
     const code = await mailCode(email);
     const owner = client(app.url);
@@ -112,13 +128,19 @@ describe('membership: a login that verified the old password does not survive a 
     // stores its hash and ends the sessions before that transaction commits. The check holds the member
     // row FOR SHARE, so the reset's UPDATE waits for the commit and its revokeAll sees the session.
     const attacker = client(app.url);
-    const id = (await attacker.post(REGISTER).send({ username: 'race_attacker4', password: 'attacker-password' }).expect(200)).body.data.memberId;
+    const id = (
+      await attacker.post(REGISTER).send({ username: 'race_attacker4', password: 'attacker-password' }).expect(200)
+    ).body.data.memberId;
     const verified = (await db.query(`SELECT password_hash FROM members WHERE id = $1`, [id])).rows[0].password_hash;
     const members = app.app.get(MembersService);
     const sessions = app.app.get(SessionsService);
     let reset: Promise<unknown> | undefined;
     const original = EntityManager.prototype.query;
-    jest.spyOn(EntityManager.prototype, 'query').mockImplementation(async function (this: EntityManager, sql: string, params?: unknown[]) {
+    jest.spyOn(EntityManager.prototype, 'query').mockImplementation(async function (
+      this: EntityManager,
+      sql: string,
+      params?: unknown[],
+    ) {
       const rows = await original.call(this, sql, params);
       if (!reset && /FROM members WHERE id = \$1 AND password_hash = \$2/.test(sql)) {
         const done = { settled: false };
@@ -142,7 +164,9 @@ describe('membership: a login that verified the old password does not survive a 
   /** Resolves when a statement of this database waits for a row lock (polls the server's own view). */
   const waitForLockWaiter = async (stop: { settled: boolean }) => {
     while (!stop.settled) {
-      const { rows } = await db.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+      const { rows } = await db.query(
+        `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
       if (Number(rows[0].n) > 0) return;
       await new Promise((r) => setImmediate(r));
     }
@@ -151,8 +175,14 @@ describe('membership: a login that verified the old password does not survive a 
   it('a password change whose old-password check came before the reset does not replace the owner’s password', async () => {
     const email = 'race.three@example.com';
     const attacker = client(app.url);
-    await attacker.post(REGISTER).send({ username: 'race_attacker3', email, password: 'attacker-password' }).expect(200);
-    const session = await attacker.post(LOGIN).send({ account: 'race_attacker3', password: 'attacker-password' }).expect(200);
+    await attacker
+      .post(REGISTER)
+      .send({ username: 'race_attacker3', email, password: 'attacker-password' })
+      .expect(200);
+    const session = await attacker
+      .post(LOGIN)
+      .send({ account: 'race_attacker3', password: 'attacker-password' })
+      .expect(200);
     const code = await mailCode(email);
     const owner = client(app.url);
     afterNextPasswordCheck(async () => {

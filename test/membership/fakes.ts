@@ -70,12 +70,19 @@ export function readMail(raw: string): { subject: string; body: string } {
     enc.toLowerCase() === 'b' ? Buffer.from(text, 'base64').toString('utf8') : decodeQp(text.replace(/_/g, ' ')),
   );
   const bodyRaw = rest.join('\n\n');
-  const body = /content-transfer-encoding: base64/i.test(unfolded) ? Buffer.from(bodyRaw.replace(/\s+/g, ''), 'base64').toString('utf8') : /quoted-printable/i.test(unfolded) ? decodeQp(bodyRaw.replace(/=\r?\n/g, '')) : bodyRaw;
+  const body = /content-transfer-encoding: base64/i.test(unfolded)
+    ? Buffer.from(bodyRaw.replace(/\s+/g, ''), 'base64').toString('utf8')
+    : /quoted-printable/i.test(unfolded)
+      ? decodeQp(bodyRaw.replace(/=\r?\n/g, ''))
+      : bodyRaw;
   return { subject, body };
 }
 
 function decodeQp(s: string): string {
-  return Buffer.from(s.replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1').toString('utf8');
+  return Buffer.from(
+    s.replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))),
+    'latin1',
+  ).toString('utf8');
 }
 
 export interface FakeSmtp {
@@ -92,7 +99,10 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
     disabledCommands: ['STARTTLS'],
     allowInsecureAuth: true,
     logger: false,
-    onAuth: (auth, _s, cb) => (auth.username === 'mailer' && auth.password === 'mail-pass' ? cb(null, { user: 'mailer' }) : cb(new Error('bad auth'))),
+    onAuth: (auth, _s, cb) =>
+      auth.username === 'mailer' && auth.password === 'mail-pass'
+        ? cb(null, { user: 'mailer' })
+        : cb(new Error('bad auth')),
     onData(stream, session, cb) {
       let raw = '';
       stream.on('data', (c) => (raw += c));
@@ -114,7 +124,13 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
       if (!code) throw new Error(`no code mailed to ${email}`);
       return code;
     },
-    env: { SMTP_HOST: '127.0.0.1', SMTP_PORT: String(port), SMTP_USER: 'mailer', SMTP_PASSWORD: 'mail-pass', SMTP_FROM: 'no-reply@site.test' },
+    env: {
+      SMTP_HOST: '127.0.0.1',
+      SMTP_PORT: String(port),
+      SMTP_USER: 'mailer',
+      SMTP_PASSWORD: 'mail-pass',
+      SMTP_FROM: 'no-reply@site.test',
+    },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

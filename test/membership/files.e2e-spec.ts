@@ -28,7 +28,10 @@ const UPLOAD = '/api/v1/app/files';
 async function member(app: RunningApp, username: string): Promise<string> {
   await client(app.url).post('/api/v1/app/auth/register').send({ username, password: 'files-password' }).expect(200);
   // Register opens no session: log in as the website does next.
-  const res = await client(app.url).post('/api/v1/app/auth/login').send({ account: username, password: 'files-password' }).expect(200);
+  const res = await client(app.url)
+    .post('/api/v1/app/auth/login')
+    .send({ account: username, password: 'files-password' })
+    .expect(200);
   return res.body.data.token;
 }
 
@@ -44,7 +47,11 @@ describe('membership: file upload and public media (local disk)', () => {
 
   it('stores a PNG under a generated name and serves it inline with nosniff', async () => {
     const bytes = tinyPng();
-    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', bytes, { filename: 'my avatar.png', contentType: 'image/png' }).expect(200);
+    const res = await request(app.url)
+      .post(UPLOAD)
+      .set(bearer(token))
+      .attach('file', bytes, { filename: 'my avatar.png', contentType: 'image/png' })
+      .expect(200);
     const data = res.body.data;
     expect(data).toEqual({
       id: expect.any(String),
@@ -58,11 +65,15 @@ describe('membership: file upload and public media (local disk)', () => {
       createdTime: expect.any(String),
     });
     expect(existsSync(path.join(app.dataDir, 'files', data.filename))).toBe(true);
-    const served = await request(app.url).get(data.url).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => cb(null, Buffer.concat(chunks)));
-    }).expect(200);
+    const served = await request(app.url)
+      .get(data.url)
+      .buffer(true)
+      .parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      })
+      .expect(200);
     expect(served.headers['content-type']).toBe('image/png');
     expect(served.headers['x-content-type-options']).toBe('nosniff');
     expect(served.headers['content-disposition']).toMatch(/^inline;/);
@@ -70,7 +81,11 @@ describe('membership: file upload and public media (local disk)', () => {
   });
 
   it('serves a PDF as an attachment', async () => {
-    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', PDF, { filename: 'report.pdf', contentType: 'application/pdf' }).expect(200);
+    const res = await request(app.url)
+      .post(UPLOAD)
+      .set(bearer(token))
+      .attach('file', PDF, { filename: 'report.pdf', contentType: 'application/pdf' })
+      .expect(200);
     expect(res.body.data.contentType).toBe('application/pdf');
     const served = await request(app.url).get(res.body.data.url).expect(200);
     expect(served.headers['content-type']).toBe('application/pdf');
@@ -84,29 +99,50 @@ describe('membership: file upload and public media (local disk)', () => {
       [HTML, 'page.jpg', 'image/jpeg'],
       [SVG, 'logo.svg', 'image/svg+xml'],
     ] as const) {
-      const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', bytes, { filename, contentType }).expect(415);
+      const res = await request(app.url)
+        .post(UPLOAD)
+        .set(bearer(token))
+        .attach('file', bytes, { filename, contentType })
+        .expect(415);
       expect(res.body).toEqual({ code: 415, message: expect.stringMatching(/not allowed/), data: null });
     }
   });
 
   it('refuses an oversize file with a 413 envelope and stores nothing', async () => {
     const before = existsSync(path.join(app.dataDir, 'files')) ? countFiles(path.join(app.dataDir, 'files')) : 0;
-    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(70_000), { filename: 'big.png', contentType: 'image/png' });
+    const res = await request(app.url)
+      .post(UPLOAD)
+      .set(bearer(token))
+      .attach('file', tinyPng(70_000), { filename: 'big.png', contentType: 'image/png' });
     expect(res.status).toBe(413);
     expect(res.body.code).toBe(413);
     expect(countFiles(path.join(app.dataDir, 'files'))).toBe(before);
   });
 
   it('a path-traversal file name is only a label; the stored name is generated', async () => {
-    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(), { filename: '../../../etc/passwd.png', contentType: 'image/png' }).expect(200);
+    const res = await request(app.url)
+      .post(UPLOAD)
+      .set(bearer(token))
+      .attach('file', tinyPng(), { filename: '../../../etc/passwd.png', contentType: 'image/png' })
+      .expect(200);
     expect(res.body.data.originalFilename).toBe('passwd.png');
     expect(res.body.data.filename).toMatch(/^\d{4}\/\d{2}\/[0-9a-f]{32}\.png$/);
-    const evil = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(), { filename: '..\\..\\windows\\win.ini', contentType: 'image/png' }).expect(200);
+    const evil = await request(app.url)
+      .post(UPLOAD)
+      .set(bearer(token))
+      .attach('file', tinyPng(), { filename: '..\\..\\windows\\win.ini', contentType: 'image/png' })
+      .expect(200);
     expect(evil.body.data.originalFilename).toBe('win.ini');
   });
 
   it('media paths that try to leave the storage root are 404', async () => {
-    for (const p of ['/files/..%2F..%2Fpackage.json', '/files/%2e%2e/%2e%2e/package.json', '/files/2026/11/..%2f..%2f..%2fpackage.json', '/files/nope.png', '/files/']) {
+    for (const p of [
+      '/files/..%2F..%2Fpackage.json',
+      '/files/%2e%2e/%2e%2e/package.json',
+      '/files/2026/11/..%2f..%2f..%2fpackage.json',
+      '/files/nope.png',
+      '/files/',
+    ]) {
       const res = await request(app.url).get(p);
       expect([404]).toContain(res.status);
       expect(res.body.code).toBe(404);
@@ -125,7 +161,11 @@ describe('membership: file upload and public media (local disk)', () => {
   });
 
   it('refuses two files in one request', async () => {
-    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(), 'a.png').attach('file', tinyPng(), 'b.png');
+    const res = await request(app.url)
+      .post(UPLOAD)
+      .set(bearer(token))
+      .attach('file', tinyPng(), 'a.png')
+      .attach('file', tinyPng(), 'b.png');
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
   });
@@ -134,7 +174,11 @@ describe('membership: file upload and public media (local disk)', () => {
 describe('membership: uploads per member are bounded (UPLOAD_MAX_BYTES_PER_MEMBER)', () => {
   let app: RunningApp;
   const files = () => (existsSync(path.join(app.dataDir, 'files')) ? countFiles(path.join(app.dataDir, 'files')) : 0);
-  const upload = (token: string) => request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(30_000), { filename: 'big.png', contentType: 'image/png' });
+  const upload = (token: string) =>
+    request(app.url)
+      .post(UPLOAD)
+      .set(bearer(token))
+      .attach('file', tinyPng(30_000), { filename: 'big.png', contentType: 'image/png' });
 
   beforeAll(async () => {
     app = await startMembership({ UPLOAD_MAX_BYTES_PER_MEMBER: '100000' });
@@ -147,12 +191,19 @@ describe('membership: uploads per member are bounded (UPLOAD_MAX_BYTES_PER_MEMBE
     const before = files();
     const res = await upload(token);
     expect(res.status).toBe(413);
-    expect(res.body).toMatchObject({ code: 413, message: 'Upload limit reached: a member keeps at most 100000 bytes of files' });
+    expect(res.body).toMatchObject({
+      code: 413,
+      message: 'Upload limit reached: a member keeps at most 100000 bytes of files',
+    });
     expect(files()).toBe(before);
     const zh = await upload(token).set('Accept-Language', 'zh-CN');
     expect(zh.body.message).toBe('上传已达上限：每位会员最多保存 100000 字节的文件');
     // What still fits is taken.
-    await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', tinyPng(), { filename: 'small.png', contentType: 'image/png' }).expect(200);
+    await request(app.url)
+      .post(UPLOAD)
+      .set(bearer(token))
+      .attach('file', tinyPng(), { filename: 'small.png', contentType: 'image/png' })
+      .expect(200);
     await upload(await member(app, 'quota_two')).expect(200);
   });
 
@@ -180,7 +231,8 @@ describe('membership: uploads per member are bounded (UPLOAD_MAX_BYTES_PER_MEMBE
 function countFiles(dir: string): number {
   if (!existsSync(dir)) return 0;
   let n = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) n += e.isDirectory() ? countFiles(path.join(dir, e.name)) : 1;
+  for (const e of readdirSync(dir, { withFileTypes: true }))
+    n += e.isDirectory() ? countFiles(path.join(dir, e.name)) : 1;
   return n;
 }
 
@@ -191,7 +243,13 @@ describe('membership: file storage on S3-compatible object storage', () => {
   let app: RunningApp;
 
   beforeAll(async () => {
-    s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: 'member-media' }] });
+    s3 = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory: dir,
+      configureBuckets: [{ name: 'member-media' }],
+    });
     endpoint = `http://127.0.0.1:${(await s3.run()).port}`;
     app = await startMembership({
       STORAGE_DRIVER: 's3',
@@ -211,9 +269,19 @@ describe('membership: file storage on S3-compatible object storage', () => {
   it('uploads into the bucket and serves from it; nothing lands on local disk', async () => {
     const token = await member(app, 's3_uploader');
     const bytes = tinyPng();
-    const res = await request(app.url).post(UPLOAD).set(bearer(token)).attach('file', bytes, { filename: 'a.png', contentType: 'image/png' }).expect(200);
+    const res = await request(app.url)
+      .post(UPLOAD)
+      .set(bearer(token))
+      .attach('file', bytes, { filename: 'a.png', contentType: 'image/png' })
+      .expect(200);
     const { filename, url } = res.body.data;
-    const reader = new S3Storage({ bucket: 'member-media', region: 'us-east-1', endpoint, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
+    const reader = new S3Storage({
+      bucket: 'member-media',
+      region: 'us-east-1',
+      endpoint,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+    });
     const obj = await reader.get(`uploads/${filename}`);
     expect(obj).not.toBeNull();
     const chunks: Buffer[] = [];

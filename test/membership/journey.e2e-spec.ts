@@ -3,7 +3,6 @@ import { RunningApp, startMembership } from '../support/apps';
 import { bearer, client } from './fakes';
 import { tinyPng } from '../support/png';
 
-
 describe('membership: the website journey under a context path', () => {
   let app: RunningApp;
 
@@ -19,15 +18,32 @@ describe('membership: the website journey under a context path', () => {
     const site = await browser.get('/api/v1/admin/system/site-config/public').expect(200);
     expect(site.body.data.values['site.name']).toBeDefined();
 
-    await browser.post('/api/v1/app/auth/register').send({ username: 'journey_1', email: 'journey@example.com', password: 'journey-password' }).expect(200);
-    const login = await browser.post('/api/v1/app/auth/login').set('Content-Type', 'application/json').send({ account: 'journey_1', password: 'journey-password' }).expect(200);
+    await browser
+      .post('/api/v1/app/auth/register')
+      .send({ username: 'journey_1', email: 'journey@example.com', password: 'journey-password' })
+      .expect(200);
+    const login = await browser
+      .post('/api/v1/app/auth/login')
+      .set('Content-Type', 'application/json')
+      .send({ account: 'journey_1', password: 'journey-password' })
+      .expect(200);
     const { token, refreshToken, memberId } = login.body.data;
 
     const profile = await browser.get('/api/v1/app/auth/profile').set(bearer(token)).expect(200);
-    expect(profile.body.data).toMatchObject({ id: memberId, username: 'journey_1', email: 'journey@example.com', avatarUrl: null, status: 'active' });
+    expect(profile.body.data).toMatchObject({
+      id: memberId,
+      username: 'journey_1',
+      email: 'journey@example.com',
+      avatarUrl: null,
+      status: 'active',
+    });
     expect(JSON.stringify(profile.body)).not.toMatch(/password|argon2/i);
 
-    const upload = await request(app.url).post('/api/v1/app/files').set(bearer(token)).attach('file', tinyPng(), { filename: 'me.png', contentType: 'image/png' }).expect(200);
+    const upload = await request(app.url)
+      .post('/api/v1/app/files')
+      .set(bearer(token))
+      .attach('file', tinyPng(), { filename: 'me.png', contentType: 'image/png' })
+      .expect(200);
     const avatarUrl = upload.body.data.url as string;
     expect(avatarUrl).toMatch(/^\/files\//);
     // The client turns the relative media path into an address with its base URL (context path included).
@@ -39,20 +55,48 @@ describe('membership: the website journey under a context path', () => {
       .set(bearer(token))
       .send({ avatarUrl, nickname: 'Journey', gender: 'other', birthDate: '1995-02-28' })
       .expect(200);
-    expect(updated.body.data).toMatchObject({ avatarUrl, nickname: 'Journey', gender: 'other', birthDate: '1995-02-28' });
+    expect(updated.body.data).toMatchObject({
+      avatarUrl,
+      nickname: 'Journey',
+      gender: 'other',
+      birthDate: '1995-02-28',
+    });
 
     // Unknown fields and bad values are refused with 10000 naming each field.
-    const bad = await browser.put('/api/v1/app/auth/profile').set(bearer(token)).send({ nickname: 'x', points: 9999, gender: 'robot', birthDate: '1995-02-30', avatarUrl: 'javascript:alert(1)' }).expect(400);
+    const bad = await browser
+      .put('/api/v1/app/auth/profile')
+      .set(bearer(token))
+      .send({ nickname: 'x', points: 9999, gender: 'robot', birthDate: '1995-02-30', avatarUrl: 'javascript:alert(1)' })
+      .expect(400);
     expect(bad.body.code).toBe(10000);
     for (const field of ['points', 'gender', 'birthDate', 'avatarUrl']) expect(bad.body.message).toContain(field);
-    const future = await browser.put('/api/v1/app/auth/profile').set(bearer(token)).send({ birthDate: '2999-01-01' }).expect(400);
+    const future = await browser
+      .put('/api/v1/app/auth/profile')
+      .set(bearer(token))
+      .send({ birthDate: '2999-01-01' })
+      .expect(400);
     expect(future.body.message).toContain('birthDate');
-    const traversal = await browser.put('/api/v1/app/auth/profile').set(bearer(token)).send({ avatarUrl: '/files/../../etc/passwd' }).expect(400);
+    const traversal = await browser
+      .put('/api/v1/app/auth/profile')
+      .set(bearer(token))
+      .send({ avatarUrl: '/files/../../etc/passwd' })
+      .expect(400);
     expect(traversal.body.message).toContain('avatarUrl');
     expect((await browser.get('/api/v1/app/auth/profile').set(bearer(token)).expect(200)).body.data.points).toBe(0);
     // null keeps a field (the website sends avatarUrl: null for "unchanged"); "" clears it.
-    expect((await browser.put('/api/v1/app/auth/profile').set(bearer(token)).send({ gender: null, avatarUrl: null }).expect(200)).body.data).toMatchObject({ gender: 'other', avatarUrl });
-    expect((await browser.put('/api/v1/app/auth/profile').set(bearer(token)).send({ gender: '' }).expect(200)).body.data.gender).toBeNull();
+    expect(
+      (
+        await browser
+          .put('/api/v1/app/auth/profile')
+          .set(bearer(token))
+          .send({ gender: null, avatarUrl: null })
+          .expect(200)
+      ).body.data,
+    ).toMatchObject({ gender: 'other', avatarUrl });
+    expect(
+      (await browser.put('/api/v1/app/auth/profile').set(bearer(token)).send({ gender: '' }).expect(200)).body.data
+        .gender,
+    ).toBeNull();
 
     const refreshed = await browser.post('/api/v1/app/auth/refresh-token').send({ refreshToken }).expect(200);
     expect(refreshed.body.data).toMatchObject({ memberId, username: 'journey_1', nickname: 'Journey', avatarUrl });
@@ -63,7 +107,10 @@ describe('membership: the website journey under a context path', () => {
     await browser.get('/api/v1/app/auth/profile').set(bearer(token2)).expect(401);
     const old = await browser.post('/api/v1/app/auth/refresh-token').send({ refreshToken }).expect(401);
     expect(old.body).toEqual({ code: 401, message: expect.any(String), data: null });
-    await browser.post('/api/v1/app/auth/refresh-token').send({ refreshToken: refreshed.body.data.refreshToken }).expect(401);
+    await browser
+      .post('/api/v1/app/auth/refresh-token')
+      .send({ refreshToken: refreshed.body.data.refreshToken })
+      .expect(401);
 
     // Without the context path nothing is served.
     const root = app.url.replace(/\/member$/, '');
@@ -101,7 +148,13 @@ describe('membership: the website journey under a context path', () => {
       expect(ok.required).toEqual(['code', 'message', 'data']);
     }
     expect(doc.components.schemas.MemberLoginResponse.properties).toEqual(
-      expect.objectContaining({ memberId: expect.anything(), token: expect.anything(), refreshToken: expect.anything(), expiresIn: expect.anything(), refreshExpiresIn: expect.anything() }),
+      expect.objectContaining({
+        memberId: expect.anything(),
+        token: expect.anything(),
+        refreshToken: expect.anything(),
+        expiresIn: expect.anything(),
+        refreshExpiresIn: expect.anything(),
+      }),
     );
   });
 });

@@ -32,8 +32,12 @@ describe('membership: member events and the audit rows of sign-in locks, factors
   let env: Record<string, string>;
   const run = Date.now().toString(36).slice(-5);
 
-  const codeAt = (secret: string, at = clock.now()) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: at });
-  const audit = async (where: string, params: unknown[]) => (await db.query(`SELECT * FROM audit_log WHERE ${where} ORDER BY id`, params)).rows;
+  const codeAt = (secret: string, at = clock.now()) =>
+    new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({
+      timestamp: at,
+    });
+  const audit = async (where: string, params: unknown[]) =>
+    (await db.query(`SELECT * FROM audit_log WHERE ${where} ORDER BY id`, params)).rows;
   const eventsFor = (type: string, memberId: string) => receiver.of(type).filter((e) => e.data.member_id === memberId);
 
   beforeAll(async () => {
@@ -50,8 +54,17 @@ describe('membership: member events and the audit rows of sign-in locks, factors
     };
     app = await startMembership(env, { clock });
     db = await sqlClient(app.dbUrl);
-    const admin = (await client(app.url).post(`${AUTH}/login`).send({ account: 'ev_admin', password: 'admin-password-1' }).expect(200)).body.data.token;
-    const created = await client(app.url).post('/api/v1/admin/webhooks').set(bearer(admin)).send({ url: receiver.url }).expect(200);
+    const admin = (
+      await client(app.url)
+        .post(`${AUTH}/login`)
+        .send({ account: 'ev_admin', password: 'admin-password-1' })
+        .expect(200)
+    ).body.data.token;
+    const created = await client(app.url)
+      .post('/api/v1/admin/webhooks')
+      .set(bearer(admin))
+      .send({ url: receiver.url })
+      .expect(200);
     receiver.setSecret(created.body.data.secret);
   });
   afterAll(async () => {
@@ -64,9 +77,22 @@ describe('membership: member events and the audit rows of sign-in locks, factors
 
   it('the admin made at boot is recorded by the system (before any endpoint existed: no event); admin:create by the CLI user, with member.registered', async () => {
     const [boot] = await audit(`action = 'member.admin_created'`, []);
-    expect(boot).toMatchObject({ actor_kind: 'system', actor_id: null, target_type: 'member', after: { username: 'ev_admin', roles: ['admin'] } });
+    expect(boot).toMatchObject({
+      actor_kind: 'system',
+      actor_id: null,
+      target_type: 'member',
+      after: { username: 'ev_admin', roles: ['admin'] },
+    });
 
-    const cliEnv = { ...process.env, ...env, NODE_ENV: 'test', DATABASE_URL: app.dbUrl, JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789', MFA_REQUIRED_ROLES: 'none', LOG_LEVEL: 'silent' };
+    const cliEnv = {
+      ...process.env,
+      ...env,
+      NODE_ENV: 'test',
+      DATABASE_URL: app.dbUrl,
+      JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
+      MFA_REQUIRED_ROLES: 'none',
+      LOG_LEVEL: 'silent',
+    };
     await createAdminCommand([`ev_cli_${run}`], cliEnv, Readable.from(['cli-password-12\n']));
     const [made] = await audit(`action = 'member.admin_created' AND after->>'username' = $1`, [`ev_cli_${run}`]);
     expect(made).toMatchObject({ actor_kind: 'cli', actor_id: userInfo().username, target_type: 'member' });
@@ -88,34 +114,63 @@ describe('membership: member events and the audit rows of sign-in locks, factors
 
   it('member.registered for a password sign-up and a first phone-code sign-in, once each, with the member insert', async () => {
     const c = client(app.url);
-    const reg = await c.post(`${AUTH}/register`).send({ username: `ev_pw_${run}`, password: PASSWORD, nickname: 'Pat' }).expect(200);
+    const reg = await c
+      .post(`${AUTH}/register`)
+      .send({ username: `ev_pw_${run}`, password: PASSWORD, nickname: 'Pat' })
+      .expect(200);
     const byPassword = String(reg.body.data.memberId);
     const phone = `137${String(Date.now()).slice(-8)}`;
     await c.post(`${AUTH}/send-code`).send({ type: 'sms', phone }).expect(200);
-    const first = await c.post(`${AUTH}/login-by-phone`).send({ phone, code: sms.lastCode(phone) }).expect(200);
+    const first = await c
+      .post(`${AUTH}/login-by-phone`)
+      .send({ phone, code: sms.lastCode(phone) })
+      .expect(200);
     const byPhone = String(first.body.data.memberId);
     // A second sign-in of the same phone creates nobody.
     await c.post(`${AUTH}/send-code`).send({ type: 'sms', phone }).expect(200);
-    await c.post(`${AUTH}/login-by-phone`).send({ phone, code: sms.lastCode(phone) }).expect(200);
+    await c
+      .post(`${AUTH}/login-by-phone`)
+      .send({ phone, code: sms.lastCode(phone) })
+      .expect(200);
     // A refused sign-up (name taken) sends nothing.
-    await c.post(`${AUTH}/register`).send({ username: `ev_pw_${run}`, password: PASSWORD }).expect(409);
+    await c
+      .post(`${AUTH}/register`)
+      .send({ username: `ev_pw_${run}`, password: PASSWORD })
+      .expect(409);
 
-    await until(() => eventsFor('member.registered', byPassword).length > 0 && eventsFor('member.registered', byPhone).length > 0);
+    await until(
+      () => eventsFor('member.registered', byPassword).length > 0 && eventsFor('member.registered', byPhone).length > 0,
+    );
     const [pw] = eventsFor('member.registered', byPassword);
-    expect(pw.data).toEqual({ member_id: byPassword, username: `ev_pw_${run}`, nickname: 'Pat', method: 'password', registered_at: new Date(clock.now()).toISOString() });
+    expect(pw.data).toEqual({
+      member_id: byPassword,
+      username: `ev_pw_${run}`,
+      nickname: 'Pat',
+      method: 'password',
+      registered_at: new Date(clock.now()).toISOString(),
+    });
     expect(eventsFor('member.registered', byPhone)[0].data).toMatchObject({ member_id: byPhone, method: 'phone_code' });
     expect(JSON.stringify(eventsFor('member.registered', byPhone))).not.toContain(phone);
-    const stored = (await db.query(`SELECT payload->'data'->>'member_id' AS id FROM webhook_events WHERE type = 'member.registered'`)).rows.map((r) => r.id);
+    const stored = (
+      await db.query(`SELECT payload->'data'->>'member_id' AS id FROM webhook_events WHERE type = 'member.registered'`)
+    ).rows.map((r) => r.id);
     expect(stored.filter((id) => id === byPassword || id === byPhone).sort()).toEqual([byPassword, byPhone].sort());
   });
 
   it('the failure that starts a sign-in lock records it once: an audit row by the system on the member, and member.login_locked', async () => {
     const username = `ev_lock_${run}`;
-    const memberId = String((await client(app.url).post(`${AUTH}/register`).send({ username, password: PASSWORD }).expect(200)).body.data.memberId);
+    const memberId = String(
+      (await client(app.url).post(`${AUTH}/register`).send({ username, password: PASSWORD }).expect(200)).body.data
+        .memberId,
+    );
     const attacker = client(app.url, '198.51.100.77');
-    for (let i = 0; i < 3; i++) await attacker.post(`${AUTH}/login`).send({ account: username, password: 'wrong-password' }).expect(401);
+    for (let i = 0; i < 3; i++)
+      await attacker.post(`${AUTH}/login`).send({ account: username, password: 'wrong-password' }).expect(401);
     // Locked now: further tries are refused without counting, and record nothing more.
-    for (let i = 0; i < 2; i++) expect((await attacker.post(`${AUTH}/login`).send({ account: username, password: 'wrong-password' })).body.code).toBe(10008);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await attacker.post(`${AUTH}/login`).send({ account: username, password: 'wrong-password' })).body.code,
+      ).toBe(10008);
     const rows = await audit(`action = 'member.login_locked' AND target_id = $1`, [memberId]);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({
@@ -127,10 +182,17 @@ describe('membership: member events and the audit rows of sign-in locks, factors
     });
     await until(() => eventsFor('member.login_locked', memberId).length > 0);
     expect(eventsFor('member.login_locked', memberId)).toHaveLength(1);
-    expect(eventsFor('member.login_locked', memberId)[0].data).toEqual({ member_id: memberId, scope: 'account_address', address: '198.51.100.77', failures: 3, locked_until: rows[0].after.lockedUntil });
+    expect(eventsFor('member.login_locked', memberId)[0].data).toEqual({
+      member_id: memberId,
+      scope: 'account_address',
+      address: '198.51.100.77',
+      failures: 3,
+      locked_until: rows[0].after.lockedUntil,
+    });
     // Wrong passwords for a name nobody has lock it too, but nobody is recorded.
     const stranger = client(app.url, '198.51.100.78');
-    for (let i = 0; i < 4; i++) await stranger.post(`${AUTH}/login`).send({ account: `nobody_${run}`, password: 'wrong-password' });
+    for (let i = 0; i < 4; i++)
+      await stranger.post(`${AUTH}/login`).send({ account: `nobody_${run}`, password: 'wrong-password' });
     expect(await audit(`action LIKE '%login_locked' AND address = '198.51.100.78'`, [])).toEqual([]);
   });
 
@@ -143,23 +205,49 @@ describe('membership: member events and the audit rows of sign-in locks, factors
     const begun = await c.post(`${SEC}/totp`).set(bearer(login.token)).expect(200);
     const secret = begun.body.data.secret as string;
     // A wrong first code changes nothing and records nothing.
-    await c.post(`${SEC}/totp/confirm`).set(bearer(login.token)).send({ code: codeAt(secret, clock.now() + 9 * STEP_MS) }).expect(401);
-    await c.post(`${SEC}/totp/confirm`).set(bearer(login.token)).send({ code: codeAt(secret) }).expect(200);
+    await c
+      .post(`${SEC}/totp/confirm`)
+      .set(bearer(login.token))
+      .send({ code: codeAt(secret, clock.now() + 9 * STEP_MS) })
+      .expect(401);
+    await c
+      .post(`${SEC}/totp/confirm`)
+      .set(bearer(login.token))
+      .send({ code: codeAt(secret) })
+      .expect(200);
     clock.advance(STEP_MS);
-    const stepped = await c.post(`${AUTH}/step-up`).set(bearer(login.token)).send({ method: 'totp', code: codeAt(secret) }).expect(200);
+    const stepped = await c
+      .post(`${AUTH}/step-up`)
+      .set(bearer(login.token))
+      .send({ method: 'totp', code: codeAt(secret) })
+      .expect(200);
     const token = stepped.body.data.token as string;
     await c.post(`${SEC}/recovery-codes`).set(bearer(token)).expect(200);
     await c.delete(`${SEC}/totp`).set(bearer(token)).expect(200);
     await c.delete(`${SEC}/totp`).set(bearer(token)).expect(409);
 
     const rows = await audit(`action = 'member.factor_changed' AND target_id = $1`, [memberId]);
-    expect(rows.map((r) => r.after)).toEqual([{ change: 'totp_enabled', firstFactor: true }, { change: 'recovery_codes_regenerated' }, { change: 'totp_disabled' }]);
-    for (const r of rows) expect(r).toMatchObject({ actor_kind: 'member', actor_id: memberId, target_type: 'member', request_id: expect.any(String) });
+    expect(rows.map((r) => r.after)).toEqual([
+      { change: 'totp_enabled', firstFactor: true },
+      { change: 'recovery_codes_regenerated' },
+      { change: 'totp_disabled' },
+    ]);
+    for (const r of rows)
+      expect(r).toMatchObject({
+        actor_kind: 'member',
+        actor_id: memberId,
+        target_type: 'member',
+        request_id: expect.any(String),
+      });
     expect(JSON.stringify(rows)).not.toContain(secret);
 
     await until(() => eventsFor('member.factor_changed', memberId).length === 3);
     expect(eventsFor('member.factor_changed', memberId).map((e) => e.data)).toEqual(
-      ['totp_enabled', 'recovery_codes_regenerated', 'totp_disabled'].map((change) => ({ member_id: memberId, change, by: { kind: 'member', id: memberId } })),
+      ['totp_enabled', 'recovery_codes_regenerated', 'totp_disabled'].map((change) => ({
+        member_id: memberId,
+        change,
+        by: { kind: 'member', id: memberId },
+      })),
     );
   });
 });

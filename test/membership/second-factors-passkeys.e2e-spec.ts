@@ -19,7 +19,8 @@ const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const available = fs.existsSync(executablePath);
 // Locally without Chromium this suite is skipped; in CI (.ci/run installs Chromium) it must run.
 const suite = available || process.env.CI ? describe : describe.skip;
-if (!available && !process.env.CI) console.warn(`passkey browser test skipped: no Chromium at ${executablePath} (apt-get install chromium)`);
+if (!available && !process.env.CI)
+  console.warn(`passkey browser test skipped: no Chromium at ${executablePath} (apt-get install chromium)`);
 
 const AUTH = '/api/v1/app/auth';
 const SEC = '/api/v1/app/security';
@@ -47,24 +48,40 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
   async function newAuthenticator(options: Json = {}): Promise<string> {
     if (authenticatorId) await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
     const res = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true, ...options },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+        ...options,
+      },
     });
     authenticatorId = res.authenticatorId;
     return authenticatorId;
   }
 
-  const create = (optionsJSON: Json): Promise<Json> => page.evaluate((o) => (globalThis as any).SimpleWebAuthnBrowser.startRegistration({ optionsJSON: o }), optionsJSON);
-  const get = (optionsJSON: Json): Promise<Json> => page.evaluate((o) => (globalThis as any).SimpleWebAuthnBrowser.startAuthentication({ optionsJSON: o }), optionsJSON);
+  const create = (optionsJSON: Json): Promise<Json> =>
+    page.evaluate((o) => (globalThis as any).SimpleWebAuthnBrowser.startRegistration({ optionsJSON: o }), optionsJSON);
+  const get = (optionsJSON: Json): Promise<Json> =>
+    page.evaluate(
+      (o) => (globalThis as any).SimpleWebAuthnBrowser.startAuthentication({ optionsJSON: o }),
+      optionsJSON,
+    );
 
   /** A screenshot of the ceremony's outcome: the page (an app origin, no UI of its own) shows what the app answered. */
   async function shot(name: string, facts: Json): Promise<void> {
-    await page.evaluate((text) => {
-      const doc = (globalThis as any).document;
-      doc.body.textContent = '';
-      const pre = doc.createElement('pre');
-      pre.textContent = text;
-      doc.body.appendChild(pre);
-    }, JSON.stringify(facts, null, 2));
+    await page.evaluate(
+      (text) => {
+        const doc = (globalThis as any).document;
+        doc.body.textContent = '';
+        const pre = doc.createElement('pre');
+        pre.textContent = text;
+        doc.body.appendChild(pre);
+      },
+      JSON.stringify(facts, null, 2),
+    );
     await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
   }
 
@@ -93,10 +110,19 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     // The page's origin must be one of WEBAUTHN_ORIGINS before the app boots: a fixed port forwarded to the app's.
     const port = await freePort();
     origin = `http://localhost:${port}`;
-    app = await startMembership({ WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIGINS: origin, MFA_REQUIRED_ROLES: 'admin', ADMIN_ACCOUNT: 'pk_admin', ADMIN_PASSWORD: 'admin-password-1' });
+    app = await startMembership({
+      WEBAUTHN_RP_ID: 'localhost',
+      WEBAUTHN_ORIGINS: origin,
+      MFA_REQUIRED_ROLES: 'admin',
+      ADMIN_ACCOUNT: 'pk_admin',
+      ADMIN_PASSWORD: 'admin-password-1',
+    });
     proxy = new TcpProxy('127.0.0.1', Number(new URL(app.url).port));
     await proxy.start(port);
-    browser = await chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
     // The bundle is added to a page of the app, whose CSP (libs/platform http setup) allows no inline script.
     context = await browser.newContext({ bypassCSP: true });
     page = await context.newPage();
@@ -116,7 +142,10 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
   it('registers named passkeys (first factor brings recovery codes), lists, renames them; the passkey is then a second factor', async () => {
     await newAuthenticator();
     const m = await newMember();
-    const elsewhere = await m.c.post(`${AUTH}/login`).send({ account: m.username, password: 'passkey-password' }).expect(200);
+    const elsewhere = await m.c
+      .post(`${AUTH}/login`)
+      .send({ account: m.username, password: 'passkey-password' })
+      .expect(200);
     const first = await registerPasskey(m, 'Laptop');
     expect(first.status).toBe(200);
     // A factor added ends the member's other sessions; the one that added it lives on.
@@ -139,7 +168,11 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     expect(second.body.data.recoveryCodes).toBeNull();
     const list = await m.c.get(`${SEC}/passkeys`).set(bearer(m.token)).expect(200);
     expect(list.body.data.map((p: Json) => p.name)).toEqual(['Laptop', 'Phone']);
-    const patched = await request(app.url).patch(`${SEC}/passkeys/${second.body.data.passkey.id}`).set(bearer(m.token)).send({ name: 'Work phone' }).expect(200);
+    const patched = await request(app.url)
+      .patch(`${SEC}/passkeys/${second.body.data.passkey.id}`)
+      .set(bearer(m.token))
+      .send({ name: 'Work phone' })
+      .expect(200);
     expect(patched.body.data.name).toBe('Work phone');
 
     // Password sign-in now asks for the second factor; the passkey answers it.
@@ -147,11 +180,22 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     expect(ch.body.data).toMatchObject({ mfaRequired: true, methods: ['passkey', 'recovery_code'] });
     const options = await m.c.post(`${AUTH}/mfa/passkey-options`).send({ mfaToken: ch.body.data.mfaToken }).expect(200);
     expect(options.body.data.allowCredentials).toHaveLength(2);
-    await request(app.url).patch(`${SEC}/passkeys/${second.body.data.passkey.id}`).set(bearer(m.token)).send({ name: '' }).expect(400);
+    await request(app.url)
+      .patch(`${SEC}/passkeys/${second.body.data.passkey.id}`)
+      .set(bearer(m.token))
+      .send({ name: '' })
+      .expect(400);
     const assertion = await get(options.body.data);
-    const done = await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch.body.data.mfaToken, method: 'passkey', credential: assertion }).expect(200);
+    const done = await m.c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch.body.data.mfaToken, method: 'passkey', credential: assertion })
+      .expect(200);
     expect(claimsOf(done.body.data.token).amr).toEqual(['pwd', 'hwk', 'mfa']);
-    await shot('second-factor', { step: 'password, then passkey as second factor', passkeys: list.body.data, amr: claimsOf(done.body.data.token).amr });
+    await shot('second-factor', {
+      step: 'password, then passkey as second factor',
+      passkeys: list.body.data,
+      amr: claimsOf(done.body.data.token).amr,
+    });
   });
 
   it('signs in without a password with a discoverable passkey (options list no credentials); amr hwk + mfa', async () => {
@@ -172,7 +216,11 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     expect(replay.body.code).toBe(10011);
     const passkeys = await c.get(`${SEC}/passkeys`).set(bearer(res.body.data.token)).expect(200);
     expect(passkeys.body.data[0].lastUsedTime).toEqual(expect.any(String));
-    await shot('passwordless', { step: 'passwordless sign-in, discoverable credential', options: options.body.data, amr: claimsOf(res.body.data.token).amr });
+    await shot('passwordless', {
+      step: 'passwordless sign-in, discoverable credential',
+      options: options.body.data,
+      amr: claimsOf(res.body.data.token).amr,
+    });
   });
 
   it('refuses a passwordless sign-in without user verification, but accepts the same passkey as a second factor', async () => {
@@ -188,7 +236,11 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     await expect(get(options.body.data)).rejects.toThrow(/NotAllowedError/);
     // A client that asks the authenticator for less gets an assertion without the UV flag: the app refuses it.
     const fresh = await c.post(`${AUTH}/passkey/options`).expect(200);
-    const unverified = await get({ ...fresh.body.data, userVerification: 'discouraged', allowCredentials: [{ id: registered.id, type: 'public-key' }] });
+    const unverified = await get({
+      ...fresh.body.data,
+      userVerification: 'discouraged',
+      allowCredentials: [{ id: registered.id, type: 'public-key' }],
+    });
     expect(Buffer.from(unverified.response.authenticatorData, 'base64url')[32] & 0x04).toBe(0);
     const refused = await c.post(`${AUTH}/passkey/login`).send({ credential: unverified });
     expect(refused.status).toBe(401);
@@ -197,7 +249,10 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     const second = await m.c.post(`${AUTH}/mfa/passkey-options`).send({ mfaToken: ch.body.data.mfaToken }).expect(200);
     const assertion = await get(second.body.data);
     expect(Buffer.from(assertion.response.authenticatorData, 'base64url')[32] & 0x04).toBe(0);
-    await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch.body.data.mfaToken, method: 'passkey', credential: assertion }).expect(200);
+    await m.c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch.body.data.mfaToken, method: 'passkey', credential: assertion })
+      .expect(200);
   });
 
   it('refuses a forged signature', async () => {
@@ -210,7 +265,11 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     const signature = Buffer.from(credential.response.signature, 'base64url');
     signature[signature.length - 1] ^= 0xff;
     const forged = { ...credential, response: { ...credential.response, signature: signature.toString('base64url') } };
-    const res = await c.post(`${AUTH}/passkey/login`).set('Accept-Language', 'zh-CN').send({ credential: forged }).expect(401);
+    const res = await c
+      .post(`${AUTH}/passkey/login`)
+      .set('Accept-Language', 'zh-CN')
+      .send({ credential: forged })
+      .expect(401);
     expect(res.body).toEqual({ code: 10011, message: '通行密钥未通过验证', data: null });
   });
 
@@ -230,9 +289,15 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     const cloned = await passwordless();
     expect(cloned.status).toBe(401);
     expect(cloned.body.code).toBe(10011);
-    await shot('cloned-refused', { step: 'assertion of a cloned authenticator (sign count behind)', answer: cloned.body });
+    await shot('cloned-refused', {
+      step: 'assertion of a cloned authenticator (sign count behind)',
+      answer: cloned.body,
+    });
     // The control: with the stored count set back to the copy's, the same clone is accepted, so the count was the reason.
-    await queryRows(app.dbUrl, 'UPDATE member_passkeys SET sign_count = $2 WHERE member_id = $1', [m.memberId, copied.signCount]);
+    await queryRows(app.dbUrl, 'UPDATE member_passkeys SET sign_count = $2 WHERE member_id = $1', [
+      m.memberId,
+      copied.signCount,
+    ]);
     expect((await passwordless()).status).toBe(200);
   });
 
@@ -246,12 +311,19 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     // A TOTP-strength answer would not do for a passkey holder; the passkey does.
     const options = await m.c.post(`${AUTH}/step-up/passkey-options`).set(bearer(m.token)).expect(200);
     const assertion = await get(options.body.data);
-    const stepped = await m.c.post(`${AUTH}/step-up`).set(bearer(m.token)).send({ method: 'passkey', credential: assertion }).expect(200);
+    const stepped = await m.c
+      .post(`${AUTH}/step-up`)
+      .set(bearer(m.token))
+      .send({ method: 'passkey', credential: assertion })
+      .expect(200);
     expect(stepped.body.data.amr).toEqual(['pwd', 'hwk', 'mfa']);
     await m.c.delete(`${SEC}/passkeys/${added.body.data.passkey.id}`).set(bearer(stepped.body.data.token)).expect(200);
     await m.c.delete(`${SEC}/passkeys/${added.body.data.passkey.id}`).set(bearer(stepped.body.data.token)).expect(404);
     // The last factor gone: plain password sign-in again.
-    const plain = await m.c.post(`${AUTH}/login`).send({ account: m.username, password: 'passkey-password' }).expect(200);
+    const plain = await m.c
+      .post(`${AUTH}/login`)
+      .send({ account: m.username, password: 'passkey-password' })
+      .expect(200);
     expect(plain.body.data.token).toEqual(expect.any(String));
   });
 
@@ -260,19 +332,32 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
     const c = client(app.url);
     const ch = await c.post(`${AUTH}/login`).send({ account: 'pk_admin', password: 'admin-password-1' }).expect(200);
     expect(ch.body.data).toMatchObject({ mfaRequired: true, enrolmentRequired: true, methods: ['totp', 'passkey'] });
-    const options = await c.post(`${AUTH}/mfa/enrol/passkey/options`).send({ mfaToken: ch.body.data.mfaToken }).expect(200);
+    const options = await c
+      .post(`${AUTH}/mfa/enrol/passkey/options`)
+      .send({ mfaToken: ch.body.data.mfaToken })
+      .expect(200);
     const credential = await create(options.body.data);
-    const done = await c.post(`${AUTH}/mfa/enrol/passkey`).send({ mfaToken: ch.body.data.mfaToken, credential, name: 'Admin key' }).expect(200);
+    const done = await c
+      .post(`${AUTH}/mfa/enrol/passkey`)
+      .send({ mfaToken: ch.body.data.mfaToken, credential, name: 'Admin key' })
+      .expect(200);
     expect(done.body.data.recoveryCodes).toHaveLength(10);
     expect(claimsOf(done.body.data.token).amr).toEqual(['pwd', 'hwk', 'mfa']);
-    await shot('admin-enrolled', { step: 'admin enrolled a passkey at sign-in', recoveryCodes: done.body.data.recoveryCodes.length, amr: claimsOf(done.body.data.token).amr });
+    await shot('admin-enrolled', {
+      step: 'admin enrolled a passkey at sign-in',
+      recoveryCodes: done.body.data.recoveryCodes.length,
+      amr: claimsOf(done.body.data.token).amr,
+    });
   });
 
   it('refuses a registration answering a challenge the app did not issue, and a malformed one', async () => {
     await newAuthenticator();
     const m = await newMember();
     const options = await m.c.post(`${SEC}/passkeys/options`).set(bearer(m.token)).expect(200);
-    const credential = await create({ ...options.body.data, challenge: Buffer.from('not-the-challenge-we-issued').toString('base64url') });
+    const credential = await create({
+      ...options.body.data,
+      challenge: Buffer.from('not-the-challenge-we-issued').toString('base64url'),
+    });
     const res = await m.c.post(`${SEC}/passkeys`).set(bearer(m.token)).send({ credential }).expect(400);
     expect(res.body.code).toBe(10013);
     const bad = await m.c.post(`${SEC}/passkeys`).set(bearer(m.token)).send({ credential: 'nope' }).expect(400);

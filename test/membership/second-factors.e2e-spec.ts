@@ -35,7 +35,10 @@ describe('membership: second factors (authenticator app, recovery codes, challen
   let sms: FakeAliyun;
   let run = 0;
 
-  const codeAt = (secret: string, at = clock.now()) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: at });
+  const codeAt = (secret: string, at = clock.now()) =>
+    new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({
+      timestamp: at,
+    });
 
   /** A new member with a proven email (notices go there) and a password; signed in on `app`. */
   async function newMember(app = a, prefix = 'tf') {
@@ -44,7 +47,10 @@ describe('membership: second factors (authenticator app, recovery codes, challen
     const email = `${username}@example.com`;
     const c = client(app.url);
     await c.post(`${AUTH}/send-code`).send({ type: 'email', email }).expect(200);
-    await c.post(`${AUTH}/register`).send({ username, email, emailCode: smtp.lastCode(email), password: 'second-factor-pass' }).expect(200);
+    await c
+      .post(`${AUTH}/register`)
+      .send({ username, email, emailCode: smtp.lastCode(email), password: 'second-factor-pass' })
+      .expect(200);
     const login = await c.post(`${AUTH}/login`).send({ account: username, password: 'second-factor-pass' }).expect(200);
     return { c, username, email, token: login.body.data.token as string, memberId: login.body.data.memberId as string };
   }
@@ -53,13 +59,26 @@ describe('membership: second factors (authenticator app, recovery codes, challen
   async function enrolTotp(m: { c: ReturnType<typeof client>; token: string }) {
     const begun = await m.c.post(`${SEC}/totp`).set(bearer(m.token)).expect(200);
     const secret = begun.body.data.secret as string;
-    const confirmed = await m.c.post(`${SEC}/totp/confirm`).set(bearer(m.token)).send({ code: codeAt(secret) }).expect(200);
+    const confirmed = await m.c
+      .post(`${SEC}/totp/confirm`)
+      .set(bearer(m.token))
+      .send({ code: codeAt(secret) })
+      .expect(200);
     return { secret, recoveryCodes: confirmed.body.data.recoveryCodes as string[], begun: begun.body.data };
   }
 
   const challengeFor = async (m: { c: ReturnType<typeof client>; username: string }) => {
-    const res = await m.c.post(`${AUTH}/login`).send({ account: m.username, password: 'second-factor-pass' }).expect(200);
-    return res.body.data as { mfaRequired: true; mfaToken: string; methods: string[]; enrolmentRequired: boolean; expiresIn: number };
+    const res = await m.c
+      .post(`${AUTH}/login`)
+      .send({ account: m.username, password: 'second-factor-pass' })
+      .expect(200);
+    return res.body.data as {
+      mfaRequired: true;
+      mfaToken: string;
+      methods: string[];
+      enrolmentRequired: boolean;
+      expiresIn: number;
+    };
   };
 
   beforeAll(async () => {
@@ -88,10 +107,26 @@ describe('membership: second factors (authenticator app, recovery codes, challen
 
   it('a member without a factor gets exactly the login result of before, and the token carries amr [pwd]', async () => {
     const m = await newMember();
-    const res = await m.c.post(`${AUTH}/login`).send({ account: m.username, password: 'second-factor-pass' }).expect(200);
-    expect(Object.keys(res.body.data).sort()).toEqual(['avatarUrl', 'expiresIn', 'memberId', 'nickname', 'refreshExpiresIn', 'refreshToken', 'token', 'tokenType', 'username']);
+    const res = await m.c
+      .post(`${AUTH}/login`)
+      .send({ account: m.username, password: 'second-factor-pass' })
+      .expect(200);
+    expect(Object.keys(res.body.data).sort()).toEqual([
+      'avatarUrl',
+      'expiresIn',
+      'memberId',
+      'nickname',
+      'refreshExpiresIn',
+      'refreshToken',
+      'token',
+      'tokenType',
+      'username',
+    ]);
     expect(claimsOf(res.body.data.token).amr).toEqual(['pwd']);
-    const refreshed = await m.c.post(`${AUTH}/refresh-token`).send({ refreshToken: res.body.data.refreshToken }).expect(200);
+    const refreshed = await m.c
+      .post(`${AUTH}/refresh-token`)
+      .send({ refreshToken: res.body.data.refreshToken })
+      .expect(200);
     expect(claimsOf(refreshed.body.data.token).amr).toEqual(['pwd']);
     const factors = await m.c.get(`${SEC}/factors`).set(bearer(m.token)).expect(200);
     expect(factors.body.data).toEqual({
@@ -103,29 +138,46 @@ describe('membership: second factors (authenticator app, recovery codes, challen
     });
   });
 
-  it('enrols an authenticator app: secret encrypted at rest, otpauth URI naming the site, QR image; a wrong first code is refused; recovery codes once; other sessions end; a notice in the member\'s language', async () => {
+  it("enrols an authenticator app: secret encrypted at rest, otpauth URI naming the site, QR image; a wrong first code is refused; recovery codes once; other sessions end; a notice in the member's language", async () => {
     await db.query(`UPDATE site_settings SET value = '创客社区' WHERE key = 'site.name'`);
     try {
       const m = await newMember();
-      const other = await m.c.post(`${AUTH}/login`).send({ account: m.username, password: 'second-factor-pass' }).expect(200);
+      const other = await m.c
+        .post(`${AUTH}/login`)
+        .send({ account: m.username, password: 'second-factor-pass' })
+        .expect(200);
       const begun = await m.c.post(`${SEC}/totp`).set(bearer(m.token)).expect(200);
       const { secret, otpauthUri, qrDataUrl } = begun.body.data;
       expect(secret).toMatch(/^[A-Z2-7]{32}$/);
       expect(otpauthUri).toMatch(new RegExp(`^otpauth://totp/.+:${m.username}\\?`));
       expect(new URL(otpauthUri).searchParams.get('issuer')).toBe('创客社区');
       expect(qrDataUrl).toMatch(/^data:image\/png;base64,iVBORw0KGgo/);
-      const stored = (await db.query('SELECT secret_sealed, confirmed_time FROM member_totp WHERE member_id = $1', [m.memberId])).rows[0];
+      const stored = (
+        await db.query('SELECT secret_sealed, confirmed_time FROM member_totp WHERE member_id = $1', [m.memberId])
+      ).rows[0];
       expect(stored.confirmed_time).toBeNull();
       expect(stored.secret_sealed).not.toContain(secret);
       expect(stored.secret_sealed).toMatch(/^v1\./);
 
-      const wrong = await m.c.post(`${SEC}/totp/confirm`).set(bearer(m.token)).set('Accept-Language', 'zh-CN').send({ code: codeAt(secret, clock.now() + 5 * STEP_MS) }).expect(401);
+      const wrong = await m.c
+        .post(`${SEC}/totp/confirm`)
+        .set(bearer(m.token))
+        .set('Accept-Language', 'zh-CN')
+        .send({ code: codeAt(secret, clock.now() + 5 * STEP_MS) })
+        .expect(401);
       expect(wrong.body).toEqual({ code: 10011, message: '验证码错误或已被使用', data: null });
       const mailsBefore = smtp.mails.length;
-      const ok = await m.c.post(`${SEC}/totp/confirm`).set(bearer(m.token)).set('Accept-Language', 'zh-CN').send({ code: codeAt(secret) }).expect(200);
+      const ok = await m.c
+        .post(`${SEC}/totp/confirm`)
+        .set(bearer(m.token))
+        .set('Accept-Language', 'zh-CN')
+        .send({ code: codeAt(secret) })
+        .expect(200);
       expect(ok.body.data.recoveryCodes).toHaveLength(10);
       for (const code of ok.body.data.recoveryCodes) expect(code).toMatch(/^[a-z2-9]{4}-[a-z2-9]{4}-[a-z2-9]{2}$/);
-      const hashes = (await db.query('SELECT code_hash FROM member_recovery_codes WHERE member_id = $1', [m.memberId])).rows.map((r) => r.code_hash);
+      const hashes = (
+        await db.query('SELECT code_hash FROM member_recovery_codes WHERE member_id = $1', [m.memberId])
+      ).rows.map((r) => r.code_hash);
       expect(hashes).toHaveLength(10);
       expect(hashes.join()).not.toContain(ok.body.data.recoveryCodes[0].replace(/-/g, ''));
       // Enabling again is refused; this session lives on, the other one ended.
@@ -147,15 +199,40 @@ describe('membership: second factors (authenticator app, recovery codes, challen
     const { secret } = await enrolTotp(m);
     clock.advance(STEP_MS);
     const ch = await challengeFor(m);
-    expect(ch).toEqual({ mfaRequired: true, mfaToken: expect.stringMatching(/^mfa_[A-Za-z0-9_-]{43}$/), methods: ['totp', 'recovery_code'], enrolmentRequired: false, expiresIn: 300_000 });
-    const done = await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch.mfaToken, method: 'totp', code: codeAt(secret) }).expect(200);
-    expect(Object.keys(done.body.data).sort()).toEqual(['avatarUrl', 'expiresIn', 'memberId', 'nickname', 'refreshExpiresIn', 'refreshToken', 'token', 'tokenType', 'username']);
+    expect(ch).toEqual({
+      mfaRequired: true,
+      mfaToken: expect.stringMatching(/^mfa_[A-Za-z0-9_-]{43}$/),
+      methods: ['totp', 'recovery_code'],
+      enrolmentRequired: false,
+      expiresIn: 300_000,
+    });
+    const done = await m.c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch.mfaToken, method: 'totp', code: codeAt(secret) })
+      .expect(200);
+    expect(Object.keys(done.body.data).sort()).toEqual([
+      'avatarUrl',
+      'expiresIn',
+      'memberId',
+      'nickname',
+      'refreshExpiresIn',
+      'refreshToken',
+      'token',
+      'tokenType',
+      'username',
+    ]);
     expect(claimsOf(done.body.data.token).amr).toEqual(['pwd', 'otp', 'mfa']);
     // The session keeps it: a refreshed token carries the same amr.
-    const refreshed = await m.c.post(`${AUTH}/refresh-token`).send({ refreshToken: done.body.data.refreshToken }).expect(200);
+    const refreshed = await m.c
+      .post(`${AUTH}/refresh-token`)
+      .send({ refreshToken: done.body.data.refreshToken })
+      .expect(200);
     expect(claimsOf(refreshed.body.data.token).amr).toEqual(['pwd', 'otp', 'mfa']);
     // The challenge is single use.
-    const again = await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch.mfaToken, method: 'totp', code: codeAt(secret) }).expect(401);
+    const again = await m.c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch.mfaToken, method: 'totp', code: codeAt(secret) })
+      .expect(401);
     expect(again.body.code).toBe(10012);
   });
 
@@ -176,17 +253,32 @@ describe('membership: second factors (authenticator app, recovery codes, challen
     await client(b.url).post(`${AUTH}/mfa/verify`).send({ mfaToken: c3.mfaToken, method: 'totp', code }).expect(401);
 
     // ±1 step: the next step's code is accepted now (a phone a little ahead).
-    await client(b.url).post(`${AUTH}/mfa/verify`).send({ mfaToken: c3.mfaToken, method: 'totp', code: codeAt(secret, clock.now() + STEP_MS) }).expect(200);
+    await client(b.url)
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: c3.mfaToken, method: 'totp', code: codeAt(secret, clock.now() + STEP_MS) })
+      .expect(200);
     // Two steps on, the previous step's code (a phone a little behind) is accepted.
     clock.advance(3 * STEP_MS);
     const c4 = await challengeFor(m);
-    await client(a.url).post(`${AUTH}/mfa/verify`).send({ mfaToken: c4.mfaToken, method: 'totp', code: codeAt(secret, clock.now() - STEP_MS) }).expect(200);
+    await client(a.url)
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: c4.mfaToken, method: 'totp', code: codeAt(secret, clock.now() - STEP_MS) })
+      .expect(200);
     // Two steps away is refused either way.
     clock.advance(3 * STEP_MS);
     const c5 = await challengeFor(m);
-    await client(a.url).post(`${AUTH}/mfa/verify`).send({ mfaToken: c5.mfaToken, method: 'totp', code: codeAt(secret, clock.now() - 2 * STEP_MS) }).expect(401);
-    await client(a.url).post(`${AUTH}/mfa/verify`).send({ mfaToken: c5.mfaToken, method: 'totp', code: codeAt(secret, clock.now() + 2 * STEP_MS) }).expect(401);
-    await client(a.url).post(`${AUTH}/mfa/verify`).send({ mfaToken: c5.mfaToken, method: 'totp', code: codeAt(secret) }).expect(200);
+    await client(a.url)
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: c5.mfaToken, method: 'totp', code: codeAt(secret, clock.now() - 2 * STEP_MS) })
+      .expect(401);
+    await client(a.url)
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: c5.mfaToken, method: 'totp', code: codeAt(secret, clock.now() + 2 * STEP_MS) })
+      .expect(401);
+    await client(a.url)
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: c5.mfaToken, method: 'totp', code: codeAt(secret) })
+      .expect(200);
   });
 
   it('recovery codes: single use, any case and dashes, announced with the codes left; regenerated only after a step-up', async () => {
@@ -195,12 +287,20 @@ describe('membership: second factors (authenticator app, recovery codes, challen
     const ch = await challengeFor(m);
     const mailsBefore = smtp.mails.length;
     const code = recoveryCodes[3].toUpperCase().replace(/-/g, ' ');
-    const done = await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch.mfaToken, method: 'recovery_code', code }).expect(200);
+    const done = await m.c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch.mfaToken, method: 'recovery_code', code })
+      .expect(200);
     expect(claimsOf(done.body.data.token).amr).toEqual(['pwd', 'otp', 'mfa']);
     const notice = smtp.mails.slice(mailsBefore).find((x) => x.to === m.email);
-    expect(readMail(notice!.text).body).toContain('A recovery code was used to sign in to your Membership account (9 left)');
+    expect(readMail(notice!.text).body).toContain(
+      'A recovery code was used to sign in to your Membership account (9 left)',
+    );
     const ch2 = await challengeFor(m);
-    const reused = await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch2.mfaToken, method: 'recovery_code', code: recoveryCodes[3] }).expect(401);
+    const reused = await m.c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch2.mfaToken, method: 'recovery_code', code: recoveryCodes[3] })
+      .expect(401);
     expect(reused.body).toEqual({ code: 10011, message: 'The code is wrong or was already used', data: null });
     const token = done.body.data.token as string;
     const factors = await m.c.get(`${SEC}/factors`).set(bearer(token)).expect(200);
@@ -209,13 +309,27 @@ describe('membership: second factors (authenticator app, recovery codes, challen
     // Regenerating: the recovery-code sign-in counts as a step-up for STEP_UP_MAX_AGE_MS, then no longer.
     clock.advance(11 * 60_000);
     const refused = await m.c.post(`${SEC}/recovery-codes`).set(bearer(token)).expect(403);
-    expect(refused.body).toEqual({ code: 10010, message: expect.stringContaining('authenticator app'), data: { required: 'totp', methods: ['totp', 'passkey', 'recovery_code'] } });
-    const stepped = await m.c.post(`${AUTH}/step-up`).set(bearer(token)).send({ method: 'recovery_code', code: recoveryCodes[0] }).expect(200);
+    expect(refused.body).toEqual({
+      code: 10010,
+      message: expect.stringContaining('authenticator app'),
+      data: { required: 'totp', methods: ['totp', 'passkey', 'recovery_code'] },
+    });
+    const stepped = await m.c
+      .post(`${AUTH}/step-up`)
+      .set(bearer(token))
+      .send({ method: 'recovery_code', code: recoveryCodes[0] })
+      .expect(200);
     const fresh = await m.c.post(`${SEC}/recovery-codes`).set(bearer(stepped.body.data.token)).expect(200);
     expect(fresh.body.data.recoveryCodes).toHaveLength(10);
     const ch3 = await challengeFor(m);
-    await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch3.mfaToken, method: 'recovery_code', code: recoveryCodes[5] }).expect(401);
-    await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch3.mfaToken, method: 'recovery_code', code: fresh.body.data.recoveryCodes[5] }).expect(200);
+    await m.c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch3.mfaToken, method: 'recovery_code', code: recoveryCodes[5] })
+      .expect(401);
+    await m.c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch3.mfaToken, method: 'recovery_code', code: fresh.body.data.recoveryCodes[5] })
+      .expect(200);
   });
 
   it('a challenge expires, and is void after MFA_CHALLENGE_MAX_ATTEMPTS wrong answers; a member is locked after MFA_MEMBER_MAX_FAILURES', async () => {
@@ -225,29 +339,51 @@ describe('membership: second factors (authenticator app, recovery codes, challen
     // Expiry: the entry's lifetime in shared state is over (PostgreSQL backend: expires_at in the past).
     const expiring = await challengeFor(m);
     await db.query(`UPDATE shared_state SET expires_at = now() - interval '1 second' WHERE key LIKE 'mfa:challenge:%'`);
-    const expired = await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: expiring.mfaToken, method: 'totp', code: codeAt(secret) }).expect(401);
-    expect(expired.body).toEqual({ code: 10012, message: 'The sign-in challenge is unknown, expired or used up; sign in again', data: null });
+    const expired = await m.c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: expiring.mfaToken, method: 'totp', code: codeAt(secret) })
+      .expect(401);
+    expect(expired.body).toEqual({
+      code: 10012,
+      message: 'The sign-in challenge is unknown, expired or used up; sign in again',
+      data: null,
+    });
 
     const ch = await challengeFor(m);
     const wrong = codeAt(secret, clock.now() + 10 * STEP_MS);
     for (let i = 0; i < 5; i++) {
-      const r = await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch.mfaToken, method: 'totp', code: wrong }).expect(401);
+      const r = await m.c
+        .post(`${AUTH}/mfa/verify`)
+        .send({ mfaToken: ch.mfaToken, method: 'totp', code: wrong })
+        .expect(401);
       expect(r.body.code).toBe(10011);
     }
-    const spent = await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch.mfaToken, method: 'totp', code: codeAt(secret) }).expect(401);
+    const spent = await m.c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch.mfaToken, method: 'totp', code: codeAt(secret) })
+      .expect(401);
     expect(spent.body.code).toBe(10012);
 
     // 5 failures so far; 5 more across new challenges and instances lock the member's second-factor checks.
     for (let i = 0; i < 4; i++) {
       const next = await challengeFor(m);
-      await client(i % 2 ? a.url : b.url).post(`${AUTH}/mfa/verify`).send({ mfaToken: next.mfaToken, method: 'totp', code: wrong }).expect(401);
+      await client(i % 2 ? a.url : b.url)
+        .post(`${AUTH}/mfa/verify`)
+        .send({ mfaToken: next.mfaToken, method: 'totp', code: wrong })
+        .expect(401);
     }
     const last = await challengeFor(m);
-    const locked = await client(b.url).post(`${AUTH}/mfa/verify`).send({ mfaToken: last.mfaToken, method: 'totp', code: wrong }).expect(423);
+    const locked = await client(b.url)
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: last.mfaToken, method: 'totp', code: wrong })
+      .expect(423);
     expect(locked.body.code).toBe(10008);
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
     // Even the right code is refused while locked.
-    const still = await client(a.url).post(`${AUTH}/mfa/verify`).send({ mfaToken: last.mfaToken, method: 'totp', code: codeAt(secret) }).expect(423);
+    const still = await client(a.url)
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: last.mfaToken, method: 'totp', code: codeAt(secret) })
+      .expect(423);
     expect(still.body.code).toBe(10008);
   });
 
@@ -266,96 +402,192 @@ describe('membership: second factors (authenticator app, recovery codes, challen
       expect(r.body.code).toBe(10000);
       expect(r.body.message).toContain(field);
     }
-    const bogus = await m.c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch.mfaToken, method: 'passkey', credential: { id: 'x', response: {} } }).expect(401);
+    const bogus = await m.c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch.mfaToken, method: 'passkey', credential: { id: 'x', response: {} } })
+      .expect(401);
     expect(bogus.body.code).toBe(10011);
-    await m.c.post(`${AUTH}/mfa/passkey-options`).send({ mfaToken: `mfa_${'a'.repeat(43)}` }).expect(401);
+    await m.c
+      .post(`${AUTH}/mfa/passkey-options`)
+      .send({ mfaToken: `mfa_${'a'.repeat(43)}` })
+      .expect(401);
   });
 
   it('step-up: a sensitive change needs the strongest factor within STEP_UP_MAX_AGE_MS; a new token carries the new amr', async () => {
     const m = await newMember();
     const { secret } = await enrolTotp(m);
     // The session that enrolled never showed a factor at sign-in: password change needs a step-up.
-    const refused = await m.c.put(`${AUTH}/password`).set(bearer(m.token)).send({ oldPassword: 'second-factor-pass', newPassword: 'another-long-pass' }).expect(403);
+    const refused = await m.c
+      .put(`${AUTH}/password`)
+      .set(bearer(m.token))
+      .send({ oldPassword: 'second-factor-pass', newPassword: 'another-long-pass' })
+      .expect(403);
     expect(refused.body.code).toBe(10010);
     await m.c.delete(`${SEC}/totp`).set(bearer(m.token)).expect(403);
-    const wrong = await m.c.post(`${AUTH}/step-up`).set(bearer(m.token)).send({ method: 'totp', code: codeAt(secret, clock.now() + 9 * STEP_MS) }).expect(401);
+    const wrong = await m.c
+      .post(`${AUTH}/step-up`)
+      .set(bearer(m.token))
+      .send({ method: 'totp', code: codeAt(secret, clock.now() + 9 * STEP_MS) })
+      .expect(401);
     expect(wrong.body.code).toBe(10011);
     clock.advance(STEP_MS);
-    const stepped = await m.c.post(`${AUTH}/step-up`).set(bearer(m.token)).send({ method: 'totp', code: codeAt(secret) }).expect(200);
-    expect(stepped.body.data).toEqual({ token: expect.any(String), tokenType: 'Bearer', expiresIn: expect.any(Number), amr: ['pwd', 'otp', 'mfa'], stepUpExpiresIn: 600_000 });
+    const stepped = await m.c
+      .post(`${AUTH}/step-up`)
+      .set(bearer(m.token))
+      .send({ method: 'totp', code: codeAt(secret) })
+      .expect(200);
+    expect(stepped.body.data).toEqual({
+      token: expect.any(String),
+      tokenType: 'Bearer',
+      expiresIn: expect.any(Number),
+      amr: ['pwd', 'otp', 'mfa'],
+      stepUpExpiresIn: 600_000,
+    });
     expect(claimsOf(stepped.body.data.token).amr).toEqual(['pwd', 'otp', 'mfa']);
     expect(claimsOf(stepped.body.data.token).sid).toBe(claimsOf(m.token).sid);
     const status = await m.c.get(`${SEC}/factors`).set(bearer(m.token)).expect(200);
-    expect(status.body.data.stepUp).toEqual({ required: 'totp', satisfiedUntil: new Date(clock.now() + 600_000).toISOString() });
+    expect(status.body.data.stepUp).toEqual({
+      required: 'totp',
+      satisfiedUntil: new Date(clock.now() + 600_000).toISOString(),
+    });
     // Within the window (by the app's clock) the change goes through, with either token of the session.
     clock.advance(9 * 60_000);
-    await m.c.put(`${AUTH}/password`).set(bearer(m.token)).send({ oldPassword: 'second-factor-pass', newPassword: 'another-long-pass' }).expect(200);
+    await m.c
+      .put(`${AUTH}/password`)
+      .set(bearer(m.token))
+      .send({ oldPassword: 'second-factor-pass', newPassword: 'another-long-pass' })
+      .expect(200);
     // Past it, refused again.
     clock.advance(2 * 60_000);
     await m.c.delete(`${SEC}/totp`).set(bearer(m.token)).expect(403);
     clock.advance(STEP_MS);
-    const again = await m.c.post(`${AUTH}/step-up`).set(bearer(m.token)).send({ method: 'totp', code: codeAt(secret) }).expect(200);
+    const again = await m.c
+      .post(`${AUTH}/step-up`)
+      .set(bearer(m.token))
+      .send({ method: 'totp', code: codeAt(secret) })
+      .expect(200);
     await m.c.delete(`${SEC}/totp`).set(bearer(again.body.data.token)).expect(200);
     // No factor left: no recovery codes, no challenge, no step-up.
-    expect((await db.query('SELECT count(*)::int AS n FROM member_recovery_codes WHERE member_id = $1', [m.memberId])).rows[0].n).toBe(0);
-    const plain = await m.c.post(`${AUTH}/login`).send({ account: m.username, password: 'another-long-pass' }).expect(200);
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM member_recovery_codes WHERE member_id = $1', [m.memberId]))
+        .rows[0].n,
+    ).toBe(0);
+    const plain = await m.c
+      .post(`${AUTH}/login`)
+      .send({ account: m.username, password: 'another-long-pass' })
+      .expect(200);
     expect(plain.body.data.token).toEqual(expect.any(String));
-    await m.c.post(`${AUTH}/step-up`).set(bearer(plain.body.data.token)).send({ method: 'totp', code: '123456' }).expect(409);
+    await m.c
+      .post(`${AUTH}/step-up`)
+      .set(bearer(plain.body.data.token))
+      .send({ method: 'totp', code: '123456' })
+      .expect(409);
   });
 
   it('phone-code sign-in of a member with a factor is challenged too (amr sms, otp, mfa)', async () => {
     const c = client(a.url);
     const phone = `139${String(Date.now()).slice(-8)}`;
     await c.post(`${AUTH}/send-code`).send({ type: 'sms', phone }).expect(200);
-    const first = await c.post(`${AUTH}/login-by-phone`).send({ phone, code: sms.lastCode(phone) }).expect(200);
+    const first = await c
+      .post(`${AUTH}/login-by-phone`)
+      .send({ phone, code: sms.lastCode(phone) })
+      .expect(200);
     const token = first.body.data.token as string;
     expect(claimsOf(token).amr).toEqual(['sms']);
     const { secret } = await enrolTotp({ c, token });
     clock.advance(STEP_MS);
     await c.post(`${AUTH}/send-code`).send({ type: 'sms', phone }).expect(200);
-    const ch = await c.post(`${AUTH}/login-by-phone`).send({ phone, code: sms.lastCode(phone) }).expect(200);
+    const ch = await c
+      .post(`${AUTH}/login-by-phone`)
+      .send({ phone, code: sms.lastCode(phone) })
+      .expect(200);
     expect(ch.body.data).toMatchObject({ mfaRequired: true, methods: ['totp', 'recovery_code'] });
-    const done = await c.post(`${AUTH}/mfa/verify`).send({ mfaToken: ch.body.data.mfaToken, method: 'totp', code: codeAt(secret) }).expect(200);
+    const done = await c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: ch.body.data.mfaToken, method: 'totp', code: codeAt(secret) })
+      .expect(200);
     expect(claimsOf(done.body.data.token).amr).toEqual(['sms', 'otp', 'mfa']);
   });
 
   it('enforcement: an admin without a factor must enrol one at sign-in before getting tokens', async () => {
     const c = client(a.url);
     const ch = await c.post(`${AUTH}/login`).send({ account: 'tf_admin', password: 'admin-password-1' }).expect(200);
-    expect(ch.body.data).toEqual({ mfaRequired: true, mfaToken: expect.any(String), methods: ['totp', 'passkey'], enrolmentRequired: true, expiresIn: 300_000 });
+    expect(ch.body.data).toEqual({
+      mfaRequired: true,
+      mfaToken: expect.any(String),
+      methods: ['totp', 'passkey'],
+      enrolmentRequired: true,
+      expiresIn: 300_000,
+    });
     const token = ch.body.data.mfaToken as string;
     // The enrolment token answers nothing else.
-    const notAnswer = await c.post(`${AUTH}/mfa/verify`).send({ mfaToken: token, method: 'totp', code: '123456' }).expect(401);
-    expect(notAnswer.body).toEqual({ code: 10012, message: 'This sign-in must first enrol a second factor', data: null });
+    const notAnswer = await c
+      .post(`${AUTH}/mfa/verify`)
+      .send({ mfaToken: token, method: 'totp', code: '123456' })
+      .expect(401);
+    expect(notAnswer.body).toEqual({
+      code: 10012,
+      message: 'This sign-in must first enrol a second factor',
+      data: null,
+    });
     const begun = await c.post(`${AUTH}/mfa/enrol/totp`).send({ mfaToken: token }).expect(200);
     const secret = begun.body.data.secret as string;
-    await c.post(`${AUTH}/mfa/enrol/totp/confirm`).send({ mfaToken: token, code: codeAt(secret, clock.now() + 7 * STEP_MS) }).expect(401);
-    const done = await c.post(`${AUTH}/mfa/enrol/totp/confirm`).send({ mfaToken: token, code: codeAt(secret) }).expect(200);
-    expect(done.body.data).toMatchObject({ token: expect.any(String), refreshToken: expect.any(String), tokenType: 'Bearer' });
+    await c
+      .post(`${AUTH}/mfa/enrol/totp/confirm`)
+      .send({ mfaToken: token, code: codeAt(secret, clock.now() + 7 * STEP_MS) })
+      .expect(401);
+    const done = await c
+      .post(`${AUTH}/mfa/enrol/totp/confirm`)
+      .send({ mfaToken: token, code: codeAt(secret) })
+      .expect(200);
+    expect(done.body.data).toMatchObject({
+      token: expect.any(String),
+      refreshToken: expect.any(String),
+      tokenType: 'Bearer',
+    });
     expect(done.body.data.recoveryCodes).toHaveLength(10);
     expect(claimsOf(done.body.data.token).amr).toEqual(['pwd', 'otp', 'mfa']);
     const factors = await c.get(`${SEC}/factors`).set(bearer(done.body.data.token)).expect(200);
-    expect(factors.body.data).toMatchObject({ totp: { enabled: true }, mfaRequiredByRole: true, stepUp: { required: 'totp', satisfiedUntil: expect.any(String) } });
+    expect(factors.body.data).toMatchObject({
+      totp: { enabled: true },
+      mfaRequiredByRole: true,
+      stepUp: { required: 'totp', satisfiedUntil: expect.any(String) },
+    });
     // The enrolment token is used up; the next sign-in is an ordinary challenge.
     await c.post(`${AUTH}/mfa/enrol/totp`).send({ mfaToken: token }).expect(401);
     const next = await c.post(`${AUTH}/login`).send({ account: 'tf_admin', password: 'admin-password-1' }).expect(200);
-    expect(next.body.data).toMatchObject({ mfaRequired: true, enrolmentRequired: false, methods: ['totp', 'recovery_code'] });
+    expect(next.body.data).toMatchObject({
+      mfaRequired: true,
+      enrolmentRequired: false,
+      methods: ['totp', 'recovery_code'],
+    });
     // An ordinary challenge does not enrol.
     const wrongKind = await c.post(`${AUTH}/mfa/enrol/totp`).send({ mfaToken: next.body.data.mfaToken }).expect(401);
     expect(wrongKind.body.code).toBe(10012);
   });
 
-  it('code mails speak the reader\'s language and name the site as its settings do (a zh-CN browser on a renamed site)', async () => {
+  it("code mails speak the reader's language and name the site as its settings do (a zh-CN browser on a renamed site)", async () => {
     const m = await newMember();
     await db.query(`UPDATE site_settings SET value = '创客社区' WHERE key = 'site.name'`);
     try {
-      await m.c.post(`${AUTH}/send-code`).set('Accept-Language', 'zh-CN,zh;q=0.9,en;q=0.8').send({ type: 'email', email: m.email }).expect(200);
+      await m.c
+        .post(`${AUTH}/send-code`)
+        .set('Accept-Language', 'zh-CN,zh;q=0.9,en;q=0.8')
+        .send({ type: 'email', email: m.email })
+        .expect(200);
       const zh = readMail(smtp.mails.filter((x) => x.to === m.email).at(-1)!.text);
       expect(zh.subject).toBe('创客社区验证码');
       expect(zh.body).toMatch(/^您的创客社区验证码为 \d{6}，5 分钟内有效。/);
       // The code in it resets the password.
-      await m.c.post(`${AUTH}/reset-password`).send({ type: 'email', account: m.email, code: smtp.lastCode(m.email), newPassword: 'reset-by-zh-mail' }).expect(200);
-      await m.c.post(`${AUTH}/send-code`).set('Accept-Language', 'en-GB').send({ type: 'email', email: m.email }).expect(200);
+      await m.c
+        .post(`${AUTH}/reset-password`)
+        .send({ type: 'email', account: m.email, code: smtp.lastCode(m.email), newPassword: 'reset-by-zh-mail' })
+        .expect(200);
+      await m.c
+        .post(`${AUTH}/send-code`)
+        .set('Accept-Language', 'en-GB')
+        .send({ type: 'email', email: m.email })
+        .expect(200);
       const en = readMail(smtp.mails.filter((x) => x.to === m.email).at(-1)!.text);
       expect(en.subject).toBe('创客社区 verification code');
       expect(en.body).toMatch(/^Your 创客社区 verification code is \d{6}\. It expires in 5 minutes\./);
@@ -365,16 +597,38 @@ describe('membership: second factors (authenticator app, recovery codes, challen
   });
 
   it('the admin CLI explains the enforced second factor when MFA_REQUIRED_ROLES names admin, and not otherwise', async () => {
-    const env = { ...process.env, NODE_ENV: 'test', DATABASE_URL: a.dbUrl, DATA_DIR: a.dataDir, JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789', ADMIN_PASSWORD: 'cli-admin-password' };
-    const enforced = await createAdminCommand(['tf_cli_admin'], { ...env, MFA_REQUIRED_ROLES: 'admin' }, Readable.from([]));
-    expect(enforced).toMatch(/^admin tf_cli_admin created \(member id \d+\)\nnote: admins must use a second factor \(MFA_REQUIRED_ROLES\): the first sign-in answers \{mfaRequired, enrolmentRequired: true, mfaToken\}/);
+    const env = {
+      ...process.env,
+      NODE_ENV: 'test',
+      DATABASE_URL: a.dbUrl,
+      DATA_DIR: a.dataDir,
+      JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
+      ADMIN_PASSWORD: 'cli-admin-password',
+    };
+    const enforced = await createAdminCommand(
+      ['tf_cli_admin'],
+      { ...env, MFA_REQUIRED_ROLES: 'admin' },
+      Readable.from([]),
+    );
+    expect(enforced).toMatch(
+      /^admin tf_cli_admin created \(member id \d+\)\nnote: admins must use a second factor \(MFA_REQUIRED_ROLES\): the first sign-in answers \{mfaRequired, enrolmentRequired: true, mfaToken\}/,
+    );
     const plain = await createAdminCommand(['tf_cli_admin'], { ...env, MFA_REQUIRED_ROLES: 'none' }, Readable.from([]));
-    expect(plain).toBe(`admin tf_cli_admin (id ${/member id (\d+)/.exec(enforced)![1]}) already exists; nothing changed`);
+    expect(plain).toBe(
+      `admin tf_cli_admin (id ${/member id (\d+)/.exec(enforced)![1]}) already exists; nothing changed`,
+    );
   });
 
   it('every endpoint of the factors needs a token', async () => {
     const c = client(a.url);
-    for (const [method, path] of [['get', `${SEC}/factors`], ['post', `${SEC}/totp`], ['delete', `${SEC}/totp`], ['post', `${SEC}/recovery-codes`], ['get', `${SEC}/passkeys`], ['post', `${AUTH}/step-up`]] as const) {
+    for (const [method, path] of [
+      ['get', `${SEC}/factors`],
+      ['post', `${SEC}/totp`],
+      ['delete', `${SEC}/totp`],
+      ['post', `${SEC}/recovery-codes`],
+      ['get', `${SEC}/passkeys`],
+      ['post', `${AUTH}/step-up`],
+    ] as const) {
       const r = await c[method](path).expect(401);
       expect(r.body.code).toBe(401);
     }

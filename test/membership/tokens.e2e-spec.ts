@@ -34,7 +34,13 @@ async function login(app: RunningApp, username: string, ua?: string) {
   const req = c.post('/api/v1/app/auth/login');
   if (ua) req.set('User-Agent', ua);
   const res = await req.send({ account: username, password: 'token-password' }).expect(200);
-  return res.body.data as { token: string; refreshToken: string; memberId: string; expiresIn: number; refreshExpiresIn: number };
+  return res.body.data as {
+    token: string;
+    refreshToken: string;
+    memberId: string;
+    expiresIn: number;
+    refreshExpiresIn: number;
+  };
 }
 
 describe('membership: access tokens, refresh rotation, sessions', () => {
@@ -48,7 +54,10 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
     app = await startMembership({ REFRESH_REUSE_GRACE_MS: String(GRACE_MS) }, { clock });
     db = await sqlClient(app.dbUrl);
     for (const u of ['tok_user', 'tok_other']) {
-      await client(app.url).post('/api/v1/app/auth/register').send({ username: u, password: 'token-password' }).expect(200);
+      await client(app.url)
+        .post('/api/v1/app/auth/register')
+        .send({ username: u, password: 'token-password' })
+        .expect(200);
     }
   });
   afterAll(async () => {
@@ -61,7 +70,14 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
     const header = JSON.parse(Buffer.from(t.token.split('.')[0], 'base64url').toString());
     const claims = decode(t.token);
     expect(header).toEqual({ alg: 'ES256', typ: 'JWT', kid: app.app.get(AccessTokenKeys).signing.kid });
-    expect(claims).toMatchObject({ sub: t.memberId, memberId: t.memberId, type: 'member', loginType: 'password', sid: expect.any(String), jti: expect.any(String) });
+    expect(claims).toMatchObject({
+      sub: t.memberId,
+      memberId: t.memberId,
+      type: 'member',
+      loginType: 'password',
+      sid: expect.any(String),
+      jti: expect.any(String),
+    });
     expect((claims.exp - claims.iat) * 1000).toBe(t.expiresIn);
     expect(t.expiresIn).toBe(1800000);
   });
@@ -95,8 +111,14 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
     });
 
     it('wrong key (even the raw JWT_SECRET)', async () => {
-      await client(app.url).get(PROFILE).set(bearer(sign({ alg: 'HS256', typ: 'JWT' }, claims, 'another-secret'))).expect(401);
-      await client(app.url).get(PROFILE).set(bearer(sign({ alg: 'HS256', typ: 'JWT' }, claims, SECRET))).expect(401);
+      await client(app.url)
+        .get(PROFILE)
+        .set(bearer(sign({ alg: 'HS256', typ: 'JWT' }, claims, 'another-secret')))
+        .expect(401);
+      await client(app.url)
+        .get(PROFILE)
+        .set(bearer(sign({ alg: 'HS256', typ: 'JWT' }, claims, SECRET)))
+        .expect(401);
     });
 
     it('tampered payload (another member id) keeps the old signature', async () => {
@@ -118,11 +140,17 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
         await client(app.url).get(PROFILE).set(bearer(other)).expect(401);
       }
       // Control: the same construction with type "member" is accepted, so the checks above are meaningful.
-      await client(app.url).get(PROFILE).set(bearer(signEs256(app, claims))).expect(200);
+      await client(app.url)
+        .get(PROFILE)
+        .set(bearer(signEs256(app, claims)))
+        .expect(200);
     });
 
     it('an unknown kid, or ES256 signed with another key under the right kid', async () => {
-      await client(app.url).get(PROFILE).set(bearer(signEs256(app, claims, { kid: 'not-a-key' }))).expect(401);
+      await client(app.url)
+        .get(PROFILE)
+        .set(bearer(signEs256(app, claims, { kid: 'not-a-key' })))
+        .expect(401);
       const [h, p] = good.split('.');
       const other = (await import('crypto')).generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
       const forged = `${h}.${p}.${ecSign('sha256', Buffer.from(`${h}.${p}`), { key: other, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
@@ -132,9 +160,17 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
     it('an HS256 token signed before the switch (issued before the app started) is still accepted; one issued after it is not', async () => {
       // The app started after this clock was made (and it has not moved yet): far on either side of that start.
       const nowSeconds = Math.floor(clock.now() / 1000);
-      const old = sign({ alg: 'HS256', typ: 'JWT' }, { ...claims, iat: nowSeconds - 600, exp: nowSeconds + 600 }, accessKey);
+      const old = sign(
+        { alg: 'HS256', typ: 'JWT' },
+        { ...claims, iat: nowSeconds - 600, exp: nowSeconds + 600 },
+        accessKey,
+      );
       await client(app.url).get(PROFILE).set(bearer(old)).expect(200);
-      const minted = sign({ alg: 'HS256', typ: 'JWT' }, { ...claims, iat: nowSeconds + 900, exp: nowSeconds + 1200 }, accessKey);
+      const minted = sign(
+        { alg: 'HS256', typ: 'JWT' },
+        { ...claims, iat: nowSeconds + 900, exp: nowSeconds + 1200 },
+        accessKey,
+      );
       await client(app.url).get(PROFILE).set(bearer(minted)).expect(401);
     });
   });
@@ -144,7 +180,10 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
     const shortClock = new FakeClock(Math.ceil(Date.now() / 1000) * 1000);
     const short = await startMembership({ ACCESS_TOKEN_TTL: '2000' }, { clock: shortClock });
     try {
-      await client(short.url).post('/api/v1/app/auth/register').send({ username: 'short_ttl', password: 'token-password' }).expect(200);
+      await client(short.url)
+        .post('/api/v1/app/auth/register')
+        .send({ username: 'short_ttl', password: 'token-password' })
+        .expect(200);
       const t = await login(short, 'short_ttl');
       expect(t.expiresIn).toBe(2000);
       expect(decode(t.token).iat * 1000).toBe(shortClock.now());
@@ -165,10 +204,18 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
     it('rotates: the old token dies, the new one works, hashes only at rest', async () => {
       const t = await login(app, 'tok_user');
       const r1 = await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(200);
-      expect(r1.body.data).toMatchObject({ memberId: t.memberId, username: 'tok_user', tokenType: 'Bearer', expiresIn: 1800000, refreshExpiresIn: 2592000000 });
+      expect(r1.body.data).toMatchObject({
+        memberId: t.memberId,
+        username: 'tok_user',
+        tokenType: 'Bearer',
+        expiresIn: 1800000,
+        refreshExpiresIn: 2592000000,
+      });
       expect(r1.body.data.refreshToken).not.toBe(t.refreshToken);
       expect(decode(r1.body.data.token).sid).toBe(decode(t.token).sid);
-      const stored = await db.query(`SELECT token_hash FROM member_refresh_tokens WHERE session_id = $1`, [decode(t.token).sid]);
+      const stored = await db.query(`SELECT token_hash FROM member_refresh_tokens WHERE session_id = $1`, [
+        decode(t.token).sid,
+      ]);
       expect(stored.rows).toHaveLength(2);
       for (const row of stored.rows) {
         expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -179,14 +226,22 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
 
     it('N parallel refreshes with one token all get the same successor: one live chain', async () => {
       const t = await login(app, 'tok_user');
-      const results = await Promise.all(Array.from({ length: 8 }, () => client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken })));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken })),
+      );
       expect(results.map((r) => r.status)).toEqual(Array(8).fill(200));
       const successors = new Set(results.map((r) => r.body.data.refreshToken));
       expect(successors.size).toBe(1);
       const sid = decode(t.token).sid;
-      const live = await db.query(`SELECT count(*)::int AS n FROM member_refresh_tokens WHERE session_id = $1 AND used_time IS NULL`, [sid]);
+      const live = await db.query(
+        `SELECT count(*)::int AS n FROM member_refresh_tokens WHERE session_id = $1 AND used_time IS NULL`,
+        [sid],
+      );
       expect(live.rows[0].n).toBe(1);
-      await client(app.url).post(REFRESH).send({ refreshToken: [...successors][0] }).expect(200);
+      await client(app.url)
+        .post(REFRESH)
+        .send({ refreshToken: [...successors][0] })
+        .expect(200);
     });
 
     it('reuse after the grace window revokes the whole session (access token included)', async () => {
@@ -194,7 +249,9 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
       const r1 = await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(200);
       // At the end of the grace a replay still gets the same successor; a millisecond later it is reuse.
       clock.advance(GRACE_MS);
-      expect((await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(200)).body.data.refreshToken).toBe(r1.body.data.refreshToken);
+      expect(
+        (await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(200)).body.data.refreshToken,
+      ).toBe(r1.body.data.refreshToken);
       clock.advance(1);
       const replay = await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(401);
       expect(replay.body.code).toBe(401);
@@ -209,7 +266,10 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
       await client(app.url).post(REFRESH).send({ refreshToken: 'not-a-real-token' }).expect(401);
       expect((await client(app.url).post(REFRESH).send({}).expect(400)).body.code).toBe(10000);
       const t = await login(app, 'tok_user');
-      await db.query(`UPDATE member_refresh_tokens SET expires_time = $2 WHERE session_id = $1`, [decode(t.token).sid, new Date(clock.now() - 1000)]);
+      await db.query(`UPDATE member_refresh_tokens SET expires_time = $2 WHERE session_id = $1`, [
+        decode(t.token).sid,
+        new Date(clock.now() - 1000),
+      ]);
       await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(401);
     });
   });
@@ -222,7 +282,10 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
       await client(app.url).post(BY_JWT).expect(401);
       const wide = await startMembership({ REFRESH_BY_JWT_WINDOW: '3600000' });
       try {
-        await client(wide.url).post('/api/v1/app/auth/register').send({ username: 'jwt_renew', password: 'token-password' }).expect(200);
+        await client(wide.url)
+          .post('/api/v1/app/auth/register')
+          .send({ username: 'jwt_renew', password: 'token-password' })
+          .expect(200);
         const w = await login(wide, 'jwt_renew');
         const res = await client(wide.url).post(BY_JWT).set(bearer(w.token)).expect(200);
         expect(res.body.data).toEqual({ token: expect.any(String), tokenType: 'Bearer', expiresIn: 1800000 });
@@ -239,45 +302,91 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
     it('logout ends the session at once: access and refresh tokens refused', async () => {
       const t = await login(app, 'tok_user');
       await client(app.url).get(PROFILE).set(bearer(t.token)).expect(200);
-      await client(app.url).post('/api/v1/app/auth/logout').set(bearer(t.token)).expect(200, { code: 200, message: 'success', data: null });
+      await client(app.url)
+        .post('/api/v1/app/auth/logout')
+        .set(bearer(t.token))
+        .expect(200, { code: 200, message: 'success', data: null });
       await client(app.url).get(PROFILE).set(bearer(t.token)).expect(401);
       await client(app.url).post(REFRESH).send({ refreshToken: t.refreshToken }).expect(401);
     });
 
     it('lists sessions with device and current flag, and revokes one by id', async () => {
-      const phone = await login(app, 'tok_other', 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Mobile/15E148 Safari/604.1');
-      const desk = await login(app, 'tok_other', 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/130.0 Safari/537.36');
+      const phone = await login(
+        app,
+        'tok_other',
+        'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Mobile/15E148 Safari/604.1',
+      );
+      const desk = await login(
+        app,
+        'tok_other',
+        'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/130.0 Safari/537.36',
+      );
       const list = await client(app.url).get(SESSIONS).set(bearer(desk.token)).expect(200);
       const mine = list.body.data as any[];
       // Registration opens no session: the two logins, exactly one of them current.
       expect(mine).toHaveLength(2);
-      expect(mine.filter((s) => s.current)).toEqual([expect.objectContaining({ id: decode(desk.token).sid, deviceName: 'Chrome on Windows', loginType: 'password' })]);
-      expect(mine.find((s) => s.id === decode(phone.token).sid)).toMatchObject({ deviceName: 'Safari on iOS', current: false });
-      await client(app.url).delete(`${SESSIONS}/${decode(phone.token).sid}`).set(bearer(desk.token)).expect(200);
+      expect(mine.filter((s) => s.current)).toEqual([
+        expect.objectContaining({ id: decode(desk.token).sid, deviceName: 'Chrome on Windows', loginType: 'password' }),
+      ]);
+      expect(mine.find((s) => s.id === decode(phone.token).sid)).toMatchObject({
+        deviceName: 'Safari on iOS',
+        current: false,
+      });
+      await client(app.url)
+        .delete(`${SESSIONS}/${decode(phone.token).sid}`)
+        .set(bearer(desk.token))
+        .expect(200);
       await client(app.url).get(PROFILE).set(bearer(phone.token)).expect(401);
-      await client(app.url).delete(`${SESSIONS}/${decode(phone.token).sid}`).set(bearer(desk.token)).expect(404);
+      await client(app.url)
+        .delete(`${SESSIONS}/${decode(phone.token).sid}`)
+        .set(bearer(desk.token))
+        .expect(404);
       // Another member's session cannot be revoked (404, not 403: no probing).
       const other = await login(app, 'tok_user');
-      expect((await client(app.url).delete(`${SESSIONS}/${decode(other.token).sid}`).set(bearer(desk.token)).expect(404)).body.code).toBe(404);
+      expect(
+        (
+          await client(app.url)
+            .delete(`${SESSIONS}/${decode(other.token).sid}`)
+            .set(bearer(desk.token))
+            .expect(404)
+        ).body.code,
+      ).toBe(404);
       await client(app.url).get(PROFILE).set(bearer(other.token)).expect(200);
       await client(app.url).delete(`${SESSIONS}/not-a-uuid`).set(bearer(desk.token)).expect(404);
       await client(app.url).get(SESSIONS).expect(401);
     });
 
     it('password change ends every other session and needs the old password', async () => {
-      await client(app.url).post('/api/v1/app/auth/register').send({ username: 'pw_changer', password: 'token-password' }).expect(200);
+      await client(app.url)
+        .post('/api/v1/app/auth/register')
+        .send({ username: 'pw_changer', password: 'token-password' })
+        .expect(200);
       const a = await login(app, 'pw_changer');
       const b = await login(app, 'pw_changer');
-      const wrong = await client(app.url).put('/api/v1/app/auth/password').set(bearer(a.token)).send({ oldPassword: 'nope-nope', newPassword: 'brand-new-password' }).expect(401);
+      const wrong = await client(app.url)
+        .put('/api/v1/app/auth/password')
+        .set(bearer(a.token))
+        .send({ oldPassword: 'nope-nope', newPassword: 'brand-new-password' })
+        .expect(401);
       expect(wrong.body.code).toBe(10002);
-      const ok = await client(app.url).put('/api/v1/app/auth/password').set(bearer(a.token)).send({ oldPassword: 'token-password', newPassword: 'brand-new-password' }).expect(200);
+      const ok = await client(app.url)
+        .put('/api/v1/app/auth/password')
+        .set(bearer(a.token))
+        .send({ oldPassword: 'token-password', newPassword: 'brand-new-password' })
+        .expect(200);
       // b (registration opens no session).
       expect(ok.body.data).toEqual({ revokedSessions: 1 });
       await client(app.url).get(PROFILE).set(bearer(a.token)).expect(200);
       await client(app.url).get(PROFILE).set(bearer(b.token)).expect(401);
       await client(app.url).post(REFRESH).send({ refreshToken: b.refreshToken }).expect(401);
-      await client(app.url).post('/api/v1/app/auth/login').send({ account: 'pw_changer', password: 'token-password' }).expect(401);
-      await client(app.url).post('/api/v1/app/auth/login').send({ account: 'pw_changer', password: 'brand-new-password' }).expect(200);
+      await client(app.url)
+        .post('/api/v1/app/auth/login')
+        .send({ account: 'pw_changer', password: 'token-password' })
+        .expect(401);
+      await client(app.url)
+        .post('/api/v1/app/auth/login')
+        .send({ account: 'pw_changer', password: 'brand-new-password' })
+        .expect(200);
     });
 
     it('housekeeping drops long-ended sessions, dead refresh tokens and day-old codes, and nothing live', async () => {
@@ -285,18 +394,25 @@ describe('membership: access tokens, refresh rotation, sessions', () => {
       const old = await login(app, 'tok_user');
       const oldSid = decode(old.token).sid;
       await db.query(`UPDATE member_sessions SET revoked_time = now() - interval '8 days' WHERE id = $1`, [oldSid]);
-      await db.query(`INSERT INTO verification_codes (channel, target, code_hash, max_attempts, expires_time, created_time) VALUES ('sms', '13700009999', repeat('a', 64), 5, now() - interval '2 days', now() - interval '2 days')`);
+      await db.query(
+        `INSERT INTO verification_codes (channel, target, code_hash, max_attempts, expires_time, created_time) VALUES ('sms', '13700009999', repeat('a', 64), 5, now() - interval '2 days', now() - interval '2 days')`,
+      );
       await app.app.get(SessionsRepository).sweep();
       await app.app.get(VerificationCodesRepository).sweep();
       expect((await db.query(`SELECT 1 FROM member_sessions WHERE id = $1`, [oldSid])).rows).toHaveLength(0);
-      expect((await db.query(`SELECT 1 FROM member_refresh_tokens WHERE session_id = $1`, [oldSid])).rows).toHaveLength(0);
+      expect((await db.query(`SELECT 1 FROM member_refresh_tokens WHERE session_id = $1`, [oldSid])).rows).toHaveLength(
+        0,
+      );
       expect((await db.query(`SELECT 1 FROM verification_codes WHERE target = '13700009999'`)).rows).toHaveLength(0);
       await client(app.url).get(PROFILE).set(bearer(live.token)).expect(200);
       await client(app.url).post(REFRESH).send({ refreshToken: live.refreshToken }).expect(200);
     });
 
     it('a disabled member is cut off at the guard', async () => {
-      await client(app.url).post('/api/v1/app/auth/register').send({ username: 'to_disable', password: 'token-password' }).expect(200);
+      await client(app.url)
+        .post('/api/v1/app/auth/register')
+        .send({ username: 'to_disable', password: 'token-password' })
+        .expect(200);
       const t = await login(app, 'to_disable');
       await db.query(`UPDATE members SET status = 'disabled' WHERE username = 'to_disable'`);
       await client(app.url).get(PROFILE).set(bearer(t.token)).expect(401);
@@ -313,7 +429,10 @@ describe('membership: what one member can keep (sessions, refresh tokens)', () =
   beforeAll(async () => {
     app = await startMembership({ MAX_SESSIONS_PER_MEMBER: '3', SESSION_CHECK_CACHE_MS: '0' }, { clock });
     db = await sqlClient(app.dbUrl);
-    await client(app.url).post('/api/v1/app/auth/register').send({ username: 'many_logins', password: 'token-password' }).expect(200);
+    await client(app.url)
+      .post('/api/v1/app/auth/register')
+      .send({ username: 'many_logins', password: 'token-password' })
+      .expect(200);
   });
   afterAll(async () => {
     await db?.end();
@@ -325,7 +444,12 @@ describe('membership: what one member can keep (sessions, refresh tokens)', () =
     for (let i = 0; i < 5; i++) logins.push(await login(app, 'many_logins'));
     const memberId = logins[0].memberId;
     const rows = await db.query(`SELECT id FROM member_sessions WHERE member_id = $1`, [memberId]);
-    expect(rows.rows.map((r) => r.id).sort()).toEqual(logins.slice(2).map((l) => decode(l.token).sid).sort());
+    expect(rows.rows.map((r) => r.id).sort()).toEqual(
+      logins
+        .slice(2)
+        .map((l) => decode(l.token).sid)
+        .sort(),
+    );
     for (const old of logins.slice(0, 2)) {
       await client(app.url).get(PROFILE).set(bearer(old.token)).expect(401);
       await client(app.url).post(REFRESH).send({ refreshToken: old.refreshToken }).expect(401);
@@ -343,14 +467,20 @@ describe('membership: what one member can keep (sessions, refresh tokens)', () =
       used.push(token);
       token = (await client(app.url).post(REFRESH).send({ refreshToken: token }).expect(200)).body.data.refreshToken;
     }
-    const counted = await db.query(`SELECT count(*) FILTER (WHERE used_time IS NOT NULL)::int AS used, count(*)::int AS all FROM member_refresh_tokens WHERE session_id = $1`, [sid]);
+    const counted = await db.query(
+      `SELECT count(*) FILTER (WHERE used_time IS NOT NULL)::int AS used, count(*)::int AS all FROM member_refresh_tokens WHERE session_id = $1`,
+      [sid],
+    );
     expect(counted.rows[0]).toEqual({ used: USED_TOKENS_KEPT, all: USED_TOKENS_KEPT + 1 });
     // Past the reuse grace: the oldest is gone (refused as unknown, the session lives on); a kept one
     // replayed ends the session.
     clock.advance(60_000);
     await client(app.url).post(REFRESH).send({ refreshToken: used[0] }).expect(401);
     await client(app.url).get(PROFILE).set(bearer(t.token)).expect(200);
-    await client(app.url).post(REFRESH).send({ refreshToken: used[used.length - 2] }).expect(401);
+    await client(app.url)
+      .post(REFRESH)
+      .send({ refreshToken: used[used.length - 2] })
+      .expect(401);
     await client(app.url).post(REFRESH).send({ refreshToken: token }).expect(401);
   });
 });

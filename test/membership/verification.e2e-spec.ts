@@ -28,14 +28,17 @@ describe('membership: verification codes, phone login, password reset', () => {
 
   beforeAll(async () => {
     [sms, smtp] = await Promise.all([startFakeAliyun(), startFakeSmtp()]);
-    app = await startMembership({
-      ...sms.env,
-      ...smtp.env,
-      CODE_RESEND_INTERVAL_MS: String(RESEND_MS),
-      CODE_DAILY_LIMIT_PER_TARGET: '4',
-      CODE_DAILY_LIMIT_PER_IP: '30',
-      CODE_LOCK_MS: String(CODE_LOCK_MS),
-    }, { clock });
+    app = await startMembership(
+      {
+        ...sms.env,
+        ...smtp.env,
+        CODE_RESEND_INTERVAL_MS: String(RESEND_MS),
+        CODE_DAILY_LIMIT_PER_TARGET: '4',
+        CODE_DAILY_LIMIT_PER_IP: '30',
+        CODE_LOCK_MS: String(CODE_LOCK_MS),
+      },
+      { clock },
+    );
     db = await sqlClient(app.dbUrl);
   });
   afterAll(async () => {
@@ -50,7 +53,12 @@ describe('membership: verification codes, phone login, password reset', () => {
     expect(res.body.data).toEqual({ expiresIn: 300000, resendIn: RESEND_MS });
     const code = sms.lastCode(phone);
     expect(code).toMatch(/^\d{6}$/);
-    const row = (await db.query(`SELECT code_hash, max_attempts, expires_time - created_time AS ttl FROM verification_codes WHERE target = $1`, [phone])).rows[0];
+    const row = (
+      await db.query(
+        `SELECT code_hash, max_attempts, expires_time - created_time AS ttl FROM verification_codes WHERE target = $1`,
+        [phone],
+      )
+    ).rows[0];
     expect(row.code_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(row.code_hash).not.toContain(code);
     expect(row.max_attempts).toBe(5);
@@ -74,7 +82,10 @@ describe('membership: verification codes, phone login, password reset', () => {
     // A second login of the same phone signs into the same member.
     clock.advance(RESEND_MS);
     await c.post(SEND).send({ type: 'sms', phone }).expect(200);
-    const second = await c.post(PHONE_LOGIN).send({ phone, code: sms.lastCode(phone) }).expect(200);
+    const second = await c
+      .post(PHONE_LOGIN)
+      .send({ phone, code: sms.lastCode(phone) })
+      .expect(200);
     expect(second.body.data.memberId).toBe(login.body.data.memberId);
   });
 
@@ -95,7 +106,9 @@ describe('membership: verification codes, phone login, password reset', () => {
     await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(200);
     const code = sms.lastCode(phone);
     const wrong = wrongCode(code);
-    const results = await Promise.all(Array.from({ length: 20 }, () => client(app.url).post(VERIFY).send({ type: 'sms', phone, code: wrong })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => client(app.url).post(VERIFY).send({ type: 'sms', phone, code: wrong })),
+    );
     expect(results.every((r) => r.status === 400 || r.status === 423)).toBe(true);
     const row = (await db.query(`SELECT attempts FROM verification_codes WHERE target = $1`, [phone])).rows[0];
     expect(row.attempts).toBe(5);
@@ -108,21 +121,36 @@ describe('membership: verification codes, phone login, password reset', () => {
     const sentBefore = sms.sent.length;
     // Still locked a second before CODE_LOCK_MS is up; a new code goes out once it is.
     clock.advance(CODE_LOCK_MS - 1000);
-    expect(Number((await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(423)).headers['retry-after'])).toBe(1);
+    expect(
+      Number((await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(423)).headers['retry-after']),
+    ).toBe(1);
     expect(sms.sent.length).toBe(sentBefore);
     clock.advance(1000);
     await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(200);
     expect(sms.sent.length).toBe(sentBefore + 1);
-    await client(app.url).post(PHONE_LOGIN).send({ phone, code: sms.lastCode(phone) }).expect(200);
+    await client(app.url)
+      .post(PHONE_LOGIN)
+      .send({ phone, code: sms.lastCode(phone) })
+      .expect(200);
   });
 
   it('tells how many tries are left and refuses a well-formed but wrong code with 10003', async () => {
     const phone = newPhone();
     await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(200);
-    const res = await client(app.url).post(VERIFY).send({ type: 'sms', phone, code: wrongCode(sms.lastCode(phone)) }).expect(400);
-    expect(res.body).toEqual({ code: 10003, message: 'Verification code is wrong, expired or used up (4 tries left)', data: null });
+    const res = await client(app.url)
+      .post(VERIFY)
+      .send({ type: 'sms', phone, code: wrongCode(sms.lastCode(phone)) })
+      .expect(400);
+    expect(res.body).toEqual({
+      code: 10003,
+      message: 'Verification code is wrong, expired or used up (4 tries left)',
+      data: null,
+    });
     // Never sent a code to this phone.
-    expect((await client(app.url).post(VERIFY).send({ type: 'sms', phone: newPhone(), code: '123456' }).expect(400)).body.code).toBe(10003);
+    expect(
+      (await client(app.url).post(VERIFY).send({ type: 'sms', phone: newPhone(), code: '123456' }).expect(400)).body
+        .code,
+    ).toBe(10003);
   });
 
   it('resend interval per target: 429 with Retry-After until CODE_RESEND_INTERVAL_MS is up', async () => {
@@ -132,7 +160,9 @@ describe('membership: verification codes, phone login, password reset', () => {
     expect(res.body.code).toBe(429);
     expect(Number(res.headers['retry-after'])).toBe(RESEND_MS / 1000);
     clock.advance(RESEND_MS - 1000);
-    expect(Number((await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(429)).headers['retry-after'])).toBe(1);
+    expect(
+      Number((await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(429)).headers['retry-after']),
+    ).toBe(1);
     clock.advance(1000);
     await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(200);
   });
@@ -194,24 +224,38 @@ describe('membership: verification codes, phone login, password reset', () => {
   it('an unreachable SMTP server is 10004', async () => {
     const broken = await startMembership({ SMTP_HOST: '127.0.0.1', SMTP_PORT: '1', SMTP_FROM: 'x@site.test' });
     try {
-      expect((await client(broken.url).post(SEND).send({ type: 'email', email: 'who@example.com' }).expect(502)).body.code).toBe(10004);
+      expect(
+        (await client(broken.url).post(SEND).send({ type: 'email', email: 'who@example.com' }).expect(502)).body.code,
+      ).toBe(10004);
     } finally {
       await broken.close();
     }
   });
 
   it('validates send-code bodies with 10000', async () => {
-    for (const body of [{}, { type: 'fax', phone: '13700000000' }, { type: 'sms' }, { type: 'sms', phone: '+1 555 0100' }, { type: 'email', email: 'nope' }, { type: 'email' }]) {
+    for (const body of [
+      {},
+      { type: 'fax', phone: '13700000000' },
+      { type: 'sms' },
+      { type: 'sms', phone: '+1 555 0100' },
+      { type: 'email', email: 'nope' },
+      { type: 'email' },
+    ]) {
       const res = await client(app.url).post(SEND).send(body).expect(400);
       expect(res.body.code).toBe(10000);
     }
-    expect((await client(app.url).post(PHONE_LOGIN).send({ phone: '13700000000', code: '12ab56' }).expect(400)).body.message).toMatch(/code/);
+    expect(
+      (await client(app.url).post(PHONE_LOGIN).send({ phone: '13700000000', code: '12ab56' }).expect(400)).body.message,
+    ).toMatch(/code/);
   });
 
   it('email code by SMTP, then reset-password ends every session', async () => {
     const c = client(app.url);
     const email = 'reset.me@example.com';
-    await c.post('/api/v1/app/auth/register').send({ username: 'reset_me', email, password: 'old-password-1' }).expect(200);
+    await c
+      .post('/api/v1/app/auth/register')
+      .send({ username: 'reset_me', email, password: 'old-password-1' })
+      .expect(200);
     const reg = await c.post('/api/v1/app/auth/login').send({ account: email, password: 'old-password-1' }).expect(200);
     await c.post(SEND).send({ type: 'email', email: 'Reset.Me@Example.com' }).expect(200);
     const mail = smtp.mails.at(-1)!;
@@ -219,7 +263,10 @@ describe('membership: verification codes, phone login, password reset', () => {
     const code = smtp.lastCode(email);
     // verify-code first (the old system used the code up here, breaking the reset that follows).
     await c.post(VERIFY).send({ type: 'email', email, code }).expect(200);
-    const bad = await c.post(RESET).send({ type: 'email', email, code: wrongCode(code), newPassword: 'new-password-1' }).expect(400);
+    const bad = await c
+      .post(RESET)
+      .send({ type: 'email', email, code: wrongCode(code), newPassword: 'new-password-1' })
+      .expect(400);
     expect(bad.body.code).toBe(10003);
     const ok = await c.post(RESET).send({ type: 'email', email, code, newPassword: 'new-password-1' }).expect(200);
     expect(ok.body.data).toEqual({ revokedSessions: 1 });
@@ -233,7 +280,10 @@ describe('membership: verification codes, phone login, password reset', () => {
   it('reset-password by SMS for a phone without a member is 404 after a valid code', async () => {
     const phone = newPhone();
     await client(app.url).post(SEND).send({ type: 'sms', phone }).expect(200);
-    const res = await client(app.url).post(RESET).send({ type: 'sms', phone, code: sms.lastCode(phone), newPassword: 'whatever-123' }).expect(404);
+    const res = await client(app.url)
+      .post(RESET)
+      .send({ type: 'sms', phone, code: sms.lastCode(phone), newPassword: 'whatever-123' })
+      .expect(404);
     expect(res.body.code).toBe(404);
   });
 
@@ -242,7 +292,14 @@ describe('membership: verification codes, phone login, password reset', () => {
     try {
       const phone = newPhone();
       await client(strict.url).post(SEND).send({ type: 'sms', phone }).expect(200);
-      expect((await client(strict.url).post(PHONE_LOGIN).send({ phone, code: sms.lastCode(phone) }).expect(401)).body.code).toBe(10002);
+      expect(
+        (
+          await client(strict.url)
+            .post(PHONE_LOGIN)
+            .send({ phone, code: sms.lastCode(phone) })
+            .expect(401)
+        ).body.code,
+      ).toBe(10002);
     } finally {
       await strict.close();
     }

@@ -10,7 +10,8 @@ describe('per-address limits group IPv6 by network', () => {
   // A random /64 per run (the Redis used by tests may be shared).
   const net = `2001:db8:${randomInt(0x10000).toString(16)}:${randomInt(0x10000).toString(16)}`;
   let host = 0;
-  const inNet = () => `${net}:${(++host).toString(16)}:${randomInt(0x10000).toString(16)}::${randomInt(1, 0x10000).toString(16)}`;
+  const inNet = () =>
+    `${net}:${(++host).toString(16)}:${randomInt(0x10000).toString(16)}::${randomInt(1, 0x10000).toString(16)}`;
 
   beforeAll(async () => {
     gw = await startGateway({ RATE_LIMIT_PER_MINUTE: String(LIMIT) });
@@ -18,7 +19,9 @@ describe('per-address limits group IPv6 by network', () => {
   afterAll(() => gw?.close());
 
   const guess = (from: string) =>
-    fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer sk-wrong${randomInt(1e9)}`, 'x-forwarded-for': from } });
+    fetch(`${gw.url}/v1/models`, {
+      headers: { authorization: `Bearer sk-wrong${randomInt(1e9)}`, 'x-forwarded-for': from },
+    });
 
   it('refused API keys from every address of one /64 count together; another /64 and IPv4 are apart', async () => {
     const statuses: number[] = [];
@@ -32,7 +35,9 @@ describe('per-address limits group IPv6 by network', () => {
   /** A /v1/speech/stream session from `from` sending `apiKey`: the error message and close code it ends with. */
   const wsSession = (from: string, apiKey: string) =>
     new Promise<{ close: number; error?: string }>((resolve, reject) => {
-      const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/v1/speech/stream`, { headers: { 'x-forwarded-for': from } });
+      const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/v1/speech/stream`, {
+        headers: { 'x-forwarded-for': from },
+      });
       let error: string | undefined;
       ws.on('open', () => ws.send(JSON.stringify({ type: 'config', language: 'en', api_key: apiKey })));
       ws.on('message', (data) => {
@@ -48,9 +53,14 @@ describe('per-address limits group IPv6 by network', () => {
     const from = () => `${wsNet}::${randomInt(1, 0x10000).toString(16)}`;
     const ends = [];
     for (let i = 0; i < LIMIT + 1; i++) ends.push(await wsSession(from(), `sk-wrong${randomInt(1e9)}`));
-    expect(ends).toEqual([...Array(LIMIT).fill({ close: 4001, error: 'invalid_api_key' }), { close: 4029, error: 'rate_limit_exceeded' }]);
+    expect(ends).toEqual([
+      ...Array(LIMIT).fill({ close: 4001, error: 'invalid_api_key' }),
+      { close: 4029, error: 'rate_limit_exceeded' },
+    ]);
     // The network stays blocked on HTTP too: one count for both transports.
-    const http = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer sk-wrong${randomInt(1e9)}`, 'x-forwarded-for': from() } });
+    const http = await fetch(`${gw.url}/v1/models`, {
+      headers: { authorization: `Bearer sk-wrong${randomInt(1e9)}`, 'x-forwarded-for': from() },
+    });
     expect(http.status).toBe(429);
   });
 });
@@ -62,7 +72,11 @@ describe('membership login lockout per address groups IPv6 by network', () => {
   const inNet = () => `${net}:${randomInt(0x10000).toString(16)}::${randomInt(1, 0x10000).toString(16)}`;
 
   beforeAll(async () => {
-    app = await startMembership({ LOGIN_IP_MAX_FAILURES: String(MAX), LOGIN_MAX_FAILURES: '100', LOGIN_ACCOUNT_MAX_FAILURES: '100' });
+    app = await startMembership({
+      LOGIN_IP_MAX_FAILURES: String(MAX),
+      LOGIN_MAX_FAILURES: '100',
+      LOGIN_ACCOUNT_MAX_FAILURES: '100',
+    });
   });
   afterAll(() => app?.close());
 

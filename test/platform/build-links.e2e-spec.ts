@@ -17,7 +17,10 @@ function fakeDist(): string {
   const dist = fs.mkdtempSync(path.join(os.tmpdir(), 'build-links-'));
   for (const lib of ['alpha', 'beta']) {
     fs.mkdirSync(path.join(dist, 'libs', lib, 'src', 'sub'), { recursive: true });
-    fs.writeFileSync(path.join(dist, 'libs', lib, 'src', 'index.js'), `exports.name = '${lib}'; exports.file = __filename;`);
+    fs.writeFileSync(
+      path.join(dist, 'libs', lib, 'src', 'index.js'),
+      `exports.name = '${lib}'; exports.file = __filename;`,
+    );
     fs.writeFileSync(path.join(dist, 'libs', lib, 'src', 'sub', 'index.js'), `exports.sub = '${lib}/sub';`);
   }
   fs.mkdirSync(path.join(dist, 'apps', 'a', 'src'), { recursive: true });
@@ -30,7 +33,8 @@ function fakeDist(): string {
   return dist;
 }
 
-const runApp = (dist: string) => JSON.parse(execFileSync(process.execPath, [path.join(dist, 'apps', 'a', 'src', 'main.js')], { encoding: 'utf8' }));
+const runApp = (dist: string) =>
+  JSON.parse(execFileSync(process.execPath, [path.join(dist, 'apps', 'a', 'src', 'main.js')], { encoding: 'utf8' }));
 const scopeEntries = (dist: string) => fs.readdirSync(path.join(dist, 'node_modules', '@app')).sort();
 
 describe('build: @app links in dist/node_modules', () => {
@@ -47,9 +51,16 @@ describe('build: @app links in dist/node_modules', () => {
     expect(() => runApp(dist)).toThrow(/Cannot find module '@app\/alpha'/);
     linkLibs(dist);
     expect(scopeEntries(dist)).toEqual(['alpha', 'beta']);
-    expect(fs.readlinkSync(path.join(dist, 'node_modules', '@app', 'alpha'))).toBe(path.join('..', '..', 'libs', 'alpha', 'src'));
+    expect(fs.readlinkSync(path.join(dist, 'node_modules', '@app', 'alpha'))).toBe(
+      path.join('..', '..', 'libs', 'alpha', 'src'),
+    );
     const out = runApp(dist);
-    expect(out).toEqual({ name: 'alpha', sub: 'beta/sub', file: fs.realpathSync(path.join(dist, 'libs', 'alpha', 'src', 'index.js')), same: true });
+    expect(out).toEqual({
+      name: 'alpha',
+      sub: 'beta/sub',
+      file: fs.realpathSync(path.join(dist, 'libs', 'alpha', 'src', 'index.js')),
+      same: true,
+    });
     // Copied elsewhere as it is (an image's COPY keeps links): still resolves.
     const copy = fresh();
     fs.rmSync(copy, { recursive: true });
@@ -82,7 +93,10 @@ describe('build: @app links in dist/node_modules', () => {
         { length: 6 },
         () =>
           new Promise<string>((resolve) => {
-            const w = new Worker(`try { require(${JSON.stringify(buildScript)}).linkLibs(${JSON.stringify(dist)}); require('worker_threads').parentPort.postMessage('ok'); } catch (e) { require('worker_threads').parentPort.postMessage(String(e)); }`, { eval: true });
+            const w = new Worker(
+              `try { require(${JSON.stringify(buildScript)}).linkLibs(${JSON.stringify(dist)}); require('worker_threads').parentPort.postMessage('ok'); } catch (e) { require('worker_threads').parentPort.postMessage(String(e)); }`,
+              { eval: true },
+            );
             w.once('message', (m: string) => resolve(m));
             w.once('error', (e) => resolve(String(e)));
           }),

@@ -44,7 +44,12 @@ describe('docs/configuration.md', () => {
   it('the check can fail: a class variable without its row, and a row without its variable, are found', () => {
     expect(read.has('JWT_SECRET') && read.has('AI_PROVIDERS_FILE') && read.has('NODE_ENV')).toBe(true);
     const doc = readDoc('docs/configuration.md');
-    const withoutJwt = documentedVariables(doc.split('\n').filter((l) => !l.startsWith('| `JWT_SECRET`')).join('\n'));
+    const withoutJwt = documentedVariables(
+      doc
+        .split('\n')
+        .filter((l) => !l.startsWith('| `JWT_SECRET`'))
+        .join('\n'),
+    );
     expect([...read].filter((name) => !withoutJwt.has(name))).toEqual(['JWT_SECRET']);
     const withStale = documentedVariables(`${doc}\n| \`AI_RETIRED_SETTING\` / \`AI_OTHER\` | \`1\` | gone |\n`);
     expect([...withStale].filter((name) => !read.has(name)).sort()).toEqual(['AI_OTHER', 'AI_RETIRED_SETTING']);

@@ -14,7 +14,10 @@ interface Link {
 function relativeLinks(file: string, text: string): Link[] {
   const links: Link[] = [];
   for (const line of proseLines(text)) {
-    const prose = line.split('`').filter((_, i) => i % 2 === 0).join('');
+    const prose = line
+      .split('`')
+      .filter((_, i) => i % 2 === 0)
+      .join('');
     for (const m of prose.matchAll(/\]\(([^()\s]+)\)/g)) {
       if (!/^[a-z][a-z0-9+.-]*:/i.test(m[1])) links.push({ file, target: m[1] });
     }
@@ -27,7 +30,8 @@ function problem(link: Link): string | undefined {
   const hash = link.target.indexOf('#');
   const pathPart = hash === -1 ? link.target : link.target.slice(0, hash);
   const anchor = hash === -1 ? undefined : link.target.slice(hash + 1);
-  const resolved = pathPart === '' ? link.file : path.posix.normalize(path.posix.join(path.posix.dirname(link.file), pathPart));
+  const resolved =
+    pathPart === '' ? link.file : path.posix.normalize(path.posix.join(path.posix.dirname(link.file), pathPart));
   if (resolved.startsWith('..')) return 'leaves the repository';
   const full = path.join(root, resolved);
   if (!fs.existsSync(full)) return `${resolved} does not exist`;
@@ -40,7 +44,16 @@ describe('links in README.md and docs/', () => {
   const files = markdownFiles();
 
   it('reads the README, the docs of both apps and the contract', () => {
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/architecture.md', 'docs/configuration.md', 'docs/membership/README.md', 'docs/ai-gateway/README.md', 'docs/contract/DECISIONS.md']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'docs/architecture.md',
+        'docs/configuration.md',
+        'docs/membership/README.md',
+        'docs/ai-gateway/README.md',
+        'docs/contract/DECISIONS.md',
+      ]),
+    );
   });
 
   it('every relative link resolves to a repository path (and heading)', () => {
@@ -51,7 +64,8 @@ describe('links in README.md and docs/', () => {
   });
 
   it('the check can fail: a missing file, a missing heading and a path outside the repository are found', () => {
-    const text = 'See [gone](nowhere.md), [bad anchor](architecture.md#no-such-heading), [out](../../etc/passwd), [ok](architecture.md#layout), `[code](ignored.md)` and [web](https://example.com).';
+    const text =
+      'See [gone](nowhere.md), [bad anchor](architecture.md#no-such-heading), [out](../../etc/passwd), [ok](architecture.md#layout), `[code](ignored.md)` and [web](https://example.com).';
     const found = relativeLinks('docs/example.md', text).map((l) => [l.target, problem(l)]);
     expect(found).toEqual([
       ['nowhere.md', 'docs/nowhere.md does not exist'],

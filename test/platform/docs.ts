@@ -56,7 +56,10 @@ export function headingAnchors(text: string): Set<string> {
     const hashes = line.indexOf(' ');
     if (hashes < 1 || hashes > 6 || !/^#+$/.test(line.slice(0, hashes))) continue;
     let slug = '';
-    for (const ch of line.slice(hashes + 1).trim().toLowerCase()) {
+    for (const ch of line
+      .slice(hashes + 1)
+      .trim()
+      .toLowerCase()) {
       if (ch === ' ') slug += '-';
       else if (ch === '-' || ch === '_' || /[\p{L}\p{N}]/u.test(ch)) slug += ch;
     }

@@ -17,12 +17,21 @@ interface Step {
 
 /** One start of the embedded server in a child process (see test/support/embedded-step.ts). */
 function step(options: Record<string, unknown>, env: Record<string, string | undefined> = {}): Step {
-  const res = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(root, 'test/support/embedded-step.ts'), JSON.stringify(options)], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    encoding: 'utf8',
-    timeout: 110_000,
-  });
+  const res = spawnSync(
+    process.execPath,
+    [
+      '-r',
+      'ts-node/register/transpile-only',
+      path.join(root, 'test/support/embedded-step.ts'),
+      JSON.stringify(options),
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, ...env },
+      encoding: 'utf8',
+      timeout: 110_000,
+    },
+  );
   if (!res.stdout) throw new Error(`embedded step printed nothing: ${res.stderr}`);
   return JSON.parse(res.stdout);
 }
@@ -74,9 +83,15 @@ describe('embedded PostgreSQL superuser password', () => {
       /Refusing to start the embedded PostgreSQL with NODE_ENV=production: set DATABASE_URL .* EMBEDDED_DATABASE_IN_PRODUCTION=true/,
     );
     // Read from the environment when the caller does not say (scripts/start.js).
-    expect(step({ dataDir: fresh, port: await freePort() }, { NODE_ENV: 'production', EMBEDDED_DATABASE_IN_PRODUCTION: '' }).error).toMatch(/EMBEDDED_DATABASE_IN_PRODUCTION/);
+    expect(
+      step({ dataDir: fresh, port: await freePort() }, { NODE_ENV: 'production', EMBEDDED_DATABASE_IN_PRODUCTION: '' })
+        .error,
+    ).toMatch(/EMBEDDED_DATABASE_IN_PRODUCTION/);
     expect(fs.existsSync(path.join(fresh, 'postgres'))).toBe(false);
     // Explicitly allowed: it starts.
-    expect(step({ dataDir, port }, { NODE_ENV: 'production', EMBEDDED_DATABASE_IN_PRODUCTION: 'true' })).toMatchObject({ withUrl: '', withDefault: '28P01' });
+    expect(step({ dataDir, port }, { NODE_ENV: 'production', EMBEDDED_DATABASE_IN_PRODUCTION: 'true' })).toMatchObject({
+      withUrl: '',
+      withDefault: '28P01',
+    });
   }, 120_000);
 });

@@ -10,7 +10,12 @@ const root = path.resolve(__dirname, '../..');
 /** Runs `node scripts/start.js` (what `npm start` runs) with the embedded default: no DATABASE_URL. */
 let output = '';
 
-function start(dataDir: string, pgPort: number, ports: { membership: number; gateway: number }, apps: string[] = []): ChildProcess {
+function start(
+  dataDir: string,
+  pgPort: number,
+  ports: { membership: number; gateway: number },
+  apps: string[] = [],
+): ChildProcess {
   const env = { ...process.env };
   delete env.DATABASE_URL;
   delete env.TEST_SERVER_URL;
@@ -29,7 +34,8 @@ function start(dataDir: string, pgPort: number, ports: { membership: number; gat
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // Drain the pipes (a full pipe would block the child); keep the tail for failure messages.
-  for (const stream of [child.stdout, child.stderr]) stream.on('data', (d) => (output = (output + d).slice(-1_000_000)));
+  for (const stream of [child.stdout, child.stderr])
+    stream.on('data', (d) => (output = (output + d).slice(-1_000_000)));
   return child;
 }
 
@@ -37,7 +43,10 @@ function start(dataDir: string, pgPort: number, ports: { membership: number; gat
 async function waitHealthy(url: string, child: ChildProcess): Promise<void> {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode} before ${url} was healthy\n${output}`);
-    const healthy = await fetch(url).then((res) => res.status === 200, () => false);
+    const healthy = await fetch(url).then(
+      (res) => res.status === 200,
+      () => false,
+    );
     if (healthy) return;
     await new Promise((r) => setTimeout(r, 300));
   }
@@ -95,7 +104,9 @@ describe('npm start on the embedded default', () => {
     const superuserUrl = `postgres://postgres:${encodeURIComponent(fs.readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim())}@127.0.0.1:${pgPort}/app`;
     const pg = new Client({ connectionString: superuserUrl });
     await pg.connect();
-    const tables = await pg.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name IN ('membership_migrations', 'ai_gateway_migrations')`);
+    const tables = await pg.query(
+      `SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name IN ('membership_migrations', 'ai_gateway_migrations')`,
+    );
     expect(tables.rows[0].n).toBe(2);
     // logs are JSON lines with the request id; credentials never reach them
     const secret = 'Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXRva2Vu.c2lnbmF0dXJl';
@@ -113,7 +124,9 @@ describe('npm start on the embedded default', () => {
     expect(output).not.toContain('c2VjcmV0LXRva2Vu');
     expect(output).not.toContain('query-secret-123');
     expect(output).not.toContain('password-secret-456');
-    await pg.query(`INSERT INTO shared_state (key, value, expires_at) VALUES ('restart-probe', 'kept', now() + interval '1 day')`);
+    await pg.query(
+      `INSERT INTO shared_state (key, value, expires_at) VALUES ('restart-probe', 'kept', now() + interval '1 day')`,
+    );
     await pg.end();
 
     // 2. graceful stop on SIGTERM: exits 0 and stops the embedded server it started
@@ -127,7 +140,9 @@ describe('npm start on the embedded default', () => {
     await waitHealthy(`http://127.0.0.1:${ports.membership}/actuator/health`, child);
     const again = new Client({ connectionString: superuserUrl });
     await again.connect();
-    expect((await again.query(`SELECT value FROM shared_state WHERE key = 'restart-probe'`)).rows).toEqual([{ value: 'kept' }]);
+    expect((await again.query(`SELECT value FROM shared_state WHERE key = 'restart-probe'`)).rows).toEqual([
+      { value: 'kept' },
+    ]);
     await again.end();
 
     // 4. hard kill: the postmaster is left behind; the next start detects and replaces it

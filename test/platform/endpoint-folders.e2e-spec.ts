@@ -68,7 +68,10 @@ export function tableRows(table: string): Row[] {
     if (cells.length < 5 || !cells[2].includes('`')) continue;
     const code = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
     rows.push({
-      patterns: code(cells[2]).filter((c) => c.startsWith('/')).flatMap(expand).map(segments),
+      patterns: code(cells[2])
+        .filter((c) => c.startsWith('/'))
+        .flatMap(expand)
+        .map(segments),
       folders: code(cells[3]).filter((c) => c.endsWith('/')),
     });
   }

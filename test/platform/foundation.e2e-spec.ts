@@ -21,7 +21,10 @@ describe('foundation: both apps', () => {
   it.each([['membership'], ['ai-gateway']])('%s answers health UP with its database component', async (name) => {
     const app = name === 'membership' ? membership : gateway;
     const res = await request(app.url).get('/actuator/health').expect(200);
-    expect(res.body).toEqual({ status: 'UP', components: expect.objectContaining({ db: expect.objectContaining({ status: 'UP' }) }) });
+    expect(res.body).toEqual({
+      status: 'UP',
+      components: expect.objectContaining({ db: expect.objectContaining({ status: 'UP' }) }),
+    });
     await request(app.url).get('/actuator/health/liveness').expect(200, { status: 'UP' });
     const ready = await request(app.url).get('/actuator/health/readiness').expect(200);
     expect(ready.body.status).toBe('UP');
@@ -33,7 +36,11 @@ describe('foundation: both apps', () => {
   });
 
   it('membership: malformed JSON is a 400 envelope', async () => {
-    const res = await request(membership.url).post('/api/v1/app/auth/login').set('Content-Type', 'application/json').send('{"account": "a",').expect(400);
+    const res = await request(membership.url)
+      .post('/api/v1/app/auth/login')
+      .set('Content-Type', 'application/json')
+      .send('{"account": "a",')
+      .expect(400);
     expect(res.body).toEqual({ code: 400, message: expect.any(String), data: null });
   });
 
@@ -58,10 +65,22 @@ describe('foundation: both apps', () => {
     expect(stranger.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_api_key' });
     const admin = { Authorization: 'Bearer test-admin-token-0123456789' };
     const notFound = await request(gateway.url).get('/admin/definitely-not-here').set(admin).expect(404);
-    expect(notFound.body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: 'not_found', param: null } });
-    const bad = await request(gateway.url).post('/admin/definitely-not-here').set(admin).set('Content-Type', 'application/json').send('{oops').expect(400);
+    expect(notFound.body).toEqual({
+      error: { message: expect.any(String), type: 'invalid_request_error', code: 'not_found', param: null },
+    });
+    const bad = await request(gateway.url)
+      .post('/admin/definitely-not-here')
+      .set(admin)
+      .set('Content-Type', 'application/json')
+      .send('{oops')
+      .expect(400);
     expect(bad.body.error.type).toBe('invalid_request_error');
-    const big = await request(gateway.url).post('/admin/x').set(admin).set('Content-Type', 'application/json').send(JSON.stringify({ a: 'x'.repeat(5000) })).expect(413);
+    const big = await request(gateway.url)
+      .post('/admin/x')
+      .set(admin)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ a: 'x'.repeat(5000) }))
+      .expect(413);
     expect(big.body.error.code).toBe('payload_too_large');
   });
 
@@ -78,27 +97,36 @@ describe('foundation: both apps', () => {
     expect(res.headers['x-powered-by']).toBeUndefined();
   });
 
-  it.each([['membership'], ['ai-gateway']])('%s serves Swagger UI with its assets and the OpenAPI JSON with bearer auth', async (name) => {
-    const app = name === 'membership' ? membership : gateway;
-    const html = await request(app.url).get('/swagger-ui/index.html').expect(200);
-    expect(html.headers['content-type']).toMatch(/text\/html/);
-    const assets = [...html.text.matchAll(/(?:src|href)="\.?\/?([^"]+\.(?:js|css))"/g)].map((m) => m[1]);
-    expect(assets.length).toBeGreaterThan(1);
-    for (const asset of assets) {
-      const res = await request(app.url).get(`/swagger-ui/${asset.replace(/^swagger-ui\//, '')}`);
-      expect({ asset, status: res.status }).toEqual({ asset, status: 200 });
-    }
-    const doc = await request(app.url).get('/v3/api-docs').expect(200);
-    expect(doc.body.openapi).toMatch(/^3\./);
-    expect(doc.body.components.securitySchemes.bearer).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
-    expect(doc.body.paths['/actuator/health']).toBeDefined();
-  });
+  it.each([['membership'], ['ai-gateway']])(
+    '%s serves Swagger UI with its assets and the OpenAPI JSON with bearer auth',
+    async (name) => {
+      const app = name === 'membership' ? membership : gateway;
+      const html = await request(app.url).get('/swagger-ui/index.html').expect(200);
+      expect(html.headers['content-type']).toMatch(/text\/html/);
+      const assets = [...html.text.matchAll(/(?:src|href)="\.?\/?([^"]+\.(?:js|css))"/g)].map((m) => m[1]);
+      expect(assets.length).toBeGreaterThan(1);
+      for (const asset of assets) {
+        const res = await request(app.url).get(`/swagger-ui/${asset.replace(/^swagger-ui\//, '')}`);
+        expect({ asset, status: res.status }).toEqual({ asset, status: 200 });
+      }
+      const doc = await request(app.url).get('/v3/api-docs').expect(200);
+      expect(doc.body.openapi).toMatch(/^3\./);
+      expect(doc.body.components.securitySchemes.bearer).toEqual(
+        expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      );
+      expect(doc.body.paths['/actuator/health']).toBeDefined();
+    },
+  );
 
   it('exposes Prometheus metrics with per-route counts and latency histograms', async () => {
     await request(membership.url).get('/actuator/health/liveness').expect(200);
     const res = await request(membership.url).get('/actuator/prometheus').expect(200);
-    expect(res.text).toMatch(/http_requests_total\{method="GET",route="\/actuator\/health\/liveness",status="200"\} \d+/);
-    expect(res.text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/actuator\/health\/liveness",status="200"\}/);
+    expect(res.text).toMatch(
+      /http_requests_total\{method="GET",route="\/actuator\/health\/liveness",status="200"\} \d+/,
+    );
+    expect(res.text).toMatch(
+      /http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/actuator\/health\/liveness",status="200"\}/,
+    );
   });
 });
 
@@ -178,30 +206,47 @@ describe('foundation: configuration is validated at boot', () => {
     ['LOG_LEVEL', 'loud', /LOG_LEVEL/],
     ['CONTEXT_PATH', 'no spaces allowed', /CONTEXT_PATH/],
   ])('membership refuses %s=%s', async (key, value, message) => {
-    await expect(createMembershipApp({ DATABASE_URL: 'postgres://127.0.0.1:1/none', [key]: value })).rejects.toThrow(message);
+    await expect(createMembershipApp({ DATABASE_URL: 'postgres://127.0.0.1:1/none', [key]: value })).rejects.toThrow(
+      message,
+    );
   });
 
   it('membership refuses production without JWT_SECRET', async () => {
-    await expect(createMembershipApp({ NODE_ENV: 'production', DATABASE_URL: 'postgres://127.0.0.1:1/none' })).rejects.toBeInstanceOf(ConfigError);
+    await expect(
+      createMembershipApp({ NODE_ENV: 'production', DATABASE_URL: 'postgres://127.0.0.1:1/none' }),
+    ).rejects.toBeInstanceOf(ConfigError);
   });
 
   it('membership refuses production without MFA_ENCRYPTION_SECRET (the development key derives from JWT_SECRET)', async () => {
-    await expect(createMembershipApp({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), SMS_PROVIDER: 'aliyun', DATABASE_URL: 'postgres://127.0.0.1:1/none' })).rejects.toThrow(
-      /MFA_ENCRYPTION_SECRET: required when NODE_ENV=production/,
-    );
-    await expect(createMembershipApp({ MFA_ENCRYPTION_SECRET: 'too-short', DATABASE_URL: 'postgres://127.0.0.1:1/none' })).rejects.toThrow(/MFA_ENCRYPTION_SECRET: must be at least 32 characters/);
+    await expect(
+      createMembershipApp({
+        NODE_ENV: 'production',
+        JWT_SECRET: 'x'.repeat(40),
+        SMS_PROVIDER: 'aliyun',
+        DATABASE_URL: 'postgres://127.0.0.1:1/none',
+      }),
+    ).rejects.toThrow(/MFA_ENCRYPTION_SECRET: required when NODE_ENV=production/);
+    await expect(
+      createMembershipApp({ MFA_ENCRYPTION_SECRET: 'too-short', DATABASE_URL: 'postgres://127.0.0.1:1/none' }),
+    ).rejects.toThrow(/MFA_ENCRYPTION_SECRET: must be at least 32 characters/);
   });
 
   it('membership refuses OAuth clients in production without a fixed callback base URL', async () => {
     await expect(
-      createMembershipApp({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), SMS_PROVIDER: 'aliyun', OAUTH2_CLIENTS_FILE: '/etc/clients.yaml', DATABASE_URL: 'postgres://127.0.0.1:1/none' }),
+      createMembershipApp({
+        NODE_ENV: 'production',
+        JWT_SECRET: 'x'.repeat(40),
+        SMS_PROVIDER: 'aliyun',
+        OAUTH2_CLIENTS_FILE: '/etc/clients.yaml',
+        DATABASE_URL: 'postgres://127.0.0.1:1/none',
+      }),
     ).rejects.toThrow(/OAUTH2_CALLBACK_BASE_URL: required/);
   });
 
   it('ai-gateway refuses a bad port and a short ADMIN_TOKEN', async () => {
-    await expect(createGatewayApp({ AI_GATEWAY_PORT: '70000', ADMIN_TOKEN: 'short', DATABASE_URL: 'postgres://127.0.0.1:1/none' })).rejects.toThrow(
-      /AI_GATEWAY_PORT[\s\S]*ADMIN_TOKEN|ADMIN_TOKEN[\s\S]*AI_GATEWAY_PORT/,
-    );
+    await expect(
+      createGatewayApp({ AI_GATEWAY_PORT: '70000', ADMIN_TOKEN: 'short', DATABASE_URL: 'postgres://127.0.0.1:1/none' }),
+    ).rejects.toThrow(/AI_GATEWAY_PORT[\s\S]*ADMIN_TOKEN|ADMIN_TOKEN[\s\S]*AI_GATEWAY_PORT/);
   });
 });
 
@@ -215,16 +260,34 @@ describe('foundation: hostile bodies', () => {
 
   it('refuses JSON nested thousands of levels deep with a 400 envelope, not a stack overflow', async () => {
     const deep = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);
-    const res = await request(app.url).post('/api/v1/app/auth/login').set('Content-Type', 'application/json').send(deep).expect(400);
+    const res = await request(app.url)
+      .post('/api/v1/app/auth/login')
+      .set('Content-Type', 'application/json')
+      .send(deep)
+      .expect(400);
     expect(res.body).toEqual({ code: 400, message: expect.stringMatching(/nested deeper/), data: null });
   });
 
   it("answers 415 to a Content-Encoding named like one of Object.prototype's members, and lives on", async () => {
     // Such a name once found Object.prototype's member: the reader threw (500) and, when the body's end
     // came, the request's pipe to it threw outside any handler (the process died).
-    for (const [path, encoding] of [['/api/v1/app/auth/login', 'constructor'], ['/api/v1/app/auth/login', 'toString'], ['/api/v1/nothing-here', 'constructor'], ['/api/v1/nothing-here', '__proto__']]) {
-      const res = await fetch(`${app.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body: '{"account":"a","password":"b"}' });
-      expect({ path, encoding, status: res.status, body: await res.json() }).toEqual({ path, encoding, status: 415, body: { code: 415, message: expect.any(String), data: null } });
+    for (const [path, encoding] of [
+      ['/api/v1/app/auth/login', 'constructor'],
+      ['/api/v1/app/auth/login', 'toString'],
+      ['/api/v1/nothing-here', 'constructor'],
+      ['/api/v1/nothing-here', '__proto__'],
+    ]) {
+      const res = await fetch(`${app.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        body: '{"account":"a","password":"b"}',
+      });
+      expect({ path, encoding, status: res.status, body: await res.json() }).toEqual({
+        path,
+        encoding,
+        status: 415,
+        body: { code: 415, message: expect.any(String), data: null },
+      });
     }
     await request(app.url).get('/actuator/health/liveness').expect(200);
   });
@@ -232,8 +295,15 @@ describe('foundation: hostile bodies', () => {
   it('refuses a UTF-16 JSON body nested thousands of levels deep as well (its depth is checked on its text)', async () => {
     // U+0122 is the bytes 22 01 in UTF-16LE: a scanner of the raw bytes read a '"' there and missed the nesting.
     const deep = `{"account":"\u0122","password":${'['.repeat(5000)}${']'.repeat(5000)}}`;
-    const res = await fetch(`${app.url}/api/v1/app/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-16le' }, body: Buffer.from(deep, 'utf16le') });
-    expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { code: 400, message: expect.stringMatching(/nested deeper/), data: null } });
+    const res = await fetch(`${app.url}/api/v1/app/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-16le' },
+      body: Buffer.from(deep, 'utf16le'),
+    });
+    expect({ status: res.status, body: await res.json() }).toEqual({
+      status: 400,
+      body: { code: 400, message: expect.stringMatching(/nested deeper/), data: null },
+    });
   });
 
   it('answers 408 when a client announces more body than it sends', async () => {
@@ -242,7 +312,9 @@ describe('foundation: hostile bodies', () => {
     // The body never completes: only the request timeout can produce an answer (a hang ends at Jest's timeout).
     const answer = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(Number(port), hostname, () => {
-        socket.write('POST /api/v1/app/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"account":');
+        socket.write(
+          'POST /api/v1/app/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"account":',
+        );
       });
       let data = '';
       socket.on('data', (d: Buffer) => (data += d.toString()));
@@ -250,6 +322,10 @@ describe('foundation: hostile bodies', () => {
       socket.on('error', reject);
     });
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
-    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({ code: 408, message: expect.stringMatching(/not received/), data: null });
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      code: 408,
+      message: expect.stringMatching(/not received/),
+      data: null,
+    });
   });
 });

@@ -79,7 +79,9 @@ function captureAccessLog(app: RunningApp) {
 /** The value of one http_requests_total series (0 when absent). */
 async function requestCount(baseUrl: string, method: string, route: string, status: string): Promise<number> {
   const text = (await call(`${baseUrl}/actuator/prometheus`)).text;
-  const line = text.split('\n').find((l) => l.startsWith(`http_requests_total{method="${method}",route="${route}",status="${status}"} `));
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`http_requests_total{method="${method}",route="${route}",status="${status}"} `));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
@@ -97,7 +99,9 @@ function unfinishedBody(baseUrl: string, head: string, partialBody: string): Pro
 
 function rawHeaders(answer: string): Record<string, string> {
   const head = answer.slice(0, answer.indexOf('\r\n\r\n')).split('\r\n').slice(1);
-  return Object.fromEntries(head.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  return Object.fromEntries(
+    head.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+  );
 }
 
 describe('http pipeline: gateway', () => {
@@ -115,18 +119,27 @@ describe('http pipeline: gateway', () => {
   afterAll(() => f?.close());
   afterEach(() => jest.restoreAllMocks());
 
-  const chatBody = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'Hello there' }], ...extra });
+  const chatBody = (extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'Hello there' }], ...extra });
   const embBody = () => JSON.stringify({ model: 'text-embedding-v3', input: 'hello' });
   const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-    call(`${f.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body });
-  const get = (path: string, headers: Record<string, string> = {}) => call(`${f.gw.url}${path}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
+    call(`${f.gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      body,
+    });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    call(`${f.gw.url}${path}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
 
   it('gives every route the same CORS headers, with and without Origin', async () => {
     for (const origin of [{ origin: SITE }, {}] as Array<Record<string, string>>) {
       const answers: Array<[string, Answer]> = [
         ['chat', await post('/v1/chat/completions', chatBody(), origin)],
         ['embeddings', await post('/v1/embeddings', embBody(), origin)],
-        ['chat error', await post('/v1/chat/completions', chatBody(), { ...origin, authorization: 'Bearer sk-not-a-key' })],
+        [
+          'chat error',
+          await post('/v1/chat/completions', chatBody(), { ...origin, authorization: 'Bearer sk-not-a-key' }),
+        ],
         ['/v1/models', await get('/v1/models', origin)],
         ['health', await get('/actuator/health', origin)],
       ];
@@ -141,7 +154,8 @@ describe('http pipeline: gateway', () => {
         expect(reference['access-control-allow-origin']).toBeUndefined();
       }
       expect(reference['vary-origin']).toBe('true');
-      for (const [what, a] of answers) expect({ what, origin, cors: corsPart(a.headers) }).toEqual({ what, origin, cors: reference });
+      for (const [what, a] of answers)
+        expect({ what, origin, cors: corsPart(a.headers) }).toEqual({ what, origin, cors: reference });
       expect(answers.map(([, a]) => a.status)).toEqual([200, 200, 401, 200, 200]);
     }
   });
@@ -149,7 +163,14 @@ describe('http pipeline: gateway', () => {
   it('answers a preflight on chat completions as CORS does for any route, without authenticating', async () => {
     const authenticate = jest.spyOn(f.gw.app.get(GatewayAuthenticator), 'authenticate');
     const preflight = (path: string) =>
-      call(`${f.gw.url}${path}`, { method: 'OPTIONS', headers: { origin: SITE, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
+      call(`${f.gw.url}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: SITE,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type',
+        },
+      });
     const chat = await preflight('/v1/chat/completions');
     const models = await preflight('/v1/models');
     expect(chat.status).toBe(204);
@@ -178,16 +199,40 @@ describe('http pipeline: gateway', () => {
       ['chat', ok, 200],
       ['embeddings', insane, 200],
       ['stream', stream, 200],
-      ['bad key', await post('/v1/chat/completions', chatBody(), { authorization: 'Bearer sk-not-a-key', 'x-request-id': 'gw-bad-key' }), 401],
-      ['bad JSON', await post('/v1/chat/completions', '{"model": "vendor-gpt-4", ', { 'x-request-id': 'gw-bad-json' }), 400],
-      ['too large', await post('/v1/embeddings', JSON.stringify({ model: 'text-embedding-v3', input: 'x'.repeat(5000) }), { 'x-request-id': 'gw-too-large' }), 413],
+      [
+        'bad key',
+        await post('/v1/chat/completions', chatBody(), {
+          authorization: 'Bearer sk-not-a-key',
+          'x-request-id': 'gw-bad-key',
+        }),
+        401,
+      ],
+      [
+        'bad JSON',
+        await post('/v1/chat/completions', '{"model": "vendor-gpt-4", ', { 'x-request-id': 'gw-bad-json' }),
+        400,
+      ],
+      [
+        'too large',
+        await post('/v1/embeddings', JSON.stringify({ model: 'text-embedding-v3', input: 'x'.repeat(5000) }), {
+          'x-request-id': 'gw-too-large',
+        }),
+        413,
+      ],
       ['validation', await post('/v1/chat/completions', JSON.stringify({ model: 'vendor-gpt-4' })), 400],
     ];
     for (const [what, a, status] of cases) {
       expect({ what, status: a.status }).toEqual({ what, status });
-      expect({ what, id: a.headers.get('x-request-id') }).toEqual({ what, id: expect.stringMatching(/^(gw-|[0-9a-f]{8}-)/) });
+      expect({ what, id: a.headers.get('x-request-id') }).toEqual({
+        what,
+        id: expect.stringMatching(/^(gw-|[0-9a-f]{8}-)/),
+      });
       expectSecurityHeaders(a.headers, what);
-      if (status >= 400) expect({ what, error: a.json?.error }).toEqual({ what, error: expect.objectContaining({ message: expect.any(String), type: expect.any(String) }) });
+      if (status >= 400)
+        expect({ what, error: a.json?.error }).toEqual({
+          what,
+          error: expect.objectContaining({ message: expect.any(String), type: expect.any(String) }),
+        });
     }
     expect(cases[3][1].headers.get('x-request-id')).toBe('gw-bad-key');
     expect(cases[4][1].headers.get('x-request-id')).toBe('gw-bad-json');
@@ -205,16 +250,30 @@ describe('http pipeline: gateway', () => {
     expect(headers['x-request-id']).toBe('gw-slow-body');
     expect(headers['x-gateway-overhead-ms']).toMatch(/^\d+\.\d{2}$/);
     expectSecurityHeaders(headers, '408');
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.message).toMatch(/not received within 1500 ms/);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.message).toMatch(
+      /not received within 1500 ms/,
+    );
   });
 
   it('authenticates a refused key once, answers 401 in the OpenAI shape and counts one failure for the address', async () => {
     const authenticate = jest.spyOn(f.gw.app.get(GatewayAuthenticator), 'authenticate');
-    const failed = jest.spyOn(f.gw.app.get<{ failed(req: unknown, res: unknown): Promise<void> }>(AUTH_LIMITER), 'failed');
+    const failed = jest.spyOn(
+      f.gw.app.get<{ failed(req: unknown, res: unknown): Promise<void> }>(AUTH_LIMITER),
+      'failed',
+    );
     const upstreamCalls = f.openai.requests.length;
-    const refused = await post('/v1/chat/completions', chatBody(), { authorization: 'Bearer sk-not-a-key', 'x-forwarded-for': '203.0.113.50' });
+    const refused = await post('/v1/chat/completions', chatBody(), {
+      authorization: 'Bearer sk-not-a-key',
+      'x-forwarded-for': '203.0.113.50',
+    });
     expect(refused.status).toBe(401);
-    expect(refused.json).toEqual({ error: expect.objectContaining({ message: expect.any(String), type: 'invalid_request_error', code: 'invalid_api_key' }) });
+    expect(refused.json).toEqual({
+      error: expect.objectContaining({
+        message: expect.any(String),
+        type: 'invalid_request_error',
+        code: 'invalid_api_key',
+      }),
+    });
     expect(authenticate).toHaveBeenCalledTimes(1);
     expect(failed).toHaveBeenCalledTimes(1);
     expect((failed.mock.calls[0][0] as { ip: string }).ip).toBe('203.0.113.50'); // the client's address (trust proxy: loopback)
@@ -241,7 +300,10 @@ describe('http pipeline: gateway', () => {
       [nextId('gw-log-401'), '/v1/embeddings', { authorization: 'Bearer sk-not-a-key' }, 401, 'warn'],
     ];
     for (const [id, path, headers, status, level] of cases) {
-      const a = await post(path, path.includes('embeddings') ? embBody() : chatBody(), { ...headers, 'x-request-id': id });
+      const a = await post(path, path.includes('embeddings') ? embBody() : chatBody(), {
+        ...headers,
+        'x-request-id': id,
+      });
       expect(a.status).toBe(status);
       const lines = await log.of(id);
       expect(lines).toEqual([
@@ -279,14 +341,23 @@ describe('http pipeline: gateway', () => {
       ['/v1/models', 200],
       ['404 under /v1', 404],
     ]);
-    for (const [what, a] of v1) expect({ what, overhead: a.headers.get('x-gateway-overhead-ms') }).toEqual({ what, overhead: expect.stringMatching(/^\d+\.\d{2}$/) });
+    for (const [what, a] of v1)
+      expect({ what, overhead: a.headers.get('x-gateway-overhead-ms') }).toEqual({
+        what,
+        overhead: expect.stringMatching(/^\d+\.\d{2}$/),
+      });
     const others: Array<[string, Answer]> = [
       ['health', await get('/actuator/health')],
       ['admin keys', await call(`${f.gw.url}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })],
       ['404 outside /v1', await get('/no-such-route')],
     ];
-    expect(others.map(([w, a]) => [w, a.status])).toEqual([['health', 200], ['admin keys', 200], ['404 outside /v1', 404]]);
-    for (const [what, a] of others) expect({ what, overhead: a.headers.get('x-gateway-overhead-ms') }).toEqual({ what, overhead: null });
+    expect(others.map(([w, a]) => [w, a.status])).toEqual([
+      ['health', 200],
+      ['admin keys', 200],
+      ['404 outside /v1', 404],
+    ]);
+    for (const [what, a] of others)
+      expect({ what, overhead: a.headers.get('x-gateway-overhead-ms') }).toEqual({ what, overhead: null });
   });
 
   it("sends the key's x-ratelimit-* headers on chat and embeddings answers", async () => {
@@ -301,7 +372,12 @@ describe('http pipeline: gateway', () => {
     for (const [what, a] of answers) {
       expect({ what, status: a.status }).toEqual({ what, status: what === 'validation error' ? 400 : 200 });
       const left = Number(a.headers.get('x-ratelimit-remaining-requests'));
-      expect({ what, limit: a.headers.get('x-ratelimit-limit-requests'), reset: a.headers.get('x-ratelimit-reset-requests'), fewer: left < remaining }).toEqual({
+      expect({
+        what,
+        limit: a.headers.get('x-ratelimit-limit-requests'),
+        reset: a.headers.get('x-ratelimit-reset-requests'),
+        fewer: left < remaining,
+      }).toEqual({
         what,
         limit: '1000',
         reset: expect.stringMatching(/^(\d+m)?[\d.]+m?s$/),
@@ -322,7 +398,11 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
 
   async function member(target: RunningApp, username: string, from: string): Promise<string> {
     const send = (path: string, body: object) =>
-      call(`${target.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': from }, body: JSON.stringify(body) });
+      call(`${target.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': from },
+        body: JSON.stringify(body),
+      });
     expect((await send('/api/v1/app/auth/register', { username, password: 'pipeline-password' })).status).toBe(200);
     const login = await send('/api/v1/app/auth/login', { account: username, password: 'pipeline-password' });
     expect(login.status).toBe(200);
@@ -342,7 +422,11 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
   it('serves the profile under CONTEXT_PATH; a query string or a trailing slash gets the same answer', async () => {
     const plain = await get(PROFILE);
     expect(plain.status).toBe(200);
-    expect(plain.json).toEqual({ code: 200, message: expect.any(String), data: expect.objectContaining({ username: 'pipeline_member', roles: ['member'] }) });
+    expect(plain.json).toEqual({
+      code: 200,
+      message: expect.any(String),
+      data: expect.objectContaining({ username: 'pipeline_member', roles: ['member'] }),
+    });
     for (const variant of [`${PROFILE}?via=query`, `${PROFILE}/`]) {
       const other = await get(variant);
       expect({ variant, status: other.status, text: other.text }).toEqual({ variant, status: 200, text: plain.text });
@@ -352,7 +436,10 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
     expect(plain.headers.get('x-request-id')).toMatch(UUID);
     expect((await get(PROFILE, { 'x-request-id': 'site-probe-1' })).headers.get('x-request-id')).toBe('site-probe-1');
     // Outside the context path there is no such route.
-    expect((await call(`${app.url.replace(/\/site$/, '')}${PROFILE}`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
+    expect(
+      (await call(`${app.url.replace(/\/site$/, '')}${PROFILE}`, { headers: { authorization: `Bearer ${token}` } }))
+        .status,
+    ).toBe(404);
   });
 
   it('gives the profile read and other routes the same CORS headers, with and without Origin', async () => {
@@ -366,17 +453,34 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
       expect(answers.map(([, a]) => a.status)).toEqual([200, 401, 200, 200]);
       const reference = corsPart(answers[2][1].headers);
       if ('origin' in origin) {
-        expect(reference).toMatchObject({ 'access-control-allow-origin': SITE, 'access-control-allow-credentials': 'true', 'access-control-expose-headers': 'X-Request-Id,Retry-After,Content-Disposition' });
+        expect(reference).toMatchObject({
+          'access-control-allow-origin': SITE,
+          'access-control-allow-credentials': 'true',
+          'access-control-expose-headers': 'X-Request-Id,Retry-After,Content-Disposition',
+        });
       } else {
         expect(reference['access-control-allow-origin']).toBeUndefined();
       }
       expect(reference['vary-origin']).toBe('true');
-      for (const [what, a] of answers) expect({ what, origin, cors: corsPart(a.headers) }).toEqual({ what, origin, cors: reference });
+      for (const [what, a] of answers)
+        expect({ what, origin, cors: corsPart(a.headers) }).toEqual({ what, origin, cors: reference });
     }
-    const preflight = (path: string) => call(`${app.url}${path}`, { method: 'OPTIONS', headers: { origin: SITE, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+    const preflight = (path: string) =>
+      call(`${app.url}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: SITE,
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'authorization',
+        },
+      });
     const profile = await preflight(PROFILE);
     expect(profile.status).toBe(204);
-    expect(corsPart(profile.headers)).toMatchObject({ 'access-control-allow-origin': SITE, 'access-control-allow-methods': expect.stringContaining('GET'), 'access-control-allow-headers': 'authorization' });
+    expect(corsPart(profile.headers)).toMatchObject({
+      'access-control-allow-origin': SITE,
+      'access-control-allow-methods': expect.stringContaining('GET'),
+      'access-control-allow-headers': 'authorization',
+    });
     expect(corsPart(profile.headers)).toEqual(corsPart((await preflight('/api/v1/app/oauth2/identities')).headers));
   });
 
@@ -432,7 +536,11 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
       const { rows } = await pool.query({ name: 'pipeline-probe', text: 'SELECT $1::int + 1 AS n', values: [n] });
       expect(rows).toEqual([{ n: n + 1 }]);
     }
-    const { rows } = await pool.query({ name: 'pipeline-members', text: 'SELECT username FROM members WHERE username = $1', values: ['pipeline_member'] });
+    const { rows } = await pool.query({
+      name: 'pipeline-members',
+      text: 'SELECT username FROM members WHERE username = $1',
+      values: ['pipeline_member'],
+    });
     expect(rows).toEqual([{ username: 'pipeline_member' }]);
   });
 });
@@ -440,14 +548,27 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
 describe('http pipeline: membership per-member limit on the profile read', () => {
   it('still applies: 429 envelope with Retry-After, request id and security headers', async () => {
     // A clock that stands still: the per-member minute (a fixed window) cannot end between the calls.
-    const limited = await startMembership({ CONTEXT_PATH: '/site', RATE_LIMIT_PER_MINUTE: '3' }, { clock: new FakeClock() });
+    const limited = await startMembership(
+      { CONTEXT_PATH: '/site', RATE_LIMIT_PER_MINUTE: '3' },
+      { clock: new FakeClock() },
+    );
     try {
       const from = '198.51.100.77';
       const send = (path: string, body: object) =>
-        call(`${limited.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': from }, body: JSON.stringify(body) });
-      expect((await send('/api/v1/app/auth/register', { username: 'pipeline_limited', password: 'pipeline-password' })).status).toBe(200);
-      const token = (await send('/api/v1/app/auth/login', { account: 'pipeline_limited', password: 'pipeline-password' })).json.data.token;
-      const profile = () => call(`${limited.url}${PROFILE}`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': from } });
+        call(`${limited.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': from },
+          body: JSON.stringify(body),
+        });
+      expect(
+        (await send('/api/v1/app/auth/register', { username: 'pipeline_limited', password: 'pipeline-password' }))
+          .status,
+      ).toBe(200);
+      const token = (
+        await send('/api/v1/app/auth/login', { account: 'pipeline_limited', password: 'pipeline-password' })
+      ).json.data.token;
+      const profile = () =>
+        call(`${limited.url}${PROFILE}`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': from } });
       const statuses: number[] = [];
       for (let i = 0; i < 6; i++) statuses.push((await profile()).status);
       expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);

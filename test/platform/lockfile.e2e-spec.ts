@@ -9,7 +9,8 @@ describe('package-lock.json', () => {
     const missing: string[] = [];
     for (const [key, entry] of Object.entries<any>(lock.packages)) {
       for (const name of Object.keys(entry.optionalDependencies ?? {})) {
-        if (!lock.packages[`${key ? `${key}/` : ''}node_modules/${name}`] && !lock.packages[`node_modules/${name}`]) missing.push(`${key || '(root)'} -> ${name}`);
+        if (!lock.packages[`${key ? `${key}/` : ''}node_modules/${name}`] && !lock.packages[`node_modules/${name}`])
+          missing.push(`${key || '(root)'} -> ${name}`);
       }
     }
     expect(missing).toEqual([]);

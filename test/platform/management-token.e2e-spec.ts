@@ -15,7 +15,8 @@ describe.each([
   });
   afterAll(() => app?.close());
 
-  const get = (path: string, token?: string) => fetch(`${app.url}${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const get = (path: string, token?: string) =>
+    fetch(`${app.url}${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
   it('refuses /actuator/prometheus without the token (401), serves it with the token', async () => {
     for (const token of [undefined, 'wrong-token-wrong-token-wrong', `${TOKEN}x`]) {
@@ -36,7 +37,10 @@ describe.each([
       expect(await res.json()).toEqual({ status: 'UP' });
     }
     const detailed = await (await get('/actuator/health', TOKEN)).json();
-    expect(detailed).toMatchObject({ status: 'UP', components: { db: { status: 'UP', details: { database: 'postgresql' } } } });
+    expect(detailed).toMatchObject({
+      status: 'UP',
+      components: { db: { status: 'UP', details: { database: 'postgresql' } } },
+    });
     expect((await (await get('/actuator/health/readiness', TOKEN)).json()).components.db.status).toBe('UP');
   });
 });

@@ -16,13 +16,19 @@ describe('scripts/migration.js arguments', () => {
     expect(() => appsOf('drop', [])).toThrow('usage: migration.js');
   });
 
-  it.each(['gateway', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'])('refuses the app %p as unknown', (name) => {
-    expect(() => appsOf('run', [name])).toThrow(`unknown app "${name}"; expected membership or ai-gateway`);
-    expect(() => appsOf('generate', [name, 'AddThing'])).toThrow(`unknown app "${name}"`);
-  });
+  it.each(['gateway', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'])(
+    'refuses the app %p as unknown',
+    (name) => {
+      expect(() => appsOf('run', [name])).toThrow(`unknown app "${name}"; expected membership or ai-gateway`);
+      expect(() => appsOf('generate', [name, 'AddThing'])).toThrow(`unknown app "${name}"`);
+    },
+  );
 
   it('refuses an unknown app from the command line before building anything', () => {
-    const run = spawnSync(process.execPath, [script, 'run', 'constructor'], { encoding: 'utf8', env: { ...process.env, DATABASE_URL: '' } });
+    const run = spawnSync(process.execPath, [script, 'run', 'constructor'], {
+      encoding: 'utf8',
+      env: { ...process.env, DATABASE_URL: '' },
+    });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('unknown app "constructor"; expected membership or ai-gateway');
   });

@@ -68,12 +68,21 @@ describe('authentication limits on a running app', () => {
     await app?.close();
   });
 
-  const throttleRows = async () => Number((await db.query(`SELECT count(*) FROM shared_state WHERE key LIKE 'throttle:default:%'`)).rows[0].count);
+  const throttleRows = async () =>
+    Number((await db.query(`SELECT count(*) FROM shared_state WHERE key LIKE 'throttle:default:%'`)).rows[0].count);
   const register = async () => {
     // Register opens no session: sign up, then log in.
     const username = `rl${randomBytes(4).toString('hex')}`;
-    await request(app.url).post(`${AUTH}/register`).set('X-Forwarded-For', ip()).send({ username, password: 'rate-limit-password' }).expect(200);
-    const res = await request(app.url).post(`${AUTH}/login`).set('X-Forwarded-For', ip()).send({ account: username, password: 'rate-limit-password' }).expect(200);
+    await request(app.url)
+      .post(`${AUTH}/register`)
+      .set('X-Forwarded-For', ip())
+      .send({ username, password: 'rate-limit-password' })
+      .expect(200);
+    const res = await request(app.url)
+      .post(`${AUTH}/login`)
+      .set('X-Forwarded-For', ip())
+      .send({ account: username, password: 'rate-limit-password' })
+      .expect(200);
     return res.body.data.token as string;
   };
 
@@ -81,12 +90,24 @@ describe('authentication limits on a running app', () => {
     const token = await register();
     const before = await throttleRows();
     const statuses: number[] = [];
-    for (let i = 0; i < LIMIT + 2; i++) statuses.push((await request(app.url).get(`${AUTH}/profile`).set('X-Forwarded-For', ip()).set('Authorization', `Bearer ${token}`)).status);
+    for (let i = 0; i < LIMIT + 2; i++)
+      statuses.push(
+        (
+          await request(app.url)
+            .get(`${AUTH}/profile`)
+            .set('X-Forwarded-For', ip())
+            .set('Authorization', `Bearer ${token}`)
+        ).status,
+      );
     expect(statuses).toEqual([...Array(LIMIT).fill(200), 429, 429]);
     expect(await throttleRows()).toBe(before);
     // Another member is not affected.
     const other = await register();
-    await request(app.url).get(`${AUTH}/profile`).set('X-Forwarded-For', ip()).set('Authorization', `Bearer ${other}`).expect(200);
+    await request(app.url)
+      .get(`${AUTH}/profile`)
+      .set('X-Forwarded-For', ip())
+      .set('Authorization', `Bearer ${other}`)
+      .expect(200);
   });
 
   it('missing and refused credentials count per address; a blocked address is refused before its credentials are checked', async () => {
@@ -101,15 +122,26 @@ describe('authentication limits on a running app', () => {
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
     expect(blocked.body.code).toBe(429);
     const token = await register();
-    await request(app.url).get(`${AUTH}/profile`).set('X-Forwarded-For', from).set('Authorization', `Bearer ${token}`).expect(429);
+    await request(app.url)
+      .get(`${AUTH}/profile`)
+      .set('X-Forwarded-For', from)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(429);
     // Other addresses are not blocked.
-    await request(app.url).get(`${AUTH}/profile`).set('X-Forwarded-For', ip()).set('Authorization', `Bearer ${token}`).expect(200);
+    await request(app.url)
+      .get(`${AUTH}/profile`)
+      .set('X-Forwarded-For', ip())
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
   });
 
   it('public routes keep the per-address limit', async () => {
     const from = ip();
     const statuses: number[] = [];
-    for (let i = 0; i < LIMIT + 1; i++) statuses.push((await request(app.url).get('/api/v1/admin/system/site-config/public').set('X-Forwarded-For', from)).status);
+    for (let i = 0; i < LIMIT + 1; i++)
+      statuses.push(
+        (await request(app.url).get('/api/v1/admin/system/site-config/public').set('X-Forwarded-For', from)).status,
+      );
     expect(statuses.slice(0, LIMIT).every((s) => s !== 429)).toBe(true);
     expect(statuses[LIMIT]).toBe(429);
   });

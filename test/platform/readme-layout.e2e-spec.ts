@@ -5,7 +5,11 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { readDoc, root, section } from './docs';
 
-const dirs = (rel: string) => fs.readdirSync(path.join(root, rel), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `${rel}/${d.name}/`);
+const dirs = (rel: string) =>
+  fs
+    .readdirSync(path.join(root, rel), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => `${rel}/${d.name}/`);
 
 function treeFolders(): string[] {
   const apps = dirs('apps').flatMap((app) => dirs(`${app}src`));
@@ -16,10 +20,12 @@ function treeFolders(): string[] {
 
 /** The folders of a markdown table whose first column is a backticked folder (`path/`) and whose second says what it holds. */
 function tableFolders(text: string): string[] {
-  return [...text.matchAll(/^\| `([^`]+\/)` \| (.+) \|$/gm)].map((m) => {
-    expect({ folder: m[1], described: m[2].trim().length > 10 }).toEqual({ folder: m[1], described: true });
-    return m[1];
-  }).sort();
+  return [...text.matchAll(/^\| `([^`]+\/)` \| (.+) \|$/gm)]
+    .map((m) => {
+      expect({ folder: m[1], described: m[2].trim().length > 10 }).toEqual({ folder: m[1], described: true });
+      return m[1];
+    })
+    .sort();
 }
 
 describe('layout documentation', () => {
@@ -29,14 +35,20 @@ describe('layout documentation', () => {
 
   it('the check fails when a folder is missing from the table or the table names one that does not exist', () => {
     const layout = section(readDoc('docs/architecture.md'), '## Layout');
-    const withoutChat = layout.split('\n').filter((l) => !l.startsWith('| `apps/ai-gateway/src/chat/`')).join('\n');
+    const withoutChat = layout
+      .split('\n')
+      .filter((l) => !l.startsWith('| `apps/ai-gateway/src/chat/`'))
+      .join('\n');
     expect(tableFolders(withoutChat)).not.toEqual(treeFolders());
-    expect(tableFolders(`${layout}\n| \`apps/ai-gateway/src/nowhere/\` | a folder that is not in the tree |`)).not.toEqual(treeFolders());
+    expect(
+      tableFolders(`${layout}\n| \`apps/ai-gateway/src/nowhere/\` | a folder that is not in the tree |`),
+    ).not.toEqual(treeFolders());
   });
 
   it("README.md's map names only folders that exist, the two apps and libs/ among them", () => {
     const map = tableFolders(section(readDoc('README.md'), '## Map of the repository'));
     expect(map).toEqual(expect.arrayContaining(['apps/membership/', 'apps/ai-gateway/', 'libs/', 'docs/']));
-    for (const folder of map) expect({ folder, exists: fs.existsSync(path.join(root, folder)) }).toEqual({ folder, exists: true });
+    for (const folder of map)
+      expect({ folder, exists: fs.existsSync(path.join(root, folder)) }).toEqual({ folder, exists: true });
   });
 });

@@ -31,7 +31,10 @@ describe.each(backends('shared-state hit'))('SharedState.hit, %s', (_label, back
       await new Promise((r) => setTimeout(r, 50)); // pacing only: the loop ends on the counter restarting
       const next = await state.hit(`hit-${id}-short`, `hit-${id}-block`, 300);
       if (next.count === 1) break;
-      expect({ count: next.count, notExtended: next.ttlMs <= previous.ttlMs }).toEqual({ count: previous.count + 1, notExtended: true });
+      expect({ count: next.count, notExtended: next.ttlMs <= previous.ttlMs }).toEqual({
+        count: previous.count + 1,
+        notExtended: true,
+      });
       previous = next;
     }
   });

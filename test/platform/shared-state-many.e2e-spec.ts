@@ -24,7 +24,9 @@ describe.each(backends('shared-state batches'))('SharedState batches, %s', (_lab
     await state.set(`many-${id}-b`, 'B', 60_000);
     await state.set(`many-${id}-gone`, 'G', 1);
     while ((await state.get(`many-${id}-gone`)) !== null) await pace();
-    expect(await state.getMany([`many-${id}-b`, `many-${id}-none`, `many-${id}-a`, `many-${id}-gone`, `many-${id}-b`])).toEqual(['B', null, 'A', null, 'B']);
+    expect(
+      await state.getMany([`many-${id}-b`, `many-${id}-none`, `many-${id}-a`, `many-${id}-gone`, `many-${id}-b`]),
+    ).toEqual(['B', null, 'A', null, 'B']);
     expect(await state.getMany([])).toEqual([]);
   });
 
@@ -33,21 +35,47 @@ describe.each(backends('shared-state batches'))('SharedState batches, %s', (_lab
     try {
       const few = Array.from({ length: 1 }, (_, i) => `many-${id}-rt1-${i}`);
       const many = Array.from({ length: 2048 }, (_, i) => `many-${id}-rt2048-${i}`);
-      expect(await state.setManyWithin(`many-${id}-rt-budget1`, 1 << 30, few.map((k) => [k, `v-${k}`]), 60_000)).toBe(true);
+      expect(
+        await state.setManyWithin(
+          `many-${id}-rt-budget1`,
+          1 << 30,
+          few.map((k) => [k, `v-${k}`]),
+          60_000,
+        ),
+      ).toBe(true);
       const writeFew = rec.take().length;
-      expect(await state.setManyWithin(`many-${id}-rt-budget2048`, 1 << 30, many.map((k) => [k, `v-${k}`]), 60_000)).toBe(true);
+      expect(
+        await state.setManyWithin(
+          `many-${id}-rt-budget2048`,
+          1 << 30,
+          many.map((k) => [k, `v-${k}`]),
+          60_000,
+        ),
+      ).toBe(true);
       const writeMany = rec.take().length;
       expect((await state.getMany(few))[0]).toBe(`v-${few[0]}`);
       const readFew = rec.take().length;
       const values = await state.getMany(many);
       const readMany = rec.take().length;
       expect(values).toEqual(many.map((k) => `v-${k}`));
-      expect({ writeFew, writeMany, readFew, readMany }).toEqual({ writeFew: 1, writeMany: 1, readFew: 1, readMany: 1 });
+      expect({ writeFew, writeMany, readFew, readMany }).toEqual({
+        writeFew: 1,
+        writeMany: 1,
+        readFew: 1,
+        readMany: 1,
+      });
       // Nothing to do costs nothing.
       expect(await state.setManyWithin(`many-${id}-rt-budget0`, 1, [], 60_000)).toBe(true);
       expect(await state.getMany([])).toEqual([]);
       // Neither does a batch larger than the whole bound (it could never fit: not shipped to be refused).
-      expect(await state.setManyWithin(`many-${id}-rt-budget-small`, 100, many.map((k) => [k, `v-${k}`]), 60_000)).toBe(false);
+      expect(
+        await state.setManyWithin(
+          `many-${id}-rt-budget-small`,
+          100,
+          many.map((k) => [k, `v-${k}`]),
+          60_000,
+        ),
+      ).toBe(false);
       expect(rec.take()).toEqual([]);
     } finally {
       rec.stop();
@@ -56,7 +84,10 @@ describe.each(backends('shared-state batches'))('SharedState batches, %s', (_lab
 
   it('setManyWithin counts bytes, stores all or none, and entries expire with the counter', async () => {
     const budget = `many-${id}-budget`;
-    const first: Array<[string, string]> = [[`many-${id}-w1`, 'x'.repeat(100)], [`many-${id}-w2`, 'y'.repeat(100)]];
+    const first: Array<[string, string]> = [
+      [`many-${id}-w1`, 'x'.repeat(100)],
+      [`many-${id}-w2`, 'y'.repeat(100)],
+    ];
     const firstBytes = distinctEntries(first).bytes;
     const bound = firstBytes * 2 + 10;
     expect(await state.setManyWithin(budget, bound, first, 60_000)).toBe(true);
@@ -66,12 +97,18 @@ describe.each(backends('shared-state batches'))('SharedState batches, %s', (_lab
     expect(counterTtl).toBeGreaterThan(0);
     expect(counterTtl).toBeLessThanOrEqual(60_000);
     // A later write asking for an hour lives no longer than the counter that counted it.
-    const second: Array<[string, string]> = [[`many-${id}-w3`, 'z'.repeat(100)], [`many-${id}-w4`, 'v'.repeat(100)]];
+    const second: Array<[string, string]> = [
+      [`many-${id}-w3`, 'z'.repeat(100)],
+      [`many-${id}-w4`, 'v'.repeat(100)],
+    ];
     expect(await state.setManyWithin(budget, bound, second, 3_600_000)).toBe(true);
     expect(await state.get(budget)).toBe(String(firstBytes + distinctEntries(second).bytes));
     expect(await state.ttl(`many-${id}-w3`)).toBeLessThanOrEqual(60_000);
     // Past the bound: nothing of the batch is written and the counter is unchanged.
-    const third: Array<[string, string]> = [[`many-${id}-w5`, 'a'], [`many-${id}-w6`, 'b'.repeat(100)]];
+    const third: Array<[string, string]> = [
+      [`many-${id}-w5`, 'a'],
+      [`many-${id}-w6`, 'b'.repeat(100)],
+    ];
     expect(await state.setManyWithin(budget, bound, third, 60_000)).toBe(false);
     expect(await state.getMany(third.map(([k]) => k))).toEqual([null, null]);
     expect(await state.get(budget)).toBe(String(firstBytes + distinctEntries(second).bytes));
@@ -83,17 +120,26 @@ describe.each(backends('shared-state batches'))('SharedState batches, %s', (_lab
 
   it('setManyWithin writes a repeated key once (the last value) and counts it once', async () => {
     const budget = `many-${id}-dup-budget`;
-    const entries: Array<[string, string]> = [[`many-${id}-dup`, 'first'], [`many-${id}-dup2`, 'other'], [`many-${id}-dup`, 'last']];
+    const entries: Array<[string, string]> = [
+      [`many-${id}-dup`, 'first'],
+      [`many-${id}-dup2`, 'other'],
+      [`many-${id}-dup`, 'last'],
+    ];
     expect(await state.setManyWithin(budget, 1 << 20, entries, 60_000)).toBe(true);
     expect(await state.getMany([`many-${id}-dup`, `many-${id}-dup2`])).toEqual(['last', 'other']);
-    expect(await state.get(budget)).toBe(String(Buffer.byteLength(`many-${id}-dup`) + 4 + Buffer.byteLength(`many-${id}-dup2`) + 5));
+    expect(await state.get(budget)).toBe(
+      String(Buffer.byteLength(`many-${id}-dup`) + 4 + Buffer.byteLength(`many-${id}-dup2`) + 5),
+    );
   });
 
   it('setManyWithin keeps concurrent writers under one counter within the bound exactly', async () => {
     const budget = `many-${id}-race`;
-    const batch = (n: number): Array<[string, string]> => [0, 1, 2].map((j) => [`many-${id}-race-${String(n).padStart(2, '0')}-${j}`, 'r'.repeat(1000)]);
+    const batch = (n: number): Array<[string, string]> =>
+      [0, 1, 2].map((j) => [`many-${id}-race-${String(n).padStart(2, '0')}-${j}`, 'r'.repeat(1000)]);
     const bytes = distinctEntries(batch(0)).bytes;
-    const results = await Promise.all(Array.from({ length: 20 }, (_, n) => state.setManyWithin(budget, bytes * 7, batch(n), 60_000)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, n) => state.setManyWithin(budget, bytes * 7, batch(n), 60_000)),
+    );
     expect(results.filter(Boolean)).toHaveLength(7);
     expect(await state.get(budget)).toBe(String(bytes * 7));
     const live = await state.getMany(Array.from({ length: 20 }, (_, n) => batch(n).map(([k]) => k)).flat());

@@ -13,7 +13,9 @@ describe('shared_state table', () => {
     try {
       const { rows } = await db.query(`SELECT relpersistence FROM pg_class WHERE relname = 'shared_state'`);
       expect(rows).toEqual([{ relpersistence: 'u' }]);
-      await db.query(`INSERT INTO shared_state (key, value, expires_at) VALUES ('probe', '1', now() + interval '1 minute')`);
+      await db.query(
+        `INSERT INTO shared_state (key, value, expires_at) VALUES ('probe', '1', now() + interval '1 minute')`,
+      );
       expect((await db.query(`SELECT value FROM shared_state WHERE key = 'probe'`)).rows).toEqual([{ value: '1' }]);
     } finally {
       await db.end();

@@ -31,7 +31,10 @@ function processesWith(marker: string): Proc[] {
       if (!environ.split('\0').includes(`START_STOP_PROBE=${marker}`)) continue;
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      found.push({ pid: Number(entry), cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim() });
+      found.push({
+        pid: Number(entry),
+        cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim(),
+      });
     } catch {
       // gone meanwhile, or not readable
     }
@@ -85,8 +88,11 @@ d('npm start stopped during start-up leaves no process behind', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => (output = (output + chunk).slice(-200_000)));
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    for (const stream of [child.stdout, child.stderr])
+      stream.on('data', (chunk) => (output = (output + chunk).slice(-200_000)));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     return { child, marker, output: () => output, exit };
   }
 
@@ -100,7 +106,8 @@ d('npm start stopped during start-up leaves no process behind', () => {
     }
   }
 
-  const hasProcess = (run: Run, pattern: RegExp) => () => processesWith(run.marker).some((p) => pattern.test(p.cmdline));
+  const hasProcess = (run: Run, pattern: RegExp) => () =>
+    processesWith(run.marker).some((p) => pattern.test(p.cmdline));
   const hasOutput = (run: Run, pattern: RegExp) => () => pattern.test(run.output());
 
   /** Sends the signal, waits for the parent, and checks that nothing it started is still running. */
@@ -108,7 +115,11 @@ d('npm start stopped during start-up leaves no process behind', () => {
     run.child.kill(signal);
     const { code } = await run.exit;
     const left = processesWith(run.marker);
-    expect({ code, left, output: left.length || code !== 0 ? run.output() : '' }).toEqual({ code: 0, left: [], output: '' });
+    expect({ code, left, output: left.length || code !== 0 ? run.output() : '' }).toEqual({
+      code: 0,
+      left: [],
+      output: '',
+    });
     // The embedded server was shut down cleanly, not abandoned.
     expect(fs.existsSync(path.join(dir, 'postgres', 'postmaster.pid'))).toBe(false);
   }

@@ -44,18 +44,36 @@ const NO_REDIS: [string, Backend] = ['no Redis', { name: 'redis', env: {} }];
 
     it('a lockout in deployment X does not lock the member with the same id out of deployment Y', async () => {
       const names = [`nx_${randomBytes(4).toString('hex')}`, `ny_${randomBytes(4).toString('hex')}`];
-      const regX = await request(x.url).post(`${AUTH}/register`).set('X-Forwarded-For', randomIp()).send({ username: names[0], password: 'namespace-password' }).expect(200);
+      const regX = await request(x.url)
+        .post(`${AUTH}/register`)
+        .set('X-Forwarded-For', randomIp())
+        .send({ username: names[0], password: 'namespace-password' })
+        .expect(200);
       // (Account-wide locks apply to addresses the member never logged in from; these are all new.)
-      const regY = await request(y.url).post(`${AUTH}/register`).set('X-Forwarded-For', randomIp()).send({ username: names[1], password: 'namespace-password' }).expect(200);
+      const regY = await request(y.url)
+        .post(`${AUTH}/register`)
+        .set('X-Forwarded-For', randomIp())
+        .send({ username: names[1], password: 'namespace-password' })
+        .expect(200);
       expect(regX.body.data.memberId).toBe(String(memberId));
       expect(regY.body.data.memberId).toBe(String(memberId));
       // LOGIN_ACCOUNT_MAX_FAILURES (20) wrong passwords from several addresses lock the account in X.
       for (let i = 0; i < 20; i++) {
-        await request(x.url).post(`${AUTH}/login`).set('X-Forwarded-For', randomIp()).send({ account: names[0], password: 'wrong-password' });
+        await request(x.url)
+          .post(`${AUTH}/login`)
+          .set('X-Forwarded-For', randomIp())
+          .send({ account: names[0], password: 'wrong-password' });
       }
-      await request(x.url).post(`${AUTH}/login`).set('X-Forwarded-For', randomIp()).send({ account: names[0], password: 'namespace-password' }).expect(423);
+      await request(x.url)
+        .post(`${AUTH}/login`)
+        .set('X-Forwarded-For', randomIp())
+        .send({ account: names[0], password: 'namespace-password' })
+        .expect(423);
       // Y's member never failed a login: the right password must work.
-      const inY = await request(y.url).post(`${AUTH}/login`).set('X-Forwarded-For', randomIp()).send({ account: names[1], password: 'namespace-password' });
+      const inY = await request(y.url)
+        .post(`${AUTH}/login`)
+        .set('X-Forwarded-For', randomIp())
+        .send({ account: names[1], password: 'namespace-password' });
       expect(inY.status).toBe(200);
     });
   },

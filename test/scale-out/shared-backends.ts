@@ -42,9 +42,14 @@ const redisUp = redisAnswers(REDIS_TEST_URL);
 export function backends(suite: string): [string, Backend][] {
   const rows: [string, Backend][] = [['shared state on PostgreSQL (no REDIS_URL)', { name: 'postgres', env: {} }]];
   if (redisUp) {
-    rows.push([`shared state on Redis (REDIS_URL=${redactUrl(REDIS_TEST_URL)})`, { name: 'redis', env: { REDIS_URL: REDIS_TEST_URL, REDIS_KEY_PREFIX: REDIS_PREFIX } }]);
+    rows.push([
+      `shared state on Redis (REDIS_URL=${redactUrl(REDIS_TEST_URL)})`,
+      { name: 'redis', env: { REDIS_URL: REDIS_TEST_URL, REDIS_KEY_PREFIX: REDIS_PREFIX } },
+    ]);
   } else {
-    console.warn(`[${suite}] Redis variant SKIPPED: no Redis answered PING at ${redactUrl(REDIS_TEST_URL)} (set REDIS_TEST_URL to run it).`);
+    console.warn(
+      `[${suite}] Redis variant SKIPPED: no Redis answered PING at ${redactUrl(REDIS_TEST_URL)} (set REDIS_TEST_URL to run it).`,
+    );
   }
   return rows;
 }
@@ -65,7 +70,13 @@ export async function redisKeysContaining(redis: Redis, fragment: string): Promi
   const found: string[] = [];
   let cursor = '0';
   do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `*${fragment.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1000);
+    const [next, keys] = await redis.scan(
+      cursor,
+      'MATCH',
+      `*${fragment.replace(/[*?[\]\\]/g, '\\$&')}*`,
+      'COUNT',
+      1000,
+    );
     cursor = next;
     found.push(...keys);
   } while (cursor !== '0');

@@ -26,7 +26,11 @@ interface StartOptions {
   clock?: Clock;
 }
 
-async function start(create: (env: Env) => Promise<{ app: NestExpressApplication }>, env: Env, opts: StartOptions & { prefix?: string }): Promise<RunningApp> {
+async function start(
+  create: (env: Env) => Promise<{ app: NestExpressApplication }>,
+  env: Env,
+  opts: StartOptions & { prefix?: string },
+): Promise<RunningApp> {
   const db = opts.dbUrl ? null : await createTestDatabase();
   const dbUrl = opts.dbUrl ?? db!.url;
   const dataDir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'app-data-'));
@@ -65,7 +69,10 @@ async function start(create: (env: Env) => Promise<{ app: NestExpressApplication
 /** Boots the real membership app on a fresh database (or `dbUrl`) on a random loopback port. */
 export function startMembership(env: Env = {}, opts: StartOptions = {}): Promise<RunningApp> {
   const prefix = (env.CONTEXT_PATH ?? '').replace(/\/+$/, '');
-  return start(createMembershipApp, env, { ...opts, prefix: prefix && !prefix.startsWith('/') ? `/${prefix}` : prefix });
+  return start(createMembershipApp, env, {
+    ...opts,
+    prefix: prefix && !prefix.startsWith('/') ? `/${prefix}` : prefix,
+  });
 }
 
 /** Boots the real AI gateway on a fresh database (or `dbUrl`) on a random loopback port. */

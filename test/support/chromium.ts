@@ -13,7 +13,16 @@ export const chromiumAvailable = fs.existsSync(chromiumPath);
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -33,7 +42,10 @@ export interface OpenedPage {
  * (prefers-color-scheme), its requests coming from `ip` (the app trusts X-Forwarded-For from loopback),
  * so that per-address limits of one test do not reach another.
  */
-export async function openPage(browser: Browser, opts: { locale: string; scheme: Scheme; ip: string; viewport?: { width: number; height: number } }): Promise<OpenedPage> {
+export async function openPage(
+  browser: Browser,
+  opts: { locale: string; scheme: Scheme; ip: string; viewport?: { width: number; height: number } },
+): Promise<OpenedPage> {
   const context = await browser.newContext({
     locale: opts.locale,
     colorScheme: opts.scheme,
@@ -53,7 +65,9 @@ export async function openPage(browser: Browser, opts: { locale: string; scheme:
 export async function axeViolations(page: Page): Promise<string[]> {
   // AxeBuilder injects axe through the DevTools protocol: not subject to the page's Content-Security-Policy.
   const { violations } = await new AxeBuilder({ page }).analyze();
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 const outputRoot = path.resolve(__dirname, '..', '..', 'test-output');

@@ -21,7 +21,13 @@ async function connectError(url: string): Promise<string> {
 async function main(): Promise<void> {
   const o = JSON.parse(process.argv[2]);
   try {
-    const db = await ensureEmbeddedPostgres({ dataDir: o.dataDir, port: o.port, database: 'app', production: o.production, allowInProduction: o.allowInProduction });
+    const db = await ensureEmbeddedPostgres({
+      dataDir: o.dataDir,
+      port: o.port,
+      database: 'app',
+      production: o.production,
+      allowInProduction: o.allowInProduction,
+    });
     const out = {
       url: db.url,
       withUrl: await connectError(db.url),

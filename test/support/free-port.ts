@@ -33,7 +33,9 @@ function freeRange(room: number): { first: number; last: number } {
   }
   if (low - LOWEST >= room) return { first: LOWEST, last: low - 1 };
   if (65_535 - high >= room) return { first: high + 1, last: 65_535 };
-  process.stderr.write(`free-port: no room outside the ephemeral range ${low}-${high}; ports may collide with the kernel's\n`);
+  process.stderr.write(
+    `free-port: no room outside the ephemeral range ${low}-${high}; ports may collide with the kernel's\n`,
+  );
   return { first: LOWEST, last: 32_767 };
 }
 

@@ -9,8 +9,20 @@ import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
 
 const accounts = {
-  alice: { sub: 'alice', name: 'Alice Liddell', preferred_username: 'alice', picture: 'https://img.example/alice.png', email: 'alice@example.com' },
-  bob: { sub: 'bob', name: 'Bob', preferred_username: 'bob', picture: 'https://img.example/bob.png', email: 'bob@example.com' },
+  alice: {
+    sub: 'alice',
+    name: 'Alice Liddell',
+    preferred_username: 'alice',
+    picture: 'https://img.example/alice.png',
+    email: 'alice@example.com',
+  },
+  bob: {
+    sub: 'bob',
+    name: 'Bob',
+    preferred_username: 'bob',
+    picture: 'https://img.example/bob.png',
+    email: 'bob@example.com',
+  },
 };
 let currentAccount = 'alice';
 let deny = false;
@@ -35,16 +47,30 @@ async function interaction(req, res) {
   const details = await provider.interactionDetails(req, res);
   if (deny) {
     deny = false;
-    return provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'End-User aborted interaction' }, { mergeWithLastSubmission: false });
+    return provider.interactionFinished(
+      req,
+      res,
+      { error: 'access_denied', error_description: 'End-User aborted interaction' },
+      { mergeWithLastSubmission: false },
+    );
   }
   if (details.prompt.name === 'login') {
-    return provider.interactionFinished(req, res, { login: { accountId: currentAccount } }, { mergeWithLastSubmission: false });
+    return provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: currentAccount } },
+      { mergeWithLastSubmission: false },
+    );
   }
-  const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id });
+  const grant = details.grantId
+    ? await provider.Grant.find(details.grantId)
+    : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id });
   const missing = details.prompt.details;
   if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
   if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
-  if (missing.missingResourceScopes) for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes)) grant.addResourceScope(indicator, scopes.join(' '));
+  if (missing.missingResourceScopes)
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes))
+      grant.addResourceScope(indicator, scopes.join(' '));
   const grantId = await grant.save();
   return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
 }

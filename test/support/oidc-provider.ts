@@ -27,7 +27,13 @@ export class OidcTestProvider {
         }
       };
       this.child.on('message', onMessage);
-      this.child.send({ type: 'configure', clients: clients.map((c) => ({ grant_types: ['authorization_code'], response_types: ['code'], ...c })) }, (err) => err && reject(err));
+      this.child.send(
+        {
+          type: 'configure',
+          clients: clients.map((c) => ({ grant_types: ['authorization_code'], response_types: ['code'], ...c })),
+        },
+        (err) => err && reject(err),
+      );
     });
   }
 
@@ -98,7 +104,8 @@ export async function followProvider(startUrl: string, providerOrigin: string, m
       else jar.set(pair.slice(0, eq), value);
     }
     const location = res.headers.get('location');
-    if (!location) throw new Error(`provider stopped at ${url.href} with HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    if (!location)
+      throw new Error(`provider stopped at ${url.href} with HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
     url = new URL(location, url);
   }
   throw new Error('too many redirects');

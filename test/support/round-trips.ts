@@ -21,7 +21,10 @@ export function recordRoundTrips(): { take(): RoundTrip[]; stop(): void } {
     seen.push({ via: 'pg', text: typeof first === 'string' ? first : (first?.text ?? '') });
     return (realQuery as (...a: unknown[]) => unknown).apply(this, args);
   });
-  const redis = jest.spyOn(Redis.prototype, 'sendCommand').mockImplementation(function (this: Redis, ...args: unknown[]) {
+  const redis = jest.spyOn(Redis.prototype, 'sendCommand').mockImplementation(function (
+    this: Redis,
+    ...args: unknown[]
+  ) {
     // A command sent before the connection is ready is queued and sent again through here once it is:
     // counted then, once.
     const cmd = args[0] as { name: string; args: Array<string | Buffer | number> };

@@ -25,7 +25,12 @@ export async function openSharedState(backend: Backend): Promise<{ state: Shared
     };
   }
   const db = await createTestDatabase();
-  const ds = new DataSource({ type: 'postgres', url: db.url, migrations: [SharedState1732240000000, SharedStateUnlogged1795500000000], migrationsTableName: 'test_migrations' });
+  const ds = new DataSource({
+    type: 'postgres',
+    url: db.url,
+    migrations: [SharedState1732240000000, SharedStateUnlogged1795500000000],
+    migrationsTableName: 'test_migrations',
+  });
   await ds.initialize();
   await ds.runMigrations();
   const state = new PostgresSharedState(ds);

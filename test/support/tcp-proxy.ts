@@ -7,7 +7,10 @@ export class TcpProxy {
   private cut?: { after: string; done: () => void };
   port = 0;
 
-  constructor(private readonly targetHost: string, private readonly targetPort: number) {}
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
 
   async start(port = this.port): Promise<number> {
     this.server = net.createServer((client) => {

@@ -84,7 +84,8 @@ export class WebhookReceiver {
         res.writeHead(500).end('down');
         return;
       }
-      if (!this.events.some((e) => e.id === id)) this.events.push({ id, type: payload.type, timestamp: payload.timestamp, data: payload.data });
+      if (!this.events.some((e) => e.id === id))
+        this.events.push({ id, type: payload.type, timestamp: payload.timestamp, data: payload.data });
       res.writeHead(204).end();
     } finally {
       this.inFlight.set(id, (this.inFlight.get(id) ?? 1) - 1);

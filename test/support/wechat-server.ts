@@ -7,12 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import {
-  WechatMessageCrypto,
-  buildWechatXml,
-  parseWechatXml,
-  wechatSignature,
-} from '@app/wechat';
+import { WechatMessageCrypto, buildWechatXml, parseWechatXml, wechatSignature } from '@app/wechat';
 
 export interface WechatTestApp {
   appId: string;
@@ -54,14 +49,33 @@ export interface PushOptions {
   msgTimestamp?: number;
 }
 
-interface CodeGrant { appId: string; user: WechatTestUser; scope: string; expiresAt: number; used: boolean }
-interface SnsToken { appId: string; user: WechatTestUser; scope: string }
-interface Ticket { appId: string; sceneStr: string; expiresAt: number }
+interface CodeGrant {
+  appId: string;
+  user: WechatTestUser;
+  scope: string;
+  expiresAt: number;
+  used: boolean;
+}
+interface SnsToken {
+  appId: string;
+  user: WechatTestUser;
+  scope: string;
+}
+interface Ticket {
+  appId: string;
+  sceneStr: string;
+  expiresAt: number;
+}
 
 export class WechatTestServer {
   url = '';
   /** The user who "scans" or confirms on the phone in the next browser authorization. */
-  user: WechatTestUser = { key: 'alice', nickname: 'Alice', unionid: 'union-alice', headimgurl: 'https://wx.qlogo.cn/alice.png' };
+  user: WechatTestUser = {
+    key: 'alice',
+    nickname: 'Alice',
+    unionid: 'union-alice',
+    headimgurl: 'https://wx.qlogo.cn/alice.png',
+  };
   /** When true the user refuses in the next authorization (WeChat then redirects without a code). */
   denyNext = false;
   /** One-shot errcode answers per API path, e.g. `failNext.set('sns/oauth2/access_token', {errcode: 40029, ...})`. */
@@ -131,13 +145,18 @@ export class WechatTestServer {
   }
 
   /** The server-URL handshake WeChat performs when the URL is configured. */
-  async handshake(appId: string, opts: { badSignature?: boolean; timestamp?: number } = {}): Promise<{ status: number; body: string; echostr: string }> {
+  async handshake(
+    appId: string,
+    opts: { badSignature?: boolean; timestamp?: number } = {},
+  ): Promise<{ status: number; body: string; echostr: string }> {
     const app = this.app(appId);
     const timestamp = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
     const nonce = randomBytes(6).toString('hex');
     const echostr = randomBytes(9).toString('hex');
     const signature = opts.badSignature ? '0'.repeat(40) : wechatSignature(app.token!, timestamp, nonce);
-    const res = await fetch(`${this.portal(appId)}?${new URLSearchParams({ signature, timestamp, nonce, echostr }).toString()}`);
+    const res = await fetch(
+      `${this.portal(appId)}?${new URLSearchParams({ signature, timestamp, nonce, echostr }).toString()}`,
+    );
     return { status: res.status, body: await res.text(), echostr };
   }
 
@@ -147,7 +166,14 @@ export class WechatTestServer {
    */
   async scan(
     ticket: string,
-    opts: { event?: 'SCAN' | 'subscribe'; encrypted?: boolean; user?: WechatTestUser; createTime?: number; badSignature?: boolean; msgTimestamp?: number } & PushOptions = {},
+    opts: {
+      event?: 'SCAN' | 'subscribe';
+      encrypted?: boolean;
+      user?: WechatTestUser;
+      createTime?: number;
+      badSignature?: boolean;
+      msgTimestamp?: number;
+    } & PushOptions = {},
   ): Promise<PushResult> {
     const t = this.tickets.get(ticket);
     if (!t) throw new Error(`unknown ticket ${ticket}`);
@@ -190,7 +216,8 @@ export class WechatTestServer {
       const encrypted = crypto.encrypt(xml);
       const envelope = buildWechatXml({ ToUserName: app.originalId ?? 'gh_test', Encrypt: encrypted });
       // Compatible mode sends the plaintext fields too, with the encrypted copy beside them.
-      body = mode === 'compatible' ? xml.replace(/<\/xml>$/, `<Encrypt><![CDATA[${encrypted}]]></Encrypt></xml>`) : envelope;
+      body =
+        mode === 'compatible' ? xml.replace(/<\/xml>$/, `<Encrypt><![CDATA[${encrypted}]]></Encrypt></xml>`) : envelope;
       query.encrypt_type = 'aes';
       query.msg_signature = crypto.messageSignature(timestamp, nonce, encrypted);
     }
@@ -240,7 +267,8 @@ export class WechatTestServer {
       res.setHeader('content-type', 'application/json; charset=utf-8');
       res.end(JSON.stringify(body));
     };
-    const err = (errcode: number, errmsg: string) => json({ errcode, errmsg: `${errmsg} rid: ${randomBytes(4).toString('hex')}` });
+    const err = (errcode: number, errmsg: string) =>
+      json({ errcode, errmsg: `${errmsg} rid: ${randomBytes(4).toString('hex')}` });
     const injected = this.failNext.get(api);
     if (injected) {
       this.failNext.delete(api);
@@ -254,7 +282,13 @@ export class WechatTestServer {
         const app = appOf(q.appid);
         const wantKind = api === 'connect/qrconnect' ? 'open' : 'mp';
         const scopes = api === 'connect/qrconnect' ? ['snsapi_login'] : ['snsapi_userinfo', 'snsapi_base'];
-        if (!app || app.kind !== wantKind || !scopes.includes(q.scope) || q.response_type !== 'code' || !q.redirect_uri) {
+        if (
+          !app ||
+          app.kind !== wantKind ||
+          !scopes.includes(q.scope) ||
+          q.response_type !== 'code' ||
+          !q.redirect_uri
+        ) {
           res.statusCode = 400;
           res.end('参数错误');
           return;
@@ -262,7 +296,13 @@ export class WechatTestServer {
         const target = new URL(q.redirect_uri);
         if (!this.denyNext) {
           const code = randomBytes(16).toString('hex');
-          this.codes.set(code, { appId: app.appId, user: this.user, scope: q.scope, expiresAt: Date.now() + 5 * 60_000, used: false });
+          this.codes.set(code, {
+            appId: app.appId,
+            user: this.user,
+            scope: q.scope,
+            expiresAt: Date.now() + 5 * 60_000,
+            used: false,
+          });
           target.searchParams.set('code', code);
         }
         this.denyNext = false;
@@ -325,13 +365,22 @@ export class WechatTestServer {
         if (!appId) return err(40001, 'invalid credential, access_token is invalid or not latest');
         const body = JSON.parse((await readBody(req)) || '{}');
         const sceneStr = body?.action_info?.scene?.scene_str;
-        if (body.action_name !== 'QR_STR_SCENE' || typeof sceneStr !== 'string' || sceneStr.length < 1 || sceneStr.length > 64) {
+        if (
+          body.action_name !== 'QR_STR_SCENE' ||
+          typeof sceneStr !== 'string' ||
+          sceneStr.length < 1 ||
+          sceneStr.length > 64
+        ) {
           return err(40097, 'invalid args');
         }
         const expireSeconds = Math.min(Number(body.expire_seconds) || 60, 2_592_000);
         const ticket = 'gQ' + randomBytes(24).toString('base64');
         this.tickets.set(ticket, { appId, sceneStr, expiresAt: Date.now() + expireSeconds * 1000 });
-        return json({ ticket, expire_seconds: expireSeconds, url: `http://weixin.qq.com/q/${randomBytes(8).toString('hex')}` });
+        return json({
+          ticket,
+          expire_seconds: expireSeconds,
+          url: `http://weixin.qq.com/q/${randomBytes(8).toString('hex')}`,
+        });
       }
       case 'cgi-bin/showqrcode': {
         const t = this.tickets.get(q.ticket ?? '');

@@ -18,7 +18,11 @@ export function App() {
   useEffect(() => {
     document.title = route.area === 'console' ? t('app.console') : t('app.account');
   }, [route.area]);
-  const loading = <p className="loading" role="status">{t('app.loading')}</p>;
+  const loading = (
+    <p className="loading" role="status">
+      {t('app.loading')}
+    </p>
+  );
   if (restoring) return loading;
   if (route.area === 'console') {
     return (

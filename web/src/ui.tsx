@@ -5,7 +5,19 @@ import { t } from './i18n';
 import { Area, navigate } from './router';
 
 /** The frame of every page: skip link, header (area, member, sign-out) and the main landmark. */
-export function Shell({ area, children, wide = false, nav, className }: { area: Area; children: ReactNode; wide?: boolean; nav?: ReactNode; className?: string }) {
+export function Shell({
+  area,
+  children,
+  wide = false,
+  nav,
+  className,
+}: {
+  area: Area;
+  children: ReactNode;
+  wide?: boolean;
+  nav?: ReactNode;
+  className?: string;
+}) {
   const { member } = useSession();
   const signOut = async () => {
     // The session ends on the server too (its refresh token stops working); locally in any case.
@@ -105,7 +117,17 @@ export function Notice({ error, success }: { error?: string | null; success?: st
 }
 
 /** A titled block of the security page. */
-export function Section({ id, title, intro, children }: { id: string; title: string; intro?: string; children: ReactNode }) {
+export function Section({
+  id,
+  title,
+  intro,
+  children,
+}: {
+  id: string;
+  title: string;
+  intro?: string;
+  children: ReactNode;
+}) {
   return (
     <section className="card" id={id} aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>{title}</h2>
@@ -116,7 +138,17 @@ export function Section({ id, title, intro, children }: { id: string; title: str
 }
 
 /** A modal dialog (the native <dialog>: focus is kept inside, Escape closes it). */
-export function Dialog({ title, open, onClose, children }: { title: string; open: boolean; onClose: () => void; children: ReactNode }) {
+export function Dialog({
+  title,
+  open,
+  onClose,
+  children,
+}: {
+  title: string;
+  open: boolean;
+  onClose: () => void;
+  children: ReactNode;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const id = useId();
   useEffect(() => {

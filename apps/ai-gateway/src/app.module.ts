@@ -26,7 +26,21 @@ import { GatewayWebhooksModule } from './webhooks/webhooks.module';
 import { GatewayAuditLogModule } from './audit-log/audit-log.module';
 
 /** Feature modules of the AI gateway (append new ones). */
-const FEATURES: Type[] = [KeysModule, ProjectsModule, UsageModule, UpstreamsModule, ChatModule, EmbeddingsModule, ModelsModule, VisionModule, SpeechModule, ResponsesModule, CompletionsModule, GatewayAuditLogModule, GatewayWebhooksModule];
+const FEATURES: Type[] = [
+  KeysModule,
+  ProjectsModule,
+  UsageModule,
+  UpstreamsModule,
+  ChatModule,
+  EmbeddingsModule,
+  ModelsModule,
+  VisionModule,
+  SpeechModule,
+  ResponsesModule,
+  CompletionsModule,
+  GatewayAuditLogModule,
+  GatewayWebhooksModule,
+];
 
 @Module({})
 export class AppModule {

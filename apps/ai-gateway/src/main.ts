@@ -3,4 +3,8 @@ startTracing('ai-gateway'); // first: instrumentation patches http, pg and undic
 import { runMain } from '@app/platform';
 import { createGatewayApp } from './gateway.app';
 
-void runMain('ai-gateway', () => createGatewayApp(), (c) => c.AI_GATEWAY_PORT);
+void runMain(
+  'ai-gateway',
+  () => createGatewayApp(),
+  (c) => c.AI_GATEWAY_PORT,
+);

@@ -22,7 +22,17 @@ import { MembershipWebhooksModule } from './webhooks/webhooks.module';
 import { MembershipAuditLogModule } from './audit-log/audit-log.module';
 
 /** Feature modules of the membership app (append new ones). */
-const FEATURES: Type[] = [AuthModule, FilesModule, SiteConfigModule, OAuthModule, WechatModule, WellKnownModule, AdminMembersModule, MembershipAuditLogModule, MembershipWebhooksModule];
+const FEATURES: Type[] = [
+  AuthModule,
+  FilesModule,
+  SiteConfigModule,
+  OAuthModule,
+  WechatModule,
+  WellKnownModule,
+  AdminMembersModule,
+  MembershipAuditLogModule,
+  MembershipWebhooksModule,
+];
 
 @Module({})
 export class AppModule {

@@ -8,4 +8,12 @@ import { SiteSetting } from './site-config/site-setting.entity';
 import { VerificationCode } from './verification/verification-code.entity';
 
 // Every TypeORM entity of the membership app (append new ones).
-export const MEMBERSHIP_ENTITIES: Type[] = [Member, MemberSession, RefreshToken, VerificationCode, MemberFile, SiteSetting, MemberIdentity];
+export const MEMBERSHIP_ENTITIES: Type[] = [
+  Member,
+  MemberSession,
+  RefreshToken,
+  VerificationCode,
+  MemberFile,
+  SiteSetting,
+  MemberIdentity,
+];

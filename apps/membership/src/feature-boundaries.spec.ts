@@ -91,10 +91,15 @@ describe('membership feature folders', () => {
     for (const file of files.filter((f) => f.endsWith('.controller.ts'))) {
       const folder = folderOf(file)!;
       const moduleFile = path.join(SRC, folder, `${folder}.module.ts`);
-      const own = fs.existsSync(moduleFile) ? relativeImports(moduleFile).map((s) => path.resolve(path.dirname(moduleFile), s)) : [];
-      if (!own.includes(file.replace(/\.ts$/, ''))) misplaced.push(`${path.relative(SRC, file)} is not registered by ${folder}/${folder}.module.ts`);
+      const own = fs.existsSync(moduleFile)
+        ? relativeImports(moduleFile).map((s) => path.resolve(path.dirname(moduleFile), s))
+        : [];
+      if (!own.includes(file.replace(/\.ts$/, '')))
+        misplaced.push(`${path.relative(SRC, file)} is not registered by ${folder}/${folder}.module.ts`);
     }
-    for (const e of edges.filter((x) => x.file === `${x.from}/${x.from}.module.ts` && /\.controller$/.test(x.specifier))) {
+    for (const e of edges.filter(
+      (x) => x.file === `${x.from}/${x.from}.module.ts` && /\.controller$/.test(x.specifier),
+    )) {
       misplaced.push(`${e.file} registers ${e.specifier} of ${e.to}/`);
     }
     expect(misplaced).toEqual([]);

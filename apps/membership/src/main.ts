@@ -3,4 +3,9 @@ startTracing('membership'); // first: instrumentation patches http, pg and undic
 import { normalizePrefix, runMain } from '@app/platform';
 import { createMembershipApp } from './membership.app';
 
-void runMain('membership', () => createMembershipApp(), (c) => c.MEMBERSHIP_PORT, (c) => normalizePrefix(c.CONTEXT_PATH));
+void runMain(
+  'membership',
+  () => createMembershipApp(),
+  (c) => c.MEMBERSHIP_PORT,
+  (c) => normalizePrefix(c.CONTEXT_PATH),
+);

@@ -32,7 +32,8 @@ export const membershipApp: AppDefinition<MembershipConfig> = {
   authenticateFirst: 'routes',
   errorResponder: (error, req, res) => sendEnvelopeError(error, req, res, new Logger('Errors')),
   // The account page and the operator console (web/, built into dist/web) at {base_url}/account/ and /console/.
-  customize: (app, config) => serveWebApp(app, normalizePrefix(config.CONTEXT_PATH), { gatewayUrl: config.CONSOLE_GATEWAY_URL }),
+  customize: (app, config) =>
+    serveWebApp(app, normalizePrefix(config.CONTEXT_PATH), { gatewayUrl: config.CONSOLE_GATEWAY_URL }),
   swagger: {
     title: 'Membership API',
     description:
@@ -43,4 +44,5 @@ export const membershipApp: AppDefinition<MembershipConfig> = {
   },
 };
 
-export const createMembershipApp = (env: Record<string, string | undefined> = process.env) => createApp(membershipApp, env);
+export const createMembershipApp = (env: Record<string, string | undefined> = process.env) =>
+  createApp(membershipApp, env);

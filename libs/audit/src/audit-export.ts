@@ -1,6 +1,18 @@
 import type { AuditLogEntryView } from './audit-log.dto';
 
-const COLUMNS = ['id', 'time', 'actor_kind', 'actor_id', 'action', 'target_type', 'target_id', 'request_id', 'address', 'before', 'after'];
+const COLUMNS = [
+  'id',
+  'time',
+  'actor_kind',
+  'actor_id',
+  'action',
+  'target_type',
+  'target_id',
+  'request_id',
+  'address',
+  'before',
+  'after',
+];
 
 export function csvHeader(): string {
   return `${COLUMNS.join(',')}\r\n`;
@@ -8,7 +20,19 @@ export function csvHeader(): string {
 
 /** One RFC 4180 line; `before`/`after` as JSON text. */
 export function csvLine(v: AuditLogEntryView): string {
-  const cells = [v.id, v.time, v.actor.kind, v.actor.id, v.action, v.target.type, v.target.id, v.request_id, v.address, json(v.before), json(v.after)];
+  const cells = [
+    v.id,
+    v.time,
+    v.actor.kind,
+    v.actor.id,
+    v.action,
+    v.target.type,
+    v.target.id,
+    v.request_id,
+    v.address,
+    json(v.before),
+    json(v.after),
+  ];
   return `${cells.map(cell).join(',')}\r\n`;
 }
 

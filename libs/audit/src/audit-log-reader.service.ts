@@ -69,7 +69,7 @@ function filterOf(q: AuditLogFilterQuery): AuditFilter {
     targetId: q.target_id,
     from: q.from ? new Date(q.from) : undefined,
     to: q.to ? new Date(q.to) : undefined,
-    beforeId: q.cursor ? decodeAuditCursor(q.cursor) ?? undefined : undefined,
+    beforeId: q.cursor ? (decodeAuditCursor(q.cursor) ?? undefined) : undefined,
   };
 }
 

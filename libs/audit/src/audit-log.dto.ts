@@ -1,6 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsDateString, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, Validate, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import {
+  IsDateString,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  Validate,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
 import { AUDIT_ACTOR_KINDS } from './audit-entry';
 import { decodeAuditCursor } from './audit-cursor';
 
@@ -53,7 +66,10 @@ export class AuditLogFilterQuery {
   @IsDateString({ strict: true }, { message: 'to must be an ISO 8601 time' })
   to?: string;
 
-  @ApiPropertyOptional({ description: 'The next_cursor of the previous page (opaque)', example: 'eyJiZWZvcmUiOiIxMjMifQ' })
+  @ApiPropertyOptional({
+    description: 'The next_cursor of the previous page (opaque)',
+    example: 'eyJiZWZvcmUiOiIxMjMifQ',
+  })
   @IsOptional()
   @Validate(AuditCursorText)
   cursor?: string;
@@ -113,6 +129,11 @@ export class AuditLogEntryView {
 export class AuditLogPage {
   @ApiProperty({ type: [AuditLogEntryView] })
   data: AuditLogEntryView[];
-  @ApiProperty({ nullable: true, type: String, description: 'Pass as `cursor` for the next (older) page; null on the last page', example: 'eyJiZWZvcmUiOiIxMjAwIn0' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Pass as `cursor` for the next (older) page; null on the last page',
+    example: 'eyJiZWZvcmUiOiIxMjAwIn0',
+  })
   next_cursor: string | null;
 }

@@ -12,7 +12,13 @@ export class AuditLogModule {
     return {
       module: AuditLogModule,
       global: true,
-      providers: [{ provide: AUDIT_LOG_OPTIONS, useValue: options }, AuditLog, AuditLogRepository, AuditLogReader, AuditRetentionSweeper],
+      providers: [
+        { provide: AUDIT_LOG_OPTIONS, useValue: options },
+        AuditLog,
+        AuditLogRepository,
+        AuditLogReader,
+        AuditRetentionSweeper,
+      ],
       exports: [AuditLog, AuditLogReader, AuditLogRepository, AuditRetentionSweeper],
     };
   }

@@ -47,7 +47,10 @@ export class AuditLogRepository {
   async page(filter: AuditFilter, limit: number): Promise<AuditRow[]> {
     const { where, params } = whereOf(filter);
     params.push(limit);
-    return this.db.query<AuditRow[]>(`SELECT * FROM ${this.table} ${where} ORDER BY id DESC LIMIT $${params.length}`, params);
+    return this.db.query<AuditRow[]>(
+      `SELECT * FROM ${this.table} ${where} ORDER BY id DESC LIMIT $${params.length}`,
+      params,
+    );
   }
 
   /**
@@ -57,7 +60,10 @@ export class AuditLogRepository {
   async boundary(filter: AuditFilter, n: number): Promise<string | null> {
     const { where, params } = whereOf(filter);
     params.push(n - 1);
-    const rows = await this.db.query<Array<{ id: string }>>(`SELECT id FROM ${this.table} ${where} ORDER BY id DESC OFFSET $${params.length} LIMIT 2`, params);
+    const rows = await this.db.query<Array<{ id: string }>>(
+      `SELECT id FROM ${this.table} ${where} ORDER BY id DESC OFFSET $${params.length} LIMIT 2`,
+      params,
+    );
     return rows.length === 2 ? rows[0].id : null;
   }
 
@@ -67,10 +73,12 @@ export class AuditLogRepository {
     for (;;) {
       const n = await this.db.transaction(async (m) => {
         await m.query(`SET LOCAL audit.retention_sweep = 'on'`);
-        const rows = returnedRows(await m.query(
-          `DELETE FROM ${this.table} WHERE id IN (SELECT id FROM ${this.table} WHERE created_at < $1 ORDER BY id LIMIT $2) RETURNING id`,
-          [cutoff, batch],
-        ));
+        const rows = returnedRows(
+          await m.query(
+            `DELETE FROM ${this.table} WHERE id IN (SELECT id FROM ${this.table} WHERE created_at < $1 ORDER BY id LIMIT $2) RETURNING id`,
+            [cutoff, batch],
+          ),
+        );
         return rows.length;
       });
       total += n;
@@ -88,7 +96,8 @@ function whereOf(filter: AuditFilter): { where: string; params: unknown[] } {
   };
   if (filter.actorKind) add('actor_kind = ?', filter.actorKind);
   if (filter.actorId) add('actor_id = ?', filter.actorId);
-  if (filter.action?.endsWith('*')) add(`action LIKE ? ESCAPE '\\'`, `${filter.action.slice(0, -1).replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+  if (filter.action?.endsWith('*'))
+    add(`action LIKE ? ESCAPE '\\'`, `${filter.action.slice(0, -1).replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
   else if (filter.action) add('action = ?', filter.action);
   if (filter.targetType) add('target_type = ?', filter.targetType);
   if (filter.targetId) add('target_id = ?', filter.targetId);

@@ -32,7 +32,9 @@ export async function createAuditLogTable(q: QueryRunner, table: string): Promis
       END IF;
       RAISE EXCEPTION 'the audit log is append-only (%)', TG_OP USING ERRCODE = 'insufficient_privilege';
     END $$`);
-  await q.query(`CREATE TRIGGER ${table}_append_only BEFORE UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${table}_append_only()`);
+  await q.query(
+    `CREATE TRIGGER ${table}_append_only BEFORE UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${table}_append_only()`,
+  );
 }
 
 export async function dropAuditLogTable(q: QueryRunner, table: string): Promise<void> {

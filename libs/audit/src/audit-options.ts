@@ -10,6 +10,7 @@ const TABLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** The table name, checked once: it is spliced into SQL. */
 export function auditTable(options: AuditLogOptions): string {
-  if (!TABLE_NAME.test(options.table)) throw new Error(`audit log table name ${options.table} is not a plain identifier`);
+  if (!TABLE_NAME.test(options.table))
+    throw new Error(`audit log table name ${options.table} is not a plain identifier`);
   return options.table;
 }

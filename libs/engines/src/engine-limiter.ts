@@ -42,7 +42,12 @@ export interface EngineLimits {
 }
 
 export function defaultEngineLimits(): EngineLimits {
-  return { maxConcurrent: Math.max(1, availableParallelism()), maxConcurrentPerKey: 2, maxQueued: 32, maxQueuedPerKey: 4 };
+  return {
+    maxConcurrent: Math.max(1, availableParallelism()),
+    maxConcurrentPerKey: 2,
+    maxQueued: 32,
+    maxQueuedPerKey: 4,
+  };
 }
 
 interface Waiter {
@@ -127,11 +132,19 @@ export class EngineLimiter {
     }
     if (key !== undefined && (this.waitingByKey.get(key) ?? 0) >= this.limits.maxQueuedPerKey) {
       return Promise.reject(
-        new EngineBusyError('key', `this API key already has ${this.activeByKey.get(key) ?? 0} engine jobs running and ${this.waitingByKey.get(key)} waiting; retry when one finishes`),
+        new EngineBusyError(
+          'key',
+          `this API key already has ${this.activeByKey.get(key) ?? 0} engine jobs running and ${this.waitingByKey.get(key)} waiting; retry when one finishes`,
+        ),
       );
     }
     if (this.waiting.length >= this.limits.maxQueued) {
-      return Promise.reject(new EngineBusyError('server', `the local engines are busy (${this.active} jobs running, ${this.waiting.length} waiting); retry shortly`));
+      return Promise.reject(
+        new EngineBusyError(
+          'server',
+          `the local engines are busy (${this.active} jobs running, ${this.waiting.length} waiting); retry shortly`,
+        ),
+      );
     }
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => {
@@ -175,7 +188,7 @@ export class EngineLimiter {
 
   /** Starts the oldest waiters that may run now. */
   private dispatch(): void {
-    for (let i = 0; i < this.waiting.length && this.active < this.limits.maxConcurrent; ) {
+    for (let i = 0; i < this.waiting.length && this.active < this.limits.maxConcurrent;) {
       const waiter = this.waiting[i];
       if (!this.canStart(waiter.key)) {
         i++;
@@ -190,6 +203,9 @@ export class EngineLimiter {
 }
 
 /** Shorthand: run `work` under the process's shared limiter. */
-export function limitEngineWork<T>(opts: EngineCallOptions | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export function limitEngineWork<T>(
+  opts: EngineCallOptions | undefined,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   return EngineLimiter.shared().run(opts ?? {}, work);
 }

@@ -18,7 +18,12 @@ describe('runEngineProcess (real child processes under the shared limiter)', () 
   });
 
   const run = (key: string, signal: AbortSignal) =>
-    runEngineProcess('test', fake.binary, ['-infile', 'x'], { key, signal, timeoutMs: 600_000, timeoutError: () => new Error('timeout') });
+    runEngineProcess('test', fake.binary, ['-infile', 'x'], {
+      key,
+      signal,
+      timeoutMs: 600_000,
+      timeoutError: () => new Error('timeout'),
+    });
 
   it('with a cap of 2, five concurrent calls run 2 processes, queue 1, refuse 2; a caller that leaves gets its process killed and the queued one starts', async () => {
     limiter.configure({ maxConcurrent: 2, maxConcurrentPerKey: 2, maxQueued: 1, maxQueuedPerKey: 1 });
@@ -26,7 +31,12 @@ describe('runEngineProcess (real child processes under the shared limiter)', () 
     const spawned: LiveEngineProcess[] = [];
     const onSpawn = (p: LiveEngineProcess) => spawned.push(p);
     engineProcesses.on('spawn', onSpawn);
-    const calls = controllers.map((c, i) => run(`key-${i}`, c.signal).then((v) => v, (e: Error) => e));
+    const calls = controllers.map((c, i) =>
+      run(`key-${i}`, c.signal).then(
+        (v) => v,
+        (e: Error) => e,
+      ),
+    );
 
     expect(await Promise.all(calls.slice(3))).toEqual([expect.any(EngineBusyError), expect.any(EngineBusyError)]);
     await fake.waitForStarts(2);

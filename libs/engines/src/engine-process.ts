@@ -63,11 +63,22 @@ engineProcesses.setMaxListeners(0);
  * aborts (client disconnect, socket close), in which case the run rejects with EngineAbortedError
  * once the child has exited.
  */
-export function runEngineProcess(engine: string, binary: string, args: string[], opts: EngineProcessOptions): Promise<EngineProcessResult> {
+export function runEngineProcess(
+  engine: string,
+  binary: string,
+  args: string[],
+  opts: EngineProcessOptions,
+): Promise<EngineProcessResult> {
   return limitEngineWork(opts, (signal) => spawnBounded(engine, binary, args, opts, signal));
 }
 
-function spawnBounded(engine: string, binary: string, args: string[], opts: EngineProcessOptions, signal: AbortSignal): Promise<EngineProcessResult> {
+function spawnBounded(
+  engine: string,
+  binary: string,
+  args: string[],
+  opts: EngineProcessOptions,
+  signal: AbortSignal,
+): Promise<EngineProcessResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(binary, args, { stdio: [opts.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -89,7 +100,8 @@ function spawnBounded(engine: string, binary: string, args: string[], opts: Engi
     if (child.pid !== undefined) engineProcesses.add({ pid: child.pid, engine });
     child.stdout!.on('data', (chunk: Buffer) => {
       outputBytes += chunk.length;
-      if (opts.maxOutputBytes !== undefined && outputBytes > opts.maxOutputBytes) kill(opts.outputError?.() ?? opts.timeoutError());
+      if (opts.maxOutputBytes !== undefined && outputBytes > opts.maxOutputBytes)
+        kill(opts.outputError?.() ?? opts.timeoutError());
       else if (!opts.discardOutput) out.push(chunk);
     });
     child.stderr!.on('data', (chunk: Buffer) => {

@@ -34,7 +34,11 @@ describe('EngineWorker', () => {
     expect(w.started).toBe(false);
     const results = await Promise.all([1, 2, 3].map((x) => w.call<{ x: number; loads: number }>('echo', [x])));
     expect(w.started).toBe(true);
-    expect(results.map((r) => [r.x, r.loads])).toEqual([[1, 1], [2, 1], [3, 1]]);
+    expect(results.map((r) => [r.x, r.loads])).toEqual([
+      [1, 1],
+      [2, 1],
+      [3, 1],
+    ]);
     expect((await w.call<Uint8Array>('bytes', [1000])).length).toBe(1000);
   });
 

@@ -76,14 +76,20 @@ export class EngineWorker {
    * a call the worker has not started yet is dropped there; one already running finishes (a worker
    * cannot be interrupted without losing its loaded models) and is answered with EngineAbortedError.
    */
-  call<T>(method: string, args: unknown[] = [], transferList: ArrayBuffer[] = [], opts: EngineCallOptions = {}): Promise<T> {
+  call<T>(
+    method: string,
+    args: unknown[] = [],
+    transferList: ArrayBuffer[] = [],
+    opts: EngineCallOptions = {},
+  ): Promise<T> {
     if (this.loadError) return Promise.reject(new EngineUnavailableError(this.name, this.loadError));
     return limitEngineWork(opts, (signal) => this.send<T>(method, args, transferList, signal));
   }
 
   private send<T>(method: string, args: unknown[], transferList: ArrayBuffer[], signal: AbortSignal): Promise<T> {
     if (this.loadError) return Promise.reject(new EngineUnavailableError(this.name, this.loadError));
-    if (this.pending.size >= this.maxPending) return Promise.reject(new EngineUnavailableError(this.name, `busy: ${this.pending.size} calls waiting`));
+    if (this.pending.size >= this.maxPending)
+      return Promise.reject(new EngineUnavailableError(this.name, `busy: ${this.pending.size} calls waiting`));
     const worker = this.ensureWorker();
     const id = this.nextId++;
     return new Promise<T>((rawResolve, rawReject) => {
@@ -125,20 +131,31 @@ export class EngineWorker {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER_PRELUDE + this.body + WORKER_LOOP, { eval: true, workerData: this.workerData });
     worker.unref();
-    worker.on('message', (message: { id: number; ok: boolean; result?: unknown; error?: string; input?: boolean; load?: boolean; cancelled?: boolean }) => {
-      const entry = this.pending.get(message.id);
-      if (!entry) return;
-      this.pending.delete(message.id);
-      clearTimeout(entry.timer);
-      if (this.pending.size === 0) worker.unref();
-      if (message.cancelled) entry.reject(new EngineAbortedError());
-      else if (message.ok) entry.resolve(message.result);
-      else if (message.load) {
-        this.loadError = message.error ?? 'load failed';
-        entry.reject(new EngineUnavailableError(this.name, this.loadError));
-      } else if (message.input) entry.reject(new EngineInputError(message.error ?? 'bad input'));
-      else entry.reject(new EngineFailedError(this.name, message.error ?? 'unknown error'));
-    });
+    worker.on(
+      'message',
+      (message: {
+        id: number;
+        ok: boolean;
+        result?: unknown;
+        error?: string;
+        input?: boolean;
+        load?: boolean;
+        cancelled?: boolean;
+      }) => {
+        const entry = this.pending.get(message.id);
+        if (!entry) return;
+        this.pending.delete(message.id);
+        clearTimeout(entry.timer);
+        if (this.pending.size === 0) worker.unref();
+        if (message.cancelled) entry.reject(new EngineAbortedError());
+        else if (message.ok) entry.resolve(message.result);
+        else if (message.load) {
+          this.loadError = message.error ?? 'load failed';
+          entry.reject(new EngineUnavailableError(this.name, this.loadError));
+        } else if (message.input) entry.reject(new EngineInputError(message.error ?? 'bad input'));
+        else entry.reject(new EngineFailedError(this.name, message.error ?? 'unknown error'));
+      },
+    );
     worker.on('error', (error) => {
       if (this.worker === worker) this.worker = null;
       this.failAll(worker, new EngineUnavailableError(this.name, error.message));

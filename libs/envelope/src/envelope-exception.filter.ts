@@ -28,11 +28,15 @@ export function sendEnvelopeError(exception: unknown, req: Request, res: Respons
     res.end();
     return;
   }
-  if (e.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(e.retryAfterSeconds))));
+  if (e.retryAfterSeconds !== undefined)
+    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(e.retryAfterSeconds))));
   else if (e.status === 429 && !res.getHeader('Retry-After')) res.setHeader('Retry-After', '60');
   const code = e.code ?? (e.status === 500 ? ErrorCode.INTERNAL : e.status);
   const locale = localeOf(req);
   markLanguage(res, locale);
-  const message = e.unexpected && requestId ? msg('request.internalWithId', { requestId }).render(locale) : localizedMessage(locale, code, e.text, e.message);
+  const message =
+    e.unexpected && requestId
+      ? msg('request.internalWithId', { requestId }).render(locale)
+      : localizedMessage(locale, code, e.text, e.message);
   res.status(e.status).json(failure(code, message, e.details ?? null));
 }

@@ -16,12 +16,22 @@ export class EnvelopeInterceptor implements NestInterceptor {
     const raw = this.reflector.getAllAndOverride<boolean>(RAW_RESPONSE, [context.getHandler(), context.getClass()]);
     if (raw) return next.handle();
     const http = context.switchToHttp();
-    return next.handle().pipe(map((data) => (data instanceof StreamableFile ? data : okEnvelope(data, http.getRequest(), http.getResponse()))));
+    return next
+      .handle()
+      .pipe(
+        map((data) =>
+          data instanceof StreamableFile ? data : okEnvelope(data, http.getRequest(), http.getResponse()),
+        ),
+      );
   }
 }
 
 /** A result as the success envelope, its message in the request's language (marked on the response). */
-export function okEnvelope<T>(data: T, req: { headers?: Record<string, string | string[] | undefined> }, res: Parameters<typeof markLanguage>[0]) {
+export function okEnvelope<T>(
+  data: T,
+  req: { headers?: Record<string, string | string[] | undefined> },
+  res: Parameters<typeof markLanguage>[0],
+) {
   const locale = localeOf(req);
   markLanguage(res, locale);
   return ok(data, msg('success').render(locale));

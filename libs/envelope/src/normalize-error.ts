@@ -50,7 +50,8 @@ export function normalizeError(err: unknown): NormalizedError {
     }
     if (status === 413) message = message || 'Request too large';
     // A 5xx thrown on purpose with an OpenAI `type` (gateway 502/503/504) keeps its message; others are masked.
-    if (status >= 500 && typeof body?.type !== 'string') return { status, message: 'Internal server error', unexpected: true };
+    if (status >= 500 && typeof body?.type !== 'string')
+      return { status, message: 'Internal server error', unexpected: true };
     return { status, message, text, ...(body ? pickExtras(body) : {}) };
   }
   const e = fieldsOf(err);
@@ -103,7 +104,21 @@ function pickExtras(body: Fields): Partial<NormalizedError> {
   return extras;
 }
 
-const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+const DOWN_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+]);
 
 /** PostgreSQL refused a value from the request (NUL byte in text, invalid byte sequence): the client's fault, a 400. */
 export function isUnstorableText(err: unknown): boolean {
@@ -117,7 +132,13 @@ export function isUnstorableText(err: unknown): boolean {
 export function isDependencyDown(err: unknown): boolean {
   for (let e = fieldsOf(err), depth = 0; e && depth < 4; e = fieldsOf(e.driverError ?? e.cause), depth++) {
     if (typeof e.code === 'string' && DOWN_CODES.has(e.code)) return true;
-    if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Connection is closed|connect ECONNREFUSED/.test(e.message)) return true;
+    if (
+      typeof e.message === 'string' &&
+      /Connection terminated|timeout exceeded when trying to connect|Connection is closed|connect ECONNREFUSED/.test(
+        e.message,
+      )
+    )
+      return true;
   }
   return false;
 }

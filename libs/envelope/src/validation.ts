@@ -45,7 +45,10 @@ export class FieldErrorsText implements LocalizedText {
     return this.fields
       .map((f) => {
         const key = `validation.${f.constraint ?? ''}`;
-        const problem = translate(locale, hasMessage(key) ? key : 'validation.invalid', { field: f.field, ...f.params });
+        const problem = translate(locale, hasMessage(key) ? key : 'validation.invalid', {
+          field: f.field,
+          ...f.params,
+        });
         return translate(locale, 'validation.field', { field: f.field, message: problem });
       })
       .join(translate(locale, 'validation.separator'));
@@ -53,10 +56,19 @@ export class FieldErrorsText implements LocalizedText {
 }
 
 /** One field's 10000 from domain code: `field: message` in English, the catalog's `validation.<constraint>` otherwise. */
-export function fieldError(field: string, constraint: string, message: string, params?: MessageParams): BusinessException {
-  return new BusinessException(ErrorCode.VALIDATION_FAILED, new FieldErrorsText([{ field, constraint, message, params }]), {
-    details: { fields: [{ field, message }] },
-  });
+export function fieldError(
+  field: string,
+  constraint: string,
+  message: string,
+  params?: MessageParams,
+): BusinessException {
+  return new BusinessException(
+    ErrorCode.VALIDATION_FAILED,
+    new FieldErrorsText([{ field, constraint, message, params }]),
+    {
+      details: { fields: [{ field, message }] },
+    },
+  );
 }
 
 /** Membership: failures become code 10000 with each failing field named (`data.fields`: field, English message). */

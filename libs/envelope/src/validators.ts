@@ -10,7 +10,8 @@ export function MaxDecimalPlaces(places: number, options?: ValidationOptions): P
       name: 'maxDecimalPlaces',
       constraints: [places],
       validator: {
-        validate: (value: unknown) => typeof value !== 'number' || (Number.isFinite(value) && Number(value.toFixed(places)) === value),
+        validate: (value: unknown) =>
+          typeof value !== 'number' || (Number.isFinite(value) && Number(value.toFixed(places)) === value),
         defaultMessage: (args) => `${args?.property} must have at most ${places} decimal places`,
       },
     },

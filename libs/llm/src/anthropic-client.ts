@@ -8,7 +8,16 @@ import { mapTransportError, UpstreamHttp, upstreamErrorBody } from './http';
 import { LlmClient } from './llm-client';
 import { Deployment } from './providers-file';
 import { parseSse } from './sse';
-import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, EmbeddingsResponse, Usage, UpstreamError } from './types';
+import {
+  CallOptions,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  ChatMessage,
+  EmbeddingsResponse,
+  Usage,
+  UpstreamError,
+} from './types';
 
 /** Anthropic requires max_tokens; used when the client sent none. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
@@ -17,7 +26,10 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 export const ANTHROPIC_IMAGE_TYPES: readonly string[] = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
 
 type TextBlock = { type: 'text'; text: string };
-type ImageBlock = { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } };
+type ImageBlock = {
+  type: 'image';
+  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string };
+};
 type DocumentBlock = { type: 'document'; source: { type: 'base64'; media_type: 'application/pdf'; data: string } };
 type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 type ToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: string | Array<TextBlock | ImageBlock> };
@@ -29,7 +41,10 @@ export interface AnthropicTool {
   input_schema: Record<string, unknown>;
 }
 
-export type AnthropicToolChoice = { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean } | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean } | { type: 'none' };
+export type AnthropicToolChoice =
+  | { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
+  | { type: 'none' };
 
 /** Only these fields are ever sent: a field Anthropic does not know would be refused by the upstream. */
 export interface AnthropicMessagesRequest {
@@ -53,7 +68,12 @@ export interface AnthropicMessage {
   model: string;
   content: Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }>;
   stop_reason: string | null;
-  usage: { input_tokens: number; output_tokens: number; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null };
+  usage: {
+    input_tokens: number;
+    output_tokens: number;
+    cache_creation_input_tokens?: number | null;
+    cache_read_input_tokens?: number | null;
+  };
 }
 
 /** The fields of a Messages API stream event that are read here (all optional: the upstream's JSON is not trusted). */
@@ -63,14 +83,27 @@ interface AnthropicStreamEvent {
   message?: { id?: string; usage?: Partial<AnthropicMessage['usage']> };
   content_block?: { type?: string; text?: string; id?: string; name?: string };
   delta?: { type?: string; text?: string; partial_json?: unknown; stop_reason?: string | null };
-  usage?: { input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null };
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    cache_creation_input_tokens?: number | null;
+    cache_read_input_tokens?: number | null;
+  };
   error?: unknown;
 }
 
 /** Thrown for OpenAI request features the Messages API cannot express; mapped to a 400 by the gateway. */
 export class UnsupportedRequestError extends UpstreamError {
-  constructor(message: string, readonly param: string) {
-    super(message, 'http', 400, undefined, { message, type: 'invalid_request_error', code: 'unsupported_parameter', param });
+  constructor(
+    message: string,
+    readonly param: string,
+  ) {
+    super(message, 'http', 400, undefined, {
+      message,
+      type: 'invalid_request_error',
+      code: 'unsupported_parameter',
+      param,
+    });
   }
 }
 
@@ -94,10 +127,15 @@ function dataUrl(url: string): { mediaType: string; data: string } | undefined {
 
 function imageBlock(part: Record<string, unknown>, param: string): ImageBlock {
   const url = (part.image_url as { url?: unknown } | undefined)?.url;
-  if (typeof url !== 'string' || url === '') throw refuse('image_url.url must be a URL or a data URL', `${param}.image_url.url`);
+  if (typeof url !== 'string' || url === '')
+    throw refuse('image_url.url must be a URL or a data URL', `${param}.image_url.url`);
   const inline = dataUrl(url);
   if (inline) {
-    if (!ANTHROPIC_IMAGE_TYPES.includes(inline.mediaType)) throw refuse(`image type ${inline.mediaType} is not supported for this model (${ANTHROPIC_IMAGE_TYPES.join(', ')})`, `${param}.image_url.url`);
+    if (!ANTHROPIC_IMAGE_TYPES.includes(inline.mediaType))
+      throw refuse(
+        `image type ${inline.mediaType} is not supported for this model (${ANTHROPIC_IMAGE_TYPES.join(', ')})`,
+        `${param}.image_url.url`,
+      );
     return { type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } };
   }
   if (url.startsWith('https://') || url.startsWith('http://')) return { type: 'image', source: { type: 'url', url } };
@@ -107,8 +145,16 @@ function imageBlock(part: Record<string, unknown>, param: string): ImageBlock {
 function documentBlock(part: Record<string, unknown>, param: string): DocumentBlock {
   const file = isObject(part.file) ? part.file : {};
   const inline = typeof file.file_data === 'string' ? dataUrl(file.file_data) : undefined;
-  if (!inline) throw refuse('file parts need file_data as a base64 data URL for this model (file_id is not supported)', `${param}.file`);
-  if (inline.mediaType !== 'application/pdf') throw refuse(`file type ${inline.mediaType} is not supported for this model (application/pdf)`, `${param}.file.file_data`);
+  if (!inline)
+    throw refuse(
+      'file parts need file_data as a base64 data URL for this model (file_id is not supported)',
+      `${param}.file`,
+    );
+  if (inline.mediaType !== 'application/pdf')
+    throw refuse(
+      `file type ${inline.mediaType} is not supported for this model (application/pdf)`,
+      `${param}.file.file_data`,
+    );
   return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: inline.data } };
 }
 
@@ -116,14 +162,19 @@ function documentBlock(part: Record<string, unknown>, param: string): DocumentBl
  * Content parts of one message as Anthropic blocks; `allowed` limits the part types the role may carry.
  * Empty text parts are dropped (Anthropic refuses empty text blocks), so the result may be `''` or `[]`.
  */
-function blocksOf(content: ChatMessage['content'], param: string, allowed: ReadonlySet<string> = USER_PARTS): string | Array<TextBlock | ImageBlock | DocumentBlock> {
+function blocksOf(
+  content: ChatMessage['content'],
+  param: string,
+  allowed: ReadonlySet<string> = USER_PARTS,
+): string | Array<TextBlock | ImageBlock | DocumentBlock> {
   if (content == null) return '';
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw refuse('content must be a string or an array of content parts', param);
   const blocks = content.map((part, j): TextBlock | ImageBlock | DocumentBlock => {
     const at = `${param}[${j}]`;
     const type = isObject(part) ? part.type : undefined;
-    if (typeof type !== 'string' || !allowed.has(type)) throw refuse(`content part type "${String(type)}" is not supported for this model in this message`, `${at}.type`);
+    if (typeof type !== 'string' || !allowed.has(type))
+      throw refuse(`content part type "${String(type)}" is not supported for this model in this message`, `${at}.type`);
     if (type === 'text') return { type: 'text', text: stringOf(part.text) };
     // An assistant's refusal part is its text as far as the next turn is concerned.
     if (type === 'refusal') return { type: 'text', text: stringOf((part as { refusal?: unknown }).refusal) };
@@ -162,12 +213,29 @@ function toolInput(args: unknown, param: string): Record<string, unknown> {
 function toolOf(def: unknown, param: string): AnthropicTool {
   if (!isObject(def)) throw refuse('each tool must be an object', param);
   // Legacy `functions` entries are the function object itself.
-  const fn = def.type === undefined && typeof def.name === 'string' ? def : def.type === 'function' && isObject(def.function) ? def.function : undefined;
-  if (!fn) throw refuse(`tool type "${String(def.type)}" is not supported for this model (function tools only)`, `${param}.type`);
-  if (typeof fn.name !== 'string' || fn.name === '') throw refuse('function.name is required', `${param}.function.name`);
+  const fn =
+    def.type === undefined && typeof def.name === 'string'
+      ? def
+      : def.type === 'function' && isObject(def.function)
+        ? def.function
+        : undefined;
+  if (!fn)
+    throw refuse(
+      `tool type "${String(def.type)}" is not supported for this model (function tools only)`,
+      `${param}.type`,
+    );
+  if (typeof fn.name !== 'string' || fn.name === '')
+    throw refuse('function.name is required', `${param}.function.name`);
   const params = fn.parameters === undefined ? { type: 'object', properties: {} } : fn.parameters;
-  if (!isObject(params) || (params.type !== undefined && params.type !== 'object')) throw refuse('function.parameters must be a JSON Schema of type object for this model', `${param}.function.parameters`);
-  const tool: AnthropicTool = { name: fn.name, input_schema: params.type === undefined ? { type: 'object', ...params } : params };
+  if (!isObject(params) || (params.type !== undefined && params.type !== 'object'))
+    throw refuse(
+      'function.parameters must be a JSON Schema of type object for this model',
+      `${param}.function.parameters`,
+    );
+  const tool: AnthropicTool = {
+    name: fn.name,
+    input_schema: params.type === undefined ? { type: 'object', ...params } : params,
+  };
   if (typeof fn.description === 'string' && fn.description !== '') tool.description = fn.description;
   return tool;
 }
@@ -177,8 +245,18 @@ function toolChoiceOf(choice: unknown, names: Set<string>, param: string, legacy
   if (choice === 'auto') return { type: 'auto' };
   if (choice === 'required' && !legacy) return { type: 'any' };
   // {type:'function', function:{name}} (tool_choice) or {name} (legacy function_call)
-  const name = isObject(choice) ? (legacy ? choice.name : choice.type === 'function' && isObject(choice.function) ? choice.function.name : undefined) : undefined;
-  if (typeof name !== 'string') throw refuse(`${param} must be ${legacy ? "'none', 'auto' or {name}" : "'none', 'auto', 'required' or {type:'function', function:{name}}"}`, param);
+  const name = isObject(choice)
+    ? legacy
+      ? choice.name
+      : choice.type === 'function' && isObject(choice.function)
+        ? choice.function.name
+        : undefined
+    : undefined;
+  if (typeof name !== 'string')
+    throw refuse(
+      `${param} must be ${legacy ? "'none', 'auto' or {name}" : "'none', 'auto', 'required' or {type:'function', function:{name}}"}`,
+      param,
+    );
   if (!names.has(name)) throw refuse(`${param} names a function that is not among the tools: ${name}`, param);
   return { type: 'tool', name };
 }
@@ -202,13 +280,17 @@ export function anthropicToolId(id: string): string {
 function refuseUnsupported(req: ChatCompletionRequest): void {
   if (req.n !== undefined && req.n !== null && req.n !== 1) throw refuse('n > 1 is not supported for this model', 'n');
   if (req.logprobs === true) throw refuse('logprobs is not supported for this model', 'logprobs');
-  if (typeof req.top_logprobs === 'number' && req.top_logprobs > 0) throw refuse('top_logprobs is not supported for this model', 'top_logprobs');
+  if (typeof req.top_logprobs === 'number' && req.top_logprobs > 0)
+    throw refuse('top_logprobs is not supported for this model', 'top_logprobs');
   if (req.audio != null) throw refuse('audio output is not supported for this model', 'audio');
-  if (Array.isArray(req.modalities) && req.modalities.some((m) => m !== 'text')) throw refuse('only the text modality is supported for this model', 'modalities');
-  if (req.web_search_options != null) throw refuse('web_search_options is not supported for this model', 'web_search_options');
+  if (Array.isArray(req.modalities) && req.modalities.some((m) => m !== 'text'))
+    throw refuse('only the text modality is supported for this model', 'modalities');
+  if (req.web_search_options != null)
+    throw refuse('web_search_options is not supported for this model', 'web_search_options');
   // The Messages API has no JSON mode: dropping it would answer prose to a caller that parses JSON.
   const rf = req.response_format as { type?: unknown } | null | undefined;
-  if (rf != null && rf.type !== 'text') throw refuse(`response_format ${String(rf.type)} is not supported for this model (only text)`, 'response_format');
+  if (rf != null && rf.type !== 'text')
+    throw refuse(`response_format ${String(rf.type)} is not supported for this model (only text)`, 'response_format');
 }
 
 export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: string): AnthropicMessagesRequest {
@@ -216,7 +298,8 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
   const legacy = req.tools == null && req.functions != null;
   const defs = legacy ? req.functions : req.tools;
   const defsParam = legacy ? 'functions' : 'tools';
-  const tools = defs == null ? [] : Array.isArray(defs) ? defs.map((d, i) => toolOf(d, `${defsParam}[${i}]`)) : undefined;
+  const tools =
+    defs == null ? [] : Array.isArray(defs) ? defs.map((d, i) => toolOf(d, `${defsParam}[${i}]`)) : undefined;
   if (!tools) throw refuse(`${defsParam} must be an array`, defsParam);
   const names = new Set(tools.map((t) => t.name));
 
@@ -260,23 +343,41 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
           m.tool_calls.forEach((c: unknown, k: number) => {
             const cp = `${at}.tool_calls[${k}]`;
             if (!isObject(c) || !isObject(c.function)) throw refuse('each tool call needs a function', cp);
-            if (c.type !== undefined && c.type !== 'function') throw refuse(`tool call type "${stringOf(c.type)}" is not supported for this model`, `${cp}.type`);
+            if (c.type !== undefined && c.type !== 'function')
+              throw refuse(`tool call type "${stringOf(c.type)}" is not supported for this model`, `${cp}.type`);
             if (typeof c.id !== 'string' || c.id === '') throw refuse('tool call id is required', `${cp}.id`);
-            if (typeof c.function.name !== 'string' || c.function.name === '') throw refuse('function.name is required', `${cp}.function.name`);
-            calls.push({ type: 'tool_use', id: anthropicToolId(c.id), name: c.function.name, input: toolInput(c.function.arguments, `${cp}.function.arguments`) });
+            if (typeof c.function.name !== 'string' || c.function.name === '')
+              throw refuse('function.name is required', `${cp}.function.name`);
+            calls.push({
+              type: 'tool_use',
+              id: anthropicToolId(c.id),
+              name: c.function.name,
+              input: toolInput(c.function.arguments, `${cp}.function.arguments`),
+            });
           });
         } else if (isObject(m.function_call)) {
           const fc = m.function_call;
-          if (typeof fc.name !== 'string' || fc.name === '') throw refuse('function_call.name is required', `${at}.function_call.name`);
+          if (typeof fc.name !== 'string' || fc.name === '')
+            throw refuse('function_call.name is required', `${at}.function_call.name`);
           legacyCallId = `call_fn${i}`;
-          calls.push({ type: 'tool_use', id: legacyCallId, name: fc.name, input: toolInput(fc.arguments, `${at}.function_call.arguments`) });
+          calls.push({
+            type: 'tool_use',
+            id: legacyCallId,
+            name: fc.name,
+            input: toolInput(fc.arguments, `${at}.function_call.arguments`),
+          });
         }
         if (calls.length === 0) {
           push('assistant', text);
           return;
         }
         // Anthropic refuses empty text blocks: a tool-calling turn without text is tool_use blocks only.
-        const blocks: AnthropicBlock[] = typeof text === 'string' ? (text === '' ? [] : [{ type: 'text', text }]) : text.filter((b) => b.type !== 'text' || b.text !== '');
+        const blocks: AnthropicBlock[] =
+          typeof text === 'string'
+            ? text === ''
+              ? []
+              : [{ type: 'text', text }]
+            : text.filter((b) => b.type !== 'text' || b.text !== '');
         push('assistant', [...blocks, ...calls]);
         return;
       }
@@ -284,7 +385,12 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
       case 'function': {
         const id = role === 'tool' ? m.tool_call_id : legacyCallId;
         if (typeof id !== 'string' || id === '') {
-          throw refuse(role === 'tool' ? 'tool messages need tool_call_id' : 'a function message must follow an assistant function_call', role === 'tool' ? `${at}.tool_call_id` : at);
+          throw refuse(
+            role === 'tool'
+              ? 'tool messages need tool_call_id'
+              : 'a function message must follow an assistant function_call',
+            role === 'tool' ? `${at}.tool_call_id` : at,
+          );
         }
         const parts = blocksOf(m.content, `${at}.content`, TEXT_PARTS) as string | TextBlock[];
         const content = parts.length === 0 ? '' : parts;
@@ -297,7 +403,8 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
     }
   });
 
-  if (messages.length === 0) throw refuse('messages must carry some non-empty user or assistant content for this model', 'messages');
+  if (messages.length === 0)
+    throw refuse('messages must carry some non-empty user or assistant content for this model', 'messages');
   const out: AnthropicMessagesRequest = {
     model: upstreamModel,
     messages,
@@ -310,7 +417,8 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
   if (req.stop != null) {
     const stops = Array.isArray(req.stop) ? req.stop : [req.stop];
     // Anthropic refuses stop sequences of whitespace only ("\n\n"): a stop the answer would not honour is refused here.
-    if (stops.some((x) => typeof x !== 'string' || x.trim() === '')) throw refuse('stop sequences made only of whitespace are not supported for this model', 'stop');
+    if (stops.some((x) => typeof x !== 'string' || x.trim() === ''))
+      throw refuse('stop sequences made only of whitespace are not supported for this model', 'stop');
     out.stop_sequences = stops;
   }
   if (req.user != null) out.metadata = { user_id: req.user };
@@ -320,7 +428,8 @@ export function toAnthropicRequest(req: ChatCompletionRequest, upstreamModel: st
   if (tools.length) {
     out.tools = tools;
     // 'none' keeps the tools: Anthropic refuses tool_use/tool_result blocks in a request that defines none.
-    const tc: AnthropicToolChoice = choice == null ? { type: 'auto' } : toolChoiceOf(choice, names, choiceParam, legacy);
+    const tc: AnthropicToolChoice =
+      choice == null ? { type: 'auto' } : toolChoiceOf(choice, names, choiceParam, legacy);
     // A legacy function_call answer holds one call; parallel_tool_calls: false asks for at most one.
     if (tc.type !== 'none' && (legacy || req.parallel_tool_calls === false)) tc.disable_parallel_tool_use = true;
     if (choice != null || tc.type !== 'auto' || tc.disable_parallel_tool_use) out.tool_choice = tc;
@@ -373,7 +482,10 @@ function usageOf(u: Partial<AnthropicMessage['usage']> | undefined, outputTokens
   const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
   // Anthropic's cache reads and writes are OpenAI's cached_tokens / cache_write_tokens (both inside prompt_tokens).
   if (u?.cache_read_input_tokens != null || u?.cache_creation_input_tokens != null) {
-    usage.prompt_tokens_details = { cached_tokens: u?.cache_read_input_tokens ?? 0, cache_write_tokens: u?.cache_creation_input_tokens ?? 0 };
+    usage.prompt_tokens_details = {
+      cached_tokens: u?.cache_read_input_tokens ?? 0,
+      cache_write_tokens: u?.cache_creation_input_tokens ?? 0,
+    };
   }
   return usage;
 }
@@ -385,7 +497,12 @@ export function toolCallStyleOf(req: ChatCompletionRequest): ToolCallStyle {
   return req.tools == null && req.functions != null ? 'functions' : 'tools';
 }
 
-export function fromAnthropicMessage(msg: AnthropicMessage, publicModel: string, created = Math.floor(Date.now() / 1000), style: ToolCallStyle = 'tools'): ChatCompletion {
+export function fromAnthropicMessage(
+  msg: AnthropicMessage,
+  publicModel: string,
+  created = Math.floor(Date.now() / 1000),
+  style: ToolCallStyle = 'tools',
+): ChatCompletion {
   const blocks = Array.isArray(msg.content) ? msg.content : [];
   const text = blocks
     .filter((b) => b.type === 'text')
@@ -393,8 +510,15 @@ export function fromAnthropicMessage(msg: AnthropicMessage, publicModel: string,
     .join('');
   const calls = blocks
     .filter((b) => b.type === 'tool_use')
-    .map((b) => ({ id: String(b.id ?? ''), type: 'function' as const, function: { name: String(b.name ?? ''), arguments: JSON.stringify(b.input ?? {}) } }));
-  const message: ChatCompletion['choices'][0]['message'] = { role: 'assistant', content: calls.length && text === '' ? null : text };
+    .map((b) => ({
+      id: String(b.id ?? ''),
+      type: 'function' as const,
+      function: { name: String(b.name ?? ''), arguments: JSON.stringify(b.input ?? {}) },
+    }));
+  const message: ChatCompletion['choices'][0]['message'] = {
+    role: 'assistant',
+    content: calls.length && text === '' ? null : text,
+  };
   let finish = finishReasonOf(msg.stop_reason);
   if (calls.length && style === 'functions') {
     message.function_call = calls[0].function;
@@ -417,14 +541,21 @@ export function fromAnthropicMessage(msg: AnthropicMessage, publicModel: string,
  * Each tool_use block becomes a `tool_calls` entry numbered 0, 1, ... in block order (not Anthropic's
  * block index, which also counts text blocks); its argument fragments are forwarded as they come.
  */
-export async function* anthropicEventsToChunks(events: AsyncIterable<{ event: string; data: string }>, publicModel: string, style: ToolCallStyle = 'tools'): AsyncGenerator<ChatCompletionChunk> {
+export async function* anthropicEventsToChunks(
+  events: AsyncIterable<{ event: string; data: string }>,
+  publicModel: string,
+  style: ToolCallStyle = 'tools',
+): AsyncGenerator<ChatCompletionChunk> {
   const created = Math.floor(Date.now() / 1000);
   let id = 'chatcmpl-anthropic';
   let startUsage: Partial<AnthropicMessage['usage']> | undefined;
   let outputTokens: number | undefined;
   /** Anthropic block index -> tool call index, for the tool_use blocks of this message. */
   const toolIndex = new Map<number, number>();
-  const chunk = (delta: ChatCompletionChunk['choices'][0]['delta'], finish: string | null = null): ChatCompletionChunk => ({
+  const chunk = (
+    delta: ChatCompletionChunk['choices'][0]['delta'],
+    finish: string | null = null,
+  ): ChatCompletionChunk => ({
     id,
     object: 'chat.completion.chunk',
     created,
@@ -438,7 +569,8 @@ export async function* anthropicEventsToChunks(events: AsyncIterable<{ event: st
     } catch {
       throw new UpstreamError('upstream sent a stream event that is not JSON', 'protocol', 200);
     }
-    if (!data || typeof data !== 'object') throw new UpstreamError('upstream sent a stream event that is not a JSON object', 'protocol', 200);
+    if (!data || typeof data !== 'object')
+      throw new UpstreamError('upstream sent a stream event that is not a JSON object', 'protocol', 200);
     switch (data.type ?? ev.event) {
       case 'message_start':
         id = `chatcmpl-${data.message?.id ?? 'anthropic'}`;
@@ -455,16 +587,30 @@ export async function* anthropicEventsToChunks(events: AsyncIterable<{ event: st
           if (style === 'functions') {
             if (index === 0) yield chunk({ function_call: { name: String(block.name ?? ''), arguments: '' } });
           } else {
-            yield chunk({ tool_calls: [{ index, id: String(block.id ?? ''), type: 'function', function: { name: String(block.name ?? ''), arguments: '' } }] });
+            yield chunk({
+              tool_calls: [
+                {
+                  index,
+                  id: String(block.id ?? ''),
+                  type: 'function',
+                  function: { name: String(block.name ?? ''), arguments: '' },
+                },
+              ],
+            });
           }
         }
         break;
       }
       case 'content_block_delta':
         if (data.delta?.type === 'text_delta' && data.delta.text) yield chunk({ content: data.delta.text });
-        if (data.delta?.type === 'input_json_delta' && typeof data.delta.partial_json === 'string' && data.delta.partial_json !== '') {
+        if (
+          data.delta?.type === 'input_json_delta' &&
+          typeof data.delta.partial_json === 'string' &&
+          data.delta.partial_json !== ''
+        ) {
           const index = toolIndex.get(Number(data.index));
-          if (index === undefined) throw new UpstreamError('upstream sent tool input for a block that is not a tool_use', 'protocol', 200);
+          if (index === undefined)
+            throw new UpstreamError('upstream sent tool input for a block that is not a tool_use', 'protocol', 200);
           if (style === 'functions') {
             if (index === 0) yield chunk({ function_call: { arguments: data.delta.partial_json } });
           } else {
@@ -474,17 +620,27 @@ export async function* anthropicEventsToChunks(events: AsyncIterable<{ event: st
         break;
       case 'message_delta':
         if (data.usage?.output_tokens !== undefined) outputTokens = data.usage.output_tokens;
-        if (data.usage?.input_tokens !== undefined) startUsage = { ...startUsage, input_tokens: data.usage.input_tokens };
+        if (data.usage?.input_tokens !== undefined)
+          startUsage = { ...startUsage, input_tokens: data.usage.input_tokens };
         // message_delta's usage is cumulative: cache figures it carries replace message_start's.
-        if (data.usage?.cache_read_input_tokens != null) startUsage = { ...startUsage, cache_read_input_tokens: data.usage.cache_read_input_tokens };
-        if (data.usage?.cache_creation_input_tokens != null) startUsage = { ...startUsage, cache_creation_input_tokens: data.usage.cache_creation_input_tokens };
+        if (data.usage?.cache_read_input_tokens != null)
+          startUsage = { ...startUsage, cache_read_input_tokens: data.usage.cache_read_input_tokens };
+        if (data.usage?.cache_creation_input_tokens != null)
+          startUsage = { ...startUsage, cache_creation_input_tokens: data.usage.cache_creation_input_tokens };
         if (data.delta?.stop_reason !== undefined) {
           const finish = finishReasonOf(data.delta.stop_reason);
           yield chunk({}, style === 'functions' && finish === 'tool_calls' ? 'function_call' : finish);
         }
         break;
       case 'message_stop':
-        yield { id, object: 'chat.completion.chunk', created, model: publicModel, choices: [], usage: usageOf(startUsage, outputTokens) };
+        yield {
+          id,
+          object: 'chat.completion.chunk',
+          created,
+          model: publicModel,
+          choices: [],
+          usage: usageOf(startUsage, outputTokens),
+        };
         return;
       case 'error': {
         const err = upstreamErrorBody(data.error);
@@ -501,7 +657,12 @@ export async function* anthropicEventsToChunks(events: AsyncIterable<{ event: st
 export class AnthropicClient implements LlmClient {
   private readonly http: UpstreamHttp;
 
-  constructor(private readonly deployment: Pick<Deployment, 'baseUrl' | 'apiKey' | 'headers' | 'timeoutMs' | 'connections' | 'anthropicVersion'>) {
+  constructor(
+    private readonly deployment: Pick<
+      Deployment,
+      'baseUrl' | 'apiKey' | 'headers' | 'timeoutMs' | 'connections' | 'anthropicVersion'
+    >,
+  ) {
     this.http = new UpstreamHttp({
       baseUrl: deployment.baseUrl!,
       connections: deployment.connections,
@@ -516,8 +677,13 @@ export class AnthropicClient implements LlmClient {
 
   /** `req.model` is the upstream model name; responses report it back unchanged (the router renames). */
   async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<ChatCompletion> {
-    const { statusCode, body: msg } = await this.http.callJson<AnthropicMessage>('/messages', toAnthropicRequest(req, req.model), opts);
-    if (!msg || !Array.isArray(msg.content)) throw new UpstreamError('upstream message has no content', 'protocol', statusCode);
+    const { statusCode, body: msg } = await this.http.callJson<AnthropicMessage>(
+      '/messages',
+      toAnthropicRequest(req, req.model),
+      opts,
+    );
+    if (!msg || !Array.isArray(msg.content))
+      throw new UpstreamError('upstream message has no content', 'protocol', statusCode);
     return fromAnthropicMessage(msg, req.model, undefined, toolCallStyleOf(req));
   }
 

@@ -41,15 +41,75 @@ export interface ModelInfo {
  * are meant to be set in the providers file (`models.<name>.price`).
  */
 export const DEFAULT_MODELS: Record<string, ModelInfo> = {
-  'vendor-gpt-4': { name: 'vendor-gpt-4', kind: 'chat', contextLength: 128_000, encoding: 'o200k_base', price: { inputPer1k: 0, outputPer1k: 0 }, ownedBy: 'vendor' },
-  'vendor-gpt-4-mini': { name: 'vendor-gpt-4-mini', kind: 'chat', contextLength: 128_000, encoding: 'o200k_base', price: { inputPer1k: 0, outputPer1k: 0 }, ownedBy: 'vendor' },
-  'vendor-claude-3': { name: 'vendor-claude-3', kind: 'chat', contextLength: 200_000, encoding: 'cl100k_base', price: { inputPer1k: 0, outputPer1k: 0 }, ownedBy: 'vendor' },
-  'vendor-llama-70b': { name: 'vendor-llama-70b', kind: 'chat', contextLength: 32_000, encoding: 'cl100k_base', price: { inputPer1k: 0, outputPer1k: 0 }, ownedBy: 'vendor' },
-  'text-embedding-v3': { name: 'text-embedding-v3', kind: 'embeddings', contextLength: 8192, dimensions: 1536, encoding: 'cl100k_base', price: { inputPer1k: 0.0001, outputPer1k: 0 }, ownedBy: 'vendor' },
+  'vendor-gpt-4': {
+    name: 'vendor-gpt-4',
+    kind: 'chat',
+    contextLength: 128_000,
+    encoding: 'o200k_base',
+    price: { inputPer1k: 0, outputPer1k: 0 },
+    ownedBy: 'vendor',
+  },
+  'vendor-gpt-4-mini': {
+    name: 'vendor-gpt-4-mini',
+    kind: 'chat',
+    contextLength: 128_000,
+    encoding: 'o200k_base',
+    price: { inputPer1k: 0, outputPer1k: 0 },
+    ownedBy: 'vendor',
+  },
+  'vendor-claude-3': {
+    name: 'vendor-claude-3',
+    kind: 'chat',
+    contextLength: 200_000,
+    encoding: 'cl100k_base',
+    price: { inputPer1k: 0, outputPer1k: 0 },
+    ownedBy: 'vendor',
+  },
+  'vendor-llama-70b': {
+    name: 'vendor-llama-70b',
+    kind: 'chat',
+    contextLength: 32_000,
+    encoding: 'cl100k_base',
+    price: { inputPer1k: 0, outputPer1k: 0 },
+    ownedBy: 'vendor',
+  },
+  'text-embedding-v3': {
+    name: 'text-embedding-v3',
+    kind: 'embeddings',
+    contextLength: 8192,
+    dimensions: 1536,
+    encoding: 'cl100k_base',
+    price: { inputPer1k: 0.0001, outputPer1k: 0 },
+    ownedBy: 'vendor',
+  },
   // v2 has no price in the contract table: priced like v3 until configured.
-  'text-embedding-v2': { name: 'text-embedding-v2', kind: 'embeddings', contextLength: 8192, dimensions: 1536, encoding: 'cl100k_base', price: { inputPer1k: 0.0001, outputPer1k: 0 }, ownedBy: 'vendor' },
-  'text-embedding-v3-small': { name: 'text-embedding-v3-small', kind: 'embeddings', contextLength: 8192, dimensions: 512, encoding: 'cl100k_base', price: { inputPer1k: 0.00005, outputPer1k: 0 }, ownedBy: 'vendor' },
-  'text-embedding-v3-large': { name: 'text-embedding-v3-large', kind: 'embeddings', contextLength: 8192, dimensions: 3072, encoding: 'cl100k_base', price: { inputPer1k: 0.0002, outputPer1k: 0 }, ownedBy: 'vendor' },
+  'text-embedding-v2': {
+    name: 'text-embedding-v2',
+    kind: 'embeddings',
+    contextLength: 8192,
+    dimensions: 1536,
+    encoding: 'cl100k_base',
+    price: { inputPer1k: 0.0001, outputPer1k: 0 },
+    ownedBy: 'vendor',
+  },
+  'text-embedding-v3-small': {
+    name: 'text-embedding-v3-small',
+    kind: 'embeddings',
+    contextLength: 8192,
+    dimensions: 512,
+    encoding: 'cl100k_base',
+    price: { inputPer1k: 0.00005, outputPer1k: 0 },
+    ownedBy: 'vendor',
+  },
+  'text-embedding-v3-large': {
+    name: 'text-embedding-v3-large',
+    kind: 'embeddings',
+    contextLength: 8192,
+    dimensions: 3072,
+    encoding: 'cl100k_base',
+    price: { inputPer1k: 0.0002, outputPer1k: 0 },
+    ownedBy: 'vendor',
+  },
 };
 
 /**
@@ -73,7 +133,13 @@ export type MediaModelKind = 'transcription' | 'image' | 'moderation';
 export const MEDIA_MODEL_KINDS: readonly MediaModelKind[] = ['transcription', 'image', 'moderation'];
 
 /** gpt-image-1's optional request fields (OpenAI images API); dall-e-3 knows `quality` (standard, hd) only. */
-export const IMAGE_MODEL_FIELDS = ['quality', 'background', 'output_format', 'output_compression', 'moderation'] as const;
+export const IMAGE_MODEL_FIELDS = [
+  'quality',
+  'background',
+  'output_format',
+  'output_compression',
+  'moderation',
+] as const;
 export type ImageModelField = (typeof IMAGE_MODEL_FIELDS)[number];
 /** Values of an image request's `quality` (dall-e-3: standard, hd; gpt-image-1: low, medium, high, auto). */
 export const IMAGE_QUALITIES = ['standard', 'hd', 'low', 'medium', 'high', 'auto'] as const;
@@ -120,17 +186,100 @@ export interface MediaModelInfo {
  * models, change prices or map a name to another upstream model (`mediaModels:`, see mergeMediaModels).
  */
 export const DEFAULT_MEDIA_MODELS: Record<string, MediaModelInfo> = {
-  'whisper-1': { name: 'whisper-1', kind: 'transcription', upstream: 'whisper-1', price: 0.02, fields: [], responseFormat: false, ownedBy: 'openai' },
-  'gpt-4o-transcribe': { name: 'gpt-4o-transcribe', kind: 'transcription', upstream: 'gpt-4o-transcribe', price: 0.02, fields: [], responseFormat: false, ownedBy: 'openai' },
-  'gpt-4o-mini-transcribe': { name: 'gpt-4o-mini-transcribe', kind: 'transcription', upstream: 'gpt-4o-mini-transcribe', price: 0.02, fields: [], responseFormat: false, ownedBy: 'openai' },
-  'dall-e-2': { name: 'dall-e-2', kind: 'image', upstream: 'dall-e-2', price: 0.1, fields: [], responseFormat: true, defaultQuality: 'standard', ownedBy: 'openai' },
-  'dall-e-3': { name: 'dall-e-3', kind: 'image', upstream: 'dall-e-3', price: 0.1, fields: ['quality'], responseFormat: true, defaultQuality: 'standard', ownedBy: 'openai' },
-  'gpt-image-1': { name: 'gpt-image-1', kind: 'image', upstream: 'gpt-image-1', price: 0.1, fields: [...IMAGE_MODEL_FIELDS], responseFormat: false, defaultQuality: 'auto', ownedBy: 'openai' },
+  'whisper-1': {
+    name: 'whisper-1',
+    kind: 'transcription',
+    upstream: 'whisper-1',
+    price: 0.02,
+    fields: [],
+    responseFormat: false,
+    ownedBy: 'openai',
+  },
+  'gpt-4o-transcribe': {
+    name: 'gpt-4o-transcribe',
+    kind: 'transcription',
+    upstream: 'gpt-4o-transcribe',
+    price: 0.02,
+    fields: [],
+    responseFormat: false,
+    ownedBy: 'openai',
+  },
+  'gpt-4o-mini-transcribe': {
+    name: 'gpt-4o-mini-transcribe',
+    kind: 'transcription',
+    upstream: 'gpt-4o-mini-transcribe',
+    price: 0.02,
+    fields: [],
+    responseFormat: false,
+    ownedBy: 'openai',
+  },
+  'dall-e-2': {
+    name: 'dall-e-2',
+    kind: 'image',
+    upstream: 'dall-e-2',
+    price: 0.1,
+    fields: [],
+    responseFormat: true,
+    defaultQuality: 'standard',
+    ownedBy: 'openai',
+  },
+  'dall-e-3': {
+    name: 'dall-e-3',
+    kind: 'image',
+    upstream: 'dall-e-3',
+    price: 0.1,
+    fields: ['quality'],
+    responseFormat: true,
+    defaultQuality: 'standard',
+    ownedBy: 'openai',
+  },
+  'gpt-image-1': {
+    name: 'gpt-image-1',
+    kind: 'image',
+    upstream: 'gpt-image-1',
+    price: 0.1,
+    fields: [...IMAGE_MODEL_FIELDS],
+    responseFormat: false,
+    defaultQuality: 'auto',
+    ownedBy: 'openai',
+  },
   // OpenAI does not charge for moderations: free until the providers file prices them (per input).
-  'omni-moderation-latest': { name: 'omni-moderation-latest', kind: 'moderation', upstream: 'omni-moderation-latest', price: 0, fields: [], responseFormat: false, ownedBy: 'openai' },
-  'omni-moderation-2024-09-26': { name: 'omni-moderation-2024-09-26', kind: 'moderation', upstream: 'omni-moderation-2024-09-26', price: 0, fields: [], responseFormat: false, ownedBy: 'openai' },
-  'text-moderation-latest': { name: 'text-moderation-latest', kind: 'moderation', upstream: 'text-moderation-latest', price: 0, fields: [], responseFormat: false, ownedBy: 'openai' },
-  'text-moderation-stable': { name: 'text-moderation-stable', kind: 'moderation', upstream: 'text-moderation-stable', price: 0, fields: [], responseFormat: false, ownedBy: 'openai' },
+  'omni-moderation-latest': {
+    name: 'omni-moderation-latest',
+    kind: 'moderation',
+    upstream: 'omni-moderation-latest',
+    price: 0,
+    fields: [],
+    responseFormat: false,
+    ownedBy: 'openai',
+  },
+  'omni-moderation-2024-09-26': {
+    name: 'omni-moderation-2024-09-26',
+    kind: 'moderation',
+    upstream: 'omni-moderation-2024-09-26',
+    price: 0,
+    fields: [],
+    responseFormat: false,
+    ownedBy: 'openai',
+  },
+  'text-moderation-latest': {
+    name: 'text-moderation-latest',
+    kind: 'moderation',
+    upstream: 'text-moderation-latest',
+    price: 0,
+    fields: [],
+    responseFormat: false,
+    ownedBy: 'openai',
+  },
+  'text-moderation-stable': {
+    name: 'text-moderation-stable',
+    kind: 'moderation',
+    upstream: 'text-moderation-stable',
+    price: 0,
+    fields: [],
+    responseFormat: false,
+    ownedBy: 'openai',
+  },
 };
 
 /** The moderation model a `/v1/moderations` request without `model` uses (the OpenAI default). */
@@ -153,17 +302,29 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
     const base = catalogEntry(models, name);
     const kind = (o.kind ?? base?.kind) as MediaModelKind;
     if (!MEDIA_MODEL_KINDS.includes(kind)) throw fail(`${path}.kind must be transcription, image or moderation`);
-    if (o.upstream !== undefined && (typeof o.upstream !== 'string' || o.upstream.trim() === '')) throw fail(`${path}.upstream must be a non-empty string`);
-    if (o.price !== undefined && (typeof o.price !== 'number' || !Number.isFinite(o.price) || o.price < 0)) throw fail(`${path}.price must be a number >= 0`);
-    if (o.fields !== undefined && (!Array.isArray(o.fields) || (o.fields as unknown[]).some((f) => !(IMAGE_MODEL_FIELDS as readonly unknown[]).includes(f)))) throw fail(`${path}.fields must be a list of ${IMAGE_MODEL_FIELDS.join(', ')}`);
-    if (o.responseFormat !== undefined && typeof o.responseFormat !== 'boolean') throw fail(`${path}.responseFormat must be true or false`);
+    if (o.upstream !== undefined && (typeof o.upstream !== 'string' || o.upstream.trim() === ''))
+      throw fail(`${path}.upstream must be a non-empty string`);
+    if (o.price !== undefined && (typeof o.price !== 'number' || !Number.isFinite(o.price) || o.price < 0))
+      throw fail(`${path}.price must be a number >= 0`);
+    if (
+      o.fields !== undefined &&
+      (!Array.isArray(o.fields) ||
+        (o.fields as unknown[]).some((f) => !(IMAGE_MODEL_FIELDS as readonly unknown[]).includes(f)))
+    )
+      throw fail(`${path}.fields must be a list of ${IMAGE_MODEL_FIELDS.join(', ')}`);
+    if (o.responseFormat !== undefined && typeof o.responseFormat !== 'boolean')
+      throw fail(`${path}.responseFormat must be true or false`);
     const qualityPrices = qualityPricesOf(o.qualityPrices, kind, `${path}.qualityPrices`, fail);
     for (const field of ['inputImagePrice', 'highFidelityInputImagePrice'] as const) {
       if (o[field] === undefined) continue;
       if (kind !== 'image') throw fail(`${path}.${field} is for image models only`);
-      if (typeof o[field] !== 'number' || !Number.isFinite(o[field]) || o[field] < 0) throw fail(`${path}.${field} must be a number >= 0`);
+      if (typeof o[field] !== 'number' || !Number.isFinite(o[field]) || o[field] < 0)
+        throw fail(`${path}.${field} must be a number >= 0`);
     }
-    if (o.defaultQuality !== undefined && (kind !== 'image' || !(IMAGE_QUALITIES as readonly unknown[]).includes(o.defaultQuality))) {
+    if (
+      o.defaultQuality !== undefined &&
+      (kind !== 'image' || !(IMAGE_QUALITIES as readonly unknown[]).includes(o.defaultQuality))
+    ) {
       throw fail(`${path}.defaultQuality must be one of ${IMAGE_QUALITIES.join(', ')} (image models only)`);
     }
     models[name] = {
@@ -173,7 +334,7 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
       price: o.price ?? base?.price ?? (kind === 'image' ? 0.1 : kind === 'moderation' ? 0 : 0.02),
       fields: (o.fields as ImageModelField[] | undefined) ?? base?.fields ?? [],
       responseFormat: o.responseFormat ?? base?.responseFormat ?? kind === 'image',
-      ownedBy: typeof o.ownedBy === 'string' ? o.ownedBy : base?.ownedBy ?? 'gateway',
+      ownedBy: typeof o.ownedBy === 'string' ? o.ownedBy : (base?.ownedBy ?? 'gateway'),
     };
     const prices = qualityPrices ?? base?.qualityPrices;
     if (prices) models[name].qualityPrices = prices;
@@ -182,19 +343,31 @@ export function mergeMediaModels(raw: unknown, fail: (message: string) => Error)
     const standard = (o.inputImagePrice as number | undefined) ?? base?.inputImagePrice?.standard;
     const highFidelity = (o.highFidelityInputImagePrice as number | undefined) ?? base?.inputImagePrice?.highFidelity;
     // High fidelity never costs less than the standard price of an input image.
-    if (standard !== undefined || highFidelity !== undefined) models[name].inputImagePrice = { standard: standard ?? 0, highFidelity: Math.max(standard ?? 0, highFidelity ?? 0) };
+    if (standard !== undefined || highFidelity !== undefined)
+      models[name].inputImagePrice = {
+        standard: standard ?? 0,
+        highFidelity: Math.max(standard ?? 0, highFidelity ?? 0),
+      };
   }
   return models;
 }
 
-function qualityPricesOf(raw: unknown, kind: MediaModelKind, path: string, fail: (message: string) => Error): Partial<Record<ImageQuality, number>> | undefined {
+function qualityPricesOf(
+  raw: unknown,
+  kind: MediaModelKind,
+  path: string,
+  fail: (message: string) => Error,
+): Partial<Record<ImageQuality, number>> | undefined {
   if (raw === undefined) return undefined;
   if (kind !== 'image') throw fail(`${path} is for image models only`);
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw fail(`${path} must be an object of quality: price`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw fail(`${path} must be an object of quality: price`);
   const prices: Partial<Record<ImageQuality, number>> = {};
   for (const [quality, price] of Object.entries(raw)) {
-    if (!(IMAGE_QUALITIES as readonly string[]).includes(quality)) throw fail(`${path}.${quality}: the qualities are ${IMAGE_QUALITIES.join(', ')}`);
-    if (typeof price !== 'number' || !Number.isFinite(price) || price < 0) throw fail(`${path}.${quality} must be a number >= 0`);
+    if (!(IMAGE_QUALITIES as readonly string[]).includes(quality))
+      throw fail(`${path}.${quality}: the qualities are ${IMAGE_QUALITIES.join(', ')}`);
+    if (typeof price !== 'number' || !Number.isFinite(price) || price < 0)
+      throw fail(`${path}.${quality} must be a number >= 0`);
     prices[quality as ImageQuality] = price;
   }
   return prices;
@@ -206,7 +379,10 @@ function qualityPricesOf(raw: unknown, kind: MediaModelKind, path: string, fail:
  * highest of `price` and the listed prices (an upstream may take `hd` or `auto` as its best quality:
  * never charged less than that), and a model without qualityPrices costs `price`.
  */
-export function imagePricePer1024(model: Pick<MediaModelInfo, 'price' | 'qualityPrices' | 'defaultQuality'>, quality: unknown): number {
+export function imagePricePer1024(
+  model: Pick<MediaModelInfo, 'price' | 'qualityPrices' | 'defaultQuality'>,
+  quality: unknown,
+): number {
   const prices = model.qualityPrices;
   if (!prices) return model.price;
   const q = typeof quality === 'string' ? quality : (model.defaultQuality ?? 'auto');
@@ -214,7 +390,11 @@ export function imagePricePer1024(model: Pick<MediaModelInfo, 'price' | 'quality
 }
 
 /** Yuan for the input images of an edit: `count` images at the model's inputImagePrice (high fidelity when asked); 0 when it sets none. */
-export function imageEditInputPrice(model: Pick<MediaModelInfo, 'inputImagePrice'> | undefined, count: number, fidelity: unknown): number {
+export function imageEditInputPrice(
+  model: Pick<MediaModelInfo, 'inputImagePrice'> | undefined,
+  count: number,
+  fidelity: unknown,
+): number {
   const prices = model?.inputImagePrice;
   if (!prices) return 0;
   return count * (fidelity === 'high' ? prices.highFidelity : prices.standard);

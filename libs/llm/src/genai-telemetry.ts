@@ -9,7 +9,16 @@ import { Attributes, context, Span, SpanKind, SpanStatusCode, trace } from '@ope
 import { performance } from 'perf_hooks';
 import type { Deployment } from './providers-file';
 import type { TextCompletion, TextCompletionRequest } from './text-completions';
-import { CallAbortedError, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, Usage, UpstreamError } from './types';
+import {
+  CallAbortedError,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+  Usage,
+  UpstreamError,
+} from './types';
 
 /** `gen_ai.operation.name` values the router uses (the convention's well-known ones, `moderation` custom). */
 export type GenAiOperation = 'chat' | 'text_completion' | 'embeddings' | 'moderation';
@@ -108,7 +117,11 @@ export class GenAiAttempt {
     this.span = tracer.startSpan(`${operation} ${target.upstreamModel}`, { kind: SpanKind.CLIENT, attributes });
     this.recording = this.span.isRecording();
     if (!this.recording) return;
-    this.span.setAttributes({ 'ai_gateway.model': target.publicModel, 'ai_gateway.deployment': target.deployment, 'ai_gateway.attempt': attempt });
+    this.span.setAttributes({
+      'ai_gateway.model': target.publicModel,
+      'ai_gateway.deployment': target.deployment,
+      'ai_gateway.attempt': attempt,
+    });
     if (request) this.span.setAttributes(requestAttributes(operation, request));
     if (opts.captureContent && request) {
       const input = inputMessages(operation, request);
@@ -132,7 +145,8 @@ export class GenAiAttempt {
     if (res.object !== 'list') {
       const choices: Array<{ finish_reason?: string | null }> = Array.isArray(res.choices) ? res.choices : [];
       attributes['gen_ai.response.finish_reasons'] = choices.map((c) => c?.finish_reason ?? '').filter((r) => r !== '');
-      if (this.opts.captureContent) this.span.setAttribute('gen_ai.output.messages', JSON.stringify(outputMessages(res)));
+      if (this.opts.captureContent)
+        this.span.setAttribute('gen_ai.output.messages', JSON.stringify(outputMessages(res)));
     }
     this.span.setAttributes(attributes);
   }
@@ -183,7 +197,17 @@ export class GenAiAttempt {
       if (this.streaming) {
         if (this.responseModel) this.span.setAttribute('gen_ai.response.model', this.responseModel);
         if (this.finishReasons) this.span.setAttribute('gen_ai.response.finish_reasons', this.finishReasons);
-        if (this.output) this.span.setAttribute('gen_ai.output.messages', JSON.stringify(this.output.map((text, i) => ({ role: 'assistant', parts: [{ type: 'text', content: text }], finish_reason: this.finishReasons?.[i] ?? '' }))));
+        if (this.output)
+          this.span.setAttribute(
+            'gen_ai.output.messages',
+            JSON.stringify(
+              this.output.map((text, i) => ({
+                role: 'assistant',
+                parts: [{ type: 'text', content: text }],
+                finish_reason: this.finishReasons?.[i] ?? '',
+              })),
+            ),
+          );
       }
       this.span.end();
     }
@@ -231,12 +255,18 @@ export class GenAiAttempt {
  * An upstream stream observed by its attempt: first chunk, usage, the end (or failure) of the stream.
  * The attempt is marked as the stream's at once (a generator's body only runs at its first read).
  */
-export function observeStream<T extends ChatCompletionChunk | TextCompletion>(upstream: AsyncIterable<T>, attempt: GenAiAttempt): AsyncIterable<T> {
+export function observeStream<T extends ChatCompletionChunk | TextCompletion>(
+  upstream: AsyncIterable<T>,
+  attempt: GenAiAttempt,
+): AsyncIterable<T> {
   attempt.streaming = true;
   return observed(upstream, attempt);
 }
 
-async function* observed<T extends ChatCompletionChunk | TextCompletion>(upstream: AsyncIterable<T>, attempt: GenAiAttempt): AsyncIterable<T> {
+async function* observed<T extends ChatCompletionChunk | TextCompletion>(
+  upstream: AsyncIterable<T>,
+  attempt: GenAiAttempt,
+): AsyncIterable<T> {
   let done = false;
   try {
     for await (const chunk of upstream) {
@@ -254,7 +284,8 @@ async function* observed<T extends ChatCompletionChunk | TextCompletion>(upstrea
   }
 }
 
-const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
+const count = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
 
 /** The convention's request attributes (parameters only, never content). */
 function requestAttributes(operation: GenAiOperation, req: NonNullable<AnyRequest>): Attributes {
@@ -279,7 +310,8 @@ function requestAttributes(operation: GenAiOperation, req: NonNullable<AnyReques
   num('seed', 'gen_ai.request.seed');
   if (typeof r.n === 'number' && r.n !== 1) out['gen_ai.request.choice.count'] = r.n;
   if (typeof r.stop === 'string') out['gen_ai.request.stop_sequences'] = [r.stop];
-  else if (Array.isArray(r.stop)) out['gen_ai.request.stop_sequences'] = r.stop.filter((s): s is string => typeof s === 'string');
+  else if (Array.isArray(r.stop))
+    out['gen_ai.request.stop_sequences'] = r.stop.filter((s): s is string => typeof s === 'string');
   const format = (r.response_format as { type?: unknown } | undefined)?.type;
   if (format === 'json_object' || format === 'json_schema') out['gen_ai.output.type'] = 'json';
   else if (format === 'text') out['gen_ai.output.type'] = 'text';
@@ -289,15 +321,24 @@ function requestAttributes(operation: GenAiOperation, req: NonNullable<AnyReques
 /** `gen_ai.input.messages` (opt-in): the convention's role + parts shape. */
 function inputMessages(operation: GenAiOperation, req: NonNullable<AnyRequest>): unknown[] | undefined {
   if (operation === 'chat' && 'messages' in req && Array.isArray(req.messages)) {
-    return (req.messages as ChatCompletionRequest['messages']).map((m) => ({ role: m.role, parts: contentParts(m.content) }));
+    return (req.messages as ChatCompletionRequest['messages']).map((m) => ({
+      role: m.role,
+      parts: contentParts(m.content),
+    }));
   }
   if (operation === 'text_completion' && 'prompt' in req) {
     const prompts = Array.isArray(req.prompt) ? req.prompt : [req.prompt];
-    return prompts.map((p) => ({ role: 'user', parts: [{ type: 'text', content: typeof p === 'string' ? p : JSON.stringify(p) }] }));
+    return prompts.map((p) => ({
+      role: 'user',
+      parts: [{ type: 'text', content: typeof p === 'string' ? p : JSON.stringify(p) }],
+    }));
   }
   if (operation === 'embeddings' && 'input' in req) {
     const inputs = Array.isArray(req.input) ? req.input : [req.input];
-    return inputs.map((p) => ({ role: 'user', parts: [{ type: 'text', content: typeof p === 'string' ? p : JSON.stringify(p) }] }));
+    return inputs.map((p) => ({
+      role: 'user',
+      parts: [{ type: 'text', content: typeof p === 'string' ? p : JSON.stringify(p) }],
+    }));
   }
   return undefined;
 }
@@ -305,12 +346,18 @@ function inputMessages(operation: GenAiOperation, req: NonNullable<AnyRequest>):
 function contentParts(content: unknown): unknown[] {
   if (typeof content === 'string') return [{ type: 'text', content }];
   if (!Array.isArray(content)) return [];
-  return content.map((p: { type?: string; text?: string }) => (p?.type === 'text' ? { type: 'text', content: p.text ?? '' } : { type: p?.type ?? 'unknown' }));
+  return content.map((p: { type?: string; text?: string }) =>
+    p?.type === 'text' ? { type: 'text', content: p.text ?? '' } : { type: p?.type ?? 'unknown' },
+  );
 }
 
 function outputMessages(res: ChatCompletion | TextCompletion): unknown[] {
   return (Array.isArray(res.choices) ? res.choices : []).map((c) => {
     const text = 'text' in c ? c.text : 'message' in c ? c.message?.content : null;
-    return { role: 'assistant', parts: typeof text === 'string' ? [{ type: 'text', content: text }] : [], finish_reason: c?.finish_reason ?? '' };
+    return {
+      role: 'assistant',
+      parts: typeof text === 'string' ? [{ type: 'text', content: text }] : [],
+      finish_reason: c?.finish_reason ?? '',
+    };
   });
 }

@@ -24,7 +24,11 @@ export class UpstreamHttp {
   constructor(private readonly opts: UpstreamHttpOptions) {
     const url = new URL(opts.baseUrl);
     this.basePath = url.pathname.replace(/\/+$/, '');
-    this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...opts.headers };
+    this.headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...opts.headers,
+    };
     this.pool = new Pool(url.origin, {
       connections: opts.connections,
       keepAliveTimeout: 30_000,
@@ -39,7 +43,11 @@ export class UpstreamHttp {
    * for headers and each gap in the body (a stream may run longer than it in all). Whole exchanges use
    * callJson.
    */
-  async postJson(path: string, payload: unknown, opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string> }): Promise<UpstreamResponse> {
+  async postJson(
+    path: string,
+    payload: unknown,
+    opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string> },
+  ): Promise<UpstreamResponse> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
     let res: Dispatcher.ResponseData;
     try {
@@ -73,7 +81,11 @@ export class UpstreamHttp {
    * dispatch with a handler that collects the body, not request()'s body stream, promise and
    * per-call abort signal, a large share of a proxied call's CPU (docs/operations/performance.md).
    */
-  callJson<T>(path: string, payload: unknown, opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string> }): Promise<{ statusCode: number; body: T }> {
+  callJson<T>(
+    path: string,
+    payload: unknown,
+    opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string> },
+  ): Promise<{ statusCode: number; body: T }> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
     const caller = opts.signal;
     if (caller?.aborted) return Promise.reject(new CallAbortedError());
@@ -163,7 +175,12 @@ export function upstreamErrorBody(err: unknown): UpstreamError['upstreamError'] 
   if (!err || typeof err !== 'object') return undefined;
   const e = err as { message?: unknown; type?: unknown; code?: unknown; param?: unknown };
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  return { message: str(e.message), type: str(e.type), code: typeof e.code === 'number' ? String(e.code) : (str(e.code) ?? null), param: str(e.param) ?? null };
+  return {
+    message: str(e.message),
+    type: str(e.type),
+    code: typeof e.code === 'number' ? String(e.code) : (str(e.code) ?? null),
+    param: str(e.param) ?? null,
+  };
 }
 
 /** An upstream's non-2xx answer as an UpstreamError carrying its own message (OpenAI or plain shape) and Retry-After. */
@@ -179,24 +196,42 @@ function upstreamHttpError(status: number, text: string, retryAfter: string | un
     // not JSON
   }
   const message = upstreamError?.message ?? (text.slice(0, 300) || `HTTP ${status}`);
-  return new UpstreamError(`upstream returned ${status}: ${message}`, 'http', status, parseRetryAfter(retryAfter), upstreamError);
+  return new UpstreamError(
+    `upstream returned ${status}: ${message}`,
+    'http',
+    status,
+    parseRetryAfter(retryAfter),
+    upstreamError,
+  );
 }
 
 /** The first value of a header in undici's raw [name, value, ...] list. */
 function rawHeaderValue(raw: Buffer[], name: string): string | undefined {
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i].length === name.length && raw[i].toString('latin1').toLowerCase() === name) return raw[i + 1].toString('latin1');
+    if (raw[i].length === name.length && raw[i].toString('latin1').toLowerCase() === name)
+      return raw[i + 1].toString('latin1');
   }
   return undefined;
 }
 
 /** Maps undici/abort failures to CallAbortedError (client went away) or a retryable UpstreamError. */
-export function mapTransportError(e: unknown, callerSignal: AbortSignal | undefined, timeout: AbortSignal | undefined, timeoutMs: number): Error {
+export function mapTransportError(
+  e: unknown,
+  callerSignal: AbortSignal | undefined,
+  timeout: AbortSignal | undefined,
+  timeoutMs: number,
+): Error {
   if (e instanceof UpstreamError || e instanceof CallAbortedError) return e;
   if (callerSignal?.aborted) return new CallAbortedError();
   const failure = (e && typeof e === 'object' ? e : {}) as { code?: unknown; name?: unknown; message?: unknown };
   const code = typeof failure.code === 'string' ? failure.code : undefined;
-  if (timeout?.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || failure.name === 'TimeoutError') {
+  if (
+    timeout?.aborted ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT' ||
+    failure.name === 'TimeoutError'
+  ) {
     return new UpstreamError(`upstream did not answer within ${timeoutMs} ms`, 'timeout', 0);
   }
   const message = typeof failure.message === 'string' ? failure.message : undefined;

@@ -1,5 +1,12 @@
 // What the router needs from an upstream deployment, whatever protocol it speaks.
-import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse } from './types';
+import {
+  CallOptions,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+} from './types';
 
 export interface LlmClient {
   chat(req: ChatCompletionRequest, opts?: CallOptions): Promise<ChatCompletion>;

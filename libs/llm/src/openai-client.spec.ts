@@ -7,7 +7,13 @@ describe('OpenAiCompatibleClient', () => {
   let client: OpenAiCompatibleClient;
   beforeAll(async () => {
     up = await startFakeOpenAi();
-    client = new OpenAiCompatibleClient({ baseUrl: up.url, apiKey: 'sk-up', headers: { 'x-extra': '1' }, timeoutMs: 500, connections: 2 });
+    client = new OpenAiCompatibleClient({
+      baseUrl: up.url,
+      apiKey: 'sk-up',
+      headers: { 'x-extra': '1' },
+      timeoutMs: 500,
+      connections: 2,
+    });
   });
   afterAll(async () => {
     await client.close();
@@ -43,7 +49,14 @@ describe('OpenAiCompatibleClient', () => {
   });
 
   it('leaves stream_options out for a server configured without stream usage', async () => {
-    const plain = new OpenAiCompatibleClient({ baseUrl: up.url, apiKey: 'sk-up', headers: {}, timeoutMs: 500, connections: 1, streamUsage: false });
+    const plain = new OpenAiCompatibleClient({
+      baseUrl: up.url,
+      apiKey: 'sk-up',
+      headers: {},
+      timeoutMs: 500,
+      connections: 1,
+      streamUsage: false,
+    });
     try {
       const stream = await plain.chatStream({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
       const chunks = [];
@@ -57,14 +70,33 @@ describe('OpenAiCompatibleClient', () => {
 
   it('sends the completion limit under the one name the deployment honours, never both (OpenAI refuses both)', async () => {
     up.behaviour.honoursLimit = 'max_completion_tokens';
-    const modern = new OpenAiCompatibleClient({ baseUrl: up.url, apiKey: 'sk-up', headers: {}, timeoutMs: 500, connections: 1, completionLimitParam: 'max_completion_tokens' });
+    const modern = new OpenAiCompatibleClient({
+      baseUrl: up.url,
+      apiKey: 'sk-up',
+      headers: {},
+      timeoutMs: 500,
+      connections: 1,
+      completionLimitParam: 'max_completion_tokens',
+    });
     try {
-      const res = await modern.chat({ model: 'm', messages: [{ role: 'user', content: 'one two three four' }], max_completion_tokens: 2, max_tokens: 100 });
+      const res = await modern.chat({
+        model: 'm',
+        messages: [{ role: 'user', content: 'one two three four' }],
+        max_completion_tokens: 2,
+        max_tokens: 100,
+      });
       expect(res.choices[0].finish_reason).toBe('length');
       expect(res.usage?.completion_tokens).toBe(2);
-      const stream = await modern.chatStream({ model: 'm', messages: [{ role: 'user', content: 'one two three four' }], max_tokens: 3 });
+      const stream = await modern.chatStream({
+        model: 'm',
+        messages: [{ role: 'user', content: 'one two three four' }],
+        max_tokens: 3,
+      });
       for await (const _ of stream) void _;
-      expect(up.requests.map((r) => [r.body.max_tokens, r.body.max_completion_tokens])).toEqual([[undefined, 2], [undefined, 3]]);
+      expect(up.requests.map((r) => [r.body.max_tokens, r.body.max_completion_tokens])).toEqual([
+        [undefined, 2],
+        [undefined, 3],
+      ]);
     } finally {
       await modern.close();
     }
@@ -72,16 +104,32 @@ describe('OpenAiCompatibleClient', () => {
     up.behaviour.apiKey = 'sk-up';
     up.behaviour.honoursLimit = 'max_tokens';
     // A local (non-OpenAI) base URL defaults to max_tokens.
-    const res = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'one two three four' }], max_completion_tokens: 2 });
+    const res = await client.chat({
+      model: 'm',
+      messages: [{ role: 'user', content: 'one two three four' }],
+      max_completion_tokens: 2,
+    });
     expect(res.usage?.completion_tokens).toBe(2);
     expect([up.requests[0].body.max_tokens, up.requests[0].body.max_completion_tokens]).toEqual([2, undefined]);
   });
 
   it('forwards unknown fields by default; a deployment with unknownFields: drop sends only the known ones (chat and stream)', async () => {
-    const body = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }], tools: [{ type: 'function', function: { name: 'f' } }], future_field: { a: 1 } };
+    const body = {
+      model: 'm',
+      messages: [{ role: 'user' as const, content: 'hi' }],
+      tools: [{ type: 'function', function: { name: 'f' } }],
+      future_field: { a: 1 },
+    };
     await client.chat(body);
     expect(up.requests[0].body).toMatchObject({ tools: body.tools, future_field: { a: 1 } });
-    const strict = new OpenAiCompatibleClient({ baseUrl: up.url, apiKey: 'sk-up', headers: {}, timeoutMs: 500, connections: 1, unknownFields: 'drop' });
+    const strict = new OpenAiCompatibleClient({
+      baseUrl: up.url,
+      apiKey: 'sk-up',
+      headers: {},
+      timeoutMs: 500,
+      connections: 1,
+      unknownFields: 'drop',
+    });
     try {
       await strict.chat(body);
       const stream = await strict.chatStream(body);
@@ -96,9 +144,20 @@ describe('OpenAiCompatibleClient', () => {
   });
 
   it('passes tool_calls answers and streamed tool_calls deltas through unchanged, one chunk per upstream event', async () => {
-    const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+      },
+    ];
     const res = await client.chat({ model: 'm', tools, messages: [{ role: 'user', content: 'cats' }] });
-    expect(res.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { content: null, tool_calls: [{ type: 'function', function: { name: 'lookup', arguments: '{"q":"cats"}' } }] } });
+    expect(res.choices[0]).toMatchObject({
+      finish_reason: 'tool_calls',
+      message: {
+        content: null,
+        tool_calls: [{ type: 'function', function: { name: 'lookup', arguments: '{"q":"cats"}' } }],
+      },
+    });
     const stream = await client.chatStream({ model: 'm', tools, messages: [{ role: 'user', content: 'cats' }] });
     const deltas = [];
     for await (const c of stream) for (const d of (c.choices[0]?.delta?.tool_calls as unknown[]) ?? []) deltas.push(d);
@@ -119,7 +178,12 @@ describe('OpenAiCompatibleClient', () => {
     up.behaviour.retryAfterSeconds = 3;
     const err = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
     expect(err).toBeInstanceOf(UpstreamError);
-    expect(err).toMatchObject({ status: 429, retryAfterMs: 3000, retryable: true, upstreamError: { code: 'rate_limit_exceeded' } });
+    expect(err).toMatchObject({
+      status: 429,
+      retryAfterMs: 3000,
+      retryable: true,
+      upstreamError: { code: 'rate_limit_exceeded' },
+    });
     up.behaviour.apiKey = 'other';
     const auth = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
     expect(auth).toMatchObject({ status: 401, retryable: false });
@@ -157,7 +221,10 @@ describe('OpenAiCompatibleClient', () => {
   it('aborts the upstream stream when the caller aborts', async () => {
     up.behaviour.chunkDelayMs = 50;
     const ac = new AbortController();
-    const stream = await client.chatStream({ model: 'm', messages: [{ role: 'user', content: 'a b c d e f g h i j' }] }, { signal: ac.signal });
+    const stream = await client.chatStream(
+      { model: 'm', messages: [{ role: 'user', content: 'a b c d e f g h i j' }] },
+      { signal: ac.signal },
+    );
     const err = await (async () => {
       for await (const c of stream) if (c.choices[0]?.delta.content) ac.abort();
     })().catch((e) => e);
@@ -187,7 +254,12 @@ describe('OpenAiCompatibleClient', () => {
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       const { port } = server.address() as import('net').AddressInfo;
-      trickle = new OpenAiCompatibleClient({ baseUrl: `http://127.0.0.1:${port}/v1`, headers: {}, timeoutMs: 500, connections: 2 });
+      trickle = new OpenAiCompatibleClient({
+        baseUrl: `http://127.0.0.1:${port}/v1`,
+        headers: {},
+        timeoutMs: 500,
+        connections: 2,
+      });
     });
     afterAll(async () => {
       await trickle.close();
@@ -204,7 +276,9 @@ describe('OpenAiCompatibleClient', () => {
     it('reports the caller leaving during the body as an abort, not a timeout', async () => {
       const ac = new AbortController();
       setTimeout(() => ac.abort(), 200);
-      const err = await trickle.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { signal: ac.signal }).catch((e) => e);
+      const err = await trickle
+        .chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { signal: ac.signal })
+        .catch((e) => e);
       expect(err).toBeInstanceOf(CallAbortedError);
     });
   });

@@ -5,7 +5,16 @@ import { CompletionLimitParam, defaultCompletionLimitParam, Deployment, UnknownF
 import { parseSse } from './sse';
 import { mapTransportError, upstreamErrorBody } from './http';
 import { TextCompletion, TextCompletionRequest, TextCompletionsClient } from './text-completions';
-import { CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, KNOWN_CHAT_FIELDS, UpstreamError } from './types';
+import {
+  CallOptions,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+  KNOWN_CHAT_FIELDS,
+  UpstreamError,
+} from './types';
 
 const KNOWN_FIELDS = new Set<string>(KNOWN_CHAT_FIELDS);
 
@@ -23,7 +32,10 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
       baseUrl: deployment.baseUrl!,
       connections: deployment.connections,
       timeoutMs: deployment.timeoutMs,
-      headers: { ...(deployment.apiKey ? { authorization: `Bearer ${deployment.apiKey}` } : {}), ...deployment.headers },
+      headers: {
+        ...(deployment.apiKey ? { authorization: `Bearer ${deployment.apiKey}` } : {}),
+        ...deployment.headers,
+      },
     });
   }
 
@@ -50,26 +62,42 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
   }
 
   async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<ChatCompletion> {
-    const { statusCode, body } = await this.http.callJson<ChatCompletion>('/chat/completions', { ...this.withLimit(this.withFieldPolicy(req)), stream: false, stream_options: undefined }, opts);
-    if (!body || !Array.isArray(body.choices)) throw new UpstreamError('upstream chat response has no choices', 'protocol', statusCode);
+    const { statusCode, body } = await this.http.callJson<ChatCompletion>(
+      '/chat/completions',
+      { ...this.withLimit(this.withFieldPolicy(req)), stream: false, stream_options: undefined },
+      opts,
+    );
+    if (!body || !Array.isArray(body.choices))
+      throw new UpstreamError('upstream chat response has no choices', 'protocol', statusCode);
     return body;
   }
 
   async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<AsyncIterable<ChatCompletionChunk>> {
     const limited = this.withLimit(this.withFieldPolicy(req));
-    const payload = this.deployment.streamUsage === false ? { ...limited, stream: true, stream_options: undefined } : { ...limited, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
+    const payload =
+      this.deployment.streamUsage === false
+        ? { ...limited, stream: true, stream_options: undefined }
+        : { ...limited, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
     return this.streamJson<ChatCompletionChunk>('/chat/completions', payload, opts);
   }
 
   /** Legacy `/completions` knows only `max_tokens`: the reserved limit goes under that name. */
   async completions(req: TextCompletionRequest, opts: CallOptions = {}): Promise<TextCompletion> {
-    const { statusCode, body } = await this.http.callJson<TextCompletion>('/completions', { ...req, stream: false, stream_options: undefined }, opts);
-    if (!body || !Array.isArray(body.choices)) throw new UpstreamError('upstream completions response has no choices', 'protocol', statusCode);
+    const { statusCode, body } = await this.http.callJson<TextCompletion>(
+      '/completions',
+      { ...req, stream: false, stream_options: undefined },
+      opts,
+    );
+    if (!body || !Array.isArray(body.choices))
+      throw new UpstreamError('upstream completions response has no choices', 'protocol', statusCode);
     return body;
   }
 
   async completionsStream(req: TextCompletionRequest, opts: CallOptions = {}): Promise<AsyncIterable<TextCompletion>> {
-    const payload = this.deployment.streamUsage === false ? { ...req, stream: true, stream_options: undefined } : { ...req, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
+    const payload =
+      this.deployment.streamUsage === false
+        ? { ...req, stream: true, stream_options: undefined }
+        : { ...req, stream: true, stream_options: { ...(req.stream_options ?? {}), include_usage: true } };
     return this.streamJson<TextCompletion>('/completions', payload, opts);
   }
 
@@ -94,7 +122,13 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
           }
           if (chunk?.error) {
             const err = upstreamErrorBody(chunk.error);
-            throw new UpstreamError(`upstream stream error: ${err?.message ?? 'unknown'}`, 'protocol', 200, undefined, err);
+            throw new UpstreamError(
+              `upstream stream error: ${err?.message ?? 'unknown'}`,
+              'protocol',
+              200,
+              undefined,
+              err,
+            );
           }
           yield chunk as T;
         }
@@ -110,7 +144,8 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
 
   async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}): Promise<EmbeddingsResponse> {
     const { statusCode, body } = await this.http.callJson<EmbeddingsResponse>('/embeddings', req, opts);
-    if (!body || !Array.isArray(body.data)) throw new UpstreamError('upstream embeddings response has no data', 'protocol', statusCode);
+    if (!body || !Array.isArray(body.data))
+      throw new UpstreamError('upstream embeddings response has no data', 'protocol', statusCode);
     return body;
   }
 

@@ -41,7 +41,10 @@ export class OpenAiMediaClient {
   }
 
   private headers(): Record<string, string> {
-    return { ...(this.upstream.headers ?? {}), ...(this.upstream.apiKey ? { authorization: `Bearer ${this.upstream.apiKey}` } : {}) };
+    return {
+      ...(this.upstream.headers ?? {}),
+      ...(this.upstream.apiKey ? { authorization: `Bearer ${this.upstream.apiKey}` } : {}),
+    };
   }
 
   /**
@@ -50,10 +53,23 @@ export class OpenAiMediaClient {
    * models that always answer b64_json and refuse the field (gpt-image-1).
    */
   async generateImages(
-    req: { model: string; prompt: string; n: number; size: string; extra?: Record<string, unknown>; responseFormat?: boolean },
+    req: {
+      model: string;
+      prompt: string;
+      n: number;
+      size: string;
+      extra?: Record<string, unknown>;
+      responseFormat?: boolean;
+    },
     signal?: AbortSignal,
   ): Promise<GeneratedImage[]> {
-    const payload: Record<string, unknown> = { ...(req.extra ?? {}), model: req.model, prompt: req.prompt, n: req.n, size: req.size };
+    const payload: Record<string, unknown> = {
+      ...(req.extra ?? {}),
+      model: req.model,
+      prompt: req.prompt,
+      n: req.n,
+      size: req.size,
+    };
     if (req.responseFormat !== false) payload.response_format = 'b64_json';
     const body = await this.call('/images/generations', {
       method: 'POST',
@@ -67,35 +83,58 @@ export class OpenAiMediaClient {
   /** The images of an images answer (`data[]`, b64_json or a URL downloaded through downloadImage), at most `n`. */
   private async images(body: unknown, n: number, signal?: AbortSignal): Promise<GeneratedImage[]> {
     const data = (body as { data?: Array<{ b64_json?: string; url?: string; revised_prompt?: string }> }).data;
-    if (!Array.isArray(data) || data.length === 0) throw new UpstreamError('image upstream returned no images', 'protocol', 200);
+    if (!Array.isArray(data) || data.length === 0)
+      throw new UpstreamError('image upstream returned no images', 'protocol', 200);
     const images: GeneratedImage[] = [];
     for (const item of data.slice(0, n)) {
-      if (item.b64_json) images.push({ bytes: Buffer.from(item.b64_json, 'base64'), contentType: 'image/png', revisedPrompt: item.revised_prompt });
-      else if (item.url) images.push({ ...(await (this.upstream.downloadImage ?? this.download.bind(this))(item.url, signal)), revisedPrompt: item.revised_prompt });
+      if (item.b64_json)
+        images.push({
+          bytes: Buffer.from(item.b64_json, 'base64'),
+          contentType: 'image/png',
+          revisedPrompt: item.revised_prompt,
+        });
+      else if (item.url)
+        images.push({
+          ...(await (this.upstream.downloadImage ?? this.download.bind(this))(item.url, signal)),
+          revisedPrompt: item.revised_prompt,
+        });
       else throw new UpstreamError('image upstream returned an entry without b64_json or url', 'protocol', 200);
     }
     return images;
   }
 
-  async transcribe(req: { model: string; file: Buffer; filename: string; language?: string }, signal?: AbortSignal): Promise<UpstreamTranscript> {
+  async transcribe(
+    req: { model: string; file: Buffer; filename: string; language?: string },
+    signal?: AbortSignal,
+  ): Promise<UpstreamTranscript> {
     const form = new FormData();
     form.append('file', new Blob([req.file]), req.filename);
     form.append('model', req.model);
     form.append('response_format', 'verbose_json');
     form.append('timestamp_granularities[]', 'segment');
     if (req.language) form.append('language', req.language);
-    const body = (await this.call('/audio/transcriptions', { method: 'POST', headers: this.headers(), body: form, signal })) as {
+    const body = (await this.call('/audio/transcriptions', {
+      method: 'POST',
+      headers: this.headers(),
+      body: form,
+      signal,
+    })) as {
       text?: string;
       language?: string;
       duration?: number;
       segments?: Array<{ text?: string; start?: number; end?: number }>;
     };
-    if (typeof body.text !== 'string') throw new UpstreamError('transcription upstream returned no text', 'protocol', 200);
+    if (typeof body.text !== 'string')
+      throw new UpstreamError('transcription upstream returned no text', 'protocol', 200);
     return {
       text: body.text,
       language: body.language,
       duration: body.duration,
-      segments: (body.segments ?? []).map((s) => ({ text: String(s.text ?? '').trim(), start: Number(s.start ?? 0), end: Number(s.end ?? 0) })),
+      segments: (body.segments ?? []).map((s) => ({
+        text: String(s.text ?? '').trim(),
+        start: Number(s.start ?? 0),
+        end: Number(s.end ?? 0),
+      })),
     };
   }
 
@@ -105,18 +144,34 @@ export class OpenAiMediaClient {
    * `timestamp_granularities[]`, `prompt`, `temperature` and `extra` form fields (chunking_strategy,
    * known_speaker_names[], ...) go upstream as given, and the upstream's answer comes back as it is.
    */
-  async transcribeRaw(req: RawAudioRequest, signal?: AbortSignal, path = '/audio/transcriptions'): Promise<{ body: Buffer; contentType: string }> {
-    const { res, text } = await this.send(path, { method: 'POST', headers: this.headers(), body: audioForm(req), signal });
+  async transcribeRaw(
+    req: RawAudioRequest,
+    signal?: AbortSignal,
+    path = '/audio/transcriptions',
+  ): Promise<{ body: Buffer; contentType: string }> {
+    const { res, text } = await this.send(path, {
+      method: 'POST',
+      headers: this.headers(),
+      body: audioForm(req),
+      signal,
+    });
     if (!res.ok) this.fail(res, text);
     const json = /json/i.test(res.headers.get('content-type') ?? '') || /json$/.test(req.responseFormat);
     if (json) {
       try {
         JSON.parse(text);
       } catch {
-        throw new UpstreamError(`upstream answered a ${req.responseFormat} ${path === '/audio/translations' ? 'translation' : 'transcription'} that is not JSON`, 'protocol', res.status);
+        throw new UpstreamError(
+          `upstream answered a ${req.responseFormat} ${path === '/audio/translations' ? 'translation' : 'transcription'} that is not JSON`,
+          'protocol',
+          res.status,
+        );
       }
     }
-    return { body: Buffer.from(text, 'utf8'), contentType: json ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' };
+    return {
+      body: Buffer.from(text, 'utf8'),
+      contentType: json ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8',
+    };
   }
 
   /** `/audio/transcriptions` with `stream=true`: the upstream's events (transcript.text.delta, transcript.text.done) as parsed JSON. */
@@ -125,16 +180,28 @@ export class OpenAiMediaClient {
     form.append('stream', 'true');
     // OpenAI ignores `stream` for whisper-1 and answers the JSON transcript: relayed as the one event a
     // stream ends with (its usage only when counted in tokens, the only usage the event carries).
-    return this.stream('/audio/transcriptions', { method: 'POST', headers: this.headers(), body: form, signal }, (json) => {
-      const { text, usage } = json as { text?: unknown; usage?: { type?: unknown } };
-      if (typeof text !== 'string') return undefined;
-      return { type: 'transcript.text.done', text, ...(usage?.type === 'tokens' ? { usage } : {}) };
-    });
+    return this.stream(
+      '/audio/transcriptions',
+      { method: 'POST', headers: this.headers(), body: form, signal },
+      (json) => {
+        const { text, usage } = json as { text?: unknown; usage?: { type?: unknown } };
+        if (typeof text !== 'string') return undefined;
+        return { type: 'transcript.text.done', text, ...(usage?.type === 'tokens' ? { usage } : {}) };
+      },
+    );
   }
 
   /** `/images/generations` with `stream: true`: the upstream's image_generation.* events as parsed JSON. */
-  async generateImagesStream(payload: Record<string, unknown>, signal?: AbortSignal): Promise<AsyncIterable<Record<string, unknown>>> {
-    return this.stream('/images/generations', { method: 'POST', headers: { ...this.headers(), 'content-type': 'application/json' }, body: JSON.stringify({ ...payload, stream: true }), signal });
+  async generateImagesStream(
+    payload: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<AsyncIterable<Record<string, unknown>>> {
+    return this.stream('/images/generations', {
+      method: 'POST',
+      headers: { ...this.headers(), 'content-type': 'application/json' },
+      body: JSON.stringify({ ...payload, stream: true }),
+      signal,
+    });
   }
 
   /**
@@ -143,7 +210,12 @@ export class OpenAiMediaClient {
    * like generateImages (streams: editImagesStream).
    */
   async editImages(req: ImageEditRequest, signal?: AbortSignal): Promise<GeneratedImage[]> {
-    const body = await this.call('/images/edits', { method: 'POST', headers: this.headers(), body: editForm(req), signal });
+    const body = await this.call('/images/edits', {
+      method: 'POST',
+      headers: this.headers(),
+      body: editForm(req),
+      signal,
+    });
     return this.images(body, req.n, signal);
   }
 
@@ -154,9 +226,18 @@ export class OpenAiMediaClient {
   }
 
   /** `/moderations`: the caller's JSON (input, model) as given; the upstream's CreateModerationResponse as parsed. */
-  async moderate(payload: Record<string, unknown>, signal?: AbortSignal): Promise<{ id?: unknown; model?: unknown; results: unknown[] }> {
-    const body = (await this.call('/moderations', { method: 'POST', headers: { ...this.headers(), 'content-type': 'application/json' }, body: JSON.stringify(payload), signal })) as { results?: unknown };
-    if (!Array.isArray(body?.results)) throw new UpstreamError('moderation upstream answered no results', 'protocol', 200);
+  async moderate(
+    payload: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<{ id?: unknown; model?: unknown; results: unknown[] }> {
+    const body = (await this.call('/moderations', {
+      method: 'POST',
+      headers: { ...this.headers(), 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+      signal,
+    })) as { results?: unknown };
+    if (!Array.isArray(body?.results))
+      throw new UpstreamError('moderation upstream answered no results', 'protocol', 200);
     return body as { results: unknown[] };
   }
 
@@ -177,7 +258,8 @@ export class OpenAiMediaClient {
     try {
       res = await fetch(this.url(path), { ...init, headers: { ...init.headers, accept: 'text/event-stream' }, signal });
     } catch (e) {
-      if (timeout.aborted) throw new UpstreamError(`upstream did not answer within ${this.upstream.timeoutMs} ms`, 'timeout', 0);
+      if (timeout.aborted)
+        throw new UpstreamError(`upstream did not answer within ${this.upstream.timeoutMs} ms`, 'timeout', 0);
       throw new UpstreamError(`upstream unreachable: ${(e as Error).message}`, 'network', 0);
     }
     if (!res.ok) this.fail(res, await res.text());
@@ -188,7 +270,12 @@ export class OpenAiMediaClient {
       } catch {
         event = undefined;
       }
-      if (!event) throw new UpstreamError('upstream answered a stream request with JSON it does not stream', 'protocol', res.status);
+      if (!event)
+        throw new UpstreamError(
+          'upstream answered a stream request with JSON it does not stream',
+          'protocol',
+          res.status,
+        );
       const only = event;
       return (async function* () {
         yield only;
@@ -210,7 +297,8 @@ export class OpenAiMediaClient {
           } catch {
             throw new UpstreamError('upstream stream event is not JSON', 'protocol', 200);
           }
-          if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new UpstreamError('upstream stream event is not a JSON object', 'protocol', 200);
+          if (typeof data !== 'object' || data === null || Array.isArray(data))
+            throw new UpstreamError('upstream stream event is not a JSON object', 'protocol', 200);
           const error = (data as { error?: unknown }).error;
           if (error) {
             const err = upstreamErrorBody(error);
@@ -220,20 +308,25 @@ export class OpenAiMediaClient {
         }
       } catch (e) {
         if (e instanceof UpstreamError) throw e;
-        if (timeout.aborted) throw new UpstreamError(`upstream stream did not end within ${timeoutMs} ms`, 'timeout', 0);
+        if (timeout.aborted)
+          throw new UpstreamError(`upstream stream did not end within ${timeoutMs} ms`, 'timeout', 0);
         throw new UpstreamError(`upstream stream broke: ${(e as Error).message}`, 'network', 0);
       }
     })();
   }
 
-  private async send(path: string, init: { method: string; headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal }) {
+  private async send(
+    path: string,
+    init: { method: string; headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal },
+  ) {
     const timeout = AbortSignal.timeout(this.upstream.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     try {
       const res = await fetch(this.url(path), { ...init, signal });
       return { res, text: await res.text() };
     } catch (e) {
-      if (timeout.aborted) throw new UpstreamError(`upstream did not answer within ${this.upstream.timeoutMs} ms`, 'timeout', 0);
+      if (timeout.aborted)
+        throw new UpstreamError(`upstream did not answer within ${this.upstream.timeoutMs} ms`, 'timeout', 0);
       throw new UpstreamError(`upstream unreachable: ${(e as Error).message}`, 'network', 0);
     }
   }
@@ -246,17 +339,27 @@ export class OpenAiMediaClient {
       throw new UpstreamError(`upstream answered HTTP ${res.status} with a non-JSON body`, 'http', res.status);
     }
     const err = upstreamErrorBody(json?.error);
-    throw new UpstreamError(err?.message ?? `upstream answered HTTP ${res.status}`, 'http', res.status, parseRetryAfter(res.headers.get('retry-after')), err);
+    throw new UpstreamError(
+      err?.message ?? `upstream answered HTTP ${res.status}`,
+      'http',
+      res.status,
+      parseRetryAfter(res.headers.get('retry-after')),
+      err,
+    );
   }
 
-  private async call(path: string, init: { method: string; headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal }): Promise<unknown> {
+  private async call(
+    path: string,
+    init: { method: string; headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal },
+  ): Promise<unknown> {
     const timeout = AbortSignal.timeout(this.upstream.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     let res;
     try {
       res = await fetch(this.url(path), { ...init, signal });
     } catch (e) {
-      if (timeout.aborted) throw new UpstreamError(`upstream did not answer within ${this.upstream.timeoutMs} ms`, 'timeout', 0);
+      if (timeout.aborted)
+        throw new UpstreamError(`upstream did not answer within ${this.upstream.timeoutMs} ms`, 'timeout', 0);
       throw new UpstreamError(`upstream unreachable: ${(e as Error).message}`, 'network', 0);
     }
     const text = await res.text();
@@ -264,21 +367,34 @@ export class OpenAiMediaClient {
     try {
       json = (text ? JSON.parse(text) : {}) as { error?: unknown } | null;
     } catch {
-      throw new UpstreamError(`upstream answered HTTP ${res.status} with a non-JSON body`, res.ok ? 'protocol' : 'http', res.status);
+      throw new UpstreamError(
+        `upstream answered HTTP ${res.status} with a non-JSON body`,
+        res.ok ? 'protocol' : 'http',
+        res.status,
+      );
     }
     if (!res.ok) {
       const err = upstreamErrorBody(json?.error);
-      throw new UpstreamError(err?.message ?? `upstream answered HTTP ${res.status}`, 'http', res.status, parseRetryAfter(res.headers.get('retry-after')), err);
+      throw new UpstreamError(
+        err?.message ?? `upstream answered HTTP ${res.status}`,
+        'http',
+        res.status,
+        parseRetryAfter(res.headers.get('retry-after')),
+        err,
+      );
     }
     return json;
   }
 
   private async download(url: string, signal?: AbortSignal): Promise<{ bytes: Buffer; contentType: string }> {
     const timeout = AbortSignal.timeout(this.upstream.timeoutMs);
-    const res = await fetch(url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout }).catch((e: Error) => {
-      throw new UpstreamError(`generated image could not be downloaded: ${e.message}`, 'network', 0);
-    });
-    if (!res.ok || !res.body) throw new UpstreamError(`generated image download answered HTTP ${res.status}`, 'http', res.status);
+    const res = await fetch(url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout }).catch(
+      (e: Error) => {
+        throw new UpstreamError(`generated image could not be downloaded: ${e.message}`, 'network', 0);
+      },
+    );
+    if (!res.ok || !res.body)
+      throw new UpstreamError(`generated image download answered HTTP ${res.status}`, 'http', res.status);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
@@ -330,7 +446,8 @@ export interface ImageEditRequest {
 function editForm(req: ImageEditRequest): FormData {
   const form = new FormData();
   const name = req.images.length > 1 ? 'image[]' : 'image';
-  for (const image of req.images) form.append(name, new Blob([image.bytes], { type: image.contentType }), image.filename);
+  for (const image of req.images)
+    form.append(name, new Blob([image.bytes], { type: image.contentType }), image.filename);
   if (req.mask) form.append('mask', new Blob([req.mask.bytes], { type: req.mask.contentType }), req.mask.filename);
   form.append('model', req.model);
   form.append('prompt', req.prompt);

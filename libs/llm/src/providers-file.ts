@@ -1,7 +1,15 @@
 // Loads and validates the providers file (AI_PROVIDERS_FILE, YAML or JSON) into deployments and a model catalog.
 import { readFileSync } from 'fs';
 import * as yaml from 'js-yaml';
-import { catalogEntry, DEFAULT_MODELS, emptyCatalog, MediaModelInfo, mergeMediaModels, ModelInfo, ModelKind } from './catalog';
+import {
+  catalogEntry,
+  DEFAULT_MODELS,
+  emptyCatalog,
+  MediaModelInfo,
+  mergeMediaModels,
+  ModelInfo,
+  ModelKind,
+} from './catalog';
 
 export type DeploymentType = 'openai' | 'anthropic' | 'local';
 
@@ -98,7 +106,9 @@ export function loadProvidersFile(path: string, env: NodeJS.ProcessEnv = process
   try {
     raw = /\.json$/i.test(path) ? JSON.parse(text) : yaml.load(text);
   } catch (e) {
-    throw new ProvidersFileError(`providers file ${path} is not valid ${/\.json$/i.test(path) ? 'JSON' : 'YAML'}: ${(e as Error).message}`);
+    throw new ProvidersFileError(
+      `providers file ${path} is not valid ${/\.json$/i.test(path) ? 'JSON' : 'YAML'}: ${(e as Error).message}`,
+    );
   }
   return parseProvidersConfig(raw, env);
 }
@@ -124,26 +134,43 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
       const o = expectObject(value ?? {}, path);
       const base = catalogEntry(models, name);
       const kind = (o.kind ?? base?.kind) as ModelKind;
-      if (kind !== 'chat' && kind !== 'embeddings') throw new ProvidersFileError(`${path}.kind must be chat or embeddings`);
+      if (kind !== 'chat' && kind !== 'embeddings')
+        throw new ProvidersFileError(`${path}.kind must be chat or embeddings`);
       const price = o.price === undefined ? undefined : expectObject(o.price, `${path}.price`);
       models[name] = {
         name,
         kind,
-        contextLength: o.contextLength !== undefined ? expectNumber(o.contextLength, `${path}.contextLength`, 1) : base?.contextLength ?? (kind === 'chat' ? 8192 : 8192),
+        contextLength:
+          o.contextLength !== undefined
+            ? expectNumber(o.contextLength, `${path}.contextLength`, 1)
+            : (base?.contextLength ?? (kind === 'chat' ? 8192 : 8192)),
         dimensions: o.dimensions !== undefined ? expectNumber(o.dimensions, `${path}.dimensions`, 1) : base?.dimensions,
-        encoding: o.encoding !== undefined ? expectEnum(o.encoding, `${path}.encoding`, ['cl100k_base', 'o200k_base'] as const) : base?.encoding ?? 'cl100k_base',
+        encoding:
+          o.encoding !== undefined
+            ? expectEnum(o.encoding, `${path}.encoding`, ['cl100k_base', 'o200k_base'] as const)
+            : (base?.encoding ?? 'cl100k_base'),
         price: {
-          inputPer1k: price?.inputPer1k !== undefined ? expectNumber(price.inputPer1k, `${path}.price.inputPer1k`, 0) : base?.price.inputPer1k ?? 0,
-          outputPer1k: price?.outputPer1k !== undefined ? expectNumber(price.outputPer1k, `${path}.price.outputPer1k`, 0) : base?.price.outputPer1k ?? 0,
+          inputPer1k:
+            price?.inputPer1k !== undefined
+              ? expectNumber(price.inputPer1k, `${path}.price.inputPer1k`, 0)
+              : (base?.price.inputPer1k ?? 0),
+          outputPer1k:
+            price?.outputPer1k !== undefined
+              ? expectNumber(price.outputPer1k, `${path}.price.outputPer1k`, 0)
+              : (base?.price.outputPer1k ?? 0),
           ...optionalPrices(price, base?.price, path, kind),
         },
-        ownedBy: o.ownedBy !== undefined ? expectString(o.ownedBy, `${path}.ownedBy`) : base?.ownedBy ?? 'gateway',
-        imageTokens: o.imageTokens !== undefined ? imageTokensOf(o.imageTokens, `${path}.imageTokens`) : base?.imageTokens,
+        ownedBy: o.ownedBy !== undefined ? expectString(o.ownedBy, `${path}.ownedBy`) : (base?.ownedBy ?? 'gateway'),
+        imageTokens:
+          o.imageTokens !== undefined ? imageTokensOf(o.imageTokens, `${path}.imageTokens`) : base?.imageTokens,
       };
     }
   }
 
-  const mediaModels = mergeMediaModels(raw.mediaModels, (message) => new ProvidersFileError(`providers file: ${message}`));
+  const mediaModels = mergeMediaModels(
+    raw.mediaModels,
+    (message) => new ProvidersFileError(`providers file: ${message}`),
+  );
   const deployments: Deployment[] = [];
   const list = raw.deployments ?? [];
   if (!Array.isArray(list)) throw new ProvidersFileError('deployments must be a list');
@@ -169,27 +196,39 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
       apiKey = envValue(env, apiKeyEnv);
       if (!apiKey) throw new ProvidersFileError(`${path}.apiKeyEnv: environment variable ${apiKeyEnv} is not set`);
     }
-    if (d.apiKey !== undefined) throw new ProvidersFileError(`${path}.apiKey: put keys in the environment and name the variable in apiKeyEnv`);
+    if (d.apiKey !== undefined)
+      throw new ProvidersFileError(`${path}.apiKey: put keys in the environment and name the variable in apiKeyEnv`);
     const headers: Record<string, string> = {};
     if (d.headers !== undefined) {
-      for (const [k, v] of Object.entries(expectObject(d.headers, `${path}.headers`))) headers[k] = interpolate(expectString(v, `${path}.headers.${k}`), env, `${path}.headers.${k}`);
+      for (const [k, v] of Object.entries(expectObject(d.headers, `${path}.headers`)))
+        headers[k] = interpolate(expectString(v, `${path}.headers.${k}`), env, `${path}.headers.${k}`);
     }
     const modelList = d.models;
-    if (!Array.isArray(modelList) || modelList.length === 0) throw new ProvidersFileError(`${path}.models must be a non-empty list`);
+    if (!Array.isArray(modelList) || modelList.length === 0)
+      throw new ProvidersFileError(`${path}.models must be a non-empty list`);
     const dm: DeploymentModel[] = modelList.map((m, j) => {
       const mp = `${path}.models[${j}]`;
       if (typeof m === 'string') return { name: m, upstream: m };
       const o = expectObject(m, mp);
       const publicName = expectString(o.name, `${mp}.name`);
-      return { name: publicName, upstream: o.upstream === undefined ? publicName : expectString(o.upstream, `${mp}.upstream`) };
+      return {
+        name: publicName,
+        upstream: o.upstream === undefined ? publicName : expectString(o.upstream, `${mp}.upstream`),
+      };
     });
     for (const m of dm) {
       // Moderation models (mediaModels kind moderation) are served by OpenAI-type deployments: /v1/moderations is forwarded as it is.
       if (catalogEntry(mediaModels, m.name)?.kind === 'moderation' && !catalogEntry(models, m.name)) {
-        if (type !== 'openai') throw new ProvidersFileError(`${path}: moderation model "${m.name}" can be served by openai deployments only`);
+        if (type !== 'openai')
+          throw new ProvidersFileError(
+            `${path}: moderation model "${m.name}" can be served by openai deployments only`,
+          );
         continue;
       }
-      if (!catalogEntry(models, m.name)) throw new ProvidersFileError(`${path}: model "${m.name}" is not in the catalog; declare it under models: with its kind`);
+      if (!catalogEntry(models, m.name))
+        throw new ProvidersFileError(
+          `${path}: model "${m.name}" is not in the catalog; declare it under models: with its kind`,
+        );
     }
     deployments.push({
       name,
@@ -205,8 +244,16 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
       models: dm,
       streamUsage: d.streamUsage === undefined ? true : expectBoolean(d.streamUsage, `${path}.streamUsage`),
       completionLimitParam: completionLimitParamOf(d.completionLimitParam, baseUrl, `${path}.completionLimitParam`),
-      unknownFields: d.unknownFields === undefined ? 'forward' : expectEnum(d.unknownFields, `${path}.unknownFields`, ['forward', 'drop'] as const),
-      anthropicVersion: type === 'anthropic' ? (d.anthropicVersion === undefined ? '2023-06-01' : expectString(d.anthropicVersion, `${path}.anthropicVersion`)) : undefined,
+      unknownFields:
+        d.unknownFields === undefined
+          ? 'forward'
+          : expectEnum(d.unknownFields, `${path}.unknownFields`, ['forward', 'drop'] as const),
+      anthropicVersion:
+        type === 'anthropic'
+          ? d.anthropicVersion === undefined
+            ? '2023-06-01'
+            : expectString(d.anthropicVersion, `${path}.anthropicVersion`)
+          : undefined,
     });
   });
   return { deployments, models, mediaModels, routing };
@@ -215,7 +262,12 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
 /** The chat prices a model may declare besides its token prices: audio tokens and web search calls (see ModelPrice). */
 const OPTIONAL_PRICES = ['audioInputPer1k', 'audioOutputPer1k', 'webSearchPerCall'] as const;
 
-function optionalPrices(price: Record<string, unknown> | undefined, base: ModelInfo['price'] | undefined, path: string, kind: ModelKind): Partial<ModelInfo['price']> {
+function optionalPrices(
+  price: Record<string, unknown> | undefined,
+  base: ModelInfo['price'] | undefined,
+  path: string,
+  kind: ModelKind,
+): Partial<ModelInfo['price']> {
   const out: Partial<ModelInfo['price']> = {};
   for (const name of OPTIONAL_PRICES) {
     if (price?.[name] !== undefined) {
@@ -262,7 +314,8 @@ function expectString(v: unknown, path: string): string {
   return v;
 }
 function expectNumber(v: unknown, path: string, min: number): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < min) throw new ProvidersFileError(`${path} must be a number >= ${min}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min)
+    throw new ProvidersFileError(`${path} must be a number >= ${min}`);
   return v;
 }
 function expectBoolean(v: unknown, path: string): boolean {
@@ -270,6 +323,7 @@ function expectBoolean(v: unknown, path: string): boolean {
   return v;
 }
 function expectEnum<T extends string>(v: unknown, path: string, allowed: readonly T[]): T {
-  if (typeof v !== 'string' || !allowed.includes(v as T)) throw new ProvidersFileError(`${path} must be one of ${allowed.join(', ')}`);
+  if (typeof v !== 'string' || !allowed.includes(v as T))
+    throw new ProvidersFileError(`${path} must be one of ${allowed.join(', ')}`);
   return v as T;
 }

@@ -27,8 +27,20 @@ describe('LlmRouter', () => {
   const twoDeployments = (routing: any = {}, weights = [1, 1]) => ({
     routing: { backoffMs: 10, cooldownMs: 60_000, ...routing },
     deployments: [
-      { name: 'a', type: 'openai', baseUrl: '', models: [{ name: 'vendor-gpt-4', upstream: 'gpt-a' }], weight: weights[0] },
-      { name: 'b', type: 'openai', baseUrl: '', models: [{ name: 'vendor-gpt-4', upstream: 'gpt-b' }], weight: weights[1] },
+      {
+        name: 'a',
+        type: 'openai',
+        baseUrl: '',
+        models: [{ name: 'vendor-gpt-4', upstream: 'gpt-a' }],
+        weight: weights[0],
+      },
+      {
+        name: 'b',
+        type: 'openai',
+        baseUrl: '',
+        models: [{ name: 'vendor-gpt-4', upstream: 'gpt-b' }],
+        weight: weights[1],
+      },
     ].map((d, i) => ({ ...d, baseUrl: [a, b][i].url })),
   });
   const ask = { model: 'vendor-gpt-4', messages: [{ role: 'user' as const, content: 'hi' }] };
@@ -63,7 +75,10 @@ describe('LlmRouter', () => {
   });
 
   it('waits as long as Retry-After asks before retrying the same deployment', async () => {
-    const r = router({ routing: { backoffMs: 10 }, deployments: [{ name: 'a', type: 'openai', baseUrl: a.url, models: ['vendor-gpt-4'] }] });
+    const r = router({
+      routing: { backoffMs: 10 },
+      deployments: [{ name: 'a', type: 'openai', baseUrl: a.url, models: ['vendor-gpt-4'] }],
+    });
     a.behaviour.rateLimitTimes = 1;
     a.behaviour.retryAfterSeconds = 1;
     const started = Date.now();
@@ -73,7 +88,10 @@ describe('LlmRouter', () => {
   });
 
   it('does not wait for a Retry-After longer than the policy allows, and surfaces the upstream error', async () => {
-    const r = router({ routing: { maxRetryAfterMs: 500 }, deployments: [{ name: 'a', type: 'openai', baseUrl: a.url, models: ['vendor-gpt-4'] }] });
+    const r = router({
+      routing: { maxRetryAfterMs: 500 },
+      deployments: [{ name: 'a', type: 'openai', baseUrl: a.url, models: ['vendor-gpt-4'] }],
+    });
     a.behaviour.rateLimitTimes = 1;
     a.behaviour.retryAfterSeconds = 30;
     const err = await r.chat(ask).catch((e) => e);
@@ -83,7 +101,10 @@ describe('LlmRouter', () => {
   });
 
   it('retries with backoff on a timeout, gives up after maxAttempts with the last error', async () => {
-    const r = router({ routing: { maxAttempts: 2, backoffMs: 10 }, deployments: [{ name: 'a', type: 'openai', baseUrl: a.url, timeoutMs: 200, models: ['vendor-gpt-4'] }] });
+    const r = router({
+      routing: { maxAttempts: 2, backoffMs: 10 },
+      deployments: [{ name: 'a', type: 'openai', baseUrl: a.url, timeoutMs: 200, models: ['vendor-gpt-4'] }],
+    });
     a.behaviour.delayMs = 400;
     const err = await r.chat(ask).catch((e) => e);
     expect(err).toBeInstanceOf(UpstreamError);
@@ -114,7 +135,16 @@ describe('LlmRouter', () => {
   });
 
   it('routes Anthropic deployments through the translation', async () => {
-    const r = router({ deployments: [{ name: 'claude', type: 'anthropic', baseUrl: claude.url, models: [{ name: 'vendor-claude-3', upstream: 'claude-3-5-sonnet' }] }] });
+    const r = router({
+      deployments: [
+        {
+          name: 'claude',
+          type: 'anthropic',
+          baseUrl: claude.url,
+          models: [{ name: 'vendor-claude-3', upstream: 'claude-3-5-sonnet' }],
+        },
+      ],
+    });
     const res = await r.chat({ model: 'vendor-claude-3', messages: [{ role: 'user', content: 'yo' }] });
     expect(res.value.model).toBe('vendor-claude-3');
     expect(res.value.choices[0].message.content).toBe('Echo: yo');
@@ -124,20 +154,33 @@ describe('LlmRouter', () => {
   it('refuses unknown models and embeddings on anthropic deployments', async () => {
     const r = router(twoDeployments());
     await expect(r.chat({ ...ask, model: 'vendor-claude-3' })).rejects.toBeInstanceOf(NoDeploymentError);
-    expect(() => router({ deployments: [{ name: 'c', type: 'anthropic', baseUrl: claude.url, models: ['text-embedding-v3'] }] })).toThrow('chat models only');
+    expect(() =>
+      router({ deployments: [{ name: 'c', type: 'anthropic', baseUrl: claude.url, models: ['text-embedding-v3'] }] }),
+    ).toThrow('chat models only');
     expect(r.servedModels().map((m) => m.name)).toEqual(['vendor-gpt-4']);
   });
 
   it('serves local deployments with an in-process engine', async () => {
     const engine: LlmClient = {
-      chat: async (req) => ({ id: 'l', object: 'chat.completion', created: 0, model: req.model, choices: [{ index: 0, message: { role: 'assistant', content: 'local' }, finish_reason: 'stop' }] }),
+      chat: async (req) => ({
+        id: 'l',
+        object: 'chat.completion',
+        created: 0,
+        model: req.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: 'local' }, finish_reason: 'stop' }],
+      }),
       chatStream: async () => (async function* () {})(),
       embeddings: async () => ({ object: 'list', model: 'x', data: [], usage: { prompt_tokens: 0, total_tokens: 0 } }),
       close: async () => undefined,
     };
-    const r = router({ deployments: [{ name: 'mini', type: 'local', engine: 'echo', models: ['vendor-gpt-4-mini'] }] }, { localEngines: { echo: engine } });
+    const r = router(
+      { deployments: [{ name: 'mini', type: 'local', engine: 'echo', models: ['vendor-gpt-4-mini'] }] },
+      { localEngines: { echo: engine } },
+    );
     expect((await r.chat({ ...ask, model: 'vendor-gpt-4-mini' })).value.choices[0].message.content).toBe('local');
-    expect(() => router({ deployments: [{ name: 'mini', type: 'local', models: ['vendor-gpt-4-mini'] }] })).toThrow('no local engine');
+    expect(() => router({ deployments: [{ name: 'mini', type: 'local', models: ['vendor-gpt-4-mini'] }] })).toThrow(
+      'no local engine',
+    );
   });
 
   it('sends token-array embeddings to OpenAI-type deployments when the pool has one, decoding only where none', async () => {
@@ -145,7 +188,15 @@ describe('LlmRouter', () => {
     const engine: LlmClient = {
       chat: async () => Promise.reject(new Error('unused')),
       chatStream: async () => Promise.reject(new Error('unused')),
-      embeddings: async (req) => (calls.push(req.input), { object: 'list', model: 'x', data: [{ index: 0, object: 'embedding', embedding: [1] }], usage: { prompt_tokens: 1, total_tokens: 1 } }),
+      embeddings: async (req) => (
+        calls.push(req.input),
+        {
+          object: 'list',
+          model: 'x',
+          data: [{ index: 0, object: 'embedding', embedding: [1] }],
+          usage: { prompt_tokens: 1, total_tokens: 1 },
+        }
+      ),
       close: async () => undefined,
     };
     const local = { name: 'in-process', type: 'local', engine: 'emb', models: ['text-embedding-v3'], weight: 100 };
@@ -155,12 +206,15 @@ describe('LlmRouter', () => {
     const refuse = () => {
       throw new UnsupportedRequestError('no text for these ids', 'input');
     };
-    for (let k = 0; k < 3; k++) expect((await mixed.embeddings({ model: 'text-embedding-v3', input: [[163]] }, {}, refuse)).deployment).toBe('a');
+    for (let k = 0; k < 3; k++)
+      expect((await mixed.embeddings({ model: 'text-embedding-v3', input: [[163]] }, {}, refuse)).deployment).toBe('a');
     expect(a.requests.map((q) => q.body.input)).toEqual([[[163]], [[163]], [[163]]]);
     // Text still goes anywhere; a pool of text-only deployments gets the decoded text.
     expect((await mixed.embeddings({ model: 'text-embedding-v3', input: ['hi'] })).deployment).toBe('in-process');
     const onlyLocal = router({ deployments: [local] }, { localEngines: { emb: engine }, random: () => 0 });
-    expect((await onlyLocal.embeddings({ model: 'text-embedding-v3', input: [[15339]] }, {}, () => ['hello'])).deployment).toBe('in-process');
+    expect(
+      (await onlyLocal.embeddings({ model: 'text-embedding-v3', input: [[15339]] }, {}, () => ['hello'])).deployment,
+    ).toBe('in-process');
     expect(calls).toEqual([['hi'], ['hello']]);
   });
 
@@ -171,6 +225,11 @@ describe('LlmRouter', () => {
       expect(r.isServed(name)).toBe(false);
     }
     expect(r.modelInfo('vendor-gpt-4')).toMatchObject({ name: 'vendor-gpt-4', kind: 'chat' });
-    expect(() => router({ deployments: [{ name: 'mini', type: 'local', engine: 'constructor', models: ['vendor-gpt-4-mini'] }] }, { localEngines: {} })).toThrow('no local engine named constructor');
+    expect(() =>
+      router(
+        { deployments: [{ name: 'mini', type: 'local', engine: 'constructor', models: ['vendor-gpt-4-mini'] }] },
+        { localEngines: {} },
+      ),
+    ).toThrow('no local engine named constructor');
   });
 });

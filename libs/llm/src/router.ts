@@ -2,12 +2,28 @@
 // Retry-After), fallback to the next deployment, and a cooldown for deployments that just failed.
 import { AnthropicClient, UnsupportedRequestError } from './anthropic-client';
 import { catalogEntry, ModelInfo } from './catalog';
-import { GenAiAttempt, GenAiOperation, genAiTarget, GenAiTarget, GenAiTelemetryOptions, observeStream } from './genai-telemetry';
+import {
+  GenAiAttempt,
+  GenAiOperation,
+  genAiTarget,
+  GenAiTarget,
+  GenAiTelemetryOptions,
+  observeStream,
+} from './genai-telemetry';
 import { LlmClient } from './llm-client';
 import { OpenAiCompatibleClient } from './openai-client';
 import { Deployment, ProvidersConfig, ProvidersFileError } from './providers-file';
 import { servesTextCompletions, TextCompletion, TextCompletionRequest } from './text-completions';
-import { CallAbortedError, CallOptions, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, EmbeddingsRequest, EmbeddingsResponse, UpstreamError } from './types';
+import {
+  CallAbortedError,
+  CallOptions,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+  UpstreamError,
+} from './types';
 
 export interface Routed<T> {
   value: T;
@@ -42,7 +58,15 @@ export interface RouterOptions {
  * cluster itself (apps/ai-gateway/src/upstreams/upstream-events.ts).
  */
 export type DeploymentHealthChange =
-  | { state: 'cooled_down'; deployment: string; at: number; until: number; status: number; kind: string; message: string }
+  | {
+      state: 'cooled_down';
+      deployment: string;
+      at: number;
+      until: number;
+      status: number;
+      kind: string;
+      message: string;
+    }
   | { state: 'recovered'; deployment: string; at: number };
 
 interface Target {
@@ -68,14 +92,20 @@ export class LlmRouter {
   private readonly random: () => number;
   private readonly now: () => number;
 
-  constructor(readonly config: ProvidersConfig, private readonly opts: RouterOptions = {}) {
+  constructor(
+    readonly config: ProvidersConfig,
+    private readonly opts: RouterOptions = {},
+  ) {
     this.random = opts.random ?? Math.random;
     this.now = opts.now ?? Date.now;
     this.telemetry = opts.telemetry ?? {};
     for (const d of config.deployments) {
       if (d.type === 'anthropic') {
         const embedding = d.models.find((m) => catalogEntry(config.models, m.name)?.kind !== 'chat');
-        if (embedding) throw new ProvidersFileError(`deployment ${d.name}: anthropic deployments serve chat models only (${embedding.name})`);
+        if (embedding)
+          throw new ProvidersFileError(
+            `deployment ${d.name}: anthropic deployments serve chat models only (${embedding.name})`,
+          );
       }
       this.clients.set(d.name, this.createClient(d));
     }
@@ -90,7 +120,10 @@ export class LlmRouter {
         return new AnthropicClient(d);
       case 'local': {
         const engine = this.opts.localEngines && catalogEntry(this.opts.localEngines, d.engine ?? d.name);
-        if (!engine) throw new ProvidersFileError(`deployment ${d.name}: no local engine named ${d.engine ?? d.name} in this build`);
+        if (!engine)
+          throw new ProvidersFileError(
+            `deployment ${d.name}: no local engine named ${d.engine ?? d.name} in this build`,
+          );
         return engine;
       }
     }
@@ -108,7 +141,9 @@ export class LlmRouter {
 
   /** Public models served by at least one deployment (weight 0 parks a deployment). */
   servedModels(): ModelInfo[] {
-    const names = new Set(this.config.deployments.filter((d) => d.weight > 0).flatMap((d) => d.models.map((m) => m.name)));
+    const names = new Set(
+      this.config.deployments.filter((d) => d.weight > 0).flatMap((d) => d.models.map((m) => m.name)),
+    );
     return [...names].map((n) => catalogEntry(this.config.models, n)).filter((m): m is ModelInfo => !!m);
   }
 
@@ -139,16 +174,29 @@ export class LlmRouter {
 
   async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<Routed<ChatCompletion>> {
     return this.run(req.model, opts, { operation: 'chat', request: req }, async (t, attempt) => {
-      const res = await attempt.run(() => t.client.chat({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs }));
+      const res = await attempt.run(() =>
+        t.client.chat(
+          { ...req, model: t.upstreamModel },
+          { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs },
+        ),
+      );
       attempt.response(res);
       return { ...res, model: req.model };
     });
   }
 
   /** Resolves once an upstream accepted the stream; later failures surface from the iterator. */
-  async chatStream(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<Routed<AsyncIterable<ChatCompletionChunk>>> {
+  async chatStream(
+    req: ChatCompletionRequest,
+    opts: CallOptions = {},
+  ): Promise<Routed<AsyncIterable<ChatCompletionChunk>>> {
     return this.run(req.model, opts, { operation: 'chat', request: req }, async (t, attempt) => {
-      const upstream = await attempt.run(() => t.client.chatStream({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs }));
+      const upstream = await attempt.run(() =>
+        t.client.chatStream(
+          { ...req, model: t.upstreamModel },
+          { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs },
+        ),
+      );
       return asPublicModel(observeStream(upstream, attempt), req.model, t.deployment.name);
     });
   }
@@ -162,7 +210,12 @@ export class LlmRouter {
       async (t, attempt) => {
         const client = t.client;
         if (!servesTextCompletions(client)) throw new NoDeploymentError(req.model);
-        const res = await attempt.run(() => client.completions({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs }));
+        const res = await attempt.run(() =>
+          client.completions(
+            { ...req, model: t.upstreamModel },
+            { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs },
+          ),
+        );
         attempt.response(res);
         return { ...res, model: req.model };
       },
@@ -170,7 +223,10 @@ export class LlmRouter {
     );
   }
 
-  async completionsStream(req: TextCompletionRequest, opts: CallOptions = {}): Promise<Routed<AsyncIterable<TextCompletion>>> {
+  async completionsStream(
+    req: TextCompletionRequest,
+    opts: CallOptions = {},
+  ): Promise<Routed<AsyncIterable<TextCompletion>>> {
     return this.run(
       req.model,
       opts,
@@ -178,7 +234,12 @@ export class LlmRouter {
       async (t, attempt) => {
         const client = t.client;
         if (!servesTextCompletions(client)) throw new NoDeploymentError(req.model);
-        const upstream = await attempt.run(() => client.completionsStream({ ...req, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs }));
+        const upstream = await attempt.run(() =>
+          client.completionsStream(
+            { ...req, model: t.upstreamModel },
+            { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs },
+          ),
+        );
         return asPublicModel(observeStream(upstream, attempt), req.model, t.deployment.name);
       },
       (t) => servesTextCompletions(t.client),
@@ -189,7 +250,11 @@ export class LlmRouter {
    * `asText`: for token-array inputs, the texts to send a deployment that takes text only (every type
    * but `openai`); it throws (e.g. UnsupportedRequestError naming the deployment) when the ids have none.
    */
-  async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}, asText?: (deployment: Deployment) => string[]): Promise<Routed<EmbeddingsResponse>> {
+  async embeddings(
+    req: EmbeddingsRequest,
+    opts: CallOptions = {},
+    asText?: (deployment: Deployment) => string[],
+  ): Promise<Routed<EmbeddingsResponse>> {
     const tokens = Array.isArray(req.input) && req.input.length > 0 && typeof req.input[0] !== 'string';
     const takesIds = (t: Target) => takesTokenIds(t.deployment);
     // Token arrays go to the deployments that take ids whenever the model has one: a text-only
@@ -203,10 +268,19 @@ export class LlmRouter {
       async (t, attempt) => {
         let input = req.input;
         if (tokens && !takesIds(t)) {
-          if (!asText) throw new UnsupportedRequestError(`deployment ${t.deployment.name} (type ${t.deployment.type}) takes text input only, not token arrays`, 'input');
+          if (!asText)
+            throw new UnsupportedRequestError(
+              `deployment ${t.deployment.name} (type ${t.deployment.type}) takes text input only, not token arrays`,
+              'input',
+            );
           input = asText(t.deployment);
         }
-        const res = await attempt.run(() => t.client.embeddings({ ...req, input, model: t.upstreamModel }, { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs }));
+        const res = await attempt.run(() =>
+          t.client.embeddings(
+            { ...req, input, model: t.upstreamModel },
+            { ...opts, timeoutMs: opts.timeoutMs ?? t.deployment.timeoutMs },
+          ),
+        );
         attempt.response(res);
         return { ...res, model: req.model };
       },
@@ -224,13 +298,25 @@ export class LlmRouter {
    * `call` gets the deployment (base URL, key, headers, timeout) and the model's upstream name, with the
    * routing policy's retries, fallback and cooldown as for chat.
    */
-  async media<T>(model: string, opts: CallOptions, call: (deployment: Deployment, upstreamModel: string) => Promise<T>): Promise<Routed<T>> {
-    return this.run(model, opts, { operation: 'moderation' }, (t, attempt) => attempt.run(() => call(t.deployment, t.upstreamModel)), (t) => t.deployment.type === 'openai');
+  async media<T>(
+    model: string,
+    opts: CallOptions,
+    call: (deployment: Deployment, upstreamModel: string) => Promise<T>,
+  ): Promise<Routed<T>> {
+    return this.run(
+      model,
+      opts,
+      { operation: 'moderation' },
+      (t, attempt) => attempt.run(() => call(t.deployment, t.upstreamModel)),
+      (t) => t.deployment.type === 'openai',
+    );
   }
 
   async close(): Promise<void> {
     const local = new Set(Object.values(this.opts.localEngines ?? {}));
-    await Promise.all([...this.clients.values()].filter((c) => !local.has(c)).map((c) => c.close().catch(() => undefined)));
+    await Promise.all(
+      [...this.clients.values()].filter((c) => !local.has(c)).map((c) => c.close().catch(() => undefined)),
+    );
   }
 
   /** The deployments serving a public model (the config is fixed for the router's life: built once per model). */
@@ -240,7 +326,13 @@ export class LlmRouter {
     const out: Target[] = [];
     for (const d of this.config.deployments) {
       const m = d.models.find((x) => x.name === model);
-      if (m && d.weight > 0) out.push({ deployment: d, upstreamModel: m.upstream, client: this.clients.get(d.name)!, genAi: genAiTarget(d, m.upstream, model) });
+      if (m && d.weight > 0)
+        out.push({
+          deployment: d,
+          upstreamModel: m.upstream,
+          client: this.clients.get(d.name)!,
+          genAi: genAiTarget(d, m.upstream, model),
+        });
     }
     // Only names the config serves are kept, so a caller's made-up model names cannot grow the map.
     if (out.length) this.targetsByModel.set(model, out);
@@ -273,7 +365,13 @@ export class LlmRouter {
    * Each attempt is a GenAiAttempt (one CLIENT span, its metrics) ended here, or for a stream when the
    * stream ends (observeStream); attempts are siblings under the caller's active span.
    */
-  private async run<T>(model: string, opts: CallOptions, traced: Traced, call: (t: Target, attempt: GenAiAttempt) => Promise<T>, usable: (t: Target) => boolean = () => true): Promise<Routed<T>> {
+  private async run<T>(
+    model: string,
+    opts: CallOptions,
+    traced: Traced,
+    call: (t: Target, attempt: GenAiAttempt) => Promise<T>,
+    usable: (t: Target) => boolean = () => true,
+  ): Promise<Routed<T>> {
     const targets = this.targets(model).filter(usable);
     if (targets.length === 0) throw new NoDeploymentError(model);
     const policy = this.config.routing;
@@ -287,7 +385,8 @@ export class LlmRouter {
       try {
         const value = await call(target, span);
         if (!span.streaming) span.end();
-        if (this.cooldownUntil.delete(target.deployment.name)) this.healthListener?.({ state: 'recovered', deployment: target.deployment.name, at: this.now() });
+        if (this.cooldownUntil.delete(target.deployment.name))
+          this.healthListener?.({ state: 'recovered', deployment: target.deployment.name, at: this.now() });
         return { value, deployment: target.deployment.name, upstreamModel: target.upstreamModel, attempts: attempt };
       } catch (e) {
         span.fail(opts.signal?.aborted ? new CallAbortedError() : e);
@@ -300,7 +399,16 @@ export class LlmRouter {
         const wasCooling = this.isCoolingDown(target.deployment.name);
         const until = this.now() + Math.max(policy.cooldownMs, retryAfter ?? 0);
         this.cooldownUntil.set(target.deployment.name, until);
-        if (!wasCooling) this.healthListener?.({ state: 'cooled_down', deployment: target.deployment.name, at: this.now(), until, status: e.status, kind: e.kind, message: e.message.slice(0, 300) });
+        if (!wasCooling)
+          this.healthListener?.({
+            state: 'cooled_down',
+            deployment: target.deployment.name,
+            at: this.now(),
+            until,
+            status: e.status,
+            kind: e.kind,
+            message: e.message.slice(0, 300),
+          });
         if (attempt === policy.maxAttempts) break;
         const next = order[(index + 1) % order.length];
         const nextHealthy = next !== target && !this.isCoolingDown(next.deployment.name);
@@ -341,7 +449,11 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** An upstream stream under the public model name; its failures name the deployment they came from. */
-async function* asPublicModel<T extends { model: string }>(upstream: AsyncIterable<T>, model: string, deployment: string): AsyncIterable<T> {
+async function* asPublicModel<T extends { model: string }>(
+  upstream: AsyncIterable<T>,
+  model: string,
+  deployment: string,
+): AsyncIterable<T> {
   try {
     for await (const chunk of upstream) yield { ...chunk, model };
   } catch (e) {

@@ -12,7 +12,13 @@ async function collect(parts: string[]) {
 
 describe('parseSse', () => {
   it('yields events split across chunks, with CRLF, comments and multi-line data', async () => {
-    const events = await collect(['da', 'ta: {"a":1}\r', '\n\r\n: comment\n', 'event: ping\ndata: x\ndata: y\n\n', 'data: [DONE]\n\n']);
+    const events = await collect([
+      'da',
+      'ta: {"a":1}\r',
+      '\n\r\n: comment\n',
+      'event: ping\ndata: x\ndata: y\n\n',
+      'data: [DONE]\n\n',
+    ]);
     expect(events).toEqual([
       { event: 'message', data: '{"a":1}' },
       { event: 'ping', data: 'x\ny' },
@@ -41,7 +47,10 @@ describe('parseSse', () => {
     const parts = ['data: '];
     for (let i = 0; i < line.length; i += 100) parts.push(line.slice(i, i + 100));
     parts.push('\r', '\n', '\r\n', 'data: next\n\n');
-    expect(await collect(parts)).toEqual([{ event: 'message', data: line }, { event: 'message', data: 'next' }]);
+    expect(await collect(parts)).toEqual([
+      { event: 'message', data: line },
+      { event: 'message', data: 'next' },
+    ]);
   });
 
   it('refuses a line or an event longer than MAX_SSE_EVENT_CHARS instead of buffering it without bound', async () => {

@@ -41,8 +41,7 @@ export async function* parseSse(body: AsyncIterable<Uint8Array | string>): Async
       eventChars += value.length + 1;
       if (eventChars > MAX_SSE_EVENT_CHARS) throw tooLong();
       data.push(value);
-    }
-    else if (field === 'event') event = value;
+    } else if (field === 'event') event = value;
     else if (field === 'id') id = value;
     return undefined;
   };
@@ -71,5 +70,9 @@ export async function* parseSse(body: AsyncIterable<Uint8Array | string>): Async
 }
 
 function tooLong(): UpstreamError {
-  return new UpstreamError(`upstream sent a stream event longer than ${MAX_SSE_EVENT_CHARS} characters`, 'protocol', 200);
+  return new UpstreamError(
+    `upstream sent a stream event longer than ${MAX_SSE_EVENT_CHARS} characters`,
+    'protocol',
+    200,
+  );
 }

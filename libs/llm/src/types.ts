@@ -70,9 +70,20 @@ export interface Usage {
    * writes are mapped here): `cached_tokens` read from the prompt cache, `cache_write_tokens` written to
    * it, `audio_tokens` of audio input. All are part of `prompt_tokens`. Absent when the upstream said nothing.
    */
-  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; audio_tokens?: number; [k: string]: unknown };
+  prompt_tokens_details?: {
+    cached_tokens?: number;
+    cache_write_tokens?: number;
+    audio_tokens?: number;
+    [k: string]: unknown;
+  };
   /** The completion tokens' breakdown (`reasoning_tokens`, `audio_tokens`, prediction tokens), part of `completion_tokens`; absent when unknown. */
-  completion_tokens_details?: { reasoning_tokens?: number; audio_tokens?: number; accepted_prediction_tokens?: number; rejected_prediction_tokens?: number; [k: string]: unknown };
+  completion_tokens_details?: {
+    reasoning_tokens?: number;
+    audio_tokens?: number;
+    accepted_prediction_tokens?: number;
+    rejected_prediction_tokens?: number;
+    [k: string]: unknown;
+  };
 }
 
 export interface ChatCompletion {
@@ -80,7 +91,11 @@ export interface ChatCompletion {
   object: 'chat.completion';
   created: number;
   model: string;
-  choices: Array<{ index: number; message: { role: 'assistant'; content: string | null; [k: string]: unknown }; finish_reason: string | null }>;
+  choices: Array<{
+    index: number;
+    message: { role: 'assistant'; content: string | null; [k: string]: unknown };
+    finish_reason: string | null;
+  }>;
   usage?: Usage;
   [k: string]: unknown;
 }
@@ -90,7 +105,11 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: Array<{ index: number; delta: { role?: 'assistant'; content?: string | null; [k: string]: unknown }; finish_reason: string | null }>;
+  choices: Array<{
+    index: number;
+    delta: { role?: 'assistant'; content?: string | null; [k: string]: unknown };
+    finish_reason: string | null;
+  }>;
   usage?: Usage | null;
   [k: string]: unknown;
 }
@@ -174,8 +193,38 @@ export function parseRetryAfter(value: string | string[] | undefined | null, now
  * upstream per its deployment's `unknownFields`; the Anthropic translation never sends them.
  */
 export const KNOWN_CHAT_FIELDS = [
-  'model', 'messages', 'audio', 'frequency_penalty', 'function_call', 'functions', 'logit_bias', 'logprobs', 'max_completion_tokens',
-  'max_tokens', 'metadata', 'modalities', 'n', 'parallel_tool_calls', 'prediction', 'presence_penalty', 'prompt_cache_key',
-  'reasoning_effort', 'response_format', 'safety_identifier', 'seed', 'service_tier', 'stop', 'store', 'stream', 'stream_options',
-  'temperature', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user', 'verbosity', 'web_search_options',
+  'model',
+  'messages',
+  'audio',
+  'frequency_penalty',
+  'function_call',
+  'functions',
+  'logit_bias',
+  'logprobs',
+  'max_completion_tokens',
+  'max_tokens',
+  'metadata',
+  'modalities',
+  'n',
+  'parallel_tool_calls',
+  'prediction',
+  'presence_penalty',
+  'prompt_cache_key',
+  'reasoning_effort',
+  'response_format',
+  'safety_identifier',
+  'seed',
+  'service_tier',
+  'stop',
+  'store',
+  'stream',
+  'stream_options',
+  'temperature',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'user',
+  'verbosity',
+  'web_search_options',
 ] as const;

@@ -8,7 +8,10 @@ import { enableHeadHooks, headHeaders, expressShapedClasses, onHead } from './fr
 type Handler = (app: express.Express) => http.RequestListener;
 
 /** A real Express app behind `http.createServer(expressShapedClasses(app), listener)`. */
-async function serve(setup: (app: express.Express) => void, listener: Handler = (app) => app): Promise<{ url: string; close(): Promise<void> }> {
+async function serve(
+  setup: (app: express.Express) => void,
+  listener: Handler = (app) => app,
+): Promise<{ url: string; close(): Promise<void> }> {
   const app = express();
   setup(app);
   const server = http.createServer(expressShapedClasses(app), listener(app));
@@ -44,7 +47,16 @@ describe('expressShapedClasses', () => {
     try {
       const r = await fetch(`${s.url}/p`);
       expect(await r.json()).toEqual({ ok: true });
-      expect(seen).toEqual({ reqBorn: true, resBorn: true, nodeReq: true, nodeRes: true, reqInHandler: true, resInHandler: true, reqUnchanged: true, resUnchanged: true });
+      expect(seen).toEqual({
+        reqBorn: true,
+        resBorn: true,
+        nodeReq: true,
+        nodeRes: true,
+        reqInHandler: true,
+        resInHandler: true,
+        reqUnchanged: true,
+        resUnchanged: true,
+      });
     } finally {
       await s.close();
     }
@@ -75,7 +87,9 @@ describe('expressShapedClasses', () => {
 
 describe('enableHeadHooks / onHead', () => {
   /** Each route registers a hook (recording whether the head was still unsent) and answers its own way. */
-  async function hooked(answer: (res: express.Response) => void): Promise<{ status: number; headers: Headers; text: string; calls: boolean[] }> {
+  async function hooked(
+    answer: (res: express.Response) => void,
+  ): Promise<{ status: number; headers: Headers; text: string; calls: boolean[] }> {
     const calls: boolean[] = [];
     const s = await serve((app) => {
       enableHeadHooks(app);
@@ -99,21 +113,36 @@ describe('enableHeadHooks / onHead', () => {
   const answers: Array<[string, (res: express.Response) => void, number, string]> = [
     ['res.json', (res) => res.status(201).json({ a: 1 }), 201, '{"a":1}'],
     ['res.end without an explicit head', (res) => res.end('plain'), 200, 'plain'],
-    ['res.flushHeaders (SSE)', (res) => {
-      res.setHeader('Content-Type', 'text/event-stream');
-      res.flushHeaders();
-      res.write('data: 1\n\n');
-      res.end('data: [DONE]\n\n');
-    }, 200, 'data: 1\n\ndata: [DONE]\n\n'],
-    ['res.writeHead(status, headers array)', (res) => {
-      res.writeHead(202, ['Content-Type', 'text/plain', 'X-Own', 'yes']);
-      res.write('a');
-      res.end('b');
-    }, 202, 'ab'],
-    ['res.writeHead then res.end', (res) => {
-      res.writeHead(204);
-      res.end();
-    }, 204, ''],
+    [
+      'res.flushHeaders (SSE)',
+      (res) => {
+        res.setHeader('Content-Type', 'text/event-stream');
+        res.flushHeaders();
+        res.write('data: 1\n\n');
+        res.end('data: [DONE]\n\n');
+      },
+      200,
+      'data: 1\n\ndata: [DONE]\n\n',
+    ],
+    [
+      'res.writeHead(status, headers array)',
+      (res) => {
+        res.writeHead(202, ['Content-Type', 'text/plain', 'X-Own', 'yes']);
+        res.write('a');
+        res.end('b');
+      },
+      202,
+      'ab',
+    ],
+    [
+      'res.writeHead then res.end',
+      (res) => {
+        res.writeHead(204);
+        res.end();
+      },
+      204,
+      '',
+    ],
   ];
 
   for (const [name, answer, status, text] of answers) {
@@ -157,20 +186,50 @@ describe('enableHeadHooks / onHead', () => {
 
 describe('headHeaders', () => {
   const answers: Array<[string, (res: express.Response) => void, Record<string, string>]> = [
-    ['res.json (Express sets its own headers first)', (res) => res.status(201).json({ a: 1 }), { 'content-type': 'application/json; charset=utf-8' }],
+    [
+      'res.json (Express sets its own headers first)',
+      (res) => res.status(201).json({ a: 1 }),
+      { 'content-type': 'application/json; charset=utf-8' },
+    ],
     ['res.end without an explicit head', (res) => res.end('plain'), {}],
-    ['res.flushHeaders (SSE)', (res) => {
-      res.setHeader('Content-Type', 'text/event-stream');
-      res.flushHeaders();
-      res.end('data: [DONE]\n\n');
-    }, { 'content-type': 'text/event-stream' }],
-    ['writeHead(status, flat array)', (res) => res.writeHead(202, ['X-Own', 'yes', 'X-Same', 'call']).end(), { 'x-own': 'yes', 'x-same': 'call' }],
-    ['writeHead(status, object)', (res) => res.writeHead(202, { 'X-Own': 'yes', 'x-same': 'call' }).end(), { 'x-own': 'yes', 'x-same': 'call' }],
-    ['writeHead(status, message, array of pairs)', (res) => res.writeHead(202, 'Fine', [['X-Own', 'yes'], ['X-Same', 'call']]).end(), { 'x-own': 'yes', 'x-same': 'call' }],
-    ['setHeader wins over a pending header', (res) => {
-      res.setHeader('X-Same', 'set');
-      res.end();
-    }, { 'x-same': 'set' }],
+    [
+      'res.flushHeaders (SSE)',
+      (res) => {
+        res.setHeader('Content-Type', 'text/event-stream');
+        res.flushHeaders();
+        res.end('data: [DONE]\n\n');
+      },
+      { 'content-type': 'text/event-stream' },
+    ],
+    [
+      'writeHead(status, flat array)',
+      (res) => res.writeHead(202, ['X-Own', 'yes', 'X-Same', 'call']).end(),
+      { 'x-own': 'yes', 'x-same': 'call' },
+    ],
+    [
+      'writeHead(status, object)',
+      (res) => res.writeHead(202, { 'X-Own': 'yes', 'x-same': 'call' }).end(),
+      { 'x-own': 'yes', 'x-same': 'call' },
+    ],
+    [
+      'writeHead(status, message, array of pairs)',
+      (res) =>
+        res
+          .writeHead(202, 'Fine', [
+            ['X-Own', 'yes'],
+            ['X-Same', 'call'],
+          ])
+          .end(),
+      { 'x-own': 'yes', 'x-same': 'call' },
+    ],
+    [
+      'setHeader wins over a pending header',
+      (res) => {
+        res.setHeader('X-Same', 'set');
+        res.end();
+      },
+      { 'x-same': 'set' },
+    ],
   ];
 
   for (const [name, answer, expected] of answers) {
@@ -188,7 +247,9 @@ describe('headHeaders', () => {
       try {
         const r = await fetch(`${s.url}/h`);
         await r.text();
-        const got = Object.fromEntries([...r.headers.entries()].filter(([k]) => k.startsWith('x-') || k === 'content-type'));
+        const got = Object.fromEntries(
+          [...r.headers.entries()].filter(([k]) => k.startsWith('x-') || k === 'content-type'),
+        );
         expect(got).toEqual({ 'x-pending': 'p', 'x-from-hook': 'h', 'x-same': 'pending', ...expected });
         // One value per header: a pending header never doubles one the answer wrote.
         expect(r.headers.get('x-same')).not.toContain(',');
@@ -198,4 +259,3 @@ describe('headHeaders', () => {
     });
   }
 });
-

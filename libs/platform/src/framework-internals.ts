@@ -18,7 +18,10 @@ interface ExpressPrototypes {
  * constructor to an object of another prototype made every response a dictionary-mode object), and
  * their prototypes become the app's `request` / `response`, chained to Express's.
  */
-export function expressShapedClasses(app: ExpressPrototypes): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
+export function expressShapedClasses(app: ExpressPrototypes): {
+  IncomingMessage: typeof IncomingMessage;
+  ServerResponse: typeof ServerResponse;
+} {
   class ExpressRequest extends IncomingMessage {}
   class ExpressResponse extends ServerResponse {}
   Object.setPrototypeOf(ExpressRequest.prototype, app.request);
@@ -118,6 +121,7 @@ interface PgPool {
 /** The `pg` pool behind a TypeORM PostgreSQL data source (TypeORM keeps it as `driver.master`). */
 export function pgPoolOf(dataSource: DataSource): PgPool {
   const pool = (dataSource.driver as unknown as { master?: PgPool }).master;
-  if (pool === undefined || typeof pool.query !== 'function') throw new Error('TypeORM no longer keeps the pg pool as driver.master (framework-internals.ts)');
+  if (pool === undefined || typeof pool.query !== 'function')
+    throw new Error('TypeORM no longer keeps the pg pool as driver.master (framework-internals.ts)');
   return pool;
 }

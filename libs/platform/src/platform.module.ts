@@ -45,7 +45,8 @@ export class PlatformModule {
           useFactory: (config: BaseConfig, storage: SharedThrottlerStorage) => ({
             throttlers: [{ name: 'default', ttl: 60_000, limit: config.RATE_LIMIT_PER_MINUTE }],
             // The same address key as every other per-address limit (IPv6 by RATE_LIMIT_IPV6_PREFIX).
-            getTracker: (req: { ip?: string; socket?: { remoteAddress?: string } }) => clientLimitKey(req, config.RATE_LIMIT_IPV6_PREFIX),
+            getTracker: (req: { ip?: string; socket?: { remoteAddress?: string } }) =>
+              clientLimitKey(req, config.RATE_LIMIT_IPV6_PREFIX),
             storage,
             errorMessage: 'Too many requests, retry later',
           }),
@@ -55,14 +56,28 @@ export class PlatformModule {
       ],
       providers: [
         dbUrl,
-        { provide: AccessLog, inject: [BaseConfig], useFactory: (config: BaseConfig) => new AccessLog(config.LOG_LEVEL, options.app) },
+        {
+          provide: AccessLog,
+          inject: [BaseConfig],
+          useFactory: (config: BaseConfig) => new AccessLog(config.LOG_LEVEL, options.app),
+        },
         HttpPipeline,
         { provide: APP_GUARD, useClass: PlatformThrottlerGuard },
         { provide: AUTH_LIMITER, useClass: PlatformAuthLimiter },
         Clock,
         TimedHolds,
       ],
-      exports: [dbUrl, AccessLog, HttpPipeline, ConfigModule, SharedStateModule, MetricsModule, AUTH_LIMITER, Clock, TimedHolds],
+      exports: [
+        dbUrl,
+        AccessLog,
+        HttpPipeline,
+        ConfigModule,
+        SharedStateModule,
+        MetricsModule,
+        AUTH_LIMITER,
+        Clock,
+        TimedHolds,
+      ],
     };
   }
 }

@@ -35,7 +35,8 @@ const REVIEWED_DYNAMIC: Record<string, string> = {
     "the encoder's pre-tokenizer pattern shipped with js-tiktoken (only applied to pieces of bounded length)",
   'apps/ai-gateway/src/tokenizer/bpe-counter.ts specials.map':
     'an alternation of literal special-token strings, each escaped',
-  'apps/membership/src/config/membership.config.ts this.PHONE_PATTERN': 'PHONE_PATTERN from the environment (checked at start)',
+  'apps/membership/src/config/membership.config.ts this.PHONE_PATTERN':
+    'PHONE_PATTERN from the environment (checked at start)',
   'apps/membership/src/verification/phone-format.ts DEFAULT_PHONE_PATTERN': 'a constant',
   'apps/membership/src/verification/phone-format.ts pattern': 'PHONE_PATTERN from the environment',
 };

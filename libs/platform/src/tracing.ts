@@ -21,10 +21,34 @@ export interface TracingHandle {
 
 /** Query parameters whose values are replaced by REDACTED in span URLs (OAuth codes, states, keys...). */
 export const SENSITIVE_QUERY_PARAMS = [
-  'code', 'js_code', 'state', 'token', 'access_token', 'refresh_token', 'id_token', 'api_key', 'key', 'password',
-  'secret', 'appsecret', 'client_secret', 'ticket', 'signature', 'msg_signature', 'echostr', 'nonce', 'openid',
-  'sig', 'Signature', 'SignatureNonce', 'AccessKeyId',
-  'AWSAccessKeyId', 'X-Amz-Signature', 'X-Amz-Credential', 'X-Amz-Security-Token', 'X-Goog-Signature',
+  'code',
+  'js_code',
+  'state',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'api_key',
+  'key',
+  'password',
+  'secret',
+  'appsecret',
+  'client_secret',
+  'ticket',
+  'signature',
+  'msg_signature',
+  'echostr',
+  'nonce',
+  'openid',
+  'sig',
+  'Signature',
+  'SignatureNonce',
+  'AccessKeyId',
+  'AWSAccessKeyId',
+  'X-Amz-Signature',
+  'X-Amz-Credential',
+  'X-Amz-Security-Token',
+  'X-Goog-Signature',
 ];
 
 /**
@@ -33,7 +57,9 @@ export const SENSITIVE_QUERY_PARAMS = [
  * caller's path (polynomial).
  */
 export function isUntracedPath(path: string): boolean {
-  return path.endsWith('/actuator/health') || path.endsWith('/actuator/prometheus') || path.includes('/actuator/health/');
+  return (
+    path.endsWith('/actuator/health') || path.endsWith('/actuator/prometheus') || path.includes('/actuator/health/')
+  );
 }
 
 let active: TracingHandle | null = null;
@@ -72,14 +98,28 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
     throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT is not a valid URL: ${JSON.stringify(endpoint)}`);
   }
 
-  const { NodeTracerProvider, BatchSpanProcessor } = sdk<typeof import('@opentelemetry/sdk-trace-node')>('@opentelemetry/sdk-trace-node');
-  const { OTLPTraceExporter } = sdk<typeof import('@opentelemetry/exporter-trace-otlp-http')>('@opentelemetry/exporter-trace-otlp-http');
+  const { NodeTracerProvider, BatchSpanProcessor } = sdk<typeof import('@opentelemetry/sdk-trace-node')>(
+    '@opentelemetry/sdk-trace-node',
+  );
+  const { OTLPTraceExporter } = sdk<typeof import('@opentelemetry/exporter-trace-otlp-http')>(
+    '@opentelemetry/exporter-trace-otlp-http',
+  );
   const { resourceFromAttributes } = sdk<typeof import('@opentelemetry/resources')>('@opentelemetry/resources');
-  const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = sdk<typeof import('@opentelemetry/semantic-conventions')>('@opentelemetry/semantic-conventions');
-  const { registerInstrumentations } = sdk<typeof import('@opentelemetry/instrumentation')>('@opentelemetry/instrumentation');
-  const { HttpInstrumentation } = sdk<typeof import('@opentelemetry/instrumentation-http')>('@opentelemetry/instrumentation-http');
-  const { PgInstrumentation } = sdk<typeof import('@opentelemetry/instrumentation-pg')>('@opentelemetry/instrumentation-pg');
-  const { UndiciInstrumentation } = sdk<typeof import('@opentelemetry/instrumentation-undici')>('@opentelemetry/instrumentation-undici');
+  const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = sdk<typeof import('@opentelemetry/semantic-conventions')>(
+    '@opentelemetry/semantic-conventions',
+  );
+  const { registerInstrumentations } = sdk<typeof import('@opentelemetry/instrumentation')>(
+    '@opentelemetry/instrumentation',
+  );
+  const { HttpInstrumentation } = sdk<typeof import('@opentelemetry/instrumentation-http')>(
+    '@opentelemetry/instrumentation-http',
+  );
+  const { PgInstrumentation } = sdk<typeof import('@opentelemetry/instrumentation-pg')>(
+    '@opentelemetry/instrumentation-pg',
+  );
+  const { UndiciInstrumentation } = sdk<typeof import('@opentelemetry/instrumentation-undici')>(
+    '@opentelemetry/instrumentation-undici',
+  );
 
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({

@@ -49,13 +49,21 @@ export class S3Storage implements ObjectStorage {
 
   async put(key: string, body: Buffer, contentType: string): Promise<void> {
     await this.client.send(
-      new this.sdk.PutObjectCommand({ Bucket: this.options.bucket, Key: this.key(key), Body: body, ContentType: contentType, ContentLength: body.length }),
+      new this.sdk.PutObjectCommand({
+        Bucket: this.options.bucket,
+        Key: this.key(key),
+        Body: body,
+        ContentType: contentType,
+        ContentLength: body.length,
+      }),
     );
   }
 
   async get(key: string): Promise<StoredObject | null> {
     try {
-      const out = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
+      const out = await this.client.send(
+        new this.sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }),
+      );
       if (!out.Body) return null;
       return { body: out.Body as Readable, size: out.ContentLength };
     } catch (err) {

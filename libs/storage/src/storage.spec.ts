@@ -51,7 +51,13 @@ describe('storage', () => {
   const s3clients: S3Storage[] = [];
 
   beforeAll(async () => {
-    s3server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3dir, configureBuckets: [{ name: 'media' }] });
+    s3server = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory: s3dir,
+      configureBuckets: [{ name: 'media' }],
+    });
     const addr = await (s3server as unknown as { run(): Promise<{ port: number }> }).run();
     endpoint = `http://127.0.0.1:${addr.port}`;
   });
@@ -64,7 +70,14 @@ describe('storage', () => {
 
   contract('local disk', () => new LocalDiskStorage(dir));
   contract('S3 (s3rver)', () => {
-    const c = new S3Storage({ bucket: 'media', region: 'us-east-1', endpoint, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', prefix: 'm' });
+    const c = new S3Storage({
+      bucket: 'media',
+      region: 'us-east-1',
+      endpoint,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      prefix: 'm',
+    });
     s3clients.push(c);
     return c;
   });
@@ -77,10 +90,23 @@ describe('storage', () => {
   });
 
   it('S3 objects land in the bucket under the prefix', async () => {
-    const s = new S3Storage({ bucket: 'media', region: 'us-east-1', endpoint, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', prefix: 'pre' });
+    const s = new S3Storage({
+      bucket: 'media',
+      region: 'us-east-1',
+      endpoint,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      prefix: 'pre',
+    });
     s3clients.push(s);
     await s.put('x.png', Buffer.from('hello'), 'image/png');
-    const other = new S3Storage({ bucket: 'media', region: 'us-east-1', endpoint, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
+    const other = new S3Storage({
+      bucket: 'media',
+      region: 'us-east-1',
+      endpoint,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+    });
     s3clients.push(other);
     expect(await other.get('x.png')).toBeNull();
     expect(await readAll((await other.get('pre/x.png'))!.body)).toEqual(Buffer.from('hello'));

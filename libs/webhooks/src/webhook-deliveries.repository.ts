@@ -78,11 +78,17 @@ export class WebhookDeliveriesRepository {
     return this.db.transaction(async (m) => {
       const ok = await this.finish(d, outcome, `status = 'failed'`, [], m);
       if (!ok) return false;
-      const reason = `a delivery (${d.event_id}) failed for the whole retry window after ${d.attempts} attempts: ${outcome.error ?? 'no answer'}`.slice(0, 500);
-      const [endpoint] = returnedRows<{ id: string }>(await m.query(
-        `UPDATE ${this.t.endpoints} SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND enabled RETURNING id, url`,
-        [d.endpoint_id, reason],
-      ));
+      const reason =
+        `a delivery (${d.event_id}) failed for the whole retry window after ${d.attempts} attempts: ${outcome.error ?? 'no answer'}`.slice(
+          0,
+          500,
+        );
+      const [endpoint] = returnedRows<{ id: string }>(
+        await m.query(
+          `UPDATE ${this.t.endpoints} SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND enabled RETURNING id, url`,
+          [d.endpoint_id, reason],
+        ),
+      );
       if (endpoint) {
         await this.audit.record(m, {
           ...systemContext(),
@@ -96,12 +102,20 @@ export class WebhookDeliveriesRepository {
     });
   }
 
-  private async finish(d: ClaimedDelivery, o: AttemptOutcome, set: string, params: unknown[], m: Pick<DataSource, 'query'> = this.db): Promise<boolean> {
-    const rows = returnedRows(await m.query(
-      `UPDATE ${this.t.deliveries} SET ${set}, lease_until = NULL, lease_token = NULL, last_status = $${params.length + 3}, last_error = $${params.length + 4}
+  private async finish(
+    d: ClaimedDelivery,
+    o: AttemptOutcome,
+    set: string,
+    params: unknown[],
+    m: Pick<DataSource, 'query'> = this.db,
+  ): Promise<boolean> {
+    const rows = returnedRows(
+      await m.query(
+        `UPDATE ${this.t.deliveries} SET ${set}, lease_until = NULL, lease_token = NULL, last_status = $${params.length + 3}, last_error = $${params.length + 4}
         WHERE id = $1 AND lease_token = $2 RETURNING id`,
-      [d.id, d.lease_token, ...params, o.status, o.error],
-    ));
+        [d.id, d.lease_token, ...params, o.status, o.error],
+      ),
+    );
     if (!rows.length) return false;
     await m.query(
       `INSERT INTO ${this.t.attempts} (delivery_id, attempt, replica, started_at, duration_ms, status, error) VALUES ($1, $2, $3, $4, $5, $6, $7)`,

@@ -73,25 +73,38 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
       // webhook-timestamp is the wall-clock send time: receivers compare it with their own clock (replay window).
       const signature = new Webhook(secret).sign(d.event_id, new Date(), body);
       const timestamp = Math.floor(Date.now() / 1000).toString();
-      result = await sendDelivery(d.url, body, { 'webhook-id': d.event_id, 'webhook-timestamp': timestamp, 'webhook-signature': signature }, {
-        allowed: this.allowed,
-        timeoutMs: this.config.WEBHOOK_TIMEOUT_MS,
-        maxResponseBytes: this.config.WEBHOOK_MAX_RESPONSE_BYTES,
-        signal: this.stop.signal,
-      });
+      result = await sendDelivery(
+        d.url,
+        body,
+        { 'webhook-id': d.event_id, 'webhook-timestamp': timestamp, 'webhook-signature': signature },
+        {
+          allowed: this.allowed,
+          timeoutMs: this.config.WEBHOOK_TIMEOUT_MS,
+          maxResponseBytes: this.config.WEBHOOK_MAX_RESPONSE_BYTES,
+          signal: this.stop.signal,
+        },
+      );
     }
     // A replica stopping mid-delivery leaves the lease to expire: another replica retries it then.
     if (this.stop.signal.aborted) return;
-    const outcome: AttemptOutcome = { ...result, startedAt, durationMs: Number((process.hrtime.bigint() - began) / 1_000_000n), replica: this.replica };
+    const outcome: AttemptOutcome = {
+      ...result,
+      startedAt,
+      durationMs: Number((process.hrtime.bigint() - began) / 1_000_000n),
+      replica: this.replica,
+    };
     if (result.error === null) {
       await this.deliveries.delivered(d, outcome);
       return;
     }
     const now = this.clock.now();
     const next = now + retryDelayMs(d.attempts, this.config.WEBHOOK_BACKOFF_BASE_MS);
-    const giveUpAt = d.give_up_at ? new Date(d.give_up_at).getTime() : new Date(d.created_at).getTime() + this.config.WEBHOOK_RETRY_HOURS * 3_600_000;
+    const giveUpAt = d.give_up_at
+      ? new Date(d.give_up_at).getTime()
+      : new Date(d.created_at).getTime() + this.config.WEBHOOK_RETRY_HOURS * 3_600_000;
     if (next >= giveUpAt) {
-      if (await this.deliveries.gaveUp(d, outcome)) this.log.warn(`webhook delivery ${d.id} (${d.event_id}) failed for good; endpoint ${d.endpoint_id} disabled`);
+      if (await this.deliveries.gaveUp(d, outcome))
+        this.log.warn(`webhook delivery ${d.id} (${d.event_id}) failed for good; endpoint ${d.endpoint_id} disabled`);
       return;
     }
     await this.deliveries.retryAt(d, outcome, new Date(next));

@@ -60,14 +60,23 @@ export class WebhookEndpointsRepository {
   }
 
   /** Inserts an endpoint whose secret is sealed for its id (known before the insert). */
-  insert(fields: { url: string; description: string; events: string[] | null }, sealFor: (id: string) => string, ctx: AuditContext): Promise<EndpointRow> {
+  insert(
+    fields: { url: string; description: string; events: string[] | null },
+    sealFor: (id: string) => string,
+    ctx: AuditContext,
+  ): Promise<EndpointRow> {
     const id = randomUUID();
     return this.db.transaction(async (m) => {
       const [row] = await m.query<EndpointRow[]>(
         `INSERT INTO ${this.t.endpoints} (id, url, description, events, secret_sealed) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
         [id, fields.url, fields.description, fields.events, sealFor(id)],
       );
-      await this.audit.record(m, { ...ctx, action: 'webhook_endpoint.created', target: { type: 'webhook_endpoint', id }, after: endpointAudit(row) });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'webhook_endpoint.created',
+        target: { type: 'webhook_endpoint', id },
+        after: endpointAudit(row),
+      });
       return row;
     });
   }
@@ -85,29 +94,59 @@ export class WebhookEndpointsRepository {
    * Applies changes; enabling an endpoint again restarts the retry window of its pending deliveries
    * (from `now`), which would otherwise fail at once. Null when it does not exist.
    */
-  update(id: string, changes: EndpointChanges, ctx: AuditContext, now: Date, retryMs: number): Promise<EndpointRow | null> {
+  update(
+    id: string,
+    changes: EndpointChanges,
+    ctx: AuditContext,
+    now: Date,
+    retryMs: number,
+  ): Promise<EndpointRow | null> {
     return this.db.transaction(async (m) => {
       const [before] = await m.query<EndpointRow[]>(`SELECT * FROM ${this.t.endpoints} WHERE id = $1 FOR UPDATE`, [id]);
       if (!before) return null;
-      const [row] = returnedRows<EndpointRow>(await m.query(
-        `UPDATE ${this.t.endpoints} SET url = $2, description = $3, events = $4, enabled = $5,
+      const [row] = returnedRows<EndpointRow>(
+        await m.query(
+          `UPDATE ${this.t.endpoints} SET url = $2, description = $3, events = $4, enabled = $5,
                 disabled_reason = CASE WHEN $5 THEN NULL ELSE disabled_reason END, updated_at = now()
           WHERE id = $1 RETURNING *`,
-        [id, changes.url ?? before.url, changes.description ?? before.description, changes.events !== undefined ? changes.events : before.events, changes.enabled ?? before.enabled],
-      ));
+          [
+            id,
+            changes.url ?? before.url,
+            changes.description ?? before.description,
+            changes.events !== undefined ? changes.events : before.events,
+            changes.enabled ?? before.enabled,
+          ],
+        ),
+      );
       if (row.enabled && !before.enabled) {
-        await m.query(`UPDATE ${this.t.deliveries} SET give_up_at = $2, next_attempt_at = LEAST(next_attempt_at, $3) WHERE endpoint_id = $1 AND status = 'pending'`, [id, new Date(now.getTime() + retryMs), now]);
+        await m.query(
+          `UPDATE ${this.t.deliveries} SET give_up_at = $2, next_attempt_at = LEAST(next_attempt_at, $3) WHERE endpoint_id = $1 AND status = 'pending'`,
+          [id, new Date(now.getTime() + retryMs), now],
+        );
       }
-      await this.audit.record(m, { ...ctx, action: 'webhook_endpoint.updated', target: { type: 'webhook_endpoint', id }, before: endpointAudit(before), after: endpointAudit(row) });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'webhook_endpoint.updated',
+        target: { type: 'webhook_endpoint', id },
+        before: endpointAudit(before),
+        after: endpointAudit(row),
+      });
       return row;
     });
   }
 
   delete(id: string, ctx: AuditContext): Promise<boolean> {
     return this.db.transaction(async (m) => {
-      const [before] = returnedRows<EndpointRow>(await m.query(`DELETE FROM ${this.t.endpoints} WHERE id = $1 RETURNING *`, [id]));
+      const [before] = returnedRows<EndpointRow>(
+        await m.query(`DELETE FROM ${this.t.endpoints} WHERE id = $1 RETURNING *`, [id]),
+      );
       if (!before) return false;
-      await this.audit.record(m, { ...ctx, action: 'webhook_endpoint.deleted', target: { type: 'webhook_endpoint', id }, before: endpointAudit(before) });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'webhook_endpoint.deleted',
+        target: { type: 'webhook_endpoint', id },
+        before: endpointAudit(before),
+      });
       return true;
     });
   }
@@ -125,15 +164,28 @@ export class WebhookEndpointsRepository {
    * Puts a delivery back in the queue (due now, a fresh retry window): the same event, the same
    * webhook-id, so a receiver that already has it can drop it. Null when the endpoint has no such delivery.
    */
-  redeliver(endpointId: string, deliveryId: string, ctx: AuditContext, now: Date, retryMs: number): Promise<DeliveryRow | null> {
+  redeliver(
+    endpointId: string,
+    deliveryId: string,
+    ctx: AuditContext,
+    now: Date,
+    retryMs: number,
+  ): Promise<DeliveryRow | null> {
     return this.db.transaction(async (m) => {
-      const [row] = returnedRows<{ id: string; event_id: string }>(await m.query(
-        `UPDATE ${this.t.deliveries} SET status = 'pending', next_attempt_at = $3, give_up_at = $4, lease_until = NULL, lease_token = NULL
+      const [row] = returnedRows<{ id: string; event_id: string }>(
+        await m.query(
+          `UPDATE ${this.t.deliveries} SET status = 'pending', next_attempt_at = $3, give_up_at = $4, lease_until = NULL, lease_token = NULL
           WHERE id = $2::bigint AND endpoint_id = $1 RETURNING id, event_id`,
-        [endpointId, deliveryId, now, new Date(now.getTime() + retryMs)],
-      ));
+          [endpointId, deliveryId, now, new Date(now.getTime() + retryMs)],
+        ),
+      );
       if (!row) return null;
-      await this.audit.record(m, { ...ctx, action: 'webhook_delivery.redelivered', target: { type: 'webhook_endpoint', id: endpointId }, after: { delivery_id: String(row.id), event_id: row.event_id } });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'webhook_delivery.redelivered',
+        target: { type: 'webhook_endpoint', id: endpointId },
+        after: { delivery_id: String(row.id), event_id: row.event_id },
+      });
       const [view] = await m.query<DeliveryRow[]>(
         `SELECT d.*, e.type AS event_type, e.payload FROM ${this.t.deliveries} d JOIN ${this.t.events} e ON e.id = d.event_id WHERE d.id = $1`,
         [row.id],

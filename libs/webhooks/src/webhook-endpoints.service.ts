@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuditContext } from '@app/audit';
 import { AddressRefused, addressAllowList, BaseConfig, Clock, publicAddressesOf } from '@app/platform';
-import { CreatedWebhookEndpointView, CreateWebhookEndpointRequest, UpdateWebhookEndpointRequest, WebhookDeliveryList, WebhookDeliveryView, WebhookEndpointView } from './webhook.dto';
+import {
+  CreatedWebhookEndpointView,
+  CreateWebhookEndpointRequest,
+  UpdateWebhookEndpointRequest,
+  WebhookDeliveryList,
+  WebhookDeliveryView,
+  WebhookEndpointView,
+} from './webhook.dto';
 import { DeliveryRow, EndpointChanges, EndpointRow, WebhookEndpointsRepository } from './webhook-endpoints.repository';
 import { WEBHOOK_OPTIONS, WebhookOptions } from './webhook-options';
 import { WebhookSecrets } from './webhook-secrets';
@@ -25,7 +32,11 @@ export class WebhookEndpointsService {
     const events = this.eventsOf(req.events);
     await this.vetUrl(req.url);
     const secret = this.secrets.generate();
-    const row = await this.endpoints.insert({ url: req.url, description: req.description ?? '', events }, (id) => this.secrets.seal(secret, id), ctx);
+    const row = await this.endpoints.insert(
+      { url: req.url, description: req.description ?? '', events },
+      (id) => this.secrets.seal(secret, id),
+      ctx,
+    );
     return { ...toEndpointView(row), secret };
   }
 
@@ -64,7 +75,9 @@ export class WebhookEndpointsService {
 
   async redeliver(id: string, deliveryId: string, ctx: AuditContext): Promise<WebhookDeliveryView> {
     await this.mustFind(id);
-    const row = DELIVERY_ID.test(deliveryId) ? await this.endpoints.redeliver(id, deliveryId, ctx, new Date(this.clock.now()), this.retryMs()) : null;
+    const row = DELIVERY_ID.test(deliveryId)
+      ? await this.endpoints.redeliver(id, deliveryId, ctx, new Date(this.clock.now()), this.retryMs())
+      : null;
     if (!row) throw this.options.errors.deliveryNotFound(deliveryId);
     return toDeliveryView(row);
   }
@@ -82,7 +95,11 @@ export class WebhookEndpointsService {
   private eventsOf(events: string[] | null | undefined): string[] | null {
     if (events === null || events === undefined) return null;
     const unknown = events.filter((e) => !this.options.events.includes(e));
-    if (unknown.length) throw this.options.errors.invalid('events', `unknown event ${unknown[0]}; known: ${this.options.events.join(', ')}`);
+    if (unknown.length)
+      throw this.options.errors.invalid(
+        'events',
+        `unknown event ${unknown[0]}; known: ${this.options.events.join(', ')}`,
+      );
     if (!events.length) throw this.options.errors.invalid('events', 'name at least one event, or null for all');
     return [...new Set(events)];
   }
@@ -94,14 +111,21 @@ export class WebhookEndpointsService {
     try {
       await publicAddressesOf(parsed, { allowed: addressAllowList(allowedCidrs(this.config)) });
     } catch (e) {
-      if (e instanceof AddressRefused && e.reason === 'forbidden') throw this.options.errors.invalid('url', 'url must reach a public address (WEBHOOK_ALLOWED_CIDRS lists the exceptions)');
+      if (e instanceof AddressRefused && e.reason === 'forbidden')
+        throw this.options.errors.invalid(
+          'url',
+          'url must reach a public address (WEBHOOK_ALLOWED_CIDRS lists the exceptions)',
+        );
       throw this.options.errors.invalid('url', 'url host does not resolve');
     }
   }
 }
 
 export function allowedCidrs(config: BaseConfig): string[] {
-  return (config.WEBHOOK_ALLOWED_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (config.WEBHOOK_ALLOWED_CIDRS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function toEndpointView(r: EndpointRow): WebhookEndpointView {

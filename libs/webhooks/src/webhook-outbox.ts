@@ -20,9 +20,16 @@ export class WebhookOutbox {
   }
 
   /** The event's webhook-id (`msg_...`), or null when no enabled endpoint subscribes to `type`. */
-  async enqueue(manager: Pick<EntityManager, 'query'>, type: string, data: Record<string, unknown>): Promise<string | null> {
+  async enqueue(
+    manager: Pick<EntityManager, 'query'>,
+    type: string,
+    data: Record<string, unknown>,
+  ): Promise<string | null> {
     if (!this.options.events.includes(type)) throw new Error(`unknown webhook event type ${type}`);
-    const [row] = await manager.query<Array<{ id: string | null }>>(`SELECT ${this.enqueueFn}($1, $2::jsonb, $3) AS id`, [type, JSON.stringify(data), new Date(this.clock.now())]);
+    const [row] = await manager.query<Array<{ id: string | null }>>(
+      `SELECT ${this.enqueueFn}($1, $2::jsonb, $3) AS id`,
+      [type, JSON.stringify(data), new Date(this.clock.now())],
+    );
     return row?.id ?? null;
   }
 }

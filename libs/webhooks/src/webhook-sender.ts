@@ -30,9 +30,19 @@ export async function sendDelivery(
   try {
     addresses = await publicAddressesOf(target, { allowed: limits.allowed });
   } catch (e) {
-    return { status: null, error: e instanceof AddressRefused && e.reason === 'forbidden' ? 'refused: the endpoint address is not public' : 'the endpoint name did not resolve' };
+    return {
+      status: null,
+      error:
+        e instanceof AddressRefused && e.reason === 'forbidden'
+          ? 'refused: the endpoint address is not public'
+          : 'the endpoint name did not resolve',
+    };
   }
-  const agent = new Agent({ connect: { lookup: pinnedLookup(addresses), timeout: limits.timeoutMs }, headersTimeout: limits.timeoutMs, bodyTimeout: limits.timeoutMs });
+  const agent = new Agent({
+    connect: { lookup: pinnedLookup(addresses), timeout: limits.timeoutMs },
+    headersTimeout: limits.timeoutMs,
+    bodyTimeout: limits.timeoutMs,
+  });
   const deadline = AbortSignal.any([AbortSignal.timeout(limits.timeoutMs), ...(limits.signal ? [limits.signal] : [])]);
   try {
     const res = await request(target, {
@@ -56,7 +66,10 @@ export async function sendDelivery(
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     return { status: res.statusCode, error: ok ? null : `the receiver answered ${res.statusCode}` };
   } catch (e) {
-    return { status: null, error: deadline.aborted ? 'timed out or stopped' : `no answer: ${(e as Error).message}`.slice(0, 200) };
+    return {
+      status: null,
+      error: deadline.aborted ? 'timed out or stopped' : `no answer: ${(e as Error).message}`.slice(0, 200),
+    };
   } finally {
     void agent.close().catch(() => undefined);
   }

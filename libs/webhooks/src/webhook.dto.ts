@@ -1,17 +1,43 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 
-const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: true, require_tld: false, allow_underscores: true };
+const URL_OPTIONS = {
+  protocols: ['http', 'https'],
+  require_protocol: true,
+  require_tld: false,
+  allow_underscores: true,
+};
 
 export class CreateWebhookEndpointRequest {
-  @ApiProperty({ example: 'https://hooks.example.com/platform', description: 'http(s); must resolve to a public address unless WEBHOOK_ALLOWED_CIDRS names it' })
+  @ApiProperty({
+    example: 'https://hooks.example.com/platform',
+    description: 'http(s); must resolve to a public address unless WEBHOOK_ALLOWED_CIDRS names it',
+  })
   @IsString()
   @MaxLength(2000)
   @IsUrl(URL_OPTIONS, { message: 'url must be an http(s) URL' })
   url: string;
 
-  @ApiPropertyOptional({ type: [String], nullable: true, example: ['key.created', 'key.revoked'], description: 'Event names to receive; null or absent: all events' })
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    example: ['key.created', 'key.revoked'],
+    description: 'Event names to receive; null or absent: all events',
+  })
   @IsOptional()
   @ValidateIf((_, v) => v !== null)
   @IsArray()
@@ -34,7 +60,12 @@ export class UpdateWebhookEndpointRequest {
   @IsUrl(URL_OPTIONS, { message: 'url must be an http(s) URL' })
   url?: string;
 
-  @ApiPropertyOptional({ type: [String], nullable: true, example: ['member.registered'], description: 'null: all events' })
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    example: ['member.registered'],
+    description: 'null: all events',
+  })
   @IsOptional()
   @ValidateIf((_, v) => v !== null)
   @IsArray()
@@ -48,7 +79,10 @@ export class UpdateWebhookEndpointRequest {
   @MaxLength(200)
   description?: string;
 
-  @ApiPropertyOptional({ example: true, description: 'Enable again after the endpoint was disabled for persistent failure (its pending deliveries resume)' })
+  @ApiPropertyOptional({
+    example: true,
+    description: 'Enable again after the endpoint was disabled for persistent failure (its pending deliveries resume)',
+  })
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
@@ -80,7 +114,12 @@ export class WebhookEndpointView {
   events: string[] | null;
   @ApiProperty({ example: true })
   enabled: boolean;
-  @ApiProperty({ nullable: true, type: String, example: null, description: 'Why the endpoint was disabled (persistent delivery failure)' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    description: 'Why the endpoint was disabled (persistent delivery failure)',
+  })
   disabled_reason: string | null;
   @ApiProperty({ example: '2026-11-20T08:15:30.123Z' })
   created_at: string;
@@ -89,7 +128,10 @@ export class WebhookEndpointView {
 }
 
 export class CreatedWebhookEndpointView extends WebhookEndpointView {
-  @ApiProperty({ example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'The signing secret, shown in this response only' })
+  @ApiProperty({
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    description: 'The signing secret, shown in this response only',
+  })
   secret: string;
 }
 
@@ -101,7 +143,10 @@ export class WebhookEndpointList {
 export class WebhookDeliveryView {
   @ApiProperty({ example: '118' })
   id: string;
-  @ApiProperty({ example: 'msg_2b3c4d5e6f708192a3b4c5d6e7f80912', description: 'The webhook-id header of every attempt' })
+  @ApiProperty({
+    example: 'msg_2b3c4d5e6f708192a3b4c5d6e7f80912',
+    description: 'The webhook-id header of every attempt',
+  })
   event_id: string;
   @ApiProperty({ example: 'key.created' })
   event_type: string;
@@ -121,7 +166,15 @@ export class WebhookDeliveryView {
   delivered_at: string | null;
   @ApiProperty({ example: '2026-11-20T08:15:30.123Z' })
   created_at: string;
-  @ApiProperty({ type: 'object', additionalProperties: true, example: { type: 'key.created', timestamp: '2026-11-20T08:15:30.123Z', data: { id: '0b6f4a52-7d7e-4c1b-9a55-0a4c3f1d2e3f', name: 'demo' } } })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: {
+      type: 'key.created',
+      timestamp: '2026-11-20T08:15:30.123Z',
+      data: { id: '0b6f4a52-7d7e-4c1b-9a55-0a4c3f1d2e3f', name: 'demo' },
+    },
+  })
   payload: unknown;
 }
 

@@ -143,7 +143,11 @@ export class WechatApiClient {
   }
 
   private postJson<T>(api: string, query: Record<string, string>, body: unknown): Promise<T> {
-    return this.call<T>(api, query, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return this.call<T>(api, query, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   }
 
   private async call<T>(api: string, query: Record<string, string>, init: RequestInit): Promise<T> {

@@ -88,7 +88,13 @@ describe('WechatMessageCrypto', () => {
 describe('parseWechatXml / buildWechatXml', () => {
   it('reads CDATA and plain values of an event push', () => {
     const xml = `<xml><ToUserName><![CDATA[gh_1]]></ToUserName><CreateTime>123</CreateTime><Event><![CDATA[SCAN]]></Event><EventKey><![CDATA[abc]]></EventKey><Note>a &amp; b</Note></xml>`;
-    expect(parseWechatXml(xml)).toEqual({ ToUserName: 'gh_1', CreateTime: '123', Event: 'SCAN', EventKey: 'abc', Note: 'a & b' });
+    expect(parseWechatXml(xml)).toEqual({
+      ToUserName: 'gh_1',
+      CreateTime: '123',
+      Event: 'SCAN',
+      EventKey: 'abc',
+      Note: 'a & b',
+    });
   });
 
   it('round-trips values containing the CDATA terminator', () => {
@@ -101,13 +107,16 @@ describe('parseWechatXml / buildWechatXml', () => {
   });
 
   it('keeps elements named like Object.prototype members as ordinary fields, and an absent one reads undefined', () => {
-    const fields = parseWechatXml('<xml><__proto__><![CDATA[p]]></__proto__><constructor>c</constructor><MsgType>event</MsgType></xml>');
+    const fields = parseWechatXml(
+      '<xml><__proto__><![CDATA[p]]></__proto__><constructor>c</constructor><MsgType>event</MsgType></xml>',
+    );
     expect(Object.keys(fields)).toEqual(['__proto__', 'constructor', 'MsgType']);
     expect(Object.hasOwn(fields, '__proto__')).toBe(true);
     expect(fields['__proto__']).toBe('p');
     expect(fields.constructor).toBe('c');
     const plain = parseWechatXml('<xml><MsgType>event</MsgType></xml>');
-    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) expect([name, plain[name]]).toEqual([name, undefined]);
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty'])
+      expect([name, plain[name]]).toEqual([name, undefined]);
   });
 });
 
@@ -123,22 +132,25 @@ describe('scanWechatXml: linear work on hostile input (audit M2: a 365-byte push
     'text then tags': `<xml><a>${'x<a>'.repeat(k)}</xml>`,
   });
 
-  it.each(Object.keys(hostile(1)))('%s: refused as malformed after examining under 10 characters per input character', (shape) => {
-    for (const k of [5, 30, 300, 3000]) {
-      const xml = hostile(k)[shape];
-      const meter = { steps: -1 };
-      let thrown: unknown;
-      try {
-        scanWechatXml(xml, meter);
-      } catch (e) {
-        thrown = e;
+  it.each(Object.keys(hostile(1)))(
+    '%s: refused as malformed after examining under 10 characters per input character',
+    (shape) => {
+      for (const k of [5, 30, 300, 3000]) {
+        const xml = hostile(k)[shape];
+        const meter = { steps: -1 };
+        let thrown: unknown;
+        try {
+          scanWechatXml(xml, meter);
+        } catch (e) {
+          thrown = e;
+        }
+        expect(thrown).toBeInstanceOf(WechatMessageRejected);
+        expect((thrown as WechatMessageRejected).reason).toBe('format');
+        expect(meter.steps).toBeGreaterThan(0);
+        expect(meter.steps).toBeLessThan(10 * xml.length);
       }
-      expect(thrown).toBeInstanceOf(WechatMessageRejected);
-      expect((thrown as WechatMessageRejected).reason).toBe('format');
-      expect(meter.steps).toBeGreaterThan(0);
-      expect(meter.steps).toBeLessThan(10 * xml.length);
-    }
-  });
+    },
+  );
 
   it('counts its work: a valid document of any size costs under 10 steps per character', () => {
     for (const k of [1, 10, 100, 1000]) {

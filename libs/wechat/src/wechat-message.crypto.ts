@@ -9,7 +9,9 @@ export class WechatMessageRejected extends Error {
 
 /** WeChat's signature: sha1 over the lexically sorted parts, concatenated. */
 export function wechatSignature(...parts: string[]): string {
-  return createHash('sha1').update([...parts].sort().join('')).digest('hex');
+  return createHash('sha1')
+    .update([...parts].sort().join(''))
+    .digest('hex');
 }
 
 /** Constant-time comparison of a received hex signature with the expected one. */
@@ -33,9 +35,16 @@ export interface PushSignatureParams {
  * the caller must also accept each (timestamp, nonce) once (pushReplayKey) and, in safe mode, check
  * `msg_signature`, which does.
  */
-export function verifyPushSignature(token: string, q: PushSignatureParams, windowSeconds = 300, nowMs = Date.now()): void {
-  if (!q.timestamp || !/^\d{1,12}$/.test(q.timestamp) || !q.nonce || !/^[A-Za-z0-9_-]{1,64}$/.test(q.nonce)) throw new WechatMessageRejected('format');
-  if (!signatureMatches(q.signature, wechatSignature(token, q.timestamp, q.nonce))) throw new WechatMessageRejected('signature');
+export function verifyPushSignature(
+  token: string,
+  q: PushSignatureParams,
+  windowSeconds = 300,
+  nowMs = Date.now(),
+): void {
+  if (!q.timestamp || !/^\d{1,12}$/.test(q.timestamp) || !q.nonce || !/^[A-Za-z0-9_-]{1,64}$/.test(q.nonce))
+    throw new WechatMessageRejected('format');
+  if (!signatureMatches(q.signature, wechatSignature(token, q.timestamp, q.nonce)))
+    throw new WechatMessageRejected('signature');
   if (Math.abs(nowMs / 1000 - Number(q.timestamp)) > windowSeconds) throw new WechatMessageRejected('timestamp');
 }
 
@@ -72,7 +81,9 @@ export class WechatMessageCrypto {
     const pad = 32 - (plain.length % 32);
     const cipher = createCipheriv('aes-256-cbc', this.key, this.key.subarray(0, 16));
     cipher.setAutoPadding(false);
-    return Buffer.concat([cipher.update(Buffer.concat([plain, Buffer.alloc(pad, pad)])), cipher.final()]).toString('base64');
+    return Buffer.concat([cipher.update(Buffer.concat([plain, Buffer.alloc(pad, pad)])), cipher.final()]).toString(
+      'base64',
+    );
   }
 
   /** Decrypts an `Encrypt` field and checks the appid it carries. */
@@ -101,7 +112,8 @@ export class WechatMessageCrypto {
   }
 
   verifyMessageSignature(msgSignature: string | undefined, timestamp: string, nonce: string, encrypted: string): void {
-    if (!signatureMatches(msgSignature, this.messageSignature(timestamp, nonce, encrypted))) throw new WechatMessageRejected('signature');
+    if (!signatureMatches(msgSignature, this.messageSignature(timestamp, nonce, encrypted)))
+      throw new WechatMessageRejected('signature');
   }
 
   /** Builds the encrypted reply envelope WeChat expects for a passive reply in safe mode. */
@@ -235,11 +247,18 @@ function isNameChar(c: number, first: boolean): boolean {
 
 export function buildWechatXml(fields: Record<string, string | number>): string {
   const parts = Object.entries(fields).map(([k, v]) =>
-    typeof v === 'number' ? `<${k}>${v}</${k}>` : `<${k}><![CDATA[${String(v).replace(/]]>/g, ']]]]><![CDATA[>')}]]></${k}>`,
+    typeof v === 'number'
+      ? `<${k}>${v}</${k}>`
+      : `<${k}><![CDATA[${String(v).replace(/]]>/g, ']]]]><![CDATA[>')}]]></${k}>`,
   );
   return `<xml>${parts.join('')}</xml>`;
 }
 
 function decodeEntities(s: string): string {
-  return s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  return s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 }

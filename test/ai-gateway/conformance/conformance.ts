@@ -53,7 +53,14 @@ export class Conformance {
     else {
       const validate = compile(schema);
       const ok = validate(value);
-      check = { operation, name, ok, problems: ok ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`) };
+      check = {
+        operation,
+        name,
+        ok,
+        problems: ok
+          ? []
+          : (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`),
+      };
     }
     this.checks.push(check);
     return check;
@@ -67,12 +74,18 @@ export class Conformance {
    */
   answer(operation: string, status: number, body: unknown, label = '', expectOk = false): Check {
     const name = `${operation} ${status}${label ? ` (${label})` : ''}`;
-    return this.record(operationOf(operation), name, status < 400 || expectOk ? OPERATION_SCHEMAS[operation] : ERROR_SCHEMA, body);
+    return this.record(
+      operationOf(operation),
+      name,
+      status < 400 || expectOk ? OPERATION_SCHEMAS[operation] : ERROR_SCHEMA,
+      body,
+    );
   }
 
   /** Each event of an SSE answer: by `type` (`operation#event:<type>`) when it has one, an `{error}` event by the error body, else `operation#chunk`. */
   stream(operation: string, events: unknown[], label = ''): Check[] {
-    if (events.length === 0) return [this.record(operation, `${operation} stream${label ? ` (${label})` : ''}: no events`, undefined, null)];
+    if (events.length === 0)
+      return [this.record(operation, `${operation} stream${label ? ` (${label})` : ''}: no events`, undefined, null)];
     return events.map((e, i) => {
       const type = typeof e === 'object' && e !== null ? (e as { type?: unknown }).type : undefined;
       const isError = typeof e === 'object' && e !== null && 'error' in e && !('object' in e) && type === undefined;
@@ -85,7 +98,12 @@ export class Conformance {
   /** A binary answer (audio, images): its content type only. */
   binary(operation: string, contentType: string | null, expected: RegExp): Check {
     const ok = !!contentType && expected.test(contentType);
-    const check = { operation, name: `${operation} content-type`, ok, problems: ok ? [] : [`content-type ${contentType} does not match ${expected}`] };
+    const check = {
+      operation,
+      name: `${operation} content-type`,
+      ok,
+      problems: ok ? [] : [`content-type ${contentType} does not match ${expected}`],
+    };
     this.checks.push(check);
     return check;
   }

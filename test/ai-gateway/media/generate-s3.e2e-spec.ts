@@ -7,7 +7,13 @@ import { existsSync, mkdtempSync, rmSync } from 'fs';
 import { request as httpRequest } from 'http';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import OpenAI from 'openai';
 import { RunningApp, startGateway } from '../../support/apps';
 import { GatewayFixture, startGatewayFixture } from '../gateway-fixture';
@@ -37,7 +43,10 @@ function abortAfterFirstChunk(base: string, path: string): Promise<void> {
 }
 
 /** GET with the path sent exactly as written (fetch would normalise `..` segments away). */
-function rawGet(base: string, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function rawGet(
+  base: string,
+  path: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: hostname, port, path, method: 'GET' }, (res) => {
@@ -62,7 +71,11 @@ describe('image generation stored in S3 (s3rver), served by two gateway replicas
   let key: string;
 
   const post = (path: string, body: unknown) =>
-    fetch(`${f.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${f.gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   const fromBucket = async (objectKey: string): Promise<Buffer> => {
     const out = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: objectKey }));
     return Buffer.from(await out.Body!.transformToByteArray());
@@ -71,9 +84,20 @@ describe('image generation stored in S3 (s3rver), served by two gateway replicas
   const objectKeyOf = (url: string, cdn: string) => `${PREFIX}/${url.slice(cdn.length + 1)}`;
 
   beforeAll(async () => {
-    s3server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3dir, configureBuckets: [{ name: BUCKET }] });
+    s3server = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory: s3dir,
+      configureBuckets: [{ name: BUCKET }],
+    });
     const endpoint = `http://127.0.0.1:${(await s3server.run()).port}`;
-    s3 = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    s3 = new S3Client({
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
     media = await startMediaUpstream();
     const env = {
       AI_IMAGES_BASE_URL: media.url,
@@ -87,7 +111,10 @@ describe('image generation stored in S3 (s3rver), served by two gateway replicas
     };
     f = await startGatewayFixture(env);
     // The second replica joins the first one's database, with its own (empty) DATA_DIR.
-    second = await startGateway({ ...env, AI_PROVIDERS_FILE: f.providersFile, AI_LEDGER_FLUSH_MS: '100' }, { dbUrl: f.gw.dbUrl });
+    second = await startGateway(
+      { ...env, AI_PROVIDERS_FILE: f.providersFile, AI_LEDGER_FLUSH_MS: '100' },
+      { dbUrl: f.gw.dbUrl },
+    );
     expect(second.dataDir).not.toBe(f.gw.dataDir);
     key = (await f.createKey({ name: 'images' })).key;
   });
@@ -117,7 +144,8 @@ describe('image generation stored in S3 (s3rver), served by two gateway replicas
       const stored = await fromBucket(objectKey);
       expect(stored.subarray(1, 4).toString('ascii')).toBe('PNG');
       // Nothing on the local disk of either replica.
-      for (const dir of [f.gw.dataDir, second.dataDir]) expect(existsSync(join(dir, 'media', image.url.slice(cdn.length + 1)))).toBe(false);
+      for (const dir of [f.gw.dataDir, second.dataDir])
+        expect(existsSync(join(dir, 'media', image.url.slice(cdn.length + 1)))).toBe(false);
 
       const path = image.url.slice(f.gw.url.length);
       for (const base of [f.gw.url, second.url]) {
@@ -150,8 +178,22 @@ describe('image generation stored in S3 (s3rver), served by two gateway replicas
 
   it('answers 404 in the OpenAI error shape for unknown and traversal keys under /cdn/images (401 for paths no route serves), on both replicas', async () => {
     // An object in the same bucket outside images/ (say, a membership upload) must not be reachable.
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}/2026/01/secret.png`, Body: Buffer.from('private'), ContentType: 'image/png' }));
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'secret.png', Body: Buffer.from('private'), ContentType: 'image/png' }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: `${PREFIX}/2026/01/secret.png`,
+        Body: Buffer.from('private'),
+        ContentType: 'image/png',
+      }),
+    );
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: 'secret.png',
+        Body: Buffer.from('private'),
+        ContentType: 'image/png',
+      }),
+    );
     const paths = [
       '/cdn/images/2026/01/01/00000000-0000-0000-0000-000000000000.png',
       '/cdn/images/nope.png',
@@ -173,7 +215,11 @@ describe('image generation stored in S3 (s3rver), served by two gateway replicas
         expect([path, res.status]).toEqual([path, status]);
         expect(String(res.headers['content-type'])).toMatch(/^application\/json/);
         const json = JSON.parse(res.body.toString('utf8'));
-        if (status === 404) expect([path, json]).toEqual([path, { error: { message: expect.any(String), type: 'invalid_request_error', code: 'not_found', param: null } }]);
+        if (status === 404)
+          expect([path, json]).toEqual([
+            path,
+            { error: { message: expect.any(String), type: 'invalid_request_error', code: 'not_found', param: null } },
+          ]);
         expect(res.body.toString('utf8')).not.toContain('private');
       }
     }
@@ -183,9 +229,17 @@ describe('image generation stored in S3 (s3rver), served by two gateway replicas
     // 8 MB of noise: far more than the socket buffers, so each S3 read is still in flight when its client goes away.
     const path = `/cdn/images/2026/01/01/${randomUUID()}.png`;
     const big = randomBytes(8 * 1024 * 1024);
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}${path.slice('/cdn'.length)}`, Body: big, ContentType: 'image/png' }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: `${PREFIX}${path.slice('/cdn'.length)}`,
+        Body: big,
+        ContentType: 'image/png',
+      }),
+    );
     // More dropped downloads than the S3 client's connection pool (50 sockets).
-    for (let i = 0; i < 60; i += 10) await Promise.all(Array.from({ length: 10 }, () => abortAfterFirstChunk(f.gw.url, path)));
+    for (let i = 0; i < 60; i += 10)
+      await Promise.all(Array.from({ length: 10 }, () => abortAfterFirstChunk(f.gw.url, path)));
     const res = await rawGet(f.gw.url, path);
     expect(res.status).toBe(200);
     expect(Buffer.compare(res.body, big)).toBe(0);

@@ -17,7 +17,13 @@ export interface LedgerRow {
  * for the callers' argument order and is no longer a deadline (returning fewer rows after 5 s made
  * the callers fail under load).
  */
-export async function ledgerRows(dbUrl: string, endpoint: string, count = 1, _timeoutMs = 5000, keyId?: string): Promise<LedgerRow[]> {
+export async function ledgerRows(
+  dbUrl: string,
+  endpoint: string,
+  count = 1,
+  _timeoutMs = 5000,
+  keyId?: string,
+): Promise<LedgerRow[]> {
   const client = new Client({ connectionString: dbUrl });
   await client.connect();
   try {

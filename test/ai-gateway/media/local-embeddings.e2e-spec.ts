@@ -4,7 +4,9 @@ import { Tokenizer } from '../../../apps/ai-gateway/src/tokenizer/tokenizer';
 import { GatewayFixture, providersDoc, startGatewayFixture } from '../gateway-fixture';
 
 const cosine = (a: number[], b: number[]) => {
-  let dot = 0, na = 0, nb = 0;
+  let dot = 0,
+    na = 0,
+    nb = 0;
   for (let i = 0; i < a.length; i++) {
     dot += a[i] * b[i];
     na += a[i] * a[i];
@@ -20,8 +22,17 @@ describe('/v1/embeddings served by the local engine (providers file type: local)
   beforeAll(async () => {
     f = await startGatewayFixture({}, ({ openai, backup, anthropic }) => {
       const doc = providersDoc(openai, backup, anthropic) as any;
-      doc.models['local-use-lite-en'] = { kind: 'embeddings', dimensions: 512, price: { inputPer1k: 0, outputPer1k: 0 } };
-      doc.deployments.push({ name: 'in-process', type: 'local', engine: LOCAL_EMBEDDINGS_ENGINE, models: ['local-use-lite-en'] });
+      doc.models['local-use-lite-en'] = {
+        kind: 'embeddings',
+        dimensions: 512,
+        price: { inputPer1k: 0, outputPer1k: 0 },
+      };
+      doc.deployments.push({
+        name: 'in-process',
+        type: 'local',
+        engine: LOCAL_EMBEDDINGS_ENGINE,
+        models: ['local-use-lite-en'],
+      });
       return doc;
     });
     client = new OpenAI({ apiKey: (await f.createKey({ name: 'emb' })).key, baseURL: `${f.gw.url}/v1`, maxRetries: 0 });
@@ -33,7 +44,10 @@ describe('/v1/embeddings served by the local engine (providers file type: local)
 
   it('answers 512-dimension English embeddings through the openai SDK', async () => {
     const started = Date.now();
-    const res = await client.embeddings.create({ model: 'local-use-lite-en', input: ['The cat sits on the mat.', 'A kitten rests on a rug.', 'Interest rates rose again.'] });
+    const res = await client.embeddings.create({
+      model: 'local-use-lite-en',
+      input: ['The cat sits on the mat.', 'A kitten rests on a rug.', 'Interest rates rose again.'],
+    });
     console.log(`local embeddings over HTTP (first call, model load included): ${Date.now() - started} ms`);
     expect(res.data.map((d) => d.embedding.length)).toEqual([512, 512, 512]);
     const [cat, kitten, rates] = res.data.map((d) => d.embedding);
@@ -47,7 +61,11 @@ describe('/v1/embeddings served by the local engine (providers file type: local)
     const ids = [791, 8415, 23874, 389, 279, 5634, 13];
     const [byIds, byText] = await Promise.all([
       client.embeddings.create({ model: 'local-use-lite-en', input: [ids], encoding_format: 'float' }),
-      client.embeddings.create({ model: 'local-use-lite-en', input: 'The cat sits on the mat.', encoding_format: 'float' }),
+      client.embeddings.create({
+        model: 'local-use-lite-en',
+        input: 'The cat sits on the mat.',
+        encoding_format: 'float',
+      }),
     ]);
     expect(cosine(byIds.data[0].embedding, byText.data[0].embedding)).toBeCloseTo(1, 5);
     expect(byIds.usage.prompt_tokens).toBe(ids.length);
@@ -56,7 +74,11 @@ describe('/v1/embeddings served by the local engine (providers file type: local)
   it('counts decoded token arrays by the text the engine embeds when it has more tokens than the ids', async () => {
     // 9208 is "typename" in cl100k_base: 20 of them decode to one 160-letter word the encoding
     // splits into far more tokens, the work the engine does and what is billed (not the 20 ids).
-    const res = await client.embeddings.create({ model: 'local-use-lite-en', input: [new Array(20).fill(9208)], encoding_format: 'float' });
+    const res = await client.embeddings.create({
+      model: 'local-use-lite-en',
+      input: [new Array(20).fill(9208)],
+      encoding_format: 'float',
+    });
     expect(res.data[0].embedding).toHaveLength(512);
     const counted = f.gw.app.get(Tokenizer).count('typename'.repeat(20), 'cl100k_base');
     expect(counted).toBeGreaterThan(60);

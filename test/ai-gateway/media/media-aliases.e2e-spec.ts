@@ -40,7 +40,12 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
     key = created.key;
     keyId = created.id;
     client = new OpenAI({ apiKey: key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 20_000 });
-    speechWav = (await SpeechSynthesisEngine.shared().synthesize('The weather is nice today. Please call me tomorrow.', { voice: 'en-US-JennyNeural', format: 'wav' })).audio;
+    speechWav = (
+      await SpeechSynthesisEngine.shared().synthesize('The weather is nice today. Please call me tomorrow.', {
+        voice: 'en-US-JennyNeural',
+        format: 'wav',
+      })
+    ).audio;
   });
   afterAll(async () => {
     await f?.close();
@@ -51,7 +56,10 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
 
   describe('transcriptions', () => {
     it('a gpt-4o-transcribe request reaches the upstream as gpt-4o-transcribe, its json answer passed through', async () => {
-      const out: any = await client.audio.transcriptions.create({ file: await toFile(speechWav, 'speech.wav'), model: 'gpt-4o-transcribe' });
+      const out: any = await client.audio.transcriptions.create({
+        file: await toFile(speechWav, 'speech.wav'),
+        model: 'gpt-4o-transcribe',
+      });
       expect(out.text).toMatch(/^heard \d utterance\(s\)/);
       expect(out.model_seen).toBe('gpt-4o-transcribe');
       expect(media.calls).toHaveLength(1);
@@ -59,7 +67,10 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
     });
 
     it('the providers file maps a model to another upstream name and price', async () => {
-      await client.audio.transcriptions.create({ file: await toFile(speechWav, 'speech.wav'), model: 'gpt-4o-mini-transcribe' });
+      await client.audio.transcriptions.create({
+        file: await toFile(speechWav, 'speech.wav'),
+        model: 'gpt-4o-mini-transcribe',
+      });
       expect(media.calls[0].form!.model).toBe('whisper-large-v3');
       const duration = (await decodeAudio(speechWav, { keepPcm: false })).duration;
       // The test before made this key's first transcription row.
@@ -70,12 +81,20 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
     });
 
     it('srt, vtt and text come from the upstream as it wrote them (text/plain)', async () => {
-      for (const [format, start] of [['srt', '1\nupstream-srt '], ['vtt', 'WEBVTT\n\nupstream-vtt '], ['text', 'heard ']] as const) {
+      for (const [format, start] of [
+        ['srt', '1\nupstream-srt '],
+        ['vtt', 'WEBVTT\n\nupstream-vtt '],
+        ['text', 'heard '],
+      ] as const) {
         const form = new FormData();
         form.append('file', new Blob([speechWav]), 'speech.wav');
         form.append('model', 'whisper-1');
         form.append('response_format', format);
-        const res = await fetch(`${f.gw.url}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+        const res = await fetch(`${f.gw.url}/v1/audio/transcriptions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}` },
+          body: form,
+        });
         expect([format, res.status]).toEqual([format, 200]);
         expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
         expect((await res.text()).startsWith(start)).toBe(true);
@@ -95,17 +114,28 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
     });
 
     it('unknown models are 404 model_not_found, an image model 400, a bad format or granularity 400 naming it', async () => {
-      const unknown: any = await client.audio.transcriptions.create({ file: await toFile(speechWav, 'a.wav'), model: 'whisper-9' }).catch((e) => e);
+      const unknown: any = await client.audio.transcriptions
+        .create({ file: await toFile(speechWav, 'a.wav'), model: 'whisper-9' })
+        .catch((e) => e);
       expect(unknown.status).toBe(404);
       expect(unknown.error).toMatchObject({ code: 'model_not_found', param: 'model' });
-      const image: any = await client.audio.transcriptions.create({ file: await toFile(speechWav, 'a.wav'), model: 'dall-e-3' }).catch((e) => e);
+      const image: any = await client.audio.transcriptions
+        .create({ file: await toFile(speechWav, 'a.wav'), model: 'dall-e-3' })
+        .catch((e) => e);
       expect(image.status).toBe(400);
       expect(image.error).toMatchObject({ param: 'model' });
-      for (const [field, value, param] of [['response_format', 'docx', 'response_format'], ['timestamp_granularities[]', 'syllable', 'timestamp_granularities']]) {
+      for (const [field, value, param] of [
+        ['response_format', 'docx', 'response_format'],
+        ['timestamp_granularities[]', 'syllable', 'timestamp_granularities'],
+      ]) {
         const form = new FormData();
         form.append('file', new Blob([speechWav]), 'a.wav');
         form.append(field, value);
-        const res = await fetch(`${f.gw.url}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+        const res = await fetch(`${f.gw.url}/v1/audio/transcriptions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}` },
+          body: form,
+        });
         expect([field, res.status]).toEqual([field, 400]);
         expect((await res.json()).error.param).toBe(param);
       }
@@ -116,12 +146,19 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
   describe('speech voices', () => {
     it('OpenAI voices alloy, marin and cedar speak with the local engine', async () => {
       for (const voice of ['alloy', 'marin', 'cedar']) {
-        const res = await client.audio.speech.create({ model: 'gpt-4o-mini-tts', input: 'Hello there.', voice: voice, response_format: 'wav' });
+        const res = await client.audio.speech.create({
+          model: 'gpt-4o-mini-tts',
+          input: 'Hello there.',
+          voice: voice,
+          response_format: 'wav',
+        });
         const decoded = await decodeAudio(Buffer.from(await res.arrayBuffer()), { keepPcm: false });
         expect([voice, decoded.container]).toEqual([voice, 'wav']);
         expect(decoded.duration).toBeGreaterThan(0.3);
       }
-      const bad: any = await client.audio.speech.create({ model: 'tts-1', input: 'x', voice: 'robot' as any }).catch((e) => e);
+      const bad: any = await client.audio.speech
+        .create({ model: 'tts-1', input: 'x', voice: 'robot' as any })
+        .catch((e) => e);
       expect(bad.status).toBe(400);
     });
   });
@@ -141,7 +178,16 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
       });
       expect(media.calls).toHaveLength(1);
       const sent = media.calls[0].json;
-      expect(sent).toMatchObject({ model: 'gpt-image-1', size: 'auto', quality: 'high', background: 'opaque', output_format: 'webp', output_compression: 80, moderation: 'low', n: 1 });
+      expect(sent).toMatchObject({
+        model: 'gpt-image-1',
+        size: 'auto',
+        quality: 'high',
+        background: 'opaque',
+        output_format: 'webp',
+        output_compression: 80,
+        moderation: 'low',
+        n: 1,
+      });
       // gpt-image-1 refuses response_format (it always answers b64_json): not sent.
       expect(sent).not.toHaveProperty('response_format');
       expect(out.data![0].url).toMatch(/\/cdn\/images\/.*\.webp$/);
@@ -157,7 +203,13 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
       const own = await f.createKey({ name: 'image-quality', scopes: ['vision'] });
       const sdk = new OpenAI({ apiKey: own.key, baseURL: `${f.gw.url}/v1`, maxRetries: 0, timeout: 20_000 });
       await sdk.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024', quality: 'low' });
-      await sdk.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024', quality: 'high', n: 2 });
+      await sdk.images.generate({
+        model: 'gpt-image-1',
+        prompt: 'a lighthouse',
+        size: '1024x1024',
+        quality: 'high',
+        n: 2,
+      });
       await sdk.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024', quality: 'medium' });
       await sdk.images.generate({ model: 'gpt-image-1', prompt: 'a lighthouse', size: '1024x1024' });
       const rows = await ledgerRows(f.gw.dbUrl, '/v1/vision/generate', 4, 5000, own.id);
@@ -182,7 +234,9 @@ describe('media aliases (model mapping, output formats, voices, image fields)', 
       expect(out.data).toHaveLength(1);
       expect(media.calls[0].json).toMatchObject({ model: 'dall-e-3', size: 'auto', response_format: 'b64_json' });
       media.calls = [];
-      const refused: any = await client.images.generate({ model: 'dall-e-3', prompt: 'a kite', background: 'transparent' }).catch((e) => e);
+      const refused: any = await client.images
+        .generate({ model: 'dall-e-3', prompt: 'a kite', background: 'transparent' })
+        .catch((e) => e);
       expect(refused.status).toBe(400);
       expect(refused.error).toMatchObject({ code: 'unsupported_parameter', param: 'background' });
       const unknown: any = await client.images.generate({ model: 'midjourney-7', prompt: 'a kite' }).catch((e) => e);

@@ -11,7 +11,11 @@ describe('speech and image generation endpoints (real clients, upstream protocol
   let key: string;
   let client: OpenAI;
   const post = (path: string, body: unknown, auth = key) =>
-    fetch(`${f.gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${f.gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   beforeAll(async () => {
     media = await startMediaUpstream();
@@ -35,7 +39,11 @@ describe('speech and image generation endpoints (real clients, upstream protocol
   describe('POST /v1/speech/synthesize', () => {
     it('answers mp3, wav and ogg audio with the right Content-Type, billed per character', async () => {
       const text = '你好，欢迎使用语音合成服务。';
-      for (const [format, type] of [['mp3', 'audio/mpeg'], ['wav', 'audio/wav'], ['ogg', 'audio/ogg']] as const) {
+      for (const [format, type] of [
+        ['mp3', 'audio/mpeg'],
+        ['wav', 'audio/wav'],
+        ['ogg', 'audio/ogg'],
+      ] as const) {
         const started = Date.now();
         const res = await post('/v1/speech/synthesize', { text, voice: 'zh-CN-YunxiNeural', format, speed: 1.2 });
         const ms = Date.now() - started;
@@ -72,14 +80,37 @@ describe('speech and image generation endpoints (real clients, upstream protocol
         expect([param, res.status]).toEqual([param, 400]);
         expect((await res.json()).error.param).toBe(param);
       }
-      expect((await post('/v1/speech/synthesize', { text: 'x'.repeat(5000), voice: 'en-US-GuyNeural', format: 'wav', speed: 2 })).status).toBe(200);
+      expect(
+        (
+          await post('/v1/speech/synthesize', {
+            text: 'x'.repeat(5000),
+            voice: 'en-US-GuyNeural',
+            format: 'wav',
+            speed: 2,
+          })
+        ).status,
+      ).toBe(200);
     });
 
     it('works through the openai SDK (/v1/audio/speech) with OpenAI voice names', async () => {
-      const res = await client.audio.speech.create({ model: 'tts-1', input: 'Hello from the OpenAI SDK.', voice: 'nova', response_format: 'wav' });
+      const res = await client.audio.speech.create({
+        model: 'tts-1',
+        input: 'Hello from the OpenAI SDK.',
+        voice: 'nova',
+        response_format: 'wav',
+      });
       const audio = Buffer.from(await res.arrayBuffer());
       expect(audio.subarray(0, 4).toString('ascii')).toBe('RIFF');
-      const opus = Buffer.from(await (await client.audio.speech.create({ model: 'tts-1', input: 'Opus please.', voice: 'onyx', response_format: 'opus' })).arrayBuffer());
+      const opus = Buffer.from(
+        await (
+          await client.audio.speech.create({
+            model: 'tts-1',
+            input: 'Opus please.',
+            voice: 'onyx',
+            response_format: 'opus',
+          })
+        ).arrayBuffer(),
+      );
       expect((await decodeAudio(opus, { keepPcm: false })).container).toBe('ogg');
     });
   });
@@ -89,8 +120,14 @@ describe('speech and image generation endpoints (real clients, upstream protocol
     let speechMp3: Buffer;
     beforeAll(async () => {
       const tts = SpeechSynthesisEngine.shared();
-      speechWav = (await tts.synthesize('The weather is nice today. Please call me tomorrow.', { voice: 'en-US-JennyNeural', format: 'wav' })).audio;
-      speechMp3 = (await tts.synthesize('A second file, encoded as MP3.', { voice: 'en-US-GuyNeural', format: 'mp3' })).audio;
+      speechWav = (
+        await tts.synthesize('The weather is nice today. Please call me tomorrow.', {
+          voice: 'en-US-JennyNeural',
+          format: 'wav',
+        })
+      ).audio;
+      speechMp3 = (await tts.synthesize('A second file, encoded as MP3.', { voice: 'en-US-GuyNeural', format: 'mp3' }))
+        .audio;
     });
 
     it('sends the upload to the upstream, measures the real duration and returns segments on request', async () => {
@@ -99,7 +136,11 @@ describe('speech and image generation endpoints (real clients, upstream protocol
       form.append('language', 'en');
       form.append('timestamps', 'true');
       const started = Date.now();
-      const res = await fetch(`${f.gw.url}/v1/speech/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+      const res = await fetch(`${f.gw.url}/v1/speech/transcribe`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}` },
+        body: form,
+      });
       console.log(`transcribe via upstream protocol server: ${Date.now() - started} ms`);
       expect(res.status).toBe(200);
       const body = await res.json();
@@ -122,22 +163,41 @@ describe('speech and image generation endpoints (real clients, upstream protocol
     it('leaves segments empty without timestamps', async () => {
       const form = new FormData();
       form.append('file', new Blob([speechMp3]), 'speech.mp3');
-      const body = await (await fetch(`${f.gw.url}/v1/speech/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })).json();
+      const body = await (
+        await fetch(`${f.gw.url}/v1/speech/transcribe`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}` },
+          body: form,
+        })
+      ).json();
       expect(body.segments).toEqual([]);
       expect(body.text).toMatch(/of mp3$/);
       expect(body.language).toBe('en'); // detected upstream as "english", answered as a code
     });
 
     it('works through the openai SDK (/v1/audio/transcriptions): json and verbose_json', async () => {
-      const plain = await client.audio.transcriptions.create({ file: await toFile(speechMp3, 'speech.mp3'), model: 'whisper-1' });
+      const plain = await client.audio.transcriptions.create({
+        file: await toFile(speechMp3, 'speech.mp3'),
+        model: 'whisper-1',
+      });
       expect(plain.text).toMatch(/^heard/);
-      const verbose = await client.audio.transcriptions.create({ file: await toFile(speechWav, 'speech.wav'), model: 'whisper-1', response_format: 'verbose_json', timestamp_granularities: ['segment'] });
+      const verbose = await client.audio.transcriptions.create({
+        file: await toFile(speechWav, 'speech.wav'),
+        model: 'whisper-1',
+        response_format: 'verbose_json',
+        timestamp_granularities: ['segment'],
+      });
       expect(verbose.duration).toBeGreaterThan(2);
       expect(verbose.segments!.length).toBeGreaterThanOrEqual(1);
     });
 
     it('refuses a missing file (400), non-audio (415), too large (413), and maps upstream failures (502)', async () => {
-      const send = async (form: FormData) => fetch(`${f.gw.url}/v1/speech/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+      const send = async (form: FormData) =>
+        fetch(`${f.gw.url}/v1/speech/transcribe`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}` },
+          body: form,
+        });
       const none = new FormData();
       none.append('language', 'en');
       expect((await send(none)).status).toBe(400);
@@ -161,11 +221,21 @@ describe('speech and image generation endpoints (real clients, upstream protocol
 
   describe('POST /v1/vision/generate', () => {
     it('stores the upstream images and serves them under {cdn_url}, billed per image', async () => {
-      const res = await post('/v1/vision/generate', { prompt: 'a lighthouse at dawn', size: '512x512', style: 'anime', n: 2 });
+      const res = await post('/v1/vision/generate', {
+        prompt: 'a lighthouse at dawn',
+        size: '512x512',
+        style: 'anime',
+        n: 2,
+      });
       expect(res.status).toBe(200);
       const body = await res.json();
       expect(body.images).toHaveLength(2);
-      expect(media.calls[0].json).toMatchObject({ model: 'dall-e-3', n: 2, size: '512x512', response_format: 'b64_json' });
+      expect(media.calls[0].json).toMatchObject({
+        model: 'dall-e-3',
+        n: 2,
+        size: '512x512',
+        response_format: 'b64_json',
+      });
       expect(media.calls[0].json.prompt).toMatch(/^a lighthouse at dawn\n\nStyle: anime/);
       for (const image of body.images) {
         expect(image.url).toMatch(new RegExp(`^${f.gw.url}/cdn/images/\\d{4}/\\d{2}/\\d{2}/[0-9a-f-]{36}\\.png$`));
@@ -181,7 +251,13 @@ describe('speech and image generation endpoints (real clients, upstream protocol
     });
 
     it('validates n, size and style, and 404s unknown CDN paths', async () => {
-      for (const body of [{ prompt: 'x', n: 5 }, { prompt: 'x', n: 0 }, { prompt: 'x', size: '999x999' }, { prompt: 'x', style: 'cubist' }, { prompt: '' }]) {
+      for (const body of [
+        { prompt: 'x', n: 5 },
+        { prompt: 'x', n: 0 },
+        { prompt: 'x', size: '999x999' },
+        { prompt: 'x', style: 'cubist' },
+        { prompt: '' },
+      ]) {
         expect([body, (await post('/v1/vision/generate', body)).status]).toEqual([body, 400]);
       }
       expect((await fetch(`${f.gw.url}/cdn/images/2026/01/01/nope.png`)).status).toBe(404);

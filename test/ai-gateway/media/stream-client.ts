@@ -22,16 +22,19 @@ export function openStream(baseUrl: string): Promise<StreamRun> {
     if (!isBinary) messages.push({ ...JSON.parse((data as Buffer).toString()), at: Date.now() - started });
     waiters.splice(0).forEach((w) => w());
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => {
-    resolve({ code, reason: reason.toString() });
-    waiters.splice(0).forEach((w) => w());
-  }));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => {
+      resolve({ code, reason: reason.toString() });
+      waiters.splice(0).forEach((w) => w());
+    }),
+  );
   const next = (type: string) =>
     new Promise<Record<string, any>>((resolve, reject) => {
       const check = () => {
         const found = messages.find((m) => m.type === type);
         if (found) resolve(found);
-        else if (ws.readyState === WebSocket.CLOSED) reject(new Error(`socket closed before a ${type} message; got ${JSON.stringify(messages)}`));
+        else if (ws.readyState === WebSocket.CLOSED)
+          reject(new Error(`socket closed before a ${type} message; got ${JSON.stringify(messages)}`));
         else waiters.push(check);
       };
       check();

@@ -7,7 +7,9 @@ import { openStream, streamRealTime } from './stream-client';
 const RATE = 16_000;
 
 async function speech(text: string): Promise<Int16Array> {
-  const wav = (await SpeechSynthesisEngine.shared().synthesize(text, { voice: 'en-US-GuyNeural', format: 'wav', speed: 0.8 })).audio;
+  const wav = (
+    await SpeechSynthesisEngine.shared().synthesize(text, { voice: 'en-US-GuyNeural', format: 'wav', speed: 0.8 })
+  ).audio;
   return (await decodeAudio(wav, { sampleRate: RATE })).pcm;
 }
 
@@ -40,7 +42,13 @@ describe('WebSocket /v1/speech/stream', () => {
     key = (await f.createKey({ name: 'stream' })).key;
     const first = await speech('The weather is nice today.');
     firstEnd = first.length / RATE;
-    audio = concat(new Int16Array(RATE * 0.3), first, new Int16Array(RATE * 1.5), await speech('Please call me tomorrow.'), new Int16Array(RATE * 0.3));
+    audio = concat(
+      new Int16Array(RATE * 0.3),
+      first,
+      new Int16Array(RATE * 1.5),
+      await speech('Please call me tomorrow.'),
+      new Int16Array(RATE * 0.3),
+    );
   });
   afterAll(async () => {
     await f?.close();
@@ -59,7 +67,10 @@ describe('WebSocket /v1/speech/stream', () => {
     await streamRealTime(run.ws, head, RATE);
     let extraSilence = 0;
     while (!run.messages.some((m) => m.type === 'final')) {
-      if (extraSilence >= RATE * 30) throw new Error(`no final for the first utterance while 30 more seconds of audio flowed: ${JSON.stringify(run.messages)}`);
+      if (extraSilence >= RATE * 30)
+        throw new Error(
+          `no final for the first utterance while 30 more seconds of audio flowed: ${JSON.stringify(run.messages)}`,
+        );
       await streamRealTime(run.ws, new Int16Array(RATE / 10), RATE);
       extraSilence += RATE / 10;
     }
@@ -77,7 +88,9 @@ describe('WebSocket /v1/speech/stream', () => {
     const finals = run.messages.filter((m) => m.type === 'final');
     expect(finals).toHaveLength(2);
     expect(finals[1].start).toBeGreaterThan(finals[0].end + 1);
-    console.log(`stream: ${sentSeconds.toFixed(2)} s sent in real time (${extraSilence / RATE} s of it extra silence waiting for the first final); first final ${firstFinal.at - ready.at} ms after ready; messages: ${run.messages.map((m) => m.type).join(',')}`);
+    console.log(
+      `stream: ${sentSeconds.toFixed(2)} s sent in real time (${extraSilence / RATE} s of it extra silence waiting for the first final); first final ${firstFinal.at - ready.at} ms after ready; messages: ${run.messages.map((m) => m.type).join(',')}`,
+    );
     // Each utterance went upstream as its own WAV.
     expect(media.calls.filter((c) => c.path === '/v1/audio/transcriptions').length).toBeGreaterThanOrEqual(2);
     const [row] = await ledgerRows(f.gw.dbUrl, '/v1/speech/stream');
@@ -88,7 +101,9 @@ describe('WebSocket /v1/speech/stream', () => {
   it('keeps every utterance, in order, when audio arrives faster than a slow upstream transcribes (socket paused, then resumed)', async () => {
     media.delayMs = 150;
     try {
-      const beep = Int16Array.from({ length: RATE * 0.4 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / RATE)));
+      const beep = Int16Array.from({ length: RATE * 0.4 }, (_, i) =>
+        Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / RATE)),
+      );
       const pause = new Int16Array(RATE * 0.7);
       const parts: Int16Array[] = [];
       for (let i = 0; i < 16; i++) parts.push(beep, pause);
@@ -97,7 +112,8 @@ describe('WebSocket /v1/speech/stream', () => {
       run.ws.send(JSON.stringify({ type: 'config', api_key: key }));
       await run.next('ready');
       // All at once: 16 utterances queue up behind a 150 ms upstream.
-      for (let i = 0; i < burst.length; i += 1600) run.ws.send(Buffer.from(burst.buffer, burst.byteOffset + i * 2, Math.min(1600, burst.length - i) * 2));
+      for (let i = 0; i < burst.length; i += 1600)
+        run.ws.send(Buffer.from(burst.buffer, burst.byteOffset + i * 2, Math.min(1600, burst.length - i) * 2));
       run.ws.send(JSON.stringify({ type: 'end' }));
       const end = await run.next('end');
       expect(end.duration).toBeCloseTo(burst.length / RATE, 2);
@@ -114,7 +130,16 @@ describe('WebSocket /v1/speech/stream', () => {
     const res = await fetch(`${f.gw.url}/v1/speech/stream`);
     expect(res.status).toBe(426);
     const doc = await (await fetch(`${f.gw.url}/v3/api-docs`)).json();
-    for (const path of ['/v1/vision/recognize', '/v1/vision/generate', '/v1/images/generations', '/v1/speech/transcribe', '/v1/audio/transcriptions', '/v1/speech/synthesize', '/v1/audio/speech', '/v1/speech/stream']) {
+    for (const path of [
+      '/v1/vision/recognize',
+      '/v1/vision/generate',
+      '/v1/images/generations',
+      '/v1/speech/transcribe',
+      '/v1/audio/transcriptions',
+      '/v1/speech/synthesize',
+      '/v1/audio/speech',
+      '/v1/speech/stream',
+    ]) {
       expect([path, Boolean(doc.paths[path])]).toEqual([path, true]);
     }
     expect(doc.components.schemas.StreamConfigMessage.properties.api_key).toBeDefined();
@@ -125,7 +150,9 @@ describe('WebSocket /v1/speech/stream', () => {
     const budgeted = await f.createKey({ name: 'rate', budget_yuan: 1 });
     const run = await openStream(f.gw.url);
     run.ws.send(JSON.stringify({ type: 'config', api_key: budgeted.key, sample_rate: 8000 }));
-    const pcm8k = new Int16Array(8000 * 2).map((_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 200 * i) / 8000)) * (i < 8000 ? 1 : 0));
+    const pcm8k = new Int16Array(8000 * 2).map(
+      (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 200 * i) / 8000)) * (i < 8000 ? 1 : 0),
+    );
     run.ws.send(Buffer.from(pcm8k.buffer));
     run.ws.send(JSON.stringify({ type: 'end' }));
     const end = await run.next('end');
@@ -137,16 +164,27 @@ describe('WebSocket /v1/speech/stream', () => {
     expect((await run.closed).code).toBe(1000);
   });
 
-  const expectClose = async (send: (ws: import('ws').WebSocket) => void | Promise<void>, code: number, errorCode: string) => {
+  const expectClose = async (
+    send: (ws: import('ws').WebSocket) => void | Promise<void>,
+    code: number,
+    errorCode: string,
+  ) => {
     const run = await openStream(f.gw.url);
     await send(run.ws);
     const closed = await run.closed;
-    expect({ code: closed.code, error: run.messages.find((m) => m.type === 'error')?.code }).toEqual({ code, error: errorCode });
+    expect({ code: closed.code, error: run.messages.find((m) => m.type === 'error')?.code }).toEqual({
+      code,
+      error: errorCode,
+    });
   };
 
   it('closes 4001 when no config arrives in time or the key is wrong', async () => {
     await expectClose(() => undefined, 4001, 'config_timeout');
-    await expectClose((ws) => ws.send(JSON.stringify({ type: 'config', api_key: 'sk-wrong' })), 4001, 'invalid_api_key');
+    await expectClose(
+      (ws) => ws.send(JSON.stringify({ type: 'config', api_key: 'sk-wrong' })),
+      4001,
+      'invalid_api_key',
+    );
     await expectClose((ws) => ws.send(JSON.stringify({ type: 'config' })), 4001, 'invalid_api_key');
   });
 
@@ -160,7 +198,11 @@ describe('WebSocket /v1/speech/stream', () => {
   it('closes 4002 for a bad config', async () => {
     await expectClose((ws) => ws.send('not json'), 4002, 'invalid_config');
     await expectClose((ws) => ws.send(Buffer.alloc(320)), 4002, 'config_expected');
-    await expectClose((ws) => ws.send(JSON.stringify({ type: 'config', api_key: key, sample_rate: 100 })), 4002, 'invalid_config');
+    await expectClose(
+      (ws) => ws.send(JSON.stringify({ type: 'config', api_key: key, sample_rate: 100 })),
+      4002,
+      'invalid_config',
+    );
   });
 
   it('closes 4004 for a text frame where audio is expected, 4009 for an oversized message, 4008 when idle', async () => {
@@ -168,14 +210,22 @@ describe('WebSocket /v1/speech/stream', () => {
       ws.send(JSON.stringify({ type: 'config', api_key: key }));
       await new Promise((r) => ws.once('message', r));
     };
-    await expectClose(async (ws) => {
-      await configured(ws);
-      ws.send('hello?');
-    }, 4004, 'audio_expected');
-    await expectClose(async (ws) => {
-      await configured(ws);
-      ws.send(Buffer.alloc(70_000));
-    }, 4009, 'message_too_large');
+    await expectClose(
+      async (ws) => {
+        await configured(ws);
+        ws.send('hello?');
+      },
+      4004,
+      'audio_expected',
+    );
+    await expectClose(
+      async (ws) => {
+        await configured(ws);
+        ws.send(Buffer.alloc(70_000));
+      },
+      4009,
+      'message_too_large',
+    );
     const started = Date.now();
     await expectClose(configured, 4008, 'idle_timeout');
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
@@ -183,7 +233,11 @@ describe('WebSocket /v1/speech/stream', () => {
 
   it('closes 4003 for a key without the speech scope and 4029 when the budget cannot pay', async () => {
     const visionOnly = (await f.createKey({ name: 'v', scopes: ['vision'] })).key;
-    await expectClose((ws) => ws.send(JSON.stringify({ type: 'config', api_key: visionOnly })), 4003, 'scope_not_allowed');
+    await expectClose(
+      (ws) => ws.send(JSON.stringify({ type: 'config', api_key: visionOnly })),
+      4003,
+      'scope_not_allowed',
+    );
     const broke = (await f.createKey({ name: 'b', budget_yuan: 0.0001 })).key;
     await expectClose((ws) => ws.send(JSON.stringify({ type: 'config', api_key: broke })), 4029, 'insufficient_quota');
   });
@@ -224,7 +278,10 @@ local('WebSocket /v1/speech/stream with the local PocketSphinx engine', () => {
     await streamRealTime(run.ws, pcm, RATE, 200);
     run.ws.send(JSON.stringify({ type: 'end' }));
     await run.next('end');
-    const text = run.messages.filter((m) => m.type === 'final').map((m) => m.text).join(' ');
+    const text = run.messages
+      .filter((m) => m.type === 'final')
+      .map((m) => m.text)
+      .join(' ');
     console.log(`stream (pocketsphinx): "${text}"`);
     expect(text).toMatch(/^[a-z' ]+$/);
     expect(text.split(' ').length).toBeGreaterThanOrEqual(2);

@@ -14,7 +14,11 @@ describe('POST /v1/vision/recognize with image URLs (redirects re-checked)', () 
   let hits: string[] = [];
   const png = renderTextPng(['网址图片 URL image']);
   const recognize = (image: string) =>
-    fetch(`${f.gw.url}/v1/vision/recognize`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ image, features: ['text'] }) });
+    fetch(`${f.gw.url}/v1/vision/recognize`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ image, features: ['text'] }),
+    });
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -61,6 +65,9 @@ describe('POST /v1/vision/recognize with image URLs (redirects re-checked)', () 
   it('reports an upstream 404 as the one generic fetch failure (no status, host or port echoed)', async () => {
     const res = await recognize(`${base}/missing.png`);
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatchObject({ message: 'image URL could not be fetched', code: 'image_fetch_failed' });
+    expect((await res.json()).error).toMatchObject({
+      message: 'image URL could not be fetched',
+      code: 'image_fetch_failed',
+    });
   });
 });

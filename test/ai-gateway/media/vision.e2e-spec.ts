@@ -11,10 +11,18 @@ describe('POST /v1/vision/recognize (local engines, real HTTP)', () => {
   let f: GatewayFixture;
   let key: string;
   const recognize = (body: unknown, auth = key) =>
-    fetch(`${f.gw.url}/v1/vision/recognize`, { method: 'POST', headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${f.gw.url}/v1/vision/recognize`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   beforeAll(async () => {
-    f = await startGatewayFixture({ AI_LOCAL_STT: 'false', AI_MEDIA_MAX_IMAGE_BYTES: '2000000', AI_MEDIA_MAX_PIXELS: '4000000' });
+    f = await startGatewayFixture({
+      AI_LOCAL_STT: 'false',
+      AI_MEDIA_MAX_IMAGE_BYTES: '2000000',
+      AI_MEDIA_MAX_PIXELS: '4000000',
+    });
     key = (await f.createKey({ name: 'vision', scopes: ['vision'] })).key;
   });
   afterAll(async () => {
@@ -41,7 +49,9 @@ describe('POST /v1/vision/recognize (local engines, real HTTP)', () => {
     const photo = readFileSync(facesPhotoPath());
     const started = Date.now();
     const res = await recognize({ image: photo.toString('base64'), features: ['faces', 'objects', 'labels'] });
-    console.log(`recognize faces+objects+labels over HTTP (first call, engine load included): ${Date.now() - started} ms`);
+    console.log(
+      `recognize faces+objects+labels over HTTP (first call, engine load included): ${Date.now() - started} ms`,
+    );
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body.faces.filter((x: any) => x.bounding_box.y > 330).length).toBe(5);
@@ -79,7 +89,9 @@ describe('POST /v1/vision/recognize (local engines, real HTTP)', () => {
   it('caps bytes (413) and decoded pixels (400)', async () => {
     const big = Buffer.alloc(2_100_000, 7).toString('base64');
     expect((await recognize({ image: big, features: ['labels'] })).status).toBe(413);
-    const wide = await sharp({ create: { width: 2500, height: 2000, channels: 3, background: '#fff' } }).png().toBuffer();
+    const wide = await sharp({ create: { width: 2500, height: 2000, channels: 3, background: '#fff' } })
+      .png()
+      .toBuffer();
     const res = await recognize({ image: wide.toString('base64'), features: ['labels'] });
     expect(res.status).toBe(400);
     expect((await res.json()).error.message).toMatch(/pixels/);
@@ -127,10 +139,18 @@ describe('POST /v1/vision/recognize (local engines, real HTTP)', () => {
     const all = (await f.createKey({ name: 'all' })).key;
     const form = new FormData();
     form.append('file', new Blob([Buffer.alloc(100)]), 'a.wav');
-    const stt = await fetch(`${f.gw.url}/v1/speech/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${all}` }, body: form });
+    const stt = await fetch(`${f.gw.url}/v1/speech/transcribe`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${all}` },
+      body: form,
+    });
     expect(stt.status).toBe(503);
     expect((await stt.json()).error.message).toMatch(/AI_TRANSCRIBE_BASE_URL/);
-    const gen = await fetch(`${f.gw.url}/v1/vision/generate`, { method: 'POST', headers: { authorization: `Bearer ${all}`, 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'a cat' }) });
+    const gen = await fetch(`${f.gw.url}/v1/vision/generate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${all}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'a cat' }),
+    });
     expect(gen.status).toBe(503);
   });
 });

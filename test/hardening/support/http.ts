@@ -26,7 +26,10 @@ export interface RawRequest {
 }
 
 export class HangError extends Error {
-  constructor(readonly req: RawRequest, ms: number) {
+  constructor(
+    readonly req: RawRequest,
+    ms: number,
+  ) {
     super(`no complete answer within ${ms} ms: ${req.method} ${req.path.slice(0, 200)}`);
   }
 }
@@ -46,8 +49,19 @@ export function rawRequest(baseUrl: string, r: RawRequest): Promise<RawResponse>
       }
     };
     const headers: Record<string, string | string[]> = { connection: 'close', ...(r.headers ?? {}) };
-    if (body && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length' || h.toLowerCase() === 'transfer-encoding')) headers['content-length'] = String(body.length);
-    const req = http.request({ host: base.hostname, port: base.port, method: r.method, path: base.pathname.replace(/\/$/, '') + r.path, headers, agent: false });
+    if (
+      body &&
+      !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length' || h.toLowerCase() === 'transfer-encoding')
+    )
+      headers['content-length'] = String(body.length);
+    const req = http.request({
+      host: base.hostname,
+      port: base.port,
+      method: r.method,
+      path: base.pathname.replace(/\/$/, '') + r.path,
+      headers,
+      agent: false,
+    });
     const timer = setTimeout(() => {
       req.destroy();
       done(() => reject(new HangError(r, timeoutMs)));
@@ -97,14 +111,22 @@ export function rawRequest(baseUrl: string, r: RawRequest): Promise<RawResponse>
 }
 
 /** Builds a multipart/form-data body from parts, in order, duplicates allowed. */
-export function multipart(parts: { name: string; filename?: string; contentType?: string; data: Buffer | string }[], boundary = `----hardening${Date.now().toString(16)}`, opts: { truncate?: boolean } = {}): { body: Buffer; contentType: string } {
+export function multipart(
+  parts: { name: string; filename?: string; contentType?: string; data: Buffer | string }[],
+  boundary = `----hardening${Date.now().toString(16)}`,
+  opts: { truncate?: boolean } = {},
+): { body: Buffer; contentType: string } {
   const chunks: Buffer[] = [];
   for (const p of parts) {
     let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
     if (p.filename !== undefined) head += `; filename="${p.filename}"`;
     head += '\r\n';
     if (p.contentType) head += `Content-Type: ${p.contentType}\r\n`;
-    chunks.push(Buffer.from(head + '\r\n', 'latin1'), Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(head + '\r\n', 'latin1'),
+      Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data),
+      Buffer.from('\r\n'),
+    );
   }
   if (!opts.truncate) chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };

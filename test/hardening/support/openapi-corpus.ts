@@ -67,7 +67,9 @@ export function operationsOf(doc: OpenApiDoc): Operation[] {
         method: method.toUpperCase(),
         path,
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
-        query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, required: !!p.required, schema: p.schema ?? {} })),
+        query: params
+          .filter((p) => p.in === 'query')
+          .map((p) => ({ name: p.name, required: !!p.required, schema: p.schema ?? {} })),
         bodyType,
         bodySchema: bodyType ? resolve(doc, content[bodyType].schema) : undefined,
         // An operation without requirements of its own has the document's; an empty requirement ({}) makes the
@@ -82,7 +84,13 @@ export function operationsOf(doc: OpenApiDoc): Operation[] {
 function kindOf(v: unknown): Kind {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
-  return typeof v === 'number' ? 'number' : typeof v === 'boolean' ? 'boolean' : typeof v === 'object' ? 'object' : 'string';
+  return typeof v === 'number'
+    ? 'number'
+    : typeof v === 'boolean'
+      ? 'boolean'
+      : typeof v === 'object'
+        ? 'object'
+        : 'string';
 }
 
 function kindsOf(doc: OpenApiDoc, schema: any): Set<Kind> {
@@ -216,18 +224,34 @@ export interface CorpusContext {
   uploadLimit?: number;
 }
 
-const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+const PNG_1X1 = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 /** Every kind of bad request that applies to one operation. */
 export function badCases(doc: OpenApiDoc, op: Operation, ctx: CorpusContext): fc.Arbitrary<BadCase> {
   const validParams: Record<string, string> = {};
-  for (const p of op.pathParams) validParams[p] = p.toLowerCase().includes('id') && p !== 'registrationId' ? '00000000-0000-4000-8000-000000000000' : 'unknown-x';
-  const pathWith = (params: Record<string, string>) => op.path.replace(/\{(\w+)\}/g, (_, n) => params[n] ?? validParams[n]);
-  const validQuery = op.query.filter((q) => q.required).map((q) => `${q.name}=${encodeURIComponent(String(sample(doc, q.schema)))}`).join('&');
-  const url = (params: Record<string, string> = {}, query = validQuery) => pathWith(params) + (query ? `?${query}` : '');
+  for (const p of op.pathParams)
+    validParams[p] =
+      p.toLowerCase().includes('id') && p !== 'registrationId' ? '00000000-0000-4000-8000-000000000000' : 'unknown-x';
+  const pathWith = (params: Record<string, string>) =>
+    op.path.replace(/\{(\w+)\}/g, (_, n) => params[n] ?? validParams[n]);
+  const validQuery = op.query
+    .filter((q) => q.required)
+    .map((q) => `${q.name}=${encodeURIComponent(String(sample(doc, q.schema)))}`)
+    .join('&');
+  const url = (params: Record<string, string> = {}, query = validQuery) =>
+    pathWith(params) + (query ? `?${query}` : '');
   // Bytes a client library refuses to put in a request line are percent-encoded; everything else goes as is.
   const safe = (p: string) => p.replace(/[^\x21-\x7e]|[<>"`{}|\\^]/g, (c) => encodeURIComponent(c));
-  const make = (kind: string, body: Buffer | undefined, contentType: string | undefined, mustBe4xx: boolean, extra: Partial<BadCase> = {}): BadCase => ({
+  const make = (
+    kind: string,
+    body: Buffer | undefined,
+    contentType: string | undefined,
+    mustBe4xx: boolean,
+    extra: Partial<BadCase> = {},
+  ): BadCase => ({
     kind,
     method: op.method,
     path: safe(url()),
@@ -244,7 +268,9 @@ export function badCases(doc: OpenApiDoc, op: Operation, ctx: CorpusContext): fc
   if (op.pathParams.length) {
     arbs.push(
       fc.record({ name: fc.constantFrom(...op.pathParams), value: evilSegment }).map(({ name, value }) =>
-        make('path-traversal', undefined, undefined, op.method === 'GET' || op.method === 'DELETE', { path: url({ [name]: value }) }),
+        make('path-traversal', undefined, undefined, op.method === 'GET' || op.method === 'DELETE', {
+          path: url({ [name]: value }),
+        }),
       ),
     );
   }
@@ -253,23 +279,51 @@ export function badCases(doc: OpenApiDoc, op: Operation, ctx: CorpusContext): fc
     fc
       .array(
         fc.record({
-          name: op.query.length ? fc.oneof(fc.constantFrom(...op.query.map((q) => q.name)), fc.string({ maxLength: 10 })) : fc.string({ maxLength: 10 }),
-          value: fc.oneof(evilSegment, fc.constantFrom('', '[]', '{}', 'true', '-5', '1.5', 'NaN', '%', '%zz', 'a[b]=c'), fc.string({ maxLength: 20 }).map(encodeURIComponent)),
+          name: op.query.length
+            ? fc.oneof(fc.constantFrom(...op.query.map((q) => q.name)), fc.string({ maxLength: 10 }))
+            : fc.string({ maxLength: 10 }),
+          value: fc.oneof(
+            evilSegment,
+            fc.constantFrom('', '[]', '{}', 'true', '-5', '1.5', 'NaN', '%', '%zz', 'a[b]=c'),
+            fc.string({ maxLength: 20 }).map(encodeURIComponent),
+          ),
           bracket: fc.boolean(),
         }),
         { minLength: 1, maxLength: 6 },
       )
-      .map((qs) => make('query-garbage', undefined, undefined, false, { path: url({}, [validQuery, ...qs.map((q) => `${encodeURIComponent(q.name)}${q.bracket ? '[x]' : ''}=${q.value}`)].filter(Boolean).join('&')) })),
+      .map((qs) =>
+        make('query-garbage', undefined, undefined, false, {
+          path: url(
+            {},
+            [validQuery, ...qs.map((q) => `${encodeURIComponent(q.name)}${q.bracket ? '[x]' : ''}=${q.value}`)]
+              .filter(Boolean)
+              .join('&'),
+          ),
+        }),
+      ),
   );
   // Garbage credentials on every route (protected ones must answer 401, public ones ignore or refuse).
   arbs.push(
     fc
       .oneof(
-        fc.constantFrom('Bearer', 'Bearer ', 'Bearer null', 'Basic Zm9vOmJhcg==', 'bearer x.y.z', 'Bearer e30.e30.', 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.', 'Bearer sk-', 'Bearer sk-' + 'A'.repeat(60)),
+        fc.constantFrom(
+          'Bearer',
+          'Bearer ',
+          'Bearer null',
+          'Basic Zm9vOmJhcg==',
+          'bearer x.y.z',
+          'Bearer e30.e30.',
+          'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.',
+          'Bearer sk-',
+          'Bearer sk-' + 'A'.repeat(60),
+        ),
         fc.string({ unit: 'grapheme-ascii', maxLength: 200 }).map((s) => `Bearer ${s.replace(/[\r\n]/g, '')}`),
         fc.integer({ min: 1000, max: 8000 }).map((n) => `Bearer ${'x'.repeat(n)}`),
       )
-      .map((auth) => ({ ...make('bad-credential', undefined, undefined, op.secured), headers: { ...ctx.headers(), authorization: auth } })),
+      .map((auth) => ({
+        ...make('bad-credential', undefined, undefined, op.secured),
+        headers: { ...ctx.headers(), authorization: auth },
+      })),
   );
 
   if (op.bodyType === 'application/json' && op.bodySchema) {
@@ -279,7 +333,18 @@ export function badCases(doc: OpenApiDoc, op: Operation, ctx: CorpusContext): fc
     const json = (v: unknown) => Buffer.from(JSON.stringify(v));
     arbs.push(
       fc
-        .constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/octet-stream', 'application/json; charset=utf-16', 'application/json; charset=klingon', 'multipart/form-data; boundary=zz', 'image/png', ';;;', 'application/jsonx')
+        .constantFrom(
+          'text/plain',
+          'application/xml',
+          'application/x-www-form-urlencoded',
+          'application/octet-stream',
+          'application/json; charset=utf-16',
+          'application/json; charset=klingon',
+          'multipart/form-data; boundary=zz',
+          'image/png',
+          ';;;',
+          'application/jsonx',
+        )
         .map((ct) => make('wrong-content-type', json(base), ct, hasRequired || /charset=(utf-16|klingon)/.test(ct))),
       fc
         .oneof(
@@ -287,40 +352,117 @@ export function badCases(doc: OpenApiDoc, op: Operation, ctx: CorpusContext): fc
             const text = JSON.stringify(base);
             return text.slice(0, 1 + (n % Math.max(1, text.length - 1)));
           }),
-          fc.constantFrom('{', '{"a":', "{'a':1}", '{"a":1,}', '{a:1}', 'NaN', '{"a":NaN}', '{"a":1}}', '[1,', '\u0000', '{"a":"\\u12"}', '{"a":"\\x41"}', '{"a":01}'),
+          fc.constantFrom(
+            '{',
+            '{"a":',
+            "{'a':1}",
+            '{"a":1,}',
+            '{a:1}',
+            'NaN',
+            '{"a":NaN}',
+            '{"a":1}}',
+            '[1,',
+            '\u0000',
+            '{"a":"\\u12"}',
+            '{"a":"\\x41"}',
+            '{"a":01}',
+          ),
           fc.string({ maxLength: 60 }).map((s) => `{${s}`),
         )
         .map((text) => make('malformed-json', Buffer.from(text), 'application/json', true)),
-      fc.constantFrom('[]', '[{}]', '"text"', '123', 'null', 'true', '[' + JSON.stringify(base) + ']').map((text) => make('top-level-wrong-type', Buffer.from(text), 'application/json', hasRequired)),
-      fc.constantFrom('{"__proto__":{"admin":true,"roles":["admin"]}}', '{"constructor":{"prototype":{"admin":true}}}').map((extra) => {
-        const merged = JSON.stringify(base).replace(/}$/, `,${extra.slice(1, -1)}}`);
-        return make('prototype-pollution', Buffer.from(merged), 'application/json', false);
-      }),
+      fc
+        .constantFrom('[]', '[{}]', '"text"', '123', 'null', 'true', '[' + JSON.stringify(base) + ']')
+        .map((text) => make('top-level-wrong-type', Buffer.from(text), 'application/json', hasRequired)),
+      fc
+        .constantFrom('{"__proto__":{"admin":true,"roles":["admin"]}}', '{"constructor":{"prototype":{"admin":true}}}')
+        .map((extra) => {
+          const merged = JSON.stringify(base).replace(/}$/, `,${extra.slice(1, -1)}}`);
+          return make('prototype-pollution', Buffer.from(merged), 'application/json', false);
+        }),
     );
     if (fields.length) {
       const field = fc.constantFrom(...fields);
       arbs.push(
-        fc.record({ f: field, v: anyJson }).map(({ f, v }) => make('wrong-type', json({ ...base, [f.name]: v }), 'application/json', clearlyWrong(f, v))),
-        fc.record({ f: field, name: fc.string({ minLength: 1, maxLength: 12 }).filter((n) => !fields.some((x) => x.name === n) && n !== '__proto__'), v: anyJson }).map(({ name, v }) => make('extra-field', json({ ...base, [name]: v }), 'application/json', false)),
-        fc.record({ f: field, n: fc.integer({ min: 1000, max: ctx.bodyLimit * 2 }), c: fc.constantFrom('a', '字', '😀', '\u0000') }).map(({ f, n, c }) => {
-          const body = json({ ...base, [f.name]: c.repeat(Math.ceil(n / Buffer.byteLength(c))) });
-          return make('huge-string', body, 'application/json', body.length > ctx.bodyLimit);
-        }),
+        fc
+          .record({ f: field, v: anyJson })
+          .map(({ f, v }) =>
+            make('wrong-type', json({ ...base, [f.name]: v }), 'application/json', clearlyWrong(f, v)),
+          ),
+        fc
+          .record({
+            f: field,
+            name: fc
+              .string({ minLength: 1, maxLength: 12 })
+              .filter((n) => !fields.some((x) => x.name === n) && n !== '__proto__'),
+            v: anyJson,
+          })
+          .map(({ name, v }) => make('extra-field', json({ ...base, [name]: v }), 'application/json', false)),
+        fc
+          .record({
+            f: field,
+            n: fc.integer({ min: 1000, max: ctx.bodyLimit * 2 }),
+            c: fc.constantFrom('a', '字', '😀', '\u0000'),
+          })
+          .map(({ f, n, c }) => {
+            const body = json({ ...base, [f.name]: c.repeat(Math.ceil(n / Buffer.byteLength(c))) });
+            return make('huge-string', body, 'application/json', body.length > ctx.bodyLimit);
+          }),
         fc.record({ f: field, n: fc.integer({ min: 1000, max: Math.ceil(ctx.bodyLimit / 1.5) }) }).map(({ f, n }) => {
           const body = json({ ...base, [f.name]: Array.from({ length: n }, (_, i) => i % 10) });
-          return make('huge-array', body, 'application/json', body.length > ctx.bodyLimit || [...f.kinds].every((k) => SCALAR.includes(k)));
+          return make(
+            'huge-array',
+            body,
+            'application/json',
+            body.length > ctx.bodyLimit || [...f.kinds].every((k) => SCALAR.includes(k)),
+          );
         }),
-        fc.record({ f: field, depth: fc.integer({ min: 500, max: Math.min(200_000, Math.floor(ctx.bodyLimit / 6)) }), k: fc.constantFrom<'array' | 'object'>('array', 'object') }).map(({ f, depth, k }) => {
-          const body = jsonWithRaw(base, f.name, Buffer.from(nest(depth, k)));
-          return make('deep-nesting', body, 'application/json', body.length > ctx.bodyLimit || [...f.kinds].every((x) => SCALAR.includes(x)));
-        }),
-        fc.record({ f: field, bytes: fc.constantFrom([0xff], [0xc3, 0x28], [0xe2, 0x28, 0xa1], [0xf0, 0x28, 0x8c, 0xbc], [0xed, 0xa0, 0x80], [0xc0, 0xaf], [0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]) }).map(({ f, bytes }) =>
-          make('invalid-utf8', jsonWithRaw(base, f.name, Buffer.concat([Buffer.from('"ab'), Buffer.from(bytes), Buffer.from('cd"')])), 'application/json', false),
-        ),
+        fc
+          .record({
+            f: field,
+            depth: fc.integer({ min: 500, max: Math.min(200_000, Math.floor(ctx.bodyLimit / 6)) }),
+            k: fc.constantFrom<'array' | 'object'>('array', 'object'),
+          })
+          .map(({ f, depth, k }) => {
+            const body = jsonWithRaw(base, f.name, Buffer.from(nest(depth, k)));
+            return make(
+              'deep-nesting',
+              body,
+              'application/json',
+              body.length > ctx.bodyLimit || [...f.kinds].every((x) => SCALAR.includes(x)),
+            );
+          }),
+        fc
+          .record({
+            f: field,
+            bytes: fc.constantFrom(
+              [0xff],
+              [0xc3, 0x28],
+              [0xe2, 0x28, 0xa1],
+              [0xf0, 0x28, 0x8c, 0xbc],
+              [0xed, 0xa0, 0x80],
+              [0xc0, 0xaf],
+              [0x80],
+              [0xf8, 0x88, 0x80, 0x80, 0x80],
+            ),
+          })
+          .map(({ f, bytes }) =>
+            make(
+              'invalid-utf8',
+              jsonWithRaw(base, f.name, Buffer.concat([Buffer.from('"ab'), Buffer.from(bytes), Buffer.from('cd"')])),
+              'application/json',
+              false,
+            ),
+          ),
         fc.record({ f: field, where: fc.constantFrom('start', 'middle', 'end', 'escaped') }).map(({ f, where }) => {
           const v = String(typeof base[f.name] === 'string' ? base[f.name] : 'value');
-          const s = where === 'start' ? `\u0000${v}` : where === 'end' ? `${v}\u0000` : `${v.slice(0, 2)}\u0000${v.slice(2)}`;
-          return make('null-bytes', json({ ...base, [f.name]: where === 'escaped' ? `${v}%00` : s }), 'application/json', false);
+          const s =
+            where === 'start' ? `\u0000${v}` : where === 'end' ? `${v}\u0000` : `${v.slice(0, 2)}\u0000${v.slice(2)}`;
+          return make(
+            'null-bytes',
+            json({ ...base, [f.name]: where === 'escaped' ? `${v}%00` : s }),
+            'application/json',
+            false,
+          );
         }),
       );
       const required = fields.filter((f) => f.required);
@@ -332,42 +474,152 @@ export function badCases(doc: OpenApiDoc, op: Operation, ctx: CorpusContext): fc
             return make('missing-required', json(copy), 'application/json', true);
           }),
           // Slowloris-style: a request missing a required field, dribbled in small pieces (bounded).
-          fc.record({ f: fc.constantFrom(...required), chunks: fc.integer({ min: 2, max: 8 }), delay: fc.integer({ min: 10, max: 120 }) }).map(({ f, chunks, delay }) => {
-            const copy = { ...base };
-            delete copy[f.name];
-            return make('slow-body', json(copy), 'application/json', true, { chunks, chunkDelayMs: delay });
-          }),
+          fc
+            .record({
+              f: fc.constantFrom(...required),
+              chunks: fc.integer({ min: 2, max: 8 }),
+              delay: fc.integer({ min: 10, max: 120 }),
+            })
+            .map(({ f, chunks, delay }) => {
+              const copy = { ...base };
+              delete copy[f.name];
+              return make('slow-body', json(copy), 'application/json', true, { chunks, chunkDelayMs: delay });
+            }),
         );
       }
     }
     arbs.push(
-      fc.integer({ min: ctx.bodyLimit + 1, max: ctx.bodyLimit * 3 }).map((n) => make('oversize-body', Buffer.from(JSON.stringify({ ...base, pad: 'x'.repeat(n) })), 'application/json', true)),
-      fc.integer({ min: ctx.bodyLimit + 1, max: ctx.bodyLimit * 2 }).map((n) => make('oversize-declared', Buffer.from('{}'), 'application/json', true, { headers: { ...ctx.headers(), 'content-type': 'application/json', 'content-length': String(n) } })),
+      fc
+        .integer({ min: ctx.bodyLimit + 1, max: ctx.bodyLimit * 3 })
+        .map((n) =>
+          make('oversize-body', Buffer.from(JSON.stringify({ ...base, pad: 'x'.repeat(n) })), 'application/json', true),
+        ),
+      fc.integer({ min: ctx.bodyLimit + 1, max: ctx.bodyLimit * 2 }).map((n) =>
+        make('oversize-declared', Buffer.from('{}'), 'application/json', true, {
+          headers: { ...ctx.headers(), 'content-type': 'application/json', 'content-length': String(n) },
+        }),
+      ),
     );
   }
 
   if (op.bodyType === 'multipart/form-data') {
     const limit = ctx.uploadLimit ?? 10_485_760;
     const fileName = fc.oneof(
-      fc.constantFrom('../../../etc/passwd', '..\\..\\boot.ini', '/etc/shadow', 'a\u0000.png', 'CON', '.htaccess', '', ' ', '....png', 'x.png/../../y', '%2e%2e%2fa.png', 'a'.repeat(1000) + '.png', '😀.png', 'a"b.png', 'a\r\nX-Injected: 1.png'),
+      fc.constantFrom(
+        '../../../etc/passwd',
+        '..\\..\\boot.ini',
+        '/etc/shadow',
+        'a\u0000.png',
+        'CON',
+        '.htaccess',
+        '',
+        ' ',
+        '....png',
+        'x.png/../../y',
+        '%2e%2e%2fa.png',
+        'a'.repeat(1000) + '.png',
+        '😀.png',
+        'a"b.png',
+        'a\r\nX-Injected: 1.png',
+      ),
       fc.string({ maxLength: 40 }),
     );
-    const mp = (kind: string, parts: Parameters<typeof multipart>[0], mustBe4xx: boolean, opts: { truncate?: boolean } = {}) => {
+    const mp = (
+      kind: string,
+      parts: Parameters<typeof multipart>[0],
+      mustBe4xx: boolean,
+      opts: { truncate?: boolean } = {},
+    ) => {
       const { body, contentType } = multipart(parts, undefined, opts);
       return make(kind, body, contentType, mustBe4xx);
     };
     arbs.push(
-      fileName.map((filename) => mp('zero-byte-file', [{ name: 'file', filename, contentType: 'image/png', data: Buffer.alloc(0) }], true)),
-      fileName.map((filename) => mp('traversal-file-name', [{ name: 'file', filename: filename.replace(/[\r\n"]/g, '_'), contentType: 'image/png', data: PNG_1X1 }], false)),
-      fc.integer({ min: 2, max: 5 }).map((n) => mp('duplicated-parts', Array.from({ length: n }, (_, i) => ({ name: 'file', filename: `a${i}.png`, contentType: 'image/png', data: PNG_1X1 })), true)),
-      fc.string({ maxLength: 10 }).filter((n) => n !== 'file').map((name) => mp('wrong-part-name', [{ name: name.replace(/["\r\n]/g, '') || 'x', filename: 'a.png', contentType: 'image/png', data: PNG_1X1 }], true)),
+      fileName.map((filename) =>
+        mp('zero-byte-file', [{ name: 'file', filename, contentType: 'image/png', data: Buffer.alloc(0) }], true),
+      ),
+      fileName.map((filename) =>
+        mp(
+          'traversal-file-name',
+          [{ name: 'file', filename: filename.replace(/[\r\n"]/g, '_'), contentType: 'image/png', data: PNG_1X1 }],
+          false,
+        ),
+      ),
+      fc.integer({ min: 2, max: 5 }).map((n) =>
+        mp(
+          'duplicated-parts',
+          Array.from({ length: n }, (_, i) => ({
+            name: 'file',
+            filename: `a${i}.png`,
+            contentType: 'image/png',
+            data: PNG_1X1,
+          })),
+          true,
+        ),
+      ),
+      fc
+        .string({ maxLength: 10 })
+        .filter((n) => n !== 'file')
+        .map((name) =>
+          mp(
+            'wrong-part-name',
+            [{ name: name.replace(/["\r\n]/g, '') || 'x', filename: 'a.png', contentType: 'image/png', data: PNG_1X1 }],
+            true,
+          ),
+        ),
       fc.constant(null).map(() => mp('missing-file', [{ name: 'note', data: 'hello' }], true)),
-      fc.integer({ min: limit + 1, max: limit + 1_000_000 }).map((n) => mp('oversize-part', [{ name: 'file', filename: 'big.png', contentType: 'image/png', data: Buffer.concat([PNG_1X1, Buffer.alloc(n)]) }], true)),
-      fc.integer({ min: 1, max: 200 }).map((n) => mp('truncated-multipart', [{ name: 'file', filename: 'a.png', contentType: 'image/png', data: PNG_1X1.subarray(0, Math.min(n, PNG_1X1.length)) }], true, { truncate: true })),
-      fc.uint8Array({ minLength: 1, maxLength: 4096 }).map((bytes) => mp('random-bytes-file', [{ name: 'file', filename: 'a.png', contentType: 'image/png', data: Buffer.from(bytes) }], true)),
-      fc.constant(null).map(() => make('multipart-no-boundary', Buffer.from('--x\r\n\r\n'), 'multipart/form-data', true)),
-      fc.constantFrom('application/json', 'text/plain').map((ct) => make('multipart-wrong-type', Buffer.from('{"file":"x"}'), ct, true)),
-      fc.integer({ min: 2, max: 6 }).map((chunks) => ({ ...mp('slow-multipart', [{ name: 'file', filename: 'a.png', contentType: 'image/png', data: Buffer.alloc(10) }], true), chunks, chunkDelayMs: 80 })),
+      fc.integer({ min: limit + 1, max: limit + 1_000_000 }).map((n) =>
+        mp(
+          'oversize-part',
+          [
+            {
+              name: 'file',
+              filename: 'big.png',
+              contentType: 'image/png',
+              data: Buffer.concat([PNG_1X1, Buffer.alloc(n)]),
+            },
+          ],
+          true,
+        ),
+      ),
+      fc.integer({ min: 1, max: 200 }).map((n) =>
+        mp(
+          'truncated-multipart',
+          [
+            {
+              name: 'file',
+              filename: 'a.png',
+              contentType: 'image/png',
+              data: PNG_1X1.subarray(0, Math.min(n, PNG_1X1.length)),
+            },
+          ],
+          true,
+          { truncate: true },
+        ),
+      ),
+      fc
+        .uint8Array({ minLength: 1, maxLength: 4096 })
+        .map((bytes) =>
+          mp(
+            'random-bytes-file',
+            [{ name: 'file', filename: 'a.png', contentType: 'image/png', data: Buffer.from(bytes) }],
+            true,
+          ),
+        ),
+      fc
+        .constant(null)
+        .map(() => make('multipart-no-boundary', Buffer.from('--x\r\n\r\n'), 'multipart/form-data', true)),
+      fc
+        .constantFrom('application/json', 'text/plain')
+        .map((ct) => make('multipart-wrong-type', Buffer.from('{"file":"x"}'), ct, true)),
+      fc.integer({ min: 2, max: 6 }).map((chunks) => ({
+        ...mp(
+          'slow-multipart',
+          [{ name: 'file', filename: 'a.png', contentType: 'image/png', data: Buffer.alloc(10) }],
+          true,
+        ),
+        chunks,
+        chunkDelayMs: 80,
+      })),
     );
   }
 
@@ -376,7 +628,14 @@ export function badCases(doc: OpenApiDoc, op: Operation, ctx: CorpusContext): fc
     arbs.push(
       fc
         .oneof(
-          fc.constantFrom('<xml>', '<xml><ToUserName>', '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><xml>&e;</xml>', '<xml>' + '<a>'.repeat(5000) + '</xml>', '\u0000', ''),
+          fc.constantFrom(
+            '<xml>',
+            '<xml><ToUserName>',
+            '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><xml>&e;</xml>',
+            '<xml>' + '<a>'.repeat(5000) + '</xml>',
+            '\u0000',
+            '',
+          ),
           fc.string({ maxLength: 200 }),
         )
         .map((text) => make('bad-xml', Buffer.from(text), op.bodyType, false)),

@@ -10,7 +10,14 @@ export const SEED = Number(process.env.HARDENING_SEED) || randomInt(1, 2 ** 31 -
 
 /** One line per figure, written straight to stdout (Jest's console wrapper adds stack noise). */
 export function report(suite: string, figures: Record<string, unknown>): void {
-  process.stdout.write(`[hardening] ${suite}: ${Object.entries(figures).map(([k, v]) => `${k}=${typeof v === 'object' || v === undefined ? JSON.stringify(v) : String(v as string | number | boolean | bigint)}`).join(' ')}\n`);
+  process.stdout.write(
+    `[hardening] ${suite}: ${Object.entries(figures)
+      .map(
+        ([k, v]) =>
+          `${k}=${typeof v === 'object' || v === undefined ? JSON.stringify(v) : String(v as string | number | boolean | bigint)}`,
+      )
+      .join(' ')}\n`,
+  );
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -46,7 +46,10 @@ export class AccountFixture {
   async start(env: Record<string, string> = {}): Promise<void> {
     const port = await freePort();
     [this.browser, this.aliyun] = await Promise.all([launchChromium(), startFakeAliyun()]);
-    this.app = await startMembership({ ...this.aliyun.env, WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIGINS: `http://localhost:${port}`, ...env }, { clock: this.clock });
+    this.app = await startMembership(
+      { ...this.aliyun.env, WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIGINS: `http://localhost:${port}`, ...env },
+      { clock: this.clock },
+    );
     this.proxy = new TcpProxy('127.0.0.1', Number(new URL(this.app.url).port));
     await this.proxy.start(port);
     this.base = `http://localhost:${port}${new URL(this.app.url).pathname.replace(/\/$/, '')}`;
@@ -70,7 +73,8 @@ export class AccountFixture {
   async open(locale: Locale, scheme: Scheme, viewport = DESKTOP): Promise<AccountPage> {
     const o = await openPage(this.browser, { locale, scheme, ip: nextIp(), viewport });
     this.opened.push(o);
-    const t: Texts = (key, values = {}) => TEXTS[locale][key].replace(/\{(\w+)\}/g, (_, n: string) => String(values[n]));
+    const t: Texts = (key, values = {}) =>
+      TEXTS[locale][key].replace(/\{(\w+)\}/g, (_, n: string) => String(values[n]));
     return { ...o, t };
   }
 
@@ -107,7 +111,8 @@ export class AccountFixture {
   }
 
   async profileStatus(token: string): Promise<number> {
-    return (await fetch(`${this.app.url}/api/v1/app/auth/profile`, { headers: { authorization: `Bearer ${token}` } })).status;
+    return (await fetch(`${this.app.url}/api/v1/app/auth/profile`, { headers: { authorization: `Bearer ${token}` } }))
+      .status;
   }
 
   /** Fills and sends the password form; the caller waits for what comes next. */
@@ -124,4 +129,5 @@ export class AccountFixture {
   }
 }
 
-export const securityPage = (page: Page, t: Texts) => page.getByRole('heading', { level: 1, name: t('security.title') }).waitFor();
+export const securityPage = (page: Page, t: Texts) =>
+  page.getByRole('heading', { level: 1, name: t('security.title') }).waitFor();

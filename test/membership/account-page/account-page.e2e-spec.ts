@@ -1,10 +1,19 @@
-import { axeViolations, chromiumAvailable, chromiumPath, DESKTOP, Scheme, screenshot, TABLET } from '../../support/chromium';
+import {
+  axeViolations,
+  chromiumAvailable,
+  chromiumPath,
+  DESKTOP,
+  Scheme,
+  screenshot,
+  TABLET,
+} from '../../support/chromium';
 import { queryRows } from '../../support/database';
 import { AccountFixture, Locale, PASSWORD, RUNS, securityPage } from './account-fixture';
 
 // Locally without Chromium this suite is skipped; in CI it must run.
 const suite = chromiumAvailable || process.env.CI ? describe : describe.skip;
-if (!chromiumAvailable && !process.env.CI) console.warn(`account page browser tests skipped: no Chromium at ${chromiumPath}`);
+if (!chromiumAvailable && !process.env.CI)
+  console.warn(`account page browser tests skipped: no Chromium at ${chromiumPath}`);
 
 suite('account page (web/) in headless Chromium: sign-in, sessions, password', () => {
   const f = new AccountFixture();
@@ -27,7 +36,13 @@ suite('account page (web/) in headless Chromium: sign-in, sessions, password', (
       await f.submitPassword(page, t, username, 'not the password');
       const alert = page.getByRole('alert').filter({ hasText: /\S/ });
       await alert.waitFor();
-      const refusal = await f.call('POST', '/api/v1/app/auth/login', { account: username, password: 'not the password' }, undefined, locale);
+      const refusal = await f.call(
+        'POST',
+        '/api/v1/app/auth/login',
+        { account: username, password: 'not the password' },
+        undefined,
+        locale,
+      );
       expect(await alert.textContent()).toBe(refusal.message);
       await screenshot(page, 'account', name('sign-in-error'));
 
@@ -37,7 +52,9 @@ suite('account page (web/) in headless Chromium: sign-in, sessions, password', (
       expect(page.url()).toBe(`${f.base}/account/security`);
       await page.getByText(t('security.signedInAs', { name: username })).waitFor();
 
-      const storage = await page.evaluate<{ session: string | null; local: number }>(`({ session: sessionStorage.getItem('membership.refreshToken'), local: localStorage.length })`);
+      const storage = await page.evaluate<{ session: string | null; local: number }>(
+        `({ session: sessionStorage.getItem('membership.refreshToken'), local: localStorage.length })`,
+      );
       expect(storage.session).toMatch(/\S{20,}/);
       expect(storage.local).toBe(0);
       await page.reload();
@@ -69,7 +86,11 @@ suite('account page (web/) in headless Chromium: sign-in, sessions, password', (
       await page.getByLabel(t('signIn.code')).fill(f.aliyun.lastCode(phone));
       await page.getByRole('button', { name: t('signIn.submit'), exact: true }).click();
       await securityPage(page, t);
-      await page.locator('#sessions tbody tr').filter({ hasText: t('sessions.current') }).filter({ hasText: t('method.phone') }).waitFor();
+      await page
+        .locator('#sessions tbody tr')
+        .filter({ hasText: t('sessions.current') })
+        .filter({ hasText: t('method.phone') })
+        .waitFor();
 
       // A phone sign-up has no password: the first one is set with a code sent to the phone.
       f.clock.advance(61_000); // past send-code's resend interval for this phone
@@ -81,9 +102,14 @@ suite('account page (web/) in headless Chromium: sign-in, sessions, password', (
       await form.getByLabel(t('password.new'), { exact: true }).fill('a first password');
       await form.getByLabel(t('password.confirm')).fill('a first password');
       await form.getByRole('button', { name: t('password.submit') }).click();
-      await form.getByRole('status').filter({ hasText: t('password.changed') }).waitFor();
+      await form
+        .getByRole('status')
+        .filter({ hasText: t('password.changed') })
+        .waitFor();
       await screenshot(page, 'account', name('first-password'));
-      expect((await f.call('POST', '/api/v1/app/auth/login', { account: phone, password: 'a first password' })).code).toBe(200);
+      expect(
+        (await f.call('POST', '/api/v1/app/auth/login', { account: phone, password: 'a first password' })).code,
+      ).toBe(200);
     });
 
     it('lists the sessions and signs out another device', async () => {
@@ -95,8 +121,15 @@ suite('account page (web/) in headless Chromium: sign-in, sessions, password', (
       await rows.nth(1).waitFor();
       expect(await rows.count()).toBe(2);
       await screenshot(page, 'account', name('sessions'));
-      await rows.filter({ hasNotText: t('sessions.current') }).getByRole('button', { name: t('sessions.signOut') }).click();
-      await page.locator('#sessions').getByRole('status').filter({ hasText: t('sessions.signedOut') }).waitFor();
+      await rows
+        .filter({ hasNotText: t('sessions.current') })
+        .getByRole('button', { name: t('sessions.signOut') })
+        .click();
+      await page
+        .locator('#sessions')
+        .getByRole('status')
+        .filter({ hasText: t('sessions.signedOut') })
+        .waitFor();
       expect(await rows.count()).toBe(1);
       expect(await f.profileStatus(other)).toBe(401);
     });
@@ -111,14 +144,24 @@ suite('account page (web/) in headless Chromium: sign-in, sessions, password', (
       await form.getByLabel(t('password.new'), { exact: true }).fill('a brand new password');
       await form.getByLabel(t('password.confirm')).fill('a different one');
       await form.getByRole('button', { name: t('password.submit') }).click();
-      await form.getByRole('alert').filter({ hasText: t('password.mismatch') }).waitFor();
+      await form
+        .getByRole('alert')
+        .filter({ hasText: t('password.mismatch') })
+        .waitFor();
       await form.getByLabel(t('password.confirm')).fill('a brand new password');
       await form.getByRole('button', { name: t('password.submit') }).click();
-      await form.getByRole('status').filter({ hasText: t('password.changed') }).waitFor();
+      await form
+        .getByRole('status')
+        .filter({ hasText: t('password.changed') })
+        .waitFor();
       await screenshot(page, 'account', name('password-changed'));
       expect(await f.profileStatus(other)).toBe(401);
-      expect((await f.call('POST', '/api/v1/app/auth/login', { account: username, password: PASSWORD })).code).not.toBe(200);
-      expect((await f.call('POST', '/api/v1/app/auth/login', { account: username, password: 'a brand new password' })).code).toBe(200);
+      expect((await f.call('POST', '/api/v1/app/auth/login', { account: username, password: PASSWORD })).code).not.toBe(
+        200,
+      );
+      expect(
+        (await f.call('POST', '/api/v1/app/auth/login', { account: username, password: 'a brand new password' })).code,
+      ).toBe(200);
       // This device stays signed in.
       await page.reload();
       await securityPage(page, t);
@@ -139,9 +182,14 @@ suite('account page (web/) in headless Chromium: sign-in, sessions, password', (
     await section.locator('li').filter({ hasText: 'octocat' }).waitFor();
     await screenshot(page, 'account', `identities-${locale}-${scheme}`);
     await section.getByRole('button', { name: t('identities.unlinkLabel', { name: 'github' }) }).click();
-    await section.getByRole('status').filter({ hasText: t('identities.unlinked') }).waitFor();
+    await section
+      .getByRole('status')
+      .filter({ hasText: t('identities.unlinked') })
+      .waitFor();
     await section.getByText(t('identities.none')).waitFor();
-    expect(await queryRows(f.app.dbUrl, `SELECT 1 FROM member_identities WHERE subject = $1`, [`gh-${username}`])).toEqual([]);
+    expect(
+      await queryRows(f.app.dbUrl, `SELECT 1 FROM member_identities WHERE subject = $1`, [`gh-${username}`]),
+    ).toEqual([]);
   });
 
   const PAIRS: Array<[Locale, Scheme]> = [
@@ -150,21 +198,27 @@ suite('account page (web/) in headless Chromium: sign-in, sessions, password', (
     ['zh-CN', 'light'],
     ['zh-CN', 'dark'],
   ];
-  it.each(PAIRS)('has no serious accessibility violation in %s, %s, at 1280 px and on a tablet', async (locale, scheme) => {
-    const username = await f.newMember();
-    for (const [size, viewport] of [['desktop', DESKTOP], ['tablet', TABLET]] as const) {
-      const { page, t } = await f.open(locale, scheme, viewport);
-      await page.goto(`${f.base}/account/sign-in`);
-      await page.getByRole('heading', { level: 1, name: t('signIn.title') }).waitFor();
-      expect(await axeViolations(page)).toEqual([]);
-      await screenshot(page, 'account', `sign-in-${locale}-${scheme}-${size}`);
-      await f.signInWithPassword(page, t, username);
-      await page.locator('#sessions tbody tr').first().waitFor();
-      await page.locator('#passkeys').waitFor();
-      expect(await axeViolations(page)).toEqual([]);
-      await screenshot(page, 'account', `security-${locale}-${scheme}-${size}`);
-    }
-  });
+  it.each(PAIRS)(
+    'has no serious accessibility violation in %s, %s, at 1280 px and on a tablet',
+    async (locale, scheme) => {
+      const username = await f.newMember();
+      for (const [size, viewport] of [
+        ['desktop', DESKTOP],
+        ['tablet', TABLET],
+      ] as const) {
+        const { page, t } = await f.open(locale, scheme, viewport);
+        await page.goto(`${f.base}/account/sign-in`);
+        await page.getByRole('heading', { level: 1, name: t('signIn.title') }).waitFor();
+        expect(await axeViolations(page)).toEqual([]);
+        await screenshot(page, 'account', `sign-in-${locale}-${scheme}-${size}`);
+        await f.signInWithPassword(page, t, username);
+        await page.locator('#sessions tbody tr').first().waitFor();
+        await page.locator('#passkeys').waitFor();
+        expect(await axeViolations(page)).toEqual([]);
+        await screenshot(page, 'account', `security-${locale}-${scheme}-${size}`);
+      }
+    },
+  );
 });
 
 suite('account page under a CONTEXT_PATH', () => {

@@ -18,7 +18,9 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
   /** The code an authenticator app shows at the app's (fake) time, one 30 s step later than the last one used. */
   function nextCode(secret: string): string {
     f.clock.advance(30_000);
-    return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: f.clock.now() });
+    return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({
+      timestamp: f.clock.now(),
+    });
   }
 
   /** A WebAuthn authenticator built into the browser (DevTools protocol), with user verification. */
@@ -27,9 +29,19 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
     });
-    return { presence: async (enabled) => void (await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled })) };
+    return {
+      presence: async (enabled) =>
+        void (await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled })),
+    };
   }
 
   const signOut = async (page: Page, t: Texts) => {
@@ -47,7 +59,10 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
     await section.getByRole('button', { name: t('recovery.copy') }).click();
     await section.getByRole('button', { name: t('recovery.copied') }).waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(`${codes.join('\n')}\n`);
-    const [download] = await Promise.all([page.waitForEvent('download'), section.getByRole('button', { name: t('recovery.download') }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      section.getByRole('button', { name: t('recovery.download') }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe('recovery-codes.txt');
     expect(fs.readFileSync(await download.path(), 'utf8')).toBe(`${codes.join('\n')}\n`);
     await section.getByRole('button', { name: t('recovery.done') }).click();
@@ -77,7 +92,10 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
       await totp.getByRole('alert').filter({ hasText: /\S/ }).waitFor();
       await totp.getByLabel(t('totp.code')).fill(nextCode(secret));
       await totp.getByRole('button', { name: t('totp.confirm') }).click();
-      await totp.getByRole('status').filter({ hasText: t('totp.enabled') }).waitFor();
+      await totp
+        .getByRole('status')
+        .filter({ hasText: t('totp.enabled') })
+        .waitFor();
       await totp.getByText(t('totp.on'), { exact: true }).waitFor();
       await screenshot(page, 'account', name('recovery-codes'));
       const codes = await saveRecoveryCodes(page, t);
@@ -90,15 +108,24 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
       expect(await axeViolations(page)).toEqual([]);
       await screenshot(page, 'account', name('challenge'));
       await page.getByLabel(t('challenge.totpCode')).fill(nextCode(secret));
-      await page.getByRole('form', { name: t('challenge.totp') }).getByRole('button', { name: t('challenge.verify') }).click();
+      await page
+        .getByRole('form', { name: t('challenge.totp') })
+        .getByRole('button', { name: t('challenge.verify') })
+        .click();
       await securityPage(page, t);
 
       await signOut(page, t);
       await f.submitPassword(page, t, username);
       await page.getByLabel(t('challenge.recoveryCode')).fill(codes[0]);
-      await page.getByRole('form', { name: t('challenge.recovery') }).getByRole('button', { name: t('challenge.verify') }).click();
+      await page
+        .getByRole('form', { name: t('challenge.recovery') })
+        .getByRole('button', { name: t('challenge.verify') })
+        .click();
       await securityPage(page, t);
-      await page.locator('#recovery').getByText(t('recovery.remaining', { count: 9 })).waitFor();
+      await page
+        .locator('#recovery')
+        .getByText(t('recovery.remaining', { count: 9 }))
+        .waitFor();
 
       // Past the step-up window, turning the app off asks for a code first.
       f.clock.advance(11 * MINUTE);
@@ -110,8 +137,14 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
       expect(await axeViolations(page)).toEqual([]);
       await screenshot(page, 'account', name('step-up'));
       await dialog.getByLabel(t('challenge.totpCode')).fill(nextCode(secret));
-      await dialog.getByRole('form', { name: t('challenge.totp') }).getByRole('button', { name: t('challenge.verify') }).click();
-      await totp.getByRole('status').filter({ hasText: t('totp.disabled') }).waitFor();
+      await dialog
+        .getByRole('form', { name: t('challenge.totp') })
+        .getByRole('button', { name: t('challenge.verify') })
+        .click();
+      await totp
+        .getByRole('status')
+        .filter({ hasText: t('totp.disabled') })
+        .waitFor();
       await totp.getByText(t('totp.off'), { exact: true }).waitFor();
       expect(await dialog.isVisible()).toBe(false);
     });
@@ -126,7 +159,10 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
       const passkeys = page.locator('#passkeys');
       await passkeys.getByLabel(t('passkeys.name')).fill('Laptop');
       await passkeys.getByRole('button', { name: t('passkeys.add') }).click();
-      await passkeys.getByRole('status').filter({ hasText: t('passkeys.added') }).waitFor();
+      await passkeys
+        .getByRole('status')
+        .filter({ hasText: t('passkeys.added') })
+        .waitFor();
       await passkeys.locator('li').filter({ hasText: 'Laptop' }).waitFor();
       await saveRecoveryCodes(page, t);
 
@@ -161,7 +197,10 @@ suite('account page (web/) in headless Chromium: authenticator app, recovery cod
       await passkeys.getByRole('button', { name: t('passkeys.deleteLabel', { name: 'Work laptop' }) }).click();
       const dialog = page.getByRole('dialog', { name: t('stepUp.title') });
       await dialog.getByRole('button', { name: t('challenge.passkey') }).click();
-      await passkeys.getByRole('status').filter({ hasText: t('passkeys.deleted') }).waitFor();
+      await passkeys
+        .getByRole('status')
+        .filter({ hasText: t('passkeys.deleted') })
+        .waitFor();
       await passkeys.getByText(t('passkeys.none')).waitFor();
     });
 

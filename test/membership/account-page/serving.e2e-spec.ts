@@ -10,27 +10,32 @@ import { webAppDir } from '../../../apps/membership/src/web-app/web-app';
  */
 describe.each([[''], ['/member']])('the account page served by membership (CONTEXT_PATH "%s")', (contextPath) => {
   let app: RunningApp;
-  const [script] = /assets\/index-[\w-]+\.js/.exec(fs.readFileSync(path.join(webAppDir(), 'index.html'), 'utf8')) ?? [''];
+  const [script] = /assets\/index-[\w-]+\.js/.exec(fs.readFileSync(path.join(webAppDir(), 'index.html'), 'utf8')) ?? [
+    '',
+  ];
 
   beforeAll(async () => {
     app = await startMembership(contextPath ? { CONTEXT_PATH: contextPath } : {});
   });
   afterAll(() => app?.close());
 
-  it.each([['/account/'], ['/account/sign-in'], ['/account/security'], ['/account/a/deep/link?x=1']])('answers %s with the page, not cached, under the security headers', async (p) => {
-    const res = await fetch(`${app.url}${p}`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(res.headers.get('cache-control')).toBe('no-cache');
-    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
-    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    const html = await res.text();
-    // Asset addresses are absolute, with the context path: they load from any deep link.
-    expect(html).toContain(`src="${contextPath}/account/${script}"`);
-    expect(html).not.toContain('"./assets/');
-    // No inline script: the page runs under the Content-Security-Policy as it is.
-    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
-  });
+  it.each([['/account/'], ['/account/sign-in'], ['/account/security'], ['/account/a/deep/link?x=1']])(
+    'answers %s with the page, not cached, under the security headers',
+    async (p) => {
+      const res = await fetch(`${app.url}${p}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(res.headers.get('cache-control')).toBe('no-cache');
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      const html = await res.text();
+      // Asset addresses are absolute, with the context path: they load from any deep link.
+      expect(html).toContain(`src="${contextPath}/account/${script}"`);
+      expect(html).not.toContain('"./assets/');
+      // No inline script: the page runs under the Content-Security-Policy as it is.
+      expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    },
+  );
 
   it('serves the hashed assets as immutable files', async () => {
     expect(script).not.toBe('');
@@ -50,10 +55,21 @@ describe.each([[''], ['/member']])('the account page served by membership (CONTE
   it('redirects /account to /account/ and leaves other methods to the API (404)', async () => {
     const redirect = await fetch(`${app.url}/account`, { redirect: 'manual' });
     expect([redirect.status, redirect.headers.get('location')]).toEqual([301, `${contextPath}/account/`]);
-    const post = await fetch(`${app.url}/account/security`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const post = await fetch(`${app.url}/account/security`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(post.status).toBe(404);
-    const [head, get] = await Promise.all([fetch(`${app.url}/account/security`, { method: 'HEAD' }), fetch(`${app.url}/account/security`)]);
+    const [head, get] = await Promise.all([
+      fetch(`${app.url}/account/security`, { method: 'HEAD' }),
+      fetch(`${app.url}/account/security`),
+    ]);
     const body = Buffer.from(await get.arrayBuffer());
-    expect([head.status, head.headers.get('content-length'), body.length > 0]).toEqual([200, String(body.length), true]);
+    expect([head.status, head.headers.get('content-length'), body.length > 0]).toEqual([
+      200,
+      String(body.length),
+      true,
+    ]);
   });
 });

@@ -32,7 +32,11 @@ describe('WeChat login against a local WeChat protocol server', () => {
     browser = new Browser();
   });
   const api = async (path: string, init: RequestInit = {}, b: Browser = browser) => {
-    const res = await fetch(app.url + path, { ...init, headers: b.headers(init.headers as Record<string, string>), redirect: 'manual' });
+    const res = await fetch(app.url + path, {
+      ...init,
+      headers: b.headers(init.headers as Record<string, string>),
+      redirect: 'manual',
+    });
     b.store(res);
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null };
@@ -63,7 +67,14 @@ describe('WeChat login against a local WeChat protocol server', () => {
   beforeAll(async () => {
     wx = await startWechatServer([
       { appId: OPEN, secret: 'open-secret-1', kind: 'open' },
-      { appId: MP, secret: 'mp-secret-1', kind: 'mp', token: 'portalToken1', encodingAesKey: AES_KEY, originalId: 'gh_0123456789ab' },
+      {
+        appId: MP,
+        secret: 'mp-secret-1',
+        kind: 'mp',
+        token: 'portalToken1',
+        encodingAesKey: AES_KEY,
+        originalId: 'gh_0123456789ab',
+      },
       { appId: MP_PLAIN, secret: 'mp-secret-2', kind: 'mp', token: 'portalToken2', originalId: 'gh_plain000000' },
     ]);
     wx.knownUsers.push(BOB);
@@ -73,13 +84,39 @@ describe('WeChat login against a local WeChat protocol server', () => {
       file,
       JSON.stringify({
         clients: [
-          { registrationId: 'wechat-app', provider: 'wechat-open', clientId: OPEN, clientSecret: 'open-secret-1', redirectUri: FRONTEND },
-          { registrationId: 'wechat-mp', provider: 'wechat-mp', clientId: MP, clientSecret: 'mp-secret-1', token: 'portalToken1', encodingAesKey: AES_KEY, redirectUri: FRONTEND },
-          { registrationId: 'wechat-mp-plain', provider: 'wechat-mp', clientId: MP_PLAIN, clientSecret: 'mp-secret-2', token: 'portalToken2', redirectUri: FRONTEND },
+          {
+            registrationId: 'wechat-app',
+            provider: 'wechat-open',
+            clientId: OPEN,
+            clientSecret: 'open-secret-1',
+            redirectUri: FRONTEND,
+          },
+          {
+            registrationId: 'wechat-mp',
+            provider: 'wechat-mp',
+            clientId: MP,
+            clientSecret: 'mp-secret-1',
+            token: 'portalToken1',
+            encodingAesKey: AES_KEY,
+            redirectUri: FRONTEND,
+          },
+          {
+            registrationId: 'wechat-mp-plain',
+            provider: 'wechat-mp',
+            clientId: MP_PLAIN,
+            clientSecret: 'mp-secret-2',
+            token: 'portalToken2',
+            redirectUri: FRONTEND,
+          },
         ],
       }),
     );
-    app = await startMembership({ OAUTH2_CLIENTS_FILE: file, WECHAT_OPEN_BASE: wx.url, WECHAT_API_BASE: wx.url, WECHAT_MP_BASE: wx.url });
+    app = await startMembership({
+      OAUTH2_CLIENTS_FILE: file,
+      WECHAT_OPEN_BASE: wx.url,
+      WECHAT_API_BASE: wx.url,
+      WECHAT_MP_BASE: wx.url,
+    });
     wx.setPortal(MP, `${app.url}/api/v1/wechat/portal/${MP}`);
     wx.setPortal(MP_PLAIN, `${app.url}/api/v1/wechat/portal/${MP_PLAIN}`);
   });
@@ -94,9 +131,21 @@ describe('WeChat login against a local WeChat protocol server', () => {
       const created = await api('/api/v1/app/oauth2/wechat/qrcode');
       expect(created.status).toBe(200);
       const qr = created.body.data;
-      expect(qr).toMatchObject({ appId: OPEN, scope: 'snsapi_login', redirectUri: `${app.url}/login/oauth2/code/wechat-app` });
-      expect(qr.authorizationUri).toMatch(new RegExp(`^${wx.url}/connect/qrconnect\\?appid=${OPEN}&redirect_uri=.+&response_type=code&scope=snsapi_login&state=${qr.state}#wechat_redirect$`));
-      expect(await poll(qr.state)).toEqual({ code: 200, message: 'success', data: { state: qr.state, qrcodeState: 0 } });
+      expect(qr).toMatchObject({
+        appId: OPEN,
+        scope: 'snsapi_login',
+        redirectUri: `${app.url}/login/oauth2/code/wechat-app`,
+      });
+      expect(qr.authorizationUri).toMatch(
+        new RegExp(
+          `^${wx.url}/connect/qrconnect\\?appid=${OPEN}&redirect_uri=.+&response_type=code&scope=snsapi_login&state=${qr.state}#wechat_redirect$`,
+        ),
+      );
+      expect(await poll(qr.state)).toEqual({
+        code: 200,
+        message: 'success',
+        data: { state: qr.state, qrcodeState: 0 },
+      });
 
       // The user scans and confirms on the phone: WeChat sends the page to the server callback.
       const callback = await hop(qr.authorizationUri);
@@ -161,7 +210,10 @@ describe('WeChat login against a local WeChat protocol server', () => {
       const created = await api('/api/v1/app/oauth2/mp/qrcode?expireSeconds=120', { method: 'POST' });
       expect(created.status).toBe(200);
       const qr = created.body.data;
-      expect(qr).toMatchObject({ expireSeconds: 120, qrCodeUrl: expect.stringMatching(/^http:\/\/weixin\.qq\.com\/q\//) });
+      expect(qr).toMatchObject({
+        expireSeconds: 120,
+        qrCodeUrl: expect.stringMatching(/^http:\/\/weixin\.qq\.com\/q\//),
+      });
       expect(qr.showQrCodeUrl).toBe(`${wx.url}/cgi-bin/showqrcode?ticket=${encodeURIComponent(qr.ticket)}`);
       expect((await fetch(qr.showQrCodeUrl)).status).toBe(200);
       expect(wx.tickets.get(qr.ticket)?.sceneStr).toBe(qr.sceneStr);
@@ -176,7 +228,11 @@ describe('WeChat login against a local WeChat protocol server', () => {
       profileRead.release();
       const pushed = await pushing;
       expect(pushed.status).toBe(200);
-      expect(pushed.reply).toMatchObject({ MsgType: 'text', ToUserName: wx.openidOf(MP, wx.user), Content: expect.stringContaining('Login confirmed') });
+      expect(pushed.reply).toMatchObject({
+        MsgType: 'text',
+        ToUserName: wx.openidOf(MP, wx.user),
+        Content: expect.stringContaining('Login confirmed'),
+      });
       expect([1, 2]).toContain((await poll(qr.sceneStr)).data.qrcodeState);
       expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(2);
 
@@ -186,7 +242,12 @@ describe('WeChat login against a local WeChat protocol server', () => {
 
       const login = await exchange(qr.sceneStr);
       expect(login.status).toBe(200);
-      expect(login.body.data).toMatchObject({ memberId: aliceMemberId, openId: wx.openidOf(MP, wx.user), unionId: 'union-alice', isNewUser: false });
+      expect(login.body.data).toMatchObject({
+        memberId: aliceMemberId,
+        openId: wx.openidOf(MP, wx.user),
+        unionId: 'union-alice',
+        isNewUser: false,
+      });
       expect((await exchange(qr.sceneStr)).body.code).toBe(10003);
 
       // A second scan (another user, later) does not take over a used scene.
@@ -204,7 +265,12 @@ describe('WeChat login against a local WeChat protocol server', () => {
       expect(pushed.reply?.Content).toContain('Login confirmed');
       expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(2);
       const login = await exchange(qr.sceneStr);
-      expect(login.body.data).toMatchObject({ openId: wx.openidOf(MP, BOB), unionId: 'union-bob', thirdPartyNickname: 'Bob', isNewUser: true });
+      expect(login.body.data).toMatchObject({
+        openId: wx.openidOf(MP, BOB),
+        unionId: 'union-bob',
+        thirdPartyNickname: 'Bob',
+        isNewUser: true,
+      });
       expect(login.body.data.memberId).not.toBe(aliceMemberId);
     });
 
@@ -220,7 +286,8 @@ describe('WeChat login against a local WeChat protocol server', () => {
 
     it('shares one cached access token and refreshes it once WeChat invalidates it', async () => {
       const before = wx.calls.get('cgi-bin/token') ?? 0;
-      for (let i = 0; i < 3; i++) expect((await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect((await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).status).toBe(200);
       expect(wx.calls.get('cgi-bin/token') ?? 0).toBe(before);
       wx.revokeAppTokens();
       expect((await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).status).toBe(200);
@@ -256,19 +323,28 @@ describe('WeChat login against a local WeChat protocol server', () => {
       // AES body whose msg_signature does not match.
       const ts = String(Math.floor(Date.now() / 1000));
       const sig = wechatSignature('portalToken1', ts, 'n1');
-      const tampered = await fetch(`${app.url}/api/v1/wechat/portal/${MP}?signature=${sig}&timestamp=${ts}&nonce=n1&encrypt_type=aes&msg_signature=${'0'.repeat(40)}`, {
-        method: 'POST',
-        headers: { 'content-type': 'text/xml' },
-        body: '<xml><ToUserName><![CDATA[gh_0123456789ab]]></ToUserName><Encrypt><![CDATA[AAAA]]></Encrypt></xml>',
-      });
+      const tampered = await fetch(
+        `${app.url}/api/v1/wechat/portal/${MP}?signature=${sig}&timestamp=${ts}&nonce=n1&encrypt_type=aes&msg_signature=${'0'.repeat(40)}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'text/xml' },
+          body: '<xml><ToUserName><![CDATA[gh_0123456789ab]]></ToUserName><Encrypt><![CDATA[AAAA]]></Encrypt></xml>',
+        },
+      );
       expect(tampered.status).toBe(403);
-      const junk = await fetch(`${app.url}/api/v1/wechat/portal/${MP}?signature=${sig}&timestamp=${ts}&nonce=n1&encrypt_type=aes&msg_signature=${'0'.repeat(40)}`, {
-        method: 'POST',
-        headers: { 'content-type': 'text/xml' },
-        body: 'not xml',
-      });
+      const junk = await fetch(
+        `${app.url}/api/v1/wechat/portal/${MP}?signature=${sig}&timestamp=${ts}&nonce=n1&encrypt_type=aes&msg_signature=${'0'.repeat(40)}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'text/xml' },
+          body: 'not xml',
+        },
+      );
       expect(junk.status).toBe(400);
-      expect((await fetch(`${app.url}/api/v1/wechat/portal/wxunknown?signature=${sig}&timestamp=${ts}&nonce=n1&echostr=1`)).status).toBe(404);
+      expect(
+        (await fetch(`${app.url}/api/v1/wechat/portal/wxunknown?signature=${sig}&timestamp=${ts}&nonce=n1&echostr=1`))
+          .status,
+      ).toBe(404);
       expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(0);
     });
   });
@@ -290,7 +366,14 @@ describe('WeChat login against a local WeChat protocol server', () => {
 
     it('safe mode: a captured push replayed as is is refused (the (timestamp, nonce) pair is used up)', async () => {
       const qr = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data;
-      const text = buildWechatXml({ ToUserName: 'gh_0123456789ab', FromUserName: wx.openidOf(MP, BOB), CreateTime: Math.floor(Date.now() / 1000), MsgType: 'text', Content: 'hi', MsgId: 1234567 });
+      const text = buildWechatXml({
+        ToUserName: 'gh_0123456789ab',
+        FromUserName: wx.openidOf(MP, BOB),
+        CreateTime: Math.floor(Date.now() / 1000),
+        MsgType: 'text',
+        Content: 'hi',
+        MsgId: 1234567,
+      });
       const first = await wx.push(MP, text, wx.openidOf(MP, BOB));
       expect(first).toMatchObject({ status: 200, body: 'success' });
       const replay = await wx.send(first.request.url, first.request.body);
@@ -301,24 +384,54 @@ describe('WeChat login against a local WeChat protocol server', () => {
 
     it('compatible mode (plaintext + Encrypt): only the encrypted copy counts', async () => {
       const qr = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data;
-      const genuine = buildWechatXml({ ToUserName: 'gh_0123456789ab', FromUserName: wx.openidOf(MP, BOB), CreateTime: Math.floor(Date.now() / 1000), MsgType: 'text', Content: 'hello' });
+      const genuine = buildWechatXml({
+        ToUserName: 'gh_0123456789ab',
+        FromUserName: wx.openidOf(MP, BOB),
+        CreateTime: Math.floor(Date.now() / 1000),
+        MsgType: 'text',
+        Content: 'hello',
+      });
       const crypto = new WechatMessageCrypto('portalToken1', AES_KEY, MP);
       const encrypted = crypto.encrypt(genuine);
       // Plaintext fields claim a SCAN of the scene; the signed, encrypted copy is an ordinary text message.
-      const body = buildWechatXml({ ToUserName: 'gh_0123456789ab', FromUserName: wx.openidOf(MP, BOB), CreateTime: 1, MsgType: 'event', Event: 'SCAN', EventKey: qr.sceneStr, Encrypt: encrypted });
+      const body = buildWechatXml({
+        ToUserName: 'gh_0123456789ab',
+        FromUserName: wx.openidOf(MP, BOB),
+        CreateTime: 1,
+        MsgType: 'event',
+        Event: 'SCAN',
+        EventKey: qr.sceneStr,
+        Encrypt: encrypted,
+      });
       const url = signedUrl(MP, 'portalToken1');
       const q = new URL(url).searchParams;
-      const res = await wx.send(`${url}&encrypt_type=aes&msg_signature=${crypto.messageSignature(q.get('timestamp')!, q.get('nonce')!, encrypted)}`, body);
+      const res = await wx.send(
+        `${url}&encrypt_type=aes&msg_signature=${crypto.messageSignature(q.get('timestamp')!, q.get('nonce')!, encrypted)}`,
+        body,
+      );
       expect(res).toMatchObject({ status: 200, body: 'success' });
       expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(0);
     });
 
     it('plaintext mode: one captured push URL cannot carry a forged SCAN body', async () => {
       const qr = (await api(`/api/v1/app/oauth2/mp/qrcode?appId=${MP_PLAIN}`, { method: 'POST' })).body.data;
-      const text = buildWechatXml({ ToUserName: 'gh_plain000000', FromUserName: wx.openidOf(MP_PLAIN, BOB), CreateTime: Math.floor(Date.now() / 1000), MsgType: 'text', Content: 'hi' });
+      const text = buildWechatXml({
+        ToUserName: 'gh_plain000000',
+        FromUserName: wx.openidOf(MP_PLAIN, BOB),
+        CreateTime: Math.floor(Date.now() / 1000),
+        MsgType: 'text',
+        Content: 'hi',
+      });
       const captured = await wx.push(MP_PLAIN, text, wx.openidOf(MP_PLAIN, BOB));
       expect(captured).toMatchObject({ status: 200, body: 'success' });
-      const forgedScan = buildWechatXml({ ToUserName: 'gh_plain000000', FromUserName: 'oATTACKER', CreateTime: Math.floor(Date.now() / 1000), MsgType: 'event', Event: 'SCAN', EventKey: qr.sceneStr });
+      const forgedScan = buildWechatXml({
+        ToUserName: 'gh_plain000000',
+        FromUserName: 'oATTACKER',
+        CreateTime: Math.floor(Date.now() / 1000),
+        MsgType: 'event',
+        Event: 'SCAN',
+        EventKey: qr.sceneStr,
+      });
       const forged = await wx.send(captured.request.url, forgedScan);
       expect(forged.status).toBe(403);
       expect((await poll(qr.sceneStr)).data.qrcodeState).toBe(0);
@@ -330,16 +443,24 @@ describe('WeChat login against a local WeChat protocol server', () => {
     it('a 365-byte backtracking-shaped push is a 400 and liveness answers meanwhile; a 9 KB body is a 413', async () => {
       const hostile = `<xml><a>${'<![CDATA[]]>'.repeat(29)}</xml>`;
       expect(hostile.length).toBeLessThanOrEqual(365);
-      const pushes = [1, 2, 3].map(() => wx.send(signedUrl(MP, 'portalToken1', { encrypt_type: 'aes', msg_signature: '0'.repeat(40) }), hostile));
+      const pushes = [1, 2, 3].map(() =>
+        wx.send(signedUrl(MP, 'portalToken1', { encrypt_type: 'aes', msg_signature: '0'.repeat(40) }), hostile),
+      );
       const live = await fetch(`${app.url}/actuator/health/liveness`);
       expect(live.status).toBe(200);
       for (const res of await Promise.all(pushes)) {
         expect(res.status).toBe(400);
         expect(JSON.parse(res.body)).toMatchObject({ code: 400, data: null });
       }
-      const plainHostile = await wx.send(signedUrl(MP_PLAIN, 'portalToken2'), `<xml>${'<a>'.repeat(120)}${'<'.repeat(200)}`);
+      const plainHostile = await wx.send(
+        signedUrl(MP_PLAIN, 'portalToken2'),
+        `<xml>${'<a>'.repeat(120)}${'<'.repeat(200)}`,
+      );
       expect(plainHostile.status).toBe(400);
-      const big = await wx.send(signedUrl(MP, 'portalToken1', { encrypt_type: 'aes' }), `<xml><Encrypt><![CDATA[${'A'.repeat(9 * 1024)}]]></Encrypt></xml>`);
+      const big = await wx.send(
+        signedUrl(MP, 'portalToken1', { encrypt_type: 'aes' }),
+        `<xml><Encrypt><![CDATA[${'A'.repeat(9 * 1024)}]]></Encrypt></xml>`,
+      );
       expect(big.status).toBe(413);
       expect(JSON.parse(big.body).code).toBe(413);
     });
@@ -374,7 +495,8 @@ describe('WeChat login against a local WeChat protocol server', () => {
       );
       try {
         const qr = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data;
-        const onReplica = async (path: string) => (await (await fetch(replica.url + path, { headers: browser.headers() })).json());
+        const onReplica = async (path: string) =>
+          await (await fetch(replica.url + path, { headers: browser.headers() })).json();
         expect((await onReplica(`/api/v1/app/oauth2/qrcode/state/${qr.sceneStr}`)).data.qrcodeState).toBe(0);
         wx.setPortal(MP, `${replica.url}/api/v1/wechat/portal/${MP}`);
         expect((await wx.scan(qr.ticket, { event: 'SCAN' })).reply?.Content).toContain('Login confirmed');
@@ -414,7 +536,12 @@ describe('WeChat login against a local WeChat protocol server', () => {
   describe('in-app and silent authorization (official account)', () => {
     it('in-app (snsapi_userinfo): same member as the website login through the unionid', async () => {
       const start = (await api('/api/v1/app/oauth2/wechat/mobile/auth-url')).body.data;
-      expect(start).toMatchObject({ appId: MP, scope: 'snsapi_userinfo', authType: 'mobile', redirectUri: `${app.url}/login/oauth2/code/wechat-mp` });
+      expect(start).toMatchObject({
+        appId: MP,
+        scope: 'snsapi_userinfo',
+        authType: 'mobile',
+        redirectUri: `${app.url}/login/oauth2/code/wechat-mp`,
+      });
       expect(start.authorizationUrl).toBe(`${app.url}/login/oauth2/authorize/wechat-mp?state=${start.state}`);
       const wechatPage = await hop(start.authorizationUrl);
       expect(wechatPage.toString().startsWith(`${wx.url}/connect/oauth2/authorize?appid=${MP}&`)).toBe(true);
@@ -422,24 +549,39 @@ describe('WeChat login against a local WeChat protocol server', () => {
       const state = frontend.searchParams.get('state')!;
       expect(state).not.toBe(start.state);
       const login = await exchange(state);
-      expect(login.body.data).toMatchObject({ memberId: aliceMemberId, openId: wx.openidOf(MP, wx.user), isNewUser: false });
+      expect(login.body.data).toMatchObject({
+        memberId: aliceMemberId,
+        openId: wx.openidOf(MP, wx.user),
+        isNewUser: false,
+      });
       expect((await exchange(state)).status).toBe(400);
     });
 
     it('silent (snsapi_base): the code goes to the frontend page, which gets the openid once', async () => {
-      const start = (await api(`/api/v1/app/oauth2/wechat/silent/auth-url?redirectUri=${encodeURIComponent('/wx/pay')}`)).body.data;
-      expect(start).toMatchObject({ scope: 'snsapi_base', authType: 'silent', redirectUri: 'https://www.example.com/wx/pay' });
+      const start = (
+        await api(`/api/v1/app/oauth2/wechat/silent/auth-url?redirectUri=${encodeURIComponent('/wx/pay')}`)
+      ).body.data;
+      expect(start).toMatchObject({
+        scope: 'snsapi_base',
+        authType: 'silent',
+        redirectUri: 'https://www.example.com/wx/pay',
+      });
       const page = await hop(start.authorizationUrl);
       expect(page.origin + page.pathname).toBe('https://www.example.com/wx/pay');
       const code = page.searchParams.get('code')!;
-      const res = await api(`/api/v1/app/oauth2/wechat/silent/openid?code=${code}&state=${page.searchParams.get('state')}`);
+      const res = await api(
+        `/api/v1/app/oauth2/wechat/silent/openid?code=${code}&state=${page.searchParams.get('state')}`,
+      );
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual({ openId: wx.openidOf(MP, wx.user), unionId: null, appId: MP });
       // The same code again: WeChat answers errcode 40163 -> 10003. The state is used up as well.
       const reused = await api(`/api/v1/app/oauth2/wechat/silent/openid?code=${code}`);
       expect(reused.status).toBe(400);
       expect(reused.body.code).toBe(10003);
-      expect((await api(`/api/v1/app/oauth2/wechat/silent/openid?code=${code}&state=${page.searchParams.get('state')}`)).body.code).toBe(10003);
+      expect(
+        (await api(`/api/v1/app/oauth2/wechat/silent/openid?code=${code}&state=${page.searchParams.get('state')}`)).body
+          .code,
+      ).toBe(10003);
     });
 
     it('silent: code-only calls (as the existing frontend makes) work; junk and errcodes are refused cleanly', async () => {
@@ -447,7 +589,9 @@ describe('WeChat login against a local WeChat protocol server', () => {
       const page = await hop(start.authorizationUrl);
       expect(page.origin + page.pathname).toBe(FRONTEND);
       wx.failNext.set('sns/oauth2/access_token', { errcode: -1, errmsg: 'system error' });
-      expect((await api(`/api/v1/app/oauth2/wechat/silent/openid?code=${page.searchParams.get('code')}`)).status).toBe(503);
+      expect((await api(`/api/v1/app/oauth2/wechat/silent/openid?code=${page.searchParams.get('code')}`)).status).toBe(
+        503,
+      );
       expect((await api('/api/v1/app/oauth2/wechat/silent/openid?code=a%20b')).body.code).toBe(10000);
       expect((await api('/api/v1/app/oauth2/wechat/silent/openid')).body.code).toBe(10000);
       expect((await api('/api/v1/app/oauth2/wechat/silent/openid?code=nope')).body.code).toBe(10003);
@@ -456,12 +600,15 @@ describe('WeChat login against a local WeChat protocol server', () => {
       expect(ok.body.data.openId).toBe(wx.openidOf(MP, wx.user));
     });
 
-    it.each(['//evil.com', '/\\evil.com', 'https://www.example.com.evil.com', 'https://www.example.com@evil.com'])('refuses redirectUri %s', async (redirectUri) => {
-      for (const path of ['wechat/silent/auth-url', 'wechat/mobile/auth-url', 'wechat/qrcode']) {
-        const res = await api(`/api/v1/app/oauth2/${path}?redirectUri=${encodeURIComponent(redirectUri)}`);
-        expect(res.status).toBe(400);
-        expect(res.body.code).toBe(10000);
-      }
-    });
+    it.each(['//evil.com', '/\\evil.com', 'https://www.example.com.evil.com', 'https://www.example.com@evil.com'])(
+      'refuses redirectUri %s',
+      async (redirectUri) => {
+        for (const path of ['wechat/silent/auth-url', 'wechat/mobile/auth-url', 'wechat/qrcode']) {
+          const res = await api(`/api/v1/app/oauth2/${path}?redirectUri=${encodeURIComponent(redirectUri)}`);
+          expect(res.status).toBe(400);
+          expect(res.body.code).toBe(10000);
+        }
+      },
+    );
   });
 });

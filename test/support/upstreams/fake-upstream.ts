@@ -78,7 +78,15 @@ export interface FakeUpstream {
   close(): Promise<void>;
 }
 
-const defaults = (): UpstreamBehaviour => ({ delayMs: 0, chunkDelayMs: 0, failTimes: 0, failStatus: 500, rateLimitTimes: 0, retryAfterSeconds: 1, dropAfterChunks: -1 });
+const defaults = (): UpstreamBehaviour => ({
+  delayMs: 0,
+  chunkDelayMs: 0,
+  failTimes: 0,
+  failStatus: 500,
+  rateLimitTimes: 0,
+  retryAfterSeconds: 1,
+  dropAfterChunks: -1,
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -95,11 +103,24 @@ export function fakeTokens(text: string): number {
 
 /** An OpenAI chat usage with the breakdowns `behaviour.usageDetails` asks for. */
 function openAiUsage(up: FakeUpstream, prompt: number, completion: number): Record<string, unknown> {
-  const usage: Record<string, unknown> = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  const usage: Record<string, unknown> = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+  };
   const d = up.behaviour.usageDetails;
   if (d) {
-    usage.prompt_tokens_details = { cached_tokens: d.cachedTokens ?? 0, audio_tokens: 0, ...(d.cacheWriteTokens !== undefined ? { cache_write_tokens: d.cacheWriteTokens } : {}) };
-    usage.completion_tokens_details = { reasoning_tokens: d.reasoningTokens ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 };
+    usage.prompt_tokens_details = {
+      cached_tokens: d.cachedTokens ?? 0,
+      audio_tokens: 0,
+      ...(d.cacheWriteTokens !== undefined ? { cache_write_tokens: d.cacheWriteTokens } : {}),
+    };
+    usage.completion_tokens_details = {
+      reasoning_tokens: d.reasoningTokens ?? 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    };
   }
   return usage;
 }
@@ -107,7 +128,14 @@ function openAiUsage(up: FakeUpstream, prompt: number, completion: number): Reco
 /** An Anthropic usage with the cache figures `behaviour.usageDetails` asks for. */
 function anthropicUsage(up: FakeUpstream, input: number, output: number): Record<string, unknown> {
   const d = up.behaviour.usageDetails;
-  return d ? { input_tokens: input, output_tokens: output, cache_read_input_tokens: d.cachedTokens ?? 0, cache_creation_input_tokens: d.cacheWriteTokens ?? 0 } : { input_tokens: input, output_tokens: output };
+  return d
+    ? {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_input_tokens: d.cachedTokens ?? 0,
+        cache_creation_input_tokens: d.cacheWriteTokens ?? 0,
+      }
+    : { input_tokens: input, output_tokens: output };
 }
 
 /** Deterministic unit-length vector for a text (same text, same vector). */
@@ -159,34 +187,94 @@ async function start(kind: 'openai' | 'anthropic', handler: Handler): Promise<Fa
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
-  const server: Server = createServer(asyncHandler(async (req, res) => {
-    try {
-      const body = await readBody(req);
-      up.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, remotePort: req.socket.remotePort });
-      const b = up.behaviour;
-      if (b.apiKey) {
-        const given = kind === 'openai' ? req.headers.authorization : req.headers['x-api-key'];
-        const expected = kind === 'openai' ? `Bearer ${b.apiKey}` : b.apiKey;
-        if (given !== expected) {
-          return sendJson(res, 401, kind === 'openai' ? { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key', param: null } } : { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } });
+  const server: Server = createServer(
+    asyncHandler(async (req, res) => {
+      try {
+        const body = await readBody(req);
+        up.requests.push({
+          method: req.method ?? '',
+          path: req.url ?? '',
+          headers: req.headers,
+          body,
+          remotePort: req.socket.remotePort,
+        });
+        const b = up.behaviour;
+        if (b.apiKey) {
+          const given = kind === 'openai' ? req.headers.authorization : req.headers['x-api-key'];
+          const expected = kind === 'openai' ? `Bearer ${b.apiKey}` : b.apiKey;
+          if (given !== expected) {
+            return sendJson(
+              res,
+              401,
+              kind === 'openai'
+                ? {
+                    error: {
+                      message: 'Incorrect API key provided',
+                      type: 'invalid_request_error',
+                      code: 'invalid_api_key',
+                      param: null,
+                    },
+                  }
+                : { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } },
+            );
+          }
         }
+        if (b.delayMs) await sleep(b.delayMs);
+        if (res.destroyed) return;
+        if (b.rateLimitTimes > 0) {
+          b.rateLimitTimes--;
+          return sendJson(
+            res,
+            429,
+            kind === 'openai'
+              ? {
+                  error: {
+                    message: 'Rate limit reached for requests',
+                    type: 'requests',
+                    code: 'rate_limit_exceeded',
+                    param: null,
+                  },
+                }
+              : {
+                  type: 'error',
+                  error: {
+                    type: 'rate_limit_error',
+                    message: 'Number of request tokens has exceeded your per-minute rate limit',
+                  },
+                },
+            { 'retry-after': String(b.retryAfterSeconds) },
+          );
+        }
+        if (b.failTimes > 0) {
+          b.failTimes--;
+          return sendJson(
+            res,
+            b.failStatus,
+            kind === 'openai'
+              ? {
+                  error: {
+                    message: `The server had an error while processing your request (fake ${b.failStatus})`,
+                    type: 'server_error',
+                    code: null,
+                    param: null,
+                  },
+                }
+              : {
+                  type: 'error',
+                  error: {
+                    type: b.failStatus === 529 ? 'overloaded_error' : 'api_error',
+                    message: `Internal server error (fake ${b.failStatus})`,
+                  },
+                },
+          );
+        }
+        await handler(req, res, body, up);
+      } catch (e) {
+        if (!res.headersSent) sendJson(res, 500, { error: { message: String(e), type: 'server_error' } });
+        else res.destroy();
       }
-      if (b.delayMs) await sleep(b.delayMs);
-      if (res.destroyed) return;
-      if (b.rateLimitTimes > 0) {
-        b.rateLimitTimes--;
-        return sendJson(res, 429, kind === 'openai' ? { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded', param: null } } : { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } }, { 'retry-after': String(b.retryAfterSeconds) });
-      }
-      if (b.failTimes > 0) {
-        b.failTimes--;
-        return sendJson(res, b.failStatus, kind === 'openai' ? { error: { message: `The server had an error while processing your request (fake ${b.failStatus})`, type: 'server_error', code: null, param: null } } : { type: 'error', error: { type: b.failStatus === 529 ? 'overloaded_error' : 'api_error', message: `Internal server error (fake ${b.failStatus})` } });
-      }
-      await handler(req, res, body, up);
-    } catch (e) {
-      if (!res.headersSent) sendJson(res, 500, { error: { message: String(e), type: 'server_error' } });
-      else res.destroy();
-    }
-  }));
+    }),
+  );
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -215,7 +303,12 @@ function pieces(text: string, maxTokens?: number): { parts: string[]; truncated:
 }
 
 /** Streams SSE frames honouring chunkDelayMs and dropAfterChunks; returns false when the client went away. */
-async function streamFrames(res: ServerResponse, up: FakeUpstream, frames: string[], contentFrames: Set<number>): Promise<void> {
+async function streamFrames(
+  res: ServerResponse,
+  up: FakeUpstream,
+  frames: string[],
+  contentFrames: Set<number>,
+): Promise<void> {
   up.stats.streamsStarted++;
   let closedByClient = false;
   res.on('close', () => {
@@ -256,18 +349,54 @@ async function streamFrames(res: ServerResponse, up: FakeUpstream, frames: strin
  * refused as OpenAI refuses unknown parameters there. Streams one word per chunk, usage on request.
  */
 async function legacyCompletions(res: ServerResponse, body: any, up: FakeUpstream): Promise<void> {
-  if (body?.prompt === undefined) return sendJson(res, 400, { error: { message: "'prompt' is a required property", type: 'invalid_request_error', param: 'prompt', code: null } });
-  if (body.max_completion_tokens !== undefined) return sendJson(res, 400, { error: { message: 'Unrecognized request argument supplied: max_completion_tokens', type: 'invalid_request_error', param: null, code: null } });
-  const prompts: string[] = typeof body.prompt === 'string' ? [body.prompt] : body.prompt.every((t: unknown) => typeof t === 'number') ? [body.prompt.join(' ')] : body.prompt.map((p: any) => (typeof p === 'string' ? p : p.join(' ')));
+  if (body?.prompt === undefined)
+    return sendJson(res, 400, {
+      error: { message: "'prompt' is a required property", type: 'invalid_request_error', param: 'prompt', code: null },
+    });
+  if (body.max_completion_tokens !== undefined)
+    return sendJson(res, 400, {
+      error: {
+        message: 'Unrecognized request argument supplied: max_completion_tokens',
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    });
+  const prompts: string[] =
+    typeof body.prompt === 'string'
+      ? [body.prompt]
+      : body.prompt.every((t: unknown) => typeof t === 'number')
+        ? [body.prompt.join(' ')]
+        : body.prompt.map((p: any) => (typeof p === 'string' ? p : p.join(' ')));
   const n = body.n ?? 1;
   const limit = body.max_tokens ?? 16;
-  const choices = prompts.flatMap((p, i) => Array.from({ length: n }, (_, k) => ({ index: i * n + k, ...pieces(up.behaviour.reply ?? `Echo: ${p}`, limit) })));
+  const choices = prompts.flatMap((p, i) =>
+    Array.from({ length: n }, (_, k) => ({ index: i * n + k, ...pieces(up.behaviour.reply ?? `Echo: ${p}`, limit) })),
+  );
   const promptTokens = prompts.reduce((s, p) => s + fakeTokens(p), 0);
   const completionTokens = choices.reduce((s, c) => s + c.parts.length, 0);
-  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
-  const base = { id: `cmpl-fake${up.requests.length}`, object: 'text_completion', created: Math.floor(Date.now() / 1000), model: body.model };
+  const usage = {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
+  const base = {
+    id: `cmpl-fake${up.requests.length}`,
+    object: 'text_completion',
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+  };
   if (!body.stream) {
-    return sendJson(res, 200, { ...base, choices: choices.map((c) => ({ text: c.parts.join(''), index: c.index, logprobs: null, finish_reason: c.truncated ? 'length' : 'stop' })), usage });
+    return sendJson(res, 200, {
+      ...base,
+      choices: choices.map((c) => ({
+        text: c.parts.join(''),
+        index: c.index,
+        logprobs: null,
+        finish_reason: c.truncated ? 'length' : 'stop',
+      })),
+      usage,
+    });
   }
   const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
   const frames: string[] = [];
@@ -277,7 +406,12 @@ async function legacyCompletions(res: ServerResponse, body: any, up: FakeUpstrea
       contentFrames.add(frames.length);
       frames.push(frame({ ...base, choices: [{ text: part, index: c.index, logprobs: null, finish_reason: null }] }));
     }
-    frames.push(frame({ ...base, choices: [{ text: '', index: c.index, logprobs: null, finish_reason: c.truncated ? 'length' : 'stop' }] }));
+    frames.push(
+      frame({
+        ...base,
+        choices: [{ text: '', index: c.index, logprobs: null, finish_reason: c.truncated ? 'length' : 'stop' }],
+      }),
+    );
   }
   if (body.stream_options?.include_usage) frames.push(frame({ ...base, choices: [], usage }));
   frames.push('data: [DONE]\n\n');
@@ -285,22 +419,45 @@ async function legacyCompletions(res: ServerResponse, body: any, up: FakeUpstrea
 }
 
 /** The tool call the fake OpenAI makes for this request (see the top of the file), or undefined. */
-function openAiToolCall(body: any, callId: string): { id: string; type: 'function'; function: { name: string; arguments: string } } | undefined {
-  const tools: any[] = Array.isArray(body.tools) ? body.tools.filter((t: any) => t?.type === 'function' && typeof t.function?.name === 'string') : [];
+function openAiToolCall(
+  body: any,
+  callId: string,
+): { id: string; type: 'function'; function: { name: string; arguments: string } } | undefined {
+  const tools: any[] = Array.isArray(body.tools)
+    ? body.tools.filter((t: any) => t?.type === 'function' && typeof t.function?.name === 'string')
+    : [];
   const last = body.messages[body.messages.length - 1];
   if (!tools.length || body.tool_choice === 'none' || last?.role !== 'user') return undefined;
-  const named = body.tool_choice?.type === 'function' ? tools.find((t) => t.function.name === body.tool_choice.function?.name) : undefined;
+  const named =
+    body.tool_choice?.type === 'function'
+      ? tools.find((t) => t.function.name === body.tool_choice.function?.name)
+      : undefined;
   const fn = (named ?? tools[0]).function;
   const userText = textOf(last.content);
   const args: Record<string, unknown> = {};
   for (const [k, schema] of Object.entries<any>(fn.parameters?.properties ?? {})) {
     const type = Array.isArray(schema?.type) ? schema.type[0] : schema?.type;
-    args[k] = type === 'string' ? userText : type === 'number' || type === 'integer' ? fakeTokens(userText) : type === 'boolean' ? true : null;
+    args[k] =
+      type === 'string'
+        ? userText
+        : type === 'number' || type === 'integer'
+          ? fakeTokens(userText)
+          : type === 'boolean'
+            ? true
+            : null;
   }
   return { id: callId, type: 'function', function: { name: fn.name, arguments: JSON.stringify(args) } };
 }
 
-async function openAiToolCallAnswer(res: ServerResponse, up: FakeUpstream, body: any, id: string, created: number, call: NonNullable<ReturnType<typeof openAiToolCall>>, limit?: number): Promise<void> {
+async function openAiToolCallAnswer(
+  res: ServerResponse,
+  up: FakeUpstream,
+  body: any,
+  id: string,
+  created: number,
+  call: NonNullable<ReturnType<typeof openAiToolCall>>,
+  limit?: number,
+): Promise<void> {
   // "Tokens": 1 for the call's name, 1 per 8-character argument fragment; the honoured limit truncates (finish_reason 'length').
   let fragments: string[] = [];
   for (let i = 0; i < call.function.arguments.length; i += 8) fragments.push(call.function.arguments.slice(i, i + 8));
@@ -309,16 +466,50 @@ async function openAiToolCallAnswer(res: ServerResponse, up: FakeUpstream, body:
   const finish = truncated ? 'length' : 'tool_calls';
   const usage = openAiUsage(up, promptTokens(body), fragments.length + 1);
   if (!body.stream) {
-    const message = { role: 'assistant', content: null, tool_calls: [{ ...call, function: { ...call.function, arguments: fragments.join('') } }], refusal: null };
-    return sendJson(res, 200, { id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, finish_reason: finish, logprobs: null }], usage });
+    const message = {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ ...call, function: { ...call.function, arguments: fragments.join('') } }],
+      refusal: null,
+    };
+    return sendJson(res, 200, {
+      id,
+      object: 'chat.completion',
+      created,
+      model: body.model,
+      choices: [{ index: 0, message, finish_reason: finish, logprobs: null }],
+      usage,
+    });
   }
   const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
   const base = { id, object: 'chat.completion.chunk', created, model: body.model };
-  const frames = [frame({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, finish_reason: null }] })];
+  const frames = [
+    frame({
+      ...base,
+      choices: [
+        {
+          index: 0,
+          delta: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } },
+            ],
+          },
+          finish_reason: null,
+        },
+      ],
+    }),
+  ];
   const contentFrames = new Set<number>();
   for (const f of fragments) {
     contentFrames.add(frames.length);
-    frames.push(frame({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: f } }] }, finish_reason: null }] }));
+    frames.push(
+      frame({
+        ...base,
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: f } }] }, finish_reason: null }],
+      }),
+    );
   }
   frames.push(frame({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] }));
   if (body.stream_options?.include_usage) frames.push(frame({ ...base, choices: [], usage }));
@@ -330,37 +521,75 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
   return start('openai', async (req, res, body, up) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method === 'GET' && path === '/v1/models') {
-      return sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }] });
+      return sendJson(res, 200, {
+        object: 'list',
+        data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }],
+      });
     }
-    if (req.method !== 'POST') return sendJson(res, 404, { error: { message: 'not found', type: 'invalid_request_error' } });
-    if (body?.__invalid !== undefined) return sendJson(res, 400, { error: { message: 'We could not parse the JSON body of your request.', type: 'invalid_request_error', code: null, param: null } });
+    if (req.method !== 'POST')
+      return sendJson(res, 404, { error: { message: 'not found', type: 'invalid_request_error' } });
+    if (body?.__invalid !== undefined)
+      return sendJson(res, 400, {
+        error: {
+          message: 'We could not parse the JSON body of your request.',
+          type: 'invalid_request_error',
+          code: null,
+          param: null,
+        },
+      });
     if (path === '/v1/embeddings') {
       // As OpenAI reads `input`: a text, texts, one token array, or token arrays (a token array counts its ids).
       const raw: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
-      const inputs: Array<string | number[]> = typeof raw[0] === 'number' ? [raw as number[]] : (raw as Array<string | number[]>);
+      const inputs: Array<string | number[]> =
+        typeof raw[0] === 'number' ? [raw as number[]] : (raw as Array<string | number[]>);
       const dims = body.dimensions ?? 1536;
       const tokens = inputs.reduce((s: number, t) => s + (Array.isArray(t) ? t.length : fakeTokens(String(t))), 0);
       const data = inputs.map((t, index) => {
         const v = fakeEmbedding(Array.isArray(t) ? `ids:${t.join(',')}` : String(t), dims);
-        const embedding = body.encoding_format === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v;
+        const embedding =
+          body.encoding_format === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v;
         return { object: 'embedding', index, embedding };
       });
-      return sendJson(res, 200, { object: 'list', model: body.model, data, usage: { prompt_tokens: tokens, total_tokens: tokens } });
+      return sendJson(res, 200, {
+        object: 'list',
+        model: body.model,
+        data,
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
+      });
     }
     if (path === '/v1/completions') return legacyCompletions(res, body, up);
-    if (path !== '/v1/chat/completions') return sendJson(res, 404, { error: { message: `unknown path ${path}`, type: 'invalid_request_error' } });
-    if (!Array.isArray(body?.messages)) return sendJson(res, 400, { error: { message: "'messages' is a required property", type: 'invalid_request_error', param: 'messages', code: null } });
+    if (path !== '/v1/chat/completions')
+      return sendJson(res, 404, { error: { message: `unknown path ${path}`, type: 'invalid_request_error' } });
+    if (!Array.isArray(body?.messages))
+      return sendJson(res, 400, {
+        error: {
+          message: "'messages' is a required property",
+          type: 'invalid_request_error',
+          param: 'messages',
+          code: null,
+        },
+      });
     const id = `chatcmpl-fake${up.requests.length}`;
     const created = Math.floor(Date.now() / 1000);
     if (body.max_tokens != null && body.max_completion_tokens != null) {
-      return sendJson(res, 400, { error: { message: "Setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported.", type: 'invalid_request_error', param: 'max_tokens', code: 'invalid_parameter_combination' } });
+      return sendJson(res, 400, {
+        error: {
+          message: "Setting 'max_tokens' and 'max_completion_tokens' at the same time is not supported.",
+          type: 'invalid_request_error',
+          param: 'max_tokens',
+          code: 'invalid_parameter_combination',
+        },
+      });
     }
     const honours = up.behaviour.honoursLimit;
     const limit = honours ? body[honours] : (body.max_tokens ?? body.max_completion_tokens);
     const last = body.messages[body.messages.length - 1];
     const call = openAiToolCall(body, `call_${up.requests.length}_0`);
     if (call) return openAiToolCallAnswer(res, up, body, id, created, call, limit);
-    const text = last?.role === 'tool' && up.behaviour.reply === undefined ? `Tool result: ${textOf(last.content)}` : replyFor(body.messages, up.behaviour);
+    const text =
+      last?.role === 'tool' && up.behaviour.reply === undefined
+        ? `Tool result: ${textOf(last.content)}`
+        : replyFor(body.messages, up.behaviour);
     const { parts, truncated } = pieces(text, limit);
     const usage = openAiUsage(up, promptTokens(body), parts.length);
     const finish = truncated ? 'length' : 'stop';
@@ -371,24 +600,63 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
       const audioTokens = parts.length * AUDIO_TOKENS_PER_TEXT_TOKEN;
       usage.completion_tokens = parts.length + audioTokens;
       usage.total_tokens = (usage.prompt_tokens as number) + (usage.completion_tokens as number);
-      if (!up.behaviour.audioWithoutDetails) Object.assign(usage, {
-        prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-        completion_tokens_details: { reasoning_tokens: 0, audio_tokens: audioTokens, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
-      });
+      if (!up.behaviour.audioWithoutDetails)
+        Object.assign(usage, {
+          prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+          completion_tokens_details: {
+            reasoning_tokens: 0,
+            audio_tokens: audioTokens,
+            accepted_prediction_tokens: 0,
+            rejected_prediction_tokens: 0,
+          },
+        });
     }
-    const audio = { id: `audio_fake${up.requests.length}`, data: Buffer.from(`RIFF${parts.join('')}`).toString('base64'), expires_at: created + 3600, transcript: parts.join('') };
+    const audio = {
+      id: `audio_fake${up.requests.length}`,
+      data: Buffer.from(`RIFF${parts.join('')}`).toString('base64'),
+      expires_at: created + 3600,
+      transcript: parts.join(''),
+    };
     if (!body.stream) {
-      const message = audioOut ? { role: 'assistant', content: null, refusal: null, audio } : { role: 'assistant', content: parts.join('') };
-      return sendJson(res, 200, { id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message, finish_reason: finish, logprobs: null }], usage });
+      const message = audioOut
+        ? { role: 'assistant', content: null, refusal: null, audio }
+        : { role: 'assistant', content: parts.join('') };
+      return sendJson(res, 200, {
+        id,
+        object: 'chat.completion',
+        created,
+        model: body.model,
+        choices: [{ index: 0, message, finish_reason: finish, logprobs: null }],
+        usage,
+      });
     }
     const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
     const base = { id, object: 'chat.completion.chunk', created, model: body.model };
-    const frames = [frame({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })];
+    const frames = [
+      frame({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }),
+    ];
     const contentFrames = new Set<number>();
-    if (audioOut) frames.push(frame({ ...base, choices: [{ index: 0, delta: { audio: { id: audio.id, data: audio.data, expires_at: audio.expires_at } }, finish_reason: null }] }));
+    if (audioOut)
+      frames.push(
+        frame({
+          ...base,
+          choices: [
+            {
+              index: 0,
+              delta: { audio: { id: audio.id, data: audio.data, expires_at: audio.expires_at } },
+              finish_reason: null,
+            },
+          ],
+        }),
+      );
     for (const p of parts) {
       contentFrames.add(frames.length);
-      frames.push(frame({ ...base, choices: [{ index: 0, delta: audioOut ? { audio: { transcript: p } } : { content: p }, finish_reason: null }] }));
+      frames.push(
+        frame({
+          ...base,
+          choices: [{ index: 0, delta: audioOut ? { audio: { transcript: p } } : { content: p }, finish_reason: null }],
+        }),
+      );
     }
     frames.push(frame({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] }));
     if (body.stream_options?.include_usage) frames.push(frame({ ...base, choices: [], usage }));
@@ -397,38 +665,69 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
   });
 }
 
-const ANTHROPIC_REQUEST_FIELDS = new Set(['model', 'messages', 'max_tokens', 'system', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'stream', 'metadata', 'tools', 'tool_choice', 'thinking', 'service_tier']);
+const ANTHROPIC_REQUEST_FIELDS = new Set([
+  'model',
+  'messages',
+  'max_tokens',
+  'system',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'stream',
+  'metadata',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'service_tier',
+]);
 const ANTHROPIC_IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
 /** What the Messages API refuses about a request (roles, blocks, tool pairing, unknown fields), or undefined. */
 function anthropicRequestProblem(body: any): string | undefined {
-  for (const k of Object.keys(body ?? {})) if (!ANTHROPIC_REQUEST_FIELDS.has(k)) return `${k}: Extra inputs are not permitted`;
+  for (const k of Object.keys(body ?? {}))
+    if (!ANTHROPIC_REQUEST_FIELDS.has(k)) return `${k}: Extra inputs are not permitted`;
   if (typeof body?.max_tokens !== 'number') return 'max_tokens: Field required';
-  if (Array.isArray(body.stop_sequences) && body.stop_sequences.some((x: unknown) => typeof x !== 'string' || x.trim() === '')) return 'stop_sequences: each stop sequence must contain non-whitespace';
+  if (
+    Array.isArray(body.stop_sequences) &&
+    body.stop_sequences.some((x: unknown) => typeof x !== 'string' || x.trim() === '')
+  )
+    return 'stop_sequences: each stop sequence must contain non-whitespace';
   if (!Array.isArray(body?.messages) || body.messages.length === 0) return 'messages: at least one message is required';
-  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system)) return 'system: Input should be a valid string or list';
+  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system))
+    return 'system: Input should be a valid string or list';
   const tools: any[] = body.tools ?? [];
   if (!Array.isArray(tools)) return 'tools: Input should be a valid list';
   for (const [i, t] of tools.entries()) {
-    for (const k of Object.keys(t ?? {})) if (!['name', 'description', 'input_schema', 'cache_control', 'type'].includes(k)) return `tools.${i}.custom.${k}: Extra inputs are not permitted`;
-    if (typeof t?.name !== 'string' || !/^[a-zA-Z0-9_-]{1,128}$/.test(t.name)) return `tools.${i}.custom.name: String should match pattern`;
+    for (const k of Object.keys(t ?? {}))
+      if (!['name', 'description', 'input_schema', 'cache_control', 'type'].includes(k))
+        return `tools.${i}.custom.${k}: Extra inputs are not permitted`;
+    if (typeof t?.name !== 'string' || !/^[a-zA-Z0-9_-]{1,128}$/.test(t.name))
+      return `tools.${i}.custom.name: String should match pattern`;
     if (t.input_schema?.type !== 'object') return `tools.${i}.custom.input_schema.type: Input should be 'object'`;
   }
   const toolNames = new Set(tools.map((t) => t.name));
   const tc = body.tool_choice;
   if (tc !== undefined) {
-    if (!['auto', 'any', 'tool', 'none'].includes(tc?.type)) return 'tool_choice.type: Input tag does not match any of the expected tags';
-    if (tc.type === 'tool' && !toolNames.has(tc.name)) return `tool_choice.name: Tool '${tc.name}' not found in provided tools`;
-    if (tc.type === 'none' && tc.disable_parallel_tool_use !== undefined) return 'tool_choice.none.disable_parallel_tool_use: Extra inputs are not permitted';
+    if (!['auto', 'any', 'tool', 'none'].includes(tc?.type))
+      return 'tool_choice.type: Input tag does not match any of the expected tags';
+    if (tc.type === 'tool' && !toolNames.has(tc.name))
+      return `tool_choice.name: Tool '${tc.name}' not found in provided tools`;
+    if (tc.type === 'none' && tc.disable_parallel_tool_use !== undefined)
+      return 'tool_choice.none.disable_parallel_tool_use: Extra inputs are not permitted';
     if (!tools.length) return 'tool_choice may only be specified while providing tools';
   }
   let previousToolUses: string[] = [];
   for (const [i, m] of body.messages.entries()) {
-    if (m?.role !== 'user' && m?.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    if (m?.role !== 'user' && m?.role !== 'assistant')
+      return `messages.${i}.role: Input should be 'user' or 'assistant'`;
     if (i === 0 && m.role !== 'user') return 'messages: first message must use the "user" role';
-    if (i > 0 && body.messages[i - 1].role === m.role) return 'messages: roles must alternate between "user" and "assistant"';
-    const blocks: any[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
-    if (!blocks.length || (typeof m.content === 'string' && m.content === '' && i !== body.messages.length - 1)) return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+    if (i > 0 && body.messages[i - 1].role === m.role)
+      return 'messages: roles must alternate between "user" and "assistant"';
+    const blocks: any[] =
+      typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : [];
+    if (!blocks.length || (typeof m.content === 'string' && m.content === '' && i !== body.messages.length - 1))
+      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
     const uses: string[] = [];
     let results = 0;
     let seenOther = false;
@@ -436,33 +735,47 @@ function anthropicRequestProblem(body: any): string | undefined {
       const at = `messages.${i}.content.${j}`;
       switch (b?.type) {
         case 'text':
-          if (typeof b.text !== 'string' || (b.text === '' && typeof m.content !== 'string')) return `${at}.text: text content blocks must be non-empty`;
+          if (typeof b.text !== 'string' || (b.text === '' && typeof m.content !== 'string'))
+            return `${at}.text: text content blocks must be non-empty`;
           seenOther = true;
           break;
         case 'image':
           if (m.role !== 'user') return `${at}: image blocks are only allowed in user messages`;
           if (b.source?.type === 'base64') {
-            if (!ANTHROPIC_IMAGE_TYPES.has(b.source.media_type)) return `${at}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
-            if (typeof b.source.data !== 'string' || !b.source.data) return `${at}.image.source.base64.data: Field required`;
+            if (!ANTHROPIC_IMAGE_TYPES.has(b.source.media_type))
+              return `${at}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+            if (typeof b.source.data !== 'string' || !b.source.data)
+              return `${at}.image.source.base64.data: Field required`;
           } else if (b.source?.type === 'url') {
-            if (typeof b.source.url !== 'string' || !/^https?:\/\//.test(b.source.url)) return `${at}.image.source.url.url: invalid URL`;
+            if (typeof b.source.url !== 'string' || !/^https?:\/\//.test(b.source.url))
+              return `${at}.image.source.url.url: invalid URL`;
           } else return `${at}.image.source: Input tag does not match any of the expected tags`;
           seenOther = true;
           break;
         case 'document':
-          if (b.source?.type !== 'base64' || b.source.media_type !== 'application/pdf') return `${at}.document.source: invalid source`;
+          if (b.source?.type !== 'base64' || b.source.media_type !== 'application/pdf')
+            return `${at}.document.source: invalid source`;
           seenOther = true;
           break;
         case 'tool_use':
           if (m.role !== 'assistant') return `${at}: tool_use blocks are only allowed in assistant messages`;
-          if (typeof b.id !== 'string' || typeof b.name !== 'string' || typeof b.input !== 'object' || b.input === null || Array.isArray(b.input)) return `${at}.tool_use: id, name and an input object are required`;
-          if (!/^[a-zA-Z0-9_-]+$/.test(b.id)) return `${at}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
+          if (
+            typeof b.id !== 'string' ||
+            typeof b.name !== 'string' ||
+            typeof b.input !== 'object' ||
+            b.input === null ||
+            Array.isArray(b.input)
+          )
+            return `${at}.tool_use: id, name and an input object are required`;
+          if (!/^[a-zA-Z0-9_-]+$/.test(b.id))
+            return `${at}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
           uses.push(b.id);
           break;
         case 'tool_result':
           if (m.role !== 'user') return `${at}: tool_result blocks are only allowed in user messages`;
           if (seenOther) return `messages.${i}: tool_result blocks must come first in the content`;
-          if (!previousToolUses.includes(b.tool_use_id)) return `${at}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+          if (!previousToolUses.includes(b.tool_use_id))
+            return `${at}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
           results++;
           break;
         default:
@@ -472,7 +785,8 @@ function anthropicRequestProblem(body: any): string | undefined {
     if (previousToolUses.length && results !== previousToolUses.length) {
       return `messages.${i - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${previousToolUses.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
     }
-    if ((uses.length || results) && !tools.length) return 'Requests which include `tool_use` or `tool_result` blocks must define tools.';
+    if ((uses.length || results) && !tools.length)
+      return 'Requests which include `tool_use` or `tool_result` blocks must define tools.';
     previousToolUses = uses;
   }
   return undefined;
@@ -501,10 +815,16 @@ function toolResultText(content: any): string {
 export function startFakeAnthropic(): Promise<FakeUpstream> {
   return start('anthropic', async (req, res, body, up) => {
     const path = (req.url ?? '').split('?')[0];
-    if (req.method !== 'POST' || path !== '/v1/messages') return sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `unknown path ${path}` } });
-    if (!req.headers['anthropic-version']) return sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version header is required' } });
+    if (req.method !== 'POST' || path !== '/v1/messages')
+      return sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `unknown path ${path}` } });
+    if (!req.headers['anthropic-version'])
+      return sendJson(res, 400, {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'anthropic-version header is required' },
+      });
     const problem = body?.__invalid !== undefined ? 'invalid JSON body' : anthropicRequestProblem(body);
-    if (problem) return sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: problem } });
+    if (problem)
+      return sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: problem } });
     const id = `msg_fake${up.requests.length}`;
     const input = promptTokens(body);
     const lastUser = body.messages[body.messages.length - 1];
@@ -512,53 +832,114 @@ export function startFakeAnthropic(): Promise<FakeUpstream> {
     const results = lastBlocks.filter((b) => b.type === 'tool_result');
     const tools: any[] = body.tools ?? [];
     const choice = body.tool_choice?.type ?? 'auto';
-    type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+    type Block =
+      { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
     const blocks: Block[] = [];
     let stop: string;
     if (tools.length && choice !== 'none' && !results.length && lastUser.role === 'user') {
       const userText = textOf(lastUser.content);
       const first = choice === 'tool' ? tools.findIndex((t) => t.name === body.tool_choice.name) : 0;
-      const count = body.tool_choice?.disable_parallel_tool_use || choice === 'tool' ? 1 : Math.min(Math.max(1, up.behaviour.parallelToolUse ?? 1), tools.length);
+      const count =
+        body.tool_choice?.disable_parallel_tool_use || choice === 'tool'
+          ? 1
+          : Math.min(Math.max(1, up.behaviour.parallelToolUse ?? 1), tools.length);
       if (choice === 'auto') blocks.push({ type: 'text', text: `Calling ${tools[first].name}.` });
       for (let k = 0; k < count; k++) {
         const tool = tools[(first + k) % tools.length];
-        blocks.push({ type: 'tool_use', id: `toolu_fake${up.requests.length}_${k}`, name: tool.name, input: toolInputFor(tool, userText) });
+        blocks.push({
+          type: 'tool_use',
+          id: `toolu_fake${up.requests.length}_${k}`,
+          name: tool.name,
+          input: toolInputFor(tool, userText),
+        });
       }
       stop = 'tool_use';
     } else {
-      const text = results.length ? `Result: ${results.map((r) => toolResultText(r.content)).join('; ')}` : replyFor(body.messages, up.behaviour);
+      const text = results.length
+        ? `Result: ${results.map((r) => toolResultText(r.content)).join('; ')}`
+        : replyFor(body.messages, up.behaviour);
       const { parts, truncated } = pieces(up.behaviour.reply ?? text, body.max_tokens);
       blocks.push({ type: 'text', text: parts.join('') });
       stop = truncated ? 'max_tokens' : 'end_turn';
     }
-    const outputTokens = blocks.reduce((s, b) => s + (b.type === 'text' ? fakeTokens(b.text) : fakeTokens(JSON.stringify(b.input).replace(/[{}":,]/g, ' '))), 0);
+    const outputTokens = blocks.reduce(
+      (s, b) =>
+        s + (b.type === 'text' ? fakeTokens(b.text) : fakeTokens(JSON.stringify(b.input).replace(/[{}":,]/g, ' '))),
+      0,
+    );
     if (!body.stream) {
-      return sendJson(res, 200, { id, type: 'message', role: 'assistant', model: body.model, content: blocks, stop_reason: stop, stop_sequence: null, usage: anthropicUsage(up, input, outputTokens) });
+      return sendJson(res, 200, {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model: body.model,
+        content: blocks,
+        stop_reason: stop,
+        stop_sequence: null,
+        usage: anthropicUsage(up, input, outputTokens),
+      });
     }
     const ev = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    const frames = [ev('message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: anthropicUsage(up, input, 1) } }), ev('ping', { type: 'ping' })];
+    const frames = [
+      ev('message_start', {
+        type: 'message_start',
+        message: {
+          id,
+          type: 'message',
+          role: 'assistant',
+          model: body.model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: anthropicUsage(up, input, 1),
+        },
+      }),
+      ev('ping', { type: 'ping' }),
+    ];
     const contentFrames = new Set<number>();
     blocks.forEach((b, index) => {
       if (b.type === 'text') {
-        frames.push(ev('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
+        frames.push(
+          ev('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }),
+        );
         for (const p of b.text.split(/(?<=\s)/).filter(Boolean)) {
           contentFrames.add(frames.length);
-          frames.push(ev('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: p } }));
+          frames.push(
+            ev('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: p } }),
+          );
         }
       } else {
-        frames.push(ev('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } }));
+        frames.push(
+          ev('content_block_start', {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} },
+          }),
+        );
         // As Anthropic does: an empty first fragment, then the JSON in small pieces.
         const json = JSON.stringify(b.input);
         const fragments = [''];
         for (let at = 0; at < json.length; at += 7) fragments.push(json.slice(at, at + 7));
         for (const f of fragments) {
           contentFrames.add(frames.length);
-          frames.push(ev('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: f } }));
+          frames.push(
+            ev('content_block_delta', {
+              type: 'content_block_delta',
+              index,
+              delta: { type: 'input_json_delta', partial_json: f },
+            }),
+          );
         }
       }
       frames.push(ev('content_block_stop', { type: 'content_block_stop', index }));
     });
-    frames.push(ev('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: outputTokens } }));
+    frames.push(
+      ev('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: stop, stop_sequence: null },
+        usage: { output_tokens: outputTokens },
+      }),
+    );
     frames.push(ev('message_stop', { type: 'message_stop' }));
     await streamFrames(res, up, frames, contentFrames);
   });

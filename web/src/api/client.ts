@@ -29,13 +29,18 @@ async function send<T>(method: Method, path: string, body: unknown, token: strin
   if (token) headers.authorization = `Bearer ${token}`;
   let res: Response;
   try {
-    res = await fetch(`${prefix}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(`${prefix}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch {
     throw new ApiError(0, 0, t('error.network'));
   }
   const envelope = (await res.json().catch(() => null)) as Envelope<T> | null;
   if (!envelope || typeof envelope.code !== 'number') throw new ApiError(res.status, res.status, t('error.generic'));
-  if (envelope.code !== 200) throw new ApiError(res.status, envelope.code, envelope.message || t('error.generic'), envelope.data);
+  if (envelope.code !== 200)
+    throw new ApiError(res.status, envelope.code, envelope.message || t('error.generic'), envelope.data);
   return envelope.data;
 }
 
@@ -81,11 +86,20 @@ export async function uploadFile<T>(path: string, file: File): Promise<T> {
     const form = new FormData();
     form.append('file', file);
     const token = accessToken();
-    const res = await fetch(`${prefix}${path}`, { method: 'POST', headers: { accept: 'application/json', 'accept-language': locale, ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: form }).catch(() => null);
+    const res = await fetch(`${prefix}${path}`, {
+      method: 'POST',
+      headers: {
+        accept: 'application/json',
+        'accept-language': locale,
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body: form,
+    }).catch(() => null);
     if (!res) throw new ApiError(0, 0, t('error.network'));
     const envelope = (await res.json().catch(() => null)) as Envelope<T> | null;
     if (!envelope || typeof envelope.code !== 'number') throw new ApiError(res.status, res.status, t('error.generic'));
-    if (envelope.code !== 200) throw new ApiError(res.status, envelope.code, envelope.message || t('error.generic'), envelope.data);
+    if (envelope.code !== 200)
+      throw new ApiError(res.status, envelope.code, envelope.message || t('error.generic'), envelope.data);
     return envelope.data;
   };
   try {
@@ -98,7 +112,10 @@ export async function uploadFile<T>(path: string, file: File): Promise<T> {
 
 /** Fetches a membership export (CSV) as the signed-in member: the body as a blob. */
 export async function apiBlob(path: string): Promise<Blob> {
-  const run = () => fetch(`${prefix}${path}`, { headers: { 'accept-language': locale, authorization: `Bearer ${accessToken() ?? ''}` } }).catch(() => null);
+  const run = () =>
+    fetch(`${prefix}${path}`, {
+      headers: { 'accept-language': locale, authorization: `Bearer ${accessToken() ?? ''}` },
+    }).catch(() => null);
   let res = await run();
   if (res?.status === 401 && (await refreshSession())) res = await run();
   if (!res) throw new ApiError(0, 0, t('error.network'));
@@ -110,6 +127,7 @@ export async function apiBlob(path: string): Promise<Blob> {
 }
 
 /** Calls an open endpoint (sign-in steps): no token sent, no refresh on 401. */
-export const publicApi = <T>(method: Method, path: string, body?: unknown): Promise<T> => send<T>(method, path, body, null);
+export const publicApi = <T>(method: Method, path: string, body?: unknown): Promise<T> =>
+  send<T>(method, path, body, null);
 
 export const messageOf = (e: unknown): string => (e instanceof ApiError ? e.message : t('error.generic'));

@@ -9,7 +9,8 @@ import { accessToken, signedOut } from './session';
  * and answers CORS for the console's origin (CONSOLE_ORIGIN).
  */
 export const gatewayUrl = (): string =>
-  document.querySelector<HTMLMetaElement>('meta[name="gateway-url"]')?.content || `${location.protocol}//${location.hostname}:8081`;
+  document.querySelector<HTMLMetaElement>('meta[name="gateway-url"]')?.content ||
+  `${location.protocol}//${location.hostname}:8081`;
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -21,12 +22,17 @@ async function send<T>(method: Method, path: string, body: unknown): Promise<T> 
   if (token) headers.authorization = `Bearer ${token}`;
   let res: Response;
   try {
-    res = await fetch(`${gatewayUrl()}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(`${gatewayUrl()}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch {
     throw new ApiError(0, 0, t('error.network'));
   }
   const json = (await res.json().catch(() => null)) as { error?: { message?: string; code?: string } } | null;
-  if (!res.ok) throw new ApiError(res.status, res.status, json?.error?.message || t('error.generic'), json?.error?.code ?? null);
+  if (!res.ok)
+    throw new ApiError(res.status, res.status, json?.error?.message || t('error.generic'), json?.error?.code ?? null);
   return json as T;
 }
 
@@ -49,7 +55,8 @@ export async function gateway<T>(method: Method, path: string, body?: unknown): 
  * then handed to the browser as a download.
  */
 export async function gatewayDownload(path: string, filename: string): Promise<void> {
-  const run = async () => fetch(`${gatewayUrl()}${path}`, { headers: { authorization: `Bearer ${accessToken() ?? ''}` } });
+  const run = async () =>
+    fetch(`${gatewayUrl()}${path}`, { headers: { authorization: `Bearer ${accessToken() ?? ''}` } });
   let res = await run().catch(() => null);
   if (res?.status === 401 && (await refreshSession())) res = await run().catch(() => null);
   if (!res) throw new ApiError(0, 0, t('error.network'));

@@ -11,7 +11,8 @@ export const en = {
   'console.save': 'Save',
   'console.saved': 'Saved.',
   'console.noAccess': 'No access to the console',
-  'console.noAccessText': 'The console is for operators with the admin or viewer role. Ask an administrator to grant you one.',
+  'console.noAccessText':
+    'The console is for operators with the admin or viewer role. Ask an administrator to grant you one.',
   'console.nav.label': 'Console sections',
   'console.nav.overview': 'Overview',
   'console.nav.keys': 'API keys',
@@ -57,7 +58,8 @@ export const en = {
   'console.key.remaining': 'Budget left this period',
   'console.key.created': 'Created',
   'console.key.rotate': 'Rotate key',
-  'console.key.rotateConfirm': 'Give this key a new secret? The current one stops working; limits, budget and usage stay.',
+  'console.key.rotateConfirm':
+    'Give this key a new secret? The current one stops working; limits, budget and usage stay.',
   'console.key.rotatedTitle': 'Key rotated',
   'console.key.revoke': 'Revoke key',
   'console.key.revokeConfirm': 'Revoke this key? Calls with it are refused from now on; this cannot be undone.',
@@ -88,7 +90,8 @@ export const en = {
   'console.calls.status.failed': 'Failed',
   'console.calls.status.aborted': 'Aborted',
   'console.calls.status.cached': 'Cached',
-  'console.upstreams.intro': 'Cooldowns as seen by gateway replica {replica} (each replica keeps its own); requests, error rate and latency from {from} to {to}, all replicas.',
+  'console.upstreams.intro':
+    'Cooldowns as seen by gateway replica {replica} (each replica keeps its own); requests, error rate and latency from {from} to {to}, all replicas.',
   'console.upstreams.name': 'Deployment',
   'console.upstreams.type': 'Type',
   'console.upstreams.models': 'Models',
@@ -161,7 +164,7 @@ export const en = {
   'console.projects.period.weekly': 'Weekly (from Monday)',
   'console.projects.period.monthly': 'Monthly',
   'console.project.title': 'Project “{name}”',
-  'console.project.intro': 'Limits apply to the {keys} active keys of the project together, besides each key\'s own.',
+  'console.project.intro': "Limits apply to the {keys} active keys of the project together, besides each key's own.",
   'console.members.search': 'Search by username, email, phone, nickname or ID',
   'console.members.searchSubmit': 'Search',
   'console.members.username': 'Username',
@@ -177,7 +180,8 @@ export const en = {
   'console.member.email': 'Email',
   'console.member.phone': 'Phone',
   'console.member.disable': 'Disable account',
-  'console.member.disableConfirm': 'Disable this account? The member is signed out everywhere and cannot sign in until enabled again.',
+  'console.member.disableConfirm':
+    'Disable this account? The member is signed out everywhere and cannot sign in until enabled again.',
   'console.member.disabled': 'The account was disabled.',
   'console.member.enable': 'Enable account',
   'console.member.enabled': 'The account was enabled.',
@@ -231,7 +235,8 @@ export const en = {
   'challenge.expired': 'This sign-in has expired. Please start again.',
   'challenge.restart': 'Start again',
   'challenge.enrolTitle': 'Set up a second factor',
-  'challenge.enrolIntro': 'Your role requires a second factor. Set up an authenticator app or a passkey to finish signing in.',
+  'challenge.enrolIntro':
+    'Your role requires a second factor. Set up an authenticator app or a passkey to finish signing in.',
 
   'security.title': 'Security',
   'security.signedInAs': 'Signed in as {name}',

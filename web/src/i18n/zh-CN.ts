@@ -90,7 +90,8 @@ export const zhCN: Record<MessageKey, string> = {
   'console.calls.status.failed': '失败',
   'console.calls.status.aborted': '已中断',
   'console.calls.status.cached': '缓存',
-  'console.upstreams.intro': '冷却状态来自网关副本 {replica}（每个副本各自维护）；请求数、错误率与延迟统计自 {from} 至 {to}，涵盖所有副本。',
+  'console.upstreams.intro':
+    '冷却状态来自网关副本 {replica}（每个副本各自维护）；请求数、错误率与延迟统计自 {from} 至 {to}，涵盖所有副本。',
   'console.upstreams.name': '部署',
   'console.upstreams.type': '类型',
   'console.upstreams.models': '模型',

@@ -17,7 +17,11 @@ type PricedBody = { modalities?: unknown; audio?: unknown; web_search_options?: 
 
 const hasAudioPart = (messages: unknown): boolean =>
   Array.isArray(messages) &&
-  messages.some((m) => Array.isArray((m as { content?: unknown })?.content) && ((m as { content: unknown[] }).content).some((p) => (p as { type?: unknown })?.type === 'input_audio'));
+  messages.some(
+    (m) =>
+      Array.isArray((m as { content?: unknown })?.content) &&
+      (m as { content: unknown[] }).content.some((p) => (p as { type?: unknown })?.type === 'input_audio'),
+  );
 
 export function pricedFeatures(body: PricedBody): PricedFeatures {
   return {

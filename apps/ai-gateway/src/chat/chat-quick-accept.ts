@@ -10,7 +10,11 @@ const STREAM_OPTIONS: Record<string, Check> = { include_usage: bool };
 
 const CHAT: Record<string, Check> = {
   model: str(1, 128),
-  messages: (v) => Array.isArray(v) && v.length >= 1 && v.length <= 4096 && v.every((m) => isObject(m) && fields(m, MESSAGE, ['role', 'content'])),
+  messages: (v) =>
+    Array.isArray(v) &&
+    v.length >= 1 &&
+    v.length <= 4096 &&
+    v.every((m) => isObject(m) && fields(m, MESSAGE, ['role', 'content'])),
   temperature: num(0, 2),
   max_tokens: int(1, Number.MAX_SAFE_INTEGER),
   max_completion_tokens: int(1, Number.MAX_SAFE_INTEGER),

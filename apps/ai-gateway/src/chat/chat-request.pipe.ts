@@ -24,15 +24,24 @@ export async function validateChatRequest(raw: unknown): Promise<ChatCompletionR
 /** The full validation (what the quick check must agree with: http/quick-checks.spec.ts). */
 export async function validateChatRequestFully(raw: unknown): Promise<ChatCompletionRequest> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return pipe.transform(raw, { type: 'body', metatype: ChatCompletionRequest, data: undefined }) as Promise<ChatCompletionRequest>;
+    return pipe.transform(raw, {
+      type: 'body',
+      metatype: ChatCompletionRequest,
+      data: undefined,
+    }) as Promise<ChatCompletionRequest>;
   }
   const { known, unknown } = splitKnown(raw as Record<string, unknown>);
   const unknownError = checkUnknown(unknown);
   if (unknownError) refuse(unknownError);
   const shapeError = checkChatShape(known);
   if (shapeError) refuse(shapeError);
-  const dto = (await pipe.transform(known, { type: 'body', metatype: ChatCompletionRequest, data: undefined })) as ChatCompletionRequest;
-  for (const k of Object.keys(unknown)) Object.defineProperty(dto, k, { value: unknown[k], enumerable: true, writable: true, configurable: true });
+  const dto = (await pipe.transform(known, {
+    type: 'body',
+    metatype: ChatCompletionRequest,
+    data: undefined,
+  })) as ChatCompletionRequest;
+  for (const k of Object.keys(unknown))
+    Object.defineProperty(dto, k, { value: unknown[k], enumerable: true, writable: true, configurable: true });
   return dto;
 }
 

@@ -50,17 +50,26 @@ describe('chat-shape: known fields the gateway does not meter are refused', () =
   it.each([
     [{ service_tier: 'priority' }, 'service_tier'],
     [{ service_tier: 'scale' }, 'service_tier'],
-  ] as Array<[Record<string, unknown>, string]>)('%j -> 400 naming %s, "not metered by this gateway"', (extra, param) => {
-    expect(checkChatShape({ ...base, ...extra })).toEqual({ param, message: expect.stringContaining('not metered by this gateway') });
-  });
+  ] as Array<[Record<string, unknown>, string]>)(
+    '%j -> 400 naming %s, "not metered by this gateway"',
+    (extra, param) => {
+      expect(checkChatShape({ ...base, ...extra })).toEqual({
+        param,
+        message: expect.stringContaining('not metered by this gateway'),
+      });
+    },
+  );
 
   it('service_tier auto/default/flex, text modality and null values stay allowed', () => {
-    for (const service_tier of ['auto', 'default', 'flex', null]) expect(checkChatShape({ ...base, service_tier })).toBeNull();
+    for (const service_tier of ['auto', 'default', 'flex', null])
+      expect(checkChatShape({ ...base, service_tier })).toBeNull();
     expect(checkChatShape({ ...base, modalities: ['text'], audio: null, web_search_options: null })).toBeNull();
   });
 
   it('leaves web search and audio output to the model prices (chat-pricing.ts): the shape alone does not refuse them', () => {
     expect(checkChatShape({ ...base, web_search_options: { search_context_size: 'low' } })).toBeNull();
-    expect(checkChatShape({ ...base, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } })).toBeNull();
+    expect(
+      checkChatShape({ ...base, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }),
+    ).toBeNull();
   });
 });

@@ -57,7 +57,8 @@ const fail = (param: string, message: string): never => {
 function str(v: unknown, param: string, max = Infinity, min = 0): string {
   if (typeof v !== 'string') fail(param, 'must be a string');
   const s = v as string;
-  if (s.length < min || s.length > max) fail(param, min > 0 ? `must be a string of ${min} to ${max} characters` : `must be at most ${max} characters`);
+  if (s.length < min || s.length > max)
+    fail(param, min > 0 ? `must be a string of ${min} to ${max} characters` : `must be at most ${max} characters`);
   return s;
 }
 function oneOf(v: unknown, param: string, allowed: readonly string[]): void {
@@ -88,7 +89,8 @@ export function jsonDepthExceeds(value: unknown, max: number): boolean {
     const [v, d] = stack.pop()!;
     if (typeof v !== 'object' || v === null) continue;
     if (d + 1 > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (typeof child === 'object' && child !== null) stack.push([child, d + 1]);
+    for (const child of Array.isArray(v) ? v : Object.values(v))
+      if (typeof child === 'object' && child !== null) stack.push([child, d + 1]);
   }
   return false;
 }
@@ -100,7 +102,8 @@ function schema(v: unknown, param: string): void {
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 function fnName(v: unknown, param: string): void {
-  if (typeof v !== 'string' || !NAME.test(v)) fail(param, 'must be 1 to 64 characters a-z, A-Z, 0-9, underscore or dash');
+  if (typeof v !== 'string' || !NAME.test(v))
+    fail(param, 'must be 1 to 64 characters a-z, A-Z, 0-9, underscore or dash');
 }
 
 const DETAIL = ['auto', 'low', 'high'] as const;
@@ -126,7 +129,8 @@ function contentPart(p: unknown, param: string, allowed: readonly string[]): voi
       const img = obj(o.image_url, `${param}.image_url`);
       only(img, `${param}.image_url`, ['url', 'detail']);
       const url = str(img.url, `${param}.image_url.url`, Infinity, 1);
-      if (!/^(https?:|data:image\/)/i.test(url)) fail(`${param}.image_url.url`, 'must be an http(s) URL or a data:image/... URL');
+      if (!/^(https?:|data:image\/)/i.test(url))
+        fail(`${param}.image_url.url`, 'must be an http(s) URL or a data:image/... URL');
       if (has(img, 'detail')) oneOf(img.detail, `${param}.image_url.detail`, DETAIL);
       return;
     }
@@ -143,7 +147,8 @@ function contentPart(p: unknown, param: string, allowed: readonly string[]): voi
       const f = obj(o.file, `${param}.file`);
       only(f, `${param}.file`, ['file_data', 'file_id', 'filename']);
       // The gateway has no /v1/files: an upstream file id is neither the caller's nor countable (docs/ai-gateway/chat.md).
-      if (has(f, 'file_id')) fail(`${param}.file.file_id`, 'is not supported by this gateway; send the file inline as file_data');
+      if (has(f, 'file_id'))
+        fail(`${param}.file.file_id`, 'is not supported by this gateway; send the file inline as file_data');
       str(f.file_data, `${param}.file.file_data`, Infinity, 1);
       if (has(f, 'filename')) str(f.filename, `${param}.file.filename`, 256);
       return;
@@ -151,14 +156,29 @@ function contentPart(p: unknown, param: string, allowed: readonly string[]): voi
   }
 }
 
-function content(m: Obj, param: string, opts: { parts: readonly string[]; nullable: boolean; required: boolean }): void {
+function content(
+  m: Obj,
+  param: string,
+  opts: { parts: readonly string[]; nullable: boolean; required: boolean },
+): void {
   const c = m.content;
   if (c === undefined || c === null) {
     if (c === null ? opts.nullable : !opts.required) return;
-    fail(param, opts.nullable ? 'must be a string, an array of content parts or null' : 'must be a string or an array of content parts');
+    fail(
+      param,
+      opts.nullable
+        ? 'must be a string, an array of content parts or null'
+        : 'must be a string or an array of content parts',
+    );
   }
   if (typeof c === 'string') return;
-  if (!Array.isArray(c)) fail(param, opts.nullable ? 'must be a string, an array of content parts or null' : 'must be a string or an array of content parts');
+  if (!Array.isArray(c))
+    fail(
+      param,
+      opts.nullable
+        ? 'must be a string, an array of content parts or null'
+        : 'must be a string or an array of content parts',
+    );
   const parts = arr(c, param, MAX_PARTS, 1);
   parts.forEach((p, i) => contentPart(p, `${param}.${i}`, opts.parts));
 }
@@ -196,7 +216,11 @@ function message(v: unknown, param: string): void {
       return;
     case 'user':
       only(m, param, ['role', 'content', 'name']);
-      content(m, `${param}.content`, { parts: ['text', 'image_url', 'input_audio', 'file'], nullable: false, required: true });
+      content(m, `${param}.content`, {
+        parts: ['text', 'image_url', 'input_audio', 'file'],
+        nullable: false,
+        required: true,
+      });
       nameOk();
       return;
     case 'assistant': {
@@ -207,7 +231,10 @@ function message(v: unknown, param: string): void {
       content(m, `${param}.content`, { parts: ['text', 'refusal'], nullable: true, required: !calls && !fc });
       nameOk();
       if (has(m, 'refusal') && m.refusal !== null) str(m.refusal, `${param}.refusal`);
-      if (calls) arr(m.tool_calls, `${param}.tool_calls`, MAX_TOOL_CALLS).forEach((c, i) => toolCall(c, `${param}.tool_calls.${i}`));
+      if (calls)
+        arr(m.tool_calls, `${param}.tool_calls`, MAX_TOOL_CALLS).forEach((c, i) =>
+          toolCall(c, `${param}.tool_calls.${i}`),
+        );
       if (fc) {
         const f = obj(m.function_call, `${param}.function_call`);
         only(f, `${param}.function_call`, ['name', 'arguments']);
@@ -292,7 +319,8 @@ function responseFormat(v: unknown, param: string): void {
     fnName(s.name, `${param}.json_schema.name`);
     if (has(s, 'schema')) schema(s.schema, `${param}.json_schema.schema`);
   }
-  if (jsonDepthExceeds(o, MAX_SCHEMA_DEPTH + 2)) fail(param, `must not be nested deeper than ${MAX_SCHEMA_DEPTH} levels`);
+  if (jsonDepthExceeds(o, MAX_SCHEMA_DEPTH + 2))
+    fail(param, `must not be nested deeper than ${MAX_SCHEMA_DEPTH} levels`);
 }
 
 /** Checks of the structured known fields (scalars are left to the DTO's class-validator decorators). */
@@ -347,13 +375,15 @@ const FIELD_CHECKS: Record<string, (v: unknown, param: string) => void> = {
     for (const k of keys) {
       if (!/^\d{1,10}$/.test(k)) fail(p, 'keys must be token ids');
       const b = o[k];
-      if (typeof b !== 'number' || !Number.isFinite(b) || b < -100 || b > 100) fail(`${p}.${k}`, 'must be a number from -100 to 100');
+      if (typeof b !== 'number' || !Number.isFinite(b) || b < -100 || b > 100)
+        fail(`${p}.${k}`, 'must be a number from -100 to 100');
     }
   },
   web_search_options: (v, p) => {
     const o = obj(v, p);
     only(o, p, ['search_context_size', 'user_location']);
-    if (has(o, 'search_context_size')) oneOf(o.search_context_size, `${p}.search_context_size`, ['low', 'medium', 'high']);
+    if (has(o, 'search_context_size'))
+      oneOf(o.search_context_size, `${p}.search_context_size`, ['low', 'medium', 'high']);
     if (has(o, 'user_location') && o.user_location !== null) {
       const loc = obj(o.user_location, `${p}.user_location`);
       if (jsonDepthExceeds(loc, 3) || JSON.stringify(loc).length > 4096) fail(`${p}.user_location`, 'is too large');
@@ -387,10 +417,19 @@ export function checkChatShape(body: Obj): ShapeError | null {
     const e = checkChatField(field, body[field]);
     if (e) return e;
   }
-  if (has(body, 'tool_choice') && body.tool_choice !== 'none' && body.tool_choice !== null && !(Array.isArray(body.tools) && body.tools.length > 0)) {
+  if (
+    has(body, 'tool_choice') &&
+    body.tool_choice !== 'none' &&
+    body.tool_choice !== null &&
+    !(Array.isArray(body.tools) && body.tools.length > 0)
+  ) {
     return { param: 'tool_choice', message: 'tool_choice: is only allowed when tools are specified' };
   }
-  if (has(body, 'parallel_tool_calls') && body.parallel_tool_calls !== null && !(Array.isArray(body.tools) && body.tools.length > 0)) {
+  if (
+    has(body, 'parallel_tool_calls') &&
+    body.parallel_tool_calls !== null &&
+    !(Array.isArray(body.tools) && body.tools.length > 0)
+  ) {
     return { param: 'parallel_tool_calls', message: 'parallel_tool_calls: is only allowed when tools are specified' };
   }
   if (has(body, 'top_logprobs') && body.top_logprobs !== null && body.logprobs !== true) {
@@ -411,7 +450,10 @@ export const METERED_SERVICE_TIERS = ['auto', 'default', 'flex'] as const;
 function unmetered(body: Obj): ShapeError | null {
   const st = body.service_tier;
   if (has(body, 'service_tier') && st !== null && !(METERED_SERVICE_TIERS as readonly unknown[]).includes(st)) {
-    return { param: 'service_tier', message: `service_tier: ${JSON.stringify(st)} is not metered by this gateway; use ${METERED_SERVICE_TIERS.join(', ')}` };
+    return {
+      param: 'service_tier',
+      message: `service_tier: ${JSON.stringify(st)} is not metered by this gateway; use ${METERED_SERVICE_TIERS.join(', ')}`,
+    };
   }
   return null;
 }
@@ -431,17 +473,26 @@ export function splitKnown(body: Obj): { known: Obj; unknown: Obj } {
 export function checkUnknown(unknown: Obj): ShapeError | null {
   const keys = Object.keys(unknown);
   if (keys.length === 0) return null;
-  if (keys.length > MAX_UNKNOWN_FIELDS) return { param: keys[MAX_UNKNOWN_FIELDS], message: `${keys[MAX_UNKNOWN_FIELDS]}: at most ${MAX_UNKNOWN_FIELDS} unknown fields are accepted` };
+  if (keys.length > MAX_UNKNOWN_FIELDS)
+    return {
+      param: keys[MAX_UNKNOWN_FIELDS],
+      message: `${keys[MAX_UNKNOWN_FIELDS]}: at most ${MAX_UNKNOWN_FIELDS} unknown fields are accepted`,
+    };
   for (const k of keys) {
     if (UNSAFE_UNKNOWN.test(k)) return unsafe(k);
     if (k.length > 64) return { param: k.slice(0, 64), message: 'unknown field names must be at most 64 characters' };
-    if (jsonDepthExceeds(unknown[k], MAX_UNKNOWN_DEPTH)) return { param: k, message: `${k}: unknown fields must not be nested deeper than ${MAX_UNKNOWN_DEPTH} levels` };
+    if (jsonDepthExceeds(unknown[k], MAX_UNKNOWN_DEPTH))
+      return { param: k, message: `${k}: unknown fields must not be nested deeper than ${MAX_UNKNOWN_DEPTH} levels` };
   }
-  if (JSON.stringify(unknown).length > MAX_UNKNOWN_BYTES) return { param: keys[0], message: `unknown fields must total at most ${MAX_UNKNOWN_BYTES} bytes of JSON` };
+  if (JSON.stringify(unknown).length > MAX_UNKNOWN_BYTES)
+    return { param: keys[0], message: `unknown fields must total at most ${MAX_UNKNOWN_BYTES} bytes of JSON` };
   return unsafeNested(unknown);
 }
 
-const unsafe = (param: string): ShapeError => ({ param, message: `${param}: unknown field not accepted (it could change the completion length, the model or the cost the gateway reserved)` });
+const unsafe = (param: string): ShapeError => ({
+  param,
+  message: `${param}: unknown field not accepted (it could change the completion length, the model or the cost the gateway reserved)`,
+});
 
 /**
  * The first key, at any depth below the top level, whose name is a cost or routing lever (the top-level
@@ -449,7 +500,10 @@ const unsafe = (param: string): ShapeError => ({ param, message: `${param}: unkn
  * already bounded depth and total size); a path is built only for the key that fails.
  */
 function unsafeNested(unknown: Obj): ShapeError | null {
-  interface Node { key: string; parent: Node | null }
+  interface Node {
+    key: string;
+    parent: Node | null;
+  }
   const pathOf = (n: Node): string => {
     const parts: string[] = [];
     for (let c: Node | null = n; c; c = c.parent) parts.push(c.key);
@@ -460,7 +514,8 @@ function unsafeNested(unknown: Obj): ShapeError | null {
     const [v, at] = stack.pop()!;
     if (typeof v !== 'object' || v === null) continue;
     if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) if (typeof v[i] === 'object' && v[i] !== null) stack.push([v[i], { key: String(i), parent: at }]);
+      for (let i = 0; i < v.length; i++)
+        if (typeof v[i] === 'object' && v[i] !== null) stack.push([v[i], { key: String(i), parent: at }]);
       continue;
     }
     for (const k of Object.keys(v)) {

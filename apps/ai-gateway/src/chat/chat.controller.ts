@@ -23,8 +23,15 @@ export class ChatController {
   @HttpCode(200)
   @ApiCreateChatCompletion()
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
-  async create(@CurrentPrincipal() principal: Principal, @Body(ChatRequestPipe) body: object, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @Body(ChatRequestPipe) body: object,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
     // `object`, not the DTO: the global pipe would refuse unknown top-level fields; ChatRequestPipe validates.
-    await answerCall(req, res, 'chat.completions', this.config.REQUEST_TIMEOUT_MS, (ctx) => this.createChatCompletion.handle(principal, body as ChatCompletionRequest, ctx));
+    await answerCall(req, res, 'chat.completions', this.config.REQUEST_TIMEOUT_MS, (ctx) =>
+      this.createChatCompletion.handle(principal, body as ChatCompletionRequest, ctx),
+    );
   }
 }

@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode, OpenAiErrorBody, openAiErrorBody } from '../errors';
-import { CallAbortedError, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest as UpstreamChatRequest, LlmRouter, ModelInfo, Usage } from '@app/llm';
+import {
+  CallAbortedError,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionRequest as UpstreamChatRequest,
+  LlmRouter,
+  ModelInfo,
+  Usage,
+} from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKeyClaims, assertModel, assertScope } from '../keys/key-scopes';
 import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
@@ -60,7 +68,12 @@ export class CreateChatCompletion {
    * (see ChatAnswerShape); `body` is then built by that API's translation. A failure before the answer
    * starts is thrown as a catalog error.
    */
-  async handle(principal: Principal, body: ChatCompletionRequest, ctx: CallContext, shape?: ChatAnswerShape): Promise<CallAnswer> {
+  async handle(
+    principal: Principal,
+    body: ChatCompletionRequest,
+    ctx: CallContext,
+    shape?: ChatAnswerShape,
+  ): Promise<CallAnswer> {
     try {
       const prepared = await this.prepare(principal, body, ctx);
       if (shape) prepared.endpoint = shape.endpoint;
@@ -89,7 +102,8 @@ export class CreateChatCompletion {
   async admitBeforeLoading(principal: Principal, model: string): Promise<void> {
     const { claims } = this.admit(principal, model);
     if (!this.router.isServed(model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model });
-    if (claims.hasBudget && (await this.metering.remaining(principal)).exhausted) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
+    if (claims.hasBudget && (await this.metering.remaining(principal)).exhausted)
+      throw new GatewayError(GatewayErrorCode.InsufficientQuota);
   }
 
   private async prepare(principal: Principal, body: ChatCompletionRequest, ctx: CallContext): Promise<Prepared> {
@@ -101,8 +115,12 @@ export class CreateChatCompletion {
     const hold: Pick<ModelInfo, 'price'> = {
       price: {
         ...info.price,
-        inputPer1k: features.audioInput ? Math.max(info.price.inputPer1k, info.price.audioInputPer1k ?? 0) : info.price.inputPer1k,
-        outputPer1k: features.audioOutput ? Math.max(info.price.outputPer1k, info.price.audioOutputPer1k ?? 0) : info.price.outputPer1k,
+        inputPer1k: features.audioInput
+          ? Math.max(info.price.inputPer1k, info.price.audioInputPer1k ?? 0)
+          : info.price.inputPer1k,
+        outputPer1k: features.audioOutput
+          ? Math.max(info.price.outputPer1k, info.price.audioOutputPer1k ?? 0)
+          : info.price.outputPer1k,
       },
     };
     const searchHold = features.webSearch ? (info.price.webSearchPerCall ?? 0) : 0;
@@ -110,30 +128,65 @@ export class CreateChatCompletion {
     // Counted with turns given to the event loop: a large body cannot hold it (test/ai-gateway/security-text.e2e-spec.ts).
     // Tool definitions, schemas and the bounds of image, audio and file parts count too (docs/ai-gateway/chat.md).
     const pace = this.tokenizer.pace();
-    const messageTokens = await this.tokenizer.countChatAsync(body.messages as unknown as CountedMessage[], info.encoding, info.contextLength, pace, info.imageTokens);
-    const promptTokens = messageTokens + (await this.tokenizer.countDefinitionsAsync(body, info.encoding, info.contextLength - messageTokens, pace));
+    const messageTokens = await this.tokenizer.countChatAsync(
+      body.messages as unknown as CountedMessage[],
+      info.encoding,
+      info.contextLength,
+      pace,
+      info.imageTokens,
+    );
+    const promptTokens =
+      messageTokens +
+      (await this.tokenizer.countDefinitionsAsync(body, info.encoding, info.contextLength - messageTokens, pace));
     // Predicted output: OpenAI bills rejected prediction tokens as completion tokens, so they are held as such.
-    const predictionTokens = body.prediction ? await this.tokenizer.countUpToAsync(predictionText(body.prediction), info.encoding, info.contextLength, pace) : 0;
+    const predictionTokens = body.prediction
+      ? await this.tokenizer.countUpToAsync(predictionText(body.prediction), info.encoding, info.contextLength, pace)
+      : 0;
     const requestedOut = body.max_completion_tokens ?? body.max_tokens;
     if (promptTokens + (requestedOut ?? 0) > info.contextLength) {
-      throw new GatewayError(GatewayErrorCode.ContextLengthExceeded, { limit: info.contextLength, promptTokens, completionTokens: requestedOut ?? 0 });
+      throw new GatewayError(GatewayErrorCode.ContextLengthExceeded, {
+        limit: info.contextLength,
+        promptTokens,
+        completionTokens: requestedOut ?? 0,
+      });
     }
     if (!this.router.isServed(body.model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model: body.model });
-    let reserveOut = requestedOut ?? Math.max(1, Math.min(this.config.AI_COMPLETION_RESERVE_TOKENS, info.contextLength - promptTokens));
+    let reserveOut =
+      requestedOut ??
+      Math.max(1, Math.min(this.config.AI_COMPLETION_RESERVE_TOKENS, info.contextLength - promptTokens));
     // Tokenizers differ between vendors: the prompt part of the hold gets a margin.
     const promptHold = Math.ceil(promptTokens * 1.1) + 16;
     const n = body.n ?? 1;
-    const held = (out: number) => ({ model: info.name, yuan: tokenCost(hold, { promptTokens: promptHold, completionTokens: out * n + predictionTokens }) + searchHold, tokens: promptHold + out * n + predictionTokens, headers: ctx.rateLimits, alive: ctx.alive });
+    const held = (out: number) => ({
+      model: info.name,
+      yuan: tokenCost(hold, { promptTokens: promptHold, completionTokens: out * n + predictionTokens }) + searchHold,
+      tokens: promptHold + out * n + predictionTokens,
+      headers: ctx.rateLimits,
+      alive: ctx.alive,
+    });
     let reservation: Reservation;
     try {
       reservation = await this.metering.reserve(principal, held(reserveOut));
     } catch (e) {
       // No max_tokens given and the budget cannot pay for the default: hold only what the remaining budget
       // can pay for (the answer is capped there). Asked only then: most calls fit at once, in one round trip.
-      const capped = claims.hasBudget && requestedOut === undefined && hold.price.outputPer1k > 0 && e instanceof GatewayError && e.type === 'insufficient_quota';
+      const capped =
+        claims.hasBudget &&
+        requestedOut === undefined &&
+        hold.price.outputPer1k > 0 &&
+        e instanceof GatewayError &&
+        e.type === 'insufficient_quota';
       const budget = capped ? await this.metering.remaining(principal) : null;
       if (!budget || budget.yuan === null) throw e;
-      const affordable = Math.floor(((budget.yuan - searchHold - tokenCost(hold, { promptTokens: promptHold, completionTokens: predictionTokens }) - 1e-9) * 1000) / hold.price.outputPer1k / n);
+      const affordable = Math.floor(
+        ((budget.yuan -
+          searchHold -
+          tokenCost(hold, { promptTokens: promptHold, completionTokens: predictionTokens }) -
+          1e-9) *
+          1000) /
+          hold.price.outputPer1k /
+          n,
+      );
       if (affordable < 1 || affordable >= reserveOut) throw e;
       reserveOut = affordable;
       reservation = await this.metering.reserve(principal, held(reserveOut));
@@ -141,7 +194,10 @@ export class CreateChatCompletion {
     const upstream: UpstreamChatRequest = { ...(body as unknown as UpstreamChatRequest) };
     // include_usage is the gateway's to ask upstream (the client always asks); other stream options pass.
     delete upstream.stream_options;
-    if (body.stream && body.stream_options?.include_obfuscation !== undefined) upstream.stream_options = { include_obfuscation: body.stream_options.include_obfuscation } as UpstreamChatRequest['stream_options'];
+    if (body.stream && body.stream_options?.include_obfuscation !== undefined)
+      upstream.stream_options = {
+        include_obfuscation: body.stream_options.include_obfuscation,
+      } as UpstreamChatRequest['stream_options'];
     // The upstream gets exactly the completion limit that was reserved (test/ai-gateway/metering.e2e-spec.ts), also when the
     // caller sent none (never the upstream's own default length). It travels as max_completion_tokens;
     // each upstream client sends it under the one name its upstream honours (OpenAI type: the
@@ -177,7 +233,12 @@ export class CreateChatCompletion {
     return { kind: 'json', body: answer, headers: [OVERHEAD_HEADER, timer.overheadMs()], settled: settling };
   }
 
-  private async stream(p: Prepared, body: ChatCompletionRequest, ctx: CallContext, shape?: ChatAnswerShape): Promise<EventStreamAnswer> {
+  private async stream(
+    p: Prepared,
+    body: ChatCompletionRequest,
+    ctx: CallContext,
+    shape?: ChatAnswerShape,
+  ): Promise<EventStreamAnswer> {
     const timer = ctx.timer;
     const wantsUsage = !shape && body.stream_options?.include_usage === true;
     timer.upstreamStarted();
@@ -197,7 +258,8 @@ export class CreateChatCompletion {
       usage: (upstream, delivered) => this.usageOf(upstream, p, delivered),
       end: (usage) => (shape ? shape.end(usage) : ['[DONE]']),
       failed: (error) => (shape ? shape.failed(error) : [{ error }]),
-      settle: (status, usage, error) => this.metering.settle(p.reservation, { ...this.outcome(p, ctx, status, usage, routed.deployment, 200), error }),
+      settle: (status, usage, error) =>
+        this.metering.settle(p.reservation, { ...this.outcome(p, ctx, status, usage, routed.deployment, 200), error }),
     });
     return { kind: 'stream', headers: { [OVERHEAD_HEADER]: timer.overheadMs() }, ...relayed };
   }
@@ -209,14 +271,19 @@ export class CreateChatCompletion {
    */
   private async usageOf(upstream: Usage | undefined | null, p: Prepared, deliveredText: string): Promise<Usage> {
     if (upstream && Number.isFinite(upstream.prompt_tokens) && Number.isFinite(upstream.completion_tokens)) {
-      const usage: Usage = { prompt_tokens: upstream.prompt_tokens, completion_tokens: upstream.completion_tokens, total_tokens: upstream.prompt_tokens + upstream.completion_tokens };
+      const usage: Usage = {
+        prompt_tokens: upstream.prompt_tokens,
+        completion_tokens: upstream.completion_tokens,
+        total_tokens: upstream.prompt_tokens + upstream.completion_tokens,
+      };
       // The breakdowns (cached, cache-written and reasoning tokens) ride along for the answer: the
       // Responses API reports them, and chat answers keep what the upstream said.
       const prompt = tokenCounts(upstream.prompt_tokens_details);
       let completion = tokenCounts(upstream.completion_tokens_details);
       // Audio output asked and the audio share not reported: text cannot tell it, so every completion
       // token is taken as audio (the dearer price the hold used) rather than billed as text.
-      if (p.features.audioOutput && completion?.audio_tokens === undefined) completion = { ...completion, audio_tokens: usage.completion_tokens };
+      if (p.features.audioOutput && completion?.audio_tokens === undefined)
+        completion = { ...completion, audio_tokens: usage.completion_tokens };
       if (prompt) usage.prompt_tokens_details = prompt;
       if (completion) usage.completion_tokens_details = completion;
       return usage;
@@ -224,12 +291,24 @@ export class CreateChatCompletion {
     const counted = await this.tokenizer.countUpToAsync(deliveredText, p.info.encoding, Infinity);
     if (p.features.audioOutput) {
       const held = Math.max(counted, p.reserveOut * p.n);
-      return { prompt_tokens: p.promptTokens, completion_tokens: held, total_tokens: p.promptTokens + held, completion_tokens_details: { audio_tokens: held } };
+      return {
+        prompt_tokens: p.promptTokens,
+        completion_tokens: held,
+        total_tokens: p.promptTokens + held,
+        completion_tokens_details: { audio_tokens: held },
+      };
     }
     return { prompt_tokens: p.promptTokens, completion_tokens: counted, total_tokens: p.promptTokens + counted };
   }
 
-  private outcome(p: Prepared, ctx: CallContext, status: CallOutcome['status'], usage: Usage, provider: string | undefined, httpStatus: number): CallOutcome {
+  private outcome(
+    p: Prepared,
+    ctx: CallContext,
+    status: CallOutcome['status'],
+    usage: Usage,
+    provider: string | undefined,
+    httpStatus: number,
+  ): CallOutcome {
     return {
       endpoint: p.endpoint,
       model: p.info.name,
@@ -322,5 +401,8 @@ function predictionText(prediction: unknown): string {
   const c = fieldOf(prediction, 'content');
   if (typeof c === 'string') return c;
   if (!Array.isArray(c)) return '';
-  return c.map((p: unknown) => fieldOf(p, 'text')).filter((t) => typeof t === 'string').join('');
+  return c
+    .map((p: unknown) => fieldOf(p, 'text'))
+    .filter((t) => typeof t === 'string')
+    .join('');
 }

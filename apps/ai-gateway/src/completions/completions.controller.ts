@@ -30,13 +30,30 @@ export class CompletionsController {
     type: CompletionRequest,
     examples: {
       simple: { value: { model: 'vendor-gpt-4', prompt: 'Once upon a time', max_tokens: 32 } },
-      streamed: { value: { model: 'vendor-gpt-4', prompt: ['Say hi', 'Say bye'], stream: true, stream_options: { include_usage: true } } },
+      streamed: {
+        value: {
+          model: 'vendor-gpt-4',
+          prompt: ['Say hi', 'Say bye'],
+          stream: true,
+          stream_options: { include_usage: true },
+        },
+      },
     },
   })
-  @ApiOkResponse({ type: CompletionResponse, description: 'The completion (or the event stream when `stream` is true)' })
+  @ApiOkResponse({
+    type: CompletionResponse,
+    description: 'The completion (or the event stream when `stream` is true)',
+  })
   @ApiHeader({ name: 'Authorization', description: 'Bearer <API_KEY>', required: true })
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
-  async create(@CurrentPrincipal() principal: Principal, @Body() body: CompletionRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
-    await answerCall(req, res, 'completions', this.config.REQUEST_TIMEOUT_MS, (ctx) => this.createCompletion.handle(principal, body, ctx));
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CompletionRequest,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await answerCall(req, res, 'completions', this.config.REQUEST_TIMEOUT_MS, (ctx) =>
+      this.createCompletion.handle(principal, body, ctx),
+    );
   }
 }

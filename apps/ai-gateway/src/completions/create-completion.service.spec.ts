@@ -10,13 +10,26 @@ import { CreateCompletion } from './create-completion.service';
 import { CompletionRequest } from './dtos/completion.dto';
 
 describe('CreateCompletion.prepare: what is counted and reserved', () => {
-  const info = { name: 'm', kind: 'chat', contextLength: 100_000, encoding: 'cl100k_base', price: { inputPer1k: 1, outputPer1k: 2 }, ownedBy: 'x' };
+  const info = {
+    name: 'm',
+    kind: 'chat',
+    contextLength: 100_000,
+    encoding: 'cl100k_base',
+    price: { inputPer1k: 1, outputPer1k: 2 },
+    ownedBy: 'x',
+  };
   const router = { modelInfo: () => info, isServed: () => true, servesTextCompletions: () => true };
   const principal = { kind: 'api-key', id: 'k1', claims: { scopes: null, models: null } } as any;
   const tokenizer = new Tokenizer();
   let reserve: jest.Mock;
   let svc: CreateCompletion;
-  const ctx = { requestId: 'req-1', clientGone: new AbortSource(), alive: () => true, timer: new CallTimer({ startedAt: 0 }, 'completions'), rateLimits: new RateLimits() };
+  const ctx = {
+    requestId: 'req-1',
+    clientGone: new AbortSource(),
+    alive: () => true,
+    timer: new CallTimer({ startedAt: 0 }, 'completions'),
+    rateLimits: new RateLimits(),
+  };
   const prepare = (body: Record<string, unknown>) => (svc as any).prepare(principal, { model: 'm', ...body }, ctx);
 
   beforeEach(() => {
@@ -30,7 +43,9 @@ describe('CreateCompletion.prepare: what is counted and reserved', () => {
     expect(withSuffix.promptTokens - plain.promptTokens).toBe(2 * 1000);
     expect(reserve.mock.calls[1][1].yuan).toBeGreaterThan(reserve.mock.calls[0][1].yuan);
     expect(reserve.mock.calls[1][1].tokens).toBeGreaterThan(reserve.mock.calls[0][1].tokens);
-    const tooLong: any = await prepare({ prompt: 'hi', max_tokens: 16, suffix: ' word'.repeat(100_000) }).catch((e: unknown) => e);
+    const tooLong: any = await prepare({ prompt: 'hi', max_tokens: 16, suffix: ' word'.repeat(100_000) }).catch(
+      (e: unknown) => e,
+    );
     expect(tooLong).toBeInstanceOf(GatewayError);
     expect(tooLong.getStatus()).toBe(400);
     expect(tooLong.getResponse()).toMatchObject({ errorCode: 'context_length_exceeded', param: 'suffix' });
@@ -46,7 +61,8 @@ describe('CreateCompletion.prepare: what is counted and reserved', () => {
   });
 
   it('bounds logit_bias like chat: token-id keys, values -100..100, at most 1024 entries', () => {
-    const errors = (logit_bias: unknown) => validateSync(plainToInstance(CompletionRequest, { model: 'm', prompt: 'x', logit_bias })).map((e) => e.property);
+    const errors = (logit_bias: unknown) =>
+      validateSync(plainToInstance(CompletionRequest, { model: 'm', prompt: 'x', logit_bias })).map((e) => e.property);
     expect(errors({ '50256': -100, '1': 100 })).toEqual([]);
     expect(errors({ abc: 1 })).toEqual(['logit_bias']);
     expect(errors({ '1': 101 })).toEqual(['logit_bias']);

@@ -46,22 +46,34 @@ export class CreateCompletion {
     const claims = assertScope(principal, 'chat');
     const info = this.router.modelInfo(body.model);
     if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
-    if (info.kind !== 'chat') throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: body.model, expected: 'completion' });
+    if (info.kind !== 'chat')
+      throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: body.model, expected: 'completion' });
     assertModel(claims, body.model);
     if (!this.router.isServed(body.model)) throw new GatewayError(GatewayErrorCode.NoProvider, { model: body.model });
-    if (!this.router.servesTextCompletions(body.model)) throw new GatewayError(GatewayErrorCode.TextCompletionsUnsupported, { model: body.model });
+    if (!this.router.servesTextCompletions(body.model))
+      throw new GatewayError(GatewayErrorCode.TextCompletionsUnsupported, { model: body.model });
 
-    const prompts: Array<string | number[]> = typeof body.prompt === 'string' ? [body.prompt] : body.prompt.every((p) => typeof p === 'number') ? [body.prompt] : body.prompt;
+    const prompts: Array<string | number[]> =
+      typeof body.prompt === 'string'
+        ? [body.prompt]
+        : body.prompt.every((p) => typeof p === 'number')
+          ? [body.prompt]
+          : body.prompt;
     const maxTokens = body.max_tokens ?? DEFAULT_COMPLETION_MAX_TOKENS;
     // One pace for every text of the request: 64 prompts of 16k characters give the event loop turns
     // as one long prompt does (a fresh pace per text would count each without yielding).
     const pace = this.tokenizer.pace();
     // The suffix is sent with every prompt and the upstream bills it as prompt: it counts into each
     // prompt's context check and into the reservation.
-    const suffixTokens = body.suffix ? await this.tokenizer.countUpToAsync(body.suffix, info.encoding, info.contextLength + 1, pace) : 0;
+    const suffixTokens = body.suffix
+      ? await this.tokenizer.countUpToAsync(body.suffix, info.encoding, info.contextLength + 1, pace)
+      : 0;
     let promptTokens = 0;
     for (const [i, p] of prompts.entries()) {
-      const own = typeof p === 'string' ? await this.tokenizer.countUpToAsync(p, info.encoding, info.contextLength + 1 - suffixTokens, pace) : p.length;
+      const own =
+        typeof p === 'string'
+          ? await this.tokenizer.countUpToAsync(p, info.encoding, info.contextLength + 1 - suffixTokens, pace)
+          : p.length;
       const tokens = own + suffixTokens;
       if (tokens + maxTokens > info.contextLength) {
         const where = `${own} in your prompt${prompts.length > 1 ? ` ${i}` : ''}${suffixTokens ? `, ${suffixTokens} in your suffix` : ''}`;
@@ -78,7 +90,13 @@ export class CreateCompletion {
     // Every prompt gets max(n, best_of) generations of up to max_tokens each, all billed.
     const generations = prompts.length * Math.max(body.n ?? 1, body.best_of ?? 1);
     const promptHold = Math.ceil(promptTokens * 1.1) + 16;
-    const reservation = await this.metering.reserve(principal, { model: info.name, yuan: tokenCost(info, { promptTokens: promptHold, completionTokens: maxTokens * generations }), tokens: promptHold + maxTokens * generations, headers: ctx.rateLimits, alive: ctx.alive });
+    const reservation = await this.metering.reserve(principal, {
+      model: info.name,
+      yuan: tokenCost(info, { promptTokens: promptHold, completionTokens: maxTokens * generations }),
+      tokens: promptHold + maxTokens * generations,
+      headers: ctx.rateLimits,
+      alive: ctx.alive,
+    });
     const upstream: TextCompletionRequest = { ...(body as unknown as TextCompletionRequest), max_tokens: maxTokens };
     delete upstream.stream_options;
     return { info, promptTokens, upstream, reservation };
@@ -99,7 +117,11 @@ export class CreateCompletion {
       throw e;
     }
     timer.upstreamDone();
-    result.usage = await this.usageOf(result.usage, p, result.choices.map((c) => (typeof c?.text === 'string' ? c.text : '')).join(''));
+    result.usage = await this.usageOf(
+      result.usage,
+      p,
+      result.choices.map((c) => (typeof c?.text === 'string' ? c.text : '')).join(''),
+    );
     await this.metering.settle(p.reservation, this.outcome(p, ctx, 'ok', result.usage, deployment));
     return { kind: 'json', body: result, headers: [OVERHEAD_HEADER, timer.overheadMs()], settled: Promise.resolve() };
   }
@@ -127,7 +149,8 @@ export class CreateCompletion {
       usage: (upstream, delivered) => this.usageOf(upstream, p, delivered),
       end: () => ['[DONE]'],
       failed: (error) => [{ error }],
-      settle: (status, usage, error) => this.metering.settle(p.reservation, { ...this.outcome(p, ctx, status, usage, routed.deployment), error }),
+      settle: (status, usage, error) =>
+        this.metering.settle(p.reservation, { ...this.outcome(p, ctx, status, usage, routed.deployment), error }),
     });
     return { kind: 'stream', headers: { [OVERHEAD_HEADER]: timer.overheadMs() }, ...relayed };
   }
@@ -135,19 +158,32 @@ export class CreateCompletion {
   /** Upstream usage when it came; otherwise our own count of the prompt and the delivered text. */
   private async usageOf(upstream: Usage | null | undefined, p: Prepared, deliveredText: string): Promise<Usage> {
     if (upstream && Number.isFinite(upstream.prompt_tokens) && Number.isFinite(upstream.completion_tokens)) {
-      return { prompt_tokens: upstream.prompt_tokens, completion_tokens: upstream.completion_tokens, total_tokens: upstream.prompt_tokens + upstream.completion_tokens };
+      return {
+        prompt_tokens: upstream.prompt_tokens,
+        completion_tokens: upstream.completion_tokens,
+        total_tokens: upstream.prompt_tokens + upstream.completion_tokens,
+      };
     }
     const completion = await this.tokenizer.countUpToAsync(deliveredText, p.info.encoding, Infinity);
     return { prompt_tokens: p.promptTokens, completion_tokens: completion, total_tokens: p.promptTokens + completion };
   }
 
-  private outcome(p: Prepared, ctx: CallContext, status: CallOutcome['status'], usage: Usage, provider: string): CallOutcome {
+  private outcome(
+    p: Prepared,
+    ctx: CallContext,
+    status: CallOutcome['status'],
+    usage: Usage,
+    provider: string,
+  ): CallOutcome {
     return {
       endpoint: ENDPOINT,
       model: p.info.name,
       provider,
       status,
-      costYuan: status === 'failed' ? 0 : tokenCost(p.info, { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens }),
+      costYuan:
+        status === 'failed'
+          ? 0
+          : tokenCost(p.info, { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens }),
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       httpStatus: 200,

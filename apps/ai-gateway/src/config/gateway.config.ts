@@ -297,7 +297,8 @@ export class GatewayConfig extends BaseConfig {
    */
   override corsOrigins(): string[] {
     const origins = super.corsOrigins();
-    const console = this.CONSOLE_ORIGIN ?? (this.MEMBERSHIP_JWKS_URL ? new URL(this.MEMBERSHIP_JWKS_URL).origin : undefined);
+    const console =
+      this.CONSOLE_ORIGIN ?? (this.MEMBERSHIP_JWKS_URL ? new URL(this.MEMBERSHIP_JWKS_URL).origin : undefined);
     return console && !origins.includes(console) && !origins.includes('*') ? [...origins, console] : origins;
   }
 }

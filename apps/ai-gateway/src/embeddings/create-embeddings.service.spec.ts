@@ -8,9 +8,27 @@ import { CreateEmbeddings } from './create-embeddings.service';
 
 // The use case with a real tokenizer and in-memory router, cache and ledger: its answer is a value.
 describe('CreateEmbeddings', () => {
-  const info = { name: 'e', kind: 'embeddings', contextLength: 8_000, encoding: 'cl100k_base', price: { inputPer1k: 1, outputPer1k: 0 }, ownedBy: 'x' };
-  const principal = { kind: 'api-key', id: 'k1', roles: ['api-key'], claims: { scopes: null, models: null, hasBudget: false, limited: false } } as never;
-  const context = (): CallContext => ({ requestId: 'req-2', clientGone: new AbortSource(), alive: () => true, timer: new CallTimer({ startedAt: 0 }, 'embeddings'), rateLimits: new RateLimits() });
+  const info = {
+    name: 'e',
+    kind: 'embeddings',
+    contextLength: 8_000,
+    encoding: 'cl100k_base',
+    price: { inputPer1k: 1, outputPer1k: 0 },
+    ownedBy: 'x',
+  };
+  const principal = {
+    kind: 'api-key',
+    id: 'k1',
+    roles: ['api-key'],
+    claims: { scopes: null, models: null, hasBudget: false, limited: false },
+  } as never;
+  const context = (): CallContext => ({
+    requestId: 'req-2',
+    clientGone: new AbortSource(),
+    alive: () => true,
+    timer: new CallTimer({ startedAt: 0 }, 'embeddings'),
+    rateLimits: new RateLimits(),
+  });
   let settled: CallOutcome[];
   let upstreamInputs: unknown[];
   let useCase: CreateEmbeddings;
@@ -25,29 +43,65 @@ describe('CreateEmbeddings', () => {
       takesTokenIds: () => true,
       embeddings: async (req: { input: string[] }) => {
         upstreamInputs.push(...req.input);
-        return { value: { data: req.input.map((_, index) => ({ index, embedding: [index + 0.5, 1] })), usage: { prompt_tokens: 3 * req.input.length } }, deployment: 'd1' };
+        return {
+          value: {
+            data: req.input.map((_, index) => ({ index, embedding: [index + 0.5, 1] })),
+            usage: { prompt_tokens: 3 * req.input.length },
+          },
+          deployment: 'd1',
+        };
       },
     };
     const state = {
       getMany: async (keys: string[]) => keys.map((k) => cache.get(k) ?? null),
-      setManyWithin: async (_counter: string, _max: number, rows: Array<[string, string]>) => (rows.forEach(([k, v]) => cache.set(k, v)), true),
+      setManyWithin: async (_counter: string, _max: number, rows: Array<[string, string]>) => (
+        rows.forEach(([k, v]) => cache.set(k, v)),
+        true
+      ),
     };
     const metering = {
       reserve: async () => ({ keyId: 'k1', admitted: null, settled: false, startedAt: 0 }),
       settle: async (_r: unknown, outcome: CallOutcome) => void settled.push(outcome),
     };
-    const config = { AI_EMBEDDINGS_CACHE_TTL_MS: 60_000, AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY: 1_000_000, AI_EMBEDDINGS_CACHE_HITS_BILLED: false };
-    useCase = new CreateEmbeddings(router as never, new Tokenizer(), metering as never, state as never, config as never);
+    const config = {
+      AI_EMBEDDINGS_CACHE_TTL_MS: 60_000,
+      AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY: 1_000_000,
+      AI_EMBEDDINGS_CACHE_HITS_BILLED: false,
+    };
+    useCase = new CreateEmbeddings(
+      router as never,
+      new Tokenizer(),
+      metering as never,
+      state as never,
+      config as never,
+    );
   });
 
   it('answers the vectors in input order as a JSON value, settled; a repeated input comes from the key cache', async () => {
     const first = await useCase.handle(principal, { model: 'e', input: ['one', 'two'] }, context());
-    expect(first).toMatchObject({ kind: 'json', headers: ['X-Gateway-Overhead-Ms', expect.stringMatching(/^\d+\.\d{2}$/)] });
-    expect(first.body).toEqual({ object: 'list', model: 'e', data: [{ index: 0, object: 'embedding', embedding: [0.5, 1] }, { index: 1, object: 'embedding', embedding: [1.5, 1] }], usage: { prompt_tokens: 6, total_tokens: 6 } });
+    expect(first).toMatchObject({
+      kind: 'json',
+      headers: ['X-Gateway-Overhead-Ms', expect.stringMatching(/^\d+\.\d{2}$/)],
+    });
+    expect(first.body).toEqual({
+      object: 'list',
+      model: 'e',
+      data: [
+        { index: 0, object: 'embedding', embedding: [0.5, 1] },
+        { index: 1, object: 'embedding', embedding: [1.5, 1] },
+      ],
+      usage: { prompt_tokens: 6, total_tokens: 6 },
+    });
     await first.settled;
-    expect(settled).toEqual([expect.objectContaining({ endpoint: 'embeddings', status: 'ok', provider: 'd1', requestId: 'req-2' })]);
+    expect(settled).toEqual([
+      expect.objectContaining({ endpoint: 'embeddings', status: 'ok', provider: 'd1', requestId: 'req-2' }),
+    ]);
 
-    const again = await useCase.handle(principal, { model: 'e', input: 'two', encoding_format: 'base64' } as never, context());
+    const again = await useCase.handle(
+      principal,
+      { model: 'e', input: 'two', encoding_format: 'base64' } as never,
+      context(),
+    );
     expect(upstreamInputs).toEqual(['one', 'two']);
     expect(again.body.data[0].embedding).toBe(Buffer.from(new Float32Array([1.5, 1]).buffer).toString('base64'));
     expect(settled[1]).toMatchObject({ status: 'cached', provider: 'cache', costYuan: 0 });
@@ -55,7 +109,15 @@ describe('CreateEmbeddings', () => {
 
   it('refuses dimensions above the model as a catalog error', async () => {
     const small = { ...info, dimensions: 8 };
-    const refusing = new CreateEmbeddings({ modelInfo: () => small } as never, new Tokenizer(), {} as never, {} as never, {} as never);
-    await expect(refusing.handle(principal, { model: 'e', input: 'x', dimensions: 9 }, context())).rejects.toMatchObject({ status: 400 });
+    const refusing = new CreateEmbeddings(
+      { modelInfo: () => small } as never,
+      new Tokenizer(),
+      {} as never,
+      {} as never,
+      {} as never,
+    );
+    await expect(
+      refusing.handle(principal, { model: 'e', input: 'x', dimensions: 9 }, context()),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });

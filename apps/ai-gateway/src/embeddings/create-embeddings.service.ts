@@ -51,7 +51,12 @@ export class CreateEmbeddings {
   async handle(principal: Principal, body: EmbeddingsRequest, ctx: CallContext): Promise<JsonAnswer<EmbeddingsResult>> {
     try {
       const result = await this.run(principal, body, ctx);
-      return { kind: 'json', body: result, headers: [OVERHEAD_HEADER, ctx.timer.overheadMs()], settled: Promise.resolve() };
+      return {
+        kind: 'json',
+        body: result,
+        headers: [OVERHEAD_HEADER, ctx.timer.overheadMs()],
+        settled: Promise.resolve(),
+      };
     } catch (e) {
       throw toGatewayError(e);
     }
@@ -62,7 +67,8 @@ export class CreateEmbeddings {
     const claims = assertScope(principal, 'embeddings');
     const info = this.router.modelInfo(body.model);
     if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
-    if (info.kind !== 'embeddings') throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: body.model, expected: 'embeddings' });
+    if (info.kind !== 'embeddings')
+      throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: body.model, expected: 'embeddings' });
     assertModel(claims, body.model);
     if (body.dimensions !== undefined && info.dimensions !== undefined && body.dimensions > info.dimensions) {
       throw new GatewayError(GatewayErrorCode.DimensionsTooLarge, { max: info.dimensions, model: body.model });
@@ -71,8 +77,13 @@ export class CreateEmbeddings {
 
     // Text inputs, or token-array inputs (ids of the model's encoding: counted by their length, no tokenizer run).
     const tokenArrays = isTokenInput(body.input);
-    const inputs: EmbeddingInput[] = tokenArrays ? tokenInputs(body.input as number[] | number[][]) : Array.isArray(body.input) ? (body.input as string[]) : [body.input];
-    const nameOf = (i: number) => `input${Array.isArray(body.input) && !(tokenArrays && typeof body.input[0] === 'number') ? `[${i}]` : ''}`;
+    const inputs: EmbeddingInput[] = tokenArrays
+      ? tokenInputs(body.input as number[] | number[][])
+      : Array.isArray(body.input)
+        ? (body.input as string[])
+        : [body.input];
+    const nameOf = (i: number) =>
+      `input${Array.isArray(body.input) && !(tokenArrays && typeof body.input[0] === 'number') ? `[${i}]` : ''}`;
     // Counted with turns given to the event loop: a large body cannot hold it (test/ai-gateway/security-text.e2e-spec.ts).
     const pace = this.tokenizer.pace();
     const tokens: number[] = [];
@@ -83,12 +94,16 @@ export class CreateEmbeddings {
     for (let i = 0; i < inputs.length; i++) {
       const input = inputs[i];
       let n: number;
-      if (typeof input === 'string') n = await this.tokenizer.countUpToAsync(input, info.encoding, info.contextLength, pace);
+      if (typeof input === 'string')
+        n = await this.tokenizer.countUpToAsync(input, info.encoding, info.contextLength, pace);
       else {
         n = input.length;
         const bad = this.tokenizer.unknownTokenAt(input, info.encoding);
         if (bad >= 0) {
-          throw new GatewayError(GatewayErrorCode.InvalidValue, { param: nameOf(i), message: `${nameOf(i)}: ${input[bad]} is not a token of ${body.model}'s encoding ${info.encoding} (ids 0 to ${this.tokenizer.vocabularySize(info.encoding) - 1})` });
+          throw new GatewayError(GatewayErrorCode.InvalidValue, {
+            param: nameOf(i),
+            message: `${nameOf(i)}: ${input[bad]} is not a token of ${body.model}'s encoding ${info.encoding} (ids 0 to ${this.tokenizer.vocabularySize(info.encoding) - 1})`,
+          });
         }
         const text = decodes && n <= info.contextLength ? this.tokenizer.decode(input, info.encoding) : undefined;
         if (text !== undefined) {
@@ -97,7 +112,12 @@ export class CreateEmbeddings {
         }
       }
       if (n > info.contextLength) {
-        throw new GatewayError(GatewayErrorCode.EmbeddingInputTooLong, { input: nameOf(i), tokens: n, model: body.model, limit: info.contextLength });
+        throw new GatewayError(GatewayErrorCode.EmbeddingInputTooLong, {
+          input: nameOf(i),
+          tokens: n,
+          model: body.model,
+          limit: info.contextLength,
+        });
       }
       tokens.push(n);
     }
@@ -108,7 +128,13 @@ export class CreateEmbeddings {
     const hitTokens = inputs.reduce((s, _, i) => s + (vectors[i] ? tokens[i] : 0), 0);
     const missTokens = missing.reduce((s, i) => s + tokens[i], 0);
     const heldTokens = Math.ceil(missTokens * 1.1) + 16 + (billedHits ? hitTokens : 0);
-    const reservation = await this.metering.reserve(principal, { model: info.name, yuan: tokenCost(info, { promptTokens: heldTokens, completionTokens: 0 }), tokens: heldTokens, headers: ctx.rateLimits, alive: ctx.alive });
+    const reservation = await this.metering.reserve(principal, {
+      model: info.name,
+      yuan: tokenCost(info, { promptTokens: heldTokens, completionTokens: 0 }),
+      tokens: heldTokens,
+      headers: ctx.rateLimits,
+      alive: ctx.alive,
+    });
 
     let upstreamTokens = 0;
     let deployment: string | undefined;
@@ -117,25 +143,49 @@ export class CreateEmbeddings {
       try {
         const sent = missing.map((i) => inputs[i]);
         const routed = await this.router.embeddings(
-          { model: body.model, input: sent as string[] | number[][], encoding_format: 'float', ...(body.dimensions ? { dimensions: body.dimensions } : {}), ...(body.user ? { user: body.user } : {}) },
+          {
+            model: body.model,
+            input: sent as string[] | number[][],
+            encoding_format: 'float',
+            ...(body.dimensions ? { dimensions: body.dimensions } : {}),
+            ...(body.user ? { user: body.user } : {}),
+          },
           { signal: ctx.clientGone.signal, key: principal.id },
           (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
         );
         deployment = routed.deployment;
         const data = [...routed.value.data].sort((a, b) => a.index - b.index);
         if (data.length !== missing.length || data.some((d) => !Array.isArray(d.embedding))) {
-          throw new GatewayError(GatewayErrorCode.EmbeddingsCountMismatch, { deployment: routed.deployment, returned: data.length, expected: missing.length });
+          throw new GatewayError(GatewayErrorCode.EmbeddingsCountMismatch, {
+            deployment: routed.deployment,
+            returned: data.length,
+            expected: missing.length,
+          });
         }
         data.forEach((d, k) => (vectors[missing[k]] = d.embedding));
         upstreamTokens = routed.value.usage?.prompt_tokens ?? missTokens;
       } catch (e) {
         timer.upstreamDone();
         const mapped = openAiErrorBody(toGatewayError(e));
-        await this.metering.settle(reservation, { endpoint: ENDPOINT, model: info.name, provider: failedDeployment(e), status: e instanceof CallAbortedError ? 'aborted' : 'failed', costYuan: 0, httpStatus: mapped.status, error: mapped.body.error.message, requestId: ctx.requestId });
+        await this.metering.settle(reservation, {
+          endpoint: ENDPOINT,
+          model: info.name,
+          provider: failedDeployment(e),
+          status: e instanceof CallAbortedError ? 'aborted' : 'failed',
+          costYuan: 0,
+          httpStatus: mapped.status,
+          error: mapped.body.error.message,
+          requestId: ctx.requestId,
+        });
         throw e;
       }
       timer.upstreamDone();
-      await this.store(principal.id, info, body.dimensions, missing.map((i) => [inputs[i], vectors[i]!]));
+      await this.store(
+        principal.id,
+        info,
+        body.dimensions,
+        missing.map((i) => [inputs[i], vectors[i]!]),
+      );
     }
 
     const totalTokens = upstreamTokens + hitTokens;
@@ -155,7 +205,11 @@ export class CreateEmbeddings {
     return {
       object: 'list',
       model: info.name,
-      data: vectors.map((v, index) => ({ index, object: 'embedding' as const, embedding: base64 ? toBase64Floats(v!) : v! })),
+      data: vectors.map((v, index) => ({
+        index,
+        object: 'embedding' as const,
+        embedding: base64 ? toBase64Floats(v!) : v!,
+      })),
       usage: { prompt_tokens: totalTokens, total_tokens: totalTokens },
     };
   }
@@ -164,15 +218,28 @@ export class CreateEmbeddings {
    * Token arrays for a deployment that takes text only (local engine, non-OpenAI types): the model's
    * tokenizer decodes them; ids that do not make whole UTF-8 characters are refused naming the deployment.
    */
-  private decoded(ids: number[][], indexes: number[], info: ModelInfo, deployment: Deployment, nameOf: (i: number) => string, texts: Map<number, string>): string[] {
+  private decoded(
+    ids: number[][],
+    indexes: number[],
+    info: ModelInfo,
+    deployment: Deployment,
+    nameOf: (i: number) => string,
+    texts: Map<number, string>,
+  ): string[] {
     return ids.map((one, k) => {
       const text = texts.get(indexes[k]) ?? this.tokenizer.decode(one, info.encoding);
       if (text === undefined || text === '') {
-        throw new UnsupportedRequestError(`${nameOf(indexes[k])}: deployment ${deployment.name} (type ${deployment.type}) takes text only, and these token ids do not decode to whole UTF-8 text in ${info.encoding}; send the text instead`, nameOf(indexes[k]));
+        throw new UnsupportedRequestError(
+          `${nameOf(indexes[k])}: deployment ${deployment.name} (type ${deployment.type}) takes text only, and these token ids do not decode to whole UTF-8 text in ${info.encoding}; send the text instead`,
+          nameOf(indexes[k]),
+        );
       }
       // The engines refuse blank text (TextEmbeddingEngine.embed): ids of spaces alone are the caller's bad input.
       if (text.trim() === '') {
-        throw new UnsupportedRequestError(`${nameOf(indexes[k])}: deployment ${deployment.name} (type ${deployment.type}) takes text only, and these token ids decode to whitespace only, which it cannot embed; send text with words`, nameOf(indexes[k]));
+        throw new UnsupportedRequestError(
+          `${nameOf(indexes[k])}: deployment ${deployment.name} (type ${deployment.type}) takes text only, and these token ids decode to whitespace only, which it cannot embed; send text with words`,
+          nameOf(indexes[k]),
+        );
       }
       return text;
     });
@@ -184,7 +251,9 @@ export class CreateEmbeddings {
    * their ids under their own tag: `[1, 2]` and the text "1,2" never share an entry.
    */
   private cacheKey(keyId: string, info: ModelInfo, dimensions: number | undefined, input: EmbeddingInput): string {
-    const hash = createHash('sha256').update(typeof input === 'string' ? input : input.join(',')).digest('hex');
+    const hash = createHash('sha256')
+      .update(typeof input === 'string' ? input : input.join(','))
+      .digest('hex');
     return `ai:emb:${keyId}:${info.name}:${dimensions ?? 'native'}:${typeof input === 'string' ? '' : 'ids:'}${hash}`;
   }
 
@@ -193,7 +262,12 @@ export class CreateEmbeddings {
   }
 
   /** Every input's cached vector, read in one round trip whatever the number of inputs. */
-  private async cached(keyId: string, info: ModelInfo, dimensions: number | undefined, inputs: EmbeddingInput[]): Promise<(number[] | undefined)[]> {
+  private async cached(
+    keyId: string,
+    info: ModelInfo,
+    dimensions: number | undefined,
+    inputs: EmbeddingInput[],
+  ): Promise<(number[] | undefined)[]> {
     if (!this.cacheOn()) return inputs.map(() => undefined);
     try {
       const hits = await this.state.getMany(inputs.map((input) => this.cacheKey(keyId, info, dimensions, input)));
@@ -210,11 +284,24 @@ export class CreateEmbeddings {
    * not fit is not cached. One statement per request keeps a large batch from taking the pool's
    * connections (libs/database/src/database.module.ts) from other keys' calls.
    */
-  private async store(keyId: string, info: ModelInfo, dimensions: number | undefined, entries: Array<[EmbeddingInput, number[]]>): Promise<void> {
+  private async store(
+    keyId: string,
+    info: ModelInfo,
+    dimensions: number | undefined,
+    entries: Array<[EmbeddingInput, number[]]>,
+  ): Promise<void> {
     if (!this.cacheOn()) return;
     try {
-      const rows = entries.map(([input, v]): [string, string] => [this.cacheKey(keyId, info, dimensions, input), JSON.stringify(v)]);
-      const stored = await this.state.setManyWithin(`ai:emb-bytes:${keyId}`, this.config.AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY, rows, this.config.AI_EMBEDDINGS_CACHE_TTL_MS);
+      const rows = entries.map(([input, v]): [string, string] => [
+        this.cacheKey(keyId, info, dimensions, input),
+        JSON.stringify(v),
+      ]);
+      const stored = await this.state.setManyWithin(
+        `ai:emb-bytes:${keyId}`,
+        this.config.AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY,
+        rows,
+        this.config.AI_EMBEDDINGS_CACHE_TTL_MS,
+      );
       if (!stored) this.log.debug(`embeddings cache of key ${keyId} full: ${rows.length} vectors not cached`);
     } catch (e) {
       this.log.warn(`embeddings cache write failed: ${(e as Error).message}`);

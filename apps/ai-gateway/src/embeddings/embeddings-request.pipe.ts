@@ -15,7 +15,11 @@ export async function validateEmbeddingsRequest(raw: unknown): Promise<Embedding
     const problem = tokenInputProblem(input);
     if (problem) throw new GatewayError(GatewayErrorCode.InvalidValue, problem);
   }
-  return pipe.transform(raw, { type: 'body', metatype: EmbeddingsRequest, data: undefined }) as Promise<EmbeddingsRequest>;
+  return pipe.transform(raw, {
+    type: 'body',
+    metatype: EmbeddingsRequest,
+    data: undefined,
+  }) as Promise<EmbeddingsRequest>;
 }
 
 /** `@Body(EmbeddingsRequestPipe)`: the same validation on the route's Nest entry. */

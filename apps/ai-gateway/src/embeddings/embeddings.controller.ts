@@ -28,15 +28,42 @@ export class EmbeddingsController {
     type: EmbeddingsRequest,
     examples: {
       single: { value: { model: 'text-embedding-v3', input: '今天天气很好' } },
-      batchBase64: { value: { model: 'text-embedding-v3-small', input: ['first text', 'second text'], encoding_format: 'base64', dimensions: 256 } },
-      tokenArray: { summary: 'One input as token ids (the model encoding)', value: { model: 'text-embedding-v3', input: [791, 8415, 23874, 389, 279, 5634, 13] } },
-      tokenArrays: { summary: 'Several inputs as token ids (LangChain OpenAIEmbeddings sends these)', value: { model: 'text-embedding-v3', input: [[15339, 1917], [791, 8415, 23874]], encoding_format: 'float' } },
+      batchBase64: {
+        value: {
+          model: 'text-embedding-v3-small',
+          input: ['first text', 'second text'],
+          encoding_format: 'base64',
+          dimensions: 256,
+        },
+      },
+      tokenArray: {
+        summary: 'One input as token ids (the model encoding)',
+        value: { model: 'text-embedding-v3', input: [791, 8415, 23874, 389, 279, 5634, 13] },
+      },
+      tokenArrays: {
+        summary: 'Several inputs as token ids (LangChain OpenAIEmbeddings sends these)',
+        value: {
+          model: 'text-embedding-v3',
+          input: [
+            [15339, 1917],
+            [791, 8415, 23874],
+          ],
+          encoding_format: 'float',
+        },
+      },
     },
   })
   @ApiOkResponse({ type: EmbeddingsResponseDoc })
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
-  async create(@CurrentPrincipal() principal: Principal, @Body(EmbeddingsRequestPipe) body: object, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @Body(EmbeddingsRequestPipe) body: object,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
     // `object`, not the DTO: the global pipe would validate it a second time; EmbeddingsRequestPipe validates.
-    await answerCall(req, res, 'embeddings', this.config.REQUEST_TIMEOUT_MS, (ctx) => this.createEmbeddings.handle(principal, body as EmbeddingsRequest, ctx));
+    await answerCall(req, res, 'embeddings', this.config.REQUEST_TIMEOUT_MS, (ctx) =>
+      this.createEmbeddings.handle(principal, body as EmbeddingsRequest, ctx),
+    );
   }
 }

@@ -26,7 +26,8 @@ const tokenId = (v: unknown): v is number => typeof v === 'number' && Number.isI
 
 /** The first problem of a token-array `input` (see isTokenInput), naming the input it is in, or null. */
 export function tokenInputProblem(input: number[] | number[][]): InputProblem | null {
-  if (input.length > MAX_EMBEDDING_INPUTS) return { param: 'input', message: `input: at most ${MAX_EMBEDDING_INPUTS} items` };
+  if (input.length > MAX_EMBEDDING_INPUTS)
+    return { param: 'input', message: `input: at most ${MAX_EMBEDDING_INPUTS} items` };
   if (typeof input[0] === 'number') {
     const bad = input.findIndex((v) => !tokenId(v));
     return bad < 0 ? null : { param: `input[${bad}]`, message: `input[${bad}]: a token id must be an integer >= 0` };
@@ -34,11 +35,19 @@ export function tokenInputProblem(input: number[] | number[][]): InputProblem | 
   let total = 0;
   for (let i = 0; i < input.length; i++) {
     const ids = input[i];
-    if (!Array.isArray(ids) || ids.length === 0) return { param: `input[${i}]`, message: `input[${i}]: must be a non-empty array of token ids, as the other inputs` };
+    if (!Array.isArray(ids) || ids.length === 0)
+      return {
+        param: `input[${i}]`,
+        message: `input[${i}]: must be a non-empty array of token ids, as the other inputs`,
+      };
     const bad = ids.findIndex((v) => !tokenId(v));
     if (bad >= 0) return { param: `input[${i}]`, message: `input[${i}][${bad}]: a token id must be an integer >= 0` };
     total += ids.length;
   }
-  if (total > MAX_EMBEDDING_REQUEST_TOKENS) return { param: 'input', message: `input: ${total} tokens in all; at most ${MAX_EMBEDDING_REQUEST_TOKENS} per request` };
+  if (total > MAX_EMBEDDING_REQUEST_TOKENS)
+    return {
+      param: 'input',
+      message: `input: ${total} tokens in all; at most ${MAX_EMBEDDING_REQUEST_TOKENS} per request`,
+    };
   return null;
 }

@@ -5,16 +5,53 @@ import { openAiValidationPipe } from './openai-validation.pipe';
 
 /** OpenAI `code` strings several catalog entries answer with on purpose (same meaning, different wording or status). */
 const SHARED_CODES: Record<string, GatewayErrorCode[]> = {
-  invalid_value: [GatewayErrorCode.InvalidValue, GatewayErrorCode.DimensionsTooLarge, GatewayErrorCode.DateInvalid, GatewayErrorCode.DateRangeReversed, GatewayErrorCode.DateRangeTooLong, GatewayErrorCode.InputItemNotFound],
-  unsupported_parameter: [GatewayErrorCode.UnsupportedParameter, GatewayErrorCode.ConversationNotStored, GatewayErrorCode.WordTimestampsUnavailable, GatewayErrorCode.ImageParameterUnsupported],
+  invalid_value: [
+    GatewayErrorCode.InvalidValue,
+    GatewayErrorCode.DimensionsTooLarge,
+    GatewayErrorCode.DateInvalid,
+    GatewayErrorCode.DateRangeReversed,
+    GatewayErrorCode.DateRangeTooLong,
+    GatewayErrorCode.InputItemNotFound,
+  ],
+  unsupported_parameter: [
+    GatewayErrorCode.UnsupportedParameter,
+    GatewayErrorCode.ConversationNotStored,
+    GatewayErrorCode.WordTimestampsUnavailable,
+    GatewayErrorCode.ImageParameterUnsupported,
+  ],
   model_not_found: [GatewayErrorCode.ModelNotFound, GatewayErrorCode.ModelNotVisible],
   model_not_supported: [GatewayErrorCode.ModelKindMismatch, GatewayErrorCode.TextCompletionsUnsupported],
-  context_length_exceeded: [GatewayErrorCode.ContextLengthExceeded, GatewayErrorCode.PromptTooLong, GatewayErrorCode.EmbeddingInputTooLong],
-  not_found: [GatewayErrorCode.ImageNotFound, GatewayErrorCode.ApiKeyNotFound, GatewayErrorCode.ResponseNotFound, GatewayErrorCode.ProjectNotFound, GatewayErrorCode.WebhookEndpointNotFound, GatewayErrorCode.WebhookDeliveryNotFound],
-  rate_limit_exceeded: [GatewayErrorCode.RateLimited, GatewayErrorCode.TokenRateLimited, GatewayErrorCode.RequestTooLarge],
+  context_length_exceeded: [
+    GatewayErrorCode.ContextLengthExceeded,
+    GatewayErrorCode.PromptTooLong,
+    GatewayErrorCode.EmbeddingInputTooLong,
+  ],
+  not_found: [
+    GatewayErrorCode.ImageNotFound,
+    GatewayErrorCode.ApiKeyNotFound,
+    GatewayErrorCode.ResponseNotFound,
+    GatewayErrorCode.ProjectNotFound,
+    GatewayErrorCode.WebhookEndpointNotFound,
+    GatewayErrorCode.WebhookDeliveryNotFound,
+  ],
+  rate_limit_exceeded: [
+    GatewayErrorCode.RateLimited,
+    GatewayErrorCode.TokenRateLimited,
+    GatewayErrorCode.RequestTooLarge,
+  ],
   insufficient_quota: [GatewayErrorCode.InsufficientQuota, GatewayErrorCode.BudgetExhausted],
-  invalid_api_key: [GatewayErrorCode.ApiKeyMissing, GatewayErrorCode.ApiKeyIncorrect, GatewayErrorCode.ApiKeyRevoked, GatewayErrorCode.ApiKeyExpired, GatewayErrorCode.StreamApiKeyMissing],
-  upstream_error: [GatewayErrorCode.UpstreamCredentialsRefused, GatewayErrorCode.UpstreamFailed, GatewayErrorCode.EmbeddingsCountMismatch],
+  invalid_api_key: [
+    GatewayErrorCode.ApiKeyMissing,
+    GatewayErrorCode.ApiKeyIncorrect,
+    GatewayErrorCode.ApiKeyRevoked,
+    GatewayErrorCode.ApiKeyExpired,
+    GatewayErrorCode.StreamApiKeyMissing,
+  ],
+  upstream_error: [
+    GatewayErrorCode.UpstreamCredentialsRefused,
+    GatewayErrorCode.UpstreamFailed,
+    GatewayErrorCode.EmbeddingsCountMismatch,
+  ],
   engine_busy: [GatewayErrorCode.EngineBusyForKey, GatewayErrorCode.EngineBusy],
   engine_unavailable: [
     GatewayErrorCode.EngineUnavailable,
@@ -54,7 +91,9 @@ describe('gateway error catalog', () => {
       expect({ code, value: typeof value === 'string' && value.length > 0 }).toEqual({ code, value: true });
       byString.set(value as string, [...(byString.get(value as string) ?? []), code]);
     }
-    const shared = Object.fromEntries([...byString].filter(([, list]) => list.length > 1).map(([s, list]) => [s, [...list].sort()]));
+    const shared = Object.fromEntries(
+      [...byString].filter(([, list]) => list.length > 1).map(([s, list]) => [s, [...list].sort()]),
+    );
     expect(shared).toEqual(Object.fromEntries(Object.entries(SHARED_CODES).map(([s, list]) => [s, [...list].sort()])));
   });
 
@@ -62,36 +101,84 @@ describe('gateway error catalog', () => {
     expect(body(new GatewayError(GatewayErrorCode.NoProvider, { model: 'm' }))).toEqual({
       status: 503,
       retryAfterSeconds: undefined,
-      body: { error: { message: 'No provider is available for model m', type: 'service_unavailable', code: 'no_provider', param: 'model' } },
+      body: {
+        error: {
+          message: 'No provider is available for model m',
+          type: 'service_unavailable',
+          code: 'no_provider',
+          param: 'model',
+        },
+      },
     });
     expect(shouldRetryError(new GatewayError(GatewayErrorCode.NoProvider, { model: 'm' }))).toBe(false);
-    expect(shouldRetryError(new GatewayError(GatewayErrorCode.UpstreamFailed, { where: 'upstream', detail: 'x' }))).toBeUndefined();
+    expect(
+      shouldRetryError(new GatewayError(GatewayErrorCode.UpstreamFailed, { where: 'upstream', detail: 'x' })),
+    ).toBeUndefined();
 
-    const limited = body(new GatewayError(GatewayErrorCode.RateLimited, { of: 'API key "demo"', limit: 'requests_per_minute', max: 5, retryAfterSeconds: 7 }));
-    expect(limited).toMatchObject({ status: 429, retryAfterSeconds: 7, body: { error: { type: 'requests', code: 'rate_limit_exceeded', param: 'requests_per_minute' } } });
-    expect(body(new GatewayError(GatewayErrorCode.StoreUnavailable))).toMatchObject({ status: 503, retryAfterSeconds: 2, body: { error: { code: 'store_unavailable' } } });
-    expect(body(new GatewayError(GatewayErrorCode.ApiKeyMissing))).toMatchObject({ status: 401, body: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } } });
+    const limited = body(
+      new GatewayError(GatewayErrorCode.RateLimited, {
+        of: 'API key "demo"',
+        limit: 'requests_per_minute',
+        max: 5,
+        retryAfterSeconds: 7,
+      }),
+    );
+    expect(limited).toMatchObject({
+      status: 429,
+      retryAfterSeconds: 7,
+      body: { error: { type: 'requests', code: 'rate_limit_exceeded', param: 'requests_per_minute' } },
+    });
+    expect(body(new GatewayError(GatewayErrorCode.StoreUnavailable))).toMatchObject({
+      status: 503,
+      retryAfterSeconds: 2,
+      body: { error: { code: 'store_unavailable' } },
+    });
+    expect(body(new GatewayError(GatewayErrorCode.ApiKeyMissing))).toMatchObject({
+      status: 401,
+      body: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } },
+    });
   });
 
   it('takes derived codes and params from the failure', () => {
-    expect(body(new GatewayError(GatewayErrorCode.InvalidMediaInput, { message: 'bad', param: 'audio' })).body.error).toEqual({ message: 'bad', type: 'invalid_request_error', code: 'invalid_audio', param: 'audio' });
-    expect(body(new GatewayError(GatewayErrorCode.UpstreamRejectedRequest, { message: 'too many images', code: 'invalid_value', param: 'messages' })).body.error).toEqual({
+    expect(
+      body(new GatewayError(GatewayErrorCode.InvalidMediaInput, { message: 'bad', param: 'audio' })).body.error,
+    ).toEqual({ message: 'bad', type: 'invalid_request_error', code: 'invalid_audio', param: 'audio' });
+    expect(
+      body(
+        new GatewayError(GatewayErrorCode.UpstreamRejectedRequest, {
+          message: 'too many images',
+          code: 'invalid_value',
+          param: 'messages',
+        }),
+      ).body.error,
+    ).toEqual({
       message: 'too many images',
       type: 'invalid_request_error',
       code: 'invalid_value',
       param: 'messages',
     });
-    expect(body(new GatewayError(GatewayErrorCode.UpstreamRejectedRequest, { message: 'no', code: null })).body.error).toMatchObject({ code: 'upstream_rejected_request', param: null });
-    expect(new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: 'e', expected: 'embeddings' }).message).toBe('e is not an embeddings model');
-    expect(new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: 'c', expected: 'chat' }).message).toBe('c is not a chat model');
+    expect(
+      body(new GatewayError(GatewayErrorCode.UpstreamRejectedRequest, { message: 'no', code: null })).body.error,
+    ).toMatchObject({ code: 'upstream_rejected_request', param: null });
+    expect(new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: 'e', expected: 'embeddings' }).message).toBe(
+      'e is not an embeddings model',
+    );
+    expect(new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: 'c', expected: 'chat' }).message).toBe(
+      'c is not a chat model',
+    );
   });
 
   it('is what the OpenAI validation pipe raises', async () => {
     class Body {
       @IsInt() n: number;
     }
-    const refused = await openAiValidationPipe().transform({ n: 'x' }, { type: 'body', metatype: Body }).catch((e: unknown) => e);
+    const refused = await openAiValidationPipe()
+      .transform({ n: 'x' }, { type: 'body', metatype: Body })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(GatewayError);
-    expect(body(refused)).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error', code: 'invalid_value', param: 'n' } } });
+    expect(body(refused)).toMatchObject({
+      status: 400,
+      body: { error: { type: 'invalid_request_error', code: 'invalid_value', param: 'n' } },
+    });
   });
 });

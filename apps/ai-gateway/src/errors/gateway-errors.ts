@@ -142,7 +142,8 @@ const NOT_FOUND = { status: 404, type: 'invalid_request_error' } as const;
 const ENGINE_OFF = { ...UNAVAILABLE, code: 'engine_unavailable', retryable: false } as const;
 const MODEL_PARAM = { param: 'model' } as const;
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
-const validation = (code: string) => spec<Validation>({ ...BAD_REQUEST, code, message: (p) => p.message, param: (p) => p.param });
+const validation = (code: string) =>
+  spec<Validation>({ ...BAD_REQUEST, code, message: (p) => p.message, param: (p) => p.param });
 
 export const GATEWAY_ERRORS = {
   [GatewayErrorCode.InvalidValue]: validation('invalid_value'),
@@ -153,13 +154,15 @@ export const GATEWAY_ERRORS = {
   [GatewayErrorCode.ConversationNotStored]: spec<{ param: string }>({
     ...BAD_REQUEST,
     code: 'unsupported_parameter',
-    message: (p) => `${p.param} is not supported: this gateway stores no conversations; send the conversation in input, or refer to a stored response with previous_response_id`,
+    message: (p) =>
+      `${p.param} is not supported: this gateway stores no conversations; send the conversation in input, or refer to a stored response with previous_response_id`,
     param: (p) => p.param,
   }),
   [GatewayErrorCode.WordTimestampsUnavailable]: spec({
     ...BAD_REQUEST,
     code: 'unsupported_parameter',
-    message: () => 'timestamp_granularities word is not available: the local speech engine gives segment (utterance) times only',
+    message: () =>
+      'timestamp_granularities word is not available: the local speech engine gives segment (utterance) times only',
     param: 'timestamp_granularities',
   }),
   [GatewayErrorCode.ImageParameterUnsupported]: spec<{ name: string; model: string }>({
@@ -174,21 +177,55 @@ export const GATEWAY_ERRORS = {
     message: (p) => `dimensions must be at most ${p.max} for ${p.model}`,
     param: 'dimensions',
   }),
-  [GatewayErrorCode.DateInvalid]: spec<{ param: string }>({ ...BAD_REQUEST, code: 'invalid_value', message: (p) => `${p.param} is not a real date`, param: (p) => p.param }),
-  [GatewayErrorCode.DateRangeReversed]: spec({ ...BAD_REQUEST, code: 'invalid_value', message: () => 'start_date must not be after end_date', param: 'start_date' }),
-  [GatewayErrorCode.DateRangeTooLong]: spec<{ maxDays: number }>({ ...BAD_REQUEST, code: 'invalid_value', message: (p) => `at most ${p.maxDays} days per query`, param: 'start_date' }),
-  [GatewayErrorCode.MissingFile]: spec({ ...BAD_REQUEST, code: 'missing_file', message: () => 'file is required: send the audio as a multipart field named "file"', param: 'file' }),
+  [GatewayErrorCode.DateInvalid]: spec<{ param: string }>({
+    ...BAD_REQUEST,
+    code: 'invalid_value',
+    message: (p) => `${p.param} is not a real date`,
+    param: (p) => p.param,
+  }),
+  [GatewayErrorCode.DateRangeReversed]: spec({
+    ...BAD_REQUEST,
+    code: 'invalid_value',
+    message: () => 'start_date must not be after end_date',
+    param: 'start_date',
+  }),
+  [GatewayErrorCode.DateRangeTooLong]: spec<{ maxDays: number }>({
+    ...BAD_REQUEST,
+    code: 'invalid_value',
+    message: (p) => `at most ${p.maxDays} days per query`,
+    param: 'start_date',
+  }),
+  [GatewayErrorCode.MissingFile]: spec({
+    ...BAD_REQUEST,
+    code: 'missing_file',
+    message: () => 'file is required: send the audio as a multipart field named "file"',
+    param: 'file',
+  }),
   [GatewayErrorCode.UnsupportedLanguage]: spec<{ language: string; supported: readonly string[] }>({
     ...BAD_REQUEST,
     code: 'unsupported_language',
-    message: (p) => `language ${p.language} is not supported for text recognition; use one of ${p.supported.join(', ')}`,
+    message: (p) =>
+      `language ${p.language} is not supported for text recognition; use one of ${p.supported.join(', ')}`,
     param: 'language',
   }),
 
-  [GatewayErrorCode.ModelNotFound]: spec<{ model: string }>({ ...NOT_FOUND, ...MODEL_PARAM, code: 'model_not_found', message: (p) => `The model ${p.model} does not exist` }),
+  [GatewayErrorCode.ModelNotFound]: spec<{ model: string }>({
+    ...NOT_FOUND,
+    ...MODEL_PARAM,
+    code: 'model_not_found',
+    message: (p) => `The model ${p.model} does not exist`,
+  }),
   // GET /v1/models/{model} does not tell a model this key may not use from one that does not exist.
-  [GatewayErrorCode.ModelNotVisible]: spec<{ model: string }>({ ...NOT_FOUND, ...MODEL_PARAM, code: 'model_not_found', message: (p) => `The model ${p.model} does not exist or you do not have access to it` }),
-  [GatewayErrorCode.ModelKindMismatch]: spec<{ model: string; expected: 'chat' | 'completion' | 'embeddings' | 'transcription' | 'image' | 'moderation' }>({
+  [GatewayErrorCode.ModelNotVisible]: spec<{ model: string }>({
+    ...NOT_FOUND,
+    ...MODEL_PARAM,
+    code: 'model_not_found',
+    message: (p) => `The model ${p.model} does not exist or you do not have access to it`,
+  }),
+  [GatewayErrorCode.ModelKindMismatch]: spec<{
+    model: string;
+    expected: 'chat' | 'completion' | 'embeddings' | 'transcription' | 'image' | 'moderation';
+  }>({
     ...BAD_REQUEST,
     ...MODEL_PARAM,
     code: 'model_not_supported',
@@ -198,7 +235,8 @@ export const GATEWAY_ERRORS = {
     ...BAD_REQUEST,
     ...MODEL_PARAM,
     code: 'model_not_supported',
-    message: (p) => `The model ${p.model} does not support /v1/completions (its deployments speak only the chat or messages API): use /v1/chat/completions`,
+    message: (p) =>
+      `The model ${p.model} does not support /v1/completions (its deployments speak only the chat or messages API): use /v1/chat/completions`,
   }),
   [GatewayErrorCode.ContextLengthExceeded]: spec<{ limit: number; promptTokens: number; completionTokens: number }>({
     ...BAD_REQUEST,
@@ -208,10 +246,17 @@ export const GATEWAY_ERRORS = {
     param: 'messages',
   }),
   // The legacy /v1/completions wording, as OpenAI words it there.
-  [GatewayErrorCode.PromptTooLong]: spec<{ limit: number; requested: number; where: string; completionTokens: number; param: 'prompt' | 'suffix' }>({
+  [GatewayErrorCode.PromptTooLong]: spec<{
+    limit: number;
+    requested: number;
+    where: string;
+    completionTokens: number;
+    param: 'prompt' | 'suffix';
+  }>({
     ...BAD_REQUEST,
     code: 'context_length_exceeded',
-    message: (p) => `This model's maximum context length is ${p.limit} tokens, however you requested ${p.requested} tokens (${p.where}; ${p.completionTokens} for the completion). Please reduce your prompt; or completion length.`,
+    message: (p) =>
+      `This model's maximum context length is ${p.limit} tokens, however you requested ${p.requested} tokens (${p.where}; ${p.completionTokens} for the completion). Please reduce your prompt; or completion length.`,
     param: (p) => p.param,
   }),
   [GatewayErrorCode.EmbeddingInputTooLong]: spec<{ input: string; tokens: number; model: string; limit: number }>({
@@ -227,57 +272,189 @@ export const GATEWAY_ERRORS = {
     message: (p) => `Previous response with id '${p.id}' not found.`,
     param: 'previous_response_id',
   }),
-  [GatewayErrorCode.InputItemNotFound]: spec<{ id: string; param: string }>({ ...BAD_REQUEST, code: 'invalid_value', message: (p) => `Item with id '${p.id}' not found.`, param: (p) => p.param }),
+  [GatewayErrorCode.InputItemNotFound]: spec<{ id: string; param: string }>({
+    ...BAD_REQUEST,
+    code: 'invalid_value',
+    message: (p) => `Item with id '${p.id}' not found.`,
+    param: (p) => p.param,
+  }),
   // GET/DELETE /v1/responses/{id}: unknown, expired and another key's ids answer alike (no oracle).
-  [GatewayErrorCode.ResponseNotFound]: spec<{ id: string }>({ ...NOT_FOUND, code: 'not_found', message: (p) => `Response with id '${p.id}' not found.`, param: 'response_id' }),
-  [GatewayErrorCode.StoreUnavailable]: spec({ ...UNAVAILABLE, code: 'store_unavailable', message: () => 'Stored responses cannot be read right now; retry shortly', retryAfterSeconds: 2 }),
+  [GatewayErrorCode.ResponseNotFound]: spec<{ id: string }>({
+    ...NOT_FOUND,
+    code: 'not_found',
+    message: (p) => `Response with id '${p.id}' not found.`,
+    param: 'response_id',
+  }),
+  [GatewayErrorCode.StoreUnavailable]: spec({
+    ...UNAVAILABLE,
+    code: 'store_unavailable',
+    message: () => 'Stored responses cannot be read right now; retry shortly',
+    retryAfterSeconds: 2,
+  }),
 
   // `code` names the input: invalid_image, invalid_audio, invalid_file, invalid_text, invalid_prompt.
-  [GatewayErrorCode.InvalidMediaInput]: spec<Validation & { param: string }>({ ...BAD_REQUEST, code: (p) => `invalid_${p.param}`, message: (p) => p.message, param: (p) => p.param }),
-  [GatewayErrorCode.UnsupportedMediaType]: spec<Validation>({ status: 415, type: 'invalid_request_error', code: 'unsupported_media_type', message: (p) => p.message, param: (p) => p.param }),
-  [GatewayErrorCode.InvalidImageUrl]: spec<{ message: string }>({ ...BAD_REQUEST, code: 'invalid_image_url', message: (p) => p.message, param: 'image' }),
+  [GatewayErrorCode.InvalidMediaInput]: spec<Validation & { param: string }>({
+    ...BAD_REQUEST,
+    code: (p) => `invalid_${p.param}`,
+    message: (p) => p.message,
+    param: (p) => p.param,
+  }),
+  [GatewayErrorCode.UnsupportedMediaType]: spec<Validation>({
+    status: 415,
+    type: 'invalid_request_error',
+    code: 'unsupported_media_type',
+    message: (p) => p.message,
+    param: (p) => p.param,
+  }),
+  [GatewayErrorCode.InvalidImageUrl]: spec<{ message: string }>({
+    ...BAD_REQUEST,
+    code: 'invalid_image_url',
+    message: (p) => p.message,
+    param: 'image',
+  }),
   [GatewayErrorCode.ImageUrlForbidden]: spec({
     ...BAD_REQUEST,
     code: 'image_url_forbidden',
     message: () => 'image URL points at a private, loopback or link-local address, which is not allowed',
     param: 'image',
   }),
-  [GatewayErrorCode.ImageFetchFailed]: spec({ ...BAD_REQUEST, code: 'image_fetch_failed', message: () => 'image URL could not be fetched', param: 'image' }),
-  [GatewayErrorCode.ImageTooLarge]: spec<{ maxBytes: number }>({ status: 413, type: 'invalid_request_error', code: 'image_too_large', message: (p) => `image is larger than ${p.maxBytes} bytes`, param: 'image' }),
-  [GatewayErrorCode.UploadTooLarge]: spec<{ maxBytes: number; setting: string; param?: string }>({ status: 413, type: 'invalid_request_error', code: 'upload_too_large', message: (p) => `the upload is larger than ${p.maxBytes} bytes in all (${p.setting})`, param: (p) => p.param ?? 'image' }),
-  [GatewayErrorCode.UploadLengthRequired]: spec({ status: 411, type: 'invalid_request_error', code: 'length_required', message: () => 'a multipart upload must state its Content-Length (chunked uploads are not accepted here)' }),
+  [GatewayErrorCode.ImageFetchFailed]: spec({
+    ...BAD_REQUEST,
+    code: 'image_fetch_failed',
+    message: () => 'image URL could not be fetched',
+    param: 'image',
+  }),
+  [GatewayErrorCode.ImageTooLarge]: spec<{ maxBytes: number }>({
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'image_too_large',
+    message: (p) => `image is larger than ${p.maxBytes} bytes`,
+    param: 'image',
+  }),
+  [GatewayErrorCode.UploadTooLarge]: spec<{ maxBytes: number; setting: string; param?: string }>({
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'upload_too_large',
+    message: (p) => `the upload is larger than ${p.maxBytes} bytes in all (${p.setting})`,
+    param: (p) => p.param ?? 'image',
+  }),
+  [GatewayErrorCode.UploadLengthRequired]: spec({
+    status: 411,
+    type: 'invalid_request_error',
+    code: 'length_required',
+    message: () => 'a multipart upload must state its Content-Length (chunked uploads are not accepted here)',
+  }),
   [GatewayErrorCode.ImageNotFound]: spec({ ...NOT_FOUND, code: 'not_found', message: () => 'No such image' }),
 
-  [GatewayErrorCode.ApiKeyMissing]: spec({ ...UNAUTHORIZED, message: () => "You didn't provide an API key. Send it as 'Authorization: Bearer <API_KEY>'." }),
-  [GatewayErrorCode.ApiKeyIncorrect]: spec<{ redacted: string }>({ ...UNAUTHORIZED, message: (p) => `Incorrect API key provided: ${p.redacted}` }),
+  [GatewayErrorCode.ApiKeyMissing]: spec({
+    ...UNAUTHORIZED,
+    message: () => "You didn't provide an API key. Send it as 'Authorization: Bearer <API_KEY>'.",
+  }),
+  [GatewayErrorCode.ApiKeyIncorrect]: spec<{ redacted: string }>({
+    ...UNAUTHORIZED,
+    message: (p) => `Incorrect API key provided: ${p.redacted}`,
+  }),
   [GatewayErrorCode.ApiKeyRevoked]: spec({ ...UNAUTHORIZED, message: () => 'This API key has been revoked' }),
   [GatewayErrorCode.ApiKeyExpired]: spec({ ...UNAUTHORIZED, message: () => 'This API key has expired' }),
-  [GatewayErrorCode.ApiKeyNotFound]: spec<{ id: string }>({ ...NOT_FOUND, code: 'not_found', message: (p) => `No API key with id ${p.id}`, param: 'id' }),
-  [GatewayErrorCode.ApiKeyNotRotatable]: spec<{ id: string }>({ status: 409, type: 'invalid_request_error', code: 'key_revoked', message: (p) => `API key ${p.id} is revoked: issue a new key instead of rotating it` }),
-  [GatewayErrorCode.ProjectNotFound]: spec<{ id: string }>({ ...NOT_FOUND, code: 'not_found', message: (p) => `No project with id ${p.id}`, param: 'project_id' }),
+  [GatewayErrorCode.ApiKeyNotFound]: spec<{ id: string }>({
+    ...NOT_FOUND,
+    code: 'not_found',
+    message: (p) => `No API key with id ${p.id}`,
+    param: 'id',
+  }),
+  [GatewayErrorCode.ApiKeyNotRotatable]: spec<{ id: string }>({
+    status: 409,
+    type: 'invalid_request_error',
+    code: 'key_revoked',
+    message: (p) => `API key ${p.id} is revoked: issue a new key instead of rotating it`,
+  }),
+  [GatewayErrorCode.ProjectNotFound]: spec<{ id: string }>({
+    ...NOT_FOUND,
+    code: 'not_found',
+    message: (p) => `No project with id ${p.id}`,
+    param: 'project_id',
+  }),
   [GatewayErrorCode.ProjectHasKeys]: spec<{ id: string; keys: number }>({
     status: 409,
     type: 'invalid_request_error',
     code: 'project_has_keys',
     message: (p) => `Project ${p.id} still owns ${p.keys} key(s): move or revoke them first`,
   }),
-  [GatewayErrorCode.WebhookEndpointNotFound]: spec<{ id: string }>({ ...NOT_FOUND, code: 'not_found', message: (p) => `No webhook endpoint with id ${p.id}`, param: 'id' }),
-  [GatewayErrorCode.WebhookDeliveryNotFound]: spec<{ id: string }>({ ...NOT_FOUND, code: 'not_found', message: (p) => `No delivery with id ${p.id} for this webhook endpoint`, param: 'delivery_id' }),
-  [GatewayErrorCode.WebhooksNotConfigured]: spec({ ...UNAVAILABLE, code: 'webhooks_not_configured', retryable: false, message: () => 'Webhooks need WEBHOOK_ENCRYPTION_SECRET in production' }),
-  [GatewayErrorCode.ApiKeyRequired]: spec({ ...FORBIDDEN, code: 'api_key_required', message: () => 'This endpoint needs an API key' }),
-  [GatewayErrorCode.AdminDisabled]: spec({ ...FORBIDDEN, code: 'admin_disabled', message: () => 'The admin API is disabled: neither ADMIN_TOKEN nor MEMBERSHIP_JWKS_URL is set' }),
-  [GatewayErrorCode.AdminTokenInvalid]: spec({ status: 401, type: 'invalid_request_error', code: 'invalid_admin_token', message: () => 'Invalid admin token' }),
+  [GatewayErrorCode.WebhookEndpointNotFound]: spec<{ id: string }>({
+    ...NOT_FOUND,
+    code: 'not_found',
+    message: (p) => `No webhook endpoint with id ${p.id}`,
+    param: 'id',
+  }),
+  [GatewayErrorCode.WebhookDeliveryNotFound]: spec<{ id: string }>({
+    ...NOT_FOUND,
+    code: 'not_found',
+    message: (p) => `No delivery with id ${p.id} for this webhook endpoint`,
+    param: 'delivery_id',
+  }),
+  [GatewayErrorCode.WebhooksNotConfigured]: spec({
+    ...UNAVAILABLE,
+    code: 'webhooks_not_configured',
+    retryable: false,
+    message: () => 'Webhooks need WEBHOOK_ENCRYPTION_SECRET in production',
+  }),
+  [GatewayErrorCode.ApiKeyRequired]: spec({
+    ...FORBIDDEN,
+    code: 'api_key_required',
+    message: () => 'This endpoint needs an API key',
+  }),
+  [GatewayErrorCode.AdminDisabled]: spec({
+    ...FORBIDDEN,
+    code: 'admin_disabled',
+    message: () => 'The admin API is disabled: neither ADMIN_TOKEN nor MEMBERSHIP_JWKS_URL is set',
+  }),
+  [GatewayErrorCode.AdminTokenInvalid]: spec({
+    status: 401,
+    type: 'invalid_request_error',
+    code: 'invalid_admin_token',
+    message: () => 'Invalid admin token',
+  }),
   // Membership-issued operator tokens (keys/membership-tokens.ts): a valid token that may not do this.
-  [GatewayErrorCode.AdminRoleRequired]: spec({ ...FORBIDDEN, code: 'admin_role_required', message: () => 'This membership account has neither the admin nor the viewer role' }),
-  [GatewayErrorCode.AdminSecondFactorRequired]: spec({ ...FORBIDDEN, code: 'second_factor_required', message: () => 'The admin API needs a sign-in with a second factor (authenticator app, passkey or recovery code)' }),
-  [GatewayErrorCode.AdminReadOnly]: spec({ ...FORBIDDEN, code: 'admin_read_only', message: () => 'The viewer role may only read the admin API (GET)' }),
-  [GatewayErrorCode.MembershipKeysUnavailable]: spec({ ...UNAVAILABLE, code: 'membership_keys_unavailable', message: () => 'The membership key set (MEMBERSHIP_JWKS_URL) could not be fetched; retry shortly' }),
-  [GatewayErrorCode.ScopeNotAllowed]: spec<{ scope: string }>({ ...FORBIDDEN, code: 'scope_not_allowed', message: (p) => `This API key is not allowed to call ${p.scope} endpoints` }),
-  [GatewayErrorCode.ModelNotAllowed]: spec<{ model: string }>({ ...FORBIDDEN, ...MODEL_PARAM, code: 'model_not_allowed', message: (p) => `This API key is not allowed to use model ${p.model}` }),
+  [GatewayErrorCode.AdminRoleRequired]: spec({
+    ...FORBIDDEN,
+    code: 'admin_role_required',
+    message: () => 'This membership account has neither the admin nor the viewer role',
+  }),
+  [GatewayErrorCode.AdminSecondFactorRequired]: spec({
+    ...FORBIDDEN,
+    code: 'second_factor_required',
+    message: () => 'The admin API needs a sign-in with a second factor (authenticator app, passkey or recovery code)',
+  }),
+  [GatewayErrorCode.AdminReadOnly]: spec({
+    ...FORBIDDEN,
+    code: 'admin_read_only',
+    message: () => 'The viewer role may only read the admin API (GET)',
+  }),
+  [GatewayErrorCode.MembershipKeysUnavailable]: spec({
+    ...UNAVAILABLE,
+    code: 'membership_keys_unavailable',
+    message: () => 'The membership key set (MEMBERSHIP_JWKS_URL) could not be fetched; retry shortly',
+  }),
+  [GatewayErrorCode.ScopeNotAllowed]: spec<{ scope: string }>({
+    ...FORBIDDEN,
+    code: 'scope_not_allowed',
+    message: (p) => `This API key is not allowed to call ${p.scope} endpoints`,
+  }),
+  [GatewayErrorCode.ModelNotAllowed]: spec<{ model: string }>({
+    ...FORBIDDEN,
+    ...MODEL_PARAM,
+    code: 'model_not_allowed',
+    message: (p) => `This API key is not allowed to use model ${p.model}`,
+  }),
   // `type: requests` is what OpenAI answers for a requests-per-minute limit.
   // Which limit refused is named in the message and in `param` (the limit's field: requests_per_minute,
   // tokens_per_minute, max_concurrent_requests); `of` says whose ('API key "demo"', 'project "web" for model m').
-  [GatewayErrorCode.RateLimited]: spec<{ of: string; limit: 'requests_per_minute' | 'max_concurrent_requests'; max: number; retryAfterSeconds: number }>({
+  [GatewayErrorCode.RateLimited]: spec<{
+    of: string;
+    limit: 'requests_per_minute' | 'max_concurrent_requests';
+    max: number;
+    retryAfterSeconds: number;
+  }>({
     status: 429,
     type: 'requests',
     code: 'rate_limit_exceeded',
@@ -288,12 +465,19 @@ export const GATEWAY_ERRORS = {
         : `Rate limit reached for ${p.of} on requests per min (RPM): Limit ${p.max}. Please try again in ${p.retryAfterSeconds}s.`,
     retryAfterSeconds: (p) => p.retryAfterSeconds,
   }),
-  [GatewayErrorCode.TokenRateLimited]: spec<{ of: string; max: number; used: number; requested: number; retryAfterSeconds: number }>({
+  [GatewayErrorCode.TokenRateLimited]: spec<{
+    of: string;
+    max: number;
+    used: number;
+    requested: number;
+    retryAfterSeconds: number;
+  }>({
     status: 429,
     type: 'tokens',
     code: 'rate_limit_exceeded',
     param: () => 'tokens_per_minute',
-    message: (p) => `Rate limit reached for ${p.of} on tokens per min (TPM): Limit ${p.max}, Used ${p.used}, Requested ${p.requested}. Please try again in ${p.retryAfterSeconds}s.`,
+    message: (p) =>
+      `Rate limit reached for ${p.of} on tokens per min (TPM): Limit ${p.max}, Used ${p.used}, Requested ${p.requested}. Please try again in ${p.retryAfterSeconds}s.`,
     retryAfterSeconds: (p) => p.retryAfterSeconds,
   }),
   // A call whose reservation alone is above a tokens-per-minute limit: no wait helps (x-should-retry: false).
@@ -302,14 +486,16 @@ export const GATEWAY_ERRORS = {
     type: 'tokens',
     code: 'rate_limit_exceeded',
     param: () => 'tokens_per_minute',
-    message: (p) => `Request too large for ${p.of} on tokens per min (TPM): Limit ${p.max}, Requested ${p.requested}. Lower max_completion_tokens or the input.`,
+    message: (p) =>
+      `Request too large for ${p.of} on tokens per min (TPM): Limit ${p.max}, Requested ${p.requested}. Lower max_completion_tokens or the input.`,
     retryable: false,
   }),
   [GatewayErrorCode.InsufficientQuota]: spec({
     status: 429,
     type: 'insufficient_quota',
     code: 'insufficient_quota',
-    message: () => 'You exceeded your current quota: the budget of this API key is spent (or too small for this request)',
+    message: () =>
+      'You exceeded your current quota: the budget of this API key is spent (or too small for this request)',
     retryable: false,
   }),
   // A budget (yuan or tokens) of the current period cannot cover the call; a periodic one says when it starts again.
@@ -317,14 +503,25 @@ export const GATEWAY_ERRORS = {
     status: 429,
     type: 'insufficient_quota',
     code: 'insufficient_quota',
-    message: (p) => `You exceeded your current quota: the ${p.period} budget of ${p.of} is spent (or too small for this request)`,
+    message: (p) =>
+      `You exceeded your current quota: the ${p.period} budget of ${p.of} is spent (or too small for this request)`,
     retryAfterSeconds: (p) => p.retryAfterSeconds as number,
     // Waiting for a new period is not what an SDK's retry is for (x-should-retry: false on every path).
     retryable: false,
   }),
 
-  [GatewayErrorCode.NoProvider]: spec<{ model: string }>({ ...UNAVAILABLE, ...MODEL_PARAM, code: 'no_provider', message: (p) => `No provider is available for model ${p.model}`, retryable: false }),
-  [GatewayErrorCode.ClientClosedRequest]: spec({ ...BAD_REQUEST, code: 'client_closed_request', message: () => 'The client closed the request' }),
+  [GatewayErrorCode.NoProvider]: spec<{ model: string }>({
+    ...UNAVAILABLE,
+    ...MODEL_PARAM,
+    code: 'no_provider',
+    message: (p) => `No provider is available for model ${p.model}`,
+    retryable: false,
+  }),
+  [GatewayErrorCode.ClientClosedRequest]: spec({
+    ...BAD_REQUEST,
+    code: 'client_closed_request',
+    message: () => 'The client closed the request',
+  }),
   // The caller's request was refused as invalid by the upstream: their problem, said in the upstream's words.
   [GatewayErrorCode.UpstreamRejectedRequest]: spec<{ message: string; code?: string | null; param?: string | null }>({
     ...BAD_REQUEST,
@@ -337,11 +534,22 @@ export const GATEWAY_ERRORS = {
     status: 502,
     type: 'upstream_error',
     code: 'upstream_error',
-    message: (p) => `${capitalize(p.where)} refused the gateway's credentials (HTTP ${p.status}); check the provider key`,
+    message: (p) =>
+      `${capitalize(p.where)} refused the gateway's credentials (HTTP ${p.status}); check the provider key`,
     retryable: false,
   }),
-  [GatewayErrorCode.UpstreamFailed]: spec<Upstream>({ status: 502, type: 'upstream_error', code: 'upstream_error', message: (p) => `${capitalize(p.where)} failed: ${p.detail}` }),
-  [GatewayErrorCode.UpstreamTimeout]: spec<Upstream>({ status: 504, type: 'timeout', code: 'upstream_timeout', message: (p) => `${capitalize(p.where)} timed out: ${p.detail}` }),
+  [GatewayErrorCode.UpstreamFailed]: spec<Upstream>({
+    status: 502,
+    type: 'upstream_error',
+    code: 'upstream_error',
+    message: (p) => `${capitalize(p.where)} failed: ${p.detail}`,
+  }),
+  [GatewayErrorCode.UpstreamTimeout]: spec<Upstream>({
+    status: 504,
+    type: 'timeout',
+    code: 'upstream_timeout',
+    message: (p) => `${capitalize(p.where)} timed out: ${p.detail}`,
+  }),
   [GatewayErrorCode.EmbeddingsCountMismatch]: spec<{ deployment: string; returned: number; expected: number }>({
     status: 502,
     type: 'upstream_error',
@@ -357,40 +565,111 @@ export const GATEWAY_ERRORS = {
     message: (p) => `Too many concurrent engine jobs for this API key: ${p.detail}`,
     retryAfterSeconds: 1,
   }),
-  [GatewayErrorCode.EngineBusy]: spec<{ detail: string }>({ ...UNAVAILABLE, code: 'engine_busy', message: (p) => `The local engines are busy: ${p.detail}`, retryAfterSeconds: 2 }),
-  [GatewayErrorCode.EngineFailed]: spec<{ engine: string }>({ ...UNAVAILABLE, code: 'engine_failed', message: (p) => `The ${p.engine} engine failed on this request; retry shortly`, retryAfterSeconds: 2 }),
-  [GatewayErrorCode.EngineUnavailable]: spec<{ engine: string; reason: string }>({ ...ENGINE_OFF, message: (p) => `The ${p.engine} engine is not available: ${p.reason}` }),
-  [GatewayErrorCode.LocalEnginesDisabled]: spec<{ feature: string }>({ ...ENGINE_OFF, message: (p) => `${p.feature} is disabled (AI_LOCAL_ENGINES=false)` }),
+  [GatewayErrorCode.EngineBusy]: spec<{ detail: string }>({
+    ...UNAVAILABLE,
+    code: 'engine_busy',
+    message: (p) => `The local engines are busy: ${p.detail}`,
+    retryAfterSeconds: 2,
+  }),
+  [GatewayErrorCode.EngineFailed]: spec<{ engine: string }>({
+    ...UNAVAILABLE,
+    code: 'engine_failed',
+    message: (p) => `The ${p.engine} engine failed on this request; retry shortly`,
+    retryAfterSeconds: 2,
+  }),
+  [GatewayErrorCode.EngineUnavailable]: spec<{ engine: string; reason: string }>({
+    ...ENGINE_OFF,
+    message: (p) => `The ${p.engine} engine is not available: ${p.reason}`,
+  }),
+  [GatewayErrorCode.LocalEnginesDisabled]: spec<{ feature: string }>({
+    ...ENGINE_OFF,
+    message: (p) => `${p.feature} is disabled (AI_LOCAL_ENGINES=false)`,
+  }),
   [GatewayErrorCode.SpeechSynthesisNotInstalled]: spec({
     ...ENGINE_OFF,
-    message: () => 'Speech synthesis is not installed: the optional package @echogarden/espeak-ng-emscripten (GPL-3.0) is missing',
+    message: () =>
+      'Speech synthesis is not installed: the optional package @echogarden/espeak-ng-emscripten (GPL-3.0) is missing',
   }),
   [GatewayErrorCode.SpeechLanguageUnavailable]: spec<{ language?: string }>({
     ...ENGINE_OFF,
-    message: (p) => `No speech-to-text engine for language ${p.language}: the local engine (PocketSphinx) knows English only; set AI_TRANSCRIBE_BASE_URL for other languages`,
+    message: (p) =>
+      `No speech-to-text engine for language ${p.language}: the local engine (PocketSphinx) knows English only; set AI_TRANSCRIBE_BASE_URL for other languages`,
   }),
   [GatewayErrorCode.SpeechToTextUnconfigured]: spec({
     ...ENGINE_OFF,
-    message: () => 'No speech-to-text engine is configured: set AI_TRANSCRIBE_BASE_URL (an OpenAI-compatible /audio/transcriptions API) or install pocketsphinx (English only)',
+    message: () =>
+      'No speech-to-text engine is configured: set AI_TRANSCRIBE_BASE_URL (an OpenAI-compatible /audio/transcriptions API) or install pocketsphinx (English only)',
   }),
-  [GatewayErrorCode.ImageGenerationUnconfigured]: spec({ ...ENGINE_OFF, message: () => 'Image generation has no upstream: set AI_IMAGES_BASE_URL to an OpenAI-compatible images API' }),
+  [GatewayErrorCode.ImageGenerationUnconfigured]: spec({
+    ...ENGINE_OFF,
+    message: () => 'Image generation has no upstream: set AI_IMAGES_BASE_URL to an OpenAI-compatible images API',
+  }),
 
-  [GatewayErrorCode.StreamConfigTimeout]: spec<{ ms: number }>({ status: 408, type: 'invalid_request_error', code: 'config_timeout', message: (p) => `send {"type":"config","api_key":...} within ${p.ms} ms` }),
-  [GatewayErrorCode.StreamConfigExpected]: spec({ ...BAD_REQUEST, code: 'config_expected', message: () => 'the first message must be the JSON config, not audio' }),
-  [GatewayErrorCode.StreamConfigPending]: spec({ ...BAD_REQUEST, code: 'config_pending', message: () => 'too much audio before {"type":"ready"}' }),
-  [GatewayErrorCode.StreamInvalidConfig]: spec<{ message: string }>({ ...BAD_REQUEST, code: 'invalid_config', message: (p) => p.message }),
-  [GatewayErrorCode.StreamApiKeyMissing]: spec({ ...UNAUTHORIZED, message: () => 'api_key is required in the config message' }),
-  [GatewayErrorCode.StreamAudioExpected]: spec({ ...BAD_REQUEST, code: 'audio_expected', message: () => 'after the config only binary audio frames and {"type":"end"} are accepted' }),
-  [GatewayErrorCode.StreamIdleTimeout]: spec<{ ms: number }>({ status: 408, type: 'invalid_request_error', code: 'idle_timeout', message: (p) => `no message for ${p.ms} ms` }),
-  [GatewayErrorCode.StreamMessageTooLarge]: spec<{ maxBytes: number }>({ status: 413, type: 'invalid_request_error', code: 'message_too_large', message: (p) => `messages may be at most ${p.maxBytes} bytes` }),
-  [GatewayErrorCode.StreamSessionLimit]: spec<{ seconds: number }>({ ...BAD_REQUEST, code: 'session_limit', message: (p) => `a session may carry at most ${p.seconds} seconds of audio` }),
-  [GatewayErrorCode.StreamSegmentFailed]: spec<{ reason: string }>({ status: 500, type: 'server_error', code: 'transcription_failed', message: (p) => `a segment could not be transcribed: ${p.reason}` }),
-  [GatewayErrorCode.ServerShutdown]: spec({ ...UNAVAILABLE, code: 'server_shutdown', message: () => 'the server is shutting down' }),
+  [GatewayErrorCode.StreamConfigTimeout]: spec<{ ms: number }>({
+    status: 408,
+    type: 'invalid_request_error',
+    code: 'config_timeout',
+    message: (p) => `send {"type":"config","api_key":...} within ${p.ms} ms`,
+  }),
+  [GatewayErrorCode.StreamConfigExpected]: spec({
+    ...BAD_REQUEST,
+    code: 'config_expected',
+    message: () => 'the first message must be the JSON config, not audio',
+  }),
+  [GatewayErrorCode.StreamConfigPending]: spec({
+    ...BAD_REQUEST,
+    code: 'config_pending',
+    message: () => 'too much audio before {"type":"ready"}',
+  }),
+  [GatewayErrorCode.StreamInvalidConfig]: spec<{ message: string }>({
+    ...BAD_REQUEST,
+    code: 'invalid_config',
+    message: (p) => p.message,
+  }),
+  [GatewayErrorCode.StreamApiKeyMissing]: spec({
+    ...UNAUTHORIZED,
+    message: () => 'api_key is required in the config message',
+  }),
+  [GatewayErrorCode.StreamAudioExpected]: spec({
+    ...BAD_REQUEST,
+    code: 'audio_expected',
+    message: () => 'after the config only binary audio frames and {"type":"end"} are accepted',
+  }),
+  [GatewayErrorCode.StreamIdleTimeout]: spec<{ ms: number }>({
+    status: 408,
+    type: 'invalid_request_error',
+    code: 'idle_timeout',
+    message: (p) => `no message for ${p.ms} ms`,
+  }),
+  [GatewayErrorCode.StreamMessageTooLarge]: spec<{ maxBytes: number }>({
+    status: 413,
+    type: 'invalid_request_error',
+    code: 'message_too_large',
+    message: (p) => `messages may be at most ${p.maxBytes} bytes`,
+  }),
+  [GatewayErrorCode.StreamSessionLimit]: spec<{ seconds: number }>({
+    ...BAD_REQUEST,
+    code: 'session_limit',
+    message: (p) => `a session may carry at most ${p.seconds} seconds of audio`,
+  }),
+  [GatewayErrorCode.StreamSegmentFailed]: spec<{ reason: string }>({
+    status: 500,
+    type: 'server_error',
+    code: 'transcription_failed',
+    message: (p) => `a segment could not be transcribed: ${p.reason}`,
+  }),
+  [GatewayErrorCode.ServerShutdown]: spec({
+    ...UNAVAILABLE,
+    code: 'server_shutdown',
+    message: () => 'the server is shutting down',
+  }),
 } satisfies { [C in GatewayErrorCode]: GatewayErrorSpec<never> };
 
 type Catalog = typeof GATEWAY_ERRORS;
 export type GatewayErrorParams<C extends GatewayErrorCode> = Catalog[C] extends GatewayErrorSpec<infer P> ? P : never;
-type ParamsArg<C extends GatewayErrorCode> = [GatewayErrorParams<C>] extends [void] ? [] : [params: GatewayErrorParams<C>];
+type ParamsArg<C extends GatewayErrorCode> = [GatewayErrorParams<C>] extends [void]
+  ? []
+  : [params: GatewayErrorParams<C>];
 
 const resolve = <P, T>(v: T | ((p: P) => T), p: P): T => (typeof v === 'function' ? (v as (p: P) => T)(p) : v);
 
@@ -412,8 +691,12 @@ export class GatewayError<C extends GatewayErrorCode = GatewayErrorCode> extends
     const message = entry.message(params);
     const errorCode = resolve(entry.code, params);
     const param = entry.param === undefined ? null : resolve(entry.param, params);
-    const retryAfterSeconds = entry.retryAfterSeconds === undefined ? undefined : resolve(entry.retryAfterSeconds, params);
-    super({ message, type: entry.type, errorCode: errorCode ?? undefined, param: param ?? undefined, retryAfterSeconds }, entry.status);
+    const retryAfterSeconds =
+      entry.retryAfterSeconds === undefined ? undefined : resolve(entry.retryAfterSeconds, params);
+    super(
+      { message, type: entry.type, errorCode: errorCode ?? undefined, param: param ?? undefined, retryAfterSeconds },
+      entry.status,
+    );
     this.type = entry.type;
     this.errorCode = errorCode;
     this.param = param;

@@ -31,13 +31,21 @@ export function shouldRetryError(exception: unknown): boolean | undefined {
  * The HTTP mapping of every gateway failure: a catalog error (GatewayError) as the catalog says; anything
  * else (Nest, body-parser, multer, unexpected) by its status.
  */
-export function openAiErrorBody(exception: unknown): { status: number; body: OpenAiErrorBody; retryAfterSeconds?: number; unexpected?: boolean } {
+export function openAiErrorBody(exception: unknown): {
+  status: number;
+  body: OpenAiErrorBody;
+  retryAfterSeconds?: number;
+  unexpected?: boolean;
+} {
   if (exception instanceof GatewayError) {
-    const body = { error: { message: exception.message, type: exception.type, code: exception.errorCode, param: exception.param } };
+    const body = {
+      error: { message: exception.message, type: exception.type, code: exception.errorCode, param: exception.param },
+    };
     return { status: exception.getStatus(), retryAfterSeconds: exception.retryAfterSeconds, body };
   }
   const e = normalizeError(exception);
-  const [type, code] = DEFAULT_TYPE[e.status] ?? (e.status >= 500 ? ['server_error', null] : ['invalid_request_error', null]);
+  const [type, code] =
+    DEFAULT_TYPE[e.status] ?? (e.status >= 500 ? ['server_error', null] : ['invalid_request_error', null]);
   return {
     status: e.status,
     retryAfterSeconds: e.retryAfterSeconds,

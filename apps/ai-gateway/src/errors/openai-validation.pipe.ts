@@ -9,7 +9,10 @@ export function openAiValidationPipe(): ValidationPipe {
     exceptionFactory: (errors) => {
       const fields = flattenValidationErrors(errors);
       const first = fields[0];
-      return new GatewayError(GatewayErrorCode.InvalidValue, { message: fields.map((f) => `${f.field}: ${f.message}`).join('; ') || 'Invalid request', param: first?.field ?? null });
+      return new GatewayError(GatewayErrorCode.InvalidValue, {
+        message: fields.map((f) => `${f.field}: ${f.message}`).join('; ') || 'Invalid request',
+        param: first?.field ?? null,
+      });
     },
   });
 }

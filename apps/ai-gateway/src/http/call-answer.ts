@@ -24,7 +24,13 @@ export function callContextOf(req: Request, res: Response, endpoint: string): Ca
  * aborts the call (clientGone), which the use case settles as aborted. A failure leaves with the overhead
  * header for the error filter to answer.
  */
-export async function answerCall(req: Request, res: Response, endpoint: string, stallMs: number, run: (ctx: CallContext) => Promise<CallAnswer>): Promise<void> {
+export async function answerCall(
+  req: Request,
+  res: Response,
+  endpoint: string,
+  stallMs: number,
+  run: (ctx: CallContext) => Promise<CallAnswer>,
+): Promise<void> {
   const ctx = callContextOf(req, res, endpoint);
   let answer: CallAnswer;
   try {

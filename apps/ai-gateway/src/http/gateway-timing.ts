@@ -27,5 +27,8 @@ export function gatewayTiming(metrics?: GenAiMetrics) {
 /** The timing facts the edge stage stamped on this request (a request it did not stamp starts now). */
 export function callTimingOf(req: Request): CallTiming {
   const timed = req as TimedRequest;
-  return { startedAt: typeof timed.gatewayStartedAt === 'number' ? timed.gatewayStartedAt : performance.now(), metrics: timed.gatewayMetrics };
+  return {
+    startedAt: typeof timed.gatewayStartedAt === 'number' ? timed.gatewayStartedAt : performance.now(),
+    metrics: timed.gatewayMetrics,
+  };
 }

@@ -7,7 +7,9 @@ describe('ApiOpenAiErrors', () => {
       handle() {}
     }
     const responses = Reflect.getMetadata('swagger/apiResponse', Route.prototype.handle);
-    expect(responses['400'].description).toMatch(/^Invalid request .*`invalid_value`.*`invalid_<input>`.*`upstream_rejected_request`/);
+    expect(responses['400'].description).toMatch(
+      /^Invalid request .*`invalid_value`.*`invalid_<input>`.*`upstream_rejected_request`/,
+    );
     expect(responses['401'].description).toContain('`invalid_admin_token`');
     expect(responses['503'].description).toContain('`no_provider`');
     expect(responses['503'].description).not.toContain('server_shutdown');

@@ -19,7 +19,7 @@ const SUMMARIES: Record<number, string> = {
   401: 'Missing, unknown, revoked or expired key',
   403: 'Key not allowed: scope or model',
   404: 'Unknown model or resource',
-  409: 'Conflicts with the resource\'s current state',
+  409: "Conflicts with the resource's current state",
   411: 'A multipart upload without Content-Length',
   413: 'Body or input too large',
   415: 'Unsupported media type',
@@ -47,5 +47,7 @@ function describe(status: number): string {
 
 /** Documents the OpenAI-shaped error responses of a route, naming the catalog codes of each status. */
 export function ApiOpenAiErrors(...statuses: number[]) {
-  return applyDecorators(...statuses.map((status) => ApiResponse({ status, description: describe(status), type: OpenAiErrorResponse })));
+  return applyDecorators(
+    ...statuses.map((status) => ApiResponse({ status, description: describe(status), type: OpenAiErrorResponse })),
+  );
 }

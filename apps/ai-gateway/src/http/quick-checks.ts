@@ -6,14 +6,28 @@
 
 export type Check = (v: unknown) => boolean;
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-export const num = (min: number, max: number): Check => (v) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
-export const int = (min: number, max: number): Check => (v) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+export const num =
+  (min: number, max: number): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+export const int =
+  (min: number, max: number): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 export const bool: Check = (v) => typeof v === 'boolean';
-export const str = (min: number, max: number): Check => (v) => typeof v === 'string' && v.length >= min && v.length <= max;
+export const str =
+  (min: number, max: number): Check =>
+  (v) =>
+    typeof v === 'string' && v.length >= min && v.length <= max;
 
 /** Every own key of `o` has a check and passes it; required keys are present. */
-export function fields(o: Record<string, unknown>, checks: Record<string, Check>, required: readonly string[]): boolean {
+export function fields(
+  o: Record<string, unknown>,
+  checks: Record<string, Check>,
+  required: readonly string[],
+): boolean {
   for (const k of required) if (!(k in o)) return false;
   for (const k in o) {
     const check = checks[k];

@@ -14,7 +14,8 @@ function harness(opts: { wantsUsage?: boolean; closeAfterWrites?: number; endThr
     wantsUsage: opts.wantsUsage ?? false,
     events: (chunk) => [chunk.choices.map((c) => c.text).join('')],
     generated: (choice) => (choice as { text: string }).text,
-    usage: async (upstream, delivered): Promise<Usage> => upstream ?? { prompt_tokens: 1, completion_tokens: delivered.length, total_tokens: 1 + delivered.length },
+    usage: async (upstream, delivered): Promise<Usage> =>
+      upstream ?? { prompt_tokens: 1, completion_tokens: delivered.length, total_tokens: 1 + delivered.length },
     end: async (usage) => {
       if (opts.endThrows) throw new Error('could not store');
       return [`end ${usage.completion_tokens}`];
@@ -54,13 +55,20 @@ describe('relayEvents', () => {
 
   it('forwards usage-only chunks when the caller asked for usage', async () => {
     const h = harness({ wantsUsage: true });
-    await h.run(chunks([text('a'), { choices: [], usage: { prompt_tokens: 3, completion_tokens: 9, total_tokens: 12 } }]));
+    await h.run(
+      chunks([text('a'), { choices: [], usage: { prompt_tokens: 3, completion_tokens: 9, total_tokens: 12 } }]),
+    );
     expect(h.log).toEqual([['data', 'a'], ['data', ''], ['settle', 'ok', 9, undefined], ['data', 'end 9'], 'end']);
   });
 
   it('an upstream failure after the stream started is settled as failed (what was delivered counted) before the error event', async () => {
     const h = harness();
-    await h.run(chunks([text('abc')], new GatewayError(GatewayErrorCode.UpstreamTimeout, { where: 'upstream', detail: 'no answer in 30 s' })));
+    await h.run(
+      chunks(
+        [text('abc')],
+        new GatewayError(GatewayErrorCode.UpstreamTimeout, { where: 'upstream', detail: 'no answer in 30 s' }),
+      ),
+    );
     const settle = h.log[1] as [string, string, number, string];
     expect(h.log[0]).toEqual(['data', 'abc']);
     expect(settle.slice(0, 3)).toEqual(['settle', 'failed', 3]);
@@ -71,7 +79,14 @@ describe('relayEvents', () => {
 
   it('a client that left is settled as aborted, billed what was delivered, and gets no closing event', async () => {
     const h = harness({ closeAfterWrites: 2 });
-    const settled = await h.run(chunks([text('ab'), text('cd'), text('ef'), { choices: [], usage: { prompt_tokens: 1, completion_tokens: 99, total_tokens: 100 } }]));
+    const settled = await h.run(
+      chunks([
+        text('ab'),
+        text('cd'),
+        text('ef'),
+        { choices: [], usage: { prompt_tokens: 1, completion_tokens: 99, total_tokens: 100 } },
+      ]),
+    );
     expect(h.log).toEqual([['data', 'ab'], ['data', 'cd'], ['settle', 'aborted', 2, undefined], 'end']);
     expect(settled).toBe('aborted');
   });
@@ -79,7 +94,10 @@ describe('relayEvents', () => {
   it('closing events that cannot be made (the Responses API could not store) end the stream with an error event; the call stays settled', async () => {
     const h = harness({ endThrows: true });
     await h.run(chunks([text('a')]));
-    expect(h.log.slice(0, 2)).toEqual([['data', 'a'], ['settle', 'ok', 1, undefined]]);
+    expect(h.log.slice(0, 2)).toEqual([
+      ['data', 'a'],
+      ['settle', 'ok', 1, undefined],
+    ]);
     expect(h.log[2]).toEqual(['data', expect.stringMatching(/^failed /)]);
     expect(h.log[3]).toBe('end');
   });

@@ -41,7 +41,11 @@ export interface RelayedEvents {
  * read, never races the settlement). A client that left (`gone` aborted, by the transport or the
  * socket's close) is billed what was delivered to it.
  */
-export function relayEvents<C extends RelayedChunk>(gone: AbortSource, upstream: AsyncIterable<C>, relay: StreamRelay<C>): RelayedEvents {
+export function relayEvents<C extends RelayedChunk>(
+  gone: AbortSource,
+  upstream: AsyncIterable<C>,
+  relay: StreamRelay<C>,
+): RelayedEvents {
   let settle!: (status: CallOutcome['status']) => void;
   let fail!: (e: unknown) => void;
   const settled = new Promise<CallOutcome['status']>((resolve, reject) => ((settle = resolve), (fail = reject)));

@@ -1,7 +1,10 @@
 import { ValidateBy, ValidationOptions } from 'class-validator';
 
 /** A string, or an array of at most `max` strings (OpenAI `stop`, embeddings `input`). */
-export function IsStringOrStringArray(max: number, options?: ValidationOptions & { nonEmpty?: boolean }): PropertyDecorator {
+export function IsStringOrStringArray(
+  max: number,
+  options?: ValidationOptions & { nonEmpty?: boolean },
+): PropertyDecorator {
   return ValidateBy(
     {
       name: 'isStringOrStringArray',

@@ -13,6 +13,14 @@ describe('API key secrets', () => {
   });
 
   it('refuses values that cannot be keys before any lookup', () => {
-    for (const v of ['', 'sk-', 'Bearer sk-abc', 'sk-short', `sk-${'a'.repeat(300)}`, 'sk-has space in it-xxxxxxxxxxxxxxxx']) expect(looksLikeKey(v)).toBe(false);
+    for (const v of [
+      '',
+      'sk-',
+      'Bearer sk-abc',
+      'sk-short',
+      `sk-${'a'.repeat(300)}`,
+      'sk-has space in it-xxxxxxxxxxxxxxxx',
+    ])
+      expect(looksLikeKey(v)).toBe(false);
   });
 });

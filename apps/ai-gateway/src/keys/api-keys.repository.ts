@@ -8,7 +8,9 @@ import { ApiKey } from './api-key.entity';
 import { LimitColumnsEmbed } from '../limits/limit-columns';
 import { keyAuditValues } from '../audit-log/audit-values';
 
-export type ApiKeyChanges = Partial<Pick<ApiKey, 'name' | 'scopes' | 'models' | 'expiresAt' | 'projectId'>> & { limits?: Partial<LimitColumnsEmbed> };
+export type ApiKeyChanges = Partial<Pick<ApiKey, 'name' | 'scopes' | 'models' | 'expiresAt' | 'projectId'>> & {
+  limits?: Partial<LimitColumnsEmbed>;
+};
 
 /** The only place that touches ai_api_keys. Money is passed as decimal strings to stay exact. */
 @Injectable()
@@ -24,13 +26,27 @@ export class ApiKeysRepository {
   }
 
   /** Inserts a key with its audit row and `key.created` event in one transaction. */
-  insert(fields: ApiKeyChanges & { name: string; prefix: string; keyHash: string }, ctx: AuditContext): Promise<ApiKey> {
+  insert(
+    fields: ApiKeyChanges & { name: string; prefix: string; keyHash: string },
+    ctx: AuditContext,
+  ): Promise<ApiKey> {
     return this.db.transaction(async (m) => {
       const repo = m.getRepository(ApiKey);
       const saved = await repo.save(repo.create(fields));
       const key = (await repo.findOne({ where: { id: saved.id } }))!;
-      await this.audit.record(m, { ...ctx, action: 'key.created', target: { type: 'api_key', id: key.id }, after: keyAuditValues(key) });
-      await this.outbox.enqueue(m, 'key.created', { id: key.id, name: key.name, prefix: key.prefix, project_id: key.projectId, created_at: key.createdAt.toISOString() });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'key.created',
+        target: { type: 'api_key', id: key.id },
+        after: keyAuditValues(key),
+      });
+      await this.outbox.enqueue(m, 'key.created', {
+        id: key.id,
+        name: key.name,
+        prefix: key.prefix,
+        project_id: key.projectId,
+        created_at: key.createdAt.toISOString(),
+      });
       return key;
     });
   }
@@ -41,14 +57,33 @@ export class ApiKeysRepository {
 
   /** The key of a presented secret, with its project (whose limits bind it too). */
   findByHash(keyHash: string): Promise<ApiKey | null> {
-    return this.repo.createQueryBuilder('k').leftJoinAndSelect('k.project', 'p').where('k.key_hash = :keyHash', { keyHash }).getOne();
+    return this.repo
+      .createQueryBuilder('k')
+      .leftJoinAndSelect('k.project', 'p')
+      .where('k.key_hash = :keyHash', { keyHash })
+      .getOne();
   }
 
   /** Newest first; `q` matches a part of the name or the start of the shown prefix; `projectId` one project's keys. */
-  list(opts: { includeRevoked: boolean; limit: number; offset: number; q?: string; projectId?: string }): Promise<[ApiKey[], number]> {
-    const qb = this.repo.createQueryBuilder('k').orderBy('k.created_at', 'DESC').take(opts.limit).skip(opts.offset).where('true');
+  list(opts: {
+    includeRevoked: boolean;
+    limit: number;
+    offset: number;
+    q?: string;
+    projectId?: string;
+  }): Promise<[ApiKey[], number]> {
+    const qb = this.repo
+      .createQueryBuilder('k')
+      .orderBy('k.created_at', 'DESC')
+      .take(opts.limit)
+      .skip(opts.offset)
+      .where('true');
     if (!opts.includeRevoked) qb.andWhere('k.revoked_at IS NULL');
-    if (opts.q) qb.andWhere(`(k.name ILIKE :q ESCAPE '\\' OR k.prefix LIKE :prefix ESCAPE '\\')`, { q: containsPattern(opts.q), prefix: `${containsPattern(opts.q).slice(1)}` });
+    if (opts.q)
+      qb.andWhere(`(k.name ILIKE :q ESCAPE '\\' OR k.prefix LIKE :prefix ESCAPE '\\')`, {
+        q: containsPattern(opts.q),
+        prefix: `${containsPattern(opts.q).slice(1)}`,
+      });
     if (opts.projectId) qb.andWhere('k.project_id = :projectId', { projectId: opts.projectId });
     return qb.getManyAndCount();
   }
@@ -60,7 +95,13 @@ export class ApiKeysRepository {
       if (!before) return null;
       await this.applyChanges(m, id, changes);
       const after = (await m.getRepository(ApiKey).findOne({ where: { id } }))!;
-      await this.audit.record(m, { ...ctx, action: 'key.updated', target: { type: 'api_key', id }, before: keyAuditValues(before), after: keyAuditValues(after) });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'key.updated',
+        target: { type: 'api_key', id },
+        before: keyAuditValues(before),
+        after: keyAuditValues(after),
+      });
       return after;
     });
   }
@@ -92,9 +133,19 @@ export class ApiKeysRepository {
     return this.db.transaction(async (m) => {
       const before = await m.getRepository(ApiKey).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
       if (!before || before.revokedAt) return before;
-      await m.query(`UPDATE ai_api_keys SET key_hash = $2, prefix = $3, updated_at = now() WHERE id = $1`, [id, secret.keyHash, secret.prefix]);
+      await m.query(`UPDATE ai_api_keys SET key_hash = $2, prefix = $3, updated_at = now() WHERE id = $1`, [
+        id,
+        secret.keyHash,
+        secret.prefix,
+      ]);
       const after = (await m.getRepository(ApiKey).findOne({ where: { id } }))!;
-      await this.audit.record(m, { ...ctx, action: 'key.rotated', target: { type: 'api_key', id }, before: keyAuditValues(before), after: keyAuditValues(after) });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'key.rotated',
+        target: { type: 'api_key', id },
+        before: keyAuditValues(before),
+        after: keyAuditValues(after),
+      });
       return after;
     });
   }
@@ -106,14 +157,28 @@ export class ApiKeysRepository {
       if (!before || before.revokedAt) return before;
       await m.query(`UPDATE ai_api_keys SET revoked_at = now(), updated_at = now() WHERE id = $1`, [id]);
       const after = (await m.getRepository(ApiKey).findOne({ where: { id } }))!;
-      await this.audit.record(m, { ...ctx, action: 'key.revoked', target: { type: 'api_key', id }, before: keyAuditValues(before), after: keyAuditValues(after) });
-      await this.outbox.enqueue(m, 'key.revoked', { id, name: after.name, prefix: after.prefix, project_id: after.projectId, revoked_at: after.revokedAt!.toISOString() });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'key.revoked',
+        target: { type: 'api_key', id },
+        before: keyAuditValues(before),
+        after: keyAuditValues(after),
+      });
+      await this.outbox.enqueue(m, 'key.revoked', {
+        id,
+        name: after.name,
+        prefix: after.prefix,
+        project_id: after.projectId,
+        revoked_at: after.revokedAt!.toISOString(),
+      });
       return after;
     });
   }
 
   async countUsable(): Promise<number> {
-    const [row] = await this.db.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM ai_api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`);
+    const [row] = await this.db.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM ai_api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+    );
     return row.n;
   }
 }

@@ -26,11 +26,19 @@ export class ApiKeysService {
   async create(req: CreateApiKeyRequest, ctx: AuditContext): Promise<CreatedApiKeyResponse> {
     const secret = generateKeySecret();
     const changes = await this.changesOf(req);
-    const key = await this.keys.insert({ name: req.name, prefix: secret.prefix, keyHash: secret.hash, ...changes }, ctx).catch(projectGone(req.project_id));
+    const key = await this.keys
+      .insert({ name: req.name, prefix: secret.prefix, keyHash: secret.hash, ...changes }, ctx)
+      .catch(projectGone(req.project_id));
     return { ...(await this.answer([key]))[0], key: secret.key };
   }
 
-  async list(opts: { includeRevoked: boolean; limit: number; offset: number; q?: string; projectId?: string }): Promise<{ object: 'list'; data: ApiKeyResponse[]; total: number }> {
+  async list(opts: {
+    includeRevoked: boolean;
+    limit: number;
+    offset: number;
+    q?: string;
+    projectId?: string;
+  }): Promise<{ object: 'list'; data: ApiKeyResponse[]; total: number }> {
     const [rows, total] = await this.keys.list(opts);
     return { object: 'list', data: await this.answer(rows), total };
   }
@@ -112,7 +120,8 @@ export class ApiKeysService {
     if (req.models !== undefined) c.models = req.models === null ? null : [...new Set(req.models)];
     if (req.expires_at !== undefined) c.expiresAt = req.expires_at === null ? null : new Date(req.expires_at);
     if (req.project_id !== undefined) {
-      if (req.project_id !== null && !(await this.keys.projectExists(req.project_id))) throw new GatewayError(GatewayErrorCode.ProjectNotFound, { id: req.project_id });
+      if (req.project_id !== null && !(await this.keys.projectExists(req.project_id)))
+        throw new GatewayError(GatewayErrorCode.ProjectNotFound, { id: req.project_id });
       c.projectId = req.project_id;
     }
     if (!Object.keys(c.limits!).length) delete c.limits;
@@ -121,7 +130,9 @@ export class ApiKeysService {
 
   /** The keys as answered: their fields, limits and current budget period (one usage query for all). */
   private async answer(keys: ApiKey[]): Promise<ApiKeyResponse[]> {
-    const limits = await this.limitFields.describe(keys.map((k) => ({ scope: 'key' as const, id: k.id, limits: k.limits })));
+    const limits = await this.limitFields.describe(
+      keys.map((k) => ({ scope: 'key' as const, id: k.id, limits: k.limits })),
+    );
     return keys.map((k, i) => toApiKeyResponse(k, limits[i]));
   }
 }
@@ -132,7 +143,8 @@ export class ApiKeysService {
  */
 function projectGone(projectId: string | null | undefined): (e: unknown) => never {
   return (e) => {
-    const code = (e as { driverError?: { code?: string }; code?: string }).driverError?.code ?? (e as { code?: string }).code;
+    const code =
+      (e as { driverError?: { code?: string }; code?: string }).driverError?.code ?? (e as { code?: string }).code;
     if (code === '23503' && projectId) throw new GatewayError(GatewayErrorCode.ProjectNotFound, { id: projectId });
     throw e;
   };

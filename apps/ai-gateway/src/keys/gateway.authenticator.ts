@@ -35,7 +35,9 @@ export function apiKeyPrincipal(key: ApiKey): Principal {
 
 function keyClaims(key: ApiKey): ApiKeyClaims {
   const limits = limitSetOf(key.limits);
-  const project = key.project ? { id: key.project.id, name: key.project.name, limits: limitSetOf(key.project.limits) } : null;
+  const project = key.project
+    ? { id: key.project.id, name: key.project.name, limits: limitSetOf(key.project.limits) }
+    : null;
   return {
     name: key.name,
     prefix: key.prefix,
@@ -93,11 +95,14 @@ export class GatewayAuthenticator implements Authenticator {
   private async admin(token: string | null, method: string): Promise<Principal> {
     const expected = this.config.ADMIN_TOKEN;
     if (!expected && !this.membership.enabled) throw new GatewayError(GatewayErrorCode.AdminDisabled);
-    if (token && expected && sameSecret(token, expected)) return { id: 'admin', kind: 'admin', roles: withImpliedRoles([ADMIN_ROLE]) };
-    if (!token || !this.membership.enabled || !looksLikeJwt(token)) throw new GatewayError(GatewayErrorCode.AdminTokenInvalid);
+    if (token && expected && sameSecret(token, expected))
+      return { id: 'admin', kind: 'admin', roles: withImpliedRoles([ADMIN_ROLE]) };
+    if (!token || !this.membership.enabled || !looksLikeJwt(token))
+      throw new GatewayError(GatewayErrorCode.AdminTokenInvalid);
     const principal = await this.membership.principal(token);
     // The viewer role reads: refused here for every write, whatever a route's own @Roles say.
-    if (!principal.roles.includes(ADMIN_ROLE) && !READ_METHODS.includes(method.toUpperCase())) throw new GatewayError(GatewayErrorCode.AdminReadOnly);
+    if (!principal.roles.includes(ADMIN_ROLE) && !READ_METHODS.includes(method.toUpperCase()))
+      throw new GatewayError(GatewayErrorCode.AdminReadOnly);
     return principal;
   }
 }

@@ -30,13 +30,29 @@ import { CreateProjectRequest, ProjectResponse, UpdateProjectRequest } from '../
 import { ProjectsService } from '../projects/projects.service';
 import type { LimitFieldsResponse } from '../limits/dtos/limit-fields.dto';
 
-const LIMIT_FLAGS = '[--rpm n] [--tpm n] [--concurrency n] [--model-limits json] [--budget yuan] [--budget-tokens n] [--budget-period lifetime|daily|weekly|monthly] [--alert 0-1]';
+const LIMIT_FLAGS =
+  '[--rpm n] [--tpm n] [--concurrency n] [--model-limits json] [--budget yuan] [--budget-tokens n] [--budget-period lifetime|daily|weekly|monthly] [--alert 0-1]';
 const USAGE = [
   `usage: keys create --name <name> [--scopes a,b] [--models a,b] [--project id] ${LIMIT_FLAGS} [--expires iso] | list [--all] | get <id> | update <id> [flags, "none" clears] | rotate <id> | revoke <id>`,
   `       keys project create --name <name> ${LIMIT_FLAGS} | project list [--search text] | project show <id> | project update <id> [flags, "none" clears] | project delete <id>`,
   '       (add --json for JSON)',
 ].join('\n');
-const VALUE_FLAGS = ['name', 'scopes', 'models', 'rpm', 'budget', 'expires', 'tpm', 'concurrency', 'model-limits', 'budget-tokens', 'budget-period', 'alert', 'project', 'search'];
+const VALUE_FLAGS = [
+  'name',
+  'scopes',
+  'models',
+  'rpm',
+  'budget',
+  'expires',
+  'tpm',
+  'concurrency',
+  'model-limits',
+  'budget-tokens',
+  'budget-period',
+  'alert',
+  'project',
+  'search',
+];
 /** Flags of keys only: a project has no scopes, allowlist, expiry or project. */
 const KEY_ONLY_FLAGS = ['scopes', 'models', 'expires', 'project'];
 const KEY_COMMANDS = ['create', 'list', 'get', 'update', 'rotate', 'revoke'];
@@ -44,7 +60,13 @@ const PROJECT_COMMANDS = ['create', 'list', 'show', 'update', 'delete'];
 
 export class CliUsageError extends Error {}
 
-export function parseArgs(args: string[]): { command: string; id?: string; flags: Record<string, string>; json: boolean; all: boolean } {
+export function parseArgs(args: string[]): {
+  command: string;
+  id?: string;
+  flags: Record<string, string>;
+  json: boolean;
+  all: boolean;
+} {
   const [command, ...rest] = args;
   if (!command) throw new CliUsageError(USAGE);
   const flags: Record<string, string> = {};
@@ -64,12 +86,16 @@ export function parseArgs(args: string[]): { command: string; id?: string; flags
     } else positional.push(a);
   }
   // `project <command> [id]`: the command is named with its group, as in the usage text.
-  if (command === 'project') return { command: positional[0] ? `project ${positional[0]}` : 'project', id: positional[1], flags, json, all };
+  if (command === 'project')
+    return { command: positional[0] ? `project ${positional[0]}` : 'project', id: positional[1], flags, json, all };
   return { command, id: positional[0], flags, json, all };
 }
 
 function list(v: string): string[] {
-  return v.split(',').map((s) => s.trim()).filter(Boolean);
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function num(v: string, flag: string): number {
@@ -97,9 +123,12 @@ export function bodyFromFlags(flags: Record<string, string>, forUpdate: boolean)
   if (flags.budget !== undefined) body.budget_yuan = clear(flags.budget) ? null : num(flags.budget, 'budget');
   if (flags.expires !== undefined) body.expires_at = clear(flags.expires) ? null : flags.expires;
   if (flags.tpm !== undefined) body.tokens_per_minute = clear(flags.tpm) ? null : num(flags.tpm, 'tpm');
-  if (flags.concurrency !== undefined) body.max_concurrent_requests = clear(flags.concurrency) ? null : num(flags.concurrency, 'concurrency');
-  if (flags['model-limits'] !== undefined) body.model_limits = clear(flags['model-limits']) ? null : json(flags['model-limits'], 'model-limits');
-  if (flags['budget-tokens'] !== undefined) body.budget_tokens = clear(flags['budget-tokens']) ? null : num(flags['budget-tokens'], 'budget-tokens');
+  if (flags.concurrency !== undefined)
+    body.max_concurrent_requests = clear(flags.concurrency) ? null : num(flags.concurrency, 'concurrency');
+  if (flags['model-limits'] !== undefined)
+    body.model_limits = clear(flags['model-limits']) ? null : json(flags['model-limits'], 'model-limits');
+  if (flags['budget-tokens'] !== undefined)
+    body.budget_tokens = clear(flags['budget-tokens']) ? null : num(flags['budget-tokens'], 'budget-tokens');
   // Not removable: a budget without a period is a lifetime one (`--budget-period lifetime`).
   if (flags['budget-period'] !== undefined) body.budget_period = flags['budget-period'];
   if (flags.alert !== undefined) body.alert_threshold = clear(flags.alert) ? null : num(flags.alert, 'alert');
@@ -117,7 +146,12 @@ export function projectBodyFromFlags(flags: Record<string, string>, forUpdate: b
 async function validated<T extends object>(cls: new () => T, body: Record<string, unknown>): Promise<T> {
   const dto = plainToInstance(cls, body);
   const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
-  if (errors.length) throw new CliUsageError(flattenValidationErrors(errors).map((e) => `${e.field}: ${e.message}`).join('\n'));
+  if (errors.length)
+    throw new CliUsageError(
+      flattenValidationErrors(errors)
+        .map((e) => `${e.field}: ${e.message}`)
+        .join('\n'),
+    );
   return dto;
 }
 
@@ -150,20 +184,30 @@ function describe(k: ApiKeyResponse): string {
 }
 
 function describeProject(p: ProjectResponse): string {
-  const limits = [`keys=${p.key_count}`, `rpm=${p.requests_per_minute ?? 'unlimited'}`, `budget=${p.budget_yuan ?? 'unlimited'}`, ...limitsSet(p)];
+  const limits = [
+    `keys=${p.key_count}`,
+    `rpm=${p.requests_per_minute ?? 'unlimited'}`,
+    `budget=${p.budget_yuan ?? 'unlimited'}`,
+    ...limitsSet(p),
+  ];
   return `${p.id}  ${p.name}  ${limits.join(' ')}`;
 }
 
 export async function runKeysCommand(args: string[], env: Record<string, string | undefined>): Promise<string> {
   const { command, id, flags, json, all } = parseArgs(args);
-  const [group, verb] = command.startsWith('project') ? ['project', command.slice('project'.length).trim()] : ['key', command];
+  const [group, verb] = command.startsWith('project')
+    ? ['project', command.slice('project'.length).trim()]
+    : ['key', command];
   if (!(group === 'project' ? PROJECT_COMMANDS : KEY_COMMANDS).includes(verb)) throw new CliUsageError(USAGE);
-  if (['get', 'update', 'rotate', 'revoke', 'show', 'delete'].includes(verb) && !id) throw new CliUsageError(`${command} needs a ${group} id\n${USAGE}`);
+  if (['get', 'update', 'rotate', 'revoke', 'show', 'delete'].includes(verb) && !id)
+    throw new CliUsageError(`${command} needs a ${group} id\n${USAGE}`);
   let body: object | undefined;
   if (group === 'key' && verb === 'create') body = await validated(CreateApiKeyRequest, bodyFromFlags(flags, false));
   if (group === 'key' && verb === 'update') body = await validated(UpdateApiKeyRequest, bodyFromFlags(flags, true));
-  if (group === 'project' && verb === 'create') body = await validated(CreateProjectRequest, projectBodyFromFlags(flags, false));
-  if (group === 'project' && verb === 'update') body = await validated(UpdateProjectRequest, projectBodyFromFlags(flags, true));
+  if (group === 'project' && verb === 'create')
+    body = await validated(CreateProjectRequest, projectBodyFromFlags(flags, false));
+  if (group === 'project' && verb === 'update')
+    body = await validated(UpdateProjectRequest, projectBodyFromFlags(flags, true));
 
   // Boot without the development key or the webhook worker so only this command acts (its events wait for a running replica).
   const { app, database } = await createGatewayApp({ ...env, AI_DEV_KEY: 'false', WEBHOOK_WORKER: 'false' });
@@ -192,7 +236,10 @@ export async function runKeysCommand(args: string[], env: Record<string, string 
       }
       case 'rotate': {
         const rotated = await keys.rotate(id!, ctx);
-        return out(rotated, `${describe(rotated)}\n\nNew API key (shown once, store it now; the old one no longer works):\n${rotated.key}`);
+        return out(
+          rotated,
+          `${describe(rotated)}\n\nNew API key (shown once, store it now; the old one no longer works):\n${rotated.key}`,
+        );
       }
       default: {
         const k = await keys.revoke(id!, ctx);

@@ -4,7 +4,14 @@ import { AuditContext, AuditRequest } from '@app/audit';
 import { Roles } from '@app/auth';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { ApiKeysService } from './api-keys.service';
-import { ApiKeyListResponse, ApiKeyResponse, CreateApiKeyRequest, CreatedApiKeyResponse, ListApiKeysQuery, UpdateApiKeyRequest } from './dtos/api-key.dto';
+import {
+  ApiKeyListResponse,
+  ApiKeyResponse,
+  CreateApiKeyRequest,
+  CreatedApiKeyResponse,
+  ListApiKeysQuery,
+  UpdateApiKeyRequest,
+} from './dtos/api-key.dto';
 
 @ApiTags('admin')
 @Roles('admin')
@@ -14,8 +21,26 @@ export class KeysController {
 
   @Post()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Issue an API key', description: 'Bearer ADMIN_TOKEN. The full key is in this response only; the gateway keeps its SHA-256 hash.' })
-  @ApiBody({ type: CreateApiKeyRequest, examples: { demo: { value: { name: 'demo', scopes: ['chat', 'embeddings'], models: ['vendor-gpt-4-mini', 'text-embedding-v3'], requests_per_minute: 60, budget_yuan: 10, expires_at: '2027-01-01T00:00:00Z' } }, unlimited: { value: { name: 'internal batch jobs' } } } })
+  @ApiOperation({
+    summary: 'Issue an API key',
+    description: 'Bearer ADMIN_TOKEN. The full key is in this response only; the gateway keeps its SHA-256 hash.',
+  })
+  @ApiBody({
+    type: CreateApiKeyRequest,
+    examples: {
+      demo: {
+        value: {
+          name: 'demo',
+          scopes: ['chat', 'embeddings'],
+          models: ['vendor-gpt-4-mini', 'text-embedding-v3'],
+          requests_per_minute: 60,
+          budget_yuan: 10,
+          expires_at: '2027-01-01T00:00:00Z',
+        },
+      },
+      unlimited: { value: { name: 'internal batch jobs' } },
+    },
+  })
   @ApiCreatedResponse({ type: CreatedApiKeyResponse })
   @ApiOpenAiErrors(400, 401, 403)
   create(@Body() body: CreateApiKeyRequest, @AuditRequest() ctx: AuditContext): Promise<CreatedApiKeyResponse> {
@@ -28,7 +53,13 @@ export class KeysController {
   @ApiOkResponse({ type: ApiKeyListResponse })
   @ApiOpenAiErrors(400, 401, 403)
   list(@Query() q: ListApiKeysQuery) {
-    return this.keys.list({ includeRevoked: q.include_revoked === 'true', limit: q.limit ?? 100, offset: q.offset ?? 0, q: q.q, projectId: q.project_id });
+    return this.keys.list({
+      includeRevoked: q.include_revoked === 'true',
+      limit: q.limit ?? 100,
+      offset: q.offset ?? 0,
+      q: q.q,
+      projectId: q.project_id,
+    });
   }
 
   @Get(':id')
@@ -41,11 +72,24 @@ export class KeysController {
   }
 
   @Patch(':id')
-  @ApiOperation({ summary: 'Change name, scopes, model allowlist, requests per minute, budget or expiry', description: '`null` removes a limit. Takes effect on every replica within AI_KEY_CACHE_TTL_MS.' })
-  @ApiBody({ type: UpdateApiKeyRequest, examples: { raiseBudget: { value: { budget_yuan: 50 } }, removeRateLimit: { value: { requests_per_minute: null } } } })
+  @ApiOperation({
+    summary: 'Change name, scopes, model allowlist, requests per minute, budget or expiry',
+    description: '`null` removes a limit. Takes effect on every replica within AI_KEY_CACHE_TTL_MS.',
+  })
+  @ApiBody({
+    type: UpdateApiKeyRequest,
+    examples: {
+      raiseBudget: { value: { budget_yuan: 50 } },
+      removeRateLimit: { value: { requests_per_minute: null } },
+    },
+  })
   @ApiOkResponse({ type: ApiKeyResponse })
   @ApiOpenAiErrors(400, 401, 403, 404)
-  update(@Param('id') id: string, @Body() body: UpdateApiKeyRequest, @AuditRequest() ctx: AuditContext): Promise<ApiKeyResponse> {
+  update(
+    @Param('id') id: string,
+    @Body() body: UpdateApiKeyRequest,
+    @AuditRequest() ctx: AuditContext,
+  ): Promise<ApiKeyResponse> {
     return this.keys.update(id, body, ctx);
   }
 
@@ -53,7 +97,8 @@ export class KeysController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Rotate an API key: a new secret, the same key',
-    description: 'Id, name, project, limits, budgets and usage stay; the new key is in this response only. The old secret is refused at once on the replica that rotated it and within AI_KEY_CACHE_TTL_MS (default 5 s) on the others. A revoked key cannot be rotated (409).',
+    description:
+      'Id, name, project, limits, budgets and usage stay; the new key is in this response only. The old secret is refused at once on the replica that rotated it and within AI_KEY_CACHE_TTL_MS (default 5 s) on the others. A revoked key cannot be rotated (409).',
   })
   @ApiOkResponse({ type: CreatedApiKeyResponse })
   @ApiOpenAiErrors(401, 403, 404, 409)
@@ -62,7 +107,10 @@ export class KeysController {
   }
 
   @Delete(':id')
-  @ApiOperation({ summary: 'Revoke an API key', description: 'Refused on every replica within AI_KEY_CACHE_TTL_MS (default 5 s). The record and its usage stay.' })
+  @ApiOperation({
+    summary: 'Revoke an API key',
+    description: 'Refused on every replica within AI_KEY_CACHE_TTL_MS (default 5 s). The record and its usage stay.',
+  })
   @ApiOkResponse({ type: ApiKeyResponse })
   @ApiOpenAiErrors(401, 403, 404)
   revoke(@Param('id') id: string, @AuditRequest() ctx: AuditContext): Promise<ApiKeyResponse> {

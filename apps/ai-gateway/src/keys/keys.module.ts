@@ -13,7 +13,15 @@ import { LimitsModule } from '../limits/limits.module';
 @Module({
   imports: [LimitsModule],
   controllers: [KeysController],
-  providers: [ApiKeysRepository, ApiKeysService, MembershipJwks, MembershipTokens, GatewayAuthenticator, { provide: AUTHENTICATOR, useExisting: GatewayAuthenticator }, DevelopmentKey],
+  providers: [
+    ApiKeysRepository,
+    ApiKeysService,
+    MembershipJwks,
+    MembershipTokens,
+    GatewayAuthenticator,
+    { provide: AUTHENTICATOR, useExisting: GatewayAuthenticator },
+    DevelopmentKey,
+  ],
   exports: [AUTHENTICATOR, ApiKeysService, ApiKeysRepository, GatewayAuthenticator],
 })
 export class KeysModule {}

@@ -36,7 +36,8 @@ export class MembershipJwks {
   async key(kid: string): Promise<KeyObject | undefined> {
     const now = this.clock.now();
     const stale = now - this.fetchedAt >= this.config.MEMBERSHIP_JWKS_CACHE_MS;
-    if ((stale || !this.keys.has(kid)) && now - this.attemptedAt >= this.config.MEMBERSHIP_JWKS_REFRESH_MIN_MS) await this.refresh();
+    if ((stale || !this.keys.has(kid)) && now - this.attemptedAt >= this.config.MEMBERSHIP_JWKS_REFRESH_MIN_MS)
+      await this.refresh();
     else if (this.inFlight) await this.inFlight;
     if (this.fetchedAt === Number.NEGATIVE_INFINITY) throw new Error('membership key set unavailable');
     return this.keys.get(kid);
@@ -60,7 +61,9 @@ export class MembershipJwks {
       this.keys = parseJwks(body);
       this.fetchedAt = this.clock.now();
     } catch (e) {
-      this.logger.warn(`fetching ${this.config.MEMBERSHIP_JWKS_URL} failed (${(e as Error).message}); ${this.keys.size} key(s) kept`);
+      this.logger.warn(
+        `fetching ${this.config.MEMBERSHIP_JWKS_URL} failed (${(e as Error).message}); ${this.keys.size} key(s) kept`,
+      );
     }
   }
 }
@@ -85,7 +88,14 @@ export function parseJwks(text: string): Map<string, KeyObject> {
   if (!Array.isArray(set?.keys)) throw new Error('not a JWK Set');
   const keys = new Map<string, KeyObject>();
   for (const jwk of set.keys.slice(0, MAX_KEYS) as (JsonWebKey & { kid?: unknown; use?: unknown })[]) {
-    if (jwk?.kty !== 'EC' || jwk.crv !== 'P-256' || typeof jwk.kid !== 'string' || (jwk.alg !== undefined && jwk.alg !== 'ES256') || (jwk.use !== undefined && jwk.use !== 'sig')) continue;
+    if (
+      jwk?.kty !== 'EC' ||
+      jwk.crv !== 'P-256' ||
+      typeof jwk.kid !== 'string' ||
+      (jwk.alg !== undefined && jwk.alg !== 'ES256') ||
+      (jwk.use !== undefined && jwk.use !== 'sig')
+    )
+      continue;
     try {
       keys.set(jwk.kid, createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y }, format: 'jwk' }));
     } catch {

@@ -77,15 +77,24 @@ export class MembershipTokens {
     const roles = Array.isArray(claims.roles) ? claims.roles.filter((r) => OPERATOR_ROLES.includes(r)) : [];
     if (!roles.length) throw new GatewayError(GatewayErrorCode.AdminRoleRequired);
     const amr = Array.isArray(claims.amr) ? claims.amr : [];
-    if (!amr.some((m) => SECOND_FACTOR_AMR.includes(m))) throw new GatewayError(GatewayErrorCode.AdminSecondFactorRequired);
+    if (!amr.some((m) => SECOND_FACTOR_AMR.includes(m)))
+      throw new GatewayError(GatewayErrorCode.AdminSecondFactorRequired);
     // kind 'member': audit entries name the member (libs/audit), and the per-member request limit applies.
-    return { id: claims.sub, kind: 'member', roles: withImpliedRoles(roles), claims: { memberId: claims.sub, sid: claims.sid, amr } };
+    return {
+      id: claims.sub,
+      kind: 'member',
+      roles: withImpliedRoles(roles),
+      claims: { memberId: claims.sub, sid: claims.sid, amr },
+    };
   }
 }
 
 function headerOf(token: string): { alg?: unknown; kid?: unknown } | null {
   try {
-    return JSON.parse(Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('utf8')) as { alg?: unknown; kid?: unknown };
+    return JSON.parse(Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('utf8')) as {
+      alg?: unknown;
+      kid?: unknown;
+    };
   } catch {
     return null;
   }

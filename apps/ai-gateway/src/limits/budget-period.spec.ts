@@ -16,10 +16,16 @@ describe('periodBounds (budget periods at local midnight)', () => {
   });
 
   it('belongs to the local day: 23:59 and 00:00 in Shanghai are different days, whatever the UTC date', () => {
-    expect(iso(periodBounds('daily', at('2026-11-27T15:59:59Z'), 'Asia/Shanghai').start)).toBe('2026-11-26T16:00:00.000Z');
-    expect(iso(periodBounds('daily', at('2026-11-27T16:00:00Z'), 'Asia/Shanghai').start)).toBe('2026-11-27T16:00:00.000Z');
+    expect(iso(periodBounds('daily', at('2026-11-27T15:59:59Z'), 'Asia/Shanghai').start)).toBe(
+      '2026-11-26T16:00:00.000Z',
+    );
+    expect(iso(periodBounds('daily', at('2026-11-27T16:00:00Z'), 'Asia/Shanghai').start)).toBe(
+      '2026-11-27T16:00:00.000Z',
+    );
     // A Sunday evening is still the week that began on Monday; the year and month roll over.
-    expect(iso(periodBounds('weekly', at('2026-11-29T15:00:00Z'), 'Asia/Shanghai').start)).toBe('2026-11-22T16:00:00.000Z');
+    expect(iso(periodBounds('weekly', at('2026-11-29T15:00:00Z'), 'Asia/Shanghai').start)).toBe(
+      '2026-11-22T16:00:00.000Z',
+    );
     const december = periodBounds('monthly', at('2026-12-31T17:00:00Z'), 'Asia/Shanghai');
     expect([iso(december.start), iso(december.end)]).toEqual(['2026-12-31T16:00:00.000Z', '2027-01-31T16:00:00.000Z']);
   });

@@ -13,10 +13,14 @@ export interface PeriodBounds {
 export function periodBounds(period: BudgetPeriod, nowMs: number, timeZone: string): PeriodBounds {
   if (period === 'lifetime') return { start: 0, end: null };
   const { year, month, day, weekday } = localDate(nowMs, timeZone);
-  if (period === 'daily') return { start: localMidnight(year, month, day, timeZone), end: localMidnight(year, month, day + 1, timeZone) };
+  if (period === 'daily')
+    return { start: localMidnight(year, month, day, timeZone), end: localMidnight(year, month, day + 1, timeZone) };
   if (period === 'weekly') {
     const back = (weekday + 6) % 7; // days since Monday
-    return { start: localMidnight(year, month, day - back, timeZone), end: localMidnight(year, month, day - back + 7, timeZone) };
+    return {
+      start: localMidnight(year, month, day - back, timeZone),
+      end: localMidnight(year, month, day - back + 7, timeZone),
+    };
   }
   return { start: localMidnight(year, month, 1, timeZone), end: localMidnight(year, month + 1, 1, timeZone) };
 }
@@ -26,7 +30,17 @@ const formats = new Map<string, Intl.DateTimeFormat>();
 function format(timeZone: string): Intl.DateTimeFormat {
   let f = formats.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric', weekday: 'short' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      weekday: 'short',
+    });
     formats.set(timeZone, f);
   }
   return f;
@@ -34,10 +48,21 @@ function format(timeZone: string): Intl.DateTimeFormat {
 
 const WEEKDAYS: Record<string, number> = { Sun: 0, Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6 };
 
-function parts(ms: number, timeZone: string): { year: number; month: number; day: number; hour: number; minute: number; second: number; weekday: number } {
+function parts(
+  ms: number,
+  timeZone: string,
+): { year: number; month: number; day: number; hour: number; minute: number; second: number; weekday: number } {
   const p: Record<string, string> = {};
   for (const { type, value } of format(timeZone).formatToParts(ms)) p[type] = value;
-  return { year: +p.year, month: +p.month, day: +p.day, hour: +p.hour, minute: +p.minute, second: +p.second, weekday: WEEKDAYS[p.weekday] };
+  return {
+    year: +p.year,
+    month: +p.month,
+    day: +p.day,
+    hour: +p.hour,
+    minute: +p.minute,
+    second: +p.second,
+    weekday: WEEKDAYS[p.weekday],
+  };
 }
 
 function localDate(ms: number, timeZone: string) {

@@ -8,7 +8,17 @@ import { GatewayConfig } from '../config/gateway.config';
 import type { ApiKeyClaims } from '../keys/key-scopes';
 import { openAiDuration } from './openai-duration';
 import { periodBounds } from './budget-period';
-import { BudgetCounter, budgetSubject, decodeName, LimitPlan, LimitSubject, planCall, planIsEmpty, planRequest, WindowCounter } from './call-limits';
+import {
+  BudgetCounter,
+  budgetSubject,
+  decodeName,
+  LimitPlan,
+  LimitSubject,
+  planCall,
+  planIsEmpty,
+  planRequest,
+  WindowCounter,
+} from './call-limits';
 import { ALLOWED, AdmitAnswer, SettleAnswer, WindowSettlement } from './limit-answer';
 import { hasBudget } from './limit-set';
 import { LimitsRepository } from './limits.repository';
@@ -67,7 +77,12 @@ export class CallAdmission {
     if (metrics) {
       this.alerts =
         (metrics.registry.getSingleMetric('ai_budget_events_total') as Counter<'scope' | 'event'> | undefined) ??
-        new Counter({ name: 'ai_budget_events_total', help: 'Budgets that crossed their alert threshold or were spent, by scope (key, project) and event (threshold_reached, exhausted)', labelNames: ['scope', 'event'], registers: [metrics.registry] });
+        new Counter({
+          name: 'ai_budget_events_total',
+          help: 'Budgets that crossed their alert threshold or were spent, by scope (key, project) and event (threshold_reached, exhausted)',
+          labelNames: ['scope', 'event'],
+          registers: [metrics.registry],
+        });
     }
   }
 
@@ -76,7 +91,9 @@ export class CallAdmission {
     const windows = planRequest(subjectsOf(claims, keyId));
     if (!windows.length) return;
     const now = Math.floor(this.clock.now());
-    const answer = this.redis ? await this.redis.admit(now, '', 0, windows, []) : await this.limits.admit({ now, hold: randomUUID(), hold_ttl_ms: 0, windows });
+    const answer = this.redis
+      ? await this.redis.admit(now, '', 0, windows, [])
+      : await this.limits.admit({ now, hold: randomUUID(), hold_ttl_ms: 0, windows });
     writeHeaders(headers, windows, answer);
     if (!answer.allowed) throw refusal(answer, windows, [], claims);
   }
@@ -85,7 +102,12 @@ export class CallAdmission {
    * Reserves `yuan` and `tokens` of a call of `model` against every limit but the per-minute requests
    * (counted at authentication); 429 naming the limit that refused. Null when the key has no such limits.
    */
-  async admit(principal: Principal, call: { model: string | null; yuan: string; tokens: number }, headers?: RateHeaderSink, alive?: () => boolean): Promise<AdmittedCall | null> {
+  async admit(
+    principal: Principal,
+    call: { model: string | null; yuan: string; tokens: number },
+    headers?: RateHeaderSink,
+    alive?: () => boolean,
+  ): Promise<AdmittedCall | null> {
     const claims = principal.claims as ApiKeyClaims;
     if (!claims.limited) return null;
     const now = Math.floor(this.clock.now());
@@ -93,10 +115,21 @@ export class CallAdmission {
     if (planIsEmpty(plan)) return null;
     const hold = randomUUID();
     const ttl = this.config.AI_BUDGET_HOLD_TTL_MS;
-    const answer = this.redis ? await this.admitBeside(this.redis, now, hold, ttl, plan) : await this.limits.admit({ now, hold, hold_ttl_ms: ttl, ...plan });
+    const answer = this.redis
+      ? await this.admitBeside(this.redis, now, hold, ttl, plan)
+      : await this.limits.admit({ now, hold, hold_ttl_ms: ttl, ...plan });
     writeHeaders(headers, plan.windows, answer);
     if (!answer.allowed) throw refusal(answer, plan.windows, plan.budgets, claims, call.tokens);
-    const admitted: AdmittedCall = { hold, plan, buckets: plan.windows.map((w) => Math.floor(now / w.bucket_ms)), keyId: principal.id, settled: false, alive: alive ?? (headers && 'destroyed' in headers ? () => !headers.writableFinished && !headers.destroyed : undefined) };
+    const admitted: AdmittedCall = {
+      hold,
+      plan,
+      buckets: plan.windows.map((w) => Math.floor(now / w.bucket_ms)),
+      keyId: principal.id,
+      settled: false,
+      alive:
+        alive ??
+        (headers && 'destroyed' in headers ? () => !headers.writableFinished && !headers.destroyed : undefined),
+    };
     // A call may run longer than a hold lives (a long stream): it renews its hold and leases while it runs.
     admitted.renewal = setInterval(() => void this.renew(admitted), Math.max(1000, Math.floor(ttl / 3)));
     admitted.renewal.unref();
@@ -108,11 +141,19 @@ export class CallAdmission {
    * side refuses or fails, what the other reserved is given back (until then it only made others stricter);
    * a failure is then thrown as it came.
    */
-  private async admitBeside(redis: RedisLimits, now: number, hold: string, ttl: number, plan: LimitPlan): Promise<AdmitAnswer> {
+  private async admitBeside(
+    redis: RedisLimits,
+    now: number,
+    hold: string,
+    ttl: number,
+    plan: LimitPlan,
+  ): Promise<AdmitAnswer> {
     const rates = plan.windows.length > 0 || plan.leases.length > 0;
     const [w, b] = await Promise.allSettled([
       rates ? redis.admit(now, hold, ttl, plan.windows, plan.leases) : Promise.resolve(ALLOWED),
-      plan.budgets.length ? this.limits.admit({ now, hold, hold_ttl_ms: ttl, budgets: plan.budgets }) : Promise.resolve(ALLOWED),
+      plan.budgets.length
+        ? this.limits.admit({ now, hold, hold_ttl_ms: ttl, budgets: plan.budgets })
+        : Promise.resolve(ALLOWED),
     ]);
     const ratesOk = w.status === 'fulfilled' && w.value.allowed;
     const budgetsOk = b.status === 'fulfilled' && b.value.allowed;
@@ -120,8 +161,15 @@ export class CallAdmission {
       const ratesHeld = rates && ratesOk;
       const budgetsHeld = plan.budgets.length > 0 && budgetsOk;
       try {
-        if (ratesHeld) await redis.settle(now, hold, plan.windows.map((x) => released(x, now)), plan.leases);
-        if (budgetsHeld) await this.limits.settle({ now, hold, budgets: plan.budgets.map((x) => ({ ...x, yuan: '0', tokens: 0 })) });
+        if (ratesHeld)
+          await redis.settle(
+            now,
+            hold,
+            plan.windows.map((x) => released(x, now)),
+            plan.leases,
+          );
+        if (budgetsHeld)
+          await this.limits.settle({ now, hold, budgets: plan.budgets.map((x) => ({ ...x, yuan: '0', tokens: 0 })) });
       } catch (e) {
         // Left to expire (AI_BUDGET_HOLD_TTL_MS): conservative, never more than the limits.
         this.log.error(`could not give back a partial reservation ${hold}: ${(e as Error).message}`);
@@ -138,16 +186,21 @@ export class CallAdmission {
     if (admitted.alive && !admitted.alive()) {
       // Ended without settling (a fault on some path): it is left to expire and the sweep to give back.
       clearInterval(admitted.renewal);
-      this.log.warn(`call ${admitted.hold} ended without settling its limits; its hold expires in AI_BUDGET_HOLD_TTL_MS`);
+      this.log.warn(
+        `call ${admitted.hold} ended without settling its limits; its hold expires in AI_BUDGET_HOLD_TTL_MS`,
+      );
       return false;
     }
     const ttl = this.config.AI_BUDGET_HOLD_TTL_MS;
     try {
       const [a, b] = await Promise.all([
-        this.redis ? this.redis.renew(Math.floor(this.clock.now()), admitted.hold, ttl, admitted.plan.leases) : this.limits.renew(admitted.hold, ttl),
+        this.redis
+          ? this.redis.renew(Math.floor(this.clock.now()), admitted.hold, ttl, admitted.plan.leases)
+          : this.limits.renew(admitted.hold, ttl),
         this.redis && admitted.plan.budgets.length ? this.limits.renew(admitted.hold, ttl) : true,
       ]);
-      if (!a || !b) this.log.warn(`call ${admitted.hold}: its hold was already released; its limits no longer count it`);
+      if (!a || !b)
+        this.log.warn(`call ${admitted.hold}: its hold was already released; its limits no longer count it`);
       return a && b;
     } catch (e) {
       this.log.error(`could not renew the hold of call ${admitted.hold}: ${(e as Error).message}`);
@@ -168,7 +221,15 @@ export class CallAdmission {
     const { plan, hold } = admitted;
     const windows: WindowSettlement[] = [];
     plan.windows.forEach((w, i) => {
-      if (w.field === 'tokens_per_minute') windows.push({ key: w.key, bucket: admitted.buckets[i], bucket_ms: w.bucket_ms, window_ms: w.window_ms, reserved: w.amount, actual: used.tokens });
+      if (w.field === 'tokens_per_minute')
+        windows.push({
+          key: w.key,
+          bucket: admitted.buckets[i],
+          bucket_ms: w.bucket_ms,
+          window_ms: w.window_ms,
+          reserved: w.amount,
+          actual: used.tokens,
+        });
     });
     const budgets = plan.budgets.map((b) => ({ ...b, yuan: used.yuan, tokens: used.tokens }));
     const keyCharge = plan.budgets.length ? { key_id: admitted.keyId, key_yuan: used.yuan } : {};
@@ -176,10 +237,14 @@ export class CallAdmission {
       const now = Math.floor(this.clock.now());
       try {
         let answer: SettleAnswer | null = null;
-        if (!this.redis) answer = await this.limits.settle({ now, hold, windows, leases: plan.leases, budgets, ...keyCharge });
+        if (!this.redis)
+          answer = await this.limits.settle({ now, hold, windows, leases: plan.leases, budgets, ...keyCharge });
         else {
           const rates = plan.windows.length > 0 || plan.leases.length > 0;
-          const [, b] = await Promise.all([rates ? this.redis.settle(now, hold, windows, plan.leases) : null, budgets.length ? this.limits.settle({ now, hold, budgets, ...keyCharge }) : null]);
+          const [, b] = await Promise.all([
+            rates ? this.redis.settle(now, hold, windows, plan.leases) : null,
+            budgets.length ? this.limits.settle({ now, hold, budgets, ...keyCharge }) : null,
+          ]);
           answer = b;
         }
         if (answer) this.announce(answer, plan.budgets);
@@ -208,7 +273,11 @@ export class CallAdmission {
     const subjects = subjectsOf(claims, principal.id).filter((s) => hasBudget(s.limits));
     if (!subjects.length) return { yuan: null, exhausted: false };
     const now = this.clock.now();
-    const periods = subjects.map((s) => ({ s, subject: budgetSubject(s.scope, s.id), period_start: periodBounds(s.limits.budgetPeriod, now, this.config.BUDGET_TIMEZONE).start }));
+    const periods = subjects.map((s) => ({
+      s,
+      subject: budgetSubject(s.scope, s.id),
+      period_start: periodBounds(s.limits.budgetPeriod, now, this.config.BUDGET_TIMEZONE).start,
+    }));
     const rows = await this.limits.usage(periods.map(({ subject, period_start }) => ({ subject, period_start })));
     let yuan: number | null = null;
     let exhausted = false;
@@ -233,13 +302,19 @@ export class CallAdmission {
   }
 
   private announce(answer: SettleAnswer, budgets: BudgetCounter[]): void {
-    for (const [event, subjects] of [['threshold_reached', answer.alerts], ['exhausted', answer.exhausted]] as const) {
+    for (const [event, subjects] of [
+      ['threshold_reached', answer.alerts],
+      ['exhausted', answer.exhausted],
+    ] as const) {
       for (const subject of subjects) {
         const b = budgets.find((x) => x.subject === subject);
         const name = b ? decodeName(b.name) : null;
         const scope = subject.startsWith('p:') ? 'project' : 'key';
         this.alerts?.inc({ scope, event });
-        this.log.warn({ subject, event, period_start: b ? new Date(b.period_start).toISOString() : undefined }, `budget ${event === 'exhausted' ? 'spent' : 'alert threshold reached'}: ${scope} ${name?.subject ?? subject}`);
+        this.log.warn(
+          { subject, event, period_start: b ? new Date(b.period_start).toISOString() : undefined },
+          `budget ${event === 'exhausted' ? 'spent' : 'alert threshold reached'}: ${scope} ${name?.subject ?? subject}`,
+        );
       }
     }
   }
@@ -248,13 +323,26 @@ export class CallAdmission {
 /** The key, then its project, as limit subjects. */
 export function subjectsOf(claims: ApiKeyClaims, keyId: string): LimitSubject[] {
   const subjects: LimitSubject[] = [{ scope: 'key', id: keyId, name: claims.name, limits: claims.limits }];
-  if (claims.project) subjects.push({ scope: 'project', id: claims.project.id, name: claims.project.name, limits: claims.project.limits });
+  if (claims.project)
+    subjects.push({
+      scope: 'project',
+      id: claims.project.id,
+      name: claims.project.name,
+      limits: claims.project.limits,
+    });
   return subjects;
 }
 
 /** A window's reservation given back: requests and tokens alike. */
 function released(w: WindowCounter, now: number): WindowSettlement {
-  return { key: w.key, bucket: Math.floor(now / w.bucket_ms), bucket_ms: w.bucket_ms, window_ms: w.window_ms, reserved: w.amount, actual: 0 };
+  return {
+    key: w.key,
+    bucket: Math.floor(now / w.bucket_ms),
+    bucket_ms: w.bucket_ms,
+    window_ms: w.window_ms,
+    reserved: w.amount,
+    actual: 0,
+  };
 }
 
 /**
@@ -285,26 +373,51 @@ function whose(scope: 'key' | 'project', subject: string, model: string | null):
   return model === null ? who : `${who} for model ${model}`;
 }
 
-function refusal(answer: AdmitAnswer, windows: WindowCounter[], budgets: BudgetCounter[], claims: ApiKeyClaims, tokens = 0): GatewayError {
+function refusal(
+  answer: AdmitAnswer,
+  windows: WindowCounter[],
+  budgets: BudgetCounter[],
+  claims: ApiKeyClaims,
+  tokens = 0,
+): GatewayError {
   const refused = answer.refused!;
   const name = decodeName(refused.name);
   const of = whose(name.scope, name.subject, name.model);
   const seconds = refused.retry_ms === null ? 0 : Math.max(1, Math.ceil(refused.retry_ms / 1000));
   if (refused.kind === 'budget') {
     const b = budgets.find((x) => x.name === refused.name)!;
-    return new GatewayError(GatewayErrorCode.BudgetExhausted, { of, period: b.period, ...(refused.retry_ms === null ? {} : { retryAfterSeconds: seconds }) });
+    return new GatewayError(GatewayErrorCode.BudgetExhausted, {
+      of,
+      period: b.period,
+      ...(refused.retry_ms === null ? {} : { retryAfterSeconds: seconds }),
+    });
   }
   const i = windows.findIndex((w) => w.name === refused.name);
   if (refused.kind === 'window' && name.field === 'tokens_per_minute') {
     const w = windows[i];
-    if (refused.retry_ms === null) return new GatewayError(GatewayErrorCode.RequestTooLarge, { of, max: w.limit, requested: tokens });
-    return new GatewayError(GatewayErrorCode.TokenRateLimited, { of, max: w.limit, used: answer.windows[i]?.used ?? 0, requested: tokens, retryAfterSeconds: seconds });
+    if (refused.retry_ms === null)
+      return new GatewayError(GatewayErrorCode.RequestTooLarge, { of, max: w.limit, requested: tokens });
+    return new GatewayError(GatewayErrorCode.TokenRateLimited, {
+      of,
+      max: w.limit,
+      used: answer.windows[i]?.used ?? 0,
+      requested: tokens,
+      retryAfterSeconds: seconds,
+    });
   }
   const max = refused.kind === 'window' ? windows[i].limit : leaseLimit(claims, name);
-  return new GatewayError(GatewayErrorCode.RateLimited, { of, limit: refused.kind === 'window' ? 'requests_per_minute' : 'max_concurrent_requests', max, retryAfterSeconds: seconds });
+  return new GatewayError(GatewayErrorCode.RateLimited, {
+    of,
+    limit: refused.kind === 'window' ? 'requests_per_minute' : 'max_concurrent_requests',
+    max,
+    retryAfterSeconds: seconds,
+  });
 }
 
 function leaseLimit(claims: ApiKeyClaims, name: ReturnType<typeof decodeName>): number {
   const limits = name.scope === 'key' ? claims.limits : claims.project!.limits;
-  return (name.model === null ? limits.maxConcurrentRequests : limits.modelLimits?.[name.model]?.max_concurrent_requests) ?? 0;
+  return (
+    (name.model === null ? limits.maxConcurrentRequests : limits.modelLimits?.[name.model]?.max_concurrent_requests) ??
+    0
+  );
 }

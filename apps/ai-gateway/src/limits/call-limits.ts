@@ -77,7 +77,13 @@ export function decodeName(s: string): LimitName {
 
 const tag = (s: LimitSubject) => budgetSubject(s.scope, s.id);
 
-function window(s: LimitSubject, field: 'requests_per_minute' | 'tokens_per_minute', limit: number, amount: number, model: string | null): WindowCounter {
+function window(
+  s: LimitSubject,
+  field: 'requests_per_minute' | 'tokens_per_minute',
+  limit: number,
+  amount: number,
+  model: string | null,
+): WindowCounter {
   const kind = field === 'requests_per_minute' ? 'rpm' : 'tpm';
   return {
     key: `${kind}:${tag(s)}${model === null ? '' : `:${model}`}`,
@@ -92,7 +98,9 @@ function window(s: LimitSubject, field: 'requests_per_minute' | 'tokens_per_minu
 
 /** The requests-per-minute windows every request of a key counts in, at authentication (before its body is read). */
 export function planRequest(subjects: LimitSubject[]): WindowCounter[] {
-  return subjects.filter((s) => s.limits.requestsPerMinute !== null).map((s) => window(s, 'requests_per_minute', s.limits.requestsPerMinute!, 1, null));
+  return subjects
+    .filter((s) => s.limits.requestsPerMinute !== null)
+    .map((s) => window(s, 'requests_per_minute', s.limits.requestsPerMinute!, 1, null));
 }
 
 /**
@@ -100,18 +108,35 @@ export function planRequest(subjects: LimitSubject[]): WindowCounter[] {
  * (the call's token reservation), concurrent calls, the same per model, and the budgets of the current
  * period. Token windows are planned with amount 0 for a call without tokens: not checked, still reported.
  */
-export function planCall(subjects: LimitSubject[], call: { model: string | null; yuan: string; tokens: number }, nowMs: number, timeZone: string): LimitPlan {
+export function planCall(
+  subjects: LimitSubject[],
+  call: { model: string | null; yuan: string; tokens: number },
+  nowMs: number,
+  timeZone: string,
+): LimitPlan {
   const plan: LimitPlan = { windows: [], leases: [], budgets: [] };
   for (const s of subjects) {
     const l = s.limits;
-    if (l.tokensPerMinute !== null) plan.windows.push(window(s, 'tokens_per_minute', l.tokensPerMinute, call.tokens, null));
-    if (l.maxConcurrentRequests !== null) plan.leases.push({ key: `conc:${tag(s)}`, name: encodeName({ scope: s.scope, subject: s.name, field: 'max_concurrent_requests', model: null }), limit: l.maxConcurrentRequests });
+    if (l.tokensPerMinute !== null)
+      plan.windows.push(window(s, 'tokens_per_minute', l.tokensPerMinute, call.tokens, null));
+    if (l.maxConcurrentRequests !== null)
+      plan.leases.push({
+        key: `conc:${tag(s)}`,
+        name: encodeName({ scope: s.scope, subject: s.name, field: 'max_concurrent_requests', model: null }),
+        limit: l.maxConcurrentRequests,
+      });
     const m = call.model !== null ? l.modelLimits?.[call.model] : undefined;
     if (m) {
-      if (m.requests_per_minute != null) plan.windows.push(window(s, 'requests_per_minute', m.requests_per_minute, 1, call.model));
-      if (m.tokens_per_minute != null) plan.windows.push(window(s, 'tokens_per_minute', m.tokens_per_minute, call.tokens, call.model));
+      if (m.requests_per_minute != null)
+        plan.windows.push(window(s, 'requests_per_minute', m.requests_per_minute, 1, call.model));
+      if (m.tokens_per_minute != null)
+        plan.windows.push(window(s, 'tokens_per_minute', m.tokens_per_minute, call.tokens, call.model));
       if (m.max_concurrent_requests != null) {
-        plan.leases.push({ key: `conc:${tag(s)}:${call.model}`, name: encodeName({ scope: s.scope, subject: s.name, field: 'max_concurrent_requests', model: call.model }), limit: m.max_concurrent_requests });
+        plan.leases.push({
+          key: `conc:${tag(s)}:${call.model}`,
+          name: encodeName({ scope: s.scope, subject: s.name, field: 'max_concurrent_requests', model: call.model }),
+          limit: m.max_concurrent_requests,
+        });
       }
     }
     if (hasBudget(l)) {

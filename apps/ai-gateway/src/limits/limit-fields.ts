@@ -14,11 +14,13 @@ export function limitChanges(req: LimitFieldsRequest): Partial<LimitColumnsEmbed
   if (req.requests_per_minute !== undefined) c.requestsPerMinute = req.requests_per_minute;
   if (req.tokens_per_minute !== undefined) c.tokensPerMinute = req.tokens_per_minute;
   if (req.max_concurrent_requests !== undefined) c.maxConcurrentRequests = req.max_concurrent_requests;
-  if (req.model_limits !== undefined) c.modelLimits = req.model_limits === null || !Object.keys(req.model_limits).length ? null : req.model_limits;
+  if (req.model_limits !== undefined)
+    c.modelLimits = req.model_limits === null || !Object.keys(req.model_limits).length ? null : req.model_limits;
   if (req.budget_yuan !== undefined) c.budgetYuan = req.budget_yuan === null ? null : req.budget_yuan.toFixed(6);
   if (req.budget_tokens !== undefined) c.budgetTokens = req.budget_tokens === null ? null : String(req.budget_tokens);
   if (req.budget_period !== undefined) c.budgetPeriod = req.budget_period;
-  if (req.alert_threshold !== undefined) c.alertThreshold = req.alert_threshold === null ? null : String(req.alert_threshold);
+  if (req.alert_threshold !== undefined)
+    c.alertThreshold = req.alert_threshold === null ? null : String(req.alert_threshold);
   return c;
 }
 
@@ -46,18 +48,31 @@ export class LimitFields {
   ) {}
 
   /** For each owner (in order), its limit fields and current budget usage: one query for all of them. */
-  async describe(owners: Array<{ scope: 'key' | 'project'; id: string; limits: LimitColumnsEmbed }>): Promise<LimitFieldsResponse[]> {
+  async describe(
+    owners: Array<{ scope: 'key' | 'project'; id: string; limits: LimitColumnsEmbed }>,
+  ): Promise<LimitFieldsResponse[]> {
     const now = this.clock.now();
-    const periods = owners.map((o) => ({ subject: budgetSubject(o.scope, o.id), bounds: periodBounds(o.limits.budgetPeriod, now, this.config.BUDGET_TIMEZONE) }));
+    const periods = owners.map((o) => ({
+      subject: budgetSubject(o.scope, o.id),
+      bounds: periodBounds(o.limits.budgetPeriod, now, this.config.BUDGET_TIMEZONE),
+    }));
     const budgeted = owners.map((o) => hasBudget(limitSetOf(o.limits)));
-    const rows = await this.limits.usage(periods.filter((_, i) => budgeted[i]).map((p) => ({ subject: p.subject, period_start: p.bounds.start })));
+    const rows = await this.limits.usage(
+      periods.filter((_, i) => budgeted[i]).map((p) => ({ subject: p.subject, period_start: p.bounds.start })),
+    );
     return owners.map((o, i) => {
-      const row = budgeted[i] ? rows.find((r) => r.subject === periods[i].subject && Number(r.period_start) === periods[i].bounds.start) : undefined;
+      const row = budgeted[i]
+        ? rows.find((r) => r.subject === periods[i].subject && Number(r.period_start) === periods[i].bounds.start)
+        : undefined;
       return this.fields(o.limits, budgeted[i] ? this.usage(o.limits, periods[i].bounds, row) : null);
     });
   }
 
-  private usage(l: LimitColumnsEmbed, bounds: { start: number; end: number | null }, row: BudgetUsageRow | undefined): BudgetUsageResponse {
+  private usage(
+    l: LimitColumnsEmbed,
+    bounds: { start: number; end: number | null },
+    row: BudgetUsageRow | undefined,
+  ): BudgetUsageResponse {
     const spentYuan = row ? Number(row.spent_yuan) : 0;
     const reservedYuan = row ? Number(row.reserved_yuan) : 0;
     const spentTokens = row ? Number(row.spent_tokens) : 0;
@@ -68,10 +83,12 @@ export class LimitFields {
       period_end: bounds.end === null ? null : this.iso(bounds.end),
       spent_yuan: round(spentYuan),
       reserved_yuan: round(reservedYuan),
-      remaining_yuan: l.budgetYuan === null ? null : Math.max(0, round(Number(l.budgetYuan) - spentYuan - reservedYuan)),
+      remaining_yuan:
+        l.budgetYuan === null ? null : Math.max(0, round(Number(l.budgetYuan) - spentYuan - reservedYuan)),
       spent_tokens: spentTokens,
       reserved_tokens: reservedTokens,
-      remaining_tokens: l.budgetTokens === null ? null : Math.max(0, Number(l.budgetTokens) - spentTokens - reservedTokens),
+      remaining_tokens:
+        l.budgetTokens === null ? null : Math.max(0, Number(l.budgetTokens) - spentTokens - reservedTokens),
     };
   }
 

@@ -54,5 +54,10 @@ export function hasBudget(limits: LimitSet): boolean {
 
 /** True when a call needs the admission round trip: any limit beyond the per-minute requests counted at authentication. */
 export function limitsCall(limits: LimitSet): boolean {
-  return hasBudget(limits) || limits.tokensPerMinute !== null || limits.maxConcurrentRequests !== null || limits.modelLimits !== null;
+  return (
+    hasBudget(limits) ||
+    limits.tokensPerMinute !== null ||
+    limits.maxConcurrentRequests !== null ||
+    limits.modelLimits !== null
+  );
 }

@@ -22,8 +22,17 @@ export interface BudgetUsageRow {
 export class LimitsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async admit(p: { now: number; hold: string; hold_ttl_ms: number; windows?: WindowCounter[]; leases?: LeaseCounter[]; budgets?: BudgetCounter[] }): Promise<AdmitAnswer> {
-    const [row] = await this.db.query<Array<{ r: AdmitAnswer }>>(`SELECT ai_limits_admit($1::jsonb) AS r`, [JSON.stringify(p)]);
+  async admit(p: {
+    now: number;
+    hold: string;
+    hold_ttl_ms: number;
+    windows?: WindowCounter[];
+    leases?: LeaseCounter[];
+    budgets?: BudgetCounter[];
+  }): Promise<AdmitAnswer> {
+    const [row] = await this.db.query<Array<{ r: AdmitAnswer }>>(`SELECT ai_limits_admit($1::jsonb) AS r`, [
+      JSON.stringify(p),
+    ]);
     return row.r;
   }
 
@@ -36,7 +45,9 @@ export class LimitsRepository {
     leases?: Array<{ key: string }>;
     budgets?: BudgetCounter[];
   }): Promise<SettleAnswer> {
-    const [row] = await this.db.query<Array<{ r: SettleAnswer }>>(`SELECT ai_limits_settle($1::jsonb) AS r`, [JSON.stringify(p)]);
+    const [row] = await this.db.query<Array<{ r: SettleAnswer }>>(`SELECT ai_limits_settle($1::jsonb) AS r`, [
+      JSON.stringify(p),
+    ]);
     return row.r;
   }
 
@@ -57,7 +68,10 @@ export class LimitsRepository {
 
   /** Keeps a running call's hold and leases for `ttlMs` more; false when the hold is gone (settled or swept). */
   async renew(hold: string, ttlMs: number): Promise<boolean> {
-    const [row] = await this.db.query<Array<{ kept: boolean }>>(`SELECT ai_limits_renew($1::uuid, $2::bigint) AS kept`, [hold, ttlMs]);
+    const [row] = await this.db.query<Array<{ kept: boolean }>>(
+      `SELECT ai_limits_renew($1::uuid, $2::bigint) AS kept`,
+      [hold, ttlMs],
+    );
     return row.kept;
   }
 

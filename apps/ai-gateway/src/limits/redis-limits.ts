@@ -132,38 +132,67 @@ return 1`;
 export class RedisLimits {
   constructor(private readonly redis: RedisSharedState) {}
 
-  async admit(now: number, hold: string, leaseTtlMs: number, windows: WindowCounter[], leases: LeaseCounter[]): Promise<AdmitAnswer> {
+  async admit(
+    now: number,
+    hold: string,
+    leaseTtlMs: number,
+    windows: WindowCounter[],
+    leases: LeaseCounter[],
+  ): Promise<AdmitAnswer> {
     const args: Array<string | number> = [now, windows.length, leases.length, hold, leaseTtlMs];
     for (const w of windows) args.push(w.limit, w.window_ms, w.bucket_ms, w.amount);
     for (const l of leases) args.push(l.limit);
-    const keys = [...windows.map((w) => `lim:${w.key}`), ...leases.map((l) => `lim:${l.key}`), ...(hold ? [`lim:hold:${hold}`] : [])];
+    const keys = [
+      ...windows.map((w) => `lim:${w.key}`),
+      ...leases.map((l) => `lim:${l.key}`),
+      ...(hold ? [`lim:hold:${hold}`] : []),
+    ];
     const r = (await this.redis.evalScript(ADMIT, keys, args)) as number[];
     const used = r.slice(3).map(Number);
     const answer: AdmitAnswer = {
       allowed: r[0] === 1,
-      windows: windows.map((w, i) => ({ name: w.name, limit: w.limit, used: used[i], reset_ms: (Math.floor(now / w.bucket_ms) + 1) * w.bucket_ms + w.window_ms - now })),
+      windows: windows.map((w, i) => ({
+        name: w.name,
+        limit: w.limit,
+        used: used[i],
+        reset_ms: (Math.floor(now / w.bucket_ms) + 1) * w.bucket_ms + w.window_ms - now,
+      })),
     };
     if (!answer.allowed) {
       const i = Number(r[1]) - 1;
       const retry = Number(r[2]);
-      answer.refused = i < windows.length
-        ? { name: windows[i].name, kind: 'window', retry_ms: retry < 0 ? null : retry }
-        : { name: leases[i - windows.length].name, kind: 'concurrency', retry_ms: retry };
+      answer.refused =
+        i < windows.length
+          ? { name: windows[i].name, kind: 'window', retry_ms: retry < 0 ? null : retry }
+          : { name: leases[i - windows.length].name, kind: 'concurrency', retry_ms: retry };
     }
     return answer;
   }
 
   /** Settles once (false: settled already, or the marker expired). */
-  async settle(now: number, hold: string, windows: WindowSettlement[], leases: Array<{ key: string }>): Promise<boolean> {
+  async settle(
+    now: number,
+    hold: string,
+    windows: WindowSettlement[],
+    leases: Array<{ key: string }>,
+  ): Promise<boolean> {
     const args: Array<string | number> = [now, windows.length, leases.length, hold];
     for (const w of windows) args.push(String(w.bucket), w.reserved, w.actual, w.bucket_ms, w.window_ms);
-    const done = await this.redis.evalScript(SETTLE, [...windows.map((w) => `lim:${w.key}`), ...leases.map((l) => `lim:${l.key}`), `lim:hold:${hold}`], args);
+    const done = await this.redis.evalScript(
+      SETTLE,
+      [...windows.map((w) => `lim:${w.key}`), ...leases.map((l) => `lim:${l.key}`), `lim:hold:${hold}`],
+      args,
+    );
     return Number(done) === 1;
   }
 
   /** Keeps a running call's hold marker and leases another `ttlMs`; false when the marker is gone. */
   async renew(now: number, hold: string, ttlMs: number, leases: Array<{ key: string }>): Promise<boolean> {
-    const kept = await this.redis.evalScript(RENEW, [`lim:hold:${hold}`, ...leases.map((l) => `lim:${l.key}`)], [now, ttlMs, hold]);
+    const kept = await this.redis.evalScript(
+      RENEW,
+      [`lim:hold:${hold}`, ...leases.map((l) => `lim:${l.key}`)],
+      [now, ttlMs, hold],
+    );
     return Number(kept) === 1;
   }
 }

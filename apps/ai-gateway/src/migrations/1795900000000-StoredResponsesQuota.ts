@@ -15,7 +15,9 @@ export class StoredResponsesQuota1795900000000 implements MigrationInterface {
         key_id uuid PRIMARY KEY REFERENCES ai_api_keys(id) ON DELETE CASCADE,
         bytes bigint NOT NULL CHECK (bytes >= 0)
       )`);
-    await q.query(`INSERT INTO ai_response_store_usage (key_id, bytes) SELECT key_id, sum(bytes) FROM ai_responses GROUP BY key_id`);
+    await q.query(
+      `INSERT INTO ai_response_store_usage (key_id, bytes) SELECT key_id, sum(bytes) FROM ai_responses GROUP BY key_id`,
+    );
     // The sweep sets a key's total to the sum of its rows: read from this index alone.
     await q.query(`CREATE INDEX ix_ai_responses_key ON ai_responses (key_id) INCLUDE (bytes)`);
   }

@@ -28,7 +28,9 @@ export class UsageHourly1796100000000 implements MigrationInterface {
         cost_yuan numeric(24, 10) NOT NULL
       )`);
     // Entries without a key (none today) share the all-zero id, so one unique index covers every row.
-    await q.query(`CREATE UNIQUE INDEX ux_ai_usage_hourly ON ai_usage_hourly ((coalesce(key_id, '00000000-0000-0000-0000-000000000000'::uuid)), hour, endpoint, model)`);
+    await q.query(
+      `CREATE UNIQUE INDEX ux_ai_usage_hourly ON ai_usage_hourly ((coalesce(key_id, '00000000-0000-0000-0000-000000000000'::uuid)), hour, endpoint, model)`,
+    );
     // A key's report (the common one) reads its own rows only; the admin report of all keys, a range of hours.
     await q.query(`CREATE INDEX ix_ai_usage_hourly_key_hour ON ai_usage_hourly (key_id, hour)`);
     await q.query(`CREATE INDEX ix_ai_usage_hourly_hour ON ai_usage_hourly (hour)`);
@@ -47,7 +49,9 @@ export class UsageHourly1796100000000 implements MigrationInterface {
           cost_yuan = h.cost_yuan + EXCLUDED.cost_yuan;
         RETURN NULL;
       END $$`);
-    await q.query(`CREATE TRIGGER ai_usage_hourly_add AFTER INSERT ON ai_usage_records REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ai_usage_hourly_add()`);
+    await q.query(
+      `CREATE TRIGGER ai_usage_hourly_add AFTER INSERT ON ai_usage_records REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ai_usage_hourly_add()`,
+    );
     await q.query(`
       INSERT INTO ai_usage_hourly
       SELECT key_id, date_trunc('hour', created_at, 'UTC'), endpoint, model, count(*), count(*) FILTER (WHERE status = 'failed'),

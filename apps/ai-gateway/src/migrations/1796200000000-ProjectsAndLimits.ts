@@ -58,8 +58,12 @@ export class ProjectsAndLimits1796200000000 implements MigrationInterface {
     await q.query(`CREATE INDEX ix_ai_api_keys_project ON ai_api_keys (project_id) WHERE project_id IS NOT NULL`);
 
     // Windows and leases live a minute or a call: unlogged (a crash forgets them, which only forgives).
-    await q.query(`CREATE UNLOGGED TABLE ai_limit_windows (key text NOT NULL, bucket bigint NOT NULL, amount bigint NOT NULL, PRIMARY KEY (key, bucket))`);
-    await q.query(`CREATE UNLOGGED TABLE ai_limit_leases (key text NOT NULL, hold_id uuid NOT NULL, expires_at timestamptz NOT NULL, PRIMARY KEY (key, hold_id))`);
+    await q.query(
+      `CREATE UNLOGGED TABLE ai_limit_windows (key text NOT NULL, bucket bigint NOT NULL, amount bigint NOT NULL, PRIMARY KEY (key, bucket))`,
+    );
+    await q.query(
+      `CREATE UNLOGGED TABLE ai_limit_leases (key text NOT NULL, hold_id uuid NOT NULL, expires_at timestamptz NOT NULL, PRIMARY KEY (key, hold_id))`,
+    );
     await q.query(`
       CREATE TABLE ai_budget_usage (
         subject text NOT NULL,
@@ -72,7 +76,9 @@ export class ProjectsAndLimits1796200000000 implements MigrationInterface {
         exhausted_at timestamptz,
         PRIMARY KEY (subject, period_start)
       )`);
-    await q.query(`CREATE TABLE ai_limit_holds (id uuid PRIMARY KEY, budgets jsonb NOT NULL, expires_at timestamptz NOT NULL)`);
+    await q.query(
+      `CREATE TABLE ai_limit_holds (id uuid PRIMARY KEY, budgets jsonb NOT NULL, expires_at timestamptz NOT NULL)`,
+    );
     await q.query(`CREATE INDEX ix_ai_limit_holds_expires ON ai_limit_holds (expires_at)`);
     await q.query(`CREATE INDEX ix_ai_limit_leases_hold ON ai_limit_leases (hold_id)`);
 

@@ -12,4 +12,17 @@ import { AuditLogAndWebhooks1796300000000 } from './1796300000000-AuditLogAndWeb
 import { BudgetWebhookEvents1796500000000 } from './1796500000000-BudgetWebhookEvents';
 
 // Every migration of the AI gateway, in order (append new ones).
-export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [SharedState1732240000000, CreateApiKeysAndUsage1795400000000, SharedStateUnlogged1795500000000, CreateBudgetHolds1795600000000, CreateStoredResponses1795700000000, UsageEntryIds1795800000000, StoredResponsesQuota1795900000000, StoredResponseObjects1796000000000, UsageHourly1796100000000, ProjectsAndLimits1796200000000, AuditLogAndWebhooks1796300000000, BudgetWebhookEvents1796500000000];
+export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
+  SharedState1732240000000,
+  CreateApiKeysAndUsage1795400000000,
+  SharedStateUnlogged1795500000000,
+  CreateBudgetHolds1795600000000,
+  CreateStoredResponses1795700000000,
+  UsageEntryIds1795800000000,
+  StoredResponsesQuota1795900000000,
+  StoredResponseObjects1796000000000,
+  UsageHourly1796100000000,
+  ProjectsAndLimits1796200000000,
+  AuditLogAndWebhooks1796300000000,
+  BudgetWebhookEvents1796500000000,
+];

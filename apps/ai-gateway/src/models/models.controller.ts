@@ -9,10 +9,16 @@ import { ApiOpenAiErrors } from '../http/openai-error.doc';
 export class ModelResponse {
   @ApiProperty({ example: 'vendor-gpt-4-mini' }) id: string;
   @ApiProperty({ example: 'model' }) object: 'model';
-  @ApiProperty({ example: 1795400000, description: 'Unix seconds (when this gateway loaded the model list)' }) created: number;
+  @ApiProperty({ example: 1795400000, description: 'Unix seconds (when this gateway loaded the model list)' })
+  created: number;
   @ApiProperty({ example: 'vendor' }) owned_by: string;
-  @ApiProperty({ example: 'chat', enum: ['chat', 'embeddings'], description: 'Gateway extension: endpoint family' }) kind: 'chat' | 'embeddings';
-  @ApiProperty({ example: 128000, description: 'Gateway extension: context length (chat) or max tokens per input (embeddings)' }) context_length: number;
+  @ApiProperty({ example: 'chat', enum: ['chat', 'embeddings'], description: 'Gateway extension: endpoint family' })
+  kind: 'chat' | 'embeddings';
+  @ApiProperty({
+    example: 128000,
+    description: 'Gateway extension: context length (chat) or max tokens per input (embeddings)',
+  })
+  context_length: number;
 }
 
 export class ModelListResponse {
@@ -28,7 +34,14 @@ function usable(claims: ApiKeyClaims, m: ModelInfo): boolean {
 }
 
 function toModel(m: ModelInfo): ModelResponse {
-  return { id: m.name, object: 'model', created: LOADED_AT, owned_by: m.ownedBy, kind: m.kind, context_length: m.contextLength };
+  return {
+    id: m.name,
+    object: 'model',
+    created: LOADED_AT,
+    owned_by: m.ownedBy,
+    kind: m.kind,
+    context_length: m.contextLength,
+  };
 }
 
 @ApiTags('models')
@@ -37,12 +50,20 @@ export class ModelsController {
   constructor(private readonly router: LlmRouter) {}
 
   @Get()
-  @ApiOperation({ summary: 'Models this key may use: served by a configured upstream, in its model allowlist and its scopes' })
+  @ApiOperation({
+    summary: 'Models this key may use: served by a configured upstream, in its model allowlist and its scopes',
+  })
   @ApiOkResponse({ type: ModelListResponse })
   @ApiOpenAiErrors(401)
   list(@CurrentPrincipal() principal: Principal): ModelListResponse {
     const claims = apiKeyClaims(principal);
-    return { object: 'list', data: this.router.servedModels().filter((m) => usable(claims, m)).map(toModel) };
+    return {
+      object: 'list',
+      data: this.router
+        .servedModels()
+        .filter((m) => usable(claims, m))
+        .map(toModel),
+    };
   }
 
   @Get(':model')

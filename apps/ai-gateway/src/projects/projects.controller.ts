@@ -3,7 +3,14 @@ import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } fro
 import { AuditContext, AuditRequest } from '@app/audit';
 import { Roles } from '@app/auth';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
-import { CreateProjectRequest, DeletedProjectResponse, ListProjectsQuery, ProjectListResponse, ProjectResponse, UpdateProjectRequest } from './dtos/project.dto';
+import {
+  CreateProjectRequest,
+  DeletedProjectResponse,
+  ListProjectsQuery,
+  ProjectListResponse,
+  ProjectResponse,
+  UpdateProjectRequest,
+} from './dtos/project.dto';
 import { ProjectsService } from './projects.service';
 
 @ApiTags('admin')
@@ -14,7 +21,11 @@ export class ProjectsController {
 
   @Post()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Create a project', description: 'Bearer ADMIN_TOKEN. Its limits and budgets bind all of its keys together, on top of each key\'s own; keys join it with `project_id`.' })
+  @ApiOperation({
+    summary: 'Create a project',
+    description:
+      "Bearer ADMIN_TOKEN. Its limits and budgets bind all of its keys together, on top of each key's own; keys join it with `project_id`.",
+  })
   @ApiBody({
     type: CreateProjectRequest,
     examples: {
@@ -51,7 +62,10 @@ export class ProjectsController {
 
   @Get(':id')
   @Roles('viewer')
-  @ApiOperation({ summary: 'Get one project', description: 'With its limits, the current period of its budgets (`budget_usage`) and `key_count`.' })
+  @ApiOperation({
+    summary: 'Get one project',
+    description: 'With its limits, the current period of its budgets (`budget_usage`) and `key_count`.',
+  })
   @ApiOkResponse({ type: ProjectResponse })
   @ApiOpenAiErrors(401, 403, 404)
   get(@Param('id') id: string): Promise<ProjectResponse> {
@@ -59,16 +73,34 @@ export class ProjectsController {
   }
 
   @Patch(':id')
-  @ApiOperation({ summary: 'Change name, limits or budgets', description: '`null` removes a limit. Takes effect for its keys on every replica within AI_KEY_CACHE_TTL_MS.' })
-  @ApiBody({ type: UpdateProjectRequest, examples: { raiseBudget: { value: { budget_yuan: 1000 } }, dailyTokens: { value: { budget_tokens: 2000000, budget_period: 'daily' } }, removeModelLimits: { value: { model_limits: null } } } })
+  @ApiOperation({
+    summary: 'Change name, limits or budgets',
+    description: '`null` removes a limit. Takes effect for its keys on every replica within AI_KEY_CACHE_TTL_MS.',
+  })
+  @ApiBody({
+    type: UpdateProjectRequest,
+    examples: {
+      raiseBudget: { value: { budget_yuan: 1000 } },
+      dailyTokens: { value: { budget_tokens: 2000000, budget_period: 'daily' } },
+      removeModelLimits: { value: { model_limits: null } },
+    },
+  })
   @ApiOkResponse({ type: ProjectResponse })
   @ApiOpenAiErrors(400, 401, 403, 404)
-  update(@Param('id') id: string, @Body() body: UpdateProjectRequest, @AuditRequest() ctx: AuditContext): Promise<ProjectResponse> {
+  update(
+    @Param('id') id: string,
+    @Body() body: UpdateProjectRequest,
+    @AuditRequest() ctx: AuditContext,
+  ): Promise<ProjectResponse> {
     return this.projects.update(id, body, ctx);
   }
 
   @Delete(':id')
-  @ApiOperation({ summary: 'Delete a project', description: 'Refused with 409 `project_has_keys` while keys that are not revoked belong to it (move them with PATCH /admin/keys/{id} `project_id`, or revoke them). Its revoked keys keep their usage and lose their project_id.' })
+  @ApiOperation({
+    summary: 'Delete a project',
+    description:
+      'Refused with 409 `project_has_keys` while keys that are not revoked belong to it (move them with PATCH /admin/keys/{id} `project_id`, or revoke them). Its revoked keys keep their usage and lose their project_id.',
+  })
   @ApiOkResponse({ type: DeletedProjectResponse })
   @ApiOpenAiErrors(401, 403, 404, 409)
   delete(@Param('id') id: string, @AuditRequest() ctx: AuditContext): Promise<DeletedProjectResponse> {

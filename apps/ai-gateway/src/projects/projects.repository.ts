@@ -29,7 +29,12 @@ export class ProjectsRepository {
       const repo = m.getRepository(Project);
       const saved = await repo.save(repo.create(fields));
       const project = (await repo.findOne({ where: { id: saved.id } }))!;
-      await this.audit.record(m, { ...ctx, action: 'project.created', target: { type: 'project', id: project.id }, after: projectAuditValues(project) });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'project.created',
+        target: { type: 'project', id: project.id },
+        after: projectAuditValues(project),
+      });
       return project;
     });
   }
@@ -40,7 +45,12 @@ export class ProjectsRepository {
 
   /** Newest first; `q` matches a part of the name, case-insensitive (LIKE wildcards in it match themselves). */
   list(opts: { q?: string; limit: number; offset: number }): Promise<[Project[], number]> {
-    const qb = this.repo.createQueryBuilder('p').orderBy('p.created_at', 'DESC').addOrderBy('p.id', 'ASC').take(opts.limit).skip(opts.offset);
+    const qb = this.repo
+      .createQueryBuilder('p')
+      .orderBy('p.created_at', 'DESC')
+      .addOrderBy('p.id', 'ASC')
+      .take(opts.limit)
+      .skip(opts.offset);
     if (opts.q) qb.where(`p.name ILIKE :q ESCAPE '\\'`, { q: containsPattern(opts.q) });
     return qb.getManyAndCount();
   }
@@ -54,7 +64,13 @@ export class ProjectsRepository {
       const set = { ...own, ...(limits && Object.keys(limits).length ? { limits } : {}) };
       if (Object.keys(set).length) await repo.update({ id }, set);
       const after = (await repo.findOne({ where: { id } }))!;
-      await this.audit.record(m, { ...ctx, action: 'project.updated', target: { type: 'project', id }, before: projectAuditValues(before), after: projectAuditValues(after) });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'project.updated',
+        target: { type: 'project', id },
+        before: projectAuditValues(before),
+        after: projectAuditValues(after),
+      });
       return after;
     });
   }
@@ -79,11 +95,19 @@ export class ProjectsRepository {
     return this.db.transaction(async (m) => {
       const before = await m.getRepository(Project).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
       if (!before) return { deleted: false, keys: 0 };
-      const [{ n }] = await m.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM ai_api_keys WHERE project_id = $1 AND revoked_at IS NULL`, [id]);
+      const [{ n }] = await m.query<Array<{ n: number }>>(
+        `SELECT count(*)::int AS n FROM ai_api_keys WHERE project_id = $1 AND revoked_at IS NULL`,
+        [id],
+      );
       if (n > 0) return { deleted: false, keys: n };
       await m.query(`UPDATE ai_api_keys SET project_id = NULL, updated_at = now() WHERE project_id = $1`, [id]);
       await m.query(`DELETE FROM ai_projects WHERE id = $1`, [id]);
-      await this.audit.record(m, { ...ctx, action: 'project.deleted', target: { type: 'project', id }, before: projectAuditValues(before) });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'project.deleted',
+        target: { type: 'project', id },
+        before: projectAuditValues(before),
+      });
       return { deleted: true, keys: 0 };
     });
   }

@@ -4,7 +4,13 @@ import { GatewayError, GatewayErrorCode } from '../errors';
 import { ApiKeysService } from '../keys/api-keys.service';
 import { limitChanges, LimitFields } from '../limits/limit-fields';
 import type { LimitFieldsRequest } from '../limits/dtos/limit-fields.dto';
-import { CreateProjectRequest, DeletedProjectResponse, ProjectListResponse, ProjectResponse, UpdateProjectRequest } from './dtos/project.dto';
+import {
+  CreateProjectRequest,
+  DeletedProjectResponse,
+  ProjectListResponse,
+  ProjectResponse,
+  UpdateProjectRequest,
+} from './dtos/project.dto';
 import { Project } from './project.entity';
 import { ProjectChanges, ProjectsRepository } from './projects.repository';
 

@@ -35,7 +35,11 @@ export class CreateResponse {
     // OpenAI's default is store: true (the AI SDK's Responses provider relies on it).
     const stored = this.store.enabled && params.body.store !== false;
     const { chat, echo, items } = withInput(params, { resolved, stored });
-    const answer = new ResponsesAnswer(chat.model, echo, stored ? (response) => this.store.save(keyId, response, items) : undefined);
+    const answer = new ResponsesAnswer(
+      chat.model,
+      echo,
+      stored ? (response) => this.store.save(keyId, response, items) : undefined,
+    );
     return this.chat.handle(principal, chat, ctx, answer);
   }
 }

@@ -16,10 +16,46 @@ describe('input item resources', () => {
   });
 
   it('shapes stored items as the item resources of the spec (id, type, status, parts)', () => {
-    expect(inputItemResource({ role: 'user', content: 'hi' }, 'msg_1')).toEqual({ id: 'msg_1', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'hi' }] });
-    expect(inputItemResource({ role: 'user', content: [{ type: 'input_text', text: 'see' }, { type: 'input_image', image_url: 'https://x/a.png', detail: 'auto' }] }, 'msg_2')).toMatchObject({ content: [{ type: 'input_text' }, { type: 'input_image', detail: 'auto' }] });
-    expect(inputItemResource({ role: 'assistant', content: 'ok' }, 'msg_3')).toEqual({ id: 'msg_3', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'ok', annotations: [], logprobs: [] }] });
-    expect(inputItemResource({ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }, 'fc_1')).toEqual({ id: 'fc_1', type: 'function_call', status: 'completed', call_id: 'c', name: 'f', arguments: '{}' });
-    expect(inputItemResource({ type: 'function_call_output', call_id: 'c', output: 'x' }, 'fco_1')).toEqual({ id: 'fco_1', type: 'function_call_output', status: 'completed', call_id: 'c', output: 'x' });
+    expect(inputItemResource({ role: 'user', content: 'hi' }, 'msg_1')).toEqual({
+      id: 'msg_1',
+      type: 'message',
+      role: 'user',
+      status: 'completed',
+      content: [{ type: 'input_text', text: 'hi' }],
+    });
+    expect(
+      inputItemResource(
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'see' },
+            { type: 'input_image', image_url: 'https://x/a.png', detail: 'auto' },
+          ],
+        },
+        'msg_2',
+      ),
+    ).toMatchObject({ content: [{ type: 'input_text' }, { type: 'input_image', detail: 'auto' }] });
+    expect(inputItemResource({ role: 'assistant', content: 'ok' }, 'msg_3')).toEqual({
+      id: 'msg_3',
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'ok', annotations: [], logprobs: [] }],
+    });
+    expect(inputItemResource({ type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }, 'fc_1')).toEqual({
+      id: 'fc_1',
+      type: 'function_call',
+      status: 'completed',
+      call_id: 'c',
+      name: 'f',
+      arguments: '{}',
+    });
+    expect(inputItemResource({ type: 'function_call_output', call_id: 'c', output: 'x' }, 'fco_1')).toEqual({
+      id: 'fco_1',
+      type: 'function_call_output',
+      status: 'completed',
+      call_id: 'c',
+      output: 'x',
+    });
   });
 });

@@ -39,7 +39,19 @@ export function inputItemPosition(responseId: string, id: string): number | unde
 }
 
 const textOf = (content: unknown): string =>
-  typeof content === 'string' ? content : Array.isArray(content) ? content.map((p) => (isObj(p) && typeof p.text === 'string' ? p.text : isObj(p) && typeof p.refusal === 'string' ? p.refusal : '')).join('') : '';
+  typeof content === 'string'
+    ? content
+    : Array.isArray(content)
+      ? content
+          .map((p) =>
+            isObj(p) && typeof p.text === 'string'
+              ? p.text
+              : isObj(p) && typeof p.refusal === 'string'
+                ? p.refusal
+                : '',
+          )
+          .join('')
+      : '';
 
 /**
  * A stored input item as an item resource: user, system and developer messages with `input_text` /
@@ -48,14 +60,41 @@ const textOf = (content: unknown): string =>
  * older layout) keeps its fields, with the id and a type.
  */
 export function inputItemResource(item: unknown, id: string): Obj {
-  if (!isObj(item)) return { id, type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: typeof item === 'string' ? item : JSON.stringify(item ?? '') }] };
+  if (!isObj(item))
+    return {
+      id,
+      type: 'message',
+      role: 'user',
+      status: 'completed',
+      content: [{ type: 'input_text', text: typeof item === 'string' ? item : JSON.stringify(item ?? '') }],
+    };
   const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
   switch (type) {
     case 'message':
-      if (item.role === 'assistant') return { id, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: textOf(item.content), annotations: [], logprobs: [] }] };
-      return { id, type: 'message', role: item.role, status: 'completed', content: typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content };
+      if (item.role === 'assistant')
+        return {
+          id,
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: textOf(item.content), annotations: [], logprobs: [] }],
+        };
+      return {
+        id,
+        type: 'message',
+        role: item.role,
+        status: 'completed',
+        content: typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content,
+      };
     case 'function_call':
-      return { id, type: 'function_call', status: 'completed', call_id: item.call_id, name: item.name, arguments: item.arguments };
+      return {
+        id,
+        type: 'function_call',
+        status: 'completed',
+        call_id: item.call_id,
+        name: item.name,
+        arguments: item.arguments,
+      };
     case 'function_call_output':
       return { id, type: 'function_call_output', status: 'completed', call_id: item.call_id, output: item.output };
     default:

@@ -39,7 +39,10 @@ const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(
 export function responseUsage(u: Usage): Obj {
   return {
     input_tokens: u.prompt_tokens,
-    input_tokens_details: { cached_tokens: count(u.prompt_tokens_details?.cached_tokens), cache_write_tokens: count(u.prompt_tokens_details?.cache_write_tokens) },
+    input_tokens_details: {
+      cached_tokens: count(u.prompt_tokens_details?.cached_tokens),
+      cache_write_tokens: count(u.prompt_tokens_details?.cache_write_tokens),
+    },
     output_tokens: u.completion_tokens,
     output_tokens_details: { reasoning_tokens: count(u.completion_tokens_details?.reasoning_tokens) },
     total_tokens: u.prompt_tokens + u.completion_tokens,
@@ -54,13 +57,36 @@ const outputText = (text: string): Obj => ({ type: 'output_text', text, annotati
  * (upstream errors, timeouts) is a `server_error` there, its own code staying in the `error` event.
  */
 const RESPONSE_ERROR_CODES = new Set([
-  'server_error', 'rate_limit_exceeded', 'invalid_prompt', 'data_residency_mismatch', 'bio_policy', 'vector_store_timeout', 'invalid_image', 'invalid_image_format',
-  'invalid_base64_image', 'invalid_image_url', 'image_too_large', 'image_too_small', 'image_parse_error', 'image_content_policy_violation', 'invalid_image_mode',
-  'image_file_too_large', 'unsupported_image_media_type', 'empty_image_file', 'failed_to_download_image', 'image_file_not_found',
+  'server_error',
+  'rate_limit_exceeded',
+  'invalid_prompt',
+  'data_residency_mismatch',
+  'bio_policy',
+  'vector_store_timeout',
+  'invalid_image',
+  'invalid_image_format',
+  'invalid_base64_image',
+  'invalid_image_url',
+  'image_too_large',
+  'image_too_small',
+  'image_parse_error',
+  'image_content_policy_violation',
+  'invalid_image_mode',
+  'image_file_too_large',
+  'unsupported_image_media_type',
+  'empty_image_file',
+  'failed_to_download_image',
+  'image_file_not_found',
 ]);
 
 function messageItem(id: string, text: string, status: string): Obj {
-  return { id, type: 'message', status, role: 'assistant', content: status === 'in_progress' ? [] : [outputText(text)] };
+  return {
+    id,
+    type: 'message',
+    status,
+    role: 'assistant',
+    content: status === 'in_progress' ? [] : [outputText(text)],
+  };
 }
 
 function functionCallItem(id: string, callId: string, name: string, args: string, status: string): Obj {
@@ -108,7 +134,15 @@ export class ResponsesAnswer implements ChatAnswerShape {
     const text = typeof choice?.message?.content === 'string' ? choice.message.content : '';
     if (text) output.push(messageItem(newId('msg'), text, 'completed'));
     for (const call of toolCallsOf(choice?.message?.tool_calls)) {
-      output.push(functionCallItem(newId('fc'), strOr(call.id, newId('call')), strOr(call.function?.name, ''), strOr(call.function?.arguments, ''), 'completed'));
+      output.push(
+        functionCallItem(
+          newId('fc'),
+          strOr(call.id, newId('call')),
+          strOr(call.function?.name, ''),
+          strOr(call.function?.arguments, ''),
+          'completed',
+        ),
+      );
     }
     this.finishReason = choice?.finish_reason ?? null;
     return this.stored(this.response(this.finalStatus(), output, result.usage));
@@ -131,7 +165,13 @@ export class ResponsesAnswer implements ChatAnswerShape {
     this.start(events);
     this.closeAll(events);
     const status = this.finalStatus();
-    const response = await this.stored(this.response(status, this.items.map((i) => i.item), usage));
+    const response = await this.stored(
+      this.response(
+        status,
+        this.items.map((i) => i.item),
+        usage,
+      ),
+    );
     events.push(this.event(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response }));
     return events;
   }
@@ -148,7 +188,18 @@ export class ResponsesAnswer implements ChatAnswerShape {
     const code = error.code ?? error.type ?? null;
     events.push(this.event('error', { code, message: error.message, param: error.param ?? null }));
     const failedCode = code !== null && RESPONSE_ERROR_CODES.has(code) ? code : 'server_error';
-    events.push(this.event('response.failed', { response: { ...this.response('failed', this.items.map((i) => i.item), undefined), error: { code: failedCode, message: error.message } } }));
+    events.push(
+      this.event('response.failed', {
+        response: {
+          ...this.response(
+            'failed',
+            this.items.map((i) => i.item),
+            undefined,
+          ),
+          error: { code: failedCode, message: error.message },
+        },
+      }),
+    );
     return events;
   }
 
@@ -169,11 +220,26 @@ export class ResponsesAnswer implements ChatAnswerShape {
       const item = messageItem(newId('msg'), '', 'in_progress');
       this.openMessage = this.items.push({ item, open: true, text: '' }) - 1;
       events.push(this.event('response.output_item.added', { output_index: this.openMessage, item: { ...item } }));
-      events.push(this.event('response.content_part.added', { item_id: item.id, output_index: this.openMessage, content_index: 0, part: outputText('') }));
+      events.push(
+        this.event('response.content_part.added', {
+          item_id: item.id,
+          output_index: this.openMessage,
+          content_index: 0,
+          part: outputText(''),
+        }),
+      );
     }
     const entry = this.items[this.openMessage];
     entry.text += delta;
-    events.push(this.event('response.output_text.delta', { item_id: entry.item.id, output_index: this.openMessage, content_index: 0, delta, logprobs: [] }));
+    events.push(
+      this.event('response.output_text.delta', {
+        item_id: entry.item.id,
+        output_index: this.openMessage,
+        content_index: 0,
+        delta,
+        logprobs: [],
+      }),
+    );
   }
 
   /** Chat tool-call deltas arrive by `index`: the first names the call, later ones carry argument fragments. */
@@ -184,7 +250,13 @@ export class ResponsesAnswer implements ChatAnswerShape {
       // Only the text message closes here; calls may interleave (index 0, 1, 0), so every function
       // call stays open until the end and no arguments delta can follow its item's .done event.
       this.closeMessage(events);
-      const item = functionCallItem(newId('fc'), strOr(call.id, newId('call')), strOr(call.function?.name, ''), '', 'in_progress');
+      const item = functionCallItem(
+        newId('fc'),
+        strOr(call.id, newId('call')),
+        strOr(call.function?.name, ''),
+        '',
+        'in_progress',
+      );
       at = this.items.push({ item, open: true }) - 1;
       this.toolItems.set(index, at);
       events.push(this.event('response.output_item.added', { output_index: at, item: { ...item } }));
@@ -193,7 +265,13 @@ export class ResponsesAnswer implements ChatAnswerShape {
     const fragment = call.function?.arguments;
     if (typeof fragment === 'string' && fragment.length > 0) {
       entry.item.arguments = `${entry.item.arguments as string}${fragment}`;
-      events.push(this.event('response.function_call_arguments.delta', { item_id: entry.item.id, output_index: at, delta: fragment }));
+      events.push(
+        this.event('response.function_call_arguments.delta', {
+          item_id: entry.item.id,
+          output_index: at,
+          delta: fragment,
+        }),
+      );
     }
   }
 
@@ -212,13 +290,35 @@ export class ResponsesAnswer implements ChatAnswerShape {
     if (entry.item.type === 'message') {
       const text = entry.text ?? '';
       const part = outputText(text);
-      events.push(this.event('response.output_text.done', { item_id: entry.item.id, output_index: index, content_index: 0, text, logprobs: [] }));
-      events.push(this.event('response.content_part.done', { item_id: entry.item.id, output_index: index, content_index: 0, part }));
+      events.push(
+        this.event('response.output_text.done', {
+          item_id: entry.item.id,
+          output_index: index,
+          content_index: 0,
+          text,
+          logprobs: [],
+        }),
+      );
+      events.push(
+        this.event('response.content_part.done', {
+          item_id: entry.item.id,
+          output_index: index,
+          content_index: 0,
+          part,
+        }),
+      );
       entry.item = messageItem(entry.item.id as string, text, 'completed');
       this.openMessage = undefined;
     } else {
       entry.item = { ...entry.item, status: 'completed' };
-      events.push(this.event('response.function_call_arguments.done', { item_id: entry.item.id, output_index: index, name: entry.item.name, arguments: entry.item.arguments }));
+      events.push(
+        this.event('response.function_call_arguments.done', {
+          item_id: entry.item.id,
+          output_index: index,
+          name: entry.item.name,
+          arguments: entry.item.arguments,
+        }),
+      );
     }
     events.push(this.event('response.output_item.done', { output_index: index, item: entry.item }));
   }
@@ -234,7 +334,10 @@ export class ResponsesAnswer implements ChatAnswerShape {
       created_at: this.createdAt,
       status,
       error: null,
-      incomplete_details: status === 'incomplete' ? { reason: this.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' } : null,
+      incomplete_details:
+        status === 'incomplete'
+          ? { reason: this.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' }
+          : null,
       model: this.model,
       output,
       previous_response_id: null,

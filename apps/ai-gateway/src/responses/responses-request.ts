@@ -16,8 +16,39 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const IMAGE_URL = /^(https?:|data:image\/)/i;
 
 /** Accepted and not forwarded (`store` decides what the gateway keeps): no hosted tools, no logprobs or reasoning items. */
-const IGNORED_FIELDS = new Set(['store', 'metadata', 'include', 'truncation', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'top_logprobs', 'max_tool_calls', 'stream_options', 'background']);
-const FIELDS = new Set(['model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'max_output_tokens', 'temperature', 'top_p', 'text', 'reasoning', 'stream', 'user', 'previous_response_id', 'conversation', 'prompt', ...IGNORED_FIELDS]);
+const IGNORED_FIELDS = new Set([
+  'store',
+  'metadata',
+  'include',
+  'truncation',
+  'service_tier',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'safety_identifier',
+  'top_logprobs',
+  'max_tool_calls',
+  'stream_options',
+  'background',
+]);
+const FIELDS = new Set([
+  'model',
+  'input',
+  'instructions',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'max_output_tokens',
+  'temperature',
+  'top_p',
+  'text',
+  'reasoning',
+  'stream',
+  'user',
+  'previous_response_id',
+  'conversation',
+  'prompt',
+  ...IGNORED_FIELDS,
+]);
 /**
  * Chat Completions fields: not Responses fields, and carried into the chat request they would be read
  * by the chat pipeline as its own (`n`, `max_tokens`, `messages`, ...) without chat's checks. Refused as
@@ -29,19 +60,25 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A 400 naming the field (`param`), as OpenAI answers; the responses folder's one way to refuse a value. */
-export function invalid(message: string, param: string, code: GatewayValidationCode = GatewayErrorCode.InvalidValue): GatewayError {
+export function invalid(
+  message: string,
+  param: string,
+  code: GatewayValidationCode = GatewayErrorCode.InvalidValue,
+): GatewayError {
   return new GatewayError(code, { message, param });
 }
 
 function str(v: unknown, param: string, opts: { min?: number; max?: number } = {}): string {
   if (typeof v !== 'string') throw invalid(`${param} must be a string`, param, GatewayErrorCode.InvalidType);
   if (v.length < (opts.min ?? 0)) throw invalid(`${param} must not be empty`, param);
-  if (opts.max !== undefined && v.length > opts.max) throw invalid(`${param} must be at most ${opts.max} characters`, param);
+  if (opts.max !== undefined && v.length > opts.max)
+    throw invalid(`${param} must be at most ${opts.max} characters`, param);
   return v;
 }
 
 function num(v: unknown, param: string, min: number, max: number, integer = false): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v))) throw invalid(`${param} must be ${integer ? 'an integer' : 'a number'}`, param, GatewayErrorCode.InvalidType);
+  if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v)))
+    throw invalid(`${param} must be ${integer ? 'an integer' : 'a number'}`, param, GatewayErrorCode.InvalidType);
   if (v < min || v > max) throw invalid(`${param} must be between ${min} and ${max}`, param);
   return v;
 }
@@ -58,7 +95,8 @@ function schema(v: unknown, param: string): Obj {
   while (stack.length) {
     const [node, depth] = stack.pop()!;
     if (depth > MAX_SCHEMA_DEPTH) throw invalid(`${param} is nested deeper than ${MAX_SCHEMA_DEPTH} levels`, param);
-    if (typeof node === 'object' && node !== null) for (const child of Object.values(node)) stack.push([child, depth + 1]);
+    if (typeof node === 'object' && node !== null)
+      for (const child of Object.values(node)) stack.push([child, depth + 1]);
   }
   return v;
 }
@@ -67,17 +105,34 @@ function schema(v: unknown, param: string): Obj {
 function joinText(parts: Obj[], param: string, allowed: readonly string[]): string {
   return parts
     .map((p, j) => {
-      if (!allowed.includes(p.type as string)) throw invalid(`${param}[${j}].type ${JSON.stringify(p.type)} is not allowed here (expected ${allowed.join(', ')})`, `${param}[${j}].type`);
-      return str(p.type === 'refusal' ? p.refusal : p.text, `${param}[${j}].${p.type === 'refusal' ? 'refusal' : 'text'}`);
+      if (!allowed.includes(p.type as string))
+        throw invalid(
+          `${param}[${j}].type ${JSON.stringify(p.type)} is not allowed here (expected ${allowed.join(', ')})`,
+          `${param}[${j}].type`,
+        );
+      return str(
+        p.type === 'refusal' ? p.refusal : p.text,
+        `${param}[${j}].${p.type === 'refusal' ? 'refusal' : 'text'}`,
+      );
     })
     .join('');
 }
 
 function partsOf(content: unknown, param: string): Obj[] {
-  if (!Array.isArray(content) || content.length === 0) throw invalid(`${param} must be a string or a non-empty array of content parts`, param, GatewayErrorCode.InvalidType);
+  if (!Array.isArray(content) || content.length === 0)
+    throw invalid(
+      `${param} must be a string or a non-empty array of content parts`,
+      param,
+      GatewayErrorCode.InvalidType,
+    );
   if (content.length > MAX_CONTENT_PARTS) throw invalid(`${param} has more than ${MAX_CONTENT_PARTS} parts`, param);
   content.forEach((p, j) => {
-    if (!isObj(p) || typeof p.type !== 'string') throw invalid(`${param}[${j}] must be a content part object with a type`, `${param}[${j}]`, GatewayErrorCode.InvalidType);
+    if (!isObj(p) || typeof p.type !== 'string')
+      throw invalid(
+        `${param}[${j}] must be a content part object with a type`,
+        `${param}[${j}]`,
+        GatewayErrorCode.InvalidType,
+      );
   });
   return content as Obj[];
 }
@@ -107,25 +162,45 @@ function userContent(content: unknown, param: string): { chat: ChatMessage['cont
         return { type: 'text', text };
       }
       case 'input_image': {
-        if (p.file_id != null) throw invalid(`${at}.file_id is not supported (this gateway stores no files): send image_url as an https URL or a data:image/... URL instead`, `${at}.file_id`, GatewayErrorCode.UnsupportedParameter);
+        if (p.file_id != null)
+          throw invalid(
+            `${at}.file_id is not supported (this gateway stores no files): send image_url as an https URL or a data:image/... URL instead`,
+            `${at}.file_id`,
+            GatewayErrorCode.UnsupportedParameter,
+          );
         const url = str(p.image_url, `${at}.image_url`, { min: 1 });
         // Same rule as chat image parts (chat-shape.ts): no file:, ftp: or other schemes reach an upstream.
-        if (!IMAGE_URL.test(url)) throw invalid(`${at}.image_url must be an http(s) URL or a data:image/... URL`, `${at}.image_url`);
+        if (!IMAGE_URL.test(url))
+          throw invalid(`${at}.image_url must be an http(s) URL or a data:image/... URL`, `${at}.image_url`);
         const detail = p.detail ?? 'auto';
-        if (!['auto', 'low', 'high'].includes(detail as string)) throw invalid(`${at}.detail must be one of auto, low, high`, `${at}.detail`);
+        if (!['auto', 'low', 'high'].includes(detail as string))
+          throw invalid(`${at}.detail must be one of auto, low, high`, `${at}.detail`);
         stored.push({ type: 'input_image', image_url: url, detail });
         return { type: 'image_url', image_url: { url, detail } };
       }
       case 'input_file': {
-        if (p.file_id != null) throw invalid(`${at}.file_id is not supported (this gateway stores no files): send file_data (the file as a base64 data URL) instead`, `${at}.file_id`, GatewayErrorCode.UnsupportedParameter);
-        if (p.file_url != null) throw invalid(`${at}.file_url is not supported (the gateway fetches no files for the model): send file_data (the file as a base64 data URL) instead`, `${at}.file_url`, GatewayErrorCode.UnsupportedParameter);
+        if (p.file_id != null)
+          throw invalid(
+            `${at}.file_id is not supported (this gateway stores no files): send file_data (the file as a base64 data URL) instead`,
+            `${at}.file_id`,
+            GatewayErrorCode.UnsupportedParameter,
+          );
+        if (p.file_url != null)
+          throw invalid(
+            `${at}.file_url is not supported (the gateway fetches no files for the model): send file_data (the file as a base64 data URL) instead`,
+            `${at}.file_url`,
+            GatewayErrorCode.UnsupportedParameter,
+          );
         const file: Obj = { file_data: str(p.file_data, `${at}.file_data`, { min: 1 }) };
         if (p.filename != null) file.filename = str(p.filename, `${at}.filename`, { max: 256 });
         stored.push({ type: 'input_file', ...file });
         return { type: 'file', file };
       }
       default:
-        throw invalid(`${at}.type ${JSON.stringify(p.type)} is not a supported input content part (input_text, input_image, input_file)`, `${at}.type`);
+        throw invalid(
+          `${at}.type ${JSON.stringify(p.type)} is not a supported input content part (input_text, input_image, input_file)`,
+          `${at}.type`,
+        );
     }
   });
   return { chat, stored };
@@ -143,11 +218,21 @@ function messageItem(item: Obj, param: string): { message: ChatMessage; stored: 
     case 'system':
     case 'developer': {
       // Developer and system instructions mean the same to a chat model; `system` is what every upstream type knows.
-      const text = typeof content === 'string' ? content : joinText(partsOf(content, `${param}.content`), `${param}.content`, ['input_text']);
+      const text =
+        typeof content === 'string'
+          ? content
+          : joinText(partsOf(content, `${param}.content`), `${param}.content`, ['input_text']);
       return { message: { role: 'system', content: text }, stored: { role, content: text } };
     }
     case 'assistant': {
-      const text = typeof content === 'string' ? content : joinText(partsOf(content, `${param}.content`), `${param}.content`, ['output_text', 'refusal', 'input_text']);
+      const text =
+        typeof content === 'string'
+          ? content
+          : joinText(partsOf(content, `${param}.content`), `${param}.content`, [
+              'output_text',
+              'refusal',
+              'input_text',
+            ]);
       return { message: { role: 'assistant', content: text }, stored: { role, content: text } };
     }
     default:
@@ -181,7 +266,12 @@ export function translateInput(input: unknown, prefix = 0): TranslatedInput {
     if (input.length === 0) throw invalid('input must not be empty', 'input');
     return { messages: [{ role: 'user', content: input }], items: [{ role: 'user', content: input }] };
   }
-  if (!Array.isArray(input) || input.length === 0) throw invalid('input must be a string or a non-empty array of items', 'input', input === undefined ? GatewayErrorCode.MissingParameter : GatewayErrorCode.InvalidType);
+  if (!Array.isArray(input) || input.length === 0)
+    throw invalid(
+      'input must be a string or a non-empty array of items',
+      'input',
+      input === undefined ? GatewayErrorCode.MissingParameter : GatewayErrorCode.InvalidType,
+    );
   if (input.length > MAX_INPUT_ITEMS) throw invalid(`input has more than ${MAX_INPUT_ITEMS} items`, 'input');
   const messages: ChatMessage[] = [];
   const items: Obj[] = [];
@@ -215,7 +305,11 @@ export function translateInput(input: unknown, prefix = 0): TranslatedInput {
       }
       case 'function_call_output': {
         const callId = str(item.call_id, `${param}.call_id`, { min: 1, max: 256 });
-        if (!calls.has(callId)) throw invalid(`No tool call found for function call output with call_id ${callId} (${param}); the function_call item must come earlier in input`, `${param}.call_id`);
+        if (!calls.has(callId))
+          throw invalid(
+            `No tool call found for function call output with call_id ${callId} (${param}); the function_call item must come earlier in input`,
+            `${param}.call_id`,
+          );
         const output = toolOutput(item.output, `${param}.output`);
         messages.push({ role: 'tool', tool_call_id: callId, content: output });
         items.push({ type: 'function_call_output', call_id: callId, output });
@@ -228,10 +322,14 @@ export function translateInput(input: unknown, prefix = 0): TranslatedInput {
         // Resolved before translation (CreateResponse); one left here refers to nothing stored.
         throw new GatewayError(GatewayErrorCode.InputItemNotFound, { id: String(item.id), param });
       default:
-        throw invalid(`${param}: item type ${JSON.stringify(type)} is not supported (message, function_call, function_call_output, reasoning)`, `${param}.type`);
+        throw invalid(
+          `${param}: item type ${JSON.stringify(type)} is not supported (message, function_call, function_call_output, reasoning)`,
+          `${param}.type`,
+        );
     }
   });
-  if (!messages.some((m) => m.role !== 'system')) throw invalid('input must contain at least one message that is not system or developer', 'input');
+  if (!messages.some((m) => m.role !== 'system'))
+    throw invalid('input must contain at least one message that is not system or developer', 'input');
   return { messages, items };
 }
 
@@ -241,9 +339,15 @@ function tools(v: unknown): unknown[] {
   return v.map((t, i) => {
     const param = `tools[${i}]`;
     if (!isObj(t)) throw invalid(`${param} must be an object`, param, GatewayErrorCode.InvalidType);
-    if (t.type !== 'function') throw invalid(`${param}.type ${JSON.stringify(t.type)} is not supported: hosted tools (web_search, file_search, code_interpreter, ...) run only at OpenAI; define a function tool and run it yourself instead`, `${param}.type`, GatewayErrorCode.UnsupportedParameter);
+    if (t.type !== 'function')
+      throw invalid(
+        `${param}.type ${JSON.stringify(t.type)} is not supported: hosted tools (web_search, file_search, code_interpreter, ...) run only at OpenAI; define a function tool and run it yourself instead`,
+        `${param}.type`,
+        GatewayErrorCode.UnsupportedParameter,
+      );
     const name = str(t.name, `${param}.name`, { min: 1 });
-    if (!TOOL_NAME.test(name)) throw invalid(`${param}.name must be 1 to 64 letters, digits, underscores or dashes`, `${param}.name`);
+    if (!TOOL_NAME.test(name))
+      throw invalid(`${param}.name must be 1 to 64 letters, digits, underscores or dashes`, `${param}.name`);
     const fn: Obj = { name };
     if (t.description != null) fn.description = str(t.description, `${param}.description`, { max: 16_384 });
     if (t.parameters != null) fn.parameters = schema(t.parameters, `${param}.parameters`);
@@ -254,7 +358,8 @@ function tools(v: unknown): unknown[] {
 
 function toolChoice(v: unknown): unknown {
   if (v === 'none' || v === 'auto' || v === 'required') return v;
-  if (isObj(v) && v.type === 'function') return { type: 'function', function: { name: str(v.name, 'tool_choice.name', { min: 1, max: MAX_NAME }) } };
+  if (isObj(v) && v.type === 'function')
+    return { type: 'function', function: { name: str(v.name, 'tool_choice.name', { min: 1, max: MAX_NAME }) } };
   throw invalid('tool_choice must be none, auto, required or {"type":"function","name":...}', 'tool_choice');
 }
 
@@ -282,8 +387,11 @@ function echoFormat(text: unknown): Obj {
 
 function responseFormat(text: unknown): unknown {
   if (!isObj(text)) throw invalid('text must be an object', 'text', GatewayErrorCode.InvalidType);
-  for (const k of Object.keys(text)) if (k !== 'format' && k !== 'verbosity') throw invalid(`Unknown parameter: 'text.${k}'.`, `text.${k}`, GatewayErrorCode.UnknownParameter);
-  if (text.verbosity != null && !['low', 'medium', 'high'].includes(text.verbosity as string)) throw invalid('text.verbosity must be one of low, medium, high', 'text.verbosity');
+  for (const k of Object.keys(text))
+    if (k !== 'format' && k !== 'verbosity')
+      throw invalid(`Unknown parameter: 'text.${k}'.`, `text.${k}`, GatewayErrorCode.UnknownParameter);
+  if (text.verbosity != null && !['low', 'medium', 'high'].includes(text.verbosity as string))
+    throw invalid('text.verbosity must be one of low, medium, high', 'text.verbosity');
   const f = text.format;
   if (f == null) return undefined;
   if (!isObj(f)) throw invalid('text.format must be an object', 'text.format', GatewayErrorCode.InvalidType);
@@ -294,7 +402,8 @@ function responseFormat(text: unknown): unknown {
       return { type: 'json_object' };
     case 'json_schema': {
       const name = str(f.name, 'text.format.name', { min: 1 });
-      if (!TOOL_NAME.test(name)) throw invalid('text.format.name must be 1 to 64 letters, digits, underscores or dashes', 'text.format.name');
+      if (!TOOL_NAME.test(name))
+        throw invalid('text.format.name must be 1 to 64 letters, digits, underscores or dashes', 'text.format.name');
       const js: Obj = { name, schema: schema(f.schema, 'text.format.schema') };
       if (f.description != null) js.description = str(f.description, 'text.format.description', { max: 16_384 });
       if (f.strict != null) js.strict = bool(f.strict, 'text.format.strict');
@@ -347,13 +456,26 @@ export interface ResponsesParams {
 export function responsesParams(body: unknown): ResponsesParams {
   if (!isObj(body)) throw invalid('The request body must be a JSON object', 'body', GatewayErrorCode.InvalidType);
   const unknown = unknownFields(body);
-  if (body.conversation != null) throw new GatewayError(GatewayErrorCode.ConversationNotStored, { param: 'conversation' });
-  if (body.prompt != null) throw invalid('prompt (stored prompt templates) is not supported: send the template\'s text as instructions and input', 'prompt', GatewayErrorCode.UnsupportedParameter);
-  if (body.background != null && bool(body.background, 'background')) throw invalid('background: true is not supported (no background runs to poll here): send the request without background, with stream: true for a long answer', 'background', GatewayErrorCode.UnsupportedParameter);
+  if (body.conversation != null)
+    throw new GatewayError(GatewayErrorCode.ConversationNotStored, { param: 'conversation' });
+  if (body.prompt != null)
+    throw invalid(
+      "prompt (stored prompt templates) is not supported: send the template's text as instructions and input",
+      'prompt',
+      GatewayErrorCode.UnsupportedParameter,
+    );
+  if (body.background != null && bool(body.background, 'background'))
+    throw invalid(
+      'background: true is not supported (no background runs to poll here): send the request without background, with stream: true for a long answer',
+      'background',
+      GatewayErrorCode.UnsupportedParameter,
+    );
   if (body.store != null) bool(body.store, 'store');
   if (body.metadata != null) metadata(body.metadata);
-  if (body.truncation != null && body.truncation !== 'auto' && body.truncation !== 'disabled') throw invalid('truncation must be one of auto, disabled', 'truncation');
-  if (body.include != null && !Array.isArray(body.include)) throw invalid('include must be an array', 'include', GatewayErrorCode.InvalidType);
+  if (body.truncation != null && body.truncation !== 'auto' && body.truncation !== 'disabled')
+    throw invalid('truncation must be one of auto, disabled', 'truncation');
+  if (body.include != null && !Array.isArray(body.include))
+    throw invalid('include must be an array', 'include', GatewayErrorCode.InvalidType);
 
   const chat: ChatParams = { model: str(body.model, 'model', { min: 1, max: 128 }) };
   if (body.instructions != null) str(body.instructions, 'instructions');
@@ -362,8 +484,10 @@ export function responsesParams(body: unknown): ResponsesParams {
     if (t.length) chat.tools = t;
   }
   if (body.tool_choice != null) chat.tool_choice = toolChoice(body.tool_choice);
-  if (body.parallel_tool_calls != null) chat.parallel_tool_calls = bool(body.parallel_tool_calls, 'parallel_tool_calls');
-  if (body.max_output_tokens != null) chat.max_completion_tokens = num(body.max_output_tokens, 'max_output_tokens', 1, Number.MAX_SAFE_INTEGER, true);
+  if (body.parallel_tool_calls != null)
+    chat.parallel_tool_calls = bool(body.parallel_tool_calls, 'parallel_tool_calls');
+  if (body.max_output_tokens != null)
+    chat.max_completion_tokens = num(body.max_output_tokens, 'max_output_tokens', 1, Number.MAX_SAFE_INTEGER, true);
   if (body.temperature != null) chat.temperature = num(body.temperature, 'temperature', 0, 2);
   if (body.top_p != null) chat.top_p = num(body.top_p, 'top_p', 0, 1);
   if (body.user != null) chat.user = str(body.user, 'user', { max: 256 });
@@ -375,14 +499,16 @@ export function responsesParams(body: unknown): ResponsesParams {
     if (!isObj(body.reasoning)) throw invalid('reasoning must be an object', 'reasoning', GatewayErrorCode.InvalidType);
     const effort = body.reasoning.effort;
     if (effort != null) {
-      if (!['none', 'minimal', 'low', 'medium', 'high'].includes(effort as string)) throw invalid('reasoning.effort must be one of none, minimal, low, medium, high', 'reasoning.effort');
+      if (!['none', 'minimal', 'low', 'medium', 'high'].includes(effort as string))
+        throw invalid('reasoning.effort must be one of none, minimal, low, medium, high', 'reasoning.effort');
       chat.reasoning_effort = effort;
     }
   }
   if (body.stream != null) chat.stream = bool(body.stream, 'stream');
   // Carried into the chat request as chat carries its own unknown fields: each OpenAI-type deployment's
   // unknownFields policy forwards or drops them (openai-client.ts); the Anthropic translation never sends them.
-  for (const k of Object.keys(unknown)) Object.defineProperty(chat, k, { value: unknown[k], enumerable: true, writable: true, configurable: true });
+  for (const k of Object.keys(unknown))
+    Object.defineProperty(chat, k, { value: unknown[k], enumerable: true, writable: true, configurable: true });
   return { chat, body };
 }
 
@@ -395,7 +521,12 @@ function unknownFields(body: Obj): Obj {
   const unknown = Object.create(null) as Obj;
   for (const k of Object.keys(body)) {
     if (FIELDS.has(k)) continue;
-    if (CHAT_ONLY_FIELDS.has(k)) throw invalid(`Unknown parameter: '${k}'. (a Chat Completions field; the Responses API does not take it)`, k, GatewayErrorCode.UnknownParameter);
+    if (CHAT_ONLY_FIELDS.has(k))
+      throw invalid(
+        `Unknown parameter: '${k}'. (a Chat Completions field; the Responses API does not take it)`,
+        k,
+        GatewayErrorCode.UnknownParameter,
+      );
     Object.defineProperty(unknown, k, { value: body[k], enumerable: true, writable: true, configurable: true });
   }
   const problem = checkUnknown(unknown);
@@ -407,10 +538,21 @@ function unknownFields(body: Obj): Obj {
  * The checked request with its input: `resolved` is the input with its item references and previous
  * response expanded (ResponsesRepository); `stored`: whether this response will be stored (echoed as `store`).
  */
-export function withInput(params: ResponsesParams, opts: { resolved?: ResolvedInput; stored?: boolean } = {}): TranslatedResponsesRequest {
+export function withInput(
+  params: ResponsesParams,
+  opts: { resolved?: ResolvedInput; stored?: boolean } = {},
+): TranslatedResponsesRequest {
   const { body } = params;
-  if (body.previous_response_id != null && !opts.resolved) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: typeof body.previous_response_id === 'string' ? body.previous_response_id : JSON.stringify(body.previous_response_id) });
-  const { messages, items } = opts.resolved ? translateInput(opts.resolved.input, opts.resolved.prefix) : translateInput(body.input);
+  if (body.previous_response_id != null && !opts.resolved)
+    throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, {
+      id:
+        typeof body.previous_response_id === 'string'
+          ? body.previous_response_id
+          : JSON.stringify(body.previous_response_id),
+    });
+  const { messages, items } = opts.resolved
+    ? translateInput(opts.resolved.input, opts.resolved.prefix)
+    : translateInput(body.input);
   if (body.instructions != null) messages.unshift({ role: 'system', content: body.instructions as string });
   const chat: ChatCompletionRequest = { ...params.chat, messages };
   const echo: Obj = {
@@ -434,6 +576,9 @@ export function withInput(params: ResponsesParams, opts: { resolved?: ResolvedIn
 }
 
 /** responsesParams and withInput in one step (a request without stored references, and the unit specs). */
-export function translateResponsesRequest(body: unknown, opts: { resolved?: ResolvedInput; stored?: boolean } = {}): TranslatedResponsesRequest {
+export function translateResponsesRequest(
+  body: unknown,
+  opts: { resolved?: ResolvedInput; stored?: boolean } = {},
+): TranslatedResponsesRequest {
   return withInput(responsesParams(body), opts);
 }

@@ -22,14 +22,25 @@ export class ResponsesController {
   @HttpCode(200)
   @ApiCreateResponse()
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
-  async create(@CurrentPrincipal() principal: Principal, @Body() body: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<void> {
-    await answerCall(req, res, 'responses', this.config.REQUEST_TIMEOUT_MS, (ctx) => this.createResponse.handle(principal, body, ctx));
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: Record<string, unknown>,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await answerCall(req, res, 'responses', this.config.REQUEST_TIMEOUT_MS, (ctx) =>
+      this.createResponse.handle(principal, body, ctx),
+    );
   }
 
   @Get(':response_id')
   @ApiRetrieveResponse()
   @ApiOpenAiErrors(400, 401, 403, 404, 429, 503)
-  retrieve(@CurrentPrincipal() principal: Principal, @Param('response_id') id: string, @Query() query: Record<string, unknown>): Promise<object> {
+  retrieve(
+    @CurrentPrincipal() principal: Principal,
+    @Param('response_id') id: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<object> {
     return this.stored.retrieve(principal, id, query);
   }
 
@@ -44,7 +55,11 @@ export class ResponsesController {
   @Get(':response_id/input_items')
   @ApiListInputItems()
   @ApiOpenAiErrors(400, 401, 403, 404, 429, 503)
-  inputItems(@CurrentPrincipal() principal: Principal, @Param('response_id') id: string, @Query() query: Record<string, unknown>): Promise<object> {
+  inputItems(
+    @CurrentPrincipal() principal: Principal,
+    @Param('response_id') id: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<object> {
     return this.stored.inputItems(principal, id, query);
   }
 }

@@ -35,7 +35,8 @@ const SWEEP_BATCH = 1000;
 const SWEEP_EVERY_MS = 5 * 60_000;
 
 function refId(v: unknown, param: string): string {
-  if (typeof v !== 'string' || v.length === 0 || v.length > MAX_ID) throw invalid(`${param} must be a string of 1 to ${MAX_ID} characters`, param, GatewayErrorCode.InvalidType);
+  if (typeof v !== 'string' || v.length === 0 || v.length > MAX_ID)
+    throw invalid(`${param} must be a string of 1 to ${MAX_ID} characters`, param, GatewayErrorCode.InvalidType);
   return v;
 }
 
@@ -52,10 +53,12 @@ export interface StoredReferences {
 export function referencesOf(body: unknown): StoredReferences {
   const refs: StoredReferences = { items: [] };
   if (!isObj(body)) return refs;
-  if (body.previous_response_id != null) refs.previousResponseId = refId(body.previous_response_id, 'previous_response_id');
+  if (body.previous_response_id != null)
+    refs.previousResponseId = refId(body.previous_response_id, 'previous_response_id');
   if (Array.isArray(body.input) && body.input.length <= MAX_INPUT_ITEMS) {
     body.input.forEach((item, index) => {
-      if (isObj(item) && item.type === 'item_reference') refs.items.push({ index, id: refId(item.id, `input[${index}].id`) });
+      if (isObj(item) && item.type === 'item_reference')
+        refs.items.push({ index, id: refId(item.id, `input[${index}].id`) });
     });
   }
   return refs;
@@ -71,8 +74,20 @@ export interface ResolvedInput {
  * Replaces each item reference by the stored item and puts the previous response's input and output
  * before the caller's items. Pure: `previous` and `found` come from the store.
  */
-export function expandInput(input: unknown, refs: StoredReferences, previous: { input: unknown[]; output: unknown[] } | undefined, found: Map<string, Obj>): ResolvedInput {
-  const own: unknown[] = typeof input === 'string' ? (input.length ? [{ role: 'user', content: input }] : []) : Array.isArray(input) ? [...(input as unknown[])] : [];
+export function expandInput(
+  input: unknown,
+  refs: StoredReferences,
+  previous: { input: unknown[]; output: unknown[] } | undefined,
+  found: Map<string, Obj>,
+): ResolvedInput {
+  const own: unknown[] =
+    typeof input === 'string'
+      ? input.length
+        ? [{ role: 'user', content: input }]
+        : []
+      : Array.isArray(input)
+        ? [...(input as unknown[])]
+        : [];
   for (const { index, id } of refs.items) {
     const item = found.get(id);
     // Unknown, expired and another key's ids answer alike (no oracle for other keys' ids).
@@ -80,7 +95,11 @@ export function expandInput(input: unknown, refs: StoredReferences, previous: { 
     own[index] = item;
   }
   const prior = previous ? [...previous.input, ...previous.output] : [];
-  if (prior.length + own.length > MAX_INPUT_ITEMS) throw invalid(`input has more than ${MAX_INPUT_ITEMS} items together with the items of previous_response_id`, 'input');
+  if (prior.length + own.length > MAX_INPUT_ITEMS)
+    throw invalid(
+      `input has more than ${MAX_INPUT_ITEMS} items together with the items of previous_response_id`,
+      'input',
+    );
   return { input: [...prior, ...own], prefix: prior.length };
 }
 
@@ -107,10 +126,16 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
    * undefined when the request refers to nothing (no query). Unknown, expired or another key's ids:
    * 400 naming the field.
    */
-  async resolve(keyId: string, body: Obj, refs: StoredReferences = referencesOf(body)): Promise<ResolvedInput | undefined> {
+  async resolve(
+    keyId: string,
+    body: Obj,
+    refs: StoredReferences = referencesOf(body),
+  ): Promise<ResolvedInput | undefined> {
     if (!refs.previousResponseId && refs.items.length === 0) return undefined;
-    const previousId = refs.previousResponseId !== undefined && wellFormed(refs.previousResponseId) ? refs.previousResponseId : null;
-    if (refs.previousResponseId !== undefined && previousId === null) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: refs.previousResponseId });
+    const previousId =
+      refs.previousResponseId !== undefined && wellFormed(refs.previousResponseId) ? refs.previousResponseId : null;
+    if (refs.previousResponseId !== undefined && previousId === null)
+      throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: refs.previousResponseId });
     const odd = refs.items.find((r) => !wellFormed(r.id));
     if (odd) throw new GatewayError(GatewayErrorCode.InputItemNotFound, { id: odd.id, param: `input[${odd.index}]` });
     const ids = [...new Set(refs.items.map((r) => r.id))];
@@ -126,20 +151,29 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
     );
     const itemBytes = new Map(sizes.filter((r) => r.kind === 'i').map((r) => [r.id, Number(r.bytes)]));
     const previousBytes = sizes.find((r) => r.kind === 'r')?.bytes;
-    if (previousId !== null && previousBytes === undefined) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: previousId });
+    if (previousId !== null && previousBytes === undefined)
+      throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: previousId });
     let total = Number(previousBytes ?? 0);
     for (const { index, id } of refs.items) {
       const size = itemBytes.get(id);
       // Unknown, expired and another key's ids answer alike (no oracle for other keys' ids).
-      if (size === undefined) throw new GatewayError(GatewayErrorCode.InputItemNotFound, { id, param: `input[${index}]` });
+      if (size === undefined)
+        throw new GatewayError(GatewayErrorCode.InputItemNotFound, { id, param: `input[${index}]` });
       total += size;
     }
     const limit = this.config.AI_RESPONSES_STORE_MAX_BYTES;
-    if (total > limit) throw invalid(`input refers to ${total} bytes of stored items, more than one request may load (${limit}, AI_RESPONSES_STORE_MAX_BYTES)`, 'input');
+    if (total > limit)
+      throw invalid(
+        `input refers to ${total} bytes of stored items, more than one request may load (${limit}, AI_RESPONSES_STORE_MAX_BYTES)`,
+        'input',
+      );
 
     let previous: { input: unknown[]; output: unknown[] } | undefined;
     if (previousId !== null) {
-      const rows: Array<{ input: unknown[]; output: unknown[] }> = await this.query(`SELECT input, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [previousId, keyId]);
+      const rows: Array<{ input: unknown[]; output: unknown[] }> = await this.query(
+        `SELECT input, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`,
+        [previousId, keyId],
+      );
       // Expired (or swept) between the two reads: the same answer as an unknown id.
       if (!rows.length) throw new GatewayError(GatewayErrorCode.PreviousResponseNotFound, { id: previousId });
       previous = rows[0];
@@ -175,7 +209,9 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
   async save(keyId: string, response: Obj, input: unknown[]): Promise<boolean> {
     const output = Array.isArray(response.output) ? (response.output as Obj[]) : [];
     if (output.length > MAX_STORED_OUTPUT_ITEMS) {
-      this.log.warn(`response ${String(response.id)} not stored: ${output.length} output items (at most ${MAX_STORED_OUTPUT_ITEMS})`);
+      this.log.warn(
+        `response ${String(response.id)} not stored: ${output.length} output items (at most ${MAX_STORED_OUTPUT_ITEMS})`,
+      );
       return false;
     }
     const inputJson = JSON.stringify(input);
@@ -184,7 +220,9 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
     const responseJson = JSON.stringify({ ...response, output: undefined });
     const bytes = Buffer.byteLength(inputJson) + Buffer.byteLength(outputJson) + Buffer.byteLength(responseJson);
     if (bytes > this.config.AI_RESPONSES_STORE_MAX_BYTES) {
-      this.log.warn(`response ${String(response.id)} not stored: ${bytes} bytes (AI_RESPONSES_STORE_MAX_BYTES ${this.config.AI_RESPONSES_STORE_MAX_BYTES})`);
+      this.log.warn(
+        `response ${String(response.id)} not stored: ${bytes} bytes (AI_RESPONSES_STORE_MAX_BYTES ${this.config.AI_RESPONSES_STORE_MAX_BYTES})`,
+      );
       return false;
     }
     const ids = output.map((o) => o.id);
@@ -206,7 +244,18 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
              INSERT INTO ai_response_items (id, response_id, position)
              SELECT x.id, r.id, x.ord - 1 FROM r, unnest($7::varchar[]) WITH ORDINALITY AS x(id, ord))
            SELECT count(*)::int AS written FROM r`,
-          [response.id, keyId, inputJson, outputJson, bytes, this.config.AI_RESPONSES_STORE_TTL_HOURS, ids, quota, responseJson, input.length],
+          [
+            response.id,
+            keyId,
+            inputJson,
+            outputJson,
+            bytes,
+            this.config.AI_RESPONSES_STORE_TTL_HOURS,
+            ids,
+            quota,
+            responseJson,
+            input.length,
+          ],
         );
         if (written === 0) throw new OverQuota();
         const counted: unknown[] = await m.query(
@@ -219,7 +268,10 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
         return true;
       });
     } catch (e) {
-      if (e instanceof OverQuota) this.log.warn(`response ${String(response.id)} not stored: its key keeps AI_RESPONSES_STORE_MAX_BYTES_PER_KEY (${quota}) bytes stored already`);
+      if (e instanceof OverQuota)
+        this.log.warn(
+          `response ${String(response.id)} not stored: its key keeps AI_RESPONSES_STORE_MAX_BYTES_PER_KEY (${quota}) bytes stored already`,
+        );
       else this.log.error(`response ${String(response.id)} not stored: ${(e as Error).message}`);
       return false;
     }
@@ -231,7 +283,10 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
    */
   async retrieve(keyId: string, id: string): Promise<Obj | undefined> {
     if (!wellFormed(id)) return undefined;
-    const rows: Array<{ response: Obj | null; output: unknown[] }> = await this.query(`SELECT response, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [id, keyId]);
+    const rows: Array<{ response: Obj | null; output: unknown[] }> = await this.query(
+      `SELECT response, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`,
+      [id, keyId],
+    );
     const row = rows[0];
     if (!row || !isObj(row.response)) return undefined;
     return { ...row.response, output: row.output };
@@ -240,7 +295,10 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
   /** How many input items the live response `id` of `keyId` has; undefined when there is no such response. */
   async inputCount(keyId: string, id: string): Promise<number | undefined> {
     if (!wellFormed(id)) return undefined;
-    const rows: Array<{ n: number }> = await this.query(`SELECT coalesce(input_count, jsonb_array_length(input)) AS n FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`, [id, keyId]);
+    const rows: Array<{ n: number }> = await this.query(
+      `SELECT coalesce(input_count, jsonb_array_length(input)) AS n FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`,
+      [id, keyId],
+    );
     return rows[0]?.n;
   }
 
@@ -249,7 +307,11 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
    * elements leave the database, whatever the size of the whole input. Undefined when the response is
    * gone (expired or deleted since it was counted).
    */
-  async inputItems(keyId: string, id: string, positions: number[]): Promise<Array<{ position: number; item: unknown }> | undefined> {
+  async inputItems(
+    keyId: string,
+    id: string,
+    positions: number[],
+  ): Promise<Array<{ position: number; item: unknown }> | undefined> {
     const rows: Array<{ position: number; item: unknown }> = await this.query(
       // The input is unpacked once (jsonb_array_elements), not once per position (`input -> position`
       // reads the whole stored column again for each row).
@@ -274,10 +336,16 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
     try {
       return await this.db.transaction(async (m) => {
         // TypeORM answers a DELETE ... RETURNING as [rows, rowCount].
-        const [rows]: [Array<{ bytes: number }>, number] = await m.query(`DELETE FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now() RETURNING bytes`, [id, keyId]);
+        const [rows]: [Array<{ bytes: number }>, number] = await m.query(
+          `DELETE FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now() RETURNING bytes`,
+          [id, keyId],
+        );
         if (rows.length === 0) return false;
         // greatest: a total that drifted below its rows (rolling deploy, see sweep) never goes negative.
-        await m.query(`UPDATE ai_response_store_usage SET bytes = greatest(bytes - $2::bigint, 0) WHERE key_id = $1`, [keyId, rows[0].bytes]);
+        await m.query(`UPDATE ai_response_store_usage SET bytes = greatest(bytes - $2::bigint, 0) WHERE key_id = $1`, [
+          keyId,
+          rows[0].bytes,
+        ]);
         return true;
       });
     } catch (e) {
@@ -308,8 +376,14 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
           const keys = [...new Set(rows.map((r) => r.key_id))];
           if (keys.length) {
             // A key whose rows were all written by replicas older than the quota has no total yet: made here.
-            await m.query(`INSERT INTO ai_response_store_usage (key_id, bytes) SELECT k, 0 FROM unnest($1::uuid[]) AS k ORDER BY k ON CONFLICT (key_id) DO NOTHING`, [keys]);
-            await m.query(`SELECT 1 FROM ai_response_store_usage WHERE key_id = ANY($1::uuid[]) ORDER BY key_id FOR UPDATE`, [keys]);
+            await m.query(
+              `INSERT INTO ai_response_store_usage (key_id, bytes) SELECT k, 0 FROM unnest($1::uuid[]) AS k ORDER BY k ON CONFLICT (key_id) DO NOTHING`,
+              [keys],
+            );
+            await m.query(
+              `SELECT 1 FROM ai_response_store_usage WHERE key_id = ANY($1::uuid[]) ORDER BY key_id FOR UPDATE`,
+              [keys],
+            );
             await m.query(
               `UPDATE ai_response_store_usage u SET bytes = coalesce((SELECT sum(r.bytes) FROM ai_responses r WHERE r.key_id = u.key_id), 0) WHERE u.key_id = ANY($1::uuid[])`,
               [keys],

@@ -39,7 +39,8 @@ function checkInclude(q: Query): void {
     const v = q[name];
     if (v === undefined) continue;
     const values = Array.isArray(v) ? v : [v];
-    if (values.length > MAX_INCLUDE || !values.every((x) => typeof x === 'string' && x.length <= 100)) throw invalid(`include must be at most ${MAX_INCLUDE} include values`, 'include');
+    if (values.length > MAX_INCLUDE || !values.every((x) => typeof x === 'string' && x.length <= 100))
+      throw invalid(`include must be at most ${MAX_INCLUDE} include values`, 'include');
   }
 }
 
@@ -58,9 +59,15 @@ export class StoredResponses {
    */
   async retrieve(principal: Principal, id: string, q: Query): Promise<Obj> {
     assertScope(principal, 'chat');
-    if (booleanParam(q, 'stream') === true) throw invalid('stream=true is not supported: stored responses are finished and their events are not kept; retrieve without stream to get the Response object', 'stream', GatewayErrorCode.UnsupportedParameter);
+    if (booleanParam(q, 'stream') === true)
+      throw invalid(
+        'stream=true is not supported: stored responses are finished and their events are not kept; retrieve without stream to get the Response object',
+        'stream',
+        GatewayErrorCode.UnsupportedParameter,
+      );
     const after = single(q, 'starting_after');
-    if (after !== undefined && !/^\d{1,9}$/.test(after)) throw invalid('starting_after must be a non-negative integer', 'starting_after', GatewayErrorCode.InvalidType);
+    if (after !== undefined && !/^\d{1,9}$/.test(after))
+      throw invalid('starting_after must be a non-negative integer', 'starting_after', GatewayErrorCode.InvalidType);
     booleanParam(q, 'include_obfuscation');
     checkInclude(q);
     const response = await this.store.retrieve(principal.id, id);
@@ -85,9 +92,15 @@ export class StoredResponses {
     const limitText = single(q, 'limit');
     let limit = INPUT_ITEMS_DEFAULT_LIMIT;
     if (limitText !== undefined) {
-      if (!/^\d{1,4}$/.test(limitText)) throw invalid(`limit must be an integer from 1 to ${INPUT_ITEMS_MAX_LIMIT}`, 'limit', GatewayErrorCode.InvalidType);
+      if (!/^\d{1,4}$/.test(limitText))
+        throw invalid(
+          `limit must be an integer from 1 to ${INPUT_ITEMS_MAX_LIMIT}`,
+          'limit',
+          GatewayErrorCode.InvalidType,
+        );
       limit = Number(limitText);
-      if (limit < 1 || limit > INPUT_ITEMS_MAX_LIMIT) throw invalid(`limit must be an integer from 1 to ${INPUT_ITEMS_MAX_LIMIT}`, 'limit');
+      if (limit < 1 || limit > INPUT_ITEMS_MAX_LIMIT)
+        throw invalid(`limit must be an integer from 1 to ${INPUT_ITEMS_MAX_LIMIT}`, 'limit');
     }
     const order = single(q, 'order') ?? 'desc';
     if (order !== 'asc' && order !== 'desc') throw invalid('order must be asc or desc', 'order');
@@ -100,7 +113,8 @@ export class StoredResponses {
     if (afterId === undefined) start = order === 'asc' ? 0 : count - 1;
     else {
       const at = inputItemPosition(id, afterId);
-      if (at === undefined || at >= count) throw invalid(`after: no input item with id '${afterId}' in response '${id}'`, 'after');
+      if (at === undefined || at >= count)
+        throw invalid(`after: no input item with id '${afterId}' in response '${id}'`, 'after');
       start = order === 'asc' ? at + 1 : at - 1;
     }
     const step = order === 'asc' ? 1 : -1;
@@ -112,6 +126,12 @@ export class StoredResponses {
     const rows = await this.store.inputItems(principal.id, id, positions);
     if (!rows) throw new GatewayError(GatewayErrorCode.ResponseNotFound, { id });
     const data = rows.map((r) => inputItemResource(r.item, inputItemId(id, r.position, r.item)));
-    return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: hasMore };
+    return {
+      object: 'list',
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data[data.length - 1]?.id ?? null,
+      has_more: hasMore,
+    };
   }
 }

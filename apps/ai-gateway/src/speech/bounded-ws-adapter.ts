@@ -16,7 +16,10 @@ export class BoundedWsAdapter extends WsAdapter {
     super(app);
   }
 
-  override create(port: number, options: Record<string, unknown> & { maxPayload?: number } = {}): ReturnType<WsAdapter['create']> {
+  override create(
+    port: number,
+    options: Record<string, unknown> & { maxPayload?: number } = {},
+  ): ReturnType<WsAdapter['create']> {
     return super.create(port, { ...options, maxPayload: Math.min(options.maxPayload ?? Infinity, this.maxPayload) });
   }
 }

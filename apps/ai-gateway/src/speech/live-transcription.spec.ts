@@ -3,8 +3,13 @@ import { GatewayConfig } from '../config/gateway.config';
 import { LiveTranscription } from './live-transcription';
 
 describe('LiveTranscription: the /v1/speech/stream use case without the socket', () => {
-  const config = Object.assign(new GatewayConfig(), { AI_STREAM_MAX_SECONDS: 600, AI_TRANSCRIBE_BASE_URL: 'http://upstream.invalid/v1', AI_TRANSCRIBE_MODEL: 'whisper-1' });
-  const key = (scopes?: string[]) => ({ id: 'key-1', kind: 'api-key', roles: [], claims: scopes ? { scopes } : {} }) as any;
+  const config = Object.assign(new GatewayConfig(), {
+    AI_STREAM_MAX_SECONDS: 600,
+    AI_TRANSCRIBE_BASE_URL: 'http://upstream.invalid/v1',
+    AI_TRANSCRIBE_MODEL: 'whisper-1',
+  });
+  const key = (scopes?: string[]) =>
+    ({ id: 'key-1', kind: 'api-key', roles: [], claims: scopes ? { scopes } : {} }) as any;
 
   const setup = (remaining: { yuan: number | null; exhausted: boolean }) => {
     const reserved: any[] = [];
@@ -15,7 +20,10 @@ describe('LiveTranscription: the /v1/speech/stream use case without the socket',
       reserve: async (_p: unknown, hold: unknown) => (reserved.push(hold), { id: 'r' }),
       settle: async (_r: unknown, outcome: unknown) => void settled.push(outcome),
     };
-    const engines = { check: (language?: string) => void checked.push(language), transcribePcm: async () => ({ text: ' hi ', provider: 'upstream' }) };
+    const engines = {
+      check: (language?: string) => void checked.push(language),
+      transcribePcm: async () => ({ text: ' hi ', provider: 'upstream' }),
+    };
     return { live: new LiveTranscription(config, metering as any, engines as any), reserved, settled, checked };
   };
 
@@ -36,12 +44,22 @@ describe('LiveTranscription: the /v1/speech/stream use case without the socket',
 
   it('refuses, before reserving, a key without the speech scope and a budget short of one second', async () => {
     const scoped = setup({ yuan: null, exhausted: false });
-    const forbidden = await scoped.live.open(key(['chat']), 'en', () => true).then(() => null, (e) => e);
+    const forbidden = await scoped.live
+      .open(key(['chat']), 'en', () => true)
+      .then(
+        () => null,
+        (e) => e,
+      );
     expect(forbidden).toBeInstanceOf(GatewayError);
     expect(forbidden.code).toBe(GatewayErrorCode.ScopeNotAllowed);
 
     const poor = setup({ yuan: 0.0001, exhausted: false });
-    const quota = await poor.live.open(key(), 'en', () => true).then(() => null, (e) => e);
+    const quota = await poor.live
+      .open(key(), 'en', () => true)
+      .then(
+        () => null,
+        (e) => e,
+      );
     expect(quota.code).toBe(GatewayErrorCode.InsufficientQuota);
     expect([...scoped.reserved, ...poor.reserved]).toEqual([]);
   });
@@ -50,6 +68,16 @@ describe('LiveTranscription: the /v1/speech/stream use case without the socket',
     const { live, settled } = setup({ yuan: null, exhausted: false });
     const session = await live.open(key(), 'en', () => true);
     await live.settle(session.reservation, 30, 'req-1');
-    expect(settled).toEqual([{ endpoint: '/v1/speech/stream', model: 'whisper-1', status: 'ok', costYuan: 0.015, seconds: 30, httpStatus: 101, requestId: 'req-1' }]);
+    expect(settled).toEqual([
+      {
+        endpoint: '/v1/speech/stream',
+        model: 'whisper-1',
+        status: 'ok',
+        costYuan: 0.015,
+        seconds: 30,
+        httpStatus: 101,
+        requestId: 'req-1',
+      },
+    ]);
   });
 });

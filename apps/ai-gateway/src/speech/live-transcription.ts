@@ -34,10 +34,18 @@ export class LiveTranscription {
     this.engines.check(language);
     const remaining = await this.metering.remaining(principal);
     const perSecond = MEDIA_PRICES.liveSpeechRecognitionPerMinute / 60;
-    const affordable = remaining.exhausted ? 0 : remaining.yuan === null ? Infinity : Math.floor(remaining.yuan / perSecond);
+    const affordable = remaining.exhausted
+      ? 0
+      : remaining.yuan === null
+        ? Infinity
+        : Math.floor(remaining.yuan / perSecond);
     const maxSeconds = Math.min(this.config.AI_STREAM_MAX_SECONDS, affordable);
     if (maxSeconds < 1) throw new GatewayError(GatewayErrorCode.InsufficientQuota);
-    const reservation = await this.metering.reserve(principal, { model: 'speech-stream', yuan: transcriptionCost(maxSeconds, true), alive });
+    const reservation = await this.metering.reserve(principal, {
+      model: 'speech-stream',
+      yuan: transcriptionCost(maxSeconds, true),
+      alive,
+    });
     return { maxSeconds, reservation };
   }
 

@@ -1,7 +1,10 @@
 import { SilenceSegmenter } from './silence-segmenter';
 
 const RATE = 16_000;
-const tone = (seconds: number) => Int16Array.from({ length: Math.round(seconds * RATE) }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / RATE)));
+const tone = (seconds: number) =>
+  Int16Array.from({ length: Math.round(seconds * RATE) }, (_, i) =>
+    Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / RATE)),
+  );
 const silence = (seconds: number) => new Int16Array(Math.round(seconds * RATE));
 
 function concat(...parts: Int16Array[]): Int16Array {
@@ -19,7 +22,8 @@ describe('SilenceSegmenter', () => {
     const audio = concat(silence(0.5), tone(1), silence(1), tone(0.5), silence(0.2));
     const seg = new SilenceSegmenter({ sampleRate: RATE });
     const found = [];
-    for (let at = 0, size = 1; at < audio.length; at += size, size = (size * 7 + 333) % 5000) found.push(...seg.push(audio.subarray(at, at + size)));
+    for (let at = 0, size = 1; at < audio.length; at += size, size = (size * 7 + 333) % 5000)
+      found.push(...seg.push(audio.subarray(at, at + size)));
     const last = seg.flush();
     if (last) found.push(last);
     expect(found).toHaveLength(2);

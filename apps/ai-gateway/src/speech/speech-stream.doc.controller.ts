@@ -15,6 +15,13 @@ export class SpeechStreamDocController {
   @ApiSpeechStream()
   describe(@Res() res: Response): void {
     res.setHeader('Upgrade', 'websocket');
-    res.status(426).json({ error: { message: 'This is a WebSocket endpoint: connect with a WebSocket client', type: 'invalid_request_error', code: 'upgrade_required', param: null } });
+    res.status(426).json({
+      error: {
+        message: 'This is a WebSocket endpoint: connect with a WebSocket client',
+        type: 'invalid_request_error',
+        code: 'upgrade_required',
+        param: null,
+      },
+    });
   }
 }

@@ -4,9 +4,12 @@ import { STREAM_CLOSE } from './speech-stream.gateway';
 
 export class StreamConfigMessage {
   @ApiProperty({ enum: ['config'] }) type: 'config';
-  @ApiProperty({ description: 'API key (the WebSocket carries no Authorization header)', example: 'sk-...' }) api_key: string;
-  @ApiPropertyOptional({ example: 'en', description: 'Language code; default automatic detection (upstream)' }) language?: string;
-  @ApiPropertyOptional({ example: 16000, minimum: 8000, maximum: 48000, description: 'Of the binary PCM that follows' }) sample_rate?: number;
+  @ApiProperty({ description: 'API key (the WebSocket carries no Authorization header)', example: 'sk-...' })
+  api_key: string;
+  @ApiPropertyOptional({ example: 'en', description: 'Language code; default automatic detection (upstream)' })
+  language?: string;
+  @ApiPropertyOptional({ example: 16000, minimum: 8000, maximum: 48000, description: 'Of the binary PCM that follows' })
+  sample_rate?: number;
   @ApiPropertyOptional({ enum: ['pcm_s16le'] }) encoding?: string;
 }
 
@@ -30,11 +33,17 @@ export const ApiSpeechStream = () =>
         'Connect with a WebSocket to `{stream_url}/v1/speech/stream`. First message (text): the config below, within AI_STREAM_CONFIG_TIMEOUT_MS. ' +
         'Then binary frames of mono 16-bit little-endian PCM; `{"type":"end"}` flushes and closes with 1000. The service answers JSON messages ' +
         '(`ready`, `partial`, `final`, `end`, `error`). Close codes after an error: ' +
-        Object.entries(STREAM_CLOSE).map(([name, code]) => `${code} ${name}`).join(', ') +
+        Object.entries(STREAM_CLOSE)
+          .map(([name, code]) => `${code} ${name}`)
+          .join(', ') +
         '. `engine_busy` errors close 4029 when this key already uses its share of the local engines (AI_ENGINE_MAX_CONCURRENT_PER_KEY, ' +
         'AI_ENGINE_MAX_QUEUED_PER_KEY) and 4503 when the server has no engine slot left; a session that ends has its engine work killed. ' +
         'Billed 0.03 yuan per minute of audio received. A plain HTTP GET answers 426.',
     }),
     ApiResponse({ status: 426, description: 'Upgrade to WebSocket required' }),
-    ApiResponse({ status: 101, description: 'WebSocket messages: client sends the config, then audio', schema: { oneOf: [{ $ref: getSchemaPath(StreamConfigMessage) }, { $ref: getSchemaPath(StreamResultMessage) }] } }),
+    ApiResponse({
+      status: 101,
+      description: 'WebSocket messages: client sends the config, then audio',
+      schema: { oneOf: [{ $ref: getSchemaPath(StreamConfigMessage) }, { $ref: getSchemaPath(StreamResultMessage) }] },
+    }),
   );

@@ -71,8 +71,14 @@ describe('SpeechStreamGateway engine limits (M4)', () => {
     const engines = new TranscriptionEngines(config, limits as any);
     // The real PocketSphinx engine code, with a stand-in program: no Debian package needed.
     (engines as any).local = new PocketsphinxEngine({ binary: fake.binary, modelDir: fake.modelDir });
-    const authenticator = { principalForKey: async (k: string) => ({ id: `id-${k}`, kind: 'api-key', roles: [], claims: { scopes: null } }) };
-    const metering = { remaining: async () => ({ yuan: null, exhausted: false }), reserve: async () => ({}), settle: async () => undefined };
+    const authenticator = {
+      principalForKey: async (k: string) => ({ id: `id-${k}`, kind: 'api-key', roles: [], claims: { scopes: null } }),
+    };
+    const metering = {
+      remaining: async () => ({ yuan: null, exhausted: false }),
+      reserve: async () => ({}),
+      settle: async () => undefined,
+    };
     gateway = new SpeechStreamGateway(config, authenticator as any, metering as any, engines);
   });
   afterAll(async () => {
@@ -98,11 +104,15 @@ describe('SpeechStreamGateway engine limits (M4)', () => {
     const sockets = await Promise.all(Array.from({ length: 5 }, () => session('same-key')));
     const refused = () => sockets.filter((s) => s.closedWith?.code === STREAM_CLOSE.quota);
     // Wait until every session has either started an engine process or been refused.
-    while (fake.started + refused().length < 5) await Promise.race([once(fake.events, 'start'), ...sockets.map((s) => once(s, 'close'))]);
+    while (fake.started + refused().length < 5)
+      await Promise.race([once(fake.events, 'start'), ...sockets.map((s) => once(s, 'close'))]);
     expect(fake.started).toBe(2);
     expect(fake.running).toHaveLength(2);
     expect(refused()).toHaveLength(3);
-    for (const s of refused()) expect(s.messages).toContainEqual(expect.objectContaining({ type: 'error', code: 'engine_busy', message: expect.stringMatching(/API key/) }));
+    for (const s of refused())
+      expect(s.messages).toContainEqual(
+        expect.objectContaining({ type: 'error', code: 'engine_busy', message: expect.stringMatching(/API key/) }),
+      );
 
     // One transcribing client disconnects: exactly one process dies, and its pid is gone.
     const [a, b] = sockets.filter((s) => !s.closedWith);
@@ -155,16 +165,19 @@ describe('SpeechStreamGateway billing before the goodbye', () => {
       },
     };
     const engines = { check: () => ({ needsPcm: true }), transcribePcm: async () => ({ text: '' }) };
-    const authenticator = { principalForKey: async (k: string) => ({ id: `id-${k}`, kind: 'api-key', roles: [], claims: { scopes: null } }) };
+    const authenticator = {
+      principalForKey: async (k: string) => ({ id: `id-${k}`, kind: 'api-key', roles: [], claims: { scopes: null } }),
+    };
     const gateway = new SpeechStreamGateway(new GatewayConfig(), authenticator as any, metering as any, engines as any);
     const ws = new FakeSocket();
     ws.on('sent', (m) => events.push(`sent ${m.type}`));
     ws.on('close', (code) => events.push(`closed ${code}`));
     gateway.handleConnection(ws as any, { headers: {} } as any);
-    const settleStarted = () => new Promise<void>((resolve) => {
-      const check = () => (events.includes('settle started') ? resolve() : setImmediate(check));
-      check();
-    });
+    const settleStarted = () =>
+      new Promise<void>((resolve) => {
+        const check = () => (events.includes('settle started') ? resolve() : setImmediate(check));
+        check();
+      });
     return { ws, events, release, settleStarted };
   }
 
@@ -192,20 +205,58 @@ describe('SpeechStreamGateway billing before the goodbye', () => {
     expect(s.ws.closedWith).toBeUndefined();
     s.release();
     await once(s.ws, 'close');
-    expect(s.events).toEqual(['sent ready', 'sent error', 'settle started', 'settled', `closed ${STREAM_CLOSE.audioExpected}`]);
+    expect(s.events).toEqual([
+      'sent ready',
+      'sent error',
+      'settle started',
+      'settled',
+      `closed ${STREAM_CLOSE.audioExpected}`,
+    ]);
   });
 });
 
 describe('streamError', () => {
   it('maps catalog errors to the event code and close code, others to internal', () => {
-    expect(streamError(new GatewayError(GatewayErrorCode.StreamConfigTimeout, { ms: 5 }))).toEqual({ close: STREAM_CLOSE.unauthorized, code: 'config_timeout', message: 'send {"type":"config","api_key":...} within 5 ms' });
-    expect(streamError(new GatewayError(GatewayErrorCode.StreamInvalidConfig, { message: 'bad' }))).toMatchObject({ close: STREAM_CLOSE.badConfig, code: 'invalid_config', message: 'bad' });
-    expect(streamError(new GatewayError(GatewayErrorCode.ApiKeyRevoked))).toMatchObject({ close: STREAM_CLOSE.unauthorized, code: 'invalid_api_key' });
-    expect(streamError(new GatewayError(GatewayErrorCode.ScopeNotAllowed, { scope: 'speech' }))).toMatchObject({ close: STREAM_CLOSE.forbidden, code: 'scope_not_allowed' });
-    expect(streamError(new GatewayError(GatewayErrorCode.InsufficientQuota))).toMatchObject({ close: STREAM_CLOSE.quota, code: 'insufficient_quota' });
-    expect(streamError(new GatewayError(GatewayErrorCode.EngineBusy, { detail: 'full' }))).toMatchObject({ close: STREAM_CLOSE.unavailable, code: 'engine_busy' });
-    expect(streamError(new GatewayError(GatewayErrorCode.ServerShutdown))).toMatchObject({ close: 1001, code: 'server_shutdown' });
-    expect(streamError(new ThrottlerException('Too many requests, retry later'))).toEqual({ close: STREAM_CLOSE.quota, code: 'rate_limit_exceeded', message: 'Too many requests, retry later' });
-    expect(streamError(new Error('db down'))).toEqual({ close: STREAM_CLOSE.internal, code: 'internal_error', message: 'internal error', unexpected: true });
+    expect(streamError(new GatewayError(GatewayErrorCode.StreamConfigTimeout, { ms: 5 }))).toEqual({
+      close: STREAM_CLOSE.unauthorized,
+      code: 'config_timeout',
+      message: 'send {"type":"config","api_key":...} within 5 ms',
+    });
+    expect(streamError(new GatewayError(GatewayErrorCode.StreamInvalidConfig, { message: 'bad' }))).toMatchObject({
+      close: STREAM_CLOSE.badConfig,
+      code: 'invalid_config',
+      message: 'bad',
+    });
+    expect(streamError(new GatewayError(GatewayErrorCode.ApiKeyRevoked))).toMatchObject({
+      close: STREAM_CLOSE.unauthorized,
+      code: 'invalid_api_key',
+    });
+    expect(streamError(new GatewayError(GatewayErrorCode.ScopeNotAllowed, { scope: 'speech' }))).toMatchObject({
+      close: STREAM_CLOSE.forbidden,
+      code: 'scope_not_allowed',
+    });
+    expect(streamError(new GatewayError(GatewayErrorCode.InsufficientQuota))).toMatchObject({
+      close: STREAM_CLOSE.quota,
+      code: 'insufficient_quota',
+    });
+    expect(streamError(new GatewayError(GatewayErrorCode.EngineBusy, { detail: 'full' }))).toMatchObject({
+      close: STREAM_CLOSE.unavailable,
+      code: 'engine_busy',
+    });
+    expect(streamError(new GatewayError(GatewayErrorCode.ServerShutdown))).toMatchObject({
+      close: 1001,
+      code: 'server_shutdown',
+    });
+    expect(streamError(new ThrottlerException('Too many requests, retry later'))).toEqual({
+      close: STREAM_CLOSE.quota,
+      code: 'rate_limit_exceeded',
+      message: 'Too many requests, retry later',
+    });
+    expect(streamError(new Error('db down'))).toEqual({
+      close: STREAM_CLOSE.internal,
+      code: 'internal_error',
+      message: 'internal error',
+      unexpected: true,
+    });
   });
 });

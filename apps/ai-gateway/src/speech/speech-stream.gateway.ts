@@ -42,14 +42,23 @@ const CLOSE_OF_CODE: Partial<Record<GatewayErrorCode, number>> = {
   [GatewayErrorCode.StreamSessionLimit]: STREAM_CLOSE.sessionLimit,
   [GatewayErrorCode.ServerShutdown]: 1001,
 };
-const CLOSE_OF_STATUS: Record<number, number> = { 401: STREAM_CLOSE.unauthorized, 403: STREAM_CLOSE.forbidden, 429: STREAM_CLOSE.quota, 503: STREAM_CLOSE.unavailable };
+const CLOSE_OF_STATUS: Record<number, number> = {
+  401: STREAM_CLOSE.unauthorized,
+  403: STREAM_CLOSE.forbidden,
+  429: STREAM_CLOSE.quota,
+  503: STREAM_CLOSE.unavailable,
+};
 
 /** The stream's one mapping of an error: the `{"type":"error"}` event's code and message, and the close code. */
 export function streamError(e: unknown): { close: number; code: string; message: string; unexpected?: boolean } {
   // Catalog errors and Nest's own (the address limiter's 429) say what they are; anything else is ours, unexplained.
   const mapped = e instanceof HttpException ? openAiErrorBody(e) : undefined;
-  if (!mapped || mapped.unexpected) return { close: STREAM_CLOSE.internal, code: 'internal_error', message: 'internal error', unexpected: true };
-  const close = (e instanceof GatewayError ? CLOSE_OF_CODE[e.code as GatewayErrorCode] : undefined) ?? CLOSE_OF_STATUS[mapped.status] ?? STREAM_CLOSE.internal;
+  if (!mapped || mapped.unexpected)
+    return { close: STREAM_CLOSE.internal, code: 'internal_error', message: 'internal error', unexpected: true };
+  const close =
+    (e instanceof GatewayError ? CLOSE_OF_CODE[e.code as GatewayErrorCode] : undefined) ??
+    CLOSE_OF_STATUS[mapped.status] ??
+    STREAM_CLOSE.internal;
   return { close, code: mapped.body.error.code ?? 'internal_error', message: mapped.body.error.message };
 }
 
@@ -85,7 +94,16 @@ export class SpeechStreamGateway implements OnGatewayConnection, BeforeApplicati
     // The upgrade request is born an Express request (PlatformExpressAdapter): req.ip honours TRUST_PROXY.
     const caller = { ip: req ? ((req as { ip?: string }).ip ?? req.socket?.remoteAddress) : undefined };
     const givenId = req?.headers?.['x-request-id'];
-    const session = new StreamSession(client, this.config, this.authenticator, this.live, this.log, typeof givenId === 'string' ? givenId : undefined, this.limiter, caller);
+    const session = new StreamSession(
+      client,
+      this.config,
+      this.authenticator,
+      this.live,
+      this.log,
+      typeof givenId === 'string' ? givenId : undefined,
+      this.limiter,
+      caller,
+    );
     this.sessions.add(session);
     void session.settled.then(() => this.sessions.delete(session));
   }
@@ -99,7 +117,13 @@ export class SpeechStreamGateway implements OnGatewayConnection, BeforeApplicati
 type State = 'awaiting-config' | 'authenticating' | 'streaming' | 'ending' | 'closed';
 
 /** A text message as parsed: `config` first, then optionally `end`; every field is the client's to get wrong. */
-type StreamMessage = { type?: unknown; api_key?: unknown; language?: unknown; sample_rate?: unknown; encoding?: unknown };
+type StreamMessage = {
+  type?: unknown;
+  api_key?: unknown;
+  language?: unknown;
+  sample_rate?: unknown;
+  encoding?: unknown;
+};
 
 class StreamSession {
   private state: State = 'awaiting-config';
@@ -136,8 +160,14 @@ class StreamSession {
     private readonly limiter?: AuthLimiter,
     private readonly caller: { ip?: string } = {},
   ) {
-    this.configTimer = setTimeout(() => this.fail(new GatewayError(GatewayErrorCode.StreamConfigTimeout, { ms: config.AI_STREAM_CONFIG_TIMEOUT_MS })), config.AI_STREAM_CONFIG_TIMEOUT_MS);
-    ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => this.onMessage(toBuffer(data), isBinary));
+    this.configTimer = setTimeout(
+      () =>
+        this.fail(new GatewayError(GatewayErrorCode.StreamConfigTimeout, { ms: config.AI_STREAM_CONFIG_TIMEOUT_MS })),
+      config.AI_STREAM_CONFIG_TIMEOUT_MS,
+    );
+    ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) =>
+      this.onMessage(toBuffer(data), isBinary),
+    );
     ws.on('close', () => void this.finish());
     ws.on('error', () => void this.finish());
   }
@@ -145,7 +175,9 @@ class StreamSession {
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.state === 'closed' || this.state === 'ending') return;
     if (data.length > this.config.AI_STREAM_MAX_MESSAGE_BYTES) {
-      return this.fail(new GatewayError(GatewayErrorCode.StreamMessageTooLarge, { maxBytes: this.config.AI_STREAM_MAX_MESSAGE_BYTES }));
+      return this.fail(
+        new GatewayError(GatewayErrorCode.StreamMessageTooLarge, { maxBytes: this.config.AI_STREAM_MAX_MESSAGE_BYTES }),
+      );
     }
     if (this.state === 'awaiting-config') {
       if (isBinary) return this.fail(new GatewayError(GatewayErrorCode.StreamConfigExpected));
@@ -156,7 +188,8 @@ class StreamSession {
       // Audio sent right after the config waits (bounded) until the key is checked.
       this.early.push({ data, isBinary });
       this.earlyBytes += data.length;
-      if (this.earlyBytes > 4 * this.config.AI_STREAM_MAX_MESSAGE_BYTES) this.fail(new GatewayError(GatewayErrorCode.StreamConfigPending));
+      if (this.earlyBytes > 4 * this.config.AI_STREAM_MAX_MESSAGE_BYTES)
+        this.fail(new GatewayError(GatewayErrorCode.StreamConfigPending));
       return;
     }
     this.touch();
@@ -182,13 +215,19 @@ class StreamSession {
     }
     const message = parsed && typeof parsed === 'object' ? (parsed as StreamMessage) : undefined;
     if (message?.type !== 'config') return this.badConfig('the first message must have "type":"config"');
-    if (typeof message.api_key !== 'string' || message.api_key === '') return this.fail(new GatewayError(GatewayErrorCode.StreamApiKeyMissing));
-    if (message.language !== undefined && (typeof message.language !== 'string' || !/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(message.language))) {
+    if (typeof message.api_key !== 'string' || message.api_key === '')
+      return this.fail(new GatewayError(GatewayErrorCode.StreamApiKeyMissing));
+    if (
+      message.language !== undefined &&
+      (typeof message.language !== 'string' || !/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(message.language))
+    ) {
       return this.badConfig('language must be a language code such as en or zh-CN');
     }
     const rate = message.sample_rate ?? STT_SAMPLE_RATE;
-    if (typeof rate !== 'number' || !Number.isInteger(rate) || rate < 8000 || rate > 48_000) return this.badConfig('sample_rate must be an integer from 8000 to 48000');
-    if (message.encoding !== undefined && message.encoding !== 'pcm_s16le') return this.badConfig('encoding must be pcm_s16le');
+    if (typeof rate !== 'number' || !Number.isInteger(rate) || rate < 8000 || rate > 48_000)
+      return this.badConfig('sample_rate must be an integer from 8000 to 48000');
+    if (message.encoding !== undefined && message.encoding !== 'pcm_s16le')
+      return this.badConfig('encoding must be pcm_s16le');
     clearTimeout(this.configTimer);
     this.state = 'authenticating';
     this.language = message.language;
@@ -243,7 +282,12 @@ class StreamSession {
       return;
     }
     const open = this.segmenter.openSegment();
-    if (open && !this.working && this.queue.length === 0 && open.end - open.start - this.lastPartialAt >= PARTIAL_EVERY_SECONDS) {
+    if (
+      open &&
+      !this.working &&
+      this.queue.length === 0 &&
+      open.end - open.start - this.lastPartialAt >= PARTIAL_EVERY_SECONDS
+    ) {
       this.lastPartialAt = open.end - open.start;
       this.enqueue(open, false);
     }
@@ -273,20 +317,33 @@ class StreamSession {
         if (!final && this.queue.some((q) => q.final)) continue; // a stale partial
         try {
           // Counted against this key's share of the shared engine limiter; killed when the session ends.
-          const result = await this.live.transcribe(segment.pcm, this.language, { key: this.principal?.id, signal: this.ended.signal });
+          const result = await this.live.transcribe(segment.pcm, this.language, {
+            key: this.principal?.id,
+            signal: this.ended.signal,
+          });
           const text = result.text.trim();
-          if (text || final) this.send({ type: final ? 'final' : 'partial', text, start: segment.start, end: segment.end });
+          if (text || final)
+            this.send({ type: final ? 'final' : 'partial', text, start: segment.start, end: segment.end });
         } catch (e) {
           if (e instanceof EngineAbortedError || this.ended.signal.aborted) break;
           const mapped = toMediaError(e, 'audio');
-          if (mapped instanceof GatewayError && (mapped.code === GatewayErrorCode.EngineBusyForKey || mapped.code === GatewayErrorCode.EngineBusy)) {
+          if (
+            mapped instanceof GatewayError &&
+            (mapped.code === GatewayErrorCode.EngineBusyForKey || mapped.code === GatewayErrorCode.EngineBusy)
+          ) {
             // Refused, not queued without bound: this key (4029) or the whole server (4503) has no engine slot left.
             this.fail(mapped);
             break;
           }
           // The session goes on without this segment: an event, not a close.
-          const failed = streamError(new GatewayError(GatewayErrorCode.StreamSegmentFailed, { reason: (e as Error).message }));
-          this.send({ type: 'error', code: (mapped instanceof GatewayError && mapped.errorCode) || failed.code, message: failed.message });
+          const failed = streamError(
+            new GatewayError(GatewayErrorCode.StreamSegmentFailed, { reason: (e as Error).message }),
+          );
+          this.send({
+            type: 'error',
+            code: (mapped instanceof GatewayError && mapped.errorCode) || failed.code,
+            message: failed.message,
+          });
         }
         if (this.paused && this.queue.filter((q) => q.final).length <= 1) {
           this.paused = false;
@@ -338,7 +395,8 @@ class StreamSession {
     if (unexpected) this.log.error(`stream failed: ${(e as Error)?.message}`);
     this.send({ type: 'error', code, message });
     const closeSocket = () => {
-      if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.close(close, code.slice(0, 100));
+      if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING)
+        this.ws.close(close, code.slice(0, 100));
     };
     // Closed also when billing failed (settle logs its own errors; nothing may reject unhandled here).
     void this.finish().then(closeSocket, closeSocket);

@@ -22,10 +22,20 @@ import { TranscriptionEngines } from './transcription-engines';
     UpstreamsModule,
     MulterModule.registerAsync({
       inject: [GatewayConfig],
-      useFactory: (config: GatewayConfig) => ({ storage: memoryStorage(), limits: { fileSize: config.AI_MEDIA_MAX_AUDIO_BYTES, files: 1, fields: 20, fieldSize: 64 * 1024 } }),
+      useFactory: (config: GatewayConfig) => ({
+        storage: memoryStorage(),
+        limits: { fileSize: config.AI_MEDIA_MAX_AUDIO_BYTES, files: 1, fields: 20, fieldSize: 64 * 1024 },
+      }),
     }),
   ],
   controllers: [SpeechController, SpeechStreamDocController],
-  providers: [EngineLimits, MediaModels, TranscriptionEngines, TranscribeAudioService, SynthesizeSpeechService, SpeechStreamGateway],
+  providers: [
+    EngineLimits,
+    MediaModels,
+    TranscriptionEngines,
+    TranscribeAudioService,
+    SynthesizeSpeechService,
+    SpeechStreamGateway,
+  ],
 })
 export class SpeechModule {}

@@ -5,7 +5,10 @@ import { GatewayConfig } from '../config/gateway.config';
 import { TranscribeAudioService } from './transcribe-audio.service';
 
 describe('TranscribeAudioService.transcribeStream: events and settlement, no HTTP', () => {
-  const config = Object.assign(new GatewayConfig(), { AI_TRANSCRIBE_BASE_URL: 'http://upstream.invalid/v1', AI_TRANSCRIBE_MODEL: 'whisper-1' });
+  const config = Object.assign(new GatewayConfig(), {
+    AI_TRANSCRIBE_BASE_URL: 'http://upstream.invalid/v1',
+    AI_TRANSCRIBE_MODEL: 'whisper-1',
+  });
   const principal = { id: 'key-1', kind: 'api-key', roles: [], claims: {} } as any;
   // Three seconds of audio: 3/60 of 0.02 yuan per minute (media-prices.ts).
   const file = { buffer: encodeWav(new Int16Array(48_000), 16_000), originalname: 'a.wav', size: 96_044 };
@@ -18,7 +21,10 @@ describe('TranscribeAudioService.transcribeStream: events and settlement, no HTT
   const setup = (transcribeStream: () => Promise<AsyncIterable<Record<string, unknown>>>) => {
     const reserved: any[] = [];
     const settled: any[] = [];
-    const metering = { reserve: async (_p: unknown, hold: unknown) => (reserved.push(hold), { hold }), settle: async (_r: unknown, outcome: unknown) => void settled.push(outcome) };
+    const metering = {
+      reserve: async (_p: unknown, hold: unknown) => (reserved.push(hold), { hold }),
+      settle: async (_r: unknown, outcome: unknown) => void settled.push(outcome),
+    };
     const engines = { check: () => ({ needsPcm: false }), upstreamServes: true, transcribeStream };
     return { service: new TranscribeAudioService(config, engines as any, metering as any), reserved, settled };
   };
@@ -39,7 +45,18 @@ describe('TranscribeAudioService.transcribeStream: events and settlement, no HTT
     expect(await collect(stream.events)).toEqual(upstreamEvents);
     expect(settled).toEqual([]);
     await stream.settle('ok');
-    expect(settled).toEqual([expect.objectContaining({ endpoint: '/v1/speech/transcribe', model: 'whisper-1', provider: 'upstream', status: 'ok', costYuan: 0.001, seconds: 3, httpStatus: 200, requestId: 'req-1' })]);
+    expect(settled).toEqual([
+      expect.objectContaining({
+        endpoint: '/v1/speech/transcribe',
+        model: 'whisper-1',
+        provider: 'upstream',
+        status: 'ok',
+        costYuan: 0.001,
+        seconds: 3,
+        httpStatus: 200,
+        requestId: 'req-1',
+      }),
+    ]);
   });
 
   it('charges a client that went away (the audio was sent and transcribed) and releases a failed stream', async () => {
@@ -48,22 +65,34 @@ describe('TranscribeAudioService.transcribeStream: events and settlement, no HTT
     expect(left.settled).toEqual([expect.objectContaining({ status: 'aborted', costYuan: 0.001 })]);
 
     const failed = setup(() => fromArray(upstreamEvents));
-    await (await failed.service.transcribeStream(principal, file, { passthrough })).settle('failed', new Error('upstream cut the stream'));
-    expect(failed.settled).toEqual([expect.objectContaining({ status: 'failed', costYuan: 0, error: 'upstream cut the stream' })]);
+    await (
+      await failed.service.transcribeStream(principal, file, { passthrough })
+    ).settle('failed', new Error('upstream cut the stream'));
+    expect(failed.settled).toEqual([
+      expect.objectContaining({ status: 'failed', costYuan: 0, error: 'upstream cut the stream' }),
+    ]);
   });
 
   it('an upstream refusal before the first event is thrown as a catalog error, settled as failed', async () => {
     const { service, settled } = setup(async () => {
       throw new UpstreamError('overloaded', 'http', 503);
     });
-    const error = await service.transcribeStream(principal, file, { passthrough }).then(() => null, (e) => e);
+    const error = await service.transcribeStream(principal, file, { passthrough }).then(
+      () => null,
+      (e) => e,
+    );
     expect(error).toBeInstanceOf(GatewayError);
-    expect(settled).toEqual([expect.objectContaining({ status: 'failed', costYuan: 0, httpStatus: error.getStatus() })]);
+    expect(settled).toEqual([
+      expect.objectContaining({ status: 'failed', costYuan: 0, httpStatus: error.getStatus() }),
+    ]);
   });
 
   it('no file: missing_file before anything is reserved', async () => {
     const { service, reserved } = setup(() => fromArray(upstreamEvents));
-    const error = await service.transcribeStream(principal, undefined, { passthrough }).then(() => null, (e) => e);
+    const error = await service.transcribeStream(principal, undefined, { passthrough }).then(
+      () => null,
+      (e) => e,
+    );
     expect(error).toBeInstanceOf(GatewayError);
     expect(error.code).toBe(GatewayErrorCode.MissingFile);
     expect(reserved).toEqual([]);

@@ -53,14 +53,33 @@ export class TranscribeAudioService {
    * the caller's output fields and its answer is returned as `raw`; the local engine makes the formats
    * itself (`localCheck` refuses, before any work or charge, what it cannot make).
    */
-  async transcribe(principal: Principal, file: UploadedAudio | undefined, opts: AudioOptions, requestId?: string, signal?: AbortSignal): Promise<TranscribeResponse & { raw?: { body: Buffer; contentType: string } }> {
+  async transcribe(
+    principal: Principal,
+    file: UploadedAudio | undefined,
+    opts: AudioOptions,
+    requestId?: string,
+    signal?: AbortSignal,
+  ): Promise<TranscribeResponse & { raw?: { body: Buffer; contentType: string } }> {
     requireFile(file);
     const { needsPcm } = this.engines.check(opts.language);
     if (!this.engines.upstreamServes) opts.localCheck?.();
     const p = await this.prepare(principal, file, opts, needsPcm, '/v1/speech/transcribe', requestId, signal);
     try {
-      const result = await this.engines.transcribeFile({ bytes: p.bytes, filename: p.filename, pcm: p.pcm }, opts.language, { key: principal.id, signal }, p.upstreamModel, opts.passthrough);
-      await this.metering.settle(p.reservation, { ...p.outcome, provider: result.provider, status: 'ok', costYuan: p.cost, seconds: p.duration, httpStatus: 200 });
+      const result = await this.engines.transcribeFile(
+        { bytes: p.bytes, filename: p.filename, pcm: p.pcm },
+        opts.language,
+        { key: principal.id, signal },
+        p.upstreamModel,
+        opts.passthrough,
+      );
+      await this.metering.settle(p.reservation, {
+        ...p.outcome,
+        provider: result.provider,
+        status: 'ok',
+        costYuan: p.cost,
+        seconds: p.duration,
+        httpStatus: 200,
+      });
       return {
         text: result.text,
         language: opts.language ?? result.language,
@@ -77,16 +96,37 @@ export class TranscribeAudioService {
    * `/v1/audio/translations`: the upstream only (the local engine cannot translate: a 400 before any
    * work or charge), billed per minute like a transcription, its answer returned as it is.
    */
-  async translate(principal: Principal, file: UploadedAudio | undefined, opts: AudioOptions & { passthrough: TranscriptionPassthrough }, requestId?: string, signal?: AbortSignal): Promise<{ body: Buffer; contentType: string }> {
+  async translate(
+    principal: Principal,
+    file: UploadedAudio | undefined,
+    opts: AudioOptions & { passthrough: TranscriptionPassthrough },
+    requestId?: string,
+    signal?: AbortSignal,
+  ): Promise<{ body: Buffer; contentType: string }> {
     requireFile(file);
     this.engines.check(undefined);
     if (!this.engines.upstreamServes) {
-      throw localCannot('translation into English needs the transcription upstream (AI_TRANSCRIBE_BASE_URL); the local PocketSphinx engine only transcribes English speech', 'model');
+      throw localCannot(
+        'translation into English needs the transcription upstream (AI_TRANSCRIBE_BASE_URL); the local PocketSphinx engine only transcribes English speech',
+        'model',
+      );
     }
     const p = await this.prepare(principal, file, opts, false, '/v1/audio/translations', requestId, signal);
     try {
-      const raw = await this.engines.translateFile({ bytes: p.bytes, filename: p.filename }, p.upstreamModel, opts.passthrough, signal);
-      await this.metering.settle(p.reservation, { ...p.outcome, provider: 'upstream', status: 'ok', costYuan: p.cost, seconds: p.duration, httpStatus: 200 });
+      const raw = await this.engines.translateFile(
+        { bytes: p.bytes, filename: p.filename },
+        p.upstreamModel,
+        opts.passthrough,
+        signal,
+      );
+      await this.metering.settle(p.reservation, {
+        ...p.outcome,
+        provider: 'upstream',
+        status: 'ok',
+        costYuan: p.cost,
+        seconds: p.duration,
+        httpStatus: 200,
+      });
       return raw;
     } catch (e) {
       throw await this.fail(p, e);
@@ -98,14 +138,26 @@ export class TranscribeAudioService {
    * is known from the audio's duration and reserved before; the stream's settlement releases it when the
    * stream fails and charges it otherwise (a client that left was sent the audio's transcription).
    */
-  async transcribeStream(principal: Principal, file: UploadedAudio | undefined, opts: AudioOptions & { passthrough: TranscriptionPassthrough }, requestId?: string, signal?: AbortSignal): Promise<MediaEventStream> {
+  async transcribeStream(
+    principal: Principal,
+    file: UploadedAudio | undefined,
+    opts: AudioOptions & { passthrough: TranscriptionPassthrough },
+    requestId?: string,
+    signal?: AbortSignal,
+  ): Promise<MediaEventStream> {
     requireFile(file);
     const { needsPcm } = this.engines.check(opts.language);
     if (!this.engines.upstreamServes) opts.localCheck?.();
     const p = await this.prepare(principal, file, opts, needsPcm, '/v1/speech/transcribe', requestId, signal);
     let events: AsyncIterable<Record<string, unknown>>;
     try {
-      events = await this.engines.transcribeStream({ bytes: p.bytes, filename: p.filename, pcm: p.pcm }, opts.language, { key: principal.id, signal }, p.upstreamModel, opts.passthrough);
+      events = await this.engines.transcribeStream(
+        { bytes: p.bytes, filename: p.filename, pcm: p.pcm },
+        opts.language,
+        { key: principal.id, signal },
+        p.upstreamModel,
+        opts.passthrough,
+      );
     } catch (e) {
       throw await this.fail(p, e);
     }
@@ -113,23 +165,49 @@ export class TranscribeAudioService {
     return {
       events,
       settle: (status, error) =>
-        this.metering.settle(p.reservation, { ...p.outcome, provider, status, costYuan: status === 'failed' ? 0 : p.cost, seconds: p.duration, httpStatus: 200, error: error?.message }),
+        this.metering.settle(p.reservation, {
+          ...p.outcome,
+          provider,
+          status,
+          costYuan: status === 'failed' ? 0 : p.cost,
+          seconds: p.duration,
+          httpStatus: 200,
+          error: error?.message,
+        }),
     };
   }
 
-  private async prepare(principal: Principal, file: UploadedAudio, opts: AudioOptions, needsPcm: boolean, endpoint: string, requestId?: string, signal?: AbortSignal): Promise<PreparedAudio> {
+  private async prepare(
+    principal: Principal,
+    file: UploadedAudio,
+    opts: AudioOptions,
+    needsPcm: boolean,
+    endpoint: string,
+    requestId?: string,
+    signal?: AbortSignal,
+  ): Promise<PreparedAudio> {
     requireFile(file);
     let decoded;
     try {
-      decoded = await decodeAudio(file.buffer, { sampleRate: STT_SAMPLE_RATE, keepPcm: needsPcm, maxSeconds: this.config.AI_MEDIA_MAX_AUDIO_SECONDS, key: principal.id, signal });
+      decoded = await decodeAudio(file.buffer, {
+        sampleRate: STT_SAMPLE_RATE,
+        keepPcm: needsPcm,
+        maxSeconds: this.config.AI_MEDIA_MAX_AUDIO_SECONDS,
+        key: principal.id,
+        signal,
+      });
     } catch (e) {
       throw toMediaError(e, 'file');
     }
     const duration = Math.round(decoded.duration * 1000) / 1000;
     const cost = transcriptionCost(duration, false, opts.model?.price);
-    const reservation = await this.metering.reserve(principal, { model: opts.model?.name ?? this.config.AI_TRANSCRIBE_MODEL, yuan: cost });
+    const reservation = await this.metering.reserve(principal, {
+      model: opts.model?.name ?? this.config.AI_TRANSCRIBE_MODEL,
+      yuan: cost,
+    });
     const upstreamModel = opts.model?.upstream ?? this.config.AI_TRANSCRIBE_MODEL;
-    const filename = file.originalname && /^[\w.-]{1,100}$/.test(file.originalname) ? file.originalname : `audio.${decoded.container}`;
+    const filename =
+      file.originalname && /^[\w.-]{1,100}$/.test(file.originalname) ? file.originalname : `audio.${decoded.container}`;
     return {
       bytes: file.buffer,
       filename,
@@ -138,14 +216,25 @@ export class TranscribeAudioService {
       cost,
       reservation,
       upstreamModel,
-      outcome: { endpoint, model: this.config.AI_TRANSCRIBE_BASE_URL ? (opts.model?.name ?? upstreamModel) : 'pocketsphinx-en', requestId },
+      outcome: {
+        endpoint,
+        model: this.config.AI_TRANSCRIBE_BASE_URL ? (opts.model?.name ?? upstreamModel) : 'pocketsphinx-en',
+        requestId,
+      },
     };
   }
 
   /** Settles a failed call (nothing charged) and returns the catalog error to throw. */
   private async fail(p: PreparedAudio, e: unknown): Promise<unknown> {
     const error = toMediaError(e, 'file');
-    await this.metering.settle(p.reservation, { ...p.outcome, status: 'failed', costYuan: 0, seconds: p.duration, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
+    await this.metering.settle(p.reservation, {
+      ...p.outcome,
+      status: 'failed',
+      costYuan: 0,
+      seconds: p.duration,
+      httpStatus: (error as GatewayError).getStatus?.() ?? 500,
+      error: (e as Error).message,
+    });
     return error;
   }
 }

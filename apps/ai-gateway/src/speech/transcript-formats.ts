@@ -23,7 +23,9 @@ function cueText(text: string): string {
 }
 
 export function toSrt(segments: TimedSegment[]): string {
-  return segments.map((s, i) => `${i + 1}\n${subtitleTime(s.start, ',')} --> ${subtitleTime(s.end, ',')}\n${cueText(s.text)}\n`).join('\n');
+  return segments
+    .map((s, i) => `${i + 1}\n${subtitleTime(s.start, ',')} --> ${subtitleTime(s.end, ',')}\n${cueText(s.text)}\n`)
+    .join('\n');
 }
 
 export function toVtt(segments: TimedSegment[]): string {
@@ -49,5 +51,16 @@ export interface VerboseSegment extends TimedSegment {
  * start in Whisper's 10 ms frames.
  */
 export function toVerboseSegments(segments: TimedSegment[]): VerboseSegment[] {
-  return segments.map((s, id) => ({ id, seek: Math.round(s.start * 100), start: s.start, end: s.end, text: s.text, tokens: [], temperature: 0, avg_logprob: 0, compression_ratio: 1, no_speech_prob: 0 }));
+  return segments.map((s, id) => ({
+    id,
+    seek: Math.round(s.start * 100),
+    start: s.start,
+    end: s.end,
+    text: s.text,
+    tokens: [],
+    temperature: 0,
+    avg_logprob: 0,
+    compression_ratio: 1,
+    no_speech_prob: 0,
+  }));
 }

@@ -8,7 +8,7 @@ describe('languageCode (the language an upstream names in verbose_json)', () => 
     expect(languageCode(undefined)).toBe('unknown');
   });
 
-  it('keeps a name like an Object.prototype member as given (not Object\'s member)', () => {
+  it("keeps a name like an Object.prototype member as given (not Object's member)", () => {
     for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
       expect([name, languageCode(name)]).toEqual([name, name]);
     }

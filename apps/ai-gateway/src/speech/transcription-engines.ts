@@ -7,8 +7,22 @@ import { GatewayError, GatewayErrorCode } from '../errors';
 
 // OpenAI's verbose_json names the language ("english"); the contract answers a code.
 const LANGUAGE_CODES: Record<string, string> = {
-  chinese: 'zh', english: 'en', japanese: 'ja', korean: 'ko', french: 'fr', german: 'de', spanish: 'es', russian: 'ru',
-  portuguese: 'pt', italian: 'it', arabic: 'ar', hindi: 'hi', cantonese: 'yue', vietnamese: 'vi', thai: 'th', indonesian: 'id',
+  chinese: 'zh',
+  english: 'en',
+  japanese: 'ja',
+  korean: 'ko',
+  french: 'fr',
+  german: 'de',
+  spanish: 'es',
+  russian: 'ru',
+  portuguese: 'pt',
+  italian: 'it',
+  arabic: 'ar',
+  hindi: 'hi',
+  cantonese: 'yue',
+  vietnamese: 'vi',
+  thai: 'th',
+  indonesian: 'id',
 };
 
 /** The code of the language an upstream named (its answer, not trusted): own table entries only, so `constructor` stays `constructor`. */
@@ -49,12 +63,20 @@ export class TranscriptionEngines {
     readonly limits: EngineLimits,
   ) {
     this.upstream = config.AI_TRANSCRIBE_BASE_URL
-      ? new OpenAiMediaClient({ baseUrl: config.AI_TRANSCRIBE_BASE_URL, apiKey: config.AI_TRANSCRIBE_API_KEY, timeoutMs: config.AI_MEDIA_UPSTREAM_TIMEOUT_MS })
+      ? new OpenAiMediaClient({
+          baseUrl: config.AI_TRANSCRIBE_BASE_URL,
+          apiKey: config.AI_TRANSCRIBE_API_KEY,
+          timeoutMs: config.AI_MEDIA_UPSTREAM_TIMEOUT_MS,
+        })
       : null;
     const sphinx = PocketsphinxEngine.shared();
     this.local = config.AI_LOCAL_STT && sphinx.available ? sphinx : null;
     if (!this.upstream) {
-      new Logger('Speech').log(this.local ? 'transcription: local PocketSphinx (English only)' : 'transcription: no engine (set AI_TRANSCRIBE_BASE_URL or install pocketsphinx); speech-to-text answers 503');
+      new Logger('Speech').log(
+        this.local
+          ? 'transcription: local PocketSphinx (English only)'
+          : 'transcription: no engine (set AI_TRANSCRIBE_BASE_URL or install pocketsphinx); speech-to-text answers 503',
+      );
     }
   }
 
@@ -85,20 +107,40 @@ export class TranscriptionEngines {
   ): Promise<EngineTranscript> {
     this.check(language);
     if (this.upstream && passthrough) {
-      const raw = await this.upstream.transcribeRaw({ model, file: file.bytes, filename: file.filename, language, ...passthrough }, call.signal);
+      const raw = await this.upstream.transcribeRaw(
+        { model, file: file.bytes, filename: file.filename, language, ...passthrough },
+        call.signal,
+      );
       return { text: '', language: language ?? 'unknown', segments: [], provider: 'upstream', raw };
     }
     if (this.upstream) {
-      const t = await this.upstream.transcribe({ model, file: file.bytes, filename: file.filename, language }, call.signal);
-      return { text: t.text, language: language ?? languageCode(t.language), segments: t.segments, provider: 'upstream' };
+      const t = await this.upstream.transcribe(
+        { model, file: file.bytes, filename: file.filename, language },
+        call.signal,
+      );
+      return {
+        text: t.text,
+        language: language ?? languageCode(t.language),
+        segments: t.segments,
+        provider: 'upstream',
+      };
     }
     return { ...(await this.local!.transcribe(file.pcm, call)), provider: 'pocketsphinx' };
   }
 
   /** `/v1/audio/translations` upstream; the service refuses it first when only the local engine serves (it cannot translate). */
-  async translateFile(file: { bytes: Buffer; filename: string }, model: string, passthrough: TranscriptionPassthrough, signal?: AbortSignal): Promise<{ body: Buffer; contentType: string }> {
+  async translateFile(
+    file: { bytes: Buffer; filename: string },
+    model: string,
+    passthrough: TranscriptionPassthrough,
+    signal?: AbortSignal,
+  ): Promise<{ body: Buffer; contentType: string }> {
     if (!this.upstream) throw new GatewayError(GatewayErrorCode.SpeechToTextUnconfigured);
-    return this.upstream.transcribeRaw({ model, file: file.bytes, filename: file.filename, ...passthrough }, signal, '/audio/translations');
+    return this.upstream.transcribeRaw(
+      { model, file: file.bytes, filename: file.filename, ...passthrough },
+      signal,
+      '/audio/translations',
+    );
   }
 
   /**
@@ -106,12 +148,23 @@ export class TranscriptionEngines {
    * The local engine is not incremental: it transcribes the whole file, then one delta per utterance
    * (segment) and the done event with the whole text.
    */
-  async transcribeStream(file: { bytes: Buffer; filename: string; pcm: Int16Array }, language: string | undefined, call: EngineCallOptions, model: string, passthrough: TranscriptionPassthrough): Promise<AsyncIterable<Record<string, unknown>>> {
+  async transcribeStream(
+    file: { bytes: Buffer; filename: string; pcm: Int16Array },
+    language: string | undefined,
+    call: EngineCallOptions,
+    model: string,
+    passthrough: TranscriptionPassthrough,
+  ): Promise<AsyncIterable<Record<string, unknown>>> {
     this.check(language);
-    if (this.upstream) return this.upstream.transcribeStream({ model, file: file.bytes, filename: file.filename, language, ...passthrough }, call.signal);
+    if (this.upstream)
+      return this.upstream.transcribeStream(
+        { model, file: file.bytes, filename: file.filename, language, ...passthrough },
+        call.signal,
+      );
     const t = await this.local!.transcribe(file.pcm, call);
     return (async function* () {
-      for (const [i, s] of t.segments.entries()) yield { type: 'transcript.text.delta', delta: i === 0 ? s.text : ` ${s.text}` };
+      for (const [i, s] of t.segments.entries())
+        yield { type: 'transcript.text.delta', delta: i === 0 ? s.text : ` ${s.text}` };
       yield { type: 'transcript.text.done', text: t.text };
     })();
   }
@@ -120,8 +173,21 @@ export class TranscriptionEngines {
   async transcribePcm(pcm: Int16Array, language?: string, call: EngineCallOptions = {}): Promise<EngineTranscript> {
     this.check(language);
     if (this.upstream) {
-      const t = await this.upstream.transcribe({ model: this.config.AI_TRANSCRIBE_MODEL, file: encodeWav(pcm, STT_SAMPLE_RATE), filename: 'segment.wav', language }, call.signal);
-      return { text: t.text, language: language ?? languageCode(t.language), segments: t.segments, provider: 'upstream' };
+      const t = await this.upstream.transcribe(
+        {
+          model: this.config.AI_TRANSCRIBE_MODEL,
+          file: encodeWav(pcm, STT_SAMPLE_RATE),
+          filename: 'segment.wav',
+          language,
+        },
+        call.signal,
+      );
+      return {
+        text: t.text,
+        language: language ?? languageCode(t.language),
+        segments: t.segments,
+        provider: 'upstream',
+      };
     }
     return { ...(await this.local!.transcribe(pcm, call)), provider: 'pocketsphinx' };
   }

@@ -2,17 +2,33 @@ import { GatewayError } from '../errors';
 import { chunkingFields, extraTranscriptionFields, refuseForLocalEngine } from './transcription-fields';
 
 describe('transcription fields', () => {
-  it('passes chunking_strategy in the form OpenAI\'s SDK sends, from an object, a JSON text or auto', () => {
+  it("passes chunking_strategy in the form OpenAI's SDK sends, from an object, a JSON text or auto", () => {
     expect(chunkingFields('auto')).toEqual([['chunking_strategy', 'auto']]);
-    expect(chunkingFields({ type: 'server_vad', silence_duration_ms: '300' })).toEqual([['chunking_strategy[type]', 'server_vad'], ['chunking_strategy[silence_duration_ms]', '300']]);
-    expect(chunkingFields('{"type":"server_vad","threshold":0.4}')).toEqual([['chunking_strategy[type]', 'server_vad'], ['chunking_strategy[threshold]', '0.4']]);
-    for (const bad of ['manual', { type: 'other' }, { type: 'server_vad', extra: 1 }, { type: 'server_vad', threshold: 'x' }, '{nope']) {
+    expect(chunkingFields({ type: 'server_vad', silence_duration_ms: '300' })).toEqual([
+      ['chunking_strategy[type]', 'server_vad'],
+      ['chunking_strategy[silence_duration_ms]', '300'],
+    ]);
+    expect(chunkingFields('{"type":"server_vad","threshold":0.4}')).toEqual([
+      ['chunking_strategy[type]', 'server_vad'],
+      ['chunking_strategy[threshold]', '0.4'],
+    ]);
+    for (const bad of [
+      'manual',
+      { type: 'other' },
+      { type: 'server_vad', extra: 1 },
+      { type: 'server_vad', threshold: 'x' },
+      '{nope',
+    ]) {
       expect(() => chunkingFields(bad)).toThrow(GatewayError);
     }
   });
 
   it('repeats the array fields with [] names', () => {
-    expect(extraTranscriptionFields({ known_speaker_names: ['a', 'b'], include: ['logprobs'] })).toEqual([['known_speaker_names[]', 'a'], ['known_speaker_names[]', 'b'], ['include[]', 'logprobs']]);
+    expect(extraTranscriptionFields({ known_speaker_names: ['a', 'b'], include: ['logprobs'] })).toEqual([
+      ['known_speaker_names[]', 'a'],
+      ['known_speaker_names[]', 'b'],
+      ['include[]', 'logprobs'],
+    ]);
   });
 
   it('refuses what the local engine cannot make, naming the field', () => {

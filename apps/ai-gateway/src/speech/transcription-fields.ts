@@ -20,7 +20,12 @@ export function chunkingFields(value: unknown): Array<[string, string]> {
     }
   }
   if (v === 'auto') return [['chunking_strategy', 'auto']];
-  const bad = () => new GatewayError(GatewayErrorCode.InvalidValue, { message: 'chunking_strategy must be "auto" or {type: "server_vad", prefix_padding_ms?, silence_duration_ms?, threshold?}', param: 'chunking_strategy' });
+  const bad = () =>
+    new GatewayError(GatewayErrorCode.InvalidValue, {
+      message:
+        'chunking_strategy must be "auto" or {type: "server_vad", prefix_padding_ms?, silence_duration_ms?, threshold?}',
+      param: 'chunking_strategy',
+    });
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad();
   const o = v as Record<string, unknown>;
   if (o.type !== 'server_vad' || Object.keys(o).some((k) => k !== 'type' && !VAD_FIELDS.includes(k))) throw bad();
@@ -46,13 +51,28 @@ export function extraTranscriptionFields(body: OpenAiTranscriptionRequest): Arra
 
 /** What the local engine cannot make: a 400 naming the field and why, before any work or charge. */
 export function refuseForLocalEngine(body: OpenAiTranscriptionRequest): void {
-  if (body.timestamp_granularities?.includes('word')) throw new GatewayError(GatewayErrorCode.WordTimestampsUnavailable);
-  if (body.response_format === 'diarized_json') throw localCannot('response_format diarized_json needs the transcription upstream (AI_TRANSCRIBE_BASE_URL): the local PocketSphinx engine does not tell speakers apart', 'response_format');
+  if (body.timestamp_granularities?.includes('word'))
+    throw new GatewayError(GatewayErrorCode.WordTimestampsUnavailable);
+  if (body.response_format === 'diarized_json')
+    throw localCannot(
+      'response_format diarized_json needs the transcription upstream (AI_TRANSCRIBE_BASE_URL): the local PocketSphinx engine does not tell speakers apart',
+      'response_format',
+    );
   if (body.known_speaker_names?.length || body.known_speaker_references?.length) {
-    throw localCannot('known_speaker_names and known_speaker_references need the transcription upstream (AI_TRANSCRIBE_BASE_URL): the local PocketSphinx engine does not tell speakers apart', body.known_speaker_names?.length ? 'known_speaker_names' : 'known_speaker_references');
+    throw localCannot(
+      'known_speaker_names and known_speaker_references need the transcription upstream (AI_TRANSCRIBE_BASE_URL): the local PocketSphinx engine does not tell speakers apart',
+      body.known_speaker_names?.length ? 'known_speaker_names' : 'known_speaker_references',
+    );
   }
-  if (body.include?.length) throw localCannot('include logprobs needs the transcription upstream (AI_TRANSCRIBE_BASE_URL): the local PocketSphinx engine gives no log probabilities', 'include');
+  if (body.include?.length)
+    throw localCannot(
+      'include logprobs needs the transcription upstream (AI_TRANSCRIBE_BASE_URL): the local PocketSphinx engine gives no log probabilities',
+      'include',
+    );
   if (body.stream && body.response_format && body.response_format !== 'json' && body.response_format !== 'text') {
-    throw localCannot(`stream with response_format ${body.response_format} is not available: streamed transcripts are text deltas`, 'response_format');
+    throw localCannot(
+      `stream with response_format ${body.response_format} is not available: streamed transcripts are text deltas`,
+      'response_format',
+    );
   }
 }

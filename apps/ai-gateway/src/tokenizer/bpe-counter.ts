@@ -84,7 +84,7 @@ export class BpeCounter {
     let entries = 0;
     let size = 0;
     // Lines: "<first token> <rank of the first token> <token> <token> ...", tokens in base64.
-    for (let line = 0; line < text.length; ) {
+    for (let line = 0; line < text.length;) {
       let end = text.indexOf('\n', line);
       if (end < 0) end = text.length;
       const first = text.indexOf(' ', line);
@@ -128,7 +128,9 @@ export class BpeCounter {
     }
     this.vocabularySize = top + 1;
     const specials = Object.keys(file.special_tokens);
-    this.special = specials.length ? new RegExp(specials.map((s) => s.replace(/[\\^$*+?.()|[\]{}]/g, '\\$&')).join('|'), 'g') : null;
+    this.special = specials.length
+      ? new RegExp(specials.map((s) => s.replace(/[\\^$*+?.()|[\]{}]/g, '\\$&')).join('|'), 'g')
+      : null;
   }
 
   /** Number of tokens of `text`, special tokens (e.g. `<|endoftext|>`) counted as one token each. */
@@ -150,7 +152,12 @@ export class BpeCounter {
 
   /** Whether `id` names a token of this encoding (a rank of the table or a special token). */
   has(id: number): boolean {
-    return Number.isInteger(id) && id >= 0 && id < this.vocabularySize && (this.specialById.has(id) || this.entryOf(id) !== EMPTY);
+    return (
+      Number.isInteger(id) &&
+      id >= 0 &&
+      id < this.vocabularySize &&
+      (this.specialById.has(id) || this.entryOf(id) !== EMPTY)
+    );
   }
 
   /**
@@ -206,7 +213,7 @@ export class BpeCounter {
         total += this.countPiece(piece);
         continue;
       }
-      for (let at = 0; at < piece.length; ) {
+      for (let at = 0; at < piece.length;) {
         let end = Math.min(at + MAX_PIECE, piece.length);
         const c = piece.charCodeAt(end - 1);
         if (end < piece.length && c >= 0xd800 && c <= 0xdbff) end--; // never split a surrogate pair
@@ -389,7 +396,8 @@ export class BpeCounter {
 }
 
 const BASE64 = new Int8Array(128).fill(-1);
-for (let i = 0; i < 64; i++) BASE64['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
+for (let i = 0; i < 64; i++)
+  BASE64['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
 
 /** Decodes base64 `text[from..to)` into `out` at `at`; returns the end position. */
 function decodeBase64(text: string, from: number, to: number, out: Uint8Array, at: number): number {

@@ -1,7 +1,16 @@
 import { readFileSync } from 'fs';
 import { getEncoding } from 'js-tiktoken';
 import { BpeCounter, MAX_PIECE } from './bpe-counter';
-import { IMAGE_MAX_TOKENS, imageSizeOf, imageTokens, isSpace, Pace, partTokens, splitLongRuns, Tokenizer } from './tokenizer';
+import {
+  IMAGE_MAX_TOKENS,
+  imageSizeOf,
+  imageTokens,
+  isSpace,
+  Pace,
+  partTokens,
+  splitLongRuns,
+  Tokenizer,
+} from './tokenizer';
 
 /** Longest run of characters of one class (whitespace or not) in `s`. */
 function longestRun(s: string): number {
@@ -42,7 +51,8 @@ describe('Tokenizer', () => {
   });
 
   it('counts one long run without spaces (CJK, emoji, letters) within one token per cut', () => {
-    for (const text of ['字'.repeat(20_000), '😀'.repeat(10_000), 'a'.repeat(60_000)]) expect(t.count(text, 'cl100k_base')).toBeGreaterThan(1000);
+    for (const text of ['字'.repeat(20_000), '😀'.repeat(10_000), 'a'.repeat(60_000)])
+      expect(t.count(text, 'cl100k_base')).toBeGreaterThan(1000);
     const run = '数据库连接'.repeat(120); // 600 characters: exact encoding is still affordable
     const exact = getEncoding('cl100k_base').encode(run, 'all').length;
     const counted = t.count(run, 'cl100k_base');
@@ -91,14 +101,23 @@ describe('Tokenizer', () => {
         const large = workFor(8_000);
         // Bytes encoded plus merge steps: a bounded number per input byte, and 4x the input is ~4x the work.
         // (Before the fix an 8 000-character run of U+00A0 was one piece: ~1e8 merge steps, ~8 000 per byte.)
-        expect({ encoding, name, perByte: Math.round(large.work / large.bytes) <= 64 }).toEqual({ encoding, name, perByte: true });
+        expect({ encoding, name, perByte: Math.round(large.work / large.bytes) <= 64 }).toEqual({
+          encoding,
+          name,
+          perByte: true,
+        });
         expect({ encoding, name, ratio: large.work / small.work <= 4.5 }).toEqual({ encoding, name, ratio: true });
       }
     }
   });
 
   it('merges long pieces exactly as js-tiktoken (heap merge from 48 bytes, pieces up to MAX_PIECE)', () => {
-    const texts = [...Object.values(RUNS).map((u) => u.repeat(Math.floor(MAX_PIECE / u.length))), 'abcdefghij'.repeat(25), 'Supercalifragilisticexpialidocious'.repeat(7), 'ЖЖЖжжжاااกกก'.repeat(20)];
+    const texts = [
+      ...Object.values(RUNS).map((u) => u.repeat(Math.floor(MAX_PIECE / u.length))),
+      'abcdefghij'.repeat(25),
+      'Supercalifragilisticexpialidocious'.repeat(7),
+      'ЖЖЖжжжاااกกก'.repeat(20),
+    ];
     let seed = 11;
     const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
     const letters = ['a', 'b', 'e', 'ab', 'ing', 'tion', 'é', 'ß', 'Ж', 'ا', 'ก', '字', '数'];
@@ -137,7 +156,10 @@ describe('Tokenizer', () => {
       for (let i = 0; i < 100; i++) await t.countUpToAsync('word '.repeat(400), 'cl100k_base', 8192, shared);
     })();
     const ticker = (async () => {
-      while (!(await Promise.race([counting.then(() => true), new Promise<false>((r) => setImmediate(() => r(false)))]))) turns++;
+      while (
+        !(await Promise.race([counting.then(() => true), new Promise<false>((r) => setImmediate(() => r(false)))]))
+      )
+        turns++;
     })();
     await Promise.all([counting, ticker]);
     expect(turns).toBeGreaterThan(5);
@@ -159,7 +181,32 @@ describe('Tokenizer', () => {
       '\x00\x01\x7f\u00ff',
     ];
     // Random mixes of letters, scripts, digits, punctuation and whitespace: many byte-pair merges and ties.
-    const alphabet = ['a', 'b', 'e', ' ', '\n', '字', '数', '😀', 'é', 'ß', '1', '.', "'", 'ab', 'aa', '\t', 'Ж', 'ا', 'ก', '\u0301', 'Q', '-', '{', '<|endoftext|>'];
+    const alphabet = [
+      'a',
+      'b',
+      'e',
+      ' ',
+      '\n',
+      '字',
+      '数',
+      '😀',
+      'é',
+      'ß',
+      '1',
+      '.',
+      "'",
+      'ab',
+      'aa',
+      '\t',
+      'Ж',
+      'ا',
+      'ก',
+      '\u0301',
+      'Q',
+      '-',
+      '{',
+      '<|endoftext|>',
+    ];
     let seed = 7;
     const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
     for (let i = 0; i < 2000; i++) {
@@ -187,7 +234,15 @@ describe('Tokenizer: tools, tool calls and non-text parts', () => {
     expect(imageTokens(100, 100)).toBe(255);
     // The bound used when the size is unknown is the largest the formula gives.
     expect(IMAGE_MAX_TOKENS).toBe(1445);
-    for (const [w, h] of [[1, 1], [512, 513], [768, 2048], [700, 20000], [20000, 700], [4000, 3000]]) expect(imageTokens(w, h)).toBeLessThanOrEqual(IMAGE_MAX_TOKENS);
+    for (const [w, h] of [
+      [1, 1],
+      [512, 513],
+      [768, 2048],
+      [700, 20000],
+      [20000, 700],
+      [4000, 3000],
+    ])
+      expect(imageTokens(w, h)).toBeLessThanOrEqual(IMAGE_MAX_TOKENS);
   });
 
   it('reads PNG and GIF sizes from data URLs; others (and URLs) get the bound', () => {
@@ -200,23 +255,35 @@ describe('Tokenizer: tools, tool calls and non-text parts', () => {
     expect(imageSizeOf(url)).toEqual({ width: 1024, height: 1024 });
     expect(partTokens({ type: 'image_url', image_url: { url } })).toBe(765);
     expect(partTokens({ type: 'image_url', image_url: { url: 'https://example.com/a.png' } })).toBe(IMAGE_MAX_TOKENS);
-    expect(partTokens({ type: 'image_url', image_url: { url: 'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQ' } })).toBe(IMAGE_MAX_TOKENS);
+    expect(partTokens({ type: 'image_url', image_url: { url: 'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQ' } })).toBe(
+      IMAGE_MAX_TOKENS,
+    );
     expect(partTokens({ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } })).toBe(85);
   });
 
   it("uses the model's image price when the providers file gives one (gpt-4o-mini: 2833 + 5667 per tile)", () => {
     const mini = { base: 2833, tile: 5667 };
-    expect(partTokens({ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } }, mini)).toBe(2833);
-    expect(partTokens({ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, mini)).toBe(2833 + 8 * 5667);
+    expect(
+      partTokens({ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } }, mini),
+    ).toBe(2833);
+    expect(partTokens({ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, mini)).toBe(
+      2833 + 8 * 5667,
+    );
     expect(imageTokens(1024, 1024, 'high', mini)).toBe(2833 + 4 * 5667);
-    const msg = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] }];
+    const msg = [
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] },
+    ];
     expect(t.countChat(msg, 'cl100k_base', Infinity, mini) - t.countChat(msg, 'cl100k_base')).toBe(2833 - 85);
   });
 
   it('bounds audio and files by their byte size', () => {
     // 8000 bytes of mp3: at most 8 s at 8 kbit/s, 50 tokens a second.
-    expect(partTokens({ type: 'input_audio', input_audio: { format: 'mp3', data: 'A'.repeat(Math.ceil((8000 * 4) / 3)) } })).toBeGreaterThanOrEqual(400);
-    expect(partTokens({ type: 'file', file: { file_data: 'data:application/pdf;base64,' + 'A'.repeat(4000) } })).toBeGreaterThanOrEqual(3000);
+    expect(
+      partTokens({ type: 'input_audio', input_audio: { format: 'mp3', data: 'A'.repeat(Math.ceil((8000 * 4) / 3)) } }),
+    ).toBeGreaterThanOrEqual(400);
+    expect(
+      partTokens({ type: 'file', file: { file_data: 'data:application/pdf;base64,' + 'A'.repeat(4000) } }),
+    ).toBeGreaterThanOrEqual(3000);
   });
 
   it('counts wav at the 8000 B/s floor: a forged header byte rate cannot shrink the counted duration', () => {
@@ -248,10 +315,31 @@ describe('Tokenizer: tools, tool calls and non-text parts', () => {
 
   it('counts tool calls, tool results and content parts of messages, and the tool definitions', async () => {
     const plain = t.countChat([{ role: 'user', content: 'hello world' }], 'cl100k_base');
-    expect(t.countChat([{ role: 'user', content: [{ type: 'text', text: 'hello world' }] }], 'cl100k_base')).toBe(plain);
-    expect(t.countChat([{ role: 'user', content: [{ type: 'text', text: 'hello world' }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] }], 'cl100k_base')).toBe(plain + 85);
+    expect(t.countChat([{ role: 'user', content: [{ type: 'text', text: 'hello world' }] }], 'cl100k_base')).toBe(
+      plain,
+    );
+    expect(
+      t.countChat(
+        [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'hello world' },
+              { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } },
+            ],
+          },
+        ],
+        'cl100k_base',
+      ),
+    ).toBe(plain + 85);
     const args = JSON.stringify({ city: 'Paris '.repeat(50) });
-    const call = [{ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: args } }] }];
+    const call = [
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: args } }],
+      },
+    ];
     expect(t.countChat(call, 'cl100k_base')).toBeGreaterThan(t.count(args, 'cl100k_base'));
     expect(await t.countChatAsync(call, 'cl100k_base')).toBe(t.countChat(call, 'cl100k_base'));
     const tools = [{ type: 'function', function: { name: 'get_weather', description: 'word '.repeat(300) } }];
@@ -260,16 +348,18 @@ describe('Tokenizer: tools, tool calls and non-text parts', () => {
   });
 });
 
-
 describe('Tokenizer.decode (token-array embeddings for text-only upstreams)', () => {
   const tokenizer = new Tokenizer();
 
-  it.each(['cl100k_base', 'o200k_base'] as const)('decodes what js-tiktoken encodes, specials included, in %s', (encoding) => {
-    const enc = getEncoding(encoding);
-    for (const text of ['The cat sits on the mat.', '今天天气很好 🌤️', '  spaces\n\ttabs', '<|endoftext|> after']) {
-      expect(tokenizer.decode(enc.encode(text, 'all'), encoding)).toBe(text);
-    }
-  });
+  it.each(['cl100k_base', 'o200k_base'] as const)(
+    'decodes what js-tiktoken encodes, specials included, in %s',
+    (encoding) => {
+      const enc = getEncoding(encoding);
+      for (const text of ['The cat sits on the mat.', '今天天气很好 🌤️', '  spaces\n\ttabs', '<|endoftext|> after']) {
+        expect(tokenizer.decode(enc.encode(text, 'all'), encoding)).toBe(text);
+      }
+    },
+  );
 
   it('knows the vocabulary: ids past it or in its gaps are not tokens', () => {
     expect(tokenizer.vocabularySize('cl100k_base')).toBe(100_277);

@@ -20,7 +20,17 @@ const MAX_RUN = 64;
  */
 export function isSpace(c: number): boolean {
   if (c < 0x80) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
-  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
 }
 
 /**
@@ -99,7 +109,8 @@ export class Tokenizer implements OnModuleInit {
     if (!text) return 0;
     const enc = this.encoding(encoding);
     let total = 0;
-    for (let i = 0; i < text.length && total <= limit; i += SLICE) total += this.countSlice(enc, text.length <= SLICE ? text : text.slice(i, i + SLICE));
+    for (let i = 0; i < text.length && total <= limit; i += SLICE)
+      total += this.countSlice(enc, text.length <= SLICE ? text : text.slice(i, i + SLICE));
     return total;
   }
 
@@ -142,7 +153,13 @@ export class Tokenizer implements OnModuleInit {
   }
 
   /** countChat for request handlers (see countUpToAsync). */
-  async countChatAsync(messages: CountedMessage[], encoding: EncodingName, limit = Infinity, pace: Pace = this.pace(), image?: ImagePrice): Promise<number> {
+  async countChatAsync(
+    messages: CountedMessage[],
+    encoding: EncodingName,
+    limit = Infinity,
+    pace: Pace = this.pace(),
+    image?: ImagePrice,
+  ): Promise<number> {
     let total = 3;
     for (const m of messages) {
       const { texts, fixed } = piecesOf(m, image);
@@ -161,11 +178,22 @@ export class Tokenizer implements OnModuleInit {
    * `functions` (serialized as JSON, which is longer than the form OpenAI renders them in), a
    * `response_format` JSON schema, plus TOOLS_OVERHEAD when there are tools.
    */
-  async countDefinitionsAsync(body: { tools?: unknown; functions?: unknown; response_format?: unknown }, encoding: EncodingName, limit = Infinity, pace: Pace = this.pace()): Promise<number> {
+  async countDefinitionsAsync(
+    body: { tools?: unknown; functions?: unknown; response_format?: unknown },
+    encoding: EncodingName,
+    limit = Infinity,
+    pace: Pace = this.pace(),
+  ): Promise<number> {
     let total = 0;
-    const hasTools = (Array.isArray(body.tools) && body.tools.length > 0) || (Array.isArray(body.functions) && body.functions.length > 0);
+    const hasTools =
+      (Array.isArray(body.tools) && body.tools.length > 0) ||
+      (Array.isArray(body.functions) && body.functions.length > 0);
     if (hasTools) total += TOOLS_OVERHEAD;
-    for (const v of [body.tools, body.functions, fields(body.response_format).type === 'json_schema' ? body.response_format : undefined]) {
+    for (const v of [
+      body.tools,
+      body.functions,
+      fields(body.response_format).type === 'json_schema' ? body.response_format : undefined,
+    ]) {
       if (v == null || total > limit) continue;
       total += await this.countUpToAsync(JSON.stringify(v), encoding, limit - total, pace);
     }
@@ -242,7 +270,12 @@ const GPT_4O_IMAGES: ImagePrice = { base: IMAGE_BASE_TOKENS, tile: IMAGE_TILE_TO
  * OpenAI's documented tile formula: scale to fit in 2048 x 2048, then so the shortest side is 768 px
  * (only ever down), count the 512 px tiles: 170 each plus 85. `low` is 85 whatever the size.
  */
-export function imageTokens(width: number, height: number, detail: 'low' | 'high' | 'auto' = 'auto', price: ImagePrice = GPT_4O_IMAGES): number {
+export function imageTokens(
+  width: number,
+  height: number,
+  detail: 'low' | 'high' | 'auto' = 'auto',
+  price: ImagePrice = GPT_4O_IMAGES,
+): number {
   if (detail === 'low') return price.base;
   let w = width;
   let h = height;
@@ -289,7 +322,8 @@ export function imageSizeOf(url: string): { width: number; height: number } | un
   if (!url.startsWith('data:image/')) return undefined;
   const b = headBytes(url, 24);
   if (!b) return undefined;
-  if (b.readUInt32BE(0) === 0x89504e47 && b.toString('latin1', 12, 16) === 'IHDR') return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
+  if (b.readUInt32BE(0) === 0x89504e47 && b.toString('latin1', 12, 16) === 'IHDR')
+    return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
   if (b.toString('latin1', 0, 4) === 'GIF8') return { width: b.readUInt16LE(6), height: b.readUInt16LE(8) };
   return undefined;
 }
@@ -313,7 +347,9 @@ export function partTokens(part: unknown, image: ImagePrice = GPT_4O_IMAGES): nu
       if (img.detail === 'low') return image.base;
       const size = imageSizeOf(textField(img.url));
       // Any detail but `low` prices as the full tile formula; unknown size: its maximum (768 x 2048 after scaling, 8 tiles).
-      return size && size.width > 0 && size.height > 0 ? imageTokens(size.width, size.height, 'auto', image) : imageTokens(768, 2048, 'high', image);
+      return size && size.width > 0 && size.height > 0
+        ? imageTokens(size.width, size.height, 'auto', image)
+        : imageTokens(768, 2048, 'high', image);
     }
     case 'input_audio': {
       const audio = fields(p.input_audio);

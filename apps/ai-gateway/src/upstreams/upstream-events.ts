@@ -33,7 +33,11 @@ export class UpstreamEvents implements OnModuleInit {
 
   onModuleInit(): void {
     this.router.onHealthChange((change) => {
-      this.chain = this.chain.then(() => this.announce(change)).catch((e: Error) => this.log.error(`upstream ${change.state} of ${change.deployment} not announced: ${e.message}`));
+      this.chain = this.chain
+        .then(() => this.announce(change))
+        .catch((e: Error) =>
+          this.log.error(`upstream ${change.state} of ${change.deployment} not announced: ${e.message}`),
+        );
     });
   }
 
@@ -60,6 +64,11 @@ export class UpstreamEvents implements OnModuleInit {
     const taken = await this.state.take(key);
     if (taken === null) return;
     const episode = JSON.parse(taken) as { id: string; since: string };
-    await this.outbox.enqueue(this.db, 'upstream.recovered', { deployment: c.deployment, episode_id: episode.id, cooled_down_at: episode.since, recovered_at: at });
+    await this.outbox.enqueue(this.db, 'upstream.recovered', {
+      deployment: c.deployment,
+      episode_id: episode.id,
+      cooled_down_at: episode.since,
+      recovered_at: at,
+    });
   }
 }

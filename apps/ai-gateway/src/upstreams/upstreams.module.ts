@@ -17,11 +17,18 @@ export function createRouter(config: GatewayConfig, clock: Clock = new Clock(), 
     return new LlmRouter(parseProvidersConfig({}), { now, telemetry });
   }
   // `type: local` deployments may name the in-process embeddings engine (engine: use-lite-en).
-  const router = new LlmRouter(loadProvidersFile(config.AI_PROVIDERS_FILE), { localEngines: localLlmEngines(), now, telemetry });
+  const router = new LlmRouter(loadProvidersFile(config.AI_PROVIDERS_FILE), {
+    localEngines: localLlmEngines(),
+    now,
+    telemetry,
+  });
   const served = router.servedModels();
-  log.log(`${router.config.deployments.length} deployment(s) serving ${served.map((m) => m.name).join(', ') || 'no models'}`);
+  log.log(
+    `${router.config.deployments.length} deployment(s) serving ${served.map((m) => m.name).join(', ') || 'no models'}`,
+  );
   for (const m of served) {
-    if (m.kind === 'chat' && m.price.inputPer1k === 0 && m.price.outputPer1k === 0) log.warn(`model ${m.name} has no price: calls are metered at 0 yuan (set models.${m.name}.price)`);
+    if (m.kind === 'chat' && m.price.inputPer1k === 0 && m.price.outputPer1k === 0)
+      log.warn(`model ${m.name} has no price: calls are metered at 0 yuan (set models.${m.name}.price)`);
   }
   return router;
 }
@@ -30,7 +37,10 @@ export function createRouter(config: GatewayConfig, clock: Clock = new Clock(), 
 export function createGenAiMetrics(metrics: Metrics, config: GatewayConfig): GenAiMetrics {
   const endpoint = metricsEndpoint(config);
   const serviceName = otelServiceName('ai-gateway');
-  return new GenAiMetrics(metrics.registry, endpoint ? { otlp: { endpoint, intervalMs: config.OTEL_METRIC_EXPORT_INTERVAL, serviceName } } : {});
+  return new GenAiMetrics(
+    metrics.registry,
+    endpoint ? { otlp: { endpoint, intervalMs: config.OTEL_METRIC_EXPORT_INTERVAL, serviceName } } : {},
+  );
 }
 
 @Injectable()

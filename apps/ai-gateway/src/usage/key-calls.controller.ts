@@ -20,7 +20,10 @@ export class KeyCallsController {
 
   @Get(':id/calls')
   @Roles('viewer')
-  @ApiOperation({ summary: "A key's calls, newest first (server-paginated)", description: '`next_cursor` fetches the next (older) page. Metadata only: no prompt or answer is kept.' })
+  @ApiOperation({
+    summary: "A key's calls, newest first (server-paginated)",
+    description: '`next_cursor` fetches the next (older) page. Metadata only: no prompt or answer is kept.',
+  })
   @ApiOkResponse({ type: KeyCallsPage })
   @ApiOpenAiErrors(400, 401, 403, 404)
   async list(@Param('id') id: string, @Query() q: KeyCallsQuery): Promise<KeyCallsPage> {
@@ -28,7 +31,11 @@ export class KeyCallsController {
     // This replica's calls still in the write buffer are in the answer too.
     await this.ledger.flush();
     const limit = q.limit ?? 50;
-    const rows = await this.usage.calls(id, limit + 1, q.cursor ? decodeCallsCursor(q.cursor) ?? undefined : undefined);
+    const rows = await this.usage.calls(
+      id,
+      limit + 1,
+      q.cursor ? (decodeCallsCursor(q.cursor) ?? undefined) : undefined,
+    );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {

@@ -3,7 +3,24 @@ import { GenAiMetrics } from '@app/platform';
 import { LedgerEntry, LedgerRepository } from './ledger.repository';
 
 function entry(i: number): LedgerEntry {
-  return { keyId: 'k', endpoint: 'chat.completions', model: 'm', provider: 'p', promptTokens: i, completionTokens: 0, seconds: '0', characters: 0, images: 0, calls: 1, costYuan: '0', status: 'ok', httpStatus: 200, error: null, latencyMs: 1, requestId: null };
+  return {
+    keyId: 'k',
+    endpoint: 'chat.completions',
+    model: 'm',
+    provider: 'p',
+    promptTokens: i,
+    completionTokens: 0,
+    seconds: '0',
+    characters: 0,
+    images: 0,
+    calls: 1,
+    costYuan: '0',
+    status: 'ok',
+    httpStatus: 200,
+    error: null,
+    latencyMs: 1,
+    requestId: null,
+  };
 }
 
 describe('LedgerRepository', () => {
@@ -22,13 +39,19 @@ describe('LedgerRepository', () => {
       getMetadata: () => ({ tableName: 'ai_usage_records', columns }),
       driver: { normalizeType: (c: { type: string }) => c.type },
       query: async (sql: string, params: unknown[]) => {
-        expect(sql).toMatch(/^INSERT INTO "ai_usage_records" \(.*"entryId".*"promptTokens".*\) SELECT .* FROM json_to_recordset\(\$1::json\)/);
+        expect(sql).toMatch(
+          /^INSERT INTO "ai_usage_records" \(.*"entryId".*"promptTokens".*\) SELECT .* FROM json_to_recordset\(\$1::json\)/,
+        );
         expect(sql).not.toContain('"id"');
         if (failures-- > 0) throw new Error('db down');
         inserted.push(JSON.parse(params[0] as string));
       },
     };
-    const writer = new LedgerRepository(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any, new GenAiMetrics(new Registry()));
+    const writer = new LedgerRepository(
+      db as any,
+      { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any,
+      new GenAiMetrics(new Registry()),
+    );
     (writer as any).log = { error: jest.fn() };
     return { writer, inserted };
   }
@@ -72,7 +95,10 @@ describe('LedgerRepository', () => {
     writer.append(charged('a', '0.0090000000'));
     writer.append({ ...entry(0), keyId: 'c', costYuan: '0.2000000000' }); // budgeted: charged when it settled
     await writer.flush();
-    expect(updates).toEqual([['a', '0.0180000000'], ['b', '0.5000000000']]);
+    expect(updates).toEqual([
+      ['a', '0.0180000000'],
+      ['b', '0.5000000000'],
+    ]);
   });
 
   it('writes a batch again after a failure past its commit without doubling rows or charges', async () => {
@@ -86,7 +112,10 @@ describe('LedgerRepository', () => {
     await writer.flush();
     expect(writer.pending).toBe(0);
     expect(rows.map((r) => r.promptTokens).sort()).toEqual([1, 2, 3]);
-    expect(updates).toEqual([['a', '0.0100000000'], ['a', '0.0200000000']]);
+    expect(updates).toEqual([
+      ['a', '0.0100000000'],
+      ['a', '0.0200000000'],
+    ]);
   });
 });
 
@@ -101,7 +130,9 @@ function table() {
     const result = await work(async (sql, params) => {
       if (sql.startsWith('UPDATE')) return void stagedUpdates.push(params);
       expect(sql).toMatch(/ON CONFLICT \("entryId"\) DO NOTHING RETURNING "entryId" AS entry_id$/);
-      const fresh = (JSON.parse(params[0] as string) as LedgerEntry[]).filter((e) => !rows.some((r) => r.entryId === e.entryId) && !staged.some((r) => r.entryId === e.entryId));
+      const fresh = (JSON.parse(params[0] as string) as LedgerEntry[]).filter(
+        (e) => !rows.some((r) => r.entryId === e.entryId) && !staged.some((r) => r.entryId === e.entryId),
+      );
       staged.push(...fresh);
       return fresh.map((e) => ({ entry_id: e.entryId }));
     });
@@ -110,14 +141,25 @@ function table() {
     if (lost-- > 0) throw new Error('Connection terminated unexpectedly');
     return result;
   };
-  const columns = ['id', 'entryId', ...Object.keys(entry(0)), 'createdAt'].map((p) => ({ propertyName: p, databaseName: p, type: 'text', isGenerated: p === 'id', isCreateDate: p === 'createdAt' }));
+  const columns = ['id', 'entryId', ...Object.keys(entry(0)), 'createdAt'].map((p) => ({
+    propertyName: p,
+    databaseName: p,
+    type: 'text',
+    isGenerated: p === 'id',
+    isCreateDate: p === 'createdAt',
+  }));
   const db = {
     getMetadata: () => ({ tableName: 'ai_usage_records', columns }),
     driver: { normalizeType: (c: { type: string }) => c.type },
     query: (sql: string, params: unknown[]) => run((q) => q(sql, params)),
-    transaction: (f: (m: { query: (sql: string, params: unknown[]) => Promise<any> }) => Promise<unknown>) => run((q) => f({ query: q })),
+    transaction: (f: (m: { query: (sql: string, params: unknown[]) => Promise<any> }) => Promise<unknown>) =>
+      run((q) => f({ query: q })),
   };
-  const writer = new LedgerRepository(db as any, { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any, new GenAiMetrics(new Registry()));
+  const writer = new LedgerRepository(
+    db as any,
+    { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any,
+    new GenAiMetrics(new Registry()),
+  );
   (writer as any).log = { error: jest.fn() };
   return { writer, rows, updates, loseAck: (n: number) => (lost = n) };
 }

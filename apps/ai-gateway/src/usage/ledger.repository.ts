@@ -92,7 +92,10 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
         if (u > 0) units.set(e.keyId, (units.get(e.keyId) ?? 0) + u);
       }
       for (const [keyId, u] of [...units].sort(([a], [b]) => (a < b ? -1 : 1))) {
-        await m.query(`UPDATE ai_api_keys SET spent_yuan = spent_yuan + $2::numeric, last_used_at = now() WHERE id = $1`, [keyId, (u / 1e10).toFixed(10)]);
+        await m.query(
+          `UPDATE ai_api_keys SET spent_yuan = spent_yuan + $2::numeric, last_used_at = now() WHERE id = $1`,
+          [keyId, (u / 1e10).toFixed(10)],
+        );
       }
     });
   }
@@ -106,7 +109,9 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
     const value = (c: (typeof cols)[number]) => {
       const read = `r."${c.propertyName}"`;
       if (c.isCreateDate) return `COALESCE(${read}, now())`;
-      return typeof c.default === 'number' || typeof c.default === 'string' ? `COALESCE(${read}, ${literal(c.default)})` : read;
+      return typeof c.default === 'number' || typeof c.default === 'string'
+        ? `COALESCE(${read}, ${literal(c.default)})`
+        : read;
     };
     const entryId = cols.find((c) => c.propertyName === 'entryId')!.databaseName;
     this.sql =

@@ -63,7 +63,12 @@ export class MeteringService {
   /** Reserves the call's worst case; 429 naming the limit (or `insufficient_quota`) when one cannot take it. */
   async reserve(principal: Principal, hold: CallHold): Promise<Reservation> {
     const tokens = Math.max(0, Math.ceil(hold.tokens ?? 0));
-    const admitted = await this.admission.admit(principal, { model: hold.model, yuan: yuanText(Math.max(0, hold.yuan)), tokens }, hold.headers, hold.alive);
+    const admitted = await this.admission.admit(
+      principal,
+      { model: hold.model, yuan: yuanText(Math.max(0, hold.yuan)), tokens },
+      hold.headers,
+      hold.alive,
+    );
     return { keyId: principal.id, admitted, settled: false, startedAt: Date.now() };
   }
 
@@ -78,10 +83,22 @@ export class MeteringService {
     reservation.settled = true;
     const cost = outcome.status === 'failed' ? 0 : roundYuan(Math.max(0, outcome.costYuan));
     if (outcome.status === 'failed' && (outcome.httpStatus ?? 0) >= 500) {
-      this.log.warn({ requestId: outcome.requestId, endpoint: outcome.endpoint, model: outcome.model, provider: outcome.provider, status: outcome.httpStatus }, `upstream call failed: ${outcome.error ?? 'unknown error'}`);
+      this.log.warn(
+        {
+          requestId: outcome.requestId,
+          endpoint: outcome.endpoint,
+          model: outcome.model,
+          provider: outcome.provider,
+          status: outcome.httpStatus,
+        },
+        `upstream call failed: ${outcome.error ?? 'unknown error'}`,
+      );
     }
     if (reservation.admitted) {
-      const tokens = outcome.status === 'failed' ? 0 : Math.max(0, outcome.countedTokens ?? (outcome.promptTokens ?? 0) + (outcome.completionTokens ?? 0));
+      const tokens =
+        outcome.status === 'failed'
+          ? 0
+          : Math.max(0, outcome.countedTokens ?? (outcome.promptTokens ?? 0) + (outcome.completionTokens ?? 0));
       await this.admission.settle(reservation.admitted, { yuan: yuanText(cost), tokens });
     }
     const entry: LedgerEntry = {

@@ -7,7 +7,9 @@ export interface TokenUnits {
 
 /** Yuan for a token-priced call, from the model's per-1000-token prices. */
 export function tokenCost(model: Pick<ModelInfo, 'price'>, units: TokenUnits): number {
-  return roundYuan((units.promptTokens / 1000) * model.price.inputPer1k + (units.completionTokens / 1000) * model.price.outputPer1k);
+  return roundYuan(
+    (units.promptTokens / 1000) * model.price.inputPer1k + (units.completionTokens / 1000) * model.price.outputPer1k,
+  );
 }
 
 /** A chat answer's usage with OpenAI's optional details (audio tokens are part of the prompt and completion counts). */

@@ -33,8 +33,10 @@ export class UpstreamHealthController {
   @Get()
   @Roles('viewer')
   @ApiOperation({
-    summary: 'Deployments of the providers file with their cooldown (this replica) and last hour error rate and latency (all replicas)',
-    description: 'Errors count failures with a 5xx, a 429 or no answer; a 4xx the request earned is not an upstream fault. Cached answers reached no deployment and are not counted.',
+    summary:
+      'Deployments of the providers file with their cooldown (this replica) and last hour error rate and latency (all replicas)',
+    description:
+      'Errors count failures with a 5xx, a 429 or no answer; a 4xx the request earned is not an upstream fault. Cached answers reached no deployment and are not counted.',
   })
   @ApiOkResponse({ type: UpstreamsResponse })
   @ApiOpenAiErrors(401, 403)

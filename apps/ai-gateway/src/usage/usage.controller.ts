@@ -31,7 +31,8 @@ export class UsageController {
   @ApiTags('usage')
   @ApiOperation({
     summary: 'Usage of the calling key per day (or week or month), endpoint and model, with its budget',
-    description: 'Per UTC day by default; `period=day|week|month` buckets per day, week (from Monday) or month in BUDGET_TIMEZONE, as budget periods count.',
+    description:
+      'Per UTC day by default; `period=day|week|month` buckets per day, week (from Monday) or month in BUDGET_TIMEZONE, as budget periods count.',
   })
   @ApiOkResponse({ type: UsageResponse })
   @ApiOpenAiErrors(400, 401)
@@ -40,7 +41,10 @@ export class UsageController {
     const timeZone = this.zoneOf(q);
     const { from, to } = range(q, this.clock.now(), timeZone);
     await this.ledger.flush();
-    const [rows, key] = await Promise.all([this.usage.summarize({ from, to, keyId: principal.id, period: q.period, timeZone }), this.keys.get(principal.id)]);
+    const [rows, key] = await Promise.all([
+      this.usage.summarize({ from, to, keyId: principal.id, period: q.period, timeZone }),
+      this.keys.get(principal.id),
+    ]);
     return {
       object: 'usage',
       start_date: from,
@@ -69,8 +73,10 @@ export class UsageController {
   @Roles('viewer')
   @ApiTags('admin')
   @ApiOperation({
-    summary: 'Usage report of all keys (or one key, or one project) per day (or week or month), key or project, endpoint and model',
-    description: 'Per UTC day by default; `period=day|week|month` buckets in BUDGET_TIMEZONE. `project_id` keeps the keys of one project; `group_by=project` sums each project\'s keys.',
+    summary:
+      'Usage report of all keys (or one key, or one project) per day (or week or month), key or project, endpoint and model',
+    description:
+      "Per UTC day by default; `period=day|week|month` buckets in BUDGET_TIMEZONE. `project_id` keeps the keys of one project; `group_by=project` sums each project's keys.",
   })
   @ApiOkResponse({ type: AdminUsageResponse })
   @ApiOpenAiErrors(400, 401, 403)
@@ -79,7 +85,15 @@ export class UsageController {
     const { from, to } = range(q, this.clock.now(), timeZone, q.period === 'hour' ? MAX_HOUR_DAYS : MAX_DAYS);
     await this.ledger.flush();
     const groupBy = q.group_by ?? 'key';
-    const rows = await this.usage.summarize({ from, to, keyId: q.key_id, projectId: q.project_id, period: q.period, timeZone, groupBy });
+    const rows = await this.usage.summarize({
+      from,
+      to,
+      keyId: q.key_id,
+      projectId: q.project_id,
+      period: q.period,
+      timeZone,
+      groupBy,
+    });
     return {
       object: 'usage',
       start_date: from,
@@ -107,7 +121,10 @@ function today(now: number, timeZone: string): string {
 function range(q: UsageQuery, now: number, timeZone: string, maxDays = MAX_DAYS): { from: string; to: string } {
   const to = q.end_date ?? today(now, timeZone);
   const from = q.start_date ?? new Date(Date.parse(`${to}T00:00:00Z`) - 29 * 86_400_000).toISOString().slice(0, 10);
-  for (const [param, d] of [['start_date', from], ['end_date', to]]) {
+  for (const [param, d] of [
+    ['start_date', from],
+    ['end_date', to],
+  ]) {
     const t = Date.parse(`${d}T00:00:00Z`);
     if (Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== d) {
       throw new GatewayError(GatewayErrorCode.DateInvalid, { param });

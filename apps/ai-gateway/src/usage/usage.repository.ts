@@ -55,7 +55,15 @@ export class UsageRepository {
    * or `'endpoint'` sums every key (key_id and project_id null) per model (endpoint null) or per endpoint (model
    * null). With `period: 'hour'` the date is `YYYY-MM-DDTHH:00` of the zone.
    */
-  async summarize(opts: { from: string; to: string; keyId?: string; projectId?: string; period?: UsagePeriod; timeZone?: string; groupBy?: UsageGroupBy }): Promise<UsageRow[]> {
+  async summarize(opts: {
+    from: string;
+    to: string;
+    keyId?: string;
+    projectId?: string;
+    period?: UsagePeriod;
+    timeZone?: string;
+    groupBy?: UsageGroupBy;
+  }): Promise<UsageRow[]> {
     const params: unknown[] = [opts.from, opts.to, opts.timeZone ?? 'UTC', opts.period ?? 'day'];
     // A date is cast to timestamp first: `date AT TIME ZONE` would read it as a timestamptz of the session's zone.
     let where = `u.hour >= ($1::date::timestamp AT TIME ZONE $3) AND u.hour < (($2::date + 1)::timestamp AT TIME ZONE $3)`;
@@ -134,7 +142,9 @@ export class UsageRepository {
    * earned says nothing about the upstream's health.
    */
   async deploymentStats(since: Date): Promise<DeploymentStatsRow[]> {
-    const rows = await this.db.query<Array<{ provider: string | null; calls: number; failed: number; p50: number | null; p95: number | null }>>(
+    const rows = await this.db.query<
+      Array<{ provider: string | null; calls: number; failed: number; p50: number | null; p95: number | null }>
+    >(
       `SELECT provider, count(*)::int AS calls, count(*) FILTER (WHERE status = 'failed' AND (http_status IS NULL OR http_status >= 500 OR http_status = 429))::int AS failed,
               percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50,
               percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95
@@ -142,7 +152,13 @@ export class UsageRepository {
         GROUP BY ROLLUP (provider)`,
       [since],
     );
-    return rows.map((r) => ({ provider: r.provider, calls: r.calls, failed: r.failed, p50Ms: r.p50 === null ? null : Math.round(r.p50), p95Ms: r.p95 === null ? null : Math.round(r.p95) }));
+    return rows.map((r) => ({
+      provider: r.provider,
+      calls: r.calls,
+      failed: r.failed,
+      p50Ms: r.p50 === null ? null : Math.round(r.p50),
+      p95Ms: r.p95 === null ? null : Math.round(r.p95),
+    }));
   }
 }
 

@@ -22,7 +22,8 @@ export class EditUploadGuard implements CanActivate {
     const header = req.headers['content-length'];
     if (header === undefined) throw new GatewayError(GatewayErrorCode.UploadLengthRequired);
     const max = this.config.AI_MEDIA_MAX_EDIT_BYTES;
-    if (!/^\d+$/.test(header) || Number(header) > max) throw new GatewayError(GatewayErrorCode.UploadTooLarge, { maxBytes: max, setting: 'AI_MEDIA_MAX_EDIT_BYTES' });
+    if (!/^\d+$/.test(header) || Number(header) > max)
+      throw new GatewayError(GatewayErrorCode.UploadTooLarge, { maxBytes: max, setting: 'AI_MEDIA_MAX_EDIT_BYTES' });
     return true;
   }
 }

@@ -5,7 +5,10 @@ import { EngineInputError } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { GenerateImageService } from './generate-image.service';
 
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6300010000000500010d0a2db40000000049454e44ae426082', 'hex');
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6300010000000500010d0a2db40000000049454e44ae426082',
+  'hex',
+);
 
 describe('GenerateImageService: image URLs in the upstream answer (SSRF class sweep)', () => {
   let server: Server;
@@ -18,7 +21,9 @@ describe('GenerateImageService: image URLs in the upstream answer (SSRF class sw
       hits.push(req.url!);
       if (req.url === '/v1/images/generations') {
         req.resume();
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ url: answerUrl }] }));
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ data: [{ url: answerUrl }] }));
       }
       if (req.url === '/internal/secret.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
       res.writeHead(404).end();
@@ -30,7 +35,11 @@ describe('GenerateImageService: image URLs in the upstream answer (SSRF class sw
   beforeEach(() => (hits = []));
 
   const service = (extra: Partial<GatewayConfig> = {}) => {
-    const config = Object.assign(new GatewayConfig(), { AI_IMAGES_BASE_URL: `${base}/v1`, AI_IMAGES_MODEL: 'img', ...extra });
+    const config = Object.assign(new GatewayConfig(), {
+      AI_IMAGES_BASE_URL: `${base}/v1`,
+      AI_IMAGES_MODEL: 'img',
+      ...extra,
+    });
     const stored: string[] = [];
     const metering = { reserve: async () => ({}), settle: async () => undefined };
     const storage = { put: async (key: string) => void stored.push(key) };
@@ -45,7 +54,10 @@ describe('GenerateImageService: image URLs in the upstream answer (SSRF class sw
   ])('refuses an upstream answer pointing at %s, without fetching it', async (_name, url) => {
     answerUrl = url();
     const { svc, stored } = service();
-    const error = await svc.generate(principal, { prompt: 'p', size: '1024x1024', n: 1 }).then(() => null, (e) => e);
+    const error = await svc.generate(principal, { prompt: 'p', size: '1024x1024', n: 1 }).then(
+      () => null,
+      (e) => e,
+    );
     expect(error).toBeInstanceOf(GatewayError);
     expect(error.getStatus()).toBe(502);
     expect(hits).toEqual(['/v1/images/generations']);
@@ -60,15 +72,21 @@ describe('GenerateImageService: image URLs in the upstream answer (SSRF class sw
     expect(stored).toHaveLength(1);
   });
 
-  it('an edit\'s input failure names the image field, a generation\'s the prompt', async () => {
+  it("an edit's input failure names the image field, a generation's the prompt", async () => {
     const { svc } = service();
     const refuse = async () => {
       throw new EngineInputError('image could not be decoded');
     };
     (svc as any).client = { editImages: refuse, editImagesStream: refuse, generateImages: refuse };
-    const edit = await svc.edit(principal, { prompt: 'p', size: '1024x1024', n: 1, images: [{ buffer: PNG }] }).then(() => null, (e) => e);
+    const edit = await svc.edit(principal, { prompt: 'p', size: '1024x1024', n: 1, images: [{ buffer: PNG }] }).then(
+      () => null,
+      (e) => e,
+    );
     expect([edit.getStatus(), openAiErrorBody(edit).body.error.param]).toEqual([400, 'image']);
-    const generation = await svc.generate(principal, { prompt: 'p', size: '1024x1024', n: 1 }).then(() => null, (e) => e);
+    const generation = await svc.generate(principal, { prompt: 'p', size: '1024x1024', n: 1 }).then(
+      () => null,
+      (e) => e,
+    );
     expect(openAiErrorBody(generation).body.error.param).toBe('prompt');
   });
 });

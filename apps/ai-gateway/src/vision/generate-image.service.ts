@@ -75,11 +75,19 @@ export class GenerateImageService {
     }
   }
 
-  async generate(principal: Principal, input: ImageGenerationInput, requestId?: string, signal?: AbortSignal): Promise<StoredGeneratedImage[]> {
+  async generate(
+    principal: Principal,
+    input: ImageGenerationInput,
+    requestId?: string,
+    signal?: AbortSignal,
+  ): Promise<StoredGeneratedImage[]> {
     const hint = input.style ? STYLE_HINTS[input.style] : undefined;
     const prompt = hint ? `${input.prompt}\n\nStyle: ${hint}.` : input.prompt;
     return this.run(principal, input, '/v1/vision/generate', requestId, 'prompt', (client, model, extra) =>
-      client.generateImages({ model, prompt, n: input.n, size: input.size, extra, responseFormat: input.model?.responseFormat }, signal),
+      client.generateImages(
+        { model, prompt, n: input.n, size: input.size, extra, responseFormat: input.model?.responseFormat },
+        signal,
+      ),
     );
   }
 
@@ -90,10 +98,28 @@ export class GenerateImageService {
    * Priced like a generation of the same size, count and quality, plus the model's inputImagePrice per
    * uploaded image (its high-fidelity price with input_fidelity high).
    */
-  async edit(principal: Principal, input: ImageEditInput, requestId?: string, signal?: AbortSignal): Promise<StoredGeneratedImage[]> {
+  async edit(
+    principal: Principal,
+    input: ImageEditInput,
+    requestId?: string,
+    signal?: AbortSignal,
+  ): Promise<StoredGeneratedImage[]> {
     const upload = await this.checkUploads(input);
     return this.run(principal, input, '/v1/images/edits', requestId, 'image', (client, model, extra) =>
-      client.editImages({ model, prompt: input.prompt, n: input.n, ...upload, fields: formFields({ ...extra, size: input.size, ...(input.model?.responseFormat ? { response_format: 'b64_json' } : {}) }) }, signal),
+      client.editImages(
+        {
+          model,
+          prompt: input.prompt,
+          n: input.n,
+          ...upload,
+          fields: formFields({
+            ...extra,
+            size: input.size,
+            ...(input.model?.responseFormat ? { response_format: 'b64_json' } : {}),
+          }),
+        },
+        signal,
+      ),
     );
   }
 
@@ -103,40 +129,78 @@ export class GenerateImageService {
    * the images completed; a client that left pays the hold; a failure before any completed image
    * releases it.
    */
-  async stream(principal: Principal, input: ImageGenerationInput | ImageEditInput, kind: 'generation' | 'edit', requestId?: string, signal?: AbortSignal): Promise<MediaEventStream> {
+  async stream(
+    principal: Principal,
+    input: ImageGenerationInput | ImageEditInput,
+    kind: 'generation' | 'edit',
+    requestId?: string,
+    signal?: AbortSignal,
+  ): Promise<MediaEventStream> {
     if (!this.client) throw new GatewayError(GatewayErrorCode.ImageGenerationUnconfigured);
-    if (input.model?.responseFormat) throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name: 'stream', model: input.model.name });
+    if (input.model?.responseFormat)
+      throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name: 'stream', model: input.model.name });
     const upload = kind === 'edit' ? await this.checkUploads(input as ImageEditInput) : undefined;
-    const { extra, per1024, inputCost, hold, reservation, upstreamModel, outcome } = await this.prepare(principal, input, kind === 'edit' ? '/v1/images/edits' : '/v1/vision/generate', requestId);
-    const fields = { ...extra, size: input.size, ...(input.partialImages !== undefined ? { partial_images: input.partialImages } : {}) };
+    const { extra, per1024, inputCost, hold, reservation, upstreamModel, outcome } = await this.prepare(
+      principal,
+      input,
+      kind === 'edit' ? '/v1/images/edits' : '/v1/vision/generate',
+      requestId,
+    );
+    const fields = {
+      ...extra,
+      size: input.size,
+      ...(input.partialImages !== undefined ? { partial_images: input.partialImages } : {}),
+    };
     let upstream: AsyncIterable<Record<string, unknown>>;
     try {
       upstream = upload
-        ? await this.client.editImagesStream({ model: upstreamModel, prompt: input.prompt, n: input.n, ...upload, fields: formFields(fields) }, signal)
-        : await this.client.generateImagesStream({ ...fields, model: upstreamModel, prompt: input.prompt, n: input.n }, signal);
+        ? await this.client.editImagesStream(
+            { model: upstreamModel, prompt: input.prompt, n: input.n, ...upload, fields: formFields(fields) },
+            signal,
+          )
+        : await this.client.generateImagesStream(
+            { ...fields, model: upstreamModel, prompt: input.prompt, n: input.n },
+            signal,
+          );
     } catch (e) {
       const error = toMediaError(e, upload ? 'image' : 'prompt');
-      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
+      await this.metering.settle(reservation, {
+        ...outcome,
+        status: 'failed',
+        costYuan: 0,
+        httpStatus: (error as GatewayError).getStatus?.() ?? 500,
+        error: (e as Error).message,
+      });
       throw error;
     }
     // Counted as each event is taken from the stream, so a client that leaves is billed what reached the relay.
     const completed: Buffer[] = [];
     const events = (async function* () {
       for await (const event of upstream) {
-        if (typeof event.type === 'string' && event.type.endsWith('.completed') && typeof event.b64_json === 'string') completed.push(Buffer.from(event.b64_json, 'base64'));
+        if (typeof event.type === 'string' && event.type.endsWith('.completed') && typeof event.b64_json === 'string')
+          completed.push(Buffer.from(event.b64_json, 'base64'));
         yield event;
       }
     })();
     const settle: MediaEventStream['settle'] = async (status, error) => {
       let cost = inputCost;
-      for (const bytes of completed.slice(0, input.n)) cost += input.size === 'auto' ? await answeredSizeCost(bytes, per1024) : imageGenerationCost(input.size, 1, per1024);
+      for (const bytes of completed.slice(0, input.n))
+        cost +=
+          input.size === 'auto' ? await answeredSizeCost(bytes, per1024) : imageGenerationCost(input.size, 1, per1024);
       // The upstream bills what it made once it accepted the stream: a client that leaves pays the hold
       // (as a transcription stream is charged when its client leaves, transcribe-audio.service.ts), and a
       // stream cut after completed images were delivered is recorded as aborted and charged for them
       // (metering charges nothing for a failed call).
       if (status === 'aborted') cost = Math.max(cost, hold);
       const recorded = status === 'failed' && completed.length > 0 ? 'aborted' : status;
-      await this.metering.settle(reservation, { ...outcome, status: recorded, costYuan: recorded === 'failed' ? 0 : roundYuan(cost), images: Math.min(completed.length, input.n), httpStatus: 200, error: error?.message });
+      await this.metering.settle(reservation, {
+        ...outcome,
+        status: recorded,
+        costYuan: recorded === 'failed' ? 0 : roundYuan(cost),
+        images: Math.min(completed.length, input.n),
+        httpStatus: 200,
+        error: error?.message,
+      });
     };
     return { events, settle };
   }
@@ -147,8 +211,12 @@ export class GenerateImageService {
     const fields = input.model?.fields;
     // A field the model does not take is refused, not dropped (its meaning would be lost silently).
     for (const name of Object.keys(extra)) {
-      const allowed = name === 'input_fidelity' ? !input.model || !input.model.responseFormat : !fields || fields.includes(name as ImageModelField);
-      if (!allowed) throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name, model: input.model!.name });
+      const allowed =
+        name === 'input_fidelity'
+          ? !input.model || !input.model.responseFormat
+          : !fields || fields.includes(name as ImageModelField);
+      if (!allowed)
+        throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name, model: input.model!.name });
     }
     // Priced by the quality asked for where the model's catalog entry says so (qualityPrices).
     const per1024 = input.model ? imagePricePer1024(input.model, extra.quality) : undefined;
@@ -157,7 +225,10 @@ export class GenerateImageService {
     const images = (input as Partial<ImageEditInput>).images;
     const inputCost = images ? imageEditInputPrice(input.model, images.length, extra.input_fidelity) : 0;
     const hold = imageGenerationCost(input.size, input.n, per1024) + inputCost;
-    const reservation = await this.metering.reserve(principal, { model: input.model?.name ?? this.config.AI_IMAGES_MODEL, yuan: hold });
+    const reservation = await this.metering.reserve(principal, {
+      model: input.model?.name ?? this.config.AI_IMAGES_MODEL,
+      yuan: hold,
+    });
     const upstreamModel = input.model?.upstream ?? this.config.AI_IMAGES_MODEL;
     const outcome = { endpoint, model: input.model?.name ?? upstreamModel, provider: 'images-upstream', requestId };
     return { extra, per1024, inputCost, hold, reservation, upstreamModel, outcome };
@@ -170,10 +241,19 @@ export class GenerateImageService {
     requestId: string | undefined,
     /** The request field an input failure names: the images of an edit, the prompt of a generation. */
     param: 'image' | 'prompt',
-    call: (client: OpenAiMediaClient, model: string, extra: Record<string, unknown>) => Promise<Array<{ bytes: Buffer; contentType: string; revisedPrompt?: string }>>,
+    call: (
+      client: OpenAiMediaClient,
+      model: string,
+      extra: Record<string, unknown>,
+    ) => Promise<Array<{ bytes: Buffer; contentType: string; revisedPrompt?: string }>>,
   ): Promise<StoredGeneratedImage[]> {
     if (!this.client) throw new GatewayError(GatewayErrorCode.ImageGenerationUnconfigured);
-    const { extra, per1024, inputCost, reservation, upstreamModel, outcome } = await this.prepare(principal, input, endpoint, requestId);
+    const { extra, per1024, inputCost, reservation, upstreamModel, outcome } = await this.prepare(
+      principal,
+      input,
+      endpoint,
+      requestId,
+    );
     try {
       const images = await call(this.client, upstreamModel, extra);
       const day = new Date().toISOString().slice(0, 10).replace(/-/g, '/');
@@ -182,42 +262,91 @@ export class GenerateImageService {
       for (const image of images) {
         // b64_json carries no type: jpeg and webp (gpt-image-1 output_format) are told by their bytes.
         image.contentType = sniffImageType(image.bytes);
-        cost += input.size === 'auto' ? await answeredSizeCost(image.bytes, per1024) : imageGenerationCost(input.size, 1, per1024);
+        cost +=
+          input.size === 'auto'
+            ? await answeredSizeCost(image.bytes, per1024)
+            : imageGenerationCost(input.size, 1, per1024);
         const ext = Object.entries(CONTENT_TYPES).find(([, type]) => type === image.contentType)?.[0] ?? 'png';
         const key = `images/${day}/${randomUUID()}.${ext}`;
         await this.storage.put(key, image.bytes, CONTENT_TYPES[ext]);
         stored.push({ key, bytes: image.bytes, revisedPrompt: image.revisedPrompt ?? input.prompt });
       }
-      await this.metering.settle(reservation, { ...outcome, status: 'ok', costYuan: roundYuan(cost), images: stored.length, httpStatus: 200 });
+      await this.metering.settle(reservation, {
+        ...outcome,
+        status: 'ok',
+        costYuan: roundYuan(cost),
+        images: stored.length,
+        httpStatus: 200,
+      });
       return stored;
     } catch (e) {
       const error = toMediaError(e, param);
-      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
+      await this.metering.settle(reservation, {
+        ...outcome,
+        status: 'failed',
+        costYuan: 0,
+        httpStatus: (error as GatewayError).getStatus?.() ?? 500,
+        error: (e as Error).message,
+      });
       throw error;
     }
   }
 
   /** Each uploaded image and the mask checked (see edit); what the upstream receives. */
   private async checkUploads(input: ImageEditInput): Promise<Pick<ImageEditRequest, 'images' | 'mask'>> {
-    if (input.images.length === 0) throw new GatewayError(GatewayErrorCode.MissingParameter, { message: 'image is required: one or more image files (multipart field image or image[])', param: 'image' });
-    if (input.images.length > MAX_EDIT_IMAGES) throw new GatewayError(GatewayErrorCode.InvalidValue, { message: `at most ${MAX_EDIT_IMAGES} images`, param: 'image' });
-    if (input.model?.responseFormat && input.images.length > 1) throw new GatewayError(GatewayErrorCode.InvalidValue, { message: `${input.model.name} edits one image`, param: 'image' });
+    if (input.images.length === 0)
+      throw new GatewayError(GatewayErrorCode.MissingParameter, {
+        message: 'image is required: one or more image files (multipart field image or image[])',
+        param: 'image',
+      });
+    if (input.images.length > MAX_EDIT_IMAGES)
+      throw new GatewayError(GatewayErrorCode.InvalidValue, {
+        message: `at most ${MAX_EDIT_IMAGES} images`,
+        param: 'image',
+      });
+    if (input.model?.responseFormat && input.images.length > 1)
+      throw new GatewayError(GatewayErrorCode.InvalidValue, {
+        message: `${input.model.name} edits one image`,
+        param: 'image',
+      });
     const maxPixels = this.config.AI_MEDIA_MAX_PIXELS;
     const images = [];
     let first: ImageInfo | undefined;
     for (const [i, file] of input.images.entries()) {
       const info = await inspectUpload(file.buffer, maxPixels, 'image');
-      if (!['png', 'jpeg', 'webp'].includes(info.format)) throw new GatewayError(GatewayErrorCode.UnsupportedMediaType, { message: `image ${i + 1} is ${info.format}; edits take PNG, JPEG or WebP`, param: 'image' });
+      if (!['png', 'jpeg', 'webp'].includes(info.format))
+        throw new GatewayError(GatewayErrorCode.UnsupportedMediaType, {
+          message: `image ${i + 1} is ${info.format}; edits take PNG, JPEG or WebP`,
+          param: 'image',
+        });
       first ??= info;
-      images.push({ bytes: file.buffer, filename: uploadName(file.originalname, `image-${i + 1}`, info.format), contentType: `image/${info.format}` });
+      images.push({
+        bytes: file.buffer,
+        filename: uploadName(file.originalname, `image-${i + 1}`, info.format),
+        contentType: `image/${info.format}`,
+      });
     }
     if (!input.mask) return { images };
     const mask = await inspectUpload(input.mask.buffer, maxPixels, 'mask');
-    if (mask.format !== 'png') throw new GatewayError(GatewayErrorCode.InvalidMediaInput, { message: `mask must be a PNG (with transparency), not ${mask.format}`, param: 'mask' });
+    if (mask.format !== 'png')
+      throw new GatewayError(GatewayErrorCode.InvalidMediaInput, {
+        message: `mask must be a PNG (with transparency), not ${mask.format}`,
+        param: 'mask',
+      });
     if (mask.width !== first!.width || mask.height !== first!.height) {
-      throw new GatewayError(GatewayErrorCode.InvalidMediaInput, { message: `mask is ${mask.width}x${mask.height}; it must have the first image's dimensions ${first!.width}x${first!.height}`, param: 'mask' });
+      throw new GatewayError(GatewayErrorCode.InvalidMediaInput, {
+        message: `mask is ${mask.width}x${mask.height}; it must have the first image's dimensions ${first!.width}x${first!.height}`,
+        param: 'mask',
+      });
     }
-    return { images, mask: { bytes: input.mask.buffer, filename: uploadName(input.mask.originalname, 'mask', 'png'), contentType: 'image/png' } };
+    return {
+      images,
+      mask: {
+        bytes: input.mask.buffer,
+        filename: uploadName(input.mask.originalname, 'mask', 'png'),
+        contentType: 'image/png',
+      },
+    };
   }
 
   static response(images: StoredGeneratedImage[], cdn: string): GenerateImageResponse {
@@ -233,8 +362,13 @@ const MAX_GENERATED_IMAGE_BYTES = 32 * 1024 * 1024;
  * addresses only (AI_MEDIA_FETCH_ALLOWED_CIDRS exempts a local upstream), every hop re-checked,
  * size and time capped. The type comes from the bytes, not from a header.
  */
-export async function downloadGeneratedImage(url: string, config: GatewayConfig, signal?: AbortSignal): Promise<{ bytes: Buffer; contentType: string }> {
-  if (!/^https?:\/\//i.test(url)) throw new UpstreamError('image upstream answered a URL that is not http(s)', 'protocol', 200);
+export async function downloadGeneratedImage(
+  url: string,
+  config: GatewayConfig,
+  signal?: AbortSignal,
+): Promise<{ bytes: Buffer; contentType: string }> {
+  if (!/^https?:\/\//i.test(url))
+    throw new UpstreamError('image upstream answered a URL that is not http(s)', 'protocol', 200);
   let bytes: Buffer;
   try {
     bytes = await loadImageSource(url, {
@@ -246,7 +380,13 @@ export async function downloadGeneratedImage(url: string, config: GatewayConfig,
     });
   } catch (e) {
     // The caller did not choose this URL: an upstream fault (502), without the fetch details.
-    throw new UpstreamError(e instanceof GatewayError && e.code === GatewayErrorCode.ImageUrlForbidden ? 'image upstream answered a URL on a non-public address' : 'generated image could not be downloaded', 'protocol', 200);
+    throw new UpstreamError(
+      e instanceof GatewayError && e.code === GatewayErrorCode.ImageUrlForbidden
+        ? 'image upstream answered a URL on a non-public address'
+        : 'generated image could not be downloaded',
+      'protocol',
+      200,
+    );
   }
   return { bytes, contentType: sniffImageType(bytes) };
 }
@@ -290,5 +430,9 @@ function uploadName(name: string | undefined, fallback: string, format: string):
 
 /** Multipart fields as strings (undefined left out). */
 function formFields(fields: Record<string, unknown>): Record<string, string> {
-  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => [k, String(v)]));
+  return Object.fromEntries(
+    Object.entries(fields)
+      .filter(([, v]) => v !== undefined && v !== null)
+      .map(([k, v]) => [k, String(v)]),
+  );
 }

@@ -1,14 +1,24 @@
 import type { BlockList } from 'net';
 import { Agent, request } from 'undici';
 import { GatewayError, GatewayErrorCode } from '../errors';
-import { AddressRefused, addressAllowList, isForbiddenAddress, pinnedLookup, publicAddressesOf, type Resolver } from '@app/platform';
+import {
+  AddressRefused,
+  addressAllowList,
+  isForbiddenAddress,
+  pinnedLookup,
+  publicAddressesOf,
+  type Resolver,
+} from '@app/platform';
 
 // The guard lives in libs/platform/src/net/public-address.ts (webhook deliveries use it too); re-exported for this folder's callers and spec.
 export { isForbiddenAddress, type Resolver };
 
 /** AI_MEDIA_FETCH_ALLOWED_CIDRS as a list: the addresses every image fetch of the gateway may reach besides public ones. */
 export function allowedFetchCidrs(config: { AI_MEDIA_FETCH_ALLOWED_CIDRS?: string }): string[] {
-  return (config.AI_MEDIA_FETCH_ALLOWED_CIDRS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (config.AI_MEDIA_FETCH_ALLOWED_CIDRS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export interface ImageSourceLimits {
@@ -43,7 +53,8 @@ export async function loadImageSource(image: string, limits: ImageSourceLimits):
   if (/^https?:\/\//i.test(value)) return fetchImage(value, limits);
   if (/^data:/i.test(value)) {
     const m = /^data:([^;,]*)(;[^,]*)?,(.*)$/is.exec(value);
-    if (!m || !/;base64/i.test(m[2] ?? '')) throw invalid('data URL must be base64-encoded (data:image/png;base64,...)');
+    if (!m || !/;base64/i.test(m[2] ?? ''))
+      throw invalid('data URL must be base64-encoded (data:image/png;base64,...)');
     if (m[1] && !/^image\//i.test(m[1])) throw invalid(`data URL has media type ${m[1]}, not an image`);
     return decodeBase64(m[3], limits.maxBytes);
   }
@@ -53,7 +64,8 @@ export async function loadImageSource(image: string, limits: ImageSourceLimits):
 
 function decodeBase64(text: string, maxBytes: number): Buffer {
   const compact = text.replace(/\s+/g, '');
-  if (compact === '' || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(compact)) throw invalid('image must be an http(s) URL, a data URL or base64 data');
+  if (compact === '' || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(compact))
+    throw invalid('image must be an http(s) URL, a data URL or base64 data');
   if (Math.floor((compact.length * 3) / 4) > maxBytes + 3) throw tooLarge(maxBytes);
   const bytes = Buffer.from(compact, compact.includes('-') || compact.includes('_') ? 'base64url' : 'base64');
   if (bytes.length > maxBytes) throw tooLarge(maxBytes);
@@ -67,7 +79,11 @@ function discard(body: NodeJS.ReadableStream & { destroy(): void }): void {
   body.destroy();
 }
 
-async function vetHost(url: URL, limits: ImageSourceLimits, allowed: BlockList | undefined): Promise<Array<{ address: string; family: number }>> {
+async function vetHost(
+  url: URL,
+  limits: ImageSourceLimits,
+  allowed: BlockList | undefined,
+): Promise<Array<{ address: string; family: number }>> {
   try {
     return await publicAddressesOf(url, { allowed, resolve: limits.resolve });
   } catch (e) {

@@ -2,7 +2,13 @@ import { once } from 'events';
 import { createServer, request } from 'http';
 import { AddressInfo } from 'net';
 import { GatewayError } from '../errors';
-import { EngineAbortedError, EngineBusyError, EngineFailedError, EngineInputError, EngineUnavailableError } from '@app/engines';
+import {
+  EngineAbortedError,
+  EngineBusyError,
+  EngineFailedError,
+  EngineInputError,
+  EngineUnavailableError,
+} from '@app/engines';
 import { requestSignal, toMediaError } from './media-errors';
 
 describe('toMediaError', () => {
@@ -20,7 +26,11 @@ describe('toMediaError', () => {
   it('answers a key over its engine share 429, a full server 503, both engine_busy with a retry hint', () => {
     const key = toMediaError(new EngineBusyError('key', '2 running'), 'file') as GatewayError;
     expect(key.getStatus()).toBe(429);
-    expect(key.getResponse()).toMatchObject({ type: 'rate_limit_error', errorCode: 'engine_busy', retryAfterSeconds: 1 });
+    expect(key.getResponse()).toMatchObject({
+      type: 'rate_limit_error',
+      errorCode: 'engine_busy',
+      retryAfterSeconds: 1,
+    });
     const server = toMediaError(new EngineBusyError('server', 'full'), 'file') as GatewayError;
     expect(server.getStatus()).toBe(503);
     expect(server.getResponse()).toMatchObject({ type: 'service_unavailable', errorCode: 'engine_busy' });
@@ -42,7 +52,11 @@ describe('requestSignal', () => {
     const port = (server.address() as AddressInfo).port;
     try {
       // Finished normally: never aborted.
-      await new Promise<void>((resolve, reject) => request({ port, path: '/done' }, (r) => r.resume().on('end', resolve)).on('error', reject).end());
+      await new Promise<void>((resolve, reject) =>
+        request({ port, path: '/done' }, (r) => r.resume().on('end', resolve))
+          .on('error', reject)
+          .end(),
+      );
       await closed[0];
       expect(signals[0].aborted).toBe(false);
       // The client hangs up while the server is still working.

@@ -7,11 +7,17 @@ import { toGatewayError } from '../upstreams/upstream-errors';
 export function toMediaError(e: unknown, param: string): unknown {
   if (e instanceof EngineInputError) {
     const unsupported = /unsupported (audio|image) format/.test(e.message);
-    return new GatewayError(unsupported ? GatewayErrorCode.UnsupportedMediaType : GatewayErrorCode.InvalidMediaInput, { message: e.message, param });
+    return new GatewayError(unsupported ? GatewayErrorCode.UnsupportedMediaType : GatewayErrorCode.InvalidMediaInput, {
+      message: e.message,
+      param,
+    });
   }
   if (e instanceof EngineAbortedError) return new GatewayError(GatewayErrorCode.ClientClosedRequest);
   if (e instanceof EngineUnavailableError) {
-    return new GatewayError(GatewayErrorCode.EngineUnavailable, { engine: e.engine, reason: e.message.replace(/^.*unavailable: /, '') });
+    return new GatewayError(GatewayErrorCode.EngineUnavailable, {
+      engine: e.engine,
+      reason: e.message.replace(/^.*unavailable: /, ''),
+    });
   }
   if (e instanceof EngineFailedError) {
     new Logger('Engines').warn(e.message);
@@ -24,7 +30,9 @@ export function toMediaError(e: unknown, param: string): unknown {
  * Aborts when the client goes away before the answer is sent (connection closed, request
  * abandoned), so engine work started for it is stopped (child processes killed).
  */
-export function requestSignal(req: { res?: { writableFinished?: boolean; once(event: 'close', fn: () => void): unknown } } | undefined): AbortSignal | undefined {
+export function requestSignal(
+  req: { res?: { writableFinished?: boolean; once(event: 'close', fn: () => void): unknown } } | undefined,
+): AbortSignal | undefined {
   const res = req?.res;
   if (!res) return undefined;
   const controller = new AbortController();

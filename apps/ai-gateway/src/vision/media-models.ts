@@ -1,6 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { GatewayError, GatewayErrorCode } from '../errors';
-import { catalogEntry, DEFAULT_MEDIA_MODELS, DEFAULT_MODERATION_MODEL, IMAGE_MODEL_FIELDS, LlmRouter, MediaModelInfo, MediaModelKind } from '@app/llm';
+import {
+  catalogEntry,
+  DEFAULT_MEDIA_MODELS,
+  DEFAULT_MODERATION_MODEL,
+  IMAGE_MODEL_FIELDS,
+  LlmRouter,
+  MediaModelInfo,
+  MediaModelKind,
+} from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 
 /**
@@ -23,12 +31,26 @@ export class MediaModels {
   }
 
   resolve(kind: MediaModelKind, requested?: string): MediaModelInfo {
-    const name = requested ?? (kind === 'transcription' ? this.config.AI_TRANSCRIBE_MODEL : kind === 'moderation' ? DEFAULT_MODERATION_MODEL : this.config.AI_IMAGES_MODEL);
+    const name =
+      requested ??
+      (kind === 'transcription'
+        ? this.config.AI_TRANSCRIBE_MODEL
+        : kind === 'moderation'
+          ? DEFAULT_MODERATION_MODEL
+          : this.config.AI_IMAGES_MODEL);
     // Own entries only: `constructor` or `__proto__` is an unknown model (404), not Object's member (it was a 400 "not an image model").
     const info = catalogEntry(this.catalog, name);
     if (info?.kind === kind) return info;
     if (requested === undefined && kind !== 'moderation') {
-      return { name, kind, upstream: name, price: kind === 'image' ? 0.1 : 0.02, fields: kind === 'image' ? [...IMAGE_MODEL_FIELDS] : [], responseFormat: kind === 'image', ownedBy: 'gateway' };
+      return {
+        name,
+        kind,
+        upstream: name,
+        price: kind === 'image' ? 0.1 : 0.02,
+        fields: kind === 'image' ? [...IMAGE_MODEL_FIELDS] : [],
+        responseFormat: kind === 'image',
+        ownedBy: 'gateway',
+      };
     }
     if (info) throw new GatewayError(GatewayErrorCode.ModelKindMismatch, { model: name, expected: kind });
     throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: name });

@@ -32,7 +32,11 @@ export function recognitionCost(features: VisionFeature[]): number {
 export const AUTO_SIZE_BOUND = '1792x1024';
 
 /** `per1024`: the model's price per 1024x1024 image (media catalog); `size` WxH, `auto` reserved at AUTO_SIZE_BOUND. */
-export function imageGenerationCost(size: string, n: number, per1024: number = MEDIA_PRICES.imageGeneration1024): number {
+export function imageGenerationCost(
+  size: string,
+  n: number,
+  per1024: number = MEDIA_PRICES.imageGeneration1024,
+): number {
   const [w, h] = (size === 'auto' ? AUTO_SIZE_BOUND : size).split('x').map(Number);
   const factor = Math.max(0.25, (w * h) / (1024 * 1024));
   return roundYuan(per1024 * factor * n);

@@ -10,9 +10,18 @@ export function mediaStorageFor(config: GatewayConfig): ObjectStorage {
 }
 
 /** `{cdn_url}`: CDN_URL when set, else `/cdn` on the address the client used. */
-export function cdnBase(config: GatewayConfig, req: { protocol: string; get(name: string): string | undefined }): string {
+export function cdnBase(
+  config: GatewayConfig,
+  req: { protocol: string; get(name: string): string | undefined },
+): string {
   if (config.CDN_URL) return config.CDN_URL.replace(/\/+$/, '');
   return `${req.protocol}://${req.get('host')}/cdn`;
 }
 
-export const CONTENT_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' };
+export const CONTENT_TYPES: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+};

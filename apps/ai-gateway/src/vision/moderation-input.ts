@@ -25,16 +25,22 @@ const bad = (message: string, param: string) => new GatewayError(GatewayErrorCod
  */
 export function parseModerationInput(input: unknown): ModerationInput {
   if (typeof input === 'string') return { value: input, count: 1, images: [] };
-  if (!Array.isArray(input) || input.length === 0) throw bad('input must be a string, an array of strings, or an array of text and image_url parts', 'input');
+  if (!Array.isArray(input) || input.length === 0)
+    throw bad('input must be a string, an array of strings, or an array of text and image_url parts', 'input');
   if (input.every((i) => typeof i === 'string')) {
-    if (input.length > MAX_MODERATION_INPUTS) throw bad(`input may hold at most ${MAX_MODERATION_INPUTS} strings`, 'input');
+    if (input.length > MAX_MODERATION_INPUTS)
+      throw bad(`input may hold at most ${MAX_MODERATION_INPUTS} strings`, 'input');
     return { value: input, count: input.length, images: [] };
   }
   const parts: ModerationPart[] = [];
   const images: number[] = [];
   input.forEach((part: unknown, i) => {
     const param = `input.${i}`;
-    if (typeof part !== 'object' || part === null || Array.isArray(part)) throw bad('each part must be an object {type:"text",text} or {type:"image_url",image_url:{url}} (strings and parts cannot be mixed)', param);
+    if (typeof part !== 'object' || part === null || Array.isArray(part))
+      throw bad(
+        'each part must be an object {type:"text",text} or {type:"image_url",image_url:{url}} (strings and parts cannot be mixed)',
+        param,
+      );
     const o = part as Record<string, unknown>;
     if (o.type === 'text') {
       if (typeof o.text !== 'string') throw bad('text must be a string', `${param}.text`);
@@ -43,14 +49,17 @@ export function parseModerationInput(input: unknown): ModerationInput {
     }
     if (o.type === 'image_url') {
       const img = o.image_url as Record<string, unknown> | undefined;
-      if (typeof img !== 'object' || img === null || typeof img.url !== 'string' || img.url === '') throw bad('image_url.url must be a non-empty string', `${param}.image_url.url`);
-      if (!/^(https?:\/\/|data:image\/)/i.test(img.url.trim())) throw bad('image_url.url must be an http(s) URL or a data:image/... URL', `${param}.image_url.url`);
+      if (typeof img !== 'object' || img === null || typeof img.url !== 'string' || img.url === '')
+        throw bad('image_url.url must be a non-empty string', `${param}.image_url.url`);
+      if (!/^(https?:\/\/|data:image\/)/i.test(img.url.trim()))
+        throw bad('image_url.url must be an http(s) URL or a data:image/... URL', `${param}.image_url.url`);
       images.push(parts.length);
       parts.push({ type: 'image_url', image_url: { url: img.url.trim() } });
       return;
     }
     throw bad('type must be text or image_url', `${param}.type`);
   });
-  if (images.length > MAX_MODERATION_IMAGES) throw bad(`input may hold at most ${MAX_MODERATION_IMAGES} image_url parts`, 'input');
+  if (images.length > MAX_MODERATION_IMAGES)
+    throw bad(`input may hold at most ${MAX_MODERATION_IMAGES} image_url parts`, 'input');
   return { value: parts, count: 1, images };
 }

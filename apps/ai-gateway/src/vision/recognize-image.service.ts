@@ -21,13 +21,19 @@ export class RecognizeImageService {
   ) {}
 
   /** `signal` aborts when the client leaves: the download and the engine work for it stop. */
-  async recognize(principal: Principal, input: RecognizeImageRequest, requestId?: string, signal?: AbortSignal): Promise<RecognizeImageResponse> {
+  async recognize(
+    principal: Principal,
+    input: RecognizeImageRequest,
+    requestId?: string,
+    signal?: AbortSignal,
+  ): Promise<RecognizeImageResponse> {
     const features = [...new Set(input.features)];
     const language = input.language ?? 'zh-CN';
     if (features.includes('text') && !isOcrLanguage(language)) {
       throw new GatewayError(GatewayErrorCode.UnsupportedLanguage, { language, supported: OCR_LANGUAGES });
     }
-    if (!this.config.AI_LOCAL_ENGINES) throw new GatewayError(GatewayErrorCode.LocalEnginesDisabled, { feature: 'Image recognition' });
+    if (!this.config.AI_LOCAL_ENGINES)
+      throw new GatewayError(GatewayErrorCode.LocalEnginesDisabled, { feature: 'Image recognition' });
 
     const cost = recognitionCost(features);
     const reservation = await this.metering.reserve(principal, { model: 'local-vision', yuan: cost });
@@ -46,9 +52,17 @@ export class RecognizeImageService {
       const wantVision = features.some((f) => f !== 'text');
       const [vision, text] = await Promise.all([
         wantVision
-          ? VisionEngine.shared().detect(image, { faces: features.includes('faces'), objects: features.includes('objects'), labels: features.includes('labels'), maxPixels, ...call })
+          ? VisionEngine.shared().detect(image, {
+              faces: features.includes('faces'),
+              objects: features.includes('objects'),
+              labels: features.includes('labels'),
+              maxPixels,
+              ...call,
+            })
           : Promise.resolve({}),
-        features.includes('text') ? OcrEngine.shared().recognize(image, maxPixels, undefined, call) : Promise.resolve(undefined),
+        features.includes('text')
+          ? OcrEngine.shared().recognize(image, maxPixels, undefined, call)
+          : Promise.resolve(undefined),
       ]);
       const response: RecognizeImageResponse = { ...vision };
       if (text) response.text = text;
@@ -56,7 +70,13 @@ export class RecognizeImageService {
       return response;
     } catch (e) {
       const error = toMediaError(e, 'image');
-      await this.metering.settle(reservation, { ...outcome, status: 'failed', costYuan: 0, httpStatus: (error as GatewayError).getStatus?.() ?? 500, error: (e as Error).message });
+      await this.metering.settle(reservation, {
+        ...outcome,
+        status: 'failed',
+        costYuan: 0,
+        httpStatus: (error as GatewayError).getStatus?.() ?? 500,
+        error: (e as Error).message,
+      });
       throw error;
     }
   }

@@ -8,7 +8,13 @@ import { assertScope } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { requestIdOf } from '../http/request-id';
 import { SseResponse } from '../http/sse-response';
-import { GenerateImageRequest, GenerateImageResponse, MAX_EDIT_IMAGES, OpenAiImageEditRequest, OpenAiImageGenerationRequest } from './dtos/generate-image.dto';
+import {
+  GenerateImageRequest,
+  GenerateImageResponse,
+  MAX_EDIT_IMAGES,
+  OpenAiImageEditRequest,
+  OpenAiImageGenerationRequest,
+} from './dtos/generate-image.dto';
 import { RecognizeImageRequest, RecognizeImageResponse } from './dtos/recognize-image.dto';
 import { GenerateImageService, StoredGeneratedImage, UploadedImage } from './generate-image.service';
 import { cdnBase } from './media-storage';
@@ -41,10 +47,20 @@ export class VisionController {
       'Image URLs must resolve to public addresses (checked after DNS and on every redirect); size, time and pixel count are capped. ' +
       'Priced per requested feature: labels and faces 0.01 (image recognition), objects 0.02, text 0.01.',
   })
-  @ApiBody({ type: RecognizeImageRequest, examples: { url: { value: { image: 'https://example.com/receipt.jpg', features: ['text'], language: 'zh-CN' } }, base64: { value: { image: 'data:image/png;base64,iVBORw0KGgo...', features: ['labels', 'objects', 'faces'] } } } })
+  @ApiBody({
+    type: RecognizeImageRequest,
+    examples: {
+      url: { value: { image: 'https://example.com/receipt.jpg', features: ['text'], language: 'zh-CN' } },
+      base64: { value: { image: 'data:image/png;base64,iVBORw0KGgo...', features: ['labels', 'objects', 'faces'] } },
+    },
+  })
   @ApiOkResponse({ type: RecognizeImageResponse })
   @ApiOpenAiErrors(400, 401, 403, 413, 415, 429, 503)
-  recognize(@CurrentPrincipal() principal: Principal, @Body() body: RecognizeImageRequest, @Req() req: Request): Promise<RecognizeImageResponse> {
+  recognize(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: RecognizeImageRequest,
+    @Req() req: Request,
+  ): Promise<RecognizeImageResponse> {
     assertScope(principal, 'vision');
     return this.recognizeImage.recognize(principal, body, requestIdOf(req), requestSignal(req));
   }
@@ -57,14 +73,28 @@ export class VisionController {
       'Calls the OpenAI-compatible images upstream (AI_IMAGES_BASE_URL; 503 when unset) with AI_IMAGES_MODEL as the media catalog names it, stores each image and answers URLs under {cdn_url}. ' +
       '0.10 yuan per 1024x1024 image (other sizes by pixel count), or the price the providers file gives that model.',
   })
-  @ApiBody({ type: GenerateImageRequest, examples: { one: { value: { prompt: 'A lighthouse on a cliff at dawn', size: '1024x1024', style: 'realistic', n: 1 } } } })
+  @ApiBody({
+    type: GenerateImageRequest,
+    examples: {
+      one: { value: { prompt: 'A lighthouse on a cliff at dawn', size: '1024x1024', style: 'realistic', n: 1 } },
+    },
+  })
   @ApiOkResponse({ type: GenerateImageResponse })
   @ApiOpenAiErrors(400, 401, 403, 429, 502, 503, 504)
-  async generate(@CurrentPrincipal() principal: Principal, @Body() body: GenerateImageRequest, @Req() req: Request): Promise<GenerateImageResponse> {
+  async generate(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: GenerateImageRequest,
+    @Req() req: Request,
+  ): Promise<GenerateImageResponse> {
     assertScope(principal, 'vision');
     // AI_IMAGES_MODEL's catalog entry: its upstream name, whether it takes response_format, its price.
     const model = this.mediaModels.resolve('image');
-    const images = await this.generateImage.generate(principal, { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style: body.style, model }, requestIdOf(req), requestSignal(req));
+    const images = await this.generateImage.generate(
+      principal,
+      { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style: body.style, model },
+      requestIdOf(req),
+      requestSignal(req),
+    );
     return GenerateImageService.response(images, cdnBase(this.config, req));
   }
 
@@ -74,28 +104,75 @@ export class VisionController {
     summary: 'Generate images (OpenAI-compatible alias of /v1/vision/generate)',
     description:
       '`model` names an image model of the media catalog (dall-e-2, dall-e-3, gpt-image-1, or the providers file `mediaModels`; unknown: 404), sent under its upstream name at its price. ' +
-      '`size` auto and the fields the model takes (dall-e-3: quality; gpt-image-1: quality, background, output_format, output_compression, moderation) are passed upstream; another model\'s field is a 400 naming it. ' +
+      "`size` auto and the fields the model takes (dall-e-3: quality; gpt-image-1: quality, background, output_format, output_compression, moderation) are passed upstream; another model's field is a 400 naming it. " +
       '`response_format` url (default) or b64_json; `style` vivid/natural maps to artistic/realistic. ' +
       '`stream: true` with `partial_images` (GPT image models): server-sent events image_generation.partial_image and image_generation.completed forwarded from the upstream with their b64_json (nothing stored); billed for the completed images when the stream ends (a client that leaves early pays the hold; a stream cut after completed images is charged for them).',
   })
   @ApiBody({
     type: OpenAiImageGenerationRequest,
     examples: {
-      gptImage: { value: { model: 'gpt-image-1', prompt: 'A lighthouse at dawn', size: 'auto', quality: 'high', background: 'transparent', output_format: 'webp', output_compression: 80, moderation: 'low', n: 1 } },
-      stream: { value: { model: 'gpt-image-1', prompt: 'A lighthouse at dawn', size: '1024x1024', quality: 'low', stream: true, partial_images: 2 } },
+      gptImage: {
+        value: {
+          model: 'gpt-image-1',
+          prompt: 'A lighthouse at dawn',
+          size: 'auto',
+          quality: 'high',
+          background: 'transparent',
+          output_format: 'webp',
+          output_compression: 80,
+          moderation: 'low',
+          n: 1,
+        },
+      },
+      stream: {
+        value: {
+          model: 'gpt-image-1',
+          prompt: 'A lighthouse at dawn',
+          size: '1024x1024',
+          quality: 'low',
+          stream: true,
+          partial_images: 2,
+        },
+      },
     },
   })
   @ApiProduces('application/json', 'text/event-stream')
   @ApiOpenAiErrors(400, 401, 403, 404, 429, 502, 503, 504)
-  async openAiGenerate(@CurrentPrincipal() principal: Principal, @Body() body: OpenAiImageGenerationRequest, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async openAiGenerate(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: OpenAiImageGenerationRequest,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
     assertScope(principal, 'vision');
     const style = body.style ? (OPENAI_STYLES[body.style] ?? body.style) : undefined;
     const model = this.mediaModels.resolve('image', body.model);
-    const extra = { quality: body.quality, background: body.background, output_format: body.output_format, output_compression: body.output_compression, moderation: body.moderation };
-    const input = { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, style, model, extra, partialImages: body.partial_images };
+    const extra = {
+      quality: body.quality,
+      background: body.background,
+      output_format: body.output_format,
+      output_compression: body.output_compression,
+      moderation: body.moderation,
+    };
+    const input = {
+      prompt: body.prompt,
+      size: body.size ?? '1024x1024',
+      n: body.n ?? 1,
+      style,
+      model,
+      extra,
+      partialImages: body.partial_images,
+    };
     if (body.stream) {
-      if (style) throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name: 'style', model: model.name });
-      const stream = await this.generateImage.stream(principal, input, 'generation', requestIdOf(req), requestSignal(req));
+      if (style)
+        throw new GatewayError(GatewayErrorCode.ImageParameterUnsupported, { name: 'style', model: model.name });
+      const stream = await this.generateImage.stream(
+        principal,
+        input,
+        'generation',
+        requestIdOf(req),
+        requestSignal(req),
+      );
       await relayMediaEvents(new SseResponse(res, this.config.REQUEST_TIMEOUT_MS), stream);
       return;
     }
@@ -107,21 +184,44 @@ export class VisionController {
   @HttpCode(200)
   // Scope and total upload size before multer reads any file (edit-upload.guard.ts).
   @UseGuards(EditUploadGuard)
-  @UseInterceptors(FileFieldsInterceptor([{ name: 'image', maxCount: MAX_EDIT_IMAGES }, { name: 'image[]', maxCount: MAX_EDIT_IMAGES }, { name: 'mask', maxCount: 1 }]))
+  @UseInterceptors(
+    FileFieldsInterceptor([
+      { name: 'image', maxCount: MAX_EDIT_IMAGES },
+      { name: 'image[]', maxCount: MAX_EDIT_IMAGES },
+      { name: 'mask', maxCount: 1 },
+    ]),
+  )
   @ApiConsumes('multipart/form-data')
   @ApiOperation({
     summary: 'Edit or extend images (OpenAI-compatible)',
     description:
-      'multipart/form-data: `image` (or `image[]`; one to 16 files for GPT image models, one for dall-e-2), optional `mask` (PNG, the first image\'s dimensions), `prompt`, `model` (an image model of the media catalog; default AI_IMAGES_MODEL), `n`, `size`, `quality`, `response_format`, `background`, `output_format`, `output_compression`, `input_fidelity` (GPT image models), `stream` with `partial_images`. ' +
+      "multipart/form-data: `image` (or `image[]`; one to 16 files for GPT image models, one for dall-e-2), optional `mask` (PNG, the first image's dimensions), `prompt`, `model` (an image model of the media catalog; default AI_IMAGES_MODEL), `n`, `size`, `quality`, `response_format`, `background`, `output_format`, `output_compression`, `input_fidelity` (GPT image models), `stream` with `partial_images`. " +
       'Every file is checked before it is sent: at most AI_MEDIA_MAX_IMAGE_BYTES (413), PNG/JPEG/WebP by its bytes (415), at most AI_MEDIA_MAX_PIXELS by its header (a decompression bomb is a 400). ' +
-      'Forwarded to the images upstream (AI_IMAGES_BASE_URL) as multipart; priced like a generation of that size, count and quality, plus the model\'s inputImagePrice per uploaded image (highFidelityInputImagePrice with input_fidelity high); answered like /v1/images/generations (url stored under /cdn, or b64_json), or as image_edit.* events with stream.',
+      "Forwarded to the images upstream (AI_IMAGES_BASE_URL) as multipart; priced like a generation of that size, count and quality, plus the model's inputImagePrice per uploaded image (highFidelityInputImagePrice with input_fidelity high); answered like /v1/images/generations (url stored under /cdn, or b64_json), or as image_edit.* events with stream.",
   })
   @ApiBody({
     type: OpenAiImageEditRequest,
     description: 'multipart/form-data; files in image / image[] and mask',
     examples: {
-      one: { value: { image: '<photo.png>', prompt: 'Add a red hat', model: 'gpt-image-1', size: '1024x1024', quality: 'low' } },
-      several: { value: { 'image[]': ['<shirt.png>', '<logo.png>'], mask: '<mask.png>', prompt: 'Put the logo on the shirt', model: 'gpt-image-1', input_fidelity: 'high', output_format: 'webp' } },
+      one: {
+        value: {
+          image: '<photo.png>',
+          prompt: 'Add a red hat',
+          model: 'gpt-image-1',
+          size: '1024x1024',
+          quality: 'low',
+        },
+      },
+      several: {
+        value: {
+          'image[]': ['<shirt.png>', '<logo.png>'],
+          mask: '<mask.png>',
+          prompt: 'Put the logo on the shirt',
+          model: 'gpt-image-1',
+          input_fidelity: 'high',
+          output_format: 'webp',
+        },
+      },
     },
   })
   @ApiOkResponse({ description: 'created and data[] (url or b64_json), as /v1/images/generations' })
@@ -139,14 +239,30 @@ export class VisionController {
     // no images for an edit, so it takes the files themselves (docs/ai-gateway/engines.md, "Newer media operations and streams").
     if (body.images !== undefined) {
       throw new GatewayError(GatewayErrorCode.UnsupportedParameter, {
-        message: 'images (a JSON edit request with image URLs or file ids) is not supported: send multipart/form-data with the image files in image or image[] (and the mask as a file)',
+        message:
+          'images (a JSON edit request with image URLs or file ids) is not supported: send multipart/form-data with the image files in image or image[] (and the mask as a file)',
         param: 'images',
       });
     }
     const model = this.mediaModels.resolve('image', body.model);
     const images = [...(files?.image ?? []), ...(files?.['image[]'] ?? [])];
-    const extra = { quality: body.quality, background: body.background, output_format: body.output_format, output_compression: body.output_compression, input_fidelity: body.input_fidelity };
-    const input = { prompt: body.prompt, size: body.size ?? '1024x1024', n: body.n ?? 1, model, extra, images, mask: files?.mask?.[0], partialImages: body.partial_images };
+    const extra = {
+      quality: body.quality,
+      background: body.background,
+      output_format: body.output_format,
+      output_compression: body.output_compression,
+      input_fidelity: body.input_fidelity,
+    };
+    const input = {
+      prompt: body.prompt,
+      size: body.size ?? '1024x1024',
+      n: body.n ?? 1,
+      model,
+      extra,
+      images,
+      mask: files?.mask?.[0],
+      partialImages: body.partial_images,
+    };
     if (body.stream) {
       const stream = await this.generateImage.stream(principal, input, 'edit', requestIdOf(req), requestSignal(req));
       await relayMediaEvents(new SseResponse(res, this.config.REQUEST_TIMEOUT_MS), stream);
@@ -160,7 +276,11 @@ export class VisionController {
     const cdn = cdnBase(this.config, req);
     return {
       created: Math.floor(Date.now() / 1000),
-      data: images.map((i) => (format === 'b64_json' ? { b64_json: i.bytes.toString('base64'), revised_prompt: i.revisedPrompt } : { url: `${cdn}/${i.key}`, revised_prompt: i.revisedPrompt })),
+      data: images.map((i) =>
+        format === 'b64_json'
+          ? { b64_json: i.bytes.toString('base64'), revised_prompt: i.revisedPrompt }
+          : { url: `${cdn}/${i.key}`, revised_prompt: i.revisedPrompt },
+      ),
     };
   }
 }

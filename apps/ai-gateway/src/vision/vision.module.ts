@@ -23,11 +23,26 @@ import { ModerateContentService } from './moderate-content.service';
     // at most AI_MEDIA_MAX_EDIT_BYTES (its Content-Length checked by edit-upload.guard.ts; 413 past either); a 32000-character prompt fits a field.
     MulterModule.registerAsync({
       inject: [GatewayConfig],
-      useFactory: (config: GatewayConfig) => ({ storage: memoryStorage(), limits: { fileSize: Math.min(config.AI_MEDIA_MAX_IMAGE_BYTES, config.AI_MEDIA_MAX_EDIT_BYTES), files: 17, fields: 30, fieldSize: 128 * 1024 } }),
+      useFactory: (config: GatewayConfig) => ({
+        storage: memoryStorage(),
+        limits: {
+          fileSize: Math.min(config.AI_MEDIA_MAX_IMAGE_BYTES, config.AI_MEDIA_MAX_EDIT_BYTES),
+          files: 17,
+          fields: 30,
+          fieldSize: 128 * 1024,
+        },
+      }),
     }),
   ],
   controllers: [VisionController, ModerationsController, CdnController],
-  providers: [EngineLimits, MediaModels, RecognizeImageService, GenerateImageService, ModerateContentService, { provide: MEDIA_STORAGE, inject: [GatewayConfig], useFactory: mediaStorageFor }],
+  providers: [
+    EngineLimits,
+    MediaModels,
+    RecognizeImageService,
+    GenerateImageService,
+    ModerateContentService,
+    { provide: MEDIA_STORAGE, inject: [GatewayConfig], useFactory: mediaStorageFor },
+  ],
   exports: [MEDIA_STORAGE],
 })
 export class VisionModule {}

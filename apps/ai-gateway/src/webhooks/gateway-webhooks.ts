@@ -22,7 +22,8 @@ export const GATEWAY_WEBHOOKS: WebhookOptions = {
   errors: {
     endpointNotFound: (id) => new GatewayError(GatewayErrorCode.WebhookEndpointNotFound, { id }),
     deliveryNotFound: (id) => new GatewayError(GatewayErrorCode.WebhookDeliveryNotFound, { id }),
-    invalid: (field, message) => new GatewayError(GatewayErrorCode.InvalidValue, { message: `${field}: ${message}`, param: field }),
+    invalid: (field, message) =>
+      new GatewayError(GatewayErrorCode.InvalidValue, { message: `${field}: ${message}`, param: field }),
     notConfigured: () => new GatewayError(GatewayErrorCode.WebhooksNotConfigured),
   },
 };

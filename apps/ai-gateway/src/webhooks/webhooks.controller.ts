@@ -25,11 +25,29 @@ export class WebhooksController {
 
   @Post()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Register a webhook endpoint', description: `The signing secret (whsec_...) is in this response only. Events: ${GATEWAY_WEBHOOK_EVENTS.join(', ')}.` })
-  @ApiBody({ type: CreateWebhookEndpointRequest, examples: { budgets: { value: { url: 'https://hooks.example.com/ai', events: ['key.budget.threshold_reached', 'key.budget.exhausted'], description: 'budget alerts' } }, all: { value: { url: 'https://hooks.example.com/ai' } } } })
+  @ApiOperation({
+    summary: 'Register a webhook endpoint',
+    description: `The signing secret (whsec_...) is in this response only. Events: ${GATEWAY_WEBHOOK_EVENTS.join(', ')}.`,
+  })
+  @ApiBody({
+    type: CreateWebhookEndpointRequest,
+    examples: {
+      budgets: {
+        value: {
+          url: 'https://hooks.example.com/ai',
+          events: ['key.budget.threshold_reached', 'key.budget.exhausted'],
+          description: 'budget alerts',
+        },
+      },
+      all: { value: { url: 'https://hooks.example.com/ai' } },
+    },
+  })
   @ApiCreatedResponse({ type: CreatedWebhookEndpointView })
   @ApiOpenAiErrors(400, 401, 403, 503)
-  create(@Body() body: CreateWebhookEndpointRequest, @AuditRequest() ctx: AuditContext): Promise<CreatedWebhookEndpointView> {
+  create(
+    @Body() body: CreateWebhookEndpointRequest,
+    @AuditRequest() ctx: AuditContext,
+  ): Promise<CreatedWebhookEndpointView> {
     return this.webhooks.create(body, ctx);
   }
 
@@ -53,10 +71,17 @@ export class WebhooksController {
 
   @Patch(':id')
   @ApiOperation({ summary: 'Change URL, events or description; enable again after a disable' })
-  @ApiBody({ type: UpdateWebhookEndpointRequest, examples: { enable: { value: { enabled: true } }, allEvents: { value: { events: null } } } })
+  @ApiBody({
+    type: UpdateWebhookEndpointRequest,
+    examples: { enable: { value: { enabled: true } }, allEvents: { value: { events: null } } },
+  })
   @ApiOkResponse({ type: WebhookEndpointView })
   @ApiOpenAiErrors(400, 401, 403, 404)
-  update(@Param('id') id: string, @Body() body: UpdateWebhookEndpointRequest, @AuditRequest() ctx: AuditContext): Promise<WebhookEndpointView> {
+  update(
+    @Param('id') id: string,
+    @Body() body: UpdateWebhookEndpointRequest,
+    @AuditRequest() ctx: AuditContext,
+  ): Promise<WebhookEndpointView> {
     return this.webhooks.update(id, body, ctx);
   }
 
@@ -79,10 +104,18 @@ export class WebhooksController {
 
   @Post(':id/deliveries/:deliveryId/redeliver')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Send a delivery again', description: 'Queued at once with a fresh retry window; the same webhook-id, so receivers can drop a copy they have.' })
+  @ApiOperation({
+    summary: 'Send a delivery again',
+    description:
+      'Queued at once with a fresh retry window; the same webhook-id, so receivers can drop a copy they have.',
+  })
   @ApiOkResponse({ type: WebhookDeliveryView })
   @ApiOpenAiErrors(401, 403, 404)
-  redeliver(@Param('id') id: string, @Param('deliveryId') deliveryId: string, @AuditRequest() ctx: AuditContext): Promise<WebhookDeliveryView> {
+  redeliver(
+    @Param('id') id: string,
+    @Param('deliveryId') deliveryId: string,
+    @AuditRequest() ctx: AuditContext,
+  ): Promise<WebhookDeliveryView> {
     return this.webhooks.redeliver(id, deliveryId, ctx);
   }
 }

@@ -29,7 +29,10 @@ export class AdminMembersController {
 
   @Get()
   @Roles('viewer')
-  @ApiOperation({ summary: 'Search members (newest first, paginated)', description: '`q` matches the start of a username, email, phone or nickname, or an exact member id.' })
+  @ApiOperation({
+    summary: 'Search members (newest first, paginated)',
+    description: '`q` matches the start of a username, email, phone or nickname, or an exact member id.',
+  })
   @ApiEnvelope(AdminMemberListView)
   @ApiError(400, 10000, 'bad q, offset or limit')
   list(@Query() q: ListMembersQuery): Promise<AdminMemberListView> {
@@ -59,7 +62,11 @@ export class AdminMembersController {
   @Delete(':id/sessions')
   @Roles('admin')
   @ApiParam(ID)
-  @ApiOperation({ summary: 'Sign the member out everywhere', description: 'Ends every session; their refresh tokens stop working and their access tokens are refused. Audit: member.sessions_revoked.' })
+  @ApiOperation({
+    summary: 'Sign the member out everywhere',
+    description:
+      'Ends every session; their refresh tokens stop working and their access tokens are refused. Audit: member.sessions_revoked.',
+  })
   @ApiEnvelope(SessionsEndedView)
   @ApiError(404, 404, 'no such member')
   revokeAll(@Param('id') id: string, @AuditRequest() ctx: AuditContext): Promise<SessionsEndedView> {
@@ -73,7 +80,11 @@ export class AdminMembersController {
   @ApiOperation({ summary: 'Sign one session out', description: 'Audit: session.revoked.' })
   @ApiEnvelope(null)
   @ApiError(404, 404, 'no such member or live session')
-  async revokeOne(@Param('id') id: string, @Param('sessionId') sessionId: string, @AuditRequest() ctx: AuditContext): Promise<null> {
+  async revokeOne(
+    @Param('id') id: string,
+    @Param('sessionId') sessionId: string,
+    @AuditRequest() ctx: AuditContext,
+  ): Promise<null> {
     await this.members.revokeSession(id, sessionId, ctx);
     return null;
   }
@@ -103,7 +114,8 @@ export class AdminMembersController {
   @ApiParam(ID)
   @ApiOperation({
     summary: 'Reset second factors',
-    description: 'Removes the authenticator app, passkeys and recovery codes so the member can enrol again, and ends their sessions. Audit: member.factors_reset; webhook member.factor_changed.',
+    description:
+      'Removes the authenticator app, passkeys and recovery codes so the member can enrol again, and ends their sessions. Audit: member.factors_reset; webhook member.factor_changed.',
   })
   @ApiEnvelope(FactorsResetView)
   @ApiError(404, 404, 'no such member')
@@ -117,7 +129,8 @@ export class AdminMembersController {
   @ApiParam(ID)
   @ApiOperation({
     summary: 'Disable the account',
-    description: 'Ends every session; sign-in, refresh and existing access tokens are refused. Audit: member.disabled; webhook member.disabled. Not on your own account.',
+    description:
+      'Ends every session; sign-in, refresh and existing access tokens are refused. Audit: member.disabled; webhook member.disabled. Not on your own account.',
   })
   @ApiEnvelope(AdminMemberView)
   @ApiError(404, 404, 'no such member')
@@ -130,7 +143,10 @@ export class AdminMembersController {
   @HttpCode(200)
   @Roles('admin')
   @ApiParam(ID)
-  @ApiOperation({ summary: 'Enable a disabled account', description: 'The member signs in again. Audit: member.enabled.' })
+  @ApiOperation({
+    summary: 'Enable a disabled account',
+    description: 'The member signs in again. Audit: member.enabled.',
+  })
   @ApiEnvelope(AdminMemberView)
   @ApiError(404, 404, 'no such member')
   enable(@Param('id') id: string, @AuditRequest() ctx: AuditContext): Promise<AdminMemberView> {
@@ -142,14 +158,22 @@ export class AdminMembersController {
   @ApiParam(ID)
   @ApiOperation({
     summary: 'Set the operator role: admin, viewer or none',
-    description: 'Takes effect here at once; gateway tokens carry the roles they were signed with until they expire (ACCESS_TOKEN_TTL). Audit: member.role_changed. Not on your own account.',
+    description:
+      'Takes effect here at once; gateway tokens carry the roles they were signed with until they expire (ACCESS_TOKEN_TTL). Audit: member.role_changed. Not on your own account.',
   })
-  @ApiBody({ type: SetRoleRequest, examples: { viewer: { value: { role: 'viewer' } }, none: { value: { role: 'none' } } } })
+  @ApiBody({
+    type: SetRoleRequest,
+    examples: { viewer: { value: { role: 'viewer' } }, none: { value: { role: 'none' } } },
+  })
   @ApiEnvelope(AdminMemberView)
   @ApiError(400, 10000, 'role is not admin, viewer or none')
   @ApiError(404, 404, 'no such member')
   @ApiError(409, 409, 'your own account')
-  setRole(@Param('id') id: string, @Body() body: SetRoleRequest, @AuditRequest() ctx: AuditContext): Promise<AdminMemberView> {
+  setRole(
+    @Param('id') id: string,
+    @Body() body: SetRoleRequest,
+    @AuditRequest() ctx: AuditContext,
+  ): Promise<AdminMemberView> {
     return this.members.setRole(id, body, ctx);
   }
 }

@@ -75,7 +75,10 @@ export class AdminMembersRepository {
       : '';
     const params: unknown[] = q ? [likePrefix(q), ...(/^\d{1,19}$/.test(q) ? [q] : [])] : [];
     const [items, count] = await Promise.all([
-      this.db.query<MemberRow[]>(`SELECT ${MEMBER_COLUMNS} FROM members ${where} ORDER BY id DESC OFFSET ${offset} LIMIT ${limit}`, params),
+      this.db.query<MemberRow[]>(
+        `SELECT ${MEMBER_COLUMNS} FROM members ${where} ORDER BY id DESC OFFSET ${offset} LIMIT ${limit}`,
+        params,
+      ),
       this.db.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM members ${where}`, params),
     ]);
     return { items, total: count[0].total };
@@ -136,14 +139,20 @@ export class AdminMembersRepository {
         before: { status: before.status },
         after: { status, ...(status === 'disabled' ? { sessionsEnded: ended } : {}) },
       });
-      if (status === 'disabled') await this.outbox.enqueue(m, 'member.disabled', { member_id: memberId, disabled_at: at.toISOString(), by: ctx.actor });
+      if (status === 'disabled')
+        await this.outbox.enqueue(m, 'member.disabled', {
+          member_id: memberId,
+          disabled_at: at.toISOString(),
+          by: ctx.actor,
+        });
       return true;
     });
   }
 
   /** Ends one live session; false when the member has no such live session. */
   revokeSession(memberId: string, sessionId: string, ctx: AuditContext): Promise<boolean> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sessionId)) return Promise.resolve(false);
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sessionId))
+      return Promise.resolve(false);
     return this.db.transaction(async (m) => {
       const rows = await m.query<{ id: string }[]>(
         `UPDATE member_sessions SET revoked_time = now(), revoked_reason = 'admin'
@@ -151,7 +160,12 @@ export class AdminMembersRepository {
         [sessionId, memberId],
       );
       if (!rowsOf(rows).length) return false;
-      await this.audit.record(m, { ...ctx, action: 'session.revoked', target: { type: 'session', id: sessionId }, after: { memberId } });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'session.revoked',
+        target: { type: 'session', id: sessionId },
+        after: { memberId },
+      });
       return true;
     });
   }
@@ -161,56 +175,99 @@ export class AdminMembersRepository {
     return this.db.transaction(async (m) => {
       if (!(await this.lock(m, memberId))) return null;
       const ended = await this.endSessions(m, memberId, 'admin');
-      await this.audit.record(m, { ...ctx, action: 'member.sessions_revoked', target: { type: 'member', id: memberId }, after: { sessionsEnded: ended } });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'member.sessions_revoked',
+        target: { type: 'member', id: memberId },
+        after: { sessionsEnded: ended },
+      });
       return ended;
     });
   }
 
   /** Removes the authenticator app, passkeys and recovery codes, and ends the member's sessions; what was removed, or null for an unknown member. */
-  resetFactors(memberId: string, ctx: AuditContext): Promise<{ totp: boolean; passkeys: number; recoveryCodes: number } | null> {
+  resetFactors(
+    memberId: string,
+    ctx: AuditContext,
+  ): Promise<{ totp: boolean; passkeys: number; recoveryCodes: number } | null> {
     return this.db.transaction(async (m) => {
       if (!(await this.lock(m, memberId))) return null;
-      const totp = rowsOf(await m.query(`DELETE FROM member_totp WHERE member_id = $1 RETURNING confirmed_time`, [memberId]));
-      const passkeys = rowsOf(await m.query(`DELETE FROM member_passkeys WHERE member_id = $1 RETURNING id`, [memberId])).length;
-      const recoveryCodes = rowsOf(await m.query(`DELETE FROM member_recovery_codes WHERE member_id = $1 AND used_time IS NULL RETURNING id`, [memberId])).length;
+      const totp = rowsOf(
+        await m.query(`DELETE FROM member_totp WHERE member_id = $1 RETURNING confirmed_time`, [memberId]),
+      );
+      const passkeys = rowsOf(
+        await m.query(`DELETE FROM member_passkeys WHERE member_id = $1 RETURNING id`, [memberId]),
+      ).length;
+      const recoveryCodes = rowsOf(
+        await m.query(`DELETE FROM member_recovery_codes WHERE member_id = $1 AND used_time IS NULL RETURNING id`, [
+          memberId,
+        ]),
+      ).length;
       await m.query(`DELETE FROM member_recovery_codes WHERE member_id = $1`, [memberId]);
-      const removed = { totp: totp.some((r) => (r as { confirmed_time: Date | null }).confirmed_time !== null), passkeys, recoveryCodes };
+      const removed = {
+        totp: totp.some((r) => (r as { confirmed_time: Date | null }).confirmed_time !== null),
+        passkeys,
+        recoveryCodes,
+      };
       const ended = await this.endSessions(m, memberId, 'factor_changed');
       // Counts only; named so the audit scrubber (libs/audit/src/audit-scrub.ts drops *recovery_codes*) keeps them.
       const before = { totp: removed.totp, passkeys: removed.passkeys, unusedBackupCodes: removed.recoveryCodes };
-      await this.audit.record(m, { ...ctx, action: 'member.factors_reset', target: { type: 'member', id: memberId }, before, after: { sessionsEnded: ended } });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'member.factors_reset',
+        target: { type: 'member', id: memberId },
+        before,
+        after: { sessionsEnded: ended },
+      });
       await this.outbox.enqueue(m, 'member.factor_changed', { member_id: memberId, change: 'reset', by: ctx.actor });
       return removed;
     });
   }
 
   /** Sets the operator role (admin, viewer or none), keeping other roles; the roles before and after, or null for an unknown member. */
-  setRole(memberId: string, role: string | null, ctx: AuditContext): Promise<{ before: string[]; after: string[] } | null> {
+  setRole(
+    memberId: string,
+    role: string | null,
+    ctx: AuditContext,
+  ): Promise<{ before: string[]; after: string[] } | null> {
     return this.db.transaction(async (m) => {
       const current = await this.lock(m, memberId);
       if (!current) return null;
       const after = [...current.roles.filter((r) => !OPERATOR_ROLES.includes(r)), ...(role ? [role] : [])];
       if (after.join() === current.roles.join()) return { before: current.roles, after };
       await m.query(`UPDATE members SET roles = $2::text[], updated_time = now() WHERE id = $1`, [memberId, after]);
-      await this.audit.record(m, { ...ctx, action: 'member.role_changed', target: { type: 'member', id: memberId }, before: { roles: current.roles }, after: { roles: after } });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'member.role_changed',
+        target: { type: 'member', id: memberId },
+        before: { roles: current.roles },
+        after: { roles: after },
+      });
       return { before: current.roles, after };
     });
   }
 
   private async lock(m: EntityManager, memberId: string): Promise<{ status: string; roles: string[] } | null> {
     if (!/^\d{1,19}$/.test(memberId)) return null;
-    const rows = await m.query<{ status: string; roles: string[] }[]>(`SELECT status, roles FROM members WHERE id = $1 FOR UPDATE`, [memberId]);
+    const rows = await m.query<{ status: string; roles: string[] }[]>(
+      `SELECT status, roles FROM members WHERE id = $1 FOR UPDATE`,
+      [memberId],
+    );
     return rows[0] ?? null;
   }
 
   private async endSessions(m: EntityManager, memberId: string, reason: string): Promise<number> {
-    const res: unknown = await m.query(`UPDATE member_sessions SET revoked_time = now(), revoked_reason = $2 WHERE member_id = $1 AND revoked_time IS NULL RETURNING id`, [memberId, reason]);
+    const res: unknown = await m.query(
+      `UPDATE member_sessions SET revoked_time = now(), revoked_reason = $2 WHERE member_id = $1 AND revoked_time IS NULL RETURNING id`,
+      [memberId, reason],
+    );
     return rowsOf(res).length;
   }
 }
 
 // node-postgres via TypeORM returns [rows, count] for UPDATE/DELETE ... RETURNING.
 function rowsOf(res: unknown): unknown[] {
-  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0] as unknown[];
+  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number')
+    return res[0] as unknown[];
   return Array.isArray(res) ? (res as unknown[]) : [];
 }

@@ -41,7 +41,11 @@ export class AdminMembersService {
   async factorsOf(id: string): Promise<AdminFactorsView> {
     await this.member(id);
     const f = await this.members.factors(id);
-    return { totp: { enabled: f.totpTime !== null, createdTime: f.totpTime }, passkeys: f.passkeys, recoveryCodes: { remaining: f.recoveryCodes } };
+    return {
+      totp: { enabled: f.totpTime !== null, createdTime: f.totpTime },
+      passkeys: f.passkeys,
+      recoveryCodes: { remaining: f.recoveryCodes },
+    };
   }
 
   async setStatus(id: string, status: 'active' | 'disabled', ctx: AuditContext): Promise<MemberRow> {
@@ -53,7 +57,8 @@ export class AdminMembersService {
 
   async revokeSession(id: string, sessionId: string, ctx: AuditContext): Promise<void> {
     await this.member(id);
-    if (!(await this.members.revokeSession(id, sessionId, ctx))) throw new BusinessException(ErrorCode.NOT_FOUND, msg('members.sessionNotFound'));
+    if (!(await this.members.revokeSession(id, sessionId, ctx)))
+      throw new BusinessException(ErrorCode.NOT_FOUND, msg('members.sessionNotFound'));
     this.sessions.forget(id);
   }
 
@@ -85,5 +90,6 @@ function found<T>(value: T | null): T {
 
 /** An admin cannot lock themself out (disable, or drop their own role): another admin must. */
 function notSelf(id: string, ctx: AuditContext): void {
-  if (ctx.actor.kind === 'member' && ctx.actor.id === id) throw new BusinessException(ErrorCode.CONFLICT, msg('members.notOnYourself'));
+  if (ctx.actor.kind === 'member' && ctx.actor.id === id)
+    throw new BusinessException(ErrorCode.CONFLICT, msg('members.notOnYourself'));
 }

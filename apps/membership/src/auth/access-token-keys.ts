@@ -38,7 +38,9 @@ export class AccessTokenKeys {
   private readonly byKid: Map<string, AccessTokenKey>;
 
   constructor(config: MembershipConfig) {
-    const text = config.ACCESS_TOKEN_KEYS ?? (config.ACCESS_TOKEN_KEYS_FILE ? fs.readFileSync(config.ACCESS_TOKEN_KEYS_FILE, 'utf8') : undefined);
+    const text =
+      config.ACCESS_TOKEN_KEYS ??
+      (config.ACCESS_TOKEN_KEYS_FILE ? fs.readFileSync(config.ACCESS_TOKEN_KEYS_FILE, 'utf8') : undefined);
     const keys = text !== undefined ? parseKeySet(text) : [developmentKey(config.JWT_SECRET)];
     this.signing = keys[0];
     this.byKid = new Map(keys.map((k) => [k.kid, k]));
@@ -63,9 +65,11 @@ export function parseKeySet(text: string): AccessTokenKey[] {
   } catch {
     throw new Error('ACCESS_TOKEN_KEYS: not JSON (expected {"keys": [private EC P-256 JWKs]})');
   }
-  if (!Array.isArray(set?.keys) || set.keys.length === 0) throw new Error('ACCESS_TOKEN_KEYS: expected {"keys": [...]} with at least one key');
+  if (!Array.isArray(set?.keys) || set.keys.length === 0)
+    throw new Error('ACCESS_TOKEN_KEYS: expected {"keys": [...]} with at least one key');
   const keys = set.keys.map((jwk, i) => keyFromJwk(jwk as JsonWebKey, i));
-  if (new Set(keys.map((k) => k.kid)).size !== keys.length) throw new Error('ACCESS_TOKEN_KEYS: two keys have the same kid');
+  if (new Set(keys.map((k) => k.kid)).size !== keys.length)
+    throw new Error('ACCESS_TOKEN_KEYS: two keys have the same kid');
   return keys;
 }
 
@@ -87,7 +91,12 @@ function keyOf(privateKey: KeyObject, kid?: string): AccessTokenKey {
   const publicKey = createPublicKey(privateKey);
   const pub = publicKey.export({ format: 'jwk' }) as { x: string; y: string };
   const id = kid ?? thumbprint(pub.x, pub.y);
-  return { kid: id, privateKey, publicKey, jwk: { kty: 'EC', crv: 'P-256', x: pub.x, y: pub.y, kid: id, alg: ACCESS_TOKEN_ALG, use: 'sig' } };
+  return {
+    kid: id,
+    privateKey,
+    publicKey,
+    jwk: { kty: 'EC', crv: 'P-256', x: pub.x, y: pub.y, kid: id, alg: ACCESS_TOKEN_ALG, use: 'sig' },
+  };
 }
 
 /** RFC 7638 JWK thumbprint (SHA-256, base64url): the default `kid`, stable for the key. */
@@ -97,7 +106,7 @@ export function thumbprint(x: string, y: string): string {
 
 /** A private P-256 JWK with its kid, for ACCESS_TOKEN_KEYS (docs/configuration.md; tests). */
 export function privateJwkOf(key: AccessTokenKey): JsonWebKey {
-  return { ...(key.privateKey.export({ format: 'jwk' })), kid: key.kid, alg: ACCESS_TOKEN_ALG, use: 'sig' };
+  return { ...key.privateKey.export({ format: 'jwk' }), kid: key.kid, alg: ACCESS_TOKEN_ALG, use: 'sig' };
 }
 
 function developmentKey(root: string | undefined): AccessTokenKey {
@@ -112,7 +121,13 @@ function developmentKey(root: string | undefined): AccessTokenKey {
       continue;
     }
     const pub = ecdh.getPublicKey();
-    const jwk = { kty: 'EC', crv: 'P-256', d: d.toString('base64url'), x: pub.subarray(1, 33).toString('base64url'), y: pub.subarray(33).toString('base64url') };
+    const jwk = {
+      kty: 'EC',
+      crv: 'P-256',
+      d: d.toString('base64url'),
+      x: pub.subarray(1, 33).toString('base64url'),
+      y: pub.subarray(33).toString('base64url'),
+    };
     return keyOf(createPrivateKey({ key: jwk, format: 'jwk' }));
   }
 }

@@ -5,8 +5,16 @@ import { TokenSecrets } from '../security/token-secrets';
 import { AccessTokenKeys, privateJwkOf } from './access-token-keys';
 import { AccessTokenService } from './access-token.service';
 
-function service(ttlMs = 60_000, clock = new Clock(), extra: Partial<MembershipConfig> = {}): { tokens: AccessTokenService; key: string; keys: AccessTokenKeys } {
-  const config = Object.assign(new MembershipConfig(), { JWT_SECRET: 'unit-secret-unit-secret-unit-secret-0123', ACCESS_TOKEN_TTL: ttlMs, ...extra });
+function service(
+  ttlMs = 60_000,
+  clock = new Clock(),
+  extra: Partial<MembershipConfig> = {},
+): { tokens: AccessTokenService; key: string; keys: AccessTokenKeys } {
+  const config = Object.assign(new MembershipConfig(), {
+    JWT_SECRET: 'unit-secret-unit-secret-unit-secret-0123',
+    ACCESS_TOKEN_TTL: ttlMs,
+    ...extra,
+  });
   const secrets = new TokenSecrets(config);
   const keys = new AccessTokenKeys(config);
   return { tokens: new AccessTokenService(secrets, keys, config, clock), key: secrets.accessToken, keys };
@@ -63,7 +71,18 @@ describe('AccessTokenService.verify (remembers verified tokens)', () => {
   it('HS256 tokens of before the switch: still pins algorithm, issuer, audience and type', () => {
     const { tokens, key } = service();
     const now = Math.floor(Date.now() / 1000) - 5;
-    const claims = { sub: '9', memberId: '9', type: 'member', loginType: 'password', sid: 's', jti: 'j', iat: now, exp: now + 60, iss: 'membership', aud: 'membership:member' };
+    const claims = {
+      sub: '9',
+      memberId: '9',
+      type: 'member',
+      loginType: 'password',
+      sid: 's',
+      jti: 'j',
+      iat: now,
+      exp: now + 60,
+      iss: 'membership',
+      aud: 'membership:member',
+    };
     expect(tokens.verify(signWith(key, claims))).not.toBeNull();
     expect(tokens.verify(signWith(key, { ...claims, aud: 'other' }))).toBeNull();
     expect(tokens.verify(signWith(key, { ...claims, iss: 'other' }))).toBeNull();
@@ -75,7 +94,19 @@ describe('AccessTokenService.verify (remembers verified tokens)', () => {
   it('does not remember a token with a not-before time (checked again on every use)', () => {
     const { tokens, key } = service();
     const now = Math.floor(Date.now() / 1000) - 5;
-    const claims = { sub: '9', memberId: '9', type: 'member', loginType: 'password', sid: 's', jti: 'j', iat: now, nbf: now - 1, exp: now + 60, iss: 'membership', aud: 'membership:member' };
+    const claims = {
+      sub: '9',
+      memberId: '9',
+      type: 'member',
+      loginType: 'password',
+      sid: 's',
+      jti: 'j',
+      iat: now,
+      nbf: now - 1,
+      exp: now + 60,
+      iss: 'membership',
+      aud: 'membership:member',
+    };
     const token = signWith(key, claims);
     expect(tokens.verify(token)).not.toBeNull();
     expect((tokens as any).verified.has(token)).toBe(false);
@@ -83,17 +114,32 @@ describe('AccessTokenService.verify (remembers verified tokens)', () => {
 });
 
 describe('AccessTokenService: ES256 with a kid, rotation, the HS256 window', () => {
-  const legacyClaims = (iat: number) => ({ sub: '9', memberId: '9', type: 'member', loginType: 'password', sid: 's', jti: 'j', iat, exp: iat + 3600, iss: 'membership', aud: 'membership:member' });
+  const legacyClaims = (iat: number) => ({
+    sub: '9',
+    memberId: '9',
+    type: 'member',
+    loginType: 'password',
+    sid: 's',
+    jti: 'j',
+    iat,
+    exp: iat + 3600,
+    iss: 'membership',
+    aud: 'membership:member',
+  });
   const headerOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString());
   const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 
-  it('signs ES256 naming the signing key; operators\' tokens add the gateway audience and carry roles', () => {
+  it("signs ES256 naming the signing key; operators' tokens add the gateway audience and carry roles", () => {
     const { tokens, keys } = service();
     const member = tokens.sign('1', 's', 'password', ['pwd'], []).token;
     expect(headerOf(member)).toEqual({ alg: 'ES256', typ: 'JWT', kid: keys.signing.kid });
     expect(claimsOf(member)).toMatchObject({ iss: 'membership', aud: 'membership:member', roles: [] });
     const admin = tokens.sign('2', 's', 'password', ['pwd', 'otp', 'mfa'], ['admin']).token;
-    expect(claimsOf(admin)).toMatchObject({ aud: ['membership:member', 'ai-gateway'], roles: ['admin'], amr: ['pwd', 'otp', 'mfa'] });
+    expect(claimsOf(admin)).toMatchObject({
+      aud: ['membership:member', 'ai-gateway'],
+      roles: ['admin'],
+      amr: ['pwd', 'otp', 'mfa'],
+    });
     expect(tokens.verify(admin)).toMatchObject({ sub: '2' });
   });
 
@@ -103,7 +149,9 @@ describe('AccessTokenService: ES256 with a kid, rotation, the HS256 window', () 
     const jwk = (k: AccessTokenKeys) => privateJwkOf(k.signing);
     const before = service(60_000, new Clock(), { ACCESS_TOKEN_KEYS: JSON.stringify({ keys: [jwk(first)] }) }).tokens;
     const old = before.sign('1', 's', 'password', ['pwd'], []).token;
-    const rotated = service(60_000, new Clock(), { ACCESS_TOKEN_KEYS: JSON.stringify({ keys: [jwk(second), jwk(first)] }) });
+    const rotated = service(60_000, new Clock(), {
+      ACCESS_TOKEN_KEYS: JSON.stringify({ keys: [jwk(second), jwk(first)] }),
+    });
     expect(rotated.keys.jwks().keys.map((k) => k.kid)).toEqual([second.signing.kid, first.signing.kid]);
     expect(rotated.keys.jwks().keys[0]).not.toHaveProperty('d');
     const fresh = rotated.tokens.sign('1', 's', 'password', ['pwd'], []).token;
@@ -138,7 +186,9 @@ describe('AccessTokenService: ES256 with a kid, rotation, the HS256 window', () 
     expect(tokens.verify(issuedBefore)).toBeNull();
     const until = service(600_000, clock, { ACCESS_TOKEN_HS256_ACCEPT_UNTIL: new Date(now - 1).toISOString() }).tokens;
     expect(until.verify(signWith(key, legacyClaims(now / 1000 - 10)))).toBeNull();
-    const open = service(600_000, clock, { ACCESS_TOKEN_HS256_ACCEPT_UNTIL: new Date(now + 60_000).toISOString() }).tokens;
+    const open = service(600_000, clock, {
+      ACCESS_TOKEN_HS256_ACCEPT_UNTIL: new Date(now + 60_000).toISOString(),
+    }).tokens;
     expect(open.verify(signWith(key, legacyClaims(now / 1000 - 10)))).not.toBeNull();
   });
 });

@@ -68,7 +68,9 @@ export class AccessTokenService {
     this.legacyKey = createSecretKey(Buffer.from(secrets.accessToken, 'utf8'));
     this.ttlSeconds = Math.max(1, Math.floor(config.ACCESS_TOKEN_TTL / 1000));
     this.bootSeconds = this.nowSeconds();
-    this.legacyUntilMs = config.ACCESS_TOKEN_HS256_ACCEPT_UNTIL ? Date.parse(config.ACCESS_TOKEN_HS256_ACCEPT_UNTIL) : clock.now() + config.ACCESS_TOKEN_TTL;
+    this.legacyUntilMs = config.ACCESS_TOKEN_HS256_ACCEPT_UNTIL
+      ? Date.parse(config.ACCESS_TOKEN_HS256_ACCEPT_UNTIL)
+      : clock.now() + config.ACCESS_TOKEN_TTL;
   }
 
   sign(memberId: string, sessionId: string, loginType: string, amr: string[], roles: string[]): SignedAccessToken {
@@ -128,7 +130,10 @@ export class AccessTokenService {
     if (dot <= 0 || dot > MAX_HEADER_CHARS) return null;
     let header: { alg?: unknown; kid?: unknown };
     try {
-      header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8')) as { alg?: unknown; kid?: unknown };
+      header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8')) as {
+        alg?: unknown;
+        kid?: unknown;
+      };
     } catch {
       return null;
     }

@@ -59,14 +59,20 @@ export class AuthController {
     summary: 'Register a member (no session: log in next)',
     description:
       'At least one of username, email, phone. An email or phone given with its code (emailCode / phoneCode, from send-code) is stored verified and ' +
-      'taken back from another member\'s unproven claim; without a code it is an unproven claim: usable as the login account with this password, ' +
+      "taken back from another member's unproven claim; without a code it is an unproven claim: usable as the login account with this password, " +
       'never for code login, and it blocks nobody who proves the address.',
   })
   @ApiBody({
     type: RegisterRequest,
     examples: {
-      website: { summary: 'The website form (email unproven)', value: { username: 'alice_01', email: 'alice@example.com', password: 'correct horse battery' } },
-      provenPhone: { summary: 'Phone proven with a code', value: { username: 'alice_02', phone: '13800138000', phoneCode: '123456', password: 'correct horse battery' } },
+      website: {
+        summary: 'The website form (email unproven)',
+        value: { username: 'alice_01', email: 'alice@example.com', password: 'correct horse battery' },
+      },
+      provenPhone: {
+        summary: 'Phone proven with a code',
+        value: { username: 'alice_02', phone: '13800138000', phoneCode: '123456', password: 'correct horse battery' },
+      },
     },
   })
   @ApiEnvelope(RegisterResponse)
@@ -82,7 +88,10 @@ export class AuthController {
   @HttpCode(200)
   @Throttle({ default: { limit: 20, ttl: MINUTE } })
   @ApiOperation({ summary: 'Log in with account (username, email or phone) and password' })
-  @ApiBody({ type: LoginRequest, examples: { username: { value: { account: 'alice_01', password: 'correct horse battery' } } } })
+  @ApiBody({
+    type: LoginRequest,
+    examples: { username: { value: { account: 'alice_01', password: 'correct horse battery' } } },
+  })
   @ApiEnvelope(MemberLoginResponse, { description: MFA_NOTE })
   @err(401, 10002, 'wrong account or password (same answer for unknown accounts)')
   @err(423, 10008, 'locked after repeated failures, or disabled (Retry-After header)')
@@ -106,7 +115,10 @@ export class AuthController {
   @Post('send-code')
   @HttpCode(200)
   @Throttle({ default: { limit: 10, ttl: MINUTE } })
-  @ApiOperation({ summary: 'Send a 6-digit code by SMS or email', description: 'Valid 5 min; resend after 60 s; daily caps per target and per IP.' })
+  @ApiOperation({
+    summary: 'Send a 6-digit code by SMS or email',
+    description: 'Valid 5 min; resend after 60 s; daily caps per target and per IP.',
+  })
   @ApiEnvelope(SendCodeResponse)
   @err(429, 429, 'resend interval or daily cap (Retry-After header)')
   @err(423, 10008, 'target locked after a code was guessed out')
@@ -168,7 +180,10 @@ export class AuthController {
   @ApiOperation({ summary: "Update the current member's profile (unknown fields are refused)" })
   @ApiEnvelope(ProfileResponse)
   @err(400, 10000, 'unknown field or bad value (field names in message)')
-  async updateProfile(@CurrentPrincipal() principal: Principal, @Body() body: UpdateProfileRequest): Promise<ProfileResponse> {
+  async updateProfile(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: UpdateProfileRequest,
+  ): Promise<ProfileResponse> {
     await this.requireMember(principal);
     return this.profileOf(await this.members.updateProfile(principal.id, body));
   }
@@ -177,13 +192,17 @@ export class AuthController {
   @Throttle({ default: { limit: 10, ttl: MINUTE } })
   @ApiOperation({
     summary: 'Change the password; ends every other session of the member',
-    description: 'A member without a password sets the first one with `code`: a fresh code (send-code) to their verified phone (type sms) or email.',
+    description:
+      'A member without a password sets the first one with `code`: a fresh code (send-code) to their verified phone (type sms) or email.',
   })
   @ApiBody({
     type: ChangePasswordRequest,
     examples: {
       change: { value: { oldPassword: 'correct horse battery', newPassword: 'a new long password' } },
-      firstPassword: { summary: 'First password (phone or third-party sign-up)', value: { newPassword: 'a new long password', type: 'sms', code: '123456' } },
+      firstPassword: {
+        summary: 'First password (phone or third-party sign-up)',
+        value: { newPassword: 'a new long password', type: 'sms', code: '123456' },
+      },
     },
   })
   @ApiEnvelope(ChangePasswordResponse)
@@ -192,7 +211,10 @@ export class AuthController {
   @err(409, 409, 'first password: no verified phone or email to send a code to')
   @err(401, 10002, 'old password wrong')
   @err(403, 10010, 'step-up needed (a member with a second factor): POST /api/v1/app/auth/step-up, then retry')
-  changePassword(@CurrentPrincipal() principal: Principal, @Body() body: ChangePasswordRequest): Promise<ChangePasswordResponse> {
+  changePassword(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: ChangePasswordRequest,
+  ): Promise<ChangePasswordResponse> {
     return this.passwords.change(principal, body);
   }
 
@@ -204,8 +226,14 @@ export class AuthController {
   @ApiBody({
     type: ResetPasswordRequest,
     examples: {
-      website: { summary: 'mortise website (type + account)', value: { type: 'email', account: 'alice@example.com', code: '123456', newPassword: 'a new long password' } },
-      phone: { summary: 'type + phone', value: { type: 'sms', phone: '13800138000', code: '123456', newPassword: 'a new long password' } },
+      website: {
+        summary: 'mortise website (type + account)',
+        value: { type: 'email', account: 'alice@example.com', code: '123456', newPassword: 'a new long password' },
+      },
+      phone: {
+        summary: 'type + phone',
+        value: { type: 'sms', phone: '13800138000', code: '123456', newPassword: 'a new long password' },
+      },
     },
   })
   @ApiEnvelope(ChangePasswordResponse)
@@ -234,7 +262,10 @@ export class AuthController {
     return this.identities && /^\d{1,19}$/.test(memberId) ? await this.identities.listForMember(memberId) : [];
   }
 
-  private async profileOf(m: Member, known?: Awaited<ReturnType<AuthController['identitiesOf']>>): Promise<ProfileResponse> {
+  private async profileOf(
+    m: Member,
+    known?: Awaited<ReturnType<AuthController['identitiesOf']>>,
+  ): Promise<ProfileResponse> {
     const identities = known ?? (await this.identitiesOf(m.id));
     return {
       id: m.id,
@@ -251,11 +282,18 @@ export class AuthController {
       roles: ['member', ...m.roles],
       createdTime: m.createdTime,
       lastLoginTime: m.lastLoginTime,
-      identities: identities.map((i) => ({ provider: i.provider, openId: i.openId ?? null, nickname: i.nickname ?? null, avatarUrl: i.avatarUrl ?? null })),
+      identities: identities.map((i) => ({
+        provider: i.provider,
+        openId: i.openId ?? null,
+        nickname: i.nickname ?? null,
+        avatarUrl: i.avatarUrl ?? null,
+      })),
     };
   }
 }
 
 function targetOf(body: SendCodeRequest) {
-  return body.type === 'sms' ? { channel: 'sms' as const, target: body.phone! } : { channel: 'email' as const, target: body.email! };
+  return body.type === 'sms'
+    ? { channel: 'sms' as const, target: body.phone! }
+    : { channel: 'email' as const, target: body.email! };
 }

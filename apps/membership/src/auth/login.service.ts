@@ -13,7 +13,8 @@ import { LoginResult } from './dtos/mfa.dto';
 import { MfaChallenges } from './mfa-challenges';
 
 /** How a session began; carried in the access token as `loginType`. */
-export type LoginType = 'password' | 'phone' | 'register' | 'oauth2' | 'wechat' | 'wechat-mp' | 'passkey' | (string & {});
+export type LoginType =
+  'password' | 'phone' | 'register' | 'oauth2' | 'wechat' | 'wechat-mp' | 'passkey' | (string & {});
 
 /**
  * Issues the login result for a member who has proven who they are (password, phone code, OAuth,
@@ -38,19 +39,45 @@ export class LoginService {
    * session opens only while it is still current; a reset or change in between (which ends every
    * session after storing the new hash) refuses the login as bad credentials instead of leaving it open.
    */
-  async issueLogin(member: Member, loginType: LoginType, client: SessionClient, verifiedPasswordHash?: string): Promise<LoginResult> {
+  async issueLogin(
+    member: Member,
+    loginType: LoginType,
+    client: SessionClient,
+    verifiedPasswordHash?: string,
+  ): Promise<LoginResult> {
     const firstAmr = firstFactorAmr(loginType);
     const factors = await this.factors.of(member.id);
     const enrol = factors.strength === FactorStrength.NONE && this.factorSettings.mfaRequiredByRole(member);
     if (factors.strength === FactorStrength.NONE && !enrol) {
-      return this.completeLogin(member, loginType, client, verifiedPasswordHash, { amr: [firstAmr], factorStrength: FactorStrength.NONE });
+      return this.completeLogin(member, loginType, client, verifiedPasswordHash, {
+        amr: [firstAmr],
+        factorStrength: FactorStrength.NONE,
+      });
     }
-    const { mfaToken, expiresIn } = await this.challenges.issue({ memberId: member.id, loginType, firstAmr, passwordHash: verifiedPasswordHash, enrol });
-    return { mfaRequired: true, mfaToken, methods: enrol ? ['totp', 'passkey'] : factors.methods, enrolmentRequired: enrol, expiresIn };
+    const { mfaToken, expiresIn } = await this.challenges.issue({
+      memberId: member.id,
+      loginType,
+      firstAmr,
+      passwordHash: verifiedPasswordHash,
+      enrol,
+    });
+    return {
+      mfaRequired: true,
+      mfaToken,
+      methods: enrol ? ['totp', 'passkey'] : factors.methods,
+      enrolmentRequired: enrol,
+      expiresIn,
+    };
   }
 
   /** Opens the session of a member who passed every step of sign-in. */
-  async completeLogin(member: Member, loginType: LoginType, client: SessionClient, verifiedPasswordHash: string | undefined, auth: SessionAuthentication): Promise<MemberLoginResponse> {
+  async completeLogin(
+    member: Member,
+    loginType: LoginType,
+    client: SessionClient,
+    verifiedPasswordHash: string | undefined,
+    auth: SessionAuthentication,
+  ): Promise<MemberLoginResponse> {
     const started = await this.sessions.start(member.id, loginType, client, verifiedPasswordHash, auth);
     if (!started) throw new BusinessException(ErrorCode.BAD_CREDENTIALS);
     const { session, refreshToken, refreshExpiresIn } = started;
@@ -58,7 +85,14 @@ export class LoginService {
     return this.loginResponse(member, session.id, loginType, auth.amr, refreshToken, refreshExpiresIn);
   }
 
-  loginResponse(member: Member, sessionId: string, loginType: string, amr: string[], refreshToken: string, refreshExpiresIn: number): MemberLoginResponse {
+  loginResponse(
+    member: Member,
+    sessionId: string,
+    loginType: string,
+    amr: string[],
+    refreshToken: string,
+    refreshExpiresIn: number,
+  ): MemberLoginResponse {
     const access = this.accessTokens.sign(member.id, sessionId, loginType, amr, member.roles);
     return {
       memberId: member.id,

@@ -39,8 +39,10 @@ export class MemberAuthenticator implements Authenticator {
     const claims = this.tokens.verify(raw);
     if (!claims) throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.tokenInvalid'));
     const live = await this.sessions.liveness(claims.sid, claims.memberId);
-    if (!live || live.revoked || live.expired) throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.sessionEnded'));
-    if (live.memberStatus !== 'active') throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.accountDisabled'));
+    if (!live || live.revoked || live.expired)
+      throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.sessionEnded'));
+    if (live.memberStatus !== 'active')
+      throw new BusinessException(ErrorCode.UNAUTHORIZED, msg('auth.accountDisabled'));
     this.touch(claims.sid);
     return { id: claims.memberId, kind: 'member', roles: withImpliedRoles(['member', ...live.roles]), claims };
   }

@@ -46,7 +46,11 @@ export class MfaChallenges {
     const raw = await this.state.get(key(id));
     if (!raw) throw invalid();
     const pending = JSON.parse(raw) as PendingSignIn;
-    if (pending.enrol !== enrol) throw new BusinessException(ErrorCode.MFA_CHALLENGE_INVALID, msg(enrol ? 'factors.challengeNotEnrolment' : 'factors.challengeEnrolmentOnly'));
+    if (pending.enrol !== enrol)
+      throw new BusinessException(
+        ErrorCode.MFA_CHALLENGE_INVALID,
+        msg(enrol ? 'factors.challengeNotEnrolment' : 'factors.challengeEnrolmentOnly'),
+      );
     return { id, pending };
   }
 

@@ -31,22 +31,30 @@ export class PasswordLoginService {
    */
   async register(body: RegisterRequest): Promise<RegisterResponse> {
     this.policy.assertAcceptable('password', body.password);
-    for (const [codeField, addressField] of [['emailCode', 'email'], ['phoneCode', 'phone']] as const) {
+    for (const [codeField, addressField] of [
+      ['emailCode', 'email'],
+      ['phoneCode', 'phone'],
+    ] as const) {
       if (body[codeField] !== undefined && !body[addressField]) {
-        throw fieldError(codeField, 'codeWithoutAddress', `${codeField} is given without ${addressField}`, { address: addressField });
+        throw fieldError(codeField, 'codeWithoutAddress', `${codeField} is given without ${addressField}`, {
+          address: addressField,
+        });
       }
     }
     if (body.emailCode) await this.verification.check({ channel: 'email', target: body.email! }, body.emailCode, true);
     if (body.phoneCode) await this.verification.check({ channel: 'sms', target: body.phone! }, body.phoneCode, true);
-    const member = await this.members.create({
-      username: body.username,
-      email: body.email,
-      phone: body.phone,
-      nickname: body.nickname,
-      password: body.password,
-      emailProven: Boolean(body.emailCode),
-      phoneProven: Boolean(body.phoneCode),
-    }, { method: 'password' });
+    const member = await this.members.create(
+      {
+        username: body.username,
+        email: body.email,
+        phone: body.phone,
+        nickname: body.nickname,
+        password: body.password,
+        emailProven: Boolean(body.emailCode),
+        phoneProven: Boolean(body.phoneCode),
+      },
+      { method: 'password' },
+    );
     return {
       memberId: member.id,
       username: member.username,

@@ -49,7 +49,10 @@ export class PasswordService {
    * able to add a lasting way into the account.
    */
   private async proveFirstPassword(member: Member, body: ChangePasswordRequest): Promise<void> {
-    const channels = { sms: member.phoneVerifiedTime ? member.phone : null, email: member.emailVerifiedTime ? member.email : null };
+    const channels = {
+      sms: member.phoneVerifiedTime ? member.phone : null,
+      email: member.emailVerifiedTime ? member.email : null,
+    };
     const type = body.type ?? (channels.sms ? 'sms' : 'email');
     const target = channels[type];
     if (!target) {
@@ -66,11 +69,18 @@ export class PasswordService {
 
   async reset(body: ResetPasswordRequest): Promise<{ revokedSessions: number }> {
     this.policy.assertAcceptable('newPassword', body.newPassword);
-    const target = body.type === 'sms' ? { channel: 'sms' as const, target: body.phone! } : { channel: 'email' as const, target: body.email! };
+    const target =
+      body.type === 'sms'
+        ? { channel: 'sms' as const, target: body.phone! }
+        : { channel: 'email' as const, target: body.email! };
     await this.verification.check(target, body.code, true);
     const member = await this.recoverableBy(target);
     // The caller just proved they own the phone or mailbox, so saying "no member" reveals nothing new.
-    if (!member) throw new BusinessException(ErrorCode.NOT_FOUND, msg(target.channel === 'sms' ? 'auth.noMemberWithPhone' : 'auth.noMemberWithEmail'));
+    if (!member)
+      throw new BusinessException(
+        ErrorCode.NOT_FOUND,
+        msg(target.channel === 'sms' ? 'auth.noMemberWithPhone' : 'auth.noMemberWithEmail'),
+      );
     await this.members.setPassword(member.id, body.newPassword);
     const revokedSessions = await this.sessions.revokeAll(member.id, 'password_reset');
     return { revokedSessions };
@@ -89,7 +99,8 @@ export class PasswordService {
     const member = sms ? await this.members.findByPhone(target.target) : await this.members.findByEmail(target.target);
     if (!member || (sms ? member.phoneVerifiedTime : member.emailVerifiedTime)) return member;
     const otherWayIn =
-      (sms ? member.emailVerifiedTime : member.phoneVerifiedTime) != null || ((await this.identities?.listForMember(member.id))?.length ?? 0) > 0;
+      (sms ? member.emailVerifiedTime : member.phoneVerifiedTime) != null ||
+      ((await this.identities?.listForMember(member.id))?.length ?? 0) > 0;
     const channel = sms ? 'phone' : 'email';
     if (otherWayIn) {
       await this.members.releaseClaim(channel, target.target, member.id);

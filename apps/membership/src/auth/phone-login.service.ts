@@ -39,7 +39,8 @@ export class PhoneLoginService {
     const holder = await this.members.findByPhone(phone);
     if (holder?.phoneVerifiedTime) return holder;
     if (holder) await this.members.releaseClaim('phone', phone, holder.id);
-    if (!this.config.PHONE_LOGIN_AUTO_REGISTER) throw new BusinessException(ErrorCode.BAD_CREDENTIALS, msg('auth.noMemberWithPhone'));
+    if (!this.config.PHONE_LOGIN_AUTO_REGISTER)
+      throw new BusinessException(ErrorCode.BAD_CREDENTIALS, msg('auth.noMemberWithPhone'));
     try {
       return await this.members.create({ phone, phoneProven: true }, { method: 'phone_code' });
     } catch (err) {

@@ -21,14 +21,22 @@ describe('SecondFactorLoginService: enforced enrolment and the second step of si
   let memberId: string;
   let secret: string;
 
-  const codeNow = () => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: clock.now() });
-  const challenge = async () => (await passwordLogin.loginWithPassword({ account: 'mfa_spec', password }, clientFacts())) as MfaChallengeResponse;
+  const codeNow = () =>
+    new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({
+      timestamp: clock.now(),
+    });
+  const challenge = async () =>
+    (await passwordLogin.loginWithPassword({ account: 'mfa_spec', password }, clientFacts())) as MfaChallengeResponse;
 
   beforeAll(async () => {
     app = await startMembership({ LOG_LEVEL: 'silent', MFA_REQUIRED_ROLES: 'admin' }, { clock });
     passwordLogin = app.app.get(PasswordLoginService);
     signIn = app.app.get(SecondFactorLoginService);
-    memberId = (await app.app.get(MembersService).create({ username: 'mfa_spec', password, roles: ['admin'] }, { method: 'password' })).id;
+    memberId = (
+      await app.app
+        .get(MembersService)
+        .create({ username: 'mfa_spec', password, roles: ['admin'] }, { method: 'password' })
+    ).id;
   });
   afterAll(() => app?.close());
 
@@ -40,8 +48,14 @@ describe('SecondFactorLoginService: enforced enrolment and the second step of si
     const done = await signIn.confirmEnrolTotp(first.mfaToken, codeNow(), here);
     expect(done).toMatchObject({ memberId, tokenType: 'Bearer' });
     expect(done.recoveryCodes.length).toBeGreaterThan(0);
-    const audited = await queryRows(app.dbUrl, `SELECT actor_kind, actor_id, request_id, address FROM audit_log WHERE action = 'member.factor_changed' AND target_id = $1`, [memberId]);
-    expect(audited).toEqual([{ actor_kind: 'member', actor_id: memberId, request_id: 'spec-enrol-request', address: '198.51.100.70' }]);
+    const audited = await queryRows(
+      app.dbUrl,
+      `SELECT actor_kind, actor_id, request_id, address FROM audit_log WHERE action = 'member.factor_changed' AND target_id = $1`,
+      [memberId],
+    );
+    expect(audited).toEqual([
+      { actor_kind: 'member', actor_id: memberId, request_id: 'spec-enrol-request', address: '198.51.100.70' },
+    ]);
     const session = (await app.app.get(SessionsService).list(memberId)).find((s) => s.ip === '198.51.100.70');
     expect(session?.amr).toEqual(['pwd', 'otp', 'mfa']);
   });
@@ -49,14 +63,26 @@ describe('SecondFactorLoginService: enforced enrolment and the second step of si
   it('completes a challenge with the app code, records the client on the session, and voids the challenge once used', async () => {
     clock.advance(30_000);
     const next = await challenge();
-    expect(next).toMatchObject({ mfaRequired: true, enrolmentRequired: false, methods: expect.arrayContaining(['totp']) });
+    expect(next).toMatchObject({
+      mfaRequired: true,
+      enrolmentRequired: false,
+      methods: expect.arrayContaining(['totp']),
+    });
     const wrong = `${(Number(codeNow()[0]) + 1) % 10}${codeNow().slice(1)}`;
-    await expect(signIn.verify(next.mfaToken, { method: 'totp', code: wrong }, clientFacts())).rejects.toMatchObject({ code: ErrorCode.SECOND_FACTOR_INVALID });
+    await expect(signIn.verify(next.mfaToken, { method: 'totp', code: wrong }, clientFacts())).rejects.toMatchObject({
+      code: ErrorCode.SECOND_FACTOR_INVALID,
+    });
 
-    const result: MemberLoginResponse = await signIn.verify(next.mfaToken, { method: 'totp', code: codeNow() }, clientFacts({ ip: '198.51.100.71', userAgent: 'curl/8.5.0' }));
+    const result: MemberLoginResponse = await signIn.verify(
+      next.mfaToken,
+      { method: 'totp', code: codeNow() },
+      clientFacts({ ip: '198.51.100.71', userAgent: 'curl/8.5.0' }),
+    );
     expect(result).toMatchObject({ memberId });
     const session = (await app.app.get(SessionsService).list(memberId)).find((s) => s.ip === '198.51.100.71');
     expect(session).toMatchObject({ deviceName: 'curl', loginType: 'password', amr: ['pwd', 'otp', 'mfa'] });
-    await expect(signIn.verify(next.mfaToken, { method: 'totp', code: codeNow() }, clientFacts())).rejects.toMatchObject({ code: ErrorCode.MFA_CHALLENGE_INVALID });
+    await expect(
+      signIn.verify(next.mfaToken, { method: 'totp', code: codeNow() }, clientFacts()),
+    ).rejects.toMatchObject({ code: ErrorCode.MFA_CHALLENGE_INVALID });
   });
 });

@@ -1,7 +1,10 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Throttle } from '@nestjs/throttler';
-import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import type {
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+} from '@simplewebauthn/server';
 import { CurrentPrincipal, Principal, Public } from '@app/auth';
 import { ApiEnvelope, ErrorEnvelope } from '@app/envelope';
 import { TotpEnrolmentView } from '../factors/dtos/factor-views.dto';
@@ -22,16 +25,39 @@ import {
 import { SecondFactorLoginService } from './second-factor-login.service';
 
 const MINUTE = 60_000;
-const err = (status: number, code: number, description: string) => ApiResponse({ status, description: `code ${code}: ${description}`, type: ErrorEnvelope });
+const err = (status: number, code: number, description: string) =>
+  ApiResponse({ status, description: `code ${code}: ${description}`, type: ErrorEnvelope });
 const MFA_TOKEN = 'mfa_5mXcQ0c2d4b3VJd0p8lZxq1m7cQ0c2d4b3VJd0p8lZx';
 const requestOptions = (description: string) =>
   ApiOkResponse({
     description: `Envelope whose data is PublicKeyCredentialRequestOptionsJSON: ${description}`,
-    schema: { example: { code: 200, message: 'success', data: { rpId: 'example.com', challenge: 'q3J0...', timeout: 300000, userVerification: 'preferred', allowCredentials: [{ id: 'AbC...', type: 'public-key', transports: ['internal'] }] } } },
+    schema: {
+      example: {
+        code: 200,
+        message: 'success',
+        data: {
+          rpId: 'example.com',
+          challenge: 'q3J0...',
+          timeout: 300000,
+          userVerification: 'preferred',
+          allowCredentials: [{ id: 'AbC...', type: 'public-key', transports: ['internal'] }],
+        },
+      },
+    },
   });
 const creationOptions = ApiOkResponse({
   description: 'Envelope whose data is PublicKeyCredentialCreationOptionsJSON',
-  schema: { example: { code: 200, message: 'success', data: { rp: { name: 'Example Site', id: 'example.com' }, challenge: 'q3J0...', user: { id: 'bTox', name: 'admin', displayName: 'admin' } } } },
+  schema: {
+    example: {
+      code: 200,
+      message: 'success',
+      data: {
+        rp: { name: 'Example Site', id: 'example.com' },
+        challenge: 'q3J0...',
+        user: { id: 'bTox', name: 'admin', displayName: 'admin' },
+      },
+    },
+  },
 });
 
 /**
@@ -50,15 +76,29 @@ export class SecondFactorController {
   @HttpCode(200)
   @Throttle({ default: { limit: 20, ttl: MINUTE } })
   @ApiOperation({
-    summary: 'Complete a sign-in challenge (mfaRequired) with an authenticator-app code, a recovery code or a passkey assertion',
-    description: 'Answers with the usual login result. The mfaToken is single use; after MFA_CHALLENGE_MAX_ATTEMPTS wrong answers it is void (10012).',
+    summary:
+      'Complete a sign-in challenge (mfaRequired) with an authenticator-app code, a recovery code or a passkey assertion',
+    description:
+      'Answers with the usual login result. The mfaToken is single use; after MFA_CHALLENGE_MAX_ATTEMPTS wrong answers it is void (10012).',
   })
   @ApiBody({
     type: MfaVerifyRequest,
     examples: {
       totp: { value: { mfaToken: MFA_TOKEN, method: 'totp', code: '123456' } },
       recoveryCode: { value: { mfaToken: MFA_TOKEN, method: 'recovery_code', code: 'k7m2-x9qa-4f' } },
-      passkey: { value: { mfaToken: MFA_TOKEN, method: 'passkey', credential: { id: 'AbC...', rawId: 'AbC...', type: 'public-key', response: { clientDataJSON: 'eyJ...', authenticatorData: 'SZY...', signature: 'MEU...' }, clientExtensionResults: {} } } },
+      passkey: {
+        value: {
+          mfaToken: MFA_TOKEN,
+          method: 'passkey',
+          credential: {
+            id: 'AbC...',
+            rawId: 'AbC...',
+            type: 'public-key',
+            response: { clientDataJSON: 'eyJ...', authenticatorData: 'SZY...', signature: 'MEU...' },
+            clientExtensionResults: {},
+          },
+        },
+      },
     },
   })
   @ApiEnvelope(MemberLoginResponse)
@@ -97,12 +137,21 @@ export class SecondFactorController {
   @Post('mfa/enrol/totp/confirm')
   @HttpCode(200)
   @Throttle({ default: { limit: 10, ttl: MINUTE } })
-  @ApiOperation({ summary: 'Enforced enrolment: confirm the authenticator app with its first code; answers with the login result and recovery codes' })
-  @ApiBody({ type: MfaEnrolTotpConfirmRequest, examples: { confirm: { value: { mfaToken: MFA_TOKEN, code: '123456' } } } })
+  @ApiOperation({
+    summary:
+      'Enforced enrolment: confirm the authenticator app with its first code; answers with the login result and recovery codes',
+  })
+  @ApiBody({
+    type: MfaEnrolTotpConfirmRequest,
+    examples: { confirm: { value: { mfaToken: MFA_TOKEN, code: '123456' } } },
+  })
   @ApiEnvelope(MfaEnrolmentLoginResponse)
   @err(401, 10011, 'wrong code')
   @err(401, 10012, 'mfaToken unknown, expired, used, or not an enrolment challenge')
-  confirmEnrolTotp(@Body() body: MfaEnrolTotpConfirmRequest, @Client() client: ClientFacts): Promise<MfaEnrolmentLoginResponse> {
+  confirmEnrolTotp(
+    @Body() body: MfaEnrolTotpConfirmRequest,
+    @Client() client: ClientFacts,
+  ): Promise<MfaEnrolmentLoginResponse> {
     return this.signIn.confirmEnrolTotp(body.mfaToken, body.code, client);
   }
 
@@ -122,12 +171,17 @@ export class SecondFactorController {
   @Post('mfa/enrol/passkey')
   @HttpCode(200)
   @Throttle({ default: { limit: 10, ttl: MINUTE } })
-  @ApiOperation({ summary: 'Enforced enrolment: register the passkey; answers with the login result and recovery codes' })
+  @ApiOperation({
+    summary: 'Enforced enrolment: register the passkey; answers with the login result and recovery codes',
+  })
   @ApiBody({ type: MfaEnrolPasskeyRequest })
   @ApiEnvelope(MfaEnrolmentLoginResponse)
   @err(400, 10013, 'the registration did not verify')
   @err(401, 10012, 'mfaToken unknown, expired, used, or not an enrolment challenge')
-  enrolPasskey(@Body() body: MfaEnrolPasskeyRequest, @Client() client: ClientFacts): Promise<MfaEnrolmentLoginResponse> {
+  enrolPasskey(
+    @Body() body: MfaEnrolPasskeyRequest,
+    @Client() client: ClientFacts,
+  ): Promise<MfaEnrolmentLoginResponse> {
     return this.signIn.enrolPasskey(body.mfaToken, body.credential, body.name, client);
   }
 
@@ -137,7 +191,8 @@ export class SecondFactorController {
   @Throttle({ default: { limit: 30, ttl: MINUTE } })
   @ApiOperation({
     summary: 'Options for signing in with a passkey, without a password',
-    description: 'No allowCredentials (discoverable credentials): works with conditional mediation (autofill). User verification required. Good for 5 minutes, once.',
+    description:
+      'No allowCredentials (discoverable credentials): works with conditional mediation (autofill). User verification required. Good for 5 minutes, once.',
   })
   @requestOptions('no allowCredentials, userVerification required')
   passwordlessOptions(): Promise<PublicKeyCredentialRequestOptionsJSON> {
@@ -151,7 +206,11 @@ export class SecondFactorController {
   @ApiOperation({ summary: 'Sign in with a passkey assertion (no password); amr hwk or swk plus mfa' })
   @ApiBody({ type: PasskeyLoginRequest })
   @ApiEnvelope(MemberLoginResponse)
-  @err(401, 10011, 'assertion refused: unknown passkey, bad signature, no user verification, sign count not increasing, challenge unknown or used')
+  @err(
+    401,
+    10011,
+    'assertion refused: unknown passkey, bad signature, no user verification, sign count not increasing, challenge unknown or used',
+  )
   @err(423, 10008, 'account disabled')
   passwordless(@Body() body: PasskeyLoginRequest, @Client() client: ClientFacts): Promise<MemberLoginResponse> {
     return this.signIn.passwordless(body.credential, client);
@@ -171,15 +230,26 @@ export class SecondFactorController {
   @Throttle({ default: { limit: 20, ttl: MINUTE } })
   @ApiOperation({
     summary: "Show the member's strongest factor again (step-up) before a sensitive change",
-    description: 'Passkey if the member has one, else the authenticator app; a recovery code always. The session counts as stepped up for STEP_UP_MAX_AGE_MS; answers with a new access token carrying the new amr.',
+    description:
+      'Passkey if the member has one, else the authenticator app; a recovery code always. The session counts as stepped up for STEP_UP_MAX_AGE_MS; answers with a new access token carrying the new amr.',
   })
-  @ApiBody({ type: StepUpRequest, examples: { totp: { value: { method: 'totp', code: '123456' } }, recoveryCode: { value: { method: 'recovery_code', code: 'k7m2-x9qa-4f' } } } })
+  @ApiBody({
+    type: StepUpRequest,
+    examples: {
+      totp: { value: { method: 'totp', code: '123456' } },
+      recoveryCode: { value: { method: 'recovery_code', code: 'k7m2-x9qa-4f' } },
+    },
+  })
   @ApiEnvelope(StepUpResponse)
   @err(401, 10011, 'code wrong or used, or passkey assertion refused')
-  @err(403, 10010, 'the factor shown is weaker than the member\'s strongest')
+  @err(403, 10010, "the factor shown is weaker than the member's strongest")
   @err(409, 409, 'the member has no second factor')
   @err(423, 10008, 'too many wrong second-factor answers (Retry-After)')
-  stepUp(@CurrentPrincipal() principal: Principal, @Body() body: StepUpRequest, @Client() client: ClientFacts): Promise<StepUpResponse> {
+  stepUp(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: StepUpRequest,
+    @Client() client: ClientFacts,
+  ): Promise<StepUpResponse> {
     return this.signIn.stepUp(principal, body, client);
   }
 }

@@ -36,9 +36,18 @@ export class TokenRefreshService {
     const claims = principal.claims as AccessTokenClaims;
     const remainingMs = claims.exp * 1000 - this.clock.now();
     if (remainingMs > this.config.REFRESH_BY_JWT_WINDOW) {
-      throw new BusinessException(ErrorCode.BAD_REQUEST, msg('auth.refreshTooEarly', { seconds: Math.round(this.config.REFRESH_BY_JWT_WINDOW / 1000) }));
+      throw new BusinessException(
+        ErrorCode.BAD_REQUEST,
+        msg('auth.refreshTooEarly', { seconds: Math.round(this.config.REFRESH_BY_JWT_WINDOW / 1000) }),
+      );
     }
-    const access = this.accessTokens.sign(claims.memberId, claims.sid, claims.loginType, claims.amr ?? [], principal.roles.filter((r) => r !== 'member'));
+    const access = this.accessTokens.sign(
+      claims.memberId,
+      claims.sid,
+      claims.loginType,
+      claims.amr ?? [],
+      principal.roles.filter((r) => r !== 'member'),
+    );
     return { token: access.token, tokenType: 'Bearer', expiresIn: access.expiresIn };
   }
 }

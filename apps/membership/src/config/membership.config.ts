@@ -347,28 +347,41 @@ export class MembershipConfig extends BaseConfig {
 
   /** Comma-separated origins passkey ceremonies may come from (e.g. https://www.example.com). Default: the origin of OAUTH2_CALLBACK_BASE_URL, else http://localhost:MEMBERSHIP_PORT. */
   @IsOptional()
-  @Matches(/^https?:\/\/[^\s/,]+(,https?:\/\/[^\s/,]+)*$/, { message: 'must be comma-separated origins like https://www.example.com' })
+  @Matches(/^https?:\/\/[^\s/,]+(,https?:\/\/[^\s/,]+)*$/, {
+    message: 'must be comma-separated origins like https://www.example.com',
+  })
   WEBAUTHN_ORIGINS?: string;
 
   validateExtra(): string[] {
     const problems = super.validateExtra();
     if (this.isProduction && !this.JWT_SECRET) problems.push('JWT_SECRET: required when NODE_ENV=production');
     if (this.isProduction && !this.ACCESS_TOKEN_KEYS && !this.ACCESS_TOKEN_KEYS_FILE) {
-      problems.push('ACCESS_TOKEN_KEYS: required when NODE_ENV=production (or ACCESS_TOKEN_KEYS_FILE): a JWK Set of private EC P-256 keys');
+      problems.push(
+        'ACCESS_TOKEN_KEYS: required when NODE_ENV=production (or ACCESS_TOKEN_KEYS_FILE): a JWK Set of private EC P-256 keys',
+      );
     }
-    if (this.ACCESS_TOKEN_KEYS && this.ACCESS_TOKEN_KEYS_FILE) problems.push('ACCESS_TOKEN_KEYS/ACCESS_TOKEN_KEYS_FILE: set one, not both');
-    if (this.isProduction && !this.MFA_ENCRYPTION_SECRET) problems.push('MFA_ENCRYPTION_SECRET: required when NODE_ENV=production (32+ random characters)');
+    if (this.ACCESS_TOKEN_KEYS && this.ACCESS_TOKEN_KEYS_FILE)
+      problems.push('ACCESS_TOKEN_KEYS/ACCESS_TOKEN_KEYS_FILE: set one, not both');
+    if (this.isProduction && !this.MFA_ENCRYPTION_SECRET)
+      problems.push('MFA_ENCRYPTION_SECRET: required when NODE_ENV=production (32+ random characters)');
     // Without it the provider callback address would follow the request's Host header.
     if (this.isProduction && this.OAUTH2_CLIENTS_FILE && !this.OAUTH2_CALLBACK_BASE_URL) {
       problems.push('OAUTH2_CALLBACK_BASE_URL: required when NODE_ENV=production and OAUTH2_CLIENTS_FILE is set');
     }
-    if (this.isProduction && this.SMS_PROVIDER === 'log') problems.push('SMS_PROVIDER: the log sender is refused when NODE_ENV=production (use aliyun)');
+    if (this.isProduction && this.SMS_PROVIDER === 'log')
+      problems.push('SMS_PROVIDER: the log sender is refused when NODE_ENV=production (use aliyun)');
     if (this.SMS_PROVIDER === 'aliyun') {
-      for (const k of ['ALIYUN_SMS_ACCESS_KEY_ID', 'ALIYUN_SMS_ACCESS_KEY_SECRET', 'ALIYUN_SMS_SIGN_NAME', 'ALIYUN_SMS_TEMPLATE_CODE'] as const) {
+      for (const k of [
+        'ALIYUN_SMS_ACCESS_KEY_ID',
+        'ALIYUN_SMS_ACCESS_KEY_SECRET',
+        'ALIYUN_SMS_SIGN_NAME',
+        'ALIYUN_SMS_TEMPLATE_CODE',
+      ] as const) {
         if (!this[k]) problems.push(`${k}: required when SMS_PROVIDER=aliyun`);
       }
     }
-    if (Boolean(this.ADMIN_ACCOUNT) !== Boolean(this.ADMIN_PASSWORD)) problems.push('ADMIN_ACCOUNT/ADMIN_PASSWORD: set both or neither');
+    if (Boolean(this.ADMIN_ACCOUNT) !== Boolean(this.ADMIN_PASSWORD))
+      problems.push('ADMIN_ACCOUNT/ADMIN_PASSWORD: set both or neither');
     try {
       new RegExp(this.PHONE_PATTERN);
     } catch {

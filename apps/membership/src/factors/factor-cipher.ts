@@ -14,7 +14,9 @@ export class FactorCipher {
   private readonly box: SecretBox;
 
   constructor(config: MembershipConfig) {
-    this.box = new SecretBox(config.MFA_ENCRYPTION_SECRET ? decodeKey(config.MFA_ENCRYPTION_SECRET) : developmentKey(config.JWT_SECRET));
+    this.box = new SecretBox(
+      config.MFA_ENCRYPTION_SECRET ? decodeKey(config.MFA_ENCRYPTION_SECRET) : developmentKey(config.JWT_SECRET),
+    );
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>` in base64url; `context` (e.g. the member id) is bound as associated data. */

@@ -6,7 +6,13 @@ import { SessionsService } from '../sessions/sessions.service';
 import { SiteConfigService } from '../site-config/site-config.service';
 import { MAIL_SENDER } from '../verification/verification.tokens';
 
-export type FactorNotice = 'notice.totpEnabled' | 'notice.totpDisabled' | 'notice.passkeyAdded' | 'notice.passkeyRemoved' | 'notice.recoveryCodesRegenerated' | 'notice.recoveryCodeUsed';
+export type FactorNotice =
+  | 'notice.totpEnabled'
+  | 'notice.totpDisabled'
+  | 'notice.passkeyAdded'
+  | 'notice.passkeyRemoved'
+  | 'notice.recoveryCodesRegenerated'
+  | 'notice.recoveryCodeUsed';
 
 /**
  * What follows every change of a member's factors: the member's other sessions end (a thief signed
@@ -25,7 +31,13 @@ export class FactorNotices {
   ) {}
 
   /** Ends the member's sessions but `keepSessionId`, then announces the change (a failed mail is logged, the change stands). */
-  async factorChanged(member: Member, notice: FactorNotice, locale: Locale, keepSessionId: string | undefined, params: MessageParams = {}): Promise<void> {
+  async factorChanged(
+    member: Member,
+    notice: FactorNotice,
+    locale: Locale,
+    keepSessionId: string | undefined,
+    params: MessageParams = {},
+  ): Promise<void> {
     await this.sessions.revokeAll(member.id, 'factor_changed', keepSessionId);
     await this.announce(member, notice, locale, params);
   }

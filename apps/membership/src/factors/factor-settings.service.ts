@@ -48,11 +48,18 @@ export class FactorSettingsService {
   ) {}
 
   async overview(member: Member, sessionId: string): Promise<FactorsView> {
-    const [summary, passkeys, stepUp] = await Promise.all([this.factors.of(member.id), this.passkeys.list(member.id), this.stepUp.status(member.id, sessionId)]);
+    const [summary, passkeys, stepUp] = await Promise.all([
+      this.factors.of(member.id),
+      this.passkeys.list(member.id),
+      this.stepUp.status(member.id, sessionId),
+    ]);
     return {
       totp: { enabled: summary.totp, createdTime: summary.totpTime },
       passkeys: passkeys.map(passkeyView),
-      recoveryCodes: summary.strength === FactorStrength.NONE ? { remaining: 0, createdTime: null } : { remaining: summary.recoveryCodes, createdTime: summary.recoveryCodesTime },
+      recoveryCodes:
+        summary.strength === FactorStrength.NONE
+          ? { remaining: 0, createdTime: null }
+          : { remaining: summary.recoveryCodes, createdTime: summary.recoveryCodesTime },
       stepUp,
       mfaRequiredByRole: this.mfaRequiredByRole(member),
     };
@@ -60,7 +67,9 @@ export class FactorSettingsService {
 
   /** Whether the member holds a role of MFA_REQUIRED_ROLES. */
   mfaRequiredByRole(member: Member): boolean {
-    const required = this.config.MFA_REQUIRED_ROLES.split(',').map((r) => r.trim()).filter((r) => r && r !== 'none');
+    const required = this.config.MFA_REQUIRED_ROLES.split(',')
+      .map((r) => r.trim())
+      .filter((r) => r && r !== 'none');
     return member.roles.some((r) => required.includes(r));
   }
 
@@ -70,7 +79,10 @@ export class FactorSettingsService {
 
   async confirmTotp(who: Requester, code: string): Promise<string[] | null> {
     const before = await this.factors.of(who.member.id);
-    await this.totp.confirm(who.member.id, code, { ...changeOf(who, 'totp_enabled'), firstFactor: before.strength === FactorStrength.NONE });
+    await this.totp.confirm(who.member.id, code, {
+      ...changeOf(who, 'totp_enabled'),
+      firstFactor: before.strength === FactorStrength.NONE,
+    });
     const codes = before.strength === FactorStrength.NONE ? await this.recovery.regenerate(who.member.id) : null;
     await this.notices.factorChanged(who.member, 'notice.totpEnabled', who.locale, who.sessionId);
     return codes;
@@ -78,7 +90,8 @@ export class FactorSettingsService {
 
   async disableTotp(who: Requester): Promise<void> {
     await this.stepUp.assert(who.member.id, who.sessionId);
-    if (!(await this.totp.disable(who.member.id, changeOf(who, 'totp_disabled')))) throw new BusinessException(ErrorCode.CONFLICT, msg('factors.totpNotEnabled'));
+    if (!(await this.totp.disable(who.member.id, changeOf(who, 'totp_disabled'))))
+      throw new BusinessException(ErrorCode.CONFLICT, msg('factors.totpNotEnabled'));
     await this.afterRemoval(who.member.id);
     await this.notices.factorChanged(who.member, 'notice.totpDisabled', who.locale, who.sessionId);
   }
@@ -88,11 +101,20 @@ export class FactorSettingsService {
     return this.passkeys.registrationOptions(member.id, label, member.nickname ?? label, await this.site.siteName());
   }
 
-  async addPasskey(who: Requester, credential: RegistrationResponseJSON, name: string | undefined): Promise<PasskeyAddedView> {
+  async addPasskey(
+    who: Requester,
+    credential: RegistrationResponseJSON,
+    name: string | undefined,
+  ): Promise<PasskeyAddedView> {
     const before = await this.factors.of(who.member.id);
-    const added = await this.passkeys.register(who.member.id, credential, name ?? 'Passkey', { ...changeOf(who, 'passkey_added'), firstFactor: before.strength === FactorStrength.NONE });
+    const added = await this.passkeys.register(who.member.id, credential, name ?? 'Passkey', {
+      ...changeOf(who, 'passkey_added'),
+      firstFactor: before.strength === FactorStrength.NONE,
+    });
     const codes = before.strength === FactorStrength.NONE ? await this.recovery.regenerate(who.member.id) : null;
-    await this.notices.factorChanged(who.member, 'notice.passkeyAdded', who.locale, who.sessionId, { name: added.name });
+    await this.notices.factorChanged(who.member, 'notice.passkeyAdded', who.locale, who.sessionId, {
+      name: added.name,
+    });
     return { passkey: passkeyView(added), recoveryCodes: codes };
   }
 
@@ -115,7 +137,8 @@ export class FactorSettingsService {
   }
 
   async regenerateRecoveryCodes(who: Requester): Promise<string[]> {
-    if ((await this.factors.of(who.member.id)).strength === FactorStrength.NONE) throw new BusinessException(ErrorCode.CONFLICT, msg('factors.noFactor'));
+    if ((await this.factors.of(who.member.id)).strength === FactorStrength.NONE)
+      throw new BusinessException(ErrorCode.CONFLICT, msg('factors.noFactor'));
     await this.stepUp.assert(who.member.id, who.sessionId);
     const codes = await this.recovery.regenerate(who.member.id, changeOf(who, 'recovery_codes_regenerated'));
     await this.notices.factorChanged(who.member, 'notice.recoveryCodesRegenerated', who.locale, who.sessionId);
@@ -124,7 +147,8 @@ export class FactorSettingsService {
 
   /** Recovery codes stand in for a factor; with none left they would be a way in on their own. */
   private async afterRemoval(memberId: string): Promise<void> {
-    if ((await this.factors.of(memberId)).strength === FactorStrength.NONE) await this.repo.deleteRecoveryCodes(memberId);
+    if ((await this.factors.of(memberId)).strength === FactorStrength.NONE)
+      await this.repo.deleteRecoveryCodes(memberId);
   }
 }
 

@@ -24,7 +24,19 @@ import { WebauthnSettings } from './webauthn-settings';
 @Module({
   imports: [MembersModule, SessionsModule, SecurityModule, SiteConfigModule, VerificationModule],
   controllers: [SecurityFactorsController],
-  providers: [FactorCipher, FactorsRepository, TotpService, RecoveryCodesService, PasskeysService, WebauthnSettings, FactorNotices, SecondFactorsService, StepUpService, FactorSettingsService, Requesters],
+  providers: [
+    FactorCipher,
+    FactorsRepository,
+    TotpService,
+    RecoveryCodesService,
+    PasskeysService,
+    WebauthnSettings,
+    FactorNotices,
+    SecondFactorsService,
+    StepUpService,
+    FactorSettingsService,
+    Requesters,
+  ],
   exports: [SecondFactorsService, StepUpService, FactorSettingsService, PasskeysService, FactorNotices],
 })
 export class FactorsModule {}

@@ -83,7 +83,13 @@ export class FactorsRepository {
   }
 
   /** Confirms the pending secret checked by the caller (its `sealed` value), using up `step`; false when it changed or is confirmed. */
-  async confirmTotp(memberId: string, secretSealed: string, step: number, now: Date, record: FactorChangeRecord): Promise<boolean> {
+  async confirmTotp(
+    memberId: string,
+    secretSealed: string,
+    step: number,
+    now: Date,
+    record: FactorChangeRecord,
+  ): Promise<boolean> {
     const rows = await this.recorded(
       `UPDATE member_totp SET confirmed_time = $4, last_step = $3
         WHERE member_id = $1 AND secret_sealed = $2 AND confirmed_time IS NULL RETURNING 1`,
@@ -99,18 +105,32 @@ export class FactorsRepository {
    * already used.
    */
   async useTotpStep(memberId: string, step: number): Promise<boolean> {
-    return this.one(`UPDATE member_totp SET last_step = $2 WHERE member_id = $1 AND confirmed_time IS NOT NULL AND last_step < $2 RETURNING 1`, [memberId, step]);
+    return this.one(
+      `UPDATE member_totp SET last_step = $2 WHERE member_id = $1 AND confirmed_time IS NOT NULL AND last_step < $2 RETURNING 1`,
+      [memberId, step],
+    );
   }
 
   async deleteTotp(memberId: string, record: FactorChangeRecord): Promise<boolean> {
-    return (await this.recorded(`DELETE FROM member_totp WHERE member_id = $1 AND confirmed_time IS NOT NULL RETURNING 1`, [memberId], () => record)).length > 0;
+    return (
+      (
+        await this.recorded(
+          `DELETE FROM member_totp WHERE member_id = $1 AND confirmed_time IS NOT NULL RETURNING 1`,
+          [memberId],
+          () => record,
+        )
+      ).length > 0
+    );
   }
 
   /** Replaces every recovery code of the member with these hashes; `record` when the member asked for new ones. */
   async replaceRecoveryCodes(memberId: string, hashes: string[], record?: FactorChangeRecord): Promise<void> {
     await this.db.transaction(async (m) => {
       await m.query(`DELETE FROM member_recovery_codes WHERE member_id = $1`, [memberId]);
-      await m.query(`INSERT INTO member_recovery_codes (member_id, code_hash) SELECT $1, unnest($2::varchar[])`, [memberId, hashes]);
+      await m.query(`INSERT INTO member_recovery_codes (member_id, code_hash) SELECT $1, unnest($2::varchar[])`, [
+        memberId,
+        hashes,
+      ]);
       if (record) await recordFactorChange(m, record, this.audit, this.outbox);
     });
   }
@@ -134,16 +154,25 @@ export class FactorsRepository {
   }
 
   listPasskeys(memberId: string): Promise<PasskeyRow[]> {
-    return this.db.query<PasskeyRow[]>(`SELECT ${PASSKEY_COLUMNS} FROM member_passkeys WHERE member_id = $1 ORDER BY created_time, id`, [memberId]);
+    return this.db.query<PasskeyRow[]>(
+      `SELECT ${PASSKEY_COLUMNS} FROM member_passkeys WHERE member_id = $1 ORDER BY created_time, id`,
+      [memberId],
+    );
   }
 
   async passkeyByCredentialId(credentialId: string): Promise<PasskeyRow | null> {
-    const rows = await this.db.query<PasskeyRow[]>(`SELECT ${PASSKEY_COLUMNS} FROM member_passkeys WHERE credential_id = $1`, [credentialId]);
+    const rows = await this.db.query<PasskeyRow[]>(
+      `SELECT ${PASSKEY_COLUMNS} FROM member_passkeys WHERE credential_id = $1`,
+      [credentialId],
+    );
     return rows[0] ?? null;
   }
 
   /** Stores a verified passkey; null when that credential is already registered (to anyone). */
-  async insertPasskey(p: Omit<PasskeyRow, 'id' | 'createdTime' | 'lastUsedTime'>, record: FactorChangeRecord): Promise<PasskeyRow | null> {
+  async insertPasskey(
+    p: Omit<PasskeyRow, 'id' | 'createdTime' | 'lastUsedTime'>,
+    record: FactorChangeRecord,
+  ): Promise<PasskeyRow | null> {
     const rows = await this.recorded<PasskeyRow>(
       `INSERT INTO member_passkeys (member_id, credential_id, public_key, sign_count, transports, device_type, backed_up, name)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (credential_id) DO NOTHING RETURNING ${PASSKEY_COLUMNS}`,
@@ -157,7 +186,13 @@ export class FactorsRepository {
    * Records a verified use: the new sign count only while the stored one is still the one checked, so
    * two concurrent assertions with the same count (a cloned authenticator) cannot both pass.
    */
-  async recordPasskeyUse(id: string, checkedCount: number, newCount: number, backedUp: boolean, now: Date): Promise<boolean> {
+  async recordPasskeyUse(
+    id: string,
+    checkedCount: number,
+    newCount: number,
+    backedUp: boolean,
+    now: Date,
+  ): Promise<boolean> {
     return this.one(
       `UPDATE member_passkeys SET sign_count = $3, backed_up = $4, last_used_time = $5
         WHERE id = $1 AND sign_count = $2 RETURNING 1`,
@@ -167,22 +202,33 @@ export class FactorsRepository {
 
   async renamePasskey(memberId: string, id: string, name: string): Promise<PasskeyRow | null> {
     if (!isUuid(id)) return null;
-    const rows = await this.db.query<unknown>(`UPDATE member_passkeys SET name = $3 WHERE id = $1 AND member_id = $2 RETURNING ${PASSKEY_COLUMNS}`, [id, memberId, name]);
+    const rows = await this.db.query<unknown>(
+      `UPDATE member_passkeys SET name = $3 WHERE id = $1 AND member_id = $2 RETURNING ${PASSKEY_COLUMNS}`,
+      [id, memberId, name],
+    );
     return rowsOf<PasskeyRow>(rows)[0] ?? null;
   }
 
   /** Deletes one passkey of the member; its name, or null when there is none. */
   async deletePasskey(memberId: string, id: string, record: FactorChangeRecord): Promise<string | null> {
     if (!isUuid(id)) return null;
-    const rows = await this.recorded<{ name: string }>(`DELETE FROM member_passkeys WHERE id = $1 AND member_id = $2 RETURNING name`, [id, memberId], (row) => ({
-      ...record,
-      passkey: { id, name: row.name },
-    }));
+    const rows = await this.recorded<{ name: string }>(
+      `DELETE FROM member_passkeys WHERE id = $1 AND member_id = $2 RETURNING name`,
+      [id, memberId],
+      (row) => ({
+        ...record,
+        passkey: { id, name: row.name },
+      }),
+    );
     return rows[0]?.name ?? null;
   }
 
   /** Runs one change; when it touched a row, records it (audit row, event) in the same transaction. */
-  private recorded<Row = unknown>(sql: string, params: unknown[], record: (row: Row) => FactorChangeRecord): Promise<Row[]> {
+  private recorded<Row = unknown>(
+    sql: string,
+    params: unknown[],
+    record: (row: Row) => FactorChangeRecord,
+  ): Promise<Row[]> {
     return this.db.transaction(async (m) => {
       const rows = rowsOf<Row>(await m.query(sql, params));
       if (rows.length) await recordFactorChange(m, record(rows[0]), this.audit, this.outbox);
@@ -201,6 +247,7 @@ function isUuid(v: string): boolean {
 
 // node-postgres via TypeORM returns [rows, count] for UPDATE/DELETE ... RETURNING (sessions/sessions.repository.ts).
 function rowsOf<Row = unknown>(res: unknown): Row[] {
-  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0] as Row[];
+  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number')
+    return res[0] as Row[];
   return Array.isArray(res) ? (res as Row[]) : [];
 }

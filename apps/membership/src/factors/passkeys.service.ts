@@ -45,7 +45,12 @@ export class PasskeysService {
     private readonly clock: Clock,
   ) {}
 
-  async registrationOptions(memberId: string, userName: string, displayName: string, rpName: string): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  async registrationOptions(
+    memberId: string,
+    userName: string,
+    displayName: string,
+    rpName: string,
+  ): Promise<PublicKeyCredentialCreationOptionsJSON> {
     const existing = await this.factors.listPasskeys(memberId);
     const options = await generateRegistrationOptions({
       rpName,
@@ -64,13 +69,23 @@ export class PasskeysService {
   }
 
   /** Verifies and stores a new passkey of the member; 10013 when it does not verify or is already registered. */
-  async register(memberId: string, credential: RegistrationResponseJSON, name: string, record: FactorChangeRecord): Promise<PasskeyRow> {
-    const refused = (reason: string) => new BusinessException(ErrorCode.PASSKEY_REGISTRATION_FAILED, msg('factors.passkeyRegistrationFailed', { reason }));
+  async register(
+    memberId: string,
+    credential: RegistrationResponseJSON,
+    name: string,
+    record: FactorChangeRecord,
+  ): Promise<PasskeyRow> {
+    const refused = (reason: string) =>
+      new BusinessException(
+        ErrorCode.PASSKEY_REGISTRATION_FAILED,
+        msg('factors.passkeyRegistrationFailed', { reason }),
+      );
     let verification;
     try {
       verification = await verifyRegistrationResponse({
         response: credential,
-        expectedChallenge: (challenge) => this.takeFor(challenge, (p) => p.kind === 'register' && p.memberId === memberId),
+        expectedChallenge: (challenge) =>
+          this.takeFor(challenge, (p) => p.kind === 'register' && p.memberId === memberId),
         expectedOrigin: this.settings.origins,
         expectedRPID: this.settings.rpId,
         requireUserVerification: false,
@@ -80,16 +95,19 @@ export class PasskeysService {
     }
     if (!verification.verified || !verification.registrationInfo) throw refused('not verified');
     const info = verification.registrationInfo;
-    const stored = await this.factors.insertPasskey({
-      memberId,
-      credentialId: info.credential.id,
-      publicKey: Buffer.from(info.credential.publicKey),
-      signCount: info.credential.counter,
-      transports: credential.response.transports ?? info.credential.transports ?? [],
-      deviceType: info.credentialDeviceType,
-      backedUp: info.credentialBackedUp,
-      name,
-    }, record);
+    const stored = await this.factors.insertPasskey(
+      {
+        memberId,
+        credentialId: info.credential.id,
+        publicKey: Buffer.from(info.credential.publicKey),
+        signCount: info.credential.counter,
+        transports: credential.response.transports ?? info.credential.transports ?? [],
+        deviceType: info.credentialDeviceType,
+        backedUp: info.credentialBackedUp,
+        name,
+      },
+      record,
+    );
     if (!stored) throw refused('this passkey is already registered');
     return stored;
   }
@@ -99,8 +117,16 @@ export class PasskeysService {
    * browser's autofill, conditional mediation, can offer them) and requires user verification; for a
    * known member the member's passkeys are listed.
    */
-  async authenticationOptions(purpose: Exclude<PasskeyPurpose, { kind: 'register' }>): Promise<PublicKeyCredentialRequestOptionsJSON> {
-    const allow = purpose.kind === 'passwordless' ? undefined : (await this.factors.listPasskeys(purpose.memberId)).map((p) => ({ id: p.credentialId, transports: p.transports as never }));
+  async authenticationOptions(
+    purpose: Exclude<PasskeyPurpose, { kind: 'register' }>,
+  ): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    const allow =
+      purpose.kind === 'passwordless'
+        ? undefined
+        : (await this.factors.listPasskeys(purpose.memberId)).map((p) => ({
+            id: p.credentialId,
+            transports: p.transports as never,
+          }));
     const options = await generateAuthenticationOptions({
       rpID: this.settings.rpId,
       timeout: CHALLENGE_TTL_MS,
@@ -117,7 +143,10 @@ export class PasskeysService {
    * unknown credential, another member's, a bad signature, user verification missing where required,
    * a sign count that did not grow (a cloned authenticator), a challenge unknown, expired or used.
    */
-  async verifyAssertion(credential: AuthenticationResponseJSON, expected: Exclude<PasskeyPurpose, { kind: 'register' }>): Promise<VerifiedPasskey | null> {
+  async verifyAssertion(
+    credential: AuthenticationResponseJSON,
+    expected: Exclude<PasskeyPurpose, { kind: 'register' }>,
+  ): Promise<VerifiedPasskey | null> {
     const passkey = typeof credential?.id === 'string' ? await this.factors.passkeyByCredentialId(credential.id) : null;
     if (!passkey) return null;
     if (expected.kind !== 'passwordless' && passkey.memberId !== expected.memberId) return null;
@@ -129,16 +158,29 @@ export class PasskeysService {
         expectedChallenge: (challenge) => this.takeFor(challenge, (p) => samePurpose(p, expected)),
         expectedOrigin: this.settings.origins,
         expectedRPID: this.settings.rpId,
-        credential: { id: passkey.credentialId, publicKey: new Uint8Array(passkey.publicKey), counter: passkey.signCount, transports: passkey.transports },
+        credential: {
+          id: passkey.credentialId,
+          publicKey: new Uint8Array(passkey.publicKey),
+          counter: passkey.signCount,
+          transports: passkey.transports,
+        },
         requireUserVerification: requireUV,
       });
     } catch (err) {
-      this.logger.warn(`passkey ${passkey.id} of member ${passkey.memberId} refused: ${(err as Error).message.slice(0, 200)}`);
+      this.logger.warn(
+        `passkey ${passkey.id} of member ${passkey.memberId} refused: ${(err as Error).message.slice(0, 200)}`,
+      );
       return null;
     }
     if (!result.verified) return null;
     const info = result.authenticationInfo;
-    const recorded = await this.factors.recordPasskeyUse(passkey.id, passkey.signCount, info.newCounter, info.credentialBackedUp, new Date(this.clock.now()));
+    const recorded = await this.factors.recordPasskeyUse(
+      passkey.id,
+      passkey.signCount,
+      info.newCounter,
+      info.credentialBackedUp,
+      new Date(this.clock.now()),
+    );
     if (!recorded) return null;
     return { passkey, backedUp: info.credentialBackedUp, userVerified: info.userVerified };
   }
@@ -173,6 +215,12 @@ function challengeKey(challenge: string): string {
 
 function samePurpose(p: PasskeyPurpose, expected: PasskeyPurpose): boolean {
   if (p.kind !== expected.kind) return false;
-  if (p.kind === 'passwordless' || expected.kind === 'passwordless' || p.kind === 'register' || expected.kind === 'register') return p.kind === expected.kind;
+  if (
+    p.kind === 'passwordless' ||
+    expected.kind === 'passwordless' ||
+    p.kind === 'register' ||
+    expected.kind === 'register'
+  )
+    return p.kind === expected.kind;
   return p.memberId === expected.memberId && (p.bind ?? null) === (expected.bind ?? null);
 }

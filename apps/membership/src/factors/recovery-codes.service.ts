@@ -24,7 +24,11 @@ export class RecoveryCodesService {
    */
   async regenerate(memberId: string, record?: FactorChangeRecord): Promise<string[]> {
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, () => newCode());
-    await this.factors.replaceRecoveryCodes(memberId, codes.map((c) => this.hash(memberId, c)), record);
+    await this.factors.replaceRecoveryCodes(
+      memberId,
+      codes.map((c) => this.hash(memberId, c)),
+      record,
+    );
     return codes;
   }
 
@@ -36,7 +40,9 @@ export class RecoveryCodesService {
   }
 
   private hash(memberId: string, code: string): string {
-    return createHmac('sha256', this.secrets.recoveryCode).update(`${memberId}:${normalize(code)}`).digest('hex');
+    return createHmac('sha256', this.secrets.recoveryCode)
+      .update(`${memberId}:${normalize(code)}`)
+      .digest('hex');
   }
 }
 

@@ -15,7 +15,12 @@ export class Requesters {
   async of(principal: Principal, client: ClientFacts): Promise<Requester & { sessionId: string }> {
     const member = await this.members.findById(principal.id);
     if (!member) throw new BusinessException(ErrorCode.UNAUTHORIZED);
-    return { member, sessionId: sessionIdOf(principal) ?? '', locale: client.locale, audit: memberActing(member.id, client) };
+    return {
+      member,
+      sessionId: sessionIdOf(principal) ?? '',
+      locale: client.locale,
+      audit: memberActing(member.id, client),
+    };
   }
 }
 

@@ -62,21 +62,39 @@ export class SecondFactorsService {
    * Checks the answer; throws 10011 when wrong (counted), 10008 while locked, 10000 for an answer
    * missing its code or credential. A recovery code used is announced to the member.
    */
-  async check(member: Member, answer: FactorAnswer, passkeyPurpose: MemberAssertionPurpose, locale: Locale): Promise<ShownFactor> {
+  async check(
+    member: Member,
+    answer: FactorAnswer,
+    passkeyPurpose: MemberAssertionPurpose,
+    locale: Locale,
+  ): Promise<ShownFactor> {
     await this.assertNotLocked(member.id);
     const shown = await this.verify(member, answer, passkeyPurpose, locale);
     if (!shown) {
       const { count, ttlMs } = await this.state.incr(this.failuresKey(member.id), this.config.MFA_LOCK_MS);
       if (count >= this.config.MFA_MEMBER_MAX_FAILURES) {
-        throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('factors.locked'), { retryAfterSeconds: Math.max(1, Math.ceil(ttlMs / 1000)) });
+        throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('factors.locked'), {
+          retryAfterSeconds: Math.max(1, Math.ceil(ttlMs / 1000)),
+        });
       }
-      throw new BusinessException(ErrorCode.SECOND_FACTOR_INVALID, answer.method === 'passkey' ? msg('factors.passkeyInvalid') : msg('factors.codeInvalid'));
+      throw new BusinessException(
+        ErrorCode.SECOND_FACTOR_INVALID,
+        answer.method === 'passkey' ? msg('factors.passkeyInvalid') : msg('factors.codeInvalid'),
+      );
     }
     return shown;
   }
 
-  private async verify(member: Member, answer: FactorAnswer, purpose: MemberAssertionPurpose, locale: Locale): Promise<ShownFactor | null> {
-    if (answer.method === 'totp') return (await this.totp.verify(member.id, answer.code ?? '')) ? { amr: amrOf('totp'), strength: strengthOf('totp') } : null;
+  private async verify(
+    member: Member,
+    answer: FactorAnswer,
+    purpose: MemberAssertionPurpose,
+    locale: Locale,
+  ): Promise<ShownFactor | null> {
+    if (answer.method === 'totp')
+      return (await this.totp.verify(member.id, answer.code ?? ''))
+        ? { amr: amrOf('totp'), strength: strengthOf('totp') }
+        : null;
     if (answer.method === 'recovery_code') {
       const left = await this.recovery.use(member.id, answer.code ?? '');
       if (left === null) return null;
@@ -92,7 +110,9 @@ export class SecondFactorsService {
     const raw = await this.state.get(this.failuresKey(memberId));
     if (raw !== null && Number(raw) >= this.config.MFA_MEMBER_MAX_FAILURES) {
       const ttl = await this.state.ttl(this.failuresKey(memberId));
-      throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('factors.locked'), { retryAfterSeconds: Math.max(1, Math.ceil(ttl / 1000)) });
+      throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('factors.locked'), {
+        retryAfterSeconds: Math.max(1, Math.ceil(ttl / 1000)),
+      });
     }
   }
 

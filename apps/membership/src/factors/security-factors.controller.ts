@@ -5,14 +5,21 @@ import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/ser
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiEnvelope, ErrorEnvelope } from '@app/envelope';
 import { RegisterPasskeyRequest, RenamePasskeyRequest, TotpCodeRequest } from './dtos/factor.dto';
-import { FactorsView, PasskeyAddedView, PasskeyView, RecoveryCodesView, TotpEnrolmentView } from './dtos/factor-views.dto';
+import {
+  FactorsView,
+  PasskeyAddedView,
+  PasskeyView,
+  RecoveryCodesView,
+  TotpEnrolmentView,
+} from './dtos/factor-views.dto';
 import { FactorSettingsService } from './factor-settings.service';
 import { ClientFacts } from '../sessions/client-facts';
 import { Client } from '../sessions/client.decorator';
 import { Requesters } from './requester';
 
 const MINUTE = 60_000;
-const err = (status: number, code: number, description: string) => ApiResponse({ status, description: `code ${code}: ${description}`, type: ErrorEnvelope });
+const err = (status: number, code: number, description: string) =>
+  ApiResponse({ status, description: `code ${code}: ${description}`, type: ErrorEnvelope });
 const STEP_UP = err(403, 10010, 'step-up needed: data {required, methods}; POST /api/v1/app/auth/step-up, then retry');
 const CHANGE_NOTE = 'Ends every other session of the member and is announced to the member by mail.';
 
@@ -41,7 +48,10 @@ export class SecurityFactorsController {
   @Post('totp')
   @HttpCode(200)
   @Throttle({ default: { limit: 10, ttl: MINUTE } })
-  @ApiOperation({ summary: 'Start enrolling an authenticator app (TOTP): a new pending secret, its otpauth:// URI and QR image', description: 'Confirm with POST totp/confirm. Replaces an earlier pending secret.' })
+  @ApiOperation({
+    summary: 'Start enrolling an authenticator app (TOTP): a new pending secret, its otpauth:// URI and QR image',
+    description: 'Confirm with POST totp/confirm. Replaces an earlier pending secret.',
+  })
   @ApiEnvelope(TotpEnrolmentView)
   @err(409, 409, 'an authenticator app is already enabled')
   async beginTotp(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts): Promise<TotpEnrolmentView> {
@@ -51,12 +61,19 @@ export class SecurityFactorsController {
   @Post('totp/confirm')
   @HttpCode(200)
   @Throttle({ default: { limit: 10, ttl: MINUTE } })
-  @ApiOperation({ summary: 'Enable the pending authenticator app with its first code', description: `Returns recovery codes when this is the member's first factor. ${CHANGE_NOTE}` })
+  @ApiOperation({
+    summary: 'Enable the pending authenticator app with its first code',
+    description: `Returns recovery codes when this is the member's first factor. ${CHANGE_NOTE}`,
+  })
   @ApiBody({ type: TotpCodeRequest, examples: { code: { value: { code: '123456' } } } })
   @ApiEnvelope(RecoveryCodesView)
   @err(401, 10011, 'wrong code')
   @err(409, 409, 'nothing pending to confirm')
-  async confirmTotp(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts, @Body() body: TotpCodeRequest): Promise<RecoveryCodesView> {
+  async confirmTotp(
+    @CurrentPrincipal() principal: Principal,
+    @Client() client: ClientFacts,
+    @Body() body: TotpCodeRequest,
+  ): Promise<RecoveryCodesView> {
     return { recoveryCodes: await this.settings.confirmTotp(await this.requesters.of(principal, client), body.code) };
   }
 
@@ -73,11 +90,17 @@ export class SecurityFactorsController {
   @Post('recovery-codes')
   @HttpCode(200)
   @Throttle({ default: { limit: 10, ttl: MINUTE } })
-  @ApiOperation({ summary: 'Make 10 new recovery codes; the old ones stop working (step-up)', description: CHANGE_NOTE })
+  @ApiOperation({
+    summary: 'Make 10 new recovery codes; the old ones stop working (step-up)',
+    description: CHANGE_NOTE,
+  })
   @ApiEnvelope(RecoveryCodesView)
   @STEP_UP
   @err(409, 409, 'the member has no second factor')
-  async regenerateRecoveryCodes(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts): Promise<RecoveryCodesView> {
+  async regenerateRecoveryCodes(
+    @CurrentPrincipal() principal: Principal,
+    @Client() client: ClientFacts,
+  ): Promise<RecoveryCodesView> {
     return { recoveryCodes: await this.settings.regenerateRecoveryCodes(await this.requesters.of(principal, client)) };
   }
 
@@ -91,20 +114,67 @@ export class SecurityFactorsController {
   @Post('passkeys/options')
   @HttpCode(200)
   @Throttle({ default: { limit: 20, ttl: MINUTE } })
-  @ApiOperation({ summary: 'Options for navigator.credentials.create (PublicKeyCredentialCreationOptionsJSON); the challenge is good for 5 minutes, once' })
-  @ApiOkResponse({ description: 'Envelope whose data is PublicKeyCredentialCreationOptionsJSON', schema: { example: { code: 200, message: 'success', data: { rp: { name: 'Example Site', id: 'example.com' }, challenge: 'q3J0...', user: { id: 'bTox', name: 'alice_01', displayName: 'Alice' }, pubKeyCredParams: [{ alg: -8, type: 'public-key' }, { alg: -7, type: 'public-key' }], authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' } } } } })
-  async passkeyOptions(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  @ApiOperation({
+    summary:
+      'Options for navigator.credentials.create (PublicKeyCredentialCreationOptionsJSON); the challenge is good for 5 minutes, once',
+  })
+  @ApiOkResponse({
+    description: 'Envelope whose data is PublicKeyCredentialCreationOptionsJSON',
+    schema: {
+      example: {
+        code: 200,
+        message: 'success',
+        data: {
+          rp: { name: 'Example Site', id: 'example.com' },
+          challenge: 'q3J0...',
+          user: { id: 'bTox', name: 'alice_01', displayName: 'Alice' },
+          pubKeyCredParams: [
+            { alg: -8, type: 'public-key' },
+            { alg: -7, type: 'public-key' },
+          ],
+          authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+        },
+      },
+    },
+  })
+  async passkeyOptions(
+    @CurrentPrincipal() principal: Principal,
+    @Client() client: ClientFacts,
+  ): Promise<PublicKeyCredentialCreationOptionsJSON> {
     return this.settings.passkeyOptions((await this.requesters.of(principal, client)).member);
   }
 
   @Post('passkeys')
   @HttpCode(200)
   @Throttle({ default: { limit: 20, ttl: MINUTE } })
-  @ApiOperation({ summary: 'Register a passkey from the browser\'s registration response', description: `Returns recovery codes when this is the member's first factor. ${CHANGE_NOTE}` })
-  @ApiBody({ type: RegisterPasskeyRequest, examples: { laptop: { value: { name: 'Laptop', credential: { id: 'AbC...', rawId: 'AbC...', type: 'public-key', response: { clientDataJSON: 'eyJ...', attestationObject: 'o2N...', transports: ['internal'] }, clientExtensionResults: {} } } } } })
+  @ApiOperation({
+    summary: "Register a passkey from the browser's registration response",
+    description: `Returns recovery codes when this is the member's first factor. ${CHANGE_NOTE}`,
+  })
+  @ApiBody({
+    type: RegisterPasskeyRequest,
+    examples: {
+      laptop: {
+        value: {
+          name: 'Laptop',
+          credential: {
+            id: 'AbC...',
+            rawId: 'AbC...',
+            type: 'public-key',
+            response: { clientDataJSON: 'eyJ...', attestationObject: 'o2N...', transports: ['internal'] },
+            clientExtensionResults: {},
+          },
+        },
+      },
+    },
+  })
   @ApiEnvelope(PasskeyAddedView)
   @err(400, 10013, 'the registration did not verify (challenge, origin, RP ID) or the passkey is already registered')
-  async addPasskey(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts, @Body() body: RegisterPasskeyRequest): Promise<PasskeyAddedView> {
+  async addPasskey(
+    @CurrentPrincipal() principal: Principal,
+    @Client() client: ClientFacts,
+    @Body() body: RegisterPasskeyRequest,
+  ): Promise<PasskeyAddedView> {
     return this.settings.addPasskey(await this.requesters.of(principal, client), body.credential, body.name);
   }
 
@@ -114,7 +184,12 @@ export class SecurityFactorsController {
   @ApiBody({ type: RenamePasskeyRequest, examples: { phone: { value: { name: 'Phone' } } } })
   @ApiEnvelope(PasskeyView)
   @err(404, 404, 'no such passkey of this member')
-  async renamePasskey(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts, @Param('id') id: string, @Body() body: RenamePasskeyRequest): Promise<PasskeyView> {
+  async renamePasskey(
+    @CurrentPrincipal() principal: Principal,
+    @Client() client: ClientFacts,
+    @Param('id') id: string,
+    @Body() body: RenamePasskeyRequest,
+  ): Promise<PasskeyView> {
     return this.settings.renamePasskey((await this.requesters.of(principal, client)).member, id, body.name);
   }
 
@@ -124,7 +199,11 @@ export class SecurityFactorsController {
   @ApiEnvelope(null)
   @STEP_UP
   @err(404, 404, 'no such passkey of this member')
-  async removePasskey(@CurrentPrincipal() principal: Principal, @Client() client: ClientFacts, @Param('id') id: string): Promise<null> {
+  async removePasskey(
+    @CurrentPrincipal() principal: Principal,
+    @Client() client: ClientFacts,
+    @Param('id') id: string,
+  ): Promise<null> {
     await this.settings.removePasskey(await this.requesters.of(principal, client), id);
     return null;
   }

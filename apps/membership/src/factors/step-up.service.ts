@@ -42,10 +42,15 @@ export class StepUpService {
   async assert(memberId: string, sessionId: string | undefined): Promise<void> {
     const status = await this.status(memberId, sessionId ?? '');
     if (!status.required || status.satisfiedUntil) return;
-    const methods: FactorMethod[] = status.required === 'passkey' ? ['passkey', 'recovery_code'] : ['totp', 'passkey', 'recovery_code'];
-    throw new BusinessException(ErrorCode.STEP_UP_REQUIRED, msg('factors.stepUpRequired', { required: msg(`factors.kind.${status.required}`) }), {
-      details: { required: status.required, methods },
-    });
+    const methods: FactorMethod[] =
+      status.required === 'passkey' ? ['passkey', 'recovery_code'] : ['totp', 'passkey', 'recovery_code'];
+    throw new BusinessException(
+      ErrorCode.STEP_UP_REQUIRED,
+      msg('factors.stepUpRequired', { required: msg(`factors.kind.${status.required}`) }),
+      {
+        details: { required: status.required, methods },
+      },
+    );
   }
 
   /** Records a factor just shown in the session; the session's new amr, or null when the session is not live. */

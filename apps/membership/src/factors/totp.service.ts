@@ -37,7 +37,11 @@ export class TotpService {
       throw new BusinessException(ErrorCode.CONFLICT, msg('factors.totpAlreadyEnabled'));
     }
     const otpauthUri = totpOf(secret.base32, issuer, account).toString();
-    return { secret: secret.base32, otpauthUri, qrDataUrl: await toDataURL(otpauthUri, { errorCorrectionLevel: 'M', margin: 2, width: 240 }) };
+    return {
+      secret: secret.base32,
+      otpauthUri,
+      qrDataUrl: await toDataURL(otpauthUri, { errorCorrectionLevel: 'M', margin: 2, width: 240 }),
+    };
   }
 
   /** Confirms the pending secret with its first code; 10011 for a wrong code, 409 when nothing is pending. */
@@ -74,7 +78,14 @@ export class TotpService {
 }
 
 function totpOf(base32: string, issuer = '', label = ''): TOTP {
-  return new TOTP({ issuer, label, algorithm: 'SHA1', digits: DIGITS, period: PERIOD_SECONDS, secret: Secret.fromBase32(base32) });
+  return new TOTP({
+    issuer,
+    label,
+    algorithm: 'SHA1',
+    digits: DIGITS,
+    period: PERIOD_SECONDS,
+    secret: Secret.fromBase32(base32),
+  });
 }
 
 /** The member id is the sealed secret's associated data: a secret copied to another member's row does not open. */

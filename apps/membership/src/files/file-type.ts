@@ -21,6 +21,10 @@ export function isInlineImage(mime: string): boolean {
 export function cleanOriginalName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
   // Drops C0 controls (below \x20), DEL (\x7f) and '"': every UTF-16 unit outside the kept ranges.
-  const cleaned = base.replace(/[^\x20\x21\x23-\x7e\x80-\uffff]/g, '').replace(/^\.+/, '').trim().slice(0, 255);
+  const cleaned = base
+    .replace(/[^\x20\x21\x23-\x7e\x80-\uffff]/g, '')
+    .replace(/^\.+/, '')
+    .trim()
+    .slice(0, 255);
   return cleaned || 'file';
 }

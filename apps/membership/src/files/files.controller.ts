@@ -34,14 +34,26 @@ export class FilesController {
   @Post()
   @HttpCode(200)
   @UseInterceptors(FileInterceptor('file'))
-  @ApiOperation({ summary: 'Upload a file (multipart part "file"); type is checked on the bytes; limit UPLOAD_MAX_BYTES (10 MB)' })
+  @ApiOperation({
+    summary: 'Upload a file (multipart part "file"); type is checked on the bytes; limit UPLOAD_MAX_BYTES (10 MB)',
+  })
   @ApiConsumes('multipart/form-data')
-  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
+  @ApiBody({
+    schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } },
+  })
   @ApiEnvelope(FileUploadResponse)
   @ApiResponse({ status: 400, description: 'code 10000: no part named file', type: ErrorEnvelope })
-  @ApiResponse({ status: 413, description: 'code 413: file too large (UPLOAD_MAX_BYTES), or the member keeps UPLOAD_MAX_BYTES_PER_MEMBER of files already', type: ErrorEnvelope })
+  @ApiResponse({
+    status: 413,
+    description:
+      'code 413: file too large (UPLOAD_MAX_BYTES), or the member keeps UPLOAD_MAX_BYTES_PER_MEMBER of files already',
+    type: ErrorEnvelope,
+  })
   @ApiResponse({ status: 415, description: 'code 415: type not allowed (decided by the bytes)', type: ErrorEnvelope })
-  async upload(@CurrentPrincipal() principal: Principal, @UploadedFile() file: UploadedBytes | undefined): Promise<FileUploadResponse> {
+  async upload(
+    @CurrentPrincipal() principal: Principal,
+    @UploadedFile() file: UploadedBytes | undefined,
+  ): Promise<FileUploadResponse> {
     return toUploadResponse(await this.files.upload(principal.id, file));
   }
 }
@@ -73,7 +85,10 @@ export class MediaController {
     res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
     res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
     res.setHeader('Content-Length', String(object.size ?? file.size));
-    res.setHeader('Content-Disposition', `${inline ? 'inline' : 'attachment'}; filename="${asciiName(file)}"; filename*=UTF-8''${encodeURIComponent(file.originalFilename)}`);
+    res.setHeader(
+      'Content-Disposition',
+      `${inline ? 'inline' : 'attachment'}; filename="${asciiName(file)}"; filename*=UTF-8''${encodeURIComponent(file.originalFilename)}`,
+    );
     serveObject(object, res, this.config.REQUEST_TIMEOUT_MS);
   }
 }

@@ -20,6 +20,14 @@ import { OBJECT_STORAGE } from './files.tokens';
     }),
   ],
   controllers: [FilesController, MediaController],
-  providers: [FilesRepository, FilesService, { provide: OBJECT_STORAGE, inject: [MembershipConfig], useFactory: (config: MembershipConfig) => objectStorageFor(config, 'files') }],
+  providers: [
+    FilesRepository,
+    FilesService,
+    {
+      provide: OBJECT_STORAGE,
+      inject: [MembershipConfig],
+      useFactory: (config: MembershipConfig) => objectStorageFor(config, 'files'),
+    },
+  ],
 })
 export class FilesModule {}

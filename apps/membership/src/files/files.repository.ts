@@ -16,7 +16,10 @@ export class FilesRepository {
 
   /** Bytes the member keeps uploaded (0 before the first upload). */
   async usedBytes(memberId: string): Promise<number> {
-    const rows: Array<{ bytes: string }> = await this.db.query(`SELECT bytes FROM member_file_usage WHERE member_id = $1`, [memberId]);
+    const rows: Array<{ bytes: string }> = await this.db.query(
+      `SELECT bytes FROM member_file_usage WHERE member_id = $1`,
+      [memberId],
+    );
     return rows.length ? Number(rows[0].bytes) : 0;
   }
 
@@ -25,7 +28,10 @@ export class FilesRepository {
    * stays within `quota` (null, nothing recorded, otherwise). The total's row lock is taken last, so it
    * is held for the commit only; concurrent uploads of one member cannot pass the quota together.
    */
-  async insertWithinQuota(file: Partial<MemberFile> & { memberId: string; size: number }, quota: number): Promise<MemberFile | null> {
+  async insertWithinQuota(
+    file: Partial<MemberFile> & { memberId: string; size: number },
+    quota: number,
+  ): Promise<MemberFile | null> {
     return this.db
       .transaction(async (m) => {
         const saved = await m.getRepository(MemberFile).save(m.getRepository(MemberFile).create(file));

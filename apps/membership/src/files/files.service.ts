@@ -26,7 +26,11 @@ export class FilesService {
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
     private readonly config: MembershipConfig,
   ) {
-    this.allowed = new Set(config.UPLOAD_ALLOWED_TYPES.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
+    this.allowed = new Set(
+      config.UPLOAD_ALLOWED_TYPES.split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+    );
   }
 
   async upload(memberId: string, file: UploadedBytes | undefined): Promise<MemberFile> {
@@ -34,15 +38,22 @@ export class FilesService {
       throw fieldError('file', 'fileRequired', 'a multipart/form-data part named "file" is required');
     }
     if (file.buffer.length > this.config.UPLOAD_MAX_BYTES) {
-      throw new BusinessException(ErrorCode.PAYLOAD_TOO_LARGE, msg('files.tooLarge', { max: this.config.UPLOAD_MAX_BYTES }));
+      throw new BusinessException(
+        ErrorCode.PAYLOAD_TOO_LARGE,
+        msg('files.tooLarge', { max: this.config.UPLOAD_MAX_BYTES }),
+      );
     }
     if (file.buffer.length === 0) throw new BusinessException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, msg('files.empty'));
     const type = await detectType(file.buffer);
     if (!type || !this.allowed.has(type.mime)) {
-      throw new BusinessException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, msg('files.typeNotAllowed', { allowed: [...this.allowed].join(', ') }));
+      throw new BusinessException(
+        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        msg('files.typeNotAllowed', { allowed: [...this.allowed].join(', ') }),
+      );
     }
     const quota = this.config.UPLOAD_MAX_BYTES_PER_MEMBER;
-    const overQuota = () => new BusinessException(ErrorCode.PAYLOAD_TOO_LARGE, msg('files.quotaExceeded', { max: quota }));
+    const overQuota = () =>
+      new BusinessException(ErrorCode.PAYLOAD_TOO_LARGE, msg('files.quotaExceeded', { max: quota }));
     // Refused before the bytes are written when already over; the record's transaction decides.
     if ((await this.files.usedBytes(memberId)) + file.buffer.length > quota) throw overQuota();
     const now = new Date();
@@ -77,7 +88,9 @@ export class FilesService {
 
   /** Deletes the bytes of an upload that was not recorded; a failure leaves an orphan, logged to be found. */
   private async discard(key: string): Promise<void> {
-    await this.storage.delete(key).catch((e: unknown) => this.logger.warn(`unrecorded upload ${key} not deleted: ${(e as Error).message}`));
+    await this.storage
+      .delete(key)
+      .catch((e: unknown) => this.logger.warn(`unrecorded upload ${key} not deleted: ${(e as Error).message}`));
   }
 
   /** The record and bytes of a public media path, or null. */

@@ -40,12 +40,20 @@ export class MemberIdentitiesRepository {
    */
   async memberWithIdentities(memberId: string): Promise<{ member: Member; identities: IdentitySummary[] } | null> {
     if (!/^\d{1,19}$/.test(memberId)) return null;
-    const [row] = await preparedRows(this.dataSource, 'membership.member_with_identities', MEMBER_WITH_IDENTITIES, [memberId]);
+    const [row] = await preparedRows(this.dataSource, 'membership.member_with_identities', MEMBER_WITH_IDENTITIES, [
+      memberId,
+    ]);
     if (!row) return null;
     const linked = row.linked_identities as Array<[string, string, string | null, string | null, string]>;
     return {
       member: hydrateEntity(this.members, row),
-      identities: linked.map(([registrationId, subject, nickname, avatarUrl, createdTime]) => ({ registrationId, subject, nickname, avatarUrl, createdTime })),
+      identities: linked.map(([registrationId, subject, nickname, avatarUrl, createdTime]) => ({
+        registrationId,
+        subject,
+        nickname,
+        avatarUrl,
+        createdTime,
+      })),
     };
   }
 
@@ -72,7 +80,9 @@ export class MemberIdentitiesRepository {
   }
 
   /** Inserts unless (provider, subject) exists; returns the row that won. */
-  async insertOrGet(values: Partial<MemberIdentity> & { provider: string; subject: string }): Promise<{ identity: MemberIdentity; created: boolean }> {
+  async insertOrGet(
+    values: Partial<MemberIdentity> & { provider: string; subject: string },
+  ): Promise<{ identity: MemberIdentity; created: boolean }> {
     const inserted = await this.repo
       .createQueryBuilder()
       .insert()
@@ -82,11 +92,15 @@ export class MemberIdentitiesRepository {
       .returning('*')
       .execute();
     const raw: unknown = inserted.raw;
-    if (Array.isArray(raw) && raw.length) return { identity: (await this.findBySubject(values.provider, values.subject))!, created: true };
+    if (Array.isArray(raw) && raw.length)
+      return { identity: (await this.findBySubject(values.provider, values.subject))!, created: true };
     return { identity: (await this.findBySubject(values.provider, values.subject))!, created: false };
   }
 
-  async touch(id: string, changes: { unionId?: string | null; nickname?: string | null; avatarUrl?: string | null; registrationId: string }): Promise<void> {
+  async touch(
+    id: string,
+    changes: { unionId?: string | null; nickname?: string | null; avatarUrl?: string | null; registrationId: string },
+  ): Promise<void> {
     const values: Partial<MemberIdentity> = { lastLoginTime: new Date(), registrationId: changes.registrationId };
     if (changes.unionId) values.unionId = changes.unionId;
     if (changes.nickname) values.nickname = changes.nickname.slice(0, 128);

@@ -38,10 +38,13 @@ export class MemberIdentitiesService {
           return this.reuse(identity, profile, false);
         }
       }
-      const member = await this.members.create({
-        nickname: profile.nickname ? profile.nickname.slice(0, 64) : null,
-        avatarUrl: profile.avatarUrl && profile.avatarUrl.length <= 1024 ? profile.avatarUrl : null,
-      }, { method: profile.provider.startsWith('wechat:') ? 'wechat' : 'oauth', provider: profile.registrationId });
+      const member = await this.members.create(
+        {
+          nickname: profile.nickname ? profile.nickname.slice(0, 64) : null,
+          avatarUrl: profile.avatarUrl && profile.avatarUrl.length <= 1024 ? profile.avatarUrl : null,
+        },
+        { method: profile.provider.startsWith('wechat:') ? 'wechat' : 'oauth', provider: profile.registrationId },
+      );
       const { identity } = await this.identities.insertOrGet(this.row(member.id, profile));
       return this.reuse(identity, profile, identity.memberId === member.id);
     });
@@ -105,7 +108,10 @@ export class MemberIdentitiesService {
     try {
       for (const key of keys) {
         for (let i = 0; !(await this.state.setIfAbsent(key, '1', 15_000)); i++) {
-          if (i >= 50) throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, msg('identities.loginInProgress'), { retryAfterSeconds: 1 });
+          if (i >= 50)
+            throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, msg('identities.loginInProgress'), {
+              retryAfterSeconds: 1,
+            });
           await sleep(100);
         }
         held.push(key);

@@ -9,7 +9,10 @@ export const ADMIN_ROLE = 'admin';
 
 /** The name asked for belongs to a member without the admin role: never promoted by name. */
 export class AdminAccountTakenError extends Error {
-  constructor(readonly account: string, readonly memberId: string) {
+  constructor(
+    readonly account: string,
+    readonly memberId: string,
+  ) {
     super(
       `refusing to make "${account}" an admin: it is already the account of member ${memberId}, who is not an admin ` +
         `(anyone can register a name first, and promoting it would hand them the admin role). Choose another username for the admin.`,
@@ -69,11 +72,18 @@ export class AdminBootstrapService implements OnApplicationBootstrap {
    * (`member.admin_created`) and a reset (`member.password_reset`) are recorded in the audit log as made
    * by `opts.ctx`: the system at boot (ADMIN_ACCOUNT), the operating-system user for the CLI (admin.cli.ts).
    */
-  async ensureAdmin(username: string, password: string, opts: { resetPassword?: boolean; ctx: AuditContext }): Promise<{ member: Member; created: boolean; revokedSessions: number }> {
+  async ensureAdmin(
+    username: string,
+    password: string,
+    opts: { resetPassword?: boolean; ctx: AuditContext },
+  ): Promise<{ member: Member; created: boolean; revokedSessions: number }> {
     const existing = await this.members.findByAccount(username);
     if (existing) return this.existingAdmin(username, existing, password, opts);
     try {
-      const member = await this.members.create({ username, password, nickname: username, roles: [ADMIN_ROLE] }, { method: 'admin_bootstrap', audit: { ctx: opts.ctx, action: 'member.admin_created' } });
+      const member = await this.members.create(
+        { username, password, nickname: username, roles: [ADMIN_ROLE] },
+        { method: 'admin_bootstrap', audit: { ctx: opts.ctx, action: 'member.admin_created' } },
+      );
       this.logger.log(`admin member ${member.id} (${username}) created`);
       const note = this.secondFactorNote();
       if (note) this.logger.log(note);

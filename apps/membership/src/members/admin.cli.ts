@@ -28,17 +28,26 @@ function operatingSystemUser(): string | null {
   }
 }
 
-export async function createAdminCommand(args: string[], env: Record<string, string | undefined>, input: Readable): Promise<string> {
+export async function createAdminCommand(
+  args: string[],
+  env: Record<string, string | undefined>,
+  input: Readable,
+): Promise<string> {
   const account = args.find((a) => !a.startsWith('-'));
-  if (!account || !/^[a-zA-Z0-9_]{4,20}$/.test(account)) throw new Error('usage: admin:create <username (4-20 letters, digits, _)> [--reset-password]');
+  if (!account || !/^[a-zA-Z0-9_]{4,20}$/.test(account))
+    throw new Error('usage: admin:create <username (4-20 letters, digits, _)> [--reset-password]');
   const password = env.ADMIN_PASSWORD || (await firstLine(input));
-  if (!password || password.length < 8 || password.length > 128) throw new Error('the password must be 8 to 128 characters (ADMIN_PASSWORD or first line of stdin)');
+  if (!password || password.length < 8 || password.length > 128)
+    throw new Error('the password must be 8 to 128 characters (ADMIN_PASSWORD or first line of stdin)');
   // Boot without the env bootstrap so only this command acts.
   const { app, database } = await createMembershipApp({ ...env, ADMIN_ACCOUNT: '', ADMIN_PASSWORD: '' });
   try {
     await app.init();
     const bootstrap = app.get(AdminBootstrapService);
-    const { member, created, revokedSessions } = await bootstrap.ensureAdmin(account, password, { resetPassword: args.includes('--reset-password'), ctx: cliContext(operatingSystemUser()) });
+    const { member, created, revokedSessions } = await bootstrap.ensureAdmin(account, password, {
+      resetPassword: args.includes('--reset-password'),
+      ctx: cliContext(operatingSystemUser()),
+    });
     const outcome = created
       ? `admin ${member.username} created (member id ${member.id})`
       : args.includes('--reset-password')

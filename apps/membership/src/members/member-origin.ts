@@ -19,7 +19,14 @@ export interface MemberOrigin {
  * insert's transaction (members.repository.ts). The payload names the member, never its contact details
  * or secrets: a receiver that needs more asks the admin API (GET /api/v1/admin/members/{id}).
  */
-export async function recordRegistration(m: EntityManager, member: Member, origin: MemberOrigin, audit: AuditLog, outbox: WebhookOutbox, at: Date): Promise<void> {
+export async function recordRegistration(
+  m: EntityManager,
+  member: Member,
+  origin: MemberOrigin,
+  audit: AuditLog,
+  outbox: WebhookOutbox,
+  at: Date,
+): Promise<void> {
   if (origin.audit) {
     await audit.record(m, {
       ...origin.audit.ctx,

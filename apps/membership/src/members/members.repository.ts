@@ -53,17 +53,25 @@ export class MembersRepository {
    * back); a verified holder is left alone. The ids of the members it was removed from.
    */
   async releaseUnprovenClaim(channel: ContactChannel, address: string, memberId?: string): Promise<string[]> {
-    const [col, verified, match] = channel === 'email' ? ['email', 'email_verified_time', 'lower(email) = lower($1)'] : ['phone', 'phone_verified_time', 'phone = $1'];
-    const rows: { id: string }[] = await this.repo.query(
-      `UPDATE members SET ${col} = NULL, updated_time = now() WHERE ${match} AND ${verified} IS NULL ${memberId ? 'AND id = $2' : ''} RETURNING id`,
-      memberId ? [address, memberId] : [address],
-    ).then((r: unknown[]) => (Array.isArray(r[0]) ? (r[0] as { id: string }[]) : (r as { id: string }[])));
+    const [col, verified, match] =
+      channel === 'email'
+        ? ['email', 'email_verified_time', 'lower(email) = lower($1)']
+        : ['phone', 'phone_verified_time', 'phone = $1'];
+    const rows: { id: string }[] = await this.repo
+      .query(
+        `UPDATE members SET ${col} = NULL, updated_time = now() WHERE ${match} AND ${verified} IS NULL ${memberId ? 'AND id = $2' : ''} RETURNING id`,
+        memberId ? [address, memberId] : [address],
+      )
+      .then((r: unknown[]) => (Array.isArray(r[0]) ? (r[0] as { id: string }[]) : (r as { id: string }[])));
     return rows.map((r) => String(r.id));
   }
 
   /** Stores a proven address on the member (unique indexes refuse it while another member holds it). */
   async setVerifiedContact(id: string, channel: ContactChannel, address: string): Promise<void> {
-    const values = channel === 'email' ? { email: address, emailVerifiedTime: new Date() } : { phone: address, phoneVerifiedTime: new Date() };
+    const values =
+      channel === 'email'
+        ? { email: address, emailVerifiedTime: new Date() }
+        : { phone: address, phoneVerifiedTime: new Date() };
     await this.repo.update({ id }, values);
   }
 
@@ -84,7 +92,11 @@ export class MembersRepository {
   }
 
   /** Sets a new password hash and runs `changed` (its audit row) in the same transaction. */
-  async setPasswordHashRecorded(id: string, passwordHash: string, changed: (m: EntityManager) => Promise<void>): Promise<void> {
+  async setPasswordHashRecorded(
+    id: string,
+    passwordHash: string,
+    changed: (m: EntityManager) => Promise<void>,
+  ): Promise<void> {
     await this.dataSource.transaction(async (m) => {
       await m.query(`UPDATE members SET password_hash = $2, updated_time = now() WHERE id = $1`, [id, passwordHash]);
       await changed(m);
@@ -97,6 +109,9 @@ export class MembersRepository {
 
   /** Adds a role once (no duplicates). */
   async addRole(id: string, role: string): Promise<void> {
-    await this.repo.query(`UPDATE members SET roles = array_append(roles, $2::text) WHERE id = $1 AND NOT ($2::text = ANY(roles))`, [id, role]);
+    await this.repo.query(
+      `UPDATE members SET roles = array_append(roles, $2::text) WHERE id = $1 AND NOT ($2::text = ANY(roles))`,
+      [id, role],
+    );
   }
 }

@@ -83,7 +83,8 @@ export class MembersService {
   async create(input: CreateMemberInput, origin: MemberOrigin): Promise<Member> {
     const email = input.email ? input.email.trim().toLowerCase() : null;
     const phone = input.phone ?? null;
-    const taken = (m: Member | null, verified: Date | null | undefined, proven: boolean | undefined) => m !== null && (!proven || verified != null);
+    const taken = (m: Member | null, verified: Date | null | undefined, proven: boolean | undefined) =>
+      m !== null && (!proven || verified != null);
     const byEmail = email ? await this.members.findByEmail(email) : null;
     const byPhone = phone ? await this.members.findByPhone(phone) : null;
     for (const [field, hit] of [
@@ -97,24 +98,34 @@ export class MembersService {
     for (let attempt = 0; ; attempt++) {
       if (email && input.emailProven) await this.releaseClaim('email', email);
       if (phone && input.phoneProven) await this.releaseClaim('phone', phone);
-      const username = input.username ?? `m_${randomBytes(9).toString('base64url').replace(/[^A-Za-z0-9]/g, '').slice(0, 12).padEnd(12, '0')}`;
+      const username =
+        input.username ??
+        `m_${randomBytes(9)
+          .toString('base64url')
+          .replace(/[^A-Za-z0-9]/g, '')
+          .slice(0, 12)
+          .padEnd(12, '0')}`;
       try {
-        return await this.members.insert({
-          username,
-          email,
-          phone,
-          emailVerifiedTime: email && input.emailProven ? new Date() : null,
-          phoneVerifiedTime: phone && input.phoneProven ? new Date() : null,
-          nickname: input.nickname ?? null,
-          avatarUrl: input.avatarUrl ?? null,
-          passwordHash,
-          roles: input.roles ?? [],
-        }, (m, member) => recordRegistration(m, member, origin, this.audit, this.outbox, new Date(this.clock.now())));
+        return await this.members.insert(
+          {
+            username,
+            email,
+            phone,
+            emailVerifiedTime: email && input.emailProven ? new Date() : null,
+            phoneVerifiedTime: phone && input.phoneProven ? new Date() : null,
+            nickname: input.nickname ?? null,
+            avatarUrl: input.avatarUrl ?? null,
+            passwordHash,
+            roles: input.roles ?? [],
+          },
+          (m, member) => recordRegistration(m, member, origin, this.audit, this.outbox, new Date(this.clock.now())),
+        );
       } catch (err) {
         const field = uniqueViolation(err);
         if (field === 'username' && !input.username && attempt < 3) continue;
         // An unproven claim made between the release and the insert: release it again.
-        if (attempt < 3 && ((field === 'email' && input.emailProven) || (field === 'phone' && input.phoneProven))) continue;
+        if (attempt < 3 && ((field === 'email' && input.emailProven) || (field === 'phone' && input.phoneProven)))
+          continue;
         if (field) throw takenError(field);
         throw err;
       }
@@ -127,7 +138,8 @@ export class MembersService {
    */
   async releaseClaim(channel: ContactChannel, address: string, memberId?: string): Promise<void> {
     const released = await this.members.releaseUnprovenClaim(channel, address, memberId);
-    if (released.length) this.logger.log(`unproven ${channel} claim removed from member ${released.join(', ')}: its owner proved it`);
+    if (released.length)
+      this.logger.log(`unproven ${channel} claim removed from member ${released.join(', ')}: its owner proved it`);
   }
 
   /**
@@ -137,8 +149,13 @@ export class MembersService {
   async bindProvenContact(memberId: string, channel: ContactChannel, address: string): Promise<void> {
     const value = channel === 'email' ? address.trim().toLowerCase() : address;
     for (let attempt = 0; ; attempt++) {
-      const holder = channel === 'email' ? await this.members.findByEmail(value) : await this.members.findByPhone(value);
-      if (holder && holder.id !== memberId && (channel === 'email' ? holder.emailVerifiedTime : holder.phoneVerifiedTime)) {
+      const holder =
+        channel === 'email' ? await this.members.findByEmail(value) : await this.members.findByPhone(value);
+      if (
+        holder &&
+        holder.id !== memberId &&
+        (channel === 'email' ? holder.emailVerifiedTime : holder.phoneVerifiedTime)
+      ) {
         throw takenError(channel);
       }
       if (holder && holder.id !== memberId) await this.releaseClaim(channel, value, holder.id);
@@ -170,7 +187,9 @@ export class MembersService {
   /** An operator's reset (`npm run admin:create -- --reset-password`): the new hash and its audit row commit together. */
   async resetPassword(id: string, password: string, ctx: AuditContext): Promise<void> {
     const hash = await this.hasher.hash(password);
-    await this.members.setPasswordHashRecorded(id, hash, (m) => this.audit.record(m, { ...ctx, action: 'member.password_reset', target: { type: 'member', id } }));
+    await this.members.setPasswordHashRecorded(id, hash, (m) =>
+      this.audit.record(m, { ...ctx, action: 'member.password_reset', target: { type: 'member', id } }),
+    );
   }
 
   /**
@@ -203,7 +222,11 @@ export class MembersService {
 /** 10005 naming the taken field (`data.field`); the message names it in the request's language. */
 function takenError(field: string): BusinessException {
   const key = `field.${field}`;
-  return new BusinessException(ErrorCode.ALREADY_TAKEN, msg('members.taken', { field: hasMessage(key) ? msg(key) : field }), { details: { field } });
+  return new BusinessException(
+    ErrorCode.ALREADY_TAKEN,
+    msg('members.taken', { field: hasMessage(key) ? msg(key) : field }),
+    { details: { field } },
+  );
 }
 
 function uniqueViolation(err: unknown): string | null {

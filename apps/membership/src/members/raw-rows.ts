@@ -6,9 +6,17 @@ import { pgPoolOf } from '@app/platform';
  * per-request reads (profile, authentication): TypeORM's find/findOne builds and parses a query each
  * time, a real share of a profile read's CPU (docs/operations/performance.md).
  */
-export async function selectEntities<T extends ObjectLiteral>(repo: Repository<T>, where: string, params: unknown[], orderBy = ''): Promise<T[]> {
+export async function selectEntities<T extends ObjectLiteral>(
+  repo: Repository<T>,
+  where: string,
+  params: unknown[],
+  orderBy = '',
+): Promise<T[]> {
   const meta = repo.metadata;
-  const rows: Record<string, unknown>[] = await repo.query(`SELECT * FROM "${meta.tableName}" WHERE ${where}${orderBy ? ` ORDER BY ${orderBy}` : ''}`, params);
+  const rows: Record<string, unknown>[] = await repo.query(
+    `SELECT * FROM "${meta.tableName}" WHERE ${where}${orderBy ? ` ORDER BY ${orderBy}` : ''}`,
+    params,
+  );
   return rows.map((raw) => hydrateEntity(repo, raw));
 }
 
@@ -30,6 +38,11 @@ export function hydrateEntity<T extends ObjectLiteral>(repo: Repository<T>, raw:
  * acquire/release, broadcaster) is skipped. `text` must be constant for a given `name` and list its
  * columns (not `*`), so a later migration cannot change a cached statement's result type.
  */
-export async function preparedRows(dataSource: DataSource, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+export async function preparedRows(
+  dataSource: DataSource,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<Record<string, unknown>[]> {
   return (await pgPoolOf(dataSource).query({ name, text, values })).rows;
 }

@@ -101,7 +101,14 @@ export class CreateMemberAccounts1795314856814 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const t of ['site_settings', 'member_files', 'verification_codes', 'member_refresh_tokens', 'member_sessions', 'members']) {
+    for (const t of [
+      'site_settings',
+      'member_files',
+      'verification_codes',
+      'member_refresh_tokens',
+      'member_sessions',
+      'members',
+    ]) {
       await q.query(`DROP TABLE IF EXISTS ${t}`);
     }
   }

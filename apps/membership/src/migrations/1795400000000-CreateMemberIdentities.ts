@@ -20,7 +20,9 @@ export class CreateMemberIdentities1795400000000 implements MigrationInterface {
       )`);
     await q.query(`CREATE UNIQUE INDEX uq_member_identities_subject ON member_identities (provider, subject)`);
     await q.query(`CREATE INDEX idx_member_identities_member ON member_identities (member_id)`);
-    await q.query(`CREATE INDEX idx_member_identities_union ON member_identities (union_id) WHERE union_id IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX idx_member_identities_union ON member_identities (union_id) WHERE union_id IS NOT NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

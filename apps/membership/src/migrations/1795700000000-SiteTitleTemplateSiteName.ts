@@ -10,10 +10,14 @@ export class SiteTitleTemplateSiteName1795700000000 implements MigrationInterfac
   name = 'SiteTitleTemplateSiteName1795700000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`UPDATE site_settings SET value = '{page} - {site}', updated_time = now() WHERE key = 'seo.title_template' AND value = '%s - Membership'`);
+    await q.query(
+      `UPDATE site_settings SET value = '{page} - {site}', updated_time = now() WHERE key = 'seo.title_template' AND value = '%s - Membership'`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`UPDATE site_settings SET value = '%s - Membership', updated_time = now() WHERE key = 'seo.title_template' AND value = '{page} - {site}'`);
+    await q.query(
+      `UPDATE site_settings SET value = '%s - Membership', updated_time = now() WHERE key = 'seo.title_template' AND value = '{page} - {site}'`,
+    );
   }
 }

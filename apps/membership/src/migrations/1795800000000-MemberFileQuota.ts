@@ -14,7 +14,9 @@ export class MemberFileQuota1795800000000 implements MigrationInterface {
         member_id bigint PRIMARY KEY REFERENCES members(id) ON DELETE CASCADE,
         bytes bigint NOT NULL CHECK (bytes >= 0)
       )`);
-    await q.query(`INSERT INTO member_file_usage (member_id, bytes) SELECT member_id, sum(size) FROM member_files GROUP BY member_id`);
+    await q.query(
+      `INSERT INTO member_file_usage (member_id, bytes) SELECT member_id, sum(size) FROM member_files GROUP BY member_id`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

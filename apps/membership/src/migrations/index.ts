@@ -11,4 +11,15 @@ import { AuditLogAndWebhooks1796010000000 } from './1796010000000-AuditLogAndWeb
 import { MemberSearchIndexes1796400000000 } from './1796400000000-MemberSearchIndexes';
 
 // Every migration of the membership app, in order (append new ones).
-export const MEMBERSHIP_MIGRATIONS: Type<MigrationInterface>[] = [SharedState1732240000000, CreateMemberAccounts1795314856814, CreateMemberIdentities1795400000000, SharedStateUnlogged1795500000000, MemberContactProof1795600000000, SiteTitleTemplateSiteName1795700000000, MemberFileQuota1795800000000, MemberSecondFactors1795900000000, AuditLogAndWebhooks1796010000000, MemberSearchIndexes1796400000000];
+export const MEMBERSHIP_MIGRATIONS: Type<MigrationInterface>[] = [
+  SharedState1732240000000,
+  CreateMemberAccounts1795314856814,
+  CreateMemberIdentities1795400000000,
+  SharedStateUnlogged1795500000000,
+  MemberContactProof1795600000000,
+  SiteTitleTemplateSiteName1795700000000,
+  MemberFileQuota1795800000000,
+  MemberSecondFactors1795900000000,
+  AuditLogAndWebhooks1796010000000,
+  MemberSearchIndexes1796400000000,
+];

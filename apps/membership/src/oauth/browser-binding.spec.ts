@@ -1,4 +1,11 @@
-import { bindingExpected, bindingHash, bindingMatches, issueBinding, readBinding, SECURE_BINDING_COOKIE } from './browser-binding';
+import {
+  bindingExpected,
+  bindingHash,
+  bindingMatches,
+  issueBinding,
+  readBinding,
+  SECURE_BINDING_COOKIE,
+} from './browser-binding';
 
 const nonce = (c: string) => c.repeat(43);
 const client = (secure: boolean, cookie?: string) => ({ secure, cookie });
@@ -34,7 +41,9 @@ describe('browser binding cookie', () => {
   });
 
   it('expects the binding from a request that carries the cookie or is a same-origin fetch', () => {
-    expect(bindingExpected({ secure: false, cookie: `oauth2_binding=${nonce('d')}`, fetchSite: 'cross-site' })).toBe(true);
+    expect(bindingExpected({ secure: false, cookie: `oauth2_binding=${nonce('d')}`, fetchSite: 'cross-site' })).toBe(
+      true,
+    );
     expect(bindingExpected({ secure: false, cookie: undefined, fetchSite: 'same-origin' })).toBe(true);
     expect(bindingExpected({ secure: false, cookie: 'other=1', fetchSite: 'cross-site' })).toBe(false);
     expect(bindingExpected({ secure: false, cookie: undefined, fetchSite: undefined })).toBe(false);

@@ -62,14 +62,23 @@ export class MemberIdentitiesController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<OAuth2AuthUrlResponse> {
     const reg = this.registry.get(registrationId);
-    const kind = reg.provider === 'wechat-open' ? 'wechat-qrconnect' : reg.provider === 'wechat-mp' ? 'wechat-mobile' : 'standard';
-    const started = await this.logins.start(reg, client, { kind, redirectUri: q.redirectUri, linkMemberId: memberId(me), linkSessionId: sessionIdOf(me) });
+    const kind =
+      reg.provider === 'wechat-open' ? 'wechat-qrconnect' : reg.provider === 'wechat-mp' ? 'wechat-mobile' : 'standard';
+    const started = await this.logins.start(reg, client, {
+      kind,
+      redirectUri: q.redirectUri,
+      linkMemberId: memberId(me),
+      linkSessionId: sessionIdOf(me),
+    });
     res.append('Set-Cookie', started.setCookie);
     return started.authorization;
   }
 
   @Delete(':id')
-  @ApiOperation({ summary: 'Unlink one of my identities', description: 'Refused (409) when it is my last way to log in (no password, no phone, no other identity).' })
+  @ApiOperation({
+    summary: 'Unlink one of my identities',
+    description: 'Refused (409) when it is my last way to log in (no password, no phone, no other identity).',
+  })
   @ApiParam({ name: 'id', example: '5b0f3c1e-8a53-4f57-9d0c-3c7d2b1a9e44' })
   @ApiEnvelope(null)
   @ApiError(404, 404, 'no such identity of mine')

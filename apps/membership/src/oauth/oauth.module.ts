@@ -27,8 +27,31 @@ import { WechatOAuth2Controller } from './wechat-oauth2.controller';
  */
 @Module({
   imports: [AuthModule, MembersModule, SessionsModule, IdentitiesModule],
-  controllers: [OAuth2Controller, OAuth2ProvidersController, OAuth2CallbackController, MemberIdentitiesController, WechatOAuth2Controller],
-  providers: [OAuth2ClientRegistry, OAuth2StateRepository, OAuth2LoginService, PassportOAuth2Flow, OidcFlow, WechatApiClientProvider, WechatOAuthFlow, WechatAccessTokenService, WechatMpScanService],
-  exports: [OAuth2ClientRegistry, OAuth2StateRepository, OAuth2LoginService, WechatOAuthFlow, WechatApiClient, WechatMpScanService],
+  controllers: [
+    OAuth2Controller,
+    OAuth2ProvidersController,
+    OAuth2CallbackController,
+    MemberIdentitiesController,
+    WechatOAuth2Controller,
+  ],
+  providers: [
+    OAuth2ClientRegistry,
+    OAuth2StateRepository,
+    OAuth2LoginService,
+    PassportOAuth2Flow,
+    OidcFlow,
+    WechatApiClientProvider,
+    WechatOAuthFlow,
+    WechatAccessTokenService,
+    WechatMpScanService,
+  ],
+  exports: [
+    OAuth2ClientRegistry,
+    OAuth2StateRepository,
+    OAuth2LoginService,
+    WechatOAuthFlow,
+    WechatApiClient,
+    WechatMpScanService,
+  ],
 })
 export class OAuthModule {}

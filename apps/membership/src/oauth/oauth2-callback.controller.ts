@@ -25,10 +25,19 @@ export class OAuth2CallbackController {
   })
   @ApiParam({ name: 'registrationId', example: 'github-app' })
   @ApiQuery({ name: 'state', required: true, example: 'Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe' })
-  @ApiResponse({ status: 302, description: 'Redirect to the provider: `https://github.com/login/oauth/authorize?client_id=...&state=Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe`' })
+  @ApiResponse({
+    status: 302,
+    description:
+      'Redirect to the provider: `https://github.com/login/oauth/authorize?client_id=...&state=Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe`',
+  })
   @ApiResponse({ status: 400, description: 'Unknown, expired or foreign state (envelope)' })
   @ApiResponse({ status: 403, description: 'Already opened by another browser (envelope)' })
-  async authorize(@Param('registrationId') registrationId: string, @Query('state') state: unknown, @Client() client: ClientFacts, @Res() res: Response): Promise<void> {
+  async authorize(
+    @Param('registrationId') registrationId: string,
+    @Query('state') state: unknown,
+    @Client() client: ClientFacts,
+    @Res() res: Response,
+  ): Promise<void> {
     const { location, setCookie } = await this.logins.begin(registrationId, state, client);
     if (setCookie) res.append('Set-Cookie', setCookie);
     res.setHeader('Cache-Control', 'no-store');
@@ -47,15 +56,46 @@ export class OAuth2CallbackController {
       'An unknown, replayed or foreign state is refused with a 400 envelope.',
   })
   @ApiParam({ name: 'registrationId', example: 'github-app' })
-  @ApiQuery({ name: 'state', required: true, example: 'Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe', description: 'The state of the authorization URL' })
-  @ApiQuery({ name: 'code', required: false, example: 'c6a1f0d3e9b24c7f', description: 'Authorization code (absent when the user refused)' })
+  @ApiQuery({
+    name: 'state',
+    required: true,
+    example: 'Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe',
+    description: 'The state of the authorization URL',
+  })
+  @ApiQuery({
+    name: 'code',
+    required: false,
+    example: 'c6a1f0d3e9b24c7f',
+    description: 'Authorization code (absent when the user refused)',
+  })
   @ApiQuery({ name: 'error', required: false, example: 'access_denied' })
   @ApiQuery({ name: 'error_description', required: false, example: 'End-User aborted interaction' })
-  @ApiQuery({ name: 'iss', required: false, example: 'https://accounts.google.com', description: 'OIDC issuer (RFC 9207), checked when the provider sends it' })
-  @ApiResponse({ status: 302, description: 'Redirect to the frontend page: `https://www.example.com/oauth/callback?state=Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe`' })
-  @ApiResponse({ status: 400, description: '`{"code":400,"message":"Login state is unknown, expired or already used","data":null}`' })
-  @ApiResponse({ status: 403, description: 'The state was started in another browser (no matching binding cookie): `{"code":403,"message":"This sign-in was started in another browser; start it again here","data":null}`' })
-  async callback(@Param('registrationId') registrationId: string, @Query() query: Record<string, unknown>, @Client() client: ClientFacts, @Res() res: Response): Promise<void> {
+  @ApiQuery({
+    name: 'iss',
+    required: false,
+    example: 'https://accounts.google.com',
+    description: 'OIDC issuer (RFC 9207), checked when the provider sends it',
+  })
+  @ApiResponse({
+    status: 302,
+    description:
+      'Redirect to the frontend page: `https://www.example.com/oauth/callback?state=Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe`',
+  })
+  @ApiResponse({
+    status: 400,
+    description: '`{"code":400,"message":"Login state is unknown, expired or already used","data":null}`',
+  })
+  @ApiResponse({
+    status: 403,
+    description:
+      'The state was started in another browser (no matching binding cookie): `{"code":403,"message":"This sign-in was started in another browser; start it again here","data":null}`',
+  })
+  async callback(
+    @Param('registrationId') registrationId: string,
+    @Query() query: Record<string, unknown>,
+    @Client() client: ClientFacts,
+    @Res() res: Response,
+  ): Promise<void> {
     const flat: Record<string, string> = {};
     for (const [k, v] of Object.entries(query)) if (typeof v === 'string') flat[k] = v;
     const location = await this.logins.finishCallback(registrationId, flat, client);

@@ -16,7 +16,8 @@ const PROVIDER = 'https://idp.example.org';
 /** The nonce a Set-Cookie value gives the browser. */
 const nonceOf = (setCookie: string) => setCookie.slice(setCookie.indexOf('=') + 1, setCookie.indexOf(';'));
 /** A browser holding the binding cookie `setCookie` gave it. */
-const browser = (setCookie: string, ip = '198.51.100.80') => clientFacts({ ip, cookie: `oauth2_binding=${nonceOf(setCookie)}` });
+const browser = (setCookie: string, ip = '198.51.100.80') =>
+  clientFacts({ ip, cookie: `oauth2_binding=${nonceOf(setCookie)}` });
 
 // The real use case on a real database and shared state; the provider (passport-oauth2) is only asked for its authorization URL.
 describe('OAuth2LoginService: start, the way to the provider, and the exchange of a login', () => {
@@ -45,7 +46,8 @@ describe('OAuth2LoginService: start, the way to the provider, and the exchange o
   });
   afterAll(() => app?.close());
 
-  const start = () => logins.start(app.app.get(OAuth2ClientRegistry).get('corp'), clientFacts(), { kind: 'standard', viaBegin: true });
+  const start = () =>
+    logins.start(app.app.get(OAuth2ClientRegistry).get('corp'), clientFacts(), { kind: 'standard', viaBegin: true });
 
   it('answers a way through the request origin and the binding cookie of the starting browser', async () => {
     const { authorization, setCookie } = await start();
@@ -69,23 +71,43 @@ describe('OAuth2LoginService: start, the way to the provider, and the exchange o
     const opener = await logins.begin('corp', authorization.state, clientFacts());
     expect(opener.setCookie).toMatch(/^oauth2_binding=/);
     expect(nonceOf(opener.setCookie!)).not.toBe(nonceOf(setCookie));
-    await expect(logins.begin('corp', authorization.state, browser(setCookie))).rejects.toMatchObject({ code: ErrorCode.FORBIDDEN });
+    await expect(logins.begin('corp', authorization.state, browser(setCookie))).rejects.toMatchObject({
+      code: ErrorCode.FORBIDDEN,
+    });
     expect((await logins.begin('corp', authorization.state, browser(opener.setCookie!))).setCookie).toBeUndefined();
   });
 
   it('exchanges a login once, to its browser, opening a session that records the client', async () => {
     const reg = app.app.get(OAuth2ClientRegistry).get('corp');
     const { setCookie } = await start();
-    const pending = await logins.pendingLogin(reg, { provider: 'oauth2', subject: 'spec-subject', registrationId: 'corp', nickname: 'Spec', avatarUrl: null });
+    const pending = await logins.pendingLogin(reg, {
+      provider: 'oauth2',
+      subject: 'spec-subject',
+      registrationId: 'corp',
+      nickname: 'Spec',
+      avatarUrl: null,
+    });
     const state = randomState();
-    await app.app.get(OAuth2StateRepository).savePendingLogin(state, { ...pending, browserHash: bindingHash(nonceOf(setCookie)) });
+    await app.app
+      .get(OAuth2StateRepository)
+      .savePendingLogin(state, { ...pending, browserHash: bindingHash(nonceOf(setCookie)) });
 
     const stranger = clientFacts({ cookie: `oauth2_binding=${'x'.repeat(43)}` });
     await expect(logins.exchange(state, stranger)).rejects.toMatchObject({ code: ErrorCode.FORBIDDEN });
     const result = await logins.exchange(state, browser(setCookie, '198.51.100.81'));
-    expect(result).toMatchObject({ memberId: pending.memberId, openId: 'spec-subject', thirdPartyNickname: 'Spec', isNewUser: true });
+    expect(result).toMatchObject({
+      memberId: pending.memberId,
+      openId: 'spec-subject',
+      thirdPartyNickname: 'Spec',
+      isNewUser: true,
+    });
     const [session] = await app.app.get(SessionsService).list(pending.memberId);
-    expect(session).toMatchObject({ ip: '198.51.100.81', deviceName: 'Firefox on Linux', loginType: 'oauth2', amr: ['oauth'] });
+    expect(session).toMatchObject({
+      ip: '198.51.100.81',
+      deviceName: 'Firefox on Linux',
+      loginType: 'oauth2',
+      amr: ['oauth'],
+    });
     await expect(logins.exchange(state, browser(setCookie))).rejects.toMatchObject({ code: ErrorCode.CODE_INVALID });
   });
 });

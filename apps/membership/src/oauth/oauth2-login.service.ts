@@ -68,7 +68,8 @@ const OTHER_BROWSER = msg('oauth.otherBrowser');
 
 /** Starts third-party authorizations, finishes their callbacks and exchanges the results once. */
 /** The callback's answer: the login result, or (a member with a second factor) the challenge, with the third-party facts either way. */
-export type OAuth2LoginResult = OAuth2LoginResponse | (MfaChallengeResponse & Omit<OAuth2LoginResponse, keyof MemberLoginResponse>);
+export type OAuth2LoginResult =
+  OAuth2LoginResponse | (MfaChallengeResponse & Omit<OAuth2LoginResponse, keyof MemberLoginResponse>);
 
 @Injectable()
 export class OAuth2LoginService {
@@ -109,7 +110,9 @@ export class OAuth2LoginService {
     if (redirectUri === undefined || redirectUri === '') return reg.redirectUri;
     const resolved = this.registry.allowlistOf(reg).resolve(redirectUri, reg.redirectUri);
     if (!resolved) {
-      throw new BusinessException(ErrorCode.VALIDATION_FAILED, msg('oauth.redirectNotAllowed'), { details: { fields: ['redirectUri'] } });
+      throw new BusinessException(ErrorCode.VALIDATION_FAILED, msg('oauth.redirectNotAllowed'), {
+        details: { fields: ['redirectUri'] },
+      });
     }
     return resolved;
   }
@@ -133,7 +136,8 @@ export class OAuth2LoginService {
         scope: isWechat ? scope : undefined,
       });
     } catch (e) {
-      if (e instanceof ProviderAuthorizationFailed) throw new BusinessException(ErrorCode.SERVICE_UNAVAILABLE, e.description);
+      if (e instanceof ProviderAuthorizationFailed)
+        throw new BusinessException(ErrorCode.SERVICE_UNAVAILABLE, e.description);
       throw e;
     }
     const viaBegin = !!opts.viaBegin && !opts.linkMemberId && opts.kind !== 'wechat-silent';
@@ -152,9 +156,15 @@ export class OAuth2LoginService {
       authorizationUrl: viaBegin ? authorizationUrl : undefined,
     };
     await this.store.saveAuthorization(state, record);
-    if (viaBegin) authorizationUrl = `${this.baseUrl(client)}/login/oauth2/authorize/${encodeURIComponent(reg.registrationId)}?state=${state}`;
+    if (viaBegin)
+      authorizationUrl = `${this.baseUrl(client)}/login/oauth2/authorize/${encodeURIComponent(reg.registrationId)}?state=${state}`;
     if (opts.kind === 'wechat-qrconnect') {
-      await this.store.createQrcode(state, { registrationId: reg.registrationId, kind: opts.kind, expiresAt: Date.now() + STATE_TTL_MS, appId: reg.clientId });
+      await this.store.createQrcode(state, {
+        registrationId: reg.registrationId,
+        kind: opts.kind,
+        expiresAt: Date.now() + STATE_TTL_MS,
+        appId: reg.clientId,
+      });
     }
     const authorization: OAuth2AuthUrlResponse = {
       authorizationUrl,
@@ -178,14 +188,17 @@ export class OAuth2LoginService {
     const reg = this.registry.get(registrationId);
     if (!isWellFormedState(state)) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateMalformed'));
     const stored = await this.store.getAuthorization(state);
-    if (!stored || !stored.authorizationUrl || stored.linkMemberId) throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
-    if (stored.registrationId !== reg.registrationId) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateOtherClient'));
+    if (!stored || !stored.authorizationUrl || stored.linkMemberId)
+      throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
+    if (stored.registrationId !== reg.registrationId)
+      throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateOtherClient'));
     const first = await this.store.claim(`begin:${state}`, STATE_TTL_MS);
     if (bindingMatches(client, stored.browserHash)) return { location: stored.authorizationUrl };
     if (!first) throw new BusinessException(ErrorCode.FORBIDDEN, OTHER_BROWSER);
     const binding = issueBinding(client);
     stored.browserHash = binding.hash;
-    if (!(await this.store.updateAuthorization(state, stored))) throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
+    if (!(await this.store.updateAuthorization(state, stored)))
+      throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
     return { location: stored.authorizationUrl, setCookie: binding.setCookie };
   }
 
@@ -196,21 +209,26 @@ export class OAuth2LoginService {
    */
   async finishCallback(registrationId: string, query: Record<string, string>, client: ClientFacts): Promise<string> {
     const reg = this.registry.get(registrationId);
-    if (!isWellFormedState(query.state)) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateMalformed'));
+    if (!isWellFormedState(query.state))
+      throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateMalformed'));
     const stored = await this.store.takeAuthorization(query.state);
     if (!stored) throw new BusinessException(ErrorCode.BAD_REQUEST, STATE_REFUSED);
     if (stored.registrationId !== reg.registrationId) {
       this.log.warn(`state issued for ${stored.registrationId} came back through ${reg.registrationId}; refused`);
       throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.stateOtherClient'));
     }
-    if (stored.kind === 'wechat-silent') throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.silentReturnsToFrontend'));
+    if (stored.kind === 'wechat-silent')
+      throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.silentReturnsToFrontend'));
     // Login CSRF and link CSRF: a callback URL (code + state) carried to another browser is refused.
     if (!bindingMatches(client, stored.browserHash)) {
-      this.log.warn(`${reg.registrationId}: callback from a browser that did not start the ${stored.linkMemberId ? 'link' : 'login'}; refused`);
+      this.log.warn(
+        `${reg.registrationId}: callback from a browser that did not start the ${stored.linkMemberId ? 'link' : 'login'}; refused`,
+      );
       throw new BusinessException(ErrorCode.FORBIDDEN, OTHER_BROWSER);
     }
     const isWechat = reg.provider === 'wechat-open' || reg.provider === 'wechat-mp';
-    if (!isWechat && reg.pkce && !stored.codeVerifier) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.noPkceVerifier'));
+    if (!isWechat && reg.pkce && !stored.codeVerifier)
+      throw new BusinessException(ErrorCode.BAD_REQUEST, msg('oauth.noPkceVerifier'));
     // Polled website QR (started at /wechat/qrcode): the result waits under the QR state itself.
     const qr = stored.kind === 'wechat-qrconnect' && !stored.authorizationUrl;
     try {
@@ -227,7 +245,11 @@ export class OAuth2LoginService {
       }
       const resultState = qr ? query.state : randomState();
       const pending = await this.pendingLogin(reg, profile);
-      await this.store.savePendingLogin(resultState, { ...pending, browserHash: stored.browserHash, strictBinding: qr });
+      await this.store.savePendingLogin(resultState, {
+        ...pending,
+        browserHash: stored.browserHash,
+        strictBinding: qr,
+      });
       if (stored.kind === 'wechat-qrconnect') await this.store.setQrcodeStatus(query.state, QrcodeState.AUTHORIZED);
       return withParams(stored.frontendUrl, { state: resultState });
     } catch (e) {
@@ -237,7 +259,12 @@ export class OAuth2LoginService {
         return withParams(stored.frontendUrl, { error: e.error, error_description: e.description.slice(0, 200) });
       }
       if (e instanceof BusinessException) {
-        const code = e.code === ErrorCode.ALREADY_TAKEN ? 'already_linked' : e.code === ErrorCode.ACCOUNT_LOCKED ? 'account_locked' : 'login_failed';
+        const code =
+          e.code === ErrorCode.ALREADY_TAKEN
+            ? 'already_linked'
+            : e.code === ErrorCode.ACCOUNT_LOCKED
+              ? 'account_locked'
+              : 'login_failed';
         return withParams(stored.frontendUrl, { error: code, error_description: e.message.slice(0, 200) });
       }
       throw e;
@@ -253,7 +280,8 @@ export class OAuth2LoginService {
   /** Links or creates the member behind an identity and describes the login waiting for exchange. */
   async pendingLogin(reg: OAuth2ClientRegistration, profile: ExternalProfile): Promise<PendingLogin> {
     const resolved = await this.identities.resolveForLogin(profile);
-    if (resolved.member.status !== 'active') throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('oauth.accountDisabled'));
+    if (resolved.member.status !== 'active')
+      throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('oauth.accountDisabled'));
     return {
       memberId: resolved.member.id,
       registrationId: reg.registrationId,

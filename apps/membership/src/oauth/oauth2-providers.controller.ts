@@ -10,16 +10,26 @@ import { ApiError } from './oauth2-errors.doc';
 
 /** mortise `OAuth2ProviderInfo`: what a login page needs to draw a button, nothing secret. */
 export class OAuth2ProviderInfo {
-  @ApiProperty({ example: 'github-app', description: 'Start the login with GET /api/v1/app/oauth2/auth-url/{registrationId}' })
+  @ApiProperty({
+    example: 'github-app',
+    description: 'Start the login with GET /api/v1/app/oauth2/auth-url/{registrationId}',
+  })
   registrationId: string;
   @ApiProperty({ example: 'GitHub', description: 'Button label (clients file `clientName`; default per provider)' })
   clientName: string;
-  @ApiProperty({ example: 'i-simple-icons-github', description: 'Iconify class (clients file `icon`; default per provider)' })
+  @ApiProperty({
+    example: 'i-simple-icons-github',
+    description: 'Iconify class (clients file `icon`; default per provider)',
+  })
   icon: string;
 }
 
 export class OAuth2ProvidersQuery {
-  @ApiPropertyOptional({ example: 'site', description: 'Login page asking (`site`, `admin`, ...): only clients whose `appTypes` include it, or that declare none. Absent: every client.' })
+  @ApiPropertyOptional({
+    example: 'site',
+    description:
+      'Login page asking (`site`, `admin`, ...): only clients whose `appTypes` include it, or that declare none. Absent: every client.',
+  })
   @IsOptional()
   @Matches(APP_TYPE, { message: 'appType must be 1-32 letters, digits, _ or -' })
   appType?: string;

@@ -8,15 +8,27 @@ describe('OAuth2StateRepository', () => {
   let store: OAuth2StateRepository;
 
   beforeAll(() => {
-    shared = new RedisSharedState(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', `spec-${randomBytes(4).toString('hex')}:`);
+    shared = new RedisSharedState(
+      process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      `spec-${randomBytes(4).toString('hex')}:`,
+    );
     store = new OAuth2StateRepository(shared);
   });
   afterAll(() => shared.onModuleDestroy());
 
   it('hands an authorization state out once, even to concurrent callers', async () => {
     const s = randomState();
-    await store.saveAuthorization(s, { registrationId: 'a', kind: 'standard', callbackUrl: 'http://x/cb', frontendUrl: 'https://f/' });
-    const results = await Promise.all([store.takeAuthorization(s), store.takeAuthorization(s), store.takeAuthorization(s)]);
+    await store.saveAuthorization(s, {
+      registrationId: 'a',
+      kind: 'standard',
+      callbackUrl: 'http://x/cb',
+      frontendUrl: 'https://f/',
+    });
+    const results = await Promise.all([
+      store.takeAuthorization(s),
+      store.takeAuthorization(s),
+      store.takeAuthorization(s),
+    ]);
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await store.takeAuthorization(s)).toBeNull();
   });
@@ -47,7 +59,16 @@ describe('OAuth2StateRepository', () => {
   it('exchanges a pending login once and lets only the first claimant through', async () => {
     const s = randomState();
     await store.savePendingLogin(s, {
-      memberId: '1', registrationId: 'r', provider: 'github', loginType: 'github', openId: 'o', unionId: null, nickname: null, avatarUrl: null, isNewUser: true, isBound: false,
+      memberId: '1',
+      registrationId: 'r',
+      provider: 'github',
+      loginType: 'github',
+      openId: 'o',
+      unionId: null,
+      nickname: null,
+      avatarUrl: null,
+      isNewUser: true,
+      isBound: false,
     });
     expect((await store.takePendingLogin(s))?.memberId).toBe('1');
     expect(await store.takePendingLogin(s)).toBeNull();

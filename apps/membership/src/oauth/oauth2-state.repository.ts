@@ -108,14 +108,19 @@ export class OAuth2StateRepository {
 
   async createQrcode(state: string, record: Omit<QrcodeRecord, 'status'>): Promise<void> {
     const value: QrcodeRecord = { ...record, status: QrcodeState.WAITED };
-    await this.shared.set(`oauth2:qr:${state}`, JSON.stringify(value), record.expiresAt - Date.now() + QR_RECORD_GRACE_MS);
+    await this.shared.set(
+      `oauth2:qr:${state}`,
+      JSON.stringify(value),
+      record.expiresAt - Date.now() + QR_RECORD_GRACE_MS,
+    );
   }
 
   /** The record with its effective status (EXPIRED once past expiry unless already finished), or null. */
   async getQrcode(state: string): Promise<QrcodeRecord | null> {
     if (!isWellFormedState(state)) return null;
     const record = parse<QrcodeRecord>(await this.shared.get(`oauth2:qr:${state}`));
-    if (record && record.expiresAt <= Date.now() && record.status !== QrcodeState.AUTHORIZED) record.status = QrcodeState.EXPIRED;
+    if (record && record.expiresAt <= Date.now() && record.status !== QrcodeState.AUTHORIZED)
+      record.status = QrcodeState.EXPIRED;
     return record;
   }
 
@@ -123,7 +128,11 @@ export class OAuth2StateRepository {
     const record = parse<QrcodeRecord>(await this.shared.get(`oauth2:qr:${state}`));
     if (!record) return;
     record.status = status;
-    await this.shared.set(`oauth2:qr:${state}`, JSON.stringify(record), Math.max(1000, record.expiresAt - Date.now() + QR_RECORD_GRACE_MS));
+    await this.shared.set(
+      `oauth2:qr:${state}`,
+      JSON.stringify(record),
+      Math.max(1000, record.expiresAt - Date.now() + QR_RECORD_GRACE_MS),
+    );
   }
 
   /** First caller wins (one scanner per scene, one processing per pushed message). */

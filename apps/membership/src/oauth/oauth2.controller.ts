@@ -46,7 +46,8 @@ export class OAuth2Controller {
     @Res({ passthrough: true }) res: Response,
   ): Promise<OAuth2AuthUrlResponse> {
     const reg = this.registry.get(registrationId);
-    const kind = reg.provider === 'wechat-open' ? 'wechat-qrconnect' : reg.provider === 'wechat-mp' ? 'wechat-mobile' : 'standard';
+    const kind =
+      reg.provider === 'wechat-open' ? 'wechat-qrconnect' : reg.provider === 'wechat-mp' ? 'wechat-mobile' : 'standard';
     const started = await this.logins.start(reg, client, { kind, redirectUri: q.redirectUri, viaBegin: true });
     res.append('Set-Cookie', started.setCookie);
     return started.authorization;
@@ -75,7 +76,8 @@ export class OAuth2Controller {
   @Get('qrcode/state/:state')
   @ApiOperation({
     summary: 'Poll the scan / authorization state of a QR login',
-    description: '`qrcodeState`: 0 WAITED, 1 SCANNED, 2 AUTHORIZED, 3 CANCELED, 4 EXPIRED. Unknown state: 404 envelope; an expired one answers 4.',
+    description:
+      '`qrcodeState`: 0 WAITED, 1 SCANNED, 2 AUTHORIZED, 3 CANCELED, 4 EXPIRED. Unknown state: 404 envelope; an expired one answers 4.',
   })
   @ApiParam({ name: 'state', example: 'Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe' })
   @ApiEnvelope(OAuth2QRCodeStateResponse)

@@ -13,8 +13,16 @@ describe('WechatAccessTokenService', () => {
 
   beforeAll(async () => {
     wx = await startWechatServer([{ appId: 'wxmp', secret: 'mp-secret', kind: 'mp', token: 't' }]);
-    shared = new RedisSharedState(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', `spec-${randomBytes(4).toString('hex')}:`);
-    reg = { registrationId: 'wechat-mp', provider: 'wechat-mp', clientId: 'wxmp', clientSecret: 'mp-secret' } as OAuth2ClientRegistration;
+    shared = new RedisSharedState(
+      process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      `spec-${randomBytes(4).toString('hex')}:`,
+    );
+    reg = {
+      registrationId: 'wechat-mp',
+      provider: 'wechat-mp',
+      clientId: 'wxmp',
+      clientSecret: 'mp-secret',
+    } as OAuth2ClientRegistration;
   });
   afterAll(async () => {
     await shared.onModuleDestroy();
@@ -37,7 +45,9 @@ describe('WechatAccessTokenService', () => {
     const svc = service();
     const first = await svc.get(reg);
     wx.revokeAppTokens();
-    const qr = await svc.withToken(reg, (token) => new WechatApiClient({ apiBase: wx.url }).createTemporaryQrcode(token, 'scene', 60));
+    const qr = await svc.withToken(reg, (token) =>
+      new WechatApiClient({ apiBase: wx.url }).createTemporaryQrcode(token, 'scene', 60),
+    );
     expect(qr.ticket).toBeTruthy();
     expect(await svc.get(reg)).not.toBe(first);
   });
@@ -56,7 +66,9 @@ describe('WechatAccessTokenService', () => {
   });
   it('while WeChat refuses the token call: one call for concurrent callers, none for FAILURE_MEMORY_MS after, on every replica', async () => {
     const failing = { ...reg, clientId: 'wxmp-refused' };
-    const accessToken = jest.fn(() => Promise.reject(new WechatApiError(40164, 'invalid ip, not in whitelist', 'cgi-bin/token')));
+    const accessToken = jest.fn(() =>
+      Promise.reject(new WechatApiError(40164, 'invalid ip, not in whitelist', 'cgi-bin/token')),
+    );
     const replica = () => new WechatAccessTokenService({ accessToken } as unknown as WechatApiClient, shared);
     const one = replica();
     const reads = jest.spyOn(shared, 'get');

@@ -55,7 +55,10 @@ export class WechatAccessTokenService {
           await this.shared.set(key, t.access_token, ttl);
           return t.access_token;
         } catch (e) {
-          const refusal = e instanceof WechatApiError ? { errcode: e.errcode, errmsg: e.errmsg } : { errcode: -1, errmsg: 'WeChat could not be reached' };
+          const refusal =
+            e instanceof WechatApiError
+              ? { errcode: e.errcode, errmsg: e.errmsg }
+              : { errcode: -1, errmsg: 'WeChat could not be reached' };
           await this.shared.set(`${key}:failed`, JSON.stringify(refusal), FAILURE_MEMORY_MS);
           throw e;
         } finally {

@@ -22,11 +22,17 @@ export class WechatMpScanService {
   ) {}
 
   /** `browserHash`: the creating browser's binding (browser-binding.ts); only it may exchange the login. */
-  async createQrcode(reg: OAuth2ClientRegistration, expireSeconds: number, browserHash: string): Promise<QRCodeLoginResponse> {
+  async createQrcode(
+    reg: OAuth2ClientRegistration,
+    expireSeconds: number,
+    browserHash: string,
+  ): Promise<QRCodeLoginResponse> {
     const sceneStr = randomState();
     let qr;
     try {
-      qr = await this.tokens.withToken(reg, (token) => this.wechat.createTemporaryQrcode(token, sceneStr, expireSeconds));
+      qr = await this.tokens.withToken(reg, (token) =>
+        this.wechat.createTemporaryQrcode(token, sceneStr, expireSeconds),
+      );
     } catch (e) {
       if (!(e instanceof WechatApiError)) throw e;
       this.log.warn(`${reg.registrationId}: ${e.api} errcode ${e.errcode}`);
@@ -40,7 +46,13 @@ export class WechatMpScanService {
       appId: reg.clientId,
       browserHash,
     });
-    return { sceneStr, qrCodeUrl: qr.url, ticket: qr.ticket, expireSeconds: lifetime, showQrCodeUrl: this.wechat.showQrcodeUrl(qr.ticket) };
+    return {
+      sceneStr,
+      qrCodeUrl: qr.url,
+      ticket: qr.ticket,
+      expireSeconds: lifetime,
+      showQrCodeUrl: this.wechat.showQrcodeUrl(qr.ticket),
+    };
   }
 
   /**
@@ -53,7 +65,8 @@ export class WechatMpScanService {
     if (!record || record.kind !== 'wechat-mp-scan' || record.appId !== reg.clientId) return 'unknown';
     if (record.status === QrcodeState.EXPIRED) return 'expired';
     if (record.status !== QrcodeState.WAITED) return 'already-used';
-    if (!(await this.store.claim(`scene:${sceneStr}`, Math.max(1000, record.expiresAt - Date.now())))) return 'already-used';
+    if (!(await this.store.claim(`scene:${sceneStr}`, Math.max(1000, record.expiresAt - Date.now()))))
+      return 'already-used';
     try {
       return await this.authorizeScene(reg, sceneStr, openId, record.browserHash);
     } catch (e) {
@@ -64,7 +77,12 @@ export class WechatMpScanService {
     }
   }
 
-  private async authorizeScene(reg: OAuth2ClientRegistration, sceneStr: string, openId: string, browserHash: string | undefined): Promise<ScanOutcome> {
+  private async authorizeScene(
+    reg: OAuth2ClientRegistration,
+    sceneStr: string,
+    openId: string,
+    browserHash: string | undefined,
+  ): Promise<ScanOutcome> {
     await this.store.setQrcodeStatus(sceneStr, QrcodeState.SCANNED);
     let unionId: string | null = null;
     let nickname: string | null = null;
@@ -89,7 +107,12 @@ export class WechatMpScanService {
         avatarUrl,
       });
       // The scene id travels through WeChat and the polling URL: only the page that created it may exchange it.
-      await this.store.savePendingLogin(sceneStr, { ...pending, loginType: 'wechat-mp', browserHash, strictBinding: true });
+      await this.store.savePendingLogin(sceneStr, {
+        ...pending,
+        loginType: 'wechat-mp',
+        browserHash,
+        strictBinding: true,
+      });
       await this.store.setQrcodeStatus(sceneStr, QrcodeState.AUTHORIZED);
       return 'authorized';
     } catch (e) {

@@ -7,7 +7,12 @@ import { ApiEnvelope, BusinessException, ErrorCode, msg } from '@app/envelope';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
 import { ApiError } from './oauth2-errors.doc';
 import { MpQrcodeQuery, SilentOpenIdQuery, WechatRedirectQuery } from './dtos/oauth2-requests.dto';
-import { OAuth2AuthUrlResponse, OAuth2QRCodeResponse, QRCodeLoginResponse, WechatSilentOpenIdResponse } from './dtos/oauth2-responses.dto';
+import {
+  OAuth2AuthUrlResponse,
+  OAuth2QRCodeResponse,
+  QRCodeLoginResponse,
+  WechatSilentOpenIdResponse,
+} from './dtos/oauth2-responses.dto';
 import { OAuth2LoginService } from './oauth2-login.service';
 import { OAuth2StateRepository } from './oauth2-state.repository';
 import { issueBinding } from './browser-binding';
@@ -41,11 +46,24 @@ export class WechatOAuth2Controller {
   @ApiEnvelope(OAuth2QRCodeResponse)
   @ApiError(400, 10000, 'redirectUri is not an allowed address')
   @ApiError(404, 404, 'no WeChat website client configured')
-  async qrcode(@Query() q: WechatRedirectQuery, @Client() client: ClientFacts, @Res({ passthrough: true }) res: Response): Promise<OAuth2QRCodeResponse> {
+  async qrcode(
+    @Query() q: WechatRedirectQuery,
+    @Client() client: ClientFacts,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<OAuth2QRCodeResponse> {
     const reg = this.registry.pick(['wechat-open'], q.registrationId);
-    const { authorization: r, setCookie } = await this.logins.start(reg, client, { kind: 'wechat-qrconnect', redirectUri: q.redirectUri });
+    const { authorization: r, setCookie } = await this.logins.start(reg, client, {
+      kind: 'wechat-qrconnect',
+      redirectUri: q.redirectUri,
+    });
     res.append('Set-Cookie', setCookie);
-    return { authorizationUri: r.authorizationUrl, state: r.state, appId: r.appId, redirectUri: r.redirectUri, scope: r.scope };
+    return {
+      authorizationUri: r.authorizationUrl,
+      state: r.state,
+      appId: r.appId,
+      redirectUri: r.redirectUri,
+      scope: r.scope,
+    };
   }
 
   @Public()
@@ -60,9 +78,17 @@ export class WechatOAuth2Controller {
   @ApiEnvelope(OAuth2AuthUrlResponse)
   @ApiError(400, 10000, 'redirectUri is not an allowed address')
   @ApiError(404, 404, 'no official account configured')
-  async mobile(@Query() q: WechatRedirectQuery, @Client() client: ClientFacts, @Res({ passthrough: true }) res: Response): Promise<OAuth2AuthUrlResponse> {
+  async mobile(
+    @Query() q: WechatRedirectQuery,
+    @Client() client: ClientFacts,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<OAuth2AuthUrlResponse> {
     const reg = this.registry.pick(['wechat-mp'], q.registrationId);
-    const started = await this.logins.start(reg, client, { kind: 'wechat-mobile', redirectUri: q.redirectUri, viaBegin: true });
+    const started = await this.logins.start(reg, client, {
+      kind: 'wechat-mobile',
+      redirectUri: q.redirectUri,
+      viaBegin: true,
+    });
     res.append('Set-Cookie', started.setCookie);
     return started.authorization;
   }
@@ -72,12 +98,17 @@ export class WechatOAuth2Controller {
   @Get('wechat/silent/auth-url')
   @ApiOperation({
     summary: 'Silent authorization URL (official account, snsapi_base)',
-    description: 'WeChat returns straight to the (allowlisted) frontend page with `?code=&state=`; the page then calls `/wechat/silent/openid?code=`.',
+    description:
+      'WeChat returns straight to the (allowlisted) frontend page with `?code=&state=`; the page then calls `/wechat/silent/openid?code=`.',
   })
   @ApiEnvelope(OAuth2AuthUrlResponse)
   @ApiError(400, 10000, 'redirectUri is not an allowed address')
   @ApiError(404, 404, 'no official account configured')
-  async silent(@Query() q: WechatRedirectQuery, @Client() client: ClientFacts, @Res({ passthrough: true }) res: Response): Promise<OAuth2AuthUrlResponse> {
+  async silent(
+    @Query() q: WechatRedirectQuery,
+    @Client() client: ClientFacts,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<OAuth2AuthUrlResponse> {
     const reg = this.registry.pick(['wechat-mp'], q.registrationId);
     const started = await this.logins.start(reg, client, { kind: 'wechat-silent', redirectUri: q.redirectUri });
     res.append('Set-Cookie', started.setCookie);
@@ -89,7 +120,8 @@ export class WechatOAuth2Controller {
   @Get('wechat/silent/openid')
   @ApiOperation({
     summary: 'OpenID of a silent authorization code',
-    description: 'Exchanges the snsapi_base code (once) for the openid. A code WeChat refuses (errcode 40029, 40163) answers 10003.',
+    description:
+      'Exchanges the snsapi_base code (once) for the openid. A code WeChat refuses (errcode 40029, 40163) answers 10003.',
   })
   @ApiEnvelope(WechatSilentOpenIdResponse)
   @ApiError(400, 10000, 'missing or malformed code')
@@ -99,7 +131,8 @@ export class WechatOAuth2Controller {
     let reg = this.registry.pick(['wechat-mp'], q.registrationId);
     if (q.state !== undefined) {
       const stored = await this.store.takeAuthorization(q.state);
-      if (!stored || stored.kind !== 'wechat-silent') throw new BusinessException(ErrorCode.CODE_INVALID, msg('oauth.stateRefused'));
+      if (!stored || stored.kind !== 'wechat-silent')
+        throw new BusinessException(ErrorCode.CODE_INVALID, msg('oauth.stateRefused'));
       reg = this.registry.get(stored.registrationId);
     }
     try {
@@ -127,7 +160,11 @@ export class WechatOAuth2Controller {
   @ApiError(400, 10000, 'expireSeconds outside 60..300')
   @ApiError(404, 404, 'no official account configured for appId')
   @ApiError(503, 503, 'WeChat API failed (errcode in message)')
-  mpQrcode(@Query() q: MpQrcodeQuery, @Client() client: ClientFacts, @Res({ passthrough: true }) res: Response): Promise<QRCodeLoginResponse> {
+  mpQrcode(
+    @Query() q: MpQrcodeQuery,
+    @Client() client: ClientFacts,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<QRCodeLoginResponse> {
     const reg = this.registry.pick(['wechat-mp'], q.appId);
     // Sent even when WeChat then fails: the browser keeps one binding across retries (oauth/browser-binding.ts).
     const binding = issueBinding(client);

@@ -12,7 +12,11 @@ export class ClientSessionView {
   deviceName: string;
   @ApiProperty({ example: 'password' })
   loginType: string;
-  @ApiProperty({ example: ['pwd', 'otp', 'mfa'], type: [String], description: 'How the session was authenticated (RFC 8176 values)' })
+  @ApiProperty({
+    example: ['pwd', 'otp', 'mfa'],
+    type: [String],
+    description: 'How the session was authenticated (RFC 8176 values)',
+  })
   amr: string[];
   @ApiProperty({ example: '203.0.113.7', nullable: true, type: String })
   ip: string | null;

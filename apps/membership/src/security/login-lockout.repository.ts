@@ -32,10 +32,20 @@ export class LoginLockoutRepository {
     await this.db.transaction(async (m) => {
       const facts = { scope: lock.scope, failures: lock.failures, lockedUntil: lock.lockedUntil.toISOString() };
       if (lock.memberId === null) {
-        await this.audit.record(m, { ...systemContext(requestId, lock.address), action: 'address.login_locked', target: { type: 'address', id: lock.address }, after: facts });
+        await this.audit.record(m, {
+          ...systemContext(requestId, lock.address),
+          action: 'address.login_locked',
+          target: { type: 'address', id: lock.address },
+          after: facts,
+        });
         return;
       }
-      await this.audit.record(m, { ...systemContext(requestId, lock.address), action: 'member.login_locked', target: { type: 'member', id: lock.memberId }, after: facts });
+      await this.audit.record(m, {
+        ...systemContext(requestId, lock.address),
+        action: 'member.login_locked',
+        target: { type: 'member', id: lock.memberId },
+        after: facts,
+      });
       await this.outbox.enqueue(m, 'member.login_locked', {
         member_id: lock.memberId,
         scope: lock.scope,

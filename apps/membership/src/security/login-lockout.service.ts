@@ -32,9 +32,24 @@ export class LoginLockoutService {
     // Per-address scopes count the address's limit key (IPv6 by its /64), like every per-address limit.
     const net = addressLimitKey(ip, this.config.RATE_LIMIT_IPV6_PREFIX);
     return [
-      { name: `acct-ip:${account}:${net}`, max: this.config.LOGIN_MAX_FAILURES, waivedForKnownOrigin: false, scope: 'account_address' as const },
-      { name: `acct:${account}`, max: this.config.LOGIN_ACCOUNT_MAX_FAILURES, waivedForKnownOrigin: true, scope: 'account' as const },
-      { name: `ip:${net}`, max: this.config.LOGIN_IP_MAX_FAILURES, waivedForKnownOrigin: true, scope: 'address' as const },
+      {
+        name: `acct-ip:${account}:${net}`,
+        max: this.config.LOGIN_MAX_FAILURES,
+        waivedForKnownOrigin: false,
+        scope: 'account_address' as const,
+      },
+      {
+        name: `acct:${account}`,
+        max: this.config.LOGIN_ACCOUNT_MAX_FAILURES,
+        waivedForKnownOrigin: true,
+        scope: 'account' as const,
+      },
+      {
+        name: `ip:${net}`,
+        max: this.config.LOGIN_IP_MAX_FAILURES,
+        waivedForKnownOrigin: true,
+        scope: 'address' as const,
+      },
     ];
   }
 
@@ -55,7 +70,9 @@ export class LoginLockoutService {
         known ??= (await this.state.get(this.knownKey(account, ip))) !== null;
         if (known) continue;
       }
-      throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('auth.loginLocked'), { retryAfterSeconds: Math.ceil(ttl / 1000) });
+      throw new BusinessException(ErrorCode.ACCOUNT_LOCKED, msg('auth.loginLocked'), {
+        retryAfterSeconds: Math.ceil(ttl / 1000),
+      });
     }
   }
 
@@ -78,13 +95,25 @@ export class LoginLockoutService {
    * lock stands whether or not its record could be written: a failed write is logged, the caller still
    * gets its 401 (never a 500 that would tell a guesser something went differently).
    */
-  private async recordLock(account: string, net: string, scope: StartedLock['scope'], failures: number, window: number, requestId: string | null): Promise<void> {
+  private async recordLock(
+    account: string,
+    net: string,
+    scope: StartedLock['scope'],
+    failures: number,
+    window: number,
+    requestId: string | null,
+  ): Promise<void> {
     const memberId = scope !== 'address' && account.startsWith('m:') ? account.slice(2) : null;
     if (scope !== 'address' && memberId === null) return;
     try {
-      await this.locks.recordStart({ scope, memberId, address: net, failures, lockedUntil: new Date(this.clock.now() + window) }, requestId);
+      await this.locks.recordStart(
+        { scope, memberId, address: net, failures, lockedUntil: new Date(this.clock.now() + window) },
+        requestId,
+      );
     } catch (e) {
-      this.log.error(`sign-in lock (${scope}) of ${memberId ? `member ${memberId}` : net} not recorded: ${(e as Error).message}`);
+      this.log.error(
+        `sign-in lock (${scope}) of ${memberId ? `member ${memberId}` : net} not recorded: ${(e as Error).message}`,
+      );
     }
   }
 

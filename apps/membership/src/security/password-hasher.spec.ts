@@ -15,7 +15,10 @@ describe('PasswordHasher', () => {
   it('verifies bcrypt hashes of the old system ($2a$ and Spring $2y$) and asks for a rehash', async () => {
     const legacy = bcrypt.hashSync('legacy-pass', 4);
     expect(await hasher.verify(legacy, 'legacy-pass')).toEqual({ ok: true, needsRehash: true });
-    expect(await hasher.verify(legacy.replace(/^\$2[ab]\$/, '$2y$'), 'legacy-pass')).toEqual({ ok: true, needsRehash: true });
+    expect(await hasher.verify(legacy.replace(/^\$2[ab]\$/, '$2y$'), 'legacy-pass')).toEqual({
+      ok: true,
+      needsRehash: true,
+    });
     expect(await hasher.verify(legacy, 'nope')).toEqual({ ok: false, needsRehash: false });
   });
 
@@ -24,7 +27,7 @@ describe('PasswordHasher', () => {
     expect(await hasher.verify(weak, 'pw')).toEqual({ ok: true, needsRehash: true });
   });
 
-  it('spends one real argon2 verification when there is no hash (unknown account), at the members\' parameters', async () => {
+  it("spends one real argon2 verification when there is no hash (unknown account), at the members' parameters", async () => {
     // The work is counted, not timed: one argon2id verification of a hash with the same parameters as
     // a member's costs what a wrong password costs (a timing comparison failed on a loaded machine).
     const real = await hasher.hash('some password');

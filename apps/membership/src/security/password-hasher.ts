@@ -98,9 +98,11 @@ export class PasswordHasher {
     });
     const dummy = await this.dummyHash;
     // A full queue answers an unknown account as it answers a known one (503), never faster with a 401.
-    await this.slots.run(() => argon2.verify(dummy, password)).catch((e: unknown) => {
-      if (e instanceof HashQueueFull) throw e;
-      return false;
-    });
+    await this.slots
+      .run(() => argon2.verify(dummy, password))
+      .catch((e: unknown) => {
+        if (e instanceof HashQueueFull) throw e;
+        return false;
+      });
   }
 }

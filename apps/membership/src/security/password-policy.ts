@@ -20,6 +20,11 @@ export class PasswordPolicy {
   /** Throws 10000 naming `field` (same shape as a DTO validation failure) when the password is too short. */
   assertAcceptable(field: string, password: string): void {
     if (password.length >= this.minLength) return;
-    throw fieldError(field, 'passwordTooShort', `${field} must be ${this.minLength} to ${PASSWORD_MAX_LENGTH} characters`, { min: this.minLength });
+    throw fieldError(
+      field,
+      'passwordTooShort',
+      `${field} must be ${this.minLength} to ${PASSWORD_MAX_LENGTH} characters`,
+      { min: this.minLength },
+    );
   }
 }

@@ -25,4 +25,6 @@ export function clientFactsOf(req: Request): ClientFacts {
 }
 
 /** A controller parameter: the request's ClientFacts, for the use case it calls. */
-export const Client = createParamDecorator((_: unknown, ctx: ExecutionContext): ClientFacts => clientFactsOf(ctx.switchToHttp().getRequest<Request>()));
+export const Client = createParamDecorator((_: unknown, ctx: ExecutionContext): ClientFacts =>
+  clientFactsOf(ctx.switchToHttp().getRequest<Request>()),
+);

@@ -10,7 +10,9 @@ export function hashRefreshToken(token: string): string {
 }
 
 function keyFrom(token: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', Buffer.from(token, 'utf8'), Buffer.alloc(0), 'membership:refresh-successor:v1', 32));
+  return Buffer.from(
+    hkdfSync('sha256', Buffer.from(token, 'utf8'), Buffer.alloc(0), 'membership:refresh-successor:v1', 32),
+  );
 }
 
 /**

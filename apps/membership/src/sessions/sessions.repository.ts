@@ -24,10 +24,18 @@ export class SessionsRepository {
    * read FOR SHARE: a concurrent password change waits for this commit (and its revokeAll then sees the
    * session), or has committed and the hash no longer matches. Either way no session outlives a reset.
    */
-  async createWithToken(session: Partial<MemberSession>, token: Partial<RefreshToken>, maxSessions: number, passwordHash?: string): Promise<MemberSession | null> {
+  async createWithToken(
+    session: Partial<MemberSession>,
+    token: Partial<RefreshToken>,
+    maxSessions: number,
+    passwordHash?: string,
+  ): Promise<MemberSession | null> {
     return this.db.transaction(async (m) => {
       if (passwordHash !== undefined) {
-        const current = await m.query<unknown[]>(`SELECT 1 FROM members WHERE id = $1 AND password_hash = $2 FOR SHARE`, [session.memberId, passwordHash]);
+        const current = await m.query<unknown[]>(
+          `SELECT 1 FROM members WHERE id = $1 AND password_hash = $2 FOR SHARE`,
+          [session.memberId, passwordHash],
+        );
         if (!current.length) return null;
       }
       const saved = await m.getRepository(MemberSession).save(m.getRepository(MemberSession).create(session));
@@ -65,7 +73,10 @@ export class SessionsRepository {
   }
 
   /** How the session was authenticated and its last second factor (step-up), or null for a session not live. */
-  async factorState(sessionId: string, memberId: string): Promise<{ amr: string[]; factorTime: Date | null; factorStrength: number } | null> {
+  async factorState(
+    sessionId: string,
+    memberId: string,
+  ): Promise<{ amr: string[]; factorTime: Date | null; factorStrength: number } | null> {
     if (!isUuid(sessionId)) return null;
     const rows = await this.db.query<{ amr: string[]; factorTime: Date | null; factorStrength: number }[]>(
       `SELECT amr, factor_time AS "factorTime", factor_strength AS "factorStrength" FROM member_sessions
@@ -132,7 +143,13 @@ export class SessionsRepository {
    * the row lock, so of N concurrent callers exactly one gets true; the others wait and get false.
    * `now` (the app's Clock) stamps the use and decides expiry, as the reuse grace is measured by it.
    */
-  async rotate(tokenId: string, successorSealed: string, successor: Partial<RefreshToken>, sessionExpires: Date, now: Date): Promise<boolean> {
+  async rotate(
+    tokenId: string,
+    successorSealed: string,
+    successor: Partial<RefreshToken>,
+    sessionExpires: Date,
+    now: Date,
+  ): Promise<boolean> {
     return this.db.transaction(async (m: EntityManager) => {
       const res = await m.query<unknown>(
         `UPDATE member_refresh_tokens SET used_time = $3, successor_sealed = $2
@@ -150,7 +167,10 @@ export class SessionsRepository {
            SELECT id FROM member_refresh_tokens WHERE session_id = $1 AND used_time IS NOT NULL ORDER BY created_time DESC LIMIT ${USED_TOKENS_KEPT})`,
         [claimed.session_id],
       );
-      await m.query(`UPDATE member_sessions SET last_active_time = now(), expires_time = $2 WHERE id = $1`, [claimed.session_id, sessionExpires]);
+      await m.query(`UPDATE member_sessions SET last_active_time = now(), expires_time = $2 WHERE id = $1`, [
+        claimed.session_id,
+        sessionExpires,
+      ]);
       return true;
     });
   }
@@ -170,7 +190,8 @@ function isUuid(v: string): boolean {
 
 // node-postgres via TypeORM returns [rows, count] for UPDATE ... RETURNING.
 function rowsOf<Row = unknown>(res: unknown): Row[] {
-  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0] as Row[];
+  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number')
+    return res[0] as Row[];
   return Array.isArray(res) ? (res as Row[]) : [];
 }
 function rowCount(res: unknown): number {

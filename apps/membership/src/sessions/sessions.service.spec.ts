@@ -17,15 +17,26 @@ describe('SessionsService: start and refresh', () => {
     app = await startMembership({ LOG_LEVEL: 'silent' }, { clock });
     sessions = app.app.get(SessionsService);
     // Stored directly: sessions/ sits below members/ (apps/membership/src/feature-boundaries.spec.ts).
-    [{ id: memberId }] = await queryRows(app.dbUrl, `INSERT INTO members (username) VALUES ('session_spec') RETURNING id::text AS id`);
+    [{ id: memberId }] = await queryRows(
+      app.dbUrl,
+      `INSERT INTO members (username) VALUES ('session_spec') RETURNING id::text AS id`,
+    );
   });
   afterAll(() => app?.close());
 
   it('records the client address and device of a new session, cut to their column sizes', async () => {
-    const started = await sessions.start(memberId, 'password', clientFacts({ ip: '198.51.100.4' }), undefined, { amr: ['pwd'], factorStrength: 0 });
+    const started = await sessions.start(memberId, 'password', clientFacts({ ip: '198.51.100.4' }), undefined, {
+      amr: ['pwd'],
+      factorStrength: 0,
+    });
     const long = await sessions.start(memberId, 'phone', { ip: 'x'.repeat(80), device: 'd'.repeat(200) });
     const listed = await sessions.list(memberId);
-    expect(listed.find((s) => s.id === started?.session.id)).toMatchObject({ ip: '198.51.100.4', deviceName: 'Firefox on Linux', loginType: 'password', amr: ['pwd'] });
+    expect(listed.find((s) => s.id === started?.session.id)).toMatchObject({
+      ip: '198.51.100.4',
+      deviceName: 'Firefox on Linux',
+      loginType: 'password',
+      amr: ['pwd'],
+    });
     const cut = listed.find((s) => s.id === long?.session.id);
     expect([cut?.ip?.length, cut?.deviceName.length]).toEqual([64, 128]);
   });

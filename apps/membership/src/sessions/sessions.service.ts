@@ -50,7 +50,13 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
    * A new session, recording the client's address and device. `passwordHash`: the hash a password login verified; the session is created only
    * while it is still the member's (null otherwise: a reset or change replaced it meanwhile).
    */
-  async start(memberId: string, loginType: string, client: SessionClient, passwordHash?: string, auth: SessionAuthentication = { amr: [], factorStrength: 0 }): Promise<SessionTokens | null> {
+  async start(
+    memberId: string,
+    loginType: string,
+    client: SessionClient,
+    passwordHash?: string,
+    auth: SessionAuthentication = { amr: [], factorStrength: 0 },
+  ): Promise<SessionTokens | null> {
     const refreshToken = newRefreshToken();
     const ttl = this.config.REFRESH_TOKEN_TTL;
     const expiresTime = new Date(this.clock.now() + ttl);
@@ -91,7 +97,13 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     if (!row.usedTime) {
       const successor = newRefreshToken();
       const expiresTime = new Date(now + ttl);
-      const won = await this.sessions.rotate(row.id, sealSuccessor(successor, refreshToken), { tokenHash: hashRefreshToken(successor), expiresTime }, expiresTime, new Date(now));
+      const won = await this.sessions.rotate(
+        row.id,
+        sealSuccessor(successor, refreshToken),
+        { tokenHash: hashRefreshToken(successor), expiresTime },
+        expiresTime,
+        new Date(now),
+      );
       if (won) return { session, refreshToken: successor, refreshExpiresIn: ttl };
     }
     // Lost the race or replayed: look at the committed state.
@@ -101,7 +113,12 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
       const successor = openSuccessor(used.successorSealed, refreshToken);
       if (successor) {
         const next = await this.sessions.findToken(hashRefreshToken(successor));
-        if (next) return { session, refreshToken: successor, refreshExpiresIn: Math.max(0, next.expiresTime.getTime() - this.clock.now()) };
+        if (next)
+          return {
+            session,
+            refreshToken: successor,
+            refreshExpiresIn: Math.max(0, next.expiresTime.getTime() - this.clock.now()),
+          };
       }
     }
     // Through revoke(): this replica's session-check cache forgets the member at once.

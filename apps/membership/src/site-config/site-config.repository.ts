@@ -19,7 +19,10 @@ export class SiteConfigRepository {
   async apply(values: Record<string, string | null>, updatedBy: string | null, ctx: AuditContext): Promise<void> {
     await this.db.transaction(async (m) => {
       const keys = Object.keys(values);
-      const rows = await m.query<Array<{ key: string; value: string }>>(`SELECT key, value FROM site_settings WHERE key = ANY($1) FOR UPDATE`, [keys]);
+      const rows = await m.query<Array<{ key: string; value: string }>>(
+        `SELECT key, value FROM site_settings WHERE key = ANY($1) FOR UPDATE`,
+        [keys],
+      );
       const before = Object.fromEntries(keys.map((k) => [k, rows.find((r) => r.key === k)?.value ?? null]));
       for (const [key, value] of Object.entries(values)) {
         if (value === null) {
@@ -32,7 +35,13 @@ export class SiteConfigRepository {
           );
         }
       }
-      await this.audit.record(m, { ...ctx, action: 'site_config.updated', target: { type: 'site_config', id: null }, before, after: values });
+      await this.audit.record(m, {
+        ...ctx,
+        action: 'site_config.updated',
+        target: { type: 'site_config', id: null },
+        before,
+        after: values,
+      });
     });
   }
 }

@@ -30,7 +30,13 @@ export class VerificationCodesRepository {
    * is re-checked after the lock, so parallel wrong guesses can never exceed the budget. `now` (the
    * app's Clock) decides expiry, like the expiry time it was stored with.
    */
-  async attempt(channel: CodeChannel, target: string, codeHash: string, consume: boolean, now: Date): Promise<{ result: CodeAttempt; attemptsLeft: number }> {
+  async attempt(
+    channel: CodeChannel,
+    target: string,
+    codeHash: string,
+    consume: boolean,
+    now: Date,
+  ): Promise<{ result: CodeAttempt; attemptsLeft: number }> {
     const res = await this.db.query<unknown[]>(
       `UPDATE verification_codes c
           SET attempts = c.attempts + CASE WHEN c.code_hash = $3 THEN 0 ELSE 1 END,

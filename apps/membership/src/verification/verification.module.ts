@@ -36,7 +36,9 @@ export function mailSenderFor(config: MembershipConfig): MailSender | null {
     });
   }
   if (config.isProduction) {
-    new Logger('Verification').warn('SMTP_HOST is not set: email codes are disabled (the log sender is refused in production)');
+    new Logger('Verification').warn(
+      'SMTP_HOST is not set: email codes are disabled (the log sender is refused in production)',
+    );
     return null;
   }
   return new LogMailSender(config.NODE_ENV);

@@ -69,13 +69,18 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
 
   private async limit(key: string, max: number, windowMs: number, message: Msg): Promise<void> {
     const { count, ttlMs } = await this.state.incr(key, windowMs);
-    if (count > max) throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, message, { retryAfterSeconds: Math.ceil(ttlMs / 1000) });
+    if (count > max)
+      throw new BusinessException(ErrorCode.TOO_MANY_REQUESTS, message, { retryAfterSeconds: Math.ceil(ttlMs / 1000) });
   }
 
   /** `locale`: the language of the mail (the request's Accept-Language, then DEFAULT_LOCALE); SMS use the vendor's approved template. */
   async send(t: CodeTarget, ip: string, locale: Locale): Promise<{ expiresIn: number; resendIn: number }> {
     const sender = t.channel === 'sms' ? this.sms : this.mail;
-    if (!sender) throw new BusinessException(ErrorCode.SEND_FAILED, msg(t.channel === 'sms' ? 'verification.smsNotConfigured' : 'verification.emailNotConfigured'));
+    if (!sender)
+      throw new BusinessException(
+        ErrorCode.SEND_FAILED,
+        msg(t.channel === 'sms' ? 'verification.smsNotConfigured' : 'verification.emailNotConfigured'),
+      );
     await this.assertNotLocked(t);
     const interval = this.config.CODE_RESEND_INTERVAL_MS;
     const intervalKey = `code:interval:${t.channel}:${t.target}`;
@@ -86,8 +91,18 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
       });
     }
     try {
-      await this.limit(`code:daily:${t.channel}:${t.target}`, this.config.CODE_DAILY_LIMIT_PER_TARGET, DAY_MS, msg('verification.dailyTargetLimit'));
-      await this.limit(`code:daily-ip:${addressLimitKey(ip, this.config.RATE_LIMIT_IPV6_PREFIX)}`, this.config.CODE_DAILY_LIMIT_PER_IP, DAY_MS, msg('verification.dailyIpLimit'));
+      await this.limit(
+        `code:daily:${t.channel}:${t.target}`,
+        this.config.CODE_DAILY_LIMIT_PER_TARGET,
+        DAY_MS,
+        msg('verification.dailyTargetLimit'),
+      );
+      await this.limit(
+        `code:daily-ip:${addressLimitKey(ip, this.config.RATE_LIMIT_IPV6_PREFIX)}`,
+        this.config.CODE_DAILY_LIMIT_PER_IP,
+        DAY_MS,
+        msg('verification.dailyIpLimit'),
+      );
     } catch (err) {
       await this.state.del(intervalKey);
       throw err;
@@ -128,12 +143,21 @@ export class VerificationService implements OnModuleInit, OnModuleDestroy {
   /** Checks a code; `consume` uses it up (login, reset) while a plain check leaves it usable. Throws 10003 / 10008. */
   async check(t: CodeTarget, code: string, consume: boolean): Promise<void> {
     await this.assertNotLocked(t);
-    const { result, attemptsLeft } = await this.codes.attempt(t.channel, t.target, this.hash(t, code), consume, new Date(this.clock.now()));
+    const { result, attemptsLeft } = await this.codes.attempt(
+      t.channel,
+      t.target,
+      this.hash(t, code),
+      consume,
+      new Date(this.clock.now()),
+    );
     if (result === 'matched') return;
     if ((result === 'wrong' && attemptsLeft <= 0) || result === 'exhausted') {
       await this.holds.start(this.lockKey(t), this.config.CODE_LOCK_MS);
     }
-    const text = result === 'wrong' && attemptsLeft > 0 ? msg('verification.codeInvalidTriesLeft', { tries: attemptsLeft }) : msg('verification.codeInvalid');
+    const text =
+      result === 'wrong' && attemptsLeft > 0
+        ? msg('verification.codeInvalidTriesLeft', { tries: attemptsLeft })
+        : msg('verification.codeInvalid');
     throw new BusinessException(ErrorCode.CODE_INVALID, text);
   }
 }

@@ -25,9 +25,12 @@ export function consoleGatewayUrl(configured: string | undefined, req: Request):
  * the console's calls to https and break them.
  */
 export function consolePolicy(gatewayUrl: string): string {
-  const base = securityHeaders().find(([name]) => name.toLowerCase() === 'content-security-policy')?.[1] ?? "default-src 'self'";
+  const base =
+    securityHeaders().find(([name]) => name.toLowerCase() === 'content-security-policy')?.[1] ?? "default-src 'self'";
   const origin = new URL(gatewayUrl).origin;
-  const directives = base.split(';').filter((d) => !(origin.startsWith('http:') && d.trim() === 'upgrade-insecure-requests'));
+  const directives = base
+    .split(';')
+    .filter((d) => !(origin.startsWith('http:') && d.trim() === 'upgrade-insecure-requests'));
   return [...directives, `connect-src 'self' ${origin}`].join(';');
 }
 
@@ -57,10 +60,17 @@ export const webAppDir = (): string => path.join(projectRoot(), 'dist', 'web');
  * (libs/platform/src/http/security-headers.ts): its scripts and styles are files of this origin and it
  * calls only this origin, which that Content-Security-Policy allows as it is.
  */
-export function serveWebApp(app: NestExpressApplication, prefix: string, opts: { gatewayUrl?: string } = {}, dir = webAppDir()): void {
+export function serveWebApp(
+  app: NestExpressApplication,
+  prefix: string,
+  opts: { gatewayUrl?: string } = {},
+  dir = webAppDir(),
+): void {
   const indexFile = path.join(dir, 'index.html');
   if (!fs.existsSync(indexFile)) {
-    new Logger('WebApp').warn(`no web app at ${dir}: /account/ and /console/ are not served (build it with npm run build)`);
+    new Logger('WebApp').warn(
+      `no web app at ${dir}: /account/ and /console/ are not served (build it with npm run build)`,
+    );
     return;
   }
   const template = fs.readFileSync(indexFile, 'utf8');
@@ -88,7 +98,11 @@ export function serveWebApp(app: NestExpressApplication, prefix: string, opts: {
       if (area === 'console') {
         // The gateway's URL for the console's calls (web/src/api/gateway.ts reads this meta element).
         const gatewayUrl = consoleGatewayUrl(opts.gatewayUrl, req);
-        page = Buffer.from(index.toString('utf8').replace('</head>', `<meta name="gateway-url" content="${escapeAttr(gatewayUrl)}" />\n  </head>`));
+        page = Buffer.from(
+          index
+            .toString('utf8')
+            .replace('</head>', `<meta name="gateway-url" content="${escapeAttr(gatewayUrl)}" />\n  </head>`),
+        );
         res.setHeader('Content-Security-Policy', consolePolicy(gatewayUrl));
       }
       res.setHeader('Content-Type', 'text/html; charset=utf-8');

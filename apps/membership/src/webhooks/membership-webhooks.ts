@@ -4,7 +4,12 @@ import type { WebhookOptions } from '@app/webhooks';
 import type { MembershipConfig } from '../config/membership.config';
 
 /** The events membership sends (docs/audit-log-and-webhooks.md); names are a contract. */
-export const MEMBERSHIP_WEBHOOK_EVENTS = ['member.registered', 'member.login_locked', 'member.factor_changed', 'member.disabled'] as const;
+export const MEMBERSHIP_WEBHOOK_EVENTS = [
+  'member.registered',
+  'member.login_locked',
+  'member.factor_changed',
+  'member.disabled',
+] as const;
 
 export const MEMBERSHIP_WEBHOOKS: WebhookOptions = {
   tablePrefix: '',

@@ -27,12 +27,38 @@ export class WebhooksController {
 
   @Post()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Register a webhook endpoint (admin)', description: `The signing secret (whsec_...) is in this response only. Events: ${MEMBERSHIP_WEBHOOK_EVENTS.join(', ')}.` })
-  @ApiBody({ type: CreateWebhookEndpointRequest, examples: { members: { value: { url: 'https://hooks.example.com/members', events: ['member.registered', 'member.disabled'], description: 'CRM sync' } }, all: { value: { url: 'https://hooks.example.com/members' } } } })
+  @ApiOperation({
+    summary: 'Register a webhook endpoint (admin)',
+    description: `The signing secret (whsec_...) is in this response only. Events: ${MEMBERSHIP_WEBHOOK_EVENTS.join(', ')}.`,
+  })
+  @ApiBody({
+    type: CreateWebhookEndpointRequest,
+    examples: {
+      members: {
+        value: {
+          url: 'https://hooks.example.com/members',
+          events: ['member.registered', 'member.disabled'],
+          description: 'CRM sync',
+        },
+      },
+      all: { value: { url: 'https://hooks.example.com/members' } },
+    },
+  })
   @ApiEnvelope(CreatedWebhookEndpointView)
-  @ApiResponse({ status: 400, description: 'code 10000: bad URL (or not a public address) or unknown event', type: ErrorEnvelope })
-  @ApiResponse({ status: 503, description: 'code 503: WEBHOOK_ENCRYPTION_SECRET missing in production', type: ErrorEnvelope })
-  create(@Body() body: CreateWebhookEndpointRequest, @AuditRequest() ctx: AuditContext): Promise<CreatedWebhookEndpointView> {
+  @ApiResponse({
+    status: 400,
+    description: 'code 10000: bad URL (or not a public address) or unknown event',
+    type: ErrorEnvelope,
+  })
+  @ApiResponse({
+    status: 503,
+    description: 'code 503: WEBHOOK_ENCRYPTION_SECRET missing in production',
+    type: ErrorEnvelope,
+  })
+  create(
+    @Body() body: CreateWebhookEndpointRequest,
+    @AuditRequest() ctx: AuditContext,
+  ): Promise<CreatedWebhookEndpointView> {
     return this.webhooks.create(body, ctx);
   }
 
@@ -55,11 +81,18 @@ export class WebhooksController {
 
   @Patch(':id')
   @ApiOperation({ summary: 'Change URL, events or description; enable again after a disable (admin)' })
-  @ApiBody({ type: UpdateWebhookEndpointRequest, examples: { enable: { value: { enabled: true } }, allEvents: { value: { events: null } } } })
+  @ApiBody({
+    type: UpdateWebhookEndpointRequest,
+    examples: { enable: { value: { enabled: true } }, allEvents: { value: { events: null } } },
+  })
   @ApiEnvelope(WebhookEndpointView)
   @ApiResponse({ status: 400, description: 'code 10000: bad URL or unknown event', type: ErrorEnvelope })
   @ApiResponse({ status: 404, description: 'code 404: no such endpoint', type: ErrorEnvelope })
-  update(@Param('id') id: string, @Body() body: UpdateWebhookEndpointRequest, @AuditRequest() ctx: AuditContext): Promise<WebhookEndpointView> {
+  update(
+    @Param('id') id: string,
+    @Body() body: UpdateWebhookEndpointRequest,
+    @AuditRequest() ctx: AuditContext,
+  ): Promise<WebhookEndpointView> {
     return this.webhooks.update(id, body, ctx);
   }
 
@@ -82,10 +115,18 @@ export class WebhooksController {
 
   @Post(':id/deliveries/:deliveryId/redeliver')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Send a delivery again (admin)', description: 'Queued at once with a fresh retry window; the same webhook-id, so receivers can drop a copy they have.' })
+  @ApiOperation({
+    summary: 'Send a delivery again (admin)',
+    description:
+      'Queued at once with a fresh retry window; the same webhook-id, so receivers can drop a copy they have.',
+  })
   @ApiEnvelope(WebhookDeliveryView)
   @ApiResponse({ status: 404, description: 'code 404: no such endpoint or delivery', type: ErrorEnvelope })
-  redeliver(@Param('id') id: string, @Param('deliveryId') deliveryId: string, @AuditRequest() ctx: AuditContext): Promise<WebhookDeliveryView> {
+  redeliver(
+    @Param('id') id: string,
+    @Param('deliveryId') deliveryId: string,
+    @AuditRequest() ctx: AuditContext,
+  ): Promise<WebhookDeliveryView> {
     return this.webhooks.redeliver(id, deliveryId, ctx);
   }
 }

@@ -4,7 +4,14 @@ import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { Public } from '@app/auth';
 import { BusinessException, ErrorCode, msg, RawResponse } from '@app/envelope';
-import { WechatMessageCrypto, WechatMessageRejected, buildWechatXml, parseWechatXml, pushReplayKey, verifyPushSignature } from '@app/wechat';
+import {
+  WechatMessageCrypto,
+  WechatMessageRejected,
+  buildWechatXml,
+  parseWechatXml,
+  pushReplayKey,
+  verifyPushSignature,
+} from '@app/wechat';
 import { MembershipConfig } from '../config/membership.config';
 import { OAuth2ClientRegistration } from '../oauth/clients/oauth2-client-registration';
 import { OAuth2ClientRegistry } from '../oauth/clients/oauth2-client.registry';
@@ -42,7 +49,8 @@ export class WechatPortalController {
     const reg = this.registration(appid);
     this.verify(reg, q);
     const echostr = typeof q.echostr === 'string' ? q.echostr : '';
-    if (!/^[A-Za-z0-9_-]{1,128}$/.test(echostr)) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.echostrMalformed'));
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(echostr))
+      throw new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.echostrMalformed'));
     res.type('text/plain').send(echostr);
   }
 
@@ -52,10 +60,16 @@ export class WechatPortalController {
   @Post(':appid')
   @HttpCode(200)
   @ApiPortalPush()
-  async push(@Param('appid') appid: string, @Query() q: Record<string, unknown>, @Body() body: unknown, @Res() res: Response): Promise<void> {
+  async push(
+    @Param('appid') appid: string,
+    @Query() q: Record<string, unknown>,
+    @Body() body: unknown,
+    @Res() res: Response,
+  ): Promise<void> {
     const reg = this.registration(appid);
     this.verify(reg, q);
-    if (typeof body !== 'string' || !body.trim()) throw new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.xmlExpected'));
+    if (typeof body !== 'string' || !body.trim())
+      throw new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.xmlExpected'));
     const timestamp = String(q.timestamp);
     const nonce = String(q.nonce);
     let crypto: WechatMessageCrypto | undefined;
@@ -69,10 +83,16 @@ export class WechatPortalController {
         crypto = new WechatMessageCrypto(reg.token!, reg.encodingAesKey, reg.clientId);
         const outer = parseWechatXml(body);
         if (!outer.Encrypt) throw new WechatMessageRejected('format');
-        crypto.verifyMessageSignature(typeof q.msg_signature === 'string' ? q.msg_signature : undefined, timestamp, nonce, outer.Encrypt);
+        crypto.verifyMessageSignature(
+          typeof q.msg_signature === 'string' ? q.msg_signature : undefined,
+          timestamp,
+          nonce,
+          outer.Encrypt,
+        );
         message = parseWechatXml(crypto.decrypt(outer.Encrypt));
       } else {
-        if (q.encrypt_type === 'aes') throw new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.safeModeNotConfigured'));
+        if (q.encrypt_type === 'aes')
+          throw new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.safeModeNotConfigured'));
         message = parseWechatXml(body);
       }
     } catch (e) {
@@ -101,11 +121,14 @@ export class WechatPortalController {
 
   /** Processes a message once (WeChat retries up to three times within 15 s); returns a passive reply text. */
   private async handle(reg: OAuth2ClientRegistration, m: Record<string, string>): Promise<string | null> {
-    const dedupKey = m.MsgId ? `wechat-msg:${reg.clientId}:${m.MsgId}` : `wechat-msg:${reg.clientId}:${m.FromUserName}:${m.CreateTime}:${m.Event}:${m.EventKey}`;
+    const dedupKey = m.MsgId
+      ? `wechat-msg:${reg.clientId}:${m.MsgId}`
+      : `wechat-msg:${reg.clientId}:${m.FromUserName}:${m.CreateTime}:${m.Event}:${m.EventKey}`;
     if (!(await this.store.claim(dedupKey, 5 * 60_000))) return null;
     if (m.MsgType !== 'event' || !m.FromUserName) return null;
     const event = (m.Event ?? '').toLowerCase();
-    const isLoginScene = (event === 'scan' && !!m.EventKey) || (event === 'subscribe' && (m.EventKey ?? '').startsWith('qrscene_'));
+    const isLoginScene =
+      (event === 'scan' && !!m.EventKey) || (event === 'subscribe' && (m.EventKey ?? '').startsWith('qrscene_'));
     if (!isLoginScene) return null;
     try {
       const outcome = await this.scans.onScan(reg, m.EventKey, m.FromUserName);
@@ -139,7 +162,9 @@ export class WechatPortalController {
   private rejected(e: unknown): Error {
     if (!(e instanceof WechatMessageRejected)) return e as Error;
     this.log.warn(`push rejected: ${e.reason}`);
-    return e.reason === 'format' ? new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.malformedRequest')) : new BusinessException(ErrorCode.FORBIDDEN, msg('wechat.checkFailed', { check: e.reason }));
+    return e.reason === 'format'
+      ? new BusinessException(ErrorCode.BAD_REQUEST, msg('wechat.malformedRequest'))
+      : new BusinessException(ErrorCode.FORBIDDEN, msg('wechat.checkFailed', { check: e.reason }));
   }
 }
 

@@ -8,7 +8,8 @@ export const ApiPortalHandshake = () =>
   applyDecorators(
     ApiOperation({
       summary: 'Server-URL handshake',
-      description: 'WeChat checks the configured URL: with a valid `signature` (sha1 of token, timestamp, nonce; timestamp within the window) the body is `echostr` as plain text.',
+      description:
+        'WeChat checks the configured URL: with a valid `signature` (sha1 of token, timestamp, nonce; timestamp within the window) the body is `echostr` as plain text.',
     }),
     ApiParam({ name: 'appid', example: 'wx9f8e7d6c5b4a3f2e' }),
     ApiQuery({ name: 'signature', example: '0f9d5e3a2c1b4d6e8f7a9b0c1d2e3f4a5b6c7d8e' }),
@@ -37,9 +38,17 @@ export const ApiPortalPush = () =>
     ApiQuery({ name: 'timestamp', example: '1763782800' }),
     ApiQuery({ name: 'nonce', example: '1388296150' }),
     ApiQuery({ name: 'openid', required: false, example: 'oGZUI0egBJY1zhBYw2KhdUfwVJJE' }),
-    ApiQuery({ name: 'encrypt_type', required: false, example: 'aes', description: 'Safe mode: the body carries `Encrypt`' }),
+    ApiQuery({
+      name: 'encrypt_type',
+      required: false,
+      example: 'aes',
+      description: 'Safe mode: the body carries `Encrypt`',
+    }),
     ApiQuery({ name: 'msg_signature', required: false, example: '3d7f6b0c5a9e8d1f2a4b6c8e0f1a3b5c7d9e1f2a' }),
-    ApiResponse({ status: 403, description: 'Signature, timestamp, replay, plaintext-in-safe-mode or AES check failed (envelope)' }),
+    ApiResponse({
+      status: 403,
+      description: 'Signature, timestamp, replay, plaintext-in-safe-mode or AES check failed (envelope)',
+    }),
     ApiResponse({ status: 413, description: 'Body larger than 8 KB (envelope)' }),
     ApiConsumes('text/xml'),
     ApiBody({

@@ -18,6 +18,8 @@ export class WechatModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     // WeChat pushes small XML documents (~1 KB, ~2 KB encrypted); only the portal reads text bodies,
     // and anything larger than 8 KB is refused (413) before it is read further.
-    consumer.apply(text({ type: ['text/xml', 'application/xml', 'text/plain'], limit: WECHAT_PUSH_BODY_LIMIT })).forRoutes(WechatPortalController);
+    consumer
+      .apply(text({ type: ['text/xml', 'application/xml', 'text/plain'], limit: WECHAT_PUSH_BODY_LIMIT }))
+      .forRoutes(WechatPortalController);
   }
 }

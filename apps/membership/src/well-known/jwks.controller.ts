@@ -13,7 +13,11 @@ class JsonWebKeyView {
   @ApiProperty({ example: 'P-256' }) crv: string;
   @ApiProperty({ example: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU' }) x: string;
   @ApiProperty({ example: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' }) y: string;
-  @ApiProperty({ example: 'oQ3b1cVv2t3xJm8zq7uCk9hX0rV4nWm2Jd6u1sLq0pE', description: 'Matches the `kid` header of the tokens this key signed' }) kid: string;
+  @ApiProperty({
+    example: 'oQ3b1cVv2t3xJm8zq7uCk9hX0rV4nWm2Jd6u1sLq0pE',
+    description: 'Matches the `kid` header of the tokens this key signed',
+  })
+  kid: string;
   @ApiProperty({ example: 'ES256' }) alg: string;
   @ApiProperty({ example: 'sig' }) use: string;
 }

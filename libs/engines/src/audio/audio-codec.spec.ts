@@ -34,8 +34,13 @@ describe('audio codec (ffmpeg from @ffmpeg-installer)', () => {
     for (const [container, bytes] of Object.entries(files)) {
       const started = Date.now();
       const decoded = await decodeAudio(bytes, { keepPcm: false });
-      expect({ container: decoded.container, close: Math.abs(decoded.duration - 2) < 0.12 }).toEqual({ container, close: true });
-      console.log(`audio: ${container} ${bytes.length} bytes -> ${decoded.duration.toFixed(3)} s in ${Date.now() - started} ms`);
+      expect({ container: decoded.container, close: Math.abs(decoded.duration - 2) < 0.12 }).toEqual({
+        container,
+        close: true,
+      });
+      console.log(
+        `audio: ${container} ${bytes.length} bytes -> ${decoded.duration.toFixed(3)} s in ${Date.now() - started} ms`,
+      );
     }
   });
 
@@ -48,7 +53,9 @@ describe('audio codec (ffmpeg from @ffmpeg-installer)', () => {
 
   it('refuses non-audio, empty, truncated and over-long input', async () => {
     await expect(decodeAudio(Buffer.alloc(0))).rejects.toBeInstanceOf(EngineInputError);
-    await expect(decodeAudio(Buffer.from('this is not audio, just text '.repeat(20)))).rejects.toBeInstanceOf(EngineInputError);
+    await expect(decodeAudio(Buffer.from('this is not audio, just text '.repeat(20)))).rejects.toBeInstanceOf(
+      EngineInputError,
+    );
     await expect(decodeAudio(renderBlankPng())).rejects.toThrow(/unsupported audio format|no decodable audio/);
     await expect(decodeAudio(wav.subarray(0, 30))).rejects.toBeInstanceOf(EngineInputError);
     await expect(decodeAudio(wav, { maxSeconds: 1 })).rejects.toThrow(/too long/);

@@ -63,16 +63,21 @@ export async function runFfmpeg(
   opts: { timeoutMs?: number; maxOutputBytes?: number; discardOutput?: boolean } & EngineCallOptions = {},
 ): Promise<FfmpegRun & { outputBytes: number }> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
-  const run = await runEngineProcess('ffmpeg', ffmpegPath(), ['-hide_banner', '-nostdin', '-loglevel', 'info', ...args], {
-    key: opts.key,
-    signal: opts.signal,
-    input: input ?? Buffer.alloc(0),
-    timeoutMs,
-    timeoutError: () => new EngineInputError(`audio processing took longer than ${timeoutMs} ms`),
-    maxOutputBytes: opts.maxOutputBytes ?? 512 * 1024 * 1024,
-    outputError: () => new EngineInputError('decoded audio is too long'),
-    discardOutput: opts.discardOutput,
-  });
+  const run = await runEngineProcess(
+    'ffmpeg',
+    ffmpegPath(),
+    ['-hide_banner', '-nostdin', '-loglevel', 'info', ...args],
+    {
+      key: opts.key,
+      signal: opts.signal,
+      input: input ?? Buffer.alloc(0),
+      timeoutMs,
+      timeoutError: () => new EngineInputError(`audio processing took longer than ${timeoutMs} ms`),
+      maxOutputBytes: opts.maxOutputBytes ?? 512 * 1024 * 1024,
+      outputError: () => new EngineInputError('decoded audio is too long'),
+      discardOutput: opts.discardOutput,
+    },
+  );
   return { stdout: run.stdout, stderr: run.stderr, code: run.code, outputBytes: run.outputBytes };
 }
 
@@ -80,7 +85,10 @@ export async function runFfmpeg(
  * Decodes any accepted container to mono 16-bit PCM and measures its real length from the samples,
  * not from headers a client controls. Refuses non-audio and containers outside the list.
  */
-export async function decodeAudio(bytes: Buffer, opts: { sampleRate?: number; keepPcm?: boolean; maxSeconds?: number; timeoutMs?: number } & EngineCallOptions = {}): Promise<DecodedAudio> {
+export async function decodeAudio(
+  bytes: Buffer,
+  opts: { sampleRate?: number; keepPcm?: boolean; maxSeconds?: number; timeoutMs?: number } & EngineCallOptions = {},
+): Promise<DecodedAudio> {
   const sampleRate = opts.sampleRate ?? 16_000;
   const keepPcm = opts.keepPcm ?? true;
   const maxSeconds = opts.maxSeconds ?? 4 * 3600;
@@ -93,9 +101,32 @@ export async function decodeAudio(bytes: Buffer, opts: { sampleRate?: number; ke
     const run = await runFfmpeg(
       // Only the accepted demuxers, and only the local file: a playlist or reference file posing as audio
       // (HLS, concat, SDP, ...) can never make ffmpeg open a URL or another local file.
-      ['-protocol_whitelist', 'file', '-format_whitelist', DEMUXER_WHITELIST, '-i', file, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(sampleRate), '-f', 's16le', 'pipe:1'],
+      [
+        '-protocol_whitelist',
+        'file',
+        '-format_whitelist',
+        DEMUXER_WHITELIST,
+        '-i',
+        file,
+        '-map',
+        '0:a:0',
+        '-vn',
+        '-ac',
+        '1',
+        '-ar',
+        String(sampleRate),
+        '-f',
+        's16le',
+        'pipe:1',
+      ],
       undefined,
-      { timeoutMs: opts.timeoutMs, maxOutputBytes: maxSeconds * sampleRate * 2, discardOutput: !keepPcm, key: opts.key, signal: opts.signal },
+      {
+        timeoutMs: opts.timeoutMs,
+        maxOutputBytes: maxSeconds * sampleRate * 2,
+        discardOutput: !keepPcm,
+        key: opts.key,
+        signal: opts.signal,
+      },
     );
     const demuxer = /Input #0, ([^\s]+?), from/.exec(run.stderr)?.[1];
     // Formats outside the whitelist are not even probed: anything unrecognized is an unsupported format (415).
@@ -105,7 +136,9 @@ export async function decodeAudio(bytes: Buffer, opts: { sampleRate?: number; ke
     if (run.code !== 0 || !hasAudioStream(run.stderr)) throw new EngineInputError('file has no decodable audio stream');
     const samples = Math.floor(run.outputBytes / 2);
     if (samples === 0) throw new EngineInputError('audio contains no samples');
-    const pcm = keepPcm ? new Int16Array(run.stdout.buffer.slice(run.stdout.byteOffset, run.stdout.byteOffset + samples * 2)) : new Int16Array(0);
+    const pcm = keepPcm
+      ? new Int16Array(run.stdout.buffer.slice(run.stdout.byteOffset, run.stdout.byteOffset + samples * 2))
+      : new Int16Array(0);
     return { container, duration: samples / sampleRate, sampleRate, pcm };
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
@@ -145,10 +178,20 @@ const FFMPEG_ENCODINGS = {
 } as const;
 
 /** Encodes mono 16-bit PCM through ffmpeg: Ogg Vorbis, Ogg Opus, FLAC or AAC (ADTS). */
-export async function encodeWithFfmpeg(pcm: Int16Array, sampleRate: number, format: keyof typeof FFMPEG_ENCODINGS, call: EngineCallOptions = {}): Promise<Buffer> {
+export async function encodeWithFfmpeg(
+  pcm: Int16Array,
+  sampleRate: number,
+  format: keyof typeof FFMPEG_ENCODINGS,
+  call: EngineCallOptions = {},
+): Promise<Buffer> {
   const input = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-  const run = await runFfmpeg(['-f', 's16le', '-ar', String(sampleRate), '-ac', '1', '-i', 'pipe:0', ...FFMPEG_ENCODINGS[format], 'pipe:1'], input, call);
-  if (run.code !== 0 || run.stdout.length === 0) throw new Error(`${format} encoding failed: ${run.stderr.slice(-300)}`);
+  const run = await runFfmpeg(
+    ['-f', 's16le', '-ar', String(sampleRate), '-ac', '1', '-i', 'pipe:0', ...FFMPEG_ENCODINGS[format], 'pipe:1'],
+    input,
+    call,
+  );
+  if (run.code !== 0 || run.stdout.length === 0)
+    throw new Error(`${format} encoding failed: ${run.stderr.slice(-300)}`);
   return run.stdout;
 }
 

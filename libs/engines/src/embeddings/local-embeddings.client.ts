@@ -1,5 +1,12 @@
 import { CallAbortedError, UnsupportedRequestError, UpstreamError } from '@app/llm';
-import type { CallOptions, ChatCompletion, ChatCompletionChunk, EmbeddingsRequest, EmbeddingsResponse, LlmClient } from '@app/llm';
+import type {
+  CallOptions,
+  ChatCompletion,
+  ChatCompletionChunk,
+  EmbeddingsRequest,
+  EmbeddingsResponse,
+  LlmClient,
+} from '@app/llm';
 import { EngineAbortedError, EngineBusyError } from '../engine-limiter';
 import { LOCAL_EMBEDDING_DIMENSIONS, TextEmbeddingEngine } from './text-embedding.engine';
 
@@ -15,11 +22,15 @@ export class LocalEmbeddingsClient implements LlmClient {
 
   async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}): Promise<EmbeddingsResponse> {
     if (req.dimensions !== undefined && req.dimensions !== LOCAL_EMBEDDING_DIMENSIONS) {
-      throw new UnsupportedRequestError(`the local embeddings model has ${LOCAL_EMBEDDING_DIMENSIONS} dimensions and cannot shorten its vectors`, 'dimensions');
+      throw new UnsupportedRequestError(
+        `the local embeddings model has ${LOCAL_EMBEDDING_DIMENSIONS} dimensions and cannot shorten its vectors`,
+        'dimensions',
+      );
     }
     const inputs = Array.isArray(req.input) ? req.input : [req.input];
     // The router decodes token arrays to text for local deployments (LlmRouter.embeddings); ids never reach the engine.
-    if (!inputs.every((s): s is string => typeof s === 'string')) throw new UnsupportedRequestError('the local embeddings engine takes text input only, not token arrays', 'input');
+    if (!inputs.every((s): s is string => typeof s === 'string'))
+      throw new UnsupportedRequestError('the local embeddings engine takes text input only, not token arrays', 'input');
     let vectors: number[][];
     try {
       // The shared engine limiter's caps, the key's share included (one key cannot take every slot and
@@ -37,7 +48,11 @@ export class LocalEmbeddingsClient implements LlmClient {
       throw e;
     }
     // No usage: the gateway counts the tokens itself for a local model.
-    return { object: 'list', model: req.model, data: vectors.map((embedding, index) => ({ index, object: 'embedding', embedding })) } as unknown as EmbeddingsResponse;
+    return {
+      object: 'list',
+      model: req.model,
+      data: vectors.map((embedding, index) => ({ index, object: 'embedding', embedding })),
+    } as unknown as EmbeddingsResponse;
   }
 
   chat(): Promise<ChatCompletion> {

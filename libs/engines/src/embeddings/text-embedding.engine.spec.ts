@@ -47,7 +47,11 @@ describe('TextEmbeddingEngine (USE lite, real model)', () => {
 
   it('embeds sentences into 512 dimensions where paraphrases are closer than unrelated text', async () => {
     const started = Date.now();
-    const [cat, kitten, stocks] = await engine.embed(['The cat sits on the mat.', 'A kitten is resting on a rug.', 'Stock markets fell sharply today.']);
+    const [cat, kitten, stocks] = await engine.embed([
+      'The cat sits on the mat.',
+      'A kitten is resting on a rug.',
+      'Stock markets fell sharply today.',
+    ]);
     const firstMs = Date.now() - started;
     for (const v of [cat, kitten, stocks]) expect(v).toHaveLength(LOCAL_EMBEDDING_DIMENSIONS);
     expect(cosine(cat, kitten)).toBeGreaterThan(cosine(cat, stocks) + 0.2);

@@ -61,7 +61,8 @@ export class TextEmbeddingEngine {
   /** One unit-length 512-float vector per input, in input order. */
   async embed(texts: string[], call: EngineCallOptions = {}): Promise<number[][]> {
     if (texts.length === 0) return [];
-    if (texts.some((t) => typeof t !== 'string' || t.trim() === '')) throw new EngineInputError('every input must be a non-empty string');
+    if (texts.some((t) => typeof t !== 'string' || t.trim() === ''))
+      throw new EngineInputError('every input must be a non-empty string');
     const vectors = await this.worker.call<Float32Array[]>('embed', [texts], [], call);
     return vectors.map((v) => Array.from(v));
   }

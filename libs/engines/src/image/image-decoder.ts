@@ -37,7 +37,8 @@ export interface RgbImage {
  */
 export async function inspectImage(bytes: Buffer, maxPixels: number): Promise<ImageInfo> {
   // Only raster formats reach libvips: SVG (external references), PDF and the rest are refused by their first bytes.
-  if (!sniffRaster(bytes)) throw new EngineInputError('unsupported image format: expected JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIF');
+  if (!sniffRaster(bytes))
+    throw new EngineInputError('unsupported image format: expected JPEG, PNG, WebP, GIF, TIFF, AVIF or HEIF');
   let meta: Sharp.Metadata;
   try {
     meta = await sharp(bytes, { limitInputPixels: false, failOn: 'error' }).metadata(); // header only; the cap is checked below
@@ -52,7 +53,12 @@ export async function inspectImage(bytes: Buffer, maxPixels: number): Promise<Im
     throw new EngineInputError(`image has ${meta.width}x${meta.height} pixels; at most ${maxPixels} allowed`);
   }
   const swapped = (meta.orientation ?? 1) >= 5;
-  return { format, width: swapped ? meta.height : meta.width, height: swapped ? meta.width : meta.height, frames: meta.pages ?? 1 };
+  return {
+    format,
+    width: swapped ? meta.height : meta.width,
+    height: swapped ? meta.width : meta.height,
+    frames: meta.pages ?? 1,
+  };
 }
 
 function sniffRaster(b: Buffer): boolean {
@@ -73,7 +79,12 @@ function sniffRaster(b: Buffer): boolean {
  * Decodes to RGB (EXIF orientation applied), shrunk to fit `maxSide` to bound inference memory.
  * The decode (libvips threads, up to `maxPixels` of bitmap) runs under the shared engine limiter.
  */
-export async function decodeRgb(bytes: Buffer, maxPixels: number, maxSide = 1280, call: EngineCallOptions = {}): Promise<RgbImage> {
+export async function decodeRgb(
+  bytes: Buffer,
+  maxPixels: number,
+  maxSide = 1280,
+  call: EngineCallOptions = {},
+): Promise<RgbImage> {
   const info = await inspectImage(bytes, maxPixels);
   return limitEngineWork(call, () => decodeRgbNow(bytes, info, maxPixels, maxSide));
 }
@@ -87,19 +98,34 @@ async function decodeRgbNow(bytes: Buffer, info: ImageInfo, maxPixels: number, m
       .toColourspace('srgb')
       .raw()
       .toBuffer({ resolveWithObject: true });
-    return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width: out.width, height: out.height, scale: info.width / out.width };
+    return {
+      data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+      width: out.width,
+      height: out.height,
+      scale: info.width / out.width,
+    };
   } catch {
     throw new EngineInputError('image could not be decoded');
   }
 }
 
 /** Re-encodes as PNG (orientation applied, no metadata, fitted in `maxSide`); the OCR engine reads this. */
-export async function normalizePng(bytes: Buffer, maxPixels: number, maxSide = 2048, call: EngineCallOptions = {}): Promise<{ png: Buffer; scale: number }> {
+export async function normalizePng(
+  bytes: Buffer,
+  maxPixels: number,
+  maxSide = 2048,
+  call: EngineCallOptions = {},
+): Promise<{ png: Buffer; scale: number }> {
   const info = await inspectImage(bytes, maxPixels);
   return limitEngineWork(call, () => normalizePngNow(bytes, info, maxPixels, maxSide));
 }
 
-async function normalizePngNow(bytes: Buffer, info: ImageInfo, maxPixels: number, maxSide: number): Promise<{ png: Buffer; scale: number }> {
+async function normalizePngNow(
+  bytes: Buffer,
+  info: ImageInfo,
+  maxPixels: number,
+  maxSide: number,
+): Promise<{ png: Buffer; scale: number }> {
   try {
     const { data, info: out } = await sharp(bytes, { limitInputPixels: maxPixels, failOn: 'error' })
       .rotate()

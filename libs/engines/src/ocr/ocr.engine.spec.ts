@@ -42,10 +42,14 @@ describe('OcrEngine (PaddleOCR, real models)', () => {
   });
 
   it('rejects bytes that are not an image, and images over the pixel cap', async () => {
-    await expect(engine.recognize(Buffer.from('not an image at all'), MAX_PIXELS)).rejects.toBeInstanceOf(EngineInputError);
+    await expect(engine.recognize(Buffer.from('not an image at all'), MAX_PIXELS)).rejects.toBeInstanceOf(
+      EngineInputError,
+    );
     await expect(engine.recognize(renderBlankPng(400, 300), 100_000)).rejects.toThrow(/at most 100000/);
     // SVG can reference other files and URLs: refused before any decoder sees it.
-    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><image href="file:///etc/passwd"/></svg>');
+    const svg = Buffer.from(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><image href="file:///etc/passwd"/></svg>',
+    );
     await expect(engine.recognize(svg, MAX_PIXELS)).rejects.toThrow(/unsupported image format/);
     // A tiny PNG header claiming 100000 x 100000 pixels is refused from its header alone.
     const bomb = Buffer.from(renderBlankPng(1, 1));

@@ -62,9 +62,19 @@ export class OcrEngine {
   }
 
   /** Text lines in reading order, empty lines dropped. Throws EngineInputError for an undecodable image. */
-  async recognize(image: Buffer, maxPixels: number, minConfidence = 0.5, call: EngineCallOptions = {}): Promise<RecognizedText[]> {
+  async recognize(
+    image: Buffer,
+    maxPixels: number,
+    minConfidence = 0.5,
+    call: EngineCallOptions = {},
+  ): Promise<RecognizedText[]> {
     const { png, scale } = await normalizePng(image, maxPixels, undefined, call);
-    const lines = await this.worker.call<Array<{ text: string; mean: number; box: number[][] }>>('detect', [png], [], call);
+    const lines = await this.worker.call<Array<{ text: string; mean: number; box: number[][] }>>(
+      'detect',
+      [png],
+      [],
+      call,
+    );
     return lines
       .filter((l) => l.text.trim() !== '' && l.mean >= minConfidence)
       .map((l) => {
@@ -75,7 +85,12 @@ export class OcrEngine {
         return {
           content: l.text.trim(),
           confidence: round(l.mean),
-          bounding_box: { x: Math.round(x), y: Math.round(y), width: Math.round(Math.max(...xs) - x), height: Math.round(Math.max(...ys) - y) },
+          bounding_box: {
+            x: Math.round(x),
+            y: Math.round(y),
+            width: Math.round(Math.max(...xs) - x),
+            height: Math.round(Math.max(...ys) - y),
+          },
         };
       });
   }

@@ -52,7 +52,11 @@ describe('PocketsphinxEngine', () => {
 
   whenInstalled('transcribes English speech made by the TTS engine into segments split on the silence', async () => {
     const say = async (text: string) =>
-      (await decodeAudio((await tts.synthesize(text, { voice: 'en-US-GuyNeural', format: 'wav', speed: 0.7 })).audio, { sampleRate: STT_SAMPLE_RATE })).pcm;
+      (
+        await decodeAudio((await tts.synthesize(text, { voice: 'en-US-GuyNeural', format: 'wav', speed: 0.7 })).audio, {
+          sampleRate: STT_SAMPLE_RATE,
+        })
+      ).pcm;
     const first = await say('I would like a cup of coffee');
     const second = await say('please call me tomorrow');
     const gap = STT_SAMPLE_RATE * 2;
@@ -64,7 +68,9 @@ describe('PocketsphinxEngine', () => {
 
     const started = Date.now();
     const transcript = await engine.transcribe(pcm);
-    console.log(`stt (pocketsphinx): ${(pcm.length / STT_SAMPLE_RATE).toFixed(2)} s of audio in ${Date.now() - started} ms -> "${transcript.text}"`);
+    console.log(
+      `stt (pocketsphinx): ${(pcm.length / STT_SAMPLE_RATE).toFixed(2)} s of audio in ${Date.now() - started} ms -> "${transcript.text}"`,
+    );
     // PocketSphinx is weak on synthetic speech, so the words are not checked one by one; the timing is.
     expect(transcript.text).toMatch(/^[a-z' ]+$/);
     expect(transcript.text.split(' ').length).toBeGreaterThanOrEqual(4);
@@ -82,7 +88,7 @@ describe('PocketsphinxEngine', () => {
   });
 
   // M4: the real engine code path with a stand-in binary (pocketsphinx itself need not be installed).
-  it('runs at most its key\'s share of processes, refuses past the key\'s queue, and kills the process of a caller that leaves', async () => {
+  it("runs at most its key's share of processes, refuses past the key's queue, and kills the process of a caller that leaves", async () => {
     const fake = await startFakeEngineBinary();
     const limiter = EngineLimiter.shared();
     const saved = { ...limiter.current };

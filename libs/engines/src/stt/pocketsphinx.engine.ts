@@ -79,13 +79,23 @@ export class PocketsphinxEngine {
     const file = path.join(dir, 'audio.raw');
     try {
       await fs.writeFile(file, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength), { mode: 0o600 });
-      const run = await runEngineProcess('stt', this.binary, ['-infile', file, '-time', 'yes', '-samprate', String(STT_SAMPLE_RATE), '-logfn', '/dev/null'], {
-        key: opts.key,
-        signal: opts.signal,
-        timeoutMs,
-        timeoutError: () => new EngineUnavailableError('stt', `pocketsphinx killed (no answer within ${timeoutMs} ms)`),
-      });
-      if (run.code !== 0) throw new EngineUnavailableError('stt', run.signal ? `pocketsphinx killed (${run.signal})` : `pocketsphinx exited with ${run.code}`);
+      const run = await runEngineProcess(
+        'stt',
+        this.binary,
+        ['-infile', file, '-time', 'yes', '-samprate', String(STT_SAMPLE_RATE), '-logfn', '/dev/null'],
+        {
+          key: opts.key,
+          signal: opts.signal,
+          timeoutMs,
+          timeoutError: () =>
+            new EngineUnavailableError('stt', `pocketsphinx killed (no answer within ${timeoutMs} ms)`),
+        },
+      );
+      if (run.code !== 0)
+        throw new EngineUnavailableError(
+          'stt',
+          run.signal ? `pocketsphinx killed (${run.signal})` : `pocketsphinx exited with ${run.code}`,
+        );
       return parseTimedOutput(run.stdout.toString('utf8'));
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
@@ -104,7 +114,11 @@ export function parseTimedOutput(output: string): Transcript {
   let words: Array<{ word: string; start: number; end: number }> = [];
   const flush = () => {
     if (words.length) {
-      segments.push({ text: words.map((w) => w.word).join(' '), start: words[0].start, end: words[words.length - 1].end });
+      segments.push({
+        text: words.map((w) => w.word).join(' '),
+        start: words[0].start,
+        end: words[words.length - 1].end,
+      });
     }
     words = [];
   };
@@ -114,7 +128,8 @@ export function parseTimedOutput(output: string): Transcript {
     const token = m[1];
     if (token === '<s>') flush();
     else if (token === '</s>') flush();
-    else if (!FILLERS.test(token)) words.push({ word: token.replace(/\(\d+\)$/, ''), start: Number(m[2]), end: Number(m[3]) });
+    else if (!FILLERS.test(token))
+      words.push({ word: token.replace(/\(\d+\)$/, ''), start: Number(m[2]), end: Number(m[3]) });
   }
   flush();
   return { text: segments.map((s) => s.text).join(' '), language: 'en', segments };

@@ -4,11 +4,17 @@ import * as path from 'path';
 let fontRegistered = false;
 
 /** A white PNG with each line drawn in black in Noto Sans SC (a CJK font shipped on npm). */
-export function renderTextPng(lines: string[], opts: { width?: number; height?: number; fontSize?: number } = {}): Buffer {
+export function renderTextPng(
+  lines: string[],
+  opts: { width?: number; height?: number; fontSize?: number } = {},
+): Buffer {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a dev dependency, loaded only when a test draws
   const { createCanvas, GlobalFonts } = require('@napi-rs/canvas') as typeof import('@napi-rs/canvas');
   if (!fontRegistered) {
-    GlobalFonts.registerFromPath(require.resolve('@expo-google-fonts/noto-sans-sc/400Regular/NotoSansSC_400Regular.ttf'), 'Noto Sans SC Test');
+    GlobalFonts.registerFromPath(
+      require.resolve('@expo-google-fonts/noto-sans-sc/400Regular/NotoSansSC_400Regular.ttf'),
+      'Noto Sans SC Test',
+    );
     fontRegistered = true;
   }
   const fontSize = opts.fontSize ?? 40;

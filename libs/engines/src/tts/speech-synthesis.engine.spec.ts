@@ -24,7 +24,10 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
 
   it('speaks Chinese as WAV with a correct header and audible samples', async () => {
     const started = Date.now();
-    const speech = await engine.synthesize('你好，欢迎使用语音合成服务。', { voice: 'zh-CN-XiaoxiaoNeural', format: 'wav' });
+    const speech = await engine.synthesize('你好，欢迎使用语音合成服务。', {
+      voice: 'zh-CN-XiaoxiaoNeural',
+      format: 'wav',
+    });
     const firstMs = Date.now() - started;
     expect(speech.contentType).toBe('audio/wav');
     expect(speech.audio.subarray(0, 4).toString('ascii')).toBe('RIFF');
@@ -43,7 +46,10 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
   it('encodes MP3 and Ogg that decode back to the same length', async () => {
     for (const format of ['mp3', 'ogg'] as const) {
       const started = Date.now();
-      const speech = await engine.synthesize('The quick brown fox jumps over the lazy dog.', { voice: 'en-US-JennyNeural', format });
+      const speech = await engine.synthesize('The quick brown fox jumps over the lazy dog.', {
+        voice: 'en-US-JennyNeural',
+        format,
+      });
       const ms = Date.now() - started;
       expect(speech.contentType).toBe(format === 'mp3' ? 'audio/mpeg' : 'audio/ogg');
       const decoded = await decodeAudio(speech.audio);
@@ -61,7 +67,11 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
     for (const format of ['opus', 'flac', 'aac'] as const) {
       const speech = await engine.synthesize(text, { voice: 'en-US-GuyNeural', format });
       const decoded = await decodeAudio(speech.audio, { keepPcm: false });
-      expect([format, decoded.container, Math.abs(decoded.duration - speech.duration) < 0.15]).toEqual([format, expected[format], true]);
+      expect([format, decoded.container, Math.abs(decoded.duration - speech.duration) < 0.15]).toEqual([
+        format,
+        expected[format],
+        true,
+      ]);
     }
     const pcm = await engine.synthesize(text, { voice: 'en-US-GuyNeural', format: 'pcm' });
     expect(Math.abs(pcm.audio.length / 2 / 24_000 - pcm.duration)).toBeLessThan(0.01);
@@ -88,8 +98,12 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
 
   it('refuses a voice or format named like an Object.prototype member as unknown (not a crash in the encoder)', async () => {
     for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
-      await expect(engine.synthesize('hi', { voice: name })).rejects.toThrow(new EngineInputError(`unknown voice ${name}`));
-      await expect(engine.synthesize('hi', { format: name as never })).rejects.toThrow(new EngineInputError(`unsupported format ${name}`));
+      await expect(engine.synthesize('hi', { voice: name })).rejects.toThrow(
+        new EngineInputError(`unknown voice ${name}`),
+      );
+      await expect(engine.synthesize('hi', { format: name as never })).rejects.toThrow(
+        new EngineInputError(`unsupported format ${name}`),
+      );
     }
   });
 });

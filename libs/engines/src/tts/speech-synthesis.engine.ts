@@ -13,7 +13,15 @@ export const VOICES: Record<string, { espeak: string; language: string; gender: 
 };
 export const DEFAULT_VOICE = 'zh-CN-XiaoxiaoNeural';
 /** The contract's formats (mp3, wav, ogg) plus the extra ones of the OpenAI `/audio/speech` alias. */
-export const SPEECH_FORMATS = { mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', opus: 'audio/ogg; codecs=opus', flac: 'audio/flac', aac: 'audio/aac', pcm: 'audio/pcm' } as const;
+export const SPEECH_FORMATS = {
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  ogg: 'audio/ogg',
+  opus: 'audio/ogg; codecs=opus',
+  flac: 'audio/flac',
+  aac: 'audio/aac',
+  pcm: 'audio/pcm',
+} as const;
 export type SpeechFormat = keyof typeof SPEECH_FORMATS;
 
 export interface SynthesizedSpeech {
@@ -92,7 +100,10 @@ export class SpeechSynthesisEngine {
   }
 
   /** The synthesis (worker call) and any ffmpeg encode each take a slot of the shared engine limiter, one after the other. */
-  async synthesize(text: string, opts: { voice?: string; speed?: number; format?: SpeechFormat } & EngineCallOptions = {}): Promise<SynthesizedSpeech> {
+  async synthesize(
+    text: string,
+    opts: { voice?: string; speed?: number; format?: SpeechFormat } & EngineCallOptions = {},
+  ): Promise<SynthesizedSpeech> {
     if (!this.worker) throw new EngineUnavailableError('tts', this.missing ?? 'not installed');
     const voiceId = opts.voice ?? DEFAULT_VOICE;
     // Own entries only: a voice or format named `constructor`, `toString`... is unknown, not Object's member.

@@ -17,7 +17,9 @@ describe('VisionEngine (Human + tfjs WASM, real models)', () => {
     const firstMs = Date.now() - started;
 
     // The portrait row spans y 345..500; every confident face must lie in it or in the group photos above.
-    const portraits = result.faces!.filter((f) => f.bounding_box.y > 330 && f.bounding_box.y + f.bounding_box.height < 510);
+    const portraits = result.faces!.filter(
+      (f) => f.bounding_box.y > 330 && f.bounding_box.y + f.bounding_box.height < 510,
+    );
     expect(portraits.length).toBe(5);
     for (const face of portraits) {
       expect(face.confidence).toBeGreaterThanOrEqual(0.5);
@@ -44,7 +46,12 @@ describe('VisionEngine (Human + tfjs WASM, real models)', () => {
   });
 
   it('returns only the features asked for', async () => {
-    const result = await engine.detect(readFileSync(facesPhotoPath()), { faces: true, objects: false, labels: false, maxPixels: MAX_PIXELS });
+    const result = await engine.detect(readFileSync(facesPhotoPath()), {
+      faces: true,
+      objects: false,
+      labels: false,
+      maxPixels: MAX_PIXELS,
+    });
     expect(Object.keys(result)).toEqual(['faces']);
     expect(result.faces!.length).toBeGreaterThanOrEqual(5);
   });
@@ -67,6 +74,8 @@ describe('VisionEngine (Human + tfjs WASM, real models)', () => {
 
   it('rejects non-images and images over the pixel cap', async () => {
     await expect(engine.detect(Buffer.from('GIF89a but not really'), all)).rejects.toBeInstanceOf(EngineInputError);
-    await expect(engine.detect(readFileSync(facesPhotoPath()), { ...all, maxPixels: 500_000 })).rejects.toThrow(/pixels/);
+    await expect(engine.detect(readFileSync(facesPhotoPath()), { ...all, maxPixels: 500_000 })).rejects.toThrow(
+      /pixels/,
+    );
   });
 });

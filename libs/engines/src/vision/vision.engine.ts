@@ -138,20 +138,22 @@ export class VisionEngine {
     const call = { key: options.key, signal: options.signal };
     const rgb = await decodeRgb(image, options.maxPixels, undefined, call);
     const wantObjects = options.objects || options.labels;
-    const raw = await this.worker.call<{ faces: Array<{ score: number; box: number[] }>; objects: Array<{ label: string; score: number; box: number[] }> }>(
-      'detect',
-      [rgb.data, rgb.width, rgb.height, options.faces || options.labels, wantObjects],
-      [],
-      call,
-    );
+    const raw = await this.worker.call<{
+      faces: Array<{ score: number; box: number[] }>;
+      objects: Array<{ label: string; score: number; box: number[] }>;
+    }>('detect', [rgb.data, rgb.width, rgb.height, options.faces || options.labels, wantObjects], [], call);
     const box = (b: number[]): BoundingBox => ({
       x: Math.max(0, Math.round(b[0] * rgb.scale)),
       y: Math.max(0, Math.round(b[1] * rgb.scale)),
       width: Math.round(b[2] * rgb.scale),
       height: Math.round(b[3] * rgb.scale),
     });
-    const faces = raw.faces.filter((f) => f.score >= min).map((f) => ({ confidence: round(f.score), bounding_box: box(f.box) }));
-    const objects = raw.objects.filter((o) => o.score >= min).map((o) => ({ name: o.label, confidence: round(o.score), bounding_box: box(o.box) }));
+    const faces = raw.faces
+      .filter((f) => f.score >= min)
+      .map((f) => ({ confidence: round(f.score), bounding_box: box(f.box) }));
+    const objects = raw.objects
+      .filter((o) => o.score >= min)
+      .map((o) => ({ name: o.label, confidence: round(o.score), bounding_box: box(o.box) }));
     const result: VisionResult = {};
     if (options.faces) result.faces = faces.sort((a, b) => b.confidence - a.confidence);
     if (options.objects) result.objects = objects.sort((a, b) => b.confidence - a.confidence);
@@ -159,7 +161,9 @@ export class VisionEngine {
       const best = new Map<string, number>();
       for (const o of objects) best.set(o.name, Math.max(best.get(o.name) ?? 0, o.confidence));
       if (faces.length) best.set('face', Math.max(...faces.map((f) => f.confidence)));
-      result.labels = [...best].map(([name, confidence]) => ({ name, confidence })).sort((a, b) => b.confidence - a.confidence);
+      result.labels = [...best]
+        .map(([name, confidence]) => ({ name, confidence }))
+        .sort((a, b) => b.confidence - a.confidence);
     }
     return result;
   }

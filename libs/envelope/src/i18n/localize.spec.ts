@@ -38,7 +38,9 @@ describe('envelope messages: catalogs and Accept-Language', () => {
       expect({ key, p: placeholders(ZH_CN[key]) }).toEqual({ key, p: placeholders(EN[key]) });
       expect(ZH_CN[key].trim()).not.toBe('');
     }
-    for (const code of Object.values(ErrorCode).filter((c): c is ErrorCode => typeof c === 'number' && c !== ErrorCode.OK)) {
+    for (const code of Object.values(ErrorCode).filter(
+      (c): c is ErrorCode => typeof c === 'number' && c !== ErrorCode.OK,
+    )) {
       expect({ code, has: codeMessage(code) !== undefined }).toEqual({ code, has: true });
     }
   });
@@ -66,12 +68,17 @@ describe('envelope messages: catalogs and Accept-Language', () => {
       { field: 'extra', constraint: 'whitelistValidation', message: 'property extra should not exist' },
       { field: 'x', constraint: 'someUnknownConstraint', message: 'x is odd' },
     ]);
-    expect(text.render('en')).toBe('email: email must be an email address; property extra should not exist'.replace('; ', '; extra: ') + '; x: x is odd');
+    expect(text.render('en')).toBe(
+      'email: email must be an email address; property extra should not exist'.replace('; ', '; extra: ') +
+        '; x: x is odd',
+    );
     expect(text.render('zh-CN')).toBe('email：必须是有效的邮箱地址；extra：不允许的字段；x：无效');
     const short = fieldError('password', 'passwordTooShort', 'password must be 8 to 128 characters', { min: 8 });
     expect(short.message).toBe('password: password must be 8 to 128 characters');
     expect(short.text?.render('zh-CN')).toBe('password：至少 8 个字符');
-    expect(short.extras.details).toEqual({ fields: [{ field: 'password', message: 'password must be 8 to 128 characters' }] });
+    expect(short.extras.details).toEqual({
+      fields: [{ field: 'password', message: 'password must be 8 to 128 characters' }],
+    });
   });
 
   // Class sweep: a message written as a string literal in a BusinessException bypasses the catalogs.
@@ -85,7 +92,8 @@ describe('envelope messages: catalogs and Accept-Language', () => {
           if (name !== 'node_modules') walk(p);
         } else if (p.endsWith('.ts') && !p.endsWith('.spec.ts')) {
           const src = readFileSync(p, 'utf8');
-          for (const m of src.matchAll(/new BusinessException\(\s*ErrorCode\.\w+\s*,\s*(['"`])/g)) offenders.push(`${p}: ${src.slice(m.index, m.index + 90)}`);
+          for (const m of src.matchAll(/new BusinessException\(\s*ErrorCode\.\w+\s*,\s*(['"`])/g))
+            offenders.push(`${p}: ${src.slice(m.index, m.index + 90)}`);
         }
       }
     };

@@ -117,14 +117,22 @@ export function codeMessage(code: number): Msg | undefined {
  * The envelope message of an error in `locale`: its catalog message when it has one; text without a key
  * (a library's English) as is in English, else the code's default message in that language.
  */
-export function localizedMessage(locale: Locale, code: number, text: LocalizedText | undefined, fallback: string): string {
+export function localizedMessage(
+  locale: Locale,
+  code: number,
+  text: LocalizedText | undefined,
+  fallback: string,
+): string {
   if (text) return text.render(locale);
   if (locale === SOURCE_LOCALE) return fallback;
   return codeMessage(code)?.render(locale) ?? fallback;
 }
 
 /** Content-Language of an envelope answer, and `Vary: Accept-Language` for caches (the message depends on it). */
-export function markLanguage(res: { setHeader(name: string, value: string): unknown; vary?: (field: string) => unknown; headersSent?: boolean }, locale: Locale): void {
+export function markLanguage(
+  res: { setHeader(name: string, value: string): unknown; vary?: (field: string) => unknown; headersSent?: boolean },
+  locale: Locale,
+): void {
   if (res.headersSent) return;
   res.setHeader('Content-Language', locale);
   if (typeof res.vary === 'function') res.vary('Accept-Language');

@@ -70,7 +70,8 @@ export const EN = {
   'validation.isObject': 'must be an object',
   'validation.isArray': 'must be a list',
   'validation.calendarDate': 'must be a past calendar date in yyyy-MM-dd',
-  'validation.accountOfType': 'must be the phone (type sms) or email (type email) the code was sent to, and the same as phone/email when both are sent',
+  'validation.accountOfType':
+    'must be the phone (type sms) or email (type email) the code was sent to, and the same as phone/email when both are sent',
   'validation.settingValues': 'must be an object of settings (keys like "site.name", string values)',
   'validation.passwordTooShort': 'must be at least {min} characters',
 
@@ -88,11 +89,14 @@ export const EN = {
   'auth.refreshInvalid': 'Refresh token is invalid, expired or revoked',
   'auth.refreshTooEarly': 'The token can be renewed only in the last {seconds} s of its lifetime',
   'auth.oldPasswordWrong': 'Old password is wrong',
-  'auth.firstPasswordNeedsContact': 'Setting a first password needs a verified phone or email to send a code to; log in with a phone code first',
-  'auth.loginLocked': 'Too many failed logins; temporarily locked. Try again later, or log in with a verification code (SMS) or reset the password by code',
-  'validation.firstPasswordCode': 'a code sent to your verified phone or email (send-code) is required to set a first password',
+  'auth.firstPasswordNeedsContact':
+    'Setting a first password needs a verified phone or email to send a code to; log in with a phone code first',
+  'auth.loginLocked':
+    'Too many failed logins; temporarily locked. Try again later, or log in with a verification code (SMS) or reset the password by code',
+  'validation.firstPasswordCode':
+    'a code sent to your verified phone or email (send-code) is required to set a first password',
   'validation.codeWithoutAddress': 'is given without {address}',
-  'validation.fileRequired': 'a multipart/form-data part named \'file\' is required',
+  'validation.fileRequired': "a multipart/form-data part named 'file' is required",
   'verification.locked': 'Too many wrong codes for this target; try again later',
   'verification.dailyTargetLimit': 'Daily code limit reached for this target',
   'verification.dailyIpLimit': 'Daily code limit reached for this client',
@@ -129,14 +133,21 @@ export const EN = {
   'factors.kind.totp': 'authenticator app',
   'factors.kind.passkey': 'passkey',
   'notice.subject': '{site}: security notice',
-  'notice.totpEnabled': 'An authenticator app was added to your {site} account. If this was not you, sign in and review your security settings at once.',
-  'notice.totpDisabled': 'The authenticator app was removed from your {site} account. If this was not you, sign in and review your security settings at once.',
-  'notice.passkeyAdded': 'A passkey ("{name}") was added to your {site} account. If this was not you, sign in and review your security settings at once.',
-  'notice.passkeyRemoved': 'A passkey ("{name}") was removed from your {site} account. If this was not you, sign in and review your security settings at once.',
-  'notice.recoveryCodesRegenerated': 'New recovery codes were made for your {site} account; the old ones no longer work.',
-  'notice.recoveryCodeUsed': 'A recovery code was used to sign in to your {site} account ({remaining} left). If this was not you, change your password and review your security settings at once.',
+  'notice.totpEnabled':
+    'An authenticator app was added to your {site} account. If this was not you, sign in and review your security settings at once.',
+  'notice.totpDisabled':
+    'The authenticator app was removed from your {site} account. If this was not you, sign in and review your security settings at once.',
+  'notice.passkeyAdded':
+    'A passkey ("{name}") was added to your {site} account. If this was not you, sign in and review your security settings at once.',
+  'notice.passkeyRemoved':
+    'A passkey ("{name}") was removed from your {site} account. If this was not you, sign in and review your security settings at once.',
+  'notice.recoveryCodesRegenerated':
+    'New recovery codes were made for your {site} account; the old ones no longer work.',
+  'notice.recoveryCodeUsed':
+    'A recovery code was used to sign in to your {site} account ({remaining} left). If this was not you, change your password and review your security settings at once.',
   'verification.mailSubject': '{site} verification code',
-  'verification.mailText': 'Your {site} verification code is {code}. It expires in {minutes} minutes. If you did not ask for it, ignore this email.',
+  'verification.mailText':
+    'Your {site} verification code is {code}. It expires in {minutes} minutes. If you did not ask for it, ignore this email.',
   'sessions.notFound': 'No such session',
   'oauth.redirectNotAllowed': 'redirectUri is not an allowed address',
   'oauth.stateMalformed': 'Missing or malformed state',

@@ -66,7 +66,8 @@ export const ZH_CN: Record<MessageKey, string> = {
   'validation.isObject': '必须是对象',
   'validation.isArray': '必须是列表',
   'validation.calendarDate': '必须是过去的日期，格式 yyyy-MM-dd',
-  'validation.accountOfType': '必须是接收验证码的手机号（type 为 sms）或邮箱（type 为 email），且与同时传入的 phone/email 一致',
+  'validation.accountOfType':
+    '必须是接收验证码的手机号（type 为 sms）或邮箱（type 为 email），且与同时传入的 phone/email 一致',
   'validation.settingValues': '必须是设置项对象（键形如 "site.name"，值为字符串）',
   'validation.passwordTooShort': '至少 {min} 个字符',
 
@@ -129,7 +130,8 @@ export const ZH_CN: Record<MessageKey, string> = {
   'notice.passkeyAdded': '您的{site}账号已添加通行密钥（“{name}”）。如非本人操作，请立即登录并检查安全设置。',
   'notice.passkeyRemoved': '您的{site}账号已移除通行密钥（“{name}”）。如非本人操作，请立即登录并检查安全设置。',
   'notice.recoveryCodesRegenerated': '您的{site}账号已生成新的恢复码，旧恢复码已失效。',
-  'notice.recoveryCodeUsed': '有人使用恢复码登录了您的{site}账号（剩余 {remaining} 个）。如非本人操作，请立即修改密码并检查安全设置。',
+  'notice.recoveryCodeUsed':
+    '有人使用恢复码登录了您的{site}账号（剩余 {remaining} 个）。如非本人操作，请立即修改密码并检查安全设置。',
   'verification.mailSubject': '{site}验证码',
   'verification.mailText': '您的{site}验证码为 {code}，{minutes} 分钟内有效。如非本人操作，请忽略本邮件。',
   'sessions.notFound': '会话不存在',

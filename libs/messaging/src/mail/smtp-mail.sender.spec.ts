@@ -42,7 +42,15 @@ describe('SmtpMailSender against a real SMTP server', () => {
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
   const sender = (password = 'pw') =>
-    new SmtpMailSender({ host: '127.0.0.1', port, secure: false, user: 'mailer', password, from: 'Site <no-reply@site.test>', siteName: 'Site' });
+    new SmtpMailSender({
+      host: '127.0.0.1',
+      port,
+      secure: false,
+      user: 'mailer',
+      password,
+      from: 'Site <no-reply@site.test>',
+      siteName: 'Site',
+    });
 
   it('delivers the code to the recipient with authentication', async () => {
     const s = sender();

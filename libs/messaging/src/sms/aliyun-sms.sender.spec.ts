@@ -32,7 +32,10 @@ describe('AliyunSmsSender against a local server speaking the Dysms protocol', (
   let server: Server;
   let endpoint: string;
   let received: Record<string, string>[] = [];
-  let reply: { status: number; body: unknown } = { status: 200, body: { Code: 'OK', Message: 'OK', BizId: '1', RequestId: 'r' } };
+  let reply: { status: number; body: unknown } = {
+    status: 200,
+    body: { Code: 'OK', Message: 'OK', BizId: '1', RequestId: 'r' },
+  };
 
   beforeAll(async () => {
     const answer = async (req: IncomingMessage, res: ServerResponse) => {
@@ -62,13 +65,25 @@ describe('AliyunSmsSender against a local server speaking the Dysms protocol', (
   });
 
   const sender = (secret = 'the-secret') =>
-    new AliyunSmsSender({ accessKeyId: 'AK', accessKeySecret: secret, signName: 'Site', templateCode: 'SMS_1', endpoint });
+    new AliyunSmsSender({
+      accessKeyId: 'AK',
+      accessKeySecret: secret,
+      signName: 'Site',
+      templateCode: 'SMS_1',
+      endpoint,
+    });
 
   it('sends a signed SendSms request carrying the code as template parameter', async () => {
     await sender().sendCode('13800138000', '123456', 5);
     expect(received).toHaveLength(1);
     const p = received[0];
-    expect(p).toMatchObject({ Action: 'SendSms', PhoneNumbers: '13800138000', SignName: 'Site', TemplateCode: 'SMS_1', Version: '2017-05-25' });
+    expect(p).toMatchObject({
+      Action: 'SendSms',
+      PhoneNumbers: '13800138000',
+      SignName: 'Site',
+      TemplateCode: 'SMS_1',
+      Version: '2017-05-25',
+    });
     expect(JSON.parse(p.TemplateParam)).toEqual({ code: '123456' });
     expect(p.Timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   });
@@ -83,7 +98,14 @@ describe('AliyunSmsSender against a local server speaking the Dysms protocol', (
   });
 
   it('fails when the vendor cannot be reached', async () => {
-    const s = new AliyunSmsSender({ accessKeyId: 'AK', accessKeySecret: 'x', signName: 'S', templateCode: 'T', endpoint: 'http://127.0.0.1:1', timeoutMs: 2000 });
+    const s = new AliyunSmsSender({
+      accessKeyId: 'AK',
+      accessKeySecret: 'x',
+      signName: 'S',
+      templateCode: 'T',
+      endpoint: 'http://127.0.0.1:1',
+      timeoutMs: 2000,
+    });
     await expect(s.sendCode('13800138000', '1', 5)).rejects.toBeInstanceOf(MessageSendError);
   });
 });

@@ -80,7 +80,10 @@ export class AliyunSmsSender implements SmsSender {
       throw new MessageSendError(this.name, `HTTP ${response.status} with a non-JSON body`);
     }
     if (!response.ok || payload.Code !== 'OK') {
-      throw new MessageSendError(this.name, `HTTP ${response.status} ${payload.Code ?? ''} ${payload.Message ?? ''}`.trim());
+      throw new MessageSendError(
+        this.name,
+        `HTTP ${response.status} ${payload.Code ?? ''} ${payload.Message ?? ''}`.trim(),
+      );
     }
   }
 }

@@ -213,7 +213,10 @@ export class BaseConfig {
 
   /** Origins CORS allows: CORS_ORIGINS; an app adds the ones its own settings imply (the gateway: the console's). */
   corsOrigins(): string[] {
-    return (this.CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    return (this.CORS_ORIGINS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
 
   get migrationsRun(): boolean {
@@ -224,7 +227,10 @@ export class BaseConfig {
   validateExtra(): string[] {
     const problems: string[] = [];
     if (this.STORAGE_DRIVER === 's3' && !this.S3_BUCKET) problems.push('S3_BUCKET: required when STORAGE_DRIVER=s3');
-    if (this.WEBHOOK_LEASE_MS <= this.WEBHOOK_TIMEOUT_MS) problems.push('WEBHOOK_LEASE_MS: must exceed WEBHOOK_TIMEOUT_MS (a delivery in flight must never be claimed by another replica)');
+    if (this.WEBHOOK_LEASE_MS <= this.WEBHOOK_TIMEOUT_MS)
+      problems.push(
+        'WEBHOOK_LEASE_MS: must exceed WEBHOOK_TIMEOUT_MS (a delivery in flight must never be claimed by another replica)',
+      );
     return problems;
   }
 }

@@ -26,7 +26,12 @@ describe('loadConfig', () => {
   it('names every bad variable in one error', () => {
     expect.assertions(4);
     try {
-      loadConfig(SampleConfig, { SAMPLE_PORT: 'abc', NODE_ENV: 'staging', DATABASE_URL: 'mysql://x', MIGRATIONS_RUN: 'maybe' });
+      loadConfig(SampleConfig, {
+        SAMPLE_PORT: 'abc',
+        NODE_ENV: 'staging',
+        DATABASE_URL: 'mysql://x',
+        MIGRATIONS_RUN: 'maybe',
+      });
     } catch (e) {
       expect(e).toBeInstanceOf(ConfigError);
       const msg = (e as Error).message;

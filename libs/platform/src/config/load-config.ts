@@ -19,7 +19,10 @@ export function configKeys(cls: new () => object): string[] {
  * of the same name; numbers and booleans are converted; empty strings count as unset. A bad value
  * throws a ConfigError naming every failing variable.
  */
-export function loadConfig<T extends object>(cls: new () => T, env: Record<string, string | undefined> = process.env): T {
+export function loadConfig<T extends object>(
+  cls: new () => T,
+  env: Record<string, string | undefined> = process.env,
+): T {
   const config = new cls();
   const fields = config as Record<string, unknown>;
   const problems: string[] = [];

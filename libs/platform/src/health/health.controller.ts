@@ -22,7 +22,10 @@ export interface ReadinessCheck {
 }
 export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
 
-const HEALTH_EXAMPLE = { status: 'UP', components: { db: { status: 'UP', details: { database: 'postgresql' } }, ping: { status: 'UP' } } };
+const HEALTH_EXAMPLE = {
+  status: 'UP',
+  components: { db: { status: 'UP', details: { database: 'postgresql' } }, ping: { status: 'UP' } },
+};
 
 /**
  * Spring-style health: overall, liveness (process only) and readiness (database and dependencies).
@@ -44,11 +47,21 @@ export class HealthController {
 
   @Get()
   // Optional credential (OpenAPI: the empty requirement): anyone gets the status, the bearer of MANAGEMENT_TOKEN the components.
-  @ApiOperation({ summary: 'Overall health; 503 and DOWN when the database is unreachable. With MANAGEMENT_TOKEN set, components only for its bearer (others get the status alone)', security: [{}, { bearer: [] }] })
+  @ApiOperation({
+    summary:
+      'Overall health; 503 and DOWN when the database is unreachable. With MANAGEMENT_TOKEN set, components only for its bearer (others get the status alone)',
+    security: [{}, { bearer: [] }],
+  })
   @ApiOkResponse({ schema: { example: HEALTH_EXAMPLE } })
-  @ApiServiceUnavailableResponse({ schema: { example: { status: 'DOWN', components: { db: { status: 'DOWN', details: { error: 'timeout' } } } } } })
+  @ApiServiceUnavailableResponse({
+    schema: { example: { status: 'DOWN', components: { db: { status: 'DOWN', details: { error: 'timeout' } } } } },
+  })
   async health(@Req() req: Request, @Res() res: Response): Promise<void> {
-    this.send(res, { ping: { status: 'UP' }, ...(await this.dependencies()) }, managementAllowed(req, this.config.MANAGEMENT_TOKEN));
+    this.send(
+      res,
+      { ping: { status: 'UP' }, ...(await this.dependencies()) },
+      managementAllowed(req, this.config.MANAGEMENT_TOKEN),
+    );
   }
 
   @Get('liveness')
@@ -60,7 +73,10 @@ export class HealthController {
 
   @Get('readiness')
   // Optional credential, as the overall health: the bearer of MANAGEMENT_TOKEN gets the components.
-  @ApiOperation({ summary: 'Kubernetes readiness: database and required dependencies reachable', security: [{}, { bearer: [] }] })
+  @ApiOperation({
+    summary: 'Kubernetes readiness: database and required dependencies reachable',
+    security: [{}, { bearer: [] }],
+  })
   @ApiOkResponse({ schema: { example: { status: 'UP', components: { db: { status: 'UP' } } } } })
   @ApiServiceUnavailableResponse({ schema: { example: { status: 'DOWN', components: { db: { status: 'DOWN' } } } } })
   async readiness(@Req() req: Request, @Res() res: Response): Promise<void> {
@@ -71,17 +87,22 @@ export class HealthController {
   private send(res: Response, components: Record<string, Component>, detailed: boolean): void {
     const status: Status = Object.values(components).every((c) => c.status === 'UP') ? 'UP' : 'DOWN';
     res.setHeader('Cache-Control', 'no-store');
-    res.status(status === 'UP' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json(detailed ? { status, components } : { status });
+    res
+      .status(status === 'UP' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE)
+      .json(detailed ? { status, components } : { status });
   }
 
   private async dependencies(): Promise<Record<string, Component>> {
     const checks: Array<[string, () => Promise<Record<string, unknown> | void>]> = [
-      ['db', async () => {
-        const result = await this.db.pingCheck('db', { timeout: 2000 });
-        const db = result?.db as { status?: string; message?: string } | undefined;
-        if (db?.status && db.status !== 'up') throw new Error(db.message ?? 'database unreachable');
-        return { database: 'postgresql' };
-      }],
+      [
+        'db',
+        async () => {
+          const result = await this.db.pingCheck('db', { timeout: 2000 });
+          const db = result?.db as { status?: string; message?: string } | undefined;
+          if (db?.status && db.status !== 'up') throw new Error(db.message ?? 'database unreachable');
+          return { database: 'postgresql' };
+        },
+      ],
     ];
     if (this.state.backend === 'redis') checks.push(['redis', () => withTimeout(this.state.ping(), 2000)]);
     for (const c of this.extra ?? []) checks.push([c.name, () => c.check()]);
@@ -92,7 +113,8 @@ export class HealthController {
           return [name, details ? { status: 'UP', details } : { status: 'UP' }];
         } catch (e) {
           // Terminus errors carry per-check causes; anything else may carry a message.
-          const err = e as { causes?: Record<string, { message?: string } | undefined>; message?: string } | null | undefined;
+          const err = e as
+            { causes?: Record<string, { message?: string } | undefined>; message?: string } | null | undefined;
           const reason = err?.causes?.[name]?.message ?? err?.message ?? 'unavailable';
           return [name, { status: 'DOWN', details: { error: String(reason) } }];
         }
@@ -103,5 +125,8 @@ export class HealthController {
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timeout after ${ms} ms`)), ms).unref())]);
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timeout after ${ms} ms`)), ms).unref()),
+  ]);
 }

@@ -19,7 +19,12 @@ export type AuthenticateFirst = 'all' | 'routes';
  * once. A refusal leaves the body unread and closes the connection after the answer (keep-alive would
  * have to read the rest of the body first).
  */
-export function authenticateFirst(mode: AuthenticateFirst, route: (method: string | undefined, path: string) => RouteInfo | undefined, authenticator?: Authenticator, limiter?: AuthLimiter): Middleware {
+export function authenticateFirst(
+  mode: AuthenticateFirst,
+  route: (method: string | undefined, path: string) => RouteInfo | undefined,
+  authenticator?: Authenticator,
+  limiter?: AuthLimiter,
+): Middleware {
   return (req: Request & { principal?: Principal }, res: Response, next) => {
     const found = route(req.method, pathnameOf(req.url));
     // Kept for the body readers' per-route limit (configure-http-app.ts): one lookup per request.

@@ -45,7 +45,14 @@ const DECOMPRESSORS = new Map<string, () => Transform>([
   ['gzip', () => zlib.createGunzip()],
   ['deflate', () => zlib.createInflate()],
   ['br', () => zlib.createBrotliDecompress()],
-  ...('createZstdDecompress' in zlib ? [['zstd', () => (zlib as unknown as { createZstdDecompress(): Transform }).createZstdDecompress()] as [string, () => Transform]] : []),
+  ...('createZstdDecompress' in zlib
+    ? [
+        ['zstd', () => (zlib as unknown as { createZstdDecompress(): Transform }).createZstdDecompress()] as [
+          string,
+          () => Transform,
+        ],
+      ]
+    : []),
 ]);
 
 /** The media type of a Content-Type header, lower-cased, without parameters. */
@@ -93,7 +100,9 @@ function armTimeout(req: Request, res: Response, o: BodyReaderOptions, onFire?: 
 export function bodyReader(o: BodyReaderOptions) {
   return (req: Request, res: Response, next: Next): void => {
     const lengthHeader = req.headers['content-length'];
-    const hasBody = req.headers['transfer-encoding'] !== undefined || (lengthHeader !== undefined && !Number.isNaN(Number(lengthHeader)));
+    const hasBody =
+      req.headers['transfer-encoding'] !== undefined ||
+      (lengthHeader !== undefined && !Number.isNaN(Number(lengthHeader)));
     if (!hasBody || req.readableEnded) return next();
     const type = req.headers['content-type'];
     if (mediaType(type) !== 'application/json') {
@@ -110,7 +119,15 @@ export function bodyReader(o: BodyReaderOptions) {
   };
 }
 
-function readJson(req: Request, res: Response, type: string, lengthHeader: string | undefined, o: BodyReaderOptions, limit: number, next: Next): void {
+function readJson(
+  req: Request,
+  res: Response,
+  type: string,
+  lengthHeader: string | undefined,
+  o: BodyReaderOptions,
+  limit: number,
+  next: Next,
+): void {
   const charset = charsetOf(type) ?? 'utf-8';
   let decoder: TextDecoder | undefined;
   // As body-parser (RFC 7159 8.1): a JSON body is UTF-8, UTF-16 or UTF-32; UTF-32 has no decoder here.
@@ -120,7 +137,8 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
     } catch {
       decoder = undefined;
     }
-    if (decoder === undefined) return next(bodyError(415, 'charset.unsupported', `unsupported charset "${charset.toUpperCase()}"`, { charset }));
+    if (decoder === undefined)
+      return next(bodyError(415, 'charset.unsupported', `unsupported charset "${charset.toUpperCase()}"`, { charset }));
   }
   // An empty Content-Encoding is identity too (as body-parser: `|| 'identity'`).
   const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase();
@@ -134,7 +152,12 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
     expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
   } else {
     const make = DECOMPRESSORS.get(contentEncoding);
-    if (make === undefined) return next(bodyError(415, 'encoding.unsupported', `unsupported content encoding "${contentEncoding}"`, { encoding: contentEncoding }));
+    if (make === undefined)
+      return next(
+        bodyError(415, 'encoding.unsupported', `unsupported content encoding "${contentEncoding}"`, {
+          encoding: contentEncoding,
+        }),
+      );
     inflater = make();
     // Counted before the inflater sees the bytes (its output comes later: zlib works off the thread).
     if (o.maxInflateRatio !== undefined) req.on('data', countCompressed);
@@ -193,14 +216,32 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
   };
   const onData = (chunk: Buffer) => {
     received += chunk.length;
-    if (received > limit) return settle(bodyError(413, 'entity.too.large', 'request entity too large', { limit, length: received }));
-    if (inflater !== undefined && o.maxInflateRatio !== undefined && received > INFLATE_RATIO_FLOOR && received > compressed * o.maxInflateRatio) {
-      return settle(bodyError(413, 'entity.ratio.exceeded', `compressed body inflates more than ${o.maxInflateRatio} times`, { maxRatio: o.maxInflateRatio, length: received, compressed }));
+    if (received > limit)
+      return settle(bodyError(413, 'entity.too.large', 'request entity too large', { limit, length: received }));
+    if (
+      inflater !== undefined &&
+      o.maxInflateRatio !== undefined &&
+      received > INFLATE_RATIO_FLOOR &&
+      received > compressed * o.maxInflateRatio
+    ) {
+      return settle(
+        bodyError(413, 'entity.ratio.exceeded', `compressed body inflates more than ${o.maxInflateRatio} times`, {
+          maxRatio: o.maxInflateRatio,
+          length: received,
+          compressed,
+        }),
+      );
     }
     chunks.push(chunk);
   };
   const onEnd = () => {
-    if (expected !== undefined && received !== expected) return settle(bodyError(400, 'request.size.invalid', 'request size did not match content length', { expected, length: received }));
+    if (expected !== undefined && received !== expected)
+      return settle(
+        bodyError(400, 'request.size.invalid', 'request size did not match content length', {
+          expected,
+          length: received,
+        }),
+      );
     const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received);
     // The check and the parser see the same text: in UTF-16 a code unit such as U+0122 has a byte that
     // reads as '"' (or '\\', '['), so a byte scanner over the raw bytes would lose track of strings.
@@ -210,7 +251,14 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
     } catch (e) {
       const err = e instanceof Error ? e : new Error(String(e));
       const fields = err as Error & { status?: number; type?: string };
-      return settle(Object.assign(err, { status: fields.status ?? 403, statusCode: fields.status ?? 403, type: fields.type ?? 'entity.verify.failed', expose: true }));
+      return settle(
+        Object.assign(err, {
+          status: fields.status ?? 403,
+          statusCode: fields.status ?? 403,
+          type: fields.type ?? 'entity.verify.failed',
+          expose: true,
+        }),
+      );
     }
     let text = decoded ?? raw.toString('utf8');
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
@@ -222,12 +270,15 @@ function readJson(req: Request, res: Response, type: string, lengthHeader: strin
     }
     settle(undefined, body);
   };
-  const onError = (e: Error) => settle(bodyError(400, contentEncoding === 'identity' ? 'request.aborted' : 'entity.inflate.failed', e.message));
+  const onError = (e: Error) =>
+    settle(bodyError(400, contentEncoding === 'identity' ? 'request.aborted' : 'entity.inflate.failed', e.message));
   const onClose = () => {
     if (!req.complete) settle(bodyError(400, 'request.aborted', 'request aborted'));
   };
   if (expected !== undefined && expected > limit) {
-    return settle(bodyError(413, 'entity.too.large', 'request entity too large', { limit, length: expected, expected }));
+    return settle(
+      bodyError(413, 'entity.too.large', 'request entity too large', { limit, length: expected, expected }),
+    );
   }
   source.on('data', onData);
   source.on('end', onEnd);
@@ -243,6 +294,7 @@ function parseStrictJson(text: string): unknown {
     if (text.length === 0) return {};
     throw new SyntaxError('Unexpected end of JSON input');
   }
-  if (text[i] !== '{' && text[i] !== '[') throw new SyntaxError(`Unexpected token '${text[i]}' at position ${i}: a JSON body is an object or an array`);
+  if (text[i] !== '{' && text[i] !== '[')
+    throw new SyntaxError(`Unexpected token '${text[i]}' at position ${i}: a JSON body is an object or an array`);
   return JSON.parse(text) as unknown;
 }

@@ -82,12 +82,24 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     if (!isForm(req.headers['content-type'])) return next();
     const limit = limitFor(req);
     let reader = formReaders.get(limit);
-    if (reader === undefined) formReaders.set(limit, (reader = express.urlencoded({ limit, extended: true, parameterLimit: 1000, inflate: false }) as Middleware));
+    if (reader === undefined)
+      formReaders.set(
+        limit,
+        (reader = express.urlencoded({ limit, extended: true, parameterLimit: 1000, inflate: false }) as Middleware),
+      );
     reader(req, res, next);
   };
   // Body readers: Express runs them before Nest's routes. JSON bodies, and the request timeout for every
   // body (a client that announces more body than it sends, or trickles it, gets 408 instead of holding a socket).
-  app.use(bodyReader({ limit: limitFor, maxInflateRatio: config.BODY_INFLATE_RATIO_MAX, timeoutMs: config.REQUEST_TIMEOUT_MS, respond: options.errorResponder, verify: rejectDeepJson }));
+  app.use(
+    bodyReader({
+      limit: limitFor,
+      maxInflateRatio: config.BODY_INFLATE_RATIO_MAX,
+      timeoutMs: config.REQUEST_TIMEOUT_MS,
+      respond: options.errorResponder,
+      verify: rejectDeepJson,
+    }),
+  );
   app.use(formReader);
   const server = app.getHttpServer();
   server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
@@ -102,7 +114,9 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     edge: [
       ...edgeStages({ accessLog: app.get(AccessLog), metrics: app.get(Metrics), cors: corsStage }),
       ...(options.edge ?? []),
-      ...(options.authenticateFirst ? [authenticateFirst(options.authenticateFirst, routeOf, authenticator, limiter)] : []),
+      ...(options.authenticateFirst
+        ? [authenticateFirst(options.authenticateFirst, routeOf, authenticator, limiter)]
+        : []),
     ],
     errorResponder: options.errorResponder,
   });

@@ -47,16 +47,30 @@ export async function resolveDatabase(config: BaseConfig): Promise<EmbeddedDatab
 }
 
 /** Validates the environment, resolves the database and builds a configured (not yet listening) app. */
-export async function createApp<T extends BaseConfig>(def: AppDefinition<T>, env: Record<string, string | undefined> = process.env): Promise<CreatedApp<T>> {
+export async function createApp<T extends BaseConfig>(
+  def: AppDefinition<T>,
+  env: Record<string, string | undefined> = process.env,
+): Promise<CreatedApp<T>> {
   const config = loadConfig(def.configClass, env);
   const database = await resolveDatabase(config);
   try {
-    const app = await NestFactory.create<NestExpressApplication>(def.module(config, database.url), new PlatformExpressAdapter(), {
-      bodyParser: false,
-      bufferLogs: true,
-      abortOnError: false,
+    const app = await NestFactory.create<NestExpressApplication>(
+      def.module(config, database.url),
+      new PlatformExpressAdapter(),
+      {
+        bodyParser: false,
+        bufferLogs: true,
+        abortOnError: false,
+      },
+    );
+    configureHttpApp(app, {
+      config,
+      prefix: def.prefix?.(config),
+      swagger: def.swagger,
+      errorResponder: def.errorResponder,
+      edge: def.edge?.(app, config),
+      authenticateFirst: def.authenticateFirst,
     });
-    configureHttpApp(app, { config, prefix: def.prefix?.(config), swagger: def.swagger, errorResponder: def.errorResponder, edge: def.edge?.(app, config), authenticateFirst: def.authenticateFirst });
     await def.customize?.(app, config);
     return { app, config, database };
   } catch (e) {

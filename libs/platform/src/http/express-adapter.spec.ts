@@ -52,11 +52,19 @@ describe('PlatformExpressAdapter.close', () => {
     server.prependListener('request', () => void adapter.close());
     await new Promise<void>((resolve, reject) => {
       http
-        .get({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/p', headers: { connection: 'keep-alive' } }, (res) => {
-          seen.push(String(res.headers.connection));
-          res.resume();
-          res.on('end', resolve);
-        })
+        .get(
+          {
+            host: '127.0.0.1',
+            port: (server.address() as AddressInfo).port,
+            path: '/p',
+            headers: { connection: 'keep-alive' },
+          },
+          (res) => {
+            seen.push(String(res.headers.connection));
+            res.resume();
+            res.on('end', resolve);
+          },
+        )
         .on('error', reject);
     });
     expect(seen).toEqual(['close']);

@@ -7,9 +7,15 @@ const response = () => ({ writeHead: jest.fn().mockReturnThis(), end: jest.fn() 
 describe('HttpPipeline', () => {
   it('runs the edge stages in order, then Express', () => {
     const seen: string[] = [];
-    const stage = (name: string): Middleware => (_req, _res, next) => (seen.push(name), next());
+    const stage =
+      (name: string): Middleware =>
+      (_req, _res, next) => (seen.push(name), next());
     const pipeline = new HttpPipeline();
-    pipeline.wire({ express: () => seen.push('express'), edge: [stage('id'), stage('log'), stage('auth')], errorResponder: () => seen.push('error') });
+    pipeline.wire({
+      express: () => seen.push('express'),
+      edge: [stage('id'), stage('log'), stage('auth')],
+      errorResponder: () => seen.push('error'),
+    });
     pipeline.handle(request(), response());
     expect(seen).toEqual(['id', 'log', 'auth', 'express']);
   });
@@ -21,7 +27,8 @@ describe('HttpPipeline', () => {
     pipeline.wire({
       express: () => seen.push('express'),
       edge: [(_req, _res, next) => next(refused), () => seen.push('later')],
-      errorResponder: (e, req, res) => seen.push(`error ${(e as Error).message}, paired ${req.res === res && res.req === req}`),
+      errorResponder: (e, req, res) =>
+        seen.push(`error ${(e as Error).message}, paired ${req.res === res && res.req === req}`),
     });
     pipeline.handle(request(), response());
     expect(seen).toEqual(['error refused, paired true']);

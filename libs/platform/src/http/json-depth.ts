@@ -13,7 +13,8 @@ export function jsonDepthExceeds(buf: Buffer, max = MAX_JSON_DEPTH): boolean {
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i];
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped byte
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped byte
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {
@@ -25,5 +26,6 @@ export function jsonDepthExceeds(buf: Buffer, max = MAX_JSON_DEPTH): boolean {
 
 /** The body reader's `verify` hook: refuses too-deep JSON with a 400. */
 export function rejectDeepJson(_req: unknown, _res: unknown, buf: Buffer): void {
-  if (jsonDepthExceeds(buf)) throw bodyError(400, 'entity.too.deep', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (jsonDepthExceeds(buf))
+    throw bodyError(400, 'entity.too.deep', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
 }

@@ -49,10 +49,26 @@ describe('controllerRoutes and RouteTable', () => {
   });
 
   it('matches as Express routes: by method (HEAD by GET), case-insensitively, with an optional trailing slash, wildcards', () => {
-    expect(table.find('POST', '/ctx/api/auth/login')).toEqual({ public: true, bodyLimit: undefined, pattern: '/ctx/api/auth/login' });
-    expect(table.find('post', '/CTX/Api/Auth/Login/')).toEqual({ public: true, bodyLimit: undefined, pattern: '/ctx/api/auth/login' });
-    expect(table.find('PUT', '/ctx/api/auth/profile')).toEqual({ public: false, bodyLimit: undefined, pattern: '/ctx/api/auth/profile' });
-    expect(table.find('HEAD', '/ctx/api/auth/profile')).toEqual({ public: false, bodyLimit: undefined, pattern: '/ctx/api/auth/profile' });
+    expect(table.find('POST', '/ctx/api/auth/login')).toEqual({
+      public: true,
+      bodyLimit: undefined,
+      pattern: '/ctx/api/auth/login',
+    });
+    expect(table.find('post', '/CTX/Api/Auth/Login/')).toEqual({
+      public: true,
+      bodyLimit: undefined,
+      pattern: '/ctx/api/auth/login',
+    });
+    expect(table.find('PUT', '/ctx/api/auth/profile')).toEqual({
+      public: false,
+      bodyLimit: undefined,
+      pattern: '/ctx/api/auth/profile',
+    });
+    expect(table.find('HEAD', '/ctx/api/auth/profile')).toEqual({
+      public: false,
+      bodyLimit: undefined,
+      pattern: '/ctx/api/auth/profile',
+    });
     expect(table.find('GET', '/ctx/files/a/b.png')).toMatchObject({ public: true, bodyLimit: 2048 });
     expect(table.find('GET', '/ctx/')).toMatchObject({ public: false, bodyLimit: undefined });
   });

@@ -88,7 +88,12 @@ export function pathnameOf(url: string | undefined): string {
   return u;
 }
 
-const join = (...parts: string[]) => '/' + parts.flatMap((p) => p.split('/')).filter(Boolean).join('/');
+const join = (...parts: string[]) =>
+  '/' +
+  parts
+    .flatMap((p) => p.split('/'))
+    .filter(Boolean)
+    .join('/');
 
 /**
  * Every controller route of the app with its `@Public()` and `@BodyLimit` metadata (the method's over its
@@ -108,10 +113,14 @@ export function controllerRoutes(modules: ModulesContainer, prefix: string): Rou
         const methodPath = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
         const verb = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
         if (methodPath === undefined || verb === undefined) continue;
-        const open = ((Reflect.getMetadata(IS_PUBLIC, handler) ?? Reflect.getMetadata(IS_PUBLIC, type)) as boolean | undefined) === true;
-        const limit = (Reflect.getMetadata(BODY_LIMIT, handler) ?? Reflect.getMetadata(BODY_LIMIT, type)) as number | undefined;
+        const open =
+          ((Reflect.getMetadata(IS_PUBLIC, handler) ?? Reflect.getMetadata(IS_PUBLIC, type)) as boolean | undefined) ===
+          true;
+        const limit = (Reflect.getMetadata(BODY_LIMIT, handler) ?? Reflect.getMetadata(BODY_LIMIT, type)) as
+          number | undefined;
         for (const c of ctrlPaths) {
-          for (const m of asArray(methodPath)) entries.push({ method: RequestMethod[verb], path: join(prefix, c, m), public: open, bodyLimit: limit });
+          for (const m of asArray(methodPath))
+            entries.push({ method: RequestMethod[verb], path: join(prefix, c, m), public: open, bodyLimit: limit });
         }
       }
     }

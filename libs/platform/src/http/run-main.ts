@@ -6,7 +6,12 @@ import { enableGracefulShutdown } from './configure-http-app';
 import { shutdownTracing } from '../tracing';
 
 /** Process entry of an app: build, listen, drain on SIGTERM; a bad config exits 1 with the reasons. */
-export async function runMain<T extends BaseConfig>(name: string, create: () => Promise<CreatedApp<T>>, port: (c: T) => number, prefix: (c: T) => string = () => ''): Promise<void> {
+export async function runMain<T extends BaseConfig>(
+  name: string,
+  create: () => Promise<CreatedApp<T>>,
+  port: (c: T) => number,
+  prefix: (c: T) => string = () => '',
+): Promise<void> {
   let created: CreatedApp<T>;
   try {
     created = await create();
@@ -26,5 +31,7 @@ export async function runMain<T extends BaseConfig>(name: string, create: () => 
   await app.listen(port(config), config.HOST);
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
   const base = `http://${host}:${port(config)}${prefix(config).replace(/\/$/, '')}`;
-  new Logger(name).log(`listening on ${base} (Swagger UI ${base}/swagger-ui/index.html, database ${database.owned || !config.DATABASE_URL ? 'embedded' : 'DATABASE_URL'})`);
+  new Logger(name).log(
+    `listening on ${base} (Swagger UI ${base}/swagger-ui/index.html, database ${database.owned || !config.DATABASE_URL ? 'embedded' : 'DATABASE_URL'})`,
+  );
 }

@@ -13,7 +13,9 @@ describe('securityHeaders', () => {
       const captured = securityHeaders();
       expect(captured.length).toBeGreaterThan(5);
       for (const [name, value] of captured) expect(res.headers.get(name)).toBe(value);
-      const sent = [...res.headers.keys()].filter((h) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(h));
+      const sent = [...res.headers.keys()].filter(
+        (h) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(h),
+      );
       expect(sent.sort()).toEqual(captured.map(([n]) => n.toLowerCase()).sort());
     } finally {
       server.close();

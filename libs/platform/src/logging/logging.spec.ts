@@ -14,8 +14,24 @@ describe('AccessLog', () => {
     const { lines, stream } = capture();
     const log = new AccessLog('info', 'ai-gateway', stream);
     const entries: Array<[AccessLogEntry, 'info' | 'warn', string]> = [
-      [{ req: { id: 'r-1', method: 'POST', url: '/v1/chat/completions', remoteAddress: '127.0.0.1' }, res: { statusCode: 200 }, responseTime: 3 }, 'info', 'request completed'],
-      [{ req: { id: 'r"2\\', method: undefined, url: '/ü/"x"', remoteAddress: undefined }, res: { statusCode: null }, responseTime: 0 }, 'warn', 'request aborted'],
+      [
+        {
+          req: { id: 'r-1', method: 'POST', url: '/v1/chat/completions', remoteAddress: '127.0.0.1' },
+          res: { statusCode: 200 },
+          responseTime: 3,
+        },
+        'info',
+        'request completed',
+      ],
+      [
+        {
+          req: { id: 'r"2\\', method: undefined, url: '/ü/"x"', remoteAddress: undefined },
+          res: { statusCode: null },
+          responseTime: 0,
+        },
+        'warn',
+        'request aborted',
+      ],
     ];
     for (const [entry, level, msg] of entries) {
       log.logger[level](entry, msg);
@@ -48,7 +64,12 @@ describe('AccessLog', () => {
     }
     const parsed = lines.map((l) => JSON.parse(l));
     expect(parsed).toEqual([
-      expect.objectContaining({ level: 30, msg: 'request completed', req: expect.objectContaining({ id: 'id-1', method: 'GET', url: '/api/x' }), res: { statusCode: 200 } }),
+      expect.objectContaining({
+        level: 30,
+        msg: 'request completed',
+        req: expect.objectContaining({ id: 'id-1', method: 'GET', url: '/api/x' }),
+        res: { statusCode: 200 },
+      }),
       expect.objectContaining({ level: 40, msg: 'request completed', res: { statusCode: 404 } }),
     ]);
   });

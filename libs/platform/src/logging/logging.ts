@@ -51,7 +51,12 @@ function loggerOptions(config: BaseConfig, app: string): pino.LoggerOptions {
     base: { app },
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     serializers: {
-      req: (req: { id?: unknown; method?: string; url?: string; remoteAddress?: string }) => ({ id: req.id, method: req.method, url: loggedPath(String(req.url ?? '')), remoteAddress: req.remoteAddress }),
+      req: (req: { id?: unknown; method?: string; url?: string; remoteAddress?: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: loggedPath(String(req.url ?? '')),
+        remoteAddress: req.remoteAddress,
+      }),
       res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
     },
   };
@@ -127,7 +132,11 @@ export class AccessLog {
         entry.err = { type: e.name, message: e.message };
         this.logger[level](entry, 'request errored');
       } else {
-        this.write(level as 'info' | 'warn', entry, !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted');
+        this.write(
+          level as 'info' | 'warn',
+          entry,
+          !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted',
+        );
       }
     };
     res.on('close', done);

@@ -8,14 +8,26 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { OtlpMetrics, OtlpMetricsSettings, startOtlpMetrics } from './otlp-metrics';
 
 /** The convention's ExplicitBucketBoundaries for gen_ai.client.token.usage. */
-export const GEN_AI_TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+export const GEN_AI_TOKEN_BUCKETS = [
+  1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
+];
 /** The convention's ExplicitBucketBoundaries for gen_ai.client.operation.duration and time to first chunk (seconds). */
-export const GEN_AI_DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+export const GEN_AI_DURATION_BUCKETS = [
+  0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+];
 /** The gateway's own time per request is sub-millisecond to milliseconds (npm run bench): finer buckets. */
 const OVERHEAD_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
 /** OpenTelemetry attributes a GenAI point may carry, and the Prometheus label each becomes. */
-const CLIENT_ATTRIBUTES = ['gen_ai.operation.name', 'gen_ai.provider.name', 'gen_ai.request.model', 'gen_ai.response.model', 'server.address', 'server.port', 'error.type'] as const;
+const CLIENT_ATTRIBUTES = [
+  'gen_ai.operation.name',
+  'gen_ai.provider.name',
+  'gen_ai.request.model',
+  'gen_ai.response.model',
+  'server.address',
+  'server.port',
+  'error.type',
+] as const;
 const label = (attribute: string) => attribute.replace(/\./g, '_');
 const CLIENT_LABELS = CLIENT_ATTRIBUTES.map(label);
 
@@ -34,23 +46,74 @@ export class GenAiMetrics {
   private readonly overhead: Histogram;
   private readonly cost: Counter;
   private readonly otlp: OtlpMetrics | null;
-  private readonly otel?: { tokens: OtelHistogram; duration: OtelHistogram; firstChunk: OtelHistogram; overhead: OtelHistogram; cost: OtelCounter };
+  private readonly otel?: {
+    tokens: OtelHistogram;
+    duration: OtelHistogram;
+    firstChunk: OtelHistogram;
+    overhead: OtelHistogram;
+    cost: OtelCounter;
+  };
 
   constructor(registry: Registry, opts: GenAiMetricsOptions = {}) {
     const registers = [registry];
-    this.tokens = new Histogram({ name: 'gen_ai_client_token_usage', help: 'Number of input and output tokens used (OpenTelemetry gen_ai.client.token.usage)', labelNames: [...CLIENT_LABELS, 'gen_ai_token_type'], buckets: GEN_AI_TOKEN_BUCKETS, registers });
-    this.duration = new Histogram({ name: 'gen_ai_client_operation_duration_seconds', help: 'GenAI operation duration per upstream attempt (OpenTelemetry gen_ai.client.operation.duration)', labelNames: CLIENT_LABELS, buckets: GEN_AI_DURATION_BUCKETS, registers });
-    this.firstChunk = new Histogram({ name: 'gen_ai_client_operation_time_to_first_chunk_seconds', help: 'Time to the first chunk of a streamed upstream answer (OpenTelemetry gen_ai.client.operation.time_to_first_chunk)', labelNames: CLIENT_LABELS, buckets: GEN_AI_DURATION_BUCKETS, registers });
-    this.overhead = new Histogram({ name: 'ai_gateway_overhead_seconds', help: "The gateway's own time per /v1 request, upstream waits excluded (X-Gateway-Overhead-Ms)", labelNames: ['endpoint'], buckets: OVERHEAD_BUCKETS, registers });
-    this.cost = new Counter({ name: 'ai_gateway_cost_yuan_total', help: 'Yuan charged for calls, by public model, deployment and endpoint', labelNames: ['model', 'deployment', 'endpoint'], registers });
+    this.tokens = new Histogram({
+      name: 'gen_ai_client_token_usage',
+      help: 'Number of input and output tokens used (OpenTelemetry gen_ai.client.token.usage)',
+      labelNames: [...CLIENT_LABELS, 'gen_ai_token_type'],
+      buckets: GEN_AI_TOKEN_BUCKETS,
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'gen_ai_client_operation_duration_seconds',
+      help: 'GenAI operation duration per upstream attempt (OpenTelemetry gen_ai.client.operation.duration)',
+      labelNames: CLIENT_LABELS,
+      buckets: GEN_AI_DURATION_BUCKETS,
+      registers,
+    });
+    this.firstChunk = new Histogram({
+      name: 'gen_ai_client_operation_time_to_first_chunk_seconds',
+      help: 'Time to the first chunk of a streamed upstream answer (OpenTelemetry gen_ai.client.operation.time_to_first_chunk)',
+      labelNames: CLIENT_LABELS,
+      buckets: GEN_AI_DURATION_BUCKETS,
+      registers,
+    });
+    this.overhead = new Histogram({
+      name: 'ai_gateway_overhead_seconds',
+      help: "The gateway's own time per /v1 request, upstream waits excluded (X-Gateway-Overhead-Ms)",
+      labelNames: ['endpoint'],
+      buckets: OVERHEAD_BUCKETS,
+      registers,
+    });
+    this.cost = new Counter({
+      name: 'ai_gateway_cost_yuan_total',
+      help: 'Yuan charged for calls, by public model, deployment and endpoint',
+      labelNames: ['model', 'deployment', 'endpoint'],
+      registers,
+    });
     this.otlp = opts.otlp ? startOtlpMetrics(opts.otlp, opts.exporter) : null;
     if (this.otlp) {
       const meter = this.otlp.meter;
       this.otel = {
-        tokens: meter.createHistogram('gen_ai.client.token.usage', { unit: '{token}', description: 'Number of input and output tokens used.', advice: { explicitBucketBoundaries: GEN_AI_TOKEN_BUCKETS } }),
-        duration: meter.createHistogram('gen_ai.client.operation.duration', { unit: 's', description: 'GenAI operation duration.', advice: { explicitBucketBoundaries: GEN_AI_DURATION_BUCKETS } }),
-        firstChunk: meter.createHistogram('gen_ai.client.operation.time_to_first_chunk', { unit: 's', description: 'Time to receive the first chunk of a streamed answer.', advice: { explicitBucketBoundaries: GEN_AI_DURATION_BUCKETS } }),
-        overhead: meter.createHistogram('ai_gateway.overhead', { unit: 's', description: "The gateway's own time per request, upstream waits excluded.", advice: { explicitBucketBoundaries: OVERHEAD_BUCKETS } }),
+        tokens: meter.createHistogram('gen_ai.client.token.usage', {
+          unit: '{token}',
+          description: 'Number of input and output tokens used.',
+          advice: { explicitBucketBoundaries: GEN_AI_TOKEN_BUCKETS },
+        }),
+        duration: meter.createHistogram('gen_ai.client.operation.duration', {
+          unit: 's',
+          description: 'GenAI operation duration.',
+          advice: { explicitBucketBoundaries: GEN_AI_DURATION_BUCKETS },
+        }),
+        firstChunk: meter.createHistogram('gen_ai.client.operation.time_to_first_chunk', {
+          unit: 's',
+          description: 'Time to receive the first chunk of a streamed answer.',
+          advice: { explicitBucketBoundaries: GEN_AI_DURATION_BUCKETS },
+        }),
+        overhead: meter.createHistogram('ai_gateway.overhead', {
+          unit: 's',
+          description: "The gateway's own time per request, upstream waits excluded.",
+          advice: { explicitBucketBoundaries: OVERHEAD_BUCKETS },
+        }),
         cost: meter.createCounter('ai_gateway.cost', { unit: '{yuan}', description: 'Yuan charged for calls.' }),
       };
     }
@@ -83,7 +146,11 @@ export class GenAiMetrics {
   charged(model: string, deployment: string | null | undefined, endpoint: string, yuan: number): void {
     if (!(yuan > 0)) return;
     this.cost.inc({ model, deployment: deployment ?? '', endpoint }, yuan);
-    this.otel?.cost.add(yuan, { 'ai_gateway.model': model, 'ai_gateway.deployment': deployment ?? '', 'ai_gateway.endpoint': endpoint });
+    this.otel?.cost.add(yuan, {
+      'ai_gateway.model': model,
+      'ai_gateway.deployment': deployment ?? '',
+      'ai_gateway.endpoint': endpoint,
+    });
   }
 
   /** Sends what OTLP export holds now (tests, shutdown). */

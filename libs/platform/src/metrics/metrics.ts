@@ -44,9 +44,15 @@ export class MetricsController {
 
   @Get('prometheus')
   // The credential is needed only when MANAGEMENT_TOKEN is set (OpenAPI: the empty requirement makes it optional).
-  @ApiOperation({ summary: 'Prometheus metrics: request counts and latency histograms per route, process metrics. Needs `Authorization: Bearer <MANAGEMENT_TOKEN>` when MANAGEMENT_TOKEN is set', security: [{}, { bearer: [] }] })
+  @ApiOperation({
+    summary:
+      'Prometheus metrics: request counts and latency histograms per route, process metrics. Needs `Authorization: Bearer <MANAGEMENT_TOKEN>` when MANAGEMENT_TOKEN is set',
+    security: [{}, { bearer: [] }],
+  })
   @ApiProduces('text/plain')
-  @ApiOkResponse({ schema: { type: 'string', example: 'http_requests_total{method="GET",route="/actuator/health",status="200"} 3' } })
+  @ApiOkResponse({
+    schema: { type: 'string', example: 'http_requests_total{method="GET",route="/actuator/health",status="200"} 3' },
+  })
   @ApiUnauthorizedResponse({ schema: { example: { status: 401, error: 'management token required' } } })
   async prometheus(@Req() req: Request, @Res() res: Response): Promise<void> {
     if (!managementAllowed(req, this.config.MANAGEMENT_TOKEN)) {

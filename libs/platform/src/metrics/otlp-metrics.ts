@@ -22,7 +22,11 @@ export interface OtlpMetrics {
  * Where metrics go, or null: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as is, else
  * `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/metrics`; none when OTEL_SDK_DISABLED (as for traces).
  */
-export function metricsEndpoint(settings: { OTEL_SDK_DISABLED?: boolean; OTEL_EXPORTER_OTLP_ENDPOINT?: string; OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?: string }): string | null {
+export function metricsEndpoint(settings: {
+  OTEL_SDK_DISABLED?: boolean;
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?: string;
+}): string | null {
   if (settings.OTEL_SDK_DISABLED) return null;
   const signal = settings.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim();
   if (signal) return signal;
@@ -34,13 +38,26 @@ export function metricsEndpoint(settings: { OTEL_SDK_DISABLED?: boolean; OTEL_EX
  * A meter provider of its own (not the global one: tests run several apps in one process), exporting
  * periodically over OTLP, or to `exporter` when given (tests: an InMemoryMetricExporter).
  */
-export function startOtlpMetrics(settings: OtlpMetricsSettings, exporter?: import('@opentelemetry/sdk-metrics').PushMetricExporter): OtlpMetrics {
-  const { MeterProvider, PeriodicExportingMetricReader } = sdk<typeof import('@opentelemetry/sdk-metrics')>('@opentelemetry/sdk-metrics');
+export function startOtlpMetrics(
+  settings: OtlpMetricsSettings,
+  exporter?: import('@opentelemetry/sdk-metrics').PushMetricExporter,
+): OtlpMetrics {
+  const { MeterProvider, PeriodicExportingMetricReader } =
+    sdk<typeof import('@opentelemetry/sdk-metrics')>('@opentelemetry/sdk-metrics');
   const { resourceFromAttributes } = sdk<typeof import('@opentelemetry/resources')>('@opentelemetry/resources');
-  const otlp = () => new (sdk<typeof import('@opentelemetry/exporter-metrics-otlp-http')>('@opentelemetry/exporter-metrics-otlp-http').OTLPMetricExporter)({ url: settings.endpoint });
+  const otlp = () =>
+    new (sdk<typeof import('@opentelemetry/exporter-metrics-otlp-http')>(
+      '@opentelemetry/exporter-metrics-otlp-http',
+    ).OTLPMetricExporter)({ url: settings.endpoint });
   const provider = new MeterProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
-    readers: [new PeriodicExportingMetricReader({ exporter: exporter ?? otlp(), exportIntervalMillis: settings.intervalMs, exportTimeoutMillis: Math.min(30_000, settings.intervalMs) })],
+    readers: [
+      new PeriodicExportingMetricReader({
+        exporter: exporter ?? otlp(),
+        exportIntervalMillis: settings.intervalMs,
+        exportTimeoutMillis: Math.min(30_000, settings.intervalMs),
+      }),
+    ],
   });
   return {
     meter: provider.getMeter('@app/platform'),

@@ -17,14 +17,47 @@ const defaultResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true,
 // multicast, the reserved 240/4 and broadcast. ipaddr.js's own range() must also say "unicast": a
 // second, independently kept table.
 const V4_SPECIAL = [
-  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24',
-  '192.0.2.0/24', '192.31.196.0/24', '192.52.193.0/24', '192.88.99.0/24', '192.168.0.0/16', '192.175.48.0/24',
-  '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4', '255.255.255.255/32',
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '192.31.196.0/24',
+  '192.52.193.0/24',
+  '192.88.99.0/24',
+  '192.168.0.0/16',
+  '192.175.48.0/24',
+  '198.18.0.0/15',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+  '255.255.255.255/32',
 ].map((c) => ipaddr.IPv4.parseCIDR(c));
 const V6_SPECIAL = [
-  '::/128', '::1/128', '::/96', '::ffff:0:0/96', '::ffff:0:0:0/96', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64',
-  '100:0:0:1::/64', '2001::/23', '2001::/32', '2001:db8::/32', '2002::/16', '2620:4f:8000::/48', '3fff::/20', '5f00::/16',
-  'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8',
+  '::/128',
+  '::1/128',
+  '::/96',
+  '::ffff:0:0/96',
+  '::ffff:0:0:0/96',
+  '64:ff9b::/96',
+  '64:ff9b:1::/48',
+  '100::/64',
+  '100:0:0:1::/64',
+  '2001::/23',
+  '2001::/32',
+  '2001:db8::/32',
+  '2002::/16',
+  '2620:4f:8000::/48',
+  '3fff::/20',
+  '5f00::/16',
+  'fc00::/7',
+  'fe80::/10',
+  'fec0::/10',
+  'ff00::/8',
 ].map((c) => ipaddr.IPv6.parseCIDR(c));
 /** The only IPv6 space allocated for global unicast; anything outside it is refused outright. */
 const V6_GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
@@ -80,7 +113,6 @@ export function addressAllowList(cidrs: string[] = []): BlockList | undefined {
   return list;
 }
 
-
 /** Why a host was refused: a private or special address (`forbidden`), or a name that did not resolve (`unresolvable`). */
 export class AddressRefused extends Error {
   constructor(readonly reason: 'forbidden' | 'unresolvable') {
@@ -89,7 +121,10 @@ export class AddressRefused extends Error {
 }
 
 /** The vetted addresses of a URL's host; throws AddressRefused. */
-export async function publicAddressesOf(url: URL, options: { allowed?: BlockList; resolve?: Resolver }): Promise<Array<{ address: string; family: number }>> {
+export async function publicAddressesOf(
+  url: URL,
+  options: { allowed?: BlockList; resolve?: Resolver },
+): Promise<Array<{ address: string; family: number }>> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) {
     if (isForbiddenAddress(host, options.allowed)) throw new AddressRefused('forbidden');

@@ -9,7 +9,10 @@ export const DEFAULT_IPV6_LIMIT_PREFIX = 64;
  * (`2001:db8:1:2::/64`), because one subscriber usually gets a whole /64 and can rotate through it.
  * @nestjs/throttler's own normalizer does the parsing, so the throttler and the other limits agree.
  */
-export function addressLimitKey(address: string | undefined | null, ipv6Prefix: number = DEFAULT_IPV6_LIMIT_PREFIX): string {
+export function addressLimitKey(
+  address: string | undefined | null,
+  ipv6Prefix: number = DEFAULT_IPV6_LIMIT_PREFIX,
+): string {
   if (!address) return 'unknown';
   return normalizeIp(address, ipv6Prefix) || 'unknown';
 }

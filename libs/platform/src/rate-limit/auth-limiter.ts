@@ -71,6 +71,7 @@ export class PlatformAuthLimiter implements AuthLimiter {
 }
 
 function refuse(res: LimitedResponse | null, ms: number): never {
-  if (typeof res?.setHeader === 'function' && !res.headersSent) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(ms / 1000))));
+  if (typeof res?.setHeader === 'function' && !res.headersSent)
+    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(ms / 1000))));
   throw new ThrottlerException('Too many requests, retry later');
 }

@@ -42,7 +42,8 @@ export class BatchedCounter {
     }
     if (e.known + e.local >= limit) return untilEnd;
     e.local++;
-    if (e.local >= Math.max(1, Math.floor(limit / 20)) || now - e.lastSync >= this.syncMs) await this.sync(key, e, untilEnd + 1000);
+    if (e.local >= Math.max(1, Math.floor(limit / 20)) || now - e.lastSync >= this.syncMs)
+      await this.sync(key, e, untilEnd + 1000);
     return e.known + e.local > limit ? untilEnd : 0;
   }
 

@@ -20,7 +20,10 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
   }
 
   async get(key: string): Promise<string | null> {
-    const rows = await this.db.query<{ value: string }[]>('SELECT value FROM shared_state WHERE key = $1 AND expires_at > now()', [key]);
+    const rows = await this.db.query<{ value: string }[]>(
+      'SELECT value FROM shared_state WHERE key = $1 AND expires_at > now()',
+      [key],
+    );
     return rows[0]?.value ?? null;
   }
 
@@ -34,12 +37,20 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
 
   async getMany(keys: string[]): Promise<(string | null)[]> {
     if (!keys.length) return [];
-    const rows = await this.db.query<{ key: string; value: string }[]>('SELECT key, value FROM shared_state WHERE key = ANY($1::text[]) AND expires_at > now()', [keys]);
+    const rows = await this.db.query<{ key: string; value: string }[]>(
+      'SELECT key, value FROM shared_state WHERE key = ANY($1::text[]) AND expires_at > now()',
+      [keys],
+    );
     const found = new Map(rows.map((r) => [r.key, r.value]));
     return keys.map((k) => found.get(k) ?? null);
   }
 
-  async setManyWithin(budgetKey: string, maxBytes: number, entries: Array<[string, string]>, ttlMs: number): Promise<boolean> {
+  async setManyWithin(
+    budgetKey: string,
+    maxBytes: number,
+    entries: Array<[string, string]>,
+    ttlMs: number,
+  ): Promise<boolean> {
     const { entries: distinct, bytes } = distinctEntries(entries);
     if (!distinct.length) return true;
     // A batch larger than the whole bound can never fit: refused here, not shipped to be refused.
@@ -63,7 +74,14 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
          RETURNING 1
        )
        SELECT (SELECT count(*) FROM budget) AS stored`,
-      [budgetKey, bytes, Math.max(0, Math.floor(maxBytes)), Math.max(1, Math.round(ttlMs)), distinct.map(([k]) => k), distinct.map(([, v]) => v)],
+      [
+        budgetKey,
+        bytes,
+        Math.max(0, Math.floor(maxBytes)),
+        Math.max(1, Math.round(ttlMs)),
+        distinct.map(([k]) => k),
+        distinct.map(([, v]) => v),
+      ],
     );
     return Number(rowsOf<{ stored: string }>(result)[0]?.stored ?? 0) > 0;
   }
@@ -81,7 +99,10 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
 
   async take(key: string): Promise<string | null> {
     // TypeORM answers DELETE ... RETURNING with [rows, affectedCount], not rows.
-    const result = await this.db.query<unknown[]>('DELETE FROM shared_state WHERE key = $1 RETURNING value, expires_at > now() AS live', [key]);
+    const result = await this.db.query<unknown[]>(
+      'DELETE FROM shared_state WHERE key = $1 RETURNING value, expires_at > now() AS live',
+      [key],
+    );
     const rows = rowsOf<{ value: string; live: boolean }>(result);
     return rows[0]?.live ? rows[0].value : null;
   }
@@ -110,7 +131,11 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
     return rows[0] ? Number(rows[0].ttl) : 0;
   }
 
-  override async hit(key: string, blockKey: string, ttlMs: number): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
+  override async hit(
+    key: string,
+    blockKey: string,
+    ttlMs: number,
+  ): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
     const result = await this.db.query<unknown[]>(
       `WITH blocked AS (
          SELECT GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ms FROM shared_state WHERE key = $2 AND expires_at > now()

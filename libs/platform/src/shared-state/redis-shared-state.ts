@@ -37,7 +37,10 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
   readonly backend = 'redis' as const;
   readonly client: Redis;
 
-  constructor(url: string, private readonly prefix = 'mp:') {
+  constructor(
+    url: string,
+    private readonly prefix = 'mp:',
+  ) {
     super();
     this.client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
     this.client.on('error', () => undefined); // surfaced through ping() and failed commands
@@ -64,7 +67,12 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
     return this.client.mget(keys.map((k) => this.k(k)));
   }
 
-  async setManyWithin(budgetKey: string, maxBytes: number, entries: Array<[string, string]>, ttlMs: number): Promise<boolean> {
+  async setManyWithin(
+    budgetKey: string,
+    maxBytes: number,
+    entries: Array<[string, string]>,
+    ttlMs: number,
+  ): Promise<boolean> {
     const { entries: distinct, bytes } = distinctEntries(entries);
     if (!distinct.length) return true;
     // A batch larger than the whole bound can never fit: refused here, not shipped to be refused.
@@ -95,12 +103,28 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
   }
 
   async incr(key: string, ttlMs: number, by = 1): Promise<{ count: number; ttlMs: number }> {
-    const [count, ttl] = (await this.client.eval(INCR, 1, this.k(key), Math.max(1, Math.round(ttlMs)), Math.round(by))) as [number, number];
+    const [count, ttl] = (await this.client.eval(
+      INCR,
+      1,
+      this.k(key),
+      Math.max(1, Math.round(ttlMs)),
+      Math.round(by),
+    )) as [number, number];
     return { count: Number(count), ttlMs: Number(ttl) };
   }
 
-  override async hit(key: string, blockKey: string, ttlMs: number): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
-    const [blocked, count, ttl] = (await this.client.eval(HIT, 2, this.k(key), this.k(blockKey), Math.max(1, Math.round(ttlMs)))) as [number, number, number];
+  override async hit(
+    key: string,
+    blockKey: string,
+    ttlMs: number,
+  ): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
+    const [blocked, count, ttl] = (await this.client.eval(
+      HIT,
+      2,
+      this.k(key),
+      this.k(blockKey),
+      Math.max(1, Math.round(ttlMs)),
+    )) as [number, number, number];
     return { blockedMs: Number(blocked), count: Number(count), ttlMs: Number(ttl) };
   }
 

@@ -14,7 +14,9 @@ import { SharedThrottlerStorage } from './throttler-storage';
       provide: SharedState,
       inject: [BaseConfig, DataSource, DATABASE_URL],
       useFactory: (config: BaseConfig, db: DataSource, databaseUrl: string) =>
-        config.REDIS_URL ? new RedisSharedState(config.REDIS_URL, redisKeyPrefix(config, databaseUrl)) : new PostgresSharedState(db),
+        config.REDIS_URL
+          ? new RedisSharedState(config.REDIS_URL, redisKeyPrefix(config, databaseUrl))
+          : new PostgresSharedState(db),
     },
     SharedThrottlerStorage,
   ],

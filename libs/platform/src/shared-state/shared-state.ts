@@ -15,7 +15,12 @@ export abstract class SharedState {
    * concurrently on any replica. Of entries with the same key the last counts. True when stored
    * (also for no entries, without a round trip).
    */
-  abstract setManyWithin(budgetKey: string, maxBytes: number, entries: Array<[key: string, value: string]>, ttlMs: number): Promise<boolean>;
+  abstract setManyWithin(
+    budgetKey: string,
+    maxBytes: number,
+    entries: Array<[key: string, value: string]>,
+    ttlMs: number,
+  ): Promise<boolean>;
   /** Stores only when no live entry exists; true when stored. */
   abstract setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
   /** Atomically reads and deletes: of concurrent callers at most one gets the value. */
@@ -32,7 +37,11 @@ export abstract class SharedState {
    * as `blockedMs`; otherwise `key` is incremented as by `incr`. The backends do it in one round
    * trip (this default takes two): it runs on every request (npm run bench).
    */
-  async hit(key: string, blockKey: string, ttlMs: number): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
+  async hit(
+    key: string,
+    blockKey: string,
+    ttlMs: number,
+  ): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
     const blockedMs = await this.ttl(blockKey);
     if (blockedMs > 0) return { blockedMs, count: 0, ttlMs: 0 };
     return { blockedMs: 0, ...(await this.incr(key, ttlMs)) };

@@ -14,17 +14,37 @@ interface ThrottlerStorageRecord {
 export class SharedThrottlerStorage implements ThrottlerStorage {
   constructor(private readonly state: SharedState) {}
 
-  async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
     const blockKey = `throttle:block:${throttlerName}:${key}`;
     // One round trip per request: the block check and the count together.
-    const { blockedMs: blockedFor, count, ttlMs } = await this.state.hit(`throttle:${throttlerName}:${key}`, blockKey, ttl);
+    const {
+      blockedMs: blockedFor,
+      count,
+      ttlMs,
+    } = await this.state.hit(`throttle:${throttlerName}:${key}`, blockKey, ttl);
     if (blockedFor > 0) {
-      return { totalHits: limit + 1, timeToExpire: Math.ceil(blockedFor / 1000), isBlocked: true, timeToBlockExpire: Math.ceil(blockedFor / 1000) };
+      return {
+        totalHits: limit + 1,
+        timeToExpire: Math.ceil(blockedFor / 1000),
+        isBlocked: true,
+        timeToBlockExpire: Math.ceil(blockedFor / 1000),
+      };
     }
     if (count > limit) {
       const block = blockDuration > 0 ? blockDuration : ttlMs;
       await this.state.setIfAbsent(blockKey, '1', block);
-      return { totalHits: count, timeToExpire: Math.ceil(ttlMs / 1000), isBlocked: true, timeToBlockExpire: Math.ceil(block / 1000) };
+      return {
+        totalHits: count,
+        timeToExpire: Math.ceil(ttlMs / 1000),
+        isBlocked: true,
+        timeToBlockExpire: Math.ceil(block / 1000),
+      };
     }
     return { totalHits: count, timeToExpire: Math.ceil(ttlMs / 1000), isBlocked: false, timeToBlockExpire: 0 };
   }

@@ -26,7 +26,8 @@ export function setupSwagger(app: INestApplication, options: SwaggerOptions, pre
   for (const [name, description] of options.tags ?? []) builder.addTag(name, description);
   // Every operation needs the bearer unless its route is `@Public()` (libs/auth/src/decorators.ts marks those).
   // Tags are only the ones written on controllers: no implicit tag named after an untagged controller's class.
-  const document = () => SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: !!prefix, autoTagControllers: false });
+  const document = () =>
+    SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: !!prefix, autoTagControllers: false });
   SwaggerModule.setup(`${prefix.replace(/^\//, '')}${prefix ? '/' : ''}swagger-ui/index.html`, app, document, {
     jsonDocumentUrl: `${prefix.replace(/^\//, '')}${prefix ? '/' : ''}v3/api-docs`,
     yamlDocumentUrl: `${prefix.replace(/^\//, '')}${prefix ? '/' : ''}v3/api-docs.yaml`,
@@ -34,5 +35,9 @@ export function setupSwagger(app: INestApplication, options: SwaggerOptions, pre
     swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
   });
   // The UI's page and its assets (SwaggerModule serves them under the UI's path), and the documents.
-  return [`${prefix}/swagger-ui{/*rest}`, `${prefix}/v3/api-docs`, `${prefix}/v3/api-docs.yaml`].map((path) => ({ method: 'GET', path, public: true }));
+  return [`${prefix}/swagger-ui{/*rest}`, `${prefix}/v3/api-docs`, `${prefix}/v3/api-docs.yaml`].map((path) => ({
+    method: 'GET',
+    path,
+    public: true,
+  }));
 }

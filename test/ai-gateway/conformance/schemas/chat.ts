@@ -3,7 +3,11 @@ import { completionUsage, int, nullable, Schema, str } from './common';
 const toolCall: Schema = {
   type: 'object',
   required: ['id', 'type', 'function'],
-  properties: { id: str, type: { const: 'function' }, function: { type: 'object', required: ['name', 'arguments'], properties: { name: str, arguments: str } } },
+  properties: {
+    id: str,
+    type: { const: 'function' },
+    function: { type: 'object', required: ['name', 'arguments'], properties: { name: str, arguments: str } },
+  },
 };
 
 const tokenLogprob: Schema = {
@@ -13,14 +17,24 @@ const tokenLogprob: Schema = {
     token: str,
     logprob: { type: 'number' },
     bytes: nullable({ type: 'array', items: int }),
-    top_logprobs: { type: 'array', items: { type: 'object', required: ['token', 'logprob', 'bytes'], properties: { token: str, logprob: { type: 'number' }, bytes: nullable({ type: 'array', items: int }) } } },
+    top_logprobs: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['token', 'logprob', 'bytes'],
+        properties: { token: str, logprob: { type: 'number' }, bytes: nullable({ type: 'array', items: int }) },
+      },
+    },
   },
 };
 
 const choiceLogprobs = nullable({
   type: 'object',
   required: ['content', 'refusal'],
-  properties: { content: nullable({ type: 'array', items: tokenLogprob }), refusal: nullable({ type: 'array', items: tokenLogprob }) },
+  properties: {
+    content: nullable({ type: 'array', items: tokenLogprob }),
+    refusal: nullable({ type: 'array', items: tokenLogprob }),
+  },
 });
 
 const finishReason = { enum: ['stop', 'length', 'tool_calls', 'content_filter', 'function_call'] };
@@ -36,7 +50,11 @@ const message: Schema = {
     tool_calls: { type: 'array', items: toolCall },
     annotations: { type: 'array', items: { type: 'object', required: ['type'], properties: { type: str } } },
     function_call: { type: 'object', required: ['name', 'arguments'], properties: { name: str, arguments: str } },
-    audio: nullable({ type: 'object', required: ['id', 'expires_at', 'data', 'transcript'], properties: { id: str, expires_at: int, data: str, transcript: str } }),
+    audio: nullable({
+      type: 'object',
+      required: ['id', 'expires_at', 'data', 'transcript'],
+      properties: { id: str, expires_at: int, data: str, transcript: str },
+    }),
   },
 };
 
@@ -52,7 +70,14 @@ const chatCompletion: Schema = {
     model: str,
     service_tier: serviceTier,
     system_fingerprint: str,
-    choices: { type: 'array', items: { type: 'object', required: ['index', 'message', 'finish_reason', 'logprobs'], properties: { index: int, message, finish_reason: finishReason, logprobs: choiceLogprobs } } },
+    choices: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['index', 'message', 'finish_reason', 'logprobs'],
+        properties: { index: int, message, finish_reason: finishReason, logprobs: choiceLogprobs },
+      },
+    },
     usage: completionUsage,
   },
 };
@@ -68,7 +93,12 @@ const delta: Schema = {
       items: {
         type: 'object',
         required: ['index'],
-        properties: { index: int, id: str, type: { const: 'function' }, function: { type: 'object', properties: { name: str, arguments: str } } },
+        properties: {
+          index: int,
+          id: str,
+          type: { const: 'function' },
+          function: { type: 'object', properties: { name: str, arguments: str } },
+        },
       },
     },
     function_call: { type: 'object', properties: { name: str, arguments: str } },
@@ -86,7 +116,14 @@ const chatChunk: Schema = {
     model: str,
     service_tier: serviceTier,
     system_fingerprint: str,
-    choices: { type: 'array', items: { type: 'object', required: ['index', 'delta', 'finish_reason'], properties: { index: int, delta, finish_reason: nullable(finishReason), logprobs: choiceLogprobs } } },
+    choices: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['index', 'delta', 'finish_reason'],
+        properties: { index: int, delta, finish_reason: nullable(finishReason), logprobs: choiceLogprobs },
+      },
+    },
     usage: nullable(completionUsage),
   },
 };

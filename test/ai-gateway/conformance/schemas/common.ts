@@ -31,7 +31,13 @@ export const completionUsage: Schema = {
     prompt_tokens_details: { type: 'object', properties: { cached_tokens: int, audio_tokens: int } },
     completion_tokens_details: {
       type: 'object',
-      properties: { reasoning_tokens: int, audio_tokens: int, accepted_prediction_tokens: int, rejected_prediction_tokens: int, text_tokens: int },
+      properties: {
+        reasoning_tokens: int,
+        audio_tokens: int,
+        accepted_prediction_tokens: int,
+        rejected_prediction_tokens: int,
+        text_tokens: int,
+      },
     },
   },
 };

@@ -22,7 +22,11 @@ const textCompletion: Schema = {
     system_fingerprint: str,
     choices: {
       type: 'array',
-      items: { type: 'object', required: ['index', 'text', 'logprobs', 'finish_reason'], properties: { index: int, text: str, logprobs, finish_reason: { enum: ['stop', 'length', 'content_filter'] } } },
+      items: {
+        type: 'object',
+        required: ['index', 'text', 'logprobs', 'finish_reason'],
+        properties: { index: int, text: str, logprobs, finish_reason: { enum: ['stop', 'length', 'content_filter'] } },
+      },
     },
     usage: completionUsage,
   },
@@ -35,7 +39,16 @@ const textCompletionEvent: Schema = {
     ...(textCompletion.properties as object),
     choices: {
       type: 'array',
-      items: { type: 'object', required: ['index', 'text', 'finish_reason'], properties: { index: int, text: str, logprobs, finish_reason: nullable({ enum: ['stop', 'length', 'content_filter'] }) } },
+      items: {
+        type: 'object',
+        required: ['index', 'text', 'finish_reason'],
+        properties: {
+          index: int,
+          text: str,
+          logprobs,
+          finish_reason: nullable({ enum: ['stop', 'length', 'content_filter'] }),
+        },
+      },
     },
     usage: nullable(completionUsage),
   },

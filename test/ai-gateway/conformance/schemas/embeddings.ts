@@ -13,10 +13,18 @@ export const embeddingsSchemas: Record<string, Schema> = {
           type: 'object',
           required: ['index', 'object', 'embedding'],
           // float: numbers; base64: the little-endian float32 bytes as one string.
-          properties: { index: int, object: { const: 'embedding' }, embedding: { anyOf: [{ type: 'array', items: { type: 'number' } }, str] } },
+          properties: {
+            index: int,
+            object: { const: 'embedding' },
+            embedding: { anyOf: [{ type: 'array', items: { type: 'number' } }, str] },
+          },
         },
       },
-      usage: { type: 'object', required: ['prompt_tokens', 'total_tokens'], properties: { prompt_tokens: int, total_tokens: int } },
+      usage: {
+        type: 'object',
+        required: ['prompt_tokens', 'total_tokens'],
+        properties: { prompt_tokens: int, total_tokens: int },
+      },
     },
   },
 };

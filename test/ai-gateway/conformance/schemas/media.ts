@@ -3,14 +3,27 @@
 // Self-contained: a test compiles them with ajv (`import Ajv2020 from 'ajv/dist/2020'`).
 
 const MODERATION_CATEGORIES = [
-  'hate', 'hate/threatening', 'harassment', 'harassment/threatening', 'illicit', 'illicit/violent', 'self-harm',
-  'self-harm/intent', 'self-harm/instructions', 'sexual', 'sexual/minors', 'violence', 'violence/graphic',
+  'hate',
+  'hate/threatening',
+  'harassment',
+  'harassment/threatening',
+  'illicit',
+  'illicit/violent',
+  'self-harm',
+  'self-harm/intent',
+  'self-harm/instructions',
+  'sexual',
+  'sexual/minors',
+  'violence',
+  'violence/graphic',
 ];
 
 const mapOf = (value: object, nullable: string[] = []) => ({
   type: 'object',
   required: MODERATION_CATEGORIES,
-  properties: Object.fromEntries(MODERATION_CATEGORIES.map((c) => [c, nullable.includes(c) ? { anyOf: [value, { type: 'null' }] } : value])),
+  properties: Object.fromEntries(
+    MODERATION_CATEGORIES.map((c) => [c, nullable.includes(c) ? { anyOf: [value, { type: 'null' }] } : value]),
+  ),
 });
 
 /** POST /v1/moderations answer: an id, the model, one result per classified input. */
@@ -37,12 +50,27 @@ export const moderationResponseSchema = {
 } as const;
 
 /** Transcription or translation, response_format json: the text. */
-export const audioTextJsonSchema = { type: 'object', required: ['text'], properties: { text: { type: 'string' } } } as const;
+export const audioTextJsonSchema = {
+  type: 'object',
+  required: ['text'],
+  properties: { text: { type: 'string' } },
+} as const;
 
 /** A segment of a verbose_json transcript or translation: every one of Whisper's decoding fields is required. */
 const transcriptionSegment = {
   type: 'object',
-  required: ['id', 'seek', 'start', 'end', 'text', 'tokens', 'temperature', 'avg_logprob', 'compression_ratio', 'no_speech_prob'],
+  required: [
+    'id',
+    'seek',
+    'start',
+    'end',
+    'text',
+    'tokens',
+    'temperature',
+    'avg_logprob',
+    'compression_ratio',
+    'no_speech_prob',
+  ],
   properties: {
     id: { type: 'integer' },
     seek: { type: 'integer' },
@@ -57,14 +85,21 @@ const transcriptionSegment = {
   },
 } as const;
 
-const durationUsage = { type: 'object', required: ['type', 'seconds'], properties: { type: { const: 'duration' }, seconds: { type: 'number' } } } as const;
+const durationUsage = {
+  type: 'object',
+  required: ['type', 'seconds'],
+  properties: { type: { const: 'duration' }, seconds: { type: 'number' } },
+} as const;
 const tokenUsage = {
   type: 'object',
   required: ['type', 'input_tokens', 'output_tokens', 'total_tokens'],
   properties: {
     type: { const: 'tokens' },
     input_tokens: { type: 'integer' },
-    input_token_details: { type: 'object', properties: { text_tokens: { type: 'integer' }, audio_tokens: { type: 'integer' } } },
+    input_token_details: {
+      type: 'object',
+      properties: { text_tokens: { type: 'integer' }, audio_tokens: { type: 'integer' } },
+    },
     output_tokens: { type: 'integer' },
     total_tokens: { type: 'integer' },
   },
@@ -74,7 +109,12 @@ const tokenUsage = {
 export const translationVerboseSchema = {
   type: 'object',
   required: ['language', 'duration', 'text'],
-  properties: { language: { type: 'string' }, duration: { type: 'number' }, text: { type: 'string' }, segments: { type: 'array', items: transcriptionSegment } },
+  properties: {
+    language: { type: 'string' },
+    duration: { type: 'number' },
+    text: { type: 'string' },
+    segments: { type: 'array', items: transcriptionSegment },
+  },
 } as const;
 
 /** Transcription, response_format verbose_json: as a translation's, plus words and a duration usage. */
@@ -83,7 +123,14 @@ export const transcriptionVerboseSchema = {
   required: ['language', 'duration', 'text'],
   properties: {
     ...translationVerboseSchema.properties,
-    words: { type: 'array', items: { type: 'object', required: ['word', 'start', 'end'], properties: { word: { type: 'string' }, start: { type: 'number' }, end: { type: 'number' } } } },
+    words: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['word', 'start', 'end'],
+        properties: { word: { type: 'string' }, start: { type: 'number' }, end: { type: 'number' } },
+      },
+    },
     usage: durationUsage,
   },
 } as const;
@@ -101,20 +148,42 @@ export const transcriptionDiarizedSchema = {
       items: {
         type: 'object',
         required: ['type', 'id', 'start', 'end', 'text', 'speaker'],
-        properties: { type: { const: 'transcript.text.segment' }, id: { type: 'string' }, start: { type: 'number' }, end: { type: 'number' }, text: { type: 'string' }, speaker: { type: 'string' } },
+        properties: {
+          type: { const: 'transcript.text.segment' },
+          id: { type: 'string' },
+          start: { type: 'number' },
+          end: { type: 'number' },
+          text: { type: 'string' },
+          speaker: { type: 'string' },
+        },
       },
     },
     usage: { anyOf: [tokenUsage, durationUsage] },
   },
 } as const;
 
-const logprobs = { type: 'array', items: { type: 'object', properties: { token: { type: 'string' }, logprob: { type: 'number' }, bytes: { type: 'array', items: { type: 'integer' } } } } };
+const logprobs = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: {
+      token: { type: 'string' },
+      logprob: { type: 'number' },
+      bytes: { type: 'array', items: { type: 'integer' } },
+    },
+  },
+};
 
 /** Streamed transcription events, told apart by `type`. */
 export const transcriptTextDeltaSchema = {
   type: 'object',
   required: ['type', 'delta'],
-  properties: { type: { const: 'transcript.text.delta' }, delta: { type: 'string' }, logprobs, segment_id: { type: 'string' } },
+  properties: {
+    type: { const: 'transcript.text.delta' },
+    delta: { type: 'string' },
+    logprobs,
+    segment_id: { type: 'string' },
+  },
 } as const;
 
 export const transcriptTextDoneSchema = {
@@ -129,14 +198,26 @@ export const transcriptTextDoneSchema = {
 } as const;
 
 /** Streamed speech (stream_format sse): base64 audio chunks, then the usage. */
-export const speechAudioDeltaSchema = { type: 'object', required: ['type', 'audio'], properties: { type: { const: 'speech.audio.delta' }, audio: { type: 'string', contentEncoding: 'base64' } } } as const;
+export const speechAudioDeltaSchema = {
+  type: 'object',
+  required: ['type', 'audio'],
+  properties: { type: { const: 'speech.audio.delta' }, audio: { type: 'string', contentEncoding: 'base64' } },
+} as const;
 
 export const speechAudioDoneSchema = {
   type: 'object',
   required: ['type', 'usage'],
   properties: {
     type: { const: 'speech.audio.done' },
-    usage: { type: 'object', required: ['input_tokens', 'output_tokens', 'total_tokens'], properties: { input_tokens: { type: 'integer' }, output_tokens: { type: 'integer' }, total_tokens: { type: 'integer' } } },
+    usage: {
+      type: 'object',
+      required: ['input_tokens', 'output_tokens', 'total_tokens'],
+      properties: {
+        input_tokens: { type: 'integer' },
+        output_tokens: { type: 'integer' },
+        total_tokens: { type: 'integer' },
+      },
+    },
   },
 } as const;
 
@@ -147,7 +228,11 @@ const imageUsage = {
     total_tokens: { type: 'integer' },
     input_tokens: { type: 'integer' },
     output_tokens: { type: 'integer' },
-    input_tokens_details: { type: 'object', required: ['text_tokens', 'image_tokens'], properties: { text_tokens: { type: 'integer' }, image_tokens: { type: 'integer' } } },
+    input_tokens_details: {
+      type: 'object',
+      required: ['text_tokens', 'image_tokens'],
+      properties: { text_tokens: { type: 'integer' }, image_tokens: { type: 'integer' } },
+    },
   },
 };
 
@@ -165,7 +250,11 @@ const imageEventRequired = ['type', 'b64_json', 'created_at', 'size', 'quality',
 export const imagePartialEventSchema = (prefix: 'image_generation' | 'image_edit') => ({
   type: 'object',
   required: [...imageEventRequired, 'partial_image_index'],
-  properties: { type: { const: `${prefix}.partial_image` }, ...imageEventFields, partial_image_index: { type: 'integer', minimum: 0 } },
+  properties: {
+    type: { const: `${prefix}.partial_image` },
+    ...imageEventFields,
+    partial_image_index: { type: 'integer', minimum: 0 },
+  },
 });
 
 /** image_generation.completed / image_edit.completed (`prefix`). */
@@ -183,7 +272,14 @@ export const imagesResponseSchema = {
     created: { type: 'integer' },
     data: {
       type: 'array',
-      items: { type: 'object', properties: { b64_json: { type: 'string' }, url: { type: 'string', format: 'uri' }, revised_prompt: { type: 'string' } } },
+      items: {
+        type: 'object',
+        properties: {
+          b64_json: { type: 'string' },
+          url: { type: 'string', format: 'uri' },
+          revised_prompt: { type: 'string' },
+        },
+      },
     },
     background: { enum: ['transparent', 'opaque'] },
     output_format: { enum: ['png', 'webp', 'jpeg'] },

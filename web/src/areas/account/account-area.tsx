@@ -12,7 +12,14 @@ export function AccountArea({ path }: { path: string }) {
   const { member } = useSession();
   const signedIn = member !== null;
   // Pages that need a session go to sign-in without one; sign-in goes to the security page with one.
-  const target = path === '/' || (path === '/security' && !signedIn) ? (signedIn ? '/security' : '/sign-in') : path.startsWith('/sign-in') && signedIn ? '/security' : null;
+  const target =
+    path === '/' || (path === '/security' && !signedIn)
+      ? signedIn
+        ? '/security'
+        : '/sign-in'
+      : path.startsWith('/sign-in') && signedIn
+        ? '/security'
+        : null;
   useEffect(() => {
     if (target) navigate('account', target, { replace: true });
   }, [target]);

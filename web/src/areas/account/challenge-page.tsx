@@ -2,7 +2,14 @@ import { startAuthentication, startRegistration } from '@simplewebauthn/browser'
 import { FormEvent, ReactNode, useEffect, useState } from 'react';
 import { ApiError, messageOf, publicApi } from '../../api/client';
 import type { MemberLogin } from '../../api/session';
-import { ErrorCodes, MfaChallenge, MfaEnrolmentLogin, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, TotpEnrolment } from '../../api/types';
+import {
+  ErrorCodes,
+  MfaChallenge,
+  MfaEnrolmentLogin,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  TotpEnrolment,
+} from '../../api/types';
 import { t } from '../../i18n';
 import { Area, href, navigate } from '../../router';
 import { Field, Notice, PageTitle, Shell } from '../../ui';
@@ -73,7 +80,11 @@ function Verification({ challenge, busy, run }: StepProps) {
   const verify = (body: object) => publicApi<MemberLogin>('POST', '/api/v1/app/auth/mfa/verify', { mfaToken, ...body });
   const passkey = () =>
     run(async () => {
-      const optionsJSON = await publicApi<PublicKeyCredentialRequestOptionsJSON>('POST', '/api/v1/app/auth/mfa/passkey-options', { mfaToken });
+      const optionsJSON = await publicApi<PublicKeyCredentialRequestOptionsJSON>(
+        'POST',
+        '/api/v1/app/auth/mfa/passkey-options',
+        { mfaToken },
+      );
       const credential = await startAuthentication({ optionsJSON }).catch(passkeyCancelled);
       return verify({ method: 'passkey', credential });
     });
@@ -85,17 +96,36 @@ function Verification({ challenge, busy, run }: StepProps) {
         </button>
       )}
       {methods.includes('totp') && (
-        <CodeForm title={t('challenge.totp')} label={t('challenge.totpCode')} numeric busy={busy} submit={(code) => run(() => verify({ method: 'totp', code }))} />
+        <CodeForm
+          title={t('challenge.totp')}
+          label={t('challenge.totpCode')}
+          numeric
+          busy={busy}
+          submit={(code) => run(() => verify({ method: 'totp', code }))}
+        />
       )}
       {methods.includes('recovery_code') && (
-        <CodeForm title={t('challenge.recovery')} label={t('challenge.recoveryCode')} busy={busy} submit={(code) => run(() => verify({ method: 'recovery_code', code }))} />
+        <CodeForm
+          title={t('challenge.recovery')}
+          label={t('challenge.recoveryCode')}
+          busy={busy}
+          submit={(code) => run(() => verify({ method: 'recovery_code', code }))}
+        />
       )}
     </>
   );
 }
 
 /** A one-field form for a code (TOTP: 6 digits; a recovery code: letters, digits, dashes). */
-export function CodeForm(props: { title: string; label: string; action?: string; numeric?: boolean; busy: boolean; submit: (code: string) => Promise<void>; children?: ReactNode }) {
+export function CodeForm(props: {
+  title: string;
+  label: string;
+  action?: string;
+  numeric?: boolean;
+  busy: boolean;
+  submit: (code: string) => Promise<void>;
+  children?: ReactNode;
+}) {
   const { title, label, action = t('challenge.verify'), numeric = false, busy, submit, children } = props;
   const [code, setCode] = useState('');
   const onSubmit = (e: FormEvent) => {
@@ -136,7 +166,11 @@ function Enrolment({ challenge, busy, run, onError }: StepProps & { onError: (e:
   };
   const passkey = () =>
     run(async () => {
-      const optionsJSON = await publicApi<PublicKeyCredentialCreationOptionsJSON>('POST', '/api/v1/app/auth/mfa/enrol/passkey/options', { mfaToken });
+      const optionsJSON = await publicApi<PublicKeyCredentialCreationOptionsJSON>(
+        'POST',
+        '/api/v1/app/auth/mfa/enrol/passkey/options',
+        { mfaToken },
+      );
       const credential = await startRegistration({ optionsJSON }).catch(passkeyCancelled);
       return publicApi<MfaEnrolmentLogin>('POST', '/api/v1/app/auth/mfa/enrol/passkey', { mfaToken, credential });
     });
@@ -146,7 +180,17 @@ function Enrolment({ challenge, busy, run, onError }: StepProps & { onError: (e:
         {t('passkeys.add')}
       </button>
       {totp ? (
-        <CodeForm title={t('totp.title')} label={t('totp.code')} numeric busy={busy} submit={(code) => run(() => publicApi<MfaEnrolmentLogin>('POST', '/api/v1/app/auth/mfa/enrol/totp/confirm', { mfaToken, code }))}>
+        <CodeForm
+          title={t('totp.title')}
+          label={t('totp.code')}
+          numeric
+          busy={busy}
+          submit={(code) =>
+            run(() =>
+              publicApi<MfaEnrolmentLogin>('POST', '/api/v1/app/auth/mfa/enrol/totp/confirm', { mfaToken, code }),
+            )
+          }
+        >
           <TotpSecret enrolment={totp} />
         </CodeForm>
       ) : (

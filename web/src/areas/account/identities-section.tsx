@@ -18,7 +18,10 @@ export function IdentitiesSection() {
   const list = () => api<LinkedIdentity[]>('GET', '/api/v1/app/oauth2/identities');
   useEffect(() => {
     void run(async () => {
-      const [mine, all] = await Promise.all([list(), publicApi<OAuth2Provider[]>('GET', '/api/v1/admin/auth/oauth2-providers')]);
+      const [mine, all] = await Promise.all([
+        list(),
+        publicApi<OAuth2Provider[]>('GET', '/api/v1/admin/auth/oauth2-providers'),
+      ]);
       setIdentities(mine);
       setProviders(all);
     });
@@ -32,10 +35,14 @@ export function IdentitiesSection() {
   const link = (p: OAuth2Provider) =>
     run(async () => {
       const back = new URL(href('account', '/security'), location.origin).toString();
-      const { authorizationUrl } = await api<AuthUrl>('POST', `/api/v1/app/oauth2/identities/link/${encodeURIComponent(p.registrationId)}?redirectUri=${encodeURIComponent(back)}`);
+      const { authorizationUrl } = await api<AuthUrl>(
+        'POST',
+        `/api/v1/app/oauth2/identities/link/${encodeURIComponent(p.registrationId)}?redirectUri=${encodeURIComponent(back)}`,
+      );
       location.assign(authorizationUrl);
     });
-  const nameOf = (i: LinkedIdentity) => providers.find((p) => p.registrationId === i.registrationId)?.clientName ?? i.provider;
+  const nameOf = (i: LinkedIdentity) =>
+    providers.find((p) => p.registrationId === i.registrationId)?.clientName ?? i.provider;
   const unlinked = providers.filter((p) => !identities?.some((i) => i.registrationId === p.registrationId));
   return (
     <Section id="identities" title={t('identities.title')} intro={t('identities.intro')}>
@@ -48,7 +55,12 @@ export function IdentitiesSection() {
                 <strong>{nameOf(i)}</strong> {i.nickname && <span>{i.nickname}</span>}
                 <span className="meta">{t('identities.since', { date: formatDateTime(i.createdTime) })}</span>
               </span>
-              <button type="button" disabled={busy} aria-label={t('identities.unlinkLabel', { name: nameOf(i) })} onClick={() => void unlink(i)}>
+              <button
+                type="button"
+                disabled={busy}
+                aria-label={t('identities.unlinkLabel', { name: nameOf(i) })}
+                onClick={() => void unlink(i)}
+              >
                 {t('identities.unlink')}
               </button>
             </li>

@@ -21,11 +21,17 @@ export function PasskeysSection({ passkeys, changed }: Props) {
   const add = (e: FormEvent) => {
     e.preventDefault();
     void run(async () => {
-      const optionsJSON = await api<PublicKeyCredentialCreationOptionsJSON>('POST', '/api/v1/app/security/passkeys/options');
+      const optionsJSON = await api<PublicKeyCredentialCreationOptionsJSON>(
+        'POST',
+        '/api/v1/app/security/passkeys/options',
+      );
       const credential = await startRegistration({ optionsJSON }).catch(() => {
         throw new ApiError(0, 0, t('passkeys.failed'));
       });
-      const added = await api<{ recoveryCodes: string[] | null }>('POST', '/api/v1/app/security/passkeys', { credential, ...(name.trim() ? { name: name.trim() } : {}) });
+      const added = await api<{ recoveryCodes: string[] | null }>('POST', '/api/v1/app/security/passkeys', {
+        credential,
+        ...(name.trim() ? { name: name.trim() } : {}),
+      });
       showRecoveryCodes(added.recoveryCodes);
       setName('');
       await changed();
@@ -45,7 +51,19 @@ export function PasskeysSection({ passkeys, changed }: Props) {
           {passkeys.map((p) =>
             renaming === p.id ? (
               <li key={p.id} data-passkey={p.id}>
-                <RenameForm passkey={p} busy={busy} done={() => setRenaming(null)} save={(to) => run(async () => (await api('PATCH', `/api/v1/app/security/passkeys/${encodeURIComponent(p.id)}`, { name: to }), await changed()))} />
+                <RenameForm
+                  passkey={p}
+                  busy={busy}
+                  done={() => setRenaming(null)}
+                  save={(to) =>
+                    run(
+                      async () => (
+                        await api('PATCH', `/api/v1/app/security/passkeys/${encodeURIComponent(p.id)}`, { name: to }),
+                        await changed()
+                      ),
+                    )
+                  }
+                />
               </li>
             ) : (
               <li key={p.id} data-passkey={p.id}>
@@ -58,10 +76,21 @@ export function PasskeysSection({ passkeys, changed }: Props) {
                   </span>
                 </span>
                 <span className="row">
-                  <button type="button" disabled={busy} aria-label={t('passkeys.renameLabel', { name: p.name })} onClick={() => setRenaming(p.id)}>
+                  <button
+                    type="button"
+                    disabled={busy}
+                    aria-label={t('passkeys.renameLabel', { name: p.name })}
+                    onClick={() => setRenaming(p.id)}
+                  >
                     {t('passkeys.rename')}
                   </button>
-                  <button type="button" className="danger" disabled={busy} aria-label={t('passkeys.deleteLabel', { name: p.name })} onClick={() => void remove(p)}>
+                  <button
+                    type="button"
+                    className="danger"
+                    disabled={busy}
+                    aria-label={t('passkeys.deleteLabel', { name: p.name })}
+                    onClick={() => void remove(p)}
+                  >
                     {t('passkeys.delete')}
                   </button>
                 </span>
@@ -71,7 +100,14 @@ export function PasskeysSection({ passkeys, changed }: Props) {
         </ul>
       )}
       <form onSubmit={add} aria-label={t('passkeys.add')} className="inline-form">
-        <Field label={t('passkeys.name')} value={name} onChange={setName} required={false} maxLength={64} autoComplete="off" />
+        <Field
+          label={t('passkeys.name')}
+          value={name}
+          onChange={setName}
+          required={false}
+          maxLength={64}
+          autoComplete="off"
+        />
         <button type="submit" className="primary" disabled={busy}>
           {t('passkeys.add')}
         </button>
@@ -81,14 +117,28 @@ export function PasskeysSection({ passkeys, changed }: Props) {
   );
 }
 
-function RenameForm({ passkey, busy, save, done }: { passkey: Passkey; busy: boolean; save: (name: string) => Promise<boolean>; done: () => void }) {
+function RenameForm({
+  passkey,
+  busy,
+  save,
+  done,
+}: {
+  passkey: Passkey;
+  busy: boolean;
+  save: (name: string) => Promise<boolean>;
+  done: () => void;
+}) {
   const [name, setName] = useState(passkey.name);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (await save(name.trim())) done();
   };
   return (
-    <form onSubmit={(e) => void submit(e)} aria-label={t('passkeys.renameLabel', { name: passkey.name })} className="inline-form">
+    <form
+      onSubmit={(e) => void submit(e)}
+      aria-label={t('passkeys.renameLabel', { name: passkey.name })}
+      className="inline-form"
+    >
       <Field label={t('passkeys.name')} value={name} onChange={setName} maxLength={64} autoComplete="off" autoFocus />
       <button type="submit" className="primary" disabled={busy}>
         {t('passkeys.save')}

@@ -24,10 +24,15 @@ export function PasswordSection() {
   const checkboxId = useId();
   const { busy, error, success, run, setError } = useAction();
   useEffect(() => {
-    if (first && !profile) api<Profile>('GET', '/api/v1/app/auth/profile').then(setProfile, (e) => setError(messageOf(e)));
+    if (first && !profile)
+      api<Profile>('GET', '/api/v1/app/auth/profile').then(setProfile, (e) => setError(messageOf(e)));
   }, [first, profile, setError]);
   // The code goes to the phone when there is one (phone sign-ups), else to the email.
-  const target = profile?.phone ? ({ type: 'sms', phone: profile.phone } as const) : profile?.email ? ({ type: 'email', email: profile.email } as const) : null;
+  const target = profile?.phone
+    ? ({ type: 'sms', phone: profile.phone } as const)
+    : profile?.email
+      ? ({ type: 'email', email: profile.email } as const)
+      : null;
   const targetText = target ? (target.type === 'sms' ? target.phone : target.email) : '';
   const send = () =>
     run(async () => {
@@ -60,13 +65,42 @@ export function PasswordSection() {
               </div>
             )}
             {sentTo && <p role="status">{t('password.codeSent', { target: sentTo })}</p>}
-            <Field label={t('password.code')} value={code} onChange={setCode} autoComplete="one-time-code" inputMode="numeric" pattern="\d{6}" maxLength={6} />
+            <Field
+              label={t('password.code')}
+              value={code}
+              onChange={setCode}
+              autoComplete="one-time-code"
+              inputMode="numeric"
+              pattern="\d{6}"
+              maxLength={6}
+            />
           </>
         ) : (
-          <Field label={t('password.old')} type="password" value={oldPassword} onChange={setOld} autoComplete="current-password" maxLength={128} />
+          <Field
+            label={t('password.old')}
+            type="password"
+            value={oldPassword}
+            onChange={setOld}
+            autoComplete="current-password"
+            maxLength={128}
+          />
         )}
-        <Field label={t('password.new')} type="password" value={newPassword} onChange={setNew} autoComplete="new-password" maxLength={128} />
-        <Field label={t('password.confirm')} type="password" value={confirm} onChange={setConfirm} autoComplete="new-password" maxLength={128} />
+        <Field
+          label={t('password.new')}
+          type="password"
+          value={newPassword}
+          onChange={setNew}
+          autoComplete="new-password"
+          maxLength={128}
+        />
+        <Field
+          label={t('password.confirm')}
+          type="password"
+          value={confirm}
+          onChange={setConfirm}
+          autoComplete="new-password"
+          maxLength={128}
+        />
         <button type="submit" className="primary" disabled={busy}>
           {t('password.submit')}
         </button>

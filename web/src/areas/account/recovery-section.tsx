@@ -7,7 +7,15 @@ import { forgetRecoveryCodes, showRecoveryCodes, useFreshRecoveryCodes } from '.
 import { useAction } from './use-action';
 
 /** Recovery codes: how many are left; new ones on request (step-up), shown once with copy and download. */
-export function RecoverySection({ recovery, hasFactor, changed }: { recovery: Factors['recoveryCodes']; hasFactor: boolean; changed: () => Promise<void> }) {
+export function RecoverySection({
+  recovery,
+  hasFactor,
+  changed,
+}: {
+  recovery: Factors['recoveryCodes'];
+  hasFactor: boolean;
+  changed: () => Promise<void>;
+}) {
   const fresh = useFreshRecoveryCodes();
   const [copied, setCopied] = useState(false);
   const { busy, error, success, run } = useAction();

@@ -9,9 +9,23 @@ import { useAction } from './use-action';
 
 /** How a session was signed in: its `amr` (RFC 8176 values) when the server gives it, else its login type. */
 function methodsOf(s: ClientSession): string {
-  const byAmr: Record<string, MessageKey | undefined> = { pwd: 'method.password', sms: 'method.phone', otp: 'method.otp', hwk: 'method.passkey', swk: 'method.passkey', oauth: 'method.oauth' };
-  const byType: Record<string, MessageKey | undefined> = { password: 'method.password', phone: 'method.phone', register: 'method.register', wechat: 'method.wechat', 'wechat-mp': 'method.wechat' };
-  if (s.amr?.length) return [...new Set(s.amr.map((a) => byAmr[a]).filter((k) => k !== undefined))].map((k) => t(k)).join(' + ');
+  const byAmr: Record<string, MessageKey | undefined> = {
+    pwd: 'method.password',
+    sms: 'method.phone',
+    otp: 'method.otp',
+    hwk: 'method.passkey',
+    swk: 'method.passkey',
+    oauth: 'method.oauth',
+  };
+  const byType: Record<string, MessageKey | undefined> = {
+    password: 'method.password',
+    phone: 'method.phone',
+    register: 'method.register',
+    wechat: 'method.wechat',
+    'wechat-mp': 'method.wechat',
+  };
+  if (s.amr?.length)
+    return [...new Set(s.amr.map((a) => byAmr[a]).filter((k) => k !== undefined))].map((k) => t(k)).join(' + ');
   const key = byType[s.loginType];
   // A third-party provider's name (github, an OIDC registration) is shown as the server names it.
   return key ? t(key) : s.loginType;
@@ -56,7 +70,12 @@ export function SessionsSection({ version }: { version: number }) {
                   <td>{s.ip ?? '—'}</td>
                   <td>{formatDateTime(s.lastActiveTime)}</td>
                   <td className="actions">
-                    <button type="button" disabled={busy} aria-label={t('sessions.signOutLabel', { device: s.deviceName })} onClick={() => void signOut(s)}>
+                    <button
+                      type="button"
+                      disabled={busy}
+                      aria-label={t('sessions.signOutLabel', { device: s.deviceName })}
+                      onClick={() => void signOut(s)}
+                    >
                       {t('sessions.signOut')}
                     </button>
                   </td>

@@ -1,4 +1,9 @@
-import { browserSupportsWebAuthn, browserSupportsWebAuthnAutofill, startAuthentication, WebAuthnAbortService } from '@simplewebauthn/browser';
+import {
+  browserSupportsWebAuthn,
+  browserSupportsWebAuthnAutofill,
+  startAuthentication,
+  WebAuthnAbortService,
+} from '@simplewebauthn/browser';
 import { FormEvent, useEffect, useState } from 'react';
 import { ApiError, messageOf, publicApi } from '../../api/client';
 import type { MemberLogin } from '../../api/session';
@@ -47,7 +52,11 @@ export function SignInPage({ area = 'account' }: { area?: Area }) {
             </button>
           ))}
         </div>
-        {method === 'password' ? <PasswordForm busy={busy} run={run} /> : <PhoneForm busy={busy} run={run} setError={setError} />}
+        {method === 'password' ? (
+          <PasswordForm busy={busy} run={run} />
+        ) : (
+          <PhoneForm busy={busy} run={run} setError={setError} />
+        )}
         <Notice error={error} />
         {browserSupportsWebAuthn() && <PasskeySignIn busy={busy} run={run} />}
       </div>
@@ -70,8 +79,23 @@ function PasswordForm({ busy, run }: FormProps) {
   };
   return (
     <form onSubmit={submit}>
-      <Field label={t('signIn.account')} name="account" value={account} onChange={setAccount} autoComplete="username webauthn" maxLength={254} />
-      <Field label={t('signIn.password')} name="password" type="password" value={password} onChange={setPassword} autoComplete="current-password" maxLength={128} />
+      <Field
+        label={t('signIn.account')}
+        name="account"
+        value={account}
+        onChange={setAccount}
+        autoComplete="username webauthn"
+        maxLength={254}
+      />
+      <Field
+        label={t('signIn.password')}
+        name="password"
+        type="password"
+        value={password}
+        onChange={setPassword}
+        autoComplete="current-password"
+        maxLength={128}
+      />
       <button type="submit" className="primary" disabled={busy}>
         {t('signIn.submit')}
       </button>
@@ -105,14 +129,33 @@ function PhoneForm({ busy, run, setError }: FormProps & { setError: (e: string |
   };
   return (
     <form onSubmit={submit}>
-      <Field label={t('signIn.phone')} name="phone" type="tel" value={phone} onChange={setPhone} autoComplete="tel" inputMode="tel" hint={t('signIn.phoneNote')} maxLength={20} />
+      <Field
+        label={t('signIn.phone')}
+        name="phone"
+        type="tel"
+        value={phone}
+        onChange={setPhone}
+        autoComplete="tel"
+        inputMode="tel"
+        hint={t('signIn.phoneNote')}
+        maxLength={20}
+      />
       <div className="row">
         <button type="button" onClick={() => void send()} disabled={!phone || wait > 0}>
           {wait > 0 ? t('signIn.resendIn', { seconds: wait }) : t('signIn.sendCode')}
         </button>
       </div>
       {sentTo && <p role="status">{t('signIn.codeSent', { phone: sentTo })}</p>}
-      <Field label={t('signIn.code')} name="code" value={code} onChange={setCode} autoComplete="one-time-code" inputMode="numeric" pattern="\d{6}" maxLength={6} />
+      <Field
+        label={t('signIn.code')}
+        name="code"
+        value={code}
+        onChange={setCode}
+        autoComplete="one-time-code"
+        inputMode="numeric"
+        pattern="\d{6}"
+        maxLength={6}
+      />
       <button type="submit" className="primary" disabled={busy}>
         {t('signIn.submit')}
       </button>
@@ -122,7 +165,10 @@ function PhoneForm({ busy, run, setError }: FormProps & { setError: (e: string |
 
 /** Asks the server for passwordless options (they name no credential): a discoverable passkey's sign-in. */
 async function passkeyLogin(autofill: boolean): Promise<MemberLogin> {
-  const optionsJSON = await publicApi<PublicKeyCredentialRequestOptionsJSON>('POST', '/api/v1/app/auth/passkey/options');
+  const optionsJSON = await publicApi<PublicKeyCredentialRequestOptionsJSON>(
+    'POST',
+    '/api/v1/app/auth/passkey/options',
+  );
   let credential;
   try {
     credential = await startAuthentication({ optionsJSON, useBrowserAutofill: autofill });

@@ -72,7 +72,10 @@ export function StepUpDialog({ factors }: { factors: Factors | null }) {
   };
   const passkey = () =>
     stepUp(async () => {
-      const optionsJSON = await api<PublicKeyCredentialRequestOptionsJSON>('POST', '/api/v1/app/auth/step-up/passkey-options');
+      const optionsJSON = await api<PublicKeyCredentialRequestOptionsJSON>(
+        'POST',
+        '/api/v1/app/auth/step-up/passkey-options',
+      );
       const credential = await startAuthentication({ optionsJSON }).catch(() => {
         throw new ApiError(0, 0, t('signIn.passkeyFailed'));
       });
@@ -94,10 +97,21 @@ export function StepUpDialog({ factors }: { factors: Factors | null }) {
         </button>
       )}
       {methods.includes('totp') && (
-        <CodeForm title={t('challenge.totp')} label={t('challenge.totpCode')} numeric busy={busy} submit={(code) => stepUp(async () => ({ method: 'totp', code }))} />
+        <CodeForm
+          title={t('challenge.totp')}
+          label={t('challenge.totpCode')}
+          numeric
+          busy={busy}
+          submit={(code) => stepUp(async () => ({ method: 'totp', code }))}
+        />
       )}
       {methods.includes('recovery_code') && (
-        <CodeForm title={t('challenge.recovery')} label={t('challenge.recoveryCode')} busy={busy} submit={(code) => stepUp(async () => ({ method: 'recovery_code', code }))} />
+        <CodeForm
+          title={t('challenge.recovery')}
+          label={t('challenge.recoveryCode')}
+          busy={busy}
+          submit={(code) => stepUp(async () => ({ method: 'recovery_code', code }))}
+        />
       )}
       <Notice error={error} />
       <div className="row end">

@@ -14,7 +14,11 @@ export function TotpSection({ totp, changed }: { totp: Factors['totp']; changed:
   const start = () => run(async () => setEnrolment(await api<TotpEnrolment>('POST', '/api/v1/app/security/totp')));
   const confirm = async (code: string) => {
     await run(async () => {
-      const { recoveryCodes } = await api<{ recoveryCodes: string[] | null }>('POST', '/api/v1/app/security/totp/confirm', { code });
+      const { recoveryCodes } = await api<{ recoveryCodes: string[] | null }>(
+        'POST',
+        '/api/v1/app/security/totp/confirm',
+        { code },
+      );
       setEnrolment(null);
       showRecoveryCodes(recoveryCodes);
       await changed();
@@ -35,7 +39,14 @@ export function TotpSection({ totp, changed }: { totp: Factors['totp']; changed:
           {t('totp.disable')}
         </button>
       ) : enrolment ? (
-        <CodeForm title={t('totp.enable')} label={t('totp.code')} action={t('totp.confirm')} numeric busy={busy} submit={confirm}>
+        <CodeForm
+          title={t('totp.enable')}
+          label={t('totp.code')}
+          action={t('totp.confirm')}
+          numeric
+          busy={busy}
+          submit={confirm}
+        >
           <TotpSecret enrolment={enrolment} />
         </CodeForm>
       ) : (

@@ -53,7 +53,9 @@ export default function AuditPage({ path }: { path: string }) {
     queryFn: () => {
       const q = `limit=${PAGE}${qs ? `&${qs}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
       type Page = { data: AuditEntry[]; next_cursor: string | null };
-      return app === 'gateway' ? gateway<Page>('GET', `/admin/audit-log?${q}`) : api<Page>('GET', `/api/v1/admin/audit-log?${q}`);
+      return app === 'gateway'
+        ? gateway<Page>('GET', `/admin/audit-log?${q}`)
+        : api<Page>('GET', `/api/v1/admin/audit-log?${q}`);
     },
     placeholderData: keepPreviousData,
   });
@@ -110,10 +112,38 @@ export default function AuditPage({ path }: { path: string }) {
             ))}
           </select>
         </div>
-        <Field label={t('console.audit.actorId')} name="actor_id" value={draft.actor_id} onChange={set('actor_id')} required={false} maxLength={100} />
-        <Field label={t('console.audit.action')} name="action" value={draft.action} onChange={set('action')} required={false} maxLength={100} />
-        <Field label={t('console.audit.from')} name="from" type="datetime-local" value={draft.from} onChange={set('from')} required={false} />
-        <Field label={t('console.audit.to')} name="to" type="datetime-local" value={draft.to} onChange={set('to')} required={false} />
+        <Field
+          label={t('console.audit.actorId')}
+          name="actor_id"
+          value={draft.actor_id}
+          onChange={set('actor_id')}
+          required={false}
+          maxLength={100}
+        />
+        <Field
+          label={t('console.audit.action')}
+          name="action"
+          value={draft.action}
+          onChange={set('action')}
+          required={false}
+          maxLength={100}
+        />
+        <Field
+          label={t('console.audit.from')}
+          name="from"
+          type="datetime-local"
+          value={draft.from}
+          onChange={set('from')}
+          required={false}
+        />
+        <Field
+          label={t('console.audit.to')}
+          name="to"
+          type="datetime-local"
+          value={draft.to}
+          onChange={set('to')}
+          required={false}
+        />
         <button type="submit">{t('console.apply')}</button>
       </form>
       <p className="hint">{t('console.audit.actionHint')}</p>
@@ -161,7 +191,12 @@ export default function AuditPage({ path }: { path: string }) {
         </table>
         {list.data && rows.length === 0 && <p className="empty-note">{t('console.audit.none')}</p>}
       </div>
-      <CursorPager hasPrevious={cursors.length > 0} next={list.data?.next_cursor ?? null} onPrevious={() => setCursors((c) => c.slice(0, -1))} onNext={(n) => setCursors((c) => [...c, n])} />
+      <CursorPager
+        hasPrevious={cursors.length > 0}
+        next={list.data?.next_cursor ?? null}
+        onPrevious={() => setCursors((c) => c.slice(0, -1))}
+        onNext={(n) => setCursors((c) => [...c, n])}
+      />
     </ConsolePage>
   );
 }

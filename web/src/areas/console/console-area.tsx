@@ -64,7 +64,17 @@ function Nav({ path }: { path: string }) {
 }
 
 /** A console page's frame: the shell with the console's navigation. */
-export function ConsolePage({ path, title, children, actions }: { path: string; title: string; children: ReactNode; actions?: ReactNode }) {
+export function ConsolePage({
+  path,
+  title,
+  children,
+  actions,
+}: {
+  path: string;
+  title: string;
+  children: ReactNode;
+  actions?: ReactNode;
+}) {
   return (
     <Shell area="console" nav={<Nav path={path} />}>
       <div className="page-head">
@@ -123,9 +133,15 @@ function Pages({ path }: { path: string }) {
  */
 export function ConsoleArea({ path }: { path: string }) {
   const { member, token } = useSession();
-  const [client] = useState(() => new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, staleTime: 10_000 } } }));
+  const [client] = useState(
+    () =>
+      new QueryClient({
+        defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, staleTime: 10_000 } },
+      }),
+  );
   const signedIn = member !== null;
-  const target = !signedIn && !path.startsWith('/sign-in') ? '/sign-in' : signedIn && path.startsWith('/sign-in') ? '/' : null;
+  const target =
+    !signedIn && !path.startsWith('/sign-in') ? '/sign-in' : signedIn && path.startsWith('/sign-in') ? '/' : null;
   useEffect(() => {
     if (target) navigate('console', target, { replace: true });
   }, [target]);
@@ -147,7 +163,13 @@ export function ConsoleArea({ path }: { path: string }) {
   return (
     <QueryClientProvider client={client}>
       <RoleContext.Provider value={role}>
-        <Suspense fallback={<p className="loading" role="status">{t('app.loading')}</p>}>
+        <Suspense
+          fallback={
+            <p className="loading" role="status">
+              {t('app.loading')}
+            </p>
+          }
+        >
           <Pages path={path} />
         </Suspense>
       </RoleContext.Provider>

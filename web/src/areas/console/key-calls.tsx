@@ -31,7 +31,11 @@ export function KeyCalls({ keyId }: { keyId: string }) {
   const cursor = cursors[cursors.length - 1];
   const calls = useQuery({
     queryKey: ['key-calls', keyId, cursor ?? null],
-    queryFn: () => gateway<{ data: KeyCall[]; next_cursor: string | null }>('GET', `/admin/keys/${encodeURIComponent(keyId)}/calls?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+    queryFn: () =>
+      gateway<{ data: KeyCall[]; next_cursor: string | null }>(
+        'GET',
+        `/admin/keys/${encodeURIComponent(keyId)}/calls?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      ),
     placeholderData: keepPreviousData,
   });
   const rows = calls.data?.data ?? [];
@@ -49,9 +53,15 @@ export function KeyCalls({ keyId }: { keyId: string }) {
               <th scope="col">{t('console.calls.model')}</th>
               <th scope="col">{t('console.calls.provider')}</th>
               <th scope="col">{t('console.keys.status')}</th>
-              <th scope="col" className="num">{t('console.calls.tokens')}</th>
-              <th scope="col" className="num">{t('console.calls.cost')}</th>
-              <th scope="col" className="num">{t('console.calls.latency')}</th>
+              <th scope="col" className="num">
+                {t('console.calls.tokens')}
+              </th>
+              <th scope="col" className="num">
+                {t('console.calls.cost')}
+              </th>
+              <th scope="col" className="num">
+                {t('console.calls.latency')}
+              </th>
               <th scope="col">{t('console.calls.requestId')}</th>
             </tr>
           </thead>
@@ -63,7 +73,9 @@ export function KeyCalls({ keyId }: { keyId: string }) {
                 <td>{c.model}</td>
                 <td>{c.provider ?? '—'}</td>
                 <td title={c.error ?? undefined}>
-                  <span className={`badge ${c.status === 'ok' || c.status === 'cached' ? 'on' : 'bad'}`}>{t(`console.calls.status.${c.status}`)}</span>
+                  <span className={`badge ${c.status === 'ok' || c.status === 'cached' ? 'on' : 'bad'}`}>
+                    {t(`console.calls.status.${c.status}`)}
+                  </span>
                   {c.http_status !== null && <span className="meta-inline"> {c.http_status}</span>}
                 </td>
                 <td className="num">{formatCount(c.prompt_tokens + c.completion_tokens)}</td>
@@ -78,13 +90,28 @@ export function KeyCalls({ keyId }: { keyId: string }) {
         </table>
         {calls.data && rows.length === 0 && <p className="empty-note">{t('console.calls.none')}</p>}
       </div>
-      <CursorPager hasPrevious={cursors.length > 0} next={calls.data?.next_cursor ?? null} onPrevious={() => setCursors((c) => c.slice(0, -1))} onNext={(n) => setCursors((c) => [...c, n])} />
+      <CursorPager
+        hasPrevious={cursors.length > 0}
+        next={calls.data?.next_cursor ?? null}
+        onPrevious={() => setCursors((c) => c.slice(0, -1))}
+        onNext={(n) => setCursors((c) => [...c, n])}
+      />
     </section>
   );
 }
 
 /** Newer / older pages of a cursor-paginated list (the server gives the next cursor only). */
-export function CursorPager({ hasPrevious, next, onPrevious, onNext }: { hasPrevious: boolean; next: string | null; onPrevious: () => void; onNext: (cursor: string) => void }) {
+export function CursorPager({
+  hasPrevious,
+  next,
+  onPrevious,
+  onNext,
+}: {
+  hasPrevious: boolean;
+  next: string | null;
+  onPrevious: () => void;
+  onNext: (cursor: string) => void;
+}) {
   if (!hasPrevious && !next) return null;
   return (
     <nav className="pager" aria-label={t('console.pager.label')}>

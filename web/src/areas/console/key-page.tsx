@@ -15,10 +15,17 @@ import { ApiKey, CreatedApiKey, everyDay, formatCount, formatYuan, UsageReport, 
 export default function KeyPage({ path, id }: { path: string; id: string }) {
   const canWrite = useCanWrite();
   const queries = useQueryClient();
-  const key = useQuery({ queryKey: ['key', id], queryFn: () => gateway<ApiKey>('GET', `/admin/keys/${encodeURIComponent(id)}`) });
+  const key = useQuery({
+    queryKey: ['key', id],
+    queryFn: () => gateway<ApiKey>('GET', `/admin/keys/${encodeURIComponent(id)}`),
+  });
   const today = utcDate(Date.now());
   const from = utcDate(Date.now() - 29 * 86_400_000);
-  const usage = useQuery({ queryKey: ['usage', 'key', id, from, today], queryFn: () => gateway<UsageReport>('GET', `/admin/usage?key_id=${encodeURIComponent(id)}&start_date=${from}&end_date=${today}`) });
+  const usage = useQuery({
+    queryKey: ['usage', 'key', id, from, today],
+    queryFn: () =>
+      gateway<UsageReport>('GET', `/admin/usage?key_id=${encodeURIComponent(id)}&start_date=${from}&end_date=${today}`),
+  });
   const revoke = useMutation({
     mutationFn: () => gateway<ApiKey>('DELETE', `/admin/keys/${encodeURIComponent(id)}`),
     onSuccess: (k) => {
@@ -41,11 +48,30 @@ export default function KeyPage({ path, id }: { path: string; id: string }) {
   return (
     <ConsolePage path={path} title={k ? t('console.key.title', { name: k.name }) : t('console.nav.keys')}>
       <Notice
-        error={key.error ? messageOf(key.error) : revoke.error ? messageOf(revoke.error) : rotate.error ? messageOf(rotate.error) : null}
+        error={
+          key.error
+            ? messageOf(key.error)
+            : revoke.error
+              ? messageOf(revoke.error)
+              : rotate.error
+                ? messageOf(rotate.error)
+                : null
+        }
         success={revoke.isSuccess ? t('console.key.revoked') : null}
       />
-      <Dialog title={t('console.key.rotatedTitle')} open={secret !== null} onClose={() => (setSecret(null), setCopied(false))}>
-        {secret && <NewSecret secret={secret} copied={copied} onCopied={() => setCopied(true)} onDone={() => (setSecret(null), setCopied(false))} />}
+      <Dialog
+        title={t('console.key.rotatedTitle')}
+        open={secret !== null}
+        onClose={() => (setSecret(null), setCopied(false))}
+      >
+        {secret && (
+          <NewSecret
+            secret={secret}
+            copied={copied}
+            onCopied={() => setCopied(true)}
+            onDone={() => (setSecret(null), setCopied(false))}
+          />
+        )}
       </Dialog>
       {k && (
         <div className="grid-2">
@@ -73,10 +99,19 @@ export default function KeyPage({ path, id }: { path: string; id: string }) {
             </dl>
             {canWrite && k.status === 'active' && (
               <div className="row end">
-                <button type="button" disabled={rotate.isPending} onClick={() => confirm(t('console.key.rotateConfirm')) && rotate.mutate()}>
+                <button
+                  type="button"
+                  disabled={rotate.isPending}
+                  onClick={() => confirm(t('console.key.rotateConfirm')) && rotate.mutate()}
+                >
                   {t('console.key.rotate')}
                 </button>
-                <button type="button" className="danger" disabled={revoke.isPending} onClick={() => confirm(t('console.key.revokeConfirm')) && revoke.mutate()}>
+                <button
+                  type="button"
+                  className="danger"
+                  disabled={revoke.isPending}
+                  onClick={() => confirm(t('console.key.revokeConfirm')) && revoke.mutate()}
+                >
                   {t('console.key.revoke')}
                 </button>
               </div>
@@ -88,8 +123,17 @@ export default function KeyPage({ path, id }: { path: string; id: string }) {
       <Notice error={usage.error ? messageOf(usage.error) : null} />
       {usage.data && (
         <div className="charts">
-          <BarFigure title={t('console.key.requestsByDay')} data={everyDay(from, today, usage.data.totals, (d) => d.requests)} format={formatCount} />
-          <BarFigure title={t('console.key.spendByDay')} color="var(--chart-2)" data={everyDay(from, today, usage.data.totals, (d) => d.cost_yuan)} format={formatYuan} />
+          <BarFigure
+            title={t('console.key.requestsByDay')}
+            data={everyDay(from, today, usage.data.totals, (d) => d.requests)}
+            format={formatCount}
+          />
+          <BarFigure
+            title={t('console.key.spendByDay')}
+            color="var(--chart-2)"
+            data={everyDay(from, today, usage.data.totals, (d) => d.cost_yuan)}
+            format={formatYuan}
+          />
         </div>
       )}
       {k && <KeyCalls keyId={k.id} />}

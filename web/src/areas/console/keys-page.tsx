@@ -18,7 +18,11 @@ export default function KeysPage({ path }: { path: string }) {
   const [creating, setCreating] = useState(false);
   const keys = useQuery({
     queryKey: ['keys', page, showRevoked, search],
-    queryFn: () => gateway<List<ApiKey>>('GET', `/admin/keys?limit=${PAGE}&offset=${page * PAGE}&include_revoked=${showRevoked}${search ? `&q=${encodeURIComponent(search)}` : ''}`),
+    queryFn: () =>
+      gateway<List<ApiKey>>(
+        'GET',
+        `/admin/keys?limit=${PAGE}&offset=${page * PAGE}&include_revoked=${showRevoked}${search ? `&q=${encodeURIComponent(search)}` : ''}`,
+      ),
     placeholderData: keepPreviousData,
   });
   const total = keys.data?.total ?? 0;
@@ -35,9 +39,21 @@ export default function KeysPage({ path }: { path: string }) {
       }
     >
       <div className="row">
-        <Field label={t('console.keys.search')} name="q" type="search" value={search} onChange={(v) => (setSearch(v), setPage(0))} required={false} maxLength={100} />
+        <Field
+          label={t('console.keys.search')}
+          name="q"
+          type="search"
+          value={search}
+          onChange={(v) => (setSearch(v), setPage(0))}
+          required={false}
+          maxLength={100}
+        />
         <label className="check">
-          <input type="checkbox" checked={showRevoked} onChange={(e) => (setShowRevoked(e.target.checked), setPage(0))} />
+          <input
+            type="checkbox"
+            checked={showRevoked}
+            onChange={(e) => (setShowRevoked(e.target.checked), setPage(0))}
+          />
           {t('console.keys.showRevoked')}
         </label>
       </div>
@@ -64,7 +80,9 @@ export default function KeysPage({ path }: { path: string }) {
                   <code>{k.prefix}…</code>
                 </td>
                 <td>
-                  <span className={`badge ${k.status === 'active' ? 'on' : ''}`}>{t(`console.keys.status.${k.status}`)}</span>
+                  <span className={`badge ${k.status === 'active' ? 'on' : ''}`}>
+                    {t(`console.keys.status.${k.status}`)}
+                  </span>
                 </td>
                 <td>{formatYuan(k.spent_yuan)}</td>
                 <td>{formatDateTime(k.last_used_at)}</td>
@@ -81,7 +99,17 @@ export default function KeysPage({ path }: { path: string }) {
 }
 
 /** Previous / next with the range shown; pages come from the server (limit/offset). */
-export function Pager({ page, total, size, onPage }: { page: number; total: number; size: number; onPage: (p: number) => void }) {
+export function Pager({
+  page,
+  total,
+  size,
+  onPage,
+}: {
+  page: number;
+  total: number;
+  size: number;
+  onPage: (p: number) => void;
+}) {
   if (total <= size) return null;
   const last = Math.max(0, Math.ceil(total / size) - 1);
   return (
@@ -108,7 +136,12 @@ function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () => void
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
   const [copied, setCopied] = useState(false);
   const create = useMutation({
-    mutationFn: () => gateway<CreatedApiKey>('POST', '/admin/keys', { name, requests_per_minute: optionalNumber(rpm), budget_yuan: optionalNumber(budget) }),
+    mutationFn: () =>
+      gateway<CreatedApiKey>('POST', '/admin/keys', {
+        name,
+        requests_per_minute: optionalNumber(rpm),
+        budget_yuan: optionalNumber(budget),
+      }),
     onSuccess: (key) => {
       setCreated(key);
       void queries.invalidateQueries({ queryKey: ['keys'] });
@@ -135,8 +168,25 @@ function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () => void
       ) : (
         <form onSubmit={submit}>
           <Field label={t('console.keys.name')} name="name" value={name} onChange={setName} maxLength={100} autoFocus />
-          <Field label={t('console.keys.rpm')} name="rpm" type="number" inputMode="numeric" value={rpm} onChange={setRpm} required={false} hint={t('console.keys.emptyNoLimit')} />
-          <Field label={t('console.keys.budget')} name="budget" type="number" value={budget} onChange={setBudget} required={false} hint={t('console.keys.emptyNoLimit')} />
+          <Field
+            label={t('console.keys.rpm')}
+            name="rpm"
+            type="number"
+            inputMode="numeric"
+            value={rpm}
+            onChange={setRpm}
+            required={false}
+            hint={t('console.keys.emptyNoLimit')}
+          />
+          <Field
+            label={t('console.keys.budget')}
+            name="budget"
+            type="number"
+            value={budget}
+            onChange={setBudget}
+            required={false}
+            hint={t('console.keys.emptyNoLimit')}
+          />
           <Notice error={create.error ? messageOf(create.error) : null} />
           <div className="row end">
             <button type="button" onClick={close}>
@@ -153,7 +203,17 @@ function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () => void
 }
 
 /** A key's secret, shown once (after creating or rotating it), with copy. */
-export function NewSecret({ secret, copied, onCopied, onDone }: { secret: string; copied: boolean; onCopied: () => void; onDone: () => void }) {
+export function NewSecret({
+  secret,
+  copied,
+  onCopied,
+  onDone,
+}: {
+  secret: string;
+  copied: boolean;
+  onCopied: () => void;
+  onDone: () => void;
+}) {
   return (
     <>
       <p className="warning">{t('console.keys.showOnce')}</p>

@@ -26,7 +26,19 @@ const text = (v: number | null | undefined) => (v === null || v === undefined ? 
  * A key's or a project's name, limits and budget (empty: no limit), saved with PATCH /admin/keys/{id} or
  * /admin/projects/{id}; the page's query (`detail`) takes the answer and the list is fetched again.
  */
-export function LimitsForm<T extends LimitOwner>({ owner, resource, detail, canWrite, intro }: { owner: T; resource: 'keys' | 'projects'; detail: 'key' | 'project'; canWrite: boolean; intro?: ReactNode }) {
+export function LimitsForm<T extends LimitOwner>({
+  owner,
+  resource,
+  detail,
+  canWrite,
+  intro,
+}: {
+  owner: T;
+  resource: 'keys' | 'projects';
+  detail: 'key' | 'project';
+  canWrite: boolean;
+  intro?: ReactNode;
+}) {
   const queries = useQueryClient();
   const [name, setName] = useState(owner.name);
   const [rpm, setRpm] = useState(text(owner.requests_per_minute));
@@ -65,14 +77,54 @@ export function LimitsForm<T extends LimitOwner>({ owner, resource, detail, canW
       <form onSubmit={submit}>
         <fieldset disabled={!canWrite} className="plain">
           <Field label={t('console.keys.name')} name="name" value={name} onChange={setName} maxLength={100} />
-          <Field label={t('console.keys.rpm')} name="rpm" type="number" value={rpm} onChange={setRpm} required={false} hint={t('console.keys.emptyNoLimit')} />
-          <Field label={t('console.keys.tpm')} name="tpm" type="number" value={tpm} onChange={setTpm} required={false} />
-          <Field label={t('console.projects.concurrent')} name="concurrent" type="number" value={concurrent} onChange={setConcurrent} required={false} />
-          <Field label={t('console.keys.budget')} name="budget" type="number" value={budget} onChange={setBudget} required={false} />
-          <Field label={t('console.projects.budgetTokens')} name="budget_tokens" type="number" value={budgetTokens} onChange={setBudgetTokens} required={false} />
+          <Field
+            label={t('console.keys.rpm')}
+            name="rpm"
+            type="number"
+            value={rpm}
+            onChange={setRpm}
+            required={false}
+            hint={t('console.keys.emptyNoLimit')}
+          />
+          <Field
+            label={t('console.keys.tpm')}
+            name="tpm"
+            type="number"
+            value={tpm}
+            onChange={setTpm}
+            required={false}
+          />
+          <Field
+            label={t('console.projects.concurrent')}
+            name="concurrent"
+            type="number"
+            value={concurrent}
+            onChange={setConcurrent}
+            required={false}
+          />
+          <Field
+            label={t('console.keys.budget')}
+            name="budget"
+            type="number"
+            value={budget}
+            onChange={setBudget}
+            required={false}
+          />
+          <Field
+            label={t('console.projects.budgetTokens')}
+            name="budget_tokens"
+            type="number"
+            value={budgetTokens}
+            onChange={setBudgetTokens}
+            required={false}
+          />
           <div className="field">
             <label htmlFor={periodId}>{t('console.projects.period')}</label>
-            <select id={periodId} value={period} onChange={(e) => setPeriod(e.target.value as (typeof PERIODS)[number])}>
+            <select
+              id={periodId}
+              value={period}
+              onChange={(e) => setPeriod(e.target.value as (typeof PERIODS)[number])}
+            >
               {PERIODS.map((p) => (
                 <option key={p} value={p}>
                   {t(`console.projects.period.${p}`)}

@@ -32,11 +32,21 @@ export default function MemberPage({ path, id }: { path: string; id: string }) {
   const queries = useQueryClient();
   const base = `/api/v1/admin/members/${encodeURIComponent(id)}`;
   const member = useQuery({ queryKey: ['member', id], queryFn: () => api<AdminMember>('GET', base) });
-  const sessions = useQuery({ queryKey: ['member', id, 'sessions'], queryFn: () => api<AdminSession[]>('GET', `${base}/sessions`) });
-  const identities = useQuery({ queryKey: ['member', id, 'identities'], queryFn: () => api<AdminIdentity[]>('GET', `${base}/identities`) });
-  const factors = useQuery({ queryKey: ['member', id, 'factors'], queryFn: () => api<AdminFactors>('GET', `${base}/factors`) });
+  const sessions = useQuery({
+    queryKey: ['member', id, 'sessions'],
+    queryFn: () => api<AdminSession[]>('GET', `${base}/sessions`),
+  });
+  const identities = useQuery({
+    queryKey: ['member', id, 'identities'],
+    queryFn: () => api<AdminIdentity[]>('GET', `${base}/identities`),
+  });
+  const factors = useQuery({
+    queryKey: ['member', id, 'factors'],
+    queryFn: () => api<AdminFactors>('GET', `${base}/factors`),
+  });
   const act = useMutation({
-    mutationFn: ({ method, to }: { method: 'POST' | 'DELETE'; to: string; done: string }) => api<unknown>(method, `${base}${to}`),
+    mutationFn: ({ method, to }: { method: 'POST' | 'DELETE'; to: string; done: string }) =>
+      api<unknown>(method, `${base}${to}`),
     onSuccess: () => void queries.invalidateQueries({ queryKey: ['member', id] }),
   });
   const run = (method: 'POST' | 'DELETE', to: string, done: string, question?: string) => {
@@ -77,11 +87,22 @@ export default function MemberPage({ path, id }: { path: string; id: string }) {
             {canWrite && (
               <div className="row end">
                 {m.status === 'active' ? (
-                  <button type="button" className="danger" disabled={act.isPending} onClick={() => run('POST', '/disable', t('console.member.disabled'), t('console.member.disableConfirm'))}>
+                  <button
+                    type="button"
+                    className="danger"
+                    disabled={act.isPending}
+                    onClick={() =>
+                      run('POST', '/disable', t('console.member.disabled'), t('console.member.disableConfirm'))
+                    }
+                  >
                     {t('console.member.disable')}
                   </button>
                 ) : (
-                  <button type="button" disabled={act.isPending} onClick={() => run('POST', '/enable', t('console.member.enabled'))}>
+                  <button
+                    type="button"
+                    disabled={act.isPending}
+                    onClick={() => run('POST', '/enable', t('console.member.enabled'))}
+                  >
                     {t('console.member.enable')}
                   </button>
                 )}
@@ -105,7 +126,14 @@ export default function MemberPage({ path, id }: { path: string; id: string }) {
             )}
             {canWrite && (
               <div className="row end">
-                <button type="button" className="danger" disabled={act.isPending} onClick={() => run('DELETE', '/factors', t('console.member.factorsReset'), t('console.member.resetConfirm'))}>
+                <button
+                  type="button"
+                  className="danger"
+                  disabled={act.isPending}
+                  onClick={() =>
+                    run('DELETE', '/factors', t('console.member.factorsReset'), t('console.member.resetConfirm'))
+                  }
+                >
                   {t('console.member.resetFactors')}
                 </button>
               </div>
@@ -117,7 +145,14 @@ export default function MemberPage({ path, id }: { path: string; id: string }) {
         <div className="page-head">
           <h2 id="sessions">{t('console.member.sessions')}</h2>
           {canWrite && (sessions.data?.length ?? 0) > 0 && (
-            <button type="button" className="danger" disabled={act.isPending} onClick={() => run('DELETE', '/sessions', t('console.member.signedOutAll'), t('console.member.signOutAllConfirm'))}>
+            <button
+              type="button"
+              className="danger"
+              disabled={act.isPending}
+              onClick={() =>
+                run('DELETE', '/sessions', t('console.member.signedOutAll'), t('console.member.signOutAllConfirm'))
+              }
+            >
               {t('console.member.signOutAll')}
             </button>
           )}
@@ -128,11 +163,16 @@ export default function MemberPage({ path, id }: { path: string; id: string }) {
               <div className="item-main">
                 <strong>{s.deviceName ?? s.loginType}</strong>
                 <span className="meta">
-                  {s.ip ?? '—'} · {s.amr.join(', ')} · {t('console.member.lastActive', { time: formatDateTime(s.lastActiveTime) })}
+                  {s.ip ?? '—'} · {s.amr.join(', ')} ·{' '}
+                  {t('console.member.lastActive', { time: formatDateTime(s.lastActiveTime) })}
                 </span>
               </div>
               {canWrite && (
-                <button type="button" disabled={act.isPending} onClick={() => run('DELETE', `/sessions/${s.id}`, t('console.member.signedOut'))}>
+                <button
+                  type="button"
+                  disabled={act.isPending}
+                  onClick={() => run('DELETE', `/sessions/${s.id}`, t('console.member.signedOut'))}
+                >
                   {t('console.member.signOut')}
                 </button>
               )}

@@ -27,7 +27,11 @@ export default function MembersPage({ path }: { path: string }) {
   const [page, setPage] = useState(0);
   const members = useQuery({
     queryKey: ['members', q, page],
-    queryFn: () => api<{ items: AdminMember[]; total: number }>('GET', `/api/v1/admin/members?limit=${PAGE}&offset=${page * PAGE}${q ? `&q=${encodeURIComponent(q)}` : ''}`),
+    queryFn: () =>
+      api<{ items: AdminMember[]; total: number }>(
+        'GET',
+        `/api/v1/admin/members?limit=${PAGE}&offset=${page * PAGE}${q ? `&q=${encodeURIComponent(q)}` : ''}`,
+      ),
     placeholderData: keepPreviousData,
   });
   const search = (e: FormEvent) => {
@@ -38,7 +42,15 @@ export default function MembersPage({ path }: { path: string }) {
   return (
     <ConsolePage path={path} title={t('console.nav.members')}>
       <form role="search" className="inline-form" onSubmit={search}>
-        <Field label={t('console.members.search')} name="q" type="search" value={input} onChange={setInput} required={false} maxLength={100} />
+        <Field
+          label={t('console.members.search')}
+          name="q"
+          type="search"
+          value={input}
+          onChange={setInput}
+          required={false}
+          maxLength={100}
+        />
         <button type="submit">{t('console.members.searchSubmit')}</button>
       </form>
       <Notice error={members.error ? messageOf(members.error) : null} />
@@ -64,7 +76,9 @@ export default function MembersPage({ path }: { path: string }) {
                 <td>{m.email ?? m.phone ?? '—'}</td>
                 <td>{m.roles.join(', ') || '—'}</td>
                 <td>
-                  <span className={`badge ${m.status === 'active' ? 'on' : ''}`}>{t(`console.members.status.${m.status}`)}</span>
+                  <span className={`badge ${m.status === 'active' ? 'on' : ''}`}>
+                    {t(`console.members.status.${m.status}`)}
+                  </span>
                 </td>
                 <td>{formatDateTime(m.lastLoginTime)}</td>
               </tr>

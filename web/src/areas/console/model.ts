@@ -42,20 +42,32 @@ export interface UsageReport {
   start_date: string;
   end_date: string;
   data: UsageLine[];
-  totals: Array<{ date: string; requests: number; prompt_tokens: number; completion_tokens: number; cost_yuan: number }>;
+  totals: Array<{
+    date: string;
+    requests: number;
+    prompt_tokens: number;
+    completion_tokens: number;
+    cost_yuan: number;
+  }>;
   total_cost_yuan: number;
 }
 
 const yuan = new Intl.NumberFormat(locale, { style: 'currency', currency: 'CNY', maximumFractionDigits: 4 });
 const count = new Intl.NumberFormat(locale);
-export const formatYuan = (v: number | null | undefined): string => (v === null || v === undefined ? '—' : yuan.format(v));
+export const formatYuan = (v: number | null | undefined): string =>
+  v === null || v === undefined ? '—' : yuan.format(v);
 export const formatCount = (v: number): string => count.format(v);
 
 /** YYYY-MM-DD of a time in UTC (the admin usage report's days are UTC without a period). */
 export const utcDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 /** Sums `value` of lines per `by`, largest first, at most `top`. */
-export function topBy(lines: UsageLine[], by: (l: UsageLine) => string, value: (l: UsageLine) => number, top = 5): Array<{ name: string; value: number }> {
+export function topBy(
+  lines: UsageLine[],
+  by: (l: UsageLine) => string,
+  value: (l: UsageLine) => number,
+  top = 5,
+): Array<{ name: string; value: number }> {
   const sums = new Map<string, number>();
   for (const l of lines) sums.set(by(l), (sums.get(by(l)) ?? 0) + value(l));
   return [...sums.entries()]
@@ -65,7 +77,13 @@ export function topBy(lines: UsageLine[], by: (l: UsageLine) => string, value: (
 }
 
 /** Every day from `from` to `to` (YYYY-MM-DD, UTC) with the report's value or 0: a chart shows the days without calls too. */
-export function everyDay(from: string, to: string, totals: UsageReport['totals'], value: (d: UsageReport['totals'][number]) => number, label = (d: string) => d): Array<{ name: string; value: number }> {
+export function everyDay(
+  from: string,
+  to: string,
+  totals: UsageReport['totals'],
+  value: (d: UsageReport['totals'][number]) => number,
+  label = (d: string) => d,
+): Array<{ name: string; value: number }> {
   const byDate = new Map(totals.map((d) => [d.date, value(d)]));
   const days: Array<{ name: string; value: number }> = [];
   for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000) {

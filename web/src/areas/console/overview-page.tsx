@@ -5,7 +5,18 @@ import { t } from '../../i18n';
 import { Notice } from '../../ui';
 import { BarFigure } from './charts';
 import { ConsolePage } from './console-area';
-import { ApiKey, everyDay, formatCount, formatYuan, List, ms, topBy, UpstreamsReport, UsageReport, utcDate } from './model';
+import {
+  ApiKey,
+  everyDay,
+  formatCount,
+  formatYuan,
+  List,
+  ms,
+  topBy,
+  UpstreamsReport,
+  UsageReport,
+  utcDate,
+} from './model';
 
 /**
  * Spend today and this month (UTC days, as the admin usage report counts them), requests, errors, the last hour's
@@ -14,9 +25,18 @@ import { ApiKey, everyDay, formatCount, formatYuan, List, ms, topBy, UpstreamsRe
 export default function OverviewPage({ path }: { path: string }) {
   const today = utcDate(Date.now());
   const monthStart = `${today.slice(0, 8)}01`;
-  const usage = useQuery({ queryKey: ['usage', monthStart, today], queryFn: () => gateway<UsageReport>('GET', `/admin/usage?start_date=${monthStart}&end_date=${today}`) });
-  const upstreams = useQuery({ queryKey: ['upstreams'], queryFn: () => gateway<UpstreamsReport>('GET', '/admin/upstreams') });
-  const keys = useQuery({ queryKey: ['keys', 'names'], queryFn: () => gateway<List<ApiKey>>('GET', '/admin/keys?include_revoked=true&limit=100') });
+  const usage = useQuery({
+    queryKey: ['usage', monthStart, today],
+    queryFn: () => gateway<UsageReport>('GET', `/admin/usage?start_date=${monthStart}&end_date=${today}`),
+  });
+  const upstreams = useQuery({
+    queryKey: ['upstreams'],
+    queryFn: () => gateway<UpstreamsReport>('GET', '/admin/upstreams'),
+  });
+  const keys = useQuery({
+    queryKey: ['keys', 'names'],
+    queryFn: () => gateway<List<ApiKey>>('GET', '/admin/keys?include_revoked=true&limit=100'),
+  });
   const lines = usage.data?.data ?? [];
   const todayLines = lines.filter((l) => l.date === today);
   const sum = (ls: typeof lines, f: (l: (typeof lines)[number]) => number) => ls.reduce((s, l) => s + f(l), 0);
@@ -45,10 +65,50 @@ export default function OverviewPage({ path }: { path: string }) {
             ))}
           </dl>
           <div className="charts">
-            <BarFigure title={t('console.overview.spendByDay')} data={everyDay(monthStart, today, usage.data?.totals ?? [], (d) => d.cost_yuan, (d) => d.slice(8))} format={formatYuan} />
-            <BarFigure title={t('console.overview.requestsByDay')} color="var(--chart-2)" data={everyDay(monthStart, today, usage.data?.totals ?? [], (d) => d.requests, (d) => d.slice(8))} format={formatCount} />
-            <BarFigure title={t('console.overview.topKeys')} layout="vertical" data={topBy(lines, (l) => (l.key_id ? names.get(l.key_id) ?? l.key_id.slice(0, 8) : '—'), (l) => l.cost_yuan)} format={formatYuan} />
-            <BarFigure title={t('console.overview.topModels')} layout="vertical" color="var(--chart-2)" data={topBy(lines, (l) => l.model, (l) => l.requests)} format={formatCount} />
+            <BarFigure
+              title={t('console.overview.spendByDay')}
+              data={everyDay(
+                monthStart,
+                today,
+                usage.data?.totals ?? [],
+                (d) => d.cost_yuan,
+                (d) => d.slice(8),
+              )}
+              format={formatYuan}
+            />
+            <BarFigure
+              title={t('console.overview.requestsByDay')}
+              color="var(--chart-2)"
+              data={everyDay(
+                monthStart,
+                today,
+                usage.data?.totals ?? [],
+                (d) => d.requests,
+                (d) => d.slice(8),
+              )}
+              format={formatCount}
+            />
+            <BarFigure
+              title={t('console.overview.topKeys')}
+              layout="vertical"
+              data={topBy(
+                lines,
+                (l) => (l.key_id ? (names.get(l.key_id) ?? l.key_id.slice(0, 8)) : '—'),
+                (l) => l.cost_yuan,
+              )}
+              format={formatYuan}
+            />
+            <BarFigure
+              title={t('console.overview.topModels')}
+              layout="vertical"
+              color="var(--chart-2)"
+              data={topBy(
+                lines,
+                (l) => l.model,
+                (l) => l.requests,
+              )}
+              format={formatCount}
+            />
           </div>
         </>
       )}

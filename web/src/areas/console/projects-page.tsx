@@ -36,7 +36,11 @@ export default function ProjectsPage({ path }: { path: string }) {
   const [name, setName] = useState('');
   const projects = useQuery({
     queryKey: ['projects', q, page],
-    queryFn: () => gateway<List<Project>>('GET', `/admin/projects?limit=${PAGE}&offset=${page * PAGE}${q ? `&q=${encodeURIComponent(q)}` : ''}`),
+    queryFn: () =>
+      gateway<List<Project>>(
+        'GET',
+        `/admin/projects?limit=${PAGE}&offset=${page * PAGE}${q ? `&q=${encodeURIComponent(q)}` : ''}`,
+      ),
     placeholderData: keepPreviousData,
   });
   const create = useMutation({
@@ -57,7 +61,15 @@ export default function ProjectsPage({ path }: { path: string }) {
           setPage(0);
         }}
       >
-        <Field label={t('console.projects.search')} name="q" type="search" value={input} onChange={setInput} required={false} maxLength={100} />
+        <Field
+          label={t('console.projects.search')}
+          name="q"
+          type="search"
+          value={input}
+          onChange={setInput}
+          required={false}
+          maxLength={100}
+        />
         <button type="submit">{t('console.members.searchSubmit')}</button>
       </form>
       {canWrite && (
@@ -68,23 +80,40 @@ export default function ProjectsPage({ path }: { path: string }) {
             create.mutate();
           }}
         >
-          <Field label={t('console.projects.newName')} name="project-name" value={name} onChange={setName} maxLength={100} />
+          <Field
+            label={t('console.projects.newName')}
+            name="project-name"
+            value={name}
+            onChange={setName}
+            maxLength={100}
+          />
           <button type="submit" className="primary" disabled={create.isPending}>
             {t('console.projects.create')}
           </button>
         </form>
       )}
-      <Notice error={projects.error ? messageOf(projects.error) : create.error ? messageOf(create.error) : null} success={create.isSuccess ? t('console.projects.created') : null} />
+      <Notice
+        error={projects.error ? messageOf(projects.error) : create.error ? messageOf(create.error) : null}
+        success={create.isSuccess ? t('console.projects.created') : null}
+      />
       <div className="table-wrap card">
         <table data-testid="projects">
           <caption className="visually-hidden">{t('console.nav.projects')}</caption>
           <thead>
             <tr>
               <th scope="col">{t('console.keys.name')}</th>
-              <th scope="col" className="num">{t('console.projects.keys')}</th>
-              <th scope="col" className="num">{t('console.keys.rpm')}</th>
-              <th scope="col" className="num">{t('console.keys.budget')}</th>
-              <th scope="col" className="num">{t('console.keys.spent')}</th>
+              <th scope="col" className="num">
+                {t('console.projects.keys')}
+              </th>
+              <th scope="col" className="num">
+                {t('console.keys.rpm')}
+              </th>
+              <th scope="col" className="num">
+                {t('console.keys.budget')}
+              </th>
+              <th scope="col" className="num">
+                {t('console.keys.spent')}
+              </th>
               <th scope="col">{t('console.key.created')}</th>
             </tr>
           </thead>
@@ -112,9 +141,15 @@ export default function ProjectsPage({ path }: { path: string }) {
 
 /** One project: its limits and budgets (`null` = unlimited), editable by an admin. */
 export function ProjectPage({ path, id }: { path: string; id: string }) {
-  const project = useQuery({ queryKey: ['project', id], queryFn: () => gateway<Project>('GET', `/admin/projects/${encodeURIComponent(id)}`) });
+  const project = useQuery({
+    queryKey: ['project', id],
+    queryFn: () => gateway<Project>('GET', `/admin/projects/${encodeURIComponent(id)}`),
+  });
   return (
-    <ConsolePage path={path} title={project.data ? t('console.project.title', { name: project.data.name }) : t('console.nav.projects')}>
+    <ConsolePage
+      path={path}
+      title={project.data ? t('console.project.title', { name: project.data.name }) : t('console.nav.projects')}
+    >
       <Notice error={project.error ? messageOf(project.error) : null} />
       {project.data && <ProjectForm project={project.data} />}
     </ConsolePage>
@@ -122,5 +157,13 @@ export function ProjectPage({ path, id }: { path: string; id: string }) {
 }
 function ProjectForm({ project }: { project: Project }) {
   const canWrite = useCanWrite();
-  return <LimitsForm owner={project} resource="projects" detail="project" canWrite={canWrite} intro={<p className="intro">{t('console.project.intro', { keys: project.key_count })}</p>} />;
+  return (
+    <LimitsForm
+      owner={project}
+      resource="projects"
+      detail="project"
+      canWrite={canWrite}
+      intro={<p className="intro">{t('console.project.intro', { keys: project.key_count })}</p>}
+    />
+  );
 }

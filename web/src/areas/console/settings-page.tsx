@@ -22,7 +22,10 @@ const IMAGES: Array<[string, MessageKey]> = [
 
 /** Site settings: saved with PUT /api/v1/admin/system/site-config; images uploaded to /api/v1/app/files first. */
 export default function SettingsPage({ path }: { path: string }) {
-  const config = useQuery({ queryKey: ['site-config'], queryFn: () => api<{ values: Record<string, string> }>('GET', '/api/v1/admin/system/site-config') });
+  const config = useQuery({
+    queryKey: ['site-config'],
+    queryFn: () => api<{ values: Record<string, string> }>('GET', '/api/v1/admin/system/site-config'),
+  });
   return (
     <ConsolePage path={path} title={t('console.nav.settings')}>
       <Notice error={config.error ? messageOf(config.error) : null} />
@@ -59,10 +62,26 @@ function SettingsForm({ initial }: { initial: Record<string, string> }) {
       <form onSubmit={submit} className="card">
         <fieldset disabled={!canWrite} className="plain">
           {TEXTS.map(([key, label, max]) => (
-            <Field key={key} label={t(label)} name={key} value={values[key] ?? ''} onChange={set(key)} required={false} maxLength={max} hint={key === 'seo.title_template' ? t('console.settings.titleHint') : undefined} />
+            <Field
+              key={key}
+              label={t(label)}
+              name={key}
+              value={values[key] ?? ''}
+              onChange={set(key)}
+              required={false}
+              maxLength={max}
+              hint={key === 'seo.title_template' ? t('console.settings.titleHint') : undefined}
+            />
           ))}
           {IMAGES.map(([key, label]) => (
-            <ImageSetting key={key} label={t(label)} name={key} value={values[key] ?? ''} onChange={set(key)} canWrite={canWrite} />
+            <ImageSetting
+              key={key}
+              label={t(label)}
+              name={key}
+              value={values[key] ?? ''}
+              onChange={set(key)}
+              canWrite={canWrite}
+            />
           ))}
           {canWrite && (
             <button type="submit" className="primary" disabled={save.isPending}>
@@ -76,7 +95,19 @@ function SettingsForm({ initial }: { initial: Record<string, string> }) {
 }
 
 /** An image setting: its URL (editable), a preview, and an upload that fills the URL in. */
-function ImageSetting({ label, name, value, onChange, canWrite }: { label: string; name: string; value: string; onChange: (v: string) => void; canWrite: boolean }) {
+function ImageSetting({
+  label,
+  name,
+  value,
+  onChange,
+  canWrite,
+}: {
+  label: string;
+  name: string;
+  value: string;
+  onChange: (v: string) => void;
+  canWrite: boolean;
+}) {
   const id = useId();
   const upload = useMutation({
     mutationFn: (file: File) => uploadFile<{ url: string }>('/api/v1/app/files', file),
@@ -88,15 +119,28 @@ function ImageSetting({ label, name, value, onChange, canWrite }: { label: strin
     <div className="image-setting">
       <Field label={label} name={name} value={value} onChange={onChange} required={false} maxLength={500} />
       <div className="preview">
-        {value ? <img src={src} alt={t('console.settings.preview', { name: label })} data-testid={`preview-${name}`} /> : <span className="meta-inline">{t('console.settings.noImage')}</span>}
+        {value ? (
+          <img src={src} alt={t('console.settings.preview', { name: label })} data-testid={`preview-${name}`} />
+        ) : (
+          <span className="meta-inline">{t('console.settings.noImage')}</span>
+        )}
         {canWrite && (
           <>
             <label htmlFor={id}>{t('console.settings.upload', { name: label })}</label>
-            <input id={id} type="file" accept="image/png,image/jpeg,image/gif,image/webp,image/x-icon,image/svg+xml" data-testid={`upload-${name}`} onChange={(e) => e.target.files?.[0] && upload.mutate(e.target.files[0])} />
+            <input
+              id={id}
+              type="file"
+              accept="image/png,image/jpeg,image/gif,image/webp,image/x-icon,image/svg+xml"
+              data-testid={`upload-${name}`}
+              onChange={(e) => e.target.files?.[0] && upload.mutate(e.target.files[0])}
+            />
           </>
         )}
       </div>
-      <Notice error={upload.error ? messageOf(upload.error) : null} success={upload.isSuccess ? t('console.settings.uploaded') : null} />
+      <Notice
+        error={upload.error ? messageOf(upload.error) : null}
+        success={upload.isSuccess ? t('console.settings.uploaded') : null}
+      />
     </div>
   );
 }

@@ -18,10 +18,23 @@ interface Filters {
   key_id: string;
   project_id: string;
 }
-type Report = UsageReport & { period: Period | null; group_by: GroupBy; time_zone: string; data: Array<Omit<UsageLine, 'endpoint' | 'model'> & { endpoint: string | null; model: string | null }> };
+type Report = UsageReport & {
+  period: Period | null;
+  group_by: GroupBy;
+  time_zone: string;
+  data: Array<Omit<UsageLine, 'endpoint' | 'model'> & { endpoint: string | null; model: string | null }>;
+};
 
-const initial = (): Filters => ({ period: 'day', group_by: 'model', start: utcDate(Date.now() - 29 * 86_400_000), end: utcDate(Date.now()), key_id: '', project_id: '' });
-const nameOf = (g: GroupBy, l: Report['data'][number]): string => (g === 'key' ? l.key_id : g === 'project' ? l.project_id : g === 'model' ? l.model : l.endpoint) ?? '—';
+const initial = (): Filters => ({
+  period: 'day',
+  group_by: 'model',
+  start: utcDate(Date.now() - 29 * 86_400_000),
+  end: utcDate(Date.now()),
+  key_id: '',
+  project_id: '',
+});
+const nameOf = (g: GroupBy, l: Report['data'][number]): string =>
+  (g === 'key' ? l.key_id : g === 'project' ? l.project_id : g === 'model' ? l.model : l.endpoint) ?? '—';
 
 /**
  * Every bucket of the range with the report's value or 0 (a chart shows the quiet days and hours too). The
@@ -30,7 +43,10 @@ const nameOf = (g: GroupBy, l: Report['data'][number]): string => (g === 'key' ?
  */
 function buckets(r: Report, value: (d: Report['totals'][number]) => number): Array<{ name: string; value: number }> {
   const days = everyDay(r.start_date, r.end_date, [], () => 0).map((d) => d.name);
-  const names = r.period === 'hour' ? days.flatMap((d) => Array.from({ length: 24 }, (_, h) => `${d}T${String(h).padStart(2, '0')}:00`)) : days;
+  const names =
+    r.period === 'hour'
+      ? days.flatMap((d) => Array.from({ length: 24 }, (_, h) => `${d}T${String(h).padStart(2, '0')}:00`))
+      : days;
   const byName = new Map(r.totals.map((d) => [d.date, value(d)]));
   return names.map((name) => ({ name, value: byName.get(name) ?? 0 }));
 }
@@ -41,8 +57,34 @@ function csv(r: Report): string {
     const s = v === null || v === undefined ? '' : String(v);
     return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
   };
-  const head = ['date', 'key_id', 'project_id', 'endpoint', 'model', 'requests', 'failed', 'prompt_tokens', 'completion_tokens', 'cost_yuan'];
-  const lines = r.data.map((l) => [l.date, l.key_id, l.project_id, l.endpoint, l.model, l.requests, l.failed, l.prompt_tokens, l.completion_tokens, l.cost_yuan].map(cell).join(','));
+  const head = [
+    'date',
+    'key_id',
+    'project_id',
+    'endpoint',
+    'model',
+    'requests',
+    'failed',
+    'prompt_tokens',
+    'completion_tokens',
+    'cost_yuan',
+  ];
+  const lines = r.data.map((l) =>
+    [
+      l.date,
+      l.key_id,
+      l.project_id,
+      l.endpoint,
+      l.model,
+      l.requests,
+      l.failed,
+      l.prompt_tokens,
+      l.completion_tokens,
+      l.cost_yuan,
+    ]
+      .map(cell)
+      .join(','),
+  );
   return [head.join(','), ...lines].join('\r\n') + '\r\n';
 }
 
@@ -50,10 +92,19 @@ function csv(r: Report): string {
 export default function UsagePage({ path }: { path: string }) {
   const [draft, setDraft] = useState<Filters>(initial);
   const [filters, setFilters] = useState<Filters>(draft);
-  const q = new URLSearchParams({ period: filters.period, group_by: filters.group_by, start_date: filters.start, end_date: filters.end });
+  const q = new URLSearchParams({
+    period: filters.period,
+    group_by: filters.group_by,
+    start_date: filters.start,
+    end_date: filters.end,
+  });
   if (filters.key_id.trim()) q.set('key_id', filters.key_id.trim());
   if (filters.project_id.trim()) q.set('project_id', filters.project_id.trim());
-  const report = useQuery({ queryKey: ['usage-report', q.toString()], queryFn: () => gateway<Report>('GET', `/admin/usage?${q.toString()}`), placeholderData: keepPreviousData });
+  const report = useQuery({
+    queryKey: ['usage-report', q.toString()],
+    queryFn: () => gateway<Report>('GET', `/admin/usage?${q.toString()}`),
+    placeholderData: keepPreviousData,
+  });
   const set = (k: keyof Filters) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
   const apply = (e: FormEvent) => {
     e.preventDefault();
@@ -69,7 +120,13 @@ export default function UsagePage({ path }: { path: string }) {
       path={path}
       title={t('console.nav.usage')}
       actions={
-        <button type="button" disabled={!r} onClick={() => r && saveBlob(new Blob([csv(r)], { type: 'text/csv' }), `usage-${r.start_date}-${r.end_date}.csv`)}>
+        <button
+          type="button"
+          disabled={!r}
+          onClick={() =>
+            r && saveBlob(new Blob([csv(r)], { type: 'text/csv' }), `usage-${r.start_date}-${r.end_date}.csv`)
+          }
+        >
           {t('console.exportCsv')}
         </button>
       }
@@ -94,23 +151,53 @@ export default function UsagePage({ path }: { path: string }) {
         </div>
         <Field label={t('console.usage.start')} name="start" type="date" value={draft.start} onChange={set('start')} />
         <Field label={t('console.usage.end')} name="end" type="date" value={draft.end} onChange={set('end')} />
-        <Field label={t('console.usage.keyId')} name="key_id" value={draft.key_id} onChange={set('key_id')} required={false} maxLength={36} />
-        <Field label={t('console.usage.projectId')} name="project_id" value={draft.project_id} onChange={set('project_id')} required={false} maxLength={36} />
+        <Field
+          label={t('console.usage.keyId')}
+          name="key_id"
+          value={draft.key_id}
+          onChange={set('key_id')}
+          required={false}
+          maxLength={36}
+        />
+        <Field
+          label={t('console.usage.projectId')}
+          name="project_id"
+          value={draft.project_id}
+          onChange={set('project_id')}
+          required={false}
+          maxLength={36}
+        />
         <button type="submit">{t('console.apply')}</button>
       </form>
       <Notice error={report.error ? messageOf(report.error) : null} />
       {r && (
         <>
-          <p className="intro">{t('console.usage.summary', { zone: r.time_zone, total: formatYuan(r.total_cost_yuan) })}</p>
+          <p className="intro">
+            {t('console.usage.summary', { zone: r.time_zone, total: formatYuan(r.total_cost_yuan) })}
+          </p>
           <div className="charts">
             <BarFigure title={t('console.usage.requests')} data={buckets(r, (d) => d.requests)} format={formatCount} />
-            <BarFigure title={t('console.usage.spend')} color="var(--chart-2)" data={buckets(r, (d) => d.cost_yuan)} format={formatYuan} />
-            <BarFigure title={t('console.usage.tokens')} data={buckets(r, (d) => d.prompt_tokens + d.completion_tokens)} format={formatCount} />
+            <BarFigure
+              title={t('console.usage.spend')}
+              color="var(--chart-2)"
+              data={buckets(r, (d) => d.cost_yuan)}
+              format={formatYuan}
+            />
+            <BarFigure
+              title={t('console.usage.tokens')}
+              data={buckets(r, (d) => d.prompt_tokens + d.completion_tokens)}
+              format={formatCount}
+            />
             <BarFigure
               title={t('console.usage.topSpend', { by: t(`console.usage.groupBy.${r.group_by}`) })}
               color="var(--chart-2)"
               layout="vertical"
-              data={topBy(asLines, (l) => nameOf(r.group_by, l), (l) => l.cost_yuan, 8)}
+              data={topBy(
+                asLines,
+                (l) => nameOf(r.group_by, l),
+                (l) => l.cost_yuan,
+                8,
+              )}
               format={formatYuan}
             />
           </div>
@@ -121,11 +208,21 @@ export default function UsagePage({ path }: { path: string }) {
                 <tr>
                   <th scope="col">{t('console.usage.date')}</th>
                   <th scope="col">{t(`console.usage.groupBy.${r.group_by}`)}</th>
-                  {r.group_by !== 'model' && r.group_by !== 'endpoint' && <th scope="col">{t('console.calls.model')}</th>}
-                  <th scope="col" className="num">{t('console.usage.requestsShort')}</th>
-                  <th scope="col" className="num">{t('console.usage.failed')}</th>
-                  <th scope="col" className="num">{t('console.calls.tokens')}</th>
-                  <th scope="col" className="num">{t('console.calls.cost')}</th>
+                  {r.group_by !== 'model' && r.group_by !== 'endpoint' && (
+                    <th scope="col">{t('console.calls.model')}</th>
+                  )}
+                  <th scope="col" className="num">
+                    {t('console.usage.requestsShort')}
+                  </th>
+                  <th scope="col" className="num">
+                    {t('console.usage.failed')}
+                  </th>
+                  <th scope="col" className="num">
+                    {t('console.calls.tokens')}
+                  </th>
+                  <th scope="col" className="num">
+                    {t('console.calls.cost')}
+                  </th>
                 </tr>
               </thead>
               <tbody>

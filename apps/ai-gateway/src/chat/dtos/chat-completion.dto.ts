@@ -1,5 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidationArguments } from 'class-validator';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Length,
+  Max,
+  MaxLength,
+  Min,
+  ValidateBy,
+  ValidationArguments,
+} from 'class-validator';
 import { IsStringOrStringArray } from '../../http/validators';
 import { checkChatField, MAX_MESSAGES, MAX_PARTS, MAX_SCHEMA_DEPTH, MAX_TOOL_CALLS, MAX_TOOLS } from '../chat-shape';
 
@@ -9,7 +23,8 @@ export function ChatShape(): PropertyDecorator {
     name: 'chatShape',
     validator: {
       validate: (v: unknown, args?: ValidationArguments) => checkChatField(args!.property, v) === null,
-      defaultMessage: (args?: ValidationArguments) => checkChatField(args!.property, args!.value)?.message ?? `${args?.property} is invalid`,
+      defaultMessage: (args?: ValidationArguments) =>
+        checkChatField(args!.property, args!.value)?.message ?? `${args?.property} is invalid`,
     },
   });
 }
@@ -17,7 +32,8 @@ export function ChatShape(): PropertyDecorator {
 // ---- Swagger documentation of the message, part and tool shapes (validated by chat-shape.ts) ----
 
 export class ImageUrlDoc {
-  @ApiProperty({ example: 'https://example.com/cat.png', description: 'http(s) URL or `data:image/png;base64,...`' }) url: string;
+  @ApiProperty({ example: 'https://example.com/cat.png', description: 'http(s) URL or `data:image/png;base64,...`' })
+  url: string;
   @ApiPropertyOptional({ enum: ['auto', 'low', 'high'], example: 'auto' }) detail?: string;
 }
 export class InputAudioDoc {
@@ -25,7 +41,11 @@ export class InputAudioDoc {
   @ApiProperty({ enum: ['wav', 'mp3'], example: 'wav' }) format: string;
 }
 export class FileDoc {
-  @ApiProperty({ example: 'data:application/pdf;base64,JVBERi0xLjQK...', description: 'Inline file (base64 or data URL). `file_id` is refused: the gateway has no /v1/files' }) file_data: string;
+  @ApiProperty({
+    example: 'data:application/pdf;base64,JVBERi0xLjQK...',
+    description: 'Inline file (base64 or data URL). `file_id` is refused: the gateway has no /v1/files',
+  })
+  file_data: string;
   @ApiPropertyOptional({ example: 'report.pdf' }) filename?: string;
 }
 export class ContentPartDoc {
@@ -49,20 +69,37 @@ export class ChatMessageDto {
   role: 'developer' | 'system' | 'user' | 'assistant' | 'tool' | 'function';
 
   @ApiPropertyOptional({
-    oneOf: [{ type: 'string' }, { type: 'array', maxItems: MAX_PARTS, items: { $ref: '#/components/schemas/ContentPartDoc' } }],
+    oneOf: [
+      { type: 'string' },
+      { type: 'array', maxItems: MAX_PARTS, items: { $ref: '#/components/schemas/ContentPartDoc' } },
+    ],
     nullable: true,
-    example: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } }],
-    description: 'A string or content parts (user: text, image_url, input_audio, file; assistant: text, refusal; others: text). Null or absent on an assistant turn with tool_calls.',
+    example: [
+      { type: 'text', text: 'What is in this picture?' },
+      { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } },
+    ],
+    description:
+      'A string or content parts (user: text, image_url, input_audio, file; assistant: text, refusal; others: text). Null or absent on an assistant turn with tool_calls.',
   })
   content?: string | null | ContentPartDoc[];
 
-  @ApiPropertyOptional({ example: 'alice', description: 'Optional participant name (the function name for role `function`)' })
+  @ApiPropertyOptional({
+    example: 'alice',
+    description: 'Optional participant name (the function name for role `function`)',
+  })
   name?: string;
 
-  @ApiPropertyOptional({ type: [ToolCallDoc], maxItems: MAX_TOOL_CALLS, description: 'Assistant only: the tool calls the model made' })
+  @ApiPropertyOptional({
+    type: [ToolCallDoc],
+    maxItems: MAX_TOOL_CALLS,
+    description: 'Assistant only: the tool calls the model made',
+  })
   tool_calls?: ToolCallDoc[];
 
-  @ApiPropertyOptional({ example: 'call_abc123', description: 'Role `tool` only (required there): the call this result answers' })
+  @ApiPropertyOptional({
+    example: 'call_abc123',
+    description: 'Role `tool` only (required there): the call this result answers',
+  })
   tool_call_id?: string;
 
   @ApiPropertyOptional({ type: FunctionCallDoc, description: 'Assistant only, legacy functions API' })
@@ -75,7 +112,10 @@ export class ChatMessageDto {
 export class FunctionDefDoc {
   @ApiProperty({ example: 'get_weather', pattern: '^[A-Za-z0-9_-]{1,64}$' }) name: string;
   @ApiPropertyOptional({ example: 'Current weather of a city' }) description?: string;
-  @ApiPropertyOptional({ example: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, description: `JSON schema, at most ${MAX_SCHEMA_DEPTH} levels deep` })
+  @ApiPropertyOptional({
+    example: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    description: `JSON schema, at most ${MAX_SCHEMA_DEPTH} levels deep`,
+  })
   parameters?: Record<string, unknown>;
   @ApiPropertyOptional({ example: false }) strict?: boolean;
 }
@@ -105,7 +145,13 @@ export class ChatCompletionRequest {
     example: [
       { role: 'developer', content: 'You are concise.' },
       { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc123', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_abc123', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_abc123', content: '{"temperature_c":18}' },
     ],
   })
@@ -163,14 +209,22 @@ export class ChatCompletionRequest {
   @Max(2)
   presence_penalty?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 8, default: 1, description: 'Number of choices (each reserved in the budget; Anthropic: 1 only)' })
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 8,
+    default: 1,
+    description: 'Number of choices (each reserved in the budget; Anthropic: 1 only)',
+  })
   @IsOptional()
   @IsInt()
   @Min(1)
   @Max(8)
   n?: number;
 
-  @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 4 }], example: ['\n\n'] })
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: 4 }],
+    example: ['\n\n'],
+  })
   @IsOptional()
   @IsStringOrStringArray(4)
   stop?: string | string[];
@@ -183,7 +237,14 @@ export class ChatCompletionRequest {
   seed?: number;
 
   @ApiPropertyOptional({
-    example: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object', properties: { city: { type: 'string' } } }, strict: true } },
+    example: {
+      type: 'json_schema',
+      json_schema: {
+        name: 'answer',
+        schema: { type: 'object', properties: { city: { type: 'string' } } },
+        strict: true,
+      },
+    },
     description: `{type: text | json_object | json_schema}; the schema at most ${MAX_SCHEMA_DEPTH} levels deep. Passed to the upstream as is`,
   })
   @IsOptional()
@@ -202,20 +263,31 @@ export class ChatCompletionRequest {
   @Max(20)
   top_logprobs?: number;
 
-  @ApiPropertyOptional({ example: { '50256': -100 }, description: 'Token id -> bias from -100 to 100. Passed to OpenAI-type upstreams' })
+  @ApiPropertyOptional({
+    example: { '50256': -100 },
+    description: 'Token id -> bias from -100 to 100. Passed to OpenAI-type upstreams',
+  })
   @IsOptional()
   @ChatShape()
   logit_bias?: Record<string, number>;
 
-  @ApiPropertyOptional({ type: [ToolDoc], maxItems: MAX_TOOLS, description: 'Function tools (or custom tools); the definitions count toward the prompt tokens' })
+  @ApiPropertyOptional({
+    type: [ToolDoc],
+    maxItems: MAX_TOOLS,
+    description: 'Function tools (or custom tools); the definitions count toward the prompt tokens',
+  })
   @IsOptional()
   @ChatShape()
   tools?: ToolDoc[];
 
   @ApiPropertyOptional({
-    oneOf: [{ type: 'string', enum: ['none', 'auto', 'required'] }, { type: 'object', example: { type: 'function', function: { name: 'get_weather' } } }],
+    oneOf: [
+      { type: 'string', enum: ['none', 'auto', 'required'] },
+      { type: 'object', example: { type: 'function', function: { name: 'get_weather' } } },
+    ],
     example: 'auto',
-    description: "'none' | 'auto' | 'required' | {type:'function', function:{name}} | {type:'allowed_tools', allowed_tools:{mode, tools}}",
+    description:
+      "'none' | 'auto' | 'required' | {type:'function', function:{name}} | {type:'allowed_tools', allowed_tools:{mode, tools}}",
   })
   @IsOptional()
   @ChatShape()
@@ -231,22 +303,40 @@ export class ChatCompletionRequest {
   @ChatShape()
   functions?: FunctionDefDoc[];
 
-  @ApiPropertyOptional({ oneOf: [{ type: 'string', enum: ['none', 'auto'] }, { type: 'object', example: { name: 'get_weather' } }], description: 'Legacy: use tool_choice' })
+  @ApiPropertyOptional({
+    oneOf: [
+      { type: 'string', enum: ['none', 'auto'] },
+      { type: 'object', example: { name: 'get_weather' } },
+    ],
+    description: 'Legacy: use tool_choice',
+  })
   @IsOptional()
   @ChatShape()
   function_call?: string | { name: string };
 
-  @ApiPropertyOptional({ example: ['text', 'audio'], description: "Output modalities. 'audio' is served for models whose providers-file price declares audioOutputPer1k (audio tokens billed at it); for others it is a 400" })
+  @ApiPropertyOptional({
+    example: ['text', 'audio'],
+    description:
+      "Output modalities. 'audio' is served for models whose providers-file price declares audioOutputPer1k (audio tokens billed at it); for others it is a 400",
+  })
   @IsOptional()
   @ChatShape()
   modalities?: string[];
 
-  @ApiPropertyOptional({ example: { voice: 'alloy', format: 'wav' }, nullable: true, description: "Audio output parameters (with modalities ['text', 'audio']): models whose price declares audioOutputPer1k only; for others a 400" })
+  @ApiPropertyOptional({
+    example: { voice: 'alloy', format: 'wav' },
+    nullable: true,
+    description:
+      "Audio output parameters (with modalities ['text', 'audio']): models whose price declares audioOutputPer1k only; for others a 400",
+  })
   @IsOptional()
   @ChatShape()
   audio?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ example: { type: 'content', content: 'The previous version of the text' }, description: 'Predicted output; its tokens are reserved as completion tokens' })
+  @ApiPropertyOptional({
+    example: { type: 'content', content: 'The previous version of the text' },
+    description: 'Predicted output; its tokens are reserved as completion tokens',
+  })
   @IsOptional()
   @ChatShape()
   prediction?: Record<string, unknown>;
@@ -261,7 +351,12 @@ export class ChatCompletionRequest {
   @IsIn(['low', 'medium', 'high'])
   verbosity?: string;
 
-  @ApiPropertyOptional({ enum: ['auto', 'default', 'flex'], example: 'auto', description: "'priority' and 'scale' (priced above default upstream) are refused with 400: not metered by this gateway" })
+  @ApiPropertyOptional({
+    enum: ['auto', 'default', 'flex'],
+    example: 'auto',
+    description:
+      "'priority' and 'scale' (priced above default upstream) are refused with 400: not metered by this gateway",
+  })
   @IsOptional()
   @IsIn(['auto', 'default', 'flex', 'scale', 'priority'])
   service_tier?: string;
@@ -271,7 +366,10 @@ export class ChatCompletionRequest {
   @IsBoolean()
   store?: boolean;
 
-  @ApiPropertyOptional({ example: { session: 'abc' }, description: 'Up to 16 string values (keys <= 64, values <= 512 characters)' })
+  @ApiPropertyOptional({
+    example: { session: 'abc' },
+    description: 'Up to 16 string values (keys <= 64, values <= 512 characters)',
+  })
   @IsOptional()
   @ChatShape()
   metadata?: Record<string, string>;
@@ -288,7 +386,12 @@ export class ChatCompletionRequest {
   @MaxLength(256)
   safety_identifier?: string;
 
-  @ApiPropertyOptional({ example: { search_context_size: 'low' }, nullable: true, description: "Web search: models whose providers-file price declares webSearchPerCall only (each such call costs it once); for others a 400" })
+  @ApiPropertyOptional({
+    example: { search_context_size: 'low' },
+    nullable: true,
+    description:
+      'Web search: models whose providers-file price declares webSearchPerCall only (each such call costs it once); for others a 400',
+  })
   @IsOptional()
   @ChatShape()
   web_search_options?: Record<string, unknown>;
@@ -308,8 +411,10 @@ class UsageDoc {
 
 class AssistantMessageDoc {
   @ApiProperty({ example: 'assistant' }) role: 'assistant';
-  @ApiProperty({ example: '你好！', nullable: true, description: 'Null when the model only called tools' }) content: string | null;
-  @ApiPropertyOptional({ type: [ToolCallDoc], description: "The tool calls (finish_reason 'tool_calls')" }) tool_calls?: ToolCallDoc[];
+  @ApiProperty({ example: '你好！', nullable: true, description: 'Null when the model only called tools' }) content:
+    string | null;
+  @ApiPropertyOptional({ type: [ToolCallDoc], description: "The tool calls (finish_reason 'tool_calls')" })
+  tool_calls?: ToolCallDoc[];
   @ApiPropertyOptional({ nullable: true }) refusal?: string | null;
 }
 
@@ -323,19 +428,25 @@ class ToolCallDeltaDoc {
   @ApiProperty({ example: 0 }) index: number;
   @ApiPropertyOptional({ example: 'call_abc123', description: 'First delta of a call only' }) id?: string;
   @ApiPropertyOptional({ example: 'function' }) type?: 'function';
-  @ApiPropertyOptional({ example: { arguments: '{"ci' }, description: 'name in the first delta, then argument fragments' }) function?: { name?: string; arguments?: string };
+  @ApiPropertyOptional({
+    example: { arguments: '{"ci' },
+    description: 'name in the first delta, then argument fragments',
+  })
+  function?: { name?: string; arguments?: string };
 }
 
 class DeltaDoc {
   @ApiPropertyOptional({ example: 'assistant' }) role?: 'assistant';
   @ApiPropertyOptional({ example: '你' }) content?: string | null;
-  @ApiPropertyOptional({ type: [ToolCallDeltaDoc], description: 'Forwarded chunk by chunk as the upstream sends them' }) tool_calls?: ToolCallDeltaDoc[];
+  @ApiPropertyOptional({ type: [ToolCallDeltaDoc], description: 'Forwarded chunk by chunk as the upstream sends them' })
+  tool_calls?: ToolCallDeltaDoc[];
 }
 
 class ChunkChoiceDoc {
   @ApiProperty({ example: 0 }) index: number;
   @ApiProperty({ type: DeltaDoc }) delta: DeltaDoc;
-  @ApiProperty({ example: null, nullable: true, enum: ['stop', 'length', 'content_filter', 'tool_calls'] }) finish_reason: string | null;
+  @ApiProperty({ example: null, nullable: true, enum: ['stop', 'length', 'content_filter', 'tool_calls'] })
+  finish_reason: string | null;
 }
 
 /** One `data:` event of a streamed answer. */

@@ -17,7 +17,8 @@ export function IsEmbeddingsInput(max: number, options?: ValidationOptions): Pro
           if (typeof v[0] === 'number') return v.every((n) => Number.isInteger(n) && n >= 0);
           return v.every((a) => Array.isArray(a) && a.length > 0 && a.every((n) => Number.isInteger(n) && n >= 0));
         },
-        defaultMessage: (args) => `${args?.property} must be a non-empty string, an array of 1 to ${max} non-empty strings, an array of token ids (integers >= 0) or an array of non-empty token-id arrays`,
+        defaultMessage: (args) =>
+          `${args?.property} must be a non-empty string, an array of 1 to ${max} non-empty strings, an array of token ids (integers >= 0) or an array of non-empty token-id arrays`,
       },
     },
     options,

@@ -5,7 +5,10 @@ import { IsEmbeddingsInput } from './embeddings-input.validator';
 export const MAX_EMBEDDING_INPUTS = 2048;
 
 export class EmbeddingsRequest {
-  @ApiProperty({ example: 'text-embedding-v3', enum: ['text-embedding-v3', 'text-embedding-v2', 'text-embedding-v3-small', 'text-embedding-v3-large'] })
+  @ApiProperty({
+    example: 'text-embedding-v3',
+    enum: ['text-embedding-v3', 'text-embedding-v2', 'text-embedding-v3-small', 'text-embedding-v3-large'],
+  })
   @IsString()
   @Length(1, 128)
   model: string;
@@ -15,7 +18,12 @@ export class EmbeddingsRequest {
       { type: 'string' },
       { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_EMBEDDING_INPUTS },
       { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 1, maxItems: MAX_EMBEDDING_INPUTS },
-      { type: 'array', items: { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 1 }, minItems: 1, maxItems: MAX_EMBEDDING_INPUTS },
+      {
+        type: 'array',
+        items: { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 1 },
+        minItems: 1,
+        maxItems: MAX_EMBEDDING_INPUTS,
+      },
     ],
     example: ['今天天气很好', 'The weather is nice today'],
     description:
@@ -24,7 +32,11 @@ export class EmbeddingsRequest {
   @IsEmbeddingsInput(MAX_EMBEDDING_INPUTS)
   input: string | string[] | number[] | number[][];
 
-  @ApiPropertyOptional({ enum: ['float', 'base64'], default: 'float', description: 'base64 is little-endian float32, as OpenAI sends it' })
+  @ApiPropertyOptional({
+    enum: ['float', 'base64'],
+    default: 'float',
+    description: 'base64 is little-endian float32, as OpenAI sends it',
+  })
   @IsOptional()
   @IsIn(['float', 'base64'])
   encoding_format?: 'float' | 'base64';
@@ -46,7 +58,11 @@ export class EmbeddingsRequest {
 class EmbeddingDoc {
   @ApiProperty({ example: 0 }) index: number;
   @ApiProperty({ example: 'embedding' }) object: 'embedding';
-  @ApiProperty({ oneOf: [{ type: 'array', items: { type: 'number' } }, { type: 'string' }], example: [0.0123, -0.0456, 0.0789] }) embedding: number[] | string;
+  @ApiProperty({
+    oneOf: [{ type: 'array', items: { type: 'number' } }, { type: 'string' }],
+    example: [0.0123, -0.0456, 0.0789],
+  })
+  embedding: number[] | string;
 }
 
 class EmbeddingsUsageDoc {

@@ -21,7 +21,10 @@ export class UpdateProjectRequest extends LimitFieldsRequest {
 }
 
 export class ListProjectsQuery {
-  @ApiPropertyOptional({ example: 'web', description: 'Only projects whose name contains this text (case-insensitive)' })
+  @ApiPropertyOptional({
+    example: 'web',
+    description: 'Only projects whose name contains this text (case-insensitive)',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(100)
@@ -46,7 +49,11 @@ export class ListProjectsQuery {
 export class ProjectResponse extends LimitFieldsResponse {
   @ApiProperty({ example: '3f0c9a52-6f3e-4a8e-9d51-2b1f6c0e7a10' }) id: string;
   @ApiProperty({ example: 'web' }) name: string;
-  @ApiProperty({ example: 2, description: 'Keys of the project that are not revoked (a project with any cannot be deleted)' }) key_count: number;
+  @ApiProperty({
+    example: 2,
+    description: 'Keys of the project that are not revoked (a project with any cannot be deleted)',
+  })
+  key_count: number;
   @ApiProperty({ example: '2026-11-22T02:00:00.000Z' }) created_at: string;
   @ApiProperty({ example: '2026-11-22T02:00:00.000Z' }) updated_at: string;
 }

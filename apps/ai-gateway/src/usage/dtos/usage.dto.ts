@@ -13,12 +13,18 @@ const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
 /** The days of a report (both reports). */
 export class UsageRangeQuery {
-  @ApiPropertyOptional({ example: '2026-11-01', description: 'First day (UTC; with `period`, of BUDGET_TIMEZONE) (default: 29 days before end_date)' })
+  @ApiPropertyOptional({
+    example: '2026-11-01',
+    description: 'First day (UTC; with `period`, of BUDGET_TIMEZONE) (default: 29 days before end_date)',
+  })
   @IsOptional()
   @Matches(DATE, { message: 'start_date must be YYYY-MM-DD' })
   start_date?: string;
 
-  @ApiPropertyOptional({ example: '2026-11-22', description: 'Last day, inclusive (UTC; with `period`, of BUDGET_TIMEZONE) (default: today)' })
+  @ApiPropertyOptional({
+    example: '2026-11-22',
+    description: 'Last day, inclusive (UTC; with `period`, of BUDGET_TIMEZONE) (default: today)',
+  })
   @IsOptional()
   @Matches(DATE, { message: 'end_date must be YYYY-MM-DD' })
   end_date?: string;
@@ -28,7 +34,8 @@ export class UsageQuery extends UsageRangeQuery {
   @ApiPropertyOptional({
     example: 'month',
     enum: USAGE_PERIODS,
-    description: 'Lines per day, week (from Monday) or month in BUDGET_TIMEZONE, as budget periods count; `date` is the first day of each. Omitted: per UTC day.',
+    description:
+      'Lines per day, week (from Monday) or month in BUDGET_TIMEZONE, as budget periods count; `date` is the first day of each. Omitted: per UTC day.',
   })
   @IsOptional()
   @IsIn(USAGE_PERIODS)
@@ -39,7 +46,8 @@ export class AdminUsageQuery extends UsageRangeQuery {
   @ApiPropertyOptional({
     example: 'hour',
     enum: ADMIN_USAGE_PERIODS,
-    description: 'Lines per hour, day, week (from Monday) or month in BUDGET_TIMEZONE; `date` is the first day of each (`YYYY-MM-DDTHH:00` per hour). Omitted: per UTC day. Per hour the range is at most 31 days.',
+    description:
+      'Lines per hour, day, week (from Monday) or month in BUDGET_TIMEZONE; `date` is the first day of each (`YYYY-MM-DDTHH:00` per hour). Omitted: per UTC day. Per hour the range is at most 31 days.',
   })
   @IsOptional()
   @IsIn(ADMIN_USAGE_PERIODS)
@@ -50,7 +58,7 @@ export class AdminUsageQuery extends UsageRangeQuery {
   @IsUUID()
   key_id?: string;
 
-  @ApiPropertyOptional({ description: "Only the keys of this project (the project a key belongs to now)" })
+  @ApiPropertyOptional({ description: 'Only the keys of this project (the project a key belongs to now)' })
   @IsOptional()
   @IsUUID()
   project_id?: string;
@@ -59,7 +67,8 @@ export class AdminUsageQuery extends UsageRangeQuery {
     enum: USAGE_GROUP_BY,
     default: 'key',
     example: 'model',
-    description: '`project`: one line per project instead of per key (key_id null); `model` or `endpoint`: one line per model (endpoint null) or per endpoint (model null) over all keys (key_id and project_id null)',
+    description:
+      '`project`: one line per project instead of per key (key_id null); `model` or `endpoint`: one line per model (endpoint null) or per endpoint (model null) over all keys (key_id and project_id null)',
   })
   @IsOptional()
   @IsIn(USAGE_GROUP_BY)
@@ -81,10 +90,29 @@ export class UsageLine {
 }
 
 export class AdminUsageLine extends OmitType(UsageLine, ['endpoint', 'model'] as const) {
-  @ApiProperty({ example: 'chat.completions', nullable: true, type: String, description: 'null with group_by=model' }) endpoint: string | null;
-  @ApiProperty({ example: 'vendor-gpt-4-mini', nullable: true, type: String, description: 'null with group_by=endpoint' }) model: string | null;
-  @ApiProperty({ example: 'b6f1c1de-4a4b-4c1e-9a55-0d7e1b7f1a2c', nullable: true, type: String, description: 'null with group_by=project, model or endpoint' }) key_id: string | null;
-  @ApiProperty({ example: '3f0c9a52-6f3e-4a8e-9d51-2b1f6c0e7a10', nullable: true, type: String, description: "The key's project (now); null: none, or group_by=model or endpoint" }) project_id: string | null;
+  @ApiProperty({ example: 'chat.completions', nullable: true, type: String, description: 'null with group_by=model' })
+  endpoint: string | null;
+  @ApiProperty({
+    example: 'vendor-gpt-4-mini',
+    nullable: true,
+    type: String,
+    description: 'null with group_by=endpoint',
+  })
+  model: string | null;
+  @ApiProperty({
+    example: 'b6f1c1de-4a4b-4c1e-9a55-0d7e1b7f1a2c',
+    nullable: true,
+    type: String,
+    description: 'null with group_by=project, model or endpoint',
+  })
+  key_id: string | null;
+  @ApiProperty({
+    example: '3f0c9a52-6f3e-4a8e-9d51-2b1f6c0e7a10',
+    nullable: true,
+    type: String,
+    description: "The key's project (now); null: none, or group_by=model or endpoint",
+  })
+  project_id: string | null;
 }
 
 /** Everything of one period (`date`) of the report, all lines summed. */
@@ -105,15 +133,27 @@ export class UsageKeySummary {
   @ApiProperty({ example: null, nullable: true, type: String }) project_id: string | null;
   @ApiProperty({ example: null, nullable: true, type: Number }) budget_tokens: number | null;
   @ApiProperty({ example: 'lifetime', enum: BUDGET_PERIODS }) budget_period: BudgetPeriod;
-  @ApiProperty({ type: BudgetUsageResponse, nullable: true, description: 'The current budget period (null without a budget)' }) budget_usage: BudgetUsageResponse | null;
+  @ApiProperty({
+    type: BudgetUsageResponse,
+    nullable: true,
+    description: 'The current budget period (null without a budget)',
+  })
+  budget_usage: BudgetUsageResponse | null;
 }
 
 export class UsageResponse {
   @ApiProperty({ example: 'usage' }) object: 'usage';
   @ApiProperty({ example: '2026-10-24' }) start_date: string;
   @ApiProperty({ example: '2026-11-22' }) end_date: string;
-  @ApiProperty({ example: null, nullable: true, enum: USAGE_PERIODS, description: 'The bucketing asked for; null: UTC days' }) period: UsagePeriod | null;
-  @ApiProperty({ example: 'UTC', description: 'Zone of the dates: UTC, or BUDGET_TIMEZONE with `period`' }) time_zone: string;
+  @ApiProperty({
+    example: null,
+    nullable: true,
+    enum: USAGE_PERIODS,
+    description: 'The bucketing asked for; null: UTC days',
+  })
+  period: UsagePeriod | null;
+  @ApiProperty({ example: 'UTC', description: 'Zone of the dates: UTC, or BUDGET_TIMEZONE with `period`' })
+  time_zone: string;
   @ApiProperty({ type: UsageKeySummary }) key: UsageKeySummary;
   @ApiProperty({ type: [UsageLine] }) data: UsageLine[];
   @ApiProperty({ type: [UsagePeriodTotal], description: 'Per period (date), oldest first' }) totals: UsagePeriodTotal[];
@@ -124,9 +164,17 @@ export class AdminUsageResponse {
   @ApiProperty({ example: 'usage' }) object: 'usage';
   @ApiProperty({ example: '2026-10-24' }) start_date: string;
   @ApiProperty({ example: '2026-11-22' }) end_date: string;
-  @ApiProperty({ example: 'month', nullable: true, enum: ADMIN_USAGE_PERIODS, description: 'The bucketing asked for; null: UTC days' }) period: UsagePeriod | null;
-  @ApiProperty({ example: 'key', enum: USAGE_GROUP_BY, description: 'What each line sums over besides its period' }) group_by: UsageGroupBy;
-  @ApiProperty({ example: 'Asia/Shanghai', description: 'Zone of the dates: UTC, or BUDGET_TIMEZONE with `period`' }) time_zone: string;
+  @ApiProperty({
+    example: 'month',
+    nullable: true,
+    enum: ADMIN_USAGE_PERIODS,
+    description: 'The bucketing asked for; null: UTC days',
+  })
+  period: UsagePeriod | null;
+  @ApiProperty({ example: 'key', enum: USAGE_GROUP_BY, description: 'What each line sums over besides its period' })
+  group_by: UsageGroupBy;
+  @ApiProperty({ example: 'Asia/Shanghai', description: 'Zone of the dates: UTC, or BUDGET_TIMEZONE with `period`' })
+  time_zone: string;
   @ApiProperty({ type: [AdminUsageLine] }) data: AdminUsageLine[];
   @ApiProperty({ type: [UsagePeriodTotal], description: 'Per period (date), oldest first' }) totals: UsagePeriodTotal[];
   @ApiProperty({ example: 1.5 }) total_cost_yuan: number;

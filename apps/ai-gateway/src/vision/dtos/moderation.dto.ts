@@ -11,8 +11,19 @@ export class ModerationRequest {
         type: 'array',
         items: {
           oneOf: [
-            { type: 'object', properties: { type: { type: 'string', enum: ['text'] }, text: { type: 'string' } }, required: ['type', 'text'] },
-            { type: 'object', properties: { type: { type: 'string', enum: ['image_url'] }, image_url: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] } }, required: ['type', 'image_url'] },
+            {
+              type: 'object',
+              properties: { type: { type: 'string', enum: ['text'] }, text: { type: 'string' } },
+              required: ['type', 'text'],
+            },
+            {
+              type: 'object',
+              properties: {
+                type: { type: 'string', enum: ['image_url'] },
+                image_url: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
+              },
+              required: ['type', 'image_url'],
+            },
           ],
         },
       },
@@ -23,7 +34,11 @@ export class ModerationRequest {
   @IsDefined()
   input: unknown;
 
-  @ApiPropertyOptional({ example: 'omni-moderation-latest', default: 'omni-moderation-latest', description: 'A moderation model of the media catalog, served by an OpenAI-type deployment of the providers file' })
+  @ApiPropertyOptional({
+    example: 'omni-moderation-latest',
+    default: 'omni-moderation-latest',
+    description: 'A moderation model of the media catalog, served by an OpenAI-type deployment of the providers file',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 128)
@@ -32,9 +47,17 @@ export class ModerationRequest {
 
 class ModerationResultDoc {
   @ApiProperty({ example: false }) flagged: boolean;
-  @ApiProperty({ example: { hate: false, violence: false }, description: 'Category -> flagged' }) categories: Record<string, boolean>;
-  @ApiProperty({ example: { hate: 0.0001, violence: 0.0002 }, description: 'Category -> score' }) category_scores: Record<string, number>;
-  @ApiProperty({ example: { hate: ['text'], violence: ['text', 'image'] }, description: 'Category -> input types the score applies to' }) category_applied_input_types: Record<string, string[]>;
+  @ApiProperty({ example: { hate: false, violence: false }, description: 'Category -> flagged' }) categories: Record<
+    string,
+    boolean
+  >;
+  @ApiProperty({ example: { hate: 0.0001, violence: 0.0002 }, description: 'Category -> score' })
+  category_scores: Record<string, number>;
+  @ApiProperty({
+    example: { hate: ['text'], violence: ['text', 'image'] },
+    description: 'Category -> input types the score applies to',
+  })
+  category_applied_input_types: Record<string, string[]>;
 }
 
 export class ModerationResponseDoc {

@@ -4,7 +4,10 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, MinLen
 export const VISION_FEATURES = ['labels', 'objects', 'text', 'faces'] as const;
 
 export class RecognizeImageRequest {
-  @ApiProperty({ description: 'Image URL (http/https, public addresses only), a data URL, or bare Base64 data', example: 'https://example.com/photo.jpg' })
+  @ApiProperty({
+    description: 'Image URL (http/https, public addresses only), a data URL, or bare Base64 data',
+    example: 'https://example.com/photo.jpg',
+  })
   @IsString()
   @MinLength(1)
   image: string;
@@ -13,10 +16,17 @@ export class RecognizeImageRequest {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(4)
-  @IsIn(VISION_FEATURES, { each: true, message: `each value in features must be one of: ${VISION_FEATURES.join(', ')}` })
+  @IsIn(VISION_FEATURES, {
+    each: true,
+    message: `each value in features must be one of: ${VISION_FEATURES.join(', ')}`,
+  })
   features: Array<(typeof VISION_FEATURES)[number]>;
 
-  @ApiPropertyOptional({ description: 'OCR language (Chinese and English are read by one model)', default: 'zh-CN', example: 'zh-CN' })
+  @ApiPropertyOptional({
+    description: 'OCR language (Chinese and English are read by one model)',
+    default: 'zh-CN',
+    example: 'zh-CN',
+  })
   @IsOptional()
   @IsString()
   language?: string;
@@ -52,15 +62,24 @@ class DetectedFace {
 }
 
 export class RecognizeImageResponse {
-  @ApiPropertyOptional({ type: [Label], description: 'Present when requested: distinct object classes found (and "face"), best confidence each' })
+  @ApiPropertyOptional({
+    type: [Label],
+    description: 'Present when requested: distinct object classes found (and "face"), best confidence each',
+  })
   labels?: Label[];
 
   @ApiPropertyOptional({ type: [DetectedObject], description: 'Present when requested' })
   objects?: DetectedObject[];
 
-  @ApiPropertyOptional({ type: [RecognizedText], description: 'Present when requested: one entry per text line, in reading order' })
+  @ApiPropertyOptional({
+    type: [RecognizedText],
+    description: 'Present when requested: one entry per text line, in reading order',
+  })
   text?: RecognizedText[];
 
-  @ApiPropertyOptional({ type: [DetectedFace], description: 'Present when requested (shape chosen by this service: confidence and box per face)' })
+  @ApiPropertyOptional({
+    type: [DetectedFace],
+    description: 'Present when requested (shape chosen by this service: confidence and box per face)',
+  })
   faces?: DetectedFace[];
 }

@@ -3,7 +3,10 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 
 export class ListMembersQuery {
-  @ApiPropertyOptional({ example: 'ali', description: 'Start of a username, email, phone or nickname (case-insensitive), or a member id' })
+  @ApiPropertyOptional({
+    example: 'ali',
+    description: 'Start of a username, email, phone or nickname (case-insensitive), or a member id',
+  })
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -81,7 +84,10 @@ export class AdminPasskeyView {
 }
 
 export class AdminFactorsView {
-  @ApiProperty({ example: { enabled: true, createdTime: '2026-11-01T08:00:00.000Z' } }) totp: { enabled: boolean; createdTime: Date | null };
+  @ApiProperty({ example: { enabled: true, createdTime: '2026-11-01T08:00:00.000Z' } }) totp: {
+    enabled: boolean;
+    createdTime: Date | null;
+  };
   @ApiProperty({ type: [AdminPasskeyView] }) passkeys: AdminPasskeyView[];
   @ApiProperty({ example: { remaining: 9 } }) recoveryCodes: { remaining: number };
 }
@@ -97,7 +103,11 @@ export class SessionsEndedView {
 }
 
 export class SetRoleRequest {
-  @ApiProperty({ example: 'viewer', enum: ['admin', 'viewer', 'none'], description: 'The operator role; `none` removes it. Other roles are kept.' })
+  @ApiProperty({
+    example: 'viewer',
+    enum: ['admin', 'viewer', 'none'],
+    description: 'The operator role; `none` removes it. Other roles are kept.',
+  })
   @IsIn(['admin', 'viewer', 'none'])
   role: 'admin' | 'viewer' | 'none';
 }

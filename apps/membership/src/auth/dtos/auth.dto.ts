@@ -1,6 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import {
+  IsEmail,
+  IsIn,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  MaxLength,
+  ValidateIf,
+} from 'class-validator';
 import { IsPhone } from '../../verification/phone-format';
 import { ResetCodeRequest } from './reset-code.dto';
 
@@ -11,7 +21,9 @@ export class RegisterRequest {
   @ApiPropertyOptional({ example: 'alice_01', pattern: '^[a-zA-Z0-9_]{4,20}$' })
   @ValidateIf((o: RegisterRequest) => o.username !== undefined || (!o.email && !o.phone))
   @IsString()
-  @Matches(/^[a-zA-Z0-9_]{4,20}$/, { message: 'username must be 4-20 letters, digits or underscores (or give email or phone)' })
+  @Matches(/^[a-zA-Z0-9_]{4,20}$/, {
+    message: 'username must be 4-20 letters, digits or underscores (or give email or phone)',
+  })
   // An all-digit username could shadow someone's phone number at login (accounts match usernames first).
   @Matches(/\D/, { message: 'username must not be only digits' })
   username?: string;
@@ -35,14 +47,20 @@ export class RegisterRequest {
   @Length(1, 64)
   nickname?: string;
 
-  @ApiProperty({ example: 'correct horse battery', minLength: 8, maxLength: 128, description: 'PASSWORD_MIN_LENGTH (default 8) to 128 characters' })
+  @ApiProperty({
+    example: 'correct horse battery',
+    minLength: 8,
+    maxLength: 128,
+    description: 'PASSWORD_MIN_LENGTH (default 8) to 128 characters',
+  })
   @IsString()
   @Length(1, 128, { message: 'password must be at most 128 characters' })
   password: string;
 
   @ApiPropertyOptional({
     example: '123456',
-    description: 'A code sent to `email` (send-code type email): the email is stored verified and taken back from an unproven claim. Without it the email is an unproven claim.',
+    description:
+      'A code sent to `email` (send-code type email): the email is stored verified and taken back from an unproven claim. Without it the email is an unproven claim.',
   })
   @IsOptional()
   @Matches(/^\d{6}$/, { message: 'emailCode must be 6 digits' })
@@ -50,7 +68,8 @@ export class RegisterRequest {
 
   @ApiPropertyOptional({
     example: '123456',
-    description: 'A code sent to `phone` (send-code type sms): the phone is stored verified and taken back from an unproven claim. Without it the phone is an unproven claim (no code login).',
+    description:
+      'A code sent to `phone` (send-code type sms): the phone is stored verified and taken back from an unproven claim. Without it the phone is an unproven claim (no code login).',
   })
   @IsOptional()
   @Matches(/^\d{6}$/, { message: 'phoneCode must be 6 digits' })
@@ -136,7 +155,12 @@ export class ChangePasswordRequest {
   @MaxLength(128)
   oldPassword?: string;
 
-  @ApiProperty({ example: 'a new long password', minLength: 8, maxLength: 128, description: 'PASSWORD_MIN_LENGTH (default 8) to 128 characters' })
+  @ApiProperty({
+    example: 'a new long password',
+    minLength: 8,
+    maxLength: 128,
+    description: 'PASSWORD_MIN_LENGTH (default 8) to 128 characters',
+  })
   @IsString()
   @Length(1, 128, { message: 'newPassword must be at most 128 characters' })
   newPassword: string;
@@ -144,13 +168,18 @@ export class ChangePasswordRequest {
   @ApiPropertyOptional({
     enum: ['sms', 'email'],
     example: 'sms',
-    description: 'Setting the first password (a member without one): where `code` was sent, the member\'s verified phone (sms) or email; default sms when the phone is verified',
+    description:
+      "Setting the first password (a member without one): where `code` was sent, the member's verified phone (sms) or email; default sms when the phone is verified",
   })
   @IsOptional()
   @IsIn(['sms', 'email'])
   type?: 'sms' | 'email';
 
-  @ApiPropertyOptional({ example: '123456', description: 'Required to set the first password: a fresh code sent (send-code) to the member\'s verified phone or email' })
+  @ApiPropertyOptional({
+    example: '123456',
+    description:
+      "Required to set the first password: a fresh code sent (send-code) to the member's verified phone or email",
+  })
   @IsOptional()
   @Matches(/^\d{6}$/, { message: 'code must be 6 digits' })
   code?: string;

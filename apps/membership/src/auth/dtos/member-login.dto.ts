@@ -10,9 +10,15 @@ export class MemberLoginResponse {
   nickname: string | null;
   @ApiProperty({ example: '/files/2026/11/3f9c0d1e5b2a4c7d8e9f0a1b2c3d4e5f.png', nullable: true, type: String })
   avatarUrl: string | null;
-  @ApiProperty({ description: 'Access JWT; send as `Authorization: Bearer <token>`', example: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9...' })
+  @ApiProperty({
+    description: 'Access JWT; send as `Authorization: Bearer <token>`',
+    example: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9...',
+  })
   token: string;
-  @ApiProperty({ description: 'Opaque, single-use refresh token', example: 'q0vN3m2kqT6l1mYv3h8y1xk3YlH4rKcVJx2pX0wq9aE' })
+  @ApiProperty({
+    description: 'Opaque, single-use refresh token',
+    example: 'q0vN3m2kqT6l1mYv3h8y1xk3YlH4rKcVJx2pX0wq9aE',
+  })
   refreshToken: string;
   @ApiProperty({ example: 'Bearer' })
   tokenType: 'Bearer';

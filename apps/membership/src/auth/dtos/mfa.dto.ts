@@ -16,11 +16,22 @@ const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? val
 export class MfaChallengeResponse {
   @ApiProperty({ example: true })
   mfaRequired: true;
-  @ApiProperty({ example: 'mfa_5mXcQ0c2d4b3VJd0p8lZxq1m7cQ0c2d4b3VJd0p8lZx', description: 'Single use; for POST mfa/verify (or the mfa/enrol/* steps)' })
+  @ApiProperty({
+    example: 'mfa_5mXcQ0c2d4b3VJd0p8lZxq1m7cQ0c2d4b3VJd0p8lZx',
+    description: 'Single use; for POST mfa/verify (or the mfa/enrol/* steps)',
+  })
   mfaToken: string;
-  @ApiProperty({ enum: [...FACTOR_METHODS], isArray: true, example: ['totp', 'passkey', 'recovery_code'], description: 'What this member can answer with (to enrol: totp, passkey)' })
+  @ApiProperty({
+    enum: [...FACTOR_METHODS],
+    isArray: true,
+    example: ['totp', 'passkey', 'recovery_code'],
+    description: 'What this member can answer with (to enrol: totp, passkey)',
+  })
   methods: FactorMethod[];
-  @ApiProperty({ example: false, description: 'true: the member must enrol a factor (MFA_REQUIRED_ROLES) before getting tokens' })
+  @ApiProperty({
+    example: false,
+    description: 'true: the member must enrol a factor (MFA_REQUIRED_ROLES) before getting tokens',
+  })
   enrolmentRequired: boolean;
   @ApiProperty({ example: 300000, description: 'Lifetime of mfaToken in ms (MFA_CHALLENGE_TTL_MS)' })
   expiresIn: number;
@@ -69,12 +80,19 @@ export class PasskeyLoginRequest {
 export class StepUpRequest extends FactorAnswerRequest {}
 
 export class MfaEnrolmentLoginResponse extends MemberLoginResponse {
-  @ApiProperty({ type: [String], example: ['k7m2-x9qa-4f', 'p3rt-8vbn-2c'], description: '10 single-use recovery codes, shown only now' })
+  @ApiProperty({
+    type: [String],
+    example: ['k7m2-x9qa-4f', 'p3rt-8vbn-2c'],
+    description: '10 single-use recovery codes, shown only now',
+  })
   recoveryCodes: string[];
 }
 
 export class StepUpResponse {
-  @ApiProperty({ example: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9...', description: 'A new access token of the same session carrying the new amr' })
+  @ApiProperty({
+    example: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9...',
+    description: 'A new access token of the same session carrying the new amr',
+  })
   token: string;
   @ApiProperty({ example: 'Bearer' })
   tokenType: 'Bearer';
@@ -82,7 +100,10 @@ export class StepUpResponse {
   expiresIn: number;
   @ApiProperty({ example: ['pwd', 'otp', 'mfa'], type: [String] })
   amr: string[];
-  @ApiProperty({ example: 600000, description: 'How long (ms) the session now counts as stepped up (STEP_UP_MAX_AGE_MS)' })
+  @ApiProperty({
+    example: 600000,
+    description: 'How long (ms) the session now counts as stepped up (STEP_UP_MAX_AGE_MS)',
+  })
   stepUpExpiresIn: number;
 }
 

@@ -1,6 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsString, Length, Matches, MaxLength, Validate, ValidateIf, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import {
+  IsIn,
+  IsString,
+  Length,
+  Matches,
+  MaxLength,
+  Validate,
+  ValidateIf,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
 
 export class LinkedIdentityView {
   @ApiProperty({ example: 'github-app' })
@@ -51,7 +61,12 @@ class CalendarDate implements ValidatorConstraintInterface {
   validate(value: unknown): boolean {
     if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
     const d = new Date(`${value}T00:00:00Z`);
-    return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value && value >= '1900-01-01' && d.getTime() <= Date.now();
+    return (
+      !Number.isNaN(d.getTime()) &&
+      d.toISOString().slice(0, 10) === value &&
+      value >= '1900-01-01' &&
+      d.getTime() <= Date.now()
+    );
   }
   defaultMessage(): string {
     return 'birthDate must be a past calendar date in yyyy-MM-dd';
@@ -62,7 +77,8 @@ class CalendarDate implements ValidatorConstraintInterface {
  * Skips validation for "leave unchanged" (`null` or absent) and for "clear" (`""`), as the website sends them:
  * its profile form sends `avatarUrl: null` (and `gender`/`birthDate: null`) when the member did not touch them.
  */
-const KeepOrClear = () => ValidateIf((_: object, value: unknown) => value !== undefined && value !== null && value !== '');
+const KeepOrClear = () =>
+  ValidateIf((_: object, value: unknown) => value !== undefined && value !== null && value !== '');
 
 const PATCH_RULE = '`null` or absent: unchanged; `""`: cleared.';
 
@@ -86,7 +102,9 @@ export class UpdateProfileRequest {
   @KeepOrClear()
   @IsString()
   @MaxLength(1024)
-  @Matches(/^(?!.*\.\.)(\/files\/[A-Za-z0-9][A-Za-z0-9/_.-]*|https:\/\/[^\s"'<>]+)$/, { message: 'avatarUrl must be a /files/ path or an https URL' })
+  @Matches(/^(?!.*\.\.)(\/files\/[A-Za-z0-9][A-Za-z0-9/_.-]*|https:\/\/[^\s"'<>]+)$/, {
+    message: 'avatarUrl must be a /files/ path or an https URL',
+  })
   avatarUrl?: string | null;
 
   @ApiPropertyOptional({ enum: ['male', 'female', 'other', ''], nullable: true, description: PATCH_RULE })

@@ -18,9 +18,15 @@ export class RegisterResponse {
   @ApiProperty({ example: null, nullable: true, type: String })
   avatarUrl: string | null;
 
-  @ApiProperty({ example: false, description: 'The email was proven with `emailCode` (false: an unproven claim, or no email)' })
+  @ApiProperty({
+    example: false,
+    description: 'The email was proven with `emailCode` (false: an unproven claim, or no email)',
+  })
   emailVerified: boolean;
 
-  @ApiProperty({ example: false, description: 'The phone was proven with `phoneCode` (false: an unproven claim, or no phone)' })
+  @ApiProperty({
+    example: false,
+    description: 'The phone was proven with `phoneCode` (false: an unproven claim, or no phone)',
+  })
   phoneVerified: boolean;
 }

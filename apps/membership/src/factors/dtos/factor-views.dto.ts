@@ -2,16 +2,30 @@ import { ApiProperty } from '@nestjs/swagger';
 import { PasskeyRow } from '../factors.repository';
 
 export class TotpEnrolmentView {
-  @ApiProperty({ example: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', description: 'Base32 secret, for typing into the app by hand' })
+  @ApiProperty({
+    example: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
+    description: 'Base32 secret, for typing into the app by hand',
+  })
   secret: string;
-  @ApiProperty({ example: 'otpauth://totp/Example%20Site:alice_01?issuer=Example%20Site&secret=JBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30' })
+  @ApiProperty({
+    example:
+      'otpauth://totp/Example%20Site:alice_01?issuer=Example%20Site&secret=JBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30',
+  })
   otpauthUri: string;
-  @ApiProperty({ example: 'data:image/png;base64,iVBORw0KGgo...', description: 'The otpauth URI as a QR code (PNG data URL)' })
+  @ApiProperty({
+    example: 'data:image/png;base64,iVBORw0KGgo...',
+    description: 'The otpauth URI as a QR code (PNG data URL)',
+  })
   qrDataUrl: string;
 }
 
 export class RecoveryCodesView {
-  @ApiProperty({ type: [String], nullable: true, example: ['k7m2-x9qa-4f', 'p3rt-8vbn-2c'], description: '10 single-use codes, shown only now; null when none were made' })
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: ['k7m2-x9qa-4f', 'p3rt-8vbn-2c'],
+    description: '10 single-use codes, shown only now; null when none were made',
+  })
   recoveryCodes: string[] | null;
 }
 
@@ -35,7 +49,12 @@ export class PasskeyView {
 export class PasskeyAddedView {
   @ApiProperty({ type: PasskeyView })
   passkey: PasskeyView;
-  @ApiProperty({ type: [String], nullable: true, example: null, description: 'Recovery codes when this is the first factor, else null' })
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: null,
+    description: 'Recovery codes when this is the first factor, else null',
+  })
   recoveryCodes: string[] | null;
 }
 
@@ -74,5 +93,13 @@ export class FactorsView {
 }
 
 export function passkeyView(p: PasskeyRow): PasskeyView {
-  return { id: p.id, name: p.name, createdTime: p.createdTime, lastUsedTime: p.lastUsedTime, backedUp: p.backedUp, deviceType: p.deviceType, transports: p.transports };
+  return {
+    id: p.id,
+    name: p.name,
+    createdTime: p.createdTime,
+    lastUsedTime: p.lastUsedTime,
+    backedUp: p.backedUp,
+    deviceType: p.deviceType,
+    transports: p.transports,
+  };
 }

@@ -1,6 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import {
+  IsIn,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  MaxLength,
+  ValidateIf,
+} from 'class-validator';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { FACTOR_METHODS, FactorMethod } from '../factor-strength';
 
@@ -14,7 +24,11 @@ export class TotpCodeRequest {
 }
 
 export class RegisterPasskeyRequest {
-  @ApiProperty({ type: Object, description: 'RegistrationResponseJSON from navigator.credentials.create (@simplewebauthn/browser startRegistration)' })
+  @ApiProperty({
+    type: Object,
+    description:
+      'RegistrationResponseJSON from navigator.credentials.create (@simplewebauthn/browser startRegistration)',
+  })
   @IsObject()
   credential: RegistrationResponseJSON;
 
@@ -47,7 +61,11 @@ export class FactorAnswerRequest {
   @MaxLength(32)
   code?: string;
 
-  @ApiPropertyOptional({ type: Object, description: 'passkey: AuthenticationResponseJSON from navigator.credentials.get (@simplewebauthn/browser startAuthentication)' })
+  @ApiPropertyOptional({
+    type: Object,
+    description:
+      'passkey: AuthenticationResponseJSON from navigator.credentials.get (@simplewebauthn/browser startAuthentication)',
+  })
   @ValidateIf((o: FactorAnswerRequest) => o.method === 'passkey')
   @IsObject()
   credential?: AuthenticationResponseJSON;

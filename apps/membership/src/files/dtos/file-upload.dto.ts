@@ -3,7 +3,10 @@ import { ApiProperty } from '@nestjs/swagger';
 export class FileUploadResponse {
   @ApiProperty({ example: '0b8a3c5e-2f71-4d0e-9a6b-1c2d3e4f5a6b' })
   id: string;
-  @ApiProperty({ example: '/files/2026/11/3f9c0d1e5b2a4c7d8e9f0a1b2c3d4e5f.png', description: 'Relative media path, served publicly by this app' })
+  @ApiProperty({
+    example: '/files/2026/11/3f9c0d1e5b2a4c7d8e9f0a1b2c3d4e5f.png',
+    description: 'Relative media path, served publicly by this app',
+  })
   url: string;
   @ApiProperty({ example: '2026/11/3f9c0d1e5b2a4c7d8e9f0a1b2c3d4e5f.png', description: 'Generated name' })
   filename: string;

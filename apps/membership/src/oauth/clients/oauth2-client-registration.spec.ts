@@ -40,11 +40,24 @@ clients:
     writeFileSync(
       file,
       JSON.stringify({
-        corp: { provider: 'oidc', issuer: 'https://id.example.com', clientId: 'a', clientSecret: 'b', redirectUri: 'https://w.example/cb', scopes: 'openid email' },
+        corp: {
+          provider: 'oidc',
+          issuer: 'https://id.example.com',
+          clientId: 'a',
+          clientSecret: 'b',
+          redirectUri: 'https://w.example/cb',
+          scopes: 'openid email',
+        },
       }),
     );
     const [corp] = loadOAuth2ClientsFile(file, {});
-    expect(corp).toMatchObject({ registrationId: 'corp', provider: 'oidc', scopes: ['openid', 'email'], pkce: true, userNameAttribute: 'sub' });
+    expect(corp).toMatchObject({
+      registrationId: 'corp',
+      provider: 'oidc',
+      scopes: ['openid', 'email'],
+      pkce: true,
+      userNameAttribute: 'sub',
+    });
     expect(loadOAuth2ClientsFile(undefined, {})).toEqual([]);
     expect(() => loadOAuth2ClientsFile(join(dir, 'missing.yaml'), {})).toThrow(/cannot be read: ENOENT/);
   });
@@ -54,8 +67,23 @@ clients:
       { registrationId: 'x', provider: 'github', clientId: 'a', clientSecret: '${NOPE}', redirectUri: 'https://a' },
       { registrationId: 'x', provider: 'oidc', clientId: 'a', clientSecret: 'topsecret', redirectUri: '//evil' },
       { registrationId: 'y', provider: 'facebook' },
-      { registrationId: 'z', provider: 'wechat-mp', clientId: 'wx', clientSecret: 's', redirectUri: 'https://a', token: 't', encodingAesKey: 'short' },
-      { registrationId: 'g', provider: 'oauth2', clientId: 'a', clientSecret: 's', redirectUri: 'https://a', tokenUri: 'ftp://x' },
+      {
+        registrationId: 'z',
+        provider: 'wechat-mp',
+        clientId: 'wx',
+        clientSecret: 's',
+        redirectUri: 'https://a',
+        token: 't',
+        encodingAesKey: 'short',
+      },
+      {
+        registrationId: 'g',
+        provider: 'oauth2',
+        clientId: 'a',
+        clientSecret: 's',
+        redirectUri: 'https://a',
+        tokenUri: 'ftp://x',
+      },
     ]);
     let message = '';
     try {
@@ -85,7 +113,9 @@ clients:
     // A name like an Object.prototype member is an unset variable, in the process environment too.
     for (const env of [{}, process.env]) {
       expect(resolveEnvReferences('${constructor:-d}', env, 'w')).toBe('d');
-      expect(() => resolveEnvReferences('${toString}', env, 'w')).toThrow('w: environment variable toString is not set');
+      expect(() => resolveEnvReferences('${toString}', env, 'w')).toThrow(
+        'w: environment variable toString is not set',
+      );
     }
   });
 });

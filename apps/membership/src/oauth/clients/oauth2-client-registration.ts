@@ -56,10 +56,28 @@ const KNOWN_DEFAULTS: Partial<Record<OAuth2Provider, Partial<OAuth2ClientRegistr
     clientName: 'Gitee',
     icon: 'i-simple-icons-gitee',
   },
-  oidc: { userNameAttribute: 'sub', scopes: ['openid', 'profile', 'email'], pkce: true, clientName: 'OpenID Connect', icon: 'i-simple-icons-openid' },
+  oidc: {
+    userNameAttribute: 'sub',
+    scopes: ['openid', 'profile', 'email'],
+    pkce: true,
+    clientName: 'OpenID Connect',
+    icon: 'i-simple-icons-openid',
+  },
   oauth2: { userNameAttribute: 'id', scopes: [], pkce: true, clientName: 'OAuth 2.0', icon: 'i-lucide-shield' },
-  'wechat-open': { userNameAttribute: 'openid', scopes: ['snsapi_login'], pkce: false, clientName: 'WeChat', icon: 'i-simple-icons-wechat' },
-  'wechat-mp': { userNameAttribute: 'openid', scopes: ['snsapi_userinfo'], pkce: false, clientName: 'WeChat Official Account', icon: 'i-simple-icons-wechat' },
+  'wechat-open': {
+    userNameAttribute: 'openid',
+    scopes: ['snsapi_login'],
+    pkce: false,
+    clientName: 'WeChat',
+    icon: 'i-simple-icons-wechat',
+  },
+  'wechat-mp': {
+    userNameAttribute: 'openid',
+    scopes: ['snsapi_userinfo'],
+    pkce: false,
+    clientName: 'WeChat Official Account',
+    icon: 'i-simple-icons-wechat',
+  },
 };
 
 /** Replaces `${NAME}` and `${NAME:-default}` with environment values; a missing variable is an error. */
@@ -87,7 +105,11 @@ function isHttpUrl(s: string | undefined): boolean {
  * Parses a clients file (JSON or YAML): either a list of registrations, `{clients: [...]}`,
  * or a map `{registrationId: {...}}` (also under `clients:`). Throws one error listing every problem.
  */
-export function parseOAuth2Clients(text: string, format: 'json' | 'yaml', env: Record<string, string | undefined>): OAuth2ClientRegistration[] {
+export function parseOAuth2Clients(
+  text: string,
+  format: 'json' | 'yaml',
+  env: Record<string, string | undefined>,
+): OAuth2ClientRegistration[] {
   let doc: unknown;
   try {
     doc = format === 'json' ? (JSON.parse(text) as unknown) : loadYaml(text);
@@ -124,7 +146,8 @@ export function parseOAuth2Clients(text: string, format: 'json' | 'yaml', env: R
     };
     const registrationId = str('registrationId');
     const provider = str('provider') as OAuth2Provider | undefined;
-    if (!registrationId || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(registrationId)) problems.push(`${where}.registrationId: letters, digits, _ . - (max 64)`);
+    if (!registrationId || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(registrationId))
+      problems.push(`${where}.registrationId: letters, digits, _ . - (max 64)`);
     else if (seen.has(registrationId)) problems.push(`${where}.registrationId: duplicate`);
     else seen.add(registrationId);
     if (!provider || !OAUTH2_PROVIDERS.includes(provider)) {
@@ -156,19 +179,24 @@ export function parseOAuth2Clients(text: string, format: 'json' | 'yaml', env: R
       appTypes: appTypesOf(entry.appTypes, where, problems),
     };
     if (reg.clientName.length > 64) problems.push(`${where}.clientName: at most 64 characters`);
-    if (!/^[a-z0-9][a-z0-9:-]{0,99}$/.test(reg.icon)) problems.push(`${where}.icon: an Iconify class such as i-simple-icons-github`);
+    if (!/^[a-z0-9][a-z0-9:-]{0,99}$/.test(reg.icon))
+      problems.push(`${where}.icon: an Iconify class such as i-simple-icons-github`);
     if (!reg.clientId) problems.push(`${where}.clientId: required`);
     if (!reg.clientSecret) problems.push(`${where}.clientSecret: required`);
-    if (!isHttpUrl(reg.redirectUri)) problems.push(`${where}.redirectUri: an absolute http(s) URL of the frontend page`);
-    if (provider === 'oidc' && !isHttpUrl(reg.issuer)) problems.push(`${where}.issuer: required for oidc (an http(s) URL)`);
+    if (!isHttpUrl(reg.redirectUri))
+      problems.push(`${where}.redirectUri: an absolute http(s) URL of the frontend page`);
+    if (provider === 'oidc' && !isHttpUrl(reg.issuer))
+      problems.push(`${where}.issuer: required for oidc (an http(s) URL)`);
     if (provider === 'oauth2' || provider === 'github' || provider === 'gitee') {
       for (const k of ['authorizationUri', 'tokenUri', 'userInfoUri'] as const) {
         if (!isHttpUrl(reg[k])) problems.push(`${where}.${k}: required (an http(s) URL)`);
       }
     }
     if (provider === 'wechat-mp') {
-      if (!reg.token || !/^[A-Za-z0-9]{3,32}$/.test(reg.token)) problems.push(`${where}.token: 3..32 letters or digits (server-URL token)`);
-      if (reg.encodingAesKey && !/^[A-Za-z0-9+/]{43}$/.test(reg.encodingAesKey)) problems.push(`${where}.encodingAesKey: 43 base64 characters`);
+      if (!reg.token || !/^[A-Za-z0-9]{3,32}$/.test(reg.token))
+        problems.push(`${where}.token: 3..32 letters or digits (server-URL token)`);
+      if (reg.encodingAesKey && !/^[A-Za-z0-9+/]{43}$/.test(reg.encodingAesKey))
+        problems.push(`${where}.encodingAesKey: 43 base64 characters`);
     }
     out.push(reg);
   });
@@ -179,7 +207,11 @@ export function parseOAuth2Clients(text: string, format: 'json' | 'yaml', env: R
 /** `appTypes`: a list or a comma/space-separated string of names (`site`, `admin`, ...); absent = every login page. */
 function appTypesOf(value: unknown, where: string, problems: string[]): string[] | undefined {
   if (value === undefined || value === null) return undefined;
-  const list = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value.split(/[\s,]+/).filter(Boolean) : null;
+  const list = Array.isArray(value)
+    ? value.map(String)
+    : typeof value === 'string'
+      ? value.split(/[\s,]+/).filter(Boolean)
+      : null;
   if (!list || !list.length || list.some((t) => !APP_TYPE.test(t))) {
     problems.push(`${where}.appTypes: a non-empty list of names (letters, digits, _ -), e.g. [site]`);
     return undefined;
@@ -191,7 +223,10 @@ function appTypesOf(value: unknown, where: string, problems: string[]): string[]
 export const APP_TYPE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
 
 /** Reads the file named by OAUTH2_CLIENTS_FILE; no file means no third-party login. */
-export function loadOAuth2ClientsFile(file: string | undefined, env: Record<string, string | undefined>): OAuth2ClientRegistration[] {
+export function loadOAuth2ClientsFile(
+  file: string | undefined,
+  env: Record<string, string | undefined>,
+): OAuth2ClientRegistration[] {
   if (!file) return [];
   let text: string;
   try {
@@ -200,6 +235,13 @@ export function loadOAuth2ClientsFile(file: string | undefined, env: Record<stri
     throw new Error(`OAUTH2_CLIENTS_FILE ${file} cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
   }
   const ext = extname(file).toLowerCase();
-  const format = ext === '.json' ? 'json' : ext === '.yaml' || ext === '.yml' ? 'yaml' : text.trimStart().startsWith('{') || text.trimStart().startsWith('[') ? 'json' : 'yaml';
+  const format =
+    ext === '.json'
+      ? 'json'
+      : ext === '.yaml' || ext === '.yml'
+        ? 'yaml'
+        : text.trimStart().startsWith('{') || text.trimStart().startsWith('[')
+          ? 'json'
+          : 'yaml';
   return parseOAuth2Clients(text, format, env);
 }

@@ -17,9 +17,13 @@ export class OAuth2ClientRegistry {
     if (config.isProduction && this.registrations.length && !config.OAUTH2_CALLBACK_BASE_URL) {
       throw new Error('OAUTH2_CALLBACK_BASE_URL: required in production when OAUTH2_CLIENTS_FILE configures clients');
     }
-    const extra = (config.OAUTH2_REDIRECT_ALLOWLIST ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const extra = (config.OAUTH2_REDIRECT_ALLOWLIST ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     // Never the union of every client's origin: a redirectUri may only point to this client's frontend.
-    for (const r of this.registrations) this.allowlists.set(r.registrationId, new RedirectAllowlist([...extra, r.redirectUri]));
+    for (const r of this.registrations)
+      this.allowlists.set(r.registrationId, new RedirectAllowlist([...extra, r.redirectUri]));
   }
 
   /** Where a `redirectUri` of this client may point. */
@@ -36,18 +40,28 @@ export class OAuth2ClientRegistry {
   /** The registration by id, or a 404 envelope. */
   get(registrationId: string): OAuth2ClientRegistration {
     const reg = this.registrations.find((r) => r.registrationId === registrationId);
-    if (!reg) throw new BusinessException(ErrorCode.NOT_FOUND, msg('oauth.unknownClientId', { id: String(registrationId).slice(0, 64) }));
+    if (!reg)
+      throw new BusinessException(
+        ErrorCode.NOT_FOUND,
+        msg('oauth.unknownClientId', { id: String(registrationId).slice(0, 64) }),
+      );
     return reg;
   }
 
   /** A registration of the given providers: by id or appid when given, else the first configured. */
   pick(providers: OAuth2Provider[], idOrAppId?: string): OAuth2ClientRegistration {
     const candidates = this.registrations.filter((r) => providers.includes(r.provider));
-    const reg = idOrAppId ? candidates.find((r) => r.registrationId === idOrAppId || r.clientId === idOrAppId) : candidates[0];
-    if (!reg) throw new BusinessException(
+    const reg = idOrAppId
+      ? candidates.find((r) => r.registrationId === idOrAppId || r.clientId === idOrAppId)
+      : candidates[0];
+    if (!reg)
+      throw new BusinessException(
         ErrorCode.NOT_FOUND,
         idOrAppId
-          ? msg('oauth.noClientConfiguredFor', { providers: providers.join(' or '), id: String(idOrAppId).slice(0, 64) })
+          ? msg('oauth.noClientConfiguredFor', {
+              providers: providers.join(' or '),
+              id: String(idOrAppId).slice(0, 64),
+            })
           : msg('oauth.noClientConfigured', { providers: providers.join(' or ') }),
       );
     return reg;

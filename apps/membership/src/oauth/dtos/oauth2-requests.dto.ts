@@ -4,7 +4,8 @@ import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class
 
 export class RedirectQuery {
   @ApiPropertyOptional({
-    description: 'Frontend page to return to: a path on the configured frontend or an allowlisted absolute URL; defaults to the client\'s redirectUri',
+    description:
+      "Frontend page to return to: a path on the configured frontend or an allowlisted absolute URL; defaults to the client's redirectUri",
     example: 'https://www.example.com/oauth/callback',
   })
   @IsOptional()
@@ -14,7 +15,10 @@ export class RedirectQuery {
 }
 
 export class WechatRedirectQuery extends RedirectQuery {
-  @ApiPropertyOptional({ description: 'Registration id or appid when several WeChat clients are configured', example: 'wechat-mp' })
+  @ApiPropertyOptional({
+    description: 'Registration id or appid when several WeChat clients are configured',
+    example: 'wechat-mp',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -22,7 +26,10 @@ export class WechatRedirectQuery extends RedirectQuery {
 }
 
 export class StateQuery {
-  @ApiProperty({ description: 'The state received on the frontend page (or the polled QR state / sceneStr)', example: 'Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe' })
+  @ApiProperty({
+    description: 'The state received on the frontend page (or the polled QR state / sceneStr)',
+    example: 'Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe',
+  })
   @IsString()
   @MaxLength(128)
   state: string;
@@ -37,7 +44,10 @@ export class MpQrcodeQuery {
   @Max(300)
   expireSeconds?: number;
 
-  @ApiPropertyOptional({ description: 'Official account appid when several are configured', example: 'wx9f8e7d6c5b4a3f2e' })
+  @ApiPropertyOptional({
+    description: 'Official account appid when several are configured',
+    example: 'wx9f8e7d6c5b4a3f2e',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -45,12 +55,18 @@ export class MpQrcodeQuery {
 }
 
 export class SilentOpenIdQuery {
-  @ApiProperty({ description: 'The code WeChat appended to the page address', example: '061Xk0Ga1QmGxE0yvWFa1Ai1Fa3Xk0Gk' })
+  @ApiProperty({
+    description: 'The code WeChat appended to the page address',
+    example: '061Xk0Ga1QmGxE0yvWFa1Ai1Fa3Xk0Gk',
+  })
   @IsString()
   @Matches(/^[A-Za-z0-9_-]{1,128}$/, { message: 'code must be the code WeChat returned' })
   code: string;
 
-  @ApiPropertyOptional({ description: 'The state from the silent auth URL; when sent it must be valid and is used up', example: 'Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe' })
+  @ApiPropertyOptional({
+    description: 'The state from the silent auth URL; when sent it must be valid and is used up',
+    example: 'Yl3cF0rj2kqz8V1mQw7xPp4nD6sT9bLe',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(128)

@@ -46,7 +46,11 @@ export class OidcFlow implements ProviderFlow {
     });
   }
 
-  async complete(reg: OAuth2ClientRegistration, query: Record<string, string>, stored: AuthorizationState): Promise<ExternalProfile> {
+  async complete(
+    reg: OAuth2ClientRegistration,
+    query: Record<string, string>,
+    stored: AuthorizationState,
+  ): Promise<ExternalProfile> {
     const client = await this.client(reg).catch(() => {
       throw new ProviderAuthorizationFailed('temporarily_unavailable', 'the identity provider cannot be reached');
     });
@@ -62,12 +66,14 @@ export class OidcFlow implements ProviderFlow {
       claims = { ...tokens.claims() };
       if (client.issuer.metadata.userinfo_endpoint && tokens.access_token) {
         const info = await client.userinfo(tokens);
-        if (info.sub !== claims.sub) throw new ProviderAuthorizationFailed('invalid_token', 'userinfo subject differs from the ID token');
+        if (info.sub !== claims.sub)
+          throw new ProviderAuthorizationFailed('invalid_token', 'userinfo subject differs from the ID token');
         claims = { ...info, ...claims };
       }
     } catch (e) {
       if (e instanceof ProviderAuthorizationFailed) throw e;
-      if (e instanceof errors.OPError) throw new ProviderAuthorizationFailed(e.error ?? 'server_error', e.error_description ?? e.error ?? e.message);
+      if (e instanceof errors.OPError)
+        throw new ProviderAuthorizationFailed(e.error ?? 'server_error', e.error_description ?? e.error ?? e.message);
       if (e instanceof errors.RPError) throw new ProviderAuthorizationFailed('invalid_response', e.message);
       this.log.warn(`${reg.registrationId}: callback failed: ${(e as Error).name}`);
       throw new ProviderAuthorizationFailed('server_error', 'the identity provider answer could not be used');

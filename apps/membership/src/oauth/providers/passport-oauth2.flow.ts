@@ -22,8 +22,9 @@ class ConfiguredStrategy extends OAuth2Strategy {
     options: StrategyOptions,
     private readonly reg: OAuth2ClientRegistration,
   ) {
-    super({ ...options, state: false, pkce: false }, (_accessToken: string, _r: string, profile: UserInfo, done: VerifyCallback) =>
-      done(null, profile),
+    super(
+      { ...options, state: false, pkce: false },
+      (_accessToken: string, _r: string, profile: UserInfo, done: VerifyCallback) => done(null, profile),
     );
     // GitHub wants the token in a header; Gitee's v5 API takes it as access_token.
     this._oauth2.useAuthorizationHeaderforGET(reg.provider !== 'gitee');
@@ -42,7 +43,9 @@ class ConfiguredStrategy extends OAuth2Strategy {
       if (err) {
         // A network failure arrives as a plain Error without statusCode, whatever the typings say.
         const status = (err as { statusCode?: number }).statusCode;
-        return done(new ProviderAuthorizationFailed('userinfo_failed', `user info request failed (${status ?? 'network'})`));
+        return done(
+          new ProviderAuthorizationFailed('userinfo_failed', `user info request failed (${status ?? 'network'})`),
+        );
       }
       try {
         done(null, JSON.parse(String(body)));
@@ -123,19 +126,32 @@ export class PassportOAuth2Flow implements ProviderFlow {
   }
 
   async authorizationUrl(reg: OAuth2ClientRegistration, r: AuthorizationRequest): Promise<string> {
-    const outcome = await run(this.strategy(reg), { query: {}, body: {} }, {
-      state: r.state,
-      scope: reg.scopes,
-      callbackURL: r.callbackUrl,
-      codeChallenge: r.codeChallenge,
-    });
+    const outcome = await run(
+      this.strategy(reg),
+      { query: {}, body: {} },
+      {
+        state: r.state,
+        scope: reg.scopes,
+        callbackURL: r.callbackUrl,
+        codeChallenge: r.codeChallenge,
+      },
+    );
     if ('redirect' in outcome) return outcome.redirect;
     throw new Error('passport-oauth2 did not produce an authorization URL');
   }
 
-  async complete(reg: OAuth2ClientRegistration, query: Record<string, string>, stored: AuthorizationState): Promise<ExternalProfile> {
-    if (!query.error && !query.code) throw new ProviderAuthorizationFailed('invalid_request', 'the provider returned no code');
-    const outcome = await run(this.strategy(reg), { query, body: {} }, { callbackURL: stored.callbackUrl, codeVerifier: stored.codeVerifier });
+  async complete(
+    reg: OAuth2ClientRegistration,
+    query: Record<string, string>,
+    stored: AuthorizationState,
+  ): Promise<ExternalProfile> {
+    if (!query.error && !query.code)
+      throw new ProviderAuthorizationFailed('invalid_request', 'the provider returned no code');
+    const outcome = await run(
+      this.strategy(reg),
+      { query, body: {} },
+      { callbackURL: stored.callbackUrl, codeVerifier: stored.codeVerifier },
+    );
     if ('fail' in outcome) {
       const challenge = outcome.fail as { message?: string } | null | undefined;
       throw new ProviderAuthorizationFailed('access_denied', challenge?.message ?? 'the user denied the authorization');
@@ -143,16 +159,23 @@ export class PassportOAuth2Flow implements ProviderFlow {
     if ('error' in outcome) {
       if (outcome.error instanceof ProviderAuthorizationFailed) throw outcome.error;
       const e = outcome.error as StrategyErrorView | null | undefined;
-      if (e?.name === 'AuthorizationError') throw new ProviderAuthorizationFailed(e.code ?? 'server_error', e.message || 'authorization failed');
-      if (e?.name === 'TokenError') throw new ProviderAuthorizationFailed(e.code ?? 'invalid_grant', e.message || 'token exchange refused');
-      this.log.warn(`${reg.registrationId}: token exchange failed: ${e?.name ?? 'error'} ${e?.oauthError?.statusCode ?? ''}`);
+      if (e?.name === 'AuthorizationError')
+        throw new ProviderAuthorizationFailed(e.code ?? 'server_error', e.message || 'authorization failed');
+      if (e?.name === 'TokenError')
+        throw new ProviderAuthorizationFailed(e.code ?? 'invalid_grant', e.message || 'token exchange refused');
+      this.log.warn(
+        `${reg.registrationId}: token exchange failed: ${e?.name ?? 'error'} ${e?.oauthError?.statusCode ?? ''}`,
+      );
       throw new ProviderAuthorizationFailed('token_exchange_failed', 'the provider did not issue a token');
     }
     if (!('user' in outcome)) throw new ProviderAuthorizationFailed('server_error', 'unexpected provider answer');
     const info = (outcome.user ?? {}) as UserInfo;
     const subject = info[reg.userNameAttribute];
     // An object or array is no identifier: String() of it would make every such user the same subject.
-    if ((typeof subject !== 'string' && typeof subject !== 'number' && typeof subject !== 'boolean') || subject === '') {
+    if (
+      (typeof subject !== 'string' && typeof subject !== 'number' && typeof subject !== 'boolean') ||
+      subject === ''
+    ) {
       throw new ProviderAuthorizationFailed('userinfo_failed', `user info has no ${reg.userNameAttribute}`);
     }
     return {

@@ -27,7 +27,11 @@ export interface AuthorizationRequest {
 export interface ProviderFlow {
   authorizationUrl(reg: OAuth2ClientRegistration, request: AuthorizationRequest): Promise<string>;
   /** Exchanges the code of the callback query and reads who the user is. */
-  complete(reg: OAuth2ClientRegistration, query: Record<string, string>, stored: AuthorizationState): Promise<ExternalProfile>;
+  complete(
+    reg: OAuth2ClientRegistration,
+    query: Record<string, string>,
+    stored: AuthorizationState,
+  ): Promise<ExternalProfile>;
 }
 
 export function pkcePair(): { verifier: string; challenge: string } {

@@ -7,5 +7,9 @@ export const WechatApiClientProvider: Provider = {
   provide: WechatApiClient,
   inject: [MembershipConfig],
   useFactory: (config: MembershipConfig) =>
-    new WechatApiClient({ openBase: config.WECHAT_OPEN_BASE, apiBase: config.WECHAT_API_BASE, mpBase: config.WECHAT_MP_BASE }),
+    new WechatApiClient({
+      openBase: config.WECHAT_OPEN_BASE,
+      apiBase: config.WECHAT_API_BASE,
+      mpBase: config.WECHAT_MP_BASE,
+    }),
 };

@@ -6,7 +6,11 @@ import { AuthorizationState } from '../oauth2-state.repository';
 import { AuthorizationRequest, ProviderAuthorizationFailed, ProviderFlow } from './provider-flow';
 
 export function wechatScopeOf(stored: Pick<AuthorizationState, 'kind'>): WechatAuthorizeScope {
-  return stored.kind === 'wechat-qrconnect' ? 'snsapi_login' : stored.kind === 'wechat-silent' ? 'snsapi_base' : 'snsapi_userinfo';
+  return stored.kind === 'wechat-qrconnect'
+    ? 'snsapi_login'
+    : stored.kind === 'wechat-silent'
+      ? 'snsapi_base'
+      : 'snsapi_userinfo';
 }
 
 /** WeChat's own OAuth: website QR (snsapi_login) and in-WeChat authorization (snsapi_userinfo / snsapi_base). */
@@ -17,18 +21,28 @@ export class WechatOAuthFlow implements ProviderFlow {
   constructor(private readonly wechat: WechatApiClient) {}
 
   async authorizationUrl(reg: OAuth2ClientRegistration, r: AuthorizationRequest): Promise<string> {
-    const scope = (r.scope as WechatAuthorizeScope | undefined) ?? (reg.provider === 'wechat-open' ? 'snsapi_login' : 'snsapi_userinfo');
+    const scope =
+      (r.scope as WechatAuthorizeScope | undefined) ??
+      (reg.provider === 'wechat-open' ? 'snsapi_login' : 'snsapi_userinfo');
     return this.wechat.authorizeUrl({ appId: reg.clientId, redirectUri: r.callbackUrl, scope, state: r.state });
   }
 
-  async complete(reg: OAuth2ClientRegistration, query: Record<string, string>, stored: AuthorizationState): Promise<ExternalProfile> {
+  async complete(
+    reg: OAuth2ClientRegistration,
+    query: Record<string, string>,
+    stored: AuthorizationState,
+  ): Promise<ExternalProfile> {
     // WeChat redirects without a code when the user refuses.
     if (!query.code) throw new ProviderAuthorizationFailed('access_denied', 'the user did not authorize');
     return this.profileFromCode(reg, query.code, wechatScopeOf(stored));
   }
 
   /** Exchanges a WeChat code; user info is read unless the scope is snsapi_base (openid only). */
-  async profileFromCode(reg: OAuth2ClientRegistration, code: string, scope: WechatAuthorizeScope): Promise<ExternalProfile> {
+  async profileFromCode(
+    reg: OAuth2ClientRegistration,
+    code: string,
+    scope: WechatAuthorizeScope,
+  ): Promise<ExternalProfile> {
     try {
       const token = await this.wechat.exchangeCode(reg.clientId, reg.clientSecret, code);
       const profile: ExternalProfile = {
