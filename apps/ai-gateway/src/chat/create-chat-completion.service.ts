@@ -226,6 +226,8 @@ export class CreateChatCompletion {
     result.usage = usage;
     conformChoices(result);
     const settling = this.metering.settle(p.reservation, this.outcome(p, ctx, 'ok', usage, deployment, 200));
+    // Handled here too: with nothing held it floats across the answer's shaping (the Responses store), which may throw.
+    settling.catch(() => undefined);
     // A held budget reservation is released before answering; with nothing held (no budget) the charge
     // is written while the answer goes out, keeping a database commit off the latency path (npm run bench).
     if (p.reservation.admitted) await settling;

@@ -35,7 +35,7 @@ function harness(opts: { wantsUsage?: boolean; closeAfterWrites?: number; endThr
     log.push('end');
     return relayed.settled;
   };
-  return { log, run };
+  return { log, run, relay };
 }
 
 async function* chunks(items: Chunk[], thenFail?: Error): AsyncGenerator<Chunk> {
@@ -46,6 +46,21 @@ async function* chunks(items: Chunk[], thenFail?: Error): AsyncGenerator<Chunk> 
 const text = (t: string): Chunk => ({ choices: [{ text: t }] });
 
 describe('relayEvents', () => {
+  it('settles as aborted, billing what was delivered, when the transport stops pulling early', async () => {
+    const h = harness();
+    const relayed = relayEvents(new AbortSource(), chunks([text('a'), text('bc'), text('d')]), h.relay);
+    for await (const event of relayed.events) {
+      h.log.push(['data', event]);
+      if (event === 'bc') break;
+    }
+    expect(await relayed.settled).toBe('aborted');
+    expect(h.log).toEqual([
+      ['data', 'a'],
+      ['data', 'bc'],
+      ['settle', 'aborted', 1, undefined],
+    ]);
+  });
+
   it('forwards each chunk, drops usage-only chunks the caller did not ask for, and settles before the closing event', async () => {
     const h = harness();
     const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };

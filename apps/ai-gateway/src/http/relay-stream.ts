@@ -51,8 +51,9 @@ export function relayEvents<C extends RelayedChunk>(
   const settled = new Promise<CallOutcome['status']>((resolve, reject) => ((settle = resolve), (fail = reject)));
   // Nobody may wait for it (a client that left); a settlement failure still reaches the transport through the events.
   settled.catch(() => undefined);
-  async function* events(): AsyncGenerator<unknown> {
-    let delivered = '';
+  let delivered = '';
+  let settledOnce = false;
+  async function* relayed(): AsyncGenerator<unknown> {
     let upstreamUsage: Usage | undefined;
     let status: CallOutcome['status'] = 'ok';
     let failure: OpenAiErrorBody['error'] | undefined;
@@ -80,6 +81,7 @@ export function relayEvents<C extends RelayedChunk>(
       }
     }
     try {
+      settledOnce = true;
       const usage = await relay.usage(upstreamUsage, delivered);
       await relay.settle(status, usage, failure?.message);
       settle(status);
@@ -97,6 +99,23 @@ export function relayEvents<C extends RelayedChunk>(
     } catch (e) {
       fail(e);
       throw e;
+    }
+  }
+  async function* events(): AsyncGenerator<unknown> {
+    try {
+      yield* relayed();
+    } finally {
+      // A transport that stopped pulling early (a break, a throw) still settles the call: as aborted, billed
+      // what was delivered, so its hold is released now rather than when it expires.
+      if (!settledOnce) {
+        settledOnce = true;
+        try {
+          await relay.settle('aborted', await relay.usage(undefined, delivered));
+          settle('aborted');
+        } catch (e) {
+          fail(e);
+        }
+      }
     }
   }
   return { events: events(), settled };
