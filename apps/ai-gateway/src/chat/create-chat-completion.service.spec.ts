@@ -1,28 +1,15 @@
-import { AbortSource, ChatCompletionChunk } from '@app/llm';
-import { CallTimer } from '../http/call-timer';
+import { ChatCompletionChunk } from '@app/llm';
 import type { CallContext, EventStreamAnswer, JsonAnswer } from '../http/call-context';
-import { RateLimits } from '../limits/rate-limits';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import type { CallOutcome } from '../usage/metering.service';
 import { CreateChatCompletion } from './create-chat-completion.service';
 import { ChatCompletionRequest } from './dtos/chat-completion.dto';
+import { callContext, keyPrincipal, modelInfo } from '../../../../test/ai-gateway/use-case-fixtures';
 
 // The use case with a real tokenizer and an in-memory router and ledger: its answers are values.
 describe('CreateChatCompletion', () => {
-  const info = {
-    name: 'm',
-    kind: 'chat',
-    contextLength: 8_000,
-    encoding: 'cl100k_base',
-    price: { inputPer1k: 1, outputPer1k: 2 },
-    ownedBy: 'x',
-  };
-  const principal = {
-    kind: 'api-key',
-    id: 'k1',
-    roles: ['api-key'],
-    claims: { scopes: null, models: null, hasBudget: false, limited: false },
-  } as never;
+  const info = modelInfo();
+  const principal = keyPrincipal;
   const completion = {
     id: 'c1',
     object: 'chat.completion',
@@ -46,13 +33,7 @@ describe('CreateChatCompletion', () => {
   let useCase: CreateChatCompletion;
   const body = (extra: object = {}) =>
     ({ model: 'm', messages: [{ role: 'user', content: 'Say hello' }], ...extra }) as ChatCompletionRequest;
-  const context = (): CallContext => ({
-    requestId: 'req-1',
-    clientGone: new AbortSource(),
-    alive: () => true,
-    timer: new CallTimer({ startedAt: 0 }, 'chat.completions'),
-    rateLimits: new RateLimits(),
-  });
+  const context = (): CallContext => callContext('req-1', 'chat.completions');
 
   beforeEach(() => {
     settled = [];

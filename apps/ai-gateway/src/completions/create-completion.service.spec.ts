@@ -2,12 +2,10 @@ import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { GatewayError } from '../errors';
-import { AbortSource } from '@app/llm';
-import { CallTimer } from '../http/call-timer';
-import { RateLimits } from '../limits/rate-limits';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import { CreateCompletion } from './create-completion.service';
 import { CompletionRequest } from './dtos/completion.dto';
+import { callContext } from '../../../../test/ai-gateway/use-case-fixtures';
 
 describe('CreateCompletion.prepare: what is counted and reserved', () => {
   const info = {
@@ -23,13 +21,7 @@ describe('CreateCompletion.prepare: what is counted and reserved', () => {
   const tokenizer = new Tokenizer();
   let reserve: jest.Mock;
   let svc: CreateCompletion;
-  const ctx = {
-    requestId: 'req-1',
-    clientGone: new AbortSource(),
-    alive: () => true,
-    timer: new CallTimer({ startedAt: 0 }, 'completions'),
-    rateLimits: new RateLimits(),
-  };
+  const ctx = callContext('req-1', 'completions');
   const prepare = (body: Record<string, unknown>) => (svc as any).prepare(principal, { model: 'm', ...body }, ctx);
 
   beforeEach(() => {

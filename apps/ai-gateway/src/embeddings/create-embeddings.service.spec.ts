@@ -1,34 +1,14 @@
-import { AbortSource } from '@app/llm';
-import { CallTimer } from '../http/call-timer';
 import type { CallContext } from '../http/call-context';
-import { RateLimits } from '../limits/rate-limits';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import type { CallOutcome } from '../usage/metering.service';
 import { CreateEmbeddings } from './create-embeddings.service';
+import { callContext, keyPrincipal, modelInfo } from '../../../../test/ai-gateway/use-case-fixtures';
 
 // The use case with a real tokenizer and in-memory router, cache and ledger: its answer is a value.
 describe('CreateEmbeddings', () => {
-  const info = {
-    name: 'e',
-    kind: 'embeddings',
-    contextLength: 8_000,
-    encoding: 'cl100k_base',
-    price: { inputPer1k: 1, outputPer1k: 0 },
-    ownedBy: 'x',
-  };
-  const principal = {
-    kind: 'api-key',
-    id: 'k1',
-    roles: ['api-key'],
-    claims: { scopes: null, models: null, hasBudget: false, limited: false },
-  } as never;
-  const context = (): CallContext => ({
-    requestId: 'req-2',
-    clientGone: new AbortSource(),
-    alive: () => true,
-    timer: new CallTimer({ startedAt: 0 }, 'embeddings'),
-    rateLimits: new RateLimits(),
-  });
+  const info = modelInfo({ name: 'e', kind: 'embeddings', price: { inputPer1k: 1, outputPer1k: 0 } });
+  const principal = keyPrincipal;
+  const context = (): CallContext => callContext('req-2', 'embeddings');
   let settled: CallOutcome[];
   let upstreamInputs: unknown[];
   let useCase: CreateEmbeddings;

@@ -1,35 +1,15 @@
-import { AbortSource } from '@app/llm';
 import { CreateChatCompletion } from '../chat/create-chat-completion.service';
-import { CallTimer } from '../http/call-timer';
 import type { CallContext, EventStreamAnswer, JsonAnswer } from '../http/call-context';
-import { RateLimits } from '../limits/rate-limits';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import type { CallOutcome } from '../usage/metering.service';
 import { CreateResponse } from './create-response.service';
+import { callContext, keyPrincipal, modelInfo } from '../../../../test/ai-gateway/use-case-fixtures';
 
 // The use case over the real chat pipeline with an in-memory router, ledger and store: its answers are values.
 describe('CreateResponse', () => {
-  const info = {
-    name: 'm',
-    kind: 'chat',
-    contextLength: 8_000,
-    encoding: 'cl100k_base',
-    price: { inputPer1k: 1, outputPer1k: 2 },
-    ownedBy: 'x',
-  };
-  const principal = {
-    kind: 'api-key',
-    id: 'k1',
-    roles: ['api-key'],
-    claims: { scopes: null, models: null, hasBudget: false, limited: false },
-  } as never;
-  const context = (): CallContext => ({
-    requestId: 'req-3',
-    clientGone: new AbortSource(),
-    alive: () => true,
-    timer: new CallTimer({ startedAt: 0 }, 'responses'),
-    rateLimits: new RateLimits(),
-  });
+  const info = modelInfo();
+  const principal = keyPrincipal;
+  const context = (): CallContext => callContext('req-3', 'responses');
   let settled: CallOutcome[];
   let saved: unknown[];
   let useCase: CreateResponse;
