@@ -87,7 +87,7 @@ describe('GenAI telemetry: spans and metrics of upstream calls', () => {
           type: 'openai',
           baseUrl: openai.url,
           apiKeyEnv: 'FAKE_OPENAI_KEY',
-          timeoutMs: 1500,
+          timeoutMs: 30_000,
           models: [
             { name: 'vendor-gpt-4', upstream: 'gpt-4o' },
             { name: 'vendor-gpt-4-mini', upstream: 'gpt-4o-mini' },
@@ -102,7 +102,7 @@ describe('GenAI telemetry: spans and metrics of upstream calls', () => {
           type: 'openai',
           baseUrl: openai.url,
           apiKeyEnv: 'FAKE_OPENAI_KEY',
-          timeoutMs: 1500,
+          timeoutMs: 30_000,
           models: [{ name: 'pooled-gpt', upstream: 'gpt-pool-b' }],
         },
         {
@@ -110,7 +110,7 @@ describe('GenAI telemetry: spans and metrics of upstream calls', () => {
           type: 'openai',
           baseUrl: backup.url,
           weight: 0,
-          timeoutMs: 1500,
+          timeoutMs: 30_000,
           models: ['vendor-llama-70b'],
         },
         {
@@ -118,7 +118,7 @@ describe('GenAI telemetry: spans and metrics of upstream calls', () => {
           type: 'anthropic',
           baseUrl: anthropic.url,
           apiKeyEnv: 'FAKE_ANTHROPIC_KEY',
-          timeoutMs: 1500,
+          timeoutMs: 30_000,
           models: [{ name: 'vendor-claude-3', upstream: 'claude-3-5-sonnet-latest' }],
         },
       ],

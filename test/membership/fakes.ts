@@ -42,6 +42,7 @@ export async function startFakeAliyun(): Promise<FakeAliyun> {
       reply({ Code: 'OK', Message: 'OK', BizId: String(fake.sent.length), RequestId: 'req' });
     });
   });
+  server.keepAliveTimeout = 120_000; // as test/support/upstreams/fake-upstream.ts says why
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   fake.lastCode = (phone) => {
@@ -112,6 +113,7 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
       });
     },
   });
+  server.keepAliveTimeout = 120_000; // as test/support/upstreams/fake-upstream.ts says why
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.server.address() as AddressInfo).port;
   return {

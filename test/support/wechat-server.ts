@@ -111,6 +111,7 @@ export class WechatTestServer {
         res.end(String(err));
       });
     });
+    this.server.keepAliveTimeout = 120_000; // as test/support/upstreams/fake-upstream.ts says why
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;

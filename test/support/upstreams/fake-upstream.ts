@@ -275,6 +275,11 @@ async function start(kind: 'openai' | 'anthropic', handler: Handler): Promise<Fa
       }
     }),
   );
+  // Longer than the gateway's pool keeps an idle connection (libs/llm/src/http.ts), as real providers'
+  // keep-alive is: with Node's 5 s default, a connection the pool reuses just as this server times it out
+  // fails the call (undici does not retry a POST), the router tries again, and a test counting attempts,
+  // spans or upstream requests sees one more than the call made (a CI run failed so).
+  server.keepAliveTimeout = 120_000;
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
