@@ -20,7 +20,7 @@ const CHAT = { model: 'bench-model', messages: [{ role: 'user', content: 'Say he
  */
 const B_RATE = 200;
 /** Each abuse pattern: callers in a closed loop, each calling again as soon as it is answered. */
-const ATTACK_CALLERS = 8;
+const ATTACK_CALLERS = Number(process.env.NOISY_CALLERS ?? 8);
 /** What a production operator runs with: the platform default (libs/platform/src/config/base.config.ts). */
 const RATE_LIMIT_PER_MINUTE = 600;
 const EMBEDDING_INPUTS = 2048; // MAX_EMBEDDING_INPUTS (apps/ai-gateway/src/embeddings/dtos/embeddings.dto.ts)
@@ -34,7 +34,7 @@ const MiB = 2 ** 20;
 // (believed from loopback: TRUST_PROXY's default), as from many machines.
 const KEY_A_RPM = Number(process.env.NOISY_KEY_A_RPM ?? RATE_LIMIT_PER_MINUTE);
 const keyALimit = KEY_A_RPM > 0 ? `${KEY_A_RPM} rpm` : 'no rpm limit';
-const PATTERNS = [
+const ALL_PATTERNS = [
   { id: 'replay', label: `responses replay, key A (${keyALimit}; ${ATTACK_CALLERS} callers)` },
   {
     id: 'embeddings',
@@ -45,6 +45,10 @@ const PATTERNS = [
     label: `pre-auth gzip JSON, no key (RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE} per address, a new address a call; ${ATTACK_CALLERS} callers)`,
   },
 ];
+/** NOISY_PATTERNS=embeddings,gzip runs only those (all by default): for profiling one of them. */
+const PATTERNS = process.env.NOISY_PATTERNS
+  ? ALL_PATTERNS.filter((p) => process.env.NOISY_PATTERNS.split(',').includes(p.id))
+  : ALL_PATTERNS;
 
 const names = (p) => [
   [`${p.label}: key B chat p50 at ${B_RATE}/s`, 'reported'],

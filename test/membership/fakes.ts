@@ -113,7 +113,6 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
       });
     },
   });
-  server.keepAliveTimeout = 120_000; // as test/support/upstreams/fake-upstream.ts says why
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.server.address() as AddressInfo).port;
   return {

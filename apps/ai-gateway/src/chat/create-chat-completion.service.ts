@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode, OpenAiErrorBody, openAiErrorBody } from '../errors';
+import { GatewayError, GatewayErrorCode, OpenAiErrorBody } from '../errors';
 import {
-  CallAbortedError,
   ChatCompletion,
   ChatCompletionChunk,
   ChatCompletionRequest as UpstreamChatRequest,
@@ -18,7 +17,8 @@ import { OVERHEAD_HEADER } from '../http/call-timer';
 import type { CallAnswer, CallContext, EventStreamAnswer, JsonAnswer } from '../http/call-context';
 import { relayEvents } from '../http/relay-stream';
 import { CountedMessage, Tokenizer } from '../tokenizer/tokenizer';
-import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
+import { toGatewayError } from '../upstreams/upstream-errors';
+import { LedgerFacts, meteredUpstreamCall } from '../usage/metered-upstream-call';
 import { ChatCompletionRequest } from './dtos/chat-completion.dto';
 import { assertPriced, PricedFeatures } from './chat-pricing';
 
@@ -209,19 +209,13 @@ export class CreateChatCompletion {
 
   private async complete(p: Prepared, ctx: CallContext, shape?: ChatAnswerShape): Promise<JsonAnswer> {
     const timer = ctx.timer;
-    let result: ChatCompletion;
-    let deployment: string | undefined;
-    timer.upstreamStarted();
-    try {
-      const routed = await this.router.chat({ ...p.upstream, stream: false }, { signal: ctx.clientGone.signal });
-      result = routed.value;
-      deployment = routed.deployment;
-    } catch (e) {
-      timer.upstreamDone();
-      await this.settleFailure(p, e, ctx);
-      throw e;
-    }
-    timer.upstreamDone();
+    const { value: result, deployment } = await meteredUpstreamCall(
+      this.metering,
+      p.reservation,
+      ctx,
+      this.facts(p),
+      () => this.router.chat({ ...p.upstream, stream: false }, { signal: ctx.clientGone.signal }),
+    );
     const usage = await this.usageOf(result.usage, p, result.choices.map((c) => generatedText(c?.message)).join(''));
     result.usage = usage;
     conformChoices(result);
@@ -243,16 +237,9 @@ export class CreateChatCompletion {
   ): Promise<EventStreamAnswer> {
     const timer = ctx.timer;
     const wantsUsage = !shape && body.stream_options?.include_usage === true;
-    timer.upstreamStarted();
-    let routed;
-    try {
-      routed = await this.router.chatStream({ ...p.upstream, stream: true }, { signal: ctx.clientGone.signal });
-    } catch (e) {
-      timer.upstreamDone();
-      await this.settleFailure(p, e, ctx);
-      throw e;
-    }
-    timer.upstreamDone();
+    const routed = await meteredUpstreamCall(this.metering, p.reservation, ctx, this.facts(p), () =>
+      this.router.chatStream({ ...p.upstream, stream: true }, { signal: ctx.clientGone.signal }),
+    );
     const relayed = relayEvents(ctx.clientGone, routed.value, {
       wantsUsage,
       events: (chunk) => (shape ? shape.chunk(chunk) : [chunk]),
@@ -333,18 +320,8 @@ export class CreateChatCompletion {
     };
   }
 
-  private async settleFailure(p: Prepared, e: unknown, ctx: CallContext): Promise<void> {
-    const mapped = openAiErrorBody(toGatewayError(e));
-    await this.metering.settle(p.reservation, {
-      endpoint: p.endpoint,
-      model: p.info.name,
-      provider: failedDeployment(e),
-      status: e instanceof CallAbortedError ? 'aborted' : 'failed',
-      costYuan: 0,
-      httpStatus: mapped.status,
-      error: mapped.body.error.message,
-      requestId: ctx.requestId,
-    });
+  private facts(p: Prepared): LedgerFacts {
+    return { endpoint: p.endpoint, model: p.info.name };
   }
 }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode, openAiErrorBody } from '../errors';
-import { CallAbortedError, LlmRouter, ModelInfo, TextCompletion, TextCompletionRequest, Usage } from '@app/llm';
+import { GatewayError, GatewayErrorCode } from '../errors';
+import { LlmRouter, ModelInfo, TextCompletionRequest, Usage } from '@app/llm';
 import { assertModel, assertScope } from '../keys/key-scopes';
 import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
@@ -9,7 +9,8 @@ import { OVERHEAD_HEADER } from '../http/call-timer';
 import type { CallAnswer, CallContext, EventStreamAnswer, JsonAnswer } from '../http/call-context';
 import { relayEvents } from '../http/relay-stream';
 import { Tokenizer } from '../tokenizer/tokenizer';
-import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
+import { toGatewayError } from '../upstreams/upstream-errors';
+import { LedgerFacts, meteredUpstreamCall } from '../usage/metered-upstream-call';
 import { CompletionRequest } from './dtos/completion.dto';
 
 const ENDPOINT = 'completions';
@@ -104,19 +105,9 @@ export class CreateCompletion {
 
   private async complete(p: Prepared, ctx: CallContext): Promise<JsonAnswer> {
     const timer = ctx.timer;
-    let result: TextCompletion;
-    let deployment: string;
-    timer.upstreamStarted();
-    try {
-      const routed = await this.router.completions({ ...p.upstream, stream: false }, { signal: ctx.clientGone.signal });
-      result = routed.value;
-      deployment = routed.deployment;
-    } catch (e) {
-      timer.upstreamDone();
-      await this.settleFailure(p, e, ctx);
-      throw e;
-    }
-    timer.upstreamDone();
+    const { value: result, deployment } = await meteredUpstreamCall(this.metering, p.reservation, ctx, facts(p), () =>
+      this.router.completions({ ...p.upstream, stream: false }, { signal: ctx.clientGone.signal }),
+    );
     result.usage = await this.usageOf(
       result.usage,
       p,
@@ -129,16 +120,9 @@ export class CreateCompletion {
   private async stream(p: Prepared, body: CompletionRequest, ctx: CallContext): Promise<EventStreamAnswer> {
     const timer = ctx.timer;
     const wantsUsage = body.stream_options?.include_usage === true;
-    timer.upstreamStarted();
-    let routed;
-    try {
-      routed = await this.router.completionsStream({ ...p.upstream, stream: true }, { signal: ctx.clientGone.signal });
-    } catch (e) {
-      timer.upstreamDone();
-      await this.settleFailure(p, e, ctx);
-      throw e;
-    }
-    timer.upstreamDone();
+    const routed = await meteredUpstreamCall(this.metering, p.reservation, ctx, facts(p), () =>
+      this.router.completionsStream({ ...p.upstream, stream: true }, { signal: ctx.clientGone.signal }),
+    );
     const relayed = relayEvents(ctx.clientGone, routed.value, {
       wantsUsage,
       events: (chunk) => [chunk],
@@ -190,18 +174,6 @@ export class CreateCompletion {
       requestId: ctx.requestId,
     };
   }
-
-  private async settleFailure(p: Prepared, e: unknown, ctx: CallContext): Promise<void> {
-    const mapped = openAiErrorBody(toGatewayError(e));
-    await this.metering.settle(p.reservation, {
-      endpoint: ENDPOINT,
-      model: p.info.name,
-      provider: failedDeployment(e),
-      status: e instanceof CallAbortedError ? 'aborted' : 'failed',
-      costYuan: 0,
-      httpStatus: mapped.status,
-      error: mapped.body.error.message,
-      requestId: ctx.requestId,
-    });
-  }
 }
+
+const facts = (p: Prepared): LedgerFacts => ({ endpoint: ENDPOINT, model: p.info.name });

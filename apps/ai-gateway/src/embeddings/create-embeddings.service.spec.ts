@@ -12,10 +12,13 @@ describe('CreateEmbeddings', () => {
   let settled: CallOutcome[];
   let upstreamInputs: unknown[];
   let useCase: CreateEmbeddings;
+  /** How many vectors the upstream leaves out of its answer (a broken upstream). */
+  let dropped: number;
 
   beforeEach(() => {
     settled = [];
     upstreamInputs = [];
+    dropped = 0;
     const cache = new Map<string, string>();
     const router = {
       modelInfo: () => info,
@@ -25,7 +28,7 @@ describe('CreateEmbeddings', () => {
         upstreamInputs.push(...req.input);
         return {
           value: {
-            data: req.input.map((_, index) => ({ index, embedding: [index + 0.5, 1] })),
+            data: req.input.slice(dropped).map((_, index) => ({ index, embedding: [index + 0.5, 1] })),
             usage: { prompt_tokens: 3 * req.input.length },
           },
           deployment: 'd1',
@@ -99,5 +102,18 @@ describe('CreateEmbeddings', () => {
     await expect(
       refusing.handle(principal, { model: 'e', input: 'x', dimensions: 9 }, context()),
     ).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('fails an upstream answer with fewer vectors than inputs as a 502, settled unbilled, nothing cached', async () => {
+    dropped = 1;
+    await expect(useCase.handle(principal, { model: 'e', input: ['one', 'two'] }, context())).rejects.toMatchObject({
+      status: 502,
+    });
+    expect(settled).toEqual([
+      expect.objectContaining({ endpoint: 'embeddings', status: 'failed', costYuan: 0, httpStatus: 502 }),
+    ]);
+    dropped = 0;
+    await useCase.handle(principal, { model: 'e', input: 'one' }, context());
+    expect(upstreamInputs).toEqual(['one', 'two', 'one']);
   });
 });

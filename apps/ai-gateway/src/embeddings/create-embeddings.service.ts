@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'crypto';
 import type { Principal } from '@app/auth';
-import { GatewayError, GatewayErrorCode, openAiErrorBody } from '../errors';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import { SharedState } from '@app/platform';
-import { CallAbortedError, Deployment, LlmRouter, ModelInfo, UnsupportedRequestError } from '@app/llm';
+import { Deployment, LlmRouter, ModelInfo, UnsupportedRequestError } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { assertModel, assertScope } from '../keys/key-scopes';
 import { MeteringService } from '../usage/metering.service';
@@ -11,7 +11,8 @@ import { tokenCost } from '../usage/pricing';
 import { OVERHEAD_HEADER } from '../http/call-timer';
 import type { CallContext, JsonAnswer } from '../http/call-context';
 import { Tokenizer } from '../tokenizer/tokenizer';
-import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
+import { toGatewayError } from '../upstreams/upstream-errors';
+import { meteredUpstreamCall } from '../usage/metered-upstream-call';
 import { EmbeddingsRequest } from './dtos/embeddings.dto';
 import { isTokenInput, tokenInputs } from './token-input';
 
@@ -63,7 +64,6 @@ export class CreateEmbeddings {
   }
 
   private async run(principal: Principal, body: EmbeddingsRequest, ctx: CallContext): Promise<EmbeddingsResult> {
-    const timer = ctx.timer;
     const claims = assertScope(principal, 'embeddings');
     const info = this.router.modelInfo(body.model);
     if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
@@ -139,47 +139,39 @@ export class CreateEmbeddings {
     let upstreamTokens = 0;
     let deployment: string | undefined;
     if (missing.length) {
-      timer.upstreamStarted();
-      try {
-        const sent = missing.map((i) => inputs[i]);
-        const routed = await this.router.embeddings(
-          {
-            model: body.model,
-            input: sent as string[] | number[][],
-            encoding_format: 'float',
-            ...(body.dimensions ? { dimensions: body.dimensions } : {}),
-            ...(body.user ? { user: body.user } : {}),
-          },
-          { signal: ctx.clientGone.signal, key: principal.id },
-          (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
-        );
-        deployment = routed.deployment;
-        const data = [...routed.value.data].sort((a, b) => a.index - b.index);
-        if (data.length !== missing.length || data.some((d) => !Array.isArray(d.embedding))) {
-          throw new GatewayError(GatewayErrorCode.EmbeddingsCountMismatch, {
-            deployment: routed.deployment,
-            returned: data.length,
-            expected: missing.length,
-          });
-        }
-        data.forEach((d, k) => (vectors[missing[k]] = d.embedding));
-        upstreamTokens = routed.value.usage?.prompt_tokens ?? missTokens;
-      } catch (e) {
-        timer.upstreamDone();
-        const mapped = openAiErrorBody(toGatewayError(e));
-        await this.metering.settle(reservation, {
-          endpoint: ENDPOINT,
-          model: info.name,
-          provider: failedDeployment(e),
-          status: e instanceof CallAbortedError ? 'aborted' : 'failed',
-          costYuan: 0,
-          httpStatus: mapped.status,
-          error: mapped.body.error.message,
-          requestId: ctx.requestId,
-        });
-        throw e;
-      }
-      timer.upstreamDone();
+      const sent = missing.map((i) => inputs[i]);
+      // An answer with the wrong number of vectors fails the call like an upstream error (settled, not billed).
+      const routed = await meteredUpstreamCall(
+        this.metering,
+        reservation,
+        ctx,
+        { endpoint: ENDPOINT, model: info.name },
+        async () => {
+          const answer = await this.router.embeddings(
+            {
+              model: body.model,
+              input: sent as string[] | number[][],
+              encoding_format: 'float',
+              ...(body.dimensions ? { dimensions: body.dimensions } : {}),
+              ...(body.user ? { user: body.user } : {}),
+            },
+            { signal: ctx.clientGone.signal, key: principal.id },
+            (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
+          );
+          const data = [...answer.value.data].sort((a, b) => a.index - b.index);
+          if (data.length !== missing.length || data.some((d) => !Array.isArray(d.embedding))) {
+            throw new GatewayError(GatewayErrorCode.EmbeddingsCountMismatch, {
+              deployment: answer.deployment,
+              returned: data.length,
+              expected: missing.length,
+            });
+          }
+          return { deployment: answer.deployment, data, usage: answer.value.usage };
+        },
+      );
+      deployment = routed.deployment;
+      routed.data.forEach((d, k) => (vectors[missing[k]] = d.embedding));
+      upstreamTokens = routed.usage?.prompt_tokens ?? missTokens;
       await this.store(
         principal.id,
         info,
