@@ -24,6 +24,8 @@ import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 // 64-dimension vectors (~1.4 KB an entry as JSON): 512 of them fit in the bound, 100 make ~140 KB.
 const MAX_BYTES_PER_KEY = 1_000_000;
 const SMALL = { model: 'text-embedding-v3-small', dimensions: 64 };
+/** Batches up to 512 inputs use the cache here (the default is 128). */
+const MAX_INPUTS = 512;
 
 describe.each(backends('embeddings cache'))('embeddings cache, %s', (_label: string, backend: Backend) => {
   let f: GatewayFixture;
@@ -38,6 +40,7 @@ describe.each(backends('embeddings cache'))('embeddings cache, %s', (_label: str
       ...backend.env,
       AI_KEY_CACHE_TTL_MS: '60000',
       AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY: String(MAX_BYTES_PER_KEY),
+      AI_EMBEDDINGS_CACHE_MAX_INPUTS: String(MAX_INPUTS),
     });
     db = await sqlClient(f.gw.dbUrl);
     if (backend.name === 'redis') redis = redisClient();
@@ -168,5 +171,27 @@ describe.each(backends('embeddings cache'))('embeddings cache, %s', (_label: str
     expect(f.openai.requests).toHaveLength(1);
     expect(second.data).toEqual(first.data);
     expect((await cacheBytes(other.id)).entries).toBe(200);
+  });
+
+  it('leaves a batch of more than AI_EMBEDDINGS_CACHE_MAX_INPUTS inputs out of the cache: no lookup, no write', async () => {
+    const { id, key } = await newKey();
+    const texts = Array.from({ length: MAX_INPUTS + 1 }, (_, i) => `bulk ${run} ${i}`);
+    const rec = recordRoundTrips();
+    try {
+      await embed(key, texts.slice(0, 1), SMALL); // the key's lookup, then cached
+      rec.take();
+      const first = await embed(key, texts, SMALL);
+      expect(cacheTrips(rec.take())).toBe(0);
+      const again = await embed(key, texts, SMALL);
+      expect(cacheTrips(rec.take())).toBe(0);
+      expect(again.data).toEqual(first.data);
+    } finally {
+      rec.stop();
+    }
+    expect(f.openai.requests).toHaveLength(3);
+    // The one input of the first request is the key's only entry; the input at the bound's edge still caches.
+    expect((await cacheBytes(id)).entries).toBe(1);
+    await embed(key, texts.slice(1), SMALL);
+    expect((await cacheBytes(id)).entries).toBe(1 + MAX_INPUTS);
   });
 });

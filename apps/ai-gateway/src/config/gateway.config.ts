@@ -121,6 +121,12 @@ export class GatewayConfig extends BaseConfig {
   @Max(Number.MAX_SAFE_INTEGER)
   AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY: number = 64 * 1024 * 1024;
 
+  /** Most inputs of a request whose vectors are looked up in and written to the embeddings cache; larger batches bypass it. */
+  @IsInt()
+  @Min(0)
+  @Max(2048)
+  AI_EMBEDDINGS_CACHE_MAX_INPUTS: number = 128;
+
   /** Whether embeddings served from the cache are charged at the model price (the contract prices per token). */
   @IsBoolean()
   AI_EMBEDDINGS_CACHE_HITS_BILLED: boolean = true;

@@ -12,6 +12,7 @@ describe('CreateEmbeddings', () => {
   let settled: CallOutcome[];
   let upstreamInputs: unknown[];
   let useCase: CreateEmbeddings;
+  const tokenizer = new Tokenizer();
   /** How many vectors the upstream leaves out of its answer (a broken upstream). */
   let dropped: number;
 
@@ -49,15 +50,10 @@ describe('CreateEmbeddings', () => {
     const config = {
       AI_EMBEDDINGS_CACHE_TTL_MS: 60_000,
       AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY: 1_000_000,
+      AI_EMBEDDINGS_CACHE_MAX_INPUTS: 128,
       AI_EMBEDDINGS_CACHE_HITS_BILLED: false,
     };
-    useCase = new CreateEmbeddings(
-      router as never,
-      new Tokenizer(),
-      metering as never,
-      state as never,
-      config as never,
-    );
+    useCase = new CreateEmbeddings(router as never, tokenizer, metering as never, state as never, config as never);
   });
 
   it('answers the vectors in input order as a JSON value, settled; a repeated input comes from the key cache', async () => {
@@ -115,5 +111,14 @@ describe('CreateEmbeddings', () => {
     dropped = 0;
     await useCase.handle(principal, { model: 'e', input: 'one' }, context());
     expect(upstreamInputs).toEqual(['one', 'two', 'one']);
+  });
+
+  it('gives the event loop turns across thousands of short inputs, not only per characters counted', async () => {
+    const before = tokenizer.yields;
+    const input = Array.from({ length: 2048 }, (_, i) => `w ${i}`);
+    await useCase.handle(principal, { model: 'e', input }, context());
+    // Each input counts as 64 characters of work besides its own: 2048 of them about 140 000, a turn every
+    // 16 384 (8); by their 5 to 6 characters alone, less than one.
+    expect(tokenizer.yields - before).toBeGreaterThanOrEqual(8);
   });
 });
