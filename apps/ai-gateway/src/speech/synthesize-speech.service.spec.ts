@@ -7,7 +7,7 @@ import { synthesisCost } from '../vision/media-prices';
 import { SynthesizeSpeechService } from './synthesize-speech.service';
 import { keyPrincipal } from '../../../../test/ai-gateway/use-case-fixtures';
 
-// The use case with the real eSpeak NG engine (WASM, loaded in well under a second, as
+// The use case with the real eSpeak NG engine (WASM, loaded in about a second, as
 // libs/engines/src/tts/speech-synthesis.engine.spec.ts does) and an in-memory ledger: its answer is a value.
 describe('SynthesizeSpeechService', () => {
   const engine = SpeechSynthesisEngine.shared();
