@@ -31,18 +31,24 @@ export interface ImageSourceLimits {
   resolve?: Resolver;
   /** The caller's request ended: stop downloading. */
   signal?: AbortSignal;
+  /** The request field the image came from, named by every refusal (default `image`). */
+  param?: string;
 }
 
-const invalid = (message: string) => new GatewayError(GatewayErrorCode.InvalidMediaInput, { message, param: 'image' });
-const invalidUrl = (message: string) => new GatewayError(GatewayErrorCode.InvalidImageUrl, { message });
-const forbidden = () => new GatewayError(GatewayErrorCode.ImageUrlForbidden);
+type Named = Pick<ImageSourceLimits, 'param'>;
+const invalid = (message: string, at: Named) =>
+  new GatewayError(GatewayErrorCode.InvalidMediaInput, { message, param: at.param ?? 'image' });
+const invalidUrl = (message: string, at: Named) =>
+  new GatewayError(GatewayErrorCode.InvalidImageUrl, { message, param: at.param });
+const forbidden = (at: Named) => new GatewayError(GatewayErrorCode.ImageUrlForbidden, { param: at.param });
 /**
  * Every failure to get the image from a URL (unresolvable name, refused or reset connection, TLS
  * error, timeout, non-200 answer, bad redirect, broken body) gets this one answer: the caller learns
  * nothing about which hosts and ports exist or answer (no port-probing oracle). Details stay in the log.
  */
-const fetchFailed = () => new GatewayError(GatewayErrorCode.ImageFetchFailed);
-const tooLarge = (maxBytes: number) => new GatewayError(GatewayErrorCode.ImageTooLarge, { maxBytes });
+const fetchFailed = (at: Named) => new GatewayError(GatewayErrorCode.ImageFetchFailed, { param: at.param });
+const tooLarge = (at: ImageSourceLimits) =>
+  new GatewayError(GatewayErrorCode.ImageTooLarge, { maxBytes: at.maxBytes, param: at.param });
 
 /**
  * The image bytes of a recognition request: an http(s) URL (fetched with SSRF checks on every hop),
@@ -54,22 +60,23 @@ export async function loadImageSource(image: string, limits: ImageSourceLimits):
   if (/^data:/i.test(value)) {
     const m = /^data:([^;,]*)(;[^,]*)?,(.*)$/is.exec(value);
     if (!m || !/;base64/i.test(m[2] ?? ''))
-      throw invalid('data URL must be base64-encoded (data:image/png;base64,...)');
-    if (m[1] && !/^image\//i.test(m[1])) throw invalid(`data URL has media type ${m[1]}, not an image`);
-    return decodeBase64(m[3], limits.maxBytes);
+      throw invalid('data URL must be base64-encoded (data:image/png;base64,...)', limits);
+    if (m[1] && !/^image\//i.test(m[1])) throw invalid(`data URL has media type ${m[1]}, not an image`, limits);
+    return decodeBase64(m[3], limits);
   }
-  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) throw invalidUrl('image URL must use http or https');
-  return decodeBase64(value, limits.maxBytes);
+  if (/^[a-z][a-z0-9+.-]*:/i.test(value)) throw invalidUrl('image URL must use http or https', limits);
+  return decodeBase64(value, limits);
 }
 
-function decodeBase64(text: string, maxBytes: number): Buffer {
+function decodeBase64(text: string, limits: ImageSourceLimits): Buffer {
+  const maxBytes = limits.maxBytes;
   const compact = text.replace(/\s+/g, '');
   if (compact === '' || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(compact))
-    throw invalid('image must be an http(s) URL, a data URL or base64 data');
-  if (Math.floor((compact.length * 3) / 4) > maxBytes + 3) throw tooLarge(maxBytes);
+    throw invalid('image must be an http(s) URL, a data URL or base64 data', limits);
+  if (Math.floor((compact.length * 3) / 4) > maxBytes + 3) throw tooLarge(limits);
   const bytes = Buffer.from(compact, compact.includes('-') || compact.includes('_') ? 'base64url' : 'base64');
-  if (bytes.length > maxBytes) throw tooLarge(maxBytes);
-  if (bytes.length === 0) throw invalid('image data is empty');
+  if (bytes.length > maxBytes) throw tooLarge(limits);
+  if (bytes.length === 0) throw invalid('image data is empty', limits);
   return bytes;
 }
 
@@ -87,8 +94,8 @@ async function vetHost(
   try {
     return await publicAddressesOf(url, { allowed, resolve: limits.resolve });
   } catch (e) {
-    if (e instanceof AddressRefused && e.reason === 'forbidden') throw forbidden();
-    throw fetchFailed();
+    if (e instanceof AddressRefused && e.reason === 'forbidden') throw forbidden(limits);
+    throw fetchFailed(limits);
   }
 }
 
@@ -113,11 +120,12 @@ async function fetchHops(start: string, limits: ImageSourceLimits, deadline: Abo
   try {
     url = new URL(start);
   } catch {
-    throw invalidUrl('image URL is not a valid URL');
+    throw invalidUrl('image URL is not a valid URL', limits);
   }
   for (let hop = 0; ; hop++) {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidUrl('image URL must use http or https');
-    if (url.username || url.password) throw invalidUrl('image URL must not carry credentials');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw invalidUrl('image URL must use http or https', limits);
+    if (url.username || url.password) throw invalidUrl('image URL must not carry credentials', limits);
     const addresses = await vetHost(url, limits, allowed);
     // The connection goes to the addresses just vetted, so a second DNS answer cannot swap in a private one.
     const lookup = pinnedLookup(addresses);
@@ -136,27 +144,27 @@ async function fetchHops(start: string, limits: ImageSourceLimits, deadline: Abo
           headers: { accept: 'image/*', 'user-agent': 'ai-gateway-image-fetcher' },
         });
       } catch {
-        throw fetchFailed();
+        throw fetchFailed(limits);
       }
       if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
         res.body.resume();
-        if (hop >= limits.maxRedirects) throw fetchFailed();
+        if (hop >= limits.maxRedirects) throw fetchFailed(limits);
         const location = Array.isArray(res.headers.location) ? res.headers.location[0] : res.headers.location;
         try {
           url = new URL(location, url);
         } catch {
-          throw fetchFailed();
+          throw fetchFailed(limits);
         }
         continue;
       }
       if (res.statusCode !== 200) {
         res.body.resume();
-        throw fetchFailed();
+        throw fetchFailed(limits);
       }
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > limits.maxBytes) {
         discard(res.body);
-        throw tooLarge(limits.maxBytes);
+        throw tooLarge(limits);
       }
       const chunks: Buffer[] = [];
       let size = 0;
@@ -166,13 +174,13 @@ async function fetchHops(start: string, limits: ImageSourceLimits, deadline: Abo
           size += chunk.length;
           if (size > limits.maxBytes) {
             discard(res.body);
-            throw tooLarge(limits.maxBytes);
+            throw tooLarge(limits);
           }
           chunks.push(chunk);
         }
       } catch (e) {
         if (e instanceof GatewayError) throw e;
-        throw fetchFailed();
+        throw fetchFailed(limits);
       }
       return Buffer.concat(chunks);
     } finally {

@@ -125,7 +125,8 @@ describe('ModerateContentService', () => {
     const error = await service({ AI_MEDIA_MAX_IMAGE_BYTES: png.length - 1 })
       .moderate(keyPrincipal, [imagePart('png', png)], model, 'req-big')
       .catch((e) => e);
-    expect(error).toMatchObject({ errorCode: 'image_too_large', status: 413 });
+    // Named by the part it came from, as every refusal of a moderation image is (vision/image-source.ts).
+    expect(error).toMatchObject({ errorCode: 'image_too_large', status: 413, param: 'input.0.image_url.url' });
     expect(media.calls).toEqual([]);
     expect(settled).toEqual([
       expect.objectContaining({ status: 'failed', costYuan: 0, httpStatus: 413, requestId: 'req-big' }),

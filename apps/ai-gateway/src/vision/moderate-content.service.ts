@@ -127,6 +127,7 @@ export class ModerateContentService {
           maxRedirects: this.config.AI_MEDIA_FETCH_MAX_REDIRECTS,
           allowedCidrs: allowedFetchCidrs(this.config),
           signal,
+          param: `input.${i}.image_url.url`,
         });
         const info = await inspectImage(bytes, this.config.AI_MEDIA_MAX_PIXELS);
         if (!IMAGE_TYPES[info.format] || (info.format === 'gif' && info.frames > 1)) {
