@@ -1,9 +1,5 @@
-import type { INestApplication } from '@nestjs/common';
 import { Secret, TOTP } from 'otpauth';
-import { FactorSettingsService } from '../../apps/membership/src/factors/factor-settings.service';
-import { Member } from '../../apps/membership/src/members/member.entity';
 import { FakeClock } from '../support/clock';
-import { requesterOf } from './requesters';
 
 /** The RFC 6238 step of the authenticator-app factor (factors/totp.service.ts). */
 export const TOTP_STEP_MS = 30_000;
@@ -23,19 +19,4 @@ export function totpCode(secret: string, at: number): string {
 /** Another 6-digit code than `code` (its first digit changed). */
 export function otherCode(code: string): string {
   return `${(Number(code[0]) + 1) % 10}${code.slice(1)}`;
-}
-
-/**
- * Gives `member` a confirmed authenticator app the way the security page does (FactorSettingsService),
- * with the code of the clock's current step, which is then used up: move the clock a step before the next code.
- */
-export async function enrolTotp(
-  app: INestApplication,
-  member: Member,
-  now: number,
-): Promise<{ secret: string; recoveryCodes: string[] | null }> {
-  const settings = app.get(FactorSettingsService);
-  const { secret } = await settings.beginTotp(member);
-  const recoveryCodes = await settings.confirmTotp(requesterOf(member), totpCode(secret, now));
-  return { secret, recoveryCodes };
 }
