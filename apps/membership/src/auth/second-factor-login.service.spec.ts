@@ -1,9 +1,9 @@
-import { Secret, TOTP } from 'otpauth';
 import { ErrorCode } from '@app/envelope';
 import { RunningApp, startMembership } from '../../../../test/support/apps';
 import { FakeClock } from '../../../../test/support/clock';
 import { queryRows } from '../../../../test/support/database';
 import { clientFacts } from '../../../../test/membership/client-facts';
+import { otherCode, totpCode } from '../../../../test/membership/totp';
 import { MembersService } from '../members/members.service';
 import { SessionsService } from '../sessions/sessions.service';
 import { MemberLoginResponse } from './dtos/member-login.dto';
@@ -21,10 +21,7 @@ describe('SecondFactorLoginService: enforced enrolment and the second step of si
   let memberId: string;
   let secret: string;
 
-  const codeNow = () =>
-    new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({
-      timestamp: clock.now(),
-    });
+  const codeNow = () => totpCode(secret, clock.now());
   const challenge = async () =>
     (await passwordLogin.loginWithPassword({ account: 'mfa_spec', password }, clientFacts())) as MfaChallengeResponse;
 
@@ -68,7 +65,7 @@ describe('SecondFactorLoginService: enforced enrolment and the second step of si
       enrolmentRequired: false,
       methods: expect.arrayContaining(['totp']),
     });
-    const wrong = `${(Number(codeNow()[0]) + 1) % 10}${codeNow().slice(1)}`;
+    const wrong = otherCode(codeNow());
     await expect(signIn.verify(next.mfaToken, { method: 'totp', code: wrong }, clientFacts())).rejects.toMatchObject({
       code: ErrorCode.SECOND_FACTOR_INVALID,
     });

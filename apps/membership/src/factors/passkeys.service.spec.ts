@@ -1,0 +1,279 @@
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { ErrorCode } from '@app/envelope';
+import { RunningApp, startMembership } from '../../../../test/support/apps';
+import { FakeClock } from '../../../../test/support/clock';
+import { queryRows } from '../../../../test/support/database';
+import { clientFacts } from '../../../../test/membership/client-facts';
+import {
+  AuthenticatorTraits,
+  SoftwareAuthenticator,
+  WEBAUTHN_ENV,
+} from '../../../../test/membership/software-authenticator';
+import { Member } from '../members/member.entity';
+import { MembersService } from '../members/members.service';
+import { FactorChange, FactorChangeRecord } from './factor-change';
+import { MemberAssertionPurpose, PasskeysService } from './passkeys.service';
+import { memberActing } from './requester';
+
+// The real service on a real database and shared state, answered by a software authenticator
+// (test/membership/software-authenticator.ts) with what a browser would send.
+describe('PasskeysService: registration and assertions', () => {
+  const clock = new FakeClock();
+  let app: RunningApp;
+  let passkeys: PasskeysService;
+  let run = 0;
+
+  const newMember = (): Promise<Member> =>
+    app.app.get(MembersService).create({ username: `passkey_spec_${++run}` }, { method: 'password' });
+  const recordOf = (member: Member, change: FactorChange): FactorChangeRecord => ({
+    ctx: memberActing(member.id, clientFacts()),
+    memberId: member.id,
+    change,
+  });
+  const optionsFor = (member: Member) =>
+    passkeys.registrationOptions(member.id, member.username, `${member.username} display`, 'Spec Site');
+  /** A member's passkey on a new authenticator, registered through the service. */
+  const registered = async (member: Member, traits: Partial<AuthenticatorTraits> = {}) => {
+    const authenticator = new SoftwareAuthenticator(traits);
+    const credential = authenticator.register(await optionsFor(member));
+    const passkey = await passkeys.register(member.id, credential, 'Laptop', recordOf(member, 'passkey_added'));
+    return { authenticator, passkey };
+  };
+  const secondFactor = (member: Member, bind = 'challenge-1'): MemberAssertionPurpose => ({
+    kind: 'second-factor',
+    memberId: member.id,
+    bind,
+  });
+  /** The authenticator's answer to options issued for `purpose`. */
+  const answer = async (
+    authenticator: SoftwareAuthenticator,
+    purpose: Parameters<PasskeysService['authenticationOptions']>[0],
+  ): Promise<AuthenticationResponseJSON> => authenticator.assert(await passkeys.authenticationOptions(purpose));
+  const storedPasskeys = (member: Member) =>
+    queryRows(
+      app.dbUrl,
+      `SELECT sign_count::int AS "signCount", last_used_time AS "lastUsedTime" FROM member_passkeys WHERE member_id = $1`,
+      [member.id],
+    );
+
+  beforeAll(async () => {
+    app = await startMembership({ LOG_LEVEL: 'silent', ...WEBAUTHN_ENV }, { clock });
+    passkeys = app.app.get(PasskeysService);
+  });
+  afterAll(() => app?.close());
+
+  it('offers registration options for the site and the member, excluding the passkeys the member already has', async () => {
+    const member = await newMember();
+    const options = await optionsFor(member);
+    expect(options).toMatchObject({
+      rp: { name: 'Spec Site', id: 'members.example.test' },
+      user: {
+        id: Buffer.from(`m:${member.id}`).toString('base64url'),
+        name: member.username,
+        displayName: `${member.username} display`,
+      },
+      timeout: 300_000,
+      excludeCredentials: [],
+      authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+    });
+    const { authenticator } = await registered(member);
+    expect((await optionsFor(member)).excludeCredentials).toEqual([
+      { id: authenticator.credentialId, type: 'public-key', transports: ['internal'] },
+    ]);
+  });
+
+  it('stores a verified passkey with its counter, transports and backup state, audited as passkey_added with its id and name', async () => {
+    const member = await newMember();
+    const bound = await registered(member);
+    expect(bound.passkey).toMatchObject({
+      memberId: member.id,
+      credentialId: bound.authenticator.credentialId,
+      signCount: 0,
+      transports: ['internal'],
+      deviceType: 'singleDevice',
+      backedUp: false,
+      name: 'Laptop',
+      lastUsedTime: null,
+    });
+    expect(bound.passkey.publicKey.length).toBeGreaterThan(64);
+    const synced = await registered(member, { backedUp: true });
+    expect(synced.passkey).toMatchObject({ deviceType: 'multiDevice', backedUp: true });
+    expect((await passkeys.list(member.id)).map((p) => p.id)).toEqual([bound.passkey.id, synced.passkey.id]);
+    const audited = await queryRows(
+      app.dbUrl,
+      `SELECT after FROM audit_log WHERE action = 'member.factor_changed' AND target_id = $1 ORDER BY id`,
+      [member.id],
+    );
+    expect(audited.map((r) => r.after)).toEqual([
+      { change: 'passkey_added', passkey: { id: bound.passkey.id, name: 'Laptop' } },
+      { change: 'passkey_added', passkey: { id: synced.passkey.id, name: 'Laptop' } },
+    ]);
+  });
+
+  it("refuses a registration answering another member's challenge, a used challenge, or from another origin", async () => {
+    const member = await newMember();
+    const other = await newMember();
+    const refused = { code: ErrorCode.PASSKEY_REGISTRATION_FAILED };
+    const record = recordOf(member, 'passkey_added');
+
+    const othersChallenge = new SoftwareAuthenticator().register(await optionsFor(other));
+    await expect(passkeys.register(member.id, othersChallenge, 'Laptop', record)).rejects.toMatchObject(refused);
+    // Taken by that attempt: not even its own member can use it now.
+    await expect(
+      passkeys.register(other.id, othersChallenge, 'Laptop', recordOf(other, 'passkey_added')),
+    ).rejects.toMatchObject(refused);
+
+    const options = await optionsFor(member);
+    await passkeys.register(member.id, new SoftwareAuthenticator().register(options), 'Laptop', record);
+    const again = new SoftwareAuthenticator().register(options);
+    await expect(passkeys.register(member.id, again, 'Laptop', record)).rejects.toMatchObject(refused);
+
+    const elsewhere = new SoftwareAuthenticator({ origin: 'https://members.example.test.evil' });
+    await expect(
+      passkeys.register(member.id, elsewhere.register(await optionsFor(member)), 'Laptop', record),
+    ).rejects.toMatchObject(refused);
+    expect(await passkeys.list(member.id)).toHaveLength(1);
+    expect(await passkeys.list(other.id)).toHaveLength(0);
+  });
+
+  it('refuses a passkey that is already registered, also to another member', async () => {
+    const member = await newMember();
+    const { authenticator } = await registered(member);
+    const other = await newMember();
+    const credential = authenticator.register(await optionsFor(other));
+    await expect(
+      passkeys.register(other.id, credential, 'Stolen', recordOf(other, 'passkey_added')),
+    ).rejects.toMatchObject({
+      code: ErrorCode.PASSKEY_REGISTRATION_FAILED,
+      message: expect.stringContaining('already registered'),
+    });
+    expect(await passkeys.list(other.id)).toEqual([]);
+  });
+
+  it("offers assertion options: passwordless lists no passkeys and requires user verification; for a member, lists the member's", async () => {
+    const member = await newMember();
+    const { authenticator } = await registered(member);
+    const passwordless = await passkeys.authenticationOptions({ kind: 'passwordless' });
+    expect(passwordless).toMatchObject({
+      rpId: 'members.example.test',
+      userVerification: 'required',
+      timeout: 300_000,
+    });
+    expect(passwordless.allowCredentials).toBeUndefined();
+    const forMember = await passkeys.authenticationOptions(secondFactor(member));
+    expect(forMember).toMatchObject({
+      userVerification: 'preferred',
+      allowCredentials: [{ id: authenticator.credentialId, type: 'public-key', transports: ['internal'] }],
+    });
+  });
+
+  it('verifies an assertion for the purpose its challenge was issued for, recording the new counter and the time of use', async () => {
+    const member = await newMember();
+    const { authenticator, passkey } = await registered(member);
+    const verified = await passkeys.verifyAssertion(
+      await answer(authenticator, secondFactor(member)),
+      secondFactor(member),
+    );
+    expect(verified).toMatchObject({ passkey: { id: passkey.id }, backedUp: false, userVerified: true });
+    expect(await storedPasskeys(member)).toEqual([{ signCount: 1, lastUsedTime: new Date(clock.now()) }]);
+
+    const synced = await registered(member, { backedUp: true });
+    const stepUp: MemberAssertionPurpose = { kind: 'step-up', memberId: member.id, bind: 'session-1' };
+    expect(await passkeys.verifyAssertion(await answer(synced.authenticator, stepUp), stepUp)).toMatchObject({
+      passkey: { id: synced.passkey.id },
+      backedUp: true,
+    });
+    const passwordless = await answer(authenticator, { kind: 'passwordless' });
+    expect(await passkeys.verifyAssertion(passwordless, { kind: 'passwordless' })).toMatchObject({
+      passkey: { memberId: member.id },
+    });
+  });
+
+  it('refuses an assertion whose challenge was issued for another purpose or binding, and a replayed one: each challenge is used once', async () => {
+    const member = await newMember();
+    const { authenticator } = await registered(member);
+    const forStepUp = await answer(authenticator, { kind: 'step-up', memberId: member.id, bind: 'challenge-1' });
+    expect(await passkeys.verifyAssertion(forStepUp, secondFactor(member, 'challenge-1'))).toBeNull();
+    // That attempt used the challenge up: the purpose it was issued for no longer takes it.
+    expect(
+      await passkeys.verifyAssertion(forStepUp, { kind: 'step-up', memberId: member.id, bind: 'challenge-1' }),
+    ).toBeNull();
+
+    const otherBinding = await answer(authenticator, secondFactor(member, 'challenge-2'));
+    expect(await passkeys.verifyAssertion(otherBinding, secondFactor(member, 'challenge-3'))).toBeNull();
+    const passwordless = await answer(authenticator, { kind: 'passwordless' });
+    expect(await passkeys.verifyAssertion(passwordless, secondFactor(member))).toBeNull();
+
+    const good = await answer(authenticator, secondFactor(member));
+    expect(await passkeys.verifyAssertion(good, secondFactor(member))).not.toBeNull();
+    expect(await passkeys.verifyAssertion(good, secondFactor(member))).toBeNull();
+  });
+
+  it("refuses another member's passkey for a member's challenge, and a passwordless sign-in without user verification", async () => {
+    const member = await newMember();
+    const other = await registered(await newMember());
+    expect(
+      await passkeys.verifyAssertion(await answer(other.authenticator, secondFactor(member)), secondFactor(member)),
+    ).toBeNull();
+
+    // A security key without a PIN: not enough alone, enough as a second factor.
+    const bare = await registered(member, { userVerified: false });
+    const passwordless = await answer(bare.authenticator, { kind: 'passwordless' });
+    expect(await passkeys.verifyAssertion(passwordless, { kind: 'passwordless' })).toBeNull();
+    expect(
+      await passkeys.verifyAssertion(await answer(bare.authenticator, secondFactor(member)), secondFactor(member)),
+    ).toMatchObject({ userVerified: false });
+  });
+
+  it('refuses a cloned authenticator: its counter does not grow past the one stored', async () => {
+    const member = await newMember();
+    const { authenticator } = await registered(member);
+    const clone = authenticator.clone();
+    for (let i = 0; i < 2; i++) {
+      const assertion = await answer(authenticator, secondFactor(member));
+      expect(await passkeys.verifyAssertion(assertion, secondFactor(member))).not.toBeNull();
+    }
+    expect(await passkeys.verifyAssertion(await answer(clone, secondFactor(member)), secondFactor(member))).toBeNull();
+    expect(await storedPasskeys(member)).toMatchObject([{ signCount: 2 }]);
+  });
+
+  it('refuses an assertion whose challenge expired, and one naming no known passkey', async () => {
+    const member = await newMember();
+    const { authenticator } = await registered(member);
+    const options = await passkeys.authenticationOptions(secondFactor(member));
+    // Shared state expires by its store's time (libs/platform/src/shared-state/postgres-shared-state.ts), not the app's Clock.
+    await queryRows(app.dbUrl, `UPDATE shared_state SET expires_at = now() - interval '1 second' WHERE key = $1`, [
+      `webauthn:challenge:${options.challenge}`,
+    ]);
+    expect(await passkeys.verifyAssertion(authenticator.assert(options), secondFactor(member))).toBeNull();
+
+    const stranger = await answer(new SoftwareAuthenticator(), secondFactor(member));
+    expect(await passkeys.verifyAssertion(stranger, secondFactor(member))).toBeNull();
+    expect(await passkeys.verifyAssertion({} as AuthenticationResponseJSON, { kind: 'passwordless' })).toBeNull();
+    // The control: a fresh challenge is answered.
+    expect(
+      await passkeys.verifyAssertion(await answer(authenticator, secondFactor(member)), secondFactor(member)),
+    ).not.toBeNull();
+  });
+
+  it("renames and removes only the member's own passkeys; a removal is audited with the passkey's id and name", async () => {
+    const member = await newMember();
+    const { passkey } = await registered(member);
+    const other = await newMember();
+    expect(await passkeys.rename(other.id, passkey.id, 'Mine now')).toBeNull();
+    expect(await passkeys.rename(member.id, 'not-a-uuid', 'Desk')).toBeNull();
+    expect(await passkeys.rename(member.id, passkey.id, 'Desk')).toMatchObject({ id: passkey.id, name: 'Desk' });
+    expect(await passkeys.remove(other.id, passkey.id, recordOf(other, 'passkey_removed'))).toBeNull();
+    expect(await passkeys.remove(member.id, passkey.id, recordOf(member, 'passkey_removed'))).toBe('Desk');
+    expect(await passkeys.remove(member.id, passkey.id, recordOf(member, 'passkey_removed'))).toBeNull();
+    expect(await passkeys.list(member.id)).toEqual([]);
+    const audited = await queryRows(
+      app.dbUrl,
+      `SELECT target_id, after FROM audit_log WHERE after->>'change' = 'passkey_removed' AND target_id IN ($1, $2)`,
+      [member.id, other.id],
+    );
+    expect(audited).toEqual([
+      { target_id: member.id, after: { change: 'passkey_removed', passkey: { id: passkey.id, name: 'Desk' } } },
+    ]);
+  });
+});
