@@ -59,8 +59,8 @@ export class SecondFactorsService {
   }
 
   /**
-   * Checks the answer; throws 10011 when wrong (counted), 10008 while locked, 10000 for an answer
-   * missing its code or credential. A recovery code used is announced to the member.
+   * Checks the answer; throws 10011 when wrong or missing the method's code or credential (counted
+   * towards the lock), 10008 while locked. A recovery code used is announced to the member.
    */
   async check(
     member: Member,
