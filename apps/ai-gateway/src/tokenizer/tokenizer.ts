@@ -6,7 +6,7 @@ import { BpeCounter } from './bpe-counter';
 export type EncodingName = 'cl100k_base' | 'o200k_base';
 
 /** Characters encoded at once; the async counts give the event loop a turn between slices. */
-const SLICE = 16_384;
+export const SLICE = 16_384;
 /**
  * Longest run of one character class (whitespace, or anything else) handed to the encoder in one
  * piece. Byte-pair merging is quadratic in a piece's length, and the pre-tokenizer pattern makes one
@@ -64,18 +64,58 @@ export function splitLongRuns(text: string, max = MAX_RUN): string[] {
   return out;
 }
 
+/**
+ * Turns of the event loop shared out between API keys: each turn lets one waiting count of every key go
+ * on for one slice. A key counting many large requests at once gets one slice a turn, as a key counting
+ * one does, so another key's call waits at most one slice per busy key between two of its own steps
+ * (bench/suites/noisy-neighbour.js), instead of one per request in flight.
+ */
+export class FairTurns {
+  private readonly waiting = new Map<string, Array<() => void>>();
+  private scheduled = false;
+
+  /** Resolves in a coming turn of the event loop, after the counts of `key` that asked before. */
+  next(key: string): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const queue = this.waiting.get(key);
+      if (queue) queue.push(resolve);
+      else this.waiting.set(key, [resolve]);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.turn);
+  }
+
+  private readonly turn = (): void => {
+    this.scheduled = false;
+    for (const [key, queue] of this.waiting) {
+      queue.shift()!();
+      if (queue.length === 0) this.waiting.delete(key);
+    }
+    if (this.waiting.size > 0) this.schedule();
+  };
+}
+
 /** Characters counted between two turns of the event loop (see Tokenizer.countUpToAsync). */
 export class Pace {
   private pending = 0;
 
-  constructor(private readonly onYield: () => void = () => undefined) {}
+  /** `turn`: waits for this request's next turn (FairTurns for a key's requests); the next turn of the loop by default. */
+  constructor(
+    private readonly onYield: () => void = () => undefined,
+    private readonly turn: () => Promise<void> = () => new Promise<void>((resolve) => setImmediate(resolve)),
+  ) {}
 
   /** Waits for the next turn of the event loop once SLICE characters were counted since the last one. */
   async spend(chars: number): Promise<void> {
     if (this.pending >= SLICE) {
       this.pending = 0;
       this.onYield();
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await this.turn();
     }
     this.pending += chars;
   }
@@ -87,6 +127,7 @@ export class Tokenizer implements OnModuleInit {
   private readonly encodings = new Map<EncodingName, BpeCounter>();
   /** Turns given to the event loop by the async counts (read by tests). */
   yields = 0;
+  private readonly turns = new FairTurns();
 
   constructor(@Optional() @Inject(LlmRouter) private readonly router?: LlmRouter) {}
 
@@ -130,9 +171,16 @@ export class Tokenizer implements OnModuleInit {
     return total;
   }
 
-  /** A pace for the async counts of one request: shared by its texts so many small ones also give way. */
-  pace(): Pace {
-    return new Pace(() => this.yields++);
+  /**
+   * A pace for the async counts of one request: shared by its texts so many small ones also give way.
+   * With the caller's `key`, its turns are shared with the key's other requests (FairTurns).
+   */
+  pace(key?: string): Pace {
+    if (key === undefined) return new Pace(() => this.yields++);
+    return new Pace(
+      () => this.yields++,
+      () => this.turns.next(key),
+    );
   }
 
   /**
