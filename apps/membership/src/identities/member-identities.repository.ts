@@ -104,7 +104,8 @@ export class MemberIdentitiesRepository {
     const values: Partial<MemberIdentity> = { lastLoginTime: new Date(), registrationId: changes.registrationId };
     if (changes.unionId) values.unionId = changes.unionId;
     if (changes.nickname) values.nickname = changes.nickname.slice(0, 128);
-    if (changes.avatarUrl) values.avatarUrl = changes.avatarUrl.slice(0, 1024);
+    // Too long for the column: not kept, as at the first login (member-identities.service.ts); a cut URL leads nowhere.
+    if (changes.avatarUrl && changes.avatarUrl.length <= 1024) values.avatarUrl = changes.avatarUrl;
     await this.repo.update({ id }, values);
   }
 

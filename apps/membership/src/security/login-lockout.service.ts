@@ -13,8 +13,8 @@ import { LoginLockoutRepository, StartedLock } from './login-lockout.repository'
  * an account's account-wide lock going, so that lock (and the IP-wide one) does not apply to a client
  * IP the member logged in from before (a "known origin", LOGIN_KNOWN_ORIGIN_TTL_MS): the member's
  * usual network still gets in with the right password, anyone else is told to log in with a code.
- * The failure that starts a lock (the one whose count is exactly the limit: the counter is atomic, so
- * one request on one replica) records it in the audit log and, for a member, as member.login_locked.
+ * The failure that starts a lock (the one whose hold it starts: the hold is set only if absent, so one
+ * request on one replica) records it in the audit log and, for a member, as member.login_locked.
  */
 @Injectable()
 export class LoginLockoutService {
@@ -83,9 +83,11 @@ export class LoginLockoutService {
     for (const scope of this.scopes(account, ip)) {
       const { count } = await this.state.incr(`login:fail:${scope.name}`, window);
       if (count >= scope.max) {
-        await this.holds.start(`login:lock:${scope.name}`, window);
+        // A known origin's failures still count while the account-wide or address lock stands; reaching the
+        // limit again then starts nothing, and records nothing.
+        const started = await this.holds.start(`login:lock:${scope.name}`, window);
         await this.state.del(`login:fail:${scope.name}`);
-        if (count === scope.max) await this.recordLock(account, net, scope.scope, scope.max, window, requestId);
+        if (started) await this.recordLock(account, net, scope.scope, count, window, requestId);
       }
     }
   }

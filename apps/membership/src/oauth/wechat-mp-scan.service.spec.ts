@@ -1,0 +1,187 @@
+import { mkdtempSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { ErrorCode } from '@app/envelope';
+import { RunningApp, startMembership } from '../../../../test/support/apps';
+import { queryRows } from '../../../../test/support/database';
+import { WechatTestServer, WechatTestUser, startWechatServer } from '../../../../test/support/wechat-server';
+import { OAuth2ClientRegistration } from './clients/oauth2-client-registration';
+import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
+import { OAuth2StateRepository, QrcodeState, randomState } from './oauth2-state.repository';
+import { WechatMpScanService } from './wechat-mp-scan.service';
+
+const MP = 'wxmpscanspec0001';
+const OTHER_MP = 'wxmpscanspec0002';
+const BROWSER = 'sha256-of-the-creating-browser-binding';
+
+// The real use case against a local server speaking WeChat's official-account API
+// (test/support/wechat-server.ts): parametric QR codes, access tokens and follower profiles. The scan
+// events WeChat would push are handed to onScan directly, as the portal controller does.
+describe('WechatMpScanService: official-account scan login', () => {
+  let wx: WechatTestServer;
+  let app: RunningApp;
+  let scans: WechatMpScanService;
+  let store: OAuth2StateRepository;
+  let reg: OAuth2ClientRegistration;
+  let otherReg: OAuth2ClientRegistration;
+  const follower = (key: string): WechatTestUser => ({ key, nickname: `Follower ${key}`, unionid: `union-${key}` });
+
+  beforeAll(async () => {
+    wx = await startWechatServer([
+      { appId: MP, secret: 'mp-secret-1', kind: 'mp', token: 'portalToken1' },
+      { appId: OTHER_MP, secret: 'mp-secret-2', kind: 'mp', token: 'portalToken2' },
+    ]);
+    const file = join(mkdtempSync(join(tmpdir(), 'wechat-scan-clients-')), 'clients.json');
+    const client = (registrationId: string, clientId: string, clientSecret: string, token: string) => ({
+      registrationId,
+      provider: 'wechat-mp',
+      clientId,
+      clientSecret,
+      token,
+      redirectUri: 'https://www.example.com/oauth/callback',
+    });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        clients: [
+          client('wechat-mp', MP, 'mp-secret-1', 'portalToken1'),
+          client('wechat-mp-other', OTHER_MP, 'mp-secret-2', 'portalToken2'),
+        ],
+      }),
+    );
+    app = await startMembership({
+      LOG_LEVEL: 'silent',
+      OAUTH2_CLIENTS_FILE: file,
+      WECHAT_OPEN_BASE: wx.url,
+      WECHAT_API_BASE: wx.url,
+      WECHAT_MP_BASE: wx.url,
+    });
+    scans = app.app.get(WechatMpScanService);
+    store = app.app.get(OAuth2StateRepository);
+    reg = app.app.get(OAuth2ClientRegistry).get('wechat-mp');
+    otherReg = app.app.get(OAuth2ClientRegistry).get('wechat-mp-other');
+  });
+  afterAll(async () => {
+    await app?.close();
+    await wx?.close();
+  });
+
+  it("creates a QR code of a fresh scene at WeChat and stores it waiting, bound to the creating browser, for WeChat's lifetime when shorter", async () => {
+    const before = Date.now();
+    const qr = await scans.createQrcode(reg, 3_000_000, BROWSER);
+    expect(wx.tickets.get(qr.ticket)).toMatchObject({ appId: MP, sceneStr: qr.sceneStr });
+    expect(qr).toMatchObject({
+      qrCodeUrl: expect.stringMatching(/^http:\/\/weixin\.qq\.com\/q\//),
+      // WeChat keeps a temporary QR code 30 days at most (test/support/wechat-server.ts as the real API).
+      expireSeconds: 2_592_000,
+      showQrCodeUrl: `${wx.url}/cgi-bin/showqrcode?ticket=${encodeURIComponent(qr.ticket)}`,
+    });
+    const record = await store.getQrcode(qr.sceneStr);
+    expect(record).toMatchObject({
+      status: QrcodeState.WAITED,
+      kind: 'wechat-mp-scan',
+      registrationId: 'wechat-mp',
+      appId: MP,
+      browserHash: BROWSER,
+    });
+    expect(record!.expiresAt).toBeGreaterThanOrEqual(before + 2_592_000_000);
+    expect((await scans.createQrcode(reg, 60, BROWSER)).sceneStr).not.toBe(qr.sceneStr);
+  });
+
+  it('answers a WeChat refusal to make the QR code as unavailable, naming the errcode', async () => {
+    wx.failNext.set('cgi-bin/qrcode/create', { errcode: 45009, errmsg: 'reach max api daily quota limit' });
+    await expect(scans.createQrcode(reg, 60, BROWSER)).rejects.toMatchObject({
+      code: ErrorCode.SERVICE_UNAVAILABLE,
+      message: expect.stringContaining('45009'),
+    });
+  });
+
+  it("logs the first scanner in (a subscribe event's qrscene_ key too) with the login waiting for the creating browser only", async () => {
+    const anna = follower('anna');
+    wx.knownUsers.push(anna);
+    const qr = await scans.createQrcode(reg, 60, BROWSER);
+    expect(await scans.onScan(reg, `qrscene_${qr.sceneStr}`, wx.openidOf(MP, anna))).toBe('authorized');
+    expect((await store.getQrcode(qr.sceneStr))?.status).toBe(QrcodeState.AUTHORIZED);
+    const pending = await store.peekPendingLogin(qr.sceneStr);
+    expect(pending).toMatchObject({
+      openId: wx.openidOf(MP, anna),
+      unionId: 'union-anna',
+      nickname: 'Follower anna',
+      loginType: 'wechat-mp',
+      isNewUser: true,
+      browserHash: BROWSER,
+      strictBinding: true,
+    });
+    const [identity] = await queryRows(
+      app.dbUrl,
+      `SELECT provider, member_id::text AS id FROM member_identities WHERE subject = $1`,
+      [wx.openidOf(MP, anna)],
+    );
+    expect(identity).toEqual({ provider: `wechat:${MP}`, id: pending!.memberId });
+
+    // Only the first scanner wins: a later scan, even WeChat's retry of the same event, changes nothing.
+    const bob = follower('bob');
+    wx.knownUsers.push(bob);
+    expect(await scans.onScan(reg, qr.sceneStr, wx.openidOf(MP, bob))).toBe('already-used');
+    expect(await scans.onScan(reg, `qrscene_${qr.sceneStr}`, wx.openidOf(MP, anna))).toBe('already-used');
+    expect(await store.peekPendingLogin(qr.sceneStr)).toEqual(pending);
+  });
+
+  it("answers 'unknown' for a scene it never made, one of another official account, or one of another kind of login", async () => {
+    const openId = wx.openidOf(MP, wx.user);
+    const ours = await scans.createQrcode(reg, 60, BROWSER);
+    const website = randomState();
+    await store.createQrcode(website, {
+      registrationId: 'wechat-mp',
+      kind: 'wechat-qrconnect',
+      expiresAt: Date.now() + 60_000,
+      appId: MP,
+    });
+    expect(await scans.onScan(reg, randomState(), openId)).toBe('unknown');
+    expect(await scans.onScan(reg, 'qrscene_../../etc', openId)).toBe('unknown');
+    expect(await scans.onScan(otherReg, ours.sceneStr, wx.openidOf(OTHER_MP, wx.user))).toBe('unknown');
+    expect(await scans.onScan(reg, website, openId)).toBe('unknown');
+    expect((await store.getQrcode(ours.sceneStr))?.status).toBe(QrcodeState.WAITED);
+    expect((await store.getQrcode(website))?.status).toBe(QrcodeState.WAITED);
+  });
+
+  it("answers 'expired' for a scene past its lifetime and logs nobody in", async () => {
+    const scene = randomState();
+    await store.createQrcode(scene, {
+      registrationId: 'wechat-mp',
+      kind: 'wechat-mp-scan',
+      expiresAt: Date.now() - 1000,
+      appId: MP,
+      browserHash: BROWSER,
+    });
+    expect(await scans.onScan(reg, scene, wx.openidOf(MP, wx.user))).toBe('expired');
+    expect((await store.getQrcode(scene))?.status).toBe(QrcodeState.EXPIRED);
+    expect(await store.peekPendingLogin(scene)).toBeNull();
+  });
+
+  it('logs a follower in by the openid alone when WeChat refuses their profile', async () => {
+    const stranger = follower('carol'); // not a follower WeChat knows: cgi-bin/user/info answers 40003
+    const qr = await scans.createQrcode(reg, 60, BROWSER);
+    expect(await scans.onScan(reg, qr.sceneStr, wx.openidOf(MP, stranger))).toBe('authorized');
+    expect(await store.peekPendingLogin(qr.sceneStr)).toMatchObject({
+      openId: wx.openidOf(MP, stranger),
+      unionId: null,
+      nickname: null,
+      isNewUser: true,
+    });
+  });
+
+  it("cancels the scene when the scanner's member is disabled, leaving no login to exchange", async () => {
+    const dave = follower('dave');
+    wx.knownUsers.push(dave);
+    const first = await scans.createQrcode(reg, 60, BROWSER);
+    await scans.onScan(reg, first.sceneStr, wx.openidOf(MP, dave));
+    const { memberId } = (await store.peekPendingLogin(first.sceneStr))!;
+    await queryRows(app.dbUrl, `UPDATE members SET status = 'disabled' WHERE id = $1`, [memberId]);
+
+    const qr = await scans.createQrcode(reg, 60, BROWSER);
+    expect(await scans.onScan(reg, qr.sceneStr, wx.openidOf(MP, dave))).toBe('failed');
+    expect((await store.getQrcode(qr.sceneStr))?.status).toBe(QrcodeState.CANCELED);
+    expect(await store.peekPendingLogin(qr.sceneStr)).toBeNull();
+  });
+});
