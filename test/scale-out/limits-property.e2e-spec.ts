@@ -56,6 +56,7 @@ class GatedUpstream {
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.keepAliveTimeout = 120_000; // as test/support/upstreams/fake-upstream.ts says why
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
   }

@@ -102,4 +102,5 @@ process.on('message', (msg) => {
 });
 process.on('disconnect', () => process.exit(0));
 
+server.keepAliveTimeout = 120_000; // as test/support/upstreams/fake-upstream.ts says why
 server.listen(0, '127.0.0.1', () => process.send({ type: 'listening', port: server.address().port }));

@@ -385,6 +385,7 @@ export async function startMediaUpstream(apiKey = 'sk-media-upstream'): Promise<
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
+  server.keepAliveTimeout = 120_000; // as test/support/upstreams/fake-upstream.ts says why
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   upstream.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   upstream.close = async () => {
