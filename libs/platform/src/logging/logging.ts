@@ -90,10 +90,7 @@ export class AccessLog {
   private readonly bindings: string;
 
   constructor(level: string, app: string, destination?: pino.DestinationStream) {
-    // Asynchronous: a line is written while the request goes on, and lines logged while a write is under way
-    // go out together in the next one (one write per request was a visible share of the gateway's CPU in
-    // npm run bench's profile). pino flushes what is pending when the process exits.
-    this.stream = destination ?? pino.destination({ dest: 1, sync: false });
+    this.stream = destination ?? pino.destination(1);
     this.logger = pino({ level, base: { app } }, this.stream);
     this.bindings = `,"app":${JSON.stringify(app)}`;
   }
