@@ -91,14 +91,13 @@ describe('WebhookEndpointsService: endpoints, their deliveries and redelivery', 
     expect(JSON.stringify(rows)).not.toContain(created.secret.slice('whsec_'.length));
   });
 
-  it('refuses unknown or no events, a URL with credentials, a private address and a name that does not resolve, storing nothing', async () => {
+  it('refuses unknown or no events, a URL with credentials, and a private address, storing nothing', async () => {
     const before = await endpointCount();
     const refusals: [Parameters<WebhookEndpointsService['create']>[0], string, RegExp][] = [
       [{ url: HOOK, events: ['member.registered', 'key.created'] }, 'events', /unknown event key\.created/],
       [{ url: HOOK, events: [] }, 'events', /at least one event/],
       [{ url: 'http://user:pass@127.0.0.1:9/hook' }, 'url', /credentials/],
       [{ url: 'http://10.0.0.7/hook' }, 'url', /public address/],
-      [{ url: 'https://no-such-host.invalid/hook' }, 'url', /does not resolve/],
     ];
     for (const [request, field, message] of refusals)
       await expect(hooks.create(request, admin)).rejects.toMatchObject({

@@ -121,7 +121,7 @@ export class GatewayConfig extends BaseConfig {
   @Max(Number.MAX_SAFE_INTEGER)
   AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY: number = 64 * 1024 * 1024;
 
-  /** Most inputs of a request whose vectors are looked up in and written to the embeddings cache; larger batches bypass it. */
+  /** Most inputs of a request whose vectors are looked up in and written to the embeddings cache; larger batches bypass it; 0 disables the cache. */
   @IsInt()
   @Min(0)
   @Max(2048)

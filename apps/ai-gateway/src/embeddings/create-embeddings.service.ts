@@ -91,6 +91,9 @@ export class CreateEmbeddings {
     // works on the text, which may be many more tokens than ids: held and billed by the larger count.
     const decodes = tokenArrays && !this.router.takesTokenIds(body.model);
     const texts = new Map<number, string>();
+    // Keys for the cache's read and write, hashed with the count of their input (on its pace); none for a
+    // batch the cache does not take.
+    const keys: string[] | null = this.cacheTakes(inputs.length) ? [] : null;
     for (let i = 0; i < inputs.length; i++) {
       const input = inputs[i];
       // Each input costs a fixed amount besides its characters (a count, a cache key): thousands of short
@@ -123,12 +126,9 @@ export class CreateEmbeddings {
         });
       }
       tokens.push(n);
+      keys?.push(this.cacheKey(principal.id, info, body.dimensions, input));
     }
 
-    // Keys computed once for the read and the write; none for a batch the cache does not take.
-    const keys = this.cacheTakes(inputs.length)
-      ? inputs.map((input) => this.cacheKey(principal.id, info, body.dimensions, input))
-      : null;
     const vectors: (number[] | undefined)[] = await this.cached(keys, inputs.length);
     const missing = inputs.map((_, i) => i).filter((i) => !vectors[i]);
     const billedHits = this.config.AI_EMBEDDINGS_CACHE_HITS_BILLED;

@@ -92,11 +92,15 @@ export class FairTurns {
 
   private readonly turn = (): void => {
     this.scheduled = false;
-    for (const [key, queue] of this.waiting) {
-      queue.shift()!();
-      if (queue.length === 0) this.waiting.delete(key);
+    try {
+      for (const [key, queue] of this.waiting) {
+        queue.shift()!();
+        if (queue.length === 0) this.waiting.delete(key);
+      }
+    } finally {
+      // Whatever happened in this turn, the counts still waiting get the next one.
+      if (this.waiting.size > 0) this.schedule();
     }
-    if (this.waiting.size > 0) this.schedule();
   };
 }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { ErrorCode } from '@app/envelope';
@@ -26,12 +26,14 @@ describe('WechatMpScanService: official-account scan login', () => {
   let otherReg: OAuth2ClientRegistration;
   const follower = (key: string): WechatTestUser => ({ key, nickname: `Follower ${key}`, unionid: `union-${key}` });
 
+  let dir: string | undefined;
   beforeAll(async () => {
     wx = await startWechatServer([
       { appId: MP, secret: 'mp-secret-1', kind: 'mp', token: 'portalToken1' },
       { appId: OTHER_MP, secret: 'mp-secret-2', kind: 'mp', token: 'portalToken2' },
     ]);
-    const file = join(mkdtempSync(join(tmpdir(), 'wechat-scan-clients-')), 'clients.json');
+    dir = mkdtempSync(join(tmpdir(), 'wechat-scan-clients-'));
+    const file = join(dir, 'clients.json');
     const client = (registrationId: string, clientId: string, clientSecret: string, token: string) => ({
       registrationId,
       provider: 'wechat-mp',
@@ -64,6 +66,7 @@ describe('WechatMpScanService: official-account scan login', () => {
   afterAll(async () => {
     await app?.close();
     await wx?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it("creates a QR code of a fresh scene at WeChat and stores it waiting, bound to the creating browser, for WeChat's lifetime when shorter", async () => {
