@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, Repository } from 'typeorm';
 import { Member } from '../members/member.entity';
 import { hydrateEntity, preparedRows, selectEntities } from '../members/raw-rows';
-import { MemberIdentity } from './member-identity.entity';
+import { keptAvatarUrl, MemberIdentity } from './member-identity.entity';
 
 /** What the profile shows of a linked identity. */
 export interface IdentitySummary {
@@ -104,8 +104,9 @@ export class MemberIdentitiesRepository {
     const values: Partial<MemberIdentity> = { lastLoginTime: new Date(), registrationId: changes.registrationId };
     if (changes.unionId) values.unionId = changes.unionId;
     if (changes.nickname) values.nickname = changes.nickname.slice(0, 128);
-    // Too long for the column: not kept, as at the first login (member-identities.service.ts); a cut URL leads nowhere.
-    if (changes.avatarUrl && changes.avatarUrl.length <= 1024) values.avatarUrl = changes.avatarUrl;
+    // One too long for the column is not kept; the last one that fitted stays.
+    const avatarUrl = keptAvatarUrl(changes.avatarUrl);
+    if (avatarUrl) values.avatarUrl = avatarUrl;
     await this.repo.update({ id }, values);
   }
 

@@ -5,7 +5,7 @@ import { SharedState } from '@app/platform';
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
 import { ExternalProfile } from './external-profile';
-import { MemberIdentity } from './member-identity.entity';
+import { keptAvatarUrl, MemberIdentity } from './member-identity.entity';
 import { MemberIdentitiesRepository } from './member-identities.repository';
 
 export interface ResolvedMember {
@@ -41,7 +41,7 @@ export class MemberIdentitiesService {
       const member = await this.members.create(
         {
           nickname: profile.nickname ? profile.nickname.slice(0, 64) : null,
-          avatarUrl: profile.avatarUrl && profile.avatarUrl.length <= 1024 ? profile.avatarUrl : null,
+          avatarUrl: keptAvatarUrl(profile.avatarUrl),
         },
         { method: profile.provider.startsWith('wechat:') ? 'wechat' : 'oauth', provider: profile.registrationId },
       );
@@ -95,7 +95,7 @@ export class MemberIdentitiesService {
       registrationId: p.registrationId,
       unionId: p.unionId ?? null,
       nickname: p.nickname ? p.nickname.slice(0, 128) : null,
-      avatarUrl: p.avatarUrl && p.avatarUrl.length <= 1024 ? p.avatarUrl : null,
+      avatarUrl: keptAvatarUrl(p.avatarUrl),
       lastLoginTime: new Date(),
     };
   }

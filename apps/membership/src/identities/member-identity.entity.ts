@@ -6,6 +6,14 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 
  * (`github`, `gitee`, `oidc:<issuer>`, `oauth2:<authorization origin>`, `wechat:<appid>`), which
  * survives renaming a registration; WeChat's `unionId` joins website and official-account identities.
  */
+/** The avatar_url column's length. */
+export const AVATAR_URL_MAX_LENGTH = 1024;
+
+/** A provider's avatar URL as kept: one too long for the column is dropped (a cut URL leads nowhere). */
+export function keptAvatarUrl(url: string | null | undefined): string | null {
+  return url && url.length <= AVATAR_URL_MAX_LENGTH ? url : null;
+}
+
 @Entity('member_identities')
 @Index('uq_member_identities_subject', ['provider', 'subject'], { unique: true })
 export class MemberIdentity {
@@ -31,7 +39,7 @@ export class MemberIdentity {
   @Column({ type: 'varchar', length: 128, nullable: true })
   nickname: string | null;
 
-  @Column({ name: 'avatar_url', type: 'varchar', length: 1024, nullable: true })
+  @Column({ name: 'avatar_url', type: 'varchar', length: AVATAR_URL_MAX_LENGTH, nullable: true })
   avatarUrl: string | null;
 
   @CreateDateColumn({ name: 'created_time', type: 'timestamptz' })
