@@ -127,7 +127,7 @@ export class CreateChatCompletion {
 
     // Counted with turns given to the event loop: a large body cannot hold it (test/ai-gateway/security-text.e2e-spec.ts).
     // Tool definitions, schemas and the bounds of image, audio and file parts count too (docs/ai-gateway/chat.md).
-    const pace = this.tokenizer.pace(principal.id);
+    const pace = this.tokenizer.pace(principal.id, ctx.clientGone);
     const messageTokens = await this.tokenizer.countChatAsync(
       body.messages as unknown as CountedMessage[],
       info.encoding,

@@ -63,7 +63,7 @@ export class CreateCompletion {
     const maxTokens = body.max_tokens ?? DEFAULT_COMPLETION_MAX_TOKENS;
     // One pace for every text of the request: 64 prompts of 16k characters give the event loop turns
     // as one long prompt does (a fresh pace per text would count each without yielding).
-    const pace = this.tokenizer.pace(principal.id);
+    const pace = this.tokenizer.pace(principal.id, ctx.clientGone);
     // The suffix is sent with every prompt and the upstream bills it as prompt: it counts into each
     // prompt's context check and into the reservation.
     const suffixTokens = body.suffix

@@ -85,7 +85,7 @@ export class CreateEmbeddings {
     const nameOf = (i: number) =>
       `input${Array.isArray(body.input) && !(tokenArrays && typeof body.input[0] === 'number') ? `[${i}]` : ''}`;
     // Counted with turns given to the event loop: a large body cannot hold it (test/ai-gateway/security-text.e2e-spec.ts).
-    const pace = this.tokenizer.pace(principal.id);
+    const pace = this.tokenizer.pace(principal.id, ctx.clientGone);
     const tokens: number[] = [];
     // Ids for a model no deployment takes them for are decoded (LlmRouter.embeddings) and the engine
     // works on the text, which may be many more tokens than ids: held and billed by the larger count.

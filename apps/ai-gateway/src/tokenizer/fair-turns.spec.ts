@@ -1,3 +1,4 @@
+import { CallAbortedError } from '@app/llm';
 import { FairTurns, Tokenizer } from './tokenizer';
 
 /** Lets the event loop run one turn: whatever FairTurns let go on in it has run when this resolves. */
@@ -42,5 +43,19 @@ describe('FairTurns', () => {
     const [a1, a2, b1] = await done;
     expect(a1).toBe(a2);
     expect(b1).toBe(a1);
+  });
+
+  it('stops the count of a request whose client left at its next turn', async () => {
+    const tokenizer = new Tokenizer();
+    const clientGone = { aborted: false };
+    const pace = tokenizer.pace('a', clientGone);
+    const text = 'word '.repeat(20_000); // several slices: a turn between each
+    const counting = tokenizer.countUpToAsync(text, 'cl100k_base', Infinity, pace);
+    clientGone.aborted = true;
+    await expect(counting).rejects.toBeInstanceOf(CallAbortedError);
+    // Without a client to watch, the same count runs to its end.
+    await expect(tokenizer.countUpToAsync(text, 'cl100k_base', Infinity, tokenizer.pace('a'))).resolves.toBe(
+      tokenizer.count(text, 'cl100k_base'),
+    );
   });
 });

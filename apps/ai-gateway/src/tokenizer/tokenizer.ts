@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
-import { LlmRouter } from '@app/llm';
+import { CallAbortedError, LlmRouter } from '@app/llm';
 import type { ChatMessage } from '@app/llm';
 import { BpeCounter } from './bpe-counter';
 
@@ -108,10 +108,14 @@ export class FairTurns {
 export class Pace {
   private pending = 0;
 
-  /** `turn`: waits for this request's next turn (FairTurns for a key's requests); the next turn of the loop by default. */
+  /**
+   * `turn`: waits for this request's next turn (FairTurns for a key's requests); the next turn of the loop by
+   * default. `gone`: whether the request's client left, checked at each turn: its count then stops there.
+   */
   constructor(
     private readonly onYield: () => void = () => undefined,
     private readonly turn: () => Promise<void> = () => new Promise<void>((resolve) => setImmediate(resolve)),
+    private readonly gone: () => boolean = () => false,
   ) {}
 
   /** Waits for the next turn of the event loop once SLICE characters were counted since the last one. */
@@ -120,6 +124,7 @@ export class Pace {
       this.pending = 0;
       this.onYield();
       await this.turn();
+      if (this.gone()) throw new CallAbortedError();
     }
     this.pending += chars;
   }
@@ -177,13 +182,15 @@ export class Tokenizer implements OnModuleInit {
 
   /**
    * A pace for the async counts of one request: shared by its texts so many small ones also give way.
-   * With the caller's `key`, its turns are shared with the key's other requests (FairTurns).
+   * With the caller's `key`, its turns are shared with the key's other requests (FairTurns); with
+   * `clientGone`, a count whose client left stops at its next turn (CallAbortedError) instead of using them.
    */
-  pace(key?: string): Pace {
+  pace(key?: string, clientGone?: { aborted: boolean }): Pace {
     if (key === undefined) return new Pace(() => this.yields++);
     return new Pace(
       () => this.yields++,
       () => this.turns.next(key),
+      () => clientGone?.aborted === true,
     );
   }
 
