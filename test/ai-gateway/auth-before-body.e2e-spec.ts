@@ -2,7 +2,6 @@
 // in full) is answered 401/429 without being read, inflated or parsed (authenticate-first.ts in
 // libs/platform); keyed calls read theirs as before, and the key is checked and counted once per call.
 import type { IncomingMessage, ServerResponse } from 'http';
-import { randomInt } from 'crypto';
 import * as net from 'net';
 import { gzipSync } from 'zlib';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
@@ -27,8 +26,10 @@ describe('AI gateway: authentication before the body', () => {
   let f: GatewayFixture;
   const seen: Seen[] = [];
   const bomb = gzipBomb(16 * 1024 * 1024);
-  // Each test its own client address (the refused-credential limit counts per address).
-  const address = () => `198.51.100.${randomInt(1, 255)}`;
+  // Each call that asks its own client address a different one (the refused-credential limit counts per
+  // address): a random pick could repeat one an earlier test had counted (CI once saw the 429 a call early).
+  let addresses = 0;
+  const address = () => `198.51.100.${++addresses}`;
 
   beforeAll(async () => {
     f = await startGatewayFixture({ RATE_LIMIT_PER_MINUTE: String(LIMIT), REQUEST_TIMEOUT_MS: '120000' });
