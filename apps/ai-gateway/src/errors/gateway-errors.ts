@@ -306,31 +306,31 @@ export const GATEWAY_ERRORS = {
     message: (p) => p.message,
     param: (p) => p.param,
   }),
-  // `param`: the field the image came from (`image` unless the endpoint names another, as moderations' input.N.image_url.url).
-  [GatewayErrorCode.InvalidImageUrl]: spec<{ message: string; param?: string }>({
+  // `param`: the field the image came from (vision/image-source.ts: `image`, or moderations' input.N.image_url.url).
+  [GatewayErrorCode.InvalidImageUrl]: spec<{ message: string; param: string }>({
     ...BAD_REQUEST,
     code: 'invalid_image_url',
     message: (p) => p.message,
-    param: (p) => p.param ?? 'image',
+    param: (p) => p.param,
   }),
-  [GatewayErrorCode.ImageUrlForbidden]: spec<{ param?: string }>({
+  [GatewayErrorCode.ImageUrlForbidden]: spec<{ param: string }>({
     ...BAD_REQUEST,
     code: 'image_url_forbidden',
     message: () => 'image URL points at a private, loopback or link-local address, which is not allowed',
-    param: (p) => p.param ?? 'image',
+    param: (p) => p.param,
   }),
-  [GatewayErrorCode.ImageFetchFailed]: spec<{ param?: string }>({
+  [GatewayErrorCode.ImageFetchFailed]: spec<{ param: string }>({
     ...BAD_REQUEST,
     code: 'image_fetch_failed',
     message: () => 'image URL could not be fetched',
-    param: (p) => p.param ?? 'image',
+    param: (p) => p.param,
   }),
-  [GatewayErrorCode.ImageTooLarge]: spec<{ maxBytes: number; param?: string }>({
+  [GatewayErrorCode.ImageTooLarge]: spec<{ maxBytes: number; param: string }>({
     status: 413,
     type: 'invalid_request_error',
     code: 'image_too_large',
     message: (p) => `image is larger than ${p.maxBytes} bytes`,
-    param: (p) => p.param ?? 'image',
+    param: (p) => p.param,
   }),
   [GatewayErrorCode.UploadTooLarge]: spec<{ maxBytes: number; setting: string; param?: string }>({
     status: 413,

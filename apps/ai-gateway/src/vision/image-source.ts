@@ -36,19 +36,20 @@ export interface ImageSourceLimits {
 }
 
 type Named = Pick<ImageSourceLimits, 'param'>;
+const field = (at: Named) => at.param ?? 'image';
 const invalid = (message: string, at: Named) =>
-  new GatewayError(GatewayErrorCode.InvalidMediaInput, { message, param: at.param ?? 'image' });
+  new GatewayError(GatewayErrorCode.InvalidMediaInput, { message, param: field(at) });
 const invalidUrl = (message: string, at: Named) =>
-  new GatewayError(GatewayErrorCode.InvalidImageUrl, { message, param: at.param });
-const forbidden = (at: Named) => new GatewayError(GatewayErrorCode.ImageUrlForbidden, { param: at.param });
+  new GatewayError(GatewayErrorCode.InvalidImageUrl, { message, param: field(at) });
+const forbidden = (at: Named) => new GatewayError(GatewayErrorCode.ImageUrlForbidden, { param: field(at) });
 /**
  * Every failure to get the image from a URL (unresolvable name, refused or reset connection, TLS
  * error, timeout, non-200 answer, bad redirect, broken body) gets this one answer: the caller learns
  * nothing about which hosts and ports exist or answer (no port-probing oracle). Details stay in the log.
  */
-const fetchFailed = (at: Named) => new GatewayError(GatewayErrorCode.ImageFetchFailed, { param: at.param });
+const fetchFailed = (at: Named) => new GatewayError(GatewayErrorCode.ImageFetchFailed, { param: field(at) });
 const tooLarge = (at: ImageSourceLimits) =>
-  new GatewayError(GatewayErrorCode.ImageTooLarge, { maxBytes: at.maxBytes, param: at.param });
+  new GatewayError(GatewayErrorCode.ImageTooLarge, { maxBytes: at.maxBytes, param: field(at) });
 
 /**
  * The image bytes of a recognition request: an http(s) URL (fetched with SSRF checks on every hop),
