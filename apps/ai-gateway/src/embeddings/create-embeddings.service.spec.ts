@@ -71,6 +71,8 @@ describe('CreateEmbeddings', () => {
       ],
       usage: { prompt_tokens: 6, total_tokens: 6 },
     });
+    // Written as built, with turns given to the event loop: the same JSON the body serializes to.
+    expect(first.text).toBe(JSON.stringify(first.body));
     await first.settled;
     expect(settled).toEqual([
       expect.objectContaining({ endpoint: 'embeddings', status: 'ok', provider: 'd1', requestId: 'req-2' }),
@@ -120,5 +122,31 @@ describe('CreateEmbeddings', () => {
     // Each input counts as 64 characters of work besides its own: 2048 of them about 140 000, a turn every
     // 16 384 (8); by their 5 to 6 characters alone, less than one.
     expect(tokenizer.yields - before).toBeGreaterThanOrEqual(8);
+  });
+
+  it("counts one call of a key at a time (its lane), while another key's call counts beside it", async () => {
+    const counted: string[] = [];
+    const count = tokenizer.countUpToAsync.bind(tokenizer);
+    const spy = jest
+      .spyOn(tokenizer, 'countUpToAsync')
+      .mockImplementation((text, ...rest) => (counted.push(text.split(' ')[0]), count(text, ...rest)));
+    try {
+      // 600 inputs each: several turns of the event loop per call (an input costs 64 characters of work).
+      const batch = (name: string) => Array.from({ length: 600 }, (_, i) => `${name} ${i}`);
+      const other = { ...(keyPrincipal as object), id: 'k2' } as never;
+      await Promise.all([
+        useCase.handle(principal, { model: 'e', input: batch('a1') }, context()),
+        useCase.handle(principal, { model: 'e', input: batch('a2') }, context()),
+        useCase.handle(other, { model: 'e', input: batch('b1') }, context()),
+      ]);
+      const first = (name: string) => counted.indexOf(name);
+      const last = (name: string) => counted.lastIndexOf(name);
+      // Key k1's second call starts counting once its first is done; k2's call counted while k1's first did.
+      expect(first('a2')).toBeGreaterThan(last('a1'));
+      expect(first('b1')).toBeLessThan(last('a1'));
+      expect(counted.filter((c) => c === 'a1')).toHaveLength(600);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

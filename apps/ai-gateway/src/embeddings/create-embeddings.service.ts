@@ -15,6 +15,7 @@ import { toGatewayError } from '../upstreams/upstream-errors';
 import { meteredUpstreamCall } from '../usage/metered-upstream-call';
 import { EmbeddingsRequest } from './dtos/embeddings.dto';
 import { isTokenInput, tokenInputs } from './token-input';
+import { KeyLanes } from '../limits/key-lanes';
 
 const ENDPOINT = 'embeddings';
 
@@ -39,6 +40,8 @@ export function toBase64Floats(v: number[]): string {
 @Injectable()
 export class CreateEmbeddings {
   private readonly log = new Logger('Embeddings');
+  /** Each key's counts and answers, one call at a time in this replica (KeyLanes). */
+  private readonly lanes = new KeyLanes();
 
   constructor(
     private readonly router: LlmRouter,
@@ -51,10 +54,11 @@ export class CreateEmbeddings {
   /** The vectors as a JSON answer, the call settled; a failure is thrown as a catalog error. */
   async handle(principal: Principal, body: EmbeddingsRequest, ctx: CallContext): Promise<JsonAnswer<EmbeddingsResult>> {
     try {
-      const result = await this.run(principal, body, ctx);
+      const { result, text } = await this.run(principal, body, ctx);
       return {
         kind: 'json',
         body: result,
+        text,
         headers: [OVERHEAD_HEADER, ctx.timer.overheadMs()],
         settled: Promise.resolve(),
       };
@@ -63,7 +67,11 @@ export class CreateEmbeddings {
     }
   }
 
-  private async run(principal: Principal, body: EmbeddingsRequest, ctx: CallContext): Promise<EmbeddingsResult> {
+  private async run(
+    principal: Principal,
+    body: EmbeddingsRequest,
+    ctx: CallContext,
+  ): Promise<{ result: EmbeddingsResult; text: string }> {
     const claims = assertScope(principal, 'embeddings');
     const info = this.router.modelInfo(body.model);
     if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
@@ -94,40 +102,48 @@ export class CreateEmbeddings {
     // Keys for the cache's read and write, hashed with the count of their input (on its pace); none for a
     // batch the cache does not take.
     const keys: string[] | null = this.cacheTakes(inputs.length) ? [] : null;
-    for (let i = 0; i < inputs.length; i++) {
-      const input = inputs[i];
-      // Each input costs a fixed amount besides its characters (a count, a cache key): thousands of short
-      // inputs give the event loop turns as one long text does (as chat's messages, tokenizer.ts countChatAsync).
-      await pace.spend(64);
-      let n: number;
-      if (typeof input === 'string')
-        n = await this.tokenizer.countUpToAsync(input, info.encoding, info.contextLength, pace);
-      else {
-        n = input.length;
-        const bad = this.tokenizer.unknownTokenAt(input, info.encoding);
-        if (bad >= 0) {
-          throw new GatewayError(GatewayErrorCode.InvalidValue, {
-            param: nameOf(i),
-            message: `${nameOf(i)}: ${input[bad]} is not a token of ${body.model}'s encoding ${info.encoding} (ids 0 to ${this.tokenizer.vocabularySize(info.encoding) - 1})`,
-          });
+    // The counts run in the key's lane (KeyLanes): a key's concurrent calls count one at a time in this replica,
+    // so another key's call waits for one slice of this key at most, not for one per call of it in flight.
+    await this.lanes.run(
+      principal.id,
+      async () => {
+        for (let i = 0; i < inputs.length; i++) {
+          const input = inputs[i];
+          // Each input costs a fixed amount besides its characters (a count, a cache key): thousands of short
+          // inputs give the event loop turns as one long text does (as chat's messages, tokenizer.ts countChatAsync).
+          await pace.spend(64);
+          let n: number;
+          if (typeof input === 'string')
+            n = await this.tokenizer.countUpToAsync(input, info.encoding, info.contextLength, pace);
+          else {
+            n = input.length;
+            const bad = this.tokenizer.unknownTokenAt(input, info.encoding);
+            if (bad >= 0) {
+              throw new GatewayError(GatewayErrorCode.InvalidValue, {
+                param: nameOf(i),
+                message: `${nameOf(i)}: ${input[bad]} is not a token of ${body.model}'s encoding ${info.encoding} (ids 0 to ${this.tokenizer.vocabularySize(info.encoding) - 1})`,
+              });
+            }
+            const text = decodes && n <= info.contextLength ? this.tokenizer.decode(input, info.encoding) : undefined;
+            if (text !== undefined) {
+              texts.set(i, text);
+              n = Math.max(n, await this.tokenizer.countUpToAsync(text, info.encoding, info.contextLength, pace));
+            }
+          }
+          if (n > info.contextLength) {
+            throw new GatewayError(GatewayErrorCode.EmbeddingInputTooLong, {
+              input: nameOf(i),
+              tokens: n,
+              model: body.model,
+              limit: info.contextLength,
+            });
+          }
+          tokens.push(n);
+          keys?.push(this.cacheKey(principal.id, info, body.dimensions, input));
         }
-        const text = decodes && n <= info.contextLength ? this.tokenizer.decode(input, info.encoding) : undefined;
-        if (text !== undefined) {
-          texts.set(i, text);
-          n = Math.max(n, await this.tokenizer.countUpToAsync(text, info.encoding, info.contextLength, pace));
-        }
-      }
-      if (n > info.contextLength) {
-        throw new GatewayError(GatewayErrorCode.EmbeddingInputTooLong, {
-          input: nameOf(i),
-          tokens: n,
-          model: body.model,
-          limit: info.contextLength,
-        });
-      }
-      tokens.push(n);
-      keys?.push(this.cacheKey(principal.id, info, body.dimensions, input));
-    }
+      },
+      ctx.clientGone.signal,
+    );
 
     const vectors: (number[] | undefined)[] = await this.cached(keys, inputs.length);
     const missing = inputs.map((_, i) => i).filter((i) => !vectors[i]);
@@ -200,16 +216,34 @@ export class CreateEmbeddings {
       requestId: ctx.requestId,
     });
     const base64 = body.encoding_format === 'base64';
-    return {
+    const result: EmbeddingsResult = {
       object: 'list',
       model: info.name,
-      data: vectors.map((v, index) => ({
-        index,
-        object: 'embedding' as const,
-        embedding: base64 ? toBase64Floats(v!) : v!,
-      })),
+      data: [],
       usage: { prompt_tokens: totalTokens, total_tokens: totalTokens },
     };
+    // The answer is built and written out in the key's lane too, with turns given to the event loop: thousands
+    // of vectors are one JSON.stringify of milliseconds otherwise.
+    const text = await this.lanes.run(
+      principal.id,
+      async () => {
+        const parts: string[] = [];
+        for (let index = 0; index < vectors.length; index++) {
+          const entry = {
+            index,
+            object: 'embedding' as const,
+            embedding: base64 ? toBase64Floats(vectors[index]!) : vectors[index]!,
+          };
+          result.data.push(entry);
+          const part = JSON.stringify(entry);
+          parts.push(part);
+          await pace.spend(part.length);
+        }
+        return `{"object":"list","model":${JSON.stringify(result.model)},"data":[${parts.join(',')}],"usage":${JSON.stringify(result.usage)}}`;
+      },
+      ctx.clientGone.signal,
+    );
+    return { result, text };
   }
 
   /**

@@ -40,7 +40,7 @@ export async function answerCall(
     throw e;
   }
   if (answer.kind === 'json') {
-    sendJson(res, 200, answer.body, answer.headers);
+    sendJson(res, 200, answer.body, answer.headers, answer.text);
     await answer.settled;
     return;
   }

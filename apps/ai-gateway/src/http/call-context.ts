@@ -24,6 +24,8 @@ export interface CallContext {
 export interface JsonAnswer<T = unknown> {
   kind: 'json';
   body: T;
+  /** `body` already serialized (a large answer built with turns given to the event loop): written as it is. */
+  text?: string;
   headers: string[];
   /** Settles once the call's use is charged; a call without a held budget is charged while its answer goes out. */
   settled: Promise<void>;
