@@ -49,13 +49,14 @@ ARG APP=membership
 LABEL org.opencontainers.image.title="member-ai-platform" \
       org.opencontainers.image.description="Membership backend and AI gateway (NestJS); app chosen by argument or APP" \
       org.opencontainers.image.licenses="MIT"
+# NODE_OPTIONS: source maps for stack traces, and the V8 flags every app runs with (scripts/node-flags.js).
 ENV NODE_ENV=production \
     APP=${APP} \
     HOST=0.0.0.0 \
     MEMBERSHIP_PORT=8080 \
     AI_GATEWAY_PORT=8081 \
     DATA_DIR=/data \
-    NODE_OPTIONS=--enable-source-maps
+    NODE_OPTIONS="--enable-source-maps --max-semi-space-size=64"
 WORKDIR /app
 # Code and dependencies stay owned by root: the app user cannot modify them.
 COPY --from=prod-deps /app/node_modules ./node_modules

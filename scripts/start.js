@@ -6,6 +6,7 @@
 // the embedded PostgreSQL (its start is aborted, or it is stopped once started) and the apps. Nothing
 // is started after a stop, and this process exits only after every child it started has exited.
 const { spawn } = require('child_process');
+const { NODE_FLAGS } = require('./node-flags');
 const path = require('path');
 const { buildAsync } = require('./build');
 
@@ -105,7 +106,7 @@ async function runAll() {
     process.stdout.write(`embedded PostgreSQL ready at ${database.url.replace(/:[^:@/]+@/, ':***@')}\n`);
   }
   const started = apps.map((app) => {
-    const child = spawn(process.execPath, [mainOf(app)], { stdio: 'inherit', env: process.env });
+    const child = spawn(process.execPath, [...NODE_FLAGS, mainOf(app)], { stdio: 'inherit', env: process.env });
     track(child);
     process.stdout.write(`started ${app} (pid ${child.pid})\n`);
     return child;

@@ -1,6 +1,7 @@
 // Child processes of the bench: servers under test, baselines, load workers; and their RSS.
 'use strict';
 const { fork, spawn } = require('child_process');
+const { NODE_FLAGS } = require('../../scripts/node-flags');
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -85,7 +86,7 @@ async function startApp(app, env, { logFile, portVar, nodeArgs = [], timeoutMs =
   const port = await freePort();
   const out = fs.openSync(logFile, 'a');
   const child = track(
-    spawn(process.execPath, [...nodeArgs, path.join(root, 'dist', 'apps', app, 'src', 'main.js')], {
+    spawn(process.execPath, [...NODE_FLAGS, ...nodeArgs, path.join(root, 'dist', 'apps', app, 'src', 'main.js')], {
       cwd: root,
       env: { ...process.env, ...env, [portVar]: String(port), HOST: '127.0.0.1' },
       stdio: ['ignore', out, out],

@@ -536,6 +536,17 @@ describe('deployment files', () => {
       ).toBeGreaterThanOrEqual(3);
     });
 
+    it('runs the apps with the V8 flags of scripts/node-flags.js (NODE_OPTIONS), as scripts/start.js and the bench do', () => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { NODE_FLAGS } = require(path.join(root, 'scripts', 'node-flags.js')) as { NODE_FLAGS: string[] };
+      expect(NODE_FLAGS.length).toBeGreaterThan(0);
+      const env = final.lines.filter((l) => /^ENV\s/i.test(l)).join(' ');
+      const options = /NODE_OPTIONS=(?:"([^"]*)"|(\S+))/.exec(env);
+      expect(options).not.toBeNull();
+      const flags = (options![1] ?? options![2]).split(/\s+/);
+      for (const flag of NODE_FLAGS) expect(flags).toContain(flag);
+    });
+
     it('is multi-stage: the runtime stage has production dependencies only, runs as non-root, and has a HEALTHCHECK', () => {
       expect(stages.length).toBeGreaterThanOrEqual(3);
       const prod = stages.find((s) => s.lines.some((l) => /npm ci\b.*--omit=dev/.test(l)));
