@@ -8,6 +8,7 @@
 import OpenAI from 'openai';
 import type { Principal } from '@app/auth';
 import { CallAdmission } from '../../apps/ai-gateway/src/limits/call-admission';
+import { LimitsRepository } from '../../apps/ai-gateway/src/limits/limits.repository';
 import { apiKeyPrincipal } from '../../apps/ai-gateway/src/keys/gateway.authenticator';
 import { ApiKeysService } from '../../apps/ai-gateway/src/keys/api-keys.service';
 import { FakeClock } from '../support/clock';
@@ -187,6 +188,55 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
     clock.advance(7 * 86_400_000);
     await sdk(key).client.chat.completions.create(hi());
     expect(await events()).toBe(before + 2);
+  });
+
+  it('a key over requests_per_minute is refused from memory until its window has room: the same 429 and headers, the shared state not asked; then counted again', async () => {
+    const { id, key } = await f.createKey({ requests_per_minute: 2 });
+    const store = jest.spyOn(f.gw.app.get(LimitsRepository), 'admit');
+    try {
+      await sdk(key).client.chat.completions.create(hi());
+      await sdk(key).client.chat.completions.create(hi());
+      const first = sdk(key);
+      const refused: any = await first.client.chat.completions.create(hi()).catch((e) => e);
+      expect(refused.status).toBe(429);
+      expect(store).toHaveBeenCalledTimes(3);
+      const retryAfter = Number(first.seen[0].headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(0);
+
+      // Half-way to the retry time: refused alike (error, headers, a shorter Retry-After), no statement.
+      clock.advance(Math.floor((retryAfter * 1000) / 2));
+      const again = sdk(key);
+      const second: any = await again.client.chat.completions.create(hi()).catch((e) => e);
+      expect(second.status).toBe(429);
+      const { message, ...rest } = refused.error;
+      expect(second.error).toEqual({
+        ...rest,
+        message: message.replace(/in \d+s\./, `in ${retryAfter - Math.floor(retryAfter / 2)}s.`),
+      });
+      expect(again.seen[0].headers.get('x-ratelimit-limit-requests')).toBe('2');
+      expect(again.seen[0].headers.get('x-ratelimit-remaining-requests')).toBe('0');
+      expect(again.seen[0].headers.get('x-ratelimit-reset-requests')).toMatch(/^\d/);
+      expect(Number(again.seen[0].headers.get('retry-after'))).toBeLessThanOrEqual(retryAfter);
+      expect(store).toHaveBeenCalledTimes(3);
+
+      // A new limit is a different window set: asked of the shared state at once, and it has room.
+      expect((await f.admin('PATCH', `/admin/keys/${id}`, { requests_per_minute: 3 })).status).toBe(200);
+      await sdk(key).client.chat.completions.create(hi());
+      expect(store).toHaveBeenCalledTimes(4);
+      const third: any = await sdk(key)
+        .client.chat.completions.create(hi())
+        .catch((e) => e);
+      expect(third.status).toBe(429);
+      expect(store).toHaveBeenCalledTimes(5);
+
+      // Once the retry time has passed, the shared state is asked again, and the request fits.
+      clock.advance(retryAfter * 1000);
+      const { data } = await sdk(key).client.chat.completions.create(hi()).withResponse();
+      expect(data.choices[0].message.content).toBeTruthy();
+      expect(store).toHaveBeenCalledTimes(6);
+    } finally {
+      store.mockRestore();
+    }
   });
 
   it('a project binds its keys together: its requests per minute and token budget count the calls of all of them', async () => {

@@ -65,6 +65,7 @@ export class CallAdmission {
   private readonly log = new Logger('Limits');
   private readonly redis: RedisLimits | null;
   private readonly alerts?: Counter<'scope' | 'event'>;
+  private readonly refusedUntil = new RefusedUntil();
 
   constructor(
     state: SharedState,
@@ -86,16 +87,28 @@ export class CallAdmission {
     }
   }
 
-  /** Counts a request in its key's and project's per-minute windows; writes the request headers; 429 when over. */
+  /**
+   * Counts a request in its key's and project's per-minute windows; writes the request headers; 429 when over.
+   * A refusal is remembered in this replica until the moment the shared state named for a request to fit
+   * again (RefusedUntil): the same 429 without asking it again, which gives the same answer.
+   */
   async countRequest(claims: ApiKeyClaims, keyId: string, headers?: RateHeaderSink): Promise<void> {
     const windows = planRequest(subjectsOf(claims, keyId));
     if (!windows.length) return;
     const now = Math.floor(this.clock.now());
+    const known = this.refusedUntil.answer(keyId, windows, now);
+    if (known) {
+      writeHeaders(headers, windows, known);
+      throw refusal(known, windows, [], claims);
+    }
     const answer = this.redis
       ? await this.redis.admit(now, '', 0, windows, [])
       : await this.limits.admit({ now, hold: randomUUID(), hold_ttl_ms: 0, windows });
     writeHeaders(headers, windows, answer);
-    if (!answer.allowed) throw refusal(answer, windows, [], claims);
+    if (!answer.allowed) {
+      this.refusedUntil.remember(keyId, windows, now, answer);
+      throw refusal(answer, windows, [], claims);
+    }
   }
 
   /**
@@ -420,4 +433,63 @@ function leaseLimit(claims: ApiKeyClaims, name: ReturnType<typeof decodeName>): 
     (name.model === null ? limits.maxConcurrentRequests : limits.modelLimits?.[name.model]?.max_concurrent_requests) ??
     0
   );
+}
+
+/**
+ * Requests-per-minute refusals remembered per key in this replica, until the time the shared state gave for
+ * a request to fit again. Exact with any number of replicas: a request window only grows (every replica adds
+ * to it, nothing takes from it) until its oldest buckets leave it, and the retry time the shared state
+ * answers is the moment the first bucket that makes room leaves (ai_limits_admit, redis-limits.ts); before
+ * it, the shared state refuses every request of the key. A change of the key's windows (its limits, its
+ * project's) is a different entry. Entries end at their time; at most MAX_REMEMBERED keys are kept.
+ */
+export class RefusedUntil {
+  static readonly MAX_REMEMBERED = 10_000;
+  private readonly refused = new Map<string, { windows: string; until: number; answer: AdmitAnswer }>();
+
+  /** The refusal the shared state would answer now, with this moment's reset and retry times; null when unknown. */
+  answer(keyId: string, windows: WindowCounter[], now: number): AdmitAnswer | null {
+    const known = this.refused.get(keyId);
+    if (!known) return null;
+    if (now >= known.until || known.windows !== shape(windows)) {
+      this.refused.delete(keyId);
+      return null;
+    }
+    return {
+      allowed: false,
+      refused: { ...known.answer.refused!, retry_ms: known.until - now },
+      windows: known.answer.windows.map((w, i) =>
+        windows[i]
+          ? {
+              ...w,
+              reset_ms:
+                (Math.floor(now / windows[i].bucket_ms) + 1) * windows[i].bucket_ms + windows[i].window_ms - now,
+            }
+          : w,
+      ),
+    };
+  }
+
+  /** Keeps a window refusal that waiting ends (a retry time); others are asked of the shared state each time. */
+  remember(keyId: string, windows: WindowCounter[], now: number, answer: AdmitAnswer): void {
+    const retry = answer.refused?.kind === 'window' ? answer.refused.retry_ms : null;
+    if (retry === null || retry === undefined || retry <= 0) return;
+    if (this.refused.size >= RefusedUntil.MAX_REMEMBERED) {
+      for (const [key, entry] of this.refused) if (entry.until <= now) this.refused.delete(key);
+      if (this.refused.size >= RefusedUntil.MAX_REMEMBERED) this.refused.delete(this.refused.keys().next().value!);
+    }
+    this.refused.set(keyId, { windows: shape(windows), until: now + retry, answer });
+  }
+
+  /** Keys remembered (read by tests). */
+  get size(): number {
+    return this.refused.size;
+  }
+}
+
+/** The windows a refusal was given for: their counters and limits. */
+function shape(windows: WindowCounter[]): string {
+  return windows
+    .map((w) => `${w.key}\u0000${w.name}\u0000${w.limit}\u0000${w.window_ms}\u0000${w.bucket_ms}`)
+    .join('\u0001');
 }
