@@ -56,4 +56,32 @@ describe.each(backends('shared-state hit'))('SharedState.hit, %s', (_label, back
     const results = await Promise.all(Array.from({ length: 20 }, () => state.hit(key, `hit-${id}-block`, 60_000)));
     expect(results.map((r) => r.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   });
+
+  it('answers hits asked together each as if alone: counted per key in the order asked, a blocked one not counted', async () => {
+    const block = `hit-${id}-mixed-block`;
+    expect(await state.setIfAbsent(block, '1', 60_000)).toBe(true);
+    const free = `hit-${id}-mixed-free-block`;
+    // Asked in one turn: on PostgreSQL the first goes alone and the rest wait for it, then go in one statement.
+    const asked = [
+      state.hit(`hit-${id}-m0`, free, 60_000),
+      state.hit(`hit-${id}-m1`, free, 60_000),
+      state.hit(`hit-${id}-m1`, free, 60_000),
+      state.hit(`hit-${id}-m2`, block, 60_000),
+      state.hit(`hit-${id}-m1`, free, 60_000),
+      state.hit(`hit-${id}-m3`, free, 60_000),
+      state.hit(`hit-${id}-m2`, block, 60_000),
+    ];
+    const answers = await Promise.all(asked);
+    expect(answers.map((a) => a.count)).toEqual([1, 1, 2, 0, 3, 1, 0]);
+    expect(answers[3].blockedMs).toBeGreaterThan(0);
+    expect(answers[6].blockedMs).toBeGreaterThan(0);
+    for (const i of [0, 1, 2, 4, 5]) {
+      expect(answers[i].blockedMs).toBe(0);
+      expect(answers[i].ttlMs).toBeGreaterThan(0);
+    }
+    // The blocked hits were not counted: once the block is gone, the key starts from 1.
+    await state.del(block);
+    expect(await state.hit(`hit-${id}-m2`, block, 60_000)).toMatchObject({ blockedMs: 0, count: 1 });
+    expect(await state.hit(`hit-${id}-m1`, free, 60_000)).toMatchObject({ blockedMs: 0, count: 4 });
+  });
 });

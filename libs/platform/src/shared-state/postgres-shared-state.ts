@@ -131,11 +131,40 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
     return rows[0] ? Number(rows[0].ttl) : 0;
   }
 
-  override async hit(
-    key: string,
-    blockKey: string,
-    ttlMs: number,
-  ): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
+  /**
+   * The block check and count of `key` in one statement. Hits asked while one is on its way to the database
+   * go together in the next statement (hitMany): a flood of refused credentials from many addresses is a
+   * statement per batch, not per request, each hit still counted exactly and answered its own count.
+   */
+  override hit(key: string, blockKey: string, ttlMs: number): Promise<HitAnswer> {
+    return new Promise<HitAnswer>((resolve, reject) => {
+      this.pendingHits.push({ key, blockKey, ttlMs, resolve, reject });
+      if (!this.hitting) void this.sendHits();
+    });
+  }
+
+  private readonly pendingHits: PendingHit[] = [];
+  private hitting = false;
+
+  /** Sends the waiting hits, at most MAX_HITS_PER_STATEMENT a statement, one statement at a time. */
+  private async sendHits(): Promise<void> {
+    this.hitting = true;
+    try {
+      while (this.pendingHits.length) {
+        const batch = this.pendingHits.splice(0, MAX_HITS_PER_STATEMENT);
+        try {
+          const answers = batch.length === 1 ? [await this.hitOne(batch[0])] : await this.hitMany(batch);
+          batch.forEach((h, i) => h.resolve(answers[i]));
+        } catch (e) {
+          for (const h of batch) h.reject(e);
+        }
+      }
+    } finally {
+      this.hitting = false;
+    }
+  }
+
+  private async hitOne({ key, blockKey, ttlMs }: PendingHit): Promise<HitAnswer> {
     const result = await this.db.query<unknown[]>(
       `WITH blocked AS (
          SELECT GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ms FROM shared_state WHERE key = $2 AND expires_at > now()
@@ -151,9 +180,42 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
       [key, blockKey, ttlMs],
     );
     const row = rowsOf<{ blocked: string | null; value: string | null; ttl: string | null }>(result)[0];
-    const blockedMs = Number(row?.blocked ?? 0);
-    if (blockedMs > 0 || row?.value == null) return { blockedMs: Math.max(1, blockedMs), count: 0, ttlMs: 0 };
-    return { blockedMs: 0, count: Number(row.value), ttlMs: Number(row.ttl) };
+    return hitAnswer(row?.blocked ?? null, row?.value ?? null, row?.ttl ?? null);
+  }
+
+  /**
+   * Several hits in one statement, as hitOne each in the order they came: hits of one key are counted
+   * together (its count goes up by their number; each is answered the count after itself), a blocked
+   * hit is not counted. Keys are written in key order (concurrent statements lock rows in one order).
+   */
+  private async hitMany(batch: PendingHit[]): Promise<HitAnswer[]> {
+    const result = await this.db.query<unknown[]>(
+      `WITH input AS (
+         SELECT t.key, t.block_key, t.ttl, t.ord
+         FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS t(key, block_key, ttl, ord)
+       ), blocked AS (
+         SELECT i.ord, GREATEST(0, EXTRACT(EPOCH FROM (s.expires_at - now())) * 1000)::bigint AS ms
+         FROM input i JOIN shared_state s ON s.key = i.block_key AND s.expires_at > now()
+       ), open AS (
+         SELECT i.* FROM input i WHERE NOT EXISTS (SELECT 1 FROM blocked b WHERE b.ord = i.ord AND b.ms > 0)
+       ), counted AS (
+         INSERT INTO shared_state AS s (key, value, expires_at)
+         SELECT key, count(*)::text, now() + max(ttl) * interval '1 millisecond' FROM open GROUP BY key ORDER BY key
+         ON CONFLICT (key) DO UPDATE SET
+           value = CASE WHEN s.expires_at <= now() THEN excluded.value ELSE (s.value::bigint + excluded.value::bigint)::text END,
+           expires_at = CASE WHEN s.expires_at <= now() THEN excluded.expires_at ELSE s.expires_at END
+         RETURNING key, value, GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ttl
+       )
+       SELECT i.ord, b.ms AS blocked,
+              CASE WHEN c.value IS NULL OR b.ms > 0 THEN NULL
+                   ELSE (c.value::bigint - (SELECT count(*) FROM open o WHERE o.key = i.key AND o.ord > i.ord))::text END AS value,
+              c.ttl
+       FROM input i LEFT JOIN blocked b ON b.ord = i.ord LEFT JOIN counted c ON c.key = i.key
+       ORDER BY i.ord`,
+      [batch.map((h) => h.key), batch.map((h) => h.blockKey), batch.map((h) => h.ttlMs)],
+    );
+    const rows = rowsOf<{ blocked: string | null; value: string | null; ttl: string | null }>(result);
+    return batch.map((_, i) => hitAnswer(rows[i]?.blocked ?? null, rows[i]?.value ?? null, rows[i]?.ttl ?? null));
   }
 
   async ping(): Promise<void> {
@@ -164,4 +226,22 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
 /** TypeORM answers UPDATE/DELETE ... RETURNING with [rows, affectedCount], other statements with rows. */
 function rowsOf<Row>(result: unknown[]): Row[] {
   return (Array.isArray(result[0]) ? result[0] : result) as Row[];
+}
+
+type HitAnswer = { blockedMs: number; count: number; ttlMs: number };
+interface PendingHit {
+  key: string;
+  blockKey: string;
+  ttlMs: number;
+  resolve: (answer: HitAnswer) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Hits sent in one statement at most (a flood's batch stays a statement of bounded size). */
+const MAX_HITS_PER_STATEMENT = 256;
+
+function hitAnswer(blocked: string | null, value: string | null, ttl: string | null): HitAnswer {
+  const blockedMs = Number(blocked ?? 0);
+  if (blockedMs > 0 || value == null) return { blockedMs: Math.max(1, blockedMs), count: 0, ttlMs: 0 };
+  return { blockedMs: 0, count: Number(value), ttlMs: Number(ttl) };
 }
