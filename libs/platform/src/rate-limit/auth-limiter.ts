@@ -14,8 +14,8 @@ const MAX_BLOCKED = 100_000;
  * Rate limits around authentication on protected routes (the per-IP throttler skips those, see
  * PlatformThrottlerGuard):
  * - missing or refused credentials count per client address (its limit key: IPv6 by network, see
- *   addressLimitKey) in shared state (one round trip per
- *   failure); past RATE_LIMIT_PER_MINUTE in a minute the address is blocked for the rest of it, and
+ *   addressLimitKey) in shared state (a round trip per failure; on PostgreSQL, failures asked together
+ *   share one statement: PostgresSharedState.hit); past RATE_LIMIT_PER_MINUTE in a minute the address is blocked for the rest of it, and
  *   this replica refuses it before looking at its credentials. Another replica learns of the block at
  *   the address's next failure there, so at most one more guess per replica is checked;
  * - members are limited per member (RATE_LIMIT_PER_MINUTE a minute, counted in shared state in

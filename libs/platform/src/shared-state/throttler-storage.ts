@@ -22,7 +22,7 @@ export class SharedThrottlerStorage implements ThrottlerStorage {
     throttlerName: string,
   ): Promise<ThrottlerStorageRecord> {
     const blockKey = `throttle:block:${throttlerName}:${key}`;
-    // One round trip per request: the block check and the count together.
+    // The block check and the count together, in one round trip (shared with other requests' on PostgreSQL).
     const {
       blockedMs: blockedFor,
       count,
