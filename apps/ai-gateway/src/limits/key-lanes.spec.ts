@@ -71,4 +71,37 @@ describe('KeyLanes', () => {
     await expect(lanes.run('a', async () => 'x', already.signal)).rejects.toBeInstanceOf(CallAbortedError);
     expect(lanes.size).toBe(0);
   });
+
+  it('rests as long as the work took before the next waiting call of the key starts; a lone call hands on at once', async () => {
+    let now = 0;
+    const timers: Array<{ ms: number; fn: () => void }> = [];
+    const lanes = new KeyLanes({ now: () => now, after: (ms, fn) => void timers.push({ ms, fn }) });
+    const log: string[] = [];
+    const first = held(log, 'first');
+    const running = lanes.run('a', async () => {
+      const done = await first.work();
+      now += 5; // the work took 5 ms
+      return done;
+    });
+    const next = lanes.run('a', async () => void log.push('next ran'));
+    await settle();
+    first.finish();
+    await running;
+    await settle();
+    // The lane rests 5 ms (a timer) before the next call of the key starts; another key is not held.
+    expect(timers.map((t) => t.ms)).toEqual([5]);
+    expect(log).toEqual(['start first', 'end first']);
+    await expect(lanes.run('b', async () => 'b ran')).resolves.toBe('b ran');
+    timers.shift()!.fn();
+    await next;
+    expect(log).toEqual(['start first', 'end first', 'next ran']);
+    // Alone in its lane, or shorter than a millisecond: no rest.
+    await lanes.run('a', async () => void (now += 50));
+    const quick = lanes.run('a', async () => void (now += 0.5));
+    const after = lanes.run('a', async () => 'after');
+    await quick;
+    await expect(after).resolves.toBe('after');
+    expect(timers).toEqual([]);
+    expect(lanes.size).toBe(0);
+  });
 });
