@@ -222,8 +222,8 @@ export class CreateEmbeddings {
       data: [],
       usage: { prompt_tokens: totalTokens, total_tokens: totalTokens },
     };
-    // The answer is built and written out in the key's lane too, with turns given to the event loop: thousands
-    // of vectors are one JSON.stringify of milliseconds otherwise.
+    // The answer's JSON is built in the key's lane too, an entry at a time with turns given to the event loop
+    // (thousands of vectors are one JSON.stringify of milliseconds otherwise), and written as built.
     const text = await this.lanes.run(
       principal.id,
       async () => {
