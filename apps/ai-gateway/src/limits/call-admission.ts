@@ -437,10 +437,14 @@ function leaseLimit(claims: ApiKeyClaims, name: ReturnType<typeof decodeName>): 
 
 /**
  * Requests-per-minute refusals remembered per key in this replica, until the time the shared state gave for
- * a request to fit again. Exact with any number of replicas: a request window only grows (every replica adds
- * to it, nothing takes from it) until its oldest buckets leave it, and the retry time the shared state
- * answers is the moment the first bucket that makes room leaves (ai_limits_admit, redis-limits.ts); before
- * it, the shared state refuses every request of the key. A change of the key's windows (its limits, its
+ * a request to fit again. It never admits a request the shared state would refuse, and refuses none it would
+ * admit, with any number of replicas: a request window only grows (every replica adds to it, nothing takes
+ * from it) until its oldest buckets leave it, and the retry time the shared state answers is the moment the
+ * first bucket that makes room leaves (ai_limits_admit, redis-limits.ts); before it, the shared state refuses
+ * every request of the key. Two cases only make it stricter than the store, never looser, for at most the rest
+ * of that window: a replica whose clock runs behind another's by d refuses up to d longer; a store that lost its
+ * windows (a Redis restart) would admit at once. The x-ratelimit-* headers are those of the refusal (its
+ * tightest window then), with the reset time of now. A change of the key's windows (its limits, its
  * project's) is a different entry. Entries end at their time; at most MAX_REMEMBERED keys are kept.
  */
 export class RefusedUntil {
@@ -474,7 +478,7 @@ export class RefusedUntil {
   remember(keyId: string, windows: WindowCounter[], now: number, answer: AdmitAnswer): void {
     const retry = answer.refused?.kind === 'window' ? answer.refused.retry_ms : null;
     if (retry === null || retry === undefined || retry <= 0) return;
-    if (this.refused.size >= RefusedUntil.MAX_REMEMBERED) {
+    if (!this.refused.has(keyId) && this.refused.size >= RefusedUntil.MAX_REMEMBERED) {
       for (const [key, entry] of this.refused) if (entry.until <= now) this.refused.delete(key);
       if (this.refused.size >= RefusedUntil.MAX_REMEMBERED) this.refused.delete(this.refused.keys().next().value!);
     }

@@ -185,8 +185,8 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
 
   /**
    * Several hits in one statement, as hitOne each in the order they came: hits of one key are counted
-   * together (its count goes up by their number; each is answered the count after itself), a blocked
-   * hit is not counted. Keys are written in key order (concurrent statements lock rows in one order).
+   * together (its count goes up by their number; each is answered the count after itself; a new window
+   * lives as long as its first hit asked), a blocked hit is not counted. Keys are written in key order (concurrent statements lock rows in one order).
    */
   private async hitMany(batch: PendingHit[]): Promise<HitAnswer[]> {
     const result = await this.db.query<unknown[]>(
@@ -200,7 +200,7 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
          SELECT i.* FROM input i WHERE NOT EXISTS (SELECT 1 FROM blocked b WHERE b.ord = i.ord AND b.ms > 0)
        ), counted AS (
          INSERT INTO shared_state AS s (key, value, expires_at)
-         SELECT key, count(*)::text, now() + max(ttl) * interval '1 millisecond' FROM open GROUP BY key ORDER BY key
+         SELECT key, count(*)::text, now() + (array_agg(ttl ORDER BY ord))[1] * interval '1 millisecond' FROM open GROUP BY key ORDER BY key
          ON CONFLICT (key) DO UPDATE SET
            value = CASE WHEN s.expires_at <= now() THEN excluded.value ELSE (s.value::bigint + excluded.value::bigint)::text END,
            expires_at = CASE WHEN s.expires_at <= now() THEN excluded.expires_at ELSE s.expires_at END
@@ -212,7 +212,7 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
               c.ttl
        FROM input i LEFT JOIN blocked b ON b.ord = i.ord LEFT JOIN counted c ON c.key = i.key
        ORDER BY i.ord`,
-      [batch.map((h) => h.key), batch.map((h) => h.blockKey), batch.map((h) => h.ttlMs)],
+      [batch.map((h) => h.key), batch.map((h) => h.blockKey), batch.map((h) => Math.max(1, Math.round(h.ttlMs)))],
     );
     const rows = rowsOf<{ blocked: string | null; value: string | null; ttl: string | null }>(result);
     return batch.map((_, i) => hitAnswer(rows[i]?.blocked ?? null, rows[i]?.value ?? null, rows[i]?.ttl ?? null));
