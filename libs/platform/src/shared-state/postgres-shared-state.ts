@@ -132,8 +132,8 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
   }
 
   /**
-   * The block check and count of `key` in one statement. Hits asked while one is on its way to the database
-   * go together in the next statement (hitMany): a flood of refused credentials from many addresses is a
+   * The block check and count of `key` in one statement (hitMany). Hits asked while one is on its way to the
+   * database go together in the next statement: a flood of refused credentials from many addresses is a
    * statement per batch, not per request, each hit still counted exactly and answered its own count.
    */
   override hit(key: string, blockKey: string, ttlMs: number): Promise<HitAnswer> {
@@ -153,7 +153,7 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
       while (this.pendingHits.length) {
         const batch = this.pendingHits.splice(0, MAX_HITS_PER_STATEMENT);
         try {
-          const answers = batch.length === 1 ? [await this.hitOne(batch[0])] : await this.hitMany(batch);
+          const answers = await this.hitMany(batch);
           batch.forEach((h, i) => h.resolve(answers[i]));
         } catch (e) {
           for (const h of batch) h.reject(e);
@@ -164,27 +164,8 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
     }
   }
 
-  private async hitOne({ key, blockKey, ttlMs }: PendingHit): Promise<HitAnswer> {
-    const result = await this.db.query<unknown[]>(
-      `WITH blocked AS (
-         SELECT GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ms FROM shared_state WHERE key = $2 AND expires_at > now()
-       ), counted AS (
-         INSERT INTO shared_state AS s (key, value, expires_at)
-         SELECT $1, '1', now() + $3 * interval '1 millisecond' WHERE NOT EXISTS (SELECT 1 FROM blocked WHERE ms > 0)
-         ON CONFLICT (key) DO UPDATE SET
-           value = CASE WHEN s.expires_at <= now() THEN '1' ELSE (s.value::bigint + 1)::text END,
-           expires_at = CASE WHEN s.expires_at <= now() THEN excluded.expires_at ELSE s.expires_at END
-         RETURNING value, GREATEST(0, EXTRACT(EPOCH FROM (expires_at - now())) * 1000)::bigint AS ttl
-       )
-       SELECT (SELECT ms FROM blocked) AS blocked, (SELECT value FROM counted) AS value, (SELECT ttl FROM counted) AS ttl`,
-      [key, blockKey, ttlMs],
-    );
-    const row = rowsOf<{ blocked: string | null; value: string | null; ttl: string | null }>(result)[0];
-    return hitAnswer(row?.blocked ?? null, row?.value ?? null, row?.ttl ?? null);
-  }
-
   /**
-   * Several hits in one statement, as hitOne each in the order they came: hits of one key are counted
+   * One or several hits in one statement, each as if alone, in the order they came: hits of one key are counted
    * together (its count goes up by their number; each is answered the count after itself; a new window
    * lives as long as its first hit asked), a blocked hit is not counted. Keys are written in key order (concurrent statements lock rows in one order).
    */
