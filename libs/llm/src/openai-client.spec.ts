@@ -1,4 +1,6 @@
-import { FakeUpstream, startFakeOpenAi } from '../../../test/support/upstreams';
+import { createServer } from 'http';
+import type { AddressInfo } from 'net';
+import { fakeEmbedding, FakeUpstream, startFakeOpenAi } from '../../../test/support/upstreams';
 import { OpenAiCompatibleClient } from './openai-client';
 import { CallAbortedError, UpstreamError } from './types';
 
@@ -171,6 +173,57 @@ describe('OpenAiCompatibleClient', () => {
   it('returns embeddings', async () => {
     const res = await client.embeddings({ model: 'e', input: ['x', 'y'], dimensions: 8 });
     expect(res.data.map((d) => d.embedding.length)).toEqual([8, 8]);
+  });
+
+  it("asks embeddings in the deployment's encoding, whatever the caller asked, and reads base64 back to numbers", async () => {
+    const res = await client.embeddings({ model: 'e', input: ['x'], dimensions: 8, encoding_format: 'base64' });
+    expect(up.requests.at(-1)!.body.encoding_format).toBe('float');
+    expect(res.data[0].embedding).toEqual(fakeEmbedding('x', 8));
+    const b64 = new OpenAiCompatibleClient({
+      baseUrl: up.url,
+      apiKey: 'sk-up',
+      headers: {},
+      timeoutMs: 500,
+      connections: 1,
+      embeddingsEncoding: 'base64',
+    });
+    try {
+      const got = await b64.embeddings({ model: 'e', input: ['x', 'y'], dimensions: 8, encoding_format: 'float' });
+      expect(up.requests.at(-1)!.body.encoding_format).toBe('base64');
+      // The same float32 values the upstream encoded, as numbers.
+      expect(got.data.map((d) => d.embedding)).toEqual([
+        Array.from(new Float32Array(fakeEmbedding('x', 8))),
+        Array.from(new Float32Array(fakeEmbedding('y', 8))),
+      ]);
+    } finally {
+      await b64.close();
+    }
+  });
+
+  it('fails as a protocol error on a base64 embedding that is not whole float32 values', async () => {
+    const bad = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ object: 'list', data: [{ index: 0, object: 'embedding', embedding: 'AAAAAAA=' }] }));
+      });
+    });
+    await new Promise<void>((r) => bad.listen(0, '127.0.0.1', r));
+    const c = new OpenAiCompatibleClient({
+      baseUrl: `http://127.0.0.1:${(bad.address() as AddressInfo).port}`,
+      headers: {},
+      timeoutMs: 500,
+      connections: 1,
+      embeddingsEncoding: 'base64',
+    });
+    try {
+      const e = await c.embeddings({ model: 'e', input: ['x'] }).catch((err: unknown) => err);
+      expect(e).toBeInstanceOf(UpstreamError);
+      expect(e).toMatchObject({ kind: 'protocol', message: expect.stringContaining('not whole float32 values') });
+    } finally {
+      await c.close();
+      await new Promise((r) => bad.close(r));
+    }
   });
 
   it('carries the upstream error message, status and Retry-After', async () => {

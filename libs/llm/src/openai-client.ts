@@ -1,7 +1,13 @@
 // Client for any OpenAI-compatible server (OpenAI, DashScope compatible mode, DeepSeek, vLLM, Ollama).
 import { UpstreamHttp } from './http';
 import { LlmClient } from './llm-client';
-import { CompletionLimitParam, defaultCompletionLimitParam, Deployment, UnknownFieldsPolicy } from './providers-file';
+import {
+  CompletionLimitParam,
+  defaultCompletionLimitParam,
+  Deployment,
+  EmbeddingsEncoding,
+  UnknownFieldsPolicy,
+} from './providers-file';
 import { parseSse } from './sse';
 import { mapTransportError, upstreamErrorBody } from './http';
 import { TextCompletion, TextCompletionRequest, TextCompletionsClient } from './text-completions';
@@ -26,6 +32,7 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
       streamUsage?: boolean;
       completionLimitParam?: CompletionLimitParam;
       unknownFields?: UnknownFieldsPolicy;
+      embeddingsEncoding?: EmbeddingsEncoding;
     },
   ) {
     this.http = new UpstreamHttp({
@@ -142,14 +149,42 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
     })();
   }
 
+  /**
+   * Vectors as numbers, whatever the caller's encoding_format: the upstream is asked in the deployment's
+   * embeddingsEncoding (base64 is a quarter of the bytes to parse) and its answer, in either form, is read
+   * back to numbers; the gateway encodes the caller's answer itself.
+   */
   async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}): Promise<EmbeddingsResponse> {
-    const { statusCode, body } = await this.http.callJson<EmbeddingsResponse>('/embeddings', req, opts);
+    const encoding = this.deployment.embeddingsEncoding ?? 'float';
+    const { statusCode, body } = await this.http.callJson<EmbeddingsResponse>(
+      '/embeddings',
+      { ...req, encoding_format: encoding },
+      opts,
+    );
     if (!body || !Array.isArray(body.data))
       throw new UpstreamError('upstream embeddings response has no data', 'protocol', statusCode);
+    for (const d of body.data) {
+      const v: unknown = d?.embedding;
+      if (typeof v === 'string') d.embedding = float32sOf(v, statusCode);
+    }
     return body;
   }
 
   close(): Promise<void> {
     return this.http.close();
   }
+}
+
+/** A base64 embedding (little-endian float32s, OpenAI's encoding_format=base64) as numbers. */
+function float32sOf(base64: string, statusCode: number): number[] {
+  const bytes = Buffer.from(base64, 'base64');
+  if (bytes.length % 4 !== 0)
+    throw new UpstreamError(
+      'upstream sent a base64 embedding that is not whole float32 values',
+      'protocol',
+      statusCode,
+    );
+  const out = new Array<number>(bytes.length / 4);
+  for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
+  return out;
 }

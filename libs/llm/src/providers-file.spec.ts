@@ -156,6 +156,22 @@ deployments:
     );
   });
 
+  it('reads embeddingsEncoding per deployment: base64 for OpenAI hosts, float elsewhere, anything else refused', () => {
+    const dep = (baseUrl: string, extra: Record<string, unknown> = {}) =>
+      parseProvidersConfig(
+        { deployments: [{ name: 'd', type: 'openai', baseUrl, models: ['text-embedding-v3'], ...extra }] },
+        {},
+      ).deployments[0].embeddingsEncoding;
+    expect(dep('https://api.openai.com/v1')).toBe('base64');
+    expect(dep('https://acme.openai.azure.com/openai/v1')).toBe('base64');
+    expect(dep('https://dashscope.aliyuncs.com/compatible-mode/v1')).toBe('float');
+    expect(dep('http://127.0.0.1:8000/v1', { embeddingsEncoding: 'base64' })).toBe('base64');
+    expect(dep('https://api.openai.com/v1', { embeddingsEncoding: 'float' })).toBe('float');
+    expect(() => dep('http://127.0.0.1:8000/v1', { embeddingsEncoding: 'binary' })).toThrow(
+      'deployments[0].embeddingsEncoding must be one of float, base64',
+    );
+  });
+
   it('reads unknownFields per deployment: forward by default, drop when configured, anything else refused', () => {
     const dep = (extra: Record<string, unknown> = {}) =>
       parseProvidersConfig(
