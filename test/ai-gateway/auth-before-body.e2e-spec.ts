@@ -146,6 +146,69 @@ describe('AI gateway: authentication before the body', () => {
     expect(remaining).toEqual([19, 18, 17]);
   });
 
+  it("a known key over its requests_per_minute keeps its connection when its body is small (dropped, never parsed); a stranger's or a large body's connection is closed", async () => {
+    const { key } = await f.createKey({ name: 'rpm-keepalive', requests_per_minute: 1 });
+    const { port } = new URL(f.gw.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let text = '';
+    let closed = false;
+    const waiters: Array<() => void> = [];
+    const wake = () => waiters.splice(0).forEach((w) => w());
+    socket.on('data', (d) => ((text += d.toString('latin1')), wake()));
+    socket.on('close', () => ((closed = true), wake()));
+    /** The next whole answer on the socket (head and Content-Length body), taken off `text`. */
+    const answer = async (): Promise<string> => {
+      for (;;) {
+        const head = text.indexOf('\r\n\r\n');
+        const length = /\r\ncontent-length: (\d+)\r\n/i.exec(text.slice(0, head));
+        if (head >= 0 && length && text.length >= head + 4 + Number(length[1])) {
+          const one = text.slice(0, head + 4 + Number(length[1]));
+          text = text.slice(one.length);
+          return one;
+        }
+        if (closed) throw new Error(`connection closed with ${JSON.stringify(text)}`);
+        await new Promise<void>((r) => waiters.push(r));
+      }
+    };
+    const chat = (body: string, extra = '') =>
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      `Authorization: Bearer ${key}\r\nX-Forwarded-For: ${address()}\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const small = JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] });
+    socket.write(chat(small));
+    expect(await answer()).toMatch(/^HTTP\/1\.1 200 /);
+    socket.write(chat(small));
+    const refused = await answer();
+    expect(refused).toMatch(/^HTTP\/1\.1 429 /);
+    expect(refused).not.toMatch(/\r\nconnection: close\r\n/i);
+    // The same connection answers the next request: the refused call's body was read off the wire.
+    expect(lastSeen('/v1/chat/completions')).toMatchObject({ flowing: null, didRead: false });
+    socket.write('GET /actuator/health/liveness HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await answer()).toMatch(/^HTTP\/1\.1 200 /);
+    // Past DRAIN_MAX_BYTES (64 KiB) the connection is closed after the answer, the body unread.
+    socket.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        `Authorization: Bearer ${key}\r\nContent-Length: ${64 * 1024 + 1}\r\n\r\n{"model":`,
+    );
+    const large = await answer();
+    expect(large).toMatch(/^HTTP\/1\.1 429 /);
+    expect(large).toMatch(/\r\nconnection: close\r\n/i);
+    await new Promise<void>((r) => (closed ? r() : socket.once('close', () => r())));
+
+    // A stranger with a small body: 401 and the connection closed, its body not read.
+    const res = await fetch(`${f.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer sk-wrong-small',
+        'content-type': 'application/json',
+        'x-forwarded-for': address(),
+      },
+      body: small,
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('connection')).toBe('close');
+    await res.arrayBuffer();
+  });
+
   it('a keyed gzip bomb is refused 413 once it inflates past the ratio cap, in the OpenAI error shape', async () => {
     const { key } = await f.createKey({ name: 'bomb' });
     const res = await post('/v1/chat/completions', key, address());

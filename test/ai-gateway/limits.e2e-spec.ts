@@ -22,7 +22,9 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
   const clock = new FakeClock(NOON_IN_SHANGHAI);
 
   beforeAll(async () => {
-    f = await startGatewayFixture({ BUDGET_TIMEZONE: 'Asia/Shanghai' }, undefined, { clock });
+    f = await startGatewayFixture({ BUDGET_TIMEZONE: 'Asia/Shanghai', AI_REFUSAL_HOLD_MS: '1000' }, undefined, {
+      clock,
+    });
   });
   afterAll(() => f.close());
   beforeEach(() => {
@@ -203,15 +205,25 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
       const retryAfter = Number(first.seen[0].headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThan(0);
 
-      // Half-way to the retry time: refused alike (error, headers, a shorter Retry-After), no statement.
+      // Half-way to the retry time: refused alike (error, headers, a shorter Retry-After), no statement,
+      // and answered only after AI_REFUSAL_HOLD_MS (1 s) on the clock: a client calling again at once is slowed.
       clock.advance(Math.floor((retryAfter * 1000) / 2));
       const again = sdk(key);
-      const second: any = await again.client.chat.completions.create(hi()).catch((e) => e);
+      let answered = false;
+      const pending = again.client.chat.completions
+        .create(hi())
+        .catch((e) => e)
+        .finally(() => (answered = true));
+      await clock.whenSleeping();
+      await new Promise((r) => setImmediate(r));
+      expect(answered).toBe(false);
+      clock.advance(1000);
+      const second: any = await pending;
       expect(second.status).toBe(429);
       const { message, ...rest } = refused.error;
       expect(second.error).toEqual({
         ...rest,
-        message: message.replace(/in \d+s\./, `in ${retryAfter - Math.floor(retryAfter / 2)}s.`),
+        message: message.replace(/in \d+s\./, `in ${retryAfter - Math.floor(retryAfter / 2) - 1}s.`),
       });
       expect(again.seen[0].headers.get('x-ratelimit-limit-requests')).toBe('2');
       expect(again.seen[0].headers.get('x-ratelimit-remaining-requests')).toBe('0');
@@ -237,6 +249,27 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
     } finally {
       store.mockRestore();
     }
+  });
+
+  it('a missing, unknown or revoked key is answered 401 after AI_REFUSAL_HOLD_MS on the clock; an admin refusal at once', async () => {
+    const { id, key } = await f.createKey({ name: 'soon-revoked' });
+    expect((await f.admin('DELETE', `/admin/keys/${id}`)).status).toBe(200);
+    for (const authorization of [undefined, 'Bearer sk-not-a-key', `Bearer ${key}`]) {
+      let answered = false;
+      const pending = fetch(`${f.gw.url}/v1/models`, { headers: authorization ? { authorization } : {} }).finally(
+        () => (answered = true),
+      );
+      await clock.whenSleeping();
+      await new Promise((r) => setImmediate(r));
+      expect([authorization, answered]).toEqual([authorization, false]);
+      clock.advance(1000);
+      const res = await pending;
+      expect([authorization, res.status]).toEqual([authorization, 401]);
+      await res.arrayBuffer();
+    }
+    // The console's refusals (an expired sign-in it renews) are not held: answered while the clock stands still.
+    const admin = await fetch(`${f.gw.url}/admin/keys`, { headers: { authorization: 'Bearer wrong-admin-token' } });
+    expect(admin.status).toBe(401);
   });
 
   it('a project binds its keys together: its requests per minute and token budget count the calls of all of them', async () => {

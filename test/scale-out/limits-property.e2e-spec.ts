@@ -239,6 +239,8 @@ describe.each(backends('limits property'))(
         AI_LOCAL_STT: 'false',
         RATE_LIMIT_PER_MINUTE: '100000',
         AI_KEY_CACHE_TTL_MS: '1000',
+        // A wave's calls are all answered before the clock moves: refusals are not held (limits.e2e-spec.ts tests the hold).
+        AI_REFUSAL_HOLD_MS: '0',
       };
       a = await startGateway(env, { clock });
       b = await startGateway(env, { dbUrl: a.dbUrl, clock });

@@ -77,5 +77,7 @@ export function startMembership(env: Env = {}, opts: StartOptions = {}): Promise
 
 /** Boots the real AI gateway on a fresh database (or `dbUrl`) on a random loopback port. */
 export function startGateway(env: Env = {}, opts: StartOptions = {}): Promise<RunningApp> {
-  return start(createGatewayApp, env, opts);
+  // Refusals are answered at once in tests (a held one waits on the app's clock, which many suites hold
+  // still); test/ai-gateway/limits.e2e-spec.ts sets the production default and tests the hold.
+  return start(createGatewayApp, { AI_REFUSAL_HOLD_MS: '0', ...env }, opts);
 }

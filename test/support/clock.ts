@@ -7,6 +7,8 @@ import { Clock } from '@app/platform';
  */
 export class FakeClock extends Clock {
   private current: number;
+  private sleepers: Array<{ until: number; wake: () => void }> = [];
+  private watchers: Array<{ count: number; wake: () => void }> = [];
 
   constructor(start = Date.now()) {
     super();
@@ -19,6 +21,25 @@ export class FakeClock extends Clock {
 
   advance(ms: number): void {
     this.current += ms;
+    const due = this.sleepers.filter((s) => s.until <= this.current);
+    this.sleepers = this.sleepers.filter((s) => s.until > this.current);
+    due.forEach((s) => s.wake());
+  }
+
+  /** Resolves when the clock reaches now + ms, i.e. when a test advances it that far. */
+  override sleep(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((wake) => {
+      this.sleepers.push({ until: this.current + ms, wake });
+      for (const w of this.watchers.filter((w) => this.sleepers.length >= w.count)) w.wake();
+      this.watchers = this.watchers.filter((w) => this.sleepers.length < w.count);
+    });
+  }
+
+  /** Resolves once at least `count` sleeps are waiting on this clock. */
+  whenSleeping(count = 1): Promise<void> {
+    if (this.sleepers.length >= count) return Promise.resolve();
+    return new Promise((wake) => this.watchers.push({ count, wake }));
   }
 }
 
@@ -26,4 +47,5 @@ export class FakeClock extends Clock {
 export function useClock(app: INestApplication, clock: Clock): void {
   const appClock = app.get(Clock);
   appClock.now = () => clock.now();
+  appClock.sleep = (ms) => clock.sleep(ms);
 }

@@ -17,6 +17,22 @@ export interface Authenticator {
 
 export const AUTHENTICATOR = Symbol('AUTHENTICATOR');
 
+const knownCallers = new WeakSet<object>();
+
+/**
+ * Marks a request whose credential an authenticator accepted before a later check of the same
+ * authentication refused it (the gateway: a valid key over its requests_per_minute). Its refusal may
+ * keep the connection open: the caller is not a stranger, so its small body may be read off the wire
+ * (see authenticate-first.ts).
+ */
+export function markKnownCaller(req: object): void {
+  knownCallers.add(req);
+}
+
+export function isKnownCaller(req: object): boolean {
+  return knownCallers.has(req);
+}
+
 /** What the limiter reads of a caller: its address (an HTTP request, or a WebSocket's handshake). */
 export interface LimitedCaller {
   ip?: string;

@@ -90,6 +90,18 @@ export class GatewayConfig extends BaseConfig {
   @Max(60_000)
   AI_KEY_CACHE_TTL_MS: number = 5000;
 
+  /**
+   * A key already refused for requests_per_minute (and remembered so, RefusedUntil in
+   * apps/ai-gateway/src/limits/call-admission.ts) gets its next refusals after this long (ms; at most
+   * until its retry time): a client calling again at once, without waiting for Retry-After, is slowed to
+   * one call per connection per hold instead of taking the replica's time with refusals. The first
+   * refusal is answered at once. 0 answers every refusal at once.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  AI_REFUSAL_HOLD_MS: number = 1000;
+
   /** Usage ledger: flush interval of the batched writes (ms). */
   @IsInt()
   @Min(10)

@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { sendJson } from '../http/json-response';
 import { GatewayError } from './gateway-errors';
 import { normalizeError } from '@app/envelope';
 
@@ -78,5 +79,6 @@ export function sendOpenAiError(exception: unknown, req: Request, res: Response,
   else if (status === 429 && !res.getHeader('Retry-After')) res.setHeader('Retry-After', '60');
   if (shouldRetryError(exception) === false) res.setHeader('x-should-retry', 'false');
   if (unexpected && requestId) body.error.message = `Internal server error (request id ${requestId})`;
-  res.status(status).json(body);
+  // Written as sendJson writes answers (one head, no ETag or content negotiation): refusals are the bulk of an abusive caller's calls.
+  sendJson(res, status, body);
 }

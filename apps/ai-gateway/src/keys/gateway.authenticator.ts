@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual, createHash } from 'crypto';
 import type { IncomingHttpHeaders } from 'http';
-import { ADMIN_ROLE, Authenticator, bearerToken, Principal, withImpliedRoles } from '@app/auth';
+import { ADMIN_ROLE, Authenticator, bearerToken, markKnownCaller, Principal, withImpliedRoles } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '../errors';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKey } from './api-key.entity';
@@ -9,6 +9,7 @@ import { ApiKeysService } from './api-keys.service';
 import { ApiKeyClaims } from './key-scopes';
 import { looksLikeJwt, MembershipTokens } from './membership-tokens';
 import { CallAdmission } from '../limits/call-admission';
+import { RefusalHold } from '../limits/refusal-hold';
 import { RateLimits } from '../limits/rate-limits';
 import { hasBudget, limitSetOf, limitsCall } from '../limits/limit-set';
 
@@ -67,17 +68,26 @@ export class GatewayAuthenticator implements Authenticator {
     private readonly config: GatewayConfig,
     private readonly admission: CallAdmission,
     private readonly membership: MembershipTokens,
+    private readonly refusalHold: RefusalHold,
   ) {}
 
   async authenticate(req: KeyedRequest): Promise<Principal | null> {
     const token = bearerToken(req);
     const path: string = req.path ?? req.url ?? '';
     if (path === '/admin' || path.startsWith('/admin/')) return this.admin(token, req.method ?? 'GET');
-    if (!token) {
-      throw new GatewayError(GatewayErrorCode.ApiKeyMissing);
+    let key: ApiKey;
+    try {
+      if (!token) throw new GatewayError(GatewayErrorCode.ApiKeyMissing);
+      key = await this.keys.resolve(token);
+    } catch (e) {
+      // A missing, unknown, revoked or expired key is answered after a hold (RefusalHold): a caller trying
+      // keys or ignoring its 401s gets one answer per connection per hold. /admin is not held (above).
+      if (e instanceof GatewayError && e.getStatus() === 401) await this.refusalHold.hold();
+      throw e;
     }
-    const key = await this.keys.resolve(token);
     const principal = apiKeyPrincipal(key);
+    // A refusal from here on is to a known key, not a stranger: its connection may be kept (authenticate-first.ts).
+    markKnownCaller(req);
     // Recorded before counting: a refusal (429) carries the headers too.
     req.rateLimits ??= new RateLimits();
     await this.admission.countRequest(principal.claims as ApiKeyClaims, key.id, req.rateLimits);

@@ -23,6 +23,7 @@ import { ALLOWED, AdmitAnswer, SettleAnswer, WindowSettlement } from './limit-an
 import { hasBudget } from './limit-set';
 import { LimitsRepository } from './limits.repository';
 import { RedisLimits } from './redis-limits';
+import { RefusalHold } from './refusal-hold';
 
 /** Where the rate-limit headers go: the HTTP response, when there is one (a WebSocket has none). */
 export interface RateHeaderSink {
@@ -72,6 +73,7 @@ export class CallAdmission {
     private readonly limits: LimitsRepository,
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
+    private readonly refusalHold: RefusalHold,
     @Optional() metrics?: Metrics,
   ) {
     this.redis = state.backend === 'redis' ? new RedisLimits(state as RedisSharedState) : null;
@@ -95,8 +97,15 @@ export class CallAdmission {
   async countRequest(claims: ApiKeyClaims, keyId: string, headers?: RateHeaderSink): Promise<void> {
     const windows = planRequest(subjectsOf(claims, keyId));
     if (!windows.length) return;
-    const now = Math.floor(this.clock.now());
-    const known = this.refusedUntil.answer(keyId, windows, now);
+    let now = Math.floor(this.clock.now());
+    let known = this.refusedUntil.answer(keyId, windows, now);
+    if (known) {
+      // Refused already and calling again before the retry time: answered after a hold (RefusalHold), then
+      // as the moment it is answered.
+      await this.refusalHold.hold(known.refused?.retry_ms ?? 0);
+      now = Math.floor(this.clock.now());
+      known = this.refusedUntil.answer(keyId, windows, now);
+    }
     if (known) {
       writeHeaders(headers, windows, known);
       throw refusal(known, windows, [], claims);

@@ -45,7 +45,7 @@ describe('AccessTokenService.verify (remembers verified tokens)', () => {
 
   it('signs and checks expiry by the injected Clock, not Date.now (uncached tokens too)', () => {
     let now = Date.UTC(2031, 0, 1);
-    const clock: Clock = { now: () => now };
+    const clock = { now: () => now } as Clock;
     const signer = service(2_000, clock).tokens;
     const { token } = signer.sign('42', 'sid-1', 'password', ['pwd'], []);
     const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
@@ -175,7 +175,7 @@ describe('AccessTokenService: ES256 with a kid, rotation, the HS256 window', () 
 
   it('accepts HS256 only for tokens issued before the process started, and only until the window closes', () => {
     let now = Date.UTC(2031, 0, 1);
-    const clock: Clock = { now: () => now };
+    const clock = { now: () => now } as Clock;
     const { tokens, key } = service(600_000, clock);
     const issuedBefore = signWith(key, legacyClaims(now / 1000 - 10));
     const issuedAfter = signWith(key, legacyClaims(now / 1000 + 1));

@@ -9,4 +9,9 @@ export class Clock {
   now(): number {
     return Date.now();
   }
+
+  /** Resolves once `ms` have passed on this clock (a test's clock resolves it when moved past that point). */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
 }

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { authenticateRequest, Authenticator, AuthLimiter, Principal } from '@app/auth';
+import { authenticateRequest, Authenticator, AuthLimiter, isKnownCaller, Principal } from '@app/auth';
 import type { Middleware } from './http-pipeline';
 import { pathnameOf, RouteInfo } from './route-table';
 
@@ -17,7 +17,8 @@ export type AuthenticateFirst = 'all' | 'routes';
  * and the refused-credential limiter (429 per address) acts first. The principal is kept on the
  * request; the global guard reuses it (authenticateRequest), so the caller is checked and counted
  * once. A refusal leaves the body unread and closes the connection after the answer (keep-alive would
- * have to read the rest of the body first).
+ * have to read the rest of the body first), unless the caller is a known key refused by its own limits
+ * and its body is small (bodyMayBeDrained): then Node drops the body and the connection is kept.
  */
 export function authenticateFirst(
   mode: AuthenticateFirst,
@@ -38,14 +39,25 @@ export function authenticateFirst(
         next();
       },
       (e: unknown) => {
-        if (announcesBody(req) && !req.readableEnded && !res.headersSent) res.setHeader('Connection', 'close');
+        if (!bodyMayBeDrained(req) && !res.headersSent) res.setHeader('Connection', 'close');
         next(e);
       },
     );
   };
 }
 
-function announcesBody(req: Request): boolean {
+/** Most body bytes a refused known caller's connection is kept for (read off the wire and dropped, never parsed). */
+export const DRAIN_MAX_BYTES = 64 * 1024;
+
+/**
+ * Whether a refused request's connection can be kept: no body, a body already read, or a known
+ * caller's (isKnownCaller: a valid key refused by its own limits) body of a stated length up to
+ * DRAIN_MAX_BYTES, which Node reads off the wire and drops after the answer. A stranger's body is never
+ * read: its connection is closed after the answer, as is any longer or chunked body.
+ */
+function bodyMayBeDrained(req: Request): boolean {
   const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  if (req.readableEnded || (!chunked && (length === undefined || length === '0'))) return true;
+  return !chunked && isKnownCaller(req) && /^\d{1,9}$/.test(length!) && Number(length) <= DRAIN_MAX_BYTES;
 }
