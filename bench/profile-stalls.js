@@ -3,13 +3,16 @@
 // and what ran in them: a stretch is a run of samples with no idle or program-wide GC gap longer than one
 // sample interval. For each stretch over the threshold, its length and the functions with the most time on
 // the stack in it (inclusive); then, over all such stretches, the same totals.
-// Usage: node bench/profile-stalls.js <file.cpuprofile> [thresholdMs=3] [stretches=15]
+// Usage: node bench/profile-stalls.js <file.cpuprofile> [thresholdMs=3] [stretches=15] [fromS] [toS]
+// (fromS/toS: only stretches starting in that window, seconds since the profile started, e.g. an attack's)
 'use strict';
 const fs = require('fs');
 
 const file = process.argv[2];
 const thresholdMs = Number(process.argv[3] || 3);
 const show = Number(process.argv[4] || 15);
+const fromS = Number(process.argv[5] || 0);
+const toS = Number(process.argv[6] || Infinity);
 const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
 const byId = new Map(prof.nodes.map((n) => [n.id, n]));
 const parent = new Map();
@@ -51,6 +54,8 @@ for (let i = 0; i < prof.samples.length; i++) {
   cur.samples.push([id, dt]);
 }
 if (cur) stretches.push(cur);
+const inWindow = (s) => (s.start - prof.startTime) / 1e6 >= fromS && (s.start - prof.startTime) / 1e6 <= toS;
+stretches.splice(0, stretches.length, ...stretches.filter(inWindow));
 
 const long = stretches.filter((s) => (s.end - s.start) / 1000 >= thresholdMs);
 const busy = stretches.reduce((a, s) => a + (s.end - s.start), 0);
