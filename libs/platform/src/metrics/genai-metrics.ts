@@ -4,7 +4,8 @@
 // as OpenTelemetry's Prometheus exporter spells them: dots become underscores, seconds get `_seconds`);
 // also over OTLP when a metrics endpoint is configured (otlp-metrics.ts, loaded only then).
 import type { Attributes, Counter as OtelCounter, Histogram as OtelHistogram } from '@opentelemetry/api';
-import { Counter, Histogram, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { SeriesCounter, SeriesHistogram } from './series-metrics';
 import { OtlpMetrics, OtlpMetricsSettings, startOtlpMetrics } from './otlp-metrics';
 
 /** The convention's ExplicitBucketBoundaries for gen_ai.client.token.usage. */
@@ -40,11 +41,12 @@ export interface GenAiMetricsOptions {
 
 /** One instance per app (its Prometheus registry); implements libs/llm's GenAiMetricsSink. */
 export class GenAiMetrics {
-  private readonly tokens: Histogram;
-  private readonly duration: Histogram;
-  private readonly firstChunk: Histogram;
-  private readonly overhead: Histogram;
-  private readonly cost: Counter;
+  // Series types (series-metrics.ts): several observations on every proxied call, exposed as prom-client's.
+  private readonly tokens: SeriesHistogram;
+  private readonly duration: SeriesHistogram;
+  private readonly firstChunk: SeriesHistogram;
+  private readonly overhead: SeriesHistogram;
+  private readonly cost: SeriesCounter;
   private readonly otlp: OtlpMetrics | null;
   private readonly otel?: {
     tokens: OtelHistogram;
@@ -56,35 +58,35 @@ export class GenAiMetrics {
 
   constructor(registry: Registry, opts: GenAiMetricsOptions = {}) {
     const registers = [registry];
-    this.tokens = new Histogram({
+    this.tokens = new SeriesHistogram({
       name: 'gen_ai_client_token_usage',
       help: 'Number of input and output tokens used (OpenTelemetry gen_ai.client.token.usage)',
       labelNames: [...CLIENT_LABELS, 'gen_ai_token_type'],
       buckets: GEN_AI_TOKEN_BUCKETS,
       registers,
     });
-    this.duration = new Histogram({
+    this.duration = new SeriesHistogram({
       name: 'gen_ai_client_operation_duration_seconds',
       help: 'GenAI operation duration per upstream attempt (OpenTelemetry gen_ai.client.operation.duration)',
       labelNames: CLIENT_LABELS,
       buckets: GEN_AI_DURATION_BUCKETS,
       registers,
     });
-    this.firstChunk = new Histogram({
+    this.firstChunk = new SeriesHistogram({
       name: 'gen_ai_client_operation_time_to_first_chunk_seconds',
       help: 'Time to the first chunk of a streamed upstream answer (OpenTelemetry gen_ai.client.operation.time_to_first_chunk)',
       labelNames: CLIENT_LABELS,
       buckets: GEN_AI_DURATION_BUCKETS,
       registers,
     });
-    this.overhead = new Histogram({
+    this.overhead = new SeriesHistogram({
       name: 'ai_gateway_overhead_seconds',
       help: "The gateway's own time per /v1 request, upstream waits excluded (X-Gateway-Overhead-Ms)",
       labelNames: ['endpoint'],
       buckets: OVERHEAD_BUCKETS,
       registers,
     });
-    this.cost = new Counter({
+    this.cost = new SeriesCounter({
       name: 'ai_gateway_cost_yuan_total',
       help: 'Yuan charged for calls, by public model, deployment and endpoint',
       labelNames: ['model', 'deployment', 'endpoint'],

@@ -4,7 +4,8 @@ import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '@app/auth';
 import { RawResponse } from '@app/envelope';
 import type { Request, Response } from 'express';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { SeriesCounter, SeriesHistogram } from './series-metrics';
 import { BaseConfig } from '../config/base.config';
 import { managementAllowed } from '../health/management-token';
 
@@ -12,13 +13,14 @@ import { managementAllowed } from '../health/management-token';
 @Injectable()
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({
+  // Series types (series-metrics.ts): observed on every request, exposed as prom-client's.
+  readonly requests = new SeriesCounter({
     name: 'http_requests_total',
     help: 'HTTP requests by method, route and status',
     labelNames: ['method', 'route', 'status'],
     registers: [this.registry],
   });
-  readonly duration = new Histogram({
+  readonly duration = new SeriesHistogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request latency by method, route and status',
     labelNames: ['method', 'route', 'status'],
