@@ -2,6 +2,7 @@
 // production argon2id parameters (against raw argon2id verifications in a bare process), profile p99
 // while logins saturate the server, token refresh rate against profile rate.
 'use strict';
+const { generateKeyPairSync, randomBytes } = require('crypto');
 const os = require('os');
 const path = require('path');
 const { figure, notAvailable, section } = require('../lib/figures');
@@ -43,6 +44,11 @@ async function run(ctx) {
         ...ctx.appEnv,
         DATABASE_URL: db.url,
         JWT_SECRET: 'bench-jwt-secret-0123456789abcdef0123456789',
+        // Production needs its own signing keys and second-factor secret (docs/configuration.md): made per run.
+        ACCESS_TOKEN_KEYS: JSON.stringify({
+          keys: [generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' })],
+        }),
+        MFA_ENCRYPTION_SECRET: randomBytes(24).toString('base64url'),
         // production refuses the log SMS sender; no code is sent during the bench (loopback endpoint, never called)
         SMS_PROVIDER: 'aliyun',
         ALIYUN_SMS_ACCESS_KEY_ID: 'bench',
