@@ -209,6 +209,27 @@ describe('AI gateway: authentication before the body', () => {
     await res.arrayBuffer();
   });
 
+  it('a kept connection whose refused body does not arrive within REQUEST_TIMEOUT_MS is closed', async () => {
+    const slow = await startGatewayFixture({ REQUEST_TIMEOUT_MS: '1000' });
+    try {
+      const { key } = await slow.createKey({ name: 'rpm-slow-body', requests_per_minute: 1 });
+      await (await fetch(`${slow.gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer();
+      const socket = net.connect(Number(new URL(slow.gw.url).port), '127.0.0.1');
+      let text = '';
+      socket.on('data', (d) => (text += d.toString('latin1')));
+      const closed = new Promise<void>((r) => socket.on('close', () => r()));
+      // Refused (over its requests_per_minute), announced 100 bytes, sends 10 and stops.
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":1`,
+      );
+      await closed;
+      expect(text).toMatch(/^HTTP\/1\.1 429 /);
+      expect(text).not.toMatch(/\r\nconnection: close\r\n/i);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('a keyed gzip bomb is refused 413 once it inflates past the ratio cap, in the OpenAI error shape', async () => {
     const { key } = await f.createKey({ name: 'bomb' });
     const res = await post('/v1/chat/completions', key, address());

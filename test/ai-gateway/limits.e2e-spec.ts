@@ -6,7 +6,8 @@
  * clock is a FakeClock the tests move (no test waits for a minute or a day).
  */
 import OpenAI from 'openai';
-import type { Principal } from '@app/auth';
+import * as net from 'net';
+import { AUTH_LIMITER, AuthLimiter, Principal } from '@app/auth';
 import { CallAdmission } from '../../apps/ai-gateway/src/limits/call-admission';
 import { LimitsRepository } from '../../apps/ai-gateway/src/limits/limits.repository';
 import { apiKeyPrincipal } from '../../apps/ai-gateway/src/keys/gateway.authenticator';
@@ -254,22 +255,41 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
   it('a missing, unknown or revoked key is answered 401 after AI_REFUSAL_HOLD_MS on the clock; an admin refusal at once', async () => {
     const { id, key } = await f.createKey({ name: 'soon-revoked' });
     expect((await f.admin('DELETE', `/admin/keys/${id}`)).status).toBe(200);
+    const failed = jest.spyOn(f.gw.app.get<AuthLimiter>(AUTH_LIMITER), 'failed');
     for (const authorization of [undefined, 'Bearer sk-not-a-key', `Bearer ${key}`]) {
       let answered = false;
+      const before = failed.mock.calls.length;
       const pending = fetch(`${f.gw.url}/v1/models`, { headers: authorization ? { authorization } : {} }).finally(
         () => (answered = true),
       );
       await clock.whenSleeping();
       await new Promise((r) => setImmediate(r));
       expect([authorization, answered]).toEqual([authorization, false]);
+      // Counted against the address before the hold: guesses sent together are blocked by their count.
+      expect(failed.mock.calls.length).toBe(before + 1);
       clock.advance(1000);
       const res = await pending;
       expect([authorization, res.status]).toEqual([authorization, 401]);
       await res.arrayBuffer();
     }
+    failed.mockRestore();
     // The console's refusals (an expired sign-in it renews) are not held: answered while the clock stands still.
     const admin = await fetch(`${f.gw.url}/admin/keys`, { headers: { authorization: 'Bearer wrong-admin-token' } });
     expect(admin.status).toBe(401);
+  });
+
+  it('holds one refusal per connection: a refusal pipelined behind a held one closes the connection', async () => {
+    const { port } = new URL(f.gw.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    const closed = new Promise<void>((r) => socket.on('close', () => r()));
+    const refused = 'GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sk-not-a-key\r\n\r\n';
+    socket.write(refused + refused + refused);
+    // Closed while the clock stands still: the first refusal's hold never ended, the second closed the connection.
+    await closed;
+    expect(text).toBe('');
+    clock.advance(1000); // ends the first refusal's hold
   });
 
   it('a project binds its keys together: its requests per minute and token budget count the calls of all of them', async () => {

@@ -10,7 +10,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { IS_PUBLIC, REQUIRED_ROLES } from './decorators';
-import { AUTH_LIMITER, AUTHENTICATOR, AuthLimiter, Authenticator, Principal } from './principal';
+import { AUTH_LIMITER, AUTHENTICATOR, AuthLimiter, Authenticator, holdOf, Principal } from './principal';
 
 /** Global guard: a route needs an authenticated caller unless it is marked `@Public()`. */
 @Injectable()
@@ -56,8 +56,10 @@ export async function authenticateRequest(
   try {
     principal = authenticator ? await authenticator.authenticate(req) : null;
   } catch (e) {
-    // Refused credentials count against the client address (brute force, key guessing).
+    // Refused credentials count against the client address (brute force, key guessing); then the refusal
+    // waits as long as its authenticator asked (answerAfter), unless the count refused the address first.
     if (limiter && isAuthFailure(e)) await limiter.failed(req, res);
+    await holdOf(e)?.();
     throw e;
   }
   if (!principal) {

@@ -33,6 +33,23 @@ export function isKnownCaller(req: object): boolean {
   return knownCallers.has(req);
 }
 
+const holds = new WeakMap<object, () => Promise<void>>();
+
+/**
+ * Marks a refusal of credentials to be answered after `hold` (the gateway's AI_REFUSAL_HOLD_MS). The wait
+ * starts once the refusal is counted against the client's address (authenticateRequest), so a caller
+ * guessing many keys at once is blocked by its count, not let through during the wait.
+ */
+export function answerAfter<E extends object>(error: E, hold: () => Promise<void>): E {
+  holds.set(error, hold);
+  return error;
+}
+
+/** The wait `answerAfter` gave a refusal, if any. */
+export function holdOf(error: unknown): (() => Promise<void>) | undefined {
+  return typeof error === 'object' && error !== null ? holds.get(error) : undefined;
+}
+
 /** What the limiter reads of a caller: its address (an HTTP request, or a WebSocket's handshake). */
 export interface LimitedCaller {
   ip?: string;

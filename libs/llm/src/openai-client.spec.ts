@@ -200,12 +200,17 @@ describe('OpenAiCompatibleClient', () => {
     }
   });
 
-  it('fails as a protocol error on a base64 embedding that is not whole float32 values', async () => {
+  it.each([
+    ['AAAAAAA=', 'not whole float32 values'],
+    ['', 'not base64'],
+    ['AAAA AAA', 'not base64'],
+    ['AA-_AAAA', 'not base64'],
+  ])('fails as a protocol error on the embedding %j (%s)', async (embedding, message) => {
     const bad = createServer((req, res) => {
       req.resume();
       req.on('end', () => {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ object: 'list', data: [{ index: 0, object: 'embedding', embedding: 'AAAAAAA=' }] }));
+        res.end(JSON.stringify({ object: 'list', data: [{ index: 0, object: 'embedding', embedding }] }));
       });
     });
     await new Promise<void>((r) => bad.listen(0, '127.0.0.1', r));
@@ -219,7 +224,7 @@ describe('OpenAiCompatibleClient', () => {
     try {
       const e = await c.embeddings({ model: 'e', input: ['x'] }).catch((err: unknown) => err);
       expect(e).toBeInstanceOf(UpstreamError);
-      expect(e).toMatchObject({ kind: 'protocol', message: expect.stringContaining('not whole float32 values') });
+      expect(e).toMatchObject({ kind: 'protocol', message: expect.stringContaining(message) });
     } finally {
       await c.close();
       await new Promise((r) => bad.close(r));

@@ -175,8 +175,13 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
   }
 }
 
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
 /** A base64 embedding (little-endian float32s, OpenAI's encoding_format=base64) as numbers. */
 function float32sOf(base64: string, statusCode: number): number[] {
+  // Buffer.from skips characters that are not base64: checked first, so garbage is refused, not decoded.
+  if (base64.length === 0 || base64.length % 4 !== 0 || !BASE64.test(base64))
+    throw new UpstreamError('upstream sent an embedding that is not base64', 'protocol', statusCode);
   const bytes = Buffer.from(base64, 'base64');
   if (bytes.length % 4 !== 0)
     throw new UpstreamError(

@@ -81,6 +81,8 @@ interface Target {
 interface Traced {
   operation: GenAiOperation;
   request?: ChatCompletionRequest | TextCompletionRequest | EmbeddingsRequest;
+  /** The request as a deployment sends it, where that differs (embeddings: the deployment's encoding_format). */
+  requestFor?: (d: Deployment) => ChatCompletionRequest | TextCompletionRequest | EmbeddingsRequest;
 }
 
 export class LlmRouter {
@@ -264,7 +266,12 @@ export class LlmRouter {
     return this.run(
       req.model,
       opts,
-      { operation: 'embeddings', request: req },
+      {
+        operation: 'embeddings',
+        request: req,
+        // An OpenAI-type deployment asks in its own encoding (OpenAiCompatibleClient.embeddings).
+        requestFor: (d) => (d.type === 'openai' ? { ...req, encoding_format: d.embeddingsEncoding } : req),
+      },
       async (t, attempt) => {
         let input = req.input;
         if (tokens && !takesIds(t)) {
@@ -381,7 +388,8 @@ export class LlmRouter {
     for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
       if (opts.signal?.aborted) throw new CallAbortedError();
       const target = order[index % order.length];
-      const span = new GenAiAttempt(traced.operation, target.genAi, traced.request, attempt, this.telemetry);
+      const request = traced.requestFor ? traced.requestFor(target.deployment) : traced.request;
+      const span = new GenAiAttempt(traced.operation, target.genAi, request, attempt, this.telemetry);
       try {
         const value = await call(target, span);
         if (!span.streaming) span.end();

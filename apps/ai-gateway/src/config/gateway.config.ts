@@ -91,11 +91,12 @@ export class GatewayConfig extends BaseConfig {
   AI_KEY_CACHE_TTL_MS: number = 5000;
 
   /**
-   * A key already refused for requests_per_minute (and remembered so, RefusedUntil in
-   * apps/ai-gateway/src/limits/call-admission.ts) gets its next refusals after this long (ms; at most
-   * until its retry time): a client calling again at once, without waiting for Retry-After, is slowed to
-   * one call per connection per hold instead of taking the replica's time with refusals. The first
-   * refusal is answered at once. 0 answers every refusal at once.
+   * Refusals a caller could have avoided are answered after this long (ms), on the app's clock (RefusalHold
+   * in apps/ai-gateway/src/limits/refusal-hold.ts): a key refused for requests_per_minute calling again before
+   * its retry time (remembered per replica, RefusedUntil; never held past that time; its first refusal is
+   * answered at once) and a missing, unknown, revoked or expired key (counted against its address first).
+   * A client calling again at once is slowed to one call per connection per hold; one refusal per
+   * connection is held at a time. 0 answers every refusal at once.
    */
   @IsInt()
   @Min(0)

@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual, createHash } from 'crypto';
 import type { IncomingHttpHeaders } from 'http';
-import { ADMIN_ROLE, Authenticator, bearerToken, markKnownCaller, Principal, withImpliedRoles } from '@app/auth';
+import {
+  ADMIN_ROLE,
+  answerAfter,
+  Authenticator,
+  bearerToken,
+  markKnownCaller,
+  Principal,
+  withImpliedRoles,
+} from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '../errors';
 import { GatewayConfig } from '../config/gateway.config';
 import { ApiKey } from './api-key.entity';
@@ -9,7 +17,7 @@ import { ApiKeysService } from './api-keys.service';
 import { ApiKeyClaims } from './key-scopes';
 import { looksLikeJwt, MembershipTokens } from './membership-tokens';
 import { CallAdmission } from '../limits/call-admission';
-import { RefusalHold } from '../limits/refusal-hold';
+import { HeldConnection, RefusalHold } from '../limits/refusal-hold';
 import { RateLimits } from '../limits/rate-limits';
 import { hasBudget, limitSetOf, limitsCall } from '../limits/limit-set';
 
@@ -20,6 +28,8 @@ type KeyedRequest = {
   path?: string;
   url?: string;
   rateLimits?: RateLimits;
+  /** The request's connection: one refusal of it is held at a time (RefusalHold). */
+  socket?: HeldConnection;
 };
 
 /** Claims per key record: the record is cached (ApiKeysService.resolve), so they are built once per lookup, not per request. */
@@ -80,9 +90,11 @@ export class GatewayAuthenticator implements Authenticator {
       if (!token) throw new GatewayError(GatewayErrorCode.ApiKeyMissing);
       key = await this.keys.resolve(token);
     } catch (e) {
-      // A missing, unknown, revoked or expired key is answered after a hold (RefusalHold): a caller trying
-      // keys or ignoring its 401s gets one answer per connection per hold. /admin is not held (above).
-      if (e instanceof GatewayError && e.getStatus() === 401) await this.refusalHold.hold();
+      // A missing, unknown, revoked or expired key is answered after a hold (RefusalHold), once the refusal is
+      // counted against its address (answerAfter): a caller trying keys or ignoring its 401s gets one answer
+      // per connection per hold. /admin is not held (above).
+      if (e instanceof GatewayError && e.getStatus() === 401)
+        throw answerAfter(e, () => this.refusalHold.hold(Infinity, req.socket));
       throw e;
     }
     const principal = apiKeyPrincipal(key);
@@ -90,7 +102,7 @@ export class GatewayAuthenticator implements Authenticator {
     markKnownCaller(req);
     // Recorded before counting: a refusal (429) carries the headers too.
     req.rateLimits ??= new RateLimits();
-    await this.admission.countRequest(principal.claims as ApiKeyClaims, key.id, req.rateLimits);
+    await this.admission.countRequest(principal.claims as ApiKeyClaims, key.id, req.rateLimits, req.socket);
     return principal;
   }
 

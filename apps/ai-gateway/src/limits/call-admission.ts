@@ -23,7 +23,7 @@ import { ALLOWED, AdmitAnswer, SettleAnswer, WindowSettlement } from './limit-an
 import { hasBudget } from './limit-set';
 import { LimitsRepository } from './limits.repository';
 import { RedisLimits } from './redis-limits';
-import { RefusalHold } from './refusal-hold';
+import { HeldConnection, RefusalHold } from './refusal-hold';
 
 /** Where the rate-limit headers go: the HTTP response, when there is one (a WebSocket has none). */
 export interface RateHeaderSink {
@@ -94,7 +94,12 @@ export class CallAdmission {
    * A refusal is remembered in this replica until the moment the shared state named for a request to fit
    * again (RefusedUntil): the same 429 without asking it again, which gives the same answer.
    */
-  async countRequest(claims: ApiKeyClaims, keyId: string, headers?: RateHeaderSink): Promise<void> {
+  async countRequest(
+    claims: ApiKeyClaims,
+    keyId: string,
+    headers?: RateHeaderSink,
+    connection?: HeldConnection,
+  ): Promise<void> {
     const windows = planRequest(subjectsOf(claims, keyId));
     if (!windows.length) return;
     let now = Math.floor(this.clock.now());
@@ -102,9 +107,12 @@ export class CallAdmission {
     if (known) {
       // Refused already and calling again before the retry time: answered after a hold (RefusalHold), then
       // as the moment it is answered.
-      await this.refusalHold.hold(known.refused?.retry_ms ?? 0);
+      const before = known;
+      await this.refusalHold.hold(known.refused?.retry_ms ?? 0, connection);
       now = Math.floor(this.clock.now());
       known = this.refusedUntil.answer(keyId, windows, now);
+      // A client gone during the hold is not counted in the window once its retry time came: refused as it was.
+      if (!known && connection?.destroyed) known = before;
     }
     if (known) {
       writeHeaders(headers, windows, known);

@@ -15,21 +15,31 @@ import { GatewayConfig } from '../config/gateway.config';
 export class RefusalHold {
   static readonly MAX_HELD = 10_000;
   private held = 0;
+  private readonly connections = new WeakSet<HeldConnection>();
 
   constructor(
     private readonly clock: Clock,
     private readonly config: GatewayConfig,
   ) {}
 
-  /** Waits AI_REFUSAL_HOLD_MS on the app's clock, at most `atMostMs` (a retry time). */
-  async hold(atMostMs = Infinity): Promise<void> {
+  /**
+   * Waits AI_REFUSAL_HOLD_MS on the app's clock, at most `atMostMs` (a retry time). `connection`: the
+   * refused request's; a second refusal on a connection whose first is still held (requests pipelined
+   * behind it) closes the connection at once instead, so one connection holds one refusal at a time.
+   */
+  async hold(atMostMs = Infinity, connection?: HeldConnection): Promise<void> {
     const ms = Math.min(this.config.AI_REFUSAL_HOLD_MS, Math.max(0, atMostMs));
     if (ms <= 0 || this.held >= RefusalHold.MAX_HELD) return;
+    if (connection) {
+      if (this.connections.has(connection)) return void connection.destroy();
+      this.connections.add(connection);
+    }
     this.held++;
     try {
       await this.clock.sleep(ms);
     } finally {
       this.held--;
+      if (connection) this.connections.delete(connection);
     }
   }
 
@@ -37,4 +47,10 @@ export class RefusalHold {
   get holding(): number {
     return this.held;
   }
+}
+
+/** What RefusalHold needs of a refused request's connection (a net.Socket). */
+export interface HeldConnection {
+  readonly destroyed: boolean;
+  destroy(): void;
 }

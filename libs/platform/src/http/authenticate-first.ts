@@ -25,6 +25,8 @@ export function authenticateFirst(
   route: (method: string | undefined, path: string) => RouteInfo | undefined,
   authenticator?: Authenticator,
   limiter?: AuthLimiter,
+  /** REQUEST_TIMEOUT_MS: a body kept to be dropped (bodyMayBeDrained) must arrive within it, or the connection is closed. */
+  drainTimeoutMs = 30_000,
 ): Middleware {
   return (req: Request & { principal?: Principal }, res: Response, next) => {
     const found = route(req.method, pathnameOf(req.url));
@@ -39,7 +41,16 @@ export function authenticateFirst(
         next();
       },
       (e: unknown) => {
-        if (!bodyMayBeDrained(req) && !res.headersSent) res.setHeader('Connection', 'close');
+        if (!bodyMayBeDrained(req)) {
+          if (!res.headersSent) res.setHeader('Connection', 'close');
+        } else if (!req.readableEnded) {
+          // Node drops the rest of the body after the answer; a body that does not come in time closes the connection.
+          const timer = setTimeout(() => req.socket.destroy(), drainTimeoutMs);
+          timer.unref();
+          const clear = () => clearTimeout(timer);
+          req.once('end', clear);
+          req.once('close', clear);
+        }
         next(e);
       },
     );

@@ -115,7 +115,7 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
       ...edgeStages({ accessLog: app.get(AccessLog), metrics: app.get(Metrics), cors: corsStage }),
       ...(options.edge ?? []),
       ...(options.authenticateFirst
-        ? [authenticateFirst(options.authenticateFirst, routeOf, authenticator, limiter)]
+        ? [authenticateFirst(options.authenticateFirst, routeOf, authenticator, limiter, config.REQUEST_TIMEOUT_MS)]
         : []),
     ],
     errorResponder: options.errorResponder,

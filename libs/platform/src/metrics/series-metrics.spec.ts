@@ -32,6 +32,11 @@ describe('SeriesCounter and SeriesHistogram', () => {
       [{ method: 'GET', route: '/v1/models', status: '401', optional: '' }, 2],
       [{ method: 'GET', route: '/v1/models', status: '401' }, 1],
       [{ method: 'GET', route: 'quote"and\\back\nslash', status: 500 }, 0.1],
+      // Values that would run into each other if joined: two series.
+      [{ method: '1:a', route: 'b' }, 1],
+      [{ method: '1', route: 'a1:b' }, 1],
+      [{ method: 'x\u0002', route: 'y' }, 1],
+      [{ method: 'x', route: '\u0002y' }, 1],
     ];
     for (const [labels, v] of seen) {
       for (const c of m.counters) c.inc(labels, v);
@@ -47,8 +52,8 @@ describe('SeriesCounter and SeriesHistogram', () => {
     m.ours.setContentType(Registry.OPENMETRICS_CONTENT_TYPE as never);
     m.theirs.setContentType(Registry.OPENMETRICS_CONTENT_TYPE as never);
     expect(await m.ours.metrics()).toBe(await m.theirs.metrics());
-    // Four label sets (an absent label and an empty one are two series), as prom-client counts them.
-    expect((await m.ours.metrics()).match(/^calls_total/gm)).toHaveLength(4);
+    // Eight label sets (an absent label and an empty one are two series), as prom-client counts them.
+    expect((await m.ours.metrics()).match(/^calls_total/gm)).toHaveLength(8);
   });
 
   it('refuses what prom-client refuses: a label not declared, a value that is not a finite number, a negative increment', () => {

@@ -15,12 +15,20 @@ interface MetricOptions {
   registers: Registry[];
 }
 
-/** The key of a label set: its values in declared order; an absent label differs from an empty one. */
+/**
+ * The key of a label set: its values in declared order, each with its length (so no value can run into the
+ * next); an absent label differs from an empty one. A label not declared is refused when its series is
+ * made (labelsOf); a later call with one more such label and the same declared values finds that series.
+ */
 function keyOf(labelNames: readonly string[], labels: LabelValues): string {
   let key = '';
   for (let i = 0; i < labelNames.length; i++) {
     const v = labels[labelNames[i]];
-    key += v === undefined ? '\u0001' : `\u0002${v}`;
+    if (v === undefined) key += '-';
+    else {
+      const text = String(v);
+      key += `${text.length}:${text}`;
+    }
   }
   return key;
 }
