@@ -98,11 +98,15 @@ export class GatewayAuthenticator implements Authenticator {
       throw e;
     }
     const principal = apiKeyPrincipal(key);
-    // A refusal from here on is to a known key, not a stranger: its connection may be kept (authenticate-first.ts).
-    markKnownCaller(req);
     // Recorded before counting: a refusal (429) carries the headers too.
     req.rateLimits ??= new RateLimits();
-    await this.admission.countRequest(principal.claims as ApiKeyClaims, key.id, req.rateLimits, req.socket);
+    try {
+      await this.admission.countRequest(principal.claims as ApiKeyClaims, key.id, req.rateLimits, req.socket);
+    } catch (e) {
+      // Refused a known key, not a stranger: its connection may be kept (authenticate-first.ts).
+      markKnownCaller(req);
+      throw e;
+    }
     return principal;
   }
 

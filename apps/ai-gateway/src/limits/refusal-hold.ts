@@ -42,11 +42,6 @@ export class RefusalHold {
       if (connection) this.connections.delete(connection);
     }
   }
-
-  /** Refusals being held now. */
-  get holding(): number {
-    return this.held;
-  }
 }
 
 /** What RefusalHold needs of a refused request's connection (a net.Socket). */

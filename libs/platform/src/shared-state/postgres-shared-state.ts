@@ -1,6 +1,6 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { distinctEntries, SharedState } from './shared-state';
+import { distinctEntries, HitAnswer, SharedState } from './shared-state';
 
 /** SharedState on the `shared_state` table; expired rows are ignored and swept once a minute. */
 export class PostgresSharedState extends SharedState implements OnModuleDestroy {
@@ -209,7 +209,6 @@ function rowsOf<Row>(result: unknown[]): Row[] {
   return (Array.isArray(result[0]) ? result[0] : result) as Row[];
 }
 
-type HitAnswer = { blockedMs: number; count: number; ttlMs: number };
 interface PendingHit {
   key: string;
   blockKey: string;

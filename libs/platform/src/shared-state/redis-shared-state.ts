@@ -1,6 +1,6 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import Redis from 'ioredis';
-import { distinctEntries, SharedState } from './shared-state';
+import { distinctEntries, HitAnswer, SharedState } from './shared-state';
 
 const INCR = `
 local n = redis.call('INCRBY', KEYS[1], ARGV[2])
@@ -113,11 +113,7 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
     return { count: Number(count), ttlMs: Number(ttl) };
   }
 
-  override async hit(
-    key: string,
-    blockKey: string,
-    ttlMs: number,
-  ): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
+  override async hit(key: string, blockKey: string, ttlMs: number): Promise<HitAnswer> {
     const [blocked, count, ttl] = (await this.client.eval(
       HIT,
       2,

@@ -2,6 +2,9 @@
  * Short-lived state every replica must see the same way (rate-limit counters, one-time states,
  * caches). Redis when REDIS_URL is set, otherwise a PostgreSQL table; every entry expires.
  */
+/** What a rate-limit hit answers (SharedState.hit). */
+export type HitAnswer = { blockedMs: number; count: number; ttlMs: number };
+
 export abstract class SharedState {
   abstract get(key: string): Promise<string | null>;
   abstract set(key: string, value: string, ttlMs: number): Promise<void>;
@@ -37,11 +40,7 @@ export abstract class SharedState {
    * as `blockedMs`; otherwise `key` is incremented as by `incr`. The backends do it in one round
    * trip (this default takes two): it runs on every request (npm run bench).
    */
-  async hit(
-    key: string,
-    blockKey: string,
-    ttlMs: number,
-  ): Promise<{ blockedMs: number; count: number; ttlMs: number }> {
+  async hit(key: string, blockKey: string, ttlMs: number): Promise<HitAnswer> {
     const blockedMs = await this.ttl(blockKey);
     if (blockedMs > 0) return { blockedMs, count: 0, ttlMs: 0 };
     return { blockedMs: 0, ...(await this.incr(key, ttlMs)) };
