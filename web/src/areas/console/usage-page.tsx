@@ -6,7 +6,7 @@ import { t } from '../../i18n';
 import { Field, Notice } from '../../ui';
 import { BarFigure } from './charts';
 import { ConsolePage } from './console-area';
-import { everyDay, formatCount, formatYuan, topBy, UsageLine, UsageReport, utcDate } from './model';
+import { everyDay, formatCount, formatYuan, topBy, UsageLine, UsageReport } from './model';
 
 type Period = 'hour' | 'day';
 type GroupBy = 'key' | 'project' | 'model' | 'endpoint';
@@ -25,11 +25,14 @@ type Report = UsageReport & {
   data: Array<Omit<UsageLine, 'endpoint' | 'model'> & { endpoint: string | null; model: string | null }>;
 };
 
+// No dates at first: the gateway answers its last 30 days, counted in its BUDGET_TIMEZONE as `period` days
+// are (this browser's UTC date is a day behind Asia/Shanghai's for 8 hours of each day); the fields then show
+// the report's dates.
 const initial = (): Filters => ({
   period: 'day',
   group_by: 'model',
-  start: utcDate(Date.now() - 29 * 86_400_000),
-  end: utcDate(Date.now()),
+  start: '',
+  end: '',
   key_id: '',
   project_id: '',
 });
@@ -92,12 +95,9 @@ function csv(r: Report): string {
 export default function UsagePage({ path }: { path: string }) {
   const [draft, setDraft] = useState<Filters>(initial);
   const [filters, setFilters] = useState<Filters>(draft);
-  const q = new URLSearchParams({
-    period: filters.period,
-    group_by: filters.group_by,
-    start_date: filters.start,
-    end_date: filters.end,
-  });
+  const q = new URLSearchParams({ period: filters.period, group_by: filters.group_by });
+  if (filters.start) q.set('start_date', filters.start);
+  if (filters.end) q.set('end_date', filters.end);
   if (filters.key_id.trim()) q.set('key_id', filters.key_id.trim());
   if (filters.project_id.trim()) q.set('project_id', filters.project_id.trim());
   const report = useQuery({
@@ -106,13 +106,14 @@ export default function UsagePage({ path }: { path: string }) {
     placeholderData: keepPreviousData,
   });
   const set = (k: keyof Filters) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
+  const r = report.data;
   const apply = (e: FormEvent) => {
     e.preventDefault();
-    setFilters(draft);
+    // Dates left as shown are the report's.
+    setFilters({ ...draft, start: draft.start || r?.start_date || '', end: draft.end || r?.end_date || '' });
   };
   const periodId = useId();
   const groupId = useId();
-  const r = report.data;
   const lines = r?.data ?? [];
   const asLines = lines.map((l) => ({ ...l, endpoint: l.endpoint ?? '', model: l.model ?? '' }));
   return (
@@ -149,8 +150,20 @@ export default function UsagePage({ path }: { path: string }) {
             ))}
           </select>
         </div>
-        <Field label={t('console.usage.start')} name="start" type="date" value={draft.start} onChange={set('start')} />
-        <Field label={t('console.usage.end')} name="end" type="date" value={draft.end} onChange={set('end')} />
+        <Field
+          label={t('console.usage.start')}
+          name="start"
+          type="date"
+          value={draft.start || r?.start_date || ''}
+          onChange={set('start')}
+        />
+        <Field
+          label={t('console.usage.end')}
+          name="end"
+          type="date"
+          value={draft.end || r?.end_date || ''}
+          onChange={set('end')}
+        />
         <Field
           label={t('console.usage.keyId')}
           name="key_id"
