@@ -1,17 +1,24 @@
 #!/usr/bin/env node
 // Summarizes a .cpuprofile (from `npm run bench -- --cpu-prof ai-gateway`): self time by function and
-// by package. Usage: node bench/profile-top.js <file.cpuprofile> [rows]
+// by package. Usage: node bench/profile-top.js <file.cpuprofile> [rows] [fromS] [toS] (seconds from the
+// profile's start: only the samples of that window, e.g. one noisy-neighbour attack)
 'use strict';
 const fs = require('fs');
 
 const file = process.argv[2];
 const rows = Number(process.argv[3] || 25);
+const fromS = Number(process.argv[4] || 0);
+const toS = Number(process.argv[5] || Infinity);
 const prof = JSON.parse(fs.readFileSync(file, 'utf8'));
 const byId = new Map(prof.nodes.map((n) => [n.id, n]));
 const self = new Map();
 const dt = prof.timeDeltas;
-for (let i = 0; i < prof.samples.length; i++)
-  self.set(prof.samples[i], (self.get(prof.samples[i]) || 0) + (dt[i] || 0));
+let at = prof.startTime;
+for (let i = 0; i < prof.samples.length; i++) {
+  at += dt[i] || 0;
+  const s = (at - prof.startTime) / 1e6;
+  if (s >= fromS && s <= toS) self.set(prof.samples[i], (self.get(prof.samples[i]) || 0) + (dt[i] || 0));
+}
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 const fn = new Map();
 const pkg = new Map();

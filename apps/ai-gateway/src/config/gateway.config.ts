@@ -1,4 +1,15 @@
-import { IsBoolean, IsInt, IsOptional, IsString, IsTimeZone, Matches, Max, Min, MinLength } from 'class-validator';
+import {
+  IsBoolean,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsTimeZone,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+} from 'class-validator';
 import { BaseConfig } from '@app/platform';
 
 /** Every variable the AI gateway reads, validated at boot. */
@@ -102,6 +113,16 @@ export class GatewayConfig extends BaseConfig {
   @Min(0)
   @Max(60_000)
   AI_REFUSAL_HOLD_MS: number = 1000;
+
+  /**
+   * Bulk work gives way to calls: a slice of a count or an answer of thousands of items (embeddings inputs,
+   * long prompts) waits, up to 10 ms, while the event loop was busier than this share of the last 10 ms
+   * (apps/ai-gateway/src/limits/loop-headroom.ts). 1: no waiting.
+   */
+  @IsNumber()
+  @Min(0.1)
+  @Max(1)
+  AI_BULK_LOOP_SHARE: number = 0.5;
 
   /** Usage ledger: flush interval of the batched writes (ms). */
   @IsInt()

@@ -124,11 +124,24 @@ describe('CreateEmbeddings', () => {
     expect(tokenizer.yields - before).toBeGreaterThanOrEqual(8);
   });
 
+  it('writes the JSON of thousands of vectors a run at a time: the same text as the body, floats and base64', async () => {
+    const input = Array.from({ length: 1500 }, (_, i) => `w ${i}`);
+    for (const encoding_format of ['float', 'base64'] as const) {
+      const before = tokenizer.yields;
+      const answer = await useCase.handle(principal, { model: 'e', input, encoding_format }, context());
+      expect(answer.body.data).toHaveLength(1500);
+      expect(answer.body.data.map((d) => d.index)).toEqual(input.map((_, i) => i));
+      expect(answer.text).toBe(JSON.stringify(answer.body));
+      // Turns were given while counting and while writing (several runs of about a slice each).
+      expect(tokenizer.yields - before).toBeGreaterThan(8);
+    }
+  });
+
   it("counts one call of a key at a time (its lane), while another key's call counts beside it", async () => {
     const counted: string[] = [];
-    const count = tokenizer.countUpToAsync.bind(tokenizer);
+    const count = tokenizer.countPaced.bind(tokenizer);
     const spy = jest
-      .spyOn(tokenizer, 'countUpToAsync')
+      .spyOn(tokenizer, 'countPaced')
       .mockImplementation((text, ...rest) => (counted.push(text.split(' ')[0]), count(text, ...rest)));
     try {
       // 600 inputs each: several turns of the event loop per call (an input costs 64 characters of work).

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'crypto';
+import { endianness } from 'os';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '../errors';
 import { SharedState } from '@app/platform';
@@ -10,7 +11,7 @@ import { MeteringService } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
 import { OVERHEAD_HEADER } from '../http/call-timer';
 import type { CallContext, JsonAnswer } from '../http/call-context';
-import { Tokenizer } from '../tokenizer/tokenizer';
+import { SLICE, Tokenizer } from '../tokenizer/tokenizer';
 import { toGatewayError } from '../upstreams/upstream-errors';
 import { meteredUpstreamCall } from '../usage/metered-upstream-call';
 import { EmbeddingsRequest } from './dtos/embeddings.dto';
@@ -31,10 +32,14 @@ export interface EmbeddingsResult {
 
 /** Little-endian float32, base64: what OpenAI sends for encoding_format=base64. */
 export function toBase64Floats(v: number[]): string {
+  const floats = Float32Array.from(v);
+  if (LITTLE_ENDIAN) return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
   const buf = Buffer.alloc(v.length * 4);
-  v.forEach((x, i) => buf.writeFloatLE(x, i * 4));
+  for (let i = 0; i < v.length; i++) buf.writeFloatLE(v[i], i * 4);
   return buf.toString('base64');
 }
+
+const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** POST /v1/embeddings: limits, a cache per API key by (model, dimensions, input), budget, metering. */
 @Injectable()
@@ -111,11 +116,14 @@ export class CreateEmbeddings {
           const input = inputs[i];
           // Each input costs a fixed amount besides its characters (a count, a cache key): thousands of short
           // inputs give the event loop turns as one long text does (as chat's messages, tokenizer.ts countChatAsync).
-          await pace.spend(64);
+          // No promise per input unless a turn is due (Pace.charge): thousands of small awaits cost more than the counts.
+          const due = pace.charge(64);
+          if (due) await due;
           let n: number;
-          if (typeof input === 'string')
-            n = await this.tokenizer.countUpToAsync(input, info.encoding, info.contextLength, pace);
-          else {
+          if (typeof input === 'string') {
+            const counted = this.tokenizer.countPaced(input, info.encoding, info.contextLength, pace);
+            n = typeof counted === 'number' ? counted : await counted;
+          } else {
             n = input.length;
             const bad = this.tokenizer.unknownTokenAt(input, info.encoding);
             if (bad >= 0) {
@@ -227,18 +235,32 @@ export class CreateEmbeddings {
     const text = await this.lanes.run(
       principal.id,
       async () => {
+        // Entries are serialized a run at a time, each run about a slice of JSON (one JSON.stringify, not one per
+        // entry, and no promise per entry: see Pace.charge).
         const parts: string[] = [];
+        let run: EmbeddingsResult['data'] = [];
+        let runChars = 0;
+        const flush = () => {
+          if (run.length) parts.push(JSON.stringify(run).slice(1, -1));
+          run = [];
+          runChars = 0;
+        };
         for (let index = 0; index < vectors.length; index++) {
-          const entry = {
-            index,
-            object: 'embedding' as const,
-            embedding: base64 ? toBase64Floats(vectors[index]!) : vectors[index]!,
-          };
+          const embedding = base64 ? toBase64Floats(vectors[index]!) : vectors[index]!;
+          const entry = { index, object: 'embedding' as const, embedding };
           result.data.push(entry);
-          const part = JSON.stringify(entry);
-          parts.push(part);
-          await pace.spend(part.length);
+          run.push(entry);
+          // A float is at most ~24 characters of JSON; a base64 float 4/3 of 4 bytes.
+          const chars = 48 + (typeof embedding === 'string' ? embedding.length : embedding.length * 24);
+          runChars += chars;
+          if (runChars >= SLICE) flush();
+          const due = pace.charge(chars);
+          if (due) {
+            flush();
+            await due;
+          }
         }
+        flush();
         return `{"object":"list","model":${JSON.stringify(result.model)},"data":[${parts.join(',')}],"usage":${JSON.stringify(result.usage)}}`;
       },
       ctx.clientGone.signal,

@@ -166,6 +166,44 @@ describe('Tokenizer', () => {
     expect(turns).toBeGreaterThan(5);
   });
 
+  it('counts short texts without a promise until a turn is due (Pace.charge, countPaced), the same counts and turns as spend', async () => {
+    const texts = Array.from({ length: 3000 }, (_, i) => `input ${i} of a batch, ${'é'.repeat(i % 7)}`);
+    let turns = 0;
+    const pace = new Pace(() => turns++);
+    let promises = 0;
+    let total = 0;
+    for (const text of texts) {
+      const due = pace.charge(64);
+      if (due) {
+        promises++;
+        await due;
+      }
+      const n = t.countPaced(text, 'cl100k_base', 8192, pace);
+      if (typeof n !== 'number') promises++;
+      total += typeof n === 'number' ? n : await n;
+    }
+    expect(total).toBe(texts.reduce((s, x) => s + t.count(x, 'cl100k_base'), 0));
+    // A turn per SLICE of charged characters, and a promise only for those turns.
+    const charged = texts.reduce((s, x) => s + 64 + x.length, 0);
+    // (each turn carries over at most one charge past the slice: 64 + the longest text)
+    const longest = Math.max(...texts.map((x) => 64 + x.length));
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(charged / (SLICE + longest)));
+    expect(turns).toBeLessThanOrEqual(Math.floor(charged / SLICE));
+    expect(promises).toBe(turns);
+    // The same charges through spend give the same turns.
+    let spendTurns = 0;
+    const spending = new Pace(() => spendTurns++);
+    for (const text of texts) {
+      await spending.spend(64);
+      await spending.spend(text.length);
+    }
+    expect(spendTurns).toBe(turns);
+    // A text longer than a slice is counted through countUpToAsync, its slices paced.
+    const long = 'word '.repeat(10_000);
+    const counted = t.countPaced(long, 'cl100k_base', Infinity, new Pace());
+    expect(typeof counted).not.toBe('number');
+    await expect(counted).resolves.toBe(t.count(long, 'cl100k_base'));
+  });
   it('counts exactly as js-tiktoken encode(text, "all") for cl100k_base and o200k_base', () => {
     const texts = [
       readFileSync(__filename, 'utf8'),

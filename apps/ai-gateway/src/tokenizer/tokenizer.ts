@@ -2,6 +2,8 @@ import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { CallAbortedError, LlmRouter } from '@app/llm';
 import type { ChatMessage } from '@app/llm';
 import { BpeCounter } from './bpe-counter';
+import { GatewayConfig } from '../config/gateway.config';
+import { LoopHeadroom } from '../limits/loop-headroom';
 
 export type EncodingName = 'cl100k_base' | 'o200k_base';
 
@@ -74,6 +76,9 @@ export class FairTurns {
   private readonly waiting = new Map<string, Array<() => void>>();
   private scheduled = false;
 
+  /** `headroom`: when a turn may start (LoopHeadroom: bulk work gives way to calls); the next turn of the loop by default. */
+  constructor(private readonly headroom = new LoopHeadroom()) {}
+
   /** Resolves in a coming turn of the event loop, after the counts of `key` that asked before. */
   next(key: string): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -87,7 +92,7 @@ export class FairTurns {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(this.turn);
+    this.headroom.schedule(this.turn);
   }
 
   private readonly turn = (): void => {
@@ -120,13 +125,28 @@ export class Pace {
 
   /** Waits for the next turn of the event loop once SLICE characters were counted since the last one. */
   async spend(chars: number): Promise<void> {
+    const due = this.charge(chars);
+    if (due) await due;
+  }
+
+  /**
+   * spend without a promise when no turn is due: undefined then, else the turn to wait for (the work is
+   * charged either way). Loops over thousands of small items call it per item: an async call per item
+   * costs more than the item's own work (a promise each, and the young-generation collections they bring).
+   */
+  charge(chars: number): Promise<void> | undefined {
     if (this.pending >= SLICE) {
-      this.pending = 0;
+      this.pending = chars;
       this.onYield();
-      await this.turn();
-      if (this.gone()) throw new CallAbortedError();
+      return this.nextTurn();
     }
     this.pending += chars;
+    return undefined;
+  }
+
+  private async nextTurn(): Promise<void> {
+    await this.turn();
+    if (this.gone()) throw new CallAbortedError();
   }
 }
 
@@ -136,9 +156,14 @@ export class Tokenizer implements OnModuleInit {
   private readonly encodings = new Map<EncodingName, BpeCounter>();
   /** Turns given to the event loop by the async counts (read by tests). */
   yields = 0;
-  private readonly turns = new FairTurns();
+  private readonly turns: FairTurns;
 
-  constructor(@Optional() @Inject(LlmRouter) private readonly router?: LlmRouter) {}
+  constructor(
+    @Optional() @Inject(LlmRouter) private readonly router?: LlmRouter,
+    @Optional() @Inject(GatewayConfig) config?: GatewayConfig,
+  ) {
+    this.turns = new FairTurns(new LoopHeadroom(config?.AI_BULK_LOOP_SHARE ?? 1));
+  }
 
   /** Loads the tables of the served models at boot (others on first use, where building one would delay that call). */
   onModuleInit(): void {
@@ -211,6 +236,18 @@ export class Tokenizer implements OnModuleInit {
     return total;
   }
 
+  /**
+   * countUpToAsync, as a number when `text` is one slice or less and no turn is due: no promise per
+   * text for requests of thousands of short texts (embeddings inputs, chat messages). Await it when it is not a number.
+   */
+  countPaced(text: string, encoding: EncodingName, limit: number, pace: Pace): number | Promise<number> {
+    if (text.length > SLICE) return this.countUpToAsync(text, encoding, limit, pace);
+    if (!text) return 0;
+    const due = pace.charge(text.length);
+    if (!due) return this.countUpTo(text, encoding, limit);
+    return due.then(() => this.countUpTo(text, encoding, limit));
+  }
+
   /** countChat for request handlers (see countUpToAsync). */
   async countChatAsync(
     messages: CountedMessage[],
@@ -224,8 +261,10 @@ export class Tokenizer implements OnModuleInit {
       const { texts, fixed } = piecesOf(m, image);
       total += 3 + fixed;
       for (const t of texts) {
-        await pace.spend(Math.min(t.length, 64));
-        total += await this.countUpToAsync(t, encoding, limit - total, pace);
+        const due = pace.charge(Math.min(t.length, 64));
+        if (due) await due;
+        const n = this.countPaced(t, encoding, limit - total, pace);
+        total += typeof n === 'number' ? n : await n;
       }
       if (total > limit) break;
     }
