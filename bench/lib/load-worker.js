@@ -462,7 +462,11 @@ function attackBodies(o) {
       next: () => {
         const c = call++;
         const input = Array.from({ length: o.body.inputs }, (_, i) => `w${tag} ${c} ${i}`);
-        return JSON.stringify({ model: o.body.model, input });
+        return JSON.stringify({
+          model: o.body.model,
+          input,
+          ...(o.body.encodingFormat ? { encoding_format: o.body.encodingFormat } : {}),
+        });
       },
       info: { inputsPerCall: o.body.inputs },
     };

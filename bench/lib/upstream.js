@@ -2,7 +2,8 @@
 // POST /v1/chat/completions: a fixed completion, or with `stream: true` a stream whose size and pace
 // come from the last user message "bench-stream <chunks> <intervalMs>"; every content chunk carries
 // the wall-clock time it was written ("<epochMs> "), so a client on this machine can measure how long
-// each chunk took to reach it. POST /v1/embeddings: fixed 8-dim vectors. Listens on 127.0.0.1:0 and
+// each chunk took to reach it. POST /v1/embeddings: fixed 8-dim vectors (1536-dim, float or
+// base64 as asked, for the model bench-embed-large). Listens on 127.0.0.1:0 and
 // prints {"port":N} on stdout.
 'use strict';
 const http = require('http');
@@ -67,6 +68,11 @@ function stream(req, res, body) {
   next();
 }
 
+const SMALL = JSON.stringify([0.5, 0.5, 0.5, 0.5, 0, 0, 0, 0]);
+const LARGE = Float32Array.from({ length: 1536 }, (_, i) => Math.sin(i) / 3);
+const LARGE_FLOATS = JSON.stringify(Array.from(LARGE));
+const LARGE_BASE64 = JSON.stringify(Buffer.from(LARGE.buffer).toString('base64'));
+
 const server = http.createServer((req, res) => {
   readBody(req, (body) => {
     if (req.method === 'POST' && req.url === '/v1/chat/completions') {
@@ -76,12 +82,11 @@ const server = http.createServer((req, res) => {
     }
     if (req.method === 'POST' && req.url === '/v1/embeddings') {
       const inputs = Array.isArray(body.input) ? body.input : [body.input];
-      const text = JSON.stringify({
-        object: 'list',
-        model: 'bench-embed',
-        data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.5, 0.5, 0.5, 0.5, 0, 0, 0, 0] })),
-        usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
-      });
+      // bench-embed-large: vectors of OpenAI's size (1536 floats), in the encoding asked.
+      const large = body.model === 'bench-embed-large';
+      const vector = large ? (body.encoding_format === 'base64' ? LARGE_BASE64 : LARGE_FLOATS) : SMALL;
+      const parts = inputs.map((_, index) => `{"object":"embedding","index":${index},"embedding":${vector}}`);
+      const text = `{"object":"list","model":${JSON.stringify(body.model)},"data":[${parts.join(',')}],"usage":{"prompt_tokens":${inputs.length},"total_tokens":${inputs.length}}}`;
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       return res.end(text);
     }

@@ -41,6 +41,10 @@ const ALL_PATTERNS = [
     label: `embeddings fan-out, key A (${EMBEDDING_INPUTS} fresh inputs a call; ${keyALimit}; ${ATTACK_CALLERS} callers)`,
   },
   {
+    id: 'embeddings-large',
+    label: `embeddings of OpenAI's size, key A (${EMBEDDING_INPUTS} fresh inputs a call, 1536-dim base64 vectors as the openai SDK asks; ${keyALimit}; ${ATTACK_CALLERS} callers)`,
+  },
+  {
     id: 'gzip',
     label: `pre-auth gzip JSON, no key (RATE_LIMIT_PER_MINUTE=${RATE_LIMIT_PER_MINUTE} per address, a new address a call; ${ATTACK_CALLERS} callers)`,
   },
@@ -197,6 +201,9 @@ async function run(ctx) {
   };
 
   const upstream = await startScript(path.join(__dirname, '..', 'lib', 'upstream.js'));
+  // The embeddings models have their own upstream process, as a provider's servers are not one event loop:
+  // building 17 MB answers in the chat upstream's process would delay key B's answers there, not in the gateway.
+  const embeddingsUpstream = await startScript(path.join(__dirname, '..', 'lib', 'upstream.js'));
   const db = await ctx.createDatabase('noisy');
   const attacker = startLoadWorker();
   const providersFile = path.join(tmp, 'providers-noisy.json');
@@ -208,6 +215,7 @@ async function run(ctx) {
         // A long-context model (as 1M-token models are listed): megabytes of input text fit in one request.
         'bench-long': { kind: 'chat', contextLength: 4_000_000, price: { inputPer1k: 1, outputPer1k: 2 } },
         'bench-embed': { kind: 'embeddings', dimensions: 8, price: { inputPer1k: 0.1, outputPer1k: 0 } },
+        'bench-embed-large': { kind: 'embeddings', dimensions: 1536, price: { inputPer1k: 0.1, outputPer1k: 0 } },
       },
       deployments: [
         {
@@ -216,7 +224,25 @@ async function run(ctx) {
           baseUrl: `${upstream.url}/v1`,
           timeoutMs: 60_000,
           connections: 64,
-          models: ['bench-model', 'bench-long', 'bench-embed'],
+          models: ['bench-model', 'bench-long'],
+        },
+        {
+          name: 'bench-embeddings',
+          type: 'openai',
+          baseUrl: `${embeddingsUpstream.url}/v1`,
+          timeoutMs: 60_000,
+          connections: 64,
+          models: ['bench-embed'],
+        },
+        {
+          // As api.openai.com: asked for base64 vectors (a quarter of the bytes of floats).
+          name: 'bench-embeddings-large',
+          type: 'openai',
+          baseUrl: `${embeddingsUpstream.url}/v1`,
+          timeoutMs: 60_000,
+          connections: 64,
+          embeddingsEncoding: 'base64',
+          models: ['bench-embed-large'],
         },
       ],
     }),
@@ -322,6 +348,17 @@ async function run(ctx) {
         headers: await newKeyA('embeddings'),
         body: { kind: 'freshEmbeddings', model: 'bench-embed', inputs: EMBEDDING_INPUTS },
         what: `${EMBEDDING_INPUTS} fresh inputs a call`,
+      }),
+      'embeddings-large': async () => ({
+        url: `${gw.url}/v1/embeddings`,
+        headers: await newKeyA('embeddings-large'),
+        body: {
+          kind: 'freshEmbeddings',
+          model: 'bench-embed-large',
+          inputs: EMBEDDING_INPUTS,
+          encodingFormat: 'base64',
+        },
+        what: `${EMBEDDING_INPUTS} fresh inputs a call, 1536-dim vectors (~17 MB of base64 from the upstream and to key A)`,
       }),
       gzip: async () => ({
         url: `${gw.url}/v1/chat/completions`,
@@ -459,6 +496,7 @@ async function run(ctx) {
     // No graceful shutdown: a gateway still busy with what an attack left would use up the suite's time.
     if (gw) await stop(gw.child, 2000);
     await upstream.stop();
+    await embeddingsUpstream.stop();
     await db.drop().catch(() => undefined);
   }
   return { figures, raw };

@@ -84,7 +84,16 @@ export class UpstreamHttp {
   callJson<T>(
     path: string,
     payload: unknown,
-    opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string> },
+    opts: {
+      signal?: AbortSignal;
+      timeoutMs?: number;
+      headers?: Record<string, string>;
+      /**
+       * A 2xx body of at least `from` bytes is given to `parse` as received, in pieces (e.g. joinSliced, then
+       * parseSliced), not joined and parsed by one JSON.parse.
+       */
+      large?: { from: number; parse: (pieces: Buffer[], size: number, statusCode: number) => Promise<unknown> };
+    },
   ): Promise<{ statusCode: number; body: T }> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
     const caller = opts.signal;
@@ -131,6 +140,19 @@ export class UpstreamHttp {
           return true;
         },
         onComplete: () => {
+          const large = opts.large;
+          if (large && statusCode >= 200 && statusCode < 300 && size >= large.from) {
+            large.parse(parts, size, statusCode).then(
+              (body) => finish(null, { statusCode, body: body as T }),
+              (e: unknown) =>
+                finish(
+                  e instanceof UpstreamError || e instanceof CallAbortedError
+                    ? e
+                    : new UpstreamError('upstream sent a body that is not JSON', 'protocol', statusCode),
+                ),
+            );
+            return;
+          }
           const text = (parts.length === 1 ? parts[0] : Buffer.concat(parts, size)).toString('utf8');
           if (statusCode < 200 || statusCode >= 300) return finish(upstreamHttpError(statusCode, text, retryAfter));
           let body: T;

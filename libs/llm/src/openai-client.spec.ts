@@ -231,6 +231,79 @@ describe('OpenAiCompatibleClient', () => {
     }
   });
 
+  it("parses a large embeddings answer a vector at a time on the call's pace, to the same numbers; a broken one is a protocol error", async () => {
+    const vectors = Array.from({ length: 600 }, (_, i) =>
+      Array.from({ length: 64 }, (_, k) => Math.fround((i - k) / 7)),
+    );
+    let answer = '';
+    const big = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(answer);
+      });
+    });
+    await new Promise<void>((r) => big.listen(0, '127.0.0.1', r));
+    const c = new OpenAiCompatibleClient({
+      baseUrl: `http://127.0.0.1:${(big.address() as AddressInfo).port}`,
+      headers: {},
+      timeoutMs: 2000,
+      connections: 1,
+      embeddingsEncoding: 'base64',
+    });
+    try {
+      for (const base64 of [true, false]) {
+        answer = JSON.stringify({
+          object: 'list',
+          model: 'e',
+          data: vectors.map((v, index) => ({
+            index,
+            object: 'embedding',
+            embedding: base64 ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v,
+          })),
+          usage: { prompt_tokens: 600, total_tokens: 600 },
+        });
+        expect(answer.length).toBeGreaterThan(64 * 1024);
+        let turns = 0;
+        let charged = 0;
+        const pace = {
+          charge: (units: number) => {
+            charged += units;
+            if (charged < 4096) return undefined;
+            charged = 0;
+            turns++;
+            return Promise.resolve();
+          },
+        };
+        const got = await c.embeddings({ model: 'e', input: ['x'] }, { pace });
+        expect(got.data.map((d) => d.embedding)).toEqual(vectors);
+        expect(got.usage).toEqual({ prompt_tokens: 600, total_tokens: 600 });
+        expect(turns).toBeGreaterThan(2);
+      }
+      // Cut short, or a vector that is not base64: refused as the whole JSON.parse would refuse it.
+      const whole = answer;
+      for (const broken of [
+        whole.slice(0, -10),
+        whole.replace('"embedding":[', '"embedding":[,'),
+        `${whole}x`,
+        JSON.stringify({
+          data: vectors.map((_, index) => ({ index, embedding: index === 500 ? 'AA-_AAAA' : 'AAAAAAAA' })),
+          pad: 'x'.repeat(70_000),
+        }),
+      ]) {
+        answer = broken;
+        const e = await c
+          .embeddings({ model: 'e', input: ['x'] }, { pace: { charge: () => undefined } })
+          .catch((err: unknown) => err);
+        expect(e).toBeInstanceOf(UpstreamError);
+        expect(e).toMatchObject({ kind: 'protocol' });
+      }
+    } finally {
+      await c.close();
+      await new Promise((r) => big.close(r));
+    }
+  });
+
   it('carries the upstream error message, status and Retry-After', async () => {
     up.behaviour.rateLimitTimes = 1;
     up.behaviour.retryAfterSeconds = 3;

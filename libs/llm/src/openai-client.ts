@@ -1,5 +1,6 @@
 // Client for any OpenAI-compatible server (OpenAI, DashScope compatible mode, DeepSeek, vLLM, Ollama).
 import { UpstreamHttp } from './http';
+import { joinSliced, parseSliced } from './sliced-json';
 import { LlmClient } from './llm-client';
 import {
   CompletionLimitParam,
@@ -156,10 +157,26 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
    */
   async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}): Promise<EmbeddingsResponse> {
     const encoding = this.deployment.embeddingsEncoding ?? 'float';
+    const decoded = (statusCode: number) => (d: unknown) => {
+      const item = d as { embedding?: unknown } | null;
+      if (typeof item?.embedding === 'string') item.embedding = float32sOf(item.embedding, statusCode);
+      return d;
+    };
+    const pace = opts.pace;
     const { statusCode, body } = await this.http.callJson<EmbeddingsResponse>(
       '/embeddings',
       { ...req, encoding_format: encoding },
-      opts,
+      {
+        ...opts,
+        // Thousands of vectors: parsed and decoded a vector at a time on the call's pace (sliced-json.ts).
+        large: pace
+          ? {
+              from: LARGE_ANSWER_BYTES,
+              parse: async (pieces, size, statusCode) =>
+                parseSliced(await joinSliced(pieces, size, pace), 'data', pace, decoded(statusCode)),
+            }
+          : undefined,
+      },
     );
     if (!body || !Array.isArray(body.data))
       throw new UpstreamError('upstream embeddings response has no data', 'protocol', statusCode);
@@ -176,6 +193,9 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** From this size an embeddings answer is parsed a vector at a time (parseSliced) when the call has a pace. */
+const LARGE_ANSWER_BYTES = 64 * 1024;
 
 /** A base64 embedding (little-endian float32s, OpenAI's encoding_format=base64) as numbers. */
 function float32sOf(base64: string, statusCode: number): number[] {

@@ -1,4 +1,5 @@
 // OpenAI wire shapes the gateway speaks, plus the error type every upstream client throws.
+import type { BulkPace } from './sliced-json';
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool' | 'developer' | 'function';
 
@@ -136,6 +137,11 @@ export interface CallOptions {
   timeoutMs?: number;
   /** The API key the call is for: a local engine counts its work against that key's share (AI_ENGINE_MAX_CONCURRENT_PER_KEY). */
   key?: string;
+  /**
+   * The call's bulk pace (the gateway's Pace, turns shared out per key): a large answer (embeddings) is parsed
+   * an item at a time, charged to it (parseSliced), not in one JSON.parse that holds the event loop.
+   */
+  pace?: BulkPace;
 }
 
 export type UpstreamErrorKind = 'http' | 'timeout' | 'network' | 'protocol';

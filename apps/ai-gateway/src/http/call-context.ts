@@ -24,8 +24,11 @@ export interface CallContext {
 export interface JsonAnswer<T = unknown> {
   kind: 'json';
   body: T;
-  /** `body` already serialized (a large answer built with turns given to the event loop): written as it is. */
-  text?: string;
+  /**
+   * `body` already serialized (a large answer built with turns given to the event loop): written as it is,
+   * a text or its UTF-8 bytes in pieces (written one after the other, never joined into one string).
+   */
+  text?: string | readonly Buffer[];
   headers: string[];
   /** Settles once the call's use is charged; a call without a held budget is charged while its answer goes out. */
   settled: Promise<void>;

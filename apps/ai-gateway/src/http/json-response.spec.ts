@@ -1,11 +1,22 @@
+import { EventEmitter } from 'events';
 import { sendJson } from './json-response';
 
 /** What sendJson gave the response: its status, head and body. */
-function capture() {
-  const sent: { status?: number; head?: string[]; body?: string | Buffer } = {};
+function capture(room = Infinity) {
+  const sent: { status?: number; head?: string[]; body?: string | Buffer; pieces: Buffer[]; ended: boolean } = {
+    pieces: [],
+    ended: false,
+  };
+  const drain = new EventEmitter();
+  let buffered = 0;
   const res = {
+    destroyed: false,
     writeHead: (status: number, head: string[]) => ((sent.status = status), (sent.head = head), res),
-    end: (body: string | Buffer) => ((sent.body = body), res),
+    // Like a socket with `room` bytes: write() answers false once they are taken, until 'drain'.
+    write: (piece: Buffer) => (sent.pieces.push(piece), (buffered += piece.length) < room),
+    once: (event: string, fn: () => void) => (drain.once(event, fn), res),
+    end: (body?: string | Buffer) => ((sent.body = body), (sent.ended = true), res),
+    drained: () => ((buffered = 0), drain.emit('drain')),
   };
   return { res: res as never, sent };
 }
@@ -31,5 +42,40 @@ describe('sendJson', () => {
     expect(Buffer.isBuffer(sent.body)).toBe(true);
     expect((sent.body as Buffer).toString('utf8')).toBe(text);
     expect(header(sent.head, 'Content-Length')).toBe(String(Buffer.byteLength(text)));
+  });
+
+  it('writes an answer given in pieces one after the other, its length their sum', () => {
+    const { res, sent } = capture();
+    const pieces = [Buffer.from('{"data":['), Buffer.from('"é名",'), Buffer.from('1]}')];
+    sendJson(res, 200, undefined, ['X-Extra', '2'], pieces);
+    expect(sent.pieces).toEqual(pieces);
+    expect(sent.body).toBeUndefined();
+    expect(sent.ended).toBe(true);
+    expect(header(sent.head, 'Content-Length')).toBe(String(Buffer.concat(pieces).length));
+    expect(header(sent.head, 'X-Extra')).toBe('2');
+  });
+
+  it('hands a large pieced answer to the socket 256 KiB a turn, and waits while the socket asks to drain', async () => {
+    const pieces = Array.from({ length: 40 }, (_, i) => Buffer.alloc(32 * 1024, i));
+    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const { res, sent } = capture();
+    sendJson(res, 200, undefined, undefined, pieces);
+    expect(sent.pieces).toHaveLength(8); // 8 x 32 KiB in the first turn
+    await turn();
+    expect(sent.pieces).toHaveLength(16);
+    while (!sent.ended) await turn();
+    expect(Buffer.concat(sent.pieces).equals(Buffer.concat(pieces))).toBe(true);
+
+    const slow = capture(100 * 1024);
+    sendJson(slow.res, 200, undefined, undefined, pieces);
+    expect(slow.sent.pieces).toHaveLength(4); // the 4th fills the room: no more until 'drain'
+    await turn();
+    await turn();
+    expect(slow.sent.pieces).toHaveLength(4);
+    while (!slow.sent.ended) {
+      (slow.res as unknown as { drained: () => void }).drained();
+      await turn();
+    }
+    expect(Buffer.concat(slow.sent.pieces).equals(Buffer.concat(pieces))).toBe(true);
   });
 });

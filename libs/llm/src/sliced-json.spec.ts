@@ -1,0 +1,131 @@
+import { joinSliced, parseSliced } from './sliced-json';
+
+const noTurns = { charge: () => undefined };
+const parse = (text: string, key = 'data') => parseSliced(Buffer.from(text), key, noTurns);
+
+describe('parseSliced', () => {
+  it('gives what JSON.parse gives, for objects of every kind of member', async () => {
+    const docs: unknown[] = [
+      {},
+      { data: [] },
+      { data: [1, 'two', null, true, false, -3.5e-7, { a: [{}] }, [[]]] },
+      { object: 'list', data: [{ index: 0, embedding: [0.1, -2, 3e10] }], model: 'm', usage: { total_tokens: 1 } },
+      { data: ['quotes " and \\ backslashes \\" ', 'braces } ] { [ in strings', 'unicode é 名前 😀', '\u0000\u001f'] },
+      { 'da"ta': [1], data: 'not an array', other: { data: [2] } },
+      { data: [{ '}': ']', '"': '\\', nested: { deep: [[[{ x: '}}}' }]]] } }] },
+      { n: 0, f: 1.5, neg: -0, big: 1e300, t: true, nul: null, s: '' },
+    ];
+    for (const doc of docs) {
+      const text = JSON.stringify(doc, null, docs.indexOf(doc) % 2 ? 2 : undefined);
+      expect(await parse(text)).toEqual(JSON.parse(text));
+    }
+    // A repeated member: the last wins, as JSON.parse; "__proto__" is an own member, not the prototype.
+    expect(await parse('{"data":[1],"data":[2,3]}')).toEqual({ data: [2, 3] });
+    const proto = await parse('{"__proto__":{"polluted":true},"data":[]}');
+    expect(Object.keys(proto)).toEqual(['__proto__', 'data']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+    // Whitespace anywhere JSON allows it.
+    expect(await parse(' \n\t{ "data" : [ 1 , { "a" : 2 } ] , "b" : "c" }\r\n')).toEqual({
+      data: [1, { a: 2 }],
+      b: 'c',
+    });
+  });
+
+  it('refuses what JSON.parse refuses, and anything but one object', async () => {
+    for (const text of ['[]', '"data"', '1', 'null']) await expect(parse(text)).rejects.toBeInstanceOf(SyntaxError);
+    for (const text of [
+      '',
+      '{"data":[1,2]',
+      '{"data":[1,2,]}',
+      '{"data":[1 2]}',
+      '{"data":[1],}',
+      '{"data":["unterminated]}',
+      '{"data":[{"a":1]}',
+      '{"data":[tru]}',
+      '{data:[1]}',
+      '{"data":[1]} x',
+      '{"data":[1]}{}',
+      '{"a" 1}',
+      '{"a":01}',
+      '\ufeff{"data":[]}',
+    ]) {
+      expect(() => JSON.parse(text)).toThrow();
+      await expect(parse(text)).rejects.toBeInstanceOf(SyntaxError);
+    }
+  });
+
+  it('hands each item to `item` and charges the pace for its bytes, awaiting the turns it gives between items', async () => {
+    const items = Array.from({ length: 200 }, (_, i) => ({
+      index: i,
+      embedding: Array.from({ length: 32 }, () => i / 3),
+    }));
+    const text = JSON.stringify({ data: items, model: 'm' });
+    const seen: number[] = [];
+    let units = 0;
+    let turns = 0;
+    const atTurn: number[] = [];
+    const pace = {
+      charge: (n: number) => {
+        units += n;
+        if (units < 1000) return undefined;
+        units = 0;
+        turns++;
+        atTurn.push(seen.length);
+        return Promise.resolve();
+      },
+    };
+    const out = await parseSliced(
+      Buffer.from(text),
+      'data',
+      pace,
+      (v, i) => (seen.push(i), { ...(v as object), seen: true }),
+    );
+    expect(seen).toEqual(items.map((_, i) => i));
+    expect(out.data).toEqual(items.map((v) => ({ ...v, seen: true })));
+    expect(out.model).toBe('m');
+    // A byte is a sixteenth of a unit: the text's bytes, charged as they are parsed, give turns between items.
+    const expected = Math.floor(Buffer.byteLength(text) / 16 / 1000);
+    expect(turns).toBeGreaterThanOrEqual(expected - 1);
+    expect(turns).toBeLessThanOrEqual(expected);
+    expect(turns).toBeGreaterThan(3);
+    expect(new Set(atTurn).size).toBe(atTurn.length);
+    expect(atTurn[atTurn.length - 1]).toBeLessThan(items.length + 1);
+  });
+
+  it('stops at the first turn that fails (a client gone), parsing no further', async () => {
+    const text = JSON.stringify({ data: Array.from({ length: 100 }, (_, i) => 'x'.repeat(100) + i) });
+    let parsed = 0;
+    const pace = { charge: () => (parsed >= 10 ? Promise.reject(new Error('gone')) : undefined) };
+    await expect(parseSliced(Buffer.from(text), 'data', pace, (v) => (parsed++, v))).rejects.toThrow('gone');
+    expect(parsed).toBe(10);
+  });
+
+  it('finds the end of strings of backslashes and quotes exactly, in one pass', async () => {
+    const odd = { data: ['\\'.repeat(10_001), '"'.repeat(5000), '\\"'.repeat(5000), `${'\\'.repeat(9999)}"`] };
+    const text = JSON.stringify(odd);
+    expect(await parse(text)).toEqual(odd);
+  });
+
+  it('joins the pieces of a body into the same bytes as Buffer.concat, with turns between pieces', async () => {
+    const pieces = Array.from({ length: 50 }, (_, i) => Buffer.alloc(20_000 + i, i));
+    let turns = 0;
+    let units = 0;
+    const pace = {
+      charge: (n: number) => {
+        units += n;
+        if (units < 5000) return undefined;
+        units = 0;
+        turns++;
+        return Promise.resolve();
+      },
+    };
+    const size = pieces.reduce((s, p) => s + p.length, 0);
+    expect((await joinSliced(pieces, size, pace)).equals(Buffer.concat(pieces))).toBe(true);
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(size / 16 / 5000) - 1);
+    expect(turns).toBeGreaterThan(5);
+    // One piece is the body itself; a size that does not add up is refused.
+    expect(await joinSliced([pieces[0]], pieces[0].length, pace)).toBe(pieces[0]);
+    await expect(joinSliced(pieces, size + 1, noTurns)).rejects.toBeInstanceOf(SyntaxError);
+  });
+});
