@@ -142,6 +142,11 @@ export class UpstreamHttp {
         onComplete: () => {
           const large = opts.large;
           if (large && statusCode >= 200 && statusCode < 300 && size >= large.from) {
+            // The upstream answered in time: parsing is this replica's work, bounded by the body, and the call
+            // is settled with its result whatever the timer or the caller does meanwhile (a caller leaving now
+            // would otherwise not be billed for an answer the provider bills).
+            clearTimeout(timer);
+            caller?.removeEventListener('abort', onCallerAbort);
             large.parse(parts, size, statusCode).then(
               (body) => finish(null, { statusCode, body: body as T }),
               (e: unknown) =>

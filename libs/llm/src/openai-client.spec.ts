@@ -292,12 +292,34 @@ describe('OpenAiCompatibleClient', () => {
         }),
       ]) {
         answer = broken;
+        let charged = 0;
         const e = await c
-          .embeddings({ model: 'e', input: ['x'] }, { pace: { charge: () => undefined } })
+          .embeddings({ model: 'e', input: ['x'] }, { pace: { charge: (n: number) => void (charged += n) } })
           .catch((err: unknown) => err);
         expect(e).toBeInstanceOf(UpstreamError);
         expect(e).toMatchObject({ kind: 'protocol' });
+        expect(charged).toBeGreaterThan(0); // refused by the sliced parse, not by one JSON.parse
       }
+      // Once the upstream has answered, the call is settled with its result: a caller leaving, or the
+      // timeout passing, while the answer is parsed (turns that take long) does not fail it.
+      answer = whole;
+      const leaving = new AbortController();
+      let slow = 0;
+      const got = await c.embeddings(
+        { model: 'e', input: ['x'] },
+        {
+          signal: leaving.signal,
+          timeoutMs: 300,
+          pace: {
+            charge: () => {
+              if (slow++ > 0) return undefined;
+              leaving.abort();
+              return new Promise<void>((resolve) => setTimeout(resolve, 600));
+            },
+          },
+        },
+      );
+      expect(got.data).toHaveLength(600);
     } finally {
       await c.close();
       await new Promise((r) => big.close(r));

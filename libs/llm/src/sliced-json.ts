@@ -135,12 +135,13 @@ export async function parseSliced(
   const scan = new Scan(bytes);
   const out: Record<string, unknown> = {};
   let owed = 0;
-  const charge = async (n: number) => {
+  // A promise only when a turn is due (as Pace.charge), not one per item.
+  const charge = (n: number): Promise<void> | undefined => {
     owed += n;
-    if (owed < BYTES_PER_UNIT) return;
+    if (owed < BYTES_PER_UNIT) return undefined;
     const due = pace.charge(Math.floor(owed / BYTES_PER_UNIT));
     owed %= BYTES_PER_UNIT;
-    if (due) await due;
+    return due;
   };
   scan.expect(OPEN_OBJECT);
   scan.skipSpace();
@@ -163,7 +164,8 @@ export async function parseSliced(
           for (;;) {
             const { value, bytes: size } = scan.value();
             items.push(item(value, items.length));
-            await charge(size);
+            const due = charge(size);
+            if (due) await due;
             scan.skipSpace();
             const c = bytes[scan.at++];
             if (c === CLOSE_ARRAY) break;
@@ -178,7 +180,8 @@ export async function parseSliced(
         const { value, bytes: size } = scan.value();
         // As JSON.parse: "__proto__" is an own member, not the prototype.
         Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
-        await charge(size);
+        const due = charge(size);
+        if (due) await due;
       }
       scan.skipSpace();
       const c = bytes[scan.at++];

@@ -186,8 +186,9 @@ export class CreateEmbeddings {
               ...(body.dimensions ? { dimensions: body.dimensions } : {}),
               ...(body.user ? { user: body.user } : {}),
             },
-            // The answer's vectors are parsed on the call's pace (parseSliced in @app/llm), a vector at a time.
-            { signal: ctx.clientGone.signal, key: principal.id, pace },
+            // The answer's vectors are parsed a vector at a time on the key's turns (parseSliced in @app/llm), on a
+            // pace that goes on if the client leaves: the provider answered, so the call is settled and billed.
+            { signal: ctx.clientGone.signal, key: principal.id, pace: this.tokenizer.pace(principal.id) },
             (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
           );
           const data = [...answer.value.data].sort((a, b) => a.index - b.index);

@@ -14,7 +14,9 @@ function capture(room = Infinity) {
     writeHead: (status: number, head: string[]) => ((sent.status = status), (sent.head = head), res),
     // Like a socket with `room` bytes: write() answers false once they are taken, until 'drain'.
     write: (piece: Buffer) => (sent.pieces.push(piece), (buffered += piece.length) < room),
+    writableEnded: false,
     once: (event: string, fn: () => void) => (drain.once(event, fn), res),
+    off: (event: string, fn: () => void) => (drain.off(event, fn), res),
     end: (body?: string | Buffer) => ((sent.body = body), (sent.ended = true), res),
     drained: () => ((buffered = 0), drain.emit('drain')),
   };
@@ -77,5 +79,15 @@ describe('sendJson', () => {
       await turn();
     }
     expect(Buffer.concat(slow.sent.pieces).equals(Buffer.concat(pieces))).toBe(true);
+
+    // A client gone mid-answer: nothing more is written, and the socket's close leaves no 'drain' listener.
+    const gone = capture(100 * 1024);
+    sendJson(gone.res, 200, undefined, undefined, pieces);
+    const goneRes = gone.res as unknown as { destroyed: boolean; drained: () => void };
+    goneRes.destroyed = true;
+    goneRes.drained();
+    await turn();
+    expect(gone.sent.pieces).toHaveLength(4);
+    expect(gone.sent.ended).toBe(false);
   });
 });

@@ -1,6 +1,9 @@
 import type { ServerResponse } from 'http';
 
-type HeadResponse = Pick<ServerResponse, 'writeHead' | 'end' | 'write' | 'once' | 'destroyed'>;
+type HeadResponse = Pick<
+  ServerResponse,
+  'writeHead' | 'end' | 'write' | 'once' | 'off' | 'destroyed' | 'writableEnded'
+>;
 
 /**
  * Writes a JSON answer with the headers Express's `res.json()` sets (content type, length), without
@@ -48,8 +51,10 @@ function sendPieces(res: HeadResponse, status: number, pieces: readonly Buffer[]
   head.push('Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(length));
   res.writeHead(status, head);
   let next = 0;
+  // A client gone (or an answer ended elsewhere) stops the pump, and no listener keeps the pieces alive.
+  res.once('close', () => res.off('drain', pump));
   const pump = (): void => {
-    if (res.destroyed) return;
+    if (res.destroyed || res.writableEnded) return;
     let budget = PIECES_PER_TURN;
     while (next < pieces.length && budget > 0) {
       const piece = pieces[next++];

@@ -190,14 +190,19 @@ describe('Tokenizer', () => {
     expect(turns).toBeGreaterThanOrEqual(Math.floor(charged / (SLICE + longest)));
     expect(turns).toBeLessThanOrEqual(Math.floor(charged / SLICE));
     expect(promises).toBe(turns);
-    // The same charges through spend give the same turns.
-    let spendTurns = 0;
-    const spending = new Pace(() => spendTurns++);
-    for (const text of texts) {
-      await spending.spend(64);
-      await spending.spend(text.length);
-    }
-    expect(spendTurns).toBe(turns);
+    // Each slice after a turn reports its time (LoopHeadroom.bulkWorked): one report per turn but the first.
+    const reports: number[] = [];
+    let reportedTurns = 0;
+    const reporting = new Pace(
+      () => reportedTurns++,
+      () => new Promise<void>((resolve) => setImmediate(resolve)),
+      () => false,
+      (ms) => reports.push(ms),
+    );
+    for (const text of texts) await reporting.spend(64 + text.length);
+    expect(reportedTurns).toBeGreaterThan(2);
+    expect(reports).toHaveLength(reportedTurns - 1);
+    expect(reports.every((ms) => ms >= 0)).toBe(true);
     // A text longer than a slice is counted through countUpToAsync, its slices paced.
     const long = 'word '.repeat(10_000);
     const counted = t.countPaced(long, 'cl100k_base', Infinity, new Pace());

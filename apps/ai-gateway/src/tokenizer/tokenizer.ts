@@ -117,10 +117,17 @@ export class Pace {
    * `turn`: waits for this request's next turn (FairTurns for a key's requests); the next turn of the loop by
    * default. `gone`: whether the request's client left, checked at each turn: its count then stops there.
    */
+  /** When the work resumed after its last turn (performance.now()), to report the slice's time. */
+  private resumedAt: number | undefined;
+
+  /**
+   * `worked`: told how long each slice took, from a turn to the next one due (LoopHeadroom.bulkWorked).
+   */
   constructor(
     private readonly onYield: () => void = () => undefined,
     private readonly turn: () => Promise<void> = () => new Promise<void>((resolve) => setImmediate(resolve)),
     private readonly gone: () => boolean = () => false,
+    private readonly worked?: (ms: number) => void,
   ) {}
 
   /** Waits for the next turn of the event loop once SLICE characters were counted since the last one. */
@@ -138,6 +145,7 @@ export class Pace {
     if (this.pending >= SLICE) {
       this.pending = chars;
       this.onYield();
+      if (this.worked && this.resumedAt !== undefined) this.worked(performance.now() - this.resumedAt);
       return this.nextTurn();
     }
     this.pending += chars;
@@ -147,6 +155,7 @@ export class Pace {
   private async nextTurn(): Promise<void> {
     await this.turn();
     if (this.gone()) throw new CallAbortedError();
+    if (this.worked) this.resumedAt = performance.now();
   }
 }
 
@@ -157,12 +166,14 @@ export class Tokenizer implements OnModuleInit {
   /** Turns given to the event loop by the async counts (read by tests). */
   yields = 0;
   private readonly turns: FairTurns;
+  private readonly headroom: LoopHeadroom;
 
   constructor(
     @Optional() @Inject(LlmRouter) private readonly router?: LlmRouter,
     @Optional() @Inject(GatewayConfig) config?: GatewayConfig,
   ) {
-    this.turns = new FairTurns(new LoopHeadroom(config?.AI_BULK_LOOP_SHARE ?? 1));
+    this.headroom = new LoopHeadroom(config?.AI_BULK_LOOP_SHARE ?? 1);
+    this.turns = new FairTurns(this.headroom);
   }
 
   /** Loads the tables of the served models at boot (others on first use, where building one would delay that call). */
@@ -216,6 +227,7 @@ export class Tokenizer implements OnModuleInit {
       () => this.yields++,
       () => this.turns.next(key),
       () => clientGone?.aborted === true,
+      (ms) => this.headroom.bulkWorked(ms),
     );
   }
 
