@@ -116,13 +116,14 @@ export class GatewayConfig extends BaseConfig {
 
   /**
    * Bulk work gives way to calls: a slice of a count or an answer of thousands of items (embeddings inputs,
-   * long prompts) waits, up to 10 ms, while the event loop was busier than this share of the last 10 ms
+   * long prompts, an upstream's answer of thousands of vectors) waits, up to 10 ms, while the event loop was
+   * busier than this share of the last 10 ms with other work than bulk slices
    * (apps/ai-gateway/src/limits/loop-headroom.ts). 1: no waiting.
    */
   @IsNumber()
   @Min(0.1)
   @Max(1)
-  AI_BULK_LOOP_SHARE: number = 0.5;
+  AI_BULK_LOOP_SHARE: number = 0.3;
 
   /** Usage ledger: flush interval of the batched writes (ms). */
   @IsInt()
