@@ -24,6 +24,21 @@ const COLON = 0x3a;
 /** Bytes parsed per unit charged to the pace: JSON.parse goes through bytes some 16 times faster than a BPE count through characters. */
 const BYTES_PER_UNIT = 16;
 
+/**
+ * Charges `pace` for bytes handled, BYTES_PER_UNIT to a unit, the remainder carried to the next call: the turn
+ * to wait for when one is due, else undefined (a promise only at turns, as Pace.charge).
+ */
+function byteCharger(pace: BulkPace): (bytes: number) => Promise<void> | undefined {
+  let owed = 0;
+  return (bytes) => {
+    owed += bytes;
+    if (owed < BYTES_PER_UNIT) return undefined;
+    const due = pace.charge(Math.floor(owed / BYTES_PER_UNIT));
+    owed %= BYTES_PER_UNIT;
+    return due;
+  };
+}
+
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
 class Scan {
@@ -89,6 +104,15 @@ class Scan {
     return this.fail('unterminated value');
   }
 
+  /** After a member or item: true at the `close` byte that ends its object or array, false at a comma. */
+  closes(close: number): boolean {
+    this.skipSpace();
+    const c = this.bytes[this.at];
+    if (c !== close && c !== COMMA) this.fail(`expected ',' or '${String.fromCharCode(close)}'`);
+    this.at++;
+    return c === close;
+  }
+
   /** Parses the value at `at` with JSON.parse and moves past it; returns it and its size in bytes. */
   value(): { value: unknown; bytes: number } {
     this.skipSpace();
@@ -106,14 +130,11 @@ class Scan {
 export async function joinSliced(pieces: readonly Buffer[], size: number, pace: BulkPace): Promise<Buffer> {
   if (pieces.length === 1) return pieces[0];
   const out = Buffer.allocUnsafe(size);
+  const charge = byteCharger(pace);
   let at = 0;
-  let owed = 0;
   for (const piece of pieces) {
     at += piece.copy(out, at);
-    owed += piece.length;
-    if (owed < BYTES_PER_UNIT) continue;
-    const due = pace.charge(Math.floor(owed / BYTES_PER_UNIT));
-    owed %= BYTES_PER_UNIT;
+    const due = charge(piece.length);
     if (due) await due;
   }
   if (at !== size) throw new SyntaxError(`body of ${at} bytes, not ${size}`);
@@ -134,15 +155,7 @@ export async function parseSliced(
 ): Promise<Record<string, unknown>> {
   const scan = new Scan(bytes);
   const out: Record<string, unknown> = {};
-  let owed = 0;
-  // A promise only when a turn is due (as Pace.charge), not one per item.
-  const charge = (n: number): Promise<void> | undefined => {
-    owed += n;
-    if (owed < BYTES_PER_UNIT) return undefined;
-    const due = pace.charge(Math.floor(owed / BYTES_PER_UNIT));
-    owed %= BYTES_PER_UNIT;
-    return due;
-  };
+  const charge = byteCharger(pace);
   scan.expect(OPEN_OBJECT);
   scan.skipSpace();
   if (bytes[scan.at] === CLOSE_OBJECT) scan.at++;
@@ -166,13 +179,7 @@ export async function parseSliced(
             items.push(item(value, items.length));
             const due = charge(size);
             if (due) await due;
-            scan.skipSpace();
-            const c = bytes[scan.at++];
-            if (c === CLOSE_ARRAY) break;
-            if (c !== COMMA) {
-              scan.at--;
-              scan.fail("expected ',' or ']'");
-            }
+            if (scan.closes(CLOSE_ARRAY)) break;
           }
         }
         out[name] = items;
@@ -183,13 +190,7 @@ export async function parseSliced(
         const due = charge(size);
         if (due) await due;
       }
-      scan.skipSpace();
-      const c = bytes[scan.at++];
-      if (c === CLOSE_OBJECT) break;
-      if (c !== COMMA) {
-        scan.at--;
-        scan.fail("expected ',' or '}'");
-      }
+      if (scan.closes(CLOSE_OBJECT)) break;
     }
   }
   scan.skipSpace();
