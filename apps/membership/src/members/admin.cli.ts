@@ -39,8 +39,15 @@ export async function createAdminCommand(
   const password = env.ADMIN_PASSWORD || (await firstLine(input));
   if (!password || password.length < 8 || password.length > 128)
     throw new Error('the password must be 8 to 128 characters (ADMIN_PASSWORD or first line of stdin)');
-  // Boot without the env bootstrap so only this command acts.
-  const { app, database } = await createMembershipApp({ ...env, ADMIN_ACCOUNT: '', ADMIN_PASSWORD: '' });
+  // Boot without the env bootstrap so only this command acts, and without the webhook delivery worker: a
+  // command that exits in a moment would claim the running service's due deliveries and leave them leased
+  // (WEBHOOK_LEASE_MS) when it stops; the events it enqueues are sent by the service's workers.
+  const { app, database } = await createMembershipApp({
+    ...env,
+    ADMIN_ACCOUNT: '',
+    ADMIN_PASSWORD: '',
+    WEBHOOK_WORKER: 'false',
+  });
   try {
     await app.init();
     const bootstrap = app.get(AdminBootstrapService);
