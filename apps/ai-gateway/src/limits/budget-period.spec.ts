@@ -38,4 +38,35 @@ describe('periodBounds (budget periods at local midnight)', () => {
     expect([iso(autumn.start), iso(autumn.end)]).toEqual(['2026-11-01T04:00:00.000Z', '2026-11-02T05:00:00.000Z']);
     expect(iso(periodBounds('daily', at('2026-06-01T02:00:00Z'), 'UTC').start)).toBe('2026-06-01T00:00:00.000Z');
   });
+
+  it('asks Intl once a period: later instants of the same period reuse the bounds, any other instant computes its own', () => {
+    const formatToParts = jest.spyOn(Intl.DateTimeFormat.prototype, 'formatToParts');
+    try {
+      const first = periodBounds('daily', at('2030-05-10T01:00:00Z'), 'Asia/Tokyo');
+      const asked = formatToParts.mock.calls.length;
+      expect(asked).toBeGreaterThan(0);
+      for (const t of ['2030-05-10T01:00:01Z', '2030-05-10T14:59:59Z', '2030-05-09T15:00:00Z'])
+        expect(periodBounds('daily', at(t), 'Asia/Tokyo')).toEqual(first);
+      expect(formatToParts.mock.calls.length).toBe(asked);
+      // The next day, an earlier one (a clock moved back) and another zone or period are their own periods.
+      expect(iso(periodBounds('daily', at('2030-05-10T15:00:00Z'), 'Asia/Tokyo').start)).toBe(
+        '2030-05-10T15:00:00.000Z',
+      );
+      expect(iso(periodBounds('daily', at('2030-05-09T14:59:59Z'), 'Asia/Tokyo').start)).toBe(
+        '2030-05-08T15:00:00.000Z',
+      );
+      expect(iso(periodBounds('daily', at('2030-05-10T01:00:00Z'), 'UTC').start)).toBe('2030-05-10T00:00:00.000Z');
+      expect(iso(periodBounds('monthly', at('2030-05-10T01:00:00Z'), 'Asia/Tokyo').start)).toBe(
+        '2030-04-30T15:00:00.000Z',
+      );
+      // A caller changing its answer does not change the next one.
+      const mine = periodBounds('weekly', at('2030-05-10T01:00:00Z'), 'Asia/Tokyo');
+      mine.start = 0;
+      expect(iso(periodBounds('weekly', at('2030-05-10T01:00:01Z'), 'Asia/Tokyo').start)).toBe(
+        '2030-05-05T15:00:00.000Z',
+      );
+    } finally {
+      formatToParts.mockRestore();
+    }
+  });
 });

@@ -12,6 +12,20 @@ export interface PeriodBounds {
  */
 export function periodBounds(period: BudgetPeriod, nowMs: number, timeZone: string): PeriodBounds {
   if (period === 'lifetime') return { start: 0, end: null };
+  // The last answer per period and zone holds until its end: five Intl formatToParts (~35 us each) are
+  // paid once a period, not on every budgeted call's admission and settlement.
+  const id = `${period} ${timeZone}`;
+  const last = recent.get(id);
+  if (last && nowMs >= last.start && nowMs < last.end) return { start: last.start, end: last.end };
+  const bounds = computeBounds(period, nowMs, timeZone);
+  recent.set(id, bounds);
+  return { start: bounds.start, end: bounds.end };
+}
+
+/** The last bounds computed per `${period} ${timeZone}` (a handful of entries: three periods per configured zone). */
+const recent = new Map<string, { start: number; end: number }>();
+
+function computeBounds(period: Exclude<BudgetPeriod, 'lifetime'>, nowMs: number, timeZone: string) {
   const { year, month, day, weekday } = localDate(nowMs, timeZone);
   if (period === 'daily')
     return { start: localMidnight(year, month, day, timeZone), end: localMidnight(year, month, day + 1, timeZone) };

@@ -42,6 +42,8 @@ export interface AdmittedCall {
   /** Bucket of the admission, per window (a token reservation is replaced in the bucket it was made in). */
   buckets: number[];
   keyId: string;
+  /** The tenant whose limit statements go one round trip at a time (LimitsRepository): its project, else its key. */
+  lane: string;
   settled: boolean;
   /** Renews the hold and leases while the call runs. */
   renewal?: NodeJS.Timeout;
@@ -120,7 +122,7 @@ export class CallAdmission {
     }
     const answer = this.redis
       ? await this.redis.admit(now, '', 0, windows, [])
-      : await this.limits.admit({ now, hold: randomUUID(), hold_ttl_ms: 0, windows });
+      : await this.limits.admit(laneOf(claims, keyId), { now, hold: randomUUID(), hold_ttl_ms: 0, windows });
     writeHeaders(headers, windows, answer);
     if (!answer.allowed) {
       this.refusedUntil.remember(keyId, windows, now, answer);
@@ -145,9 +147,10 @@ export class CallAdmission {
     if (planIsEmpty(plan)) return null;
     const hold = randomUUID();
     const ttl = this.config.AI_BUDGET_HOLD_TTL_MS;
+    const lane = laneOf(claims, principal.id);
     const answer = this.redis
-      ? await this.admitBeside(this.redis, now, hold, ttl, plan)
-      : await this.limits.admit({ now, hold, hold_ttl_ms: ttl, ...plan });
+      ? await this.admitBeside(this.redis, lane, now, hold, ttl, plan)
+      : await this.limits.admit(lane, { now, hold, hold_ttl_ms: ttl, ...plan });
     writeHeaders(headers, plan.windows, answer);
     if (!answer.allowed) throw refusal(answer, plan.windows, plan.budgets, claims, call.tokens);
     const admitted: AdmittedCall = {
@@ -155,6 +158,7 @@ export class CallAdmission {
       plan,
       buckets: plan.windows.map((w) => Math.floor(now / w.bucket_ms)),
       keyId: principal.id,
+      lane,
       settled: false,
       alive:
         alive ??
@@ -173,6 +177,7 @@ export class CallAdmission {
    */
   private async admitBeside(
     redis: RedisLimits,
+    lane: string,
     now: number,
     hold: string,
     ttl: number,
@@ -182,7 +187,7 @@ export class CallAdmission {
     const [w, b] = await Promise.allSettled([
       rates ? redis.admit(now, hold, ttl, plan.windows, plan.leases) : Promise.resolve(ALLOWED),
       plan.budgets.length
-        ? this.limits.admit({ now, hold, hold_ttl_ms: ttl, budgets: plan.budgets })
+        ? this.limits.admit(lane, { now, hold, hold_ttl_ms: ttl, budgets: plan.budgets })
         : Promise.resolve(ALLOWED),
     ]);
     const ratesOk = w.status === 'fulfilled' && w.value.allowed;
@@ -199,7 +204,11 @@ export class CallAdmission {
             plan.leases,
           );
         if (budgetsHeld)
-          await this.limits.settle({ now, hold, budgets: plan.budgets.map((x) => ({ ...x, yuan: '0', tokens: 0 })) });
+          await this.limits.settle(lane, {
+            now,
+            hold,
+            budgets: plan.budgets.map((x) => ({ ...x, yuan: '0', tokens: 0 })),
+          });
       } catch (e) {
         // Left to expire (AI_BUDGET_HOLD_TTL_MS): conservative, never more than the limits.
         this.log.error(`could not give back a partial reservation ${hold}: ${(e as Error).message}`);
@@ -248,7 +257,7 @@ export class CallAdmission {
     if (admitted.settled) return;
     admitted.settled = true;
     clearInterval(admitted.renewal);
-    const { plan, hold } = admitted;
+    const { plan, hold, lane } = admitted;
     const windows: WindowSettlement[] = [];
     plan.windows.forEach((w, i) => {
       if (w.field === 'tokens_per_minute')
@@ -268,12 +277,12 @@ export class CallAdmission {
       try {
         let answer: SettleAnswer | null = null;
         if (!this.redis)
-          answer = await this.limits.settle({ now, hold, windows, leases: plan.leases, budgets, ...keyCharge });
+          answer = await this.limits.settle(lane, { now, hold, windows, leases: plan.leases, budgets, ...keyCharge });
         else {
           const rates = plan.windows.length > 0 || plan.leases.length > 0;
           const [, b] = await Promise.all([
             rates ? this.redis.settle(now, hold, windows, plan.leases) : null,
-            budgets.length ? this.limits.settle({ now, hold, budgets, ...keyCharge }) : null,
+            budgets.length ? this.limits.settle(lane, { now, hold, budgets, ...keyCharge }) : null,
           ]);
           answer = b;
         }
@@ -351,6 +360,11 @@ export class CallAdmission {
 }
 
 /** The key, then its project, as limit subjects. */
+/** A call's tenant for LimitsRepository's lanes: its project, or its key when it has none (the counters it locks). */
+export function laneOf(claims: ApiKeyClaims, keyId: string): string {
+  return claims.project ? `p:${claims.project.id}` : `k:${keyId}`;
+}
+
 export function subjectsOf(claims: ApiKeyClaims, keyId: string): LimitSubject[] {
   const subjects: LimitSubject[] = [{ scope: 'key', id: keyId, name: claims.name, limits: claims.limits }];
   if (claims.project)

@@ -13,41 +13,127 @@ export interface BudgetUsageRow {
   reserved_tokens: number;
 }
 
+/** A statement's argument: what ai_limits_admit or ai_limits_settle takes. */
+export interface AdmitArgs {
+  now: number;
+  hold: string;
+  hold_ttl_ms: number;
+  windows?: WindowCounter[];
+  leases?: LeaseCounter[];
+  budgets?: BudgetCounter[];
+}
+
+export interface SettleArgs {
+  now: number;
+  hold: string;
+  key_id?: string;
+  key_yuan?: string;
+  windows?: WindowSettlement[];
+  leases?: Array<{ key: string }>;
+  budgets?: BudgetCounter[];
+}
+
+interface Queued {
+  fn: 'admit' | 'settle';
+  p: AdmitArgs | SettleArgs;
+  resolve(answer: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** Calls of one tenant in one statement at most: the transaction holds their counters' locks this long. */
+export const MAX_CALLS_PER_STATEMENT = 32;
+
 /**
  * The limit counters in PostgreSQL: each call is one statement, a function of the migration
  * apps/ai-gateway/src/migrations/1796200000000-ProjectsAndLimits.ts that locks, checks and reserves
  * (or settles) every counter it is given in one transaction.
+ *
+ * The statements of one tenant (`lane`: its project, or the key without one) go one at a time from this
+ * replica, those asked meanwhile together in the next (ai_limits_batch, 1796600000000-LimitsBatch.ts): they
+ * lock the same counters, so in PostgreSQL they would wait for each other anyway, each holding a pooled
+ * connection while it waits. Queued here, a tenant holds at most one connection of the pool for its limits
+ * however many calls it makes at once, and every other tenant finds the pool free.
  */
 @Injectable()
 export class LimitsRepository {
+  private readonly lanes = new Map<string, Queued[]>();
+
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async admit(p: {
-    now: number;
-    hold: string;
-    hold_ttl_ms: number;
-    windows?: WindowCounter[];
-    leases?: LeaseCounter[];
-    budgets?: BudgetCounter[];
-  }): Promise<AdmitAnswer> {
-    const [row] = await this.db.query<Array<{ r: AdmitAnswer }>>(`SELECT ai_limits_admit($1::jsonb) AS r`, [
-      JSON.stringify(p),
-    ]);
-    return row.r;
+  admit(lane: string, p: AdmitArgs): Promise<AdmitAnswer> {
+    return this.enqueue(lane, 'admit', p) as Promise<AdmitAnswer>;
   }
 
-  async settle(p: {
-    now: number;
-    hold: string;
-    key_id?: string;
-    key_yuan?: string;
-    windows?: WindowSettlement[];
-    leases?: Array<{ key: string }>;
-    budgets?: BudgetCounter[];
-  }): Promise<SettleAnswer> {
-    const [row] = await this.db.query<Array<{ r: SettleAnswer }>>(`SELECT ai_limits_settle($1::jsonb) AS r`, [
-      JSON.stringify(p),
-    ]);
+  settle(lane: string, p: SettleArgs): Promise<SettleAnswer> {
+    return this.enqueue(lane, 'settle', p) as Promise<SettleAnswer>;
+  }
+
+  /** Statements waiting in each lane behind the one on its way (for tests). */
+  waiting(lane: string): number {
+    return this.lanes.get(lane)?.length ?? 0;
+  }
+
+  private enqueue(lane: string, fn: Queued['fn'], p: Queued['p']): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const queued = this.lanes.get(lane);
+      if (queued) queued.push({ fn, p, resolve, reject });
+      else {
+        const q: Queued[] = [{ fn, p, resolve, reject }];
+        this.lanes.set(lane, q);
+        void this.drain(lane, q);
+      }
+    });
+  }
+
+  /** Sends the lane's statements until none is left; the first goes at once. */
+  private async drain(lane: string, q: Queued[]): Promise<void> {
+    try {
+      while (q.length) await this.send(q.splice(0, MAX_CALLS_PER_STATEMENT));
+    } finally {
+      this.lanes.delete(lane);
+    }
+  }
+
+  private async send(batch: Queued[]): Promise<void> {
+    if (batch.length === 1) {
+      const [one] = batch;
+      try {
+        one.resolve(await this.one(one.fn, one.p));
+      } catch (e) {
+        one.reject(e);
+      }
+      return;
+    }
+    let answers: unknown[];
+    try {
+      const [row] = await this.db.query<Array<{ r: unknown[] }>>(`SELECT ai_limits_batch($1::jsonb) AS r`, [
+        JSON.stringify(batch.map(({ fn, p }) => ({ fn, p }))),
+      ]);
+      answers = row.r;
+    } catch (e) {
+      // PostgreSQL refused the statement (its transaction rolled back, nothing counted): each call alone, so
+      // one call's error is its own. Any other failure (the connection) is every call's.
+      if (!isServerError(e)) {
+        for (const b of batch) b.reject(e);
+        return;
+      }
+      for (const b of batch) {
+        try {
+          b.resolve(await this.one(b.fn, b.p));
+        } catch (err) {
+          b.reject(err);
+        }
+      }
+      return;
+    }
+    batch.forEach((b, i) => b.resolve(answers[i]));
+  }
+
+  private async one(fn: Queued['fn'], p: Queued['p']): Promise<unknown> {
+    const [row] = await this.db.query<Array<{ r: unknown }>>(
+      fn === 'admit' ? `SELECT ai_limits_admit($1::jsonb) AS r` : `SELECT ai_limits_settle($1::jsonb) AS r`,
+      [JSON.stringify(p)],
+    );
     return row.r;
   }
 
@@ -93,4 +179,12 @@ export class LimitsRepository {
       [JSON.stringify(periods)],
     );
   }
+}
+
+/** An error PostgreSQL answered (it has a SQLSTATE), as opposed to a lost connection or a pool timeout. */
+function isServerError(e: unknown): boolean {
+  const code =
+    (e as { code?: unknown; driverError?: { code?: unknown } } | null)?.driverError?.code ??
+    (e as { code?: unknown })?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }

@@ -10,6 +10,7 @@ import { UsageHourly1796100000000 } from './1796100000000-UsageHourly';
 import { ProjectsAndLimits1796200000000 } from './1796200000000-ProjectsAndLimits';
 import { AuditLogAndWebhooks1796300000000 } from './1796300000000-AuditLogAndWebhooks';
 import { BudgetWebhookEvents1796500000000 } from './1796500000000-BudgetWebhookEvents';
+import { LimitsBatch1796600000000 } from './1796600000000-LimitsBatch';
 
 // Every migration of the AI gateway, in order (append new ones).
 export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -25,4 +26,5 @@ export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
   ProjectsAndLimits1796200000000,
   AuditLogAndWebhooks1796300000000,
   BudgetWebhookEvents1796500000000,
+  LimitsBatch1796600000000,
 ];
