@@ -18,7 +18,7 @@ const CHAT = { model: 'bench-model', messages: [{ role: 'user', content: 'Say he
  * Key B: a modest, steady tenant sending calls at a fixed rate (open loop, see probe in
  * bench/lib/load-worker.js), a small part of what the gateway answers (the gateway suite's throughput figure).
  */
-const B_RATE = 200;
+const B_RATE = Number(process.env.NOISY_B_RATE ?? 200);
 /** Each abuse pattern: callers in a closed loop, each calling again as soon as it is answered. */
 const ATTACK_CALLERS = Number(process.env.NOISY_CALLERS ?? 8);
 /** What a production operator runs with: the platform default (libs/platform/src/config/base.config.ts). */
@@ -33,6 +33,26 @@ const MiB = 2 ** 20;
 // address (RATE_LIMIT_PER_MINUTE), and each of its calls comes from a new X-Forwarded-For address
 // (believed from loopback: TRUST_PROXY's default), as from many machines.
 const KEY_A_RPM = Number(process.env.NOISY_KEY_A_RPM ?? RATE_LIMIT_PER_MINUTE);
+/**
+ * Pattern limited: a busy tenant whose key and project carry every limit (requests and tokens per minute,
+ * concurrency, per-model limits, budgets), all set high enough to admit each call, calling with more
+ * callers than the database pool has connections (20): each call's limits are PostgreSQL statements that
+ * lock the tenant's counters. Key B is then a key with limits of its own (its figures are against itself
+ * alone, measured just before).
+ */
+const LIMITED_CALLERS = 64;
+const EVERY_LIMIT = {
+  requests_per_minute: 1_000_000,
+  tokens_per_minute: 100_000_000,
+  max_concurrent_requests: 1000,
+  model_limits: {
+    'bench-model': { requests_per_minute: 1_000_000, tokens_per_minute: 100_000_000, max_concurrent_requests: 1000 },
+  },
+  budget_yuan: 1e9,
+  budget_tokens: 1e15,
+  budget_period: 'daily',
+  alert_threshold: 0.9,
+};
 const keyALimit = KEY_A_RPM > 0 ? `${KEY_A_RPM} rpm` : 'no rpm limit';
 const ALL_PATTERNS = [
   { id: 'replay', label: `responses replay, key A (${keyALimit}; ${ATTACK_CALLERS} callers)` },
@@ -43,6 +63,11 @@ const ALL_PATTERNS = [
   {
     id: 'embeddings-large',
     label: `embeddings of OpenAI's size, key A (${EMBEDDING_INPUTS} fresh inputs a call, 1536-dim base64 vectors as the openai SDK asks; ${keyALimit}; ${ATTACK_CALLERS} callers)`,
+  },
+  {
+    id: 'limited',
+    label: `a tenant's limits at ${LIMITED_CALLERS} concurrent chat calls, key A with every limit in a project, none of them reached; key B with its own limits and project`,
+    callers: LIMITED_CALLERS,
   },
   {
     id: 'gzip',
@@ -82,6 +107,16 @@ function limitsInForce(env) {
     storeMax: pick('AI_RESPONSES_STORE_MAX_BYTES'),
     storeMaxPerKey: pick('AI_RESPONSES_STORE_MAX_BYTES_PER_KEY'),
   };
+}
+
+async function adminProject(url, name, fields = {}) {
+  const res = await fetch(`${url}/admin/projects`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, ...fields }),
+  });
+  if (res.status !== 201) throw new Error(`POST /admin/projects answered ${res.status}: ${await res.text()}`);
+  return (await res.json()).id;
 }
 
 async function adminKey(url, name, fields = {}) {
@@ -291,10 +326,10 @@ async function run(ctx) {
     });
     if (probe.status !== 200) throw new Error(`key B chat probe answered ${probe.status}: ${await probe.text()}`);
 
-    const measureB = (seconds, warmup) =>
+    const measureB = (seconds, warmup, headers = authB) =>
       load.run('probe', {
         url: `${gw.url}/v1/chat/completions`,
-        headers: authB,
+        headers,
         body: CHAT,
         rate: B_RATE,
         duration: seconds,
@@ -360,6 +395,23 @@ async function run(ctx) {
         },
         what: `${EMBEDDING_INPUTS} fresh inputs a call, 1536-dim vectors (~17 MB of base64 from the upstream and to key A)`,
       }),
+      limited: async () => {
+        const a = await adminKey(gw.url, 'tenant-a-limited', {
+          project_id: await adminProject(gw.url, 'tenant-a', EVERY_LIMIT),
+          ...EVERY_LIMIT,
+        });
+        const b = await adminKey(gw.url, 'tenant-b-limited', {
+          project_id: await adminProject(gw.url, 'tenant-b', EVERY_LIMIT),
+          ...EVERY_LIMIT,
+        });
+        return {
+          url: `${gw.url}/v1/chat/completions`,
+          headers: { authorization: `Bearer ${a}` },
+          body: { kind: 'json', value: CHAT },
+          what: `chat calls of a key with every limit, ${LIMITED_CALLERS} at a time`,
+          keyB: { authorization: `Bearer ${b}` },
+        };
+      },
       gzip: async () => ({
         url: `${gw.url}/v1/chat/completions`,
         headers: { 'content-encoding': 'gzip' },
@@ -386,6 +438,12 @@ async function run(ctx) {
           restarted.push(p.id);
         }
         const plan = await plans[p.id]();
+        // A pattern with its own key B (limited) measures it alone first: its figures are against that.
+        const bAlone = plan.keyB ? await measureB(dur, warm, plan.keyB) : alone;
+        if (plan.keyB)
+          say(
+            `${p.id}: its key B alone p50 ${bAlone.latency.p50?.toFixed(2)} ms p99 ${bAlone.latency.p99?.toFixed(2)} ms over ${bAlone.total} calls (${statusText(bAlone.statusCodes)})`,
+          );
         const name = `noisy-${p.id}`;
         let started;
         const isStarted = new Promise((resolve) => (started = resolve));
@@ -397,7 +455,7 @@ async function run(ctx) {
             headers: plan.headers,
             body: plan.body,
             randomIp: Boolean(plan.randomIp),
-            connections: ATTACK_CALLERS,
+            connections: p.callers ?? ATTACK_CALLERS,
             maxMs: 60_000,
           },
           (event) => event === 'started' && started(),
@@ -410,7 +468,7 @@ async function run(ctx) {
         let attack;
         try {
           await sleep(rampMs);
-          under = await measureB(dur, 0);
+          under = await measureB(dur, 0, plan.keyB);
           attack = await stopAttack();
         } finally {
           clearInterval(sampler);
@@ -429,7 +487,7 @@ async function run(ctx) {
             group: G,
             name: names(p)[0][0],
             unit: 'ms',
-            baseline: alone.latency.p50,
+            baseline: bAlone.latency.p50,
             baselineLabel: 'key B alone',
             measured: under.latency.p50,
             kind: 'ratio',
@@ -441,7 +499,7 @@ async function run(ctx) {
             group: G,
             name: names(p)[1][0],
             unit: 'ms',
-            baseline: alone.latency.p99,
+            baseline: bAlone.latency.p99,
             baselineLabel: `key B alone; ${bNote}`,
             measured: under.latency.p99,
             kind: 'ratio',
