@@ -1,3 +1,4 @@
+import { Tokenizer } from '../tokenizer/tokenizer';
 import { GatewayError } from '../errors';
 import { UpstreamError } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
@@ -27,7 +28,12 @@ describe('GenerateImageService.stream: events and settlement, no HTTP', () => {
       reserve: async (_p: unknown, hold: unknown) => (reserved.push(hold), {}),
       settle: async (_r: unknown, outcome: unknown) => void settled.push(outcome),
     };
-    const service = new GenerateImageService(config, metering as any, { put: async () => undefined } as any);
+    const service = new GenerateImageService(
+      config,
+      metering as any,
+      { put: async () => undefined } as any,
+      new Tokenizer(),
+    );
     (service as any).client = {
       generateImagesStream: async (payload: unknown) => (sent.push(payload), upstream()),
       editImagesStream: async (payload: unknown) => (sent.push(payload), upstream()),

@@ -1,3 +1,4 @@
+import { Tokenizer } from '../tokenizer/tokenizer';
 import { createServer, Server } from 'http';
 import { AddressInfo } from 'net';
 import { GatewayError, openAiErrorBody } from '../errors';
@@ -43,7 +44,7 @@ describe('GenerateImageService: image URLs in the upstream answer (SSRF class sw
     const stored: string[] = [];
     const metering = { reserve: async () => ({}), settle: async () => undefined };
     const storage = { put: async (key: string) => void stored.push(key) };
-    return { svc: new GenerateImageService(config, metering as any, storage as any), stored };
+    return { svc: new GenerateImageService(config, metering as any, storage as any, new Tokenizer()), stored };
   };
   const principal = { id: 'k', kind: 'api-key', roles: [], claims: {} } as any;
 

@@ -8,6 +8,7 @@ import { ImageInfo, inspectImage } from '@app/engines';
 import { MAX_EDIT_IMAGES } from './dtos/generate-image.dto';
 import type { MediaEventStream } from './media-event-stream';
 import type { ObjectStorage } from '@app/storage';
+import { Tokenizer } from '../tokenizer/tokenizer';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { GenerateImageResponse } from './dtos/generate-image.dto';
@@ -63,6 +64,7 @@ export class GenerateImageService {
     private readonly config: GatewayConfig,
     private readonly metering: MeteringService,
     @Inject(MEDIA_STORAGE) private readonly storage: ObjectStorage,
+    private readonly tokenizer: Tokenizer,
   ) {
     if (config.AI_IMAGES_BASE_URL) {
       this.client = new OpenAiMediaClient({
@@ -87,6 +89,9 @@ export class GenerateImageService {
       client.generateImages(
         { model, prompt, n: input.n, size: input.size, extra, responseFormat: input.model?.responseFormat },
         signal,
+        // A large answer (base64 images) is parsed an image at a time on the key's turns; on a pace that goes on
+        // if the client leaves: the upstream answered and bills, so the call is settled and charged.
+        this.tokenizer.pace(principal.id),
       ),
     );
   }
@@ -119,6 +124,7 @@ export class GenerateImageService {
           }),
         },
         signal,
+        this.tokenizer.pace(principal.id),
       ),
     );
   }

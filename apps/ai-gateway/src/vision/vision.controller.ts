@@ -7,6 +7,9 @@ import { GatewayConfig } from '../config/gateway.config';
 import { assertScope } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { requestIdOf } from '../http/request-id';
+import { sendJson } from '../http/json-response';
+import { Tokenizer } from '../tokenizer/tokenizer';
+import { b64ImagesAnswer } from './images-answer';
 import { SseResponse } from '../http/sse-response';
 import {
   GenerateImageRequest,
@@ -36,6 +39,7 @@ export class VisionController {
     private readonly generateImage: GenerateImageService,
     private readonly config: GatewayConfig,
     private readonly mediaModels: MediaModels,
+    private readonly tokenizer: Tokenizer,
   ) {}
 
   @Post('vision/recognize')
@@ -177,7 +181,7 @@ export class VisionController {
       return;
     }
     const images = await this.generateImage.generate(principal, input, requestIdOf(req), requestSignal(req));
-    res.status(200).json(this.imagesAnswer(images, body.response_format, req));
+    await this.sendImages(res, principal, images, body.response_format, req);
   }
 
   @Post('images/edits')
@@ -269,18 +273,30 @@ export class VisionController {
       return;
     }
     const edited = await this.generateImage.edit(principal, input, requestIdOf(req), requestSignal(req));
-    res.status(200).json(this.imagesAnswer(edited, body.response_format, req));
+    await this.sendImages(res, principal, edited, body.response_format, req);
   }
 
-  private imagesAnswer(images: StoredGeneratedImage[], format: string | undefined, req: Request) {
+  /**
+   * The images as URLs under {cdn_url}, or with b64_json as Buffer pieces encoded on the key's turns and
+   * written a few hundred KB a turn (b64ImagesAnswer): ten large images are a 20 MB answer.
+   */
+  private async sendImages(
+    res: Response,
+    principal: Principal,
+    images: StoredGeneratedImage[],
+    format: string | undefined,
+    req: Request,
+  ): Promise<void> {
+    const created = Math.floor(Date.now() / 1000);
+    if (format === 'b64_json') {
+      const pieces = await b64ImagesAnswer(created, images, this.tokenizer.pace(principal.id));
+      sendJson(res, 200, null, undefined, pieces);
+      return;
+    }
     const cdn = cdnBase(this.config, req);
-    return {
-      created: Math.floor(Date.now() / 1000),
-      data: images.map((i) =>
-        format === 'b64_json'
-          ? { b64_json: i.bytes.toString('base64'), revised_prompt: i.revisedPrompt }
-          : { url: `${cdn}/${i.key}`, revised_prompt: i.revisedPrompt },
-      ),
-    };
+    res.status(200).json({
+      created,
+      data: images.map((i) => ({ url: `${cdn}/${i.key}`, revised_prompt: i.revisedPrompt })),
+    });
   }
 }
