@@ -3,9 +3,9 @@
  * (apps/ai-gateway/src/limits/limits.repository.ts): they go one round trip at a time from a replica, those
  * that queued meanwhile together in the next (ai_limits_batch). Before, each of a key's concurrent calls took
  * a connection of the pool (20) to wait in PostgreSQL on its counters' advisory locks: 64 calls of one key
- * with limits took the whole pool, and another key's calls waited behind them (p50 8.6 -> 180 ms, p99 22 ->
- * 795 ms, npm run bench -- --only noisy, pattern limited). The tests hold a tenant's counter with an
- * advisory lock of their own, so its calls queue, and count what waits where.
+ * with limits took the whole pool, and another key's calls waited behind them (npm run bench -- --only noisy,
+ * pattern limited: key B p50 14.8 -> 3 355 ms, a third of its calls unanswered). The tests hold a tenant's
+ * counter with an advisory lock of their own, so its calls queue, and count what waits where.
  */
 import { Client } from 'pg';
 import { LimitsRepository } from '../../apps/ai-gateway/src/limits/limits.repository';
@@ -99,7 +99,10 @@ describe('AI gateway limits: one lane per tenant', () => {
     const counter = `conc:k:lanes-direct`;
     const lease = { key: counter, name: '["key","direct","max_concurrent_requests",null]', limit: 2 };
     const release = await holdCounter(counter);
+    const db = (repo as unknown as { db: { query: (...args: unknown[]) => Promise<unknown> } }).db;
+    const query = jest.spyOn(db, 'query');
     let results: PromiseSettledResult<unknown>[];
+    let statements: Array<string | undefined>;
     try {
       const now = Date.now();
       const asked = [
@@ -108,13 +111,27 @@ describe('AI gateway limits: one lane per tenant', () => {
         repo.admit('k:lanes-direct', { now, hold: crypto.randomUUID(), hold_ttl_ms: 60_000, leases: [lease] }),
         repo.admit('k:lanes-direct', { now, hold: crypto.randomUUID(), hold_ttl_ms: 60_000, leases: [lease] }),
       ];
-      await until(async () => repo.waiting('k:lanes-direct') === 3);
+      // The first waits in PostgreSQL on the test's lock, the other three in the gateway.
+      await until(async () => (await waitingOnLocks()) === 1);
+      expect(repo.waiting('k:lanes-direct')).toBe(3);
       await release();
       results = await Promise.allSettled(asked);
+      // The limit statements among the app's queries (other work of the app uses the same data source).
+      statements = query.mock.calls.map(([sql]) => String(sql).match(/ai_limits_[a-z]+/)?.[0]).filter(Boolean);
     } catch (e) {
       await release();
       throw e;
+    } finally {
+      query.mockRestore();
     }
+    // The first alone, the three that queued in one batch (refused), then each of them alone.
+    expect(statements).toEqual([
+      'ai_limits_admit',
+      'ai_limits_batch',
+      'ai_limits_admit',
+      'ai_limits_admit',
+      'ai_limits_admit',
+    ]);
     const [first, bad, third, fourth] = results;
     expect(first).toMatchObject({ status: 'fulfilled', value: { allowed: true } });
     // The last three went in one batch, which PostgreSQL refused for the bad hold id: each again alone.
@@ -127,5 +144,70 @@ describe('AI gateway limits: one lane per tenant', () => {
     });
     const { rows } = await observer.query(`SELECT count(*)::int AS n FROM ai_limit_leases WHERE key = $1`, [counter]);
     expect(rows[0].n).toBe(2);
+  });
+
+  it('a batch that charges several keys locks their rows in id order, as the ledger does: no cycle with a charge in flight', async () => {
+    const [lo, hi] = [
+      (await f.createKey({ name: 'lanes-lo' })).id,
+      (await f.createKey({ name: 'lanes-hi' })).id,
+    ].sort();
+    const lane = 'p:lanes-deadlock';
+    const lease = { key: 'conc:lanes-deadlock', name: '["project","dl","max_concurrent_requests",null]', limit: 100 };
+    const admitted = async () => {
+      const hold = crypto.randomUUID();
+      await repo.admit(lane, { now: Date.now(), hold, hold_ttl_ms: 60_000, leases: [lease] });
+      return hold;
+    };
+    const [forHi, forLo] = [await admitted(), await admitted()];
+    const charge = (hold: string, keyId: string) =>
+      repo.settle(lane, { now: Date.now(), hold, leases: [lease], key_id: keyId, key_yuan: '0.0100000000' });
+
+    // A charge in flight elsewhere (the ledger's order: lo, then hi) holds lo's row.
+    const ledger = await sqlClient(f.gw.dbUrl);
+    const db = (repo as unknown as { db: { query: (...args: unknown[]) => Promise<unknown> } }).db;
+    const query = jest.spyOn(db, 'query');
+    const release = await holdCounter(lease.key);
+    try {
+      await ledger.query('BEGIN');
+      await ledger.query(`UPDATE ai_api_keys SET last_used_at = now() WHERE id = $1`, [lo]);
+      // One statement of the lane waits on the test's lock; the two charges queue behind it, hi's first.
+      const first = repo.admit(lane, {
+        now: Date.now(),
+        hold: crypto.randomUUID(),
+        hold_ttl_ms: 60_000,
+        leases: [lease],
+      });
+      const charges = [charge(forHi, hi), charge(forLo, lo)];
+      expect(repo.waiting(lane)).toBe(2);
+      await release();
+      await first;
+      // The batch waits for lo's row, holding no key row: the other charge takes hi's row at once and ends.
+      await until(async () => {
+        const { rows } = await observer.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')`,
+        );
+        return rows[0].n === 1;
+      });
+      await ledger.query(`UPDATE ai_api_keys SET last_used_at = now() WHERE id = $1`, [hi]);
+      await ledger.query('COMMIT');
+      expect(await Promise.all(charges)).toEqual([
+        expect.objectContaining({ settled: true }),
+        expect.objectContaining({ settled: true }),
+      ]);
+      // In one batch, never refused (a deadlock would have aborted it, and each charge gone again alone).
+      const statements = query.mock.calls.map(([sql]) => String(sql).match(/ai_limits_[a-z]+/)?.[0]).filter(Boolean);
+      expect(statements).toEqual(['ai_limits_admit', 'ai_limits_batch']);
+    } finally {
+      query.mockRestore();
+      await release().catch(() => undefined);
+      await ledger.query('ROLLBACK').catch(() => undefined);
+      await ledger.end();
+    }
+    const { rows } = await observer.query(
+      `SELECT id, spent_yuan::text FROM ai_api_keys WHERE id = ANY($1) ORDER BY id`,
+      [[lo, hi]],
+    );
+    expect(rows.map((r) => r.spent_yuan)).toEqual(['0.0100000000', '0.0100000000']);
   });
 });

@@ -20,7 +20,7 @@ import {
   WindowCounter,
 } from './call-limits';
 import { ALLOWED, AdmitAnswer, SettleAnswer, WindowSettlement } from './limit-answer';
-import { hasBudget } from './limit-set';
+import { hasBudget, limitsCall } from './limit-set';
 import { LimitsRepository } from './limits.repository';
 import { RedisLimits } from './redis-limits';
 import { HeldConnection, RefusalHold } from './refusal-hold';
@@ -359,12 +359,17 @@ export class CallAdmission {
   }
 }
 
-/** The key, then its project, as limit subjects. */
-/** A call's tenant for LimitsRepository's lanes: its project, or its key when it has none (the counters it locks). */
+/**
+ * A call's tenant for LimitsRepository's lanes: its project when the project has limits of its own (its keys'
+ * calls then lock the project's counters together), else its key (a project without limits locks nothing
+ * its keys share).
+ */
 export function laneOf(claims: ApiKeyClaims, keyId: string): string {
-  return claims.project ? `p:${claims.project.id}` : `k:${keyId}`;
+  const p = claims.project;
+  return p && (p.limits.requestsPerMinute !== null || limitsCall(p.limits)) ? `p:${p.id}` : `k:${keyId}`;
 }
 
+/** The key, then its project, as limit subjects. */
 export function subjectsOf(claims: ApiKeyClaims, keyId: string): LimitSubject[] {
   const subjects: LimitSubject[] = [{ scope: 'key', id: keyId, name: claims.name, limits: claims.limits }];
   if (claims.project)

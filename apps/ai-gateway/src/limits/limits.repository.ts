@@ -91,6 +91,8 @@ export class LimitsRepository {
       while (q.length) await this.send(q.splice(0, MAX_CALLS_PER_STATEMENT));
     } finally {
       this.lanes.delete(lane);
+      // Only after a fault of this loop itself (send settles every call it takes): none is left waiting.
+      for (const left of q.splice(0)) left.reject(new Error('the limits lane stopped'));
     }
   }
 
@@ -112,8 +114,9 @@ export class LimitsRepository {
       answers = row.r;
     } catch (e) {
       // PostgreSQL refused the statement (its transaction rolled back, nothing counted): each call alone, so
-      // one call's error is its own. Any other failure (the connection) is every call's.
-      if (!isServerError(e)) {
+      // one call's error is its own. Any other failure (the connection, the server going away, which may
+      // come after a commit) is every call's: run again alone, an admission could count twice.
+      if (!refusedByServer(e)) {
         for (const b of batch) b.reject(e);
         return;
       }
@@ -148,7 +151,10 @@ export class LimitsRepository {
       if (!row.found) break;
       n++;
     }
-    await this.db.query(`DELETE FROM ai_limit_leases WHERE expires_at <= now()`);
+    // Rows an admission is deleting (or locks) are left to it: taking them in scan order could wait in a cycle.
+    await this.db.query(
+      `DELETE FROM ai_limit_leases WHERE ctid IN (SELECT ctid FROM ai_limit_leases WHERE expires_at <= now() FOR UPDATE SKIP LOCKED)`,
+    );
     return n;
   }
 
@@ -181,10 +187,17 @@ export class LimitsRepository {
   }
 }
 
-/** An error PostgreSQL answered (it has a SQLSTATE), as opposed to a lost connection or a pool timeout. */
-function isServerError(e: unknown): boolean {
-  const code =
-    (e as { code?: unknown; driverError?: { code?: unknown } } | null)?.driverError?.code ??
-    (e as { code?: unknown })?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+/**
+ * An error PostgreSQL answered for the statement itself (severity ERROR: its transaction rolled back), as
+ * opposed to a lost connection, a pool timeout, or the server ending the session (FATAL; classes 08
+ * connection, 53 resources, 57 operator intervention), after which the statement may have committed.
+ */
+function refusedByServer(e: unknown): boolean {
+  const d = ((e as { driverError?: unknown } | null)?.driverError ?? e) as {
+    code?: unknown;
+    severity?: unknown;
+  } | null;
+  return (
+    typeof d?.code === 'string' && /^[0-9A-Z]{5}$/.test(d.code) && !/^(08|53|57)/.test(d.code) && d.severity === 'ERROR'
+  );
 }

@@ -21,13 +21,17 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * admission where a fresh table took 0.9 ms. An index scan marks the dead entries it meets (PostgreSQL's
  * killed index tuples) and later scans step over them: 0.8 to 1.1 ms per admission with 14 000 dead rows.
  * (A later CREATE OR REPLACE of either function drops the setting: it must say SET enable_bitmapscan = off.)
+ *
+ * And `lock_timeout = '10s'` for the three: a tenant's statements wait in one lane, so one that waited on a
+ * lock without end (a transaction holding a counter's lock that never ends) would hold every call of the
+ * tenant on the replica; after 10 s it fails (55P03) and the lane goes on.
  */
 export class LimitsBatch1796600000000 implements MigrationInterface {
   name = 'LimitsBatch1796600000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
-CREATE FUNCTION ai_limits_batch(ops jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+CREATE FUNCTION ai_limits_batch(ops jsonb) RETURNS jsonb LANGUAGE plpgsql SET lock_timeout = '10s' AS $$
 DECLARE
   op jsonb;
   answers jsonb := '[]';
@@ -37,6 +41,11 @@ BEGIN
     'windows', (SELECT coalesce(jsonb_agg(c), '[]') FROM jsonb_array_elements(ops) o, jsonb_array_elements(coalesce(o->'p'->'windows', '[]')) c),
     'leases', (SELECT coalesce(jsonb_agg(c), '[]') FROM jsonb_array_elements(ops) o, jsonb_array_elements(coalesce(o->'p'->'leases', '[]')) c),
     'budgets', (SELECT coalesce(jsonb_agg(c), '[]') FROM jsonb_array_elements(ops) o, jsonb_array_elements(coalesce(o->'p'->'budgets', '[]')) c)));
+  -- The keys the settlements charge, in id order (as the ledger's charges lock them): one transaction may
+  -- charge several keys of a project, and in call order it could wait for the ledger in a cycle.
+  PERFORM 1 FROM ai_api_keys
+    WHERE id IN (SELECT DISTINCT (o->'p'->>'key_id')::uuid FROM jsonb_array_elements(ops) o WHERE o->'p' ? 'key_id')
+    ORDER BY id FOR NO KEY UPDATE;
   FOR op IN SELECT * FROM jsonb_array_elements(ops) LOOP
     IF op->>'fn' = 'admit' THEN
       answers := answers || jsonb_build_array(ai_limits_admit(op->'p'));
@@ -50,11 +59,13 @@ BEGIN
 END $$`);
     await q.query(`ALTER FUNCTION ai_limits_admit(jsonb) SET enable_bitmapscan = off`);
     await q.query(`ALTER FUNCTION ai_limits_settle(jsonb) SET enable_bitmapscan = off`);
+    await q.query(`ALTER FUNCTION ai_limits_admit(jsonb) SET lock_timeout = '10s'`);
+    await q.query(`ALTER FUNCTION ai_limits_settle(jsonb) SET lock_timeout = '10s'`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER FUNCTION ai_limits_settle(jsonb) RESET enable_bitmapscan`);
-    await q.query(`ALTER FUNCTION ai_limits_admit(jsonb) RESET enable_bitmapscan`);
+    await q.query(`ALTER FUNCTION ai_limits_settle(jsonb) RESET ALL`);
+    await q.query(`ALTER FUNCTION ai_limits_admit(jsonb) RESET ALL`);
     await q.query(`DROP FUNCTION ai_limits_batch(jsonb)`);
   }
 }
