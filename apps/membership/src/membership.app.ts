@@ -8,14 +8,40 @@ import { AppModule } from './app.module';
 import { MembershipConfig } from './config/membership.config';
 import { serveWebApp } from './web-app/web-app';
 
-/** Development only: a random JWT secret persisted under DATA_DIR so tokens survive restarts. */
+/**
+ * Development only: a random JWT secret persisted under DATA_DIR so tokens survive restarts. It is written whole
+ * under a temporary name, then linked into place: a start stopped while writing it left an empty file, and every
+ * later start then failed ("JWT_SECRET is not resolved"); of two starts at once, one secret wins and both use it.
+ * An empty file left by such a start is replaced.
+ */
 export function developmentJwtSecret(dataDir: string): string {
   const file = path.resolve(dataDir, 'jwt-secret');
-  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const existing = readSecretFile(file);
+  if (existing) return existing;
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const secret = crypto.randomBytes(48).toString('base64url');
-  fs.writeFileSync(file, secret, { mode: 0o600 });
+  const tmp = `${file}.${process.pid}.${crypto.randomBytes(6).toString('hex')}`;
+  fs.writeFileSync(tmp, crypto.randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
+  try {
+    if (existing === '') fs.renameSync(tmp, file);
+    else fs.linkSync(tmp, file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+  const secret = readSecretFile(file);
+  if (!secret) throw new Error(`could not write a JWT secret to ${file}`);
   return secret;
+}
+
+/** The trimmed content of `file`, or null when there is none. */
+function readSecretFile(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
 }
 
 export const membershipApp: AppDefinition<MembershipConfig> = {
