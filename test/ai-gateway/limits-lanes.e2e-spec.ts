@@ -49,6 +49,13 @@ describe('AI gateway limits: one lane per tenant', () => {
     return rows[0].n;
   }
 
+  /** A spy on the app's queries (the repository's data source). */
+  const spyOnQueries = () =>
+    jest.spyOn((repo as unknown as { db: { query: (...args: unknown[]) => Promise<unknown> } }).db, 'query');
+  /** The limit functions among the queries seen (other work of the app uses the same data source). */
+  const limitStatements = (query: ReturnType<typeof spyOnQueries>) =>
+    query.mock.calls.map(([sql]) => String(sql).match(/ai_limits_[a-z]+/)?.[0]).filter(Boolean);
+
   const chat = (key: string) =>
     fetch(`${f.gw.url}/v1/chat/completions`, {
       method: 'POST',
@@ -99,8 +106,7 @@ describe('AI gateway limits: one lane per tenant', () => {
     const counter = `conc:k:lanes-direct`;
     const lease = { key: counter, name: '["key","direct","max_concurrent_requests",null]', limit: 2 };
     const release = await holdCounter(counter);
-    const db = (repo as unknown as { db: { query: (...args: unknown[]) => Promise<unknown> } }).db;
-    const query = jest.spyOn(db, 'query');
+    const query = spyOnQueries();
     let results: PromiseSettledResult<unknown>[];
     let statements: Array<string | undefined>;
     try {
@@ -116,8 +122,7 @@ describe('AI gateway limits: one lane per tenant', () => {
       expect(repo.waiting('k:lanes-direct')).toBe(3);
       await release();
       results = await Promise.allSettled(asked);
-      // The limit statements among the app's queries (other work of the app uses the same data source).
-      statements = query.mock.calls.map(([sql]) => String(sql).match(/ai_limits_[a-z]+/)?.[0]).filter(Boolean);
+      statements = limitStatements(query);
     } catch (e) {
       await release();
       throw e;
@@ -164,8 +169,7 @@ describe('AI gateway limits: one lane per tenant', () => {
 
     // A charge in flight elsewhere (the ledger's order: lo, then hi) holds lo's row.
     const ledger = await sqlClient(f.gw.dbUrl);
-    const db = (repo as unknown as { db: { query: (...args: unknown[]) => Promise<unknown> } }).db;
-    const query = jest.spyOn(db, 'query');
+    const query = spyOnQueries();
     const release = await holdCounter(lease.key);
     try {
       await ledger.query('BEGIN');
@@ -196,7 +200,7 @@ describe('AI gateway limits: one lane per tenant', () => {
         expect.objectContaining({ settled: true }),
       ]);
       // In one batch, never refused (a deadlock would have aborted it, and each charge gone again alone).
-      const statements = query.mock.calls.map(([sql]) => String(sql).match(/ai_limits_[a-z]+/)?.[0]).filter(Boolean);
+      const statements = limitStatements(query);
       expect(statements).toEqual(['ai_limits_admit', 'ai_limits_batch']);
     } finally {
       query.mockRestore();

@@ -3,6 +3,7 @@ import { createServer, Server } from 'http';
 import { AddressInfo } from 'net';
 import { OpenAiMediaClient } from './openai-media.client';
 import { UpstreamError } from './types';
+import { recordingPace } from '../../../test/support/recording-pace';
 
 /** An OpenAI-protocol images upstream answering whatever the test sets, in chunks of 16 KiB. */
 class ImagesUpstream {
@@ -28,19 +29,6 @@ class ImagesUpstream {
   close(): Promise<void> {
     return new Promise((r) => this.server.close(() => r()));
   }
-}
-
-/** A pace whose every charge is a turn: records the units and the turns awaited. */
-function recordingPace() {
-  const pace = {
-    units: 0,
-    turns: 0,
-    charge(units: number) {
-      pace.units += units;
-      return Promise.resolve().then(() => void pace.turns++);
-    },
-  };
-  return pace;
 }
 
 describe('OpenAiMediaClient: images answers', () => {

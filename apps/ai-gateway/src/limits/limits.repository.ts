@@ -36,8 +36,8 @@ export interface SettleArgs {
 interface Queued {
   fn: 'admit' | 'settle';
   p: AdmitArgs | SettleArgs;
-  resolve(answer: unknown): void;
-  reject(error: unknown): void;
+  resolve: (answer: unknown) => void;
+  reject: (error: unknown) => void;
 }
 
 /** Calls of one tenant in one statement at most: the transaction holds their counters' locks this long. */
@@ -52,7 +52,7 @@ export const MAX_CALLS_PER_STATEMENT = 32;
  * replica, those asked meanwhile together in the next (ai_limits_batch, 1796600000000-LimitsBatch.ts): they
  * lock the same counters, so in PostgreSQL they would wait for each other anyway, each holding a pooled
  * connection while it waits. Queued here, a tenant holds at most one connection of the pool for its limits
- * however many calls it makes at once, and every other tenant finds the pool free.
+ * however many calls it makes at once, where each call took one to wait in PostgreSQL.
  */
 @Injectable()
 export class LimitsRepository {
@@ -97,15 +97,7 @@ export class LimitsRepository {
   }
 
   private async send(batch: Queued[]): Promise<void> {
-    if (batch.length === 1) {
-      const [one] = batch;
-      try {
-        one.resolve(await this.one(one.fn, one.p));
-      } catch (e) {
-        one.reject(e);
-      }
-      return;
-    }
+    if (batch.length === 1) return this.alone(batch[0]);
     let answers: unknown[];
     try {
       const [row] = await this.db.query<Array<{ r: unknown[] }>>(`SELECT ai_limits_batch($1::jsonb) AS r`, [
@@ -120,24 +112,23 @@ export class LimitsRepository {
         for (const b of batch) b.reject(e);
         return;
       }
-      for (const b of batch) {
-        try {
-          b.resolve(await this.one(b.fn, b.p));
-        } catch (err) {
-          b.reject(err);
-        }
-      }
+      for (const b of batch) await this.alone(b);
       return;
     }
     batch.forEach((b, i) => b.resolve(answers[i]));
   }
 
-  private async one(fn: Queued['fn'], p: Queued['p']): Promise<unknown> {
-    const [row] = await this.db.query<Array<{ r: unknown }>>(
-      fn === 'admit' ? `SELECT ai_limits_admit($1::jsonb) AS r` : `SELECT ai_limits_settle($1::jsonb) AS r`,
-      [JSON.stringify(p)],
-    );
-    return row.r;
+  /** One call in its own statement, settled with its answer or its error. */
+  private async alone({ fn, p, resolve, reject }: Queued): Promise<void> {
+    try {
+      const [row] = await this.db.query<Array<{ r: unknown }>>(
+        fn === 'admit' ? `SELECT ai_limits_admit($1::jsonb) AS r` : `SELECT ai_limits_settle($1::jsonb) AS r`,
+        [JSON.stringify(p)],
+      );
+      resolve(row.r);
+    } catch (e) {
+      reject(e);
+    }
   }
 
   /**

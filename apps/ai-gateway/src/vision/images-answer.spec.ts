@@ -1,18 +1,6 @@
 import { randomBytes } from 'crypto';
 import { B64_PIECE_BYTES, b64ImagesAnswer } from './images-answer';
-
-/** A pace whose every charge is a turn: records the units and how many turns were awaited. */
-function recordingPace() {
-  const pace = {
-    units: 0,
-    turns: 0,
-    charge(units: number) {
-      pace.units += units;
-      return Promise.resolve().then(() => void pace.turns++);
-    },
-  };
-  return pace;
-}
+import { recordingPace } from '../../../../test/support/recording-pace';
 
 describe('b64ImagesAnswer (an images answer as Buffer pieces)', () => {
   it('is the text JSON.stringify makes, for images of every size around a piece and prompts that need escaping', async () => {
