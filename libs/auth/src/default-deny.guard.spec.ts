@@ -17,6 +17,32 @@ function contextFor(meta: Record<string, unknown>, req: any = { headers: {} }) {
 }
 
 describe('DefaultDenyGuard', () => {
+  it("reads a route's metadata once per controller and handler: a handler inherited by two controllers keeps each one's", async () => {
+    const handler = () => undefined;
+    class Open {}
+    class Closed {}
+    Reflect.defineMetadata(IS_PUBLIC, true, Open);
+    const reflector = new Reflector();
+    const read = jest.spyOn(reflector, 'getAllAndOverride');
+    const guard = new DefaultDenyGuard(reflector, { authenticate: async () => null });
+    const ctx = (type: object) =>
+      ({
+        getType: () => 'http',
+        getHandler: () => handler,
+        getClass: () => type,
+        switchToHttp: () => ({ getRequest: () => ({ headers: {} }), getResponse: () => ({}) }),
+      }) as any;
+    expect(guard.canActivate(ctx(Open))).toBe(true);
+    expect(guard.canActivate(ctx(Open))).toBe(true);
+    const reads = read.mock.calls.length;
+    const closed = guard.canActivate(ctx(Closed));
+    expect(closed).toBeInstanceOf(Promise);
+    await expect(closed).rejects.toBeInstanceOf(UnauthorizedException);
+    expect(read.mock.calls.length).toBeGreaterThan(reads);
+    expect(guard.canActivate(ctx(Open))).toBe(true);
+    expect(read.mock.calls.length).toBe(reads * 2);
+  });
+
   const member = { id: '1', kind: 'member' as const, roles: ['member'] };
   const auth = (p: any): Authenticator => ({ authenticate: async () => p });
 
@@ -33,7 +59,8 @@ describe('DefaultDenyGuard', () => {
   it('opens @Public() routes without asking the authenticator', async () => {
     const authenticate = jest.fn();
     const guard = new DefaultDenyGuard(new Reflector(), { authenticate });
-    await expect(guard.canActivate(contextFor({ [IS_PUBLIC]: true }))).resolves.toBe(true);
+    // Answered at once, no promise: nothing to wait for.
+    expect(guard.canActivate(contextFor({ [IS_PUBLIC]: true }))).toBe(true);
     expect(authenticate).not.toHaveBeenCalled();
   });
 
@@ -94,11 +121,12 @@ describe('DefaultDenyGuard', () => {
     const authenticate = jest.fn();
     const guard = new DefaultDenyGuard(new Reflector(), { authenticate }, limiter);
     const req = { headers: {}, principal: member } as any;
-    await expect(guard.canActivate(contextFor({}, req))).resolves.toBe(true);
+    // Answered at once, no promise.
+    expect(guard.canActivate(contextFor({}, req))).toBe(true);
     expect(req.principal).toBe(member);
-    await expect(
+    expect(() =>
       guard.canActivate(contextFor({ [REQUIRED_ROLES]: ['admin'] }, { headers: {}, principal: member })),
-    ).rejects.toBeInstanceOf(ForbiddenException);
+    ).toThrow(ForbiddenException);
     expect(authenticate).not.toHaveBeenCalled();
     expect([limiter.before, limiter.failed, limiter.succeeded].map((f) => (f as jest.Mock).mock.calls.length)).toEqual([
       0, 0, 0,

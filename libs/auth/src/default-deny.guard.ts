@@ -10,33 +10,46 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { IS_PUBLIC, REQUIRED_ROLES } from './decorators';
+import { RouteMetadataCache } from './route-metadata';
 import { AUTH_LIMITER, AUTHENTICATOR, AuthLimiter, Authenticator, holdOf, Principal } from './principal';
 
 /** Global guard: a route needs an authenticated caller unless it is marked `@Public()`. */
 @Injectable()
 export class DefaultDenyGuard implements CanActivate {
+  /** Each route's `@Public()` and `@Roles()`. */
+  private readonly access = new RouteMetadataCache((targets) => ({
+    open: this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets) === true,
+    roles: this.reflector.getAllAndOverride<string[]>(REQUIRED_ROLES, targets) ?? ([] as readonly string[]),
+  }));
+
   constructor(
     private readonly reflector: Reflector,
     @Optional() @Inject(AUTHENTICATOR) private readonly authenticator?: Authenticator,
     @Optional() @Inject(AUTH_LIMITER) private readonly limiter?: AuthLimiter,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Answered at once when the route is public or its caller was authenticated before its body was read. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') return true;
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    const access = this.access.of(context);
+    if (access.open) return true;
     const req = context.switchToHttp().getRequest<Request & { principal?: Principal }>();
-    const principal = await authenticateRequest(
+    if (req.principal !== undefined) return allowed(req.principal, access.roles);
+    return authenticateRequest(
       req,
       context.switchToHttp().getResponse<Response>(),
       this.authenticator,
       this.limiter,
-    );
-    req.principal = principal;
-    const roles = this.reflector.getAllAndOverride<string[]>(REQUIRED_ROLES, targets) ?? [];
-    if (roles.some((r) => !principal.roles.includes(r))) throw new ForbiddenException('Not allowed');
-    return true;
+    ).then((principal) => {
+      req.principal = principal;
+      return allowed(principal, access.roles);
+    });
   }
+}
+
+function allowed(principal: Principal, roles: readonly string[]): true {
+  if (roles.some((r) => !principal.roles.includes(r))) throw new ForbiddenException('Not allowed');
+  return true;
 }
 
 /**

@@ -2,3 +2,4 @@ export * from './principal';
 export * from './decorators';
 export * from './default-deny.guard';
 export * from './roles';
+export * from './route-metadata';

@@ -1,5 +1,12 @@
-// The one place that relies on how Express, Node's http server and TypeORM work inside, beyond their
+// The one place that relies on how Nest, Express, Node's http server and TypeORM work inside, beyond their
 // documented surface. framework-internals.spec.ts fails loudly when an upgrade changes any of it.
+import { ArgumentMetadata, CanActivate, ForbiddenException, PipeTransform, Type } from '@nestjs/common';
+import type { ContextId } from '@nestjs/core';
+import { FORBIDDEN_MESSAGE } from '@nestjs/core/guards/constants';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import { STATIC_CONTEXT } from '@nestjs/core/injector/constants';
+import { markRejectedByPipes } from '@nestjs/core/router/rejected-by-pipes';
+import { RouterExecutionContext } from '@nestjs/core/router/router-execution-context';
 import { IncomingMessage, ServerResponse } from 'http';
 import type { DataSource } from 'typeorm';
 
@@ -124,4 +131,163 @@ export function pgPoolOf(dataSource: DataSource): PgPool {
   if (pool === undefined || typeof pool.query !== 'function')
     throw new Error('TypeORM no longer keeps the pg pool as driver.master (framework-internals.ts)');
   return pool;
+}
+
+type RouteHandler = (req: unknown, res: unknown, next: unknown) => Promise<unknown>;
+type Callback = (...args: unknown[]) => unknown;
+interface ParamOptions {
+  index: number;
+  type: number | string;
+  data: unknown;
+  metatype?: unknown;
+  pipes: PipeTransform[];
+  extractValue: (req: unknown, res: unknown, next: unknown) => unknown;
+}
+/** The parts of Nest's RouterExecutionContext a lean handler is built from (all of them Nest's own). */
+interface NestRouteContext {
+  create(
+    instance: object,
+    callback: Callback,
+    methodName: string,
+    moduleKey: string,
+    requestMethod: number,
+    contextId?: ContextId,
+    inquirerId?: string,
+  ): RouteHandler;
+  getMetadata(
+    instance: object,
+    callback: Callback,
+    methodName: string,
+    moduleKey: string,
+    requestMethod: number,
+    contextType: 'http',
+  ): {
+    argsLength: number;
+    fnHandleResponse: (result: unknown, res: unknown, req: unknown) => Promise<unknown>;
+    isSseHandler: boolean;
+    paramtypes: unknown[];
+    getParamsMetadata: (moduleKey: string, contextId?: ContextId, inquirerId?: string) => ParamOptions[];
+    httpStatusCode: number;
+    hasCustomHeaders: boolean;
+    responseHeaders: unknown[];
+  };
+  isPipeable(type: number | string): boolean;
+  contextUtils: { mergeParamsMetatypes(params: ParamOptions[], paramtypes: unknown[]): ParamOptions[] };
+  pipesContextCreator: { create(...a: unknown[]): PipeTransform[] };
+  guardsContextCreator: { create(...a: unknown[]): CanActivate[] };
+  interceptorsContextCreator: { create(...a: unknown[]): unknown[] };
+  guardsConsumer: { pickResult(result: unknown): Promise<boolean> };
+  pipesConsumer: { paramsTokenFactory: { exchangeEnumForString(type: number | string): string } };
+  responseController: {
+    setStatus(res: unknown, code: number): void;
+    setHeaders(res: unknown, headers: unknown[]): void;
+  };
+}
+const LEAN = Symbol('leanRouteHandlers');
+
+/**
+ * Makes Nest build each route's handler so that it does the same work with fewer promises: Nest's own
+ * handler (RouterExecutionContext.create) wraps every guard, every parameter and every pipe of every
+ * request in promises (~40 per request on a route with two guards and two piped parameters) and goes
+ * through its interceptor chain when there is none. The lean handler runs the very guards, parameter
+ * factories, pipes and response handling Nest found for the route, in Nest's order, awaiting only what
+ * is asynchronous. Routes it does not cover keep Nest's handler: request-scoped controllers, SSE routes
+ * and routes with interceptors (membership's envelope is one). Errors leave it as they leave Nest's
+ * (the router proxy hands them to the exception filters), a pipe's refusal marked as Nest marks it.
+ */
+export function enableLeanRouteHandlers(): void {
+  const proto = RouterExecutionContext.prototype as unknown as NestRouteContext & { [LEAN]?: true };
+  if (proto[LEAN]) return;
+  proto[LEAN] = true;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- Nest's own create, applied below with its context as this
+  const create = proto.create;
+  proto.create = function (
+    this: NestRouteContext,
+    instance,
+    callback,
+    methodName,
+    moduleKey,
+    requestMethod,
+    contextId = STATIC_CONTEXT,
+    inquirerId,
+  ) {
+    const nest = create.call(this, instance, callback, methodName, moduleKey, requestMethod, contextId, inquirerId);
+    if (contextId !== STATIC_CONTEXT) return nest;
+    return leanHandler(this, instance, callback, methodName, moduleKey, requestMethod, inquirerId) ?? nest;
+  };
+}
+
+function leanHandler(
+  nest: NestRouteContext,
+  instance: object,
+  callback: Callback,
+  methodName: string,
+  moduleKey: string,
+  requestMethod: number,
+  inquirerId?: string,
+): RouteHandler | undefined {
+  const meta = nest.getMetadata(instance, callback, methodName, moduleKey, requestMethod, 'http');
+  if (meta.isSseHandler) return undefined;
+  if (nest.interceptorsContextCreator.create(instance, callback, moduleKey, STATIC_CONTEXT, inquirerId).length > 0)
+    return undefined;
+  const guards = nest.guardsContextCreator.create(instance, callback, moduleKey, STATIC_CONTEXT, inquirerId);
+  const pipes = nest.pipesContextCreator.create(instance, callback, moduleKey, STATIC_CONTEXT, inquirerId);
+  const params = nest.contextUtils
+    .mergeParamsMetatypes(meta.getParamsMetadata(moduleKey, STATIC_CONTEXT, inquirerId), meta.paramtypes)
+    .map((p) => ({
+      index: p.index,
+      extract: p.extractValue,
+      // Nest pipes only these parameter types (global, controller, method pipes, then the parameter's own).
+      pipes: nest.isPipeable(p.type) ? [...pipes, ...p.pipes] : [],
+      metadata: {
+        metatype: p.metatype,
+        type: nest.pipesConsumer.paramsTokenFactory.exchangeEnumForString(p.type),
+        data: p.data,
+      } as ArgumentMetadata,
+    }));
+  const { argsLength, fnHandleResponse, httpStatusCode } = meta;
+  const headers = meta.hasCustomHeaders ? meta.responseHeaders : undefined;
+  const type = instance.constructor as Type;
+  return async (req, res, next) => {
+    if (guards.length > 0) {
+      const context = new ExecutionContextHost([req, res, next], type, callback);
+      context.setType('http');
+      for (const guard of guards) {
+        const allowed = guard.canActivate(context);
+        if (allowed === true) continue;
+        if (allowed === false || !(await nest.guardsConsumer.pickResult(allowed)))
+          throw new ForbiddenException(FORBIDDEN_MESSAGE);
+      }
+    }
+    nest.responseController.setStatus(res, httpStatusCode);
+    if (headers !== undefined) nest.responseController.setHeaders(res, headers);
+    const args: unknown[] = new Array(argsLength).fill(undefined);
+    try {
+      for (const p of params) {
+        let value = p.extract(req, res, next);
+        if (p.pipes.length > 0) {
+          if (isThenable(value)) value = await value;
+          for (const pipe of p.pipes) {
+            value = pipe.transform(value, p.metadata);
+            if (isThenable(value)) value = await value;
+          }
+        }
+        args[p.index] = value;
+      }
+    } catch (e) {
+      markRejectedByPipes(req);
+      throw e;
+    }
+    let result = callback.apply(instance, args);
+    if (isThenable(result)) result = await result;
+    await fnHandleResponse(result, res, req);
+  };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }

@@ -1,6 +1,6 @@
 import { ExpressAdapter } from '@nestjs/platform-express';
 import * as http from 'http';
-import { enableHeadHooks, expressShapedClasses } from '../framework-internals';
+import { enableHeadHooks, enableLeanRouteHandlers, expressShapedClasses } from '../framework-internals';
 import { HttpPipeline } from './http-pipeline';
 
 /**
@@ -15,6 +15,7 @@ export class PlatformExpressAdapter extends ExpressAdapter {
   constructor() {
     super();
     enableHeadHooks(this.getInstance());
+    enableLeanRouteHandlers();
   }
 
   /** Routes the server's requests through the app's pipeline. */
