@@ -8,7 +8,7 @@
  * counter with an advisory lock of their own, so its calls queue, and count what waits where.
  */
 import { Client } from 'pg';
-import { LimitsRepository } from '../../apps/ai-gateway/src/limits/limits.repository';
+import { LANE_STATEMENT_TIMEOUT_MS, LimitsRepository } from '../../apps/ai-gateway/src/limits/limits.repository';
 import { sqlClient } from '../support/database';
 import { until } from '../support/until';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
@@ -100,6 +100,50 @@ describe('AI gateway limits: one lane per tenant', () => {
     const refused = await Promise.all(answers.filter((r) => r.status === 429).map((r) => r.json()));
     for (const body of refused) expect(body.error.code).toBe('rate_limit_exceeded');
     expect(repo.waiting(lane)).toBe(0);
+  });
+
+  it('a statement without an answer fails its call with 503 limits_unavailable after the lane timeout, and the lane goes on', async () => {
+    const project = (await f.admin('POST', '/admin/projects', { name: 'lanes-silent', requests_per_minute: 1000 }))
+      .body;
+    const a = await f.createKey({ name: 'lanes-silent-a', project_id: project.id, requests_per_minute: 100 });
+    const lane = `p:${project.id}`;
+    // The lane's timers, fired by the test (a connection gone silent is stood in for by a statement that waits on
+    // the test's lock: neither answers nor fails).
+    const timers: Array<{ ms: number; fire: () => void; cancelled: boolean }> = [];
+    const realTimer = repo.timer;
+    repo.timer = (ms, fire) => {
+      const t = { ms, fire, cancelled: false };
+      timers.push(t);
+      return () => (t.cancelled = true);
+    };
+    const release = await holdCounter(`rpm:k:${a.id}`);
+    try {
+      const first = chat(a.key);
+      await until(async () => (await waitingOnLocks()) === 1);
+      const second = chat(a.key);
+      await until(() => repo.waiting(lane) === 1);
+      expect(timers).toHaveLength(1);
+      expect(timers[0].ms).toBe(LANE_STATEMENT_TIMEOUT_MS);
+
+      timers[0].fire();
+      const refused = await first;
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('2');
+      expect((await refused.json()).error).toMatchObject({ type: 'service_unavailable', code: 'limits_unavailable' });
+      // The next statement of the lane is sent while the first is still unanswered: two sessions wait on the lock.
+      await until(async () => (await waitingOnLocks()) === 2);
+      expect(repo.waiting(lane)).toBe(0);
+
+      await release();
+      expect((await second).status).toBe(200);
+      // Answered in time: its timer was cancelled, never fired.
+      expect(timers[1].cancelled).toBe(true);
+    } catch (e) {
+      await release();
+      throw e;
+    } finally {
+      repo.timer = realTimer;
+    }
   });
 
   it('a statement PostgreSQL refuses inside a batch fails alone: the calls beside it are answered', async () => {

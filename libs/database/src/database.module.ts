@@ -23,7 +23,15 @@ export function dataSourceOptions(url: string, options: DatabaseModuleOptions): 
     migrationsTransactionMode: 'each',
     synchronize: false,
     uuidExtension: 'pgcrypto',
-    extra: { max: 20, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30000 },
+    // keepAlive: TCP keep-alive probes after 10 s of silence, so a connection whose peer is gone without a reset
+    // (a replica or load balancer lost, a network partition) fails instead of waiting for an answer forever.
+    extra: {
+      max: 20,
+      connectionTimeoutMillis: 5000,
+      idleTimeoutMillis: 30000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    },
     // TypeORM's own error log prints query parameters (password hashes, tokens): failures surface as exceptions instead.
     logging: false,
   };

@@ -133,6 +133,11 @@ describe('gateway error catalog', () => {
       retryAfterSeconds: 2,
       body: { error: { code: 'store_unavailable' } },
     });
+    expect(body(new GatewayError(GatewayErrorCode.LimitsUnavailable))).toMatchObject({
+      status: 503,
+      retryAfterSeconds: 2,
+      body: { error: { code: 'limits_unavailable' } },
+    });
     expect(body(new GatewayError(GatewayErrorCode.ApiKeyMissing))).toMatchObject({
       status: 401,
       body: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } },

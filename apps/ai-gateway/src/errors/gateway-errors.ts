@@ -34,6 +34,8 @@ export enum GatewayErrorCode {
   InputItemNotFound = 'InputItemNotFound',
   ResponseNotFound = 'ResponseNotFound',
   StoreUnavailable = 'StoreUnavailable',
+  // Limits
+  LimitsUnavailable = 'LimitsUnavailable',
   // Media inputs
   InvalidMediaInput = 'InvalidMediaInput',
   UnsupportedMediaType = 'UnsupportedMediaType',
@@ -289,6 +291,13 @@ export const GATEWAY_ERRORS = {
     ...UNAVAILABLE,
     code: 'store_unavailable',
     message: () => 'Stored responses cannot be read right now; retry shortly',
+    retryAfterSeconds: 2,
+  }),
+  // A limit statement that neither answered nor failed in time (limits.repository.ts): the call is not made.
+  [GatewayErrorCode.LimitsUnavailable]: spec({
+    ...UNAVAILABLE,
+    code: 'limits_unavailable',
+    message: () => "The key's limits cannot be checked right now; retry shortly",
     retryAfterSeconds: 2,
   }),
 

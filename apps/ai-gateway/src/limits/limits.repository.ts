@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { GatewayError, GatewayErrorCode } from '../errors';
 import type { BudgetCounter, LeaseCounter, WindowCounter } from './call-limits';
 import type { AdmitAnswer, SettleAnswer, WindowSettlement } from './limit-answer';
 
@@ -44,6 +45,18 @@ interface Queued {
 export const MAX_CALLS_PER_STATEMENT = 32;
 
 /**
+ * How long a lane waits for its statement's answer. A statement waits at most lock_timeout (10 s, set on the
+ * functions) for its counters' locks and runs in milliseconds; one without an answer or an error after this
+ * long is on a connection gone silent (a peer lost without a TCP reset, which the pool's keep-alive probes
+ * find only later): its calls fail with 503 limits_unavailable and the lane goes on, instead of holding every
+ * later call of the tenant.
+ */
+export const LANE_STATEMENT_TIMEOUT_MS = 30_000;
+
+/** Starts a timer (setTimeout unless a test replaces it); the returned function cancels it. */
+export type LaneTimer = (ms: number, fire: () => void) => () => void;
+
+/**
  * The limit counters in PostgreSQL: each call is one statement, a function of the migration
  * apps/ai-gateway/src/migrations/1796200000000-ProjectsAndLimits.ts that locks, checks and reserves
  * (or settles) every counter it is given in one transaction.
@@ -57,6 +70,12 @@ export const MAX_CALLS_PER_STATEMENT = 32;
 @Injectable()
 export class LimitsRepository {
   private readonly lanes = new Map<string, Queued[]>();
+  /** Replaced by tests, which fire it themselves. */
+  timer: LaneTimer = (ms, fire) => {
+    const t = setTimeout(fire, ms);
+    t.unref();
+    return () => clearTimeout(t);
+  };
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
@@ -100,9 +119,11 @@ export class LimitsRepository {
     if (batch.length === 1) return this.alone(batch[0]);
     let answers: unknown[];
     try {
-      const [row] = await this.db.query<Array<{ r: unknown[] }>>(`SELECT ai_limits_batch($1::jsonb) AS r`, [
-        JSON.stringify(batch.map(({ fn, p }) => ({ fn, p }))),
-      ]);
+      const [row] = await this.answered(
+        this.db.query<Array<{ r: unknown[] }>>(`SELECT ai_limits_batch($1::jsonb) AS r`, [
+          JSON.stringify(batch.map(({ fn, p }) => ({ fn, p }))),
+        ]),
+      );
       answers = row.r;
     } catch (e) {
       // PostgreSQL refused the statement (its transaction rolled back, nothing counted): each call alone, so
@@ -121,14 +142,39 @@ export class LimitsRepository {
   /** One call in its own statement, settled with its answer or its error. */
   private async alone({ fn, p, resolve, reject }: Queued): Promise<void> {
     try {
-      const [row] = await this.db.query<Array<{ r: unknown }>>(
-        fn === 'admit' ? `SELECT ai_limits_admit($1::jsonb) AS r` : `SELECT ai_limits_settle($1::jsonb) AS r`,
-        [JSON.stringify(p)],
+      const [row] = await this.answered(
+        this.db.query<Array<{ r: unknown }>>(
+          fn === 'admit' ? `SELECT ai_limits_admit($1::jsonb) AS r` : `SELECT ai_limits_settle($1::jsonb) AS r`,
+          [JSON.stringify(p)],
+        ),
       );
       resolve(row.r);
     } catch (e) {
       reject(e);
     }
+  }
+
+  /**
+   * The statement's answer, or LimitsUnavailable after LANE_STATEMENT_TIMEOUT_MS. Not known to have failed in
+   * PostgreSQL (it may still commit), so the calls are not sent again: an admission given up here is left to
+   * expire with its hold (AI_BUDGET_HOLD_TTL_MS), a settlement to the sweep, as after a lost connection.
+   */
+  private answered<T>(statement: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const cancel = this.timer(LANE_STATEMENT_TIMEOUT_MS, () =>
+        reject(new GatewayError(GatewayErrorCode.LimitsUnavailable)),
+      );
+      statement.then(
+        (v) => {
+          cancel();
+          resolve(v);
+        },
+        (e: unknown) => {
+          cancel();
+          reject(e);
+        },
+      );
+    });
   }
 
   /**

@@ -42,7 +42,13 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
     private readonly prefix = 'mp:',
   ) {
     super();
-    this.client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    // keepAlive: probes after 10 s of silence (ioredis's 0 leaves the system's two hours), as the database pool does.
+    this.client = new Redis(url, {
+      lazyConnect: false,
+      maxRetriesPerRequest: 2,
+      enableOfflineQueue: true,
+      keepAlive: 10_000,
+    });
     this.client.on('error', () => undefined); // surfaced through ping() and failed commands
   }
 
