@@ -164,16 +164,7 @@ export class LimitsRepository {
       const cancel = this.timer(LANE_STATEMENT_TIMEOUT_MS, () =>
         reject(new GatewayError(GatewayErrorCode.LimitsUnavailable)),
       );
-      statement.then(
-        (v) => {
-          cancel();
-          resolve(v);
-        },
-        (e: unknown) => {
-          cancel();
-          reject(e);
-        },
-      );
+      void statement.then(resolve, reject).finally(cancel);
     });
   }
 
