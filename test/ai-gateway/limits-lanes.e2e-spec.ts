@@ -34,7 +34,11 @@ describe('AI gateway limits: one lane per tenant', () => {
   /** Holds the advisory lock ai_limits_lock takes for `counter` until the returned function is called. */
   async function holdCounter(counter: string): Promise<() => Promise<void>> {
     await locker.query(`SELECT pg_advisory_lock(hashtextextended($1, 0))`, [counter]);
+    let held = true;
+    // Once: a test's catch may release again after a failed expectation.
     return async () => {
+      if (!held) return;
+      held = false;
       await locker.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [counter]);
     };
   }

@@ -23,8 +23,9 @@ export function dataSourceOptions(url: string, options: DatabaseModuleOptions): 
     migrationsTransactionMode: 'each',
     synchronize: false,
     uuidExtension: 'pgcrypto',
-    // keepAlive: TCP keep-alive probes after 10 s of silence, so a connection whose peer is gone without a reset
-    // (a replica or load balancer lost, a network partition) fails instead of waiting for an answer forever.
+    // keepAlive: TCP keep-alive probes from 10 s of silence, so a connection whose peer is gone without a reset
+    // (a network partition, a load balancer lost) fails after the system's probes (Linux: 9 every 75 s; a
+    // connection with unacknowledged data after its retransmissions, ~15 min), not never.
     extra: {
       max: 20,
       connectionTimeoutMillis: 5000,

@@ -232,18 +232,17 @@ function leanHandler(
     return undefined;
   const guards = nest.guardsContextCreator.create(instance, callback, moduleKey, STATIC_CONTEXT, inquirerId);
   const pipes = nest.pipesContextCreator.create(instance, callback, moduleKey, STATIC_CONTEXT, inquirerId);
-  const params = nest.contextUtils
+  const params: LeanParam[] = nest.contextUtils
     .mergeParamsMetatypes(meta.getParamsMetadata(moduleKey, STATIC_CONTEXT, inquirerId), meta.paramtypes)
     .map((p) => ({
       index: p.index,
       extract: p.extractValue,
+      pipeable: nest.isPipeable(p.type),
       // Nest pipes only these parameter types (global, controller, method pipes, then the parameter's own).
       pipes: nest.isPipeable(p.type) ? [...pipes, ...p.pipes] : [],
-      metadata: {
-        metatype: p.metatype,
-        type: nest.pipesConsumer.paramsTokenFactory.exchangeEnumForString(p.type),
-        data: p.data,
-      } as ArgumentMetadata,
+      metatype: p.metatype,
+      type: nest.pipesConsumer.paramsTokenFactory.exchangeEnumForString(p.type),
+      data: p.data,
     }));
   const { argsLength, fnHandleResponse, httpStatusCode } = meta;
   const headers = meta.hasCustomHeaders ? meta.responseHeaders : undefined;
@@ -263,17 +262,8 @@ function leanHandler(
     if (headers !== undefined) nest.responseController.setHeaders(res, headers);
     const args: unknown[] = new Array(argsLength).fill(undefined);
     try {
-      for (const p of params) {
-        let value = p.extract(req, res, next);
-        if (p.pipes.length > 0) {
-          if (isThenable(value)) value = await value;
-          for (const pipe of p.pipes) {
-            value = pipe.transform(value, p.metadata);
-            if (isThenable(value)) value = await value;
-          }
-        }
-        args[p.index] = value;
-      }
+      const waiting = resolveParams(params, args, [req, res, next]);
+      if (waiting !== undefined) await waiting;
     } catch (e) {
       markRejectedByPipes(req);
       throw e;
@@ -282,6 +272,91 @@ function leanHandler(
     if (isThenable(result)) result = await result;
     await fnHandleResponse(result, res, req);
   };
+}
+
+interface LeanParam {
+  index: number;
+  extract: ParamOptions['extractValue'];
+  pipeable: boolean;
+  pipes: PipeTransform[];
+  metatype: unknown;
+  type: string;
+  data: unknown;
+}
+
+/**
+ * Nest's parameter resolution (RouterExecutionContext.createPipesFn) without a promise where nothing is
+ * asynchronous. As there: every parameter's factory runs, in order; then each pipeable parameter's value
+ * (awaited when it is a thenable, pipes or not) goes through its pipes, the parameters side by side, each
+ * pipe given a new ArgumentMetadata. The failure that wins is the one Nest's Promise.all sees first: a
+ * factory's (the first), else among pipes failing at once the parameter with the fewest pipes (each of
+ * Nest's steps is a turn of the microtask queue), the first of them; else the first asynchronous one.
+ * Answers a promise only when some parameter waits on a thenable.
+ */
+function resolveParams(
+  params: LeanParam[],
+  args: unknown[],
+  [req, res, next]: unknown[],
+): Promise<unknown> | undefined {
+  const values: unknown[] = new Array(params.length);
+  let failed: { error: unknown } | undefined;
+  for (let i = 0; i < params.length; i++) {
+    try {
+      values[i] = params[i].extract(req, res, next);
+    } catch (e) {
+      failed ??= { error: e };
+    }
+  }
+  if (failed) throw failed.error;
+  let failure: { error: unknown; pipes: number } | undefined;
+  let waiting: Promise<void>[] | undefined;
+  // Parameters whose pipes run now: each pipe of every parameter before the next pipe of any, as Nest's steps go.
+  const running: number[] = [];
+  for (let i = 0; i < params.length; i++) {
+    const p = params[i];
+    if (!p.pipeable) args[p.index] = values[i];
+    else if (isThenable(values[i])) (waiting ??= []).push(finishPipes(p, 0, values[i] as PromiseLike<unknown>, args));
+    else running.push(i);
+  }
+  for (let depth = 0; running.length > 0; depth++) {
+    let kept = 0;
+    for (const i of running) {
+      const p = params[i];
+      if (depth === p.pipes.length) {
+        args[p.index] = values[i];
+        continue;
+      }
+      try {
+        values[i] = transform(p, depth, values[i]);
+      } catch (e) {
+        if (failure === undefined || p.pipes.length < failure.pipes) failure = { error: e, pipes: p.pipes.length };
+        continue;
+      }
+      if (isThenable(values[i])) (waiting ??= []).push(finishPipes(p, depth + 1, values[i], args));
+      else running[kept++] = i;
+    }
+    running.length = kept;
+  }
+  if (failure) {
+    // Left to finish as in Nest, their outcome unused.
+    for (const w of waiting ?? []) w.catch(() => undefined);
+    throw failure.error;
+  }
+  return waiting && Promise.all(waiting);
+}
+
+/** The rest of a parameter's pipes, from `next`, once `value` (a thenable) is resolved. */
+async function finishPipes(p: LeanParam, next: number, value: PromiseLike<unknown>, args: unknown[]): Promise<void> {
+  let v = await value;
+  while (next < p.pipes.length) {
+    v = transform(p, next++, v);
+    if (isThenable(v)) v = await v;
+  }
+  args[p.index] = v;
+}
+
+function transform(p: LeanParam, pipe: number, value: unknown): unknown {
+  return p.pipes[pipe].transform(value, { metatype: p.metatype, type: p.type, data: p.data } as ArgumentMetadata);
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

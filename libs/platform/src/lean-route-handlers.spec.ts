@@ -3,7 +3,9 @@
 // does not cover (interceptors) keep Nest's handler. Fails loudly when a Nest upgrade changes what it relies on.
 import {
   ArgumentMetadata,
+  ArgumentsHost,
   Body,
+  Catch,
   CallHandler,
   CanActivate,
   Controller,
@@ -20,11 +22,14 @@ import {
   Post,
   Query,
   Res,
+  UnauthorizedException,
+  UseFilters,
   UseGuards,
   UseInterceptors,
   UsePipes,
 } from '@nestjs/common';
-import { APP_GUARD, NestFactory } from '@nestjs/core';
+import { APP_GUARD, BaseExceptionFilter, NestFactory } from '@nestjs/core';
+import { isRejectedByPipes } from '@nestjs/core/router/rejected-by-pipes';
 import { GuardsConsumer } from '@nestjs/core/guards/guards-consumer';
 import { PipesConsumer } from '@nestjs/core/pipes/pipes-consumer';
 import type { INestApplication } from '@nestjs/common';
@@ -56,9 +61,15 @@ class ObservableGuard implements CanActivate {
   }
 }
 class DenyGuard implements CanActivate {
-  canActivate(): Promise<boolean> {
+  canActivate(): Promise<Observable<boolean>> {
     trail.push('deny guard');
-    return Promise.resolve(false);
+    // A promise of an Observable: Nest takes the Observable's last value.
+    return Promise.resolve(of(false));
+  }
+}
+class ThrowingGuard implements CanActivate {
+  canActivate(): boolean {
+    throw new UnauthorizedException('not you');
   }
 }
 class Tag implements PipeTransform {
@@ -126,19 +137,86 @@ class LeanController {
   }
 }
 
-@Module({ controllers: [LeanController], providers: [{ provide: APP_GUARD, useClass: GlobalGuard }] })
+const Later = createParamDecorator(() => Promise.resolve('later'));
+const Throws = createParamDecorator(() => {
+  throw new UnauthorizedException('no caller');
+});
+/** Resolves once `started` is called: a pipe that can only finish if another parameter's pipe runs meanwhile. */
+let started!: () => void;
+class WaitsForOther implements PipeTransform {
+  transform(value: unknown): Promise<unknown> {
+    return new Promise((resolve) => (started = () => resolve(value)));
+  }
+}
+class StartsOther implements PipeTransform {
+  transform(value: unknown): unknown {
+    started();
+    return value;
+  }
+}
+class Mutates implements PipeTransform {
+  transform(_value: unknown, meta: ArgumentMetadata): unknown {
+    const seen = meta.data;
+    (meta as { data?: unknown }).data = 'mutated';
+    return seen;
+  }
+}
+/** Whether the request of each error was marked as refused by its pipes (for upload interceptors). */
+const refusedByPipes: boolean[] = [];
+@Catch()
+class RecordingFilter extends BaseExceptionFilter {
+  catch(e: unknown, host: ArgumentsHost): void {
+    refusedByPipes.push(isRejectedByPipes(host.switchToHttp().getRequest()));
+    super.catch(e, host);
+  }
+}
+
+@Controller('plain')
+@UseFilters(RecordingFilter)
+class PlainController {
+  @Get('thenable')
+  thenable(@Later() later: string): object {
+    return { later };
+  }
+
+  @Get('first-failure')
+  firstFailure(@Throws() who: string, @Query('n', ParseIntPipe) n: number): object {
+    return { who, n };
+  }
+
+  @Post('side-by-side')
+  sideBySide(@Query('q', StartsOther) q: string, @Body(WaitsForOther) body: object): object {
+    return { q, body };
+  }
+
+  @Get('metadata')
+  metadata(@Query('q', Mutates) seen: string): object {
+    return { seen };
+  }
+
+  @Get('guard-throws')
+  @UseGuards(ThrowingGuard)
+  guardThrows(): string {
+    return 'never';
+  }
+}
+
+@Module({ controllers: [LeanController, PlainController], providers: [{ provide: APP_GUARD, useClass: GlobalGuard }] })
 class LeanModule {}
 
 describe('enableLeanRouteHandlers', () => {
   let app: INestApplication;
   let url: string;
+  let plain: string;
   let nestGuards: jest.SpyInstance;
   let nestPipes: jest.SpyInstance;
 
   beforeAll(async () => {
     app = await NestFactory.create(LeanModule, new PlatformExpressAdapter(), { logger: false });
     await app.listen(0, '127.0.0.1');
-    url = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}/lean`;
+    const origin = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+    url = `${origin}/lean`;
+    plain = `${origin}/plain`;
     nestGuards = jest.spyOn(GuardsConsumer.prototype, 'tryActivate');
     nestPipes = jest.spyOn(PipesConsumer.prototype, 'apply');
   });
@@ -202,6 +280,41 @@ describe('enableLeanRouteHandlers', () => {
     const r = await fetch(`${url}/own`);
     expect(r.status).toBe(203);
     expect(await r.json()).toEqual({ own: true });
+  });
+
+  it('awaits a thenable a parameter decorator gives, pipes or not', async () => {
+    const r = await fetch(`${plain}/thenable`);
+    expect(await r.json()).toEqual({ later: 'later' });
+    expect(nestPipes).not.toHaveBeenCalled();
+  });
+
+  it("answers the failure Nest's Promise.all sees first: a parameter factory's before a pipe's; the request is marked refused by its pipes", async () => {
+    refusedByPipes.length = 0;
+    const r = await fetch(`${plain}/first-failure?n=bad`);
+    expect(r.status).toBe(401);
+    expect(await r.json()).toMatchObject({ message: 'no caller' });
+    expect(refusedByPipes).toEqual([true]);
+  });
+
+  it("runs the parameters' pipes side by side: one waiting on another's is not a deadlock", async () => {
+    const r = await fetch(`${plain}/side-by-side?q=x`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ b: 2 }),
+    });
+    expect(await r.json()).toEqual({ q: 'x', body: { b: 2 } });
+  });
+
+  it('gives each pipe call its own metadata: what one request changes, the next does not see', async () => {
+    for (let i = 0; i < 2; i++) expect(await (await fetch(`${plain}/metadata?q=1`)).json()).toEqual({ seen: 'q' });
+  });
+
+  it('answers a guard that throws with its error; the request is not marked refused by pipes', async () => {
+    refusedByPipes.length = 0;
+    const r = await fetch(`${plain}/guard-throws`);
+    expect(r.status).toBe(401);
+    expect(await r.json()).toMatchObject({ message: 'not you' });
+    expect(refusedByPipes).toEqual([false]);
   });
 
   it("keeps Nest's own handler for a route with an interceptor", async () => {

@@ -48,8 +48,9 @@ export const MAX_CALLS_PER_STATEMENT = 32;
  * How long a lane waits for its statement's answer. A statement waits at most lock_timeout (10 s, set on the
  * functions) for its counters' locks and runs in milliseconds; one without an answer or an error after this
  * long is on a connection gone silent (a peer lost without a TCP reset, which the pool's keep-alive probes
- * find only later): its calls fail with 503 limits_unavailable and the lane goes on, instead of holding every
- * later call of the tenant.
+ * find only minutes later): its calls fail with 503 limits_unavailable and the lane goes on, instead of holding
+ * every later call of the tenant. The silent connection stays out of the pool until the probes end it (if the
+ * database is gone for every connection, the pool's acquire timeout then answers the next statements).
  */
 export const LANE_STATEMENT_TIMEOUT_MS = 30_000;
 

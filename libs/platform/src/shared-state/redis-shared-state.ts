@@ -42,7 +42,7 @@ export class RedisSharedState extends SharedState implements OnModuleDestroy {
     private readonly prefix = 'mp:',
   ) {
     super();
-    // keepAlive: probes after 10 s of silence (ioredis's 0 leaves the system's two hours), as the database pool does.
+    // keepAlive: probes from 10 s of silence (ioredis's 0 leaves the system's two hours), as the database pool does.
     this.client = new Redis(url, {
       lazyConnect: false,
       maxRetriesPerRequest: 2,
