@@ -107,7 +107,7 @@ async function main() {
     await load.stop();
     for (const db of databases) await db.drop().catch(() => undefined);
     await server.stop().catch(() => undefined);
-    fs.rmSync(tmp, { recursive: true, force: true });
+    if (!process.env.BENCH_KEEP_TMP) fs.rmSync(tmp, { recursive: true, force: true });
   }
   const machine = {
     cpus: os.cpus().length,

@@ -2,6 +2,8 @@
 'use strict';
 const { fork, spawn } = require('child_process');
 const { NODE_FLAGS } = require('../../scripts/node-flags');
+/** BENCH_APP_FLAGS: more V8 flags for the apps (e.g. --trace-gc), space-separated (docs/operations/performance.md). */
+const EXTRA_FLAGS = (process.env.BENCH_APP_FLAGS || '').split(' ').filter(Boolean);
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -86,11 +88,15 @@ async function startApp(app, env, { logFile, portVar, nodeArgs = [], timeoutMs =
   const port = await freePort();
   const out = fs.openSync(logFile, 'a');
   const child = track(
-    spawn(process.execPath, [...NODE_FLAGS, ...nodeArgs, path.join(root, 'dist', 'apps', app, 'src', 'main.js')], {
-      cwd: root,
-      env: { ...process.env, ...env, [portVar]: String(port), HOST: '127.0.0.1' },
-      stdio: ['ignore', out, out],
-    }),
+    spawn(
+      process.execPath,
+      [...NODE_FLAGS, ...EXTRA_FLAGS, ...nodeArgs, path.join(root, 'dist', 'apps', app, 'src', 'main.js')],
+      {
+        cwd: root,
+        env: { ...process.env, ...env, [portVar]: String(port), HOST: '127.0.0.1' },
+        stdio: ['ignore', out, out],
+      },
+    ),
   );
   fs.closeSync(out);
   const url = `http://127.0.0.1:${port}`;

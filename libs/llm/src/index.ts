@@ -1,4 +1,5 @@
 export * from './types';
+export * from './embedding-vector';
 export * from './catalog';
 export * from './sse';
 export * from './llm-client';

@@ -1,6 +1,7 @@
 import { createServer } from 'http';
 import type { AddressInfo } from 'net';
 import { fakeEmbedding, FakeUpstream, startFakeOpenAi } from '../../../test/support/upstreams';
+import { Base64Vector, vectorNumbers } from './embedding-vector';
 import { OpenAiCompatibleClient } from './openai-client';
 import { CallAbortedError, UpstreamError } from './types';
 
@@ -190,8 +191,9 @@ describe('OpenAiCompatibleClient', () => {
     try {
       const got = await b64.embeddings({ model: 'e', input: ['x', 'y'], dimensions: 8, encoding_format: 'float' });
       expect(up.requests.at(-1)!.body.encoding_format).toBe('base64');
-      // The same float32 values the upstream encoded, as numbers.
-      expect(got.data.map((d) => d.embedding)).toEqual([
+      // The same float32 values the upstream encoded, decoded to a Float32Array.
+      expect(got.data.every((d) => d.embedding instanceof Float32Array)).toBe(true);
+      expect(got.data.map((d) => vectorNumbers(d.embedding))).toEqual([
         Array.from(new Float32Array(fakeEmbedding('x', 8))),
         Array.from(new Float32Array(fakeEmbedding('y', 8))),
       ]);
@@ -276,10 +278,29 @@ describe('OpenAiCompatibleClient', () => {
           },
         };
         const got = await c.embeddings({ model: 'e', input: ['x'] }, { pace });
-        expect(got.data.map((d) => d.embedding)).toEqual(vectors);
+        expect(got.data.map((d) => vectorNumbers(d.embedding))).toEqual(vectors);
+        if (base64) {
+          // Each base64 vector kept as the answer's bytes, its text as the upstream sent it.
+          expect(got.data.every((d) => d.embedding instanceof Base64Vector)).toBe(true);
+          expect(got.data.map((d) => String(d.embedding))).toEqual(
+            vectors.map((v) => Buffer.from(new Float32Array(v).buffer).toString('base64')),
+          );
+        }
         expect(got.usage).toEqual({ prompt_tokens: 600, total_tokens: 600 });
         expect(turns).toBeGreaterThan(2);
       }
+      // A server that escapes '/' in strings (JSON allows "\/"): those vectors are read as strings, to the same numbers.
+      const floatAnswer = answer;
+      const base64Answer = (v: number[]) => Buffer.from(new Float32Array(v).buffer).toString('base64');
+      answer = JSON.stringify({
+        object: 'list',
+        data: vectors.map((v, index) => ({ index, object: 'embedding', embedding: base64Answer(v) })),
+      }).replace(/\//g, '\\/');
+      expect(answer).toContain('\\/');
+      const escaped = await c.embeddings({ model: 'e', input: ['x'] }, { pace: { charge: () => undefined } });
+      expect(escaped.data.map((d) => vectorNumbers(d.embedding))).toEqual(vectors);
+      expect(escaped.data.some((d) => d.embedding instanceof Float32Array)).toBe(true);
+      answer = floatAnswer;
       // Cut short, or a vector that is not base64: refused as the whole JSON.parse would refuse it.
       const whole = answer;
       for (const broken of [
@@ -288,6 +309,10 @@ describe('OpenAiCompatibleClient', () => {
         `${whole}x`,
         JSON.stringify({
           data: vectors.map((_, index) => ({ index, embedding: index === 500 ? 'AA-_AAAA' : 'AAAAAAAA' })),
+          pad: 'x'.repeat(70_000),
+        }),
+        JSON.stringify({
+          data: vectors.map((_, index) => ({ index, embedding: index === 500 ? 'AAAAAAA=' : 'AAAAAAAA' })),
           pad: 'x'.repeat(70_000),
         }),
       ]) {

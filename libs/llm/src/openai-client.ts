@@ -1,6 +1,7 @@
 // Client for any OpenAI-compatible server (OpenAI, DashScope compatible mode, DeepSeek, vLLM, Ollama).
 import { UpstreamHttp } from './http';
 import { joinSliced, parseSliced } from './sliced-json';
+import { Base64Vector, EmbeddingVector, float32sOf } from './embedding-vector';
 import { LlmClient } from './llm-client';
 import {
   CompletionLimitParam,
@@ -151,15 +152,16 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
   }
 
   /**
-   * Vectors as numbers, whatever the caller's encoding_format: the upstream is asked in the deployment's
+   * Vectors (EmbeddingVector), whatever the caller's encoding_format: the upstream is asked in the deployment's
    * embeddingsEncoding (base64 is a quarter of the bytes to parse) and its answer, in either form, is read
-   * back to numbers; the gateway encodes the caller's answer itself.
+   * back; the gateway encodes the caller's answer itself. In a large answer each base64 vector is kept as the
+   * answer's bytes (Base64Vector), no string made of it.
    */
   async embeddings(req: EmbeddingsRequest, opts: CallOptions = {}): Promise<EmbeddingsResponse> {
     const encoding = this.deployment.embeddingsEncoding ?? 'float';
     const decoded = (statusCode: number) => (d: unknown) => {
       const item = d as { embedding?: unknown } | null;
-      if (typeof item?.embedding === 'string') item.embedding = float32sOf(item.embedding, statusCode);
+      if (item && typeof item === 'object') item.embedding = vectorOf(item.embedding, statusCode);
       return d;
     };
     const pace = opts.pace;
@@ -173,7 +175,7 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
           ? {
               from: LARGE_ANSWER_BYTES,
               parse: async (pieces, size, statusCode) =>
-                parseSliced(await joinSliced(pieces, size, pace), 'data', pace, decoded(statusCode)),
+                parseSliced(await joinSliced(pieces, size, pace), 'data', pace, decoded(statusCode), 'embedding'),
             }
           : undefined,
       },
@@ -182,7 +184,7 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
       throw new UpstreamError('upstream embeddings response has no data', 'protocol', statusCode);
     for (const d of body.data) {
       const v: unknown = d?.embedding;
-      if (typeof v === 'string') d.embedding = float32sOf(v, statusCode);
+      if (typeof v === 'string') d.embedding = vectorOf(v, statusCode) as EmbeddingVector;
     }
     return body;
   }
@@ -192,24 +194,28 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
   }
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 /** From this size an embeddings answer is parsed a vector at a time (parseSliced) when the call has a pace. */
 const LARGE_ANSWER_BYTES = 64 * 1024;
 
-/** A base64 embedding (little-endian float32s, OpenAI's encoding_format=base64) as numbers. */
-function float32sOf(base64: string, statusCode: number): number[] {
-  // Buffer.from skips characters that are not base64: checked first, so garbage is refused, not decoded.
-  if (base64.length === 0 || base64.length % 4 !== 0 || !BASE64.test(base64))
-    throw new UpstreamError('upstream sent an embedding that is not base64', 'protocol', statusCode);
-  const bytes = Buffer.from(base64, 'base64');
-  if (bytes.length % 4 !== 0)
-    throw new UpstreamError(
-      'upstream sent a base64 embedding that is not whole float32 values',
-      'protocol',
-      statusCode,
-    );
-  const out = new Array<number>(bytes.length / 4);
-  for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
-  return out;
+/**
+ * An answer's embedding as the gateway holds it: a base64 string decoded to float32 values, the bytes of a base64
+ * string in a large answer kept as they are (parseSliced's raw member), anything else as it was (checked by the
+ * caller). Base64 that is not, or not of whole float32 values, is a protocol error.
+ */
+function vectorOf(v: unknown, statusCode: number): unknown {
+  if (Buffer.isBuffer(v)) {
+    const kept = Base64Vector.of(v);
+    if (kept) return kept;
+    v = v.toString('latin1');
+  }
+  if (typeof v !== 'string') return v;
+  const floats = float32sOf(v);
+  if (floats instanceof Float32Array) return floats;
+  throw new UpstreamError(
+    floats === 'partial'
+      ? 'upstream sent a base64 embedding that is not whole float32 values'
+      : 'upstream sent an embedding that is not base64',
+    'protocol',
+    statusCode,
+  );
 }

@@ -32,6 +32,35 @@ describe('parseSliced', () => {
     });
   });
 
+  it("gives an item's `raw` member as the bytes between its quotes when it is a string without escapes, else as JSON.parse would", async () => {
+    const text =
+      '{"data":[{"index":0,"embedding":"AAAAAAAA","object":"embedding"},{"embedding":"A\\\\/B\\"","index":1},' +
+      '{"index":2,"embedding":[1,2]},{"index":3,"embedding":"first","__proto__":{"polluted":true},"embedding":"last"},' +
+      '7,"embedding",{}]}';
+    const bytes = Buffer.from(` ${text}`);
+    const got = (await parseSliced(bytes, 'data', noTurns, (v) => v, 'embedding')) as { data: unknown[] };
+    const expected = JSON.parse(text) as { data: Array<Record<string, unknown>> };
+    const [first, escaped, array, repeated, ...rest] = got.data as Array<Record<string, unknown>>;
+    // A view of the bytes it was read from: no copy, no string.
+    expect(Buffer.isBuffer(first.embedding)).toBe(true);
+    expect((first.embedding as Buffer).buffer).toBe(bytes.buffer);
+    expect(String(first.embedding)).toBe('AAAAAAAA');
+    expect(Object.keys(first)).toEqual(['index', 'embedding', 'object']);
+    expect({ ...first, embedding: String(first.embedding) }).toEqual(expected.data[0]);
+    expect(escaped).toEqual(expected.data[1]); // with escapes: the string JSON.parse makes
+    expect(array).toEqual(expected.data[2]);
+    // Repeated: the last wins; "__proto__" an own member, as JSON.parse.
+    expect(String(repeated.embedding)).toBe('last');
+    expect(Object.keys(repeated)).toEqual(Object.keys(expected.data[3]));
+    expect(Object.getPrototypeOf(repeated)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(rest).toEqual(expected.data.slice(4));
+    for (const broken of ['{"data":[{"embedding":"AAAA}]}', '{"data":[{"embedding" "AAAA"}]}', '{"data":[{"a":1,}]}'])
+      await expect(parseSliced(Buffer.from(broken), 'data', noTurns, (v) => v, 'embedding')).rejects.toBeInstanceOf(
+        SyntaxError,
+      );
+  });
+
   it('refuses what JSON.parse refuses, and anything but one object', async () => {
     for (const text of ['[]', '"data"', '1', 'null']) await expect(parse(text)).rejects.toBeInstanceOf(SyntaxError);
     for (const text of [

@@ -121,6 +121,53 @@ class Scan {
     this.at = end;
     return { value: JSON.parse(this.bytes.toString('utf8', start, end)) as unknown, bytes: end - start };
   }
+
+  /**
+   * As value(), but an object's member named `raw` whose value is a string without escapes is given as the
+   * bytes between its quotes (a view of `bytes`: no string is made, and they are not checked as JSON.parse
+   * would check a string's characters). Anything but an object is parsed whole.
+   */
+  valueWithRaw(raw: string): { value: unknown; bytes: number } {
+    this.skipSpace();
+    const b = this.bytes;
+    const start = this.at;
+    if (b[start] !== OPEN_OBJECT) return this.value();
+    this.at++;
+    const out: Record<string, unknown> = {};
+    this.skipSpace();
+    if (b[this.at] === CLOSE_OBJECT) this.at++;
+    else
+      for (;;) {
+        const name = this.memberName();
+        let value: unknown;
+        if (name === raw && b[this.at] === QUOTE) {
+          const end = this.stringEnd();
+          const text = b.subarray(this.at + 1, end - 1);
+          value = text.includes(BACKSLASH) ? (JSON.parse(b.toString('utf8', this.at, end)) as string) : text;
+          this.at = end;
+        } else value = this.value().value;
+        setMember(out, name, value);
+        if (this.closes(CLOSE_OBJECT)) break;
+      }
+    return { value: out, bytes: this.at - start };
+  }
+
+  /** A member's name, from its opening quote (after spaces), and past the colon after it (and the spaces after that). */
+  memberName(): string {
+    this.skipSpace();
+    if (this.bytes[this.at] !== QUOTE) this.fail('expected a member name');
+    const nameEnd = this.stringEnd();
+    const name = JSON.parse(this.bytes.toString('utf8', this.at, nameEnd)) as string;
+    this.at = nameEnd;
+    this.expect(COLON);
+    this.skipSpace();
+    return name;
+  }
+}
+
+/** Sets a member as JSON.parse does: "__proto__" is an own member, not the prototype; a repeated one, the last wins. */
+function setMember(out: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /**
@@ -145,13 +192,15 @@ export async function joinSliced(pieces: readonly Buffer[], size: number, pace: 
  * Parses `bytes`, a JSON object, as JSON.parse would (a repeated member: the last wins), the items of its
  * array member `key` one by one, each given to `item` (which may replace it, e.g. decode it), `pace` charged
  * for their bytes (awaiting the turns it gives). A member `key` that is not an array is parsed whole. Throws
- * SyntaxError for what JSON.parse would refuse, and for anything but one object.
+ * SyntaxError for what JSON.parse would refuse, and for anything but one object. `raw`: a member of the items
+ * whose string value is given to `item` as its bytes (Scan.valueWithRaw).
  */
 export async function parseSliced(
   bytes: Buffer,
   key: string,
   pace: BulkPace,
   item: (value: unknown, index: number) => unknown = (v) => v,
+  raw?: string,
 ): Promise<Record<string, unknown>> {
   const scan = new Scan(bytes);
   const out: Record<string, unknown> = {};
@@ -161,13 +210,7 @@ export async function parseSliced(
   if (bytes[scan.at] === CLOSE_OBJECT) scan.at++;
   else {
     for (;;) {
-      scan.skipSpace();
-      if (bytes[scan.at] !== QUOTE) scan.fail('expected a member name');
-      const nameEnd = scan.stringEnd();
-      const name = JSON.parse(bytes.toString('utf8', scan.at, nameEnd)) as string;
-      scan.at = nameEnd;
-      scan.expect(COLON);
-      scan.skipSpace();
+      const name = scan.memberName();
       if (name === key && bytes[scan.at] === OPEN_ARRAY) {
         scan.at++;
         const items: unknown[] = [];
@@ -175,7 +218,7 @@ export async function parseSliced(
         if (bytes[scan.at] === CLOSE_ARRAY) scan.at++;
         else {
           for (;;) {
-            const { value, bytes: size } = scan.value();
+            const { value, bytes: size } = raw === undefined ? scan.value() : scan.valueWithRaw(raw);
             items.push(item(value, items.length));
             const due = charge(size);
             if (due) await due;
@@ -185,8 +228,7 @@ export async function parseSliced(
         out[name] = items;
       } else {
         const { value, bytes: size } = scan.value();
-        // As JSON.parse: "__proto__" is an own member, not the prototype.
-        Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+        setMember(out, name, value);
         const due = charge(size);
         if (due) await due;
       }

@@ -1,4 +1,5 @@
 // OpenAI wire shapes the gateway speaks, plus the error type every upstream client throws.
+import type { EmbeddingVector } from './embedding-vector';
 import type { BulkPace } from './sliced-json';
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool' | 'developer' | 'function';
@@ -127,7 +128,8 @@ export interface EmbeddingsRequest {
 export interface EmbeddingsResponse {
   object: 'list';
   model: string;
-  data: Array<{ index: number; object: 'embedding'; embedding: number[] }>;
+  /** Each vector as the client read it (EmbeddingVector). */
+  data: Array<{ index: number; object: 'embedding'; embedding: EmbeddingVector }>;
   usage: { prompt_tokens: number; total_tokens: number };
 }
 

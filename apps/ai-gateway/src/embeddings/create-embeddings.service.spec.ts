@@ -1,6 +1,7 @@
 import type { CallContext } from '../http/call-context';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import type { CallOutcome } from '../usage/metering.service';
+import { Base64Vector, EmbeddingVector } from '@app/llm';
 import { CreateEmbeddings } from './create-embeddings.service';
 import { callContext, keyPrincipal, modelInfo } from '../../../../test/ai-gateway/use-case-fixtures';
 
@@ -15,11 +16,14 @@ describe('CreateEmbeddings', () => {
   const tokenizer = new Tokenizer();
   /** How many vectors the upstream leaves out of its answer (a broken upstream). */
   let dropped: number;
+  /** The upstream's vector for the input at `index` of its request. */
+  let vectorFor: (index: number) => EmbeddingVector;
 
   beforeEach(() => {
     settled = [];
     upstreamInputs = [];
     dropped = 0;
+    vectorFor = (index) => [index + 0.5, 1];
     const cache = new Map<string, string>();
     const router = {
       modelInfo: () => info,
@@ -29,7 +33,7 @@ describe('CreateEmbeddings', () => {
         upstreamInputs.push(...req.input);
         return {
           value: {
-            data: req.input.slice(dropped).map((_, index) => ({ index, embedding: [index + 0.5, 1] })),
+            data: req.input.slice(dropped).map((_, index) => ({ index, embedding: vectorFor(index) })),
             usage: { prompt_tokens: 3 * req.input.length },
           },
           deployment: 'd1',
@@ -134,6 +138,40 @@ describe('CreateEmbeddings', () => {
       expect((answer.text as Buffer[]).length).toBeGreaterThan(3);
       expect(Buffer.concat(answer.text as Buffer[]).toString()).toBe(JSON.stringify(answer.body));
     }
+  });
+
+  it("writes an upstream's base64 vectors as their bytes to a base64 answer, and any vector form as numbers or base64", async () => {
+    const floats = (i: number) => new Float32Array(Array.from({ length: 1536 }, (_, k) => Math.fround((i - k) / 3)));
+    const base64Of = (i: number) => Buffer.from(floats(i).buffer).toString('base64');
+    // As the upstream client gives them: base64 kept as the answer's bytes, decoded float32s, plain numbers.
+    const kept = new Map<number, Base64Vector>();
+    vectorFor = (i) =>
+      i % 3 === 0
+        ? kept.set(i, Base64Vector.of(Buffer.from(base64Of(i)))!).get(i)!
+        : i % 3 === 1
+          ? floats(i)
+          : Array.from(floats(i));
+    const input = Array.from({ length: 300 }, (_, i) => `w ${i}`);
+    const b64 = await useCase.handle(principal, { model: 'e', input, encoding_format: 'base64' }, context());
+    const text = Buffer.concat(b64.text as Buffer[]).toString();
+    expect(text).toBe(JSON.stringify(b64.body));
+    const parsed = JSON.parse(text) as { data: Array<{ index: number; embedding: string }> };
+    expect(parsed.data.map((d) => d.embedding)).toEqual(input.map((_, i) => base64Of(i)));
+    // The kept vectors' bytes are pieces of the answer as they are (no copy), one per kept vector.
+    for (const v of kept.values()) expect((b64.text as Buffer[]).filter((p) => p === v.text)).toHaveLength(1);
+
+    const numbers = await useCase.handle(principal, { model: 'e', input, encoding_format: 'float' }, context());
+    const parsedNumbers = JSON.parse(Buffer.concat(numbers.text as Buffer[]).toString()) as {
+      data: Array<{ embedding: number[] }>;
+    };
+    expect(parsedNumbers.data.map((d) => d.embedding)).toEqual(input.map((_, i) => Array.from(floats(i))));
+
+    // A batch the cache takes stores numbers, whatever form the vector came in: a repeat answers the same.
+    const few = ['x 0', 'x 1', 'x 2'];
+    const fresh = await useCase.handle(principal, { model: 'e', input: few, encoding_format: 'base64' }, context());
+    const cached = await useCase.handle(principal, { model: 'e', input: few, encoding_format: 'base64' }, context());
+    expect(settled.at(-1)).toMatchObject({ status: 'cached' });
+    expect(JSON.stringify(cached.body)).toBe(JSON.stringify(fresh.body));
   });
 
   it("counts one call of a key at a time (its lane), while another key's call counts beside it", async () => {

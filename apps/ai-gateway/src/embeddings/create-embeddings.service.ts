@@ -1,10 +1,19 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'crypto';
-import { endianness } from 'os';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '../errors';
 import { SharedState } from '@app/platform';
-import { Deployment, LlmRouter, ModelInfo, UnsupportedRequestError } from '@app/llm';
+import {
+  Base64Vector,
+  Deployment,
+  EmbeddingVector,
+  isEmbeddingVector,
+  LlmRouter,
+  ModelInfo,
+  UnsupportedRequestError,
+  vectorBase64,
+  vectorNumbers,
+} from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
 import { assertModel, assertScope } from '../keys/key-scopes';
 import { MeteringService } from '../usage/metering.service';
@@ -30,16 +39,8 @@ export interface EmbeddingsResult {
   usage: { prompt_tokens: number; total_tokens: number };
 }
 
-/** Little-endian float32, base64: what OpenAI sends for encoding_format=base64. */
-export function toBase64Floats(v: number[]): string {
-  const floats = Float32Array.from(v);
-  if (LITTLE_ENDIAN) return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
-  const buf = Buffer.alloc(v.length * 4);
-  for (let i = 0; i < v.length; i++) buf.writeFloatLE(v[i], i * 4);
-  return buf.toString('base64');
-}
-
-const LITTLE_ENDIAN = endianness() === 'LE';
+/** Closes an entry whose base64 vector was written as the upstream's bytes. */
+const CLOSE_RAW_ENTRY = Buffer.from('"}');
 
 /** POST /v1/embeddings: limits, a cache per API key by (model, dimensions, input), budget, metering. */
 @Injectable()
@@ -153,7 +154,7 @@ export class CreateEmbeddings {
       ctx.clientGone.signal,
     );
 
-    const vectors: (number[] | undefined)[] = await this.cached(keys, inputs.length);
+    const vectors: (EmbeddingVector | undefined)[] = await this.cached(keys, inputs.length);
     const missing = inputs.map((_, i) => i).filter((i) => !vectors[i]);
     const billedHits = this.config.AI_EMBEDDINGS_CACHE_HITS_BILLED;
     const hitTokens = inputs.reduce((s, _, i) => s + (vectors[i] ? tokens[i] : 0), 0);
@@ -192,7 +193,7 @@ export class CreateEmbeddings {
             (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
           );
           const data = [...answer.value.data].sort((a, b) => a.index - b.index);
-          if (data.length !== missing.length || data.some((d) => !Array.isArray(d.embedding))) {
+          if (data.length !== missing.length || data.some((d) => !isEmbeddingVector(d.embedding))) {
             throw new GatewayError(GatewayErrorCode.EmbeddingsCountMismatch, {
               deployment: answer.deployment,
               returned: data.length,
@@ -252,15 +253,29 @@ export class CreateEmbeddings {
           runChars = 0;
         };
         for (let index = 0; index < vectors.length; index++) {
-          const embedding = base64 ? toBase64Floats(vectors[index]!) : vectors[index]!;
-          const entry = { index, object: 'embedding' as const, embedding };
-          result.data.push(entry);
-          run.push(entry);
-          // A float is at most ~24 characters of JSON; a base64 float 4/3 of 4 bytes. JSON.stringify writes
-          // them some 8 times faster than a count goes through characters: charged an eighth.
-          const chars = 48 + (typeof embedding === 'string' ? embedding.length : embedding.length * 24);
-          runChars += chars;
-          if (runChars >= SLICE) flush();
+          const vector = vectors[index]!;
+          let chars: number;
+          if (base64 && vector instanceof Base64Vector) {
+            // The upstream's base64 bytes, written as they came: no string, decode or encode per vector. The
+            // entry's string is made only if someone reads it (nothing on the way out does).
+            flush();
+            const entry = { index, object: 'embedding' as const } as EmbeddingsResult['data'][number];
+            Object.defineProperty(entry, 'embedding', { enumerable: true, get: () => vector.toString() });
+            result.data.push(entry);
+            const head = `${pieces.length > 1 ? ',' : ''}{"index":${index},"object":"embedding","embedding":"`;
+            pieces.push(Buffer.from(head), vector.text, CLOSE_RAW_ENTRY);
+            chars = head.length + vector.text.length;
+          } else {
+            const embedding = base64 ? vectorBase64(vector) : vectorNumbers(vector);
+            const entry = { index, object: 'embedding' as const, embedding };
+            result.data.push(entry);
+            run.push(entry);
+            // A float is at most ~24 characters of JSON; a base64 float 4/3 of 4 bytes. JSON.stringify writes
+            // them some 8 times faster than a count goes through characters: charged an eighth.
+            chars = 48 + (typeof embedding === 'string' ? embedding.length : embedding.length * 24);
+            runChars += chars;
+            if (runChars >= SLICE) flush();
+          }
           const due = pace.charge(chars >> 3);
           if (due) {
             flush();
@@ -352,9 +367,9 @@ export class CreateEmbeddings {
    * not fit is not cached. One statement per request keeps a large batch from taking the pool's
    * connections (libs/database/src/database.module.ts) from other keys' calls.
    */
-  private async store(keyId: string, entries: Array<[key: string, vector: number[]]>): Promise<void> {
+  private async store(keyId: string, entries: Array<[key: string, vector: EmbeddingVector]>): Promise<void> {
     try {
-      const rows = entries.map(([key, v]): [string, string] => [key, JSON.stringify(v)]);
+      const rows = entries.map(([key, v]): [string, string] => [key, JSON.stringify(vectorNumbers(v))]);
       const stored = await this.state.setManyWithin(
         `ai:emb-bytes:${keyId}`,
         this.config.AI_EMBEDDINGS_CACHE_MAX_BYTES_PER_KEY,

@@ -1,0 +1,55 @@
+import { Base64Vector, float32sOf, isEmbeddingVector, vectorBase64, vectorNumbers } from './embedding-vector';
+
+/** The rule the upstream client applied before (a regular expression, then the decoded length): the reference. */
+function reference(s: string): 'floats' | 'partial' | 'refused' {
+  if (s.length === 0 || s.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(s)) return 'refused';
+  return Buffer.from(s, 'base64').length % 4 === 0 ? 'floats' : 'partial';
+}
+
+const kind = (v: ReturnType<typeof float32sOf>) => (v === undefined ? 'refused' : v === 'partial' ? v : 'floats');
+
+describe('embedding vectors', () => {
+  it('refuses exactly what is not base64, as strings and as bytes, over random strings of base64 and other characters', () => {
+    // A small alphabet, so that valid strings, padding in every place and stray characters all come up often.
+    const chars = ['A', 'Q', 'z', '0', '+', '/', '=', '-', '_', ' ', '\n', '!', 'é', '"'];
+    let seed = 7;
+    // A linear congruential generator's high bits (its low bits repeat with short periods).
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+    const seen = { floats: 0, partial: 0, refused: 0 };
+    for (let i = 0; i < 20_000; i++) {
+      const length = random(3) === 0 ? random(13) : 4 * (1 + random(4));
+      // Mostly base64 characters, with a stray one now and then, and padding at the end half the time.
+      let s = Array.from({ length }, () => chars[random(10) === 0 ? random(chars.length) : random(6)]).join('');
+      if (random(2) === 0) s = s.slice(0, Math.max(0, length - 1 - random(2))).padEnd(length, '=');
+      const expected = reference(s);
+      seen[expected]++;
+      expect([s, kind(float32sOf(s))]).toEqual([s, expected]);
+      const kept = Base64Vector.of(Buffer.from(s, 'latin1'));
+      expect([s, kept ? 'floats' : 'not floats']).toEqual([s, expected === 'floats' ? 'floats' : 'not floats']);
+      if (kept) expect(Array.from(kept.floats())).toEqual(Array.from(float32sOf(s) as Float32Array));
+    }
+    // Each outcome came up often enough to mean something.
+    expect(Math.min(seen.floats, seen.partial, seen.refused)).toBeGreaterThan(500);
+  });
+
+  it('reads little-endian float32s back to the same values in every form, and writes them as OpenAI does', () => {
+    for (const n of [1, 7, 1024, 1536]) {
+      const values = Array.from({ length: n }, (_, k) => Math.fround(Math.sin(k) * 1e3) / 7);
+      const floats = new Float32Array(values);
+      const base64 = Buffer.from(floats.buffer).toString('base64');
+      const decoded = float32sOf(base64) as Float32Array;
+      const kept = Base64Vector.of(Buffer.from(base64))!;
+      expect(kept.length).toBe(n);
+      for (const v of [decoded, kept, Array.from(floats)]) {
+        expect(isEmbeddingVector(v)).toBe(true);
+        expect(vectorNumbers(v)).toEqual(Array.from(floats));
+        expect(vectorBase64(v)).toBe(base64);
+      }
+      // A vector of its own memory is a view of the decoded bytes; a small one a copy, not a view of the shared pool.
+      expect(decoded.byteOffset % 4).toBe(0);
+      expect(decoded.buffer.byteLength).toBe(n * 4 >= 4096 ? decoded.buffer.byteLength : n * 4);
+    }
+    expect(isEmbeddingVector('AAAA')).toBe(false);
+    expect(isEmbeddingVector({ length: 1 })).toBe(false);
+  });
+});

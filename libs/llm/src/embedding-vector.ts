@@ -1,0 +1,107 @@
+import { endianness } from 'os';
+
+/**
+ * An embedding vector as the gateway holds it between the upstream's answer and the caller's:
+ * - numbers (an upstream that answered JSON numbers, a local engine, the cache);
+ * - float32 values decoded from base64 (a Float32Array over the decoded bytes);
+ * - a base64 vector kept as the bytes of the upstream's answer (Base64Vector), written to a base64 answer as
+ *   they came.
+ * Thousands of 1536-dimension vectors held as arrays of numbers are tens of MB of young objects, copied by
+ * every collection of the garbage collector while the call runs; these forms keep them outside the JS heap.
+ */
+export type EmbeddingVector = number[] | Float32Array | Base64Vector;
+
+const LITTLE_ENDIAN = endianness() === 'LE';
+/** From this many bytes Buffer.from gives a result memory of its own, not a slice of the shared pool (Buffer.poolSize / 2). */
+const OWN_MEMORY_BYTES = 4096;
+const EQUALS = 0x3d;
+
+/** The bytes of base64's alphabet (not base64url's `-` and `_`, which Buffer.from would also take). */
+const ALPHABET = new Uint8Array(256);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') ALPHABET[c.charCodeAt(0)] = 1;
+
+/**
+ * The length in bytes of what `text` (base64 characters, one byte each) decodes to, or -1 when it is not
+ * base64: characters of the alphabet only, whole groups of four, padded with at most two `=` at its end.
+ */
+function decodedLength(text: Uint8Array): number {
+  const n = text.length;
+  if (n === 0 || n % 4 !== 0) return -1;
+  const padding = text[n - 1] === EQUALS ? (text[n - 2] === EQUALS ? 2 : 1) : 0;
+  for (let i = 0; i < n - padding; i++) if (ALPHABET[text[i]] === 0) return -1;
+  return (n / 4) * 3 - padding;
+}
+
+/** Little-endian float32 bytes as float32 values: a view of them where they have memory of their own, else a copy. */
+function floatsOf(bytes: Buffer): Float32Array {
+  const n = bytes.length / 4;
+  if (LITTLE_ENDIAN && bytes.length >= OWN_MEMORY_BYTES && bytes.byteOffset % 4 === 0)
+    return new Float32Array(bytes.buffer, bytes.byteOffset, n);
+  const out = new Float32Array(n);
+  if (LITTLE_ENDIAN) new Uint8Array(out.buffer).set(bytes);
+  else for (let i = 0; i < n; i++) out[i] = bytes.readFloatLE(i * 4);
+  return out;
+}
+
+/**
+ * A base64 embedding (little-endian float32s, OpenAI's encoding_format=base64) kept as the bytes it was read
+ * from: checked to be base64 of whole float32 values, decoded only when numbers are asked for.
+ */
+export class Base64Vector {
+  private constructor(
+    /** The base64 text, one byte per character (a view of the answer it was read from). */
+    readonly text: Buffer,
+    /** Its number of float32 values. */
+    readonly length: number,
+  ) {}
+
+  /** The vector whose base64 text is `text`, or undefined when it is not base64 of one or more whole float32 values. */
+  static of(text: Buffer): Base64Vector | undefined {
+    const bytes = decodedLength(text);
+    return bytes > 0 && bytes % 4 === 0 ? new Base64Vector(text, bytes / 4) : undefined;
+  }
+
+  floats(): Float32Array {
+    return floatsOf(Buffer.from(this.text.toString('latin1'), 'base64'));
+  }
+
+  /** The base64 text. */
+  toString(): string {
+    return this.text.toString('latin1');
+  }
+}
+
+/**
+ * A base64 embedding given as a string, as float32 values; undefined when it is not base64, or 'partial' when it
+ * does not decode to whole float32 values.
+ */
+export function float32sOf(base64: string): Float32Array | 'partial' | undefined {
+  // Buffer.from skips what is not base64 (and takes base64url's - and _): a string of base64 characters
+  // only, padded at most twice at its end, decodes to exactly three bytes per four characters less its
+  // padding, so any other string is refused rather than decoded.
+  if (base64.length === 0 || base64.length % 4 !== 0 || base64.includes('-') || base64.includes('_')) return undefined;
+  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
+  const bytes = Buffer.from(base64, 'base64');
+  if (bytes.length !== (base64.length / 4) * 3 - padding) return undefined;
+  return bytes.length % 4 === 0 ? floatsOf(bytes) : 'partial';
+}
+
+export function isEmbeddingVector(v: unknown): v is EmbeddingVector {
+  return Array.isArray(v) || v instanceof Float32Array || v instanceof Base64Vector;
+}
+
+/** The vector as JSON numbers (float32 values as the numbers they are). */
+export function vectorNumbers(v: EmbeddingVector): number[] {
+  if (Array.isArray(v)) return v;
+  return Array.from(v instanceof Base64Vector ? v.floats() : v);
+}
+
+/** The vector as OpenAI's encoding_format=base64 sends it: little-endian float32s, base64. */
+export function vectorBase64(v: EmbeddingVector): string {
+  if (v instanceof Base64Vector) return v.toString();
+  const floats = v instanceof Float32Array ? v : Float32Array.from(v);
+  if (LITTLE_ENDIAN) return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
+  const buf = Buffer.alloc(floats.length * 4);
+  for (let i = 0; i < floats.length; i++) buf.writeFloatLE(floats[i], i * 4);
+  return buf.toString('base64');
+}
