@@ -36,7 +36,7 @@ describe('parseSliced', () => {
     const text =
       '{"data":[{"index":0,"embedding":"AAAAAAAA","object":"embedding"},{"embedding":"A\\\\/B\\"","index":1},' +
       '{"index":2,"embedding":[1,2]},{"index":3,"embedding":"first","__proto__":{"polluted":true},"embedding":"last"},' +
-      '7,"embedding",{}]}';
+      '7,"embedding",{},{"embedding" : "AAAA"}]}';
     const bytes = Buffer.from(` ${text}`);
     const got = (await parseSliced(bytes, 'data', noTurns, (v) => v, 'embedding')) as { data: unknown[] };
     const expected = JSON.parse(text) as { data: Array<Record<string, unknown>> };
@@ -55,6 +55,8 @@ describe('parseSliced', () => {
     expect(Object.getPrototypeOf(repeated)).toBe(Object.prototype);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(rest).toEqual(expected.data.slice(4));
+    // Written with spaces around its colon: parsed whole, the string JSON.parse makes.
+    expect(typeof (rest.at(-1) as Record<string, unknown>).embedding).toBe('string');
     for (const broken of ['{"data":[{"embedding":"AAAA}]}', '{"data":[{"embedding" "AAAA"}]}', '{"data":[{"a":1,}]}'])
       await expect(parseSliced(Buffer.from(broken), 'data', noTurns, (v) => v, 'embedding')).rejects.toBeInstanceOf(
         SyntaxError,

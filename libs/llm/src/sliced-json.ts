@@ -125,13 +125,19 @@ class Scan {
   /**
    * As value(), but an object's member named `raw` whose value is a string without escapes is given as the
    * bytes between its quotes (a view of `bytes`: no string is made, and they are not checked as JSON.parse
-   * would check a string's characters). Anything but an object is parsed whole.
+   * would check a string's characters). `mark`: the bytes `"<raw>":"`; an object without them (no such member,
+   * or one that is not a string) is parsed whole, as is anything but an object.
    */
-  valueWithRaw(raw: string): { value: unknown; bytes: number } {
+  valueWithRaw(raw: string, mark: Buffer): { value: unknown; bytes: number } {
     this.skipSpace();
     const b = this.bytes;
     const start = this.at;
     if (b[start] !== OPEN_OBJECT) return this.value();
+    const end = this.valueEnd();
+    if (b.subarray(start, end).indexOf(mark) < 0) {
+      this.at = end;
+      return { value: JSON.parse(b.toString('utf8', start, end)) as unknown, bytes: end - start };
+    }
     this.at++;
     const out: Record<string, unknown> = {};
     this.skipSpace();
@@ -203,6 +209,7 @@ export async function parseSliced(
   raw?: string,
 ): Promise<Record<string, unknown>> {
   const scan = new Scan(bytes);
+  const rawMark = raw === undefined ? undefined : Buffer.from(`${JSON.stringify(raw)}:"`);
   const out: Record<string, unknown> = {};
   const charge = byteCharger(pace);
   scan.expect(OPEN_OBJECT);
@@ -218,7 +225,7 @@ export async function parseSliced(
         if (bytes[scan.at] === CLOSE_ARRAY) scan.at++;
         else {
           for (;;) {
-            const { value, bytes: size } = raw === undefined ? scan.value() : scan.valueWithRaw(raw);
+            const { value, bytes: size } = raw === undefined ? scan.value() : scan.valueWithRaw(raw, rawMark!);
             items.push(item(value, items.length));
             const due = charge(size);
             if (due) await due;

@@ -157,6 +157,7 @@ describe('CreateEmbeddings', () => {
     expect(text).toBe(JSON.stringify(b64.body));
     const parsed = JSON.parse(text) as { data: Array<{ index: number; embedding: string }> };
     expect(parsed.data.map((d) => d.embedding)).toEqual(input.map((_, i) => base64Of(i)));
+    expect(b64.body.data[0]).toMatchObject({ index: 0, object: 'embedding', embedding: base64Of(0) });
     // The kept vectors' bytes are pieces of the answer as they are (no copy), one per kept vector.
     for (const v of kept.values()) expect((b64.text as Buffer[]).filter((p) => p === v.text)).toHaveLength(1);
 

@@ -39,6 +39,27 @@ export interface EmbeddingsResult {
   usage: { prompt_tokens: number; total_tokens: number };
 }
 
+/**
+ * An answer's entry whose base64 vector is the upstream's bytes (Base64Vector): its string is made only when read
+ * (nothing on the way out reads it: the answer is written from the bytes); JSON.stringify gives the entry's JSON.
+ */
+class KeptEntry {
+  readonly object = 'embedding' as const;
+
+  constructor(
+    readonly index: number,
+    private readonly vector: Base64Vector,
+  ) {}
+
+  get embedding(): string {
+    return this.vector.toString();
+  }
+
+  toJSON(): { index: number; object: 'embedding'; embedding: string } {
+    return { index: this.index, object: this.object, embedding: this.embedding };
+  }
+}
+
 /** Closes an entry whose base64 vector was written as the upstream's bytes. */
 const CLOSE_RAW_ENTRY = Buffer.from('"}');
 
@@ -256,12 +277,9 @@ export class CreateEmbeddings {
           const vector = vectors[index]!;
           let chars: number;
           if (base64 && vector instanceof Base64Vector) {
-            // The upstream's base64 bytes, written as they came: no string, decode or encode per vector. The
-            // entry's string is made only if someone reads it (nothing on the way out does).
+            // The upstream's base64 bytes, written as they came: no string, decode or encode per vector.
             flush();
-            const entry = { index, object: 'embedding' as const } as EmbeddingsResult['data'][number];
-            Object.defineProperty(entry, 'embedding', { enumerable: true, get: () => vector.toString() });
-            result.data.push(entry);
+            result.data.push(new KeptEntry(index, vector));
             const head = `${pieces.length > 1 ? ',' : ''}{"index":${index},"object":"embedding","embedding":"`;
             pieces.push(Buffer.from(head), vector.text, CLOSE_RAW_ENTRY);
             chars = head.length + vector.text.length;
