@@ -12,23 +12,35 @@ import { endianness } from 'os';
 export type EmbeddingVector = number[] | Float32Array | Base64Vector;
 
 const LITTLE_ENDIAN = endianness() === 'LE';
-/** From this many bytes Buffer.from gives a result memory of its own, not a slice of the shared pool (Buffer.poolSize / 2). */
-const OWN_MEMORY_BYTES = 4096;
+/** From this many bytes Buffer.from gives a result memory of its own, not a slice of the shared pool. */
+const OWN_MEMORY_BYTES = Buffer.poolSize >>> 1;
 const EQUALS = 0x3d;
 
-/** The bytes of base64's alphabet (not base64url's `-` and `_`, which Buffer.from would also take). */
-const ALPHABET = new Uint8Array(256);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') ALPHABET[c.charCodeAt(0)] = 1;
+/**
+ * Each character's value in base64's alphabet, plus one (0: not in it). Not base64url's `-` and `_`, which
+ * Buffer.from would also take, nor any character above 0x7f (Buffer.from reads only a character's low byte).
+ */
+const VALUE = new Uint8Array(256);
+[...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].forEach(
+  (c, i) => (VALUE[c.charCodeAt(0)] = i + 1),
+);
+
+/** How many `=` end a text of `n` characters whose character at `i` is `at(i)`: 0 to 2. */
+const paddingOf = (n: number, at: (i: number) => number): number =>
+  at(n - 1) === EQUALS ? (at(n - 2) === EQUALS ? 2 : 1) : 0;
 
 /**
  * The length in bytes of what `text` (base64 characters, one byte each) decodes to, or -1 when it is not
- * base64: characters of the alphabet only, whole groups of four, padded with at most two `=` at its end.
+ * base64 as every encoder writes it: characters of the alphabet only, whole groups of four, padded with at
+ * most two `=` at its end, and the padded group's unused bits zero (otherwise two texts decode to the same bytes,
+ * and strict decoders refuse the one with bits set).
  */
 function decodedLength(text: Uint8Array): number {
   const n = text.length;
   if (n === 0 || n % 4 !== 0) return -1;
-  const padding = text[n - 1] === EQUALS ? (text[n - 2] === EQUALS ? 2 : 1) : 0;
-  for (let i = 0; i < n - padding; i++) if (ALPHABET[text[i]] === 0) return -1;
+  const padding = paddingOf(n, (i) => text[i]);
+  for (let i = 0; i < n - padding; i++) if (VALUE[text[i]] === 0) return -1;
+  if (padding > 0 && ((VALUE[text[n - 1 - padding]] - 1) & (padding === 2 ? 0x0f : 0x03)) !== 0) return -1;
   return (n / 4) * 3 - padding;
 }
 
@@ -55,7 +67,10 @@ export class Base64Vector {
     readonly length: number,
   ) {}
 
-  /** The vector whose base64 text is `text`, or undefined when it is not base64 of one or more whole float32 values. */
+  /**
+   * The vector whose base64 text is `text`, or undefined when it is not base64 of one or more whole float32 values
+   * as an encoder writes them (decodedLength: a vector with unused bits set is not kept as it came).
+   */
   static of(text: Buffer): Base64Vector | undefined {
     const bytes = decodedLength(text);
     return bytes > 0 && bytes % 4 === 0 ? new Base64Vector(text, bytes / 4) : undefined;
@@ -76,13 +91,17 @@ export class Base64Vector {
  * does not decode to whole float32 values.
  */
 export function float32sOf(base64: string): Float32Array | 'partial' | undefined {
-  // Buffer.from skips what is not base64 (and takes base64url's - and _): a string of base64 characters
-  // only, padded at most twice at its end, decodes to exactly three bytes per four characters less its
-  // padding, so any other string is refused rather than decoded.
-  if (base64.length === 0 || base64.length % 4 !== 0 || base64.includes('-') || base64.includes('_')) return undefined;
-  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
+  // Buffer.from skips what is not base64, and takes base64url's - and _ and any character's low byte: a string
+  // of base64's characters only, padded at most twice at its end, is decoded; any other is refused. (Unused bits
+  // set in the padded group are taken, as before: the caller is answered the vector encoded anew.)
+  const n = base64.length;
+  if (n === 0 || n % 4 !== 0) return undefined;
+  const padding = paddingOf(n, (i) => base64.charCodeAt(i));
+  for (let i = 0; i < n - padding; i++) {
+    const c = base64.charCodeAt(i);
+    if (c > 0x7f || VALUE[c] === 0) return undefined;
+  }
   const bytes = Buffer.from(base64, 'base64');
-  if (bytes.length !== (base64.length / 4) * 3 - padding) return undefined;
   return bytes.length % 4 === 0 ? floatsOf(bytes) : 'partial';
 }
 

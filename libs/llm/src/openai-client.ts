@@ -161,7 +161,8 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
     const encoding = this.deployment.embeddingsEncoding ?? 'float';
     const decoded = (statusCode: number) => (d: unknown) => {
       const item = d as { embedding?: unknown } | null;
-      if (item && typeof item === 'object') item.embedding = vectorOf(item.embedding, statusCode);
+      if (item && typeof item === 'object' && 'embedding' in item)
+        item.embedding = vectorOf(item.embedding, statusCode);
       return d;
     };
     const pace = opts.pace;

@@ -57,7 +57,15 @@ describe('parseSliced', () => {
     expect(rest).toEqual(expected.data.slice(4));
     // Written with spaces around its colon: parsed whole, the string JSON.parse makes.
     expect(typeof (rest.at(-1) as Record<string, unknown>).embedding).toBe('string');
-    for (const broken of ['{"data":[{"embedding":"AAAA}]}', '{"data":[{"embedding" "AAAA"}]}', '{"data":[{"a":1,}]}'])
+    for (const broken of [
+      '{"data":[{"embedding":"AAAA}]}',
+      '{"data":[{"embedding" "AAAA"}]}',
+      '{"data":[{"a":1,}]}',
+      // Items with the raw member, refused in the member-by-member parse.
+      '{"data":[{"embedding":"AAAA",}]}',
+      '{"data":[{"embedding":"AAAA" "a":1}]}',
+      '{"data":[{"embedding":"AAAA","a":tru}]}',
+    ])
       await expect(parseSliced(Buffer.from(broken), 'data', noTurns, (v) => v, 'embedding')).rejects.toBeInstanceOf(
         SyntaxError,
       );

@@ -199,7 +199,8 @@ export async function joinSliced(pieces: readonly Buffer[], size: number, pace: 
  * array member `key` one by one, each given to `item` (which may replace it, e.g. decode it), `pace` charged
  * for their bytes (awaiting the turns it gives). A member `key` that is not an array is parsed whole. Throws
  * SyntaxError for what JSON.parse would refuse, and for anything but one object. `raw`: a member of the items
- * whose string value is given to `item` as its bytes (Scan.valueWithRaw).
+ * whose string value is given to `item` as its bytes (Scan.valueWithRaw), which `item` checks: they are not
+ * checked as JSON.parse checks a string's characters.
  */
 export async function parseSliced(
   bytes: Buffer,

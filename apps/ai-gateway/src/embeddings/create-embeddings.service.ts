@@ -282,7 +282,7 @@ export class CreateEmbeddings {
             result.data.push(new KeptEntry(index, vector));
             const head = `${pieces.length > 1 ? ',' : ''}{"index":${index},"object":"embedding","embedding":"`;
             pieces.push(Buffer.from(head), vector.text, CLOSE_RAW_ENTRY);
-            chars = head.length + vector.text.length;
+            chars = head.length; // the vector's bytes cost nothing here: they are written as they are
           } else {
             const embedding = base64 ? vectorBase64(vector) : vectorNumbers(vector);
             const entry = { index, object: 'embedding' as const, embedding };

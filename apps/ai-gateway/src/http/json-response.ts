@@ -2,7 +2,7 @@ import type { ServerResponse } from 'http';
 
 type HeadResponse = Pick<
   ServerResponse,
-  'writeHead' | 'end' | 'write' | 'once' | 'off' | 'destroyed' | 'writableEnded' | 'cork' | 'uncork'
+  'writeHead' | 'end' | 'write' | 'once' | 'off' | 'destroyed' | 'writableEnded'
 >;
 
 /**
@@ -54,20 +54,13 @@ function sendPieces(res: HeadResponse, status: number, pieces: readonly Buffer[]
   const pump = (): void => {
     if (res.destroyed || res.writableEnded) return;
     let budget = PIECES_PER_TURN;
-    // A turn's pieces (an answer of base64 vectors is three small ones per vector) go to the socket in one
-    // write, when the turn uncorks it.
-    res.cork();
-    try {
-      while (next < pieces.length && budget > 0) {
-        const piece = pieces[next++];
-        budget -= piece.length;
-        if (!res.write(piece) && next < pieces.length) {
-          res.once('drain', pump);
-          return;
-        }
+    while (next < pieces.length && budget > 0) {
+      const piece = pieces[next++];
+      budget -= piece.length;
+      if (!res.write(piece) && next < pieces.length) {
+        res.once('drain', pump);
+        return;
       }
-    } finally {
-      res.uncork();
     }
     if (next < pieces.length) setImmediate(pump);
     else res.end();
