@@ -25,10 +25,6 @@ const VALUE = new Uint8Array(256);
   (c, i) => (VALUE[c.charCodeAt(0)] = i + 1),
 );
 
-/** How many `=` end a text of `n` characters whose character at `i` is `at(i)`: 0 to 2. */
-const paddingOf = (n: number, at: (i: number) => number): number =>
-  at(n - 1) === EQUALS ? (at(n - 2) === EQUALS ? 2 : 1) : 0;
-
 /**
  * The length in bytes of what `text` (base64 characters, one byte each) decodes to, or -1 when it is not
  * base64 as every encoder writes it: characters of the alphabet only, whole groups of four, padded with at
@@ -38,7 +34,7 @@ const paddingOf = (n: number, at: (i: number) => number): number =>
 function decodedLength(text: Uint8Array): number {
   const n = text.length;
   if (n === 0 || n % 4 !== 0) return -1;
-  const padding = paddingOf(n, (i) => text[i]);
+  const padding = text[n - 1] === EQUALS ? (text[n - 2] === EQUALS ? 2 : 1) : 0;
   for (let i = 0; i < n - padding; i++) if (VALUE[text[i]] === 0) return -1;
   if (padding > 0 && ((VALUE[text[n - 1 - padding]] - 1) & (padding === 2 ? 0x0f : 0x03)) !== 0) return -1;
   return (n / 4) * 3 - padding;
@@ -96,7 +92,7 @@ export function float32sOf(base64: string): Float32Array | 'partial' | undefined
   // set in the padded group are taken, as before: the caller is answered the vector encoded anew.)
   const n = base64.length;
   if (n === 0 || n % 4 !== 0) return undefined;
-  const padding = paddingOf(n, (i) => base64.charCodeAt(i));
+  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
   for (let i = 0; i < n - padding; i++) {
     const c = base64.charCodeAt(i);
     if (c > 0x7f || VALUE[c] === 0) return undefined;

@@ -117,7 +117,11 @@ class Scan {
   value(): { value: unknown; bytes: number } {
     this.skipSpace();
     const start = this.at;
-    const end = this.valueEnd();
+    return this.parsed(start, this.valueEnd());
+  }
+
+  /** The value from `start` to `end`, parsed by JSON.parse, and moves past it; with its size in bytes. */
+  private parsed(start: number, end: number): { value: unknown; bytes: number } {
     this.at = end;
     return { value: JSON.parse(this.bytes.toString('utf8', start, end)) as unknown, bytes: end - start };
   }
@@ -134,10 +138,7 @@ class Scan {
     const start = this.at;
     if (b[start] !== OPEN_OBJECT) return this.value();
     const end = this.valueEnd();
-    if (b.subarray(start, end).indexOf(mark) < 0) {
-      this.at = end;
-      return { value: JSON.parse(b.toString('utf8', start, end)) as unknown, bytes: end - start };
-    }
+    if (b.subarray(start, end).indexOf(mark) < 0) return this.parsed(start, end);
     this.at++;
     const out: Record<string, unknown> = {};
     this.skipSpace();
