@@ -1,4 +1,6 @@
 import { EventEmitter } from 'events';
+import * as http from 'http';
+import type { AddressInfo } from 'net';
 import { sendJson } from './json-response';
 
 /** What sendJson gave the response: its status, head and body. */
@@ -70,10 +72,14 @@ describe('sendJson', () => {
 
     const slow = capture(100 * 1024);
     sendJson(slow.res, 200, undefined, undefined, pieces);
-    expect(slow.sent.pieces).toHaveLength(4); // the 4th fills the room: no more until 'drain'
+    expect(slow.sent.pieces).toHaveLength(8); // the turn's run, though the 4th filled the room: no more until 'drain'
     await turn();
     await turn();
-    expect(slow.sent.pieces).toHaveLength(4);
+    expect(slow.sent.pieces).toHaveLength(8);
+    (slow.res as unknown as { drained: () => void }).drained();
+    expect(slow.sent.pieces).toHaveLength(8); // not from 'drain' itself: in a later turn
+    await turn();
+    expect(slow.sent.pieces).toHaveLength(16);
     while (!slow.sent.ended) {
       (slow.res as unknown as { drained: () => void }).drained();
       await turn();
@@ -87,7 +93,48 @@ describe('sendJson', () => {
     goneRes.destroyed = true;
     goneRes.drained();
     await turn();
-    expect(gone.sent.pieces).toHaveLength(4);
+    expect(gone.sent.pieces).toHaveLength(8);
     expect(gone.sent.ended).toBe(false);
+  });
+
+  it('writes a pieced answer over a real socket a turn at a time, though the socket drains at once', async () => {
+    // Over loopback the kernel takes each write whole and Node emits 'drain' before the turn ends: 16 MiB must
+    // still take many turns, at most 256 KiB (and the piece reaching it) handed to the socket in each.
+    const pieces = Array.from({ length: 2048 }, (_, i) => Buffer.alloc(8192, 65 + (i % 26)));
+    const perTurn: number[] = [];
+    let sampling = true;
+    const server = http.createServer((req, res) => {
+      const socket = res.socket!;
+      let last = socket.bytesWritten;
+      // One sample a turn of the event loop (setImmediate runs once per turn): the bytes handed to the socket since.
+      const sample = () => {
+        perTurn.push(socket.bytesWritten - last);
+        last = socket.bytesWritten;
+        if (sampling) setImmediate(sample);
+      };
+      setImmediate(sample);
+      sendJson(res, 200, undefined, undefined, pieces);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const body = await new Promise<Buffer>((resolve, reject) =>
+        http
+          .get({ host: '127.0.0.1', port }, (r) => {
+            const got: Buffer[] = [];
+            r.on('data', (c: Buffer) => got.push(c));
+            r.on('end', () => resolve(Buffer.concat(got)));
+          })
+          .on('error', reject),
+      );
+      sampling = false;
+      expect(body.equals(Buffer.concat(pieces))).toBe(true);
+      const head = 512;
+      expect(Math.max(...perTurn)).toBeLessThanOrEqual(256 * 1024 + 8192 + head);
+      expect(perTurn.filter((n) => n > 0).length).toBeGreaterThanOrEqual(64);
+    } finally {
+      sampling = false;
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

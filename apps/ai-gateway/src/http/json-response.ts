@@ -40,30 +40,34 @@ const LARGE_ANSWER = 16_384;
 /**
  * A JSON answer already encoded in pieces (an answer of thousands of vectors, built a run at a time): its
  * length is their sum, and they are written one after the other, never joined (joining 60 MB of JSON
- * into one string, then encoding it, held the event loop for ~0.6 s). At most PIECES_PER_TURN bytes are
- * handed to the socket per turn of the event loop, and none while it asks to drain: a socket with room
- * for megabytes would otherwise take them all in one write (a copy of ~0.1 s on a slow machine).
+ * into one string, then encoding it, held the event loop for ~0.6 s). At most PIECES_PER_TURN bytes (and the
+ * piece that reaches it) are handed to the socket per turn of the event loop, and none while it asks to drain: a
+ * socket with room for megabytes would otherwise take them all in one write (a copy of ~0.1 s on a slow machine).
+ * The next run waits for a later turn even when the socket drains at once: Node emits 'drain' from
+ * process.nextTick when the kernel took a write whole, so writing again from 'drain' ran the whole answer,
+ * megabytes over loopback, in one turn of the loop (json-response.spec.ts counts the bytes a turn).
  */
 function sendPieces(res: HeadResponse, status: number, pieces: readonly Buffer[], extra?: readonly string[]): void {
   let length = 0;
   for (const p of pieces) length += p.length;
   res.writeHead(status, jsonHead(extra, length));
   let next = 0;
+  const later = (): void => void setImmediate(pump);
   // A client gone (or an answer ended elsewhere) stops the pump, and no listener keeps the pieces alive.
-  res.once('close', () => res.off('drain', pump));
+  res.once('close', () => res.off('drain', later));
   const pump = (): void => {
     if (res.destroyed || res.writableEnded) return;
     let budget = PIECES_PER_TURN;
+    let room = true;
+    // A turn's run is written whole (what the socket does not take yet waits in its buffer, a turn's worth at most).
     while (next < pieces.length && budget > 0) {
       const piece = pieces[next++];
       budget -= piece.length;
-      if (!res.write(piece) && next < pieces.length) {
-        res.once('drain', pump);
-        return;
-      }
+      room = res.write(piece) && room;
     }
-    if (next < pieces.length) setImmediate(pump);
-    else res.end();
+    if (next === pieces.length) res.end();
+    else if (room) later();
+    else res.once('drain', later);
   };
   pump();
 }
