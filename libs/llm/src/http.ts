@@ -90,9 +90,16 @@ export class UpstreamHttp {
       headers?: Record<string, string>;
       /**
        * A 2xx body of at least `from` bytes is given to `parse` as received, in pieces (e.g. joinSliced, then
-       * parseSliced), not joined and parsed by one JSON.parse.
+       * parseSliced), not joined and parsed by one JSON.parse. `read`, when given, is told the size of each piece
+       * as it arrives; when it returns a promise (a turn of the call's pace: byteCharger), reading stops until
+       * it settles, so an answer of megabytes arriving over a fast socket is received a slice a turn, not
+       * megabytes in one turn of the event loop.
        */
-      large?: { from: number; parse: (pieces: Buffer[], size: number, statusCode: number) => Promise<unknown> };
+      large?: {
+        from: number;
+        parse: (pieces: Buffer[], size: number, statusCode: number) => Promise<unknown>;
+        read?: (bytes: number) => Promise<void> | undefined;
+      };
     },
   ): Promise<{ statusCode: number; body: T }> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
@@ -106,6 +113,8 @@ export class UpstreamHttp {
       let retryAfter: string | undefined;
       const parts: Buffer[] = [];
       let size = 0;
+      let resume: (() => void) | undefined;
+      const read = opts.large?.read;
       const finish = (err: Error | null, value?: { statusCode: number; body: T }) => {
         if (settled) return;
         settled = true;
@@ -129,15 +138,32 @@ export class UpstreamHttp {
           abort = abortCall;
           if (settled) abortCall();
         },
-        onHeaders: (status, rawHeaders) => {
+        onHeaders: (status, rawHeaders, resumeReading) => {
+          resume = resumeReading;
           statusCode = status;
+          if (read && status >= 200 && status < 300) {
+            // The upstream answers: what is left is reading its body on the call's pace (turns that may wait),
+            // guarded by undici's bodyTimeout (a gap between pieces). As once the body is in (onComplete), the
+            // call is settled with its result whatever the timer or the caller does meanwhile: the provider bills it.
+            clearTimeout(timer);
+            caller?.removeEventListener('abort', onCallerAbort);
+          }
           if (status < 200 || status >= 300) retryAfter = rawHeaderValue(rawHeaders, 'retry-after');
           return true;
         },
         onData: (chunk) => {
           parts.push(chunk);
           size += chunk.length;
-          return true;
+          const due = read?.(chunk.length);
+          if (!due) return true;
+          // Paused (false) until the turn: undici reads nothing more from the socket meanwhile.
+          due.then(
+            () => {
+              if (!settled) resume?.();
+            },
+            (e: unknown) => stop(e instanceof Error ? e : new CallAbortedError()),
+          );
+          return false;
         },
         onComplete: () => {
           const large = opts.large;

@@ -1,6 +1,6 @@
 // Client for any OpenAI-compatible server (OpenAI, DashScope compatible mode, DeepSeek, vLLM, Ollama).
 import { UpstreamHttp } from './http';
-import { joinSliced, parseSliced } from './sliced-json';
+import { byteCharger, joinSliced, parseSliced } from './sliced-json';
 import { Base64Vector, EmbeddingVector, float32sOf } from './embedding-vector';
 import { LlmClient } from './llm-client';
 import {
@@ -171,10 +171,12 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
       { ...req, encoding_format: encoding },
       {
         ...opts,
-        // Thousands of vectors: parsed and decoded a vector at a time on the call's pace (sliced-json.ts).
+        // Thousands of vectors: received a slice a turn, then parsed and decoded a vector at a time, on the call's
+        // pace (sliced-json.ts).
         large: pace
           ? {
               from: LARGE_ANSWER_BYTES,
+              read: byteCharger(pace),
               parse: async (pieces, size, statusCode) =>
                 parseSliced(await joinSliced(pieces, size, pace), 'data', pace, decoded(statusCode), 'embedding'),
             }

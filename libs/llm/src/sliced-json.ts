@@ -28,7 +28,7 @@ const BYTES_PER_UNIT = 16;
  * Charges `pace` for bytes handled, BYTES_PER_UNIT to a unit, the remainder carried to the next call: the turn
  * to wait for when one is due, else undefined (a promise only at turns, as Pace.charge).
  */
-function byteCharger(pace: BulkPace): (bytes: number) => Promise<void> | undefined {
+export function byteCharger(pace: BulkPace): (bytes: number) => Promise<void> | undefined {
   let owed = 0;
   return (bytes) => {
     owed += bytes;

@@ -131,7 +131,7 @@ describe('sendJson', () => {
       expect(body.equals(Buffer.concat(pieces))).toBe(true);
       const head = 512;
       expect(Math.max(...perTurn)).toBeLessThanOrEqual(256 * 1024 + 8192 + head);
-      expect(perTurn.filter((n) => n > 0).length).toBeGreaterThanOrEqual(64);
+      expect(perTurn.filter((n) => n > 0).length).toBeGreaterThan(32); // 4 before: megabytes a turn
     } finally {
       sampling = false;
       await new Promise((resolve) => server.close(resolve));
