@@ -37,6 +37,32 @@ describe('embedding vectors', () => {
     expect(seen.setBits).toBeGreaterThan(100);
   });
 
+  it('checks long vectors at every alignment in their buffer, a stray byte anywhere refused', () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    // Bytes outside the alphabet, those next to its ranges and those whose low bits match one of its characters.
+    const strays = [0x00, 0x2a, 0x2c, 0x2d, 0x2e, 0x3a, 0x3d, 0x40, 0x5b, 0x5f, 0x60, 0x7b, 0x80, 0xc1, 0xff];
+    let seed = 11;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+    let refused = 0;
+    for (let i = 0; i < 4_000; i++) {
+      const length = 4 * (1 + random(40));
+      const text = Buffer.from(Array.from({ length }, () => alphabet[random(64)]).join(''), 'latin1');
+      const stray = random(2) === 0 ? random(length) : -1;
+      if (stray >= 0) text[stray] = strays[random(strays.length)];
+      // In a larger buffer at any offset, as a vector sits in an upstream's answer.
+      const offset = random(8);
+      const host = Buffer.alloc(offset + length + random(8), 0x22);
+      text.copy(host, offset);
+      const view = host.subarray(offset, offset + length);
+      const expected = stray < 0 || text[stray] === 0x3d ? reference(text.toString('latin1')) : 'refused';
+      const kept = Base64Vector.of(view);
+      const canonical = Buffer.from(text.toString('latin1'), 'base64').toString('base64') === text.toString('latin1');
+      expect([i, kept ? 'kept' : 'not kept']).toEqual([i, expected === 'floats' && canonical ? 'kept' : 'not kept']);
+      refused += kept ? 0 : 1;
+    }
+    expect(refused).toBeGreaterThan(1_500);
+  });
+
   it('reads little-endian float32s back to the same values in every form, and writes them as OpenAI does', () => {
     for (const n of [1, 7, 1024, 1536]) {
       const values = Array.from({ length: n }, (_, k) => Math.fround(Math.sin(k) * 1e3) / 7);

@@ -24,6 +24,27 @@ const VALUE = new Uint8Array(256);
 [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].forEach(
   (c, i) => (VALUE[c.charCodeAt(0)] = i + 1),
 );
+/** 1 where both bytes of a 16-bit value are in the alphabet (either byte order): two characters a lookup. */
+const PAIRS = new Uint8Array(65536);
+for (let a = 0; a < 256; a++) for (let b = 0; b < 256; b++) PAIRS[a | (b << 8)] = VALUE[a] && VALUE[b] ? 1 : 0;
+
+/**
+ * Whether bytes [from, to) of `text` are all in the alphabet: four at a time where they are aligned (one 32-bit
+ * read, two PAIRS lookups), three times as fast as a byte at a time; this check was a quarter of the event loop's
+ * busy time while a key's 17 MB answers went through (docs/operations/performance.md).
+ */
+function inAlphabet(text: Uint8Array, from: number, to: number): boolean {
+  let i = from;
+  while (i < to && ((text.byteOffset + i) & 3) !== 0) if (VALUE[text[i++]] === 0) return false;
+  const words = (to - i) >>> 2;
+  if (words > 0) {
+    const w = new Uint32Array(text.buffer, text.byteOffset + i, words);
+    for (let k = 0; k < words; k++) if ((PAIRS[w[k] & 0xffff] & PAIRS[w[k] >>> 16]) === 0) return false;
+    i += words * 4;
+  }
+  while (i < to) if (VALUE[text[i++]] === 0) return false;
+  return true;
+}
 
 /**
  * The length in bytes of what `text` (base64 characters, one byte each) decodes to, or -1 when it is not
@@ -35,7 +56,7 @@ function decodedLength(text: Uint8Array): number {
   const n = text.length;
   if (n === 0 || n % 4 !== 0) return -1;
   const padding = text[n - 1] === EQUALS ? (text[n - 2] === EQUALS ? 2 : 1) : 0;
-  for (let i = 0; i < n - padding; i++) if (VALUE[text[i]] === 0) return -1;
+  if (!inAlphabet(text, 0, n - padding)) return -1;
   if (padding > 0 && ((VALUE[text[n - 1 - padding]] - 1) & (padding === 2 ? 0x0f : 0x03)) !== 0) return -1;
   return (n / 4) * 3 - padding;
 }
