@@ -31,6 +31,8 @@ describe('SeriesCounter and SeriesHistogram', () => {
       [{ method: 'POST', route: '/v1/chat/completions', status: '200' }, 0.05],
       [{ method: 'GET', route: '/v1/models', status: '401', optional: '' }, 2],
       [{ method: 'GET', route: '/v1/models', status: '401' }, 1],
+      // A number and its text: one series, as in prom-client.
+      [{ method: 'GET', route: '/v1/models', status: 401 }, 3],
       [{ method: 'GET', route: 'quote"and\\back\nslash', status: 500 }, 0.1],
       // Values that would run into each other if joined: two series.
       [{ method: '1:a', route: 'b' }, 1],

@@ -42,12 +42,25 @@ function labelsOf(name: string, labelNames: readonly string[], labels: LabelValu
   return out;
 }
 
+/** A label absent from an observation (differs from an empty value). */
+const ABSENT = Symbol('absent');
+
+/** One level of SeriesMetric's lookup: a declared label's values, each to the next level (or, at the last, the series). */
+type Level = Map<string | symbol, unknown>;
+
 abstract class SeriesMetric<S> {
   readonly name: string;
   readonly help: string;
   readonly aggregator = 'sum';
   protected readonly labelNames: readonly string[];
+  /** Every series in the order it was first observed (keyOf), as exposed. */
   protected series = new Map<string, S>();
+  /**
+   * The series by their label values, a level per declared label: an observation finds its series with one Map
+   * lookup per label, of the values it carries (no key string made per observation: seven labelled
+   * observations per proxied call, each building and hashing a string of its values, were ~3 us of the call).
+   */
+  private lookup: Level = new Map();
 
   constructor(opts: MetricOptions) {
     this.name = opts.name;
@@ -57,17 +70,30 @@ abstract class SeriesMetric<S> {
   }
 
   protected seriesFor(labels: LabelValues, create: (labels: Record<string, string | number>) => S): S {
-    const key = keyOf(this.labelNames, labels);
-    let s = this.series.get(key);
-    if (!s) {
-      s = create(labelsOf(this.name, this.labelNames, labels));
-      this.series.set(key, s);
+    const names = this.labelNames;
+    let level = this.lookup;
+    const last = names.length - 1;
+    for (let i = 0; i < last; i++) {
+      const v = labels[names[i]];
+      const k = v === undefined ? ABSENT : typeof v === 'string' ? v : String(v);
+      let next = level.get(k) as Level | undefined;
+      if (next === undefined) level.set(k, (next = new Map()));
+      level = next;
+    }
+    const v = last < 0 ? undefined : labels[names[last]];
+    const k = v === undefined ? ABSENT : typeof v === 'string' ? v : String(v);
+    let s = level.get(k) as S | undefined;
+    if (s === undefined) {
+      s = create(labelsOf(this.name, names, labels));
+      level.set(k, s);
+      this.series.set(keyOf(names, labels), s);
     }
     return s;
   }
 
   reset(): void {
     this.series = new Map();
+    this.lookup = new Map();
   }
 }
 
