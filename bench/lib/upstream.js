@@ -79,6 +79,7 @@ const LARGE_BASE64 = JSON.stringify(Buffer.from(LARGE.buffer).toString('base64')
  * the two cores the gateway under test shares with it, which a provider's servers do not.
  */
 const answers = new Map();
+let answersBytes = 0;
 function embeddingsAnswer(model, base64, count) {
   const key = `${model}|${base64}|${count}`;
   let answer = answers.get(key);
@@ -93,7 +94,11 @@ function embeddingsAnswer(model, base64, count) {
     answer = Buffer.from(
       `{"object":"list","model":${JSON.stringify(model)},"data":[${parts.join(',')}],"usage":{"prompt_tokens":${count},"total_tokens":${count}}}`,
     );
-    if (answers.size >= 64) answers.clear();
+    // At most ~256 MB kept (an answer of 2048 x 1536 float vectors is ~65 MB).
+    if ((answersBytes += answer.length) > 256 * 2 ** 20) {
+      answers.clear();
+      answersBytes = answer.length;
+    }
     answers.set(key, answer);
   }
   return answer;

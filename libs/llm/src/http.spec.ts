@@ -1,7 +1,7 @@
 import { createServer, Server } from 'http';
 import type { AddressInfo } from 'net';
 import { UpstreamHttp } from './http';
-import { CallAbortedError } from './types';
+import { CallAbortedError, UpstreamError } from './types';
 
 /** A server answering every POST with `body` (JSON bytes), written at once: the kernel and undici hold what the reader has not taken. */
 async function serve(body: Buffer): Promise<{ url: string; server: Server }> {
@@ -75,5 +75,77 @@ describe('UpstreamHttp.callJson: a large answer read on the call pace', () => {
     // The pool goes on: the next call is answered whole.
     const again = await http.callJson<{ data: string }>('/x', {}, {});
     expect(again.body.data.length).toBe(4 * 1024 * 1024);
+  });
+});
+
+describe('UpstreamHttp.callJson: the deadline while the answer is read on the call pace', () => {
+  let server: Server;
+  let url: string;
+  beforeAll(async () => {
+    // Answers 400 KB of JSON, 20 KB at a time, each piece 100 ms after the last: 2 s in all.
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const body = answer(400 * 1024);
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
+        let at = 0;
+        const next = () => {
+          if (res.destroyed) return;
+          res.write(body.subarray(at, (at += 20 * 1024)));
+          if (at < body.length) setTimeout(next, 100);
+          else res.end();
+        };
+        next();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('fails an upstream slower than the deadline as a timeout, though its reading gives turns', async () => {
+    const http = new UpstreamHttp({ baseUrl: url, connections: 1, headers: {}, timeoutMs: 400 });
+    try {
+      const read = () => new Promise<void>((resolve) => setImmediate(resolve));
+      const e = await http
+        .callJson('/x', {}, { large: { from: 1, parse: () => Promise.resolve({}), read } })
+        .catch((err: unknown) => err);
+      expect(e).toBeInstanceOf(UpstreamError);
+      expect(e).toMatchObject({ kind: 'timeout' });
+    } finally {
+      await http.close();
+    }
+  });
+
+  it('does not wait for ever on a turn that never comes: the deadline moves by the wait, at most once more', async () => {
+    const http = new UpstreamHttp({ baseUrl: url, connections: 1, headers: {}, timeoutMs: 200 });
+    try {
+      const read = () => new Promise<void>(() => undefined);
+      const e = await http
+        .callJson('/x', {}, { large: { from: 1, parse: () => Promise.resolve({}), read } })
+        .catch((err: unknown) => err);
+      expect(e).toMatchObject({ kind: 'timeout' });
+    } finally {
+      await http.close();
+    }
+  });
+
+  it("gives a turn's own failure as it is, not as the upstream's", async () => {
+    const http = new UpstreamHttp({ baseUrl: url, connections: 1, headers: {}, timeoutMs: 5_000 });
+    try {
+      const failure = new TypeError('the pace broke');
+      const e = await http
+        .callJson(
+          '/x',
+          {},
+          { large: { from: 1, parse: () => Promise.resolve({}), read: () => Promise.reject(failure) } },
+        )
+        .catch((err: unknown) => err);
+      expect(e).toBe(failure);
+    } finally {
+      await http.close();
+    }
   });
 });

@@ -77,7 +77,8 @@ export class UpstreamHttp {
 
   /**
    * One whole JSON exchange (non-streamed chat, embeddings): POSTs `payload` and resolves with the
-   * parsed 2xx body, all within timeoutMs; other statuses fail as in postJson. Through undici's
+   * parsed 2xx body, all within timeoutMs (plus, up to timeoutMs more, the time its reading waited for the call's
+   * own turns: `large.read`); other statuses fail as in postJson. Through undici's
    * dispatch with a handler that collects the body, not request()'s body stream, promise and
    * per-call abort signal, a large share of a proxied call's CPU (docs/operations/performance.md).
    */
@@ -115,6 +116,14 @@ export class UpstreamHttp {
       let size = 0;
       let resume: (() => void) | undefined;
       const read = opts.large?.read;
+      /** Whether the caller's leaving still stops the call: not once a 2xx answer is read or parsed. */
+      let callerStops = true;
+      /** Time reading waited for the call's own turns (paused), and since when it waits now. */
+      let pausedMs = 0;
+      let pausedAt: number | undefined;
+      /** A turn's own failure (the pace's): the call's error as it is. */
+      let turnFailure: Error | undefined;
+      const started = performance.now();
       const finish = (err: Error | null, value?: { statusCode: number; body: T }) => {
         if (settled) return;
         settled = true;
@@ -128,10 +137,24 @@ export class UpstreamHttp {
         else finish(err);
       };
       const onCallerAbort = () => stop(new CallAbortedError());
-      const timer = setTimeout(() => {
+      const settledWithResult = () => {
+        callerStops = false;
+        caller?.removeEventListener('abort', onCallerAbort);
+      };
+      // The deadline moves by the time reading waited for this replica's turns (at most timeoutMs more): that
+      // wait is not the upstream's, and the upstream's own time stays bounded by timeoutMs.
+      const onTimeout = () => {
+        const now = performance.now();
+        const waited = Math.min(timeoutMs, pausedMs + (pausedAt === undefined ? 0 : now - pausedAt));
+        const due = started + timeoutMs + waited;
+        if (due - now >= 1) {
+          timer = setTimeout(onTimeout, due - now);
+          return;
+        }
         timedOut = true;
         stop(new UpstreamError(`upstream did not answer within ${timeoutMs} ms`, 'timeout', 0));
-      }, timeoutMs);
+      };
+      let timer = setTimeout(onTimeout, timeoutMs);
       caller?.addEventListener('abort', onCallerAbort, { once: true });
       const handler: Dispatcher.DispatchHandlers = {
         onConnect: (abortCall) => {
@@ -141,13 +164,10 @@ export class UpstreamHttp {
         onHeaders: (status, rawHeaders, resumeReading) => {
           resume = resumeReading;
           statusCode = status;
-          if (read && status >= 200 && status < 300) {
-            // The upstream answers: what is left is reading its body on the call's pace (turns that may wait),
-            // guarded by undici's bodyTimeout (a gap between pieces). As once the body is in (onComplete), the
-            // call is settled with its result whatever the timer or the caller does meanwhile: the provider bills it.
-            clearTimeout(timer);
-            caller?.removeEventListener('abort', onCallerAbort);
-          }
+          // The upstream answers, and its body is read on the call's pace: as once the body is in (onComplete), the
+          // call is settled with its result whatever the caller does meanwhile (the provider bills it); the deadline
+          // still holds (a slow upstream fails as a timeout).
+          if (read && status >= 200 && status < 300) settledWithResult();
           if (status < 200 || status >= 300) retryAfter = rawHeaderValue(rawHeaders, 'retry-after');
           return true;
         },
@@ -157,11 +177,18 @@ export class UpstreamHttp {
           const due = read?.(chunk.length);
           if (!due) return true;
           // Paused (false) until the turn: undici reads nothing more from the socket meanwhile.
+          pausedAt = performance.now();
           due.then(
             () => {
+              pausedMs += performance.now() - pausedAt!;
+              pausedAt = undefined;
               if (!settled) resume?.();
             },
-            (e: unknown) => stop(e instanceof Error ? e : new CallAbortedError()),
+            (e: unknown) => {
+              pausedAt = undefined;
+              turnFailure = e instanceof Error ? e : new CallAbortedError();
+              stop(turnFailure);
+            },
           );
           return false;
         },
@@ -172,7 +199,7 @@ export class UpstreamHttp {
             // is settled with its result whatever the timer or the caller does meanwhile (a caller leaving now
             // would otherwise not be billed for an answer the provider bills).
             clearTimeout(timer);
-            caller?.removeEventListener('abort', onCallerAbort);
+            settledWithResult();
             large.parse(parts, size, statusCode).then(
               (body) => finish(null, { statusCode, body: body as T }),
               (e: unknown) =>
@@ -195,9 +222,12 @@ export class UpstreamHttp {
           finish(null, { statusCode, body });
         },
         onError: (e) => {
+          if (turnFailure) return finish(turnFailure);
           if (e instanceof UpstreamError || e instanceof CallAbortedError) return finish(e);
-          if (caller?.aborted) return finish(new CallAbortedError());
-          finish(mapTransportError(e, caller, { aborted: timedOut } as AbortSignal, timeoutMs));
+          // A caller who left after the answer started is not why it failed (the socket, the deadline is).
+          const stopper = callerStops ? caller : undefined;
+          if (stopper?.aborted) return finish(new CallAbortedError());
+          finish(mapTransportError(e, stopper, { aborted: timedOut } as AbortSignal, timeoutMs));
         },
       };
       try {

@@ -326,18 +326,21 @@ describe('OpenAiCompatibleClient', () => {
         expect(charged).toBeGreaterThan(0); // refused by the sliced parse, not by one JSON.parse
       }
       // Once the upstream has answered, the call is settled with its result: a caller leaving, or the
-      // timeout passing, while the answer is parsed (turns that take long) does not fail it.
+      // timeout passing, while the answer is parsed (turns that take long) does not fail it. Its pieces are
+      // charged as they arrive (a unit per 16 bytes): the slow turn comes with the first charge after them.
       answer = whole;
       const leaving = new AbortController();
       let slow = 0;
+      let units = 0;
       const got = await c.embeddings(
         { model: 'e', input: ['x'] },
         {
           signal: leaving.signal,
           timeoutMs: 300,
           pace: {
-            charge: () => {
-              if (slow++ > 0) return undefined;
+            charge: (n: number) => {
+              units += n;
+              if (units <= Buffer.byteLength(whole) / 16 || slow++ > 0) return undefined;
               leaving.abort();
               return new Promise<void>((resolve) => setTimeout(resolve, 600));
             },
@@ -345,6 +348,24 @@ describe('OpenAiCompatibleClient', () => {
         },
       );
       expect(got.data).toHaveLength(600);
+      expect(slow).toBeGreaterThan(0);
+      // While it is read, a caller leaving after the answer's head does not fail it either.
+      const leavingEarly = new AbortController();
+      let reads = 0;
+      const early = await c.embeddings(
+        { model: 'e', input: ['x'] },
+        {
+          signal: leavingEarly.signal,
+          pace: {
+            charge: () => {
+              if (reads++ > 0) return undefined;
+              leavingEarly.abort();
+              return new Promise<void>((resolve) => setImmediate(resolve));
+            },
+          },
+        },
+      );
+      expect(early.data).toHaveLength(600);
     } finally {
       await c.close();
       await new Promise((r) => big.close(r));

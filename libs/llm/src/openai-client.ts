@@ -1,6 +1,6 @@
 // Client for any OpenAI-compatible server (OpenAI, DashScope compatible mode, DeepSeek, vLLM, Ollama).
 import { UpstreamHttp } from './http';
-import { byteCharger, joinSliced, parseSliced } from './sliced-json';
+import { BulkPace, byteCharger, joinSliced, parseSliced } from './sliced-json';
 import { Base64Vector, EmbeddingVector, float32sOf } from './embedding-vector';
 import { LlmClient } from './llm-client';
 import {
@@ -176,9 +176,17 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
         large: pace
           ? {
               from: LARGE_ANSWER_BYTES,
-              read: byteCharger(pace),
-              parse: async (pieces, size, statusCode) =>
-                parseSliced(await joinSliced(pieces, size, pace), 'data', pace, decoded(statusCode), 'embedding'),
+              read: readOn(pace),
+              parse: async (pieces, size, statusCode) => {
+                pace.idle?.();
+                return parseSliced(
+                  await joinSliced(pieces, size, pace),
+                  'data',
+                  pace,
+                  decoded(statusCode),
+                  'embedding',
+                );
+              },
             }
           : undefined,
       },
@@ -195,6 +203,18 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
   close(): Promise<void> {
     return this.http.close();
   }
+}
+
+/**
+ * The charge for the pieces of an answer as they arrive: receiving them is counted on the pace, but the time
+ * between two pieces is mostly the network's (the loop idle), so none of it is reported as bulk work (Pace.idle).
+ */
+function readOn(pace: BulkPace): (bytes: number) => Promise<void> | undefined {
+  const charge = byteCharger(pace);
+  return (bytes) => {
+    pace.idle?.();
+    return charge(bytes);
+  };
 }
 
 /** From this size an embeddings answer is parsed a vector at a time (parseSliced) when the call has a pace. */

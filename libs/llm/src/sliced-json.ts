@@ -10,6 +10,8 @@
 /** What a bulk step charges its work to: undefined while no turn is due, else the turn to wait for. */
 export interface BulkPace {
   charge(units: number): Promise<void> | undefined;
+  /** The time since the last turn was not work (e.g. waiting for the network): not reported as bulk work's. */
+  idle?(): void;
 }
 
 const QUOTE = 0x22;

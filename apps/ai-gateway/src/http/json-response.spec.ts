@@ -21,6 +21,8 @@ function capture(room = Infinity) {
     off: (event: string, fn: () => void) => (drain.off(event, fn), res),
     end: (body?: string | Buffer) => ((sent.body = body), (sent.ended = true), res),
     drained: () => ((buffered = 0), drain.emit('drain')),
+    closed: () => drain.emit('close'),
+    drainListeners: () => drain.listenerCount('drain'),
   };
   return { res: res as never, sent };
 }
@@ -89,8 +91,16 @@ describe('sendJson', () => {
     // A client gone mid-answer: nothing more is written, and the socket's close leaves no 'drain' listener.
     const gone = capture(100 * 1024);
     sendJson(gone.res, 200, undefined, undefined, pieces);
-    const goneRes = gone.res as unknown as { destroyed: boolean; drained: () => void };
+    const goneRes = gone.res as unknown as {
+      destroyed: boolean;
+      drained: () => void;
+      closed: () => void;
+      drainListeners: () => number;
+    };
+    expect(goneRes.drainListeners()).toBe(1); // the room is full: the pump waits for 'drain'
     goneRes.destroyed = true;
+    goneRes.closed();
+    expect(goneRes.drainListeners()).toBe(0);
     goneRes.drained();
     await turn();
     expect(gone.sent.pieces).toHaveLength(8);

@@ -60,11 +60,12 @@ function sendPieces(res: HeadResponse, status: number, pieces: readonly Buffer[]
     let budget = PIECES_PER_TURN;
     let room = true;
     // A turn's run is written whole (what the socket does not take yet waits in its buffer, a turn's worth at most).
-    while (next < pieces.length && budget > 0) {
+    while (next < pieces.length && budget > 0 && !res.destroyed) {
       const piece = pieces[next++];
       budget -= piece.length;
       room = res.write(piece) && room;
     }
+    if (res.destroyed) return;
     if (next === pieces.length) res.end();
     else if (room) later();
     else res.once('drain', later);

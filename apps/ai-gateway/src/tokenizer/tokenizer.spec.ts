@@ -428,3 +428,33 @@ describe('Tokenizer.decode (token-array embeddings for text-only upstreams)', ()
     expect(tokenizer.decode(ids, 'cl100k_base')).toBe('猫');
   });
 });
+
+describe('Pace.idle', () => {
+  it('leaves the time it was told was idle (waiting for the network) out of the slice it reports as work', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const reports: number[] = [];
+      const pace = new Pace(
+        () => undefined,
+        () => new Promise<void>((resolve) => setImmediate(resolve)),
+        () => false,
+        (ms) => reports.push(ms),
+      );
+      const slice = async () => {
+        const due = pace.charge(SLICE);
+        if (due) await due;
+      };
+      await slice(); // the first slice's characters
+      await slice(); // a turn: the work resumes after it
+      jest.advanceTimersByTime(40); // working
+      await slice(); // a turn: 40 ms reported
+      jest.advanceTimersByTime(50); // waiting for the next piece of an answer
+      pace.idle();
+      jest.advanceTimersByTime(5); // working
+      await slice(); // a turn: 5 ms reported, not 55
+      expect(reports.map(Math.round)).toEqual([40, 5]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});

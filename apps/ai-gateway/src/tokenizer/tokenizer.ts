@@ -152,6 +152,14 @@ export class Pace {
     return undefined;
   }
 
+  /**
+   * The time since the last turn (or the last idle) was not work: waiting for an upstream's next piece, say. The
+   * slice reported to `worked` at the next turn counts from now, so time the loop was idle is not taken for bulk work.
+   */
+  idle(): void {
+    if (this.resumedAt !== undefined) this.resumedAt = performance.now();
+  }
+
   private async nextTurn(): Promise<void> {
     await this.turn();
     if (this.gone()) throw new CallAbortedError();

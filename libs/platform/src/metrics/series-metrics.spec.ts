@@ -62,6 +62,9 @@ describe('SeriesCounter and SeriesHistogram', () => {
     const [, counter] = both().counters;
     const [, histogram] = both().histograms;
     expect(() => histogram.observe({ method: 'GET', nope: 'x' }, 1)).toThrow('Added label "nope"');
+    // Refused before anything is kept: the same call is refused again, and the declared labels alone make a series.
+    expect(() => histogram.observe({ method: 'GET', nope: 'x' }, 1)).toThrow('Added label "nope"');
+    histogram.observe({ method: 'GET' }, 1);
     expect(() => histogram.observe({ method: 'GET' }, NaN)).toThrow('not a valid number');
     expect(() => counter.inc({ method: 'GET' }, -1)).toThrow('not possible to decrease');
   });
