@@ -15,24 +15,6 @@ interface MetricOptions {
   registers: Registry[];
 }
 
-/**
- * The key of a label set: its values in declared order, each with its length (so no value can run into the
- * next); an absent label differs from an empty one. A label not declared is refused when its series is
- * made (labelsOf); a later call with one more such label and the same declared values finds that series.
- */
-function keyOf(labelNames: readonly string[], labels: LabelValues): string {
-  let key = '';
-  for (let i = 0; i < labelNames.length; i++) {
-    const v = labels[labelNames[i]];
-    if (v === undefined) key += '-';
-    else {
-      const text = String(v);
-      key += `${text.length}:${text}`;
-    }
-  }
-  return key;
-}
-
 /** The labels of a new series, declared names only, in declared order (as prom-client validates them). */
 function labelsOf(name: string, labelNames: readonly string[], labels: LabelValues): Record<string, string | number> {
   for (const k of Object.keys(labels))
@@ -45,7 +27,11 @@ function labelsOf(name: string, labelNames: readonly string[], labels: LabelValu
 /** A label absent from an observation (differs from an empty value). */
 const ABSENT = Symbol('absent');
 
-/** A label value as SeriesMetric's lookup keys it: its text (a number and its text are one series), or ABSENT. */
+/**
+ * A label value as SeriesMetric's lookup keys it: its text (a number and its text are one series), or ABSENT. A
+ * label not declared is refused when its series is made (labelsOf); a later call with one more such label and the
+ * same declared values finds that series.
+ */
 function valueKey(v: string | number | undefined): string | symbol {
   return v === undefined ? ABSENT : typeof v === 'string' ? v : String(v);
 }
@@ -58,8 +44,8 @@ abstract class SeriesMetric<S> {
   readonly help: string;
   readonly aggregator = 'sum';
   protected readonly labelNames: readonly string[];
-  /** Every series in the order it was first observed (keyOf), as exposed. */
-  protected series = new Map<string, S>();
+  /** Every series in the order it was first observed, as exposed. */
+  protected series: S[] = [];
   /**
    * The series by their label values, a level per declared label: an observation finds its series with one Map
    * lookup per label, of the values it carries (no key string made per observation: seven labelled
@@ -92,12 +78,12 @@ abstract class SeriesMetric<S> {
       level = next;
     }
     level.set(last, s);
-    this.series.set(keyOf(names, labels), s);
+    this.series.push(s);
     return s;
   }
 
   reset(): void {
-    this.series = new Map();
+    this.series = [];
     this.lookup = new Map();
   }
 }
@@ -121,7 +107,7 @@ export class SeriesCounter extends SeriesMetric<{ labels: Record<string, string 
       name: this.name,
       help: this.help,
       type: this.type,
-      values: [...this.series.values()].map((s) => ({ value: s.value, labels: s.labels })),
+      values: this.series.map((s) => ({ value: s.value, labels: s.labels })),
       aggregator: this.aggregator,
     });
   }
@@ -163,7 +149,7 @@ export class SeriesHistogram extends SeriesMetric<HistogramSeries> {
   /** As prom-client's Histogram: cumulative buckets with `le` first, then the series' labels; sum; count. */
   getForPromString(): Promise<{ name: string; help: string; type: string; values: unknown[]; aggregator: string }> {
     const values: unknown[] = [];
-    for (const s of this.series.values()) {
+    for (const s of this.series) {
       let acc = 0;
       for (let i = 0; i < this.bounds.length; i++) {
         acc += s.counts[i];
