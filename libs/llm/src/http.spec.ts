@@ -105,47 +105,30 @@ describe('UpstreamHttp.callJson: the deadline while the answer is read on the ca
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it('fails an upstream slower than the deadline as a timeout, though its reading gives turns', async () => {
-    const http = new UpstreamHttp({ baseUrl: url, connections: 1, headers: {}, timeoutMs: 400 });
+  /** The error of one call to the dripping upstream with `timeoutMs`, its body read with `read`. */
+  async function failure(timeoutMs: number, read: () => Promise<void>): Promise<unknown> {
+    const http = new UpstreamHttp({ baseUrl: url, connections: 1, headers: {}, timeoutMs });
     try {
-      const read = () => new Promise<void>((resolve) => setImmediate(resolve));
-      const e = await http
+      return await http
         .callJson('/x', {}, { large: { from: 1, parse: () => Promise.resolve({}), read } })
         .catch((err: unknown) => err);
-      expect(e).toBeInstanceOf(UpstreamError);
-      expect(e).toMatchObject({ kind: 'timeout' });
     } finally {
       await http.close();
     }
+  }
+
+  it('fails an upstream slower than the deadline as a timeout, though its reading gives turns', async () => {
+    const e = await failure(400, () => new Promise<void>((resolve) => setImmediate(resolve)));
+    expect(e).toBeInstanceOf(UpstreamError);
+    expect(e).toMatchObject({ kind: 'timeout' });
   });
 
   it('does not wait for ever on a turn that never comes: the deadline moves by the wait, at most once more', async () => {
-    const http = new UpstreamHttp({ baseUrl: url, connections: 1, headers: {}, timeoutMs: 200 });
-    try {
-      const read = () => new Promise<void>(() => undefined);
-      const e = await http
-        .callJson('/x', {}, { large: { from: 1, parse: () => Promise.resolve({}), read } })
-        .catch((err: unknown) => err);
-      expect(e).toMatchObject({ kind: 'timeout' });
-    } finally {
-      await http.close();
-    }
+    expect(await failure(200, () => new Promise<void>(() => undefined))).toMatchObject({ kind: 'timeout' });
   });
 
   it("gives a turn's own failure as it is, not as the upstream's", async () => {
-    const http = new UpstreamHttp({ baseUrl: url, connections: 1, headers: {}, timeoutMs: 5_000 });
-    try {
-      const failure = new TypeError('the pace broke');
-      const e = await http
-        .callJson(
-          '/x',
-          {},
-          { large: { from: 1, parse: () => Promise.resolve({}), read: () => Promise.reject(failure) } },
-        )
-        .catch((err: unknown) => err);
-      expect(e).toBe(failure);
-    } finally {
-      await http.close();
-    }
+    const broke = new TypeError('the pace broke');
+    expect(await failure(5_000, () => Promise.reject(broke))).toBe(broke);
   });
 });
