@@ -24,7 +24,7 @@ function entry(i: number): LedgerEntry {
 }
 
 describe('LedgerRepository', () => {
-  function setup(failFirst = 0) {
+  function setup(failFirst = 0, duringWrite?: () => void) {
     const inserted: LedgerEntry[][] = [];
     let failures = failFirst;
     // Column metadata as TypeORM gives it (property = column name here); the batch arrives as one JSON parameter.
@@ -45,6 +45,7 @@ describe('LedgerRepository', () => {
         expect(sql).not.toContain('"id"');
         if (failures-- > 0) throw new Error('db down');
         inserted.push(JSON.parse(params[0] as string));
+        duringWrite?.();
       },
     };
     const writer = new LedgerRepository(
@@ -67,6 +68,41 @@ describe('LedgerRepository', () => {
     await writer.flush();
     expect(inserted.map((b) => b.map((e) => e.promptTokens))).toEqual([[1, 2, 3], [4]]);
     expect(Number.isNaN(Date.parse(inserted[0][0].createdAt as any))).toBe(false);
+  });
+
+  it('writes what was queued when the flush began: calls answered during its write wait for the next', async () => {
+    let next = 10;
+    // Two calls settle while each write is in flight, as under steady load (for three writes: a flush that
+    // wrote until the queue was empty would otherwise never end).
+    const { writer, inserted } = setup(0, () => {
+      if (next >= 16) return;
+      writer.append(entry(next++));
+      writer.append(entry(next++));
+    });
+    writer.append(entry(1));
+    writer.append(entry(2));
+    await writer.flush();
+    expect(inserted.map((b) => b.map((e) => e.promptTokens))).toEqual([[1, 2]]);
+    expect(writer.pending).toBe(2);
+    await writer.flush();
+    expect(inserted.map((b) => b.map((e) => e.promptTokens))).toEqual([
+      [1, 2],
+      [10, 11],
+    ]);
+    expect(writer.pending).toBe(2);
+  });
+
+  it('writes the full batches at once and leaves the rest for the next flush', async () => {
+    const { writer, inserted } = setup();
+    for (let i = 1; i <= 7; i++) writer.append(entry(i)); // batches of 3: the third, sixth append fill one
+    await (writer as unknown as { flushing: Promise<void> }).flushing;
+    expect(inserted.map((b) => b.map((e) => e.promptTokens))).toEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+    ]);
+    expect(writer.pending).toBe(1);
+    await writer.flush();
+    expect(inserted.flat()).toHaveLength(7);
   });
 
   it('keeps entries when the database refuses them and writes them on the next flush', async () => {

@@ -27,6 +27,8 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
   private queue: LedgerEntry[] = [];
   private timer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
+  /** A write of the full batches is queued behind `flushing` (append). */
+  private fullBatchQueued = false;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -46,7 +48,15 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
     entry.entryId ??= randomUUID();
     entry.createdAt ??= new Date();
     this.queue.push(entry);
-    if (this.queue.length >= this.config.AI_LEDGER_BATCH_SIZE) void this.flush();
+    // A full batch goes at once (one write queued for it, however many entries arrive meanwhile).
+    if (this.queue.length >= this.config.AI_LEDGER_BATCH_SIZE && !this.fullBatchQueued) {
+      this.fullBatchQueued = true;
+      this.flushing = this.flushing.then(() => {
+        this.fullBatchQueued = false;
+        const size = this.config.AI_LEDGER_BATCH_SIZE;
+        return this.writeQueued(this.queue.length - (this.queue.length % size));
+      });
+    }
   }
 
   get pending(): number {
@@ -55,13 +65,21 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
 
   /** Writes everything queued so far; concurrent calls run one after another. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.writeQueued());
+    this.flushing = this.flushing.then(() => this.writeQueued(this.queue.length));
     return this.flushing;
   }
 
-  private async writeQueued(): Promise<void> {
-    while (this.queue.length) {
-      const batch = this.queue.splice(0, this.config.AI_LEDGER_BATCH_SIZE);
+  /**
+   * Writes the first `count` entries queued, in batches of AI_LEDGER_BATCH_SIZE. Only those: entries that
+   * arrive while they are written wait for the next flush. Writing until the queue was empty made a
+   * flush under steady load a loop of back-to-back transactions of the two or three entries that came in
+   * during the last one (four round trips and a commit each), never the batch of a second's calls.
+   */
+  private async writeQueued(count: number): Promise<void> {
+    let left = Math.min(count, this.queue.length);
+    while (left > 0) {
+      const batch = this.queue.splice(0, Math.min(left, this.config.AI_LEDGER_BATCH_SIZE));
+      left -= batch.length;
       try {
         await this.write(batch);
       } catch (e) {
