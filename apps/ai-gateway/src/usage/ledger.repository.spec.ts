@@ -123,6 +123,40 @@ describe('LedgerRepository', () => {
     expect(inserted.flat()).toHaveLength(7);
   });
 
+  it('a flush asked for during a write writes everything appended before it (what the usage reads rely on)', async () => {
+    let asked: Promise<void> | undefined;
+    const { writer, inserted } = setup(0, () => {
+      if (asked) return;
+      writer.append(entry(2));
+      asked = writer.flush();
+    });
+    writer.append(entry(1));
+    await writer.flush();
+    await asked;
+    expect(inserted.map((b) => b.map((e) => e.promptTokens))).toEqual([[1], [2]]);
+  });
+
+  it('on shutdown also writes calls that settle while the last write runs', async () => {
+    let next = 10;
+    const { writer, inserted } = setup(0, () => {
+      if (next < 14) writer.append(entry(next++));
+    });
+    writer.onModuleInit();
+    writer.append(entry(1));
+    await writer.onApplicationShutdown();
+    expect(inserted.flat().map((e) => e.promptTokens)).toEqual([1, 10, 11, 12, 13]);
+    expect(writer.pending).toBe(0);
+  });
+
+  it('stops at shutdown when a write fails, the entries kept and named in the log', async () => {
+    const { writer, inserted } = setup(5);
+    writer.onModuleInit();
+    writer.append(entry(1));
+    await writer.onApplicationShutdown();
+    expect(inserted).toEqual([]);
+    expect(writer.pending).toBe(1);
+  });
+
   it('charges keys without a budget with their new entries, once per key per batch, in key order', async () => {
     const { writer, updates } = table();
     const charged = (key: string, cost: string) => ({ ...entry(0), keyId: key, costYuan: cost, chargeKey: true });

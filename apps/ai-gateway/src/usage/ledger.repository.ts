@@ -29,6 +29,8 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
   private flushing: Promise<void> = Promise.resolve();
   /** A write of the full batches is queued behind `flushing` (append). */
   private fullBatchQueued = false;
+  /** The last write failed (its batch is back in the queue). */
+  private lastWriteFailed = false;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -82,8 +84,10 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
       left -= batch.length;
       try {
         await this.write(batch);
+        this.lastWriteFailed = false;
       } catch (e) {
         // Kept for the next tick rather than lost; the log names the failure, not the payload.
+        this.lastWriteFailed = true;
         this.queue.unshift(...batch);
         this.log.error(`could not write ${batch.length} usage records: ${(e as Error).message}`);
         return;
@@ -141,7 +145,10 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await this.flush();
+    // Again while calls settle during the last writes (a stream cut at the end of the grace period settles
+    // after the server closed): a flush writes only what was queued when it began. Not after a failed write.
+    do await this.flush();
+    while (this.queue.length > 0 && !this.lastWriteFailed);
     if (this.queue.length) this.log.error(`${this.queue.length} usage records could not be written at shutdown`);
   }
 }
