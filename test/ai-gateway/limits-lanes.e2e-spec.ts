@@ -199,6 +199,62 @@ describe('AI gateway limits: one lane per tenant', () => {
     expect(rows[0].n).toBe(2);
   });
 
+  it("a batch locks its calls' counters once, to its transaction's end; no call after it, or after a failed batch, goes without its locks", async () => {
+    const c = await sqlClient(f.gw.dbUrl);
+    /** Whether another session could take the counter's lock now (it cannot while a transaction holds it). */
+    const free = async (counter: string) =>
+      (await observer.query(`SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS free`, [counter])).rows[0]
+        .free as boolean;
+    const window = (key: string) => ({
+      key,
+      name: '["key","marks","tokens_per_minute",null]',
+      limit: 1000,
+      window_ms: 60_000,
+      bucket_ms: 1000,
+      amount: 1,
+    });
+    const admit = (key: string) => ({
+      fn: 'admit',
+      p: { now: Date.now(), hold: crypto.randomUUID(), hold_ttl_ms: 60_000, windows: [window(key)] },
+    });
+    const mark = async () =>
+      (await c.query(`SELECT coalesce(current_setting('ai.limits_batch_locked', true), '') AS m`)).rows[0].m;
+    try {
+      await c.query('BEGIN');
+      const { rows } = await c.query(`SELECT ai_limits_batch($1::jsonb) AS r`, [
+        JSON.stringify([admit('tpm:marks-a'), admit('tpm:marks-b'), admit('tpm:marks-a')]),
+      ]);
+      expect(rows[0].r).toEqual([
+        expect.objectContaining({ allowed: true }),
+        expect.objectContaining({ allowed: true }),
+        expect.objectContaining({ allowed: true }),
+      ]);
+      // Every counter of the batch stays locked until its transaction ends.
+      expect(await free('tpm:marks-a')).toBe(false);
+      expect(await free('tpm:marks-b')).toBe(false);
+      // The batch's mark (its calls skip locking) is gone once it returned: a call after it locks its own.
+      expect(await mark()).toBe('');
+      await c.query(`SELECT ai_limits_admit($1::jsonb)`, [JSON.stringify(admit('tpm:marks-c').p)]);
+      expect(await free('tpm:marks-c')).toBe(false);
+
+      // A batch that fails after it marked the transaction (an unknown operation, after the locks) leaves no mark.
+      await c.query('SAVEPOINT failing');
+      await expect(
+        c.query(`SELECT ai_limits_batch($1::jsonb)`, [
+          JSON.stringify([admit('tpm:marks-d'), { fn: 'nonsense', p: admit('tpm:marks-d').p }]),
+        ]),
+      ).rejects.toMatchObject({ message: expect.stringContaining('unknown fn') });
+      await c.query('ROLLBACK TO SAVEPOINT failing');
+      expect(await mark()).toBe('');
+      await c.query(`SELECT ai_limits_admit($1::jsonb)`, [JSON.stringify(admit('tpm:marks-e').p)]);
+      expect(await free('tpm:marks-e')).toBe(false);
+    } finally {
+      await c.query('ROLLBACK').catch(() => undefined);
+      await c.end();
+    }
+    expect(await free('tpm:marks-a')).toBe(true);
+  });
+
   it('a batch that charges several keys locks their rows in id order, as the ledger does: no cycle with a charge in flight', async () => {
     const [lo, hi] = [
       (await f.createKey({ name: 'lanes-lo' })).id,

@@ -11,6 +11,7 @@ import { ProjectsAndLimits1796200000000 } from './1796200000000-ProjectsAndLimit
 import { AuditLogAndWebhooks1796300000000 } from './1796300000000-AuditLogAndWebhooks';
 import { BudgetWebhookEvents1796500000000 } from './1796500000000-BudgetWebhookEvents';
 import { LimitsBatch1796600000000 } from './1796600000000-LimitsBatch';
+import { LimitsBatchLocksOnce1796700000000 } from './1796700000000-LimitsBatchLocksOnce';
 
 // Every migration of the AI gateway, in order (append new ones).
 export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -27,4 +28,5 @@ export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
   AuditLogAndWebhooks1796300000000,
   BudgetWebhookEvents1796500000000,
   LimitsBatch1796600000000,
+  LimitsBatchLocksOnce1796700000000,
 ];
