@@ -144,7 +144,7 @@ END $$`;
  * answers { allowed, refused?: {name, kind, retry_ms (null: never within the window/period)},
  *           windows: [{name, limit, used, reset_ms}], budgets: [{name, spent_yuan, reserved_yuan, spent_tokens, reserved_tokens}] }
  */
-const ADMIT_FUNCTION = `
+export const ADMIT_FUNCTION = `
 CREATE FUNCTION ai_limits_admit(p jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   now_ms bigint := (p->>'now')::bigint;

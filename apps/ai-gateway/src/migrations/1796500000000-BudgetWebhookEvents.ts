@@ -52,7 +52,7 @@ BEGIN
     to_timestamp(now_ms / 1000.0));
 END $$`;
 
-const SETTLE_WITH_EVENTS = `
+export const SETTLE_WITH_EVENTS = `
 CREATE OR REPLACE FUNCTION ai_limits_settle(p jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   now_ms bigint := (p->>'now')::bigint;

@@ -12,6 +12,7 @@ import { AuditLogAndWebhooks1796300000000 } from './1796300000000-AuditLogAndWeb
 import { BudgetWebhookEvents1796500000000 } from './1796500000000-BudgetWebhookEvents';
 import { LimitsBatch1796600000000 } from './1796600000000-LimitsBatch';
 import { LimitsBatchLocksOnce1796700000000 } from './1796700000000-LimitsBatchLocksOnce';
+import { LimitCountersReadOnce1796800000000 } from './1796800000000-LimitCountersReadOnce';
 
 // Every migration of the AI gateway, in order (append new ones).
 export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -29,4 +30,5 @@ export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
   BudgetWebhookEvents1796500000000,
   LimitsBatch1796600000000,
   LimitsBatchLocksOnce1796700000000,
+  LimitCountersReadOnce1796800000000,
 ];
