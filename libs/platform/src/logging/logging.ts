@@ -1,5 +1,6 @@
 import { randomUUID } from 'crypto';
 import type { IncomingMessage, ServerResponse } from 'http';
+import type { OnApplicationShutdown } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import pino, { Logger as Pino } from 'pino';
 import { BaseConfig } from '../config/base.config';
@@ -81,8 +82,45 @@ export interface AccessLogEntry {
   responseTime: number;
 }
 
+/** Bytes of access lines kept before they are written to stdout (one write per ~17 lines; pino's "asynchronous logging" size). */
+export const ACCESS_LOG_BUFFER_BYTES = 4096;
+/** Longest an access line waits in that buffer before it is written. */
+export const ACCESS_LOG_FLUSH_MS = 250;
+
+let stdoutLines: ReturnType<typeof pino.destination> | undefined;
+
+/**
+ * The access lines' way to stdout, one per process (both apps and every AccessLog share it): written by the event
+ * loop itself (pino's synchronous mode) once ACCESS_LOG_BUFFER_BYTES are kept or every ACCESS_LOG_FLUSH_MS, and at
+ * shutdown and exit. A write per line handed to Node's thread pool (pino.destination's default, sync: false and no
+ * buffer) cost the gateway ~10 % of its main thread's time per chat call at c=64, and a synchronous write per line
+ * as much (docs/operations/performance.md, "The access log"). As with pino's synchronous mode, stdout that does not
+ * take the lines (a stalled log collector) holds the event loop; a broken pipe drops them (pino's own handling).
+ */
+function stdoutAccessLines(): ReturnType<typeof pino.destination> {
+  if (!stdoutLines) {
+    const stream = pino.destination({
+      dest: 1,
+      sync: true,
+      minLength: ACCESS_LOG_BUFFER_BYTES,
+      periodicFlush: ACCESS_LOG_FLUSH_MS,
+    });
+    process.on('exit', () => flushQuietly(stream));
+    stdoutLines = stream;
+  }
+  return stdoutLines;
+}
+
+function flushQuietly(stream: ReturnType<typeof pino.destination>): void {
+  try {
+    stream.flushSync();
+  } catch {
+    // stdout gone: nothing to write to
+  }
+}
+
 /** Where the access lines go: one pino logger without per-request children (same line shape as pino-http wrote). */
-export class AccessLog {
+export class AccessLog implements OnApplicationShutdown {
   readonly logger: Pino;
   /** Where this logger's lines go (stdout unless given): the access lines are written to it directly. */
   private readonly stream: pino.DestinationStream;
@@ -90,7 +128,7 @@ export class AccessLog {
   private readonly bindings: string;
 
   constructor(level: string, app: string, destination?: pino.DestinationStream) {
-    this.stream = destination ?? pino.destination(1);
+    this.stream = destination ?? stdoutAccessLines();
     this.logger = pino({ level, base: { app } }, this.stream);
     this.bindings = `,"app":${JSON.stringify(app)}`;
   }
@@ -142,5 +180,10 @@ export class AccessLog {
     res.on('close', done);
     res.on('finish', done);
     res.on('error', done);
+  }
+
+  /** The lines kept so far are written (lines of calls still ending after this are written as before). */
+  onApplicationShutdown(): void {
+    if (this.stream === stdoutLines) flushQuietly(stdoutLines);
   }
 }
