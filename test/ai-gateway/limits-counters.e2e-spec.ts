@@ -6,6 +6,7 @@
  */
 import { Client } from 'pg';
 import { sqlClient } from '../support/database';
+import { until } from '../support/until';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
 describe('AI gateway limits: counters read once per admission', () => {
@@ -145,8 +146,8 @@ describe('AI gateway limits: counters read once per admission', () => {
       const before = await scans('ai_limit_leases');
       // Limit 2: the live lease counts, the expired one does not, so this call is the second.
       expect(await admit(Date.now(), { leases: [lease(key, 2)] })).toMatchObject({ allowed: true });
-      // The count, then the delete of the expired lease it met.
-      expect((await scans('ai_limit_leases')) - before).toBe(2);
+      // The count, the delete of the expired lease it met, and the count again (a lease renewed meanwhile is live).
+      expect((await scans('ai_limit_leases')) - before).toBe(3);
       const held = await rows(`SELECT hold_id FROM ai_limit_leases WHERE key = $1`, [key]);
       expect(held.map((r) => r.hold_id)).not.toContain(expired);
       expect(held).toHaveLength(2);
@@ -160,6 +161,44 @@ describe('AI gateway limits: counters read once per admission', () => {
       expect(await scans('ai_limit_leases')).toBe(afterFirst + 1);
     } finally {
       await c.query('ROLLBACK');
+    }
+  });
+
+  it('a lease renewed while an admission meets it expired is counted (the count is taken again after the delete)', async () => {
+    const key = `conc:counters-${crypto.randomUUID()}`;
+    const hold = crypto.randomUUID();
+    await c.query(
+      `INSERT INTO ai_limit_leases (key, hold_id, expires_at) VALUES ($1, $2, now() - interval '1 second')`,
+      [key, hold],
+    );
+    await c.query(
+      `INSERT INTO ai_limit_holds (id, budgets, expires_at) VALUES ($1, '[]', now() + interval '1 minute')`,
+      [hold],
+    );
+    // A renewal of that lease's call (ai_limits_renew takes no counter lock), not yet committed: it holds the row.
+    const renewer = await sqlClient(f.gw.dbUrl);
+    const observer = await sqlClient(f.gw.dbUrl);
+    try {
+      await renewer.query('BEGIN');
+      expect((await renewer.query(`SELECT ai_limits_renew($1::uuid, 60000) AS kept`, [hold])).rows[0].kept).toBe(true);
+      // The admission counts the lease as expired, and its delete waits for the renewal.
+      const admitted = admit(Date.now(), { leases: [lease(key, 1)] });
+      await until(async () => {
+        const { rows: waiting } = await observer.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`,
+          [(c as unknown as { processID: number }).processID],
+        );
+        return waiting[0].n === 1;
+      });
+      await renewer.query('COMMIT');
+      // The renewed lease is live: with a limit of 1, this call is refused, and the lease is kept.
+      expect(await admitted).toMatchObject({ allowed: false, refused: { kind: 'concurrency' } });
+      expect(await rows(`SELECT hold_id FROM ai_limit_leases WHERE key = $1`, [key])).toEqual([{ hold_id: hold }]);
+    } finally {
+      await renewer.query('ROLLBACK').catch(() => undefined);
+      await renewer.end();
+      await observer.end();
+      await c.query(`DELETE FROM ai_limit_holds WHERE id = $1`, [hold]);
     }
   });
 

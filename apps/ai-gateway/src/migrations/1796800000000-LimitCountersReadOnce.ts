@@ -146,6 +146,9 @@ BEGIN
       INTO n, stale FROM ai_limit_leases WHERE key = x->>'key';
     IF stale THEN
       DELETE FROM ai_limit_leases WHERE key = x->>'key' AND expires_at <= now();
+      -- Counted again: a lease renewed (ai_limits_renew takes no counter lock) between the count and the DELETE
+      -- is live, not deleted, and was not counted.
+      SELECT count(*) INTO n FROM ai_limit_leases WHERE key = x->>'key' AND expires_at > now();
     END IF;
     IF n >= (x->>'limit')::int AND refused IS NULL THEN
       refused := jsonb_build_object('name', x->>'name', 'kind', 'concurrency', 'retry_ms', 1000);

@@ -1,7 +1,14 @@
 import fs from 'fs';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
-import { ACCESS_LOG_BUFFER_BYTES, ACCESS_LOG_FLUSH_MS, AccessLog, AccessLogEntry } from './logging';
+import {
+  ACCESS_LOG_BUFFER_BYTES,
+  ACCESS_LOG_FLUSH_MS,
+  ACCESS_LOG_MAX_BYTES,
+  AccessLog,
+  AccessLogEntry,
+  BufferedLines,
+} from './logging';
 
 function capture() {
   const lines: string[] = [];
@@ -107,14 +114,17 @@ describe('AccessLog', () => {
       expect(written.length).toBeLessThanOrEqual(6);
       for (const w of written) expect(Buffer.byteLength(w)).toBeGreaterThanOrEqual(ACCESS_LOG_BUFFER_BYTES);
       const batches = written.length;
-      // What is left goes within the flush interval...
+      // A line kept goes within the flush interval...
+      line(100);
+      expect(written.length).toBe(batches);
       jest.advanceTimersByTime(ACCESS_LOG_FLUSH_MS);
       expect(written.length).toBe(batches + 1);
       // ...and at shutdown, whatever came since.
-      line(100);
+      line(101);
       log.onApplicationShutdown();
+      expect(written.length).toBe(batches + 2);
       const lines = written.join('').trimEnd().split('\n');
-      expect(lines.map((l) => JSON.parse(l).req.id)).toEqual(Array.from({ length: 101 }, (_, i) => `r-${i}`));
+      expect(lines.map((l) => JSON.parse(l).req.id)).toEqual(Array.from({ length: 102 }, (_, i) => `r-${i}`));
       // Never through Node's thread pool.
       expect(other).not.toHaveBeenCalled();
     } finally {
@@ -122,5 +132,81 @@ describe('AccessLog', () => {
       write.mockRestore();
       jest.useRealTimers();
     }
+  });
+
+  describe('BufferedLines', () => {
+    const FD = 99;
+    /** A descriptor that takes what `take` says (bytes, or an error code), writing what it took to `out`. */
+    function descriptor(take: (bytes: Buffer) => number | string) {
+      const out: string[] = [];
+      const spy = jest.spyOn(fs, 'writeSync').mockImplementation(((fd: number, data: Buffer) => {
+        if (fd !== FD) throw new Error(`unexpected descriptor ${fd}`);
+        const n = take(data);
+        if (typeof n === 'string') throw Object.assign(new Error(n), { code: n });
+        out.push(data.subarray(0, n).toString());
+        return n;
+      }) as unknown as typeof fs.writeSync);
+      return { out, restore: () => spy.mockRestore() };
+    }
+    const line = (i: number) => `{"n":${i}}\n`;
+
+    it('never waits for a full pipe: what it does not take (EAGAIN, or a part) goes at the next flush, in order', () => {
+      let full = true;
+      const d = descriptor((b) => (full ? 'EAGAIN' : Math.min(b.length, 10)));
+      try {
+        const lines = new BufferedLines(FD, 'ai-gateway');
+        for (let i = 0; i < 5; i++) lines.write(line(i));
+        expect(() => lines.flush()).not.toThrow();
+        expect(d.out).toEqual([]);
+        full = false;
+        // 10 bytes a write: a flush writes one piece of what is held, the next the following piece.
+        lines.flush();
+        expect(d.out.join('')).toBe(line(0).padEnd(10, line(1)).slice(0, 10));
+        for (let i = 0; i < 10; i++) lines.flush();
+        lines.write(line(5));
+        for (let i = 0; i < 10; i++) lines.flush();
+        expect(d.out.join('')).toBe([0, 1, 2, 3, 4, 5].map(line).join(''));
+      } finally {
+        d.restore();
+      }
+    });
+
+    it('keeps at most ACCESS_LOG_MAX_BYTES while stdout takes nothing, and says how many lines it dropped', () => {
+      let full = true;
+      const d = descriptor((b) => (full ? 'EAGAIN' : b.length));
+      try {
+        const lines = new BufferedLines(FD, 'ai-gateway');
+        const big = `${'x'.repeat(1023)}\n`;
+        const fits = ACCESS_LOG_MAX_BYTES / big.length;
+        for (let i = 0; i < fits + 100; i++) lines.write(big);
+        full = false;
+        lines.flush();
+        lines.flush();
+        const written = d.out.join('').split('\n').filter(Boolean);
+        expect(written.filter((l) => l === big.trimEnd()).length).toBeLessThanOrEqual(fits);
+        const dropped = written.filter((l) => l !== big.trimEnd());
+        expect(dropped).toHaveLength(1);
+        expect(JSON.parse(dropped[0])).toMatchObject({ level: 40, app: 'ai-gateway' });
+        const n = Number(/(\d+) access lines dropped/.exec(JSON.parse(dropped[0]).msg)![1]);
+        expect(n + written.length - 1).toBe(fits + 100);
+      } finally {
+        d.restore();
+      }
+    });
+
+    it('takes no more lines once the descriptor failed otherwise (a closed pipe), without throwing', () => {
+      let calls = 0;
+      const d = descriptor(() => (calls++, 'EPIPE'));
+      try {
+        const lines = new BufferedLines(FD, 'ai-gateway');
+        lines.write(line(0));
+        expect(() => lines.flush()).not.toThrow();
+        lines.write(line(1));
+        lines.flush();
+        expect(calls).toBe(1);
+      } finally {
+        d.restore();
+      }
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'crypto';
+import fs from 'fs';
 import type { IncomingMessage, ServerResponse } from 'http';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
@@ -86,37 +87,86 @@ export interface AccessLogEntry {
 export const ACCESS_LOG_BUFFER_BYTES = 4096;
 /** Longest an access line waits in that buffer before it is written. */
 export const ACCESS_LOG_FLUSH_MS = 250;
-
-let stdoutLines: ReturnType<typeof pino.destination> | undefined;
+/** Most bytes of access lines kept while stdout takes none; lines past it are dropped, and counted in a line written later. */
+export const ACCESS_LOG_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
- * The access lines' way to stdout, one per process (both apps and every AccessLog share it): written by the event
- * loop itself (pino's synchronous mode) once ACCESS_LOG_BUFFER_BYTES are kept or every ACCESS_LOG_FLUSH_MS, and at
- * shutdown and exit. A write per line handed to Node's thread pool (pino.destination's default, sync: false and no
- * buffer) cost the gateway ~10 % of its main thread's time per chat call at c=64, and a synchronous write per line
- * as much (docs/operations/performance.md, "The access log"). As with pino's synchronous mode, stdout that does not
- * take the lines (a stalled log collector) holds the event loop; a broken pipe drops them (pino's own handling).
+ * Access lines on their way to a file descriptor (stdout), written by the event loop once ACCESS_LOG_BUFFER_BYTES
+ * are kept, every ACCESS_LOG_FLUSH_MS, and at shutdown and exit. Each line handed to Node's thread pool as it came
+ * (pino.destination's default) cost the gateway ~10 % of its main thread's time per chat call at c=64, a
+ * synchronous write per line as much, and pino's synchronous mode with a buffer waits 100 ms on the event loop each
+ * time a pipe is full, again and again (docs/operations/performance.md, "The access log"). Here a write never waits:
+ * what a full pipe does not take (EAGAIN, or a part of the bytes) is kept for the next flush, up to
+ * ACCESS_LOG_MAX_BYTES (then lines are dropped and counted); a descriptor that fails otherwise (a closed pipe) takes
+ * no more lines. On a blocking descriptor (a file, a terminal) a write takes what a write takes.
  */
-function stdoutAccessLines(): ReturnType<typeof pino.destination> {
-  if (!stdoutLines) {
-    const stream = pino.destination({
-      dest: 1,
-      sync: true,
-      minLength: ACCESS_LOG_BUFFER_BYTES,
-      periodicFlush: ACCESS_LOG_FLUSH_MS,
-    });
-    process.on('exit', () => flushQuietly(stream));
-    stdoutLines = stream;
+export class BufferedLines {
+  private text = '';
+  /** Bytes of the last write that the descriptor did not take. */
+  private held: Buffer | undefined;
+  private dropped = 0;
+  private closed = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly fd: number,
+    /** The `app` of the line that counts dropped lines. */
+    private readonly app: string,
+  ) {
+    this.timer = setInterval(() => this.flush(), ACCESS_LOG_FLUSH_MS);
+    this.timer.unref();
   }
-  return stdoutLines;
+
+  write(line: string): void {
+    if (this.closed) return;
+    if (this.text.length + (this.held?.length ?? 0) + line.length > ACCESS_LOG_MAX_BYTES) {
+      this.dropped++;
+      return;
+    }
+    this.text += line;
+    if (this.text.length >= ACCESS_LOG_BUFFER_BYTES) this.flush();
+  }
+
+  /** Writes what is kept, as far as the descriptor takes it now. */
+  flush(): void {
+    if (this.closed) return;
+    try {
+      if (this.held && !this.writeHeld()) return;
+      if (this.dropped > 0) {
+        this.text += `{"level":40,"time":${Date.now()},"app":${JSON.stringify(this.app)},"msg":"${this.dropped} access lines dropped: stdout did not take them"}\n`;
+        this.dropped = 0;
+      }
+      if (this.text === '') return;
+      this.held = Buffer.from(this.text, 'utf8');
+      this.text = '';
+      this.writeHeld();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EAGAIN') return; // full: kept for the next flush
+      this.closed = true; // a closed pipe or a bad descriptor: nothing more to write to
+      this.text = '';
+      this.held = undefined;
+    }
+  }
+
+  /** Writes the held bytes; true when all were taken. */
+  private writeHeld(): boolean {
+    const bytes = this.held!;
+    const n = fs.writeSync(this.fd, bytes);
+    this.held = n < bytes.length ? bytes.subarray(n) : undefined;
+    return this.held === undefined;
+  }
 }
 
-function flushQuietly(stream: ReturnType<typeof pino.destination>): void {
-  try {
-    stream.flushSync();
-  } catch {
-    // stdout gone: nothing to write to
+let stdoutLines: BufferedLines | undefined;
+
+/** The access lines' way to stdout: one per process (both apps and every AccessLog share it), flushed at exit. */
+function stdoutAccessLines(app: string): BufferedLines {
+  if (!stdoutLines) {
+    const lines = new BufferedLines(1, app);
+    process.on('exit', () => lines.flush());
+    stdoutLines = lines;
   }
+  return stdoutLines;
 }
 
 /** Where the access lines go: one pino logger without per-request children (same line shape as pino-http wrote). */
@@ -128,7 +178,7 @@ export class AccessLog implements OnApplicationShutdown {
   private readonly bindings: string;
 
   constructor(level: string, app: string, destination?: pino.DestinationStream) {
-    this.stream = destination ?? stdoutAccessLines();
+    this.stream = destination ?? stdoutAccessLines(app);
     this.logger = pino({ level, base: { app } }, this.stream);
     this.bindings = `,"app":${JSON.stringify(app)}`;
   }
@@ -184,6 +234,6 @@ export class AccessLog implements OnApplicationShutdown {
 
   /** The lines kept so far are written (lines of calls still ending after this are written as before). */
   onApplicationShutdown(): void {
-    if (this.stream === stdoutLines) flushQuietly(stdoutLines);
+    if (this.stream === stdoutLines) stdoutLines.flush();
   }
 }
