@@ -122,7 +122,7 @@ export class ProjectsAndLimits1796200000000 implements MigrationInterface {
 }
 
 // Every counter named in p's windows, leases and budgets, locked for the transaction in lock-id order.
-const LOCK_FUNCTION = `
+export const LOCK_FUNCTION = `
 CREATE FUNCTION ai_limits_lock(p jsonb) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   id bigint;

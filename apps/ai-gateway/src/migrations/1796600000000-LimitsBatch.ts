@@ -30,7 +30,21 @@ export class LimitsBatch1796600000000 implements MigrationInterface {
   name = 'LimitsBatch1796600000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`
+    await q.query(BATCH_FUNCTION);
+    await q.query(`ALTER FUNCTION ai_limits_admit(jsonb) SET enable_bitmapscan = off`);
+    await q.query(`ALTER FUNCTION ai_limits_settle(jsonb) SET enable_bitmapscan = off`);
+    await q.query(`ALTER FUNCTION ai_limits_admit(jsonb) SET lock_timeout = '10s'`);
+    await q.query(`ALTER FUNCTION ai_limits_settle(jsonb) SET lock_timeout = '10s'`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER FUNCTION ai_limits_settle(jsonb) RESET ALL`);
+    await q.query(`ALTER FUNCTION ai_limits_admit(jsonb) RESET ALL`);
+    await q.query(`DROP FUNCTION ai_limits_batch(jsonb)`);
+  }
+}
+
+export const BATCH_FUNCTION = `
 CREATE FUNCTION ai_limits_batch(ops jsonb) RETURNS jsonb LANGUAGE plpgsql SET lock_timeout = '10s' AS $$
 DECLARE
   op jsonb;
@@ -56,16 +70,4 @@ BEGIN
     END IF;
   END LOOP;
   RETURN answers;
-END $$`);
-    await q.query(`ALTER FUNCTION ai_limits_admit(jsonb) SET enable_bitmapscan = off`);
-    await q.query(`ALTER FUNCTION ai_limits_settle(jsonb) SET enable_bitmapscan = off`);
-    await q.query(`ALTER FUNCTION ai_limits_admit(jsonb) SET lock_timeout = '10s'`);
-    await q.query(`ALTER FUNCTION ai_limits_settle(jsonb) SET lock_timeout = '10s'`);
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER FUNCTION ai_limits_settle(jsonb) RESET ALL`);
-    await q.query(`ALTER FUNCTION ai_limits_admit(jsonb) RESET ALL`);
-    await q.query(`DROP FUNCTION ai_limits_batch(jsonb)`);
-  }
-}
+END $$`;

@@ -1,4 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { LOCK_FUNCTION as OLD_LOCK_FUNCTION } from './1796200000000-ProjectsAndLimits';
+import { BATCH_FUNCTION as OLD_BATCH_FUNCTION } from './1796600000000-LimitsBatch';
 
 /**
  * `ai_limits_batch` takes each counter's advisory lock once per batch, and the calls in it do not take them again.
@@ -30,8 +32,9 @@ export class LimitsBatchLocksOnce1796700000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(OLD_LOCK_FUNCTION);
-    await q.query(OLD_BATCH_FUNCTION);
+    // As 1796200000000-ProjectsAndLimits.ts and 1796600000000-LimitsBatch.ts left them.
+    await q.query(OLD_LOCK_FUNCTION.replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION'));
+    await q.query(OLD_BATCH_FUNCTION.replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION'));
   }
 }
 
@@ -85,46 +88,5 @@ BEGIN
     END IF;
   END LOOP;
   PERFORM set_config('ai.limits_batch_locked', '', true);
-  RETURN answers;
-END $$`;
-
-// As 1796200000000-ProjectsAndLimits.ts and 1796600000000-LimitsBatch.ts left them.
-const OLD_LOCK_FUNCTION = `
-CREATE OR REPLACE FUNCTION ai_limits_lock(p jsonb) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-  id bigint;
-BEGIN
-  FOR id IN
-    SELECT DISTINCT hashtextextended(x->>'key', 0) AS h
-      FROM jsonb_array_elements(coalesce(p->'windows', '[]') || coalesce(p->'leases', '[]') || coalesce(p->'budgets', '[]')) x
-     ORDER BY h
-  LOOP
-    PERFORM pg_advisory_xact_lock(id);
-  END LOOP;
-END $$`;
-
-const OLD_BATCH_FUNCTION = `
-CREATE OR REPLACE FUNCTION ai_limits_batch(ops jsonb) RETURNS jsonb LANGUAGE plpgsql SET lock_timeout = '10s' AS $$
-DECLARE
-  op jsonb;
-  answers jsonb := '[]';
-BEGIN
-  PERFORM set_config('synchronous_commit', 'off', true);
-  PERFORM ai_limits_lock(jsonb_build_object(
-    'windows', (SELECT coalesce(jsonb_agg(c), '[]') FROM jsonb_array_elements(ops) o, jsonb_array_elements(coalesce(o->'p'->'windows', '[]')) c),
-    'leases', (SELECT coalesce(jsonb_agg(c), '[]') FROM jsonb_array_elements(ops) o, jsonb_array_elements(coalesce(o->'p'->'leases', '[]')) c),
-    'budgets', (SELECT coalesce(jsonb_agg(c), '[]') FROM jsonb_array_elements(ops) o, jsonb_array_elements(coalesce(o->'p'->'budgets', '[]')) c)));
-  PERFORM 1 FROM ai_api_keys
-    WHERE id IN (SELECT DISTINCT (o->'p'->>'key_id')::uuid FROM jsonb_array_elements(ops) o WHERE o->'p' ? 'key_id')
-    ORDER BY id FOR NO KEY UPDATE;
-  FOR op IN SELECT * FROM jsonb_array_elements(ops) LOOP
-    IF op->>'fn' = 'admit' THEN
-      answers := answers || jsonb_build_array(ai_limits_admit(op->'p'));
-    ELSIF op->>'fn' = 'settle' THEN
-      answers := answers || jsonb_build_array(ai_limits_settle(op->'p'));
-    ELSE
-      RAISE EXCEPTION 'ai_limits_batch: unknown fn %', op->>'fn';
-    END IF;
-  END LOOP;
   RETURN answers;
 END $$`;

@@ -106,15 +106,13 @@ export class BufferedLines {
   private held: Buffer | undefined;
   private dropped = 0;
   private closed = false;
-  private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly fd: number,
     /** The `app` of the line that counts dropped lines. */
     private readonly app: string,
   ) {
-    this.timer = setInterval(() => this.flush(), ACCESS_LOG_FLUSH_MS);
-    this.timer.unref();
+    setInterval(() => this.flush(), ACCESS_LOG_FLUSH_MS).unref();
   }
 
   write(line: string): void {
