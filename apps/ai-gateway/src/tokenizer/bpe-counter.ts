@@ -19,6 +19,42 @@ function readRankFile(encoding: string): RankFile {
 const EMPTY = -1;
 
 /**
+ * Writes `text[start .. end)` as UTF-8 into `out` (at least 3 bytes per UTF-16 unit) and returns the bytes
+ * written: what TextEncoder.encodeInto writes for that substring (a lone surrogate as U+FFFD), without the
+ * substring.
+ */
+export function utf8Into(text: string, start: number, end: number, out: Uint8Array): number {
+  let n = 0;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) out[n++] = c;
+    else if (c < 0x800) {
+      out[n++] = 0xc0 | (c >> 6);
+      out[n++] = 0x80 | (c & 0x3f);
+    } else if (c >= 0xd800 && c <= 0xdfff) {
+      const d = i + 1 < end ? text.charCodeAt(i + 1) : 0;
+      if (c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff) {
+        const cp = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        out[n++] = 0xf0 | (cp >> 18);
+        out[n++] = 0x80 | ((cp >> 12) & 0x3f);
+        out[n++] = 0x80 | ((cp >> 6) & 0x3f);
+        out[n++] = 0x80 | (cp & 0x3f);
+        i++;
+      } else {
+        out[n++] = 0xef; // U+FFFD for a lone surrogate
+        out[n++] = 0xbf;
+        out[n++] = 0xbd;
+      }
+    } else {
+      out[n++] = 0xe0 | (c >> 12);
+      out[n++] = 0x80 | ((c >> 6) & 0x3f);
+      out[n++] = 0x80 | (c & 0x3f);
+    }
+  }
+  return n;
+}
+
+/**
  * Longest pre-tokenizer piece merged as one, in UTF-16 units. Byte-pair merging is quadratic in a
  * piece's length (tiktoken's Rust core switches to a heap for pieces of 100+ bytes; js-tiktoken has no
  * bound at all), so longer pieces are merged in slices of this length: the work per input byte stays
@@ -45,6 +81,8 @@ export class BpeCounter {
   private readonly slots: Int32Array;
   private readonly mask: number;
   private readonly pattern: RegExp;
+  /** The pattern, sticky: matches only where its lastIndex is (countOrdinary). */
+  private readonly sticky: RegExp;
   private readonly special: RegExp | null;
   /** Special tokens by id (`<|endoftext|>` ...). */
   private readonly specialById = new Map<number, string>();
@@ -121,6 +159,7 @@ export class BpeCounter {
       if (this.rank(one, 0, 1) === EMPTY) throw new Error(`BPE table without a rank for byte ${b}`);
     }
     this.pattern = new RegExp(file.pat_str, 'gu');
+    this.sticky = new RegExp(file.pat_str, 'uy');
     let top = entries ? this.ranks.reduce((m, r) => Math.max(m, r), 0) : -1;
     for (const [text, id] of Object.entries(file.special_tokens)) {
       this.specialById.set(id, text);
@@ -197,36 +236,55 @@ export class BpeCounter {
     return rank < this.entryOfRank.length ? this.entryOfRank[rank] : EMPTY;
   }
 
+  /**
+   * Tokens of `text` without special tokens. The pre-tokenizer's pieces are found with a sticky copy of the
+   * pattern's `test` (the match's end is its lastIndex), and each piece is encoded to UTF-8 from `text` itself:
+   * no match array and no string per piece. `exec` made both for every few characters, and they were most of
+   * what counting an embeddings batch allocated (each a young-generation collection sooner for every call of the
+   * process: bench/suites/noisy-neighbour.js).
+   */
   private countOrdinary(text: string): number {
-    const pattern = this.pattern;
-    pattern.lastIndex = 0;
+    const sticky = this.sticky;
     let total = 0;
-    for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
-      const piece = m[0];
-      if (piece.length === 0) {
+    for (let at = 0; at < text.length;) {
+      sticky.lastIndex = at;
+      let start = at;
+      if (!sticky.test(text)) {
+        // No piece starts here (none of the tiktoken patterns leaves a character out; kept exact regardless):
+        // the next match, as the global pattern's exec finds it.
+        const pattern = this.pattern;
+        pattern.lastIndex = at;
+        const m = pattern.exec(text);
+        if (!m) break;
+        start = m.index;
+        sticky.lastIndex = start + m[0].length;
+      }
+      const end = sticky.lastIndex;
+      if (end === start) {
         // As String.prototype.matchAll does: step over the empty match by one code point.
-        const c = text.codePointAt(pattern.lastIndex);
-        pattern.lastIndex += c !== undefined && c > 0xffff ? 2 : 1;
+        const c = text.codePointAt(start);
+        at = start + (c !== undefined && c > 0xffff ? 2 : 1);
         continue;
       }
-      if (piece.length <= MAX_PIECE) {
-        total += this.countPiece(piece);
-        continue;
+      if (end - start <= MAX_PIECE) total += this.countPiece(text, start, end);
+      else {
+        for (let from = start; from < end;) {
+          let to = Math.min(from + MAX_PIECE, end);
+          const c = text.charCodeAt(to - 1);
+          if (to < end && c >= 0xd800 && c <= 0xdbff) to--; // never split a surrogate pair
+          total += this.countPiece(text, from, to);
+          from = to;
+        }
       }
-      for (let at = 0; at < piece.length;) {
-        let end = Math.min(at + MAX_PIECE, piece.length);
-        const c = piece.charCodeAt(end - 1);
-        if (end < piece.length && c >= 0xd800 && c <= 0xdbff) end--; // never split a surrogate pair
-        total += this.countPiece(piece.slice(at, end));
-        at = end;
-      }
+      at = end;
     }
     return total;
   }
 
-  private countPiece(piece: string): number {
-    if (this.scratch.length < piece.length * 3) this.scratch = new Uint8Array(piece.length * 3);
-    const n = this.encoder.encodeInto(piece, this.scratch).written;
+  /** Tokens of the piece `text[start .. end)`. */
+  private countPiece(text: string, start: number, end: number): number {
+    if (this.scratch.length < (end - start) * 3) this.scratch = new Uint8Array((end - start) * 3);
+    const n = utf8Into(text, start, end, this.scratch);
     this.work += n;
     return this.rank(this.scratch, 0, n) !== EMPTY ? 1 : this.mergedParts(this.scratch, n);
   }

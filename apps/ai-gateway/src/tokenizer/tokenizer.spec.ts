@@ -1,6 +1,6 @@
 import { readFileSync } from 'fs';
 import { getEncoding } from 'js-tiktoken';
-import { BpeCounter, MAX_PIECE } from './bpe-counter';
+import { BpeCounter, MAX_PIECE, utf8Into } from './bpe-counter';
 import {
   IMAGE_MAX_TOKENS,
   imageSizeOf,
@@ -250,6 +250,9 @@ describe('Tokenizer', () => {
       '-',
       '{',
       '<|endoftext|>',
+      '\ud800', // lone surrogates: at a piece's edge they must encode as U+FFFD, as TextEncoder does
+      '\udfff',
+      '\r',
     ];
     let seed = 7;
     const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
@@ -270,6 +273,43 @@ describe('Tokenizer', () => {
       const mismatches = texts.filter((s) => t.count(s, name) !== expected(s));
       expect(mismatches).toEqual([]);
     }
+  });
+});
+
+describe('utf8Into', () => {
+  it('writes what TextEncoder.encodeInto writes for the substring, lone surrogates as U+FFFD', () => {
+    const units = [
+      'a',
+      '\x7f',
+      '\x80',
+      'é',
+      '\u07ff',
+      '\u0800',
+      '字',
+      '\uffff',
+      '😀',
+      '\ud800',
+      '\udc00',
+      '\udbff',
+      '\udfff',
+    ];
+    let seed = 11;
+    const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const encoder = new TextEncoder();
+    const out = new Uint8Array(256);
+    const wrong: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      let s = '';
+      for (let j = next(20) + 1; j > 0; j--) s += units[next(units.length)];
+      // Any range of it, cut between the halves of a pair too.
+      const start = next(s.length);
+      const end = start + next(s.length - start + 1);
+      const n = utf8Into(s, start, end, out);
+      const expected = encoder.encode(s.substring(start, end));
+      if (Buffer.compare(Buffer.from(out.subarray(0, n)), Buffer.from(expected)) !== 0)
+        wrong.push(JSON.stringify([s, start, end]));
+    }
+    expect(wrong).toEqual([]);
   });
 });
 
