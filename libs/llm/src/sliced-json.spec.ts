@@ -94,7 +94,7 @@ describe('parseSliced', () => {
     }
   });
 
-  it('hands each item to `item` and charges the pace for its bytes, awaiting the turns it gives between items', async () => {
+  it('hands each item to `item` and charges the pace for it and its bytes, awaiting the turns it gives between items', async () => {
     const items = Array.from({ length: 200 }, (_, i) => ({
       index: i,
       embedding: Array.from({ length: 32 }, () => i / 3),
@@ -123,14 +123,36 @@ describe('parseSliced', () => {
     expect(seen).toEqual(items.map((_, i) => i));
     expect(out.data).toEqual(items.map((v) => ({ ...v, seen: true })));
     expect(out.model).toBe('m');
-    // A byte is a sixteenth of a unit: the text's bytes, charged as they are parsed, give turns between items.
-    const expected = Math.floor(Buffer.byteLength(text) / 16 / 1000);
-    expect(turns).toBeGreaterThanOrEqual(expected - 1);
-    expect(turns).toBeLessThanOrEqual(expected);
+    // Each item is charged 64 units plus a unit per 3 bytes parsed (its size in JSON): the items, charged as they
+    // are parsed, give turns between them.
+    const charged = items.reduce((sum, v) => sum + 64 + Math.ceil(Buffer.byteLength(JSON.stringify(v)) / 3), 0);
+    // This pace starts counting afresh at each turn: what the item that reached 1000 charged beyond it is not carried.
+    const most = Math.max(...items.map((v) => 64 + Math.ceil(Buffer.byteLength(JSON.stringify(v)) / 3)));
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(charged / (1000 + most)));
+    expect(turns).toBeLessThanOrEqual(Math.floor(charged / 1000));
     expect(turns).toBeGreaterThan(3);
     // Turns fall between items, each after a further item than the last.
     expect(atTurn.every((n, i) => n >= 1 && n <= items.length && (i === 0 || n > atTurn[i - 1]))).toBe(true);
     expect(atTurn[0]).toBeLessThan(items.length / 2);
+  });
+
+  it('charges small items by their number, not their bytes alone (2048 vectors of 8 floats give turns)', async () => {
+    const items = Array.from({ length: 2048 }, (_, index) => ({
+      object: 'embedding',
+      index,
+      embedding: [0.5, 0, 0, 0, 0, 0, 0, 0.5],
+    }));
+    const text = Buffer.from(JSON.stringify({ object: 'list', data: items }));
+    let units = 0;
+    const pace = { charge: (n: number) => void (units += n) };
+    await parseSliced(text, 'data', pace, (v) => v, 'embedding');
+    // 64 units an item besides a unit per 3 bytes: at 16 bytes a unit this 150 KB answer was ~9 000 units, less than
+    // one slice (SLICE, 16 384) of a BPE count, and parsed in one turn of ~2.7 ms.
+    const itemsCharge = items.reduce((sum, v) => sum + 64 + Math.ceil(Buffer.byteLength(JSON.stringify(v)) / 3), 0);
+    // (and a few units for the other member, "object")
+    expect(units - itemsCharge).toBeGreaterThanOrEqual(0);
+    expect(units - itemsCharge).toBeLessThan(10);
+    expect(units).toBeGreaterThan(8 * 16_384);
   });
 
   it('stops at the first turn that fails (a client gone), parsing no further', async () => {

@@ -23,8 +23,23 @@ const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 
-/** Bytes parsed per unit charged to the pace: JSON.parse goes through bytes some 16 times faster than a BPE count through characters. */
+/**
+ * Bytes per unit charged to the pace where bytes are copied or scanned (joined pieces, a raw member's bytes): some
+ * 16 times faster than a BPE count goes through characters.
+ */
 const BYTES_PER_UNIT = 16;
+/**
+ * Bytes per unit charged for what JSON.parse parses: numbers are most of an embeddings answer, and JSON.parse goes
+ * through a float vector's bytes ~5.5 ns each: 3 bytes a unit make slices of ~0.4 ms, a BPE count's ~0.3 ms (measured on the
+ * answers of bench/lib/upstream.js: 16 bytes a unit made slices of 1.6 ms).
+ */
+const PARSED_BYTES_PER_UNIT = 3;
+/**
+ * Units charged per item of the array besides its bytes: finding its end, its string and JSON.parse call, its
+ * object and `item` cost ~1.3 us whatever its size (about 64 units of a BPE count). Charged by bytes alone, an
+ * answer of 2048 small vectors (150 KB) was one slice of 2.7 ms, holding every other call that long.
+ */
+const ITEM_UNITS = 64;
 
 /**
  * Charges `pace` for bytes handled, BYTES_PER_UNIT to a unit, the remainder carried to the next call: the turn
@@ -45,6 +60,8 @@ const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0
 
 class Scan {
   at = 0;
+  /** Bytes given as raw members so far (valueWithRaw): scanned, not parsed. */
+  rawBytes = 0;
   constructor(readonly bytes: Buffer) {}
 
   fail(what: string): never {
@@ -152,7 +169,11 @@ class Scan {
         if (name === raw && b[this.at] === QUOTE) {
           const end = this.stringEnd();
           const text = b.subarray(this.at + 1, end - 1);
-          value = text.includes(BACKSLASH) ? (JSON.parse(b.toString('utf8', this.at, end)) as string) : text;
+          if (text.includes(BACKSLASH)) value = JSON.parse(b.toString('utf8', this.at, end)) as string;
+          else {
+            value = text;
+            this.rawBytes += end - this.at;
+          }
           this.at = end;
         } else value = this.value().value;
         setMember(out, name, value);
@@ -229,9 +250,13 @@ export async function parseSliced(
         if (bytes[scan.at] === CLOSE_ARRAY) scan.at++;
         else {
           for (;;) {
+            const rawBefore = scan.rawBytes;
             const { value, bytes: size } = raw === undefined ? scan.value() : scan.valueWithRaw(raw, rawMark!);
             items.push(item(value, items.length));
-            const due = charge(size);
+            const rawSize = scan.rawBytes - rawBefore;
+            const due = pace.charge(
+              ITEM_UNITS + Math.ceil((size - rawSize) / PARSED_BYTES_PER_UNIT + rawSize / BYTES_PER_UNIT),
+            );
             if (due) await due;
             if (scan.closes(CLOSE_ARRAY)) break;
           }
@@ -240,7 +265,7 @@ export async function parseSliced(
       } else {
         const { value, bytes: size } = scan.value();
         setMember(out, name, value);
-        const due = charge(size);
+        const due = charge(size * (BYTES_PER_UNIT / PARSED_BYTES_PER_UNIT));
         if (due) await due;
       }
       if (scan.closes(CLOSE_OBJECT)) break;
