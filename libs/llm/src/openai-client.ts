@@ -1,6 +1,6 @@
 // Client for any OpenAI-compatible server (OpenAI, DashScope compatible mode, DeepSeek, vLLM, Ollama).
 import { UpstreamHttp } from './http';
-import { BulkPace, byteCharger, joinSliced, parseSliced } from './sliced-json';
+import { BulkPace, byteCharger, parseSliced } from './sliced-json';
 import { Base64Vector, EmbeddingVector, float32sOf } from './embedding-vector';
 import { LlmClient } from './llm-client';
 import {
@@ -177,15 +177,12 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
           ? {
               from: LARGE_ANSWER_BYTES,
               read: readOn(pace),
-              parse: async (pieces, size, statusCode) => {
+              // The pieces as received, never joined: a base64 vector stays a view of the piece it came in (joining a
+              // 17 MB answer copied it into a buffer as large, and that much memory outside the heap a call brought
+              // the process's full collections sooner: bench/suites/noisy-neighbour.js, embeddings-large).
+              parse: async (pieces, _size, statusCode) => {
                 pace.idle?.();
-                return parseSliced(
-                  await joinSliced(pieces, size, pace),
-                  'data',
-                  pace,
-                  decoded(statusCode),
-                  'embedding',
-                );
+                return parseSliced(pieces, 'data', pace, decoded(statusCode), 'embedding');
               },
             }
           : undefined,

@@ -169,6 +169,76 @@ describe('parseSliced', () => {
     expect(await parse(text)).toEqual(odd);
   });
 
+  it('parses a body in pieces, cut anywhere, as the same body in one piece: never joined, raw members views of their piece', async () => {
+    // Members and items of every kind, strings ending in backslash runs and escaped quotes (cut between a backslash
+    // and what it escapes), spaces, numbers: each cut at every byte, then in many random places.
+    const docs = [
+      '{"object":"list","data":[{"object":"embedding","index":0,"embedding":"QUJDRA=="},{"index":1,"embedding":"AAAA"}],"model":"m","usage":{"prompt_tokens":2}}',
+      String.raw`{"data":[{"embedding":"a\\\\","i":"\\\"}"},{"embedding":[1.5,-2e3, 0]} , "s\\\\\\" ,[[{}]],true,null,-0.5],"z":"}]\\"}`,
+      ' {"a" : [ 1 , 2 ] , "data" : [ { "embedding" : "AAAA" } , {"embedding":"\\u0041"} ] } ',
+      '{"data":[]}',
+      '{}',
+    ];
+    const broken = [
+      '{"data":["\\"]}',
+      '{"data":[{"embedding":"AAAA}]}',
+      '{"data":[1,]}',
+      '{"data":[1]} x',
+      '{"a":"b\\\\"c"}',
+    ];
+    let seed = 5;
+    const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const cuts = (bytes: Buffer): Buffer[][] => {
+      const out: Buffer[][] = [];
+      for (let at = 0; at <= bytes.length; at++) out.push([bytes.subarray(0, at), bytes.subarray(at)]);
+      for (let k = 0; k < 200; k++) {
+        const points = Array.from({ length: 1 + next(8) }, () => next(bytes.length + 1)).sort((a, b) => a - b);
+        const pieces: Buffer[] = [];
+        let from = 0;
+        for (const p of [...points, bytes.length]) {
+          pieces.push(bytes.subarray(from, p)); // empty pieces too
+          from = p;
+        }
+        out.push(pieces);
+      }
+      return out;
+    };
+    const shown = (v: unknown): unknown =>
+      JSON.parse(JSON.stringify(v, (_, x) => (x?.type === 'Buffer' ? String(Buffer.from(x.data)) : x)));
+    for (const doc of docs) {
+      const whole = Buffer.from(doc);
+      const expected = shown(await parseSliced(whole, 'data', noTurns, (v) => v, 'embedding'));
+      expect(expected).toEqual(JSON.parse(doc));
+      for (const pieces of cuts(whole)) {
+        const got = await parseSliced(pieces, 'data', noTurns, (v) => v, 'embedding');
+        expect(shown(got)).toEqual(expected);
+        expect(await parseSliced(pieces, 'data', noTurns)).toEqual(JSON.parse(doc));
+      }
+    }
+    for (const doc of broken) {
+      expect(() => JSON.parse(doc)).toThrow();
+      for (const pieces of cuts(Buffer.from(doc)))
+        await expect(parseSliced(pieces, 'data', noTurns, (v) => v, 'embedding')).rejects.toBeInstanceOf(SyntaxError);
+    }
+    // A run of backslashes one per piece: its length decides whether the quote after it ends the string.
+    for (const run of [1, 2, 3, 4, 5]) {
+      const text = `{"data":["a${'\\'.repeat(run)}"]}`;
+      const onePerPiece = [
+        Buffer.from('{"data":["a'),
+        ...Array.from({ length: run }, () => Buffer.from('\\')),
+        Buffer.from('"]}'),
+      ];
+      if (run % 2 === 0) expect(await parseSliced(onePerPiece, 'data', noTurns)).toEqual(JSON.parse(text));
+      else await expect(parseSliced(onePerPiece, 'data', noTurns)).rejects.toBeInstanceOf(SyntaxError);
+    }
+    // A raw member of an item within one piece is a view of that piece: its bytes are not copied.
+    const pieces = [Buffer.from('{"data":[{"embedding":"AAAA"},'), Buffer.from('{"embedding":"BBBB"}]}')];
+    const got = (await parseSliced(pieces, 'data', noTurns, (v) => v, 'embedding')) as {
+      data: Array<{ embedding: Buffer }>;
+    };
+    expect(got.data.map((d) => d.embedding.buffer)).toEqual([pieces[0].buffer, pieces[1].buffer]);
+  });
+
   it('joins the pieces of a body into the same bytes as Buffer.concat, with turns between pieces', async () => {
     const pieces = Array.from({ length: 50 }, (_, i) => Buffer.alloc(20_000 + i, i));
     let turns = 0;

@@ -151,12 +151,12 @@ class Scan {
    * would check a string's characters). `mark`: the bytes `"<raw>":"`; an object without them (no such member,
    * or one that is not a string) is parsed whole, as is anything but an object.
    */
-  valueWithRaw(raw: string, mark: Buffer): { value: unknown; bytes: number } {
+  valueWithRaw(raw: string, mark: Buffer, knownEnd?: number): { value: unknown; bytes: number } {
     this.skipSpace();
     const b = this.bytes;
     const start = this.at;
     if (b[start] !== OPEN_OBJECT) return this.value();
-    const end = this.valueEnd();
+    const end = knownEnd ?? this.valueEnd();
     if (b.subarray(start, end).indexOf(mark) < 0) return this.parsed(start, end);
     this.at++;
     const out: Record<string, unknown> = {};
@@ -219,59 +219,251 @@ export async function joinSliced(pieces: readonly Buffer[], size: number, pace: 
 }
 
 /**
- * Parses `bytes`, a JSON object, as JSON.parse would (a repeated member: the last wins), the items of its
- * array member `key` one by one, each given to `item` (which may replace it, e.g. decode it), `pace` charged
- * for their bytes (awaiting the turns it gives). A member `key` that is not an array is parsed whole. Throws
- * SyntaxError for what JSON.parse would refuse, and for anything but one object. `raw`: a member of the items
- * whose string value is given to `item` as its bytes (Scan.valueWithRaw), which `item` checks: they are not
- * checked as JSON.parse checks a string's characters.
+ * A read position in a body received in pieces (as the socket gave them), never joined: finds where each value
+ * ends across pieces, and gives one value's bytes as a view of its piece (a copy only for a value that spans
+ * two or more). Linear in the bytes: every step moves forward.
+ */
+class PieceCursor {
+  /** Index of the current piece, and the position in it (at < its length unless at the end of the body). */
+  p = 0;
+  at = 0;
+  /** Bytes of the pieces before the current one (for error positions). */
+  private base = 0;
+
+  constructor(private readonly pieces: readonly Buffer[]) {
+    this.normalize();
+  }
+
+  fail(what: string): never {
+    throw new SyntaxError(`${what} at byte ${this.base + this.at}`);
+  }
+
+  /** Past the end of a piece: the start of the next non-empty one (or the end of the body). */
+  private normalize(): void {
+    while (this.p < this.pieces.length && this.at >= this.pieces[this.p].length) {
+      this.base += this.pieces[this.p].length;
+      this.at -= this.pieces[this.p].length;
+      this.p++;
+    }
+  }
+
+  /** The byte at the position, or -1 at the end of the body. */
+  byte(): number {
+    return this.p < this.pieces.length ? this.pieces[this.p][this.at] : -1;
+  }
+
+  atEnd(): boolean {
+    return this.p >= this.pieces.length;
+  }
+
+  step(): void {
+    this.at++;
+    this.normalize();
+  }
+
+  skipSpace(): void {
+    while (this.p < this.pieces.length) {
+      const b = this.pieces[this.p];
+      let i = this.at;
+      while (i < b.length && isSpace(b[i])) i++;
+      this.at = i;
+      if (i < b.length) return;
+      this.normalize();
+    }
+  }
+
+  expect(byte: number): void {
+    this.skipSpace();
+    if (this.byte() !== byte) this.fail(`expected '${String.fromCharCode(byte)}'`);
+    this.step();
+  }
+
+  /** After a member or item: true at the `close` byte that ends its object or array, false at a comma. */
+  closes(close: number): boolean {
+    this.skipSpace();
+    const c = this.byte();
+    if (c !== close && c !== COMMA) this.fail(`expected ',' or '${String.fromCharCode(close)}'`);
+    this.step();
+    return c === close;
+  }
+
+  /**
+   * From the opening quote at the position: moves past the closing quote (one after an even run of backslashes,
+   * the run counted across pieces too). Returns the end as [piece, offset] before moving to a next piece.
+   */
+  private stringEnd(): [number, number] {
+    let slashes = 0; // backslashes just before the current search start, counted from earlier pieces
+    let from = this.at + 1;
+    while (this.p < this.pieces.length) {
+      const b = this.pieces[this.p];
+      const q = b.indexOf(QUOTE, from);
+      if (q < 0) {
+        // No quote in the rest of this piece: carry the backslashes it ends with.
+        let run = 0;
+        while (b.length - 1 - run >= from && b[b.length - 1 - run] === BACKSLASH) run++;
+        slashes = run === b.length - from ? slashes + run : run;
+        this.at = b.length;
+        this.normalize();
+        from = this.at;
+        continue;
+      }
+      let run = 0;
+      while (q - 1 - run >= from && b[q - 1 - run] === BACKSLASH) run++;
+      if (q - run === from) run += slashes;
+      slashes = 0;
+      if (run % 2 === 0) {
+        const end: [number, number] = [this.p, q + 1];
+        this.at = q + 1;
+        this.normalize();
+        return end;
+      }
+      from = q + 1;
+    }
+    return this.fail('unterminated string');
+  }
+
+  /**
+   * Moves past the value at the position (after spaces): a string, an object or array (nested, with strings), a
+   * scalar. Returns where it started and ended, each as [piece, offset], the end before moving to a next piece.
+   */
+  value(): { start: [number, number]; end: [number, number] } {
+    this.skipSpace();
+    if (this.atEnd()) this.fail('expected a value');
+    const start: [number, number] = [this.p, this.at];
+    const first = this.byte();
+    if (first === QUOTE) return { start, end: this.stringEnd() };
+    if (first !== OPEN_OBJECT && first !== OPEN_ARRAY) {
+      let end: [number, number] = start;
+      while (this.p < this.pieces.length) {
+        const b = this.pieces[this.p];
+        let i = this.at;
+        while (i < b.length && b[i] !== COMMA && b[i] !== CLOSE_OBJECT && b[i] !== CLOSE_ARRAY && !isSpace(b[i])) i++;
+        end = [this.p, i];
+        this.at = i;
+        if (i < b.length) break;
+        this.normalize();
+      }
+      if (end[0] === start[0] && end[1] === start[1]) this.fail('expected a value');
+      this.normalize();
+      return { start, end };
+    }
+    let depth = 0;
+    while (this.p < this.pieces.length) {
+      const b = this.pieces[this.p];
+      let i = this.at;
+      let quoted = false;
+      while (i < b.length) {
+        const c = b[i];
+        if (c === QUOTE) {
+          quoted = true;
+          break;
+        }
+        if (c === OPEN_OBJECT || c === OPEN_ARRAY) depth++;
+        else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+          depth--;
+          if (depth === 0) {
+            const end: [number, number] = [this.p, i + 1];
+            this.at = i + 1;
+            this.normalize();
+            return { start, end };
+          }
+        }
+        i++;
+      }
+      this.at = i;
+      if (quoted) this.stringEnd();
+      else this.normalize();
+    }
+    return this.fail('unterminated value');
+  }
+
+  /** The bytes from `start` to `end`: a view of their piece, or a copy of the parts of the pieces they span. */
+  bytes(start: [number, number], end: [number, number]): Buffer {
+    if (start[0] === end[0]) return this.pieces[start[0]].subarray(start[1], end[1]);
+    const parts = [this.pieces[start[0]].subarray(start[1])];
+    for (let p = start[0] + 1; p < end[0]; p++) parts.push(this.pieces[p]);
+    parts.push(this.pieces[end[0]].subarray(0, end[1]));
+    return Buffer.concat(parts);
+  }
+
+  /** A member's name (a string), and past the colon after it and the spaces after that. */
+  memberName(): string {
+    this.skipSpace();
+    if (this.byte() !== QUOTE) this.fail('expected a member name');
+    const { start, end } = this.value();
+    const name = JSON.parse(this.bytes(start, end).toString('utf8')) as string;
+    this.expect(COLON);
+    this.skipSpace();
+    return name;
+  }
+}
+
+/**
+ * Parses `bytes`, a JSON object (one Buffer, or the pieces of one as received: never joined), as JSON.parse would
+ * (a repeated member: the last wins), the items of its array member `key` one by one, each given to `item` (which
+ * may replace it, e.g. decode it), `pace` charged for them (awaiting the turns it gives). A member `key` that is
+ * not an array is parsed whole. Throws SyntaxError for what JSON.parse would refuse, and for anything but one
+ * object. `raw`: a member of the items whose string value is given to `item` as its bytes (Scan.valueWithRaw), a
+ * view of the piece it was received in (copied only when its item spans pieces), which `item` checks: they are
+ * not checked as JSON.parse checks a string's characters.
  */
 export async function parseSliced(
-  bytes: Buffer,
+  bytes: Buffer | readonly Buffer[],
   key: string,
   pace: BulkPace,
   item: (value: unknown, index: number) => unknown = (v) => v,
   raw?: string,
 ): Promise<Record<string, unknown>> {
-  const scan = new Scan(bytes);
+  const cursor = new PieceCursor(Buffer.isBuffer(bytes) ? [bytes] : bytes);
   const rawMark = raw === undefined ? undefined : Buffer.from(`${JSON.stringify(raw)}:"`);
   const out: Record<string, unknown> = {};
   const charge = byteCharger(pace);
-  scan.expect(OPEN_OBJECT);
-  scan.skipSpace();
-  if (bytes[scan.at] === CLOSE_OBJECT) scan.at++;
+  cursor.expect(OPEN_OBJECT);
+  cursor.skipSpace();
+  if (cursor.byte() === CLOSE_OBJECT) cursor.step();
   else {
     for (;;) {
-      const name = scan.memberName();
-      if (name === key && bytes[scan.at] === OPEN_ARRAY) {
-        scan.at++;
+      const name = cursor.memberName();
+      if (name === key && cursor.byte() === OPEN_ARRAY) {
+        cursor.step();
         const items: unknown[] = [];
-        scan.skipSpace();
-        if (bytes[scan.at] === CLOSE_ARRAY) scan.at++;
+        cursor.skipSpace();
+        if (cursor.byte() === CLOSE_ARRAY) cursor.step();
         else {
           for (;;) {
-            const rawBefore = scan.rawBytes;
-            const { value, bytes: size } = raw === undefined ? scan.value() : scan.valueWithRaw(raw, rawMark!);
+            const { start, end } = cursor.value();
+            const one = cursor.bytes(start, end);
+            let rawBytes = 0;
+            let value: unknown;
+            if (raw === undefined) value = JSON.parse(one.toString('utf8')) as unknown;
+            else {
+              const scan = new Scan(one);
+              value = scan.valueWithRaw(raw, rawMark!, one.length).value;
+              rawBytes = scan.rawBytes;
+            }
             items.push(item(value, items.length));
-            const rawSize = scan.rawBytes - rawBefore;
+            // An item spanning pieces is charged for its copy as well.
+            const copied = start[0] === end[0] ? 0 : one.length;
             const due = pace.charge(
-              ITEM_UNITS + Math.ceil((size - rawSize) / PARSED_BYTES_PER_UNIT + rawSize / BYTES_PER_UNIT),
+              ITEM_UNITS +
+                Math.ceil((one.length - rawBytes) / PARSED_BYTES_PER_UNIT + (rawBytes + copied) / BYTES_PER_UNIT),
             );
             if (due) await due;
-            if (scan.closes(CLOSE_ARRAY)) break;
+            if (cursor.closes(CLOSE_ARRAY)) break;
           }
         }
         out[name] = items;
       } else {
-        const { value, bytes: size } = scan.value();
-        setMember(out, name, value);
-        const due = charge(size * (BYTES_PER_UNIT / PARSED_BYTES_PER_UNIT));
+        const { start, end } = cursor.value();
+        const one = cursor.bytes(start, end);
+        setMember(out, name, JSON.parse(one.toString('utf8')) as unknown);
+        const due = charge(one.length * (BYTES_PER_UNIT / PARSED_BYTES_PER_UNIT));
         if (due) await due;
       }
-      if (scan.closes(CLOSE_OBJECT)) break;
+      if (cursor.closes(CLOSE_OBJECT)) break;
     }
   }
-  scan.skipSpace();
-  if (scan.at !== bytes.length) scan.fail('unexpected data after the object');
+  cursor.skipSpace();
+  if (!cursor.atEnd()) cursor.fail('unexpected data after the object');
   return out;
 }
