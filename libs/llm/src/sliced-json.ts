@@ -287,11 +287,17 @@ class PieceCursor {
     return c === close;
   }
 
+  /** Where the last value (value()) started and ended: piece and offset each, the end before moving to a next piece. */
+  private startP = 0;
+  private startAt = 0;
+  private endP = 0;
+  private endAt = 0;
+
   /**
    * From the opening quote at the position: moves past the closing quote (one after an even run of backslashes,
-   * the run counted across pieces too). Returns the end as [piece, offset] before moving to a next piece.
+   * the run counted across pieces too), its end kept as the last value's.
    */
-  private stringEnd(): [number, number] {
+  private stringEnd(): void {
     let slashes = 0; // backslashes just before the current search start, counted from earlier pieces
     let from = this.at + 1;
     while (this.p < this.pieces.length) {
@@ -312,40 +318,42 @@ class PieceCursor {
       if (q - run === from) run += slashes;
       slashes = 0;
       if (run % 2 === 0) {
-        const end: [number, number] = [this.p, q + 1];
+        this.endP = this.p;
+        this.endAt = q + 1;
         this.at = q + 1;
         this.normalize();
-        return end;
+        return;
       }
       from = q + 1;
     }
-    return this.fail('unterminated string');
+    this.fail('unterminated string');
   }
 
   /**
    * Moves past the value at the position (after spaces): a string, an object or array (nested, with strings), a
-   * scalar. Returns where it started and ended, each as [piece, offset], the end before moving to a next piece.
+   * scalar; valueBytes() then gives its bytes. No allocation: a position is two numbers.
    */
-  value(): { start: [number, number]; end: [number, number] } {
+  value(): void {
     this.skipSpace();
     if (this.atEnd()) this.fail('expected a value');
-    const start: [number, number] = [this.p, this.at];
+    this.startP = this.p;
+    this.startAt = this.at;
     const first = this.byte();
-    if (first === QUOTE) return { start, end: this.stringEnd() };
+    if (first === QUOTE) return this.stringEnd();
     if (first !== OPEN_OBJECT && first !== OPEN_ARRAY) {
-      let end: [number, number] = start;
       while (this.p < this.pieces.length) {
         const b = this.pieces[this.p];
         let i = this.at;
         while (i < b.length && b[i] !== COMMA && b[i] !== CLOSE_OBJECT && b[i] !== CLOSE_ARRAY && !isSpace(b[i])) i++;
-        end = [this.p, i];
+        this.endP = this.p;
+        this.endAt = i;
         this.at = i;
         if (i < b.length) break;
         this.normalize();
       }
-      if (end[0] === start[0] && end[1] === start[1]) this.fail('expected a value');
+      if (this.endP === this.startP && this.endAt === this.startAt) this.fail('expected a value');
       this.normalize();
-      return { start, end };
+      return;
     }
     let depth = 0;
     while (this.p < this.pieces.length) {
@@ -362,10 +370,11 @@ class PieceCursor {
         else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
           depth--;
           if (depth === 0) {
-            const end: [number, number] = [this.p, i + 1];
+            this.endP = this.p;
+            this.endAt = i + 1;
             this.at = i + 1;
             this.normalize();
-            return { start, end };
+            return;
           }
         }
         i++;
@@ -374,15 +383,20 @@ class PieceCursor {
       if (quoted) this.stringEnd();
       else this.normalize();
     }
-    return this.fail('unterminated value');
+    this.fail('unterminated value');
   }
 
-  /** The bytes from `start` to `end`: a view of their piece, or a copy of the parts of the pieces they span. */
-  bytes(start: [number, number], end: [number, number]): Buffer {
-    if (start[0] === end[0]) return this.pieces[start[0]].subarray(start[1], end[1]);
-    const parts = [this.pieces[start[0]].subarray(start[1])];
-    for (let p = start[0] + 1; p < end[0]; p++) parts.push(this.pieces[p]);
-    parts.push(this.pieces[end[0]].subarray(0, end[1]));
+  /** Whether the last value spans pieces (valueBytes copies it). */
+  spans(): boolean {
+    return this.startP !== this.endP;
+  }
+
+  /** The last value's bytes: a view of its piece, or a copy of the parts of the pieces it spans. */
+  valueBytes(): Buffer {
+    if (this.startP === this.endP) return this.pieces[this.startP].subarray(this.startAt, this.endAt);
+    const parts = [this.pieces[this.startP].subarray(this.startAt)];
+    for (let p = this.startP + 1; p < this.endP; p++) parts.push(this.pieces[p]);
+    parts.push(this.pieces[this.endP].subarray(0, this.endAt));
     return Buffer.concat(parts);
   }
 
@@ -390,8 +404,8 @@ class PieceCursor {
   memberName(): string {
     this.skipSpace();
     if (this.byte() !== QUOTE) this.fail('expected a member name');
-    const { start, end } = this.value();
-    const name = JSON.parse(this.bytes(start, end).toString('utf8')) as string;
+    this.value();
+    const name = JSON.parse(this.valueBytes().toString('utf8')) as string;
     this.expect(COLON);
     this.skipSpace();
     return name;
@@ -431,8 +445,8 @@ export async function parseSliced(
         if (cursor.byte() === CLOSE_ARRAY) cursor.step();
         else {
           for (;;) {
-            const { start, end } = cursor.value();
-            const one = cursor.bytes(start, end);
+            cursor.value();
+            const one = cursor.valueBytes();
             let rawBytes = 0;
             let value: unknown;
             if (raw === undefined) value = JSON.parse(one.toString('utf8')) as unknown;
@@ -443,7 +457,7 @@ export async function parseSliced(
             }
             items.push(item(value, items.length));
             // An item spanning pieces is charged for its copy as well.
-            const copied = start[0] === end[0] ? 0 : one.length;
+            const copied = cursor.spans() ? one.length : 0;
             const due = pace.charge(
               ITEM_UNITS +
                 Math.ceil((one.length - rawBytes) / PARSED_BYTES_PER_UNIT + (rawBytes + copied) / BYTES_PER_UNIT),
@@ -454,8 +468,8 @@ export async function parseSliced(
         }
         out[name] = items;
       } else {
-        const { start, end } = cursor.value();
-        const one = cursor.bytes(start, end);
+        cursor.value();
+        const one = cursor.valueBytes();
         setMember(out, name, JSON.parse(one.toString('utf8')) as unknown);
         const due = charge(one.length * (BYTES_PER_UNIT / PARSED_BYTES_PER_UNIT));
         if (due) await due;
