@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // `npm run bench [-- --quick] [-- --only gateway,membership,engines,noisy] [-- --cpu-prof ai-gateway|membership]`
-// BENCH_GW_ARGS='--trace-gc --require ./x.js' adds Node flags to the ai-gateway processes (to look inside one run).
 // Builds the apps (scripts/build.js), runs them from dist/ as separate processes on a fresh
 // PostgreSQL database, drives load from a separate process (autocannon) over loopback only, and
 // prints every figure as a ratio or difference against a baseline measured in this same run.
@@ -77,10 +76,8 @@ async function main() {
       RATE_LIMIT_PER_MINUTE: '100000000',
       OTEL_SDK_DISABLED: 'true',
     },
-    nodeArgs: (app) => [
-      ...(cpuProf.includes(app) ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', 'profiles')}`] : []),
-      ...(process.env.BENCH_GW_ARGS && app === 'ai-gateway' ? process.env.BENCH_GW_ARGS.split(' ') : []),
-    ],
+    nodeArgs: (app) =>
+      cpuProf.includes(app) ? ['--cpu-prof', `--cpu-prof-dir=${path.join(root, 'bench', 'profiles')}`] : [],
   };
   const figures = [];
   const raw = {};
