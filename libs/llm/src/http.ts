@@ -90,8 +90,8 @@ export class UpstreamHttp {
       timeoutMs?: number;
       headers?: Record<string, string>;
       /**
-       * A 2xx body of at least `from` bytes is given to `parse` as received, in pieces (e.g. joinSliced, then
-       * parseSliced), not joined and parsed by one JSON.parse. `read`, when given, is told the size of each piece
+       * A 2xx body of at least `from` bytes is given to `parse` as received, in pieces (e.g. parseSliced, which
+       * walks them without joining them), not joined and parsed by one JSON.parse. `read`, when given, is told the size of each piece
        * as it arrives; when it returns a promise (a turn of the call's pace: byteCharger), reading stops until
        * it settles, so an answer of megabytes arriving over a fast socket is received a slice a turn, not
        * megabytes in one turn of the event loop.

@@ -149,10 +149,23 @@ describe('parseSliced', () => {
     // 64 units an item besides a unit per 3 bytes: at 16 bytes a unit this 150 KB answer was ~9 000 units, less than
     // one slice (SLICE, 16 384) of a BPE count, and parsed in one turn of ~2.7 ms.
     const itemsCharge = items.reduce((sum, v) => sum + 64 + Math.ceil(Buffer.byteLength(JSON.stringify(v)) / 3), 0);
-    // (and a few units for the other member, "object")
-    expect(units - itemsCharge).toBeGreaterThanOrEqual(0);
-    expect(units - itemsCharge).toBeLessThan(10);
+    // (and its two members, "object" and "data", 64 units each and their names, "object"'s value a few)
+    expect(units - itemsCharge).toBeGreaterThanOrEqual(2 * 64);
+    expect(units - itemsCharge).toBeLessThan(2 * 64 + 15);
     expect(units).toBeGreaterThan(8 * 16_384);
+  });
+
+  it('charges every member for itself and its name: a body of empty members or long names gives turns too', async () => {
+    let units = 0;
+    const pace = { charge: (n: number) => void (units += n) };
+    const empty = `{${Array.from({ length: 10_000 }, () => '"data":[]').join(',')}}`;
+    expect(await parseSliced(Buffer.from(empty), 'data', pace)).toEqual({ data: [] });
+    // (a review found this body of 15 MB charged nothing: one slice of ~600 ms)
+    expect(units).toBeGreaterThanOrEqual(10_000 * 64);
+    units = 0;
+    const longNames = `{${Array.from({ length: 100 }, (_, i) => `"${'n'.repeat(10_000)}${i}":0`).join(',')}}`;
+    await parseSliced([Buffer.from(longNames)], 'data', pace);
+    expect(units).toBeGreaterThanOrEqual(100 * (64 + 10_000 / 3));
   });
 
   it('stops at the first turn that fails (a client gone), parsing no further', async () => {

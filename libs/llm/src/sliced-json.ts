@@ -287,6 +287,8 @@ class PieceCursor {
     return c === close;
   }
 
+  /** Bytes of the last member name read (memberName), its quotes included. */
+  nameBytes = 0;
   /** Where the last value (value()) started and ended: piece and offset each, the end before moving to a next piece. */
   private startP = 0;
   private startAt = 0;
@@ -405,7 +407,9 @@ class PieceCursor {
     this.skipSpace();
     if (this.byte() !== QUOTE) this.fail('expected a member name');
     this.value();
-    const name = JSON.parse(this.valueBytes().toString('utf8')) as string;
+    const bytes = this.valueBytes();
+    this.nameBytes = bytes.length;
+    const name = JSON.parse(bytes.toString('utf8')) as string;
     this.expect(COLON);
     this.skipSpace();
     return name;
@@ -438,6 +442,10 @@ export async function parseSliced(
   else {
     for (;;) {
       const name = cursor.memberName();
+      // Each member is charged for itself and its name, whatever its value: a body of a million empty members (or of
+      // long names) is as much work as one of a million items.
+      const named = pace.charge(ITEM_UNITS + Math.ceil(cursor.nameBytes / PARSED_BYTES_PER_UNIT));
+      if (named) await named;
       if (name === key && cursor.byte() === OPEN_ARRAY) {
         cursor.step();
         const items: unknown[] = [];
