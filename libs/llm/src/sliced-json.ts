@@ -58,143 +58,6 @@ export function byteCharger(pace: BulkPace): (bytes: number) => Promise<void> | 
 
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
-class Scan {
-  at = 0;
-  /** Bytes given as raw members so far (valueWithRaw): scanned, not parsed. */
-  rawBytes = 0;
-  constructor(readonly bytes: Buffer) {}
-
-  fail(what: string): never {
-    throw new SyntaxError(`${what} at byte ${this.at}`);
-  }
-
-  skipSpace(): void {
-    const b = this.bytes;
-    while (this.at < b.length && isSpace(b[this.at])) this.at++;
-  }
-
-  expect(byte: number): void {
-    this.skipSpace();
-    if (this.bytes[this.at] !== byte) this.fail(`expected '${String.fromCharCode(byte)}'`);
-    this.at++;
-  }
-
-  /** From the opening quote at `from`: the index after the closing quote (a quote after an odd run of backslashes is escaped). */
-  stringEnd(from = this.at): number {
-    const b = this.bytes;
-    let i = from + 1;
-    for (;;) {
-      const q = b.indexOf(QUOTE, i);
-      if (q < 0) this.fail('unterminated string');
-      let slashes = 0;
-      while (q - 1 - slashes >= i && b[q - 1 - slashes] === BACKSLASH) slashes++;
-      if (slashes % 2 === 0) return q + 1;
-      i = q + 1;
-    }
-  }
-
-  /** The end (exclusive) of the value starting at `at` (after spaces): strings, nested objects and arrays, scalars. */
-  valueEnd(): number {
-    this.skipSpace();
-    const b = this.bytes;
-    const first = b[this.at];
-    if (first === QUOTE) return this.stringEnd();
-    if (first !== OPEN_OBJECT && first !== OPEN_ARRAY) {
-      let i = this.at;
-      while (i < b.length && b[i] !== COMMA && b[i] !== CLOSE_OBJECT && b[i] !== CLOSE_ARRAY && !isSpace(b[i])) i++;
-      if (i === this.at) this.fail('expected a value');
-      return i;
-    }
-    let depth = 0;
-    let i = this.at;
-    while (i < b.length) {
-      const c = b[i];
-      if (c === QUOTE) {
-        i = this.stringEnd(i);
-        continue;
-      }
-      if (c === OPEN_OBJECT || c === OPEN_ARRAY) depth++;
-      else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-        depth--;
-        if (depth === 0) return i + 1;
-      }
-      i++;
-    }
-    return this.fail('unterminated value');
-  }
-
-  /** After a member or item: true at the `close` byte that ends its object or array, false at a comma. */
-  closes(close: number): boolean {
-    this.skipSpace();
-    const c = this.bytes[this.at];
-    if (c !== close && c !== COMMA) this.fail(`expected ',' or '${String.fromCharCode(close)}'`);
-    this.at++;
-    return c === close;
-  }
-
-  /** Parses the value at `at` with JSON.parse and moves past it; returns it and its size in bytes. */
-  value(): { value: unknown; bytes: number } {
-    this.skipSpace();
-    const start = this.at;
-    return this.parsed(start, this.valueEnd());
-  }
-
-  /** The value from `start` to `end`, parsed by JSON.parse, and moves past it; with its size in bytes. */
-  private parsed(start: number, end: number): { value: unknown; bytes: number } {
-    this.at = end;
-    return { value: JSON.parse(this.bytes.toString('utf8', start, end)) as unknown, bytes: end - start };
-  }
-
-  /**
-   * As value(), but an object's member named `raw` whose value is a string without escapes is given as the
-   * bytes between its quotes (a view of `bytes`: no string is made, and they are not checked as JSON.parse
-   * would check a string's characters). `mark`: the bytes `"<raw>":"`; an object without them (no such member,
-   * or one that is not a string) is parsed whole, as is anything but an object.
-   */
-  valueWithRaw(raw: string, mark: Buffer, knownEnd?: number): { value: unknown; bytes: number } {
-    this.skipSpace();
-    const b = this.bytes;
-    const start = this.at;
-    if (b[start] !== OPEN_OBJECT) return this.value();
-    const end = knownEnd ?? this.valueEnd();
-    if (b.subarray(start, end).indexOf(mark) < 0) return this.parsed(start, end);
-    this.at++;
-    const out: Record<string, unknown> = {};
-    this.skipSpace();
-    if (b[this.at] === CLOSE_OBJECT) this.at++;
-    else
-      for (;;) {
-        const name = this.memberName();
-        let value: unknown;
-        if (name === raw && b[this.at] === QUOTE) {
-          const end = this.stringEnd();
-          const text = b.subarray(this.at + 1, end - 1);
-          if (text.includes(BACKSLASH)) value = JSON.parse(b.toString('utf8', this.at, end)) as string;
-          else {
-            value = text;
-            this.rawBytes += end - this.at;
-          }
-          this.at = end;
-        } else value = this.value().value;
-        setMember(out, name, value);
-        if (this.closes(CLOSE_OBJECT)) break;
-      }
-    return { value: out, bytes: this.at - start };
-  }
-
-  /** A member's name, from its opening quote (after spaces), and past the colon after it (and the spaces after that). */
-  memberName(): string {
-    this.skipSpace();
-    if (this.bytes[this.at] !== QUOTE) this.fail('expected a member name');
-    const nameEnd = this.stringEnd();
-    const name = JSON.parse(this.bytes.toString('utf8', this.at, nameEnd)) as string;
-    this.at = nameEnd;
-    this.expect(COLON);
-    this.skipSpace();
-    return name;
-  }
-}
-
 /** Sets a member as JSON.parse does: "__proto__" is an own member, not the prototype; a repeated one, the last wins. */
 function setMember(out: Record<string, unknown>, name: string, value: unknown): void {
   Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
@@ -417,11 +280,45 @@ class PieceCursor {
 }
 
 /**
+ * One item (its bytes exactly, from a PieceCursor) as JSON.parse would give it, but an object's member named `raw`
+ * whose value is a string without escapes is given as the bytes between its quotes (a view of `one`: no string is
+ * made, and they are not checked as JSON.parse would check a string's characters). `mark`: the bytes
+ * `"<raw>":"`; an item without them (no such member, or one that is not a string) is parsed whole, as is anything
+ * but an object. `rawBytes`: the bytes given as raw members (scanned, not parsed).
+ */
+function itemWithRaw(one: Buffer, raw: string, mark: Buffer): { value: unknown; rawBytes: number } {
+  if (one[0] !== OPEN_OBJECT || one.indexOf(mark) < 0) return { value: JSON.parse(one.toString('utf8')), rawBytes: 0 };
+  const cursor = new PieceCursor([one]);
+  const out: Record<string, unknown> = {};
+  let rawBytes = 0;
+  cursor.step();
+  cursor.skipSpace();
+  if (cursor.byte() === CLOSE_OBJECT) cursor.step();
+  else
+    for (;;) {
+      const name = cursor.memberName();
+      const isRaw = name === raw && cursor.byte() === QUOTE;
+      cursor.value();
+      const bytes = cursor.valueBytes();
+      const text = bytes.subarray(1, -1);
+      let value: unknown;
+      if (isRaw && !text.includes(BACKSLASH)) {
+        value = text;
+        rawBytes += bytes.length;
+      } else value = JSON.parse(bytes.toString('utf8'));
+      setMember(out, name, value);
+      if (cursor.closes(CLOSE_OBJECT)) break;
+    }
+  if (!cursor.atEnd()) cursor.fail('unexpected data after the item');
+  return { value: out, rawBytes };
+}
+
+/**
  * Parses `bytes`, a JSON object (one Buffer, or the pieces of one as received: never joined), as JSON.parse would
  * (a repeated member: the last wins), the items of its array member `key` one by one, each given to `item` (which
  * may replace it, e.g. decode it), `pace` charged for them (awaiting the turns it gives). A member `key` that is
  * not an array is parsed whole. Throws SyntaxError for what JSON.parse would refuse, and for anything but one
- * object. `raw`: a member of the items whose string value is given to `item` as its bytes (Scan.valueWithRaw), a
+ * object. `raw`: a member of the items whose string value is given to `item` as its bytes (itemWithRaw), a
  * view of the piece it was received in (copied only when its item spans pieces), which `item` checks: they are
  * not checked as JSON.parse checks a string's characters.
  */
@@ -435,7 +332,6 @@ export async function parseSliced(
   const cursor = new PieceCursor(Buffer.isBuffer(bytes) ? [bytes] : bytes);
   const rawMark = raw === undefined ? undefined : Buffer.from(`${JSON.stringify(raw)}:"`);
   const out: Record<string, unknown> = {};
-  const charge = byteCharger(pace);
   cursor.expect(OPEN_OBJECT);
   cursor.skipSpace();
   if (cursor.byte() === CLOSE_OBJECT) cursor.step();
@@ -455,14 +351,10 @@ export async function parseSliced(
           for (;;) {
             cursor.value();
             const one = cursor.valueBytes();
-            let rawBytes = 0;
-            let value: unknown;
-            if (raw === undefined) value = JSON.parse(one.toString('utf8')) as unknown;
-            else {
-              const scan = new Scan(one);
-              value = scan.valueWithRaw(raw, rawMark!, one.length).value;
-              rawBytes = scan.rawBytes;
-            }
+            const { value, rawBytes } =
+              raw === undefined
+                ? { value: JSON.parse(one.toString('utf8')) as unknown, rawBytes: 0 }
+                : itemWithRaw(one, raw, rawMark!);
             items.push(item(value, items.length));
             // An item spanning pieces is charged for its copy as well.
             const copied = cursor.spans() ? one.length : 0;
@@ -479,7 +371,7 @@ export async function parseSliced(
         cursor.value();
         const one = cursor.valueBytes();
         setMember(out, name, JSON.parse(one.toString('utf8')) as unknown);
-        const due = charge(one.length * (BYTES_PER_UNIT / PARSED_BYTES_PER_UNIT));
+        const due = pace.charge(Math.ceil(one.length / PARSED_BYTES_PER_UNIT));
         if (due) await due;
       }
       if (cursor.closes(CLOSE_OBJECT)) break;
