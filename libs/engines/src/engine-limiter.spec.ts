@@ -111,4 +111,44 @@ describe('EngineLimiter', () => {
     await expect(limiter.run({ signal: leaving.signal }, g.work)).rejects.toBeInstanceOf(EngineAbortedError);
     expect(limiter.stats.active).toBe(0);
   });
+
+  it('gives a free slot to the key with the fewest works running and served longest ago, not to the oldest waiter', async () => {
+    const limiter = new EngineLimiter({ maxConcurrent: 1, maxConcurrentPerKey: 1, maxQueued: 10, maxQueuedPerKey: 10 });
+    const order: string[] = [];
+    const g = gate();
+    const step = (key: string, name: string) =>
+      limiter.run({ key }, async () => {
+        order.push(name);
+        return g.work();
+      });
+    const started = async (n: number) => {
+      while (order.length < n) await new Promise((r) => setImmediate(r));
+    };
+    const runs = [step('a', 'a1'), step('a', 'a2'), step('a', 'a3'), step('b', 'b1')];
+    // a1 runs; a2 and a3 waited longer than b1, but b has nothing running when a1 ends.
+    await started(1);
+    for (let n = 2; n <= 4; n++) {
+      g.finishOne();
+      await started(n);
+    }
+    g.finishOne();
+    await Promise.all(runs);
+    expect(order).toEqual(['a1', 'b1', 'a2', 'a3']);
+  });
+
+  it('never refuses a continued step for the queue caps, which still refuse new work', async () => {
+    const limiter = new EngineLimiter({ maxConcurrent: 1, maxConcurrentPerKey: 1, maxQueued: 1, maxQueuedPerKey: 1 });
+    const g = gate();
+    const first = limiter.run({ key: 'a' }, g.work);
+    const queued = limiter.run({ key: 'a' }, g.work);
+    await expect(limiter.run({ key: 'a' }, g.work)).rejects.toMatchObject({ scope: 'key' });
+    await expect(limiter.run({ key: 'b' }, g.work)).rejects.toMatchObject({ scope: 'server' });
+    const continued = limiter.run({ key: 'a', continued: true }, g.work);
+    expect(limiter.stats.queued).toBe(2);
+    for (const run of [first, queued, continued]) {
+      await new Promise((r) => setImmediate(r));
+      g.finishOne();
+      expect(await run).toBe('done');
+    }
+  });
 });

@@ -28,6 +28,11 @@ export interface EngineCallOptions {
   key?: string;
   /** Aborted when the client disconnects, the socket closes or the request is abandoned. */
   signal?: AbortSignal;
+  /**
+   * A later step of work already admitted (the next segment of a long synthesis): it waits for a slot
+   * like any other, but is never refused by the queue caps, so an answer already under way is not cut.
+   */
+  continued?: boolean;
 }
 
 export interface EngineLimits {
@@ -73,6 +78,9 @@ export class EngineLimiter {
   private readonly waiting: Waiter[] = [];
   private readonly waitingByKey = new Map<string, number>();
   private peakActive = 0;
+  /** When each key with work running or waiting last got a slot (a counter, not a time). */
+  private readonly servedAt = new Map<string, number>();
+  private turns = 0;
 
   constructor(limits: Partial<EngineLimits> = {}) {
     this.limits = { ...defaultEngineLimits(), ...limits };
@@ -104,7 +112,7 @@ export class EngineLimiter {
   async run<T>(opts: EngineCallOptions, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const signal = opts.signal ?? new AbortController().signal;
     if (signal.aborted) throw new EngineAbortedError();
-    await this.acquire(opts.key, signal);
+    await this.acquire(opts.key, signal, opts.continued === true);
     try {
       if (signal.aborted) throw new EngineAbortedError();
       return await work(signal);
@@ -121,16 +129,24 @@ export class EngineLimiter {
   private take(key?: string): void {
     this.active++;
     this.peakActive = Math.max(this.peakActive, this.active);
-    if (key !== undefined) this.activeByKey.set(key, (this.activeByKey.get(key) ?? 0) + 1);
+    if (key !== undefined) {
+      this.activeByKey.set(key, (this.activeByKey.get(key) ?? 0) + 1);
+      this.servedAt.set(key, ++this.turns);
+    }
   }
 
-  private acquire(key: string | undefined, signal: AbortSignal): Promise<void> {
+  /** A key with nothing running or waiting is forgotten: the maps stay as small as the work in hand. */
+  private forgetIdle(key: string): void {
+    if (!this.activeByKey.has(key) && !this.waitingByKey.has(key)) this.servedAt.delete(key);
+  }
+
+  private acquire(key: string | undefined, signal: AbortSignal, continued: boolean): Promise<void> {
     // Waiters left in the queue can only be ones blocked by their own key's share, so starting now is fair.
     if (this.canStart(key)) {
       this.take(key);
       return Promise.resolve();
     }
-    if (key !== undefined && (this.waitingByKey.get(key) ?? 0) >= this.limits.maxQueuedPerKey) {
+    if (!continued && key !== undefined && (this.waitingByKey.get(key) ?? 0) >= this.limits.maxQueuedPerKey) {
       return Promise.reject(
         new EngineBusyError(
           'key',
@@ -138,7 +154,7 @@ export class EngineLimiter {
         ),
       );
     }
-    if (this.waiting.length >= this.limits.maxQueued) {
+    if (!continued && this.waiting.length >= this.limits.maxQueued) {
       return Promise.reject(
         new EngineBusyError(
           'server',
@@ -173,7 +189,10 @@ export class EngineLimiter {
     if (key === undefined) return;
     const n = (this.waitingByKey.get(key) ?? 1) - 1;
     if (n > 0) this.waitingByKey.set(key, n);
-    else this.waitingByKey.delete(key);
+    else {
+      this.waitingByKey.delete(key);
+      this.forgetIdle(key);
+    }
   }
 
   private release(key?: string): void {
@@ -181,20 +200,38 @@ export class EngineLimiter {
     if (key !== undefined) {
       const n = (this.activeByKey.get(key) ?? 1) - 1;
       if (n > 0) this.activeByKey.set(key, n);
-      else this.activeByKey.delete(key);
+      else {
+        this.activeByKey.delete(key);
+        this.forgetIdle(key);
+      }
     }
     this.dispatch();
   }
 
-  /** Starts the oldest waiters that may run now. */
+  /**
+   * Fills free slots: each goes to the oldest waiter of the key with the fewest works running, and
+   * among those of the key served longest ago, so a key with many steps queued (a long synthesis in
+   * segments, several uploads) takes turns with one that has a single work waiting instead of going
+   * first by age.
+   */
   private dispatch(): void {
-    for (let i = 0; i < this.waiting.length && this.active < this.limits.maxConcurrent;) {
-      const waiter = this.waiting[i];
-      if (!this.canStart(waiter.key)) {
-        i++;
-        continue;
+    while (this.active < this.limits.maxConcurrent) {
+      let pick = -1;
+      let pickRunning = Infinity;
+      let pickServed = Infinity;
+      for (let i = 0; i < this.waiting.length; i++) {
+        const key = this.waiting[i].key;
+        if (!this.canStart(key)) continue;
+        const running = key === undefined ? 0 : (this.activeByKey.get(key) ?? 0);
+        const served = key === undefined ? 0 : (this.servedAt.get(key) ?? 0);
+        if (running < pickRunning || (running === pickRunning && served < pickServed)) {
+          pick = i;
+          pickRunning = running;
+          pickServed = served;
+        }
       }
-      this.waiting.splice(i, 1);
+      if (pick < 0) return;
+      const [waiter] = this.waiting.splice(pick, 1);
       this.unqueue(waiter.key);
       this.take(waiter.key);
       waiter.start();

@@ -92,6 +92,27 @@ describe('speech and image generation endpoints (real clients, upstream protocol
       ).toBe(200);
     });
 
+    it('streams a long text as it is spoken: chunked, the first audio before the last segment is made, billed once', async () => {
+      const text = '你好，欢迎使用语音合成服务。'.repeat(30);
+      const before = (await ledgerRows(f.gw.dbUrl, '/v1/speech/synthesize', 0)).length;
+      const res = await post('/v1/speech/synthesize', { text, voice: 'zh-CN-XiaoxiaoNeural', format: 'mp3' });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('audio/mpeg');
+      expect([res.headers.get('content-length'), res.headers.get('transfer-encoding')]).toEqual([null, 'chunked']);
+      const reader = res.body!.getReader();
+      const parts: Uint8Array[] = [];
+      const first = await reader.read();
+      parts.push(first.value);
+      // The first segment's audio has arrived; the call is not settled until the last one is sent.
+      expect(await ledgerRows(f.gw.dbUrl, '/v1/speech/synthesize', 0)).toHaveLength(before);
+      for (let r = await reader.read(); !r.done; r = await reader.read()) parts.push(r.value);
+      const decoded = await decodeAudio(Buffer.concat(parts), { keepPcm: false });
+      expect(decoded.container).toBe('mp3');
+      expect(decoded.duration).toBeGreaterThan(60);
+      const rows = await ledgerRows(f.gw.dbUrl, '/v1/speech/synthesize', before + 1);
+      expect(rows.slice(before)).toEqual([expect.objectContaining({ status: 'ok', characters: [...text].length })]);
+    });
+
     it('works through the openai SDK (/v1/audio/speech) with OpenAI voice names', async () => {
       const res = await client.audio.speech.create({
         model: 'tts-1',

@@ -1,4 +1,4 @@
-// A raw HTTP/1.1 client for bad input: any bytes, any headers, bodies sent slowly, a hard time limit.
+// A raw HTTP/1.1 client for bad input: any bytes, any headers, bodies sent slowly, a limit on time without progress.
 import * as fs from 'fs';
 import * as http from 'http';
 
@@ -21,7 +21,10 @@ export interface RawRequest {
   chunkDelayMs?: number;
   /** With `chunks`: the last piece waits for this (called when the others are written), so the request cannot end before it. */
   holdLastChunk?: () => Promise<unknown>;
-  /** The request fails with `hang` after this long without a complete answer. */
+  /**
+   * The request fails with `hang` after this long without progress: no answer begun, or no new bytes of
+   * one being sent (a long synthesis streams its audio as it is made: it is slow, not hung).
+   */
   timeoutMs?: number;
 }
 
@@ -30,7 +33,7 @@ export class HangError extends Error {
     readonly req: RawRequest,
     ms: number,
   ) {
-    super(`no complete answer within ${ms} ms: ${req.method} ${req.path.slice(0, 200)}`);
+    super(`no answer, or no new bytes of one, within ${ms} ms: ${req.method} ${req.path.slice(0, 200)}`);
   }
 }
 
@@ -68,7 +71,11 @@ export function rawRequest(baseUrl: string, r: RawRequest): Promise<RawResponse>
     }, timeoutMs);
     req.on('response', (res) => {
       const parts: Buffer[] = [];
-      res.on('data', (c) => parts.push(c));
+      timer.refresh();
+      res.on('data', (c) => {
+        parts.push(c);
+        timer.refresh();
+      });
       res.on('error', (e) => done(() => reject(e)));
       res.on('end', () =>
         done(() => {

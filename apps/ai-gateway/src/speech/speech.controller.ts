@@ -22,6 +22,7 @@ import { GatewayConfig } from '../config/gateway.config';
 import { relayMediaEvents } from '../vision/media-stream';
 import { SseResponse } from '../http/sse-response';
 import { speechAudioEvents } from './speech-audio-events';
+import { sendSpeech } from './send-speech';
 import { SynthesizeSpeechService } from './synthesize-speech.service';
 import { TranscribeAudioService, UploadedAudio } from './transcribe-audio.service';
 import { toSrt, toVerboseSegments, toVtt } from './transcript-formats';
@@ -215,7 +216,8 @@ export class SpeechController {
   @ApiOperation({
     summary: 'Synthesize speech',
     description:
-      'eSpeak NG in-process (Mandarin `cmn`, English `en-us`; an optional GPL-3.0 package, 503 when absent). Answers the audio bytes: audio/mpeg, audio/wav or audio/ogg. 0.01 yuan per thousand characters.',
+      'eSpeak NG in-process (Mandarin `cmn`, English `en-us`; an optional GPL-3.0 package, 503 when absent). Answers the audio bytes: audio/mpeg, audio/wav or audio/ogg. 0.01 yuan per thousand characters. ' +
+      'A text longer than one segment (160 characters) is spoken segment by segment and, in mp3 or wav, sent chunked as it is made (no Content-Length or X-Audio-Duration; a wav header with 0xFFFFFFFF sizes); a client that leaves is billed for the characters spoken (docs/ai-gateway/engines.md).',
   })
   @ApiProduces('audio/mpeg', 'audio/wav', 'audio/ogg')
   @ApiBody({
@@ -236,10 +238,8 @@ export class SpeechController {
     @Res() res: Response,
   ): Promise<void> {
     assertScope(principal, 'speech');
-    const speech = await this.synthesizeSpeech.synthesize(principal, body, requestIdOf(req), requestSignal(req));
-    res.setHeader('Content-Type', speech.contentType).setHeader('Content-Length', String(speech.audio.length));
-    res.setHeader('X-Audio-Duration', speech.duration.toFixed(3));
-    res.end(speech.audio);
+    const speech = await this.synthesizeSpeech.stream(principal, body, requestIdOf(req), requestSignal(req));
+    await sendSpeech(res, speech, this.config.REQUEST_TIMEOUT_MS);
   }
 
   @Post('audio/speech')
@@ -248,7 +248,7 @@ export class SpeechController {
     summary: 'Synthesize speech (OpenAI-compatible alias)',
     description:
       'OpenAI voices map to the local voices (docs/ai-gateway/engines.md table: alloy, coral, nova, sage, shimmer, marin -> en-US-JennyNeural; ash, ballad, echo, fable, onyx, verse, cedar -> en-US-GuyNeural); contract voice ids work too. Formats mp3, opus, aac, flac, wav, pcm. ' +
-      '`stream_format: "sse"` answers server-sent events: the local engine synthesizes the whole text, then sends it as one speech.audio.delta (base64) and speech.audio.done (usage in tokens is 0: the engine counts none; billed per character as usual).',
+      '`stream_format: "sse"` answers server-sent events: one speech.audio.delta (base64) per segment the local engine speaks (one for a text of up to 160 characters), then speech.audio.done (usage in tokens is 0: the engine counts none; billed per character as usual).',
   })
   @ApiBody({
     type: OpenAiSpeechRequest,
@@ -276,7 +276,7 @@ export class SpeechController {
   ): Promise<void> {
     assertScope(principal, 'speech');
     const voice = OPENAI_VOICES[body.voice] ?? body.voice;
-    const speech = await this.synthesizeSpeech.synthesize(
+    const speech = await this.synthesizeSpeech.stream(
       principal,
       { text: body.input, voice, format: (body.response_format ?? 'mp3') as SpeechFormat, speed: body.speed },
       requestIdOf(req),
@@ -286,7 +286,6 @@ export class SpeechController {
       await relayMediaEvents(new SseResponse(res, this.config.REQUEST_TIMEOUT_MS), speechAudioEvents(speech));
       return;
     }
-    res.setHeader('Content-Type', speech.contentType).setHeader('Content-Length', String(speech.audio.length));
-    res.end(speech.audio);
+    await sendSpeech(res, speech, this.config.REQUEST_TIMEOUT_MS);
   }
 }

@@ -1,4 +1,4 @@
-import { SpeechSynthesisEngine } from '@app/engines';
+import { collectSpeech, SpeechSynthesisEngine } from '@app/engines';
 import { GatewayError, GatewayErrorCode } from '../errors';
 import { GatewayConfig } from '../config/gateway.config';
 import type { CallHold, CallOutcome } from '../usage/metering.service';
@@ -32,10 +32,8 @@ describe('SynthesizeSpeechService', () => {
   it('answers the speech in the asked format, reserved and settled at the price of its characters, counted as code points', async () => {
     // Five code points, six UTF-16 units: the price is per character as a reader counts them.
     const text = 'Hi 👋!';
-    const speech = await service().synthesize(
-      keyPrincipal,
-      { text, voice: 'en-US-GuyNeural', format: 'wav' },
-      'req-tts',
+    const speech = await collectSpeech(
+      await service().stream(keyPrincipal, { text, voice: 'en-US-GuyNeural', format: 'wav' }, 'req-tts'),
     );
     expect(speech).toMatchObject({ format: 'wav', contentType: 'audio/wav' });
     expect(speech.audio.subarray(0, 4).toString('ascii')).toBe('RIFF');
@@ -58,31 +56,31 @@ describe('SynthesizeSpeechService', () => {
   });
 
   it('refuses when local engines are off, and when eSpeak NG is not installed, before anything is reserved', async () => {
-    await expect(
-      service({ AI_LOCAL_ENGINES: false }).synthesize(keyPrincipal, { text: 'hello' }),
-    ).rejects.toMatchObject({ code: GatewayErrorCode.LocalEnginesDisabled });
+    await expect(service({ AI_LOCAL_ENGINES: false }).stream(keyPrincipal, { text: 'hello' })).rejects.toMatchObject({
+      code: GatewayErrorCode.LocalEnginesDisabled,
+    });
     // The engine as it is without its optional package (the seam speech-synthesis.engine.spec.ts uses).
     jest
       .spyOn(SpeechSynthesisEngine, 'shared')
       .mockReturnValue(new SpeechSynthesisEngine('@echogarden/espeak-ng-emscripten-not-installed'));
-    await expect(service().synthesize(keyPrincipal, { text: 'hello' })).rejects.toMatchObject({
+    await expect(service().stream(keyPrincipal, { text: 'hello' })).rejects.toMatchObject({
       code: GatewayErrorCode.SpeechSynthesisNotInstalled,
     });
     expect([held, settled]).toEqual([[], []]);
   });
 
   it('a reservation refused (budget or limits) is answered as it came, and nothing is synthesized or settled', async () => {
-    const synthesize = jest.spyOn(engine, 'synthesize');
+    const synthesize = jest.spyOn(engine, 'stream');
     const refusal = new GatewayError(GatewayErrorCode.InsufficientQuota);
     const poor = service({}, async () => Promise.reject(refusal));
-    await expect(poor.synthesize(keyPrincipal, { text: 'hello' })).rejects.toBe(refusal);
+    await expect(poor.stream(keyPrincipal, { text: 'hello' })).rejects.toBe(refusal);
     expect(synthesize).not.toHaveBeenCalled();
     expect(settled).toEqual([]);
   });
 
   it("settles an engine refusal as failed at no cost and answers it as the input's 400", async () => {
     const error = await service()
-      .synthesize(keyPrincipal, { text: 'hello', voice: 'xx-Nobody' }, 'req-bad')
+      .stream(keyPrincipal, { text: 'hello', voice: 'xx-Nobody' }, 'req-bad')
       .catch((e) => e);
     expect(error).toMatchObject({ code: GatewayErrorCode.InvalidMediaInput, status: 400, param: 'text' });
     expect(settled).toEqual([
@@ -101,9 +99,40 @@ describe('SynthesizeSpeechService', () => {
     const gone = new AbortController();
     gone.abort();
     const error = await service()
-      .synthesize(keyPrincipal, { text: 'hello', format: 'wav' }, 'req-gone', gone.signal)
+      .stream(keyPrincipal, { text: 'hello', format: 'wav' }, 'req-gone', gone.signal)
       .catch((e) => e);
     expect(error).toMatchObject({ code: GatewayErrorCode.ClientClosedRequest });
     expect(settled).toEqual([expect.objectContaining({ status: 'failed', costYuan: 0, httpStatus: 400 })]);
+  });
+
+  it('streams a long text a segment at a time and settles it once, at the price of the text, after its last chunk', async () => {
+    const text = 'The quick brown fox jumps over the lazy dog. '.repeat(12);
+    const speech = await service().stream(keyPrincipal, { text, voice: 'en-US-GuyNeural', format: 'mp3' }, 'req-long');
+    expect([speech.single, speech.segments > 1]).toEqual([false, true]);
+    let chunks = 0;
+    for await (const chunk of speech.chunks) {
+      expect(settled).toEqual([]);
+      expect(chunk.length).toBeGreaterThan(0);
+      chunks++;
+    }
+    expect(chunks).toBe(speech.segments);
+    expect(settled).toEqual([
+      expect.objectContaining({ status: 'ok', costYuan: synthesisCost(text.length), characters: text.length }),
+    ]);
+  });
+
+  it('a reader that stops after the first chunk settles the call as aborted, billed for what was spoken', async () => {
+    const text = 'The quick brown fox jumps over the lazy dog. '.repeat(12);
+    const speech = await service().stream(keyPrincipal, { text, voice: 'en-US-GuyNeural', format: 'mp3' }, 'req-left');
+    for await (const chunk of speech.chunks) {
+      expect(chunk.length).toBeGreaterThan(0);
+      break;
+    }
+    const [outcome] = settled;
+    expect(settled).toHaveLength(1);
+    expect(outcome).toMatchObject({ status: 'aborted', requestId: 'req-left' });
+    expect(outcome.characters).toBeGreaterThan(0);
+    expect(outcome.characters).toBeLessThan(text.length / 2);
+    expect(outcome.costYuan).toBe(synthesisCost(outcome.characters!));
   });
 });

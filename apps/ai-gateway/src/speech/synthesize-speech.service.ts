@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '../errors';
-import { SpeechFormat, SpeechSynthesisEngine, SynthesizedSpeech } from '@app/engines';
+import { collectSpeech, SpeechFormat, SpeechStream, SpeechSynthesisEngine, SynthesizedSpeech } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { toMediaError } from '../vision/media-errors';
@@ -17,12 +17,29 @@ export class SynthesizeSpeechService {
     readonly limits: EngineLimits,
   ) {}
 
+  /** The whole audio at once (the SSE alias), settled before it returns. */
   async synthesize(
     principal: Principal,
-    input: { text: string; voice?: string; format?: SpeechFormat; speed?: number },
+    input: SpeechInput,
     requestId?: string,
     signal?: AbortSignal,
   ): Promise<SynthesizedSpeech> {
+    return collectSpeech(await this.stream(principal, input, requestId, signal));
+  }
+
+  /**
+   * The answer as it is made. Returns once its first chunk is ready, so a refusal (limits, engine, input)
+   * is still an error status; the rest comes segment by segment (SpeechSynthesisEngine.stream). Settled
+   * when its chunks end: `ok` at the price of the text; `aborted` (the client left, or stopped reading) or
+   * `failed` (the engine, midway) at the price of the characters spoken; `failed` at no cost before the
+   * first chunk.
+   */
+  async stream(
+    principal: Principal,
+    input: SpeechInput,
+    requestId?: string,
+    signal?: AbortSignal,
+  ): Promise<SpeechStream> {
     const engine = SpeechSynthesisEngine.shared();
     if (!this.config.AI_LOCAL_ENGINES)
       throw new GatewayError(GatewayErrorCode.LocalEnginesDisabled, { feature: 'Speech synthesis' });
@@ -31,23 +48,19 @@ export class SynthesizeSpeechService {
     const cost = synthesisCost(characters);
     const reservation = await this.metering.reserve(principal, { model: 'espeak-ng', yuan: cost });
     const outcome = { endpoint: '/v1/speech/synthesize', model: 'espeak-ng', provider: 'local', requestId };
+    let speech: SpeechStream;
+    let source: AsyncIterator<Buffer>;
+    let first: IteratorResult<Buffer>;
     try {
-      const speech = await engine.synthesize(input.text, {
+      speech = engine.stream(input.text, {
         voice: input.voice,
         format: input.format ?? 'mp3',
         speed: input.speed ?? 1,
         key: principal.id,
         signal,
       });
-      await this.metering.settle(reservation, {
-        ...outcome,
-        status: 'ok',
-        costYuan: cost,
-        characters,
-        seconds: Math.round(speech.duration * 1000) / 1000,
-        httpStatus: 200,
-      });
-      return speech;
+      source = speech.chunks[Symbol.asyncIterator]();
+      first = await source.next();
     } catch (e) {
       const error = toMediaError(e, 'text');
       await this.metering.settle(reservation, {
@@ -60,5 +73,39 @@ export class SynthesizeSpeechService {
       });
       throw error;
     }
+    const metering = this.metering;
+    const spoken = speech.spoken;
+    async function* chunks(): AsyncGenerator<Buffer> {
+      let status: 'ok' | 'failed' | 'aborted' = 'aborted';
+      let failure: Error | undefined;
+      try {
+        for (let next = first; !next.done; next = await source.next()) yield next.value;
+        status = 'ok';
+      } catch (e) {
+        failure = e as Error;
+        status = signal?.aborted ? 'aborted' : 'failed';
+      } finally {
+        // Stopped early (the transport destroyed, the client gone): the engine stops within a segment.
+        if (status === 'aborted' && !failure) await source.return?.();
+        await metering.settle(reservation, {
+          ...outcome,
+          status,
+          costYuan: status === 'ok' ? cost : synthesisCost(spoken.characters),
+          characters: status === 'ok' ? characters : spoken.characters,
+          seconds: Math.round(spoken.seconds * 1000) / 1000,
+          httpStatus: 200,
+          ...(failure ? { error: failure.message } : {}),
+        });
+      }
+      if (failure) throw toMediaError(failure, 'text');
+    }
+    return { ...speech, chunks: chunks(), spoken };
   }
+}
+
+export interface SpeechInput {
+  text: string;
+  voice?: string;
+  format?: SpeechFormat;
+  speed?: number;
 }

@@ -153,9 +153,17 @@ function hasAudioStream(stderr: string): boolean {
 /** A canonical 44-byte-header PCM WAV. */
 export function encodeWav(pcm: Int16Array, sampleRate: number): Buffer {
   const data = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+  return Buffer.concat([wavHeader(sampleRate, data.length), data]);
+}
+
+/**
+ * The 44-byte header of mono 16-bit PCM WAV. Without `dataBytes` (an answer sent while it is still being
+ * made) both sizes are 0xFFFFFFFF, which players and ffmpeg read as "until the end of the stream".
+ */
+export function wavHeader(sampleRate: number, dataBytes?: number): Buffer {
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + data.length, 4);
+  header.writeUInt32LE(dataBytes === undefined ? 0xffffffff : 36 + dataBytes, 4);
   header.write('WAVE', 8, 'ascii');
   header.write('fmt ', 12, 'ascii');
   header.writeUInt32LE(16, 16);
@@ -166,8 +174,8 @@ export function encodeWav(pcm: Int16Array, sampleRate: number): Buffer {
   header.writeUInt16LE(2, 32);
   header.writeUInt16LE(16, 34);
   header.write('data', 36, 'ascii');
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
+  header.writeUInt32LE(dataBytes === undefined ? 0xffffffff : dataBytes, 40);
+  return header;
 }
 
 const FFMPEG_ENCODINGS = {

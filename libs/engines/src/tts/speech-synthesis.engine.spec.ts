@@ -1,6 +1,7 @@
 import { decodeAudio } from '../audio/audio-codec';
-import { EngineInputError, EngineUnavailableError } from '../engine-worker';
-import { SpeechSynthesisEngine, VOICES } from './speech-synthesis.engine';
+import { EngineAbortedError } from '../engine-limiter';
+import { EngineInputError, EngineUnavailableError, EngineWorker } from '../engine-worker';
+import { collectSpeech, SEGMENT_CHARS, speechSegments, SpeechSynthesisEngine, VOICES } from './speech-synthesis.engine';
 
 function rms(pcm: Int16Array): number {
   let sum = 0;
@@ -105,5 +106,85 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
         new EngineInputError(`unsupported format ${name}`),
       );
     }
+  });
+
+  describe('long texts, a segment at a time', () => {
+    const long = 'The quick brown fox jumps over the lazy dog. '.repeat(20);
+    afterEach(() => jest.restoreAllMocks());
+
+    it('cuts after sentences, then clauses or spaces, never inside "3.14", and loses no text', () => {
+      const chinese = '你好，欢迎使用语音合成服务。'.repeat(40);
+      for (const text of [long, chinese, '字'.repeat(5000), 'Pi is 3.14 and more. '.repeat(30), 'a'.repeat(401)]) {
+        const pieces = speechSegments(text);
+        expect(pieces.join('').trim()).toBe(text.trim());
+        for (const piece of pieces) expect(Array.from(piece).length).toBeLessThanOrEqual(SEGMENT_CHARS);
+      }
+      expect(
+        speechSegments(chinese)
+          .slice(0, -1)
+          .every((p) => p.endsWith('。')),
+      ).toBe(true);
+      expect(
+        speechSegments(long)
+          .slice(0, -1)
+          .every((p) => p.endsWith('.')),
+      ).toBe(true);
+      expect(speechSegments('Pi is 3.14 and more. '.repeat(30)).some((p) => /3\.$|^14/.test(p))).toBe(false);
+      expect(speechSegments('a'.repeat(401)).map((p) => p.length)).toEqual([160, 160, 81]);
+      expect(speechSegments('short text')).toEqual(['short text']);
+    });
+
+    it('speaks each segment as one worker call and joins them: an MP3 that decodes to the length spoken, a WAV with exact sizes', async () => {
+      const calls = jest.spyOn(EngineWorker.prototype, 'call');
+      const speech = engine.stream(long, { voice: 'en-US-GuyNeural', format: 'mp3' });
+      expect(speech.segments).toBe(speechSegments(long).length);
+      const whole = await collectSpeech(speech);
+      expect(calls.mock.calls.filter(([method]) => method === 'synthesize')).toHaveLength(speech.segments);
+      const decoded = await decodeAudio(whole.audio, { keepPcm: false });
+      expect(decoded.container).toBe('mp3');
+      expect(Math.abs(decoded.duration - whole.duration)).toBeLessThan(0.15);
+      const wav = await engine.synthesize(long, { voice: 'en-US-GuyNeural', format: 'wav' });
+      expect(wav.audio.readUInt32LE(40)).toBe(wav.audio.length - 44);
+      expect(wav.audio.readUInt32LE(4)).toBe(wav.audio.length - 8);
+      // Streamed, the header goes before the sizes are known.
+      const streamed = engine.stream(long, { voice: 'en-US-GuyNeural', format: 'wav' });
+      const first = await streamed.chunks[Symbol.asyncIterator]().next();
+      expect((first.value as Buffer).readUInt32LE(40)).toBe(0xffffffff);
+    });
+
+    it("another caller's short text is spoken between a long text's segments, not after all of them", async () => {
+      const longSpeech = engine.stream(long, { voice: 'en-US-GuyNeural', format: 'mp3', key: 'long' });
+      const reader = longSpeech.chunks[Symbol.asyncIterator]();
+      await reader.next();
+      const pending = (async () => {
+        for (let r = await reader.next(); !r.done; r = await reader.next());
+      })();
+      await engine.synthesize('Hello.', { voice: 'en-US-GuyNeural', format: 'mp3', key: 'short' });
+      const spokenWhenShortDone = longSpeech.spoken.characters;
+      await pending;
+      expect(spokenWhenShortDone).toBeLessThan(Array.from(long.trim()).length / 2);
+    });
+
+    it('a reader that stops, or a signal that aborts, ends the work within a segment', async () => {
+      const calls = jest.spyOn(EngineWorker.prototype, 'call');
+      const speech = engine.stream(long, { voice: 'en-US-GuyNeural', format: 'mp3' });
+      for await (const chunk of speech.chunks) {
+        expect(chunk.length).toBeGreaterThan(0);
+        break;
+      }
+      // One segment spoken, and its MP3 encoder freed in the worker.
+      expect(calls.mock.calls.map(([method]) => method)).toEqual(['synthesize', 'endJob']);
+      const leaving = new AbortController();
+      const aborted = engine.stream(long, { voice: 'en-US-GuyNeural', format: 'wav', signal: leaving.signal });
+      const reader = aborted.chunks[Symbol.asyncIterator]();
+      await reader.next();
+      leaving.abort();
+      await expect(
+        (async () => {
+          for (let r = await reader.next(); !r.done; r = await reader.next());
+        })(),
+      ).rejects.toBeInstanceOf(EngineAbortedError);
+      expect(aborted.spoken.characters).toBeLessThanOrEqual(2 * SEGMENT_CHARS);
+    });
   });
 });

@@ -1,5 +1,5 @@
 import * as path from 'path';
-import { encodeWav, encodeWithFfmpeg, resamplePcm } from '../audio/audio-codec';
+import { encodeWav, encodeWithFfmpeg, resamplePcm, wavHeader } from '../audio/audio-codec';
 import type { EngineCallOptions } from '../engine-limiter';
 import { EngineInputError, EngineUnavailableError, EngineWorker } from '../engine-worker';
 
@@ -33,7 +33,57 @@ export interface SynthesizedSpeech {
   duration: number;
 }
 
+/** An answer being made: its audio piece by piece, and how much of the text it has spoken so far. */
+export interface SpeechStream {
+  readonly contentType: string;
+  readonly format: SpeechFormat;
+  /** The pieces the text is spoken in (speechSegments). */
+  readonly segments: number;
+  /** The audio comes as one chunk (one segment, or a format ffmpeg encodes from the whole): its length is known when it comes. */
+  readonly single: boolean;
+  /**
+   * The audio, one chunk per segment spoken (mp3, wav, pcm) or one at the end (ogg, opus, flac, aac,
+   * encoded by ffmpeg from the whole). A wav of several segments starts with a header whose sizes are
+   * 0xFFFFFFFF (unknown). Iterate once; stopping early, or an aborted signal, stops the work within a
+   * segment.
+   */
+  readonly chunks: AsyncIterable<Buffer>;
+  /** Code points of the segments spoken so far and the seconds of speech they made. */
+  readonly spoken: { characters: number; seconds: number; sampleRate: number };
+}
+
 const ESPEAK_DEFAULT_WPM = 175;
+
+/** Code points per worker call: long texts are spoken in pieces of at most this, taking turns with other callers. */
+export const SEGMENT_CHARS = 160;
+/** Where a segment may end, best first: after a sentence, then after a clause or a space. */
+const SENTENCE_END = new Set(['。', '！', '？', '!', '?', ';', '；', '…', '\n']);
+const CLAUSE_END = new Set(['，', ',', '、', '：', ':', ' ', '\t', '\r']);
+
+/**
+ * Cuts a text into pieces of at most `max` code points, each ending after the last sentence end (a
+ * '.' only before white space, so "3.14" stays whole) in its last three quarters, else after the last
+ * clause end or space there, else at `max`. Linear in the text; pieces of white space alone are dropped.
+ */
+export function speechSegments(text: string, max = SEGMENT_CHARS): string[] {
+  const chars = Array.from(text);
+  const out: string[] = [];
+  let start = 0;
+  while (chars.length - start > max) {
+    let sentence = -1;
+    let clause = -1;
+    for (let i = start + Math.floor(max / 4); i < start + max; i++) {
+      const c = chars[i];
+      if (SENTENCE_END.has(c) || (c === '.' && /\s/.test(chars[i + 1] ?? ''))) sentence = i + 1;
+      else if (CLAUSE_END.has(c)) clause = i + 1;
+    }
+    const end = sentence > 0 ? sentence : clause > 0 ? clause : start + max;
+    out.push(chars.slice(start, end).join(''));
+    start = end;
+  }
+  out.push(chars.slice(start).join(''));
+  return out.filter((piece) => piece.trim() !== '');
+}
 
 const BODY = `
 async function init(data) {
@@ -42,8 +92,10 @@ async function init(data) {
   const espeak = await createEspeak();
   const worker = new espeak.eSpeakNGWorker();
   const sampleRate = worker.get_samplerate();
+  // One MP3 encoder per answer being made, so its segments join without gaps; bounded against leaks.
+  const encoders = new Map();
   return {
-    async synthesize(text, voice, wpm, mp3) {
+    async synthesize(text, voice, wpm, mp3Job, last) {
       if (worker.set_voice(voice) !== 0) throw new InputError('voice not available: ' + voice);
       worker.set_rate(wpm);
       const chunks = [];
@@ -52,14 +104,26 @@ async function init(data) {
       const pcm = new Int16Array(total);
       let offset = 0;
       for (const c of chunks) { pcm.set(c, offset); offset += c.length; }
-      if (!mp3) return transfer({ sampleRate, samples: total, pcm }, [pcm.buffer]);
-      const encoder = new lame.Mp3Encoder(1, sampleRate, 64);
+      if (mp3Job === null) return transfer({ sampleRate, samples: total, pcm }, [pcm.buffer]);
+      let encoder = encoders.get(mp3Job);
+      if (!encoder) {
+        encoder = new lame.Mp3Encoder(1, sampleRate, 64);
+        encoders.set(mp3Job, encoder);
+        if (encoders.size > 256) encoders.delete(encoders.keys().next().value);
+      }
       const parts = [];
       for (let i = 0; i < pcm.length; i += 1152 * 20) parts.push(encoder.encodeBuffer(pcm.subarray(i, i + 1152 * 20)));
-      parts.push(encoder.flush());
+      if (last) {
+        parts.push(encoder.flush());
+        encoders.delete(mp3Job);
+      }
       const bytes = Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
       const out = new Uint8Array(bytes);
       return transfer({ sampleRate, samples: total, mp3: out }, [out.buffer]);
+    },
+    async endJob(mp3Job) {
+      encoders.delete(mp3Job);
+      return null;
     },
   };
 }
@@ -73,6 +137,7 @@ export class SpeechSynthesisEngine {
   private static instance: SpeechSynthesisEngine | null = null;
   private readonly worker: EngineWorker | null;
   private readonly missing: string | null = null;
+  private nextJob = 1;
 
   constructor(espeakPackage = '@echogarden/espeak-ng-emscripten') {
     let espeak: string | null = null;
@@ -99,12 +164,27 @@ export class SpeechSynthesisEngine {
     return this.worker?.started ?? false;
   }
 
-  /** The synthesis (worker call) and any ffmpeg encode each take a slot of the shared engine limiter, one after the other. */
+  /** The whole audio at once (tests, the SSE alias): `stream` collected. */
   async synthesize(
     text: string,
     opts: { voice?: string; speed?: number; format?: SpeechFormat } & EngineCallOptions = {},
   ): Promise<SynthesizedSpeech> {
+    return collectSpeech(this.stream(text, opts));
+  }
+
+  /**
+   * Speaks `text` segment by segment (speechSegments): each segment is one worker call under the shared
+   * engine limiter, so callers take turns on the one eSpeak thread a segment at a time, and a caller that
+   * leaves (signal) stops the work within a segment. The first segment is admitted like any engine work
+   * (refused when the key's or the process's queue is full); the others continue it. Input errors
+   * (voice, speed, format, empty text) are thrown here, before any work.
+   */
+  stream(
+    text: string,
+    opts: { voice?: string; speed?: number; format?: SpeechFormat } & EngineCallOptions = {},
+  ): SpeechStream {
     if (!this.worker) throw new EngineUnavailableError('tts', this.missing ?? 'not installed');
+    const worker = this.worker;
     const voiceId = opts.voice ?? DEFAULT_VOICE;
     // Own entries only: a voice or format named `constructor`, `toString`... is unknown, not Object's member.
     const voice = Object.hasOwn(VOICES, voiceId) ? VOICES[voiceId] : undefined;
@@ -115,26 +195,77 @@ export class SpeechSynthesisEngine {
     if (!Object.hasOwn(SPEECH_FORMATS, format)) throw new EngineInputError(`unsupported format ${format}`);
     if (text.trim() === '') throw new EngineInputError('text is empty');
 
-    const call = { key: opts.key, signal: opts.signal };
-    const out = await this.worker.call<{ sampleRate: number; samples: number; pcm?: Int16Array; mp3?: Uint8Array }>(
-      'synthesize',
-      [text, voice.espeak, Math.round(ESPEAK_DEFAULT_WPM * speed), format === 'mp3'],
-      [],
-      call,
-    );
-    const duration = out.samples / out.sampleRate;
-    let audio: Buffer;
-    if (out.mp3) audio = Buffer.from(out.mp3.buffer, out.mp3.byteOffset, out.mp3.byteLength);
-    else if (format === 'wav') audio = encodeWav(out.pcm!, out.sampleRate);
-    else if (format === 'pcm') {
-      // OpenAI's raw format: 24 kHz, signed 16-bit little-endian, mono.
-      const pcm = resamplePcm(out.pcm!, out.sampleRate, 24_000);
-      audio = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-    } else audio = await encodeWithFfmpeg(out.pcm!, out.sampleRate, format as 'ogg' | 'opus' | 'flac' | 'aac', call);
-    return { audio, contentType: SPEECH_FORMATS[format], format, sampleRate: out.sampleRate, duration };
+    const segments = speechSegments(text);
+    const wpm = Math.round(ESPEAK_DEFAULT_WPM * speed);
+    const mp3Job = format === 'mp3' ? this.nextJob++ : null;
+    const spoken = { characters: 0, seconds: 0, sampleRate: 0 };
+    type Spoken = { sampleRate: number; samples: number; pcm?: Int16Array; mp3?: Uint8Array };
+    const step = (i: number) =>
+      worker.call<Spoken>('synthesize', [segments[i], voice.espeak, wpm, mp3Job, i === segments.length - 1], [], {
+        key: opts.key,
+        signal: opts.signal,
+        continued: i > 0,
+      });
+    async function* chunks(): AsyncGenerator<Buffer> {
+      const whole: Int16Array[] = [];
+      let finished = false;
+      try {
+        for (let i = 0; i < segments.length; i++) {
+          const out = await step(i);
+          spoken.characters += Array.from(segments[i]).length;
+          spoken.seconds += out.samples / out.sampleRate;
+          spoken.sampleRate = out.sampleRate;
+          if (out.mp3) yield Buffer.from(out.mp3.buffer, out.mp3.byteOffset, out.mp3.byteLength);
+          else if (format === 'pcm') {
+            // OpenAI's raw format: 24 kHz, signed 16-bit little-endian, mono.
+            const pcm = resamplePcm(out.pcm!, out.sampleRate, 24_000);
+            yield Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
+          } else if (format === 'wav' && segments.length === 1) yield encodeWav(out.pcm!, out.sampleRate);
+          else if (format === 'wav') {
+            if (i === 0) yield wavHeader(out.sampleRate);
+            yield Buffer.from(out.pcm!.buffer, out.pcm!.byteOffset, out.pcm!.byteLength);
+          } else whole.push(out.pcm!);
+        }
+        if (whole.length > 0) {
+          const pcm = whole.length === 1 ? whole[0] : concatPcm(whole);
+          yield await encodeWithFfmpeg(pcm, spoken.sampleRate, format as 'ogg' | 'opus' | 'flac' | 'aac', {
+            key: opts.key,
+            signal: opts.signal,
+            continued: true,
+          });
+        }
+        finished = true;
+      } finally {
+        // An answer left unfinished frees its MP3 encoder in the worker.
+        if (mp3Job !== null && !finished)
+          void worker.call('endJob', [mp3Job], [], { key: opts.key, continued: true }).catch(() => undefined);
+      }
+    }
+    const single = segments.length === 1 || !['mp3', 'wav', 'pcm'].includes(format);
+    return { contentType: SPEECH_FORMATS[format], format, segments: segments.length, single, chunks: chunks(), spoken };
   }
 
   close(): Promise<void> {
     return this.worker?.close() ?? Promise.resolve();
   }
+}
+
+/** All of a speech stream's audio in one Buffer, a wav's header sizes filled in. */
+export async function collectSpeech(speech: SpeechStream): Promise<SynthesizedSpeech> {
+  const parts: Buffer[] = [];
+  for await (const chunk of speech.chunks) parts.push(chunk);
+  const audio = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+  if (speech.format === 'wav') audio.set(wavHeader(speech.spoken.sampleRate, audio.length - 44));
+  const { seconds: duration, sampleRate } = speech.spoken;
+  return { audio, contentType: speech.contentType, format: speech.format, sampleRate, duration };
+}
+
+function concatPcm(parts: Int16Array[]): Int16Array {
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
 }

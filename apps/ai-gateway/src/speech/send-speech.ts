@@ -1,0 +1,49 @@
+import { collectSpeech, SpeechStream } from '@app/engines';
+import type { Response } from 'express';
+
+/**
+ * Writes a synthesis answer. Audio that comes as one chunk (SpeechStream.single) is sent with its
+ * Content-Length and X-Audio-Duration. A longer text is sent chunked as each segment is spoken, so its
+ * first audio plays while the rest is made; its duration is not known when the headers go. A client that
+ * takes none of it for `stallMs` (REQUEST_TIMEOUT_MS) while a chunk waits is cut, which stops the engine
+ * within a segment and settles the call as aborted; so is an answer whose engine fails midway (the
+ * status was sent: a cut connection is the only way left to say the audio is incomplete).
+ */
+export async function sendSpeech(res: Response, speech: SpeechStream, stallMs: number): Promise<void> {
+  res.status(200).setHeader('Content-Type', speech.contentType);
+  if (speech.single) {
+    const whole = await collectSpeech(speech);
+    res.setHeader('Content-Length', String(whole.audio.length));
+    res.setHeader('X-Audio-Duration', whole.duration.toFixed(3));
+    res.end(whole.audio);
+    return;
+  }
+  res.flushHeaders();
+  try {
+    for await (const chunk of speech.chunks) {
+      if (res.destroyed) break;
+      if (!res.write(chunk)) await drained(res, stallMs);
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  }
+}
+
+/** Resolves when `res` drains or closes; destroys it when neither happens within `stallMs`. */
+function drained(res: Response, stallMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      done();
+      res.destroy();
+    }, stallMs);
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
