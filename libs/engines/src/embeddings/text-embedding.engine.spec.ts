@@ -1,5 +1,13 @@
+import { EngineAbortedError } from '../engine-limiter';
 import { EngineInputError, EngineWorker } from '../engine-worker';
-import { LOCAL_EMBEDDING_DIMENSIONS, TextEmbeddingEngine, textEmbeddingWorker } from './text-embedding.engine';
+import {
+  embeddingSlices,
+  LOCAL_EMBEDDING_DIMENSIONS,
+  SLICE_CHARACTERS,
+  SLICE_INPUTS,
+  TextEmbeddingEngine,
+  textEmbeddingWorker,
+} from './text-embedding.engine';
 
 /**
  * Runs before the engine's code in its worker: the WASM backend cannot finish starting while the
@@ -76,5 +84,54 @@ describe('TextEmbeddingEngine (USE lite, real model)', () => {
   it('rejects empty inputs and returns nothing for no inputs', async () => {
     await expect(engine.embed(['ok', '  '])).rejects.toBeInstanceOf(EngineInputError);
     expect(await engine.embed([])).toEqual([]);
+  });
+
+  describe('big batches, a slice at a time', () => {
+    afterEach(() => jest.restoreAllMocks());
+    const batch = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} about the weather and the sea.`);
+
+    it('cuts by inputs and by characters, a longer input alone, covering every input once', () => {
+      expect(embeddingSlices(batch)).toEqual([
+        [0, 16],
+        [16, 32],
+        [32, 40],
+      ]);
+      const long = 'x'.repeat(SLICE_CHARACTERS / 2);
+      expect(embeddingSlices([long, long, long, 'x'.repeat(SLICE_CHARACTERS + 1), 'y'])).toEqual([
+        [0, 2],
+        [2, 3],
+        [3, 4],
+        [4, 5],
+      ]);
+      expect(SLICE_INPUTS).toBe(16);
+    });
+
+    it('embeds a batch as one worker call per slice, to the same vectors as one input at a time', async () => {
+      const calls = jest.spyOn(EngineWorker.prototype, 'call');
+      const vectors = await engine.embed(batch);
+      expect(calls.mock.calls.map(([, args]) => (args as string[][])[0].length)).toEqual([16, 16, 8]);
+      expect(calls.mock.calls.map(([, , , opts]) => opts?.continued)).toEqual([false, true, true]);
+      expect(vectors).toHaveLength(40);
+      const [alone] = await engine.embed([batch[37]]);
+      expect(cosine(alone, vectors[37])).toBeGreaterThan(0.9999);
+    });
+
+    it("another caller's input is embedded between a big batch's slices, not after all of them", async () => {
+      let bigDone = false;
+      const big = engine.embed(batch, { key: 'big' }).then(() => (bigDone = true));
+      await engine.embed(['One short sentence.'], { key: 'small' });
+      expect(bigDone).toBe(false);
+      await big;
+    });
+
+    it('a caller that leaves stops the work within a slice', async () => {
+      const calls = jest.spyOn(EngineWorker.prototype, 'call');
+      const leaving = new AbortController();
+      const left = engine.embed(batch, { signal: leaving.signal });
+      await (calls.mock.results[0].value as Promise<unknown>);
+      leaving.abort();
+      await expect(left).rejects.toBeInstanceOf(EngineAbortedError);
+      expect(calls.mock.calls.length).toBeLessThanOrEqual(2);
+    });
   });
 });
