@@ -59,7 +59,7 @@ describe('EngineLimiter', () => {
     g.finishOne();
     expect(await Promise.all(calls.slice(0, 4))).toEqual(['done', 'done', 'done', 'done']);
     expect(g.peak).toBe(2);
-    expect(limiter.stats).toEqual({ active: 0, queued: 0, peakActive: 2 });
+    expect(limiter.stats).toEqual({ active: 0, queued: 0, peakActive: 2, open: 0 });
   });
 
   it('gives one key at most its share, refuses that key past its queue with a key-scope error, and still serves other keys', async () => {
@@ -150,5 +150,46 @@ describe('EngineLimiter', () => {
       g.finishOne();
       expect(await run).toBe('done');
     }
+  });
+
+  it('does not let a key that comes back idle pass a key still waiting (no starvation by alternating keys)', async () => {
+    const limiter = new EngineLimiter({ maxConcurrent: 1, maxConcurrentPerKey: 1, maxQueued: 20, maxQueuedPerKey: 20 });
+    const order: string[] = [];
+    const g = gate();
+    const step = (key: string) =>
+      limiter.run({ key }, async () => {
+        order.push(key);
+        return g.work();
+      });
+    const started = async (n: number) => {
+      while (order.length < n) await new Promise((r) => setImmediate(r));
+    };
+    const runs = [step('w'), step('w'), step('w')];
+    await started(1);
+    // Two keys come and go, one call at a time each, while w still has two waiting.
+    for (let n = 2; n <= 7; n++) {
+      runs.push(step(n % 2 === 0 ? 'a' : 'b'));
+      g.finishOne();
+      await started(n);
+    }
+    while (g.running > 0) {
+      g.finishOne();
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(runs);
+    // Round robin: w gets every other turn (first by its own age, then after each newcomer).
+    expect(order).toEqual(['w', 'a', 'w', 'b', 'a', 'w', 'b', 'a', 'b']);
+  });
+
+  it('bounds work of several steps under way per key and per process (openWork), so continued steps are bounded too', () => {
+    const limiter = new EngineLimiter({ maxConcurrent: 2, maxConcurrentPerKey: 1, maxQueued: 3, maxQueuedPerKey: 2 });
+    const closes = [limiter.openWork('a'), limiter.openWork('a'), limiter.openWork('a')];
+    expect(() => limiter.openWork('a')).toThrow(expect.objectContaining({ scope: 'key' }));
+    closes.push(limiter.openWork('b'), limiter.openWork());
+    expect(() => limiter.openWork('c')).toThrow(expect.objectContaining({ scope: 'server' }));
+    closes[0]();
+    closes[0]();
+    expect(limiter.stats.open).toBe(4);
+    expect(() => limiter.openWork('a')).not.toThrow();
   });
 });

@@ -81,6 +81,9 @@ export class EngineLimiter {
   /** When each key with work running or waiting last got a slot (a counter, not a time). */
   private readonly servedAt = new Map<string, number>();
   private turns = 0;
+  /** Work of several steps under way (open), in all and by key. */
+  private open = 0;
+  private readonly openByKey = new Map<string, number>();
 
   constructor(limits: Partial<EngineLimits> = {}) {
     this.limits = { ...defaultEngineLimits(), ...limits };
@@ -101,8 +104,38 @@ export class EngineLimiter {
   }
 
   /** Counters for tests and health output. */
-  get stats(): { active: number; queued: number; peakActive: number } {
-    return { active: this.active, queued: this.waiting.length, peakActive: this.peakActive };
+  get stats(): { active: number; queued: number; peakActive: number; open: number } {
+    return { active: this.active, queued: this.waiting.length, peakActive: this.peakActive, open: this.open };
+  }
+
+  /**
+   * Opens work of several steps (a long synthesis, a big embeddings batch), whose later steps run with
+   * `continued`: refused with EngineBusyError when the key already has as much open as its share may run
+   * and wait (maxConcurrentPerKey + maxQueuedPerKey), or the process (maxConcurrent + maxQueued). That
+   * bounds the continued steps, which the queue caps do not refuse: at most one waits per open work.
+   * Returns the function that closes it (idempotent).
+   */
+  openWork(key?: string): () => void {
+    const keyOpen = key === undefined ? 0 : (this.openByKey.get(key) ?? 0);
+    if (key !== undefined && keyOpen >= this.limits.maxConcurrentPerKey + this.limits.maxQueuedPerKey)
+      throw new EngineBusyError(
+        'key',
+        `this API key already has ${keyOpen} engine jobs under way; retry when one finishes`,
+      );
+    if (this.open >= this.limits.maxConcurrent + this.limits.maxQueued)
+      throw new EngineBusyError('server', `the local engines are busy (${this.open} jobs under way); retry shortly`);
+    this.open++;
+    if (key !== undefined) this.openByKey.set(key, keyOpen + 1);
+    let closed = false;
+    return () => {
+      if (closed) return;
+      closed = true;
+      this.open--;
+      if (key === undefined) return;
+      const n = (this.openByKey.get(key) ?? 1) - 1;
+      if (n > 0) this.openByKey.set(key, n);
+      else this.openByKey.delete(key);
+    };
   }
 
   /**
@@ -180,7 +213,12 @@ export class EngineLimiter {
         reject,
       };
       this.waiting.push(waiter);
-      if (key !== undefined) this.waitingByKey.set(key, (this.waitingByKey.get(key) ?? 0) + 1);
+      if (key !== undefined) {
+        this.waitingByKey.set(key, (this.waitingByKey.get(key) ?? 0) + 1);
+        // A key new to the queue goes after the keys waiting since before the latest turn, before the
+        // key that took it: coming back idle must not put it ahead of everyone still waiting.
+        if (!this.servedAt.has(key)) this.servedAt.set(key, this.turns - 0.5);
+      }
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }

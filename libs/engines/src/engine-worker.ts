@@ -93,7 +93,9 @@ export class EngineWorker {
     const worker = this.ensureWorker();
     const id = this.nextId++;
     return new Promise<T>((rawResolve, rawReject) => {
-      const onAbort = () => worker.postMessage({ cancel: id });
+      const onAbort = () => {
+        if (this.pending.has(id)) worker.postMessage({ cancel: id });
+      };
       signal.addEventListener('abort', onAbort, { once: true });
       const resolve = (value: T) => {
         signal.removeEventListener('abort', onAbort);
@@ -116,6 +118,15 @@ export class EngineWorker {
       worker.ref();
       worker.postMessage({ id, method, args }, transferList);
     });
+  }
+
+  /**
+   * Sends `method` to the running worker without waiting for it or taking a limiter slot: constant-time
+   * bookkeeping (freeing an answer's encoder). Runs after the calls sent before it; nothing when the
+   * worker is not running (its state went with it).
+   */
+  post(method: string, args: unknown[] = []): void {
+    this.worker?.postMessage({ id: 0, method, args });
   }
 
   /** Stops the worker; the next call starts a fresh one. */
@@ -194,12 +205,15 @@ const WORKER_LOOP = `
 let handlersPromise = null;
 let queue = Promise.resolve();
 const cancelled = new Set();
+// Calls start in the order of their ids: a cancel for one already started is too late, and is not kept.
+let lastStarted = 0;
 parentPort.on('message', ({ id, method, args, cancel }) => {
   if (cancel !== undefined) {
-    cancelled.add(cancel);
+    if (cancel > lastStarted) cancelled.add(cancel);
     return;
   }
   queue = queue.then(async () => {
+    if (id > lastStarted) lastStarted = id;
     if (cancelled.delete(id)) {
       parentPort.postMessage({ id, ok: false, cancelled: true });
       return;

@@ -135,4 +135,28 @@ describe('SynthesizeSpeechService', () => {
     expect(outcome.characters).toBeLessThan(text.length / 2);
     expect(outcome.costYuan).toBe(synthesisCost(outcome.characters!));
   });
+
+  it('an engine failure after the first chunk settles the call as failed, at no cost, and ends the stream with the error', async () => {
+    async function* parts(): AsyncGenerator<Buffer> {
+      spoken.characters += 160;
+      yield Buffer.from('segment-1');
+      throw new Error('worker exited');
+    }
+    const spoken = { characters: 0, seconds: 0, sampleRate: 22_050 };
+    jest.spyOn(SpeechSynthesisEngine, 'shared').mockReturnValue({
+      installed: true,
+      stream: () => ({ contentType: 'audio/mpeg', format: 'mp3', segments: 3, single: false, chunks: parts(), spoken }),
+    } as never);
+    const speech = await service().stream(keyPrincipal, { text: 'x'.repeat(400) }, 'req-midway');
+    const got: string[] = [];
+    await expect(
+      (async () => {
+        for await (const chunk of speech.chunks) got.push(chunk.toString());
+      })(),
+    ).rejects.toThrow('worker exited');
+    expect(got).toEqual(['segment-1']);
+    expect(settled).toEqual([
+      expect.objectContaining({ status: 'failed', costYuan: 0, characters: 160, error: 'worker exited' }),
+    ]);
+  });
 });

@@ -30,9 +30,9 @@ export class SynthesizeSpeechService {
   /**
    * The answer as it is made. Returns once its first chunk is ready, so a refusal (limits, engine, input)
    * is still an error status; the rest comes segment by segment (SpeechSynthesisEngine.stream). Settled
-   * when its chunks end: `ok` at the price of the text; `aborted` (the client left, or stopped reading) or
-   * `failed` (the engine, midway) at the price of the characters spoken; `failed` at no cost before the
-   * first chunk.
+   * when its chunks end: `ok` at the price of the text; `aborted` (the client left, or stopped reading) at
+   * the price of the characters spoken; `failed` (the engine, before the first chunk or midway) at no cost,
+   * as a failed chat stream.
    */
   async stream(
     principal: Principal,
@@ -90,7 +90,7 @@ export class SynthesizeSpeechService {
         await metering.settle(reservation, {
           ...outcome,
           status,
-          costYuan: status === 'ok' ? cost : synthesisCost(spoken.characters),
+          costYuan: status === 'ok' ? cost : status === 'aborted' ? synthesisCost(spoken.characters) : 0,
           characters: status === 'ok' ? characters : spoken.characters,
           seconds: Math.round(spoken.seconds * 1000) / 1000,
           httpStatus: 200,

@@ -1,5 +1,5 @@
 import * as path from 'path';
-import type { EngineCallOptions } from '../engine-limiter';
+import { EngineCallOptions, EngineLimiter } from '../engine-limiter';
 import { EngineInputError, EngineWorker } from '../engine-worker';
 
 /** The local model's own name (contract model names route to upstreams). */
@@ -62,22 +62,29 @@ export class TextEmbeddingEngine {
    * One unit-length 512-float vector per input, in input order. The inputs go to the one model thread in
    * slices (embeddingSlices), each one call under the engine limiter: another key's call waits for at
    * most a slice of a big batch, not all of it (2048 inputs of 100 characters took 74 s in one call on
-   * the CI machines), and a caller that leaves stops the work within a slice. The first slice is
-   * admitted like any engine work; the others continue it.
+   * the CI machines), and a caller that leaves stops the work within a slice. A batch of several slices
+   * is opened as work of several steps (EngineLimiter.openWork) and its first slice admitted like any
+   * engine work; the others continue it.
    */
   async embed(texts: string[], call: EngineCallOptions = {}): Promise<number[][]> {
     if (texts.length === 0) return [];
     if (texts.some((t) => typeof t !== 'string' || t.trim() === ''))
       throw new EngineInputError('every input must be a non-empty string');
-    const out: number[][] = [];
-    for (const [start, end] of embeddingSlices(texts)) {
-      const vectors = await this.worker.call<Float32Array[]>('embed', [texts.slice(start, end)], [], {
-        ...call,
-        continued: start > 0,
-      });
-      for (const v of vectors) out.push(Array.from(v));
+    const slices = embeddingSlices(texts);
+    const close = slices.length > 1 ? EngineLimiter.shared().openWork(call.key) : () => undefined;
+    try {
+      const out: number[][] = [];
+      for (const [start, end] of slices) {
+        const vectors = await this.worker.call<Float32Array[]>('embed', [texts.slice(start, end)], [], {
+          ...call,
+          continued: start > 0,
+        });
+        for (const v of vectors) out.push(Array.from(v));
+      }
+      return out;
+    } finally {
+      close();
     }
-    return out;
   }
 
   close(): Promise<void> {

@@ -1,5 +1,5 @@
 import { decodeAudio } from '../audio/audio-codec';
-import { EngineAbortedError } from '../engine-limiter';
+import { EngineAbortedError, EngineLimiter } from '../engine-limiter';
 import { EngineInputError, EngineUnavailableError, EngineWorker } from '../engine-worker';
 import { collectSpeech, SEGMENT_CHARS, speechSegments, SpeechSynthesisEngine, VOICES } from './speech-synthesis.engine';
 
@@ -148,8 +148,10 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
       expect(wav.audio.readUInt32LE(4)).toBe(wav.audio.length - 8);
       // Streamed, the header goes before the sizes are known.
       const streamed = engine.stream(long, { voice: 'en-US-GuyNeural', format: 'wav' });
-      const first = await streamed.chunks[Symbol.asyncIterator]().next();
+      const reader = streamed.chunks[Symbol.asyncIterator]();
+      const first = await reader.next();
       expect((first.value as Buffer).readUInt32LE(40)).toBe(0xffffffff);
+      await reader.return?.();
     });
 
     it("another caller's short text is spoken between a long text's segments, not after all of them", async () => {
@@ -167,13 +169,17 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
 
     it('a reader that stops, or a signal that aborts, ends the work within a segment', async () => {
       const calls = jest.spyOn(EngineWorker.prototype, 'call');
+      const posts = jest.spyOn(EngineWorker.prototype, 'post');
+      const openBefore = EngineLimiter.shared().stats.open;
       const speech = engine.stream(long, { voice: 'en-US-GuyNeural', format: 'mp3' });
       for await (const chunk of speech.chunks) {
         expect(chunk.length).toBeGreaterThan(0);
         break;
       }
-      // One segment spoken, and its MP3 encoder freed in the worker.
-      expect(calls.mock.calls.map(([method]) => method)).toEqual(['synthesize', 'endJob']);
+      // One segment spoken, its MP3 encoder freed in the worker, and the answer no longer under way.
+      expect(calls.mock.calls.map(([method]) => method)).toEqual(['synthesize']);
+      expect(posts.mock.calls).toEqual([['endJob', [expect.any(Number)]]]);
+      expect(EngineLimiter.shared().stats.open).toBe(openBefore);
       const leaving = new AbortController();
       const aborted = engine.stream(long, { voice: 'en-US-GuyNeural', format: 'wav', signal: leaving.signal });
       const reader = aborted.chunks[Symbol.asyncIterator]();
@@ -185,6 +191,20 @@ describe('SpeechSynthesisEngine (eSpeak NG WASM, real synthesis)', () => {
         })(),
       ).rejects.toBeInstanceOf(EngineAbortedError);
       expect(aborted.spoken.characters).toBeLessThanOrEqual(2 * SEGMENT_CHARS);
+    });
+
+    it("opens each answer as engine work of several steps: past the key's share of them, a new one is refused before any work", async () => {
+      const limiter = EngineLimiter.shared();
+      const { maxConcurrentPerKey, maxQueuedPerKey } = limiter.current;
+      const closes = Array.from({ length: maxConcurrentPerKey + maxQueuedPerKey }, () => limiter.openWork('busy-key'));
+      const calls = jest.spyOn(EngineWorker.prototype, 'call');
+      try {
+        const speech = engine.stream(long, { voice: 'en-US-GuyNeural', format: 'mp3', key: 'busy-key' });
+        await expect(speech.chunks[Symbol.asyncIterator]().next()).rejects.toMatchObject({ scope: 'key' });
+        expect(calls).not.toHaveBeenCalled();
+      } finally {
+        for (const close of closes) close();
+      }
     });
   });
 });

@@ -1,6 +1,6 @@
 import * as path from 'path';
 import { encodeWav, encodeWithFfmpeg, resamplePcm, wavHeader } from '../audio/audio-codec';
-import type { EngineCallOptions } from '../engine-limiter';
+import { EngineCallOptions, EngineLimiter } from '../engine-limiter';
 import { EngineInputError, EngineUnavailableError, EngineWorker } from '../engine-worker';
 
 /** The contract's voice ids and the eSpeak NG voice (+ variant) that speaks each. */
@@ -92,10 +92,11 @@ async function init(data) {
   const espeak = await createEspeak();
   const worker = new espeak.eSpeakNGWorker();
   const sampleRate = worker.get_samplerate();
-  // One MP3 encoder per answer being made, so its segments join without gaps; bounded against leaks.
+  // One MP3 encoder per answer being made, so its segments join without gaps; freed by its last segment or
+  // endJob, and at most as many as the engine limiter lets be under way (openWork).
   const encoders = new Map();
   return {
-    async synthesize(text, voice, wpm, mp3Job, last) {
+    async synthesize(text, voice, wpm, mp3Job, first, last) {
       if (worker.set_voice(voice) !== 0) throw new InputError('voice not available: ' + voice);
       worker.set_rate(wpm);
       const chunks = [];
@@ -107,9 +108,10 @@ async function init(data) {
       if (mp3Job === null) return transfer({ sampleRate, samples: total, pcm }, [pcm.buffer]);
       let encoder = encoders.get(mp3Job);
       if (!encoder) {
+        // An answer's later segment without its encoder (a worker restarted under it) fails: a fresh one would skip audio.
+        if (!first) throw new Error('the MP3 encoder of this answer is gone');
         encoder = new lame.Mp3Encoder(1, sampleRate, 64);
         encoders.set(mp3Job, encoder);
-        if (encoders.size > 256) encoders.delete(encoders.keys().next().value);
       }
       const parts = [];
       for (let i = 0; i < pcm.length; i += 1152 * 20) parts.push(encoder.encodeBuffer(pcm.subarray(i, i + 1152 * 20)));
@@ -175,8 +177,9 @@ export class SpeechSynthesisEngine {
   /**
    * Speaks `text` segment by segment (speechSegments): each segment is one worker call under the shared
    * engine limiter, so callers take turns on the one eSpeak thread a segment at a time, and a caller that
-   * leaves (signal) stops the work within a segment. The first segment is admitted like any engine work
-   * (refused when the key's or the process's queue is full); the others continue it. Input errors
+   * leaves (signal) stops the work within a segment. The answer is opened like any engine work of several
+   * steps (EngineLimiter.openWork: refused when the key or the process has as many under way as they may
+   * run and wait) and its first segment admitted like any engine work; the others continue it. Input errors
    * (voice, speed, format, empty text) are thrown here, before any work.
    */
   stream(
@@ -201,14 +204,21 @@ export class SpeechSynthesisEngine {
     const spoken = { characters: 0, seconds: 0, sampleRate: 0 };
     type Spoken = { sampleRate: number; samples: number; pcm?: Int16Array; mp3?: Uint8Array };
     const step = (i: number) =>
-      worker.call<Spoken>('synthesize', [segments[i], voice.espeak, wpm, mp3Job, i === segments.length - 1], [], {
-        key: opts.key,
-        signal: opts.signal,
-        continued: i > 0,
-      });
+      worker.call<Spoken>(
+        'synthesize',
+        [segments[i], voice.espeak, wpm, mp3Job, i === 0, i === segments.length - 1],
+        [],
+        {
+          key: opts.key,
+          signal: opts.signal,
+          continued: i > 0,
+        },
+      );
     async function* chunks(): AsyncGenerator<Buffer> {
       const whole: Int16Array[] = [];
       let finished = false;
+      // Bounds the answers under way per key and per process, and so their encoders and continued segments.
+      const close = EngineLimiter.shared().openWork(opts.key);
       try {
         for (let i = 0; i < segments.length; i++) {
           const out = await step(i);
@@ -236,9 +246,9 @@ export class SpeechSynthesisEngine {
         }
         finished = true;
       } finally {
-        // An answer left unfinished frees its MP3 encoder in the worker.
-        if (mp3Job !== null && !finished)
-          void worker.call('endJob', [mp3Job], [], { key: opts.key, continued: true }).catch(() => undefined);
+        close();
+        // An answer left unfinished frees its MP3 encoder in the worker (if a segment made one).
+        if (mp3Job !== null && !finished) worker.post('endJob', [mp3Job]);
       }
     }
     const single = segments.length === 1 || !['mp3', 'wav', 'pcm'].includes(format);
