@@ -1,6 +1,7 @@
-import { EngineInputError } from '../engine-worker';
+import { EngineAbortedError, EngineLimiter } from '../engine-limiter';
+import { EngineInputError, EngineWorker } from '../engine-worker';
 import { renderBlankPng, renderTextPng } from '../testing/media-fixtures';
-import { isOcrLanguage, OcrEngine } from './ocr.engine';
+import { isOcrLanguage, OCR_SLICE_LINES, OcrEngine } from './ocr.engine';
 
 describe('OcrEngine (PaddleOCR, real models)', () => {
   const engine = OcrEngine.shared();
@@ -62,5 +63,57 @@ describe('OcrEngine (PaddleOCR, real models)', () => {
     expect(isOcrLanguage('zh-CN')).toBe(true);
     expect(isOcrLanguage('EN')).toBe(true);
     expect(isOcrLanguage('ja')).toBe(false);
+  });
+
+  describe('a page of many lines, a slice at a time', () => {
+    afterEach(() => jest.restoreAllMocks());
+    // 20 lines: three slices of recognition after detection.
+    const page = renderTextPng(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? `Invoice line ${i} total 4${i}.00` : `会员服务 第${i}行`)),
+      { width: 900, height: 20 * 60 + 40, fontSize: 36 },
+    );
+
+    it("answers what the package's own one-call recognition answers, one worker call per slice of lines", async () => {
+      const whole = await engine.recognizeWhole(page, MAX_PIXELS);
+      expect(whole.length).toBeGreaterThan(2 * OCR_SLICE_LINES);
+      const calls = jest.spyOn(EngineWorker.prototype, 'call');
+      const sliced = await engine.recognize(page, MAX_PIXELS, 0);
+      const methods = calls.mock.calls.map(([method]) => method);
+      expect(methods.filter((m) => m === 'recognizeLines').length).toBeGreaterThanOrEqual(
+        Math.ceil(whole.length / OCR_SLICE_LINES),
+      );
+      expect([methods[0], methods.at(-1)]).toEqual(['detectLines', 'finishLines']);
+      expect(sliced.map((l) => [l.content, l.confidence])).toEqual(
+        whole.filter((l) => l.text.trim() !== '').map((l) => [l.text.trim(), Math.round(l.mean * 1000) / 1000]),
+      );
+    });
+
+    it("another caller's image is read between a page's slices, and a caller that leaves stops within a slice", async () => {
+      const detected = (calls: jest.SpyInstance) => async () => {
+        while (!calls.mock.calls.some(([method]) => method === 'detectLines'))
+          await new Promise((r) => setImmediate(r));
+        await calls.mock.results[calls.mock.calls.findIndex(([m]) => m === 'detectLines')].value;
+      };
+      // The other caller comes once the page's lines are found.
+      const watch = jest.spyOn(EngineWorker.prototype, 'call');
+      let pageDone = false;
+      const big = engine.recognize(page, MAX_PIXELS, 0.5, { key: 'page' }).then(() => (pageDone = true));
+      await detected(watch)();
+      await engine.recognize(renderTextPng(['Hello OCR 2026']), MAX_PIXELS, 0.5, { key: 'other' });
+      expect(pageDone).toBe(false);
+      await big;
+      watch.mockRestore();
+
+      const calls = jest.spyOn(EngineWorker.prototype, 'call');
+      const posts = jest.spyOn(EngineWorker.prototype, 'post');
+      const leaving = new AbortController();
+      const left = engine.recognize(page, MAX_PIXELS, 0.5, { signal: leaving.signal });
+      await detected(calls)();
+      leaving.abort();
+      await expect(left).rejects.toBeInstanceOf(EngineAbortedError);
+      expect(calls.mock.calls.filter(([m]) => m === 'recognizeLines').length).toBeLessThanOrEqual(1);
+      expect(posts.mock.calls).toEqual([['endJob', [expect.any(Number)]]]);
+      expect(EngineLimiter.shared().stats.open).toBe(0);
+    });
   });
 });
