@@ -73,19 +73,26 @@ describe('OcrEngine (PaddleOCR, real models)', () => {
       { width: 900, height: 20 * 60 + 40, fontSize: 36 },
     );
 
-    it("answers what the package's own one-call recognition answers, one worker call per slice of lines", async () => {
-      const whole = await engine.recognizeWhole(page, MAX_PIXELS);
-      expect(whole.length).toBeGreaterThan(2 * OCR_SLICE_LINES);
-      const calls = jest.spyOn(EngineWorker.prototype, 'call');
-      const sliced = await engine.recognize(page, MAX_PIXELS, 0);
-      const methods = calls.mock.calls.map(([method]) => method);
-      expect(methods.filter((m) => m === 'recognizeLines').length).toBeGreaterThanOrEqual(
-        Math.ceil(whole.length / OCR_SLICE_LINES),
+    it("answers exactly what the package's own one-call recognition answers, one worker call per slice of lines", async () => {
+      const dense = renderTextPng(
+        Array.from({ length: 30 }, (_, i) => `row ${i}: 左 ${i}    right ${i * 7}`),
+        { width: 1400, height: 30 * 40 + 40, fontSize: 26 },
       );
-      expect([methods[0], methods.at(-1)]).toEqual(['detectLines', 'finishLines']);
-      expect(sliced.map((l) => [l.content, l.confidence])).toEqual(
-        whole.filter((l) => l.text.trim() !== '').map((l) => [l.text.trim(), Math.round(l.mean * 1000) / 1000]),
-      );
+      for (const image of [page, dense, renderBlankPng()]) {
+        const whole = await engine.recognizeWhole(image, MAX_PIXELS, 0);
+        const calls = jest.spyOn(EngineWorker.prototype, 'call');
+        const sliced = await engine.recognize(image, MAX_PIXELS, 0);
+        const methods = calls.mock.calls.map(([method]) => method);
+        const found = (await calls.mock.results[methods.indexOf('detectLines')].value) as number;
+        expect(methods).toEqual([
+          'detectLines',
+          ...Array.from({ length: Math.ceil(found / OCR_SLICE_LINES) }, () => 'recognizeLines'),
+          'finishLines',
+        ]);
+        expect(sliced).toEqual(whole);
+        calls.mockRestore();
+      }
+      expect((await engine.recognizeWhole(page, MAX_PIXELS)).length).toBeGreaterThan(2 * OCR_SLICE_LINES);
     });
 
     it("another caller's image is read between a page's slices, and a caller that leaves stops within a slice", async () => {

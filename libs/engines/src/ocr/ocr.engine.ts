@@ -39,7 +39,7 @@ async function init(data) {
   const detection = await Detection.create({});
   const recognition = await Recognition.create({});
   const ocr = new Ocr({ detection, recognition });
-  // An image's line images and the model outputs of those recognized so far, by job.
+  // An image's line images and the text of those read so far, by job.
   const jobs = new Map();
   const job = (id) => {
     const j = jobs.get(id);
@@ -54,26 +54,29 @@ async function init(data) {
     },
     async detectLines(bytes, id) {
       const lineImages = await detection.run(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-      jobs.set(id, { lineImages, outputs: [] });
+      jobs.set(id, { lineImages, decoded: [] });
       return lineImages.length;
     },
-    // Recognition.run's steps for each line, as it takes them: resized to 48 pixels high, to input, the model.
+    // Recognition.run's steps for each line, as it takes them: resized to 48 pixels high, to input, the
+    // model, decoded to text (a model output is ~3 MB a line; its text is kept, as run keeps it).
     async recognizeLines(id, start, end) {
       const j = job(id);
       for (let k = start; k < end; k++) {
         const image = await j.lineImages[k].image.resize({ height: 48 });
-        j.outputs[k] = await recognition.runModel({ modelData: recognition.imageToInput(image, {}), onnxOptions: {} });
+        const output = await recognition.runModel({ modelData: recognition.imageToInput(image, {}), onnxOptions: {} });
+        j.decoded[k] = recognition.decodeText(output);
       }
       return end;
     },
-    // Recognition.run itself over the outputs already made (its decoding, boxes and grouping of lines into
-    // rows), its resize, input and model steps answered from them. Calls run one at a time in this worker,
-    // so nothing else sees the instance while its two methods are shadowed.
+    // Recognition.run itself over the lines already read (its boxes and grouping of lines into rows), its
+    // resize, input, model and decoding steps answered from them. Calls run one at a time in this worker,
+    // so nothing else sees the instance while those methods are shadowed.
     async finishLines(id) {
       const j = job(id);
       jobs.delete(id);
       recognition.imageToInput = (k) => k;
-      recognition.runModel = async ({ modelData }) => j.outputs[modelData];
+      recognition.runModel = async ({ modelData }) => modelData;
+      recognition.decodeText = (k) => j.decoded[k];
       try {
         const views = j.lineImages.map((l, k) => ({ box: l.box, image: { resize: async () => k } }));
         const lines = await recognition.run(views);
@@ -81,6 +84,7 @@ async function init(data) {
       } finally {
         delete recognition.imageToInput;
         delete recognition.runModel;
+        delete recognition.decodeText;
       }
     },
     async endJob(id) {
@@ -97,7 +101,12 @@ export class OcrEngine {
   private nextJob = 1;
   private readonly worker = new EngineWorker('ocr', BODY, {
     entry: require.resolve('@gutenye/ocr-node'),
-    models: join(dirname(require.resolve('@gutenye/ocr-common')), 'models', 'index.js'),
+    // The copy of @gutenye/ocr-common the OCR package itself imports (where it registered its backend).
+    models: join(
+      dirname(require.resolve('@gutenye/ocr-common', { paths: [dirname(require.resolve('@gutenye/ocr-node'))] })),
+      'models',
+      'index.js',
+    ),
     // The copy of OpenCV the OCR package itself imports (a dependency of @gutenye/ocr-common).
     opencv: require.resolve('@techstark/opencv-js', { paths: [dirname(require.resolve('@gutenye/ocr-common'))] }),
   });
@@ -125,25 +134,7 @@ export class OcrEngine {
     call: EngineCallOptions = {},
   ): Promise<RecognizedText[]> {
     const { png, scale } = await normalizePng(image, maxPixels, undefined, call);
-    const lines = await this.recognizeLines(png, call);
-    return lines
-      .filter((l) => l.text.trim() !== '' && l.mean >= minConfidence)
-      .map((l) => {
-        const xs = l.box.map((p) => p[0] * scale);
-        const ys = l.box.map((p) => p[1] * scale);
-        const x = Math.max(0, Math.min(...xs));
-        const y = Math.max(0, Math.min(...ys));
-        return {
-          content: l.text.trim(),
-          confidence: round(l.mean),
-          bounding_box: {
-            x: Math.round(x),
-            y: Math.round(y),
-            width: Math.round(Math.max(...xs) - x),
-            height: Math.round(Math.max(...ys) - y),
-          },
-        };
-      });
+    return toRecognized(await this.recognizeLines(png, call), scale, minConfidence);
   }
 
   /** The worker's stages: detection, the lines a slice per call, then the library's own decoding of them. */
@@ -166,10 +157,10 @@ export class OcrEngine {
     }
   }
 
-  /** The package's own one-call recognition (the reference for the spec), as `recognize` answers it before mapping. */
-  async recognizeWhole(image: Buffer, maxPixels: number): Promise<RawLine[]> {
-    const { png } = await normalizePng(image, maxPixels);
-    return this.worker.call<RawLine[]>('detect', [png]);
+  /** `recognize` through the package's own one-call path (`ocr.detect`): the reference for the spec. */
+  async recognizeWhole(image: Buffer, maxPixels: number, minConfidence = 0.5): Promise<RecognizedText[]> {
+    const { png, scale } = await normalizePng(image, maxPixels);
+    return toRecognized(await this.worker.call<RawLine[]>('detect', [png]), scale, minConfidence);
   }
 
   close(): Promise<void> {
@@ -184,6 +175,28 @@ interface RawLine {
   text: string;
   mean: number;
   box: number[][];
+}
+
+/** Lines with text and enough confidence, their boxes in the original image's pixels. */
+function toRecognized(lines: RawLine[], scale: number, minConfidence: number): RecognizedText[] {
+  return lines
+    .filter((l) => l.text.trim() !== '' && l.mean >= minConfidence)
+    .map((l) => {
+      const xs = l.box.map((p) => p[0] * scale);
+      const ys = l.box.map((p) => p[1] * scale);
+      const x = Math.max(0, Math.min(...xs));
+      const y = Math.max(0, Math.min(...ys));
+      return {
+        content: l.text.trim(),
+        confidence: round(l.mean),
+        bounding_box: {
+          x: Math.round(x),
+          y: Math.round(y),
+          width: Math.round(Math.max(...xs) - x),
+          height: Math.round(Math.max(...ys) - y),
+        },
+      };
+    });
 }
 
 function round(n: number): number {

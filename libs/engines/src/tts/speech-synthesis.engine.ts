@@ -214,41 +214,86 @@ export class SpeechSynthesisEngine {
           continued: i > 0,
         },
       );
-    async function* chunks(): AsyncGenerator<Buffer> {
+    // The engine makes the answer at its own pace, not the reader's: a reader that reads slowly holds the
+    // chunks made (as much as a whole answer), not the engine work opened for it.
+    async function produce(push: (chunk: Buffer) => void, stopped: () => boolean): Promise<void> {
       const whole: Int16Array[] = [];
       let finished = false;
-      // Bounds the answers under way per key and per process, and so their encoders and continued segments.
+      // Bounds the answers being made per key and per process, and so their encoders and continued segments.
       const close = EngineLimiter.shared().openWork(opts.key);
       try {
-        for (let i = 0; i < segments.length; i++) {
+        for (let i = 0; i < segments.length && !stopped(); i++) {
           const out = await step(i);
           spoken.characters += Array.from(segments[i]).length;
           spoken.seconds += out.samples / out.sampleRate;
           spoken.sampleRate = out.sampleRate;
-          if (out.mp3) yield Buffer.from(out.mp3.buffer, out.mp3.byteOffset, out.mp3.byteLength);
+          if (out.mp3) push(Buffer.from(out.mp3.buffer, out.mp3.byteOffset, out.mp3.byteLength));
           else if (format === 'pcm') {
             // OpenAI's raw format: 24 kHz, signed 16-bit little-endian, mono.
             const pcm = resamplePcm(out.pcm!, out.sampleRate, 24_000);
-            yield Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-          } else if (format === 'wav' && segments.length === 1) yield encodeWav(out.pcm!, out.sampleRate);
+            push(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
+          } else if (format === 'wav' && segments.length === 1) push(encodeWav(out.pcm!, out.sampleRate));
           else if (format === 'wav') {
-            if (i === 0) yield wavHeader(out.sampleRate);
-            yield Buffer.from(out.pcm!.buffer, out.pcm!.byteOffset, out.pcm!.byteLength);
+            if (i === 0) push(wavHeader(out.sampleRate));
+            push(Buffer.from(out.pcm!.buffer, out.pcm!.byteOffset, out.pcm!.byteLength));
           } else whole.push(out.pcm!);
         }
-        if (whole.length > 0) {
+        if (whole.length > 0 && !stopped()) {
           const pcm = whole.length === 1 ? whole[0] : concatPcm(whole);
-          yield await encodeWithFfmpeg(pcm, spoken.sampleRate, format as 'ogg' | 'opus' | 'flac' | 'aac', {
-            key: opts.key,
-            signal: opts.signal,
-            continued: true,
-          });
+          push(
+            await encodeWithFfmpeg(pcm, spoken.sampleRate, format as 'ogg' | 'opus' | 'flac' | 'aac', {
+              key: opts.key,
+              signal: opts.signal,
+              continued: true,
+            }),
+          );
         }
-        finished = true;
+        finished = !stopped();
       } finally {
         close();
         // An answer left unfinished frees its MP3 encoder in the worker (if a segment made one).
         if (mp3Job !== null && !finished) worker.post('endJob', [mp3Job]);
+      }
+    }
+    async function* chunks(): AsyncGenerator<Buffer> {
+      const made: Buffer[] = [];
+      let done = false;
+      let stop = false;
+      let failure: Error | undefined;
+      let wake: (() => void) | null = null;
+      const signal = () => {
+        wake?.();
+        wake = null;
+      };
+      const producing = produce(
+        (chunk) => {
+          made.push(chunk);
+          signal();
+        },
+        () => stop,
+      ).then(
+        () => {
+          done = true;
+          signal();
+        },
+        (e: unknown) => {
+          failure = e instanceof Error ? e : new Error(String(e));
+          done = true;
+          signal();
+        },
+      );
+      try {
+        for (;;) {
+          if (made.length > 0) yield made.shift()!;
+          else if (done) {
+            if (failure !== undefined) throw failure;
+            return;
+          } else await new Promise<void>((resolve) => (wake = resolve));
+        }
+      } finally {
+        // A reader that stopped early stops the making within a segment; the work is closed before this ends.
+        stop = true;
+        await producing;
       }
     }
     const single = segments.length === 1 || !['mp3', 'wav', 'pcm'].includes(format);
