@@ -66,4 +66,12 @@ describe('toGatewayError', () => {
     const other = new Error('x');
     expect(toGatewayError(other)).toBe(other);
   });
+
+  it("answers a local engine's busy replica, after the router's retries, as 503 engine_busy (not 502)", () => {
+    const busy = new UpstreamError('the local engines are busy', 'http', 503, 1000, {
+      code: 'engine_busy',
+      message: 'the local engines are busy',
+    }).withDeployment('in-process');
+    expect(shape(toGatewayError(busy))).toMatchObject({ status: 503, errorCode: 'engine_busy' });
+  });
 });

@@ -27,6 +27,9 @@ export function toGatewayError(e: unknown): unknown {
         param: e.upstreamError?.param,
       });
     }
+    // The in-process engine's queue full for the replica (LocalEmbeddingsClient), after the router's retries.
+    if (e.kind === 'http' && e.status === 503 && e.upstreamError?.code === 'engine_busy')
+      return new GatewayError(GatewayErrorCode.EngineBusy, { detail: e.message });
     if (e.kind === 'http' && (e.status === 401 || e.status === 403))
       return new GatewayError(GatewayErrorCode.UpstreamCredentialsRefused, { where, status: e.status });
     return new GatewayError(GatewayErrorCode.UpstreamFailed, { where, detail: e.message });

@@ -51,6 +51,6 @@ describe('LocalEmbeddingsClient behind the router (type: local)', () => {
     ).rejects.toBeInstanceOf(EngineBusyError);
     await expect(
       new LocalEmbeddingsClient(busy('server')).embeddings({ model: 'm', input: ['a'] }, { key: 'k' }),
-    ).rejects.toMatchObject({ status: 503, retryable: true });
+    ).rejects.toMatchObject({ status: 503, retryable: true, upstreamError: { code: 'engine_busy' } });
   });
 });

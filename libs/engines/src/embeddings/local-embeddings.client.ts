@@ -39,11 +39,11 @@ export class LocalEmbeddingsClient implements LlmClient {
     } catch (e) {
       if (e instanceof EngineAbortedError) throw new CallAbortedError();
       // The replica's engine queue full looks like a busy upstream to the router: 503 with a retry hint
-      // (another deployment may serve). The key's own share used up is the key's answer (429), never a
+      // (another deployment may serve; when none does, the gateway answers 503 engine_busy from its code). The key's own share used up is the key's answer (429), never a
       // reason to cool the deployment down for every tenant.
       if (e instanceof EngineBusyError) {
         if (e.scope === 'key') throw e;
-        throw new UpstreamError(e.message, 'http', 503, 1000);
+        throw new UpstreamError(e.message, 'http', 503, 1000, { code: 'engine_busy', message: e.message });
       }
       throw e;
     }
