@@ -51,7 +51,9 @@ describe('RecognizeImageService', () => {
     const [image, options] = detect.mock.calls[0];
     expect(image.equals(png)).toBe(true);
     expect(options).toMatchObject({ labels: true, faces: false, objects: false, maxPixels: 1_000_000, key: 'k1' });
-    expect(read.mock.calls).toEqual([[expect.any(Buffer), 1_000_000, undefined, { key: 'k1', signal: undefined }]]);
+    expect(read.mock.calls).toEqual([
+      [expect.any(Buffer), 1_000_000, undefined, { key: 'k1', signal: expect.any(AbortSignal) }],
+    ]);
     const cost = recognitionCost(['labels', 'text']);
     expect(held).toEqual([{ model: 'local-vision', yuan: cost }]);
     expect(settled).toEqual([
@@ -118,5 +120,29 @@ describe('RecognizeImageService', () => {
     expect(settled).toEqual([
       expect.objectContaining({ status: 'failed', costYuan: 0, httpStatus: 415, error: 'unsupported image format' }),
     ]);
+  });
+
+  it('stops the other engine when one fails: the OCR of an image whose vision failed is aborted', async () => {
+    let ocrSignal: AbortSignal | undefined;
+    read.mockImplementation(async (_i: Buffer, _m: number, _c: unknown, call: { signal: AbortSignal }) => {
+      ocrSignal = call.signal;
+      return new Promise((_resolve, reject) =>
+        call.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+      );
+    });
+    detect.mockRejectedValueOnce(new EngineInputError('unsupported image format'));
+    const error = await service()
+      .recognize(keyPrincipal, request(['labels', 'text'], { language: 'en' }))
+      .catch((e) => e);
+    expect(error).toMatchObject({ code: GatewayErrorCode.UnsupportedMediaType });
+    expect(ocrSignal?.aborted).toBe(true);
+    // The client's own signal still reaches the engines.
+    const client = new AbortController();
+    read.mockImplementation(async (_i: Buffer, _m: number, _c: unknown, call: { signal: AbortSignal }) => {
+      client.abort();
+      return call.signal.aborted ? [] : [line];
+    });
+    await service().recognize(keyPrincipal, request(['text'], { language: 'en' }), 'req-c', client.signal);
+    expect(read.mock.calls.at(-1)?.[3].signal.aborted).toBe(true);
   });
 });

@@ -46,23 +46,37 @@ export class RecognizeImageService {
         allowedCidrs: allowedFetchCidrs(this.config),
         signal,
       });
-      // Engine work counts against this key's share of the shared engine limiter.
-      const call = { key: principal.id, signal };
+      // Engine work counts against this key's share of the shared engine limiter. Vision and OCR run side
+      // by side; when one fails the answer is that failure, so the other stops too (within an OCR slice).
+      const oneFailed = new AbortController();
+      const call = {
+        key: principal.id,
+        signal: signal ? AbortSignal.any([signal, oneFailed.signal]) : oneFailed.signal,
+      };
+      const stopOthersOnFailure = <T>(work: Promise<T>): Promise<T> =>
+        work.catch((e: unknown) => {
+          oneFailed.abort();
+          throw e;
+        });
       const maxPixels = this.config.AI_MEDIA_MAX_PIXELS;
       const wantVision = features.some((f) => f !== 'text');
       const [vision, text] = await Promise.all([
-        wantVision
-          ? VisionEngine.shared().detect(image, {
-              faces: features.includes('faces'),
-              objects: features.includes('objects'),
-              labels: features.includes('labels'),
-              maxPixels,
-              ...call,
-            })
-          : Promise.resolve({}),
-        features.includes('text')
-          ? OcrEngine.shared().recognize(image, maxPixels, undefined, call)
-          : Promise.resolve(undefined),
+        stopOthersOnFailure(
+          wantVision
+            ? VisionEngine.shared().detect(image, {
+                faces: features.includes('faces'),
+                objects: features.includes('objects'),
+                labels: features.includes('labels'),
+                maxPixels,
+                ...call,
+              })
+            : Promise.resolve({}),
+        ),
+        stopOthersOnFailure(
+          features.includes('text')
+            ? OcrEngine.shared().recognize(image, maxPixels, undefined, call)
+            : Promise.resolve(undefined),
+        ),
       ]);
       const response: RecognizeImageResponse = { ...vision };
       if (text) response.text = text;

@@ -122,5 +122,22 @@ describe('OcrEngine (PaddleOCR, real models)', () => {
       expect(posts.mock.calls).toEqual([['endJob', [expect.any(Number)]]]);
       expect(EngineLimiter.shared().stats.open).toBe(0);
     });
+
+    it("refuses a page past the key's share of engine work before decoding it", async () => {
+      const limiter = EngineLimiter.shared();
+      const { maxConcurrentPerKey, maxQueuedPerKey } = limiter.current;
+      const closes = Array.from({ length: maxConcurrentPerKey + maxQueuedPerKey }, () => limiter.openWork('full-key'));
+      // Decoding the image is engine work too (normalizePng runs under the limiter).
+      const decode = jest.spyOn(EngineLimiter.prototype, 'run');
+      const calls = jest.spyOn(EngineWorker.prototype, 'call');
+      try {
+        await expect(engine.recognize(page, MAX_PIXELS, 0.5, { key: 'full-key' })).rejects.toMatchObject({
+          scope: 'key',
+        });
+        expect([decode.mock.calls.length, calls.mock.calls.length]).toEqual([0, 0]);
+      } finally {
+        for (const close of closes) close();
+      }
+    });
   });
 });

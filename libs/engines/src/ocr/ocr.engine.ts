@@ -133,13 +133,18 @@ export class OcrEngine {
     minConfidence = 0.5,
     call: EngineCallOptions = {},
   ): Promise<RecognizedText[]> {
-    const { png, scale } = await normalizePng(image, maxPixels, undefined, call);
-    return toRecognized(await this.recognizeLines(png, call), scale, minConfidence);
+    // Opened first: an image refused for the key's or the replica's share is refused before it is decoded.
+    const close = EngineLimiter.shared().openWork(call.key);
+    try {
+      const { png, scale } = await normalizePng(image, maxPixels, undefined, call);
+      return toRecognized(await this.recognizeLines(png, call), scale, minConfidence);
+    } finally {
+      close();
+    }
   }
 
   /** The worker's stages: detection, the lines a slice per call, then the library's own decoding of them. */
   private async recognizeLines(png: Buffer, call: EngineCallOptions): Promise<RawLine[]> {
-    const close = EngineLimiter.shared().openWork(call.key);
     const job = this.nextJob++;
     let finished = false;
     try {
@@ -151,7 +156,6 @@ export class OcrEngine {
       finished = true;
       return lines;
     } finally {
-      close();
       // A job left unfinished frees its line images in the worker.
       if (!finished) this.worker.post('endJob', [job]);
     }
