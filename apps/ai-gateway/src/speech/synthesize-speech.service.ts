@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '../errors';
-import { collectSpeech, SpeechFormat, SpeechStream, SpeechSynthesisEngine, SynthesizedSpeech } from '@app/engines';
+import { SpeechFormat, SpeechStream, SpeechSynthesisEngine } from '@app/engines';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
 import { toMediaError } from '../vision/media-errors';
@@ -16,16 +16,6 @@ export class SynthesizeSpeechService {
     private readonly metering: MeteringService,
     readonly limits: EngineLimits,
   ) {}
-
-  /** The whole audio at once (the SSE alias), settled before it returns. */
-  async synthesize(
-    principal: Principal,
-    input: SpeechInput,
-    requestId?: string,
-    signal?: AbortSignal,
-  ): Promise<SynthesizedSpeech> {
-    return collectSpeech(await this.stream(principal, input, requestId, signal));
-  }
 
   /**
    * The answer as it is made. Returns once its first chunk is ready, so a refusal (limits, engine, input)
