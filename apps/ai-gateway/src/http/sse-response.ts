@@ -34,22 +34,7 @@ export class SseResponse {
   async data(payload: unknown): Promise<void> {
     if (this.closed) return;
     const ok = this.res.write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`);
-    if (!ok && !this.closed) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          this.res.off('drain', done);
-          this.res.off('close', done);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          done();
-          this.res.destroy();
-        }, this.stallMs);
-        this.res.on('drain', done);
-        this.res.on('close', done);
-      });
-    }
+    if (!ok && !this.closed) await drainedOrCut(this.res, this.stallMs);
   }
 
   end(): void {
@@ -64,4 +49,25 @@ export function clientGone(res: Response): AbortSource {
     if (!res.writableFinished) ac.abort();
   });
   return ac;
+}
+
+/**
+ * Resolves when `res` drains or closes; destroys it when neither happens within `stallMs`: a client that
+ * takes none of a streamed answer that long is cut (REQUEST_TIMEOUT_MS).
+ */
+export function drainedOrCut(res: Response, stallMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      done();
+      res.destroy();
+    }, stallMs);
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }

@@ -1,5 +1,6 @@
 import { collectSpeech, SpeechStream } from '@app/engines';
 import type { Response } from 'express';
+import { drainedOrCut } from '../http/sse-response';
 
 /**
  * Writes a synthesis answer. Audio that comes as one chunk (SpeechStream.single) is sent with its
@@ -22,28 +23,10 @@ export async function sendSpeech(res: Response, speech: SpeechStream, stallMs: n
   try {
     for await (const chunk of speech.chunks) {
       if (res.destroyed) break;
-      if (!res.write(chunk)) await drained(res, stallMs);
+      if (!res.write(chunk)) await drainedOrCut(res, stallMs);
     }
     res.end();
   } catch {
     res.destroy();
   }
-}
-
-/** Resolves when `res` drains or closes; destroys it when neither happens within `stallMs`. */
-function drained(res: Response, stallMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      done();
-      res.destroy();
-    }, stallMs);
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
