@@ -144,6 +144,38 @@ async function storedBytes(dbUrl) {
 }
 
 /**
+ * The gateway's garbage collections so far by kind (prom-client's nodejs_gc_duration_seconds: count and seconds),
+ * or null when the scrape fails: read before and after key B's measurement under an attack, the collections that
+ * ran while key B was measured (the stalls of the embeddings patterns are mostly collections: docs/operations/performance.md).
+ */
+async function gcTotals(url) {
+  try {
+    const text = await (await fetch(`${url}/actuator/prometheus`)).text();
+    const out = {};
+    for (const m of text.matchAll(/^nodejs_gc_duration_seconds_(sum|count)\{kind="([a-z]+)"\} ([0-9.eE+-]+)$/gm)) {
+      out[m[2]] ??= { count: 0, seconds: 0 };
+      out[m[2]][m[1] === 'sum' ? 'seconds' : 'count'] = Number(m[3]);
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+/** "major 12 (85 ms), minor 60 (180 ms)": the collections between two gcTotals, or 'unknown'. */
+function gcText(before, after) {
+  if (!before || !after) return 'unknown';
+  const parts = Object.entries(after)
+    .map(([kind, a]) => {
+      const b = before[kind] ?? { count: 0, seconds: 0 };
+      return [kind, a.count - b.count, (a.seconds - b.seconds) * 1000];
+    })
+    .filter(([, n]) => n > 0)
+    .map(([kind, n, ms]) => `${kind} ${n} (${ms.toFixed(0)} ms)`);
+  return parts.join(', ') || 'none';
+}
+
+/**
  * Key A stores one response as large as the store takes (input and output under
  * AI_RESPONSES_STORE_MAX_BYTES, the body under BODY_LIMIT_BYTES): input items padded with an extra
  * field (accepted and stored, never sent upstream), or, when the gateway does not keep such a field,
@@ -466,9 +498,12 @@ async function run(ctx) {
         const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(gw.pid) || 0)), 100);
         let under;
         let attack;
+        let gc = 'unknown';
         try {
           await sleep(rampMs);
+          const gcBefore = await gcTotals(gw.url);
           under = await measureB(dur, 0, plan.keyB);
+          gc = gcText(gcBefore, await gcTotals(gw.url));
           attack = await stopAttack();
         } finally {
           clearInterval(sampler);
@@ -477,9 +512,9 @@ async function run(ctx) {
           gw.child.exitCode !== null || gw.child.signalCode
             ? ` gateway exited (${gw.child.exitCode ?? gw.child.signalCode})`
             : '';
-        raw[p.id] = { under, attack, peakRssMb: peakRss, what: plan.what };
+        raw[p.id] = { under, attack, peakRssMb: peakRss, gc, what: plan.what };
         say(
-          `${p.id}: key B p50 ${under.latency.p50?.toFixed(2)} ms p99 ${under.latency.p99?.toFixed(2)} ms over ${under.total} calls (${statusText(under.statusCodes)}; ${under.unanswered} unanswered); attack sent ${attack.sent}, answered ${attack.answered} (${statusText(attack.statusCodes, attack.errors)}), ${attack.abortedAtStop} aborted at the stop; gateway peak RSS ${peakRss.toFixed(0)} MB${died}`,
+          `${p.id}: key B p50 ${under.latency.p50?.toFixed(2)} ms p99 ${under.latency.p99?.toFixed(2)} ms over ${under.total} calls (${statusText(under.statusCodes)}; ${under.unanswered} unanswered); attack sent ${attack.sent}, answered ${attack.answered} (${statusText(attack.statusCodes, attack.errors)}), ${attack.abortedAtStop} aborted at the stop; gateway peak RSS ${peakRss.toFixed(0)} MB; its collections while key B was measured: ${gc}${died}`,
         );
         const bNote = `under attack ${under.ok}/${under.total} calls answered 200 (${statusText(under.statusCodes)}${under.errors ? `, ${under.errors} failed` : ''}), ${under.unanswered} still open ${drainMs / 1000} s after the last was sent (counted at that wait)`;
         figures.push(
@@ -514,7 +549,7 @@ async function run(ctx) {
             unit: '',
             baseline: attack.sent,
             digits: 0,
-            baselineLabel: `sent over ${attack.durationS.toFixed(1)} s; answered ${statusText(attack.statusCodes, attack.errors)}; ${attack.abortedAtStop} aborted at stop; ${plan.what}; gateway peak RSS ${peakRss.toFixed(0)} MB${died}`,
+            baselineLabel: `sent over ${attack.durationS.toFixed(1)} s; answered ${statusText(attack.statusCodes, attack.errors)}; ${attack.abortedAtStop} aborted at stop; ${plan.what}; gateway peak RSS ${peakRss.toFixed(0)} MB; gateway collections while key B was measured: ${gc}${died}`,
             measured: attack.answered,
             kind: 'ratio',
             note: `attack answer latency p50 ${attack.latency.p50?.toFixed(1)} ms, p99 ${attack.latency.p99?.toFixed(1)} ms`,
