@@ -99,7 +99,10 @@ describe('AI gateway: audit log and signed webhooks', () => {
     expect(receiver.of('key.created').filter((e) => e.data.id === key.id)).toHaveLength(1);
     expect(receiver.of('key.revoked').filter((e) => e.data.id === key.id)).toHaveLength(1);
     expect(receiver.badSignatures).toEqual([]);
-    const log = await f.admin('GET', `/admin/webhooks/${endpointId}/deliveries`);
+    // The receiver has the event before the sender has written its answer down: wait for the delivery's outcome.
+    const deliveries = () => f.admin('GET', `/admin/webhooks/${endpointId}/deliveries`);
+    await until(async () => (await deliveries()).body.data[0]?.status !== 'pending');
+    const log = await deliveries();
     expect(log.body.data[0]).toMatchObject({
       event_type: 'key.revoked',
       status: 'delivered',
