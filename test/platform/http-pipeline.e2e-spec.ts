@@ -293,6 +293,30 @@ describe('http pipeline: gateway', () => {
     expect(text).not.toMatch(/route="[^"]*\?/);
   });
 
+  it("hands chat and embeddings to their controller's route without walking Express's router, under every URL variant Express routes there", async () => {
+    const router = (f.gw.app.getHttpAdapter().getInstance() as unknown as { router: { handle: () => void } }).router;
+    const walked = jest.spyOn(router, 'handle');
+    const plain = await post('/v1/chat/completions', chatBody());
+    expect(plain.status).toBe(200);
+    for (const variant of ['/v1/chat/completions/', '/V1/Chat/Completions?trace=1']) {
+      const other = await post(variant, chatBody());
+      expect({ variant, status: other.status, object: other.json?.object }).toEqual({
+        variant,
+        status: 200,
+        object: 'chat.completion',
+      });
+    }
+    expect((await post('/v1/embeddings/', embBody())).status).toBe(200);
+    // A refusal by the route's own validation, answered in the route's error shape.
+    const bad = await post('/v1/chat/completions', chatBody({ temperature: 'hot' }));
+    expect({ status: bad.status, type: bad.json?.error?.type }).toEqual({ status: 400, type: 'invalid_request_error' });
+    expect(walked).not.toHaveBeenCalled();
+    // A route with a parameter, and a path no route takes, go through Express's router.
+    expect((await get('/v1/models/vendor-gpt-4')).status).toBe(200);
+    expect((await post('/v1/chat/completions/x', chatBody())).status).toBe(404);
+    expect(walked).toHaveBeenCalledTimes(2);
+  });
+
   it('writes one access log line per call: id, method, path without query, status', async () => {
     const cases: Array<[string, string, Record<string, string>, number, string]> = [
       [nextId('gw-log-ok'), '/v1/chat/completions', {}, 200, 'info'],
@@ -440,6 +464,21 @@ describe('http pipeline: membership under CONTEXT_PATH', () => {
       (await call(`${app.url.replace(/\/site$/, '')}${PROFILE}`, { headers: { authorization: `Bearer ${token}` } }))
         .status,
     ).toBe(404);
+  });
+
+  it("hands the profile read to its controller's route without walking Express's router, under CONTEXT_PATH", async () => {
+    const router = (app.app.getHttpAdapter().getInstance() as unknown as { router: { handle: () => void } }).router;
+    const walked = jest.spyOn(router, 'handle');
+    for (const variant of [PROFILE, `${PROFILE}/`, `${PROFILE}?via=query`]) {
+      const answer = await get(variant);
+      expect({ variant, status: answer.status, user: answer.json?.data?.username }).toEqual({
+        variant,
+        status: 200,
+        user: 'pipeline_member',
+      });
+    }
+    expect(walked).not.toHaveBeenCalled();
+    walked.mockRestore();
   });
 
   it('gives the profile read and other routes the same CORS headers, with and without Origin', async () => {

@@ -1,7 +1,7 @@
 import { INestApplication, Logger as NestLogger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-options.interface';
-import express from 'express';
+import expressApp from 'express';
 import type { Server } from 'node:http';
 import { Logger } from 'nestjs-pino';
 import { ModulesContainer } from '@nestjs/core';
@@ -17,7 +17,16 @@ import { edgeStages } from './edge-stages';
 import { PlatformExpressAdapter } from './express-adapter';
 import { HttpPipeline, Middleware } from './http-pipeline';
 import { AuthenticateFirst, authenticateFirst } from './authenticate-first';
-import { controllerRoutes, pathnameOf, RouteEntry, RouteInfo, RouteTable } from './route-table';
+import {
+  controllerRoutes,
+  ExpressLayer,
+  ExpressRoute,
+  firstRoutes,
+  pathnameOf,
+  RouteEntry,
+  RouteInfo,
+  RouteTable,
+} from './route-table';
 
 export interface HttpAppOptions {
   config: BaseConfig;
@@ -85,22 +94,10 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     if (reader === undefined)
       formReaders.set(
         limit,
-        (reader = express.urlencoded({ limit, extended: true, parameterLimit: 1000, inflate: false }) as Middleware),
+        (reader = expressApp.urlencoded({ limit, extended: true, parameterLimit: 1000, inflate: false }) as Middleware),
       );
     reader(req, res, next);
   };
-  // Body readers: Express runs them before Nest's routes. JSON bodies, and the request timeout for every
-  // body (a client that announces more body than it sends, or trickles it, gets 408 instead of holding a socket).
-  app.use(
-    bodyReader({
-      limit: limitFor,
-      maxInflateRatio: config.BODY_INFLATE_RATIO_MAX,
-      timeoutMs: config.REQUEST_TIMEOUT_MS,
-      respond: options.errorResponder,
-      verify: rejectDeepJson,
-    }),
-  );
-  app.use(formReader);
   const server = app.getHttpServer();
   server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
   // Idle keep-alive connections are closed by the client or the load balancer in front (whose idle
@@ -109,14 +106,34 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   if (prefix) app.setGlobalPrefix(prefix);
   const authenticator = app.get<Authenticator | undefined>(AUTHENTICATOR, { strict: false });
   const limiter = app.get<AuthLimiter | undefined>(AUTH_LIMITER, { strict: false });
+  const express = app.getHttpAdapter().getInstance() as ReturnType<typeof expressApp>;
+  // Express's routes a request's route (found by the table) can be handed to without Express's router.
+  let first: Map<string, ExpressRoute> | undefined;
+  const routeFor = (req: Request): ExpressRoute | undefined => {
+    const info = (req as Request & { routeInfo?: RouteInfo }).routeInfo ?? routeOf(req.method, pathnameOf(req.url));
+    if (info === undefined) return undefined;
+    first ??= firstRoutes((express.router as unknown as { stack: ExpressLayer[] }).stack);
+    return first.get(`${req.method} ${info.pattern}`);
+  };
   pipeline.wire({
-    express: app.getHttpAdapter().getInstance(),
+    express,
+    route: routeFor,
     edge: [
       ...edgeStages({ accessLog: app.get(AccessLog), metrics: app.get(Metrics), cors: corsStage }),
       ...(options.edge ?? []),
       ...(options.authenticateFirst
         ? [authenticateFirst(options.authenticateFirst, routeOf, authenticator, limiter, config.REQUEST_TIMEOUT_MS)]
         : []),
+      // Body readers: JSON bodies, and the request timeout for every body (a client that announces more body
+      // than it sends, or trickles it, gets 408 instead of holding a socket); then forms.
+      bodyReader({
+        limit: limitFor,
+        maxInflateRatio: config.BODY_INFLATE_RATIO_MAX,
+        timeoutMs: config.REQUEST_TIMEOUT_MS,
+        respond: options.errorResponder,
+        verify: rejectDeepJson,
+      }),
+      formReader,
     ],
     errorResponder: options.errorResponder,
   });

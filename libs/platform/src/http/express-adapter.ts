@@ -14,8 +14,23 @@ export class PlatformExpressAdapter extends ExpressAdapter {
 
   constructor() {
     super();
+    // Nest's adapter starts Express's stack with a middleware that runs its onRequest/onResponse hooks
+    // (set by no part of the apps; setOnRequestHook below refuses them): without it, a route is the first
+    // layer to match its path, and the pipeline can hand a request to it (http-pipeline.ts).
+    const stack = this.getInstance<{ router: { stack: unknown[] } }>().router.stack;
+    if (stack.length !== 1) throw new Error(`Nest's Express adapter changed: ${stack.length} layers at construction`);
+    stack.length = 0;
     enableHeadHooks(this.getInstance());
     enableLeanRouteHandlers();
+  }
+
+  /** The pipeline's edge stages (configure-http-app.ts) are where a behaviour for every request goes. */
+  override setOnRequestHook(): void {
+    throw new Error('request hooks are not run: add an edge stage (libs/platform/src/http/edge-stages.ts)');
+  }
+
+  override setOnResponseHook(): void {
+    throw new Error('response hooks are not run: add an edge stage (libs/platform/src/http/edge-stages.ts)');
   }
 
   /** Routes the server's requests through the app's pipeline. */

@@ -132,3 +132,59 @@ function asArray(v: string | string[] | undefined): string[] {
   if (v === undefined) return [''];
   return Array.isArray(v) ? v : [v];
 }
+
+/** A route of Express's router (router's Route): one path, its handlers by method. */
+export interface ExpressRoute {
+  path: unknown;
+  methods: Record<string, boolean | undefined>;
+  dispatch(req: unknown, res: unknown, done: (err?: unknown) => void): void;
+}
+
+/** A layer of Express's router stack: a route, or middleware when `route` is undefined. */
+export interface ExpressLayer {
+  route?: ExpressRoute;
+  match(path: string): unknown;
+}
+
+/** Characters that make a path-to-regexp 8 pattern more than a literal path (parameters, wildcards, groups). */
+const PATTERN_SYNTAX = /[:*{}()[\]?+!\\]/;
+
+/**
+ * The routes of Express's stack that Express's router reaches for their method without trying another
+ * layer: routes with a literal path (no parameters) before which no layer matches that path for that
+ * method (no middleware, no earlier route handling it). Keyed `METHOD path`, as the RouteTable names a
+ * request's route (its pattern). A request the RouteTable finds on such a route is one Express's router
+ * would dispatch to it: the patterns are Express's own and matched as its router matches them
+ * (case-insensitive, an optional trailing slash), and any pattern that matches a case or trailing-slash
+ * variant of a literal path matches the literal path too. HEAD (answered by GET routes) and OPTIONS
+ * (Express's automatic answer) are left to Express's router.
+ */
+export function firstRoutes(stack: ExpressLayer[]): Map<string, ExpressRoute> {
+  const found = new Map<string, ExpressRoute>();
+  stack.forEach((layer, index) => {
+    const route = layer.route;
+    if (route === undefined || typeof route.path !== 'string' || PATTERN_SYNTAX.test(route.path)) return;
+    const path = route.path;
+    for (const [name, on] of Object.entries(route.methods)) {
+      if (on !== true || name === '_all' || name === 'head' || name === 'options') continue;
+      const taken = stack
+        .slice(0, index)
+        .some((earlier) => matches(earlier, path) && (earlier.route === undefined || handles(earlier.route, name)));
+      const key = `${name.toUpperCase()} ${path}`;
+      if (!taken && !found.has(key)) found.set(key, route);
+    }
+  });
+  return found;
+}
+
+function matches(layer: ExpressLayer, path: string): boolean {
+  try {
+    return layer.match(path) !== false;
+  } catch {
+    return true; // a layer that cannot tell is taken to match: the route stays with Express's router
+  }
+}
+
+function handles(route: ExpressRoute, method: string): boolean {
+  return route.methods._all === true || route.methods[method] === true;
+}
