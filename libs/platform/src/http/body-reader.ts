@@ -89,8 +89,7 @@ function armTimeout(req: Request, res: Response, o: BodyReaderOptions, onFire?: 
 }
 
 /**
- * The apps' body reader, run by Express before Nest's routes and by the pipeline before its direct
- * routes (one instance). JSON bodies (application/json) are read and parsed here, with what
+ * The apps' body reader, run by the pipeline as its last edge stage, before any route (one instance). JSON bodies (application/json) are read and parsed here, with what
  * body-parser's `json()` did: strict (an object or array at the top), UTF-8/UTF-16 charsets (others
  * 415), gzip/deflate/br (zstd where Node has it) inflated with the limit applied to the inflated
  * bytes (others 415), 413 over the limit, 400 for a body shorter than its Content-Length or cut

@@ -107,17 +107,21 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   const authenticator = app.get<Authenticator | undefined>(AUTHENTICATOR, { strict: false });
   const limiter = app.get<AuthLimiter | undefined>(AUTH_LIMITER, { strict: false });
   const express = app.getHttpAdapter().getInstance() as ReturnType<typeof expressApp>;
+  const adapter = app.getHttpAdapter();
+  const notFound = () =>
+    (adapter instanceof PlatformExpressAdapter ? adapter.notFoundHandler : undefined) as Middleware | undefined;
   // Express's routes a request's route (found by the table) can be handed to without Express's router.
   let first: Map<string, ExpressRoute> | undefined;
   const routeFor = (req: Request): ExpressRoute | undefined => {
     const info = (req as Request & { routeInfo?: RouteInfo }).routeInfo ?? routeOf(req.method, pathnameOf(req.url));
     if (info === undefined) return undefined;
-    first ??= firstRoutes((express.router as unknown as { stack: ExpressLayer[] }).stack);
+    first ??= firstRoutes((express.router as unknown as { stack: ExpressLayer[] }).stack, notFound());
     return first.get(`${req.method} ${info.pattern}`);
   };
   pipeline.wire({
     express,
     route: routeFor,
+    fallback: notFound,
     edge: [
       ...edgeStages({ accessLog: app.get(AccessLog), metrics: app.get(Metrics), cors: corsStage }),
       ...(options.edge ?? []),
@@ -137,7 +141,6 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     ],
     errorResponder: options.errorResponder,
   });
-  const adapter = app.getHttpAdapter();
   if (adapter instanceof PlatformExpressAdapter) adapter.usePipeline(pipeline);
   swaggerRoutes = setupSwagger(app, options.swagger, prefix);
 }

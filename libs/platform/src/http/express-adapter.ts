@@ -11,6 +11,8 @@ import { HttpPipeline } from './http-pipeline';
 export class PlatformExpressAdapter extends ExpressAdapter {
   private handler: (req: http.IncomingMessage, res: http.ServerResponse) => void = this.getInstance();
   private closing = false;
+  /** Nest's handler for a request no route answers (a middleware of Express's stack after the routes). */
+  notFoundHandler?: (req: unknown, res: unknown, next: (err?: unknown) => void) => void;
 
   constructor() {
     super();
@@ -22,6 +24,14 @@ export class PlatformExpressAdapter extends ExpressAdapter {
     stack.length = 0;
     enableHeadHooks(this.getInstance());
     enableLeanRouteHandlers();
+  }
+
+  override setNotFoundHandler(
+    handler: (req: unknown, res: unknown, next: (err?: unknown) => void) => void,
+    prefix?: string,
+  ) {
+    this.notFoundHandler = handler;
+    return super.setNotFoundHandler(handler, prefix);
   }
 
   /** The pipeline's edge stages (configure-http-app.ts) are where a behaviour for every request goes. */

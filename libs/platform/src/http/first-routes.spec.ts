@@ -5,11 +5,10 @@ const stackOf = (app: express.Express) => (app.router as unknown as { stack: Exp
 const noop = (_req: unknown, _res: unknown, next: () => void) => next();
 
 describe('firstRoutes', () => {
-  it("keeps each literal route Express's router reaches for a method without another layer matching first", () => {
+  it('keeps each literal route that is the only layer matching its path for a method', () => {
     const app = express();
     app.get('/v1/chat/completions', noop); // another method on the same path: no obstacle to POST
     app.post('/v1/chat/completions', noop);
-    app.post('/v1/chat/completions', noop); // a second registration is never reached first
     app.get('/v1/models/:model', noop); // a parameter: left to the router
     app.get('/v1/models', noop);
     app.put('/v1/models', noop);
@@ -20,11 +19,10 @@ describe('firstRoutes', () => {
       'POST /v1/chat/completions',
       'PUT /v1/models',
     ]);
-    const routes = stackOf(app).map((l) => l.route);
-    expect(first.get('POST /v1/chat/completions')).toBe(routes[1]);
+    expect(first.get('POST /v1/chat/completions')).toBe(stackOf(app)[1].route);
   });
 
-  it('leaves a route to the router when middleware or an earlier route of its method matches its path', () => {
+  it('leaves a route to the router when middleware or another route of its method matches its path, before or after it', () => {
     const app = express();
     app.use('/portal', noop);
     app.post('/portal/events', noop);
@@ -32,11 +30,25 @@ describe('firstRoutes', () => {
     app.get('/files/readme', noop);
     app.all('/any', noop);
     app.post('/any', noop);
+    // What Nest makes of a MiddlewareConsumer's middleware: a route of its own, before the controller's.
+    app.get('/hello/world', noop);
+    app.get('/hello/world', noop);
     app.post('/open', noop);
-    const first = firstRoutes(stackOf(app));
-    expect([...first.keys()].filter((k) => !k.endsWith(' /any'))).toEqual(['POST /open']);
-    // The route for any method is the one reached first for POST too, never the later POST route.
-    expect(first.get('POST /any')).toBe(stackOf(app)[4].route);
+    app.post('/late', noop);
+    app.use('/late', noop);
+    expect([...firstRoutes(stackOf(app)).keys()].filter((k) => !k.endsWith(' /any'))).toEqual(['POST /open']);
+    expect(firstRoutes(stackOf(app)).has('POST /any')).toBe(false);
+  });
+
+  it("does not count error-handling middleware or the fallback every unanswered path reaches (Nest's not-found handler)", () => {
+    const app = express();
+    const notFound = (_req: unknown, _res: unknown, _next: unknown) => undefined;
+    app.post('/open', noop);
+    app.use(notFound);
+    app.use((_err: unknown, _req: unknown, _res: unknown, next: () => void) => next());
+    expect([...firstRoutes(stackOf(app), notFound).keys()]).toEqual(['POST /open']);
+    // Any other middleware for every path keeps every route with the router.
+    expect([...firstRoutes(stackOf(app)).keys()]).toEqual([]);
   });
 
   it('leaves HEAD and OPTIONS (answered by GET routes and by Express itself) to the router', () => {

@@ -13,10 +13,12 @@ interface Wiring {
   edge: Middleware[];
   errorResponder: ErrorResponder;
   /**
-   * The Express route a request goes to when Express's router would reach it without trying another
-   * layer first (route-table.ts, firstRoutes); undefined: Express routes the request.
+   * The Express route a request goes to when it is the only layer Express's router would run for it
+   * (route-table.ts, firstRoutes); undefined: Express routes the request.
    */
   route?: (req: Request) => ExpressRoute | undefined;
+  /** What Express's router reaches after such a route passes the request on: Nest's not-found handler. */
+  fallback?: () => Middleware | undefined;
 }
 
 /**
@@ -66,11 +68,15 @@ export class HttpPipeline {
       request.params = {};
       route.dispatch(request, response, routed);
     };
-    // A route's handler that calls next: with an error, the app's error answer; without, no other route
-    // matched the path for this method (firstRoutes), so Express's answer would have been its 404.
+    // A route's handler that calls next: with an error, the app's error answer; without, no other layer
+    // matches the path for this method (firstRoutes), so Express's router would go on to Nest's not-found
+    // handler.
     const routed = (err?: unknown): void => {
       if (err === 'route' || err === 'router') err = undefined;
-      w.errorResponder(err ?? notFound(request), request, response);
+      if (err !== undefined) return w.errorResponder(err, request, response);
+      const fallback = w.fallback?.();
+      if (fallback === undefined) return w.errorResponder(notFound(request), request, response);
+      fallback(request, response, (e?: unknown) => w.errorResponder(e ?? notFound(request), request, response));
     };
     next();
   };

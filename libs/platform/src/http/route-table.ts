@@ -143,6 +143,7 @@ export interface ExpressRoute {
 /** A layer of Express's router stack: a route, or middleware when `route` is undefined. */
 export interface ExpressLayer {
   route?: ExpressRoute;
+  handle?: (...args: never[]) => unknown;
   match(path: string): unknown;
 }
 
@@ -150,30 +151,33 @@ export interface ExpressLayer {
 const PATTERN_SYNTAX = /[:*{}()[\]?+!\\]/;
 
 /**
- * The routes of Express's stack that Express's router reaches for their method without trying another
- * layer: routes with a literal path (no parameters) before which no layer matches that path for that
- * method (no middleware, no earlier route handling it). Keyed `METHOD path`, as the RouteTable names a
- * request's route (its pattern). A request the RouteTable finds on such a route is one Express's router
- * would dispatch to it: the patterns are Express's own and matched as its router matches them
- * (case-insensitive, an optional trailing slash), and any pattern that matches a case or trailing-slash
- * variant of a literal path matches the literal path too. HEAD (answered by GET routes) and OPTIONS
- * (Express's automatic answer) are left to Express's router.
+ * The routes of Express's stack that are the only layer Express's router would run for a request to
+ * their path and method: routes with a literal path (no parameters) such that no other layer, before
+ * or after, matches that path for that method (no middleware, no other route handling it; Nest applies
+ * a MiddlewareConsumer's middleware as a route of its own). Error-handling middleware (four arguments,
+ * run only after an error) and `fallback` (Nest's not-found handler, which every path reaches when no
+ * route answers) are not counted. Keyed `METHOD path`, as the RouteTable names a request's route (its
+ * pattern). A request the RouteTable finds on such a route is one Express's router would dispatch to
+ * it, and to nothing else but the fallback: the patterns are Express's own and matched as its router
+ * matches them (case-insensitive, an optional trailing slash), and any pattern that matches a case or
+ * trailing-slash variant of a literal path matches the literal path too. HEAD (answered by GET routes)
+ * and OPTIONS (Express's automatic answer) are left to Express's router.
  */
-export function firstRoutes(stack: ExpressLayer[]): Map<string, ExpressRoute> {
+export function firstRoutes(stack: ExpressLayer[], fallback?: unknown): Map<string, ExpressRoute> {
+  const counted = stack.filter((l) => l.route !== undefined || (l.handle !== fallback && (l.handle?.length ?? 0) < 4));
   const found = new Map<string, ExpressRoute>();
-  stack.forEach((layer, index) => {
+  for (const layer of counted) {
     const route = layer.route;
-    if (route === undefined || typeof route.path !== 'string' || PATTERN_SYNTAX.test(route.path)) return;
+    if (route === undefined || typeof route.path !== 'string' || PATTERN_SYNTAX.test(route.path)) continue;
     const path = route.path;
     for (const [name, on] of Object.entries(route.methods)) {
       if (on !== true || name === '_all' || name === 'head' || name === 'options') continue;
-      const taken = stack
-        .slice(0, index)
-        .some((earlier) => matches(earlier, path) && (earlier.route === undefined || handles(earlier.route, name)));
-      const key = `${name.toUpperCase()} ${path}`;
-      if (!taken && !found.has(key)) found.set(key, route);
+      const shared = counted.some(
+        (other) => other !== layer && matches(other, path) && (other.route === undefined || handles(other.route, name)),
+      );
+      if (!shared) found.set(`${name.toUpperCase()} ${path}`, route);
     }
-  });
+  }
   return found;
 }
 
