@@ -29,9 +29,9 @@ export class PlatformExpressAdapter extends ExpressAdapter {
   override setNotFoundHandler(
     handler: (req: unknown, res: unknown, next: (err?: unknown) => void) => void,
     prefix?: string,
-  ) {
+  ): void {
     this.notFoundHandler = handler;
-    return super.setNotFoundHandler(handler, prefix);
+    super.setNotFoundHandler(handler, prefix);
   }
 
   /** The pipeline's edge stages (configure-http-app.ts) are where a behaviour for every request goes. */
