@@ -89,12 +89,12 @@ function armTimeout(req: Request, res: Response, o: BodyReaderOptions, onFire?: 
 }
 
 /**
- * The apps' body reader, run by the pipeline as its last edge stage, before any route (one instance). JSON bodies (application/json) are read and parsed here, with what
- * body-parser's `json()` did: strict (an object or array at the top), UTF-8/UTF-16 charsets (others
- * 415), gzip/deflate/br (zstd where Node has it) inflated with the limit applied to the inflated
- * bytes (others 415), 413 over the limit, 400 for a body shorter than its Content-Length or cut
- * off, `verify` before parsing, an empty body read as {}. Every other announced body (forms,
- * multipart) passes on to its own parser with the same timeout armed.
+ * The apps' body reader, run by the pipeline as its last edge stage, before any route (one instance). JSON
+ * bodies (application/json) are read and parsed here, with what body-parser's `json()` did: strict (an
+ * object or array at the top), UTF-8/UTF-16 charsets (others 415), gzip/deflate/br (zstd where Node has
+ * it) inflated with the limit applied to the inflated bytes (others 415), 413 over the limit, 400 for a
+ * body shorter than its Content-Length or cut off, `verify` before parsing, an empty body read as {}.
+ * Every other announced body (forms, multipart) passes on to its own parser with the same timeout armed.
  */
 export function bodyReader(o: BodyReaderOptions) {
   return (req: Request, res: Response, next: Next): void => {

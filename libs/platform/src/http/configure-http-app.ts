@@ -1,7 +1,7 @@
 import { INestApplication, Logger as NestLogger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-options.interface';
-import expressApp from 'express';
+import express from 'express';
 import type { Server } from 'node:http';
 import { Logger } from 'nestjs-pino';
 import { ModulesContainer } from '@nestjs/core';
@@ -94,7 +94,7 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     if (reader === undefined)
       formReaders.set(
         limit,
-        (reader = expressApp.urlencoded({ limit, extended: true, parameterLimit: 1000, inflate: false }) as Middleware),
+        (reader = express.urlencoded({ limit, extended: true, parameterLimit: 1000, inflate: false }) as Middleware),
       );
     reader(req, res, next);
   };
@@ -106,20 +106,19 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   if (prefix) app.setGlobalPrefix(prefix);
   const authenticator = app.get<Authenticator | undefined>(AUTHENTICATOR, { strict: false });
   const limiter = app.get<AuthLimiter | undefined>(AUTH_LIMITER, { strict: false });
-  const express = app.getHttpAdapter().getInstance() as ReturnType<typeof expressApp>;
   const adapter = app.getHttpAdapter();
-  const notFound = () =>
-    (adapter instanceof PlatformExpressAdapter ? adapter.notFoundHandler : undefined) as Middleware | undefined;
+  const instance = adapter.getInstance() as ReturnType<typeof express>;
+  const notFound = () => (adapter instanceof PlatformExpressAdapter ? adapter.notFoundHandler : undefined);
   // Express's routes a request's route (found by the table) can be handed to without Express's router.
   let first: Map<string, ExpressRoute> | undefined;
   const routeFor = (req: Request): ExpressRoute | undefined => {
     const info = (req as Request & { routeInfo?: RouteInfo }).routeInfo ?? routeOf(req.method, pathnameOf(req.url));
     if (info === undefined) return undefined;
-    first ??= firstRoutes((express.router as unknown as { stack: ExpressLayer[] }).stack, notFound());
+    first ??= firstRoutes((instance.router as unknown as { stack: ExpressLayer[] }).stack, notFound());
     return first.get(`${req.method} ${info.pattern}`);
   };
   pipeline.wire({
-    express,
+    express: instance,
     route: routeFor,
     fallback: notFound,
     edge: [

@@ -1,7 +1,7 @@
 import { ExpressAdapter } from '@nestjs/platform-express';
 import * as http from 'http';
 import { enableHeadHooks, enableLeanRouteHandlers, expressShapedClasses } from '../framework-internals';
-import { HttpPipeline } from './http-pipeline';
+import { HttpPipeline, Middleware } from './http-pipeline';
 
 /**
  * Nest's Express adapter with the app's HTTP server built by the platform: requests and responses are
@@ -12,7 +12,7 @@ export class PlatformExpressAdapter extends ExpressAdapter {
   private handler: (req: http.IncomingMessage, res: http.ServerResponse) => void = this.getInstance();
   private closing = false;
   /** Nest's handler for a request no route answers (a middleware of Express's stack after the routes). */
-  notFoundHandler?: (req: unknown, res: unknown, next: (err?: unknown) => void) => void;
+  notFoundHandler?: Middleware;
 
   constructor() {
     super();
@@ -26,10 +26,7 @@ export class PlatformExpressAdapter extends ExpressAdapter {
     enableLeanRouteHandlers();
   }
 
-  override setNotFoundHandler(
-    handler: (req: unknown, res: unknown, next: (err?: unknown) => void) => void,
-    prefix?: string,
-  ): void {
+  override setNotFoundHandler(handler: Middleware, prefix?: string): void {
     this.notFoundHandler = handler;
     super.setNotFoundHandler(handler, prefix);
   }

@@ -27,10 +27,10 @@ interface Wiring {
  * then goes to the route the controllers declare. The stages run before any route so that a refusal
  * (a preflight, a stranger's key) is answered before any body reader or route code runs.
  *
- * A request whose route is the first layer of Express's stack to match its path (a route with a literal
- * path and no middleware before it: Express holds no app-wide middleware) is handed to that route as
- * Express's router hands it (the same Route object, request fields and error path), without walking the
- * stack (~28 path matches before the gateway's chat route); every other request goes through Express's router.
+ * A request whose route is the only layer of Express's stack matching its path and method (a route with
+ * a literal path; route-table.ts, firstRoutes) is handed to that route as Express's router hands it (the
+ * same Route object, request fields and error path), without walking the stack (~28 path matches before
+ * the gateway's chat route); every other request goes through Express's router.
  */
 @Injectable()
 export class HttpPipeline {
