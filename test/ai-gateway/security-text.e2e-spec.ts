@@ -253,4 +253,66 @@ describe('gateway text endpoints: security', () => {
       expect(usageB.data).toEqual([expect.objectContaining({ endpoint: 'embeddings', requests: 1 })]);
     });
   });
+  describe('bodies larger in structure than their route takes are refused before they are parsed', () => {
+    const members = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 1]));
+
+    it('a body of more than 10 000 object members is 413 on a route validated by its DTO (one of a million keys held the event loop for seconds)', async () => {
+      const { key } = await f.createKey({ name: 'members-completions' });
+      const over = await post(key, '/v1/completions', {
+        model: 'vendor-gpt-4',
+        prompt: 'hi',
+        logit_bias: members(10_000),
+      });
+      expect(over).toEqual({
+        status: 413,
+        body: {
+          error: {
+            message: 'Request body has more than 10000 object members',
+            type: 'invalid_request_error',
+            code: 'payload_too_large',
+            param: null,
+          },
+        },
+      });
+      // Under the limit the body is parsed and validated: the DTO's own rule answers.
+      const under = await post(key, '/v1/completions', {
+        model: 'vendor-gpt-4',
+        prompt: 'hi',
+        logit_bias: members(2000),
+      });
+      expect(under.status).toBe(400);
+      expect(under.body.error.message).toMatch(/logit_bias.*at most 1024 entries/);
+      expect(f.openai.requests).toHaveLength(0);
+    });
+
+    it('a chat body may hold a structured-output schema of 20 000 properties, not a body of more than 65 536 members', async () => {
+      const { key } = await f.createKey({ name: 'members-chat' });
+      const chat = (properties: Record<string, unknown>) =>
+        post(key, '/v1/chat/completions', {
+          model: 'vendor-gpt-4',
+          messages: [{ role: 'user', content: 'hi' }],
+          response_format: {
+            type: 'json_schema',
+            json_schema: { name: 'wide', schema: { type: 'object', properties } },
+          },
+        });
+      expect((await chat(members(20_000))).status).toBe(200);
+      expect(f.openai.requests).toHaveLength(1);
+      const over = await chat(members(70_000));
+      expect([over.status, over.body.error.code, over.body.error.message]).toEqual([
+        413,
+        'payload_too_large',
+        'Request body has more than 65536 object members',
+      ]);
+      expect(f.openai.requests).toHaveLength(1);
+    });
+
+    it('a body of many unknown fields is 400 naming 20 of them and counting the rest', async () => {
+      const { key } = await f.createKey({ name: 'members-unknown' });
+      const res = await post(key, '/v1/completions', { model: 'vendor-gpt-4', prompt: 'hi', ...members(5000) });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toMatch(/^k0: property k0 should not exist; .*; 4980 more invalid fields$/);
+      expect(res.body.error.message.split('; ')).toHaveLength(21);
+    });
+  });
 });

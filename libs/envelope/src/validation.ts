@@ -2,6 +2,16 @@ import { ValidationError, ValidationPipe } from '@nestjs/common';
 import { BusinessException } from './business.exception';
 import { ErrorCode } from './error-code';
 import { hasMessage, Locale, LocalizedText, MessageParams, SOURCE_LOCALE, translate } from './i18n';
+import { installLinearGetKeys } from './class-transformer-keys';
+
+// Before any pipe of either app turns a body into its DTO: class-transformer's key lookup, made linear.
+installLinearGetKeys();
+
+/**
+ * At most this many failing fields are reported (the rest are counted): a body of 95 000 unknown fields was
+ * answered with 10 MB naming each of them.
+ */
+export const MAX_REPORTED_FIELD_ERRORS = 20;
 
 export interface FieldError {
   field: string;
@@ -12,13 +22,26 @@ export interface FieldError {
   params?: MessageParams;
 }
 
-export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldError[] {
-  const out: FieldError[] = [];
-  for (const e of errors) {
-    const field = parent ? `${parent}.${e.property}` : e.property;
-    for (const [constraint, msg] of Object.entries(e.constraints ?? {})) out.push({ field, message: msg, constraint });
-    if (e.children?.length) out.push(...flattenValidationErrors(e.children, field));
-  }
+/**
+ * The failing fields of `errors`, depth first, at most `max` of them (MAX_REPORTED_FIELD_ERRORS); `omitted`
+ * counts the failures left out.
+ */
+export function flattenValidationErrors(
+  errors: ValidationError[],
+  max = MAX_REPORTED_FIELD_ERRORS,
+): FieldError[] & { omitted: number } {
+  const out = Object.assign([] as FieldError[], { omitted: 0 });
+  const walk = (list: ValidationError[], parent: string) => {
+    for (const e of list) {
+      const field = parent ? `${parent}.${e.property}` : e.property;
+      for (const [constraint, msg] of Object.entries(e.constraints ?? {})) {
+        if (out.length < max) out.push({ field, message: msg, constraint });
+        else out.omitted++;
+      }
+      if (e.children?.length) walk(e.children, field);
+    }
+  };
+  walk(errors, '');
   return out;
 }
 
@@ -37,11 +60,16 @@ export const validationPipeOptions = {
  * (`validation.<constraint>`, else `validation.invalid`).
  */
 export class FieldErrorsText implements LocalizedText {
-  constructor(readonly fields: FieldError[]) {}
+  /** `omitted`: failing fields not listed (MAX_REPORTED_FIELD_ERRORS), counted at the end of the text. */
+  constructor(
+    readonly fields: FieldError[],
+    readonly omitted = 0,
+  ) {}
 
   render(locale: Locale): string {
     if (!this.fields.length) return translate(locale, 'code.10000');
-    if (locale === SOURCE_LOCALE) return this.fields.map((f) => `${f.field}: ${f.message}`).join('; ');
+    const more = this.omitted > 0 ? [translate(locale, 'validation.more', { count: this.omitted })] : [];
+    if (locale === SOURCE_LOCALE) return [...this.fields.map((f) => `${f.field}: ${f.message}`), ...more].join('; ');
     return this.fields
       .map((f) => {
         const key = `validation.${f.constraint ?? ''}`;
@@ -51,6 +79,7 @@ export class FieldErrorsText implements LocalizedText {
         });
         return translate(locale, 'validation.field', { field: f.field, message: problem });
       })
+      .concat(more)
       .join(translate(locale, 'validation.separator'));
   }
 }
@@ -77,7 +106,7 @@ export function envelopeValidationPipe(): ValidationPipe {
     ...validationPipeOptions,
     exceptionFactory: (errors) => {
       const fields = flattenValidationErrors(errors);
-      return new BusinessException(ErrorCode.VALIDATION_FAILED, new FieldErrorsText(fields), {
+      return new BusinessException(ErrorCode.VALIDATION_FAILED, new FieldErrorsText(fields, fields.omitted), {
         details: { fields: fields.map(({ field, message }) => ({ field, message })) },
       });
     },

@@ -10,6 +10,12 @@ export { KNOWN_CHAT_FIELDS };
 const KNOWN = new Set<string>(KNOWN_CHAT_FIELDS);
 
 export const MAX_MESSAGES = 4096;
+/**
+ * Object members a chat (or Responses) body may have (JsonMembersLimit; other routes keep MAX_JSON_MEMBERS,
+ * 10 000): room for MAX_MESSAGES messages with their parts and tool calls, MAX_TOOLS tools with their
+ * schemas and a structured output schema of OpenAI's 5 000 properties. Validation walks each member.
+ */
+export const MAX_CHAT_JSON_MEMBERS = 65_536;
 /** Content parts in one message. */
 export const MAX_PARTS = 256;
 /** Tools (and legacy functions) per request: OpenAI's own limit. */

@@ -2,11 +2,13 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { JsonMembersLimit } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { ApiCreateChatCompletion } from './chat.doc';
 import { ChatRequestPipe } from './chat-request.pipe';
+import { MAX_CHAT_JSON_MEMBERS } from './chat-shape';
 import { CreateChatCompletion } from './create-chat-completion.service';
 import { ChatCompletionChunkDoc, ChatCompletionRequest, ContentPartDoc } from './dtos/chat-completion.dto';
 
@@ -21,6 +23,7 @@ export class ChatController {
 
   @Post('completions')
   @HttpCode(200)
+  @JsonMembersLimit(MAX_CHAT_JSON_MEMBERS)
   @ApiCreateChatCompletion()
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
   async create(

@@ -10,7 +10,11 @@ export function openAiValidationPipe(): ValidationPipe {
       const fields = flattenValidationErrors(errors);
       const first = fields[0];
       return new GatewayError(GatewayErrorCode.InvalidValue, {
-        message: fields.map((f) => `${f.field}: ${f.message}`).join('; ') || 'Invalid request',
+        message:
+          [
+            ...fields.map((f) => `${f.field}: ${f.message}`),
+            ...(fields.omitted ? [`${fields.omitted} more invalid fields`] : []),
+          ].join('; ') || 'Invalid request',
         param: first?.field ?? null,
       });
     },

@@ -2,6 +2,8 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res }
 import { ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { JsonMembersLimit } from '@app/platform';
+import { MAX_CHAT_JSON_MEMBERS } from '../chat/chat-shape';
 import { GatewayConfig } from '../config/gateway.config';
 import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
@@ -20,6 +22,7 @@ export class ResponsesController {
 
   @Post()
   @HttpCode(200)
+  @JsonMembersLimit(MAX_CHAT_JSON_MEMBERS)
   @ApiCreateResponse()
   @ApiOpenAiErrors(400, 401, 403, 404, 413, 429, 502, 503, 504)
   async create(

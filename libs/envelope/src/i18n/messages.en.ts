@@ -36,6 +36,7 @@ export const EN = {
   'request.noRoute': 'No route for {route}',
   'request.malformedJson': 'Malformed JSON body',
   'request.bodyTooLarge': 'Request body too large (limit {limit} bytes)',
+  'request.tooManyMembers': 'Request body has more than {limit} object members',
   'request.inflateRatioTooHigh': 'Compressed request body inflates more than {maxRatio} times its size',
   'request.unsupportedEncoding': 'Unsupported body encoding or charset',
   'request.aborted': 'Request aborted',
@@ -50,6 +51,7 @@ export const EN = {
   // Validation: the envelope message lists `field: <message>`; English keeps class-validator's own text.
   'validation.separator': '; ',
   'validation.field': '{field}: {message}',
+  'validation.more': '{count} more invalid fields',
   'validation.invalid': 'is invalid',
   'validation.whitelistValidation': 'should not exist',
   'validation.isString': 'must be a string',

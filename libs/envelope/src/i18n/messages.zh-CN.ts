@@ -33,6 +33,7 @@ export const ZH_CN: Record<MessageKey, string> = {
   'request.noRoute': '接口不存在：{route}',
   'request.malformedJson': 'JSON 请求体格式错误',
   'request.bodyTooLarge': '请求体过大（上限 {limit} 字节）',
+  'request.tooManyMembers': '请求体的对象成员超过 {limit} 个',
   'request.inflateRatioTooHigh': '压缩的请求体解压后超过其大小的 {maxRatio} 倍',
   'request.unsupportedEncoding': '不支持的请求体编码或字符集',
   'request.aborted': '请求已中断',
@@ -46,6 +47,7 @@ export const ZH_CN: Record<MessageKey, string> = {
 
   'validation.separator': '；',
   'validation.field': '{field}：{message}',
+  'validation.more': '另有 {count} 个字段无效',
   'validation.invalid': '无效',
   'validation.whitelistValidation': '不允许的字段',
   'validation.isString': '必须是字符串',

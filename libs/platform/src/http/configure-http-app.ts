@@ -11,7 +11,7 @@ import { BaseConfig } from '../config/base.config';
 import { AccessLog } from '../logging/logging';
 import { Metrics } from '../metrics/metrics';
 import { setupSwagger, SwaggerOptions } from '../swagger/setup-swagger';
-import { rejectDeepJson } from './json-depth';
+import { MAX_JSON_MEMBERS, rejectJsonShape } from './json-depth';
 import { bodyReader, ErrorResponder } from './body-reader';
 import { edgeStages } from './edge-stages';
 import { PlatformExpressAdapter } from './express-adapter';
@@ -78,9 +78,11 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     return table.find(method, path);
   };
   // A route open to strangers (or no route: a 404) reads small bodies; one behind credentials BODY_LIMIT_BYTES.
+  // authenticate-first has found the route already (a request it let through); else looked up here.
+  const routeInfoOf = (req: Request): RouteInfo | undefined =>
+    (req as Request & { routeInfo?: RouteInfo }).routeInfo ?? routeOf(req.method, pathnameOf(req.url));
   const limitFor = (req: Request): number => {
-    // authenticate-first has found the route already (a request it let through); else looked up here.
-    const route = (req as Request & { routeInfo?: RouteInfo }).routeInfo ?? routeOf(req.method, pathnameOf(req.url));
+    const route = routeInfoOf(req);
     return route?.bodyLimit ?? (route?.public === false ? config.BODY_LIMIT_BYTES : config.PUBLIC_BODY_LIMIT_BYTES);
   };
   // Forms: no route takes one compressed (browsers never compress them), so a compressed form is 415
@@ -134,7 +136,8 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
         maxInflateRatio: config.BODY_INFLATE_RATIO_MAX,
         timeoutMs: config.REQUEST_TIMEOUT_MS,
         respond: options.errorResponder,
-        verify: rejectDeepJson,
+        // Depth and object members, before parsing: the route's own member limit, else MAX_JSON_MEMBERS.
+        verify: (req, _res, buf) => rejectJsonShape(buf, routeInfoOf(req)?.jsonMembers ?? MAX_JSON_MEMBERS),
       }),
       formReader,
     ],

@@ -1,4 +1,4 @@
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from './json-depth';
+import { jsonDepthExceeds, jsonShapeExceeds, MAX_JSON_DEPTH, rejectJsonShape } from './json-depth';
 
 describe('jsonDepthExceeds', () => {
   const nested = (n: number) => Buffer.from('['.repeat(n) + ']'.repeat(n));
@@ -16,5 +16,29 @@ describe('jsonDepthExceeds', () => {
   it('ignores brackets inside strings, escaped quotes included', () => {
     const s = JSON.stringify({ text: '['.repeat(500) + '\\"{{{' + '"'.repeat(3) });
     expect(jsonDepthExceeds(Buffer.from(s))).toBe(false);
+  });
+});
+
+describe('jsonShapeExceeds: object members', () => {
+  const object = (n: number) =>
+    Buffer.from(JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, [{ a: i }]]))));
+
+  it('counts every member of every object, not array items or colons inside strings', () => {
+    // n keys, each holding an array with an object of one member: 2n members.
+    expect(jsonShapeExceeds(object(50), MAX_JSON_DEPTH, 100)).toBeNull();
+    expect(jsonShapeExceeds(object(51), MAX_JSON_DEPTH, 100)).toBe('members');
+    expect(jsonShapeExceeds(Buffer.from(JSON.stringify({ a: 'x:y:z'.repeat(1000), b: [1, 2, 3] })), 64, 2)).toBeNull();
+    // Escaped quotes and colons inside a key and a value: one member.
+    expect(jsonShapeExceeds(Buffer.from(JSON.stringify({ 'a":b': 'c\\":d' })), 64, 1)).toBeNull();
+    expect(jsonShapeExceeds(Buffer.from(JSON.stringify({ 'a":b': 'c\\":d', e: 1 })), 64, 1)).toBe('members');
+  });
+
+  it('refuses with 413 entity.too.many.members, and still 400 for depth', () => {
+    expect(() => rejectJsonShape(object(51), 100)).toThrow(
+      expect.objectContaining({ status: 413, type: 'entity.too.many.members', limit: 100 }),
+    );
+    expect(() => rejectJsonShape(Buffer.from('['.repeat(65) + ']'.repeat(65)), 100)).toThrow(
+      expect.objectContaining({ status: 400, type: 'entity.too.deep' }),
+    );
   });
 });

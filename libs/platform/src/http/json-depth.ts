@@ -4,11 +4,25 @@ import { bodyError } from './body-reader';
 export const MAX_JSON_DEPTH = 64;
 
 /**
- * Scans raw JSON for its nesting depth (brackets outside strings) in one pass, so a body nested
- * thousands of levels deep never reaches the parser or the validation pipe (which would overflow the stack).
+ * Most object members (`"key": value` pairs, all objects together) a JSON body may have, unless its route
+ * allows more (`@JsonMembersLimit`, route-table.ts). Validation walks every member (class-transformer builds
+ * the DTO a key at a time, class-validator checks it): a 16 MiB body of a million keys held the gateway's
+ * event loop for seconds. No route's ordinary body comes near it (the largest, a settings write of
+ * membership's console, has a few hundred).
  */
-export function jsonDepthExceeds(buf: Buffer, max = MAX_JSON_DEPTH): boolean {
+export const MAX_JSON_MEMBERS = 10_000;
+
+/** What a JSON body's scan found past its limits. */
+export type JsonShapeExcess = 'depth' | 'members' | null;
+
+/**
+ * Scans raw JSON in one pass (brackets and colons outside strings) for its nesting depth and its number of
+ * object members, so a body nested thousands of levels deep or of a million keys never reaches the parser
+ * or the validation pipe (which would overflow the stack, or walk every key).
+ */
+export function jsonShapeExceeds(buf: Buffer, maxDepth = MAX_JSON_DEPTH, maxMembers = Infinity): JsonShapeExcess {
   let depth = 0;
+  let members = 0;
   let inString = false;
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i];
@@ -17,15 +31,35 @@ export function jsonDepthExceeds(buf: Buffer, max = MAX_JSON_DEPTH): boolean {
         i++; // backslash: skip the escaped byte
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
+    else if (c === 0x3a) {
+      // A colon outside a string separates an object member's key from its value: one per member.
+      if (++members > maxMembers) return 'members';
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > maxDepth) return 'depth';
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
-  return false;
+  return null;
+}
+
+/** Whether raw JSON is nested deeper than `max`. */
+export function jsonDepthExceeds(buf: Buffer, max = MAX_JSON_DEPTH): boolean {
+  return jsonShapeExceeds(buf, max) === 'depth';
 }
 
 /** The body reader's `verify` hook: refuses too-deep JSON with a 400. */
 export function rejectDeepJson(_req: unknown, _res: unknown, buf: Buffer): void {
-  if (jsonDepthExceeds(buf))
-    throw bodyError(400, 'entity.too.deep', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  rejectJsonShape(buf, Infinity);
+}
+
+/**
+ * Refuses JSON nested deeper than MAX_JSON_DEPTH (400 entity.too.deep) or with more than `maxMembers` object
+ * members (413 entity.too.many.members), before it is parsed.
+ */
+export function rejectJsonShape(buf: Buffer, maxMembers: number): void {
+  const excess = jsonShapeExceeds(buf, MAX_JSON_DEPTH, maxMembers);
+  if (excess === 'depth') throw bodyError(400, 'entity.too.deep', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (excess === 'members')
+    throw bodyError(413, 'entity.too.many.members', `Request body has more than ${maxMembers} object members`, {
+      limit: maxMembers,
+    });
 }

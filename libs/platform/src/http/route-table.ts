@@ -12,17 +12,28 @@ export const BODY_LIMIT = 'http:bodyLimit';
  */
 export const BodyLimit = (bytes: number) => SetMetadata(BODY_LIMIT, bytes);
 
+export const JSON_MEMBERS_LIMIT = 'http:jsonMembersLimit';
+
+/**
+ * The most object members a JSON body of a route (or of every route of a controller) may have, instead of
+ * MAX_JSON_MEMBERS (json-depth.ts): for a route whose bodies are larger in structure by nature.
+ */
+export const JsonMembersLimit = (members: number) => SetMetadata(JSON_MEMBERS_LIMIT, members);
+
 /** One route as Express matches it: a method (`ALL` for any) and a path pattern with the global prefix. */
 export interface RouteEntry {
   method: string;
   path: string;
   public: boolean;
   bodyLimit?: number;
+  jsonMembers?: number;
 }
 
 export interface RouteInfo {
   public: boolean;
   bodyLimit?: number;
+  /** Most object members of its JSON body (JsonMembersLimit), when not the default. */
+  jsonMembers?: number;
   /** The route's path pattern with the global prefix (the metrics' route label). */
   pattern: string;
 }
@@ -46,7 +57,14 @@ export class RouteTable {
   constructor(entries: RouteEntry[]) {
     this.routes = entries.map((e) => {
       const m = match(e.path, { sensitive: false, end: true, trailing: true, decode: false });
-      return { method: e.method.toUpperCase(), public: e.public, bodyLimit: e.bodyLimit, pattern: e.path, matches: m };
+      return {
+        method: e.method.toUpperCase(),
+        public: e.public,
+        bodyLimit: e.bodyLimit,
+        jsonMembers: e.jsonMembers,
+        pattern: e.path,
+        matches: m,
+      };
     });
   }
 
@@ -60,7 +78,7 @@ export class RouteTable {
     for (const r of this.routes) {
       if (r.method !== verb && r.method !== 'ALL' && !(verb === 'HEAD' && r.method === 'GET')) continue;
       if (r.matches(pathname) !== false) {
-        found = { public: r.public, bodyLimit: r.bodyLimit, pattern: r.pattern };
+        found = { public: r.public, bodyLimit: r.bodyLimit, jsonMembers: r.jsonMembers, pattern: r.pattern };
         break;
       }
     }
@@ -96,7 +114,7 @@ const join = (...parts: string[]) =>
     .join('/');
 
 /**
- * Every controller route of the app with its `@Public()` and `@BodyLimit` metadata (the method's over its
+ * Every controller route of the app with its `@Public()`, `@BodyLimit` and `@JsonMembersLimit` metadata (the method's over its
  * controller's), its path built as Nest builds it (global prefix, controller path, method path).
  */
 export function controllerRoutes(modules: ModulesContainer, prefix: string): RouteEntry[] {
@@ -118,9 +136,17 @@ export function controllerRoutes(modules: ModulesContainer, prefix: string): Rou
           true;
         const limit = (Reflect.getMetadata(BODY_LIMIT, handler) ?? Reflect.getMetadata(BODY_LIMIT, type)) as
           number | undefined;
+        const members = (Reflect.getMetadata(JSON_MEMBERS_LIMIT, handler) ??
+          Reflect.getMetadata(JSON_MEMBERS_LIMIT, type)) as number | undefined;
         for (const c of ctrlPaths) {
           for (const m of asArray(methodPath))
-            entries.push({ method: RequestMethod[verb], path: join(prefix, c, m), public: open, bodyLimit: limit });
+            entries.push({
+              method: RequestMethod[verb],
+              path: join(prefix, c, m),
+              public: open,
+              bodyLimit: limit,
+              jsonMembers: members,
+            });
         }
       }
     }
