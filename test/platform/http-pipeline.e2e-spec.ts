@@ -317,6 +317,34 @@ describe('http pipeline: gateway', () => {
     expect(walked).toHaveBeenCalledTimes(2);
   });
 
+  it('watches every answer for a client that stops taking it (cutStalledAnswer, from the edge stages)', async () => {
+    const watched: Array<[string, number]> = [];
+    const server = f.gw.app.getHttpServer();
+    const onRequest = (req: import('http').IncomingMessage, res: import('http').ServerResponse) => {
+      const writeHead = res.writeHead;
+      res.writeHead = function (this: import('http').ServerResponse, ...args: unknown[]) {
+        watched.push([req.url ?? '', res.listenerCount('prefinish')]);
+        return (writeHead as (...a: unknown[]) => import('http').ServerResponse).apply(this, args);
+      };
+    };
+    server.prependListener('request', onRequest);
+    try {
+      expect((await post('/v1/chat/completions', chatBody())).status).toBe(200);
+      expect((await post('/v1/chat/completions', chatBody({ temperature: 'hot' }))).status).toBe(400);
+      expect((await get('/v1/models')).status).toBe(200);
+      expect((await call(`${f.gw.url}/v3/api-docs`)).status).toBe(200);
+    } finally {
+      server.off('request', onRequest);
+    }
+    expect(watched.map(([url]) => url)).toEqual([
+      '/v1/chat/completions',
+      '/v1/chat/completions',
+      '/v1/models',
+      '/v3/api-docs',
+    ]);
+    for (const [url, listeners] of watched) expect({ url, watched: listeners >= 1 }).toEqual({ url, watched: true });
+  });
+
   it('writes one access log line per call: id, method, path without query, status', async () => {
     const cases: Array<[string, string, Record<string, string>, number, string]> = [
       [nextId('gw-log-ok'), '/v1/chat/completions', {}, 200, 'info'],

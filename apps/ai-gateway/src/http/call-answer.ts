@@ -40,7 +40,7 @@ export async function answerCall(
     throw e;
   }
   if (answer.kind === 'json') {
-    sendJson(res, 200, answer.body, answer.headers, answer.text);
+    sendJson(res, 200, answer.body, answer.headers, answer.text, stallMs);
     await answer.settled;
     return;
   }

@@ -13,6 +13,7 @@ function capture(room = Infinity) {
   let buffered = 0;
   const res = {
     destroyed: false,
+    destroy: () => ((res.destroyed = true), drain.emit('close'), res),
     writeHead: (status: number, head: string[]) => ((sent.status = status), (sent.head = head), res),
     // Like a socket with `room` bytes: write() answers false once they are taken, until 'drain'.
     write: (piece: Buffer) => (sent.pieces.push(piece), (buffered += piece.length) < room),
@@ -105,6 +106,36 @@ describe('sendJson', () => {
     await turn();
     expect(gone.sent.pieces).toHaveLength(8);
     expect(gone.sent.ended).toBe(false);
+  });
+
+  it('cuts a pieced answer whose client takes nothing more for stallMs while the socket asks to drain', () => {
+    jest.useFakeTimers();
+    try {
+      const pieces = Array.from({ length: 40 }, (_, i) => Buffer.alloc(32 * 1024, i));
+      const stalled = capture(100 * 1024);
+      sendJson(stalled.res, 200, undefined, undefined, pieces, 5000);
+      const r = stalled.res as unknown as { destroyed: boolean; drainListeners: () => number };
+      expect(r.drainListeners()).toBe(1);
+      jest.advanceTimersByTime(4999);
+      expect(r.destroyed).toBe(false);
+      jest.advanceTimersByTime(1);
+      expect(r.destroyed).toBe(true);
+      expect(r.drainListeners()).toBe(0);
+
+      // A client that drains in time is not cut: each wait has its own stallMs.
+      const reading = capture(100 * 1024);
+      sendJson(reading.res, 200, undefined, undefined, pieces, 5000);
+      const rr = reading.res as unknown as { destroyed: boolean; drained: () => void };
+      for (let i = 0; i < 20 && !reading.sent.ended; i++) {
+        jest.advanceTimersByTime(4000);
+        rr.drained();
+        jest.runOnlyPendingTimers(); // the setImmediate that writes the next run
+      }
+      expect(reading.sent.ended).toBe(true);
+      expect(rr.destroyed).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('writes a pieced answer over a real socket a turn at a time, though the socket drains at once', async () => {

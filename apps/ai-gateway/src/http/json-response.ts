@@ -2,14 +2,15 @@ import type { ServerResponse } from 'http';
 
 type HeadResponse = Pick<
   ServerResponse,
-  'writeHead' | 'end' | 'write' | 'once' | 'off' | 'destroyed' | 'writableEnded'
+  'writeHead' | 'end' | 'write' | 'once' | 'off' | 'destroyed' | 'writableEnded' | 'destroy'
 >;
 
 /**
  * Writes a JSON answer with the headers Express's `res.json()` sets (content type, length), without
  * its content-type negotiation and mime lookups, in one write; `extra` headers go into the same head
  * (headers set before with setHeader are kept: Node merges them with this list). `serialized`: the body's
- * JSON when the caller already made it.
+ * JSON when the caller already made it. `stallMs`: how long a pieced answer waits for its client to take
+ * more before the connection is cut (an answer written at once is cut by the platform: cutStalledAnswer).
  */
 export function sendJson(
   res: HeadResponse,
@@ -17,8 +18,9 @@ export function sendJson(
   body: unknown,
   extra?: readonly string[],
   serialized?: string | readonly Buffer[],
+  stallMs?: number,
 ): void {
-  if (Array.isArray(serialized)) return sendPieces(res, status, serialized as readonly Buffer[], extra);
+  if (Array.isArray(serialized)) return sendPieces(res, status, serialized as readonly Buffer[], extra, stallMs);
   const text = (serialized as string | undefined) ?? JSON.stringify(body);
   // A large answer is written as bytes: Node writes a string of 150 KB in ~0.9 ms of the event loop, the same
   // as a Buffer in ~0.15 ms with its encoding (what does not fit the socket is sent in later turns).
@@ -46,15 +48,30 @@ const LARGE_ANSWER = 16_384;
  * The next run waits for a later turn even when the socket drains at once: Node emits 'drain' from
  * process.nextTick when the kernel took a write whole, so writing again from 'drain' ran the whole answer,
  * megabytes over loopback, in one turn of the loop (json-response.spec.ts counts the bytes a turn).
+ * A client that takes nothing more for `stallMs` while the socket asks to drain is cut: the answer's pieces
+ * (tens of megabytes) are not held for as long as it keeps the connection open.
  */
-function sendPieces(res: HeadResponse, status: number, pieces: readonly Buffer[], extra?: readonly string[]): void {
+function sendPieces(
+  res: HeadResponse,
+  status: number,
+  pieces: readonly Buffer[],
+  extra?: readonly string[],
+  stallMs?: number,
+): void {
   let length = 0;
   for (const p of pieces) length += p.length;
   res.writeHead(status, jsonHead(extra, length));
   let next = 0;
-  const later = (): void => void setImmediate(pump);
+  let stall: NodeJS.Timeout | undefined;
+  const later = (): void => {
+    clearTimeout(stall);
+    setImmediate(pump);
+  };
   // A client gone (or an answer ended elsewhere) stops the pump, and no listener keeps the pieces alive.
-  res.once('close', () => res.off('drain', later));
+  res.once('close', () => {
+    clearTimeout(stall);
+    res.off('drain', later);
+  });
   const pump = (): void => {
     if (res.destroyed || res.writableEnded) return;
     let budget = PIECES_PER_TURN;
@@ -68,7 +85,10 @@ function sendPieces(res: HeadResponse, status: number, pieces: readonly Buffer[]
     if (res.destroyed) return;
     if (next === pieces.length) res.end();
     else if (room) later();
-    else res.once('drain', later);
+    else {
+      res.once('drain', later);
+      if (stallMs !== undefined) stall = setTimeout(() => res.destroy(), stallMs);
+    }
   };
   pump();
 }

@@ -290,7 +290,7 @@ export class VisionController {
     const created = Math.floor(Date.now() / 1000);
     if (format === 'b64_json') {
       const pieces = await b64ImagesAnswer(created, images, this.tokenizer.pace(principal.id));
-      sendJson(res, 200, null, undefined, pieces);
+      sendJson(res, 200, null, undefined, pieces, this.config.REQUEST_TIMEOUT_MS);
       return;
     }
     const cdn = cdnBase(this.config, req);

@@ -124,7 +124,12 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     route: routeFor,
     fallback: notFound,
     edge: [
-      ...edgeStages({ accessLog: app.get(AccessLog), metrics: app.get(Metrics), cors: corsStage }),
+      ...edgeStages({
+        accessLog: app.get(AccessLog),
+        metrics: app.get(Metrics),
+        stallMs: config.REQUEST_TIMEOUT_MS,
+        cors: corsStage,
+      }),
       ...(options.edge ?? []),
       ...(options.authenticateFirst
         ? [authenticateFirst(options.authenticateFirst, routeOf, authenticator, limiter, config.REQUEST_TIMEOUT_MS)]

@@ -4,6 +4,7 @@ import { Metrics } from '../metrics/metrics';
 import type { Middleware } from './http-pipeline';
 import { headHeaders } from '../framework-internals';
 import { securityHeaders } from './security-headers';
+import { cutStalledAnswer } from './stall-cut';
 
 type Req = Request & { routePattern?: string };
 
@@ -17,9 +18,15 @@ export function routeLabel(req: Req): string {
 /**
  * The platform's global behaviours, in the order they run for every request of both apps: request id
  * (X-Request-Id) and helmet's security headers, the access log line (outside /actuator/) and the request
- * metrics, then CORS when CORS_ORIGINS is set (it answers preflight requests itself).
+ * metrics and the cut of an answer its client stops taking (`stallMs`: cutStalledAnswer), then CORS when
+ * CORS_ORIGINS is set (it answers preflight requests itself).
  */
-export function edgeStages(parts: { accessLog: AccessLog; metrics: Metrics; cors?: Middleware }): Middleware[] {
+export function edgeStages(parts: {
+  accessLog: AccessLog;
+  metrics: Metrics;
+  stallMs: number;
+  cors?: Middleware;
+}): Middleware[] {
   const headers = securityHeaders().flat();
   const identify: Middleware = (req: Req, res: Response, next) => {
     const id = pickRequestId(req);
@@ -38,6 +45,7 @@ export function edgeStages(parts: { accessLog: AccessLog; metrics: Metrics; cors
       parts.metrics.requests.inc(labels);
       parts.metrics.duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
     });
+    cutStalledAnswer(res, parts.stallMs);
     next();
   };
   return parts.cors ? [identify, observe, parts.cors] : [identify, observe];

@@ -1,0 +1,62 @@
+import type { ServerResponse } from 'http';
+import type { Socket } from 'net';
+
+/** The timer StalledAnswers checks with (tests give a fake). */
+export interface StallTimers {
+  after(ms: number, fn: () => void): { cancel(): void };
+}
+
+const realTimers: StallTimers = {
+  after(ms, fn) {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return { cancel: () => clearTimeout(t) };
+  },
+};
+
+/**
+ * Bytes of `socket` not yet taken by the kernel: what its stream still holds (the write in flight included)
+ * plus what libuv still queues of it (`writeQueueSize`, which falls as the kernel takes part of a write:
+ * the only sign of progress while one large write is in flight).
+ */
+function pendingBytes(socket: Socket): number {
+  const handle = (socket as Socket & { _handle?: { writeQueueSize?: number } | null })._handle;
+  return socket.writableLength + (handle?.writeQueueSize ?? 0);
+}
+
+/**
+ * Cuts an answer its client stops taking. Once the app has ended a response whose bytes still wait to be
+ * sent (a client reading slowly, or not at all), the bytes waiting must fall within every `stallMs`, else the
+ * connection is destroyed and what it held is freed. Without it, an answer of megabytes to a client that
+ * reads nothing was held for as long as the client kept its connection open: a key asking for large
+ * embeddings answers and reading none of them took a gigabyte of memory in seconds. Streamed answers (SSE,
+ * speech, downloads) cut their own stalls as they write (drainedOrCut); this covers every answer written at
+ * once, whatever wrote it. A response already sent whole costs one listener.
+ */
+export function cutStalledAnswer(res: ServerResponse, stallMs: number, timers: StallTimers = realTimers): void {
+  res.once('prefinish', () => {
+    const socket = res.socket;
+    if (!socket || socket.destroyed || pendingBytes(socket) === 0) return;
+    let last = pendingBytes(socket);
+    let timer: { cancel(): void } | undefined;
+    const stop = () => {
+      timer?.cancel();
+      res.off('finish', stop);
+      res.off('close', stop);
+    };
+    const check = () => {
+      if (res.writableFinished || socket.destroyed) return stop();
+      const now = pendingBytes(socket);
+      if (now > 0 && now >= last) {
+        stop();
+        socket.destroy();
+        return;
+      }
+      last = now;
+      timer = timers.after(stallMs, check);
+    };
+    res.once('finish', stop);
+    res.once('close', stop);
+    timer = timers.after(stallMs, check);
+  });
+}
