@@ -169,17 +169,38 @@ export class FactorsRepository {
   }
 
   /** Stores a verified passkey; null when that credential is already registered (to anyone). */
+  /**
+   * Stores a verified passkey unless the member already keeps `max` ('full') or the credential is registered
+   * (null). One member's registrations are counted and inserted one at a time (a lock on the member for the
+   * transaction), so concurrent ones cannot pass `max` together.
+   */
   async insertPasskey(
     p: Omit<PasskeyRow, 'id' | 'createdTime' | 'lastUsedTime'>,
     record: FactorChangeRecord,
-  ): Promise<PasskeyRow | null> {
-    const rows = await this.recorded<PasskeyRow>(
-      `INSERT INTO member_passkeys (member_id, credential_id, public_key, sign_count, transports, device_type, backed_up, name)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (credential_id) DO NOTHING RETURNING ${PASSKEY_COLUMNS}`,
-      [p.memberId, p.credentialId, p.publicKey, p.signCount, p.transports, p.deviceType, p.backedUp, p.name],
-      (row) => ({ ...record, passkey: { id: row.id, name: row.name } }),
-    );
-    return rows[0] ?? null;
+    max: number,
+  ): Promise<PasskeyRow | 'full' | null> {
+    return this.db.transaction(async (m) => {
+      await m.query(`SELECT pg_advisory_xact_lock(hashtextextended('member_passkeys:' || $1::text, 0))`, [p.memberId]);
+      const [{ n }] = rowsOf<{ n: number }>(
+        await m.query(`SELECT count(*)::int AS n FROM member_passkeys WHERE member_id = $1`, [p.memberId]),
+      );
+      if (n >= max) return 'full';
+      const rows = rowsOf<PasskeyRow>(
+        await m.query(
+          `INSERT INTO member_passkeys (member_id, credential_id, public_key, sign_count, transports, device_type, backed_up, name)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (credential_id) DO NOTHING RETURNING ${PASSKEY_COLUMNS}`,
+          [p.memberId, p.credentialId, p.publicKey, p.signCount, p.transports, p.deviceType, p.backedUp, p.name],
+        ),
+      );
+      if (rows.length)
+        await recordFactorChange(
+          m,
+          { ...record, passkey: { id: rows[0].id, name: rows[0].name } },
+          this.audit,
+          this.outbox,
+        );
+      return rows[0] ?? null;
+    });
   }
 
   /**

@@ -12,7 +12,7 @@ import {
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
 import { FactorChange, FactorChangeRecord } from './factor-change';
-import { MemberAssertionPurpose, PasskeysService } from './passkeys.service';
+import { knownTransports, MAX_PASSKEYS_PER_MEMBER, MemberAssertionPurpose, PasskeysService } from './passkeys.service';
 import { memberActing } from './requester';
 
 // The real service on a real database and shared state, answered by a software authenticator
@@ -108,6 +108,46 @@ describe('PasskeysService: registration and assertions', () => {
       { change: 'passkey_added', passkey: { id: bound.passkey.id, name: 'Laptop' } },
       { change: 'passkey_added', passkey: { id: synced.passkey.id, name: 'Laptop' } },
     ]);
+  });
+
+  it('stores only the transports WebAuthn defines, each once (the client sends them unsigned)', async () => {
+    expect(knownTransports(['usb', 'bogus', 'usb', 'internal', 1, null, 'x'.repeat(100)])).toEqual(['usb', 'internal']);
+    expect(knownTransports(undefined)).toEqual([]);
+    expect(knownTransports('usb')).toEqual([]);
+    const member = await newMember();
+    const authenticator = new SoftwareAuthenticator();
+    const credential = authenticator.register(await optionsFor(member));
+    credential.response.transports = [
+      ...Array.from({ length: 5000 }, (_, i) => `t${i}`),
+      'hybrid',
+      'internal',
+      'hybrid',
+    ] as never;
+    const passkey = await passkeys.register(member.id, credential, 'Phone', recordOf(member, 'passkey_added'));
+    expect(passkey.transports).toEqual(['hybrid', 'internal']);
+  });
+
+  it(`keeps at most ${MAX_PASSKEYS_PER_MEMBER} passkeys per member: no options past them, and a registration racing to pass them is refused`, async () => {
+    const member = await newMember();
+    for (let i = 0; i < MAX_PASSKEYS_PER_MEMBER - 2; i++) await registered(member);
+    // Two registrations begun while the member had room for both; then a third, begun with room for one.
+    const a = new SoftwareAuthenticator();
+    const b = new SoftwareAuthenticator();
+    const c = new SoftwareAuthenticator();
+    const [ca, cb, cc] = [
+      a.register(await optionsFor(member)),
+      b.register(await optionsFor(member)),
+      c.register(await optionsFor(member)),
+    ];
+    const results = await Promise.allSettled(
+      [ca, cb, cc].map((cred) => passkeys.register(member.id, cred, 'Key', recordOf(member, 'passkey_added'))),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(refused.reason).toMatchObject({ code: ErrorCode.PASSKEY_REGISTRATION_FAILED });
+    expect(String((refused.reason as Error).message)).toContain(`at most ${MAX_PASSKEYS_PER_MEMBER} passkeys`);
+    expect(await passkeys.list(member.id)).toHaveLength(MAX_PASSKEYS_PER_MEMBER);
+    await expect(optionsFor(member)).rejects.toMatchObject({ code: ErrorCode.PASSKEY_REGISTRATION_FAILED });
   });
 
   it("refuses a registration answering another member's challenge, a used challenge, or from another origin", async () => {

@@ -21,6 +21,33 @@ import { WebauthnSettings } from './webauthn-settings';
 const CHALLENGE_TTL_MS = 300_000;
 
 /**
+ * Passkeys one member may keep. Each is listed in every ceremony of the member (sign-in options, the exclude
+ * list of a new registration, the account page): without a bound, a member adding passkeys in a loop grew
+ * what each of those reads without end.
+ */
+export const MAX_PASSKEYS_PER_MEMBER = 20;
+
+/** The transports WebAuthn defines (AuthenticatorTransportFuture); anything else a client sends is dropped. */
+const TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']);
+
+/**
+ * A credential's transports as stored: the known ones, each once. The client's list is a hint it sends
+ * unsigned: stored as sent, 90 000 strings made each passkey a megabyte, read back in every ceremony.
+ */
+export function knownTransports(list: unknown): string[] {
+  if (!Array.isArray(list)) return [];
+  return [...new Set(list.filter((t): t is string => typeof t === 'string' && TRANSPORTS.has(t)))];
+}
+
+const tooMany = () =>
+  new BusinessException(
+    ErrorCode.PASSKEY_REGISTRATION_FAILED,
+    msg('factors.passkeyRegistrationFailed', {
+      reason: `a member keeps at most ${MAX_PASSKEYS_PER_MEMBER} passkeys; remove one first`,
+    }),
+  );
+
+/**
  * What a challenge was issued for: registering a passkey for a member, signing in without a password
  * (no member yet), a second factor or a step-up of a given member. Kept in shared state, used once.
  */
@@ -52,6 +79,7 @@ export class PasskeysService {
     rpName: string,
   ): Promise<PublicKeyCredentialCreationOptionsJSON> {
     const existing = await this.factors.listPasskeys(memberId);
+    if (existing.length >= MAX_PASSKEYS_PER_MEMBER) throw tooMany();
     const options = await generateRegistrationOptions({
       rpName,
       rpID: this.settings.rpId,
@@ -101,13 +129,15 @@ export class PasskeysService {
         credentialId: info.credential.id,
         publicKey: Buffer.from(info.credential.publicKey),
         signCount: info.credential.counter,
-        transports: credential.response.transports ?? info.credential.transports ?? [],
+        transports: knownTransports(credential.response?.transports ?? info.credential.transports),
         deviceType: info.credentialDeviceType,
         backedUp: info.credentialBackedUp,
         name,
       },
       record,
+      MAX_PASSKEYS_PER_MEMBER,
     );
+    if (stored === 'full') throw tooMany();
     if (!stored) throw refused('this passkey is already registered');
     return stored;
   }
