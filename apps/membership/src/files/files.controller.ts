@@ -8,6 +8,7 @@ import { serveObject } from '@app/storage';
 import { MembershipConfig } from '../config/membership.config';
 import { isInlineImage } from './file-type';
 import { FileUploadResponse } from './dtos/file-upload.dto';
+import { UploadAdmission } from './upload-admission';
 import { FilesService, UploadedBytes } from './files.service';
 import { MemberFile } from './member-file.entity';
 
@@ -33,7 +34,8 @@ export class FilesController {
 
   @Post()
   @HttpCode(200)
-  @UseInterceptors(FileInterceptor('file'))
+  // Admission first: the quota and this replica's upload slots are checked before multer reads the body.
+  @UseInterceptors(UploadAdmission, FileInterceptor('file'))
   @ApiOperation({
     summary: 'Upload a file (multipart part "file"); type is checked on the bytes; limit UPLOAD_MAX_BYTES (10 MB)',
   })
@@ -50,6 +52,11 @@ export class FilesController {
     type: ErrorEnvelope,
   })
   @ApiResponse({ status: 415, description: 'code 415: type not allowed (decided by the bytes)', type: ErrorEnvelope })
+  @ApiResponse({
+    status: 429,
+    description: 'code 429: two uploads of the member are still being received by this server (Retry-After)',
+    type: ErrorEnvelope,
+  })
   async upload(
     @CurrentPrincipal() principal: Principal,
     @UploadedFile() file: UploadedBytes | undefined,

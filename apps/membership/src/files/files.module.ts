@@ -6,6 +6,7 @@ import { MembershipConfig } from '../config/membership.config';
 import { FilesController, MediaController } from './files.controller';
 import { FilesRepository } from './files.repository';
 import { FilesService } from './files.service';
+import { UploadAdmission } from './upload-admission';
 import { OBJECT_STORAGE } from './files.tokens';
 
 @Module({
@@ -23,6 +24,7 @@ import { OBJECT_STORAGE } from './files.tokens';
   providers: [
     FilesRepository,
     FilesService,
+    UploadAdmission,
     {
       provide: OBJECT_STORAGE,
       inject: [MembershipConfig],

@@ -119,6 +119,7 @@ export const EN = {
   'files.quotaExceeded': 'Upload limit reached: a member keeps at most {max} bytes of files',
   'files.typeNotAllowed': 'File type not allowed; allowed: {allowed}',
   'files.notFound': 'No such file',
+  'files.uploadsInFlight': 'Two uploads of yours are still being received; retry when one is done',
   'factors.totpAlreadyEnabled': 'The authenticator app is already enabled; disable it first to enrol a new one',
   'factors.totpNothingPending': 'No authenticator-app enrolment to confirm; start one first',
   'factors.totpNotEnabled': 'The authenticator app is not enabled',

@@ -111,6 +111,7 @@ export const ZH_CN: Record<MessageKey, string> = {
   'files.quotaExceeded': '上传已达上限：每位会员最多保存 {max} 字节的文件',
   'files.typeNotAllowed': '不允许的文件类型；允许：{allowed}',
   'files.notFound': '文件不存在',
+  'files.uploadsInFlight': '你有两个文件正在上传，请等其中一个完成后重试',
   'factors.totpAlreadyEnabled': '身份验证器应用已启用；如需重新绑定，请先停用',
   'factors.totpNothingPending': '没有待确认的身份验证器绑定，请先开始绑定',
   'factors.totpNotEnabled': '未启用身份验证器应用',
