@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { BusinessException, ErrorCode, fieldError, msg } from '@app/envelope';
+import { addressLimitKey } from '@app/platform';
 import { MembersService } from '../members/members.service';
 import { ClientFacts } from '../sessions/client-facts';
 import { LoginLockoutService } from '../security/login-lockout.service';
@@ -71,7 +72,8 @@ export class PasswordLoginService {
     // Unknown accounts are locked under their name, so lock behaviour reveals nothing either.
     const lockKey = member ? `m:${member.id}` : `u:${body.account.toLowerCase()}`;
     await this.lockout.assertNotLocked(lockKey, ip);
-    const check = await this.hasher.verify(member?.passwordHash, body.password);
+    // The address's turn among the sign-ins waiting for a hash (HashSlots): one address cannot fill the queue.
+    const check = await this.hasher.verify(member?.passwordHash, body.password, addressLimitKey(ip));
     if (!member || !check.ok) {
       await this.lockout.recordFailure(lockKey, ip, client.requestId);
       throw new BusinessException(ErrorCode.BAD_CREDENTIALS);

@@ -90,6 +90,36 @@ describe('PasswordHasher', () => {
     expect(await slots.run(async () => 'room again')).toBe('room again');
   });
 
+  it('shares turns out by owner: one address has at most two waiting, and waiting owners are served in turn', async () => {
+    const slots = new HashSlots(1, 16);
+    const gates: Array<() => void> = [];
+    const order: string[] = [];
+    const job = (label: string, owner?: string) =>
+      slots.run(async () => {
+        order.push(label);
+        await new Promise<void>((r) => gates.push(r));
+        return label;
+      }, owner);
+    const running = job('a0', 'attacker');
+    const attacker = [job('a1', 'attacker'), job('a2', 'attacker')];
+    // The attacker's burst: past two waiting, its own are refused; the queue keeps room for others.
+    const burst = await Promise.allSettled(Array.from({ length: 17 }, (_, i) => job(`a${i + 3}`, 'attacker')));
+    expect(burst.every((r) => r.status === 'rejected' && r.reason instanceof HashQueueFull)).toBe(true);
+    const member = job('m1', 'member');
+    const another = job('o1'); // no owner: an owner of its own
+    expect(slots.queued).toBe(4);
+    // Served in turn: attacker, member, the ownerless one, then the attacker's second.
+    while (order.length < 5) {
+      await new Promise((r) => setImmediate(r));
+      gates.shift()?.();
+    }
+    expect(order).toEqual(['a0', 'a1', 'm1', 'o1', 'a2']);
+    gates.forEach((g) => g());
+    expect(await Promise.all([running, ...attacker, member, another])).toEqual(['a0', 'a1', 'a2', 'm1', 'o1']);
+    expect(slots.queued).toBe(0);
+    expect(await slots.run(async () => 'free again', 'attacker')).toBe('free again');
+  });
+
   it('answers an unknown account like a known one while the queue is full (no faster 401 for unknown accounts)', async () => {
     const busy = new PasswordHasher();
     const known = await busy.hash('secret-password');

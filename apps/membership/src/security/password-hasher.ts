@@ -7,33 +7,68 @@ import { BusinessException, ErrorCode, msg } from '@app/envelope';
 /** OWASP Password Storage Cheat Sheet: argon2id, m=19 MiB, t=2, p=1. */
 export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
+/** Hashes one owner (a client address) may have waiting at once. */
+export const MAX_WAITING_HASHES_PER_OWNER = 2;
+
 /**
  * At most `limit` hashes run at once; the others wait their turn. argon2 runs on libuv's 4 threads:
  * on a 2-core machine 4 parallel hashes took both cores and profile reads waited behind a login flood.
  * Leaving one core to the event loop keeps the server responsive. At most `maxWaiting` wait: past that
  * a sign-in is answered 503 with Retry-After at once, instead of an unbounded queue (logins from many
  * addresses, each within its own limit) in which every member's sign-in waits minutes.
+ *
+ * Turns are shared out by owner (the caller's address for sign-ins): an owner has at most
+ * `maxWaitingPerOwner` waiting (more are 503 for that owner alone), and owners are served in turn, one
+ * hash each, not in arrival order. One address's allowed burst (20 sign-ins) filled the whole queue of a
+ * 2-core replica, so other members' sign-ins were refused or waited behind it (the audit). A hash asked
+ * without an owner is an owner of its own.
  */
 export class HashSlots {
   private active = 0;
-  private readonly waiting: Array<() => void> = [];
+  private waiting = 0;
+  /** Each owner's waiting turns, owners in the order they are served (one served goes to the back). */
+  private readonly queues = new Map<unknown, Array<() => void>>();
 
   constructor(
     readonly limit: number,
     readonly maxWaiting = limit * 16,
+    readonly maxWaitingPerOwner = MAX_WAITING_HASHES_PER_OWNER,
   ) {}
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  async run<T>(work: () => Promise<T>, owner: unknown = Symbol('hash')): Promise<T> {
     if (this.active < this.limit) this.active++;
-    else if (this.waiting.length >= this.maxWaiting) throw new HashQueueFull();
-    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the slot is handed over
+    else {
+      const queue = this.queues.get(owner);
+      if (this.waiting >= this.maxWaiting || (queue?.length ?? 0) >= this.maxWaitingPerOwner) throw new HashQueueFull();
+      this.waiting++;
+      // The slot is handed over (handOver): `active` stays as it is.
+      await new Promise<void>((resolve) => (queue ? queue.push(resolve) : this.queues.set(owner, [resolve])));
+    }
     try {
       return await work();
     } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
+      this.handOver();
     }
+  }
+
+  /** Turns waiting, all owners together (read by tests). */
+  get queued(): number {
+    return this.waiting;
+  }
+
+  /** Gives the freed slot to the owner first in turn; that owner goes to the back with what it has left. */
+  private handOver(): void {
+    const first = this.queues.entries().next();
+    if (first.done) {
+      this.active--;
+      return;
+    }
+    const [owner, queue] = first.value;
+    this.queues.delete(owner);
+    const next = queue.shift()!;
+    if (queue.length) this.queues.set(owner, queue);
+    this.waiting--;
+    next();
   }
 }
 
@@ -61,36 +96,37 @@ export class PasswordHasher {
   private dummyHash?: Promise<string>;
   private readonly slots = new HashSlots(Math.max(1, cores - 1));
 
-  hash(password: string): Promise<string> {
-    return this.slots.run(() => argon2.hash(password, ARGON2_OPTIONS));
+  /** `owner`: whose turn it is (HashSlots), the caller's address where a stranger can ask. */
+  hash(password: string, owner?: string): Promise<string> {
+    return this.slots.run(() => argon2.hash(password, ARGON2_OPTIONS), owner);
   }
 
-  async verify(stored: string | null | undefined, password: string): Promise<PasswordCheck> {
+  async verify(stored: string | null | undefined, password: string, owner?: string): Promise<PasswordCheck> {
     if (!stored) {
-      await this.burn(password);
+      await this.burn(password, owner);
       return { ok: false, needsRehash: false };
     }
     if (BCRYPT_PREFIX.test(stored)) {
       // bcryptjs works on the event loop (in slices): a flood of logins to imported accounts takes turns too.
-      const ok = await this.slots.run(() => bcrypt.compare(password, stored.replace(/^\$2y\$/, '$2b$')));
+      const ok = await this.slots.run(() => bcrypt.compare(password, stored.replace(/^\$2y\$/, '$2b$')), owner);
       return { ok, needsRehash: ok };
     }
     if (stored.startsWith('$argon2')) {
       let ok = false;
       try {
-        ok = await this.slots.run(() => argon2.verify(stored, password));
+        ok = await this.slots.run(() => argon2.verify(stored, password), owner);
       } catch (e) {
         if (e instanceof HashQueueFull) throw e;
         ok = false;
       }
       return { ok, needsRehash: ok && argon2.needsRehash(stored, ARGON2_OPTIONS) };
     }
-    await this.burn(password);
+    await this.burn(password, owner);
     return { ok: false, needsRehash: false };
   }
 
   /** Spends the time of one real verification and always fails. */
-  async burn(password: string): Promise<void> {
+  async burn(password: string, owner?: string): Promise<void> {
     // Made once; a refusal (full queue) is not kept, or every later unknown account would be refused with it.
     this.dummyHash ??= this.hash('dummy-password-for-unknown-accounts').catch((e: unknown) => {
       this.dummyHash = undefined;
@@ -99,7 +135,7 @@ export class PasswordHasher {
     const dummy = await this.dummyHash;
     // A full queue answers an unknown account as it answers a known one (503), never faster with a 401.
     await this.slots
-      .run(() => argon2.verify(dummy, password))
+      .run(() => argon2.verify(dummy, password), owner)
       .catch((e: unknown) => {
         if (e instanceof HashQueueFull) throw e;
         return false;
