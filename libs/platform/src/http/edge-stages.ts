@@ -4,7 +4,7 @@ import { Metrics } from '../metrics/metrics';
 import type { Middleware } from './http-pipeline';
 import { headHeaders } from '../framework-internals';
 import { securityHeaders } from './security-headers';
-import { cutStalledAnswer } from './stall-cut';
+import { stallCut } from './stall-cut';
 
 type Req = Request & { routePattern?: string };
 
@@ -28,6 +28,7 @@ export function edgeStages(parts: {
   cors?: Middleware;
 }): Middleware[] {
   const headers = securityHeaders().flat();
+  const cutStalled = stallCut(parts.stallMs);
   const identify: Middleware = (req: Req, res: Response, next) => {
     const id = pickRequestId(req);
     (req as { id?: string }).id = id;
@@ -45,7 +46,7 @@ export function edgeStages(parts: {
       parts.metrics.requests.inc(labels);
       parts.metrics.duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
     });
-    cutStalledAnswer(res, parts.stallMs);
+    cutStalled(res);
     next();
   };
   return parts.cors ? [identify, observe, parts.cors] : [identify, observe];

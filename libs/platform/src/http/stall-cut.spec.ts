@@ -37,12 +37,13 @@ describe('cutStalledAnswer', () => {
     }
   });
 
-  it('lets a client that reads take the whole answer', async () => {
+  it('lets a client that reads take the whole answer, its kept connection open', async () => {
     const s = await serve(16 * 1024 * 1024, 5000);
+    const agent = new http.Agent({ keepAlive: true });
     try {
       const got = await new Promise<number>((resolve, reject) =>
         http
-          .get({ host: '127.0.0.1', port: s.port, agent: false }, (r) => {
+          .get({ host: '127.0.0.1', port: s.port, agent }, (r) => {
             let n = 0;
             r.on('data', (c: Buffer) => (n += c.length));
             r.on('end', () => resolve(n));
@@ -52,6 +53,7 @@ describe('cutStalledAnswer', () => {
       expect(got).toBe(16 * 1024 * 1024);
       expect(s.sockets[0].destroyed).toBe(false);
     } finally {
+      agent.destroy();
       s.sockets.forEach((x) => x.destroy());
       await s.close();
     }

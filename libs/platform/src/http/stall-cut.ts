@@ -34,29 +34,43 @@ function pendingBytes(socket: Socket): number {
  * once, whatever wrote it. A response already sent whole costs one listener.
  */
 export function cutStalledAnswer(res: ServerResponse, stallMs: number, timers: StallTimers = realTimers): void {
-  res.once('prefinish', () => {
-    const socket = res.socket;
-    if (!socket || socket.destroyed || pendingBytes(socket) === 0) return;
-    let last = pendingBytes(socket);
-    let timer: { cancel(): void } | undefined;
-    const stop = () => {
-      timer?.cancel();
-      res.off('finish', stop);
-      res.off('close', stop);
-    };
-    const check = () => {
-      if (res.writableFinished || socket.destroyed) return stop();
-      const now = pendingBytes(socket);
-      if (now > 0 && now >= last) {
-        stop();
-        socket.destroy();
-        return;
-      }
-      last = now;
-      timer = timers.after(stallMs, check);
-    };
-    res.once('finish', stop);
-    res.once('close', stop);
+  stallCut(stallMs, timers)(res);
+}
+
+/**
+ * cutStalledAnswer for many responses with one `stallMs`: what the edge stages call per request. The listener
+ * is one function shared by every response (no closure or `once` wrapper made per request).
+ */
+export function stallCut(stallMs: number, timers: StallTimers = realTimers): (res: ServerResponse) => void {
+  function onPrefinish(this: ServerResponse): void {
+    watch(this, stallMs, timers);
+  }
+  return (res) => void res.on('prefinish', onPrefinish);
+}
+
+/** Once a response is ended: destroys its connection when the bytes it still holds stop moving for `stallMs`. */
+function watch(res: ServerResponse, stallMs: number, timers: StallTimers): void {
+  const socket = res.socket;
+  if (!socket || socket.destroyed || pendingBytes(socket) === 0) return;
+  let last = pendingBytes(socket);
+  let timer: { cancel(): void } | undefined;
+  const stop = () => {
+    timer?.cancel();
+    res.off('finish', stop);
+    res.off('close', stop);
+  };
+  const check = () => {
+    if (res.writableFinished || socket.destroyed) return stop();
+    const now = pendingBytes(socket);
+    if (now > 0 && now >= last) {
+      stop();
+      socket.destroy();
+      return;
+    }
+    last = now;
     timer = timers.after(stallMs, check);
-  });
+  };
+  res.once('finish', stop);
+  res.once('close', stop);
+  timer = timers.after(stallMs, check);
 }
