@@ -267,13 +267,20 @@ describe('gateway text endpoints: security', () => {
         status: 413,
         body: {
           error: {
-            message: 'Request body has more than 10000 object members',
+            message: 'Request body has more than 10000 objects, arrays and object members',
             type: 'invalid_request_error',
             code: 'payload_too_large',
             param: null,
           },
         },
       });
+      // Five million empty objects were two members: every object and array counts.
+      const objects = await post(key, '/v1/completions', {
+        model: 'vendor-gpt-4',
+        prompt: 'hi',
+        zz: Array.from({ length: 20_000 }, () => ({})),
+      });
+      expect([objects.status, objects.body.error.code]).toEqual([413, 'payload_too_large']);
       // Under the limit the body is parsed and validated: the DTO's own rule answers.
       const under = await post(key, '/v1/completions', {
         model: 'vendor-gpt-4',
@@ -302,7 +309,7 @@ describe('gateway text endpoints: security', () => {
       expect([over.status, over.body.error.code, over.body.error.message]).toEqual([
         413,
         'payload_too_large',
-        'Request body has more than 65536 object members',
+        'Request body has more than 65536 objects, arrays and object members',
       ]);
       expect(f.openai.requests).toHaveLength(1);
     });

@@ -112,7 +112,7 @@ describe('membership: body limits per route and inflate ratio cap', () => {
     });
     expect(res).toEqual({
       status: 413,
-      body: { code: 413, message: 'Request body has more than 10000 object members', data: null },
+      body: { code: 413, message: 'Request body has more than 10000 objects, arrays and object members', data: null },
     });
   });
 

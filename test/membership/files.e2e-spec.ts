@@ -5,6 +5,7 @@ import { createHash } from 'crypto';
 import { request as httpRequest } from 'http';
 import request from 'supertest';
 import { UploadAdmission } from '../../apps/membership/src/files/upload-admission';
+import { FilesService } from '../../apps/membership/src/files/files.service';
 import { S3Storage } from '@app/storage';
 import { RunningApp, startMembership } from '../support/apps';
 import { bearer, client } from './fakes';
@@ -220,6 +221,24 @@ describe('membership: uploads per member are bounded (UPLOAD_MAX_BYTES_PER_MEMBE
     expect(stored).toBeLessThanOrEqual(3);
     // The losers' bytes are not kept either.
     expect(files()).toBe(before + stored);
+    // Past this replica's upload slots (the race across replicas): eight recorded at once, exactly three fit.
+    const raced = await sqlClient(app.dbUrl);
+    let memberId: string;
+    try {
+      memberId = (await raced.query(`SELECT id FROM members WHERE username = 'quota_race'`)).rows[0].id as string;
+      await raced.query(`DELETE FROM member_files WHERE member_id = $1`, [memberId]);
+      await raced.query(`UPDATE member_file_usage SET bytes = 0 WHERE member_id = $1`, [memberId]);
+    } finally {
+      await raced.end();
+    }
+    const service = app.app.get(FilesService);
+    const png = tinyPng(30_000);
+    const direct = await Promise.allSettled(
+      Array.from({ length: 8 }, () =>
+        service.upload(memberId, { buffer: png, originalname: 'r.png', size: png.length }),
+      ),
+    );
+    expect(direct.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
     const db = await sqlClient(app.dbUrl);
     try {
       const { rows } = await db.query(

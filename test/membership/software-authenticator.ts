@@ -19,6 +19,8 @@ export interface AuthenticatorTraits {
   userVerified: boolean;
   /** Sets BE and BS: a synced (multi-device) passkey. */
   backedUp: boolean;
+  /** Bytes of an extra, unknown label (99) in the public key's COSE map: a key padded to any size. */
+  coseExtra?: Uint8Array;
 }
 
 // Authenticator data flags (WebAuthn Level 3, §6.1).
@@ -67,6 +69,7 @@ export class SoftwareAuthenticator {
         [-1, 1],
         [-2, Buffer.from(jwk.x!, 'base64url')],
         [-3, Buffer.from(jwk.y!, 'base64url')],
+        ...(this.traits.coseExtra ? [[99, this.traits.coseExtra] as [number, Uint8Array]] : []),
       ]),
     );
     const idLength = Buffer.alloc(2);

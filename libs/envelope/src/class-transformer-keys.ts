@@ -63,7 +63,7 @@ export function linearGetKeys(
   if (!this.options.ignoreDecorators && target) {
     let exposed: string[] = storage.getExposedProperties(target, this.transformationType);
     if (this.transformationType === TransformationType.PLAIN_TO_CLASS) {
-      exposed = exposed.map((key) => storage.findExposeMetadata(target, key)?.options?.name ?? key);
+      exposed = exposed.map((key) => storage.findExposeMetadata(target, key)?.options?.name || key);
     }
     keys = this.options.excludeExtraneousValues ? exposed : keys.concat(exposed);
     const excluded = storage.getExcludedProperties(target, this.transformationType);

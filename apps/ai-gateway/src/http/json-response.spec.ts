@@ -127,12 +127,30 @@ describe('sendJson', () => {
       sendJson(reading.res, 200, undefined, undefined, pieces, 5000);
       const rr = reading.res as unknown as { destroyed: boolean; drained: () => void };
       for (let i = 0; i < 20 && !reading.sent.ended; i++) {
-        jest.advanceTimersByTime(4000);
+        jest.advanceTimersByTime(400);
         rr.drained();
         jest.runOnlyPendingTimers(); // the setImmediate that writes the next run
       }
       expect(reading.sent.ended).toBe(true);
       expect(rr.destroyed).toBe(false);
+
+      // One that drains within each stallMs, but too slowly for the whole answer (1.25 MiB by 5 s + 5 s at the
+      // minimum rate), is cut at that deadline.
+      const trickle = capture(100 * 1024);
+      sendJson(trickle.res, 200, undefined, undefined, pieces, 5000);
+      const tr = trickle.res as unknown as { destroyed: boolean; drained: () => void };
+      let waited = 0;
+      while (!tr.destroyed && waited < 60_000) {
+        jest.advanceTimersByTime(4000);
+        waited += 4000;
+        if (!tr.destroyed) {
+          tr.drained();
+          jest.runOnlyPendingTimers();
+        }
+      }
+      expect(tr.destroyed).toBe(true);
+      expect(trickle.sent.ended).toBe(false);
+      expect(waited).toBeLessThanOrEqual(12_000);
     } finally {
       jest.useRealTimers();
     }

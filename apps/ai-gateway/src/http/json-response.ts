@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'http';
+import { answerDeadline } from '@app/platform';
 
 type HeadResponse = Pick<
   ServerResponse,
@@ -48,8 +49,9 @@ const LARGE_ANSWER = 16_384;
  * The next run waits for a later turn even when the socket drains at once: Node emits 'drain' from
  * process.nextTick when the kernel took a write whole, so writing again from 'drain' ran the whole answer,
  * megabytes over loopback, in one turn of the loop (json-response.spec.ts counts the bytes a turn).
- * A client that takes nothing more for `stallMs` while the socket asks to drain is cut: the answer's pieces
- * (tens of megabytes) are not held for as long as it keeps the connection open.
+ * A client that takes nothing more for `stallMs` while the socket asks to drain, or has not taken the whole answer
+ * by `answerDeadline` (a minimum average rate), is cut: the answer's pieces (tens of megabytes) are not held for
+ * as long as it keeps the connection open, or reads a little now and then.
  */
 function sendPieces(
   res: HeadResponse,
@@ -63,6 +65,7 @@ function sendPieces(
   res.writeHead(status, jsonHead(extra, length));
   let next = 0;
   let stall: NodeJS.Timeout | undefined;
+  const deadline = stallMs === undefined ? Infinity : answerDeadline(performance.now(), stallMs, length);
   const later = (): void => {
     clearTimeout(stall);
     setImmediate(pump);
@@ -87,7 +90,8 @@ function sendPieces(
     else if (room) later();
     else {
       res.once('drain', later);
-      if (stallMs !== undefined) stall = setTimeout(() => res.destroy(), stallMs);
+      if (stallMs !== undefined)
+        stall = setTimeout(() => res.destroy(), Math.max(0, Math.min(stallMs, deadline - performance.now())));
     }
   };
   pump();

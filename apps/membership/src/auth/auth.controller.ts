@@ -79,8 +79,8 @@ export class AuthController {
   @err(400, 10000, 'validation failed (field names in message), e.g. password shorter than PASSWORD_MIN_LENGTH')
   @err(400, 10003, 'emailCode or phoneCode wrong, expired or used up')
   @err(409, 10005, 'username, email or phone already taken (an unproven claim does not block a proven address)')
-  register(@Body() body: RegisterRequest): Promise<RegisterResponse> {
-    return this.passwordLogin.register(body);
+  register(@Body() body: RegisterRequest, @Client() client: ClientFacts): Promise<RegisterResponse> {
+    return this.passwordLogin.register(body, client);
   }
 
   @Public()

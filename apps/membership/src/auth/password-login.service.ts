@@ -30,7 +30,7 @@ export class PasswordLoginService {
    * Creates the member and opens no session (RegisterResponse). An email or phone with its code
    * (`emailCode`, `phoneCode`, used up here) is stored verified; without one it is an unproven claim.
    */
-  async register(body: RegisterRequest): Promise<RegisterResponse> {
+  async register(body: RegisterRequest, client?: Pick<ClientFacts, 'ip'>): Promise<RegisterResponse> {
     this.policy.assertAcceptable('password', body.password);
     for (const [codeField, addressField] of [
       ['emailCode', 'email'],
@@ -53,6 +53,8 @@ export class PasswordLoginService {
         password: body.password,
         emailProven: Boolean(body.emailCode),
         phoneProven: Boolean(body.phoneCode),
+        // The password's hash waits its turn under the caller's address (HashSlots), as a sign-in does.
+        hashOwner: client ? addressLimitKey(client.ip) : undefined,
       },
       { method: 'password' },
     );

@@ -12,7 +12,13 @@ import {
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
 import { FactorChange, FactorChangeRecord } from './factor-change';
-import { knownTransports, MAX_PASSKEYS_PER_MEMBER, MemberAssertionPurpose, PasskeysService } from './passkeys.service';
+import {
+  knownTransports,
+  MAX_PASSKEY_PUBLIC_KEY_BYTES,
+  MAX_PASSKEYS_PER_MEMBER,
+  MemberAssertionPurpose,
+  PasskeysService,
+} from './passkeys.service';
 import { memberActing } from './requester';
 
 // The real service on a real database and shared state, answered by a software authenticator
@@ -125,6 +131,17 @@ describe('PasskeysService: registration and assertions', () => {
     ] as never;
     const passkey = await passkeys.register(member.id, credential, 'Phone', recordOf(member, 'passkey_added'));
     expect(passkey.transports).toEqual(['hybrid', 'internal']);
+  });
+
+  it('refuses a public key padded past its size (an unknown COSE label of 8 KB), and takes a real one', async () => {
+    const member = await newMember();
+    await expect(registered(member, { coseExtra: Buffer.alloc(8192, 1) })).rejects.toMatchObject({
+      code: ErrorCode.PASSKEY_REGISTRATION_FAILED,
+      message: expect.stringContaining(`larger than ${MAX_PASSKEY_PUBLIC_KEY_BYTES} bytes`),
+    });
+    expect(await passkeys.list(member.id)).toHaveLength(0);
+    await registered(member, { coseExtra: Buffer.alloc(64, 1) });
+    expect(await passkeys.list(member.id)).toHaveLength(1);
   });
 
   it(`keeps at most ${MAX_PASSKEYS_PER_MEMBER} passkeys per member: no options past them, and a registration racing to pass them is refused`, async () => {

@@ -27,6 +27,13 @@ const CHALLENGE_TTL_MS = 300_000;
  */
 export const MAX_PASSKEYS_PER_MEMBER = 20;
 
+/**
+ * The largest public key a passkey may have (bytes of its COSE map). ES256 and RS256 keys are well under 1 KB,
+ * a post-quantum ML-DSA-87 key ~2.6 KB; with attestation 'none' nothing signs the map, so an authenticator
+ * (or a script posing as one) could pad it with unknown labels to the body limit, read back in every ceremony.
+ */
+export const MAX_PASSKEY_PUBLIC_KEY_BYTES = 4096;
+
 /** The transports WebAuthn defines (AuthenticatorTransportFuture); anything else a client sends is dropped. */
 const TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']);
 
@@ -123,6 +130,8 @@ export class PasskeysService {
     }
     if (!verification.verified || !verification.registrationInfo) throw refused('not verified');
     const info = verification.registrationInfo;
+    if (info.credential.publicKey.length > MAX_PASSKEY_PUBLIC_KEY_BYTES)
+      throw refused(`its public key is larger than ${MAX_PASSKEY_PUBLIC_KEY_BYTES} bytes`);
     const stored = await this.factors.insertPasskey(
       {
         memberId,

@@ -66,6 +66,12 @@ export class UploadAdmission implements NestInterceptor {
     };
     res.once('close', release);
     res.once('finish', release);
+    // A client gone while its upload was admitted (the guard, the quota read): 'close' came before the
+    // listeners, so the slot is given back now, or it would stay taken for good.
+    if (res.closed || res.destroyed || req.socket.destroyed) {
+      release();
+      throw new BusinessException(ErrorCode.BAD_REQUEST, msg('request.aborted'));
+    }
     return next.handle();
   }
 

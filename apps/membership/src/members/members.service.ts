@@ -22,6 +22,8 @@ export interface CreateMemberInput {
   /** The caller proved the email / phone with a code: stored verified, taken back from an unproven claim. */
   emailProven?: boolean;
   phoneProven?: boolean;
+  /** Whose turn the password's hash waits in (PasswordHasher): the address of a stranger signing up. */
+  hashOwner?: string;
 }
 
 /** `null` or absent: leave unchanged; `''`: clear (store NULL). */
@@ -94,7 +96,7 @@ export class MembersService {
     ] as const) {
       if (hit) throw takenError(field);
     }
-    const passwordHash = input.password ? await this.hasher.hash(input.password) : null;
+    const passwordHash = input.password ? await this.hasher.hash(input.password, input.hashOwner) : null;
     for (let attempt = 0; ; attempt++) {
       if (email && input.emailProven) await this.releaseClaim('email', email);
       if (phone && input.phoneProven) await this.releaseClaim('phone', phone);

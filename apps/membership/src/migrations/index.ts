@@ -9,6 +9,7 @@ import { MemberFileQuota1795800000000 } from './1795800000000-MemberFileQuota';
 import { MemberSecondFactors1795900000000 } from './1795900000000-MemberSecondFactors';
 import { AuditLogAndWebhooks1796010000000 } from './1796010000000-AuditLogAndWebhooks';
 import { MemberSearchIndexes1796400000000 } from './1796400000000-MemberSearchIndexes';
+import { PasskeyTransportsKnown1796500000000 } from './1796500000000-PasskeyTransportsKnown';
 
 // Every migration of the membership app, in order (append new ones).
 export const MEMBERSHIP_MIGRATIONS: Type<MigrationInterface>[] = [
@@ -22,4 +23,5 @@ export const MEMBERSHIP_MIGRATIONS: Type<MigrationInterface>[] = [
   MemberSecondFactors1795900000000,
   AuditLogAndWebhooks1796010000000,
   MemberSearchIndexes1796400000000,
+  PasskeyTransportsKnown1796500000000,
 ];

@@ -36,7 +36,7 @@ export const EN = {
   'request.noRoute': 'No route for {route}',
   'request.malformedJson': 'Malformed JSON body',
   'request.bodyTooLarge': 'Request body too large (limit {limit} bytes)',
-  'request.tooManyMembers': 'Request body has more than {limit} object members',
+  'request.tooManyMembers': 'Request body has more than {limit} objects, arrays and object members',
   'request.inflateRatioTooHigh': 'Compressed request body inflates more than {maxRatio} times its size',
   'request.unsupportedEncoding': 'Unsupported body encoding or charset',
   'request.aborted': 'Request aborted',

@@ -23,18 +23,24 @@ describe('jsonShapeExceeds: object members', () => {
   const object = (n: number) =>
     Buffer.from(JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, [{ a: i }]]))));
 
-  it('counts every member of every object, not array items or colons inside strings', () => {
-    // n keys, each holding an array with an object of one member: 2n members.
-    expect(jsonShapeExceeds(object(50), MAX_JSON_DEPTH, 100)).toBeNull();
-    expect(jsonShapeExceeds(object(51), MAX_JSON_DEPTH, 100)).toBe('members');
-    expect(jsonShapeExceeds(Buffer.from(JSON.stringify({ a: 'x:y:z'.repeat(1000), b: [1, 2, 3] })), 64, 2)).toBeNull();
-    // Escaped quotes and colons inside a key and a value: one member.
-    expect(jsonShapeExceeds(Buffer.from(JSON.stringify({ 'a":b': 'c\\":d' })), 64, 1)).toBeNull();
-    expect(jsonShapeExceeds(Buffer.from(JSON.stringify({ 'a":b': 'c\\":d', e: 1 })), 64, 1)).toBe('members');
+  it('counts every object, array and object member, not scalars in arrays or colons inside strings', () => {
+    // The outer object and n keys, each holding an array with an object of one member: 1 + 4n.
+    expect(jsonShapeExceeds(object(24), MAX_JSON_DEPTH, 97)).toBeNull();
+    expect(jsonShapeExceeds(object(24), MAX_JSON_DEPTH, 96)).toBe('members');
+    expect(jsonShapeExceeds(Buffer.from(`{"a":[${'{},'.repeat(99)}{}]}`), MAX_JSON_DEPTH, 102)).toBe('members');
+    expect(jsonShapeExceeds(Buffer.from(`{"a":[${'{},'.repeat(99)}{}]}`), MAX_JSON_DEPTH, 103)).toBeNull();
+    expect(jsonShapeExceeds(Buffer.from(`[${'1,'.repeat(10_000)}1]`), MAX_JSON_DEPTH, 1)).toBeNull();
+    // An object, two members and an array: 4, whatever colons and brackets its strings hold.
+    expect(
+      jsonShapeExceeds(Buffer.from(JSON.stringify({ a: 'x:[y]:{z}'.repeat(1000), b: [1, 2, 3] })), 64, 4),
+    ).toBeNull();
+    // Escaped quotes and colons inside a key and a value: an object and one member.
+    expect(jsonShapeExceeds(Buffer.from(JSON.stringify({ 'a":b': 'c\\":d' })), 64, 2)).toBeNull();
+    expect(jsonShapeExceeds(Buffer.from(JSON.stringify({ 'a":b': 'c\\":d', e: 1 })), 64, 2)).toBe('members');
   });
 
   it('refuses with 413 entity.too.many.members, and still 400 for depth', () => {
-    expect(() => rejectJsonShape(object(51), 100)).toThrow(
+    expect(() => rejectJsonShape(object(25), 100)).toThrow(
       expect.objectContaining({ status: 413, type: 'entity.too.many.members', limit: 100 }),
     );
     expect(() => rejectJsonShape(Buffer.from('['.repeat(65) + ']'.repeat(65)), 100)).toThrow(

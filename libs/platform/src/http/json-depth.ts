@@ -4,11 +4,13 @@ import { bodyError } from './body-reader';
 export const MAX_JSON_DEPTH = 64;
 
 /**
- * Most object members (`"key": value` pairs, all objects together) a JSON body may have, unless its route
- * allows more (`@JsonMembersLimit`, route-table.ts). Validation walks every member (class-transformer builds
- * the DTO a key at a time, class-validator checks it): a 16 MiB body of a million keys held the gateway's
- * event loop for seconds. No route's ordinary body comes near it (the largest, a settings write of
- * membership's console, has a few hundred).
+ * Most objects, arrays and object members (`"key": value` pairs) a JSON body may have, all together, unless its
+ * route allows more (`@JsonMembersLimit`, route-table.ts). Parsing makes each, and validation walks each
+ * (class-transformer builds the DTO a key and an object at a time, class-validator checks it): a 16 MiB body of
+ * a million keys, or of five million empty objects, held the gateway's event loop for seconds. No route's
+ * ordinary body comes near it (the largest, a settings write of membership's console, has a few hundred;
+ * embeddings' 2048 token arrays are 2049 arrays). Scalars in arrays are not counted: a body of them is bounded
+ * by its size.
  */
 export const MAX_JSON_MEMBERS = 10_000;
 
@@ -17,8 +19,9 @@ export type JsonShapeExcess = 'depth' | 'members' | null;
 
 /**
  * Scans raw JSON in one pass (brackets and colons outside strings) for its nesting depth and its number of
- * object members, so a body nested thousands of levels deep or of a million keys never reaches the parser
- * or the validation pipe (which would overflow the stack, or walk every key).
+ * objects, arrays and object members (MAX_JSON_MEMBERS), so a body nested thousands of levels deep or of a
+ * million keys or objects never reaches the parser or the validation pipe (which would overflow the stack,
+ * or walk every one of them).
  */
 export function jsonShapeExceeds(buf: Buffer, maxDepth = MAX_JSON_DEPTH, maxMembers = Infinity): JsonShapeExcess {
   let depth = 0;
@@ -32,10 +35,12 @@ export function jsonShapeExceeds(buf: Buffer, maxDepth = MAX_JSON_DEPTH, maxMemb
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x3a) {
-      // A colon outside a string separates an object member's key from its value: one per member.
+      // A colon outside a string separates an object member's key from its value: one per member (and a
+      // bracket opens an object or array: one each, below).
       if (++members > maxMembers) return 'members';
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > maxDepth) return 'depth';
+      if (++members > maxMembers) return 'members';
     } else if (c === 0x7d || c === 0x5d) depth--;
   }
   return null;
@@ -52,14 +57,19 @@ export function rejectDeepJson(_req: unknown, _res: unknown, buf: Buffer): void 
 }
 
 /**
- * Refuses JSON nested deeper than MAX_JSON_DEPTH (400 entity.too.deep) or with more than `maxMembers` object
- * members (413 entity.too.many.members), before it is parsed.
+ * Refuses JSON nested deeper than MAX_JSON_DEPTH (400 entity.too.deep) or with more than `maxMembers` objects,
+ * arrays and object members (413 entity.too.many.members), before it is parsed.
  */
 export function rejectJsonShape(buf: Buffer, maxMembers: number): void {
   const excess = jsonShapeExceeds(buf, MAX_JSON_DEPTH, maxMembers);
   if (excess === 'depth') throw bodyError(400, 'entity.too.deep', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   if (excess === 'members')
-    throw bodyError(413, 'entity.too.many.members', `Request body has more than ${maxMembers} object members`, {
-      limit: maxMembers,
-    });
+    throw bodyError(
+      413,
+      'entity.too.many.members',
+      `Request body has more than ${maxMembers} objects, arrays and object members`,
+      {
+        limit: maxMembers,
+      },
+    );
 }

@@ -1,7 +1,8 @@
+import { EventEmitter } from 'events';
 import * as http from 'http';
 import * as net from 'net';
 import type { AddressInfo } from 'net';
-import { cutStalledAnswer, StallTimers } from './stall-cut';
+import { cutStalledAnswer, MIN_ANSWER_BYTES_PER_SECOND, StallTimers } from './stall-cut';
 
 /** A server answering every request with `bytes` in one end(), under cutStalledAnswer. */
 async function serve(bytes: number, stallMs: number, timers?: StallTimers) {
@@ -61,7 +62,7 @@ describe('cutStalledAnswer', () => {
 
   it('arms nothing for an answer the socket took whole', async () => {
     const armed: number[] = [];
-    const timers: StallTimers = { after: (ms) => (armed.push(ms), { cancel: () => undefined }) };
+    const timers: StallTimers = { now: () => 0, after: (ms) => (armed.push(ms), { cancel: () => undefined }) };
     const s = await serve(1024, 200, timers);
     try {
       const status = await new Promise<number>((resolve, reject) =>
@@ -78,5 +79,31 @@ describe('cutStalledAnswer', () => {
       s.sockets.forEach((x) => x.destroy());
       await s.close();
     }
+  });
+
+  it('cuts a client that takes a little in each window but not the whole answer at the minimum average rate', () => {
+    let now = 0;
+    const due: Array<() => void> = [];
+    const timers: StallTimers = { now: () => now, after: (_ms, fn) => (due.push(fn), { cancel: () => undefined }) };
+    const socket = Object.assign(new EventEmitter(), {
+      destroyed: false,
+      writableLength: 10 * 1024 * 1024,
+      _handle: { writeQueueSize: 0 },
+      destroy() {
+        this.destroyed = true;
+      },
+    });
+    const res = Object.assign(new EventEmitter(), { socket, writableFinished: false });
+    cutStalledAnswer(res as never, 1000, timers);
+    res.emit('prefinish');
+    // 10 MiB at the minimum rate: 40 s, after the first second's grace.
+    const deadline = 1000 + (10 * 1024 * 1024 * 1000) / MIN_ANSWER_BYTES_PER_SECOND;
+    while (!socket.destroyed && due.length) {
+      now += 1000;
+      socket.writableLength -= 1024; // a kilobyte a second: progress in every window
+      due.shift()!();
+    }
+    expect(socket.destroyed).toBe(true);
+    expect(now).toBe(deadline);
   });
 });

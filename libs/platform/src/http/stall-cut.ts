@@ -1,12 +1,26 @@
 import type { ServerResponse } from 'http';
 import type { Socket } from 'net';
 
-/** The timer StalledAnswers checks with (tests give a fake). */
+/** The clock and timer the stall cut checks with (tests give a fake). */
 export interface StallTimers {
+  now(): number;
   after(ms: number, fn: () => void): { cancel(): void };
 }
 
+/**
+ * The slowest an answer may be taken on average, in bytes a second, once its first `stallMs` are past: a
+ * client reading a little in each window would otherwise keep tens of megabytes in memory for as long as it
+ * liked. 256 KiB/s takes a 63 MB embeddings answer in about four minutes.
+ */
+export const MIN_ANSWER_BYTES_PER_SECOND = 256 * 1024;
+
+/** When an answer of `bytes` still to send must be sent by, given its stall time (ms on the timers' clock). */
+export function answerDeadline(now: number, stallMs: number, bytes: number): number {
+  return now + stallMs + (bytes * 1000) / MIN_ANSWER_BYTES_PER_SECOND;
+}
+
 const realTimers: StallTimers = {
+  now: () => performance.now(),
   after(ms, fn) {
     const t = setTimeout(fn, ms);
     t.unref();
@@ -26,8 +40,9 @@ function pendingBytes(socket: Socket): number {
 
 /**
  * Cuts an answer its client stops taking. Once the app has ended a response whose bytes still wait to be
- * sent (a client reading slowly, or not at all), the bytes waiting must fall within every `stallMs`, else the
- * connection is destroyed and what it held is freed. Without it, an answer of megabytes to a client that
+ * sent (a client reading slowly, or not at all), the bytes waiting must fall within every `stallMs`, and all be
+ * sent by `answerDeadline` (MIN_ANSWER_BYTES_PER_SECOND on average), else the connection is destroyed and what
+ * it held is freed. Without it, an answer of megabytes to a client that
  * reads nothing was held for as long as the client kept its connection open: a key asking for large
  * embeddings answers and reading none of them took a gigabyte of memory in seconds. Streamed answers (SSE,
  * speech, downloads) cut their own stalls as they write (drainedOrCut); this covers every answer written at
@@ -53,6 +68,7 @@ function watch(res: ServerResponse, stallMs: number, timers: StallTimers): void 
   const socket = res.socket;
   if (!socket || socket.destroyed || pendingBytes(socket) === 0) return;
   let last = pendingBytes(socket);
+  const deadline = answerDeadline(timers.now(), stallMs, last);
   let timer: { cancel(): void } | undefined;
   const stop = () => {
     timer?.cancel();
@@ -61,14 +77,15 @@ function watch(res: ServerResponse, stallMs: number, timers: StallTimers): void 
   };
   const check = () => {
     if (res.writableFinished || socket.destroyed) return stop();
-    const now = pendingBytes(socket);
-    if (now > 0 && now >= last) {
+    const pending = pendingBytes(socket);
+    const left = deadline - timers.now();
+    if ((pending > 0 && pending >= last) || left <= 0) {
       stop();
       socket.destroy();
       return;
     }
-    last = now;
-    timer = timers.after(stallMs, check);
+    last = pending;
+    timer = timers.after(Math.min(stallMs, left), check);
   };
   res.once('finish', stop);
   res.once('close', stop);
