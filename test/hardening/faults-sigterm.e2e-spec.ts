@@ -157,11 +157,16 @@ describe('hardening: SIGTERM during uploads and streams (built apps as child pro
             headers: { 'content-type': 'application/json' },
             body: JSON.stringify(body),
           });
-        expect(
-          (await j('/api/v1/app/auth/register', { username: 'sigterm_up', password: 'sigterm-password' })).status,
-        ).toBe(200);
-        const token = (await j('/api/v1/app/auth/login', { account: 'sigterm_up', password: 'sigterm-password' })).json
-          .data.token;
+        // Three members, two uploads each (a replica reads at most two uploads of one member at once), and a
+        // fourth for the upload sent after SIGTERM.
+        const tokens: string[] = [];
+        for (let m = 0; m < 4; m++) {
+          const username = `sigterm_up${m}`;
+          expect((await j('/api/v1/app/auth/register', { username, password: 'sigterm-password' })).status).toBe(200);
+          tokens.push(
+            (await j('/api/v1/app/auth/login', { account: username, password: 'sigterm-password' })).json.data.token,
+          );
+        }
         const png = Buffer.from(
           'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
           'base64',
@@ -185,7 +190,7 @@ describe('hardening: SIGTERM during uploads and streams (built apps as child pro
             rawRequest(child.url, {
               method: 'POST',
               path: '/api/v1/app/files',
-              headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+              headers: { authorization: `Bearer ${tokens[i === 99 ? 3 : i % 3]}`, 'content-type': contentType },
               body,
               chunks: 10,
               chunkDelayMs: 20,
