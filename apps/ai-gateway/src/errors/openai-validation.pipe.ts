@@ -1,5 +1,5 @@
 import { ValidationPipe } from '@nestjs/common';
-import { flattenValidationErrors, validationPipeOptions } from '@app/envelope';
+import { flattenValidationErrors, SOURCE_LOCALE, translate, validationPipeOptions } from '@app/envelope';
 import { GatewayError, GatewayErrorCode } from './gateway-errors';
 
 /** Gateway: failures become 400 invalid_request_error with `param` naming the first field. */
@@ -13,7 +13,7 @@ export function openAiValidationPipe(): ValidationPipe {
         message:
           [
             ...fields.map((f) => `${f.field}: ${f.message}`),
-            ...(fields.omitted ? [`${fields.omitted} more invalid fields`] : []),
+            ...(fields.omitted ? [translate(SOURCE_LOCALE, 'validation.more', { count: fields.omitted })] : []),
           ].join('; ') || 'Invalid request',
         param: first?.field ?? null,
       });

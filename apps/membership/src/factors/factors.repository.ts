@@ -168,10 +168,9 @@ export class FactorsRepository {
     return rows[0] ?? null;
   }
 
-  /** Stores a verified passkey; null when that credential is already registered (to anyone). */
   /**
-   * Stores a verified passkey unless the member already keeps `max` ('full') or the credential is registered
-   * (null). One member's registrations are counted and inserted one at a time (a lock on the member for the
+   * Stores a verified passkey unless the member already keeps `max` ('full') or the credential is already
+   * registered, to anyone (null). One member's registrations are counted and inserted one at a time (a lock on the member for the
    * transaction), so concurrent ones cannot pass `max` together.
    */
   async insertPasskey(

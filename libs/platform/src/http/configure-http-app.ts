@@ -77,10 +77,10 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
     table ??= new RouteTable([...controllerRoutes(app.get(ModulesContainer), prefix), ...swaggerRoutes]);
     return table.find(method, path);
   };
-  // A route open to strangers (or no route: a 404) reads small bodies; one behind credentials BODY_LIMIT_BYTES.
-  // authenticate-first has found the route already (a request it let through); else looked up here.
+  // A request's route: authenticate-first has found it already (a request it let through); else looked up here.
   const routeInfoOf = (req: Request): RouteInfo | undefined =>
     (req as Request & { routeInfo?: RouteInfo }).routeInfo ?? routeOf(req.method, pathnameOf(req.url));
+  // A route open to strangers (or no route: a 404) reads small bodies; one behind credentials BODY_LIMIT_BYTES.
   const limitFor = (req: Request): number => {
     const route = routeInfoOf(req);
     return route?.bodyLimit ?? (route?.public === false ? config.BODY_LIMIT_BYTES : config.PUBLIC_BODY_LIMIT_BYTES);
@@ -114,7 +114,7 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
   // Express's routes a request's route (found by the table) can be handed to without Express's router.
   let first: Map<string, ExpressRoute> | undefined;
   const routeFor = (req: Request): ExpressRoute | undefined => {
-    const info = (req as Request & { routeInfo?: RouteInfo }).routeInfo ?? routeOf(req.method, pathnameOf(req.url));
+    const info = routeInfoOf(req);
     if (info === undefined) return undefined;
     first ??= firstRoutes((instance.router as unknown as { stack: ExpressLayer[] }).stack, notFound());
     return first.get(`${req.method} ${info.pattern}`);
