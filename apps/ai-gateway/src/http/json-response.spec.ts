@@ -18,6 +18,7 @@ function capture(room = Infinity) {
     // Like a socket with `room` bytes: write() answers false once they are taken, until 'drain'.
     write: (piece: Buffer) => (sent.pieces.push(piece), (buffered += piece.length) < room),
     writableEnded: false,
+    on: (event: string, fn: () => void) => (drain.on(event, fn), res),
     once: (event: string, fn: () => void) => (drain.once(event, fn), res),
     off: (event: string, fn: () => void) => (drain.off(event, fn), res),
     end: (body?: string | Buffer) => ((sent.body = body), (sent.ended = true), res),
@@ -108,7 +109,7 @@ describe('sendJson', () => {
     expect(gone.sent.ended).toBe(false);
   });
 
-  it('cuts a pieced answer whose client takes nothing more for stallMs while the socket asks to drain', () => {
+  it('cuts a pieced answer whose client takes nothing more for stallMs while the socket asks to drain', async () => {
     jest.useFakeTimers();
     try {
       const pieces = Array.from({ length: 40 }, (_, i) => Buffer.alloc(32 * 1024, i));
@@ -129,6 +130,7 @@ describe('sendJson', () => {
       for (let i = 0; i < 20 && !reading.sent.ended; i++) {
         jest.advanceTimersByTime(400);
         rr.drained();
+        await Promise.resolve(); // the drain wait settles
         jest.runOnlyPendingTimers(); // the setImmediate that writes the next run
       }
       expect(reading.sent.ended).toBe(true);
@@ -145,6 +147,7 @@ describe('sendJson', () => {
         waited += 4000;
         if (!tr.destroyed) {
           tr.drained();
+          await Promise.resolve();
           jest.runOnlyPendingTimers();
         }
       }

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'http';
-import { answerDeadline } from '@app/platform';
+import { answerDeadline, drainedOrCut } from '@app/platform';
 
 type HeadResponse = Pick<
   ServerResponse,
-  'writeHead' | 'end' | 'write' | 'once' | 'off' | 'destroyed' | 'writableEnded' | 'destroy'
+  'writeHead' | 'end' | 'write' | 'on' | 'once' | 'off' | 'destroyed' | 'writableEnded' | 'destroy'
 >;
 
 /**
@@ -64,17 +64,10 @@ function sendPieces(
   for (const p of pieces) length += p.length;
   res.writeHead(status, jsonHead(extra, length));
   let next = 0;
-  let stall: NodeJS.Timeout | undefined;
   const deadline = stallMs === undefined ? Infinity : answerDeadline(performance.now(), stallMs, length);
-  const later = (): void => {
-    clearTimeout(stall);
-    setImmediate(pump);
-  };
+  const later = (): void => void setImmediate(pump);
   // A client gone (or an answer ended elsewhere) stops the pump, and no listener keeps the pieces alive.
-  res.once('close', () => {
-    clearTimeout(stall);
-    res.off('drain', later);
-  });
+  res.once('close', () => res.off('drain', later));
   const pump = (): void => {
     if (res.destroyed || res.writableEnded) return;
     let budget = PIECES_PER_TURN;
@@ -88,11 +81,8 @@ function sendPieces(
     if (res.destroyed) return;
     if (next === pieces.length) res.end();
     else if (room) later();
-    else {
-      res.once('drain', later);
-      if (stallMs !== undefined)
-        stall = setTimeout(() => res.destroy(), Math.max(0, Math.min(stallMs, deadline - performance.now())));
-    }
+    else if (stallMs === undefined) res.once('drain', later);
+    else void drainedOrCut(res, Math.max(0, Math.min(stallMs, deadline - performance.now()))).then(later);
   };
   pump();
 }

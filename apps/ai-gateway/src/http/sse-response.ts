@@ -1,5 +1,6 @@
 import { AbortSource } from '@app/llm';
 import type { Response } from 'express';
+import { drainedOrCut } from '@app/platform';
 
 /**
  * A text/event-stream response that forwards each event at once and respects back-pressure. A client
@@ -49,25 +50,4 @@ export function clientGone(res: Response): AbortSource {
     if (!res.writableFinished) ac.abort();
   });
   return ac;
-}
-
-/**
- * Resolves when `res` drains or closes; destroys it when neither happens within `stallMs`: a client that
- * takes none of a streamed answer that long is cut (REQUEST_TIMEOUT_MS).
- */
-export function drainedOrCut(res: Response, stallMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      done();
-      res.destroy();
-    }, stallMs);
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }

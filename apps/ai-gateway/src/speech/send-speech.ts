@@ -1,6 +1,6 @@
 import { collectSpeech, SpeechStream } from '@app/engines';
 import type { Response } from 'express';
-import { drainedOrCut } from '../http/sse-response';
+import { drainedOrCut } from '@app/platform';
 
 /**
  * Writes a synthesis answer. Audio that comes as one chunk (SpeechStream.single) is sent with its

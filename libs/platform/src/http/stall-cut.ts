@@ -29,6 +29,28 @@ const realTimers: StallTimers = {
 };
 
 /**
+ * Resolves when `res` drains or closes; destroys it when neither happens within `stallMs`: a client that
+ * takes none of an answer written a piece at a time that long is cut (streamed answers: SSE, speech; pieced
+ * JSON answers). What cutStalledAnswer does for an answer once it is ended.
+ */
+export function drainedOrCut(res: Pick<ServerResponse, 'on' | 'off' | 'destroy'>, stallMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      done();
+      res.destroy();
+    }, stallMs);
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/**
  * Bytes of `socket` not yet taken by the kernel: what its stream still holds (the write in flight included)
  * plus what libuv still queues of it (`writeQueueSize`, which falls as the kernel takes part of a write:
  * the only sign of progress while one large write is in flight).
@@ -44,9 +66,9 @@ function pendingBytes(socket: Socket): number {
  * sent by `answerDeadline` (MIN_ANSWER_BYTES_PER_SECOND on average), else the connection is destroyed and what
  * it held is freed. Without it, an answer of megabytes to a client that
  * reads nothing was held for as long as the client kept its connection open: a key asking for large
- * embeddings answers and reading none of them took a gigabyte of memory in seconds. Streamed answers (SSE,
- * speech, downloads) cut their own stalls as they write (drainedOrCut); this covers every answer written at
- * once, whatever wrote it. A response already sent whole costs one listener.
+ * embeddings answers and reading none of them took a gigabyte of memory in seconds. Answers written a piece at
+ * a time (SSE, speech, pieced JSON, downloads) cut their own stalls as they write (drainedOrCut); this covers
+ * every answer once it is ended, whatever wrote it. A response already sent whole costs one listener.
  */
 export function cutStalledAnswer(res: ServerResponse, stallMs: number, timers: StallTimers = realTimers): void {
   stallCut(stallMs, timers)(res);
