@@ -286,14 +286,19 @@ describe('AI gateway admin read APIs for the console', () => {
     });
 
     it('shows a deployment cooling down after it failed, until the cooldown ends', async () => {
-      const key = await f.createKey({ name: 'cooldown' });
       f.openai.behaviour.failTimes = 100;
-      const res = await fetch(`${f.gw.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] }),
-      });
-      expect(res.status).toBe(502);
+      // One key's failures cool the deployment for that key alone; a second key's make it everyone's.
+      for (const name of ['cooldown', 'cooldown-2']) {
+        const key = await f.createKey({ name });
+        const res = await fetch(`${f.gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        expect(res.status).toBe(502);
+        if (name === 'cooldown')
+          expect((await get('/admin/upstreams')).body.data[0].cooldown).toEqual({ cooling_down: false, until: null });
+      }
       f.openai.behaviour.failTimes = 0;
       const cooling = (await get('/admin/upstreams')).body.data[0];
       // The fixture's providers file cools a deployment down for 200 ms of the gateway's clock.

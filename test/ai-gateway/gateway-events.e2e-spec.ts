@@ -182,10 +182,16 @@ describe('AI gateway: budget and upstream events, audit retention', () => {
 
   it('upstream.cooled_down and upstream.recovered once per transition across two replicas, naming the episode', async () => {
     const key = await f.createKey({ name: 'cooldown-key' });
-    // Every attempt of both calls fails (three attempts each: providersDoc's routing).
-    f.openai.behaviour.failTimes = 6;
-    // Both replicas meet the failing deployment and cool it down, each in its own process.
-    for (const gw of [f.gw, second]) await chat(key.key, gw).catch(() => undefined);
+    const other = await f.createKey({ name: 'cooldown-key-2' });
+    // Every attempt of the four calls fails (three attempts each: providersDoc's routing).
+    f.openai.behaviour.failTimes = 12;
+    // Both replicas meet the failing deployment and cool it down, each in its own process: one key's
+    // failures cool it for that key alone, a second key's make it everyone's (libs/llm/src/router.ts).
+    for (const gw of [f.gw, second]) {
+      await chat(key.key, gw).catch(() => undefined);
+      expect(gw.app.get(LlmRouter).isCoolingDown('primary')).toBe(false);
+      await chat(other.key, gw).catch(() => undefined);
+    }
     for (const gw of [f.gw, second]) expect(gw.app.get(LlmRouter).isCoolingDown('primary')).toBe(true);
     await Promise.all([f.gw, second].map((gw) => gw.app.get(UpstreamEvents).settled()));
     f.openai.behaviour.failTimes = 0;

@@ -100,16 +100,78 @@ describe('LlmRouter', () => {
     expect(a.requests).toHaveLength(1);
   });
 
-  it('retries with backoff on a timeout, gives up after maxAttempts with the last error', async () => {
+  it('does not try a timed-out call again on the same deployment', async () => {
     const r = router({
-      routing: { maxAttempts: 2, backoffMs: 10 },
+      routing: { maxAttempts: 3, backoffMs: 10 },
       deployments: [{ name: 'a', type: 'openai', baseUrl: a.url, timeoutMs: 200, models: ['vendor-gpt-4'] }],
     });
     a.behaviour.delayMs = 400;
     const err = await r.chat(ask).catch((e) => e);
     expect(err).toBeInstanceOf(UpstreamError);
     expect(err).toMatchObject({ kind: 'timeout', deployment: 'a' });
-    expect(a.requests).toHaveLength(2);
+    // Each timed-out attempt costs the upstream its whole timeout, and a failed call is not billed.
+    expect(a.requests).toHaveLength(1);
+  });
+
+  it('tries a timed-out call once more, on another deployment, and no more', async () => {
+    const doc = twoDeployments({ maxAttempts: 3 });
+    doc.deployments.forEach((d: any) => (d.timeoutMs = 200));
+    const r = router(doc, { random: () => 0 });
+    a.behaviour.delayMs = b.behaviour.delayMs = 400;
+    const err = await r.chat(ask).catch((e) => e);
+    expect(err).toMatchObject({ kind: 'timeout', deployment: 'b' });
+    expect([a.requests.length, b.requests.length]).toEqual([1, 1]);
+    b.behaviour.delayMs = 0;
+    a.reset();
+    b.reset();
+    a.behaviour.delayMs = 400;
+    // A slow deployment still falls back once: the call succeeds on the other.
+    expect(await r.chat(ask, { key: 'other' })).toMatchObject({ deployment: 'b', attempts: 2 });
+  });
+
+  it("cools a deployment for the failing key alone, and for everyone once a second key's call fails there", async () => {
+    let now = 1_000_000;
+    const r = router(twoDeployments(), { random: () => 0, now: () => now });
+    const changes: string[] = [];
+    r.onHealthChange((c) => changes.push(`${c.state} ${c.deployment}`));
+    a.behaviour.failTimes = 1;
+    expect(await r.chat(ask, { key: 'k1' })).toMatchObject({ deployment: 'b', attempts: 2 });
+    // k1's own calls now go to b first; another key's calls still go to a, which answers them.
+    expect(r.isCoolingDown('a')).toBe(false);
+    expect((await r.chat(ask, { key: 'k1' })).deployment).toBe('b');
+    expect((await r.chat(ask, { key: 'k2' })).deployment).toBe('a');
+    expect(changes).toEqual([]);
+    // A second key's failure there within k1's cooldown: the deployment cools for everyone, once.
+    a.behaviour.failTimes = 2;
+    expect(await r.chat(ask, { key: 'k2' })).toMatchObject({ deployment: 'b', attempts: 2 });
+    expect(r.isCoolingDown('a')).toBe(true);
+    expect((await r.chat(ask, { key: 'k3' })).deployment).toBe('b');
+    expect(changes).toEqual(['cooled_down a']);
+    // After the cooldown a is tried again; its success ends the episode.
+    now += 60_001;
+    a.behaviour.failTimes = 0;
+    expect((await r.chat(ask, { key: 'k3' })).deployment).toBe('a');
+    expect(changes).toEqual(['cooled_down a', 'recovered a']);
+  });
+
+  it("lets a key's cooldown of a deployment end when its time is up, or when that key's call succeeds there", async () => {
+    let now = 1_000_000;
+    const r = router(twoDeployments(), { random: () => 0, now: () => now });
+    a.behaviour.failTimes = 1;
+    await r.chat(ask, { key: 'k1' });
+    expect((await r.chat(ask, { key: 'k1' })).deployment).toBe('b');
+    now += 60_001;
+    expect((await r.chat(ask, { key: 'k1' })).deployment).toBe('a');
+    // Another key failing now starts its own cooldown: k1's has ended.
+    a.behaviour.failTimes = 1;
+    await r.chat(ask, { key: 'k2' });
+    expect(r.isCoolingDown('a')).toBe(false);
+    expect((await r.chat(ask, { key: 'k1' })).deployment).toBe('a');
+    // k2's own cooldown ends with its success on the only deployment left to it.
+    b.behaviour.failTimes = 1;
+    a.reset();
+    expect(await r.chat(ask, { key: 'k2' })).toMatchObject({ deployment: 'a', attempts: 2 });
+    expect((await r.chat(ask, { key: 'k2' })).deployment).toBe('a');
   });
 
   it('does not retry a client error', async () => {

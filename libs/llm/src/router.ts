@@ -1,5 +1,9 @@
 // Picks a deployment for a public model: weighted choice, retries with backoff (honouring
 // Retry-After), fallback to the next deployment, and a cooldown for deployments that just failed.
+// A failure is the caller's until a second caller's confirms it: one key's failures cool a deployment
+// for that key only (its request may be what failed), a second key's failure within the cooldown cools
+// it for everyone. A timeout is tried again at most once, on another deployment: each timed-out attempt
+// costs the upstream its whole timeout, and a failed call is not billed.
 import { AnthropicClient, UnsupportedRequestError } from './anthropic-client';
 import { catalogEntry, ModelInfo } from './catalog';
 import {
@@ -90,6 +94,11 @@ export class LlmRouter {
   private readonly targetsByModel = new Map<string, Target[]>();
   private readonly telemetry: GenAiTelemetryOptions;
   private readonly cooldownUntil = new Map<string, number>();
+  /**
+   * The one key whose failures cool a deployment for itself alone, until when. One entry per deployment:
+   * a second key's failure before it ends makes the cooldown everyone's.
+   */
+  private readonly suspects = new Map<string, { key: string; until: number }>();
   private healthListener?: (change: DeploymentHealthChange) => void;
   private readonly random: () => number;
   private readonly now: () => number;
@@ -163,15 +172,23 @@ export class LlmRouter {
     return this.targets(model).some((t) => servesTextCompletions(t.client));
   }
 
-  /** True while a deployment is cooling down after a failure (exposed for health and tests). */
   /** When this process's cooldown of a deployment ends (epoch ms), or null when it is not cooling down. */
   cooldownEndsAt(deployment: string): number | null {
     const until = this.cooldownUntil.get(deployment) ?? 0;
     return until > this.now() ? until : null;
   }
 
+  /** True while a deployment is cooling down for every caller after failures (exposed for health and tests). */
   isCoolingDown(deployment: string): boolean {
     return (this.cooldownUntil.get(deployment) ?? 0) > this.now();
+  }
+
+  /** When a deployment's cooldown for this caller ends (its own or everyone's), or 0 when it is not cooling for it. */
+  private coolingUntil(deployment: string, key: string | undefined, now: number): number {
+    const everyone = this.cooldownUntil.get(deployment) ?? 0;
+    if (everyone > now) return everyone;
+    const suspect = this.suspects.get(deployment);
+    return suspect && suspect.key === key && suspect.until > now ? suspect.until : 0;
   }
 
   async chat(req: ChatCompletionRequest, opts: CallOptions = {}): Promise<Routed<ChatCompletion>> {
@@ -346,13 +363,15 @@ export class LlmRouter {
     return out;
   }
 
-  /** Healthy deployments in weighted-random order, then cooling ones (soonest back first) as a last resort. */
-  private order(targets: Target[]): Target[] {
+  /**
+   * Deployments healthy for this caller in weighted-random order, then cooling ones (soonest back first) as a
+   * last resort.
+   */
+  private order(targets: Target[], key: string | undefined): Target[] {
     const now = this.now();
-    const healthy = targets.filter((t) => (this.cooldownUntil.get(t.deployment.name) ?? 0) <= now);
-    const cooling = targets
-      .filter((t) => (this.cooldownUntil.get(t.deployment.name) ?? 0) > now)
-      .sort((a, b) => this.cooldownUntil.get(a.deployment.name)! - this.cooldownUntil.get(b.deployment.name)!);
+    const until = (t: Target) => this.coolingUntil(t.deployment.name, key, now);
+    const healthy = targets.filter((t) => until(t) === 0);
+    const cooling = targets.filter((t) => until(t) > 0).sort((a, b) => until(a) - until(b));
     const ordered: Target[] = [];
     const pool = [...healthy];
     while (pool.length) {
@@ -382,8 +401,9 @@ export class LlmRouter {
     const targets = this.targets(model).filter(usable);
     if (targets.length === 0) throw new NoDeploymentError(model);
     const policy = this.config.routing;
-    const order = this.order(targets);
+    const order = this.order(targets, opts.key);
     let lastError: UpstreamError | undefined;
+    let timedOut = false;
     let index = 0;
     for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
       if (opts.signal?.aborted) throw new CallAbortedError();
@@ -395,6 +415,7 @@ export class LlmRouter {
         if (!span.streaming) span.end();
         if (this.cooldownUntil.delete(target.deployment.name))
           this.healthListener?.({ state: 'recovered', deployment: target.deployment.name, at: this.now() });
+        if (this.suspects.get(target.deployment.name)?.key === opts.key) this.suspects.delete(target.deployment.name);
         return { value, deployment: target.deployment.name, upstreamModel: target.upstreamModel, attempts: attempt };
       } catch (e) {
         span.fail(opts.signal?.aborted ? new CallAbortedError() : e);
@@ -404,22 +425,14 @@ export class LlmRouter {
         lastError = e.withDeployment(target.deployment.name);
         if (!e.retryable) throw lastError;
         const retryAfter = e.retryAfterMs;
-        const wasCooling = this.isCoolingDown(target.deployment.name);
-        const until = this.now() + Math.max(policy.cooldownMs, retryAfter ?? 0);
-        this.cooldownUntil.set(target.deployment.name, until);
-        if (!wasCooling)
-          this.healthListener?.({
-            state: 'cooled_down',
-            deployment: target.deployment.name,
-            at: this.now(),
-            until,
-            status: e.status,
-            kind: e.kind,
-            message: e.message.slice(0, 300),
-          });
+        this.coolDown(target.deployment.name, opts.key, retryAfter, e);
         if (attempt === policy.maxAttempts) break;
         const next = order[(index + 1) % order.length];
-        const nextHealthy = next !== target && !this.isCoolingDown(next.deployment.name);
+        if (e.kind === 'timeout') {
+          if (timedOut || next === target) break;
+          timedOut = true;
+        }
+        const nextHealthy = next !== target && this.coolingUntil(next.deployment.name, opts.key, this.now()) === 0;
         if (nextHealthy) {
           // Another deployment is ready: fall back at once.
           index++;
@@ -433,6 +446,34 @@ export class LlmRouter {
       }
     }
     throw lastError!;
+  }
+
+  /**
+   * A deployment failed a call of `key`: it cools for that key alone, unless another key's failure is still
+   * cooling it (then, and for calls without a key, it cools for everyone and the listener hears of it).
+   */
+  private coolDown(deployment: string, key: string | undefined, retryAfter: number | undefined, e: UpstreamError) {
+    const now = this.now();
+    const until = now + Math.max(this.config.routing.cooldownMs, retryAfter ?? 0);
+    const wasCooling = this.isCoolingDown(deployment);
+    const suspect = this.suspects.get(deployment);
+    const own = !suspect || suspect.until <= now || suspect.key === key;
+    if (!wasCooling && key !== undefined && own) {
+      this.suspects.set(deployment, { key, until: Math.max(until, suspect?.key === key ? suspect.until : 0) });
+      return;
+    }
+    this.suspects.delete(deployment);
+    this.cooldownUntil.set(deployment, Math.max(until, this.cooldownUntil.get(deployment) ?? 0));
+    if (!wasCooling)
+      this.healthListener?.({
+        state: 'cooled_down',
+        deployment,
+        at: now,
+        until,
+        status: e.status,
+        kind: e.kind,
+        message: e.message.slice(0, 300),
+      });
   }
 }
 

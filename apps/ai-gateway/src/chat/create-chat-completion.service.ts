@@ -214,7 +214,8 @@ export class CreateChatCompletion {
       p.reservation,
       ctx,
       this.facts(p),
-      () => this.router.chat({ ...p.upstream, stream: false }, { signal: ctx.clientGone.signal }),
+      () =>
+        this.router.chat({ ...p.upstream, stream: false }, { signal: ctx.clientGone.signal, key: p.reservation.keyId }),
     );
     const usage = await this.usageOf(result.usage, p, result.choices.map((c) => generatedText(c?.message)).join(''));
     result.usage = usage;
@@ -238,7 +239,10 @@ export class CreateChatCompletion {
     const timer = ctx.timer;
     const wantsUsage = !shape && body.stream_options?.include_usage === true;
     const routed = await meteredUpstreamCall(this.metering, p.reservation, ctx, this.facts(p), () =>
-      this.router.chatStream({ ...p.upstream, stream: true }, { signal: ctx.clientGone.signal }),
+      this.router.chatStream(
+        { ...p.upstream, stream: true },
+        { signal: ctx.clientGone.signal, key: p.reservation.keyId },
+      ),
     );
     const relayed = relayEvents(ctx.clientGone, routed.value, {
       wantsUsage,

@@ -106,7 +106,10 @@ export class CreateCompletion {
   private async complete(p: Prepared, ctx: CallContext): Promise<JsonAnswer> {
     const timer = ctx.timer;
     const { value: result, deployment } = await meteredUpstreamCall(this.metering, p.reservation, ctx, facts(p), () =>
-      this.router.completions({ ...p.upstream, stream: false }, { signal: ctx.clientGone.signal }),
+      this.router.completions(
+        { ...p.upstream, stream: false },
+        { signal: ctx.clientGone.signal, key: p.reservation.keyId },
+      ),
     );
     result.usage = await this.usageOf(
       result.usage,
@@ -121,7 +124,10 @@ export class CreateCompletion {
     const timer = ctx.timer;
     const wantsUsage = body.stream_options?.include_usage === true;
     const routed = await meteredUpstreamCall(this.metering, p.reservation, ctx, facts(p), () =>
-      this.router.completionsStream({ ...p.upstream, stream: true }, { signal: ctx.clientGone.signal }),
+      this.router.completionsStream(
+        { ...p.upstream, stream: true },
+        { signal: ctx.clientGone.signal, key: p.reservation.keyId },
+      ),
     );
     const relayed = relayEvents(ctx.clientGone, routed.value, {
       wantsUsage,
