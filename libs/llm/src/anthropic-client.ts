@@ -661,11 +661,12 @@ export class AnthropicClient implements LlmClient {
     private readonly deployment: Pick<
       Deployment,
       'baseUrl' | 'apiKey' | 'headers' | 'timeoutMs' | 'connections' | 'anthropicVersion'
-    >,
+    > & { connectionsPerKey?: number },
   ) {
     this.http = new UpstreamHttp({
       baseUrl: deployment.baseUrl!,
       connections: deployment.connections,
+      connectionsPerKey: deployment.connectionsPerKey,
       timeoutMs: deployment.timeoutMs,
       headers: {
         ...(deployment.apiKey ? { 'x-api-key': deployment.apiKey } : {}),

@@ -1,10 +1,13 @@
 // Pooled keep-alive HTTP to one upstream origin (undici Pool), with timeouts and error mapping.
 import { Dispatcher, Pool } from 'undici';
+import { defaultConnectionsPerKey, PoolShares } from './pool-shares';
 import { CallAbortedError, parseRetryAfter, UpstreamError } from './types';
 
 export interface UpstreamHttpOptions {
   baseUrl: string;
   connections: number;
+  /** Of those, at most this many for one API key's calls at once (defaultConnectionsPerKey when absent). */
+  connectionsPerKey?: number;
   headers: Record<string, string>;
   timeoutMs: number;
 }
@@ -17,6 +20,8 @@ export interface UpstreamResponse {
 
 export class UpstreamHttp {
   private readonly pool: Pool;
+  /** The pool's connections shared out per key: a call waits here, in its key's turn, not in the pool's queue. */
+  readonly shares: PoolShares;
   private readonly basePath: string;
   /** Request headers of every call (undici only reads them). */
   private readonly headers: Record<string, string>;
@@ -35,6 +40,10 @@ export class UpstreamHttp {
       keepAliveMaxTimeout: 120_000,
       pipelining: 1,
     });
+    this.shares = new PoolShares(
+      opts.connections,
+      Math.min(opts.connections, opts.connectionsPerKey ?? defaultConnectionsPerKey(opts.connections)),
+    );
   }
 
   /**
@@ -46,9 +55,18 @@ export class UpstreamHttp {
   async postJson(
     path: string,
     payload: unknown,
-    opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string> },
+    opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string>; key?: string },
   ): Promise<UpstreamResponse> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
+    const turn = this.shares.enter(opts.key, opts.signal);
+    if (turn) await turn;
+    // The connection is the call's until its body closes (read to its end, destroyed or failed).
+    let held = true;
+    const leave = () => {
+      if (!held) return;
+      held = false;
+      this.shares.leave(opts.key);
+    };
     let res: Dispatcher.ResponseData;
     try {
       res = await this.pool.request({
@@ -61,6 +79,7 @@ export class UpstreamHttp {
         bodyTimeout: timeoutMs,
       });
     } catch (e) {
+      leave();
       throw mapTransportError(e, opts.signal, undefined, timeoutMs);
     }
     if (res.statusCode < 200 || res.statusCode >= 300) {
@@ -70,8 +89,11 @@ export class UpstreamHttp {
       } catch {
         // body unreadable: the status alone is reported
       }
+      leave();
       throw upstreamHttpError(res.statusCode, text, res.headers['retry-after'] as string | undefined);
     }
+    res.body.once('close', leave);
+    if (res.body.destroyed) leave();
     return { statusCode: res.statusCode, headers: res.headers, body: res.body };
   }
 
@@ -89,6 +111,8 @@ export class UpstreamHttp {
       signal?: AbortSignal;
       timeoutMs?: number;
       headers?: Record<string, string>;
+      /** The API key the call is for: it waits for a connection in that key's turn (PoolShares). */
+      key?: string;
       /**
        * A 2xx body of at least `from` bytes is given to `parse` as received, in pieces (e.g. parseSliced, which
        * walks them without joining them), not joined and parsed by one JSON.parse. `read`, when given, is told the size of each piece
@@ -103,9 +127,20 @@ export class UpstreamHttp {
       };
     },
   ): Promise<{ statusCode: number; body: T }> {
+    if (opts.signal?.aborted) return Promise.reject(new CallAbortedError());
+    // The wait for the key's turn is not the upstream's time: the deadline starts once the call has a connection.
+    const turn = this.shares.enter(opts.key, opts.signal);
+    return turn ? turn.then(() => this.exchange<T>(path, payload, opts)) : this.exchange<T>(path, payload, opts);
+  }
+
+  /** callJson once the call holds a connection of its key's share, which it leaves when it settles. */
+  private exchange<T>(
+    path: string,
+    payload: unknown,
+    opts: Parameters<UpstreamHttp['callJson']>[2],
+  ): Promise<{ statusCode: number; body: T }> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
     const caller = opts.signal;
-    if (caller?.aborted) return Promise.reject(new CallAbortedError());
     return new Promise((resolve, reject) => {
       let abort: ((err: Error) => void) | undefined;
       let settled = false;
@@ -128,6 +163,7 @@ export class UpstreamHttp {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        this.shares.leave(opts.key);
         caller?.removeEventListener('abort', onCallerAbort);
         if (err) reject(err);
         else resolve(value!);

@@ -31,6 +31,7 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
 
   constructor(
     private readonly deployment: Pick<Deployment, 'baseUrl' | 'apiKey' | 'headers' | 'timeoutMs' | 'connections'> & {
+      connectionsPerKey?: number;
       streamUsage?: boolean;
       completionLimitParam?: CompletionLimitParam;
       unknownFields?: UnknownFieldsPolicy;
@@ -40,6 +41,7 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
     this.http = new UpstreamHttp({
       baseUrl: deployment.baseUrl!,
       connections: deployment.connections,
+      connectionsPerKey: deployment.connectionsPerKey,
       timeoutMs: deployment.timeoutMs,
       headers: {
         ...(deployment.apiKey ? { authorization: `Bearer ${deployment.apiKey}` } : {}),

@@ -1,6 +1,7 @@
 // Loads and validates the providers file (AI_PROVIDERS_FILE, YAML or JSON) into deployments and a model catalog.
 import { readFileSync } from 'fs';
 import * as yaml from 'js-yaml';
+import { defaultConnectionsPerKey } from './pool-shares';
 import {
   catalogEntry,
   DEFAULT_MODELS,
@@ -34,6 +35,8 @@ export interface Deployment {
   timeoutMs: number;
   /** Max concurrent connections of the keep-alive pool. */
   connections: number;
+  /** Of those, at most this many for one API key's calls at once (default: all but a quarter of them). */
+  connectionsPerKey: number;
   headers: Record<string, string>;
   models: DeploymentModel[];
   /** Anthropic only: API version header. */
@@ -250,6 +253,7 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
           `${path}: model "${m.name}" is not in the catalog; declare it under models: with its kind`,
         );
     }
+    const connections = d.connections === undefined ? 32 : expectNumber(d.connections, `${path}.connections`, 1);
     deployments.push({
       name,
       type,
@@ -259,7 +263,11 @@ export function parseProvidersConfig(raw: unknown, env: NodeJS.ProcessEnv = proc
       engine: type === 'local' ? expectString(d.engine ?? name, `${path}.engine`) : undefined,
       weight: d.weight === undefined ? 1 : expectNumber(d.weight, `${path}.weight`, 0),
       timeoutMs: d.timeoutMs === undefined ? 60_000 : expectNumber(d.timeoutMs, `${path}.timeoutMs`, 1),
-      connections: d.connections === undefined ? 32 : expectNumber(d.connections, `${path}.connections`, 1),
+      connections,
+      connectionsPerKey:
+        d.connectionsPerKey === undefined
+          ? defaultConnectionsPerKey(connections)
+          : Math.min(connections, expectNumber(d.connectionsPerKey, `${path}.connectionsPerKey`, 1)),
       headers,
       models: dm,
       streamUsage: d.streamUsage === undefined ? true : expectBoolean(d.streamUsage, `${path}.streamUsage`),

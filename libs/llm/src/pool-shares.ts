@@ -1,0 +1,120 @@
+import { CallAbortedError } from './types';
+
+interface Share {
+  active: number;
+  /** Calls of this key waiting for a connection, oldest first. */
+  waiting: Waiter[];
+}
+
+interface Waiter {
+  start: () => void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+/**
+ * The connections of one upstream's pool shared out per API key: at most `capacity` calls at once (the pool's
+ * connections), of which at most `perKey` for one key, so a key holding slow streams leaves the rest to
+ * others. A call over either bound waits here; a freed connection goes to the waiting keys in turn (the key
+ * served longest ago first), not to whoever asked first, so one key's queue of calls does not stand before
+ * another key's one call. Calls without a key share one bucket.
+ *
+ * Per process, like the pool it guards. `enter` answers undefined when the call may start at once (no
+ * promise on the hot path); every call that entered must `leave` exactly once.
+ */
+export class PoolShares {
+  private active = 0;
+  private readonly shares = new Map<string, Share>();
+  /** Keys with calls waiting, in the order their turns come. */
+  private readonly turns: string[] = [];
+
+  constructor(
+    readonly capacity: number,
+    readonly perKey: number,
+  ) {}
+
+  /** Calls running, and waiting (for tests and health output). */
+  get stats(): { active: number; waiting: number } {
+    let waiting = 0;
+    for (const s of this.shares.values()) waiting += s.waiting.length;
+    return { active: this.active, waiting };
+  }
+
+  /**
+   * Undefined when the call may start now (it holds a connection until `leave`), else the promise of its turn,
+   * which rejects with CallAbortedError when `signal` aborts first (it then holds nothing).
+   */
+  enter(key: string | undefined, signal?: AbortSignal): Promise<void> | undefined {
+    const name = key ?? '';
+    let share = this.shares.get(name);
+    // Any key waiting now is held by its own share (a free connection would have gone to it), so starting is fair.
+    if (this.active < this.capacity && (share?.active ?? 0) < this.perKey) {
+      if (!share) this.shares.set(name, (share = { active: 0, waiting: [] }));
+      share.active++;
+      this.active++;
+      return undefined;
+    }
+    if (signal?.aborted) return Promise.reject(new CallAbortedError());
+    if (!share) this.shares.set(name, (share = { active: 0, waiting: [] }));
+    const own = share;
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { start: resolve, signal };
+      if (signal) {
+        waiter.onAbort = () => {
+          const at = own.waiting.indexOf(waiter);
+          if (at >= 0) own.waiting.splice(at, 1);
+          if (own.waiting.length === 0) this.dropTurn(name);
+          this.forgetIdle(name, own);
+          reject(new CallAbortedError());
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      own.waiting.push(waiter);
+      if (own.waiting.length === 1) this.turns.push(name);
+    });
+  }
+
+  /** A call that entered ended (answered, failed or aborted): its connection goes to the next key in turn. */
+  leave(key: string | undefined): void {
+    const name = key ?? '';
+    const share = this.shares.get(name);
+    if (!share || share.active === 0) return;
+    share.active--;
+    this.active--;
+    this.forgetIdle(name, share);
+    this.dispatch();
+  }
+
+  private dispatch(): void {
+    for (let i = 0; i < this.turns.length && this.active < this.capacity;) {
+      const name = this.turns[i];
+      const share = this.shares.get(name)!;
+      if (share.active >= this.perKey) {
+        i++;
+        continue;
+      }
+      const waiter = share.waiting.shift()!;
+      if (waiter.onAbort) waiter.signal!.removeEventListener('abort', waiter.onAbort);
+      share.active++;
+      this.active++;
+      this.turns.splice(i, 1);
+      // Served: to the back of the line while it has more waiting.
+      if (share.waiting.length) this.turns.push(name);
+      waiter.start();
+    }
+  }
+
+  private dropTurn(name: string): void {
+    const at = this.turns.indexOf(name);
+    if (at >= 0) this.turns.splice(at, 1);
+  }
+
+  private forgetIdle(name: string, share: Share): void {
+    if (share.active === 0 && share.waiting.length === 0) this.shares.delete(name);
+  }
+}
+
+/** A key's share of a pool of `connections` when the providers file sets none: all but a quarter of it. */
+export function defaultConnectionsPerKey(connections: number): number {
+  return Math.max(1, connections - Math.max(1, Math.floor(connections / 4)));
+}
