@@ -314,6 +314,21 @@ describe('gateway text endpoints: security', () => {
       expect(f.openai.requests).toHaveLength(1);
     });
 
+    it('a body of more than 2^20 array items is refused 413 before parsing; a prompt of a million token ids is not', async () => {
+      const { key } = await f.createKey({ name: 'items' });
+      // 8 MiB of one-digit numbers: some 4 million items, ~130 ms of JSON.parse on the event loop.
+      const over = await post(key, '/v1/completions', { model: 'no-such-model', prompt: 'hi', zz: Array(4e6).fill(1) });
+      expect([over.status, over.body.error.code, over.body.error.message]).toEqual([
+        413,
+        'payload_too_large',
+        'Request body has more than 1048576 array items and object members',
+      ]);
+      // The largest ordinary body of the class, parsed and checked by its own rules: the model is unknown.
+      const prompt = await post(key, '/v1/completions', { model: 'no-such-model', prompt: Array(1e6).fill(1) });
+      expect([prompt.status, prompt.body.error.code]).toEqual([404, 'model_not_found']);
+      expect(f.openai.requests).toHaveLength(0);
+    });
+
     it('a body of many unknown fields is 400 naming 20 of them and counting the rest', async () => {
       const { key } = await f.createKey({ name: 'members-unknown' });
       const res = await post(key, '/v1/completions', { model: 'vendor-gpt-4', prompt: 'hi', ...members(5000) });

@@ -69,6 +69,8 @@ export function normalizeError(err: unknown): NormalizedError {
         return localized(413, msg('request.bodyTooLarge', { limit: e.limit as number }));
       case 'entity.too.many.members':
         return localized(413, msg('request.tooManyMembers', { limit: e.limit as number }));
+      case 'entity.too.many.items':
+        return localized(413, msg('request.tooManyItems', { limit: e.limit as number }));
       case 'entity.ratio.exceeded':
         return localized(413, msg('request.inflateRatioTooHigh', { maxRatio: e.maxRatio as number }));
       case 'encoding.unsupported':

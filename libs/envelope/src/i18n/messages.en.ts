@@ -37,6 +37,7 @@ export const EN = {
   'request.malformedJson': 'Malformed JSON body',
   'request.bodyTooLarge': 'Request body too large (limit {limit} bytes)',
   'request.tooManyMembers': 'Request body has more than {limit} objects, arrays and object members',
+  'request.tooManyItems': 'Request body has more than {limit} array items and object members',
   'request.inflateRatioTooHigh': 'Compressed request body inflates more than {maxRatio} times its size',
   'request.unsupportedEncoding': 'Unsupported body encoding or charset',
   'request.aborted': 'Request aborted',

@@ -34,6 +34,7 @@ export const ZH_CN: Record<MessageKey, string> = {
   'request.malformedJson': 'JSON 请求体格式错误',
   'request.bodyTooLarge': '请求体过大（上限 {limit} 字节）',
   'request.tooManyMembers': '请求体的对象、数组与对象成员合计超过 {limit} 个',
+  'request.tooManyItems': '请求体的数组元素与对象成员合计超过 {limit} 个',
   'request.inflateRatioTooHigh': '压缩的请求体解压后超过其大小的 {maxRatio} 倍',
   'request.unsupportedEncoding': '不支持的请求体编码或字符集',
   'request.aborted': '请求已中断',

@@ -1,4 +1,11 @@
-import { jsonDepthExceeds, jsonShapeExceeds, MAX_JSON_DEPTH, rejectJsonShape } from './json-depth';
+import {
+  jsonDepthExceeds,
+  jsonShapeExceeds,
+  MAX_JSON_DEPTH,
+  MAX_JSON_ITEMS,
+  MAX_JSON_MEMBERS,
+  rejectJsonShape,
+} from './json-depth';
 
 describe('jsonDepthExceeds', () => {
   const nested = (n: number) => Buffer.from('['.repeat(n) + ']'.repeat(n));
@@ -37,6 +44,21 @@ describe('jsonShapeExceeds: object members', () => {
     // Escaped quotes and colons inside a key and a value: an object and one member.
     expect(jsonShapeExceeds(Buffer.from(JSON.stringify({ 'a":b': 'c\\":d' })), 64, 2)).toBeNull();
     expect(jsonShapeExceeds(Buffer.from(JSON.stringify({ 'a":b': 'c\\":d', e: 1 })), 64, 2)).toBe('members');
+  });
+
+  it('counts array items and object members by the commas outside strings, and refuses past MAX_JSON_ITEMS with 413', () => {
+    // A comma per item after each array's or object's first.
+    expect(jsonShapeExceeds(Buffer.from(`[${'1,'.repeat(11)}1]`), MAX_JSON_DEPTH, Infinity, 10)).toBe('items');
+    expect(jsonShapeExceeds(Buffer.from(`[${'1,'.repeat(10)}1]`), MAX_JSON_DEPTH, Infinity, 10)).toBeNull();
+    expect(jsonShapeExceeds(Buffer.from(`{"a":[1,2],"b":[3,4]}`), MAX_JSON_DEPTH, Infinity, 2)).toBe('items');
+    // Commas inside strings (escaped quotes too) are not items.
+    expect(jsonShapeExceeds(Buffer.from(JSON.stringify(['a,b,c\",d', 'e'])), MAX_JSON_DEPTH, Infinity, 1)).toBeNull();
+    const atLimit = Buffer.from(`{"model":"m","a":[${'1,'.repeat(MAX_JSON_ITEMS - 1)}1]}`);
+    expect(() => rejectJsonShape(atLimit, MAX_JSON_MEMBERS)).not.toThrow();
+    const over = Buffer.from(`{"model":"m","a":[${'1,'.repeat(MAX_JSON_ITEMS)}1]}`);
+    expect(() => rejectJsonShape(over, MAX_JSON_MEMBERS)).toThrow(
+      expect.objectContaining({ status: 413, type: 'entity.too.many.items', limit: MAX_JSON_ITEMS }),
+    );
   });
 
   it('refuses with 413 entity.too.many.members, and still 400 for depth', () => {

@@ -10,12 +10,21 @@ export const MAX_JSON_DEPTH = 64;
  * a million keys, or of five million empty objects, held the gateway's event loop for seconds. No route's
  * ordinary body comes near it (the largest, a settings write of membership's console, has a few hundred;
  * embeddings' 2048 token arrays are 2049 arrays). Scalars in arrays are not counted: a body of them is bounded
- * by its size.
+ * by its size and by MAX_JSON_ITEMS.
  */
 export const MAX_JSON_MEMBERS = 10_000;
 
+/**
+ * Most array items and object members a JSON body may have, all together, on every route: counted by the commas
+ * outside strings (one per item or member after each array's or object's first). JSON.parse goes through 16 MiB of one-digit numbers (8 million items) in ~260 ms, one
+ * turn of the event loop every other call waits for; 2^20 items take ~17 ms (numbers) to ~95 ms (16 MiB of short
+ * strings). The largest ordinary bodies stay
+ * under it: a legacy completions prompt of a million token ids, embeddings' 300 000 tokens of token arrays.
+ */
+export const MAX_JSON_ITEMS = 2 ** 20;
+
 /** What a JSON body's scan found past its limits. */
-export type JsonShapeExcess = 'depth' | 'members' | null;
+export type JsonShapeExcess = 'depth' | 'members' | 'items' | null;
 
 /**
  * Scans raw JSON in one pass (brackets and colons outside strings) for its nesting depth and its number of
@@ -23,9 +32,15 @@ export type JsonShapeExcess = 'depth' | 'members' | null;
  * million keys or objects never reaches the parser or the validation pipe (which would overflow the stack,
  * or walk every one of them).
  */
-export function jsonShapeExceeds(buf: Buffer, maxDepth = MAX_JSON_DEPTH, maxMembers = Infinity): JsonShapeExcess {
+export function jsonShapeExceeds(
+  buf: Buffer,
+  maxDepth = MAX_JSON_DEPTH,
+  maxMembers = Infinity,
+  maxItems = Infinity,
+): JsonShapeExcess {
   let depth = 0;
   let members = 0;
+  let items = 0;
   let inString = false;
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i];
@@ -42,6 +57,7 @@ export function jsonShapeExceeds(buf: Buffer, maxDepth = MAX_JSON_DEPTH, maxMemb
       if (++depth > maxDepth) return 'depth';
       if (++members > maxMembers) return 'members';
     } else if (c === 0x7d || c === 0x5d) depth--;
+    else if (c === 0x2c && ++items > maxItems) return 'items';
   }
   return null;
 }
@@ -57,11 +73,12 @@ export function rejectDeepJson(_req: unknown, _res: unknown, buf: Buffer): void 
 }
 
 /**
- * Refuses JSON nested deeper than MAX_JSON_DEPTH (400 entity.too.deep) or with more than `maxMembers` objects,
- * arrays and object members (413 entity.too.many.members), before it is parsed.
+ * Refuses JSON nested deeper than MAX_JSON_DEPTH (400 entity.too.deep), with more than `maxMembers` objects,
+ * arrays and object members (413 entity.too.many.members), or more than `maxItems` array items and object members
+ * (413 entity.too.many.items), before it is parsed.
  */
-export function rejectJsonShape(buf: Buffer, maxMembers: number): void {
-  const excess = jsonShapeExceeds(buf, MAX_JSON_DEPTH, maxMembers);
+export function rejectJsonShape(buf: Buffer, maxMembers: number, maxItems = MAX_JSON_ITEMS): void {
+  const excess = jsonShapeExceeds(buf, MAX_JSON_DEPTH, maxMembers, maxItems);
   if (excess === 'depth') throw bodyError(400, 'entity.too.deep', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   if (excess === 'members')
     throw bodyError(
@@ -70,6 +87,15 @@ export function rejectJsonShape(buf: Buffer, maxMembers: number): void {
       `Request body has more than ${maxMembers} objects, arrays and object members`,
       {
         limit: maxMembers,
+      },
+    );
+  if (excess === 'items')
+    throw bodyError(
+      413,
+      'entity.too.many.items',
+      `Request body has more than ${maxItems} array items and object members`,
+      {
+        limit: maxItems,
       },
     );
 }
