@@ -12,6 +12,7 @@ import {
   responseStreamEventSchemas,
 } from './conformance/schemas/responses';
 import { queryRows as query } from '../support/database';
+import { FakeClock } from '../support/clock';
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 const validators = {
@@ -495,5 +496,55 @@ describe('AI gateway /v1/responses: stored responses, usage details, events (ope
       }
       expect(f.openai.requests).toHaveLength(0);
     });
+  });
+});
+
+describe('AI gateway /v1/responses: stored bytes a key may load per minute (AI_RESPONSES_LOAD_BYTES_PER_MINUTE)', () => {
+  const LIMIT = 20_000;
+  // The start of a minute of the gateway's clock, which stands still: the test's minute cannot end mid-test.
+  const clock = new FakeClock(Date.UTC(2026, 10, 29, 8, 0, 0));
+  let f: GatewayFixture;
+  beforeAll(async () => {
+    f = await startGatewayFixture({ AI_RESPONSES_LOAD_BYTES_PER_MINUTE: String(LIMIT) }, undefined, { clock });
+  });
+  afterAll(() => f?.close());
+
+  const post = async (apiKey: string, body: unknown) => {
+    const res = await fetch(`${f.gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() };
+  };
+
+  it('counts what previous_response_id loads per key, refuses past the limit with 429 before any upstream call, and admits again the next minute', async () => {
+    const a = (await f.createKey({ name: 'load-a' })).key;
+    const b = (await f.createKey({ name: 'load-b' })).key;
+    const stored = await post(a, { model: 'vendor-gpt-4', input: 'word '.repeat(400) });
+    expect(stored.status).toBe(200);
+    const [{ bytes }] = await query(f.gw.dbUrl, `SELECT bytes::int AS bytes FROM ai_responses WHERE id = $1`, [
+      stored.body.id,
+    ]);
+    const fits = Math.floor(LIMIT / bytes);
+    expect(fits).toBeGreaterThanOrEqual(2);
+    const followUp = { model: 'vendor-gpt-4', previous_response_id: stored.body.id, input: 'and?', store: false };
+    for (let i = 0; i < fits; i++) expect((await post(a, followUp)).status).toBe(200);
+    const upstreamCalls = f.openai.requests.length;
+    const refused = await post(a, followUp);
+    expect([refused.status, refused.retryAfter]).toEqual([429, '60']);
+    expect(refused.body.error).toEqual({
+      message: `Rate limit reached for this API key on stored input loaded per min: Limit ${LIMIT} bytes, Used ${fits * bytes}, Requested ${bytes}. Please try again in 60s.`,
+      type: 'requests',
+      code: 'rate_limit_exceeded',
+      param: 'previous_response_id',
+    });
+    expect(f.openai.requests).toHaveLength(upstreamCalls);
+    // Another key's budget is its own.
+    const other = await post(b, { model: 'vendor-gpt-4', input: 'word '.repeat(400) });
+    expect((await post(b, { ...followUp, previous_response_id: other.body.id })).status).toBe(200);
+    // The next minute of the gateway's clock.
+    clock.advance(60_000);
+    expect((await post(a, followUp)).status).toBe(200);
   });
 });

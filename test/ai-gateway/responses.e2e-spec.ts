@@ -2,6 +2,7 @@
 // the OpenAI and Anthropic fake upstreams (test/support/upstreams/fake-upstream.ts).
 import OpenAI from 'openai';
 import { DataSource } from 'typeorm';
+import { Clock, SharedState } from '@app/platform';
 import type { GatewayConfig } from '../../apps/ai-gateway/src/config/gateway.config';
 import { ResponsesRepository } from '../../apps/ai-gateway/src/responses/responses.repository';
 import { GatewayFixture, resetUpstreams, startGatewayFixture, weatherTool } from './gateway-fixture';
@@ -245,7 +246,12 @@ describe('AI gateway /v1/responses (openai SDK)', () => {
     const sweep = async () => {
       const db = await new DataSource({ type: 'postgres', url: f.gw.dbUrl }).initialize();
       try {
-        await new ResponsesRepository(db, { AI_RESPONSES_STORE_TTL_HOURS: 24 } as GatewayConfig).sweep();
+        await new ResponsesRepository(
+          db,
+          { AI_RESPONSES_STORE_TTL_HOURS: 24 } as GatewayConfig,
+          {} as SharedState,
+          new Clock(),
+        ).sweep();
       } finally {
         await db.destroy();
       }

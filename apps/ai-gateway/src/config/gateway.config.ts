@@ -196,6 +196,16 @@ export class GatewayConfig extends BaseConfig {
   @Max(Number.MAX_SAFE_INTEGER)
   AI_RESPONSES_STORE_MAX_BYTES_PER_KEY: number = 256 * 1024 * 1024;
 
+  /**
+   * Most bytes of stored items (as AI_RESPONSES_STORE_MAX_BYTES counts them) one API key's requests may load per
+   * minute through previous_response_id and item_reference, across replicas; past it 429 until the next minute.
+   * 0: no limit.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(Number.MAX_SAFE_INTEGER)
+  AI_RESPONSES_LOAD_BYTES_PER_MINUTE: number = 64 * 1024 * 1024;
+
   /** Development only: when no usable API key exists at boot, create one and print it once. */
   @IsBoolean()
   AI_DEV_KEY: boolean = true;

@@ -38,6 +38,7 @@ const SHARED_CODES: Record<string, GatewayErrorCode[]> = {
     GatewayErrorCode.RateLimited,
     GatewayErrorCode.TokenRateLimited,
     GatewayErrorCode.RequestTooLarge,
+    GatewayErrorCode.StoredBytesRateLimited,
   ],
   insufficient_quota: [GatewayErrorCode.InsufficientQuota, GatewayErrorCode.BudgetExhausted],
   invalid_api_key: [

@@ -70,6 +70,7 @@ export enum GatewayErrorCode {
   RateLimited = 'RateLimited',
   TokenRateLimited = 'TokenRateLimited',
   RequestTooLarge = 'RequestTooLarge',
+  StoredBytesRateLimited = 'StoredBytesRateLimited',
   InsufficientQuota = 'InsufficientQuota',
   BudgetExhausted = 'BudgetExhausted',
   // Routing and upstreams (libs/llm failures, see apps/ai-gateway routing/upstream-errors.ts)
@@ -488,6 +489,22 @@ export const GATEWAY_ERRORS = {
     param: () => 'tokens_per_minute',
     message: (p) =>
       `Rate limit reached for ${p.of} on tokens per min (TPM): Limit ${p.max}, Used ${p.used}, Requested ${p.requested}. Please try again in ${p.retryAfterSeconds}s.`,
+    retryAfterSeconds: (p) => p.retryAfterSeconds,
+  }),
+  // previous_response_id and item_reference load stored items the request did not send: their bytes per key per
+  // minute are bounded (AI_RESPONSES_LOAD_BYTES_PER_MINUTE), so a 100-byte follow-up cannot replay megabytes at will.
+  [GatewayErrorCode.StoredBytesRateLimited]: spec<{
+    max: number;
+    used: number;
+    requested: number;
+    retryAfterSeconds: number;
+  }>({
+    status: 429,
+    type: 'requests',
+    code: 'rate_limit_exceeded',
+    param: () => 'previous_response_id',
+    message: (p) =>
+      `Rate limit reached for this API key on stored input loaded per min: Limit ${p.max} bytes, Used ${p.used}, Requested ${p.requested}. Please try again in ${p.retryAfterSeconds}s.`,
     retryAfterSeconds: (p) => p.retryAfterSeconds,
   }),
   // A call whose reservation alone is above a tokens-per-minute limit: no wait helps (x-should-retry: false).

@@ -1,3 +1,4 @@
+import { Clock } from '@app/platform';
 import { GatewayError } from '../errors';
 import { translateResponsesRequest } from './responses-request';
 import { expandInput, referencesOf, ResponsesRepository } from './responses.repository';
@@ -93,7 +94,7 @@ describe('ResponsesRepository.resolve: odd ids and database failures', () => {
 
   it('answers an id with a NUL (or any character ours never have) like an unknown id, without a query', async () => {
     const db = { query: jest.fn(async () => []) };
-    const store = new ResponsesRepository(db as any, config);
+    const store = new ResponsesRepository(db as any, config, {} as any, new Clock());
     const prev: any = await store.resolve('key1', { previous_response_id: 'resp_\u0000', input: 'hi' }).catch((e) => e);
     expect(prev).toBeInstanceOf(GatewayError);
     expect(status(prev)).toMatchObject({
@@ -117,7 +118,7 @@ describe('ResponsesRepository.resolve: odd ids and database failures', () => {
     const db = {
       query: jest.fn(async () => Promise.reject(new Error('invalid byte sequence for encoding "UTF8": 0x00'))),
     };
-    const store = new ResponsesRepository(db as any, config);
+    const store = new ResponsesRepository(db as any, config, {} as any, new Clock());
     for (const body of [
       { previous_response_id: 'resp_1', input: 'hi' },
       { input: [{ type: 'item_reference', id: 'fc_1' }] },

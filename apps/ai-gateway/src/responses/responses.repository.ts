@@ -5,6 +5,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Clock, SharedState } from '@app/platform';
 import { GatewayError, GatewayErrorCode } from '../errors';
 import { GatewayConfig } from '../config/gateway.config';
 import { invalid, MAX_INPUT_ITEMS } from './responses-request';
@@ -114,6 +115,8 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly config: GatewayConfig,
+    private readonly state: SharedState,
+    private readonly clock: Clock,
   ) {}
 
   /** Whether responses are stored at all (AI_RESPONSES_STORE_TTL_HOURS > 0). */
@@ -167,6 +170,7 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
         `input refers to ${total} bytes of stored items, more than one request may load (${limit}, AI_RESPONSES_STORE_MAX_BYTES)`,
         'input',
       );
+    await this.countLoaded(keyId, total);
 
     let previous: { input: unknown[]; output: unknown[] } | undefined;
     if (previousId !== null) {
@@ -188,6 +192,32 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
       for (const row of rows) if (isObj(row.item)) found.set(row.id, row.item);
     }
     return expandInput(body.input, refs, previous, found);
+  }
+
+  /**
+   * Counts `bytes` of stored items about to be loaded against the key's AI_RESPONSES_LOAD_BYTES_PER_MINUTE, in a
+   * counter of the current minute of the app's clock shared by every replica: 429 past it (the refused bytes
+   * count too, so a caller ignoring Retry-After stays refused until the minute ends).
+   */
+  private async countLoaded(keyId: string, bytes: number): Promise<void> {
+    const max = this.config.AI_RESPONSES_LOAD_BYTES_PER_MINUTE;
+    if (max === 0 || bytes === 0) return;
+    const now = this.clock.now();
+    const minute = Math.floor(now / 60_000);
+    let used: number;
+    try {
+      ({ count: used } = await this.state.incr(`responses:loaded:${keyId}:${minute}`, 120_000, bytes));
+    } catch (e) {
+      this.log.error(`could not count stored bytes loaded: ${(e as Error).message}`);
+      throw new GatewayError(GatewayErrorCode.StoreUnavailable);
+    }
+    if (used > max)
+      throw new GatewayError(GatewayErrorCode.StoredBytesRateLimited, {
+        max,
+        used: used - bytes,
+        requested: bytes,
+        retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000)),
+      });
   }
 
   /** A read for resolve: a database failure is logged and answered 503 (never the driver's message as a 500). */
