@@ -127,21 +127,12 @@ export class UpstreamHttp {
       };
     },
   ): Promise<{ statusCode: number; body: T }> {
-    if (opts.signal?.aborted) return Promise.reject(new CallAbortedError());
-    // The wait for the key's turn is not the upstream's time: the deadline starts once the call has a connection.
-    const turn = this.shares.enter(opts.key, opts.signal);
-    return turn ? turn.then(() => this.exchange<T>(path, payload, opts)) : this.exchange<T>(path, payload, opts);
-  }
-
-  /** callJson once the call holds a connection of its key's share, which it leaves when it settles. */
-  private exchange<T>(
-    path: string,
-    payload: unknown,
-    opts: Parameters<UpstreamHttp['callJson']>[2],
-  ): Promise<{ statusCode: number; body: T }> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
     const caller = opts.signal;
+    if (caller?.aborted) return Promise.reject(new CallAbortedError());
     return new Promise((resolve, reject) => {
+      /** While the call waits for a connection of its key's share (PoolShares): its place in the line. */
+      let waiting: object | undefined;
       let abort: ((err: Error) => void) | undefined;
       let settled = false;
       let timedOut = false;
@@ -158,12 +149,12 @@ export class UpstreamHttp {
       let pausedAt: number | undefined;
       /** A turn's own failure (the pace's): the call's error as it is. */
       let turnFailure: Error | undefined;
-      const started = performance.now();
+      let started = 0;
       const finish = (err: Error | null, value?: { statusCode: number; body: T }) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        this.shares.leave(opts.key);
+        if (!waiting || !this.shares.cancel(opts.key, waiting)) this.shares.leave(opts.key);
         caller?.removeEventListener('abort', onCallerAbort);
         if (err) reject(err);
         else resolve(value!);
@@ -190,7 +181,7 @@ export class UpstreamHttp {
         timedOut = true;
         stop(new UpstreamError(`upstream did not answer within ${timeoutMs} ms`, 'timeout', 0));
       };
-      let timer = setTimeout(onTimeout, timeoutMs);
+      let timer: NodeJS.Timeout | undefined;
       caller?.addEventListener('abort', onCallerAbort, { once: true });
       const handler: Dispatcher.DispatchHandlers = {
         onConnect: (abortCall) => {
@@ -266,21 +257,30 @@ export class UpstreamHttp {
           finish(mapTransportError(e, stopper, { aborted: timedOut } as AbortSignal, timeoutMs));
         },
       };
-      try {
-        this.pool.dispatch(
-          {
-            path: this.basePath + path,
-            method: 'POST',
-            headers: opts.headers ? { ...this.headers, ...opts.headers } : this.headers,
-            body: JSON.stringify(payload),
-            headersTimeout: timeoutMs,
-            bodyTimeout: timeoutMs,
-          },
-          handler,
-        );
-      } catch (e) {
-        handler.onError!(e as Error);
-      }
+      // The wait for the key's turn is not the upstream's time: the deadline starts once the call has a connection.
+      const begin = () => {
+        waiting = undefined;
+        if (settled) return this.shares.leave(opts.key);
+        started = performance.now();
+        timer = setTimeout(onTimeout, timeoutMs);
+        try {
+          this.pool.dispatch(
+            {
+              path: this.basePath + path,
+              method: 'POST',
+              headers: opts.headers ? { ...this.headers, ...opts.headers } : this.headers,
+              body: JSON.stringify(payload),
+              headersTimeout: timeoutMs,
+              bodyTimeout: timeoutMs,
+            },
+            handler,
+          );
+        } catch (e) {
+          handler.onError!(e as Error);
+        }
+      };
+      waiting = this.shares.admit(opts.key, begin);
+      if (!waiting) begin();
     });
   }
 

@@ -86,6 +86,16 @@ describe('an upstream pool shared out per key', () => {
     const held = await Promise.all(opened);
     const fourth = client.chatStream(ask, { key: 'a' }).then(firstChunk);
     expect(client['http'].shares.stats).toEqual({ active: 3, waiting: 1 });
+    // A call of a's that waits and whose caller leaves holds nothing.
+    const gone = new AbortController();
+    const left = client.chat(
+      { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+      { key: 'a', signal: gone.signal },
+    );
+    expect(client['http'].shares.stats).toEqual({ active: 3, waiting: 2 });
+    gone.abort();
+    await expect(left).rejects.toBeInstanceOf(CallAbortedError);
+    expect(client['http'].shares.stats).toEqual({ active: 3, waiting: 1 });
     // Key b's call goes at once over the connection left (it waited for all of a's streams before).
     const b = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { key: 'b' });
     expect(b.choices[0].message.content).toBe('Echo: hi');

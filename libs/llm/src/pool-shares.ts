@@ -8,8 +8,6 @@ interface Share {
 
 interface Waiter {
   start: () => void;
-  signal?: AbortSignal;
-  onAbort?: () => void;
 }
 
 /**
@@ -41,10 +39,10 @@ export class PoolShares {
   }
 
   /**
-   * Undefined when the call may start now (it holds a connection until `leave`), else the promise of its turn,
-   * which rejects with CallAbortedError when `signal` aborts first (it then holds nothing).
+   * Undefined when the call may start now (it holds a connection until `leave`; `start` is not called), else its
+   * place in the line: `start` is called at its turn (it then holds a connection), unless `cancel` took it out first.
    */
-  enter(key: string | undefined, signal?: AbortSignal): Promise<void> | undefined {
+  admit(key: string | undefined, start: () => void): object | undefined {
     const name = key ?? '';
     let share = this.shares.get(name);
     // Any key waiting now is held by its own share (a free connection would have gone to it), so starting is fair.
@@ -54,23 +52,49 @@ export class PoolShares {
       this.active++;
       return undefined;
     }
-    if (signal?.aborted) return Promise.reject(new CallAbortedError());
     if (!share) this.shares.set(name, (share = { active: 0, waiting: [] }));
-    const own = share;
+    const waiter: Waiter = { start };
+    share.waiting.push(waiter);
+    if (share.waiting.length === 1) this.turns.push(name);
+    return waiter;
+  }
+
+  /**
+   * Takes a waiting call out of the line (its caller left): true when it was still waiting (it holds nothing),
+   * false when its turn came already (it holds a connection, to `leave`).
+   */
+  cancel(key: string | undefined, waiter: object): boolean {
+    const name = key ?? '';
+    const share = this.shares.get(name);
+    const at = share ? share.waiting.indexOf(waiter as Waiter) : -1;
+    if (!share || at < 0) return false;
+    share.waiting.splice(at, 1);
+    if (share.waiting.length === 0) this.dropTurn(name);
+    this.forgetIdle(name, share);
+    return true;
+  }
+
+  /**
+   * `admit` as a promise: undefined when the call may start now, else the promise of its turn, which rejects with
+   * CallAbortedError when `signal` aborts first (it then holds nothing).
+   */
+  enter(key: string | undefined, signal?: AbortSignal): Promise<void> | undefined {
+    let start!: () => void;
+    const turn = new Promise<void>((resolve) => (start = resolve));
+    const waiter = this.admit(key, () => start());
+    if (!waiter) return undefined;
+    if (!signal) return turn;
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { start: resolve, signal };
-      if (signal) {
-        waiter.onAbort = () => {
-          const at = own.waiting.indexOf(waiter);
-          if (at >= 0) own.waiting.splice(at, 1);
-          if (own.waiting.length === 0) this.dropTurn(name);
-          this.forgetIdle(name, own);
-          reject(new CallAbortedError());
-        };
-        signal.addEventListener('abort', waiter.onAbort, { once: true });
-      }
-      own.waiting.push(waiter);
-      if (own.waiting.length === 1) this.turns.push(name);
+      const onAbort = () => {
+        if (!this.cancel(key, waiter)) this.leave(key);
+        reject(new CallAbortedError());
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      void turn.then(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      });
     });
   }
 
@@ -94,7 +118,6 @@ export class PoolShares {
         continue;
       }
       const waiter = share.waiting.shift()!;
-      if (waiter.onAbort) waiter.signal!.removeEventListener('abort', waiter.onAbort);
       share.active++;
       this.active++;
       this.turns.splice(i, 1);

@@ -239,8 +239,8 @@ export class AuthController {
   @ApiEnvelope(ChangePasswordResponse)
   @err(400, 10003, 'code wrong, expired or used up')
   @err(404, 404, 'no member with this phone or email')
-  resetPassword(@Body() body: ResetPasswordRequest): Promise<ChangePasswordResponse> {
-    return this.passwords.reset(body);
+  resetPassword(@Body() body: ResetPasswordRequest, @Client() client: ClientFacts): Promise<ChangePasswordResponse> {
+    return this.passwords.reset(body, client);
   }
 
   @Post('logout')

@@ -1,4 +1,5 @@
 import { ErrorCode } from '@app/envelope';
+import { addressLimitKey } from '@app/platform';
 import { RunningApp, startMembership } from '../../../../test/support/apps';
 import { FakeClock } from '../../../../test/support/clock';
 import { clientFacts } from '../../../../test/membership/client-facts';
@@ -129,7 +130,14 @@ describe('PasswordService: change (signed in) and reset (by code)', () => {
     await signIn(member.id);
     await signIn(member.id);
     const code = await smsCode(phone);
-    expect(await passwords.reset({ type: 'sms', phone, code, newPassword: NEW })).toEqual({ revokedSessions: 2 });
+    const hash = jest.spyOn(app.app.get(PasswordHasher), 'hash');
+    const client = clientFacts({ ip: '203.0.113.9' });
+    expect(await passwords.reset({ type: 'sms', phone, code, newPassword: NEW }, client)).toEqual({
+      revokedSessions: 2,
+    });
+    // The new password's hash waited its turn under the caller's address, as a sign-in's does (HashSlots).
+    expect(hash).toHaveBeenCalledWith(NEW, addressLimitKey('203.0.113.9'));
+    hash.mockRestore();
     expect(await sessions.list(member.id)).toEqual([]);
     expect(await passwordIs(member.id, NEW)).toBe(true);
     await expect(

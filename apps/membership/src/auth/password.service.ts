@@ -1,11 +1,13 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Principal } from '@app/auth';
+import { addressLimitKey } from '@app/platform';
 import { BusinessException, ErrorCode, fieldError, msg } from '@app/envelope';
 import { LINKED_IDENTITIES, LinkedIdentitiesSource } from '../members/linked-identities';
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
 import { PasswordHasher } from '../security/password-hasher';
 import { PasswordPolicy } from '../security/password-policy';
+import { ClientFacts } from '../sessions/client-facts';
 import { sessionIdOf } from '../sessions/session-id';
 import { SessionsService } from '../sessions/sessions.service';
 import { CodeTarget, VerificationService } from '../verification/verification.service';
@@ -67,7 +69,8 @@ export class PasswordService {
     await this.verification.check({ channel: type, target }, body.code, true);
   }
 
-  async reset(body: ResetPasswordRequest): Promise<{ revokedSessions: number }> {
+  /** `client`: whose turn the new password's hash waits in (HashSlots, by address), as a sign-in's does. */
+  async reset(body: ResetPasswordRequest, client?: ClientFacts): Promise<{ revokedSessions: number }> {
     this.policy.assertAcceptable('newPassword', body.newPassword);
     const target =
       body.type === 'sms'
@@ -81,7 +84,7 @@ export class PasswordService {
         ErrorCode.NOT_FOUND,
         msg(target.channel === 'sms' ? 'auth.noMemberWithPhone' : 'auth.noMemberWithEmail'),
       );
-    await this.members.setPassword(member.id, body.newPassword);
+    await this.members.setPassword(member.id, body.newPassword, client ? addressLimitKey(client.ip) : undefined);
     const revokedSessions = await this.sessions.revokeAll(member.id, 'password_reset');
     return { revokedSessions };
   }

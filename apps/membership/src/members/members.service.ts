@@ -182,8 +182,9 @@ export class MembersService {
     return (await this.members.findById(id))!;
   }
 
-  async setPassword(id: string, password: string): Promise<void> {
-    await this.members.setPasswordHash(id, await this.hasher.hash(password));
+  /** `hashOwner`: whose turn the hash waits in (HashSlots), the caller's address where a stranger can ask. */
+  async setPassword(id: string, password: string, hashOwner?: string): Promise<void> {
+    await this.members.setPasswordHash(id, await this.hasher.hash(password, hashOwner));
   }
 
   /** An operator's reset (`npm run admin:create -- --reset-password`): the new hash and its audit row commit together. */
