@@ -90,6 +90,35 @@ describe('PasswordHasher', () => {
     expect(await slots.run(async () => 'room again')).toBe('room again');
   });
 
+  it('takes a newcomer into a full queue by refusing the newest turn of an owner with two waiting', async () => {
+    const slots = new HashSlots(1, 4);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const order: string[] = [];
+    const job = (label: string, owner: string) =>
+      slots.run(async () => {
+        order.push(label);
+        await gate;
+        return label;
+      }, owner);
+    const running = job('x0', 'x');
+    // Two addresses fill the queue, two turns each.
+    const [x1, x2, y1, y2] = [job('x1', 'x'), job('x2', 'x'), job('y1', 'y'), job('y2', 'y')];
+    expect(slots.queued).toBe(4);
+    // A newcomer: the newest turn of the first owner with two waiting makes room (503 for it), not the newcomer.
+    const z1 = job('z1', 'z');
+    await expect(x2).rejects.toBeInstanceOf(HashQueueFull);
+    const w1 = job('w1', 'w');
+    await expect(y2).rejects.toBeInstanceOf(HashQueueFull);
+    expect(slots.queued).toBe(4);
+    // Every owner has one waiting now: a fifth address is refused, as the queue is full and fair.
+    await expect(job('v1', 'v')).rejects.toBeInstanceOf(HashQueueFull);
+    release();
+    expect(await Promise.all([running, x1, y1, z1, w1])).toEqual(['x0', 'x1', 'y1', 'z1', 'w1']);
+    expect(order).toEqual(['x0', 'x1', 'y1', 'z1', 'w1']);
+    expect(slots.queued).toBe(0);
+  });
+
   it('shares turns out by owner: one address has at most two waiting, and waiting owners are served in turn', async () => {
     const slots = new HashSlots(1, 16);
     const gates: Array<() => void> = [];

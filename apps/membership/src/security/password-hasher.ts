@@ -20,14 +20,15 @@ export const MAX_WAITING_HASHES_PER_OWNER = 2;
  * Turns are shared out by owner (the caller's address for sign-ins): an owner has at most
  * `maxWaitingPerOwner` waiting (more are 503 for that owner alone), and owners are served in turn, one
  * hash each, not in arrival order. One address's allowed burst (20 sign-ins) filled the whole queue of a
- * 2-core replica, so other members' sign-ins were refused or waited behind it (the audit). A hash asked
- * without an owner is an owner of its own.
+ * 2-core replica, so other members' sign-ins were refused or waited behind it (the audit). A full queue
+ * still takes a newcomer while another owner has two waiting (makeRoomFor). A hash asked without an owner
+ * is an owner of its own.
  */
 export class HashSlots {
   private active = 0;
   private waiting = 0;
   /** Each owner's waiting turns, owners in the order they are served (one served goes to the back). */
-  private readonly queues = new Map<unknown, Array<() => void>>();
+  private readonly queues = new Map<unknown, Array<{ start: () => void; refuse: (e: Error) => void }>>();
 
   constructor(
     readonly limit: number,
@@ -39,10 +40,14 @@ export class HashSlots {
     if (this.active < this.limit) this.active++;
     else {
       const queue = this.queues.get(owner);
-      if (this.waiting >= this.maxWaiting || (queue?.length ?? 0) >= this.maxWaitingPerOwner) throw new HashQueueFull();
+      const own = queue?.length ?? 0;
+      if (own >= this.maxWaitingPerOwner) throw new HashQueueFull();
+      if (this.waiting >= this.maxWaiting && !this.makeRoomFor(own)) throw new HashQueueFull();
       this.waiting++;
       // The slot is handed over (handOver): `active` stays as it is.
-      await new Promise<void>((resolve) => (queue ? queue.push(resolve) : this.queues.set(owner, [resolve])));
+      await new Promise<void>((start, refuse) =>
+        queue ? queue.push({ start, refuse }) : this.queues.set(owner, [{ start, refuse }]),
+      );
     }
     try {
       return await work();
@@ -54,6 +59,23 @@ export class HashSlots {
   /** Turns waiting, all owners together (read by tests). */
   get queued(): number {
     return this.waiting;
+  }
+
+  /**
+   * A full queue still takes an owner with fewer turns waiting than another has, less one: that other owner's
+   * newest turn is refused (503) to make room. So owners that fill the queue two turns each do not shut out a
+   * newcomer; each keeps one.
+   */
+  private makeRoomFor(own: number): boolean {
+    let longest: Array<{ start: () => void; refuse: (e: Error) => void }> | undefined;
+    let longestOwner: unknown;
+    for (const [owner, queue] of this.queues)
+      if (!longest || queue.length > longest.length) [longest, longestOwner] = [queue, owner];
+    if (!longest || longest.length <= own + 1) return false;
+    longest.pop()!.refuse(new HashQueueFull());
+    if (longest.length === 0) this.queues.delete(longestOwner);
+    this.waiting--;
+    return true;
   }
 
   /** Gives the freed slot to the owner first in turn; that owner goes to the back with what it has left. */
@@ -68,7 +90,7 @@ export class HashSlots {
     const next = queue.shift()!;
     if (queue.length) this.queues.set(owner, queue);
     this.waiting--;
-    next();
+    next.start();
   }
 }
 
