@@ -133,6 +133,13 @@ export class UpstreamHttp {
     return new Promise((resolve, reject) => {
       /** While the call waits for a connection of its key's share (PoolShares): its place in the line. */
       let waiting: object | undefined;
+      /** Whether the call holds a connection of its key's share; it leaves it at its end, or once the body is in. */
+      let holding = false;
+      const release = () => {
+        if (!holding) return;
+        holding = false;
+        this.shares.leave(opts.key);
+      };
       let abort: ((err: Error) => void) | undefined;
       let settled = false;
       let timedOut = false;
@@ -154,7 +161,8 @@ export class UpstreamHttp {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        if (!waiting || !this.shares.cancel(opts.key, waiting)) this.shares.leave(opts.key);
+        if (waiting) this.shares.cancel(opts.key, waiting);
+        else release();
         caller?.removeEventListener('abort', onCallerAbort);
         if (err) reject(err);
         else resolve(value!);
@@ -227,6 +235,8 @@ export class UpstreamHttp {
             // would otherwise not be billed for an answer the provider bills).
             clearTimeout(timer);
             settledWithResult();
+            // The connection is free again: parsing on the call's pace does not keep another key's call from it.
+            release();
             large.parse(parts, size, statusCode).then(
               (body) => finish(null, { statusCode, body: body as T }),
               (e: unknown) =>
@@ -260,7 +270,8 @@ export class UpstreamHttp {
       // The wait for the key's turn is not the upstream's time: the deadline starts once the call has a connection.
       const begin = () => {
         waiting = undefined;
-        if (settled) return this.shares.leave(opts.key);
+        holding = true;
+        if (settled) return release();
         started = performance.now();
         timer = setTimeout(onTimeout, timeoutMs);
         try {

@@ -11,13 +11,13 @@ describe('PoolShares', () => {
     expect(pool.enter('a')).toBeUndefined();
     // a's third call waits for its own share though a connection is free; b's call takes that connection.
     const started: string[] = [];
-    pool.enter('a')!.then(() => started.push('a3'));
-    pool.enter('a')!.then(() => started.push('a4'));
+    void pool.enter('a')!.then(() => started.push('a3'));
+    void pool.enter('a')!.then(() => started.push('a4'));
     expect(pool.enter('b')).toBeUndefined();
     expect(pool.stats).toEqual({ active: 3, waiting: 2 });
     // The pool is full: b's and c's next calls wait behind a's two, yet go first (a is at its share).
-    pool.enter('b')!.then(() => started.push('b2'));
-    pool.enter('c')!.then(() => started.push('c1'));
+    void pool.enter('b')!.then(() => started.push('b2'));
+    void pool.enter('c')!.then(() => started.push('c1'));
     pool.leave('b');
     await Promise.resolve();
     expect(started).toEqual(['b2']);
@@ -51,6 +51,20 @@ describe('PoolShares', () => {
     pool.leave('b');
     expect(pool.stats).toEqual({ active: 1, waiting: 0 });
     await expect(pool.enter('d', gone.signal)).rejects.toBeInstanceOf(CallAbortedError);
+  });
+
+  it('starts waiting calls one after another, not nested, when each ends at once (a synchronous failure)', () => {
+    const pool = new PoolShares(1, 1);
+    expect(pool.admit('a', () => undefined)).toBeUndefined();
+    let started = 0;
+    for (let i = 0; i < 20_000; i++)
+      pool.admit(i % 2 ? 'a' : 'b', () => {
+        started++;
+        pool.leave(i % 2 ? 'a' : 'b');
+      });
+    pool.leave('a');
+    expect(started).toBe(20_000);
+    expect(pool.stats).toEqual({ active: 0, waiting: 0 });
   });
 
   it('leaves every key all but a quarter of the pool by default', () => {

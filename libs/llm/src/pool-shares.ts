@@ -22,6 +22,7 @@ interface Waiter {
  */
 export class PoolShares {
   private active = 0;
+  private dispatching = false;
   private readonly shares = new Map<string, Share>();
   /** Keys with calls waiting, in the order their turns come. */
   private readonly turns: string[] = [];
@@ -109,21 +110,33 @@ export class PoolShares {
     this.dispatch();
   }
 
+  /**
+   * Starts waiting calls while connections are free, keys in turn. Not reentrant: a call started here that ends
+   * at once (a synchronous failure) leaves from inside `start`, and this loop, not a nested one, goes on.
+   */
   private dispatch(): void {
-    for (let i = 0; i < this.turns.length && this.active < this.capacity;) {
-      const name = this.turns[i];
-      const share = this.shares.get(name)!;
-      if (share.active >= this.perKey) {
-        i++;
-        continue;
+    if (this.dispatching) return;
+    this.dispatching = true;
+    try {
+      for (let i = 0; i < this.turns.length && this.active < this.capacity;) {
+        const name = this.turns[i];
+        const share = this.shares.get(name)!;
+        if (share.active >= this.perKey) {
+          i++;
+          continue;
+        }
+        const waiter = share.waiting.shift()!;
+        share.active++;
+        this.active++;
+        this.turns.splice(i, 1);
+        // Served: to the back of the line while it has more waiting.
+        if (share.waiting.length) this.turns.push(name);
+        waiter.start();
+        // What `start` did may have changed the line: look again from its head.
+        i = 0;
       }
-      const waiter = share.waiting.shift()!;
-      share.active++;
-      this.active++;
-      this.turns.splice(i, 1);
-      // Served: to the back of the line while it has more waiting.
-      if (share.waiting.length) this.turns.push(name);
-      waiter.start();
+    } finally {
+      this.dispatching = false;
     }
   }
 

@@ -121,10 +121,15 @@ describe('LlmRouter', () => {
     const err = await r.chat(ask).catch((e) => e);
     expect(err).toMatchObject({ kind: 'timeout', deployment: 'b' });
     expect([a.requests.length, b.requests.length]).toEqual([1, 1]);
-    b.behaviour.delayMs = 0;
+    // After a timeout, one attempt more whatever it ends with: a 503 there does not send the call back to a.
     a.reset();
     b.reset();
     a.behaviour.delayMs = 400;
+    b.behaviour.failTimes = 5;
+    const after = await r.chat(ask, { key: 'k5' }).catch((e) => e);
+    expect(after).toMatchObject({ status: 500, deployment: 'b' });
+    expect([a.requests.length, b.requests.length]).toEqual([1, 1]);
+    b.behaviour.failTimes = 0;
     // A slow deployment still falls back once: the call succeeds on the other.
     expect(await r.chat(ask, { key: 'other' })).toMatchObject({ deployment: 'b', attempts: 2 });
   });

@@ -426,10 +426,11 @@ export class LlmRouter {
         if (!e.retryable) throw lastError;
         const retryAfter = e.retryAfterMs;
         this.coolDown(target.deployment.name, opts.key, retryAfter, e);
-        if (attempt === policy.maxAttempts) break;
+        // After a timeout one more attempt at most, on another deployment, whatever it ends with.
+        if (attempt === policy.maxAttempts || timedOut) break;
         const next = order[(index + 1) % order.length];
         if (e.kind === 'timeout') {
-          if (timedOut || next === target) break;
+          if (next === target) break;
           timedOut = true;
         }
         const nextHealthy = next !== target && this.coolingUntil(next.deployment.name, opts.key, this.now()) === 0;

@@ -2,11 +2,12 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
+import { JsonItemsLimit } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { CreateCompletion } from './create-completion.service';
-import { CompletionRequest, CompletionResponse } from './dtos/completion.dto';
+import { CompletionRequest, CompletionResponse, MAX_PROMPT_TOKENS, MAX_PROMPTS } from './dtos/completion.dto';
 
 @ApiTags('completions')
 @Controller('v1/completions')
@@ -17,6 +18,9 @@ export class CompletionsController {
   ) {}
 
   @Post()
+  // Batched token-array prompts are long arrays of numbers by nature (9 prompts of 120 000 token ids pass MAX_JSON_ITEMS):
+  // their parse is bounded by BODY_LIMIT_BYTES, as a key holder's body is.
+  @JsonItemsLimit(MAX_PROMPTS * MAX_PROMPT_TOKENS)
   @HttpCode(200)
   @ApiOperation({
     summary: 'Create a text completion (legacy OpenAI completions)',

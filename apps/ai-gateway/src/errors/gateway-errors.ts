@@ -498,11 +498,12 @@ export const GATEWAY_ERRORS = {
     used: number;
     requested: number;
     retryAfterSeconds: number;
+    param: 'previous_response_id' | 'input';
   }>({
     status: 429,
     type: 'requests',
     code: 'rate_limit_exceeded',
-    param: () => 'previous_response_id',
+    param: (p) => p.param,
     message: (p) =>
       `Rate limit reached for this API key on stored input loaded per min: Limit ${p.max} bytes, Used ${p.used}, Requested ${p.requested}. Please try again in ${p.retryAfterSeconds}s.`,
     retryAfterSeconds: (p) => p.retryAfterSeconds,

@@ -170,7 +170,7 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
         `input refers to ${total} bytes of stored items, more than one request may load (${limit}, AI_RESPONSES_STORE_MAX_BYTES)`,
         'input',
       );
-    await this.countLoaded(keyId, total);
+    await this.countLoaded(keyId, total, previousId !== null ? 'previous_response_id' : 'input');
 
     let previous: { input: unknown[]; output: unknown[] } | undefined;
     if (previousId !== null) {
@@ -199,7 +199,7 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
    * counter of the current minute of the app's clock shared by every replica: 429 past it (the refused bytes
    * count too, so a caller ignoring Retry-After stays refused until the minute ends).
    */
-  private async countLoaded(keyId: string, bytes: number): Promise<void> {
+  private async countLoaded(keyId: string, bytes: number, param: 'previous_response_id' | 'input'): Promise<void> {
     const max = this.config.AI_RESPONSES_LOAD_BYTES_PER_MINUTE;
     if (max === 0 || bytes === 0) return;
     const now = this.clock.now();
@@ -217,6 +217,7 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
         used: used - bytes,
         requested: bytes,
         retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000)),
+        param,
       });
   }
 

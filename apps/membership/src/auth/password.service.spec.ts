@@ -10,7 +10,7 @@ import { otherCode } from '../../../../test/membership/totp';
 import { FactorStrength } from '../factors/factor-strength';
 import { StepUpService } from '../factors/step-up.service';
 import { CreateMemberInput, MembersService } from '../members/members.service';
-import { PasswordHasher } from '../security/password-hasher';
+import { HashQueueFull, PasswordHasher } from '../security/password-hasher';
 import { SessionsService } from '../sessions/sessions.service';
 import { VerificationService } from '../verification/verification.service';
 import { LoginService } from './login.service';
@@ -132,6 +132,12 @@ describe('PasswordService: change (signed in) and reset (by code)', () => {
     const code = await smsCode(phone);
     const hash = jest.spyOn(app.app.get(PasswordHasher), 'hash');
     const client = clientFacts({ ip: '203.0.113.9' });
+    // A hash refused for a full queue (503) leaves the code usable: it is used up only once the hash is made.
+    hash.mockRejectedValueOnce(new HashQueueFull());
+    await expect(passwords.reset({ type: 'sms', phone, code, newPassword: NEW }, client)).rejects.toBeInstanceOf(
+      HashQueueFull,
+    );
+    expect(await passwordIs(member.id, OLD)).toBe(true);
     expect(await passwords.reset({ type: 'sms', phone, code, newPassword: NEW }, client)).toEqual({
       revokedSessions: 2,
     });

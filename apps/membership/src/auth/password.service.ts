@@ -76,6 +76,10 @@ export class PasswordService {
       body.type === 'sms'
         ? { channel: 'sms' as const, target: body.phone! }
         : { channel: 'email' as const, target: body.email! };
+    // The code is checked, the new password hashed, and only then the code used up: a hash refused for a full
+    // queue (503, HashSlots) leaves the code usable for the retry. No hash is made without a right code.
+    await this.verification.check(target, body.code, false);
+    const hash = await this.hasher.hash(body.newPassword, client ? addressLimitKey(client.ip) : undefined);
     await this.verification.check(target, body.code, true);
     const member = await this.recoverableBy(target);
     // The caller just proved they own the phone or mailbox, so saying "no member" reveals nothing new.
@@ -84,7 +88,7 @@ export class PasswordService {
         ErrorCode.NOT_FOUND,
         msg(target.channel === 'sms' ? 'auth.noMemberWithPhone' : 'auth.noMemberWithEmail'),
       );
-    await this.members.setPassword(member.id, body.newPassword, client ? addressLimitKey(client.ip) : undefined);
+    await this.members.storePasswordHash(member.id, hash);
     const revokedSessions = await this.sessions.revokeAll(member.id, 'password_reset');
     return { revokedSessions };
   }

@@ -182,9 +182,13 @@ export class MembersService {
     return (await this.members.findById(id))!;
   }
 
-  /** `hashOwner`: whose turn the hash waits in (HashSlots), the caller's address where a stranger can ask. */
-  async setPassword(id: string, password: string, hashOwner?: string): Promise<void> {
-    await this.members.setPasswordHash(id, await this.hasher.hash(password, hashOwner));
+  async setPassword(id: string, password: string): Promise<void> {
+    await this.storePasswordHash(id, await this.hasher.hash(password));
+  }
+
+  /** Stores a hash made by PasswordHasher (a reset hashes before it uses up its code). */
+  async storePasswordHash(id: string, hash: string): Promise<void> {
+    await this.members.setPasswordHash(id, hash);
   }
 
   /** An operator's reset (`npm run admin:create -- --reset-password`): the new hash and its audit row commit together. */

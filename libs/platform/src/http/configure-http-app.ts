@@ -11,7 +11,7 @@ import { BaseConfig } from '../config/base.config';
 import { AccessLog } from '../logging/logging';
 import { Metrics } from '../metrics/metrics';
 import { setupSwagger, SwaggerOptions } from '../swagger/setup-swagger';
-import { MAX_JSON_MEMBERS, rejectJsonShape } from './json-depth';
+import { MAX_JSON_ITEMS, MAX_JSON_MEMBERS, rejectJsonShape } from './json-depth';
 import { bodyReader, ErrorResponder } from './body-reader';
 import { edgeStages } from './edge-stages';
 import { PlatformExpressAdapter } from './express-adapter';
@@ -142,7 +142,10 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
         timeoutMs: config.REQUEST_TIMEOUT_MS,
         respond: options.errorResponder,
         // Depth and object members, before parsing: the route's own member limit, else MAX_JSON_MEMBERS.
-        verify: (req, _res, buf) => rejectJsonShape(buf, routeInfoOf(req)?.jsonMembers ?? MAX_JSON_MEMBERS),
+        verify: (req, _res, buf) => {
+          const route = routeInfoOf(req);
+          rejectJsonShape(buf, route?.jsonMembers ?? MAX_JSON_MEMBERS, route?.jsonItems ?? MAX_JSON_ITEMS);
+        },
       }),
       formReader,
     ],

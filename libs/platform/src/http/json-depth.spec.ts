@@ -52,7 +52,7 @@ describe('jsonShapeExceeds: object members', () => {
     expect(jsonShapeExceeds(Buffer.from(`[${'1,'.repeat(10)}1]`), MAX_JSON_DEPTH, Infinity, 10)).toBeNull();
     expect(jsonShapeExceeds(Buffer.from(`{"a":[1,2],"b":[3,4]}`), MAX_JSON_DEPTH, Infinity, 2)).toBe('items');
     // Commas inside strings (escaped quotes too) are not items.
-    expect(jsonShapeExceeds(Buffer.from(JSON.stringify(['a,b,c\",d', 'e'])), MAX_JSON_DEPTH, Infinity, 1)).toBeNull();
+    expect(jsonShapeExceeds(Buffer.from(JSON.stringify(['a,b,c",d', 'e'])), MAX_JSON_DEPTH, Infinity, 1)).toBeNull();
     const atLimit = Buffer.from(`{"model":"m","a":[${'1,'.repeat(MAX_JSON_ITEMS - 1)}1]}`);
     expect(() => rejectJsonShape(atLimit, MAX_JSON_MEMBERS)).not.toThrow();
     const over = Buffer.from(`{"model":"m","a":[${'1,'.repeat(MAX_JSON_ITEMS)}1]}`);

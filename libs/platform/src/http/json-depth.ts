@@ -19,7 +19,8 @@ export const MAX_JSON_MEMBERS = 10_000;
  * outside strings (one per item or member after each array's or object's first). JSON.parse goes through 16 MiB of one-digit numbers (8 million items) in ~260 ms, one
  * turn of the event loop every other call waits for; 2^20 items take ~17 ms (numbers) to ~95 ms (16 MiB of short
  * strings). The largest ordinary bodies stay
- * under it: a legacy completions prompt of a million token ids, embeddings' 300 000 tokens of token arrays.
+ * under it (embeddings' 300 000 tokens of token arrays, a legacy completions prompt of a million token ids); legacy
+ * completions' batched token prompts may go past it (their route says so: `@JsonItemsLimit`, route-table.ts).
  */
 export const MAX_JSON_ITEMS = 2 ** 20;
 

@@ -20,6 +20,14 @@ export const JSON_MEMBERS_LIMIT = 'http:jsonMembersLimit';
  */
 export const JsonMembersLimit = (members: number) => SetMetadata(JSON_MEMBERS_LIMIT, members);
 
+export const JSON_ITEMS_LIMIT = 'http:jsonItemsLimit';
+
+/**
+ * The most array items and object members a JSON body of a route (or of every route of a controller) may have,
+ * instead of MAX_JSON_ITEMS (json-depth.ts): for a route whose ordinary bodies are long arrays of numbers.
+ */
+export const JsonItemsLimit = (items: number) => SetMetadata(JSON_ITEMS_LIMIT, items);
+
 /** One route as Express matches it: a method (`ALL` for any) and a path pattern with the global prefix. */
 export interface RouteEntry {
   method: string;
@@ -27,6 +35,7 @@ export interface RouteEntry {
   public: boolean;
   bodyLimit?: number;
   jsonMembers?: number;
+  jsonItems?: number;
 }
 
 export interface RouteInfo {
@@ -34,6 +43,8 @@ export interface RouteInfo {
   bodyLimit?: number;
   /** Most object members of its JSON body (JsonMembersLimit), when not the default. */
   jsonMembers?: number;
+  /** Most array items and object members of its JSON body (JsonItemsLimit), when not the default. */
+  jsonItems?: number;
   /** The route's path pattern with the global prefix (the metrics' route label). */
   pattern: string;
 }
@@ -62,6 +73,7 @@ export class RouteTable {
         public: e.public,
         bodyLimit: e.bodyLimit,
         jsonMembers: e.jsonMembers,
+        jsonItems: e.jsonItems,
         pattern: e.path,
         matches: m,
       };
@@ -78,7 +90,13 @@ export class RouteTable {
     for (const r of this.routes) {
       if (r.method !== verb && r.method !== 'ALL' && !(verb === 'HEAD' && r.method === 'GET')) continue;
       if (r.matches(pathname) !== false) {
-        found = { public: r.public, bodyLimit: r.bodyLimit, jsonMembers: r.jsonMembers, pattern: r.pattern };
+        found = {
+          public: r.public,
+          bodyLimit: r.bodyLimit,
+          jsonMembers: r.jsonMembers,
+          jsonItems: r.jsonItems,
+          pattern: r.pattern,
+        };
         break;
       }
     }
@@ -114,7 +132,7 @@ const join = (...parts: string[]) =>
     .join('/');
 
 /**
- * Every controller route of the app with its `@Public()`, `@BodyLimit` and `@JsonMembersLimit` metadata (the method's over its
+ * Every controller route of the app with its `@Public()`, `@BodyLimit`, `@JsonMembersLimit` and `@JsonItemsLimit` metadata (the method's over its
  * controller's), its path built as Nest builds it (global prefix, controller path, method path).
  */
 export function controllerRoutes(modules: ModulesContainer, prefix: string): RouteEntry[] {
@@ -138,6 +156,8 @@ export function controllerRoutes(modules: ModulesContainer, prefix: string): Rou
           number | undefined;
         const members = (Reflect.getMetadata(JSON_MEMBERS_LIMIT, handler) ??
           Reflect.getMetadata(JSON_MEMBERS_LIMIT, type)) as number | undefined;
+        const items = (Reflect.getMetadata(JSON_ITEMS_LIMIT, handler) ??
+          Reflect.getMetadata(JSON_ITEMS_LIMIT, type)) as number | undefined;
         for (const c of ctrlPaths) {
           for (const m of asArray(methodPath))
             entries.push({
@@ -146,6 +166,7 @@ export function controllerRoutes(modules: ModulesContainer, prefix: string): Rou
               public: open,
               bodyLimit: limit,
               jsonMembers: members,
+              jsonItems: items,
             });
         }
       }

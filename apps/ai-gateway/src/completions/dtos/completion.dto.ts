@@ -17,7 +17,7 @@ import { ChatShape } from '../../chat/dtos/chat-completion.dto';
 import { IsStringOrStringArray } from '../../http/validators';
 
 export const MAX_PROMPTS = 64;
-const MAX_PROMPT_TOKENS = 1_000_000;
+export const MAX_PROMPT_TOKENS = 1_000_000;
 
 /** OpenAI's prompt forms: a string, strings, a token array, or token arrays (each non-empty, bounded). */
 function IsPrompt(): PropertyDecorator {
