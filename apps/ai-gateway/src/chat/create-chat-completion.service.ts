@@ -214,8 +214,7 @@ export class CreateChatCompletion {
       p.reservation,
       ctx,
       this.facts(p),
-      () =>
-        this.router.chat({ ...p.upstream, stream: false }, { signal: ctx.clientGone.signal, key: p.reservation.keyId }),
+      (opts) => this.router.chat({ ...p.upstream, stream: false }, opts),
     );
     const usage = await this.usageOf(result.usage, p, result.choices.map((c) => generatedText(c?.message)).join(''));
     result.usage = usage;
@@ -238,11 +237,8 @@ export class CreateChatCompletion {
   ): Promise<EventStreamAnswer> {
     const timer = ctx.timer;
     const wantsUsage = !shape && body.stream_options?.include_usage === true;
-    const routed = await meteredUpstreamCall(this.metering, p.reservation, ctx, this.facts(p), () =>
-      this.router.chatStream(
-        { ...p.upstream, stream: true },
-        { signal: ctx.clientGone.signal, key: p.reservation.keyId },
-      ),
+    const routed = await meteredUpstreamCall(this.metering, p.reservation, ctx, this.facts(p), (opts) =>
+      this.router.chatStream({ ...p.upstream, stream: true }, opts),
     );
     const relayed = relayEvents(ctx.clientGone, routed.value, {
       wantsUsage,

@@ -105,11 +105,12 @@ export class CreateCompletion {
 
   private async complete(p: Prepared, ctx: CallContext): Promise<JsonAnswer> {
     const timer = ctx.timer;
-    const { value: result, deployment } = await meteredUpstreamCall(this.metering, p.reservation, ctx, facts(p), () =>
-      this.router.completions(
-        { ...p.upstream, stream: false },
-        { signal: ctx.clientGone.signal, key: p.reservation.keyId },
-      ),
+    const { value: result, deployment } = await meteredUpstreamCall(
+      this.metering,
+      p.reservation,
+      ctx,
+      facts(p),
+      (opts) => this.router.completions({ ...p.upstream, stream: false }, opts),
     );
     result.usage = await this.usageOf(
       result.usage,
@@ -123,11 +124,8 @@ export class CreateCompletion {
   private async stream(p: Prepared, body: CompletionRequest, ctx: CallContext): Promise<EventStreamAnswer> {
     const timer = ctx.timer;
     const wantsUsage = body.stream_options?.include_usage === true;
-    const routed = await meteredUpstreamCall(this.metering, p.reservation, ctx, facts(p), () =>
-      this.router.completionsStream(
-        { ...p.upstream, stream: true },
-        { signal: ctx.clientGone.signal, key: p.reservation.keyId },
-      ),
+    const routed = await meteredUpstreamCall(this.metering, p.reservation, ctx, facts(p), (opts) =>
+      this.router.completionsStream({ ...p.upstream, stream: true }, opts),
     );
     const relayed = relayEvents(ctx.clientGone, routed.value, {
       wantsUsage,

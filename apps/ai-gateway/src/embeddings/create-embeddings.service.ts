@@ -202,7 +202,7 @@ export class CreateEmbeddings {
         reservation,
         ctx,
         { endpoint: ENDPOINT, model: info.name },
-        async () => {
+        async (opts) => {
           const answer = await this.router.embeddings(
             {
               model: body.model,
@@ -213,7 +213,7 @@ export class CreateEmbeddings {
             },
             // The answer's vectors are parsed a vector at a time on the key's turns (parseSliced in @app/llm), on a
             // pace that goes on if the client leaves: the provider answered, so the call is settled and billed.
-            { signal: ctx.clientGone.signal, key: principal.id, pace: this.tokenizer.pace(principal.id) },
+            { ...opts, pace: this.tokenizer.pace(principal.id) },
             (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
           );
           const data = [...answer.value.data].sort((a, b) => a.index - b.index);

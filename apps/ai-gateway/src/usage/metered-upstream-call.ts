@@ -1,4 +1,4 @@
-import { CallAbortedError } from '@app/llm';
+import { CallAbortedError, CallOptions } from '@app/llm';
 import { openAiErrorBody } from '../errors';
 import type { CallContext } from '../http/call-context';
 import { failedDeployment, toGatewayError } from '../upstreams/upstream-errors';
@@ -14,19 +14,21 @@ export interface LedgerFacts {
  * The upstream part of a metered text call, done one way by chat, completions and embeddings: the wait
  * is timed apart from the gateway's own time (X-Gateway-Overhead-Ms, http/call-timer.ts), and a failure
  * is settled before it is rethrown, at cost 0: `aborted` when the client left, else `failed` with the
- * status and message the client is answered with.
+ * status and message the client is answered with. `call` gets the options every upstream call of the caller
+ * carries: the client's leaving aborts it, and the key is whose failures and connections it counts against
+ * (the router's cooldowns, the pool's shares).
  */
 export async function meteredUpstreamCall<T>(
   metering: Pick<MeteringService, 'settle'>,
   reservation: Reservation,
   ctx: CallContext,
   facts: LedgerFacts,
-  call: () => Promise<T>,
+  call: (opts: CallOptions) => Promise<T>,
 ): Promise<T> {
   ctx.timer.upstreamStarted();
   let value: T;
   try {
-    value = await call();
+    value = await call({ signal: ctx.clientGone.signal, key: reservation.keyId });
   } catch (e) {
     ctx.timer.upstreamDone();
     const mapped = openAiErrorBody(toGatewayError(e));

@@ -24,11 +24,17 @@ export const MAX_WAITING_HASHES_PER_OWNER = 2;
  * still takes a newcomer while another owner has two waiting (makeRoomFor). A hash asked without an owner
  * is an owner of its own.
  */
+/** A hash waiting for its slot: started at its turn, or refused to make room (makeRoomFor). */
+interface Turn {
+  start: () => void;
+  refuse: (e: Error) => void;
+}
+
 export class HashSlots {
   private active = 0;
   private waiting = 0;
   /** Each owner's waiting turns, owners in the order they are served (one served goes to the back). */
-  private readonly queues = new Map<unknown, Array<{ start: () => void; refuse: (e: Error) => void }>>();
+  private readonly queues = new Map<unknown, Turn[]>();
 
   constructor(
     readonly limit: number,
@@ -67,7 +73,7 @@ export class HashSlots {
    * newcomer; each keeps one.
    */
   private makeRoomFor(own: number): boolean {
-    let longest: Array<{ start: () => void; refuse: (e: Error) => void }> | undefined;
+    let longest: Turn[] | undefined;
     let longestOwner: unknown;
     for (const [owner, queue] of this.queues)
       if (!longest || queue.length > longest.length) [longest, longestOwner] = [queue, owner];
