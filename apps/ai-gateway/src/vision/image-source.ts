@@ -91,9 +91,11 @@ async function vetHost(
   url: URL,
   limits: ImageSourceLimits,
   allowed: BlockList | undefined,
+  deadline: AbortSignal,
 ): Promise<Array<{ address: string; family: number }>> {
   try {
-    return await publicAddressesOf(url, { allowed, resolve: limits.resolve });
+    // The fetch's deadline (AI_MEDIA_FETCH_TIMEOUT_MS, or the caller leaving) ends the name's lookup too.
+    return await publicAddressesOf(url, { allowed, resolve: limits.resolve, signal: deadline });
   } catch (e) {
     if (e instanceof AddressRefused && e.reason === 'forbidden') throw forbidden(limits);
     throw fetchFailed(limits);
@@ -127,7 +129,7 @@ async function fetchHops(start: string, limits: ImageSourceLimits, deadline: Abo
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw invalidUrl('image URL must use http or https', limits);
     if (url.username || url.password) throw invalidUrl('image URL must not carry credentials', limits);
-    const addresses = await vetHost(url, limits, allowed);
+    const addresses = await vetHost(url, limits, allowed, deadline);
     // The connection goes to the addresses just vetted, so a second DNS answer cannot swap in a private one.
     const lookup = pinnedLookup(addresses);
     const agent = new Agent({

@@ -1,4 +1,4 @@
-import { lookup as dnsLookup } from 'dns/promises';
+import { Resolver as DnsResolver } from 'dns/promises';
 import { BlockList, isIP, type LookupFunction } from 'net';
 import * as ipaddr from 'ipaddr.js';
 
@@ -8,9 +8,61 @@ import * as ipaddr from 'ipaddr.js';
  * once, every answer must be public (or inside an allowlisted CIDR), and the connection is pinned to
  * the addresses vetted, so a second DNS answer cannot swap in a private one.
  */
-export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+export type Resolver = (hostname: string, signal?: AbortSignal) => Promise<Array<{ address: string; family: number }>>;
 
-const defaultResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+/** How long one DNS query of a caller-chosen name may take on its first try (c-ares doubles it on the next). */
+export const DNS_QUERY_TIMEOUT_MS = 1000;
+/** Tries per query: a name server that never answers ends a lookup after about 1 + 2 seconds. */
+export const DNS_QUERY_TRIES = 2;
+
+const LOOPBACK = [
+  { address: '127.0.0.1', family: 4 },
+  { address: '::1', family: 6 },
+];
+
+/**
+ * The resolver of caller-chosen host names: DNS queries (A and AAAA) on c-ares, with a deadline of their own.
+ * Not `dns.lookup`: getaddrinfo runs on libuv's threadpool (four threads, shared with zlib, fs and the
+ * password hasher), where a lookup waiting on a slow name server a caller chose holds a thread for the
+ * system resolver's whole timeout; c-ares waits on a socket and holds none. So names come from DNS only:
+ * no hosts file and no search domains; `localhost` and `*.localhost` are loopback without a query
+ * (RFC 6761), and refused as such unless an allowlisted CIDR covers them. A lookup whose caller's
+ * signal ends stops waiting at once (c-ares drops the query at its own timeout).
+ */
+export function dnsResolver(options: { servers?: string[]; timeoutMs?: number; tries?: number } = {}): Resolver {
+  const resolver = new DnsResolver({
+    timeout: options.timeoutMs ?? DNS_QUERY_TIMEOUT_MS,
+    tries: options.tries ?? DNS_QUERY_TRIES,
+  });
+  if (options.servers) resolver.setServers(options.servers);
+  const resolve: Resolver = async (hostname, signal) => {
+    const name = hostname.toLowerCase().replace(/\.$/, '');
+    if (name === 'localhost' || name.endsWith('.localhost')) return LOOPBACK;
+    const [v4, v6] = await untilAborted(Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]), signal);
+    const found = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    if (!found.length) throw new Error(`${name} did not resolve`);
+    return found;
+  };
+  // Ends every query still waiting (each then refuses its name): for a shutdown, or a test's end.
+  return Object.assign(resolve, { cancel: () => resolver.cancel() });
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(new Error('aborted'));
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(new Error('aborted'));
+    signal.addEventListener('abort', stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
+}
+
+let systemResolver: Resolver | undefined;
+/** One c-ares channel per process, on the system's name servers (/etc/resolv.conf), made at first use. */
+const defaultResolver: Resolver = (hostname, signal) => (systemResolver ??= dnsResolver())(hostname, signal);
 
 // Every entry of the IANA IPv4 and IPv6 Special-Purpose Address Registries (as of 2026), whether
 // "globally reachable" or not (no public image lives on AS112, AMT, PCP or TURN anycast either), plus
@@ -123,7 +175,7 @@ export class AddressRefused extends Error {
 /** The vetted addresses of a URL's host; throws AddressRefused. */
 export async function publicAddressesOf(
   url: URL,
-  options: { allowed?: BlockList; resolve?: Resolver },
+  options: { allowed?: BlockList; resolve?: Resolver; signal?: AbortSignal },
 ): Promise<Array<{ address: string; family: number }>> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) {
@@ -132,7 +184,7 @@ export async function publicAddressesOf(
   }
   let addresses: Array<{ address: string; family: number }>;
   try {
-    addresses = await (options.resolve ?? defaultResolver)(host);
+    addresses = await (options.resolve ?? defaultResolver)(host, options.signal);
   } catch {
     throw new AddressRefused('unresolvable');
   }
