@@ -29,7 +29,9 @@ const LOOPBACK = [
  * (RFC 6761), and refused as such unless an allowlisted CIDR covers them. A lookup whose caller's
  * signal ends stops waiting at once (c-ares drops the query at its own timeout).
  */
-export function dnsResolver(options: { servers?: string[]; timeoutMs?: number; tries?: number } = {}): Resolver {
+export function dnsResolver(
+  options: { servers?: string[]; timeoutMs?: number; tries?: number } = {},
+): Resolver & { cancel(): void } {
   const resolver = new DnsResolver({
     timeout: options.timeoutMs ?? DNS_QUERY_TIMEOUT_MS,
     tries: options.tries ?? DNS_QUERY_TRIES,
