@@ -306,5 +306,32 @@ describe('AI gateway admin read APIs for the console', () => {
       clock.advance(201);
       expect((await get('/admin/upstreams')).body.data[0].cooldown).toEqual({ cooling_down: false, until: null });
     });
+
+    it("keys of one project are one caller: their failures cool the deployment for the project alone, another key's make it everyone's", async () => {
+      const project = (await f.admin('POST', '/admin/projects', { name: 'one-tenant' })).body;
+      const chatWith = async (key: string) =>
+        (
+          await fetch(`${f.gw.url}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] }),
+          })
+        ).status;
+      f.openai.behaviour.failTimes = 100;
+      for (const name of ['tenant-a', 'tenant-b']) {
+        const key = await f.createKey({ name, project_id: project.id });
+        expect(await chatWith(key.key)).toBe(502);
+        expect((await get('/admin/upstreams')).body.data[0].cooldown).toEqual({ cooling_down: false, until: null });
+      }
+      // A key outside the project is another caller: its failure within the project's cooldown makes it everyone's.
+      expect(await chatWith((await f.createKey({ name: 'outsider' })).key)).toBe(502);
+      f.openai.behaviour.failTimes = 0;
+      expect((await get('/admin/upstreams')).body.data[0].cooldown).toEqual({
+        cooling_down: true,
+        until: new Date(clock.now() + 200).toISOString(),
+      });
+      clock.advance(201);
+      expect((await get('/admin/upstreams')).body.data[0].cooldown).toEqual({ cooling_down: false, until: null });
+    });
   });
 });

@@ -10,7 +10,7 @@ import {
   Usage,
 } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
-import { ApiKeyClaims, assertModel, assertScope } from '../keys/key-scopes';
+import { ApiKeyClaims, assertModel, assertScope, shareOf } from '../keys/key-scopes';
 import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
 import { chatCost, tokenCost } from '../usage/pricing';
 import { OVERHEAD_HEADER } from '../http/call-timer';
@@ -127,7 +127,7 @@ export class CreateChatCompletion {
 
     // Counted with turns given to the event loop: a large body cannot hold it (test/ai-gateway/security-text.e2e-spec.ts).
     // Tool definitions, schemas and the bounds of image, audio and file parts count too (docs/ai-gateway/chat.md).
-    const pace = this.tokenizer.pace(principal.id, ctx.clientGone);
+    const pace = this.tokenizer.pace(shareOf(principal), ctx.clientGone);
     const messageTokens = await this.tokenizer.countChatAsync(
       body.messages as unknown as CountedMessage[],
       info.encoding,

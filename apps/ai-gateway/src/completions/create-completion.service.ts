@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '../errors';
 import { LlmRouter, ModelInfo, TextCompletionRequest, Usage } from '@app/llm';
-import { assertModel, assertScope } from '../keys/key-scopes';
+import { assertModel, assertScope, shareOf } from '../keys/key-scopes';
 import { CallOutcome, MeteringService, Reservation } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
 import { OVERHEAD_HEADER } from '../http/call-timer';
@@ -63,7 +63,7 @@ export class CreateCompletion {
     const maxTokens = body.max_tokens ?? DEFAULT_COMPLETION_MAX_TOKENS;
     // One pace for every text of the request: 64 prompts of 16k characters give the event loop turns
     // as one long prompt does (a fresh pace per text would count each without yielding).
-    const pace = this.tokenizer.pace(principal.id, ctx.clientGone);
+    const pace = this.tokenizer.pace(shareOf(principal), ctx.clientGone);
     // The suffix is sent with every prompt and the upstream bills it as prompt: it counts into each
     // prompt's context check and into the reservation.
     const suffixTokens = body.suffix

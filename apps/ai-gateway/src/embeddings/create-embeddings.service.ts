@@ -15,7 +15,7 @@ import {
   vectorNumbers,
 } from '@app/llm';
 import { GatewayConfig } from '../config/gateway.config';
-import { assertModel, assertScope } from '../keys/key-scopes';
+import { assertModel, assertScope, shareOf } from '../keys/key-scopes';
 import { MeteringService } from '../usage/metering.service';
 import { tokenCost } from '../usage/pricing';
 import { OVERHEAD_HEADER } from '../http/call-timer';
@@ -123,7 +123,7 @@ export class CreateEmbeddings {
     const nameOf = (i: number) =>
       `input${Array.isArray(body.input) && !(tokenArrays && typeof body.input[0] === 'number') ? `[${i}]` : ''}`;
     // Counted with turns given to the event loop: a large body cannot hold it (test/ai-gateway/security-text.e2e-spec.ts).
-    const pace = this.tokenizer.pace(principal.id, ctx.clientGone);
+    const pace = this.tokenizer.pace(shareOf(principal), ctx.clientGone);
     const tokens: number[] = [];
     // Ids for a model no deployment takes them for are decoded (LlmRouter.embeddings) and the engine
     // works on the text, which may be many more tokens than ids: held and billed by the larger count.
@@ -135,7 +135,7 @@ export class CreateEmbeddings {
     // The counts run in the key's lane (KeyLanes): a key's concurrent calls count one at a time in this replica,
     // so another key's call waits for one slice of this key at most, not for one per call of it in flight.
     await this.lanes.run(
-      principal.id,
+      shareOf(principal),
       async () => {
         for (let i = 0; i < inputs.length; i++) {
           const input = inputs[i];
@@ -213,7 +213,7 @@ export class CreateEmbeddings {
             },
             // The answer's vectors are parsed a vector at a time on the key's turns (parseSliced in @app/llm), on a
             // pace that goes on if the client leaves: the provider answered, so the call is settled and billed.
-            { ...opts, pace: this.tokenizer.pace(principal.id) },
+            { ...opts, pace: this.tokenizer.pace(shareOf(principal)) },
             (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
           );
           const data = [...answer.value.data].sort((a, b) => a.index - b.index);
@@ -261,7 +261,7 @@ export class CreateEmbeddings {
     // loop (thousands of vectors are one JSON.stringify of milliseconds otherwise), each run encoded to bytes as
     // it is built: the pieces are written one after the other (sendJson), never joined into one string.
     const text = await this.lanes.run(
-      principal.id,
+      shareOf(principal),
       async () => {
         // One JSON.stringify per run of about a slice of JSON, not one per entry, and no promise per entry
         // (Pace.charge).

@@ -58,6 +58,7 @@ function keyClaims(key: ApiKey): ApiKeyClaims {
     project,
     hasBudget: hasBudget(limits) || (!!project && hasBudget(project.limits)),
     limited: limitsCall(limits) || (!!project && limitsCall(project.limits)),
+    share: project ? `project:${project.id}` : key.id,
   };
 }
 

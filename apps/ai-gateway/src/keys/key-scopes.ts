@@ -20,6 +20,17 @@ export interface ApiKeyClaims {
   hasBudget: boolean;
   /** The key or its project has a limit checked when a call is admitted (anything but requests per minute). */
   limited: boolean;
+  /**
+   * Whose turn a call takes in what the replica shares out between callers (event-loop turns, embeddings lanes,
+   * upstream connections, deployment cooldowns): the project for a key in one (one tenant, however many keys it
+   * holds), else the key.
+   */
+  share: string;
+}
+
+/** The caller a call is shared out as (ApiKeyClaims.share); the principal's own id for any other principal. */
+export function shareOf(principal: Principal): string {
+  return principal.kind === 'api-key' ? ((principal.claims as ApiKeyClaims).share ?? principal.id) : principal.id;
 }
 
 export function apiKeyClaims(principal: Principal | undefined): ApiKeyClaims {

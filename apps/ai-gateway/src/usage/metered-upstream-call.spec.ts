@@ -4,7 +4,7 @@ import type { CallOutcome, Reservation } from './metering.service';
 import { meteredUpstreamCall } from './metered-upstream-call';
 
 describe('meteredUpstreamCall', () => {
-  const reservation: Reservation = { keyId: 'k1', admitted: null, settled: false, startedAt: 0 };
+  const reservation: Reservation = { keyId: 'k1', share: 'k1', admitted: null, settled: false, startedAt: 0 };
   const facts = { endpoint: 'chat.completions', model: 'm' };
   let settled: Array<[Reservation, CallOutcome]>;
   const metering = { settle: async (r: Reservation, o: CallOutcome) => void settled.push([r, o]) };

@@ -15,8 +15,8 @@ export interface LedgerFacts {
  * is timed apart from the gateway's own time (X-Gateway-Overhead-Ms, http/call-timer.ts), and a failure
  * is settled before it is rethrown, at cost 0: `aborted` when the client left, else `failed` with the
  * status and message the client is answered with. `call` gets the options every upstream call of the caller
- * carries: the client's leaving aborts it, and the key is whose failures and connections it counts against
- * (the router's cooldowns, the pool's shares).
+ * carries: the client's leaving aborts it, and `key` is whose failures and connections it counts against (the
+ * router's cooldowns, the pool's shares): the key's project for a key in one, else the key (Reservation.share).
  */
 export async function meteredUpstreamCall<T>(
   metering: Pick<MeteringService, 'settle'>,
@@ -28,7 +28,7 @@ export async function meteredUpstreamCall<T>(
   ctx.timer.upstreamStarted();
   let value: T;
   try {
-    value = await call({ signal: ctx.clientGone.signal, key: reservation.keyId });
+    value = await call({ signal: ctx.clientGone.signal, key: reservation.share });
   } catch (e) {
     ctx.timer.upstreamDone();
     const mapped = openAiErrorBody(toGatewayError(e));

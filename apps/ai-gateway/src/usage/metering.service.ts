@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Principal } from '@app/auth';
+import { shareOf } from '../keys/key-scopes';
 import { AdmittedCall, CallAdmission, RateHeaderSink } from '../limits/call-admission';
 import { LedgerEntry, LedgerRepository } from './ledger.repository';
 import { roundYuan, yuanText } from './pricing';
@@ -8,6 +9,8 @@ import { UsageStatus } from './usage-record.entity';
 /** What one call holds of its key's and project's limits until it settles. */
 export interface Reservation {
   keyId: string;
+  /** Whose turn the call takes in what the replica shares out (ApiKeyClaims.share: the key's project, or the key). */
+  share: string;
   /** Null when the key and its project have no limit checked per call. */
   admitted: AdmittedCall | null;
   settled: boolean;
@@ -69,7 +72,7 @@ export class MeteringService {
       hold.headers,
       hold.alive,
     );
-    return { keyId: principal.id, admitted, settled: false, startedAt: Date.now() };
+    return { keyId: principal.id, share: shareOf(principal), admitted, settled: false, startedAt: Date.now() };
   }
 
   /** What is left of the key's and its project's tightest yuan budget (null: none), and whether any budget is spent. */

@@ -8,6 +8,7 @@ import { ImageInfo, inspectImage } from '@app/engines';
 import { MAX_EDIT_IMAGES } from './dtos/generate-image.dto';
 import type { MediaEventStream } from './media-event-stream';
 import type { ObjectStorage } from '@app/storage';
+import { shareOf } from '../keys/key-scopes';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import { GatewayConfig } from '../config/gateway.config';
 import { MeteringService } from '../usage/metering.service';
@@ -91,7 +92,7 @@ export class GenerateImageService {
         signal,
         // A large answer (base64 images) is parsed an image at a time on the key's turns; on a pace that goes on
         // if the client leaves: the upstream answered and bills, so the call is settled and charged.
-        this.tokenizer.pace(principal.id),
+        this.tokenizer.pace(shareOf(principal)),
       ),
     );
   }
@@ -124,7 +125,7 @@ export class GenerateImageService {
           }),
         },
         signal,
-        this.tokenizer.pace(principal.id),
+        this.tokenizer.pace(shareOf(principal)),
       ),
     );
   }

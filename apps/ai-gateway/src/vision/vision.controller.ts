@@ -4,7 +4,7 @@ import { ApiBody, ApiConsumes, ApiHeader, ApiOkResponse, ApiOperation, ApiProduc
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
 import { GatewayConfig } from '../config/gateway.config';
-import { assertScope } from '../keys/key-scopes';
+import { assertScope, shareOf } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { requestIdOf } from '../http/request-id';
 import { sendJson } from '../http/json-response';
@@ -289,7 +289,7 @@ export class VisionController {
   ): Promise<void> {
     const created = Math.floor(Date.now() / 1000);
     if (format === 'b64_json') {
-      const pieces = await b64ImagesAnswer(created, images, this.tokenizer.pace(principal.id));
+      const pieces = await b64ImagesAnswer(created, images, this.tokenizer.pace(shareOf(principal)));
       sendJson(res, 200, null, undefined, pieces, this.config.REQUEST_TIMEOUT_MS);
       return;
     }
