@@ -1,6 +1,6 @@
 // Pooled keep-alive HTTP to one upstream origin (undici Pool), with timeouts and error mapping.
 import { Dispatcher, Pool } from 'undici';
-import { defaultConnectionsPerKey, PoolShares } from './pool-shares';
+import { defaultConnectionsPerKey, PoolShares, poolWaitExpired } from './pool-shares';
 import { CallAbortedError, parseRetryAfter, UpstreamError } from './types';
 
 export interface UpstreamHttpOptions {
@@ -58,7 +58,8 @@ export class UpstreamHttp {
     opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string>; key?: string },
   ): Promise<UpstreamResponse> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
-    const turn = this.shares.enter(opts.key, opts.signal);
+    // The wait for a connection of the key's share ends at the call's timeout, as the upstream's own wait would.
+    const turn = this.shares.enter(opts.key, opts.signal, timeoutMs);
     if (turn) await turn;
     // The connection is the call's until its body closes (read to its end, destroyed or failed).
     let held = true;
@@ -267,10 +268,12 @@ export class UpstreamHttp {
           finish(mapTransportError(e, stopper, { aborted: timedOut } as AbortSignal, timeoutMs));
         },
       };
-      // The wait for the key's turn is not the upstream's time: the deadline starts once the call has a connection.
+      // The wait for the key's turn is not the upstream's time: the upstream's deadline starts once the call has a
+      // connection. The wait has one of its own, as long: past it the call fails `busy`, having sent nothing.
       const begin = () => {
         waiting = undefined;
         holding = true;
+        clearTimeout(timer);
         if (settled) return release();
         started = performance.now();
         timer = setTimeout(onTimeout, timeoutMs);
@@ -292,6 +295,7 @@ export class UpstreamHttp {
       };
       waiting = this.shares.admit(opts.key, begin);
       if (!waiting) begin();
+      else timer = setTimeout(() => finish(poolWaitExpired(timeoutMs)), timeoutMs);
     });
   }
 

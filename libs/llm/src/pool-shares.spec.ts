@@ -2,7 +2,7 @@ import { FakeUpstream, startFakeOpenAi } from '../../../test/support/upstreams';
 import { until } from '../../../test/support/until';
 import { OpenAiCompatibleClient } from './openai-client';
 import { defaultConnectionsPerKey, PoolShares } from './pool-shares';
-import { CallAbortedError, ChatCompletionChunk } from './types';
+import { CallAbortedError, ChatCompletionChunk, UpstreamError } from './types';
 
 describe('PoolShares', () => {
   it('lets a key hold at most its share, and gives a freed connection to the key served longest ago', async () => {
@@ -51,6 +51,32 @@ describe('PoolShares', () => {
     pool.leave('b');
     expect(pool.stats).toEqual({ active: 1, waiting: 0 });
     await expect(pool.enter('d', gone.signal)).rejects.toBeInstanceOf(CallAbortedError);
+  });
+
+  it('gives up a wait at its deadline, as busy, holding nothing', async () => {
+    jest.useFakeTimers();
+    try {
+      const pool = new PoolShares(1, 1);
+      expect(pool.enter('a')).toBeUndefined();
+      const waiting = pool.enter('b', undefined, 1000)!;
+      const outcome = waiting.then(
+        () => 'started',
+        (e: UpstreamError) => e.kind,
+      );
+      jest.advanceTimersByTime(999);
+      expect(pool.stats).toEqual({ active: 1, waiting: 1 });
+      jest.advanceTimersByTime(1);
+      expect(await outcome).toBe('busy');
+      expect(pool.stats).toEqual({ active: 1, waiting: 0 });
+      // A turn that comes before the deadline clears it.
+      const next = pool.enter('c', undefined, 1000)!;
+      pool.leave('a');
+      await next;
+      jest.advanceTimersByTime(5000);
+      expect(pool.stats).toEqual({ active: 1, waiting: 0 });
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('starts waiting calls one after another, not nested, when each ends at once (a synchronous failure)', () => {
@@ -110,6 +136,14 @@ describe('an upstream pool shared out per key', () => {
     gone.abort();
     await expect(left).rejects.toBeInstanceOf(CallAbortedError);
     expect(client['http'].shares.stats).toEqual({ active: 3, waiting: 1 });
+    // A call of a's waits no longer than its timeout (the upstream's own deadline), and fails busy, having sent nothing.
+    const sent = up.requests.length;
+    await expect(
+      client.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { key: 'a', timeoutMs: 50 }),
+    ).rejects.toMatchObject({ kind: 'busy', status: 0 });
+    await expect(client.chatStream(ask, { key: 'a', timeoutMs: 50 })).rejects.toMatchObject({ kind: 'busy' });
+    expect(client['http'].shares.stats).toEqual({ active: 3, waiting: 1 });
+    expect(up.requests.length).toBe(sent);
     // Key b's call goes at once over the connection left (it waited for all of a's streams before).
     const b = await client.chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { key: 'b' });
     expect(b.choices[0].message.content).toBe('Echo: hi');

@@ -1,4 +1,4 @@
-import { CallAbortedError } from './types';
+import { CallAbortedError, UpstreamError } from './types';
 
 interface Share {
   active: number;
@@ -20,6 +20,11 @@ interface Waiter {
  * Per process, like the pool it guards. `enter` answers undefined when the call may start at once (no
  * promise on the hot path); every call that entered must `leave` exactly once.
  */
+/** A call that waited `waitMs` for a connection of its key's share and got none: nothing was sent. */
+export function poolWaitExpired(waitMs: number): UpstreamError {
+  return new UpstreamError(`no connection to the upstream was free for this caller within ${waitMs} ms`, 'busy', 0);
+}
+
 export class PoolShares {
   private active = 0;
   private dispatching = false;
@@ -77,23 +82,29 @@ export class PoolShares {
 
   /**
    * `admit` as a promise: undefined when the call may start now, else the promise of its turn, which rejects with
-   * CallAbortedError when `signal` aborts first (it then holds nothing).
+   * CallAbortedError when `signal` aborts first, or with poolWaitExpired after `waitMs` (it then holds nothing).
    */
-  enter(key: string | undefined, signal?: AbortSignal): Promise<void> | undefined {
+  enter(key: string | undefined, signal?: AbortSignal, waitMs?: number): Promise<void> | undefined {
     let start!: () => void;
     const turn = new Promise<void>((resolve) => (start = resolve));
     const waiter = this.admit(key, () => start());
     if (!waiter) return undefined;
-    if (!signal) return turn;
+    if (!signal && waitMs === undefined) return turn;
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
+      let timer: NodeJS.Timeout | undefined;
+      const giveUp = (err: Error) => {
+        signal?.removeEventListener('abort', onAbort);
+        clearTimeout(timer);
         if (!this.cancel(key, waiter)) this.leave(key);
-        reject(new CallAbortedError());
+        reject(err);
       };
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
+      const onAbort = () => giveUp(new CallAbortedError());
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (waitMs !== undefined) timer = setTimeout(() => giveUp(poolWaitExpired(waitMs)), waitMs);
       void turn.then(() => {
-        signal.removeEventListener('abort', onAbort);
+        signal?.removeEventListener('abort', onAbort);
+        clearTimeout(timer);
         resolve();
       });
     });

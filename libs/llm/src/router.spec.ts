@@ -134,6 +134,31 @@ describe('LlmRouter', () => {
     expect(await r.chat(ask, { key: 'other' })).toMatchObject({ deployment: 'b', attempts: 2 });
   });
 
+  it('sends a call that found no free connection within its timeout to another deployment, cooling none', async () => {
+    const doc = twoDeployments();
+    doc.deployments[0] = { ...doc.deployments[0], connections: 1 } as (typeof doc.deployments)[0];
+    const r = router(doc, { random: () => 0 });
+    const changes: string[] = [];
+    r.onHealthChange((c) => changes.push(`${c.state} ${c.deployment}`));
+    // k's stream holds a's only connection.
+    let release!: () => void;
+    a.behaviour.holdAfterChunks = 1;
+    a.behaviour.hold = new Promise<void>((done) => (release = done));
+    const held = await r.chatStream({ ...ask, stream: true }, { key: 'k' });
+    expect(held.deployment).toBe('a');
+    const it = held.value[Symbol.asyncIterator]();
+    await it.next();
+    // k's next call waits its timeout for a connection of a, then goes to b: nothing was sent to a.
+    expect(await r.chat(ask, { key: 'k', timeoutMs: 50 })).toMatchObject({ deployment: 'b', attempts: 2 });
+    expect(a.requests).toHaveLength(1);
+    // a is not at fault: no cooldown, for everyone or for k.
+    expect(r.isCoolingDown('a')).toBe(false);
+    expect(changes).toEqual([]);
+    release();
+    for await (const chunk of { [Symbol.asyncIterator]: () => it }) void chunk;
+    expect((await r.chat(ask, { key: 'k' })).deployment).toBe('a');
+  });
+
   it("cools a deployment for the failing key alone, and for everyone once a second key's call fails there", async () => {
     let now = 1_000_000;
     const r = router(twoDeployments(), { random: () => 0, now: () => now });

@@ -425,11 +425,13 @@ export class LlmRouter {
         lastError = e.withDeployment(target.deployment.name);
         if (!e.retryable) throw lastError;
         const retryAfter = e.retryAfterMs;
-        this.coolDown(target.deployment.name, opts.key, retryAfter, e);
-        // After a timeout one more attempt at most, on another deployment, whatever it ends with.
+        // A call that found no free connection of its key's share (`busy`) sent nothing: the deployment is not at fault.
+        if (e.kind !== 'busy') this.coolDown(target.deployment.name, opts.key, retryAfter, e);
+        // After a timeout (or as long a wait for a connection) one more attempt at most, on another deployment,
+        // whatever it ends with.
         if (attempt === policy.maxAttempts || timedOut) break;
         const next = order[(index + 1) % order.length];
-        if (e.kind === 'timeout') {
+        if (e.kind === 'timeout' || e.kind === 'busy') {
           if (next === target) break;
           timedOut = true;
         }

@@ -146,7 +146,11 @@ export interface CallOptions {
   pace?: BulkPace;
 }
 
-export type UpstreamErrorKind = 'http' | 'timeout' | 'network' | 'protocol';
+/**
+ * `busy`: no connection of the deployment's pool was free for the call's key within the call's timeout
+ * (PoolShares): nothing was sent, and the deployment is not at fault (no cooldown).
+ */
+export type UpstreamErrorKind = 'http' | 'timeout' | 'network' | 'protocol' | 'busy';
 
 /**
  * An upstream call that failed. `status` is the upstream HTTP status (0 when none was received);

@@ -80,6 +80,7 @@ export enum GatewayErrorCode {
   UpstreamCredentialsRefused = 'UpstreamCredentialsRefused',
   UpstreamFailed = 'UpstreamFailed',
   UpstreamTimeout = 'UpstreamTimeout',
+  UpstreamBusy = 'UpstreamBusy',
   EmbeddingsCountMismatch = 'EmbeddingsCountMismatch',
   // Local engines (libs/engines failures, see apps/ai-gateway vision/media-errors.ts)
   EngineBusyForKey = 'EngineBusyForKey',
@@ -577,6 +578,13 @@ export const GATEWAY_ERRORS = {
     type: 'timeout',
     code: 'upstream_timeout',
     message: (p) => `${capitalize(p.where)} timed out: ${p.detail}`,
+  }),
+  // No connection of the deployment's pool was free for the call (its key's share, or all of them, in use) within its timeout.
+  [GatewayErrorCode.UpstreamBusy]: spec<Upstream>({
+    ...UNAVAILABLE,
+    code: 'upstream_busy',
+    message: (p) => `${capitalize(p.where)} had no free connection for this call: ${p.detail}`,
+    retryAfterSeconds: 1,
   }),
   [GatewayErrorCode.EmbeddingsCountMismatch]: spec<{ deployment: string; returned: number; expected: number }>({
     status: 502,

@@ -20,6 +20,7 @@ export function toGatewayError(e: unknown): unknown {
   if (e instanceof UpstreamError) {
     const where = e.deployment ? `upstream ${e.deployment}` : 'upstream';
     if (e.kind === 'timeout') return new GatewayError(GatewayErrorCode.UpstreamTimeout, { where, detail: e.message });
+    if (e.kind === 'busy') return new GatewayError(GatewayErrorCode.UpstreamBusy, { where, detail: e.message });
     if (e.kind === 'http' && (e.status === 400 || e.status === 413 || e.status === 422)) {
       return new GatewayError(GatewayErrorCode.UpstreamRejectedRequest, {
         message: e.upstreamError?.message ?? e.message,
