@@ -9,11 +9,13 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { chromium, Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import request from 'supertest';
+import { isoCBOR } from '@simplewebauthn/server/helpers';
 import { RunningApp, startMembership } from '../support/apps';
 import { queryRows } from '../support/database';
 import { freePort } from '../support/free-port';
 import { TcpProxy } from '../support/tcp-proxy';
 import { bearer, client } from './fakes';
+import { rsaKey, SoftwareAuthenticator } from './software-authenticator';
 
 const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const available = fs.existsSync(executablePath);
@@ -253,6 +255,38 @@ suite('membership: passkeys in headless Chromium with a virtual authenticator', 
       .post(`${AUTH}/mfa/verify`)
       .send({ mfaToken: ch.body.data.mfaToken, method: 'passkey', credential: assertion })
       .expect(200);
+  });
+
+  it('takes the RS256 passkey a virtual authenticator makes (2048 bits, e = 65537) and signs in with it; refuses an RSA key with e = 3 (400, 10013)', async () => {
+    await newAuthenticator();
+    const m = await newMember();
+    const options = await m.c.post(`${SEC}/passkeys/options`).set(bearer(m.token)).expect(200);
+    // The page asks for RS256 only, as a site would for Windows Hello's keys.
+    const credential = await create({ ...options.body.data, pubKeyCredParams: [{ type: 'public-key', alg: -257 }] });
+    await m.c.post(`${SEC}/passkeys`).set(bearer(m.token)).send({ credential, name: 'RSA' }).expect(200);
+    const [stored] = await queryRows(app.dbUrl, `SELECT public_key FROM member_passkeys WHERE member_id = $1`, [
+      m.memberId,
+    ]);
+    const key = isoCBOR.decodeFirst<Map<number, unknown>>(stored.public_key);
+    expect([key.get(1), key.get(3), (key.get(-1) as Uint8Array).length * 8]).toEqual([3, -257, 2048]);
+    expect(Buffer.from(key.get(-2) as Uint8Array).toString('hex')).toBe('010001');
+    const c = client(app.url);
+    const signIn = await c.post(`${AUTH}/passkey/options`).expect(200);
+    const res = await c
+      .post(`${AUTH}/passkey/login`)
+      .send({ credential: await get(signIn.body.data) })
+      .expect(200);
+    expect(res.body.data.memberId).toBe(m.memberId);
+
+    const again = await m.c.post(`${SEC}/passkeys/options`).set(bearer(m.token)).expect(200);
+    const small = new SoftwareAuthenticator({ origin, key: rsaKey({ exponent: 3 }) }).register(again.body.data);
+    const refused = await m.c.post(`${SEC}/passkeys`).set(bearer(m.token)).send({ credential: small, name: 'e=3' });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({
+      code: 10013,
+      message: 'The passkey could not be registered: its RSA public exponent is not 65537',
+      data: null,
+    });
   });
 
   it('refuses a forged signature', async () => {

@@ -1,4 +1,12 @@
-import { createHash, generateKeyPairSync, KeyObject, randomBytes, sign } from 'crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  KeyObject,
+  randomBytes,
+  sign,
+} from 'crypto';
 import type {
   AuthenticationResponseJSON,
   PublicKeyCredentialCreationOptionsJSON,
@@ -21,6 +29,11 @@ export interface AuthenticatorTraits {
   backedUp: boolean;
   /** Bytes of an extra, unknown label (99) in the public key's COSE map: a key padded to any size. */
   coseExtra?: Uint8Array;
+  /**
+   * The credential's key: a private key it signs with (a new P-256 one by default; an RSA key makes an RS256
+   * credential, see rsaKey), or only a public key for one that registers and never signs (see rsaPublicKey).
+   */
+  key?: KeyObject;
 }
 
 // Authenticator data flags (WebAuthn Level 3, §6.1).
@@ -31,7 +44,61 @@ const BS = 0x10;
 const AT = 0x40;
 
 /**
- * A WebAuthn authenticator in software holding one ES256 credential (attestation "none"), for calling
+ * An RSA private key for an RS256 credential: `exponent` its public exponent (65537 as authenticators make
+ * them; a small one such as 3, or 'huge': as long as the modulus, each verification ~30 times the work).
+ */
+export function rsaKey({
+  bits = 2048,
+  exponent = 65537,
+}: { bits?: number; exponent?: number | 'huge' } = {}): KeyObject {
+  if (exponent !== 'huge')
+    return generateKeyPairSync('rsa', { modulusLength: bits, publicExponent: exponent }).privateKey;
+  // The primes of a generated key, with another exponent (coprime to (p-1)(q-1)) and its private exponent.
+  const base = generateKeyPairSync('rsa', { modulusLength: bits }).privateKey.export({ format: 'jwk' });
+  const [p, q] = [base.p!, base.q!].map(fromBase64url);
+  const n = p * q;
+  const phi = (p - 1n) * (q - 1n);
+  let e: bigint;
+  do e = (fromBase64url(randomBytes(bits / 8).toString('base64url')) % n) | 1n | (1n << BigInt(bits - 2));
+  while (gcd(e, phi) !== 1n);
+  const d = modInverse(e, phi);
+  const jwk = { ...base, e: toBase64url(e), d: toBase64url(d), dp: toBase64url(d % (p - 1n)) };
+  return createPrivateKey({ key: { ...jwk, dq: toBase64url(d % (q - 1n)) }, format: 'jwk' });
+}
+
+/** The public key of an RSA credential of any modulus size (random, not a product of primes): for a registration only. */
+export function rsaPublicKey(bits: number): KeyObject {
+  const n = randomBytes(bits / 8);
+  n[0] |= 0x80;
+  n[n.length - 1] |= 1;
+  return createPublicKey({ key: { kty: 'RSA', n: n.toString('base64url'), e: 'AQAB' }, format: 'jwk' });
+}
+
+function fromBase64url(s: string): bigint {
+  return BigInt(`0x${Buffer.from(s, 'base64url').toString('hex') || '0'}`);
+}
+
+function toBase64url(x: bigint): string {
+  const hex = x.toString(16);
+  return Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex').toString('base64url');
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  while (b) [a, b] = [b, a % b];
+  return a;
+}
+
+function modInverse(a: bigint, m: bigint): bigint {
+  let [r0, r1, s0, s1] = [a % m, m, 1n, 0n];
+  while (r1) {
+    const k = r0 / r1;
+    [r0, r1, s0, s1] = [r1, r0 - k * r1, s1, s0 - k * s1];
+  }
+  return ((s0 % m) + m) % m;
+}
+
+/**
+ * A WebAuthn authenticator in software holding one ES256 (or RS256) credential (attestation "none"), for calling
  * the passkey use cases directly with what a browser would send. Its signature counter grows with each
  * assertion as a real one's does; `clone` copies the key and the counter (a cloned authenticator).
  * test/membership/second-factors-passkeys.e2e-spec.ts drives a real (virtual) one in Chromium over HTTP.
@@ -46,7 +113,7 @@ export class SoftwareAuthenticator {
   constructor(traits: Partial<AuthenticatorTraits> = {}, copied?: SoftwareAuthenticator) {
     this.traits = { origin: WEBAUTHN_ORIGIN, userVerified: true, backedUp: false, ...traits };
     this.credentialId = copied?.credentialId ?? randomBytes(16).toString('base64url');
-    this.key = copied?.key ?? generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    this.key = copied?.key ?? traits.key ?? generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
     this.counter = copied?.counter ?? 0;
     this.userHandle = copied?.userHandle;
   }
@@ -60,18 +127,7 @@ export class SoftwareAuthenticator {
   register(options: PublicKeyCredentialCreationOptionsJSON): RegistrationResponseJSON {
     this.userHandle = options.user.id;
     const id = Buffer.from(this.credentialId, 'base64url');
-    const jwk = this.key.export({ format: 'jwk' });
-    // COSE_Key of an EC2 P-256 ES256 key: kty 2, alg -7, crv 1, x, y.
-    const coseKey = isoCBOR.encode(
-      new Map<number, number | Uint8Array>([
-        [1, 2],
-        [3, -7],
-        [-1, 1],
-        [-2, Buffer.from(jwk.x!, 'base64url')],
-        [-3, Buffer.from(jwk.y!, 'base64url')],
-        ...(this.traits.coseExtra ? [[99, this.traits.coseExtra] as [number, Uint8Array]] : []),
-      ]),
-    );
+    const coseKey = this.publicKey();
     const idLength = Buffer.alloc(2);
     idLength.writeUInt16BE(id.length);
     const attested = Buffer.concat([Buffer.alloc(16) /* AAGUID */, idLength, id, coseKey]);
@@ -97,8 +153,34 @@ export class SoftwareAuthenticator {
     };
   }
 
+  /** The credential's public key as the authenticator data carries it (a COSE_Key). */
+  publicKey(): Uint8Array {
+    const jwk = this.key.export({ format: 'jwk' });
+    const bytes = (b64: string | undefined) => Buffer.from(b64!, 'base64url');
+    const labels: [number, number | Uint8Array][] =
+      jwk.kty === 'RSA'
+        ? // An RSA RS256 key: kty 3, alg -257, n, e.
+          [
+            [1, 3],
+            [3, -257],
+            [-1, bytes(jwk.n)],
+            [-2, bytes(jwk.e)],
+          ]
+        : // An EC2 P-256 ES256 key: kty 2, alg -7, crv 1, x, y.
+          [
+            [1, 2],
+            [3, -7],
+            [-1, 1],
+            [-2, bytes(jwk.x)],
+            [-3, bytes(jwk.y)],
+          ];
+    if (this.traits.coseExtra) labels.push([99, this.traits.coseExtra]);
+    return isoCBOR.encode(new Map(labels));
+  }
+
   /** The answer of navigator.credentials.get to `options`: authenticator data and a signature over it and the client data. */
   assert(options: PublicKeyCredentialRequestOptionsJSON): AuthenticationResponseJSON {
+    if (this.key.type !== 'private') throw new Error('this authenticator holds no private key: it only registers');
     this.counter += 1;
     const authData = this.authenticatorData(options.rpId!, 0);
     const clientDataJSON = this.clientData('webauthn.get', options.challenge);

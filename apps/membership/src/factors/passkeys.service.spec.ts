@@ -6,12 +6,15 @@ import { queryRows } from '../../../../test/support/database';
 import { clientFacts } from '../../../../test/membership/client-facts';
 import {
   AuthenticatorTraits,
+  rsaKey,
+  rsaPublicKey,
   SoftwareAuthenticator,
   WEBAUTHN_ENV,
 } from '../../../../test/membership/software-authenticator';
 import { Member } from '../members/member.entity';
 import { MembersService } from '../members/members.service';
 import { FactorChange, FactorChangeRecord } from './factor-change';
+import { FactorsRepository } from './factors.repository';
 import {
   knownTransports,
   MAX_PASSKEY_PUBLIC_KEY_BYTES,
@@ -142,6 +145,74 @@ describe('PasskeysService: registration and assertions', () => {
     expect(await passkeys.list(member.id)).toHaveLength(0);
     await registered(member, { coseExtra: Buffer.alloc(64, 1) });
     expect(await passkeys.list(member.id)).toHaveLength(1);
+  });
+
+  it('takes an RS256 passkey with e = 65537 and a 2048-bit modulus (as Windows Hello makes), and verifies its assertions', async () => {
+    const member = await newMember();
+    const { authenticator, passkey } = await registered(member, { key: rsaKey() });
+    expect(passkey.publicKey.length).toBeGreaterThan(256);
+    expect(
+      await passkeys.verifyAssertion(await answer(authenticator, secondFactor(member)), secondFactor(member)),
+    ).toMatchObject({ passkey: { id: passkey.id } });
+    // 4096 bits is taken too (a key that only registers: nothing signs at registration with attestation 'none').
+    await registered(member, { key: rsaPublicKey(4096) });
+    expect(await passkeys.list(member.id)).toHaveLength(2);
+  });
+
+  it('refuses an RSA passkey whose public exponent is not 65537 or whose modulus is not 2048 to 4096 bits', async () => {
+    const member = await newMember();
+    const keys = [
+      rsaKey({ exponent: 3 }),
+      rsaKey({ exponent: 2 ** 31 - 1 }),
+      rsaKey({ exponent: 'huge' }),
+      rsaPublicKey(8192),
+      rsaKey({ bits: 1024 }),
+    ];
+    const outcomes: unknown[] = [];
+    for (const key of keys)
+      outcomes.push(
+        await registered(member, { key }).then(
+          () => 'registered',
+          (err: { code: ErrorCode; message: string }) => ({ code: err.code, message: err.message }),
+        ),
+      );
+    const refused = (reason: string) => ({
+      code: ErrorCode.PASSKEY_REGISTRATION_FAILED,
+      message: expect.stringContaining(reason),
+    });
+    expect(outcomes).toEqual([
+      refused('its RSA public exponent is not 65537'),
+      refused('its RSA public exponent is not 65537'),
+      refused('its RSA public exponent is not 65537'),
+      refused('its RSA modulus has 8192 bits, not 2048 to 4096'),
+      refused('its RSA modulus has 1024 bits, not 2048 to 4096'),
+    ]);
+    expect(await passkeys.list(member.id)).toHaveLength(0);
+  });
+
+  it('never verifies an assertion of an RSA passkey stored with a huge exponent (registered before it was refused)', async () => {
+    const member = await newMember();
+    const authenticator = new SoftwareAuthenticator({ key: rsaKey({ exponent: 'huge' }) });
+    const stored = await app.app.get(FactorsRepository).insertPasskey(
+      {
+        memberId: member.id,
+        credentialId: authenticator.credentialId,
+        publicKey: Buffer.from(authenticator.publicKey()),
+        signCount: 0,
+        transports: ['internal'],
+        deviceType: 'singleDevice',
+        backedUp: false,
+        name: 'Old key',
+      },
+      recordOf(member, 'passkey_added'),
+      MAX_PASSKEYS_PER_MEMBER,
+    );
+    expect(stored).toMatchObject({ credentialId: authenticator.credentialId });
+    // A good signature by that key: refused for the key alone.
+    expect(
+      await passkeys.verifyAssertion(await answer(authenticator, secondFactor(member)), secondFactor(member)),
+    ).toBeNull();
+    expect(await storedPasskeys(member)).toEqual([{ signCount: 0, lastUsedTime: null }]);
   });
 
   it(`keeps at most ${MAX_PASSKEYS_PER_MEMBER} passkeys per member: no options past them, and a registration racing to pass them is refused`, async () => {

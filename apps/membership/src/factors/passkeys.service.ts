@@ -11,6 +11,7 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
+import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { Clock, SharedState } from '@app/platform';
 import type { FactorChangeRecord } from './factor-change';
@@ -33,6 +34,43 @@ export const MAX_PASSKEYS_PER_MEMBER = 20;
  * (or a script posing as one) could pad it with unknown labels to the body limit, read back in every ceremony.
  */
 export const MAX_PASSKEY_PUBLIC_KEY_BYTES = 4096;
+
+/**
+ * The RSA keys a passkey may have: public exponent 65537 and a modulus of 2048 to 4096 bits, what authenticators
+ * make (Windows Hello: 2048 bits, e = 65537). A verification costs with the exponent's and the modulus's length:
+ * a huge exponent or modulus made each sign-in attempt with the passkey tens of times the usual work (~12 ms, not
+ * ~0.15 ms), CPU anyone can spend by attempting sign-ins against that credential.
+ */
+export const RSA_PUBLIC_EXPONENT = 65537;
+export const RSA_MODULUS_BITS = { min: 2048, max: 4096 } as const;
+
+/** Why a passkey's public key (COSE_Key) is not taken, or null: an RSA key outside the bounds above. */
+export function unfitPublicKey(publicKey: Uint8Array): string | null {
+  let key;
+  try {
+    key = decodeCredentialPublicKey(new Uint8Array(publicKey));
+  } catch {
+    return 'its public key is not a COSE key';
+  }
+  if (!(key instanceof Map) || !cose.isCOSEPublicKeyRSA(key)) return null;
+  const n: unknown = key.get(cose.COSEKEYS.n);
+  const e: unknown = key.get(cose.COSEKEYS.e);
+  if (!(n instanceof Uint8Array) || !(e instanceof Uint8Array)) return 'its RSA public key has no modulus or exponent';
+  const exponent = withoutLeadingZeros(e);
+  if (exponent.length !== 3 || exponent[0] !== 1 || exponent[1] !== 0 || exponent[2] !== 1)
+    return `its RSA public exponent is not ${RSA_PUBLIC_EXPONENT}`;
+  const modulus = withoutLeadingZeros(n);
+  const bits = modulus.length ? (modulus.length - 1) * 8 + (32 - Math.clz32(modulus[0])) : 0;
+  if (bits < RSA_MODULUS_BITS.min || bits > RSA_MODULUS_BITS.max)
+    return `its RSA modulus has ${bits} bits, not ${RSA_MODULUS_BITS.min} to ${RSA_MODULUS_BITS.max}`;
+  return null;
+}
+
+function withoutLeadingZeros(bytes: Uint8Array): Uint8Array {
+  let i = 0;
+  while (i < bytes.length && bytes[i] === 0) i++;
+  return bytes.subarray(i);
+}
 
 /** The transports WebAuthn defines (AuthenticatorTransportFuture); anything else a client sends is dropped. */
 const TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']);
@@ -132,6 +170,8 @@ export class PasskeysService {
     const info = verification.registrationInfo;
     if (info.credential.publicKey.length > MAX_PASSKEY_PUBLIC_KEY_BYTES)
       throw refused(`its public key is larger than ${MAX_PASSKEY_PUBLIC_KEY_BYTES} bytes`);
+    const unfit = unfitPublicKey(info.credential.publicKey);
+    if (unfit) throw refused(unfit);
     const stored = await this.factors.insertPasskey(
       {
         memberId,
@@ -189,6 +229,12 @@ export class PasskeysService {
     const passkey = typeof credential?.id === 'string' ? await this.factors.passkeyByCredentialId(credential.id) : null;
     if (!passkey) return null;
     if (expected.kind !== 'passwordless' && passkey.memberId !== expected.memberId) return null;
+    // Registration refuses such keys; one stored before it did is never verified (its cost is the attacker's to choose).
+    const unfit = unfitPublicKey(passkey.publicKey);
+    if (unfit) {
+      this.logger.warn(`passkey ${passkey.id} of member ${passkey.memberId} refused: ${unfit}`);
+      return null;
+    }
     const requireUV = expected.kind === 'passwordless';
     let result;
     try {

@@ -169,7 +169,11 @@ export class SecurityFactorsController {
     },
   })
   @ApiEnvelope(PasskeyAddedView)
-  @err(400, 10013, 'the registration did not verify (challenge, origin, RP ID) or the passkey is already registered')
+  @err(
+    400,
+    10013,
+    'the registration did not verify (challenge, origin, RP ID), the passkey is already registered, or its key is not taken (an RSA key needs e = 65537 and 2048 to 4096 bits)',
+  )
   async addPasskey(
     @CurrentPrincipal() principal: Principal,
     @Client() client: ClientFacts,
