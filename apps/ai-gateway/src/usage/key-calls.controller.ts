@@ -28,8 +28,8 @@ export class KeyCallsController {
   @ApiOpenAiErrors(400, 401, 403, 404)
   async list(@Param('id') id: string, @Query() q: KeyCallsQuery): Promise<KeyCallsPage> {
     await this.keys.get(id);
-    // This replica's calls still in the write buffer are in the answer too.
-    await this.ledger.flush();
+    // This replica's calls of the key still in the write buffer are in the answer too.
+    await this.ledger.flushFor(id);
     const limit = q.limit ?? 50;
     const rows = await this.usage.calls(
       id,

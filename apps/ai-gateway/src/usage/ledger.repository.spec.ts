@@ -136,6 +136,57 @@ describe('LedgerRepository', () => {
     expect(inserted.map((b) => b.map((e) => e.promptTokens))).toEqual([[1], [2]]);
   });
 
+  it('flushes asked for before the first begins share its write, which takes what each of them queued', async () => {
+    let next = 3;
+    // A call settles while the shared write runs: it is for the next flush, not a second write of this one.
+    const { writer, inserted } = setup(0, () => {
+      if (next === 3) writer.append(entry(next++));
+    });
+    writer.append(entry(1));
+    const first = writer.flush();
+    writer.append(entry(2));
+    const second = writer.flush();
+    await Promise.all([first, second]);
+    expect(inserted.map((b) => b.map((e) => e.promptTokens))).toEqual([[1, 2]]);
+    expect(writer.pending).toBe(1);
+  });
+
+  it("flushes for a key only while one of that key's entries is unwritten (queued or being written)", async () => {
+    let during: (() => void) | undefined;
+    const { writer, inserted } = setup(0, () => during?.());
+    const of = (keyId: string, i: number) => ({ ...entry(i), keyId });
+    writer.append(of('other', 1));
+    await writer.flushFor('reader');
+    expect(inserted).toEqual([]);
+    expect(writer.pending).toBe(1);
+
+    writer.append(of('reader', 2));
+    let asked: Promise<void> | undefined;
+    // While the reader's entry is being written, a read of its usage waits for that write.
+    during = () => {
+      during = undefined;
+      writer.append(of('other', 3));
+      asked = writer.flushFor('reader');
+    };
+    await writer.flushFor('reader');
+    await asked;
+    expect(inserted.flat().map((e) => e.promptTokens)).toEqual([1, 2, 3]);
+    // Written: reading it again writes nothing, whatever other keys have queued.
+    writer.append(of('other', 4));
+    await writer.flushFor('reader');
+    expect(inserted.flat()).toHaveLength(3);
+    expect(writer.pending).toBe(1);
+  });
+
+  it("keeps a key's entries unwritten after a refused write: a read of its usage still flushes them", async () => {
+    const { writer, inserted } = setup(1);
+    writer.append({ ...entry(1), keyId: 'reader' });
+    await writer.flushFor('reader');
+    expect(inserted).toEqual([]);
+    await writer.flushFor('reader');
+    expect(inserted.flat().map((e) => e.promptTokens)).toEqual([1]);
+  });
+
   it('on shutdown also writes calls that settle while the last write runs', async () => {
     let next = 10;
     const { writer, inserted } = setup(0, () => {

@@ -31,6 +31,10 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
   private fullBatchQueued = false;
   /** The last write failed (its batch is back in the queue). */
   private lastWriteFailed = false;
+  /** A flush asked for and not yet begun: later askers share it (it writes what is queued when it begins). */
+  private nextFlush?: Promise<void>;
+  /** Entries per key not yet written (queued or in a write under way): what `flushFor` waits for. */
+  private readonly unwritten = new Map<string, number>();
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -50,6 +54,7 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
     entry.entryId ??= randomUUID();
     entry.createdAt ??= new Date();
     this.queue.push(entry);
+    if (entry.keyId) this.unwritten.set(entry.keyId, (this.unwritten.get(entry.keyId) ?? 0) + 1);
     // A full batch goes at once (one write queued for it, however many entries arrive meanwhile).
     if (this.queue.length >= this.config.AI_LEDGER_BATCH_SIZE && !this.fullBatchQueued) {
       this.fullBatchQueued = true;
@@ -65,10 +70,28 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
     return this.queue.length;
   }
 
-  /** Writes everything queued so far; concurrent calls run one after another. */
+  /**
+   * Writes everything queued so far, after the writes under way. Calls made before that flush begins share it
+   * (it writes what is queued when it begins, so what they queued too): readers asking at once cost one write.
+   */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.writeQueued(this.queue.length));
-    return this.flushing;
+    if (this.nextFlush) return this.nextFlush;
+    const next = this.flushing.then(() => {
+      this.nextFlush = undefined;
+      return this.writeQueued(this.queue.length);
+    });
+    this.nextFlush = next;
+    this.flushing = next;
+    return next;
+  }
+
+  /**
+   * What a read of one key's usage waits for: its entries queued so far written, as `flush` does, but no write
+   * at all when none of that key's entries is unwritten. A key reading its usage in a loop flushed everyone's
+   * buffered entries each time: a write of a few rows per read, the batching lost for all keys.
+   */
+  flushFor(keyId: string): Promise<void> {
+    return this.unwritten.has(keyId) ? this.flush() : Promise.resolve();
   }
 
   /**
@@ -85,6 +108,12 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
       try {
         await this.write(batch);
         this.lastWriteFailed = false;
+        for (const e of batch) {
+          if (!e.keyId) continue;
+          const n = (this.unwritten.get(e.keyId) ?? 0) - 1;
+          if (n > 0) this.unwritten.set(e.keyId, n);
+          else this.unwritten.delete(e.keyId);
+        }
       } catch (e) {
         // Kept for the next tick rather than lost; the log names the failure, not the payload.
         this.lastWriteFailed = true;
