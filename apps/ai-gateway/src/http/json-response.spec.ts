@@ -24,6 +24,7 @@ function capture(room = Infinity) {
     end: (body?: string | Buffer) => ((sent.body = body), (sent.ended = true), res),
     drained: () => ((buffered = 0), drain.emit('drain')),
     closed: () => drain.emit('close'),
+    socketGiven: () => drain.emit('socket'),
     drainListeners: () => drain.listenerCount('drain'),
   };
   return { res: res as never, sent };
@@ -154,6 +155,30 @@ describe('sendJson', () => {
       expect(tr.destroyed).toBe(true);
       expect(trickle.sent.ended).toBe(false);
       expect(waited).toBeLessThanOrEqual(12_000);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('writes a pieced answer queued behind another on a pipelined connection once it has its socket, and only then times it', () => {
+    jest.useFakeTimers();
+    try {
+      const pieces = Array.from({ length: 40 }, (_, i) => Buffer.alloc(32 * 1024, i));
+      const queued = capture(100 * 1024);
+      const r = queued.res as unknown as { socket: unknown; destroyed: boolean; emit?: never };
+      r.socket = null;
+      sendJson(queued.res, 200, undefined, undefined, pieces, 5000);
+      // The head is given (Node keeps it for the socket); no piece is written, and no stall time runs, while queued.
+      expect(queued.sent.status).toBe(200);
+      expect(queued.sent.pieces).toHaveLength(0);
+      jest.advanceTimersByTime(600_000);
+      expect(r.destroyed).toBe(false);
+      // Given its socket, it writes and is timed as any answer.
+      r.socket = {};
+      (queued.res as unknown as { socketGiven: () => void }).socketGiven();
+      expect(queued.sent.pieces.length).toBeGreaterThan(0);
+      jest.advanceTimersByTime(5000);
+      expect(r.destroyed).toBe(true);
     } finally {
       jest.useRealTimers();
     }

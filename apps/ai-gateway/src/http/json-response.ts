@@ -4,7 +4,7 @@ import { answerDeadline, drainedOrCut } from '@app/platform';
 type HeadResponse = Pick<
   ServerResponse,
   'writeHead' | 'end' | 'write' | 'on' | 'once' | 'off' | 'destroyed' | 'writableEnded' | 'destroy'
->;
+> & { socket?: ServerResponse['socket'] };
 
 /**
  * Writes a JSON answer with the headers Express's `res.json()` sets (content type, length), without
@@ -64,10 +64,17 @@ function sendPieces(
   for (const p of pieces) length += p.length;
   res.writeHead(status, jsonHead(extra, length));
   let next = 0;
-  const deadline = stallMs === undefined ? Infinity : answerDeadline(performance.now(), stallMs, length);
+  let deadline = Infinity;
   const later = (): void => void setImmediate(pump);
+  const start = (): void => {
+    if (stallMs !== undefined) deadline = answerDeadline(performance.now(), stallMs, length);
+    pump();
+  };
   // A client gone (or an answer ended elsewhere) stops the pump, and no listener keeps the pieces alive.
-  res.once('close', () => res.off('drain', later));
+  res.once('close', () => {
+    res.off('drain', later);
+    res.off('socket', start);
+  });
   const pump = (): void => {
     if (res.destroyed || res.writableEnded) return;
     let budget = PIECES_PER_TURN;
@@ -84,7 +91,10 @@ function sendPieces(
     else if (stallMs === undefined) res.once('drain', later);
     else void drainedOrCut(res, Math.max(0, Math.min(stallMs, deadline - performance.now()))).then(later);
   };
-  pump();
+  // An answer queued behind another on a pipelined connection has no socket yet (Node gives it one when the
+  // answers before it are sent): its pieces wait, and its stall time and deadline start, once it has one.
+  if (res.socket === null) res.once('socket', start);
+  else start();
 }
 
 /** Bytes of a pieced answer given to the socket per turn of the event loop. */

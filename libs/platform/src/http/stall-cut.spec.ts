@@ -2,7 +2,7 @@ import { EventEmitter } from 'events';
 import * as http from 'http';
 import * as net from 'net';
 import type { AddressInfo } from 'net';
-import { cutStalledAnswer, MIN_ANSWER_BYTES_PER_SECOND, StallTimers } from './stall-cut';
+import { cutStalledAnswer, drainedOrCut, MIN_ANSWER_BYTES_PER_SECOND, StallTimers } from './stall-cut';
 
 /** A server answering every request with `bytes` in one end(), under cutStalledAnswer. */
 async function serve(bytes: number, stallMs: number, timers?: StallTimers) {
@@ -105,5 +105,67 @@ describe('cutStalledAnswer', () => {
     }
     expect(socket.destroyed).toBe(true);
     expect(now).toBe(deadline);
+  });
+
+  it('watches an answer ended while queued behind another on a pipelined connection (Node finishes it once it has the socket)', async () => {
+    const socketsAtHandler: Array<net.Socket | null> = [];
+    let secondAnswered!: () => void;
+    const second = new Promise<void>((resolve) => (secondAnswered = resolve));
+    let connection!: net.Socket;
+    const server = http.createServer((req, res) => {
+      socketsAtHandler.push(res.socket);
+      cutStalledAnswer(res, 200);
+      if (req.url === '/first') {
+        connection = res.socket!;
+        // The first answer ends only once the second one, queued behind it, has been ended.
+        void second.then(() => res.end('first'));
+        return;
+      }
+      res.writeHead(200, { 'content-length': String(64 * 1024 * 1024) });
+      res.end(Buffer.alloc(64 * 1024 * 1024, 97));
+      secondAnswered();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+      client.pause(); // reads nothing of either answer
+      client.on('error', () => undefined);
+      client.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n');
+      await second;
+      // Node gave the second answer no socket while the first held the connection.
+      expect(socketsAtHandler[1]).toBeNull();
+      await new Promise<void>((resolve) =>
+        connection.destroyed ? resolve() : connection.once('close', () => resolve()),
+      );
+      expect(connection.destroyed).toBe(true);
+      client.destroy();
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('drainedOrCut', () => {
+  it('starts the stall time of an answer queued on a pipelined connection when it gets its socket', () => {
+    jest.useFakeTimers();
+    try {
+      const res = Object.assign(new EventEmitter(), { socket: null as unknown, destroyed: false });
+      const destroy = jest.fn();
+      let drained = false;
+      void drainedOrCut(Object.assign(res, { destroy }) as never, 1000).then(() => (drained = true));
+      // Queued behind a long answer: no stall time runs.
+      jest.advanceTimersByTime(60_000);
+      expect(destroy).not.toHaveBeenCalled();
+      res.socket = new EventEmitter();
+      res.emit('socket', res.socket);
+      jest.advanceTimersByTime(999);
+      expect(destroy).not.toHaveBeenCalled();
+      jest.advanceTimersByTime(1);
+      expect(destroy).toHaveBeenCalledTimes(1);
+      expect(res.listenerCount('socket') + res.listenerCount('drain') + res.listenerCount('close')).toBe(0);
+      void drained;
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

@@ -31,22 +31,32 @@ const realTimers: StallTimers = {
 /**
  * Resolves when `res` drains or closes; destroys it when neither happens within `stallMs`: a client that
  * takes none of an answer written a piece at a time that long is cut (streamed answers: SSE, speech; pieced
- * JSON answers). What cutStalledAnswer does for an answer once it is ended.
+ * JSON answers). What cutStalledAnswer does for an answer once it is ended. An answer queued behind another on
+ * a pipelined connection has no socket yet: its stall time starts when Node gives it one ('socket').
  */
-export function drainedOrCut(res: Pick<ServerResponse, 'on' | 'off' | 'destroy'>, stallMs: number): Promise<void> {
+export function drainedOrCut(
+  res: Pick<ServerResponse, 'on' | 'off' | 'destroy'> & { socket?: ServerResponse['socket'] },
+  stallMs: number,
+): Promise<void> {
   return new Promise<void>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
     const done = () => {
       clearTimeout(timer);
       res.off('drain', done);
       res.off('close', done);
+      res.off('socket', arm);
       resolve();
     };
-    const timer = setTimeout(() => {
-      done();
-      res.destroy();
-    }, stallMs);
+    const arm = () => {
+      timer = setTimeout(() => {
+        done();
+        res.destroy();
+      }, stallMs);
+    };
     res.on('drain', done);
     res.on('close', done);
+    if (res.socket === null) res.on('socket', arm);
+    else arm();
   });
 }
 
@@ -87,6 +97,8 @@ export function stallCut(stallMs: number, timers: StallTimers = realTimers): (re
 
 /** Once a response is ended: destroys its connection when the bytes it still holds stop moving for `stallMs`. */
 function watch(res: ServerResponse, stallMs: number, timers: StallTimers): void {
+  // An answer ended while queued behind another on a pipelined connection is finished (prefinish) only once Node
+  // gives it the socket: it is watched from then (stall-cut.spec.ts).
   const socket = res.socket;
   if (!socket || socket.destroyed || pendingBytes(socket) === 0) return;
   let last = pendingBytes(socket);
