@@ -149,7 +149,7 @@ describe('drainedOrCut', () => {
   it('starts the stall time of an answer queued on a pipelined connection when it gets its socket', () => {
     jest.useFakeTimers();
     try {
-      const res = Object.assign(new EventEmitter(), { socket: null, destroyed: false });
+      const res = Object.assign(new EventEmitter(), { socket: null as EventEmitter | null, destroyed: false });
       const destroy = jest.fn();
       let drained = false;
       void drainedOrCut(Object.assign(res, { destroy }) as never, 1000).then(() => (drained = true));
