@@ -13,7 +13,8 @@ export interface MediaUpstream {
   headers?: Record<string, string>;
   /**
    * Fetches an image URL the upstream answered with (instead of b64_json). The gateway passes its
-   * SSRF-guarded fetcher: the URL is chosen by the upstream's answer, not by the operator.
+   * SSRF-guarded fetcher: the URL is chosen by the upstream's answer, not by the operator. Without one, an
+   * answer by URL fails (nothing is fetched unguarded).
    */
   downloadImage?: (url: string, signal?: AbortSignal) => Promise<{ bytes: Buffer; contentType: string }>;
 }
@@ -30,8 +31,6 @@ export interface UpstreamTranscript {
   duration?: number;
   segments: Array<{ text: string; start: number; end: number }>;
 }
-
-const MAX_IMAGE_BYTES = 32 * 1024 * 1024;
 
 /**
  * From this size an images answer is joined and parsed an image at a time on the call's pace (sliced-json.ts):
@@ -125,12 +124,13 @@ export class OpenAiMediaClient {
           contentType: 'image/png',
           revisedPrompt: item.revised_prompt,
         });
-      else if (item?.url)
-        images.push({
-          ...(await (this.upstream.downloadImage ?? this.download.bind(this))(item.url, signal)),
-          revisedPrompt: item.revised_prompt,
-        });
-      else throw new UpstreamError('image upstream returned an entry without b64_json or url', 'protocol', 200);
+      else if (item?.url) {
+        // Fetched only through the caller's downloader (the gateway's: the public-address guard, size and time
+        // caps); never with a bare fetch to wherever an upstream's answer points.
+        if (!this.upstream.downloadImage)
+          throw new UpstreamError('image upstream answered a URL and no downloader is configured', 'protocol', 200);
+        images.push({ ...(await this.upstream.downloadImage(item.url, signal)), revisedPrompt: item.revised_prompt });
+      } else throw new UpstreamError('image upstream returned an entry without b64_json or url', 'protocol', 200);
     }
     return images;
   }
@@ -439,25 +439,6 @@ export class OpenAiMediaClient {
       );
     }
     return json;
-  }
-
-  private async download(url: string, signal?: AbortSignal): Promise<{ bytes: Buffer; contentType: string }> {
-    const timeout = AbortSignal.timeout(this.upstream.timeoutMs);
-    const res = await fetch(url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout }).catch(
-      (e: Error) => {
-        throw new UpstreamError(`generated image could not be downloaded: ${e.message}`, 'network', 0);
-      },
-    );
-    if (!res.ok || !res.body)
-      throw new UpstreamError(`generated image download answered HTTP ${res.status}`, 'http', res.status);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-      size += chunk.length;
-      if (size > MAX_IMAGE_BYTES) throw new UpstreamError('generated image is too large', 'protocol', 200);
-      chunks.push(Buffer.from(chunk));
-    }
-    return { bytes: Buffer.concat(chunks), contentType: res.headers.get('content-type') ?? 'image/png' };
   }
 }
 
