@@ -41,24 +41,37 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * Claims up to `limit` due deliveries of enabled endpoints: SKIP LOCKED lets replicas claim
-   * different rows at once, and the lease (lease_until, a new lease_token) keeps a claimed row from
-   * every other replica until it expires, so an attempt that outlives its replica (killed) is retried
-   * after WEBHOOK_LEASE_MS and no two attempts of one delivery overlap while the lease exceeds the
-   * delivery timeout (BaseConfig.validateExtra).
+   * Claims up to `limit` due deliveries of enabled endpoints, shared out between endpoints: each endpoint's
+   * oldest due delivery comes before any endpoint's second, and so on (the per-endpoint due index,
+   * webhook-migrations.ts), so an endpoint with a backlog takes at most its fair share of a batch while others
+   * have deliveries due, and the whole batch when none has. SKIP LOCKED lets replicas claim different rows at
+   * once, and the lease (lease_until, a new lease_token) keeps a claimed row from every other replica until it
+   * expires, so an attempt that outlives its replica (killed) is retried after WEBHOOK_LEASE_MS and no two
+   * attempts of one delivery overlap while the lease exceeds the delivery timeout (BaseConfig.validateExtra).
    */
   async claim(now: Date, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
     const result: unknown = await this.db.query(
-      `WITH due AS (
-         SELECT d.id FROM ${this.t.deliveries} d JOIN ${this.t.endpoints} e ON e.id = d.endpoint_id AND e.enabled
+      `WITH candidates AS (
+         SELECT c.id, c.turn, c.next_attempt_at FROM ${this.t.endpoints} e
+          CROSS JOIN LATERAL (
+            SELECT d.id, d.next_attempt_at, row_number() OVER (ORDER BY d.next_attempt_at, d.id) AS turn
+              FROM ${this.t.deliveries} d
+             WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= $1
+               AND (d.lease_until IS NULL OR d.lease_until <= $1)
+             ORDER BY d.next_attempt_at, d.id LIMIT $4) c
+          WHERE e.enabled
+          ORDER BY c.turn, c.next_attempt_at, c.id LIMIT $4),
+       due AS (
+         SELECT d.id FROM ${this.t.deliveries} d JOIN candidates c ON c.id = d.id
           WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
-          ORDER BY d.next_attempt_at, d.id LIMIT $3
+          ORDER BY c.turn, c.next_attempt_at, c.id LIMIT $3
           FOR UPDATE OF d SKIP LOCKED)
        UPDATE ${this.t.deliveries} d SET lease_until = $2, lease_token = gen_random_uuid(), attempts = d.attempts + 1, last_attempt_at = $1
          FROM due, ${this.t.endpoints} e, ${this.t.events} ev
         WHERE d.id = due.id AND e.id = d.endpoint_id AND ev.id = d.event_id
         RETURNING d.id, d.event_id, d.endpoint_id, d.attempts, d.lease_token, d.created_at, d.give_up_at, e.url, e.secret_sealed, ev.payload`,
-      [now, new Date(now.getTime() + leaseMs), limit],
+      // Twice the batch as candidates: rows another replica is claiming this instant are skipped, not waited for.
+      [now, new Date(now.getTime() + leaseMs), limit, limit * 2],
     );
     return returnedRows<ClaimedDelivery>(result);
   }
@@ -73,9 +86,16 @@ export class WebhookDeliveriesRepository {
     return this.finish(d, outcome, `next_attempt_at = $3`, [next]);
   }
 
-  /** Failed past the retry window: the delivery fails for good and its endpoint is disabled (recorded in the audit log). */
+  /**
+   * Failed past the retry window: the delivery fails for good and its endpoint is disabled (recorded in the audit
+   * log); the endpoint's other pending deliveries are paused with it (out of the due set until it is enabled again).
+   */
   gaveUp(d: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
     return this.db.transaction(async (m) => {
+      // The endpoint's row first, as an admin's change of it does (webhook-endpoints.repository.ts update): two of
+      // its deliveries giving up in one batch then take their turns instead of each holding its own row while
+      // waiting for the other's (pausing). NO KEY: enqueues (a foreign key's share lock) are not held up.
+      await m.query(`SELECT id FROM ${this.t.endpoints} WHERE id = $1 FOR NO KEY UPDATE`, [d.endpoint_id]);
       const ok = await this.finish(d, outcome, `status = 'failed'`, [], m);
       if (!ok) return false;
       const reason =
@@ -90,6 +110,7 @@ export class WebhookDeliveriesRepository {
         ),
       );
       if (endpoint) {
+        await pauseDeliveriesOf(m, this.t, d.endpoint_id);
         await this.audit.record(m, {
           ...systemContext(),
           action: 'webhook_endpoint.disabled',
@@ -100,6 +121,43 @@ export class WebhookDeliveriesRepository {
       }
       return true;
     });
+  }
+
+  /**
+   * The retention sweep: drops each event (with its deliveries and their attempts, ON DELETE CASCADE) whose
+   * deliveries are all finished (delivered, failed, or paused by a disabled endpoint) and were last touched
+   * before `cutoff`, `batch` events per statement so no statement holds its locks long; events being swept by
+   * another replica are skipped. It first pauses pending deliveries of disabled endpoints that an enqueue
+   * committed while the endpoint was being disabled. Answers how many events went.
+   */
+  async sweep(cutoff: Date, batch = 1000, stop?: AbortSignal): Promise<number> {
+    await this.db.query(
+      `UPDATE ${this.t.deliveries} SET status = 'paused' WHERE id IN (
+         SELECT d.id FROM ${this.t.deliveries} d JOIN ${this.t.endpoints} e ON e.id = d.endpoint_id
+          WHERE NOT e.enabled AND d.status = 'pending'
+          FOR UPDATE OF d SKIP LOCKED)`,
+    );
+    let total = 0;
+    while (!stop?.aborted) {
+      const n = returnedRows(
+        await this.db.query(
+          `DELETE FROM ${this.t.events} WHERE id IN (
+             SELECT ev.id FROM ${this.t.events} ev
+              WHERE ev.created_at < $1
+                AND NOT EXISTS (
+                      SELECT 1 FROM ${this.t.deliveries} d
+                       WHERE d.event_id = ev.id
+                         AND (d.status = 'pending' OR GREATEST(d.created_at, d.next_attempt_at, d.last_attempt_at, d.delivered_at) >= $1))
+              ORDER BY ev.created_at LIMIT $2
+              FOR UPDATE SKIP LOCKED)
+           RETURNING id`,
+          [cutoff, batch],
+        ),
+      ).length;
+      total += n;
+      if (n < batch) break;
+    }
+    return total;
   }
 
   private async finish(
@@ -123,4 +181,15 @@ export class WebhookDeliveriesRepository {
     );
     return true;
   }
+}
+
+/** Moves an endpoint's pending deliveries out of the due set (disabled); an in-flight attempt still records its outcome. */
+export async function pauseDeliveriesOf(
+  m: Pick<DataSource, 'query'>,
+  t: ReturnType<typeof webhookTables>,
+  endpointId: string,
+): Promise<void> {
+  await m.query(`UPDATE ${t.deliveries} SET status = 'paused' WHERE endpoint_id = $1 AND status = 'pending'`, [
+    endpointId,
+  ]);
 }

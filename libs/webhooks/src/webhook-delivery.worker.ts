@@ -11,12 +11,16 @@ import { WebhookSecrets } from './webhook-secrets';
 import { sendDelivery } from './webhook-sender';
 
 const BATCH = 10;
+const SWEEP_EVERY_MS = 60 * 60_000;
+const DAY_MS = 86_400_000;
 
 /**
  * Sends due deliveries, on every replica (WEBHOOK_WORKER): claims a batch under a lease
  * (webhook-deliveries.repository.ts), signs each per Standard Webhooks with the endpoint's secret, and
  * records the outcome only while it still holds the lease. Failures retry with exponential backoff and
  * jitter (webhook-backoff.ts) until WEBHOOK_RETRY_HOURS after the event, then the endpoint is disabled.
+ * A batch is shared out between endpoints (WebhookDeliveriesRepository.claim). At start and hourly it sweeps
+ * events whose deliveries all finished more than WEBHOOK_RETENTION_DAYS ago (WebhookDeliveriesRepository.sweep).
  * Schedules read the platform Clock, so tests move time instead of waiting.
  */
 @Injectable()
@@ -26,7 +30,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
   private readonly stop = new AbortController();
   private readonly allowed: BlockList | undefined;
   private timer?: NodeJS.Timeout;
+  private sweepTimer?: NodeJS.Timeout;
   private running: Promise<void> | null = null;
+  private sweeping: Promise<number> | null = null;
 
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
@@ -41,12 +47,36 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     if (!this.config.WEBHOOK_WORKER) return;
     this.timer = setInterval(() => void this.tick(), this.config.WEBHOOK_POLL_MS);
     this.timer.unref();
+    this.sweepTimer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
+    this.sweepTimer.unref();
+    void this.sweep(); // a replica restarted more often than hourly still sweeps
   }
 
   /** One pass unless one is running: claims and sends until nothing is due. */
   tick(): Promise<void> {
     this.running ??= this.drain().finally(() => (this.running = null));
     return this.running;
+  }
+
+  /**
+   * One retention sweep unless one is running: drops the events (and their deliveries and attempts) whose
+   * deliveries all finished before now (the Clock) minus WEBHOOK_RETENTION_DAYS. Answers how many events went.
+   */
+  sweep(): Promise<number> {
+    this.sweeping ??= this.sweepOnce().finally(() => (this.sweeping = null));
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<number> {
+    try {
+      const days = this.config.WEBHOOK_RETENTION_DAYS;
+      const n = await this.deliveries.sweep(new Date(this.clock.now() - days * DAY_MS), undefined, this.stop.signal);
+      if (n) this.log.log(`dropped ${n} webhook event(s) whose deliveries finished more than ${days} days ago`);
+      return n;
+    } catch (e) {
+      if (!this.stop.signal.aborted) this.log.error(`webhook retention sweep failed: ${(e as Error).message}`);
+      return 0;
+    }
   }
 
   private async drain(): Promise<void> {
@@ -112,7 +142,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
 
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.stop.abort();
-    await this.running;
+    await Promise.all([this.running, this.sweeping]);
   }
 }

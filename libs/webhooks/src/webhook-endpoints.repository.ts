@@ -4,6 +4,7 @@ import { randomUUID } from 'crypto';
 import { DataSource } from 'typeorm';
 import { AuditContext, AuditLog } from '@app/audit';
 import { returnedRows } from '@app/database';
+import { pauseDeliveriesOf } from './webhook-deliveries.repository';
 import { WEBHOOK_OPTIONS, WebhookOptions, webhookTables } from './webhook-options';
 
 export interface EndpointRow {
@@ -91,8 +92,9 @@ export class WebhookEndpointsRepository {
   }
 
   /**
-   * Applies changes; enabling an endpoint again restarts the retry window of its pending deliveries
-   * (from `now`), which would otherwise fail at once. Null when it does not exist.
+   * Applies changes. Disabling an endpoint pauses its pending deliveries (they leave the due set); enabling it
+   * again makes them pending with a retry window restarted from `now` (they would otherwise fail at once).
+   * Null when it does not exist.
    */
   update(
     id: string,
@@ -120,9 +122,12 @@ export class WebhookEndpointsRepository {
       );
       if (row.enabled && !before.enabled) {
         await m.query(
-          `UPDATE ${this.t.deliveries} SET give_up_at = $2, next_attempt_at = LEAST(next_attempt_at, $3) WHERE endpoint_id = $1 AND status = 'pending'`,
+          `UPDATE ${this.t.deliveries} SET status = 'pending', give_up_at = $2, next_attempt_at = LEAST(next_attempt_at, $3)
+            WHERE endpoint_id = $1 AND status IN ('pending', 'paused')`,
           [id, new Date(now.getTime() + retryMs), now],
         );
+      } else if (!row.enabled && before.enabled) {
+        await pauseDeliveriesOf(m, this.t, id);
       }
       await this.audit.record(m, {
         ...ctx,
@@ -162,7 +167,8 @@ export class WebhookEndpointsRepository {
 
   /**
    * Puts a delivery back in the queue (due now, a fresh retry window): the same event, the same
-   * webhook-id, so a receiver that already has it can drop it. Null when the endpoint has no such delivery.
+   * webhook-id, so a receiver that already has it can drop it; paused while the endpoint is disabled.
+   * Null when the endpoint has no such delivery.
    */
   redeliver(
     endpointId: string,
@@ -174,8 +180,10 @@ export class WebhookEndpointsRepository {
     return this.db.transaction(async (m) => {
       const [row] = returnedRows<{ id: string; event_id: string }>(
         await m.query(
-          `UPDATE ${this.t.deliveries} SET status = 'pending', next_attempt_at = $3, give_up_at = $4, lease_until = NULL, lease_token = NULL
-          WHERE id = $2::bigint AND endpoint_id = $1 RETURNING id, event_id`,
+          `UPDATE ${this.t.deliveries} d SET status = CASE WHEN e.enabled THEN 'pending' ELSE 'paused' END,
+                next_attempt_at = $3, give_up_at = $4, lease_until = NULL, lease_token = NULL
+            FROM ${this.t.endpoints} e
+          WHERE d.id = $2::bigint AND d.endpoint_id = $1 AND e.id = d.endpoint_id RETURNING d.id, d.event_id`,
           [endpointId, deliveryId, now, new Date(now.getTime() + retryMs)],
         ),
       );

@@ -92,3 +92,35 @@ export async function dropWebhookTables(q: QueryRunner, prefix: string): Promise
   await q.query(`DROP TABLE ${t.events}`);
   await q.query(`DROP TABLE ${t.endpoints}`);
 }
+
+/**
+ * Deliveries of a disabled endpoint leave the due set, and the due set is read per endpoint.
+ *
+ * Before: a disabled endpoint's pending deliveries (everything queued when the worker gave up on it, or when an
+ * admin disabled it) stayed `pending` in the due index `(next_attempt_at) WHERE status = 'pending'`, oldest
+ * first, and every claim walked past them to the enabled endpoints' rows; and a claim took the oldest due rows
+ * whoever's they were, so one endpoint with a backlog filled whole batches.
+ *
+ * Now: disabling an endpoint moves its pending deliveries to `paused` (out of the due set; enabling it again
+ * makes them `pending`), done here for the endpoints disabled already; the due index is per endpoint,
+ * `(endpoint_id, next_attempt_at, id) WHERE status = 'pending'`, so a claim takes each endpoint's oldest due
+ * rows in turn (webhook-deliveries.repository.ts `claim`).
+ */
+export async function pauseDisabledWebhookDeliveries(q: QueryRunner, prefix: string): Promise<void> {
+  const t = webhookTables(prefix);
+  await q.query(
+    `CREATE INDEX idx_${t.deliveries}_due_endpoint ON ${t.deliveries} (endpoint_id, next_attempt_at, id) WHERE status = 'pending'`,
+  );
+  await q.query(`DROP INDEX idx_${t.deliveries}_due`);
+  await q.query(
+    `UPDATE ${t.deliveries} SET status = 'paused'
+      WHERE status = 'pending' AND endpoint_id IN (SELECT id FROM ${t.endpoints} WHERE NOT enabled)`,
+  );
+}
+
+export async function unpauseDisabledWebhookDeliveries(q: QueryRunner, prefix: string): Promise<void> {
+  const t = webhookTables(prefix);
+  await q.query(`UPDATE ${t.deliveries} SET status = 'pending' WHERE status = 'paused'`);
+  await q.query(`CREATE INDEX idx_${t.deliveries}_due ON ${t.deliveries} (next_attempt_at) WHERE status = 'pending'`);
+  await q.query(`DROP INDEX idx_${t.deliveries}_due_endpoint`);
+}

@@ -150,7 +150,11 @@ export class WebhookDeliveryView {
   event_id: string;
   @ApiProperty({ example: 'key.created' })
   event_type: string;
-  @ApiProperty({ enum: ['pending', 'delivered', 'failed'], example: 'delivered' })
+  @ApiProperty({
+    enum: ['pending', 'delivered', 'failed', 'paused'],
+    example: 'delivered',
+    description: 'paused: held while the endpoint is disabled; pending again when it is enabled',
+  })
   status: string;
   @ApiProperty({ example: 1 })
   attempts: number;

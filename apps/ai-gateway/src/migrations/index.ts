@@ -13,6 +13,7 @@ import { BudgetWebhookEvents1796500000000 } from './1796500000000-BudgetWebhookE
 import { LimitsBatch1796600000000 } from './1796600000000-LimitsBatch';
 import { LimitsBatchLocksOnce1796700000000 } from './1796700000000-LimitsBatchLocksOnce';
 import { LimitCountersReadOnce1796800000000 } from './1796800000000-LimitCountersReadOnce';
+import { WebhookDeliveriesPaused1796950000000 } from './1796950000000-WebhookDeliveriesPaused';
 
 // Every migration of the AI gateway, in order (append new ones).
 export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -31,4 +32,5 @@ export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
   LimitsBatch1796600000000,
   LimitsBatchLocksOnce1796700000000,
   LimitCountersReadOnce1796800000000,
+  WebhookDeliveriesPaused1796950000000,
 ];

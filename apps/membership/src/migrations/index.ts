@@ -10,6 +10,7 @@ import { MemberSecondFactors1795900000000 } from './1795900000000-MemberSecondFa
 import { AuditLogAndWebhooks1796010000000 } from './1796010000000-AuditLogAndWebhooks';
 import { MemberSearchIndexes1796400000000 } from './1796400000000-MemberSearchIndexes';
 import { PasskeyTransportsKnown1796500000000 } from './1796500000000-PasskeyTransportsKnown';
+import { WebhookDeliveriesPaused1796950000000 } from './1796950000000-WebhookDeliveriesPaused';
 
 // Every migration of the membership app, in order (append new ones).
 export const MEMBERSHIP_MIGRATIONS: Type<MigrationInterface>[] = [
@@ -24,4 +25,5 @@ export const MEMBERSHIP_MIGRATIONS: Type<MigrationInterface>[] = [
   AuditLogAndWebhooks1796010000000,
   MemberSearchIndexes1796400000000,
   PasskeyTransportsKnown1796500000000,
+  WebhookDeliveriesPaused1796950000000,
 ];

@@ -203,6 +203,12 @@ export class BaseConfig {
   @Max(720)
   WEBHOOK_RETRY_HOURS: number = 24;
 
+  /** Days the webhook outbox keeps an event once all its deliveries finished (delivered, failed, or held for a disabled endpoint); swept at start and hourly by the delivery worker. */
+  @IsInt()
+  @Min(1)
+  @Max(365)
+  WEBHOOK_RETENTION_DAYS: number = 7;
+
   /** Run the webhook delivery worker on this replica. */
   @IsBoolean()
   WEBHOOK_WORKER: boolean = true;
