@@ -26,9 +26,11 @@ export async function sendDelivery(
   } catch {
     return { status: null, error: 'the endpoint URL is not valid' };
   }
+  // One deadline for the whole delivery, the name's lookup included.
+  const deadline = AbortSignal.any([AbortSignal.timeout(limits.timeoutMs), ...(limits.signal ? [limits.signal] : [])]);
   let addresses;
   try {
-    addresses = await publicAddressesOf(target, { allowed: limits.allowed });
+    addresses = await publicAddressesOf(target, { allowed: limits.allowed, signal: deadline });
   } catch (e) {
     return {
       status: null,
@@ -43,7 +45,6 @@ export async function sendDelivery(
     headersTimeout: limits.timeoutMs,
     bodyTimeout: limits.timeoutMs,
   });
-  const deadline = AbortSignal.any([AbortSignal.timeout(limits.timeoutMs), ...(limits.signal ? [limits.signal] : [])]);
   try {
     const res = await request(target, {
       method: 'POST',
