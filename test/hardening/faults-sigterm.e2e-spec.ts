@@ -177,6 +177,7 @@ describe('hardening: SIGTERM during uploads and streams (built apps as child pro
         let allHolding!: () => void;
         const everyUploadHolding = new Promise<void>((ok) => (allHolding = ok));
         const upload = (i: number, holdLastChunk?: () => Promise<unknown>) => {
+          const member = i === 99 ? 3 : i % 3;
           const { body, contentType } = multipart([
             {
               name: 'file',
@@ -190,7 +191,12 @@ describe('hardening: SIGTERM during uploads and streams (built apps as child pro
             rawRequest(child.url, {
               method: 'POST',
               path: '/api/v1/app/files',
-              headers: { authorization: `Bearer ${tokens[i === 99 ? 3 : i % 3]}`, 'content-type': contentType },
+              headers: {
+                authorization: `Bearer ${tokens[member]}`,
+                'content-type': contentType,
+                // Each member from an address of its own: a replica reads at most four uploads of one network.
+                'x-forwarded-for': `192.0.2.${member + 1}`,
+              },
               body,
               chunks: 10,
               chunkDelayMs: 20,

@@ -4,10 +4,17 @@ import * as path from 'path';
 import { createHash } from 'crypto';
 import { request as httpRequest } from 'http';
 import request from 'supertest';
-import { UploadAdmission } from '../../apps/membership/src/files/upload-admission';
+import {
+  UploadAdmission,
+  UPLOAD_RATE_GRACE_MS,
+  UPLOADS_IN_FLIGHT_PER_MEMBER,
+  UPLOADS_IN_FLIGHT_PER_NETWORK,
+  UPLOADS_IN_FLIGHT_PER_REPLICA,
+} from '../../apps/membership/src/files/upload-admission';
 import { FilesService } from '../../apps/membership/src/files/files.service';
 import { S3Storage } from '@app/storage';
 import { RunningApp, startMembership } from '../support/apps';
+import { FakeClock } from '../support/clock';
 import { bearer, client } from './fakes';
 import { sqlClient } from '../support/database';
 import { tinyPng } from '../support/png';
@@ -321,6 +328,125 @@ describe('membership: an upload is admitted before its body is read', () => {
       .set(bearer(token))
       .attach('file', tinyPng(), { filename: 'd.png', contentType: 'image/png' })
       .expect(200);
+  });
+});
+
+describe("membership: the replica's upload slots are not held by trickled bodies nor by one network", () => {
+  // REQUEST_TIMEOUT_MS far away: only the upload's own receive-rate floor can cut a trickle here.
+  const clock = new FakeClock();
+  let app: RunningApp;
+  let admission: UploadAdmission;
+  beforeAll(async () => {
+    app = await startMembership({ REQUEST_TIMEOUT_MS: '600000' }, { clock });
+    admission = app.app.get(UploadAdmission);
+  });
+  afterAll(() => app?.close());
+
+  /** Until the replica reads `n` uploads (a turn of the event loop at a time; no time limit of its own). */
+  const inFlight = async (n: number) => {
+    while (admission.inFlight !== n) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  /**
+   * An upload from `ip` (X-Forwarded-For, trusted from loopback) announcing 50 000 bytes, of which only the
+   * multipart head and a few bytes of a PNG are sent: the rest never comes.
+   */
+  const trickle = (token: string, ip: string) => {
+    const url = new URL(app.url);
+    const req = httpRequest({
+      host: url.hostname,
+      port: url.port,
+      method: 'POST',
+      path: UPLOAD,
+      headers: {
+        authorization: `Bearer ${token}`,
+        'x-forwarded-for': ip,
+        'content-type': 'multipart/form-data; boundary=x',
+        'content-length': '50000',
+      },
+    });
+    const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null }));
+      });
+      req.on('error', reject);
+    });
+    req.write(
+      '--x\r\nContent-Disposition: form-data; name="file"; filename="slow.png"\r\nContent-Type: image/png\r\n\r\n',
+    );
+    req.write(tinyPng().subarray(0, 16));
+    return { req, answer };
+  };
+
+  const upload = (token: string, ip: string) =>
+    request(app.url)
+      .post(UPLOAD)
+      .set(bearer(token))
+      .set('X-Forwarded-For', ip)
+      .attach('file', tinyPng(), { filename: 'ok.png', contentType: 'image/png' });
+
+  it("trickled uploads are cut with 408 after the grace and their slots go to another member's upload", async () => {
+    // Free accounts on four networks, each network at its share: every slot of the replica taken.
+    const networks = UPLOADS_IN_FLIGHT_PER_REPLICA / UPLOADS_IN_FLIGHT_PER_NETWORK;
+    const membersPerNetwork = UPLOADS_IN_FLIGHT_PER_NETWORK / UPLOADS_IN_FLIGHT_PER_MEMBER;
+    const trickles: ReturnType<typeof trickle>[] = [];
+    try {
+      for (let n = 0; n < networks; n++)
+        for (let m = 0; m < membersPerNetwork; m++) {
+          const token = await member(app, `trickler_${n}_${m}`);
+          for (let u = 0; u < UPLOADS_IN_FLIGHT_PER_MEMBER; u++) trickles.push(trickle(token, `203.0.113.${10 + n}`));
+        }
+      await inFlight(UPLOADS_IN_FLIGHT_PER_REPLICA);
+      const victim = await member(app, 'slot_victim');
+      const refused = await upload(victim, '203.0.113.99');
+      expect([refused.status, refused.headers['retry-after']]).toEqual([503, '1']);
+
+      clock.advance(UPLOAD_RATE_GRACE_MS);
+      const stored = await upload(victim, '203.0.113.99');
+      expect(stored.status).toBe(200);
+      const answers = await Promise.all(trickles.map((t) => t.answer));
+      for (const { status, body } of answers)
+        expect({ status, body }).toEqual({
+          status: 408,
+          body: {
+            code: 408,
+            message: 'Upload too slow: the file must arrive at 16 KiB/s at least; retry on a faster connection',
+            data: null,
+          },
+        });
+      expect(admission.inFlight).toBe(0);
+    } finally {
+      trickles.forEach((t) => t.req.destroy());
+    }
+  });
+
+  it('one network holds at most its share of the slots, whatever accounts it uses; another network is admitted', async () => {
+    const crowd = '203.0.113.50';
+    const trickles: ReturnType<typeof trickle>[] = [];
+    try {
+      for (let m = 0; m < UPLOADS_IN_FLIGHT_PER_NETWORK / UPLOADS_IN_FLIGHT_PER_MEMBER; m++) {
+        const token = await member(app, `crowd_${m}`);
+        for (let u = 0; u < UPLOADS_IN_FLIGHT_PER_MEMBER; u++) trickles.push(trickle(token, crowd));
+      }
+      await inFlight(UPLOADS_IN_FLIGHT_PER_NETWORK);
+      const fresh = await member(app, 'crowd_fresh');
+      const refused = await upload(fresh, crowd).set('Accept-Language', 'zh-CN');
+      expect([refused.status, refused.headers['retry-after'], refused.body]).toEqual([
+        429,
+        '1',
+        { code: 429, message: '你所在网络正在上传的文件过多，请等其中一个完成后重试', data: null },
+      ]);
+      const elsewhere = await upload(fresh, '203.0.113.51');
+      expect(elsewhere.status).toBe(200);
+      trickles.forEach((t) => t.req.destroy());
+      await Promise.allSettled(trickles.map((t) => t.answer));
+      await inFlight(0);
+      expect((await upload(fresh, crowd)).status).toBe(200);
+    } finally {
+      trickles.forEach((t) => t.req.destroy());
+    }
   });
 });
 

@@ -21,6 +21,8 @@ export enum ErrorCode {
   UNAUTHORIZED = 401,
   FORBIDDEN = 403,
   NOT_FOUND = 404,
+  /** A request body arriving too slowly (an upload below its receive-rate floor). */
+  REQUEST_TIMEOUT = 408,
   CONFLICT = 409,
   PAYLOAD_TOO_LARGE = 413,
   UNSUPPORTED_MEDIA_TYPE = 415,

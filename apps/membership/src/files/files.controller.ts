@@ -46,6 +46,12 @@ export class FilesController {
   @ApiEnvelope(FileUploadResponse)
   @ApiResponse({ status: 400, description: 'code 10000: no part named file', type: ErrorEnvelope })
   @ApiResponse({
+    status: 408,
+    description:
+      'code 408: the body arrived slower than 16 KiB/s on average after its first 10 s (the connection is closed)',
+    type: ErrorEnvelope,
+  })
+  @ApiResponse({
     status: 413,
     description:
       'code 413: file too large (UPLOAD_MAX_BYTES), or the member keeps UPLOAD_MAX_BYTES_PER_MEMBER of files already',
@@ -54,7 +60,13 @@ export class FilesController {
   @ApiResponse({ status: 415, description: 'code 415: type not allowed (decided by the bytes)', type: ErrorEnvelope })
   @ApiResponse({
     status: 429,
-    description: 'code 429: two uploads of the member are still being received by this server (Retry-After)',
+    description:
+      'code 429: two uploads of the member, or four from its network (IPv4 address, IPv6 /64), are still being received by this server (Retry-After)',
+    type: ErrorEnvelope,
+  })
+  @ApiResponse({
+    status: 503,
+    description: 'code 503: this server is receiving 16 uploads already (Retry-After)',
     type: ErrorEnvelope,
   })
   async upload(

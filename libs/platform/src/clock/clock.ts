@@ -10,8 +10,11 @@ export class Clock {
     return Date.now();
   }
 
-  /** Resolves once `ms` have passed on this clock (a test's clock resolves it when moved past that point). */
+  /**
+   * Resolves once `ms` have passed on this clock (a test's clock resolves it when moved past that point). The
+   * wait does not keep the process up by itself: what waits is a request or a check that its server keeps alive.
+   */
   sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, ms));
+    return new Promise((resolve) => setTimeout(resolve, ms).unref());
   }
 }
