@@ -64,17 +64,14 @@ function sendPieces(
   for (const p of pieces) length += p.length;
   res.writeHead(status, jsonHead(extra, length));
   let next = 0;
-  let deadline = Infinity;
+  // An answer queued behind another on a pipelined connection has no socket yet (Node gives it one when the
+  // answers before it are sent): its first run is written (Node holds it, and reads no further request of the
+  // connection meanwhile), and its deadline starts once it has the socket (drainedOrCut waits for it untimed).
+  let deadline =
+    stallMs === undefined || res.socket === null ? undefined : answerDeadline(performance.now(), stallMs, length);
   const later = (): void => void setImmediate(pump);
-  const start = (): void => {
-    if (stallMs !== undefined) deadline = answerDeadline(performance.now(), stallMs, length);
-    pump();
-  };
   // A client gone (or an answer ended elsewhere) stops the pump, and no listener keeps the pieces alive.
-  res.once('close', () => {
-    res.off('drain', later);
-    res.off('socket', start);
-  });
+  res.once('close', () => res.off('drain', later));
   const pump = (): void => {
     if (res.destroyed || res.writableEnded) return;
     let budget = PIECES_PER_TURN;
@@ -89,12 +86,13 @@ function sendPieces(
     if (next === pieces.length) res.end();
     else if (room) later();
     else if (stallMs === undefined) res.once('drain', later);
-    else void drainedOrCut(res, Math.max(0, Math.min(stallMs, deadline - performance.now()))).then(later);
+    else {
+      if (deadline === undefined && res.socket !== null) deadline = answerDeadline(performance.now(), stallMs, length);
+      const left = deadline === undefined ? stallMs : Math.max(0, Math.min(stallMs, deadline - performance.now()));
+      void drainedOrCut(res, left).then(later);
+    }
   };
-  // An answer queued behind another on a pipelined connection has no socket yet (Node gives it one when the
-  // answers before it are sent): its pieces wait, and its stall time and deadline start, once it has one.
-  if (res.socket === null) res.once('socket', start);
-  else start();
+  pump();
 }
 
 /** Bytes of a pieced answer given to the socket per turn of the event loop. */

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'events';
 import type { Response } from 'express';
+import { queuedAnswer } from '../../../../test/support/pipelined';
 import { clientGone, SseResponse } from './sse-response';
 
 /** A response whose client reads nothing: every write is refused until `drain`, which never comes unless emitted. */
@@ -56,5 +57,21 @@ describe('SseResponse', () => {
     await jest.advanceTimersByTimeAsync(60_000);
     expect(res.destroyed).toBe(false);
     expect(res.writes).toBe(5);
+  });
+});
+
+describe('clientGone', () => {
+  it('fires for an answer queued behind another on a pipelined connection when that connection closes', async () => {
+    const { res, client, close } = await queuedAnswer();
+    try {
+      expect(res.socket).toBeNull();
+      const gone = clientGone(res as unknown as Response);
+      const aborted = new Promise<void>((resolve) => gone.signal.addEventListener('abort', () => resolve()));
+      client.destroy();
+      await aborted;
+      expect(gone.aborted).toBe(true);
+    } finally {
+      await close();
+    }
   });
 });

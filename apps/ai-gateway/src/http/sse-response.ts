@@ -1,6 +1,6 @@
 import { AbortSource } from '@app/llm';
 import type { Response } from 'express';
-import { drainedOrCut } from '@app/platform';
+import { drainedOrCut, queuedOn } from '@app/platform';
 
 /**
  * A text/event-stream response that forwards each event at once and respects back-pressure. A client
@@ -43,11 +43,21 @@ export class SseResponse {
   }
 }
 
-/** An abort signal that fires when the client goes away before the response finished. */
+/**
+ * An abort signal that fires when the client goes away before the response finished: its 'close', or for an
+ * answer queued behind another on a pipelined connection (which Node does not close with its connection), the
+ * connection's close while it waits.
+ */
 export function clientGone(res: Response): AbortSource {
   const ac = new AbortSource();
-  res.once('close', () => {
+  const gone = () => {
     if (!res.writableFinished) ac.abort();
-  });
+  };
+  res.once('close', gone);
+  const connection = queuedOn(res);
+  if (connection) {
+    connection.once('close', gone);
+    res.once('socket', () => connection.off('close', gone));
+  }
   return ac;
 }

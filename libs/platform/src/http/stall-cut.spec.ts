@@ -2,6 +2,7 @@ import { EventEmitter } from 'events';
 import * as http from 'http';
 import * as net from 'net';
 import type { AddressInfo } from 'net';
+import { queuedAnswer } from '../../../../test/support/pipelined';
 import { cutStalledAnswer, drainedOrCut, MIN_ANSWER_BYTES_PER_SECOND, StallTimers } from './stall-cut';
 
 /** A server answering every request with `bytes` in one end(), under cutStalledAnswer. */
@@ -166,6 +167,21 @@ describe('drainedOrCut', () => {
       void drained;
     } finally {
       jest.useRealTimers();
+    }
+  });
+
+  it('ends the wait of an answer queued on a pipelined connection when that connection closes, and destroys it', async () => {
+    const { res, client, close } = await queuedAnswer();
+    try {
+      expect(res.socket).toBeNull();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      while (res.write(Buffer.alloc(64 * 1024))) void 0;
+      const waited = drainedOrCut(res, 600_000);
+      client.destroy();
+      await waited;
+      expect(res.destroyed).toBe(true);
+    } finally {
+      await close();
     }
   });
 });

@@ -28,35 +28,54 @@ const realTimers: StallTimers = {
   },
 };
 
+type Answer = Pick<ServerResponse, 'on' | 'off' | 'destroy'> & {
+  socket?: ServerResponse['socket'];
+  req?: { socket?: Pick<Socket, 'once' | 'off'> | null };
+};
+
+/**
+ * The connection of an answer queued behind another on a pipelined connection (no socket of its own yet), else
+ * undefined. Node closes no queued answer when that connection closes (neither 'close' nor 'socket' comes):
+ * whoever waits on such an answer listens to the connection too.
+ */
+export function queuedOn(res: Answer): Pick<Socket, 'once' | 'off'> | undefined {
+  return res.socket === null ? (res.req?.socket ?? undefined) : undefined;
+}
+
 /**
  * Resolves when `res` drains or closes; destroys it when neither happens within `stallMs`: a client that
  * takes none of an answer written a piece at a time that long is cut (streamed answers: SSE, speech; pieced
  * JSON answers). What cutStalledAnswer does for an answer once it is ended. An answer queued behind another on
- * a pipelined connection has no socket yet: its stall time starts when Node gives it one ('socket').
+ * a pipelined connection cannot be sent yet: its stall time starts when Node gives it the socket ('socket'),
+ * and the connection closing meanwhile ends the wait (and destroys the answer).
  */
-export function drainedOrCut(
-  res: Pick<ServerResponse, 'on' | 'off' | 'destroy'> & { socket?: ServerResponse['socket'] },
-  stallMs: number,
-): Promise<void> {
+export function drainedOrCut(res: Answer, stallMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
     let timer: NodeJS.Timeout | undefined;
+    const connection = queuedOn(res);
     const done = () => {
       clearTimeout(timer);
       res.off('drain', done);
       res.off('close', done);
       res.off('socket', arm);
+      connection?.off('close', lost);
       resolve();
     };
+    const lost = () => {
+      done();
+      res.destroy();
+    };
     const arm = () => {
-      timer = setTimeout(() => {
-        done();
-        res.destroy();
-      }, stallMs);
+      // Sent from now on: its own 'close' tells of the connection.
+      connection?.off('close', lost);
+      timer = setTimeout(lost, stallMs);
     };
     res.on('drain', done);
     res.on('close', done);
-    if (res.socket === null) res.on('socket', arm);
-    else arm();
+    if (res.socket === null) {
+      res.on('socket', arm);
+      connection?.once('close', lost);
+    } else arm();
   });
 }
 
