@@ -53,7 +53,7 @@ export class ModerateContentService {
     try {
       if (parsed.images.length)
         parsed.value = await this.inlineImages(parsed.value as ModerationPart[], parsed.images, signal);
-      const routed = await this.router.media(model.name, { signal, key: principal.id }, (d, upstreamModel) =>
+      const routed = await this.router.media(model.name, { signal, key: reservation.share }, (d, upstreamModel) =>
         this.client(d).moderate({ input: parsed.value, model: upstreamModel }, signal),
       );
       // Billed for what was classified: never more results than inputs sent.
