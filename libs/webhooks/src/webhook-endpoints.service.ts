@@ -109,7 +109,11 @@ export class WebhookEndpointsService {
     const parsed = new URL(url);
     if (parsed.username || parsed.password) throw this.options.errors.invalid('url', 'url must not carry credentials');
     try {
-      await publicAddressesOf(parsed, { allowed: addressAllowList(allowedCidrs(this.config)) });
+      await publicAddressesOf(parsed, {
+        allowed: addressAllowList(allowedCidrs(this.config)),
+        // As long as a delivery's whole attempt may take: the name's lookup has no longer here.
+        signal: AbortSignal.timeout(this.config.WEBHOOK_TIMEOUT_MS),
+      });
     } catch (e) {
       if (e instanceof AddressRefused && e.reason === 'forbidden')
         throw this.options.errors.invalid(

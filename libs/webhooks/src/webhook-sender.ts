@@ -37,7 +37,9 @@ export async function sendDelivery(
       error:
         e instanceof AddressRefused && e.reason === 'forbidden'
           ? 'refused: the endpoint address is not public'
-          : 'the endpoint name did not resolve',
+          : deadline.aborted
+            ? 'the endpoint name was not resolved in time'
+            : 'the endpoint name did not resolve',
     };
   }
   const agent = new Agent({

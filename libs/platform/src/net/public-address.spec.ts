@@ -1,7 +1,7 @@
 import { pbkdf2 } from 'crypto';
 import { createSocket, type Socket } from 'dgram';
 import { promisify } from 'util';
-import { AddressRefused, dnsResolver, publicAddressesOf } from './public-address';
+import { AddressRefused, addressAllowList, dnsResolver, publicAddressesOf } from './public-address';
 
 /**
  * A name server on loopback UDP speaking just enough of RFC 1035: it answers A and AAAA questions from a
@@ -122,6 +122,10 @@ describe('dnsResolver (caller-chosen names)', () => {
       await expect(publicAddressesOf(new URL(`http://${host}:8080/`), { resolve })).rejects.toEqual(
         new AddressRefused('forbidden'),
       );
+    // An allowlist of IPv4's loopback takes it, as it took getaddrinfo's answer.
+    await expect(
+      publicAddressesOf(new URL('http://localhost:8080/'), { resolve, allowed: addressAllowList(['127.0.0.1/32']) }),
+    ).resolves.toEqual([{ address: '127.0.0.1', family: 4 }]);
     expect(server.questions.length).toBe(before);
   });
 

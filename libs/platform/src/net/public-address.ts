@@ -12,13 +12,15 @@ export type Resolver = (hostname: string, signal?: AbortSignal) => Promise<Array
 
 /** How long one DNS query of a caller-chosen name may take on its first try (c-ares doubles it on the next). */
 export const DNS_QUERY_TIMEOUT_MS = 1000;
-/** Tries per query: a name server that never answers ends a lookup after about 1 + 2 seconds. */
+/**
+ * Tries per query and name server: one that never answers ends a lookup after about 1 + 2 seconds (c-ares tries
+ * each name server of resolv.conf in turn, so three silent ones take about three times that); the fetch's or
+ * delivery's own deadline ends the wait sooner.
+ */
 export const DNS_QUERY_TRIES = 2;
 
-const LOOPBACK = [
-  { address: '127.0.0.1', family: 4 },
-  { address: '::1', family: 6 },
-];
+/** What `localhost` names are: IPv4's loopback, as getaddrinfo answers it on most hosts (an allowlist of 127.0.0.1/32 takes it). */
+const LOOPBACK = [{ address: '127.0.0.1', family: 4 }];
 
 /**
  * The resolver of caller-chosen host names: DNS queries (A and AAAA) on c-ares, with a deadline of their own.
