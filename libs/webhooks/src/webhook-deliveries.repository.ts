@@ -48,8 +48,9 @@ export class WebhookDeliveriesRepository {
    * once, and the lease (lease_until, a new lease_token) keeps a claimed row from every other replica until it
    * expires, so an attempt that outlives its replica (killed) is retried after WEBHOOK_LEASE_MS and no two
    * attempts of one delivery overlap while the lease exceeds the delivery timeout (BaseConfig.validateExtra).
+   * `skip`: endpoints the caller has enough attempts of in flight already (none of theirs is claimed).
    */
-  async claim(now: Date, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
+  async claim(now: Date, leaseMs: number, limit: number, skip: readonly string[] = []): Promise<ClaimedDelivery[]> {
     const result: unknown = await this.db.query(
       `WITH candidates AS (
          SELECT c.id, c.turn, c.next_attempt_at FROM ${this.t.endpoints} e
@@ -59,7 +60,7 @@ export class WebhookDeliveriesRepository {
              WHERE d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= $1
                AND (d.lease_until IS NULL OR d.lease_until <= $1)
              ORDER BY d.next_attempt_at, d.id LIMIT $4) c
-          WHERE e.enabled
+          WHERE e.enabled AND NOT (e.id = ANY($5::uuid[]))
           ORDER BY c.turn, c.next_attempt_at, c.id LIMIT $4),
        due AS (
          SELECT d.id FROM ${this.t.deliveries} d JOIN candidates c ON c.id = d.id
@@ -71,7 +72,7 @@ export class WebhookDeliveriesRepository {
         WHERE d.id = due.id AND e.id = d.endpoint_id AND ev.id = d.event_id
         RETURNING d.id, d.event_id, d.endpoint_id, d.attempts, d.lease_token, d.created_at, d.give_up_at, e.url, e.secret_sealed, ev.payload`,
       // Twice the batch as candidates: rows another replica is claiming this instant are skipped, not waited for.
-      [now, new Date(now.getTime() + leaseMs), limit, limit * 2],
+      [now, new Date(now.getTime() + leaseMs), limit, limit * 2, skip],
     );
     return returnedRows<ClaimedDelivery>(result);
   }
@@ -138,24 +139,36 @@ export class WebhookDeliveriesRepository {
           FOR UPDATE OF d SKIP LOCKED)`,
     );
     let total = 0;
+    // Keyset order (created_at, id): each statement goes on after the last event the one before looked at, so
+    // events that must stay (a pending delivery, a recent attempt) are read once per sweep, not once a statement.
+    // (The time goes and comes back as text: a Date would drop its microseconds, and start the next one early.)
+    let after: { at: string; id: string } | null = null;
     while (!stop?.aborted) {
-      const n = returnedRows(
+      const rows: SweepStep[] = returnedRows<SweepStep>(
         await this.db.query(
-          `DELETE FROM ${this.t.events} WHERE id IN (
-             SELECT ev.id FROM ${this.t.events} ev
-              WHERE ev.created_at < $1
-                AND NOT EXISTS (
-                      SELECT 1 FROM ${this.t.deliveries} d
-                       WHERE d.event_id = ev.id
-                         AND (d.status = 'pending' OR GREATEST(d.created_at, d.next_attempt_at, d.last_attempt_at, d.delivered_at) >= $1))
-              ORDER BY ev.created_at LIMIT $2
-              FOR UPDATE SKIP LOCKED)
-           RETURNING id`,
-          [cutoff, batch],
+          `WITH scanned AS (
+             SELECT ev.id, ev.created_at FROM ${this.t.events} ev
+              WHERE ev.created_at < $1 AND ($3::timestamptz IS NULL OR (ev.created_at, ev.id) > ($3, $4))
+              ORDER BY ev.created_at, ev.id LIMIT $2),
+           gone AS (
+             DELETE FROM ${this.t.events} WHERE id IN (
+               SELECT ev.id FROM ${this.t.events} ev JOIN scanned s ON s.id = ev.id
+                WHERE NOT EXISTS (
+                        SELECT 1 FROM ${this.t.deliveries} d
+                         WHERE d.event_id = ev.id
+                           AND (d.status = 'pending' OR GREATEST(d.created_at, d.next_attempt_at, d.last_attempt_at, d.delivered_at) >= $1))
+                FOR UPDATE OF ev SKIP LOCKED)
+             RETURNING id),
+           last AS (SELECT created_at, id FROM scanned ORDER BY created_at DESC, id DESC LIMIT 1)
+           SELECT (SELECT count(*) FROM gone)::int AS deleted, (SELECT count(*) FROM scanned)::int AS scanned,
+                  (SELECT created_at::text FROM last) AS last_at, (SELECT id FROM last) AS last_id`,
+          [cutoff, batch, after?.at ?? null, after?.id ?? null],
         ),
-      ).length;
-      total += n;
-      if (n < batch) break;
+      );
+      const r: SweepStep = rows[0];
+      total += r.deleted;
+      if (r.scanned < batch || !r.last_at || !r.last_id) break;
+      after = { at: r.last_at, id: r.last_id };
     }
     return total;
   }
@@ -181,6 +194,14 @@ export class WebhookDeliveriesRepository {
     );
     return true;
   }
+}
+
+/** One statement of the retention sweep: events deleted and looked at, and the last one looked at. */
+interface SweepStep {
+  deleted: number;
+  scanned: number;
+  last_at: string | null;
+  last_id: string | null;
 }
 
 /** Moves an endpoint's pending deliveries out of the due set (disabled); an in-flight attempt still records its outcome. */

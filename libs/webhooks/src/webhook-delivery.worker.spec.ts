@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import type { AuditContext } from '@app/audit';
 import { RunningApp, startMembership } from '../../../test/support/apps';
 import { FakeClock } from '../../../test/support/clock';
+import { until } from '../../../test/support/until';
 import { queryRows } from '../../../test/support/database';
 import { WebhookReceiver } from '../../../test/support/webhook-receiver';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
@@ -70,6 +71,9 @@ describe('WebhookDeliveryWorker: retention sweep, disabled endpoints, shared bat
         WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
         WEBHOOK_RETRY_HOURS: '24',
         WEBHOOK_RETENTION_DAYS: '7',
+        // The longest allowed: no attempt times out during a test (a held request ends when its test releases it).
+        WEBHOOK_TIMEOUT_MS: '60000',
+        WEBHOOK_LEASE_MS: '120000',
       },
       { clock },
     );
@@ -139,6 +143,27 @@ describe('WebhookDeliveryWorker: retention sweep, disabled endpoints, shared bat
     clock.advance(8 * DAY);
     expect(await deliveries.sweep(new Date(clock.now() - 7 * DAY), 2)).toBe(5);
     expect(await eventsLeft(events)).toEqual([]);
+  });
+
+  it('sweeps past the events it must keep, in as many statements as the events take, however many come first', async () => {
+    await endpoint(['member.disabled']); // never delivered: its events stay pending
+    const kept = await enqueue('member.disabled', 5);
+    clock.advance(1000);
+    await endpoint(['member.registered'], await receiver());
+    const done = await enqueue('member.registered', 5);
+    // Delivers the second endpoint's five (the first's fail and are retried later).
+    await worker.tick();
+    clock.advance(8 * DAY);
+    const statements = jest.spyOn(app.app.get(DataSource), 'query');
+    try {
+      expect(await deliveries.sweep(new Date(clock.now() - 7 * DAY), 2)).toBe(5);
+      // Ten events two a statement: five statements and the empty one that ends the sweep, and the pausing one.
+      expect(statements.mock.calls.length).toBeLessThanOrEqual(7);
+    } finally {
+      statements.mockRestore();
+    }
+    expect(await eventsLeft(done)).toEqual([]);
+    expect(await eventsLeft(kept)).toEqual([...kept].sort());
   });
 
   it("a disabled endpoint's pending deliveries leave the due set: never claimed or sent, held until it is enabled again", async () => {
@@ -221,5 +246,23 @@ describe('WebhookDeliveryWorker: retention sweep, disabled endpoints, shared bat
     const next = await deliveries.claim(now, 60_000, 10);
     expect(perEndpoint(next)).toEqual([10, 0, 0]);
     expect(await deliveries.claim(now, 60_000, 100)).toHaveLength(15);
+  });
+
+  it("a slow endpoint's attempts hold their own slots, not the pass: others' deliveries go on meanwhile", async () => {
+    const slow = await receiver('hang');
+    const fast = await receiver();
+    await endpoint(['member.registered'], slow);
+    await endpoint(['member.disabled'], fast);
+    await enqueue('member.registered', 30); // the oldest due deliveries are all the slow endpoint's
+    clock.advance(1000);
+    await enqueue('member.disabled', 20);
+    const pass = worker.tick();
+    // All twenty of the fast endpoint's deliveries arrive while the slow one holds half of the worker's slots.
+    await until(() => fast.of('member.disabled').length === 20);
+    expect(slow.holding).toBe(5);
+    // The slow endpoint goes away: its held attempts end (failed, retried later) and the pass is over.
+    await slow.close();
+    await pass;
+    expect(fast.of('member.disabled')).toHaveLength(20);
   });
 });

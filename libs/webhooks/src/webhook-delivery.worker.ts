@@ -10,7 +10,10 @@ import { allowedCidrs } from './webhook-endpoints.service';
 import { WebhookSecrets } from './webhook-secrets';
 import { sendDelivery } from './webhook-sender';
 
+/** Attempts a replica runs at once. */
 const BATCH = 10;
+/** Attempts of one endpoint a replica runs at once: a slow endpoint holds at most half of the slots. */
+const PER_ENDPOINT = BATCH / 2;
 const SWEEP_EVERY_MS = 60 * 60_000;
 const DAY_MS = 86_400_000;
 
@@ -19,7 +22,9 @@ const DAY_MS = 86_400_000;
  * (webhook-deliveries.repository.ts), signs each per Standard Webhooks with the endpoint's secret, and
  * records the outcome only while it still holds the lease. Failures retry with exponential backoff and
  * jitter (webhook-backoff.ts) until WEBHOOK_RETRY_HOURS after the event, then the endpoint is disabled.
- * A batch is shared out between endpoints (WebhookDeliveriesRepository.claim). At start and hourly it sweeps
+ * Up to BATCH attempts run at once, each slot claimed again as soon as its attempt ends (a slow attempt holds its
+ * slot, not the others'), claims shared out between endpoints (WebhookDeliveriesRepository.claim) and at most
+ * PER_ENDPOINT attempts of one endpoint at once. At start and hourly it sweeps
  * events whose deliveries all finished more than WEBHOOK_RETENTION_DAYS ago (WebhookDeliveriesRepository.sweep).
  * Schedules read the platform Clock, so tests move time instead of waiting.
  */
@@ -80,14 +85,44 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
   }
 
   private async drain(): Promise<void> {
+    const running = new Set<Promise<void>>();
+    const perEndpoint = new Map<string, number>();
     try {
       while (!this.stop.signal.aborted) {
-        const batch = await this.deliveries.claim(new Date(this.clock.now()), this.config.WEBHOOK_LEASE_MS, BATCH);
-        await Promise.all(batch.map((d) => this.attempt(d)));
-        if (batch.length < BATCH) return;
+        const room = BATCH - running.size;
+        if (room > 0) {
+          const full = [...perEndpoint].filter(([, n]) => n >= PER_ENDPOINT).map(([id]) => id);
+          const claimed = await this.deliveries.claim(
+            new Date(this.clock.now()),
+            this.config.WEBHOOK_LEASE_MS,
+            room,
+            full,
+          );
+          for (const d of claimed) {
+            perEndpoint.set(d.endpoint_id, (perEndpoint.get(d.endpoint_id) ?? 0) + 1);
+            const attempt: Promise<void> = this.attempt(d)
+              .catch((e: unknown) => {
+                if (!this.stop.signal.aborted)
+                  this.log.error(`webhook delivery ${d.id} failed: ${(e as Error).message}`);
+              })
+              .finally(() => {
+                running.delete(attempt);
+                const n = (perEndpoint.get(d.endpoint_id) ?? 1) - 1;
+                if (n > 0) perEndpoint.set(d.endpoint_id, n);
+                else perEndpoint.delete(d.endpoint_id);
+              });
+            running.add(attempt);
+          }
+        }
+        // Nothing due and nothing running: the pass is over (the next poll starts another).
+        if (running.size === 0) return;
+        // A slot frees as soon as one attempt ends, and is claimed again at once.
+        await Promise.race(running);
       }
     } catch (e) {
       if (!this.stop.signal.aborted) this.log.error(`webhook delivery pass failed: ${(e as Error).message}`);
+    } finally {
+      await Promise.allSettled(running);
     }
   }
 
