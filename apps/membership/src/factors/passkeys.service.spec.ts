@@ -190,6 +190,23 @@ describe('PasskeysService: registration and assertions', () => {
     expect(await passkeys.list(member.id)).toHaveLength(0);
   });
 
+  it('refuses an unfit RSA key before verifying anything else of the registration (an attestation signed with it would cost a verification)', async () => {
+    const member = await newMember();
+    const authenticator = new SoftwareAuthenticator({ key: rsaKey({ exponent: 'huge' }) });
+    const credential = authenticator.register(await optionsFor(member));
+    // Answering a challenge never issued: a verification would refuse it for that, were it run first.
+    const client = JSON.parse(Buffer.from(credential.response.clientDataJSON, 'base64url').toString('utf8'));
+    credential.response.clientDataJSON = Buffer.from(
+      JSON.stringify({ ...client, challenge: 'bm90LWlzc3VlZA' }),
+    ).toString('base64url');
+    await expect(
+      passkeys.register(member.id, credential, 'Laptop', recordOf(member, 'passkey_added')),
+    ).rejects.toMatchObject({
+      code: ErrorCode.PASSKEY_REGISTRATION_FAILED,
+      message: expect.stringContaining('its RSA public exponent is not 65537'),
+    });
+  });
+
   it('never verifies an assertion of an RSA passkey stored with a huge exponent (registered before it was refused)', async () => {
     const member = await newMember();
     const authenticator = new SoftwareAuthenticator({ key: rsaKey({ exponent: 'huge' }) });

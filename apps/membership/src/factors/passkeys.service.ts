@@ -11,7 +11,13 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers';
+import {
+  cose,
+  decodeAttestationObject,
+  decodeCredentialPublicKey,
+  isoBase64URL,
+  parseAuthenticatorData,
+} from '@simplewebauthn/server/helpers';
 import { BusinessException, ErrorCode, msg } from '@app/envelope';
 import { Clock, SharedState } from '@app/platform';
 import type { FactorChangeRecord } from './factor-change';
@@ -64,6 +70,19 @@ export function unfitPublicKey(publicKey: Uint8Array): string | null {
   if (bits < RSA_MODULUS_BITS.min || bits > RSA_MODULUS_BITS.max)
     return `its RSA modulus has ${bits} bits, not ${RSA_MODULUS_BITS.min} to ${RSA_MODULUS_BITS.max}`;
   return null;
+}
+
+/**
+ * The public key a registration's attestation carries, read before any signature is checked (so a key refused
+ * here costs no verification with it); undefined when it cannot be read (the verification then refuses it).
+ */
+function attestedPublicKey(credential: RegistrationResponseJSON): Uint8Array | undefined {
+  try {
+    const attestation = decodeAttestationObject(isoBase64URL.toBuffer(credential.response.attestationObject));
+    return parseAuthenticatorData(attestation.get('authData')).credentialPublicKey;
+  } catch {
+    return undefined;
+  }
 }
 
 function withoutLeadingZeros(bytes: Uint8Array): Uint8Array {
@@ -153,6 +172,15 @@ export class PasskeysService {
         ErrorCode.PASSKEY_REGISTRATION_FAILED,
         msg('factors.passkeyRegistrationFailed', { reason }),
       );
+    // The key's size and kind first: a self-attested RSA key with a huge exponent would cost its verification.
+    const attested =
+      typeof credential?.response?.attestationObject === 'string' ? attestedPublicKey(credential) : undefined;
+    if (attested) {
+      if (attested.length > MAX_PASSKEY_PUBLIC_KEY_BYTES)
+        throw refused(`its public key is larger than ${MAX_PASSKEY_PUBLIC_KEY_BYTES} bytes`);
+      const unfitAttested = unfitPublicKey(attested);
+      if (unfitAttested) throw refused(unfitAttested);
+    }
     let verification;
     try {
       verification = await verifyRegistrationResponse({
