@@ -39,6 +39,9 @@ export class S3Storage implements ObjectStorage {
         options.accessKeyId && options.secretAccessKey
           ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey }
           : undefined,
+      // Deadlines of its own: a storage server that stops answering fails the call (a connection in 5 s, then no
+      // 30 s without a byte), not holds one of the pool's 50 sockets with the request waiting on it.
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
     });
   }
 
