@@ -547,4 +547,32 @@ describe('AI gateway /v1/responses: stored bytes a key may load per minute (AI_R
     clock.advance(60_000);
     expect((await post(a, followUp)).status).toBe(200);
   });
+
+  it('counts what reading a stored response back loads (GET /v1/responses/{id}, its input items) against the same minute', async () => {
+    const c = (await f.createKey({ name: 'load-c' })).key;
+    const stored = await post(c, { model: 'vendor-gpt-4', input: 'word '.repeat(400) });
+    const [{ bytes }] = await query(f.gw.dbUrl, `SELECT bytes::int AS bytes FROM ai_responses WHERE id = $1`, [
+      stored.body.id,
+    ]);
+    const get = async (path: string) => {
+      const res = await fetch(`${f.gw.url}/v1/responses/${stored.body.id}${path}`, {
+        headers: { authorization: `Bearer ${c}` },
+      });
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() };
+    };
+    const fits = Math.floor(LIMIT / bytes);
+    for (let i = 0; i < fits; i++) expect((await get(i % 2 ? '' : '/input_items')).status).toBe(200);
+    for (const path of ['', '/input_items']) {
+      const refused = await get(path);
+      expect([refused.status, refused.body.error.code, refused.body.error.param]).toEqual([
+        429,
+        'rate_limit_exceeded',
+        null,
+      ]);
+      expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+    }
+    // An unknown id loads nothing: 404, counted as nothing.
+    const unknown = await fetch(`${f.gw.url}/v1/responses/resp_unknown`, { headers: { authorization: `Bearer ${c}` } });
+    expect(unknown.status).toBe(404);
+  });
 });

@@ -198,7 +198,9 @@ export class GatewayConfig extends BaseConfig {
 
   /**
    * Most bytes of stored items (as AI_RESPONSES_STORE_MAX_BYTES counts them) one API key's requests may load per
-   * minute through previous_response_id and item_reference, across replicas; past it 429 until the next minute.
+   * minute through previous_response_id and item_reference, and by reading stored responses back (GET
+   * /v1/responses/{id} and its input items, each counting the response's stored size), across replicas; past it
+   * 429 until the next minute.
    * 0: no limit.
    */
   @IsInt()

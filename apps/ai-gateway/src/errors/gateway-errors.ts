@@ -499,7 +499,8 @@ export const GATEWAY_ERRORS = {
     used: number;
     requested: number;
     retryAfterSeconds: number;
-    param: 'previous_response_id' | 'input';
+    /** The request field that named the stored response; null when its URL did (GET /v1/responses/{id}). */
+    param: 'previous_response_id' | 'input' | null;
   }>({
     status: 429,
     type: 'requests',

@@ -199,7 +199,11 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
    * counter of the current minute of the app's clock shared by every replica: 429 past it (the refused bytes
    * count too, so a caller ignoring Retry-After stays refused until the minute ends).
    */
-  private async countLoaded(keyId: string, bytes: number, param: 'previous_response_id' | 'input'): Promise<void> {
+  private async countLoaded(
+    keyId: string,
+    bytes: number,
+    param: 'previous_response_id' | 'input' | null,
+  ): Promise<void> {
     const max = this.config.AI_RESPONSES_LOAD_BYTES_PER_MINUTE;
     if (max === 0 || bytes === 0) return;
     const now = this.clock.now();
@@ -219,6 +223,22 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
         retryAfterSeconds: Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000)),
         param,
       });
+  }
+
+  /**
+   * A read of the stored response `id` of `keyId` (GET /v1/responses/{id}, its input items) counts its stored
+   * size against AI_RESPONSES_LOAD_BYTES_PER_MINUTE before anything of it is loaded, as a reference to it does:
+   * each such read unpacks the stored columns in the database and parses them here (16 MiB at most a response).
+   * False when there is no such live response.
+   */
+  private async countStored(keyId: string, id: string): Promise<boolean> {
+    const rows: Array<{ bytes: number }> = await this.query(
+      `SELECT bytes FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`,
+      [id, keyId],
+    );
+    if (!rows.length) return false;
+    await this.countLoaded(keyId, Number(rows[0].bytes), null);
+    return true;
   }
 
   /** A read for resolve: a database failure is logged and answered 503 (never the driver's message as a 500). */
@@ -314,6 +334,7 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
    */
   async retrieve(keyId: string, id: string): Promise<Obj | undefined> {
     if (!wellFormed(id)) return undefined;
+    if (!(await this.countStored(keyId, id))) return undefined;
     const rows: Array<{ response: Obj | null; output: unknown[] }> = await this.query(
       `SELECT response, output FROM ai_responses WHERE id = $1 AND key_id = $2 AND expires_at > now()`,
       [id, keyId],
@@ -343,6 +364,7 @@ export class ResponsesRepository implements OnModuleInit, OnApplicationShutdown 
     id: string,
     positions: number[],
   ): Promise<Array<{ position: number; item: unknown }> | undefined> {
+    if (!(await this.countStored(keyId, id))) return undefined;
     const rows: Array<{ position: number; item: unknown }> = await this.query(
       // The input is unpacked once (jsonb_array_elements), not once per position (`input -> position`
       // reads the whole stored column again for each row).
