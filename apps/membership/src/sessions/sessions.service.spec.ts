@@ -58,6 +58,29 @@ describe('SessionsService: start and refresh', () => {
     await expect(sessions.rotate(next.refreshToken)).rejects.toMatchObject({ code: ErrorCode.UNAUTHORIZED });
   });
 
+  it("forgets a member's cached live answers without walking the cache: a revocation costs the same however many are cached", async () => {
+    const started = (await sessions.start(memberId, 'phone', clientFacts()))!;
+    expect(await sessions.liveness(started.session.id, memberId)).toMatchObject({ revoked: false });
+    // The cache of this replica, as full as other members' sessions make it.
+    const live = (sessions as unknown as { live: Map<string, unknown> }).live;
+    let walked = 0;
+    const iterate = live[Symbol.iterator].bind(live);
+    live[Symbol.iterator] = () => {
+      walked++;
+      return iterate();
+    };
+    try {
+      // A member revoking a made-up session id, again and again.
+      for (let i = 0; i < 5; i++) expect(await sessions.revoke(memberId, `made-up-${i}`, 'member')).toBe(false);
+      expect(walked).toBe(0);
+      // A real revocation still ends the cached answer at once on this replica.
+      expect(await sessions.revoke(memberId, started.session.id, 'member')).toBe(true);
+      expect(await sessions.liveness(started.session.id, memberId)).toMatchObject({ revoked: true });
+    } finally {
+      live[Symbol.iterator] = iterate;
+    }
+  });
+
   it('refuses an unknown refresh token', async () => {
     await expect(sessions.rotate('not-a-token')).rejects.toMatchObject({ code: ErrorCode.UNAUTHORIZED });
   });

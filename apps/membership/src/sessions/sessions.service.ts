@@ -27,7 +27,11 @@ export interface SessionTokens {
 export class SessionsService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Sessions');
   private sweeper?: NodeJS.Timeout;
-  private readonly live = new Map<string, { memberId: string; value: SessionLiveness; until: number }>();
+  /** Live answers by session id, each with its member's generation when it was read (forget() bumps it). */
+  private readonly live = new Map<
+    string,
+    { memberId: string; generation: number; value: SessionLiveness; until: number }
+  >();
   private readonly generation = new Map<string, number>();
 
   constructor(
@@ -152,22 +156,30 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     if (ttl <= 0) return this.sessions.liveness(sessionId, memberId);
     const now = Date.now();
     const hit = this.live.get(sessionId);
-    if (hit && hit.until > now && hit.memberId === memberId) return hit.value;
     const generation = this.generation.get(memberId) ?? 0;
+    if (hit && hit.until > now && hit.memberId === memberId && hit.generation === generation) return hit.value;
     const value = await this.sessions.liveness(sessionId, memberId);
     const usable = value && !value.revoked && !value.expired && value.memberStatus === 'active';
     // Not stored when a revocation of this member started meanwhile (the answer may predate it).
     if (usable && (this.generation.get(memberId) ?? 0) === generation) {
       if (this.live.size >= MAX_CACHED_SESSIONS) this.live.clear();
-      this.live.set(sessionId, { memberId, value, until: now + ttl });
+      this.live.set(sessionId, { memberId, generation, value, until: now + ttl });
     }
     return value;
   }
 
-  /** Drops this replica's cached "live" answers for the member (after its sessions or status changed elsewhere, e.g. admin-members/). */
+  /**
+   * Drops this replica's cached "live" answers for the member (after its sessions or status changed elsewhere,
+   * e.g. admin-members/): a new generation of the member, which the cached answers no longer match. O(1): it
+   * walked the whole cache (50 000 entries, ~0.7 ms) twice per revocation, one a member could ask for in a loop
+   * with made-up session ids.
+   */
   forget(memberId: string): void {
-    for (const [sid, e] of this.live) if (e.memberId === memberId) this.live.delete(sid);
-    if (this.generation.size >= MAX_CACHED_SESSIONS) this.generation.clear();
+    if (this.generation.size >= MAX_CACHED_SESSIONS) {
+      // Generations start again from 0: no cached answer may match an old one.
+      this.generation.clear();
+      this.live.clear();
+    }
     this.generation.set(memberId, (this.generation.get(memberId) ?? 0) + 1);
   }
 
