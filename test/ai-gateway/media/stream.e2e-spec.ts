@@ -259,6 +259,44 @@ describe('WebSocket /v1/speech/stream', () => {
   });
 });
 
+describe('WebSocket /v1/speech/stream: a session that carries almost nothing', () => {
+  let f: GatewayFixture;
+  let media: MediaUpstream;
+  beforeAll(async () => {
+    media = await startMediaUpstream();
+    f = await startGatewayFixture({
+      AI_TRANSCRIBE_BASE_URL: media.url,
+      AI_TRANSCRIBE_API_KEY: 'sk-media-upstream',
+      AI_STREAM_IDLE_TIMEOUT_MS: '1000',
+      AI_STREAM_MAX_SECONDS: '1',
+    });
+  });
+  afterAll(async () => {
+    await f?.close();
+    await media?.close();
+  });
+
+  it('ends at twice AI_STREAM_MAX_SECONDS of wall-clock time though a sample within each idle timeout keeps it from idling', async () => {
+    const key = (await f.createKey({ name: 'trickle' })).key;
+    const run = await openStream(f.gw.url);
+    run.ws.send(JSON.stringify({ type: 'config', api_key: key }));
+    await run.next('ready');
+    let closed = false;
+    void run.closed.then(() => (closed = true));
+    // One sample every 300 ms: never idle for AI_STREAM_IDLE_TIMEOUT_MS, and far from a second of audio.
+    for (let i = 0; i < 100 && !closed; i++) {
+      run.ws.send(Buffer.alloc(2));
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect((await run.closed).code).toBe(4010);
+    const error = run.messages.find((m) => m.type === 'error');
+    expect([error?.code, error?.message]).toEqual([
+      'session_limit',
+      'a session may last at most 2 seconds (twice AI_STREAM_MAX_SECONDS)',
+    ]);
+  });
+});
+
 // PocketSphinx is a Debian package, not an npm one: this runs where it is installed.
 const local = PocketsphinxEngine.shared().available ? describe : describe.skip;
 local('WebSocket /v1/speech/stream with the local PocketSphinx engine', () => {

@@ -311,7 +311,7 @@ export class GatewayConfig extends BaseConfig {
   @Min(1024)
   AI_STREAM_MAX_MESSAGE_BYTES: number = 256 * 1024;
 
-  /** Live transcription: longest session (seconds of audio). */
+  /** Live transcription: longest session (seconds of audio; a session also ends at twice this of wall-clock time). */
   @IsInt()
   @Min(1)
   AI_STREAM_MAX_SECONDS: number = 3600;

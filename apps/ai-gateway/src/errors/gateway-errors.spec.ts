@@ -54,6 +54,7 @@ const SHARED_CODES: Record<string, GatewayErrorCode[]> = {
     GatewayErrorCode.EmbeddingsCountMismatch,
   ],
   engine_busy: [GatewayErrorCode.EngineBusyForKey, GatewayErrorCode.EngineBusy],
+  session_limit: [GatewayErrorCode.StreamSessionLimit, GatewayErrorCode.StreamSessionTooLong],
   engine_unavailable: [
     GatewayErrorCode.EngineUnavailable,
     GatewayErrorCode.LocalEnginesDisabled,

@@ -102,6 +102,7 @@ export enum GatewayErrorCode {
   StreamIdleTimeout = 'StreamIdleTimeout',
   StreamMessageTooLarge = 'StreamMessageTooLarge',
   StreamSessionLimit = 'StreamSessionLimit',
+  StreamSessionTooLong = 'StreamSessionTooLong',
   StreamSegmentFailed = 'StreamSegmentFailed',
   ServerShutdown = 'ServerShutdown',
 }
@@ -688,6 +689,11 @@ export const GATEWAY_ERRORS = {
     ...BAD_REQUEST,
     code: 'session_limit',
     message: (p) => `a session may carry at most ${p.seconds} seconds of audio`,
+  }),
+  [GatewayErrorCode.StreamSessionTooLong]: spec<{ seconds: number }>({
+    ...BAD_REQUEST,
+    code: 'session_limit',
+    message: (p) => `a session may last at most ${p.seconds} seconds (twice AI_STREAM_MAX_SECONDS)`,
   }),
   [GatewayErrorCode.StreamSegmentFailed]: spec<{ reason: string }>({
     status: 500,

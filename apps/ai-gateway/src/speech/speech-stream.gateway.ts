@@ -40,6 +40,7 @@ const CLOSE_OF_CODE: Partial<Record<GatewayErrorCode, number>> = {
   [GatewayErrorCode.StreamIdleTimeout]: STREAM_CLOSE.idle,
   [GatewayErrorCode.StreamMessageTooLarge]: STREAM_CLOSE.messageTooLarge,
   [GatewayErrorCode.StreamSessionLimit]: STREAM_CLOSE.sessionLimit,
+  [GatewayErrorCode.StreamSessionTooLong]: STREAM_CLOSE.sessionLimit,
   [GatewayErrorCode.ServerShutdown]: 1001,
 };
 const CLOSE_OF_STATUS: Record<number, number> = {
@@ -147,6 +148,12 @@ class StreamSession {
   readonly settled = new Promise<void>((r) => (this.resolveSettled = r));
   private earlyBytes = 0;
   private idleTimer?: NodeJS.Timeout;
+  /**
+   * Ends a session at twice AI_STREAM_MAX_SECONDS of wall-clock time, whatever it carried: the audio limit
+   * counts seconds received, so a client sending a few bytes within each idle timeout held a session (its
+   * socket, its timers and its hold) for ever, billed nothing.
+   */
+  private lifeTimer?: NodeJS.Timeout;
   /** Aborted when the session ends for any reason: its engine work stops (child processes killed). */
   private readonly ended = new AbortController();
 
@@ -246,6 +253,12 @@ class StreamSession {
     if (this.ws.readyState !== this.ws.OPEN) return void this.finish();
     this.state = 'streaming';
     this.touch();
+    const lifeSeconds = 2 * this.config.AI_STREAM_MAX_SECONDS;
+    this.lifeTimer = setTimeout(() => {
+      const limit = streamError(new GatewayError(GatewayErrorCode.StreamSessionTooLong, { seconds: lifeSeconds }));
+      this.send({ type: 'error', code: limit.code, message: limit.message });
+      void this.end(limit.close, 'session limit');
+    }, lifeSeconds * 1000);
     this.send({ type: 'ready', sample_rate: this.sampleRate, max_seconds: this.maxSeconds });
     const early = this.early;
     this.early = [];
@@ -363,6 +376,7 @@ class StreamSession {
     if (this.state !== 'streaming') return;
     this.state = 'ending';
     clearTimeout(this.idleTimer);
+    clearTimeout(this.lifeTimer);
     const last = this.segmenter.flush();
     if (last) this.queue.push({ segment: last, final: true });
     this.queue = this.queue.filter((q) => q.final);
@@ -422,6 +436,7 @@ class StreamSession {
     this.ended.abort();
     clearTimeout(this.configTimer);
     clearTimeout(this.idleTimer);
+    clearTimeout(this.lifeTimer);
     this.queue = [];
     if (this.paused) this.ws.resume();
     await this.settleReservation();
