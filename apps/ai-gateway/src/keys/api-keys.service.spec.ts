@@ -75,6 +75,28 @@ describe('ApiKeysService', () => {
     await expect(keys.resolve(expired.key)).rejects.toMatchObject({ code: GatewayErrorCode.ApiKeyExpired });
   });
 
+  it('keeps answering a real key from its cache while strangers present thousands of made-up keys', async () => {
+    const created = await keys.create({ name: 'spec cached under a flood' }, ctx);
+    const repository = app.app.get(ApiKeysRepository);
+    const lookups = jest.spyOn(repository, 'findByHash');
+    try {
+      expect((await keys.resolve(created.key)).id).toBe(created.id);
+      expect(lookups).toHaveBeenCalledTimes(1);
+      // Made-up keys answered "no key" without the database, more of them than the cache holds.
+      lookups.mockImplementation(async () => null);
+      for (let i = 0; i < 10_001; i++)
+        await expect(keys.resolve(`sk-made-up-${String(i).padStart(20, '0')}`)).rejects.toMatchObject({
+          errorCode: 'invalid_api_key',
+        });
+      lookups.mockClear();
+      // The real key is still answered from the cache: no lookup.
+      expect((await keys.resolve(created.key)).id).toBe(created.id);
+      expect(lookups).not.toHaveBeenCalled();
+    } finally {
+      lookups.mockRestore();
+    }
+  });
+
   it('rotates to a new secret for the same key: the old one is refused at once, limits kept; a revoked key is not rotatable', async () => {
     const created = await keys.create({ name: 'spec rotate', requests_per_minute: 7 }, ctx);
     await keys.resolve(created.key);

@@ -11,11 +11,23 @@ import { limitChanges, LimitFields } from '../limits/limit-fields';
 
 const MAX_CACHED = 10_000;
 
+interface CachedKey {
+  key: Promise<ApiKey | null>;
+  until: number;
+}
+
 /** Issues, changes and revokes keys; resolves a presented key to its record (briefly cached). */
 @Injectable()
 export class ApiKeysService {
-  /** hash -> record (or null for unknown keys) until `until`; per replica, so kept short. */
-  private readonly cache = new Map<string, { key: Promise<ApiKey | null>; until: number }>();
+  /** presented secret -> its record until `until`; per replica, so kept short. Keys found only. */
+  private readonly cache = new Map<string, CachedKey>();
+  /**
+   * Lookups under way and secrets found to be no key, apart from `cache` and bounded on their own: strangers
+   * presenting made-up keys fill and clear this map, never the one real keys are answered from.
+   */
+  private readonly misses = new Map<string, CachedKey>();
+  /** Bumped by forgetAll: a lookup begun before a key changed caches nothing. */
+  private generation = 0;
 
   constructor(
     private readonly keys: ApiKeysRepository,
@@ -50,7 +62,7 @@ export class ApiKeysService {
   async update(id: string, req: UpdateApiKeyRequest, ctx: AuditContext): Promise<ApiKeyResponse> {
     await this.mustFind(id);
     const key = await this.keys.update(id, await this.changesOf(req), ctx).catch(projectGone(req.project_id));
-    this.cache.clear();
+    this.forgetAll();
     return (await this.answer([key!]))[0];
   }
 
@@ -58,7 +70,7 @@ export class ApiKeysService {
     await this.mustFind(id);
     const key = await this.keys.revoke(id, ctx);
     // Other replicas drop it when their cache entry expires (AI_KEY_CACHE_TTL_MS).
-    this.cache.clear();
+    this.forgetAll();
     return (await this.answer([key!]))[0];
   }
 
@@ -71,13 +83,13 @@ export class ApiKeysService {
     const secret = generateKeySecret();
     const key = (await this.keys.rotate(id, { prefix: secret.prefix, keyHash: secret.hash }, ctx))!;
     if (key.revokedAt) throw new GatewayError(GatewayErrorCode.ApiKeyNotRotatable, { id });
-    this.cache.clear();
+    this.forgetAll();
     return { ...(await this.answer([key]))[0], key: secret.key };
   }
 
   /** Drops this replica's cached keys, whose project limits changed (projects/projects.service.ts); others expire theirs within AI_KEY_CACHE_TTL_MS. */
   forgetCached(): void {
-    this.cache.clear();
+    this.forgetAll();
   }
 
   countUsable(): Promise<number> {
@@ -91,20 +103,40 @@ export class ApiKeysService {
     const now = Date.now();
     // Keyed by the presented secret (held only in this process's memory, as the request itself is):
     // a hit needs no sha256 on the proxied call's path (npm run bench --cpu-prof ai-gateway).
-    let entry = this.cache.get(presented);
+    let entry = this.cache.get(presented) ?? this.misses.get(presented);
     if (!entry || entry.until <= now) {
       // Concurrent requests with the same key share one lookup; a failed lookup is not cached.
       const lookup = this.keys.findByHash(hashKey(presented));
-      if (this.cache.size >= MAX_CACHED) this.cache.clear();
-      entry = { key: lookup, until: now + this.config.AI_KEY_CACHE_TTL_MS };
-      this.cache.set(presented, entry);
-      lookup.catch(() => this.cache.delete(presented));
+      const looked: CachedKey = { key: lookup, until: now + this.config.AI_KEY_CACHE_TTL_MS };
+      const generation = this.generation;
+      entry = looked;
+      if (this.misses.size >= MAX_CACHED) this.misses.clear();
+      this.misses.set(presented, looked);
+      lookup.then(
+        (found) => {
+          if (this.misses.get(presented) === looked) this.misses.delete(presented);
+          // Not when a key changed meanwhile (forgetAll): the record may predate the change.
+          if (!found || generation !== this.generation) return;
+          if (this.cache.size >= MAX_CACHED) this.cache.clear();
+          this.cache.set(presented, looked);
+        },
+        () => {
+          if (this.misses.get(presented) === looked) this.misses.delete(presented);
+        },
+      );
     }
     const key = await entry.key;
     if (!key) throw unknown();
     if (key.revokedAt) throw new GatewayError(GatewayErrorCode.ApiKeyRevoked);
     if (key.expiresAt && key.expiresAt.getTime() <= now) throw new GatewayError(GatewayErrorCode.ApiKeyExpired);
     return key;
+  }
+
+  /** After any key changed: this replica answers no key from before the change. */
+  private forgetAll(): void {
+    this.generation++;
+    this.cache.clear();
+    this.misses.clear();
   }
 
   private async mustFind(id: string): Promise<ApiKey> {
