@@ -260,9 +260,13 @@ describe('WebhookDeliveryWorker: retention sweep, disabled endpoints, shared bat
     // All twenty of the fast endpoint's deliveries arrive while the slow one holds half of the worker's slots.
     await until(() => fast.of('member.disabled').length === 20);
     expect(slow.holding).toBe(5);
+    // Deliveries that fall due while the slow ones hang are claimed at the next poll, not after them.
+    await enqueue('member.disabled', 3);
+    await until(() => fast.of('member.disabled').length === 23);
+    expect(slow.holding).toBe(5);
     // The slow endpoint goes away: its held attempts end (failed, retried later) and the pass is over.
     await slow.close();
     await pass;
-    expect(fast.of('member.disabled')).toHaveLength(20);
+    expect(fast.of('member.disabled')).toHaveLength(23);
   });
 });

@@ -116,14 +116,32 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
         }
         // Nothing due and nothing running: the pass is over (the next poll starts another).
         if (running.size === 0) return;
-        // A slot frees as soon as one attempt ends, and is claimed again at once.
-        await Promise.race(running);
+        // A slot frees as soon as one attempt ends, and is claimed again at once. While slots are free, deliveries
+        // that fall due meanwhile are claimed at the next poll, not after the running attempts (slow ones take up
+        // to WEBHOOK_TIMEOUT_MS): this pass holds the worker's turn (tick).
+        if (running.size < BATCH) await Promise.race([...running, this.pollWait()]);
+        else await Promise.race(running);
       }
     } catch (e) {
       if (!this.stop.signal.aborted) this.log.error(`webhook delivery pass failed: ${(e as Error).message}`);
     } finally {
       await Promise.allSettled(running);
     }
+  }
+
+  /** WEBHOOK_POLL_MS, or less if the worker stops; keeps no process up. */
+  private pollWait(): Promise<void> {
+    return new Promise((resolve) => {
+      const signal = this.stop.signal;
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.config.WEBHOOK_POLL_MS);
+      timer.unref();
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   private async attempt(d: ClaimedDelivery): Promise<void> {
