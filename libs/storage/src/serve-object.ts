@@ -1,16 +1,7 @@
 import type { ServerResponse } from 'http';
 import { pipeline } from 'stream';
-import { answerDeadline, type StallTimers } from '@app/platform';
+import { answerDeadline, realStallTimers, type StallTimers } from '@app/platform';
 import type { StoredObject } from './object-storage';
-
-const realTimers: StallTimers = {
-  now: () => performance.now(),
-  after(ms, fn) {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return { cancel: () => clearTimeout(t) };
-  },
-};
 
 /**
  * Streams a stored object as the answer. pipeline, not pipe: a client leaving mid-download also
@@ -24,7 +15,7 @@ export function serveObject(
   object: StoredObject,
   res: ServerResponse,
   stallMs: number,
-  timers: StallTimers = realTimers,
+  timers: StallTimers = realStallTimers,
 ): void {
   res.setTimeout(stallMs, () => res.destroy());
   // Unknown size: the longest a stored object may be (a 10 MB upload, a generated image) is far under 64 MiB.

@@ -19,7 +19,8 @@ export function answerDeadline(now: number, stallMs: number, bytes: number): num
   return now + stallMs + (bytes * 1000) / MIN_ANSWER_BYTES_PER_SECOND;
 }
 
-const realTimers: StallTimers = {
+/** The process's clock and unref'd timers: what the stall cuts use outside tests. */
+export const realStallTimers: StallTimers = {
   now: () => performance.now(),
   after(ms, fn) {
     const t = setTimeout(fn, ms);
@@ -99,7 +100,7 @@ function pendingBytes(socket: Socket): number {
  * a time (SSE, speech, pieced JSON, downloads) cut their own stalls as they write (drainedOrCut); this covers
  * every answer once it is ended, whatever wrote it. A response already sent whole costs one listener.
  */
-export function cutStalledAnswer(res: ServerResponse, stallMs: number, timers: StallTimers = realTimers): void {
+export function cutStalledAnswer(res: ServerResponse, stallMs: number, timers: StallTimers = realStallTimers): void {
   stallCut(stallMs, timers)(res);
 }
 
@@ -107,7 +108,7 @@ export function cutStalledAnswer(res: ServerResponse, stallMs: number, timers: S
  * cutStalledAnswer for many responses with one `stallMs`: what the edge stages call per request. The listener
  * is one function shared by every response (no closure or `once` wrapper made per request).
  */
-export function stallCut(stallMs: number, timers: StallTimers = realTimers): (res: ServerResponse) => void {
+export function stallCut(stallMs: number, timers: StallTimers = realStallTimers): (res: ServerResponse) => void {
   function onPrefinish(this: ServerResponse): void {
     watch(this, stallMs, timers);
   }
