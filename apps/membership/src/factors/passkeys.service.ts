@@ -172,15 +172,16 @@ export class PasskeysService {
         ErrorCode.PASSKEY_REGISTRATION_FAILED,
         msg('factors.passkeyRegistrationFailed', { reason }),
       );
+    const checkKey = (publicKey: Uint8Array) => {
+      if (publicKey.length > MAX_PASSKEY_PUBLIC_KEY_BYTES)
+        throw refused(`its public key is larger than ${MAX_PASSKEY_PUBLIC_KEY_BYTES} bytes`);
+      const unfit = unfitPublicKey(publicKey);
+      if (unfit) throw refused(unfit);
+    };
     // The key's size and kind first: a self-attested RSA key with a huge exponent would cost its verification.
     const attested =
       typeof credential?.response?.attestationObject === 'string' ? attestedPublicKey(credential) : undefined;
-    if (attested) {
-      if (attested.length > MAX_PASSKEY_PUBLIC_KEY_BYTES)
-        throw refused(`its public key is larger than ${MAX_PASSKEY_PUBLIC_KEY_BYTES} bytes`);
-      const unfitAttested = unfitPublicKey(attested);
-      if (unfitAttested) throw refused(unfitAttested);
-    }
+    if (attested) checkKey(attested);
     let verification;
     try {
       verification = await verifyRegistrationResponse({
@@ -196,10 +197,8 @@ export class PasskeysService {
     }
     if (!verification.verified || !verification.registrationInfo) throw refused('not verified');
     const info = verification.registrationInfo;
-    if (info.credential.publicKey.length > MAX_PASSKEY_PUBLIC_KEY_BYTES)
-      throw refused(`its public key is larger than ${MAX_PASSKEY_PUBLIC_KEY_BYTES} bytes`);
-    const unfit = unfitPublicKey(info.credential.publicKey);
-    if (unfit) throw refused(unfit);
+    // Checked once: here only when the attestation could not be read before (the verification read it).
+    if (!attested) checkKey(info.credential.publicKey);
     const stored = await this.factors.insertPasskey(
       {
         memberId,
