@@ -230,6 +230,101 @@ describe('AI gateway: authentication before the body', () => {
     }
   });
 
+  /** A keyed chat call with a body of `bytes` (a valid request padded with whitespace). */
+  const keyedChat = (key: string, bytes = 64 * 1024) => {
+    const json = JSON.stringify({ model: 'vendor-gpt-4', messages: [{ role: 'user', content: 'hi' }] });
+    return fetch(`${f.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-forwarded-for': address() },
+      body: json + ' '.repeat(Math.max(0, bytes - json.length)),
+    });
+  };
+
+  it('a key whose budget is used up is refused before its body, on every metered route, until the budget changes; its other routes answer', async () => {
+    const { id, key } = await f.createKey({ name: 'spent', budget_yuan: 10, budget_period: 'daily' });
+    const first = await keyedChat(key, 100);
+    expect(first.status).toBe(200);
+    await first.arrayBuffer();
+    const spent = (await f.admin('GET', `/admin/keys/${id}`)).body.budget_usage.spent_yuan;
+    expect(spent).toBeGreaterThan(0);
+    // The budget lowered to what was spent: used up for the rest of the day.
+    expect((await f.admin('PATCH', `/admin/keys/${id}`, { budget_yuan: spent })).status).toBe(200);
+
+    // The first refusal is the shared state's (the body was read and counted to ask it).
+    const byStore = await keyedChat(key);
+    expect(byStore.status).toBe(429);
+    expect((await byStore.json()).error.code).toBe('insufficient_quota');
+    expect(lastSeen('/v1/chat/completions')).toMatchObject({ status: 429, didRead: true });
+
+    // From then on this replica refuses the key's metered calls before reading a byte of their bodies.
+    for (const path of ['/v1/chat/completions', '/v1/embeddings', '/v1/responses']) {
+      const res = await fetch(`${f.gw.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-forwarded-for': address() },
+        body: `{"model":"vendor-gpt-4","input":"${'x'.repeat(100_000)}"}`,
+      });
+      const body = await res.json();
+      expect([path, res.status, body.error?.code]).toEqual([path, 429, 'insufficient_quota']);
+      expect(body.error.message).toContain('the daily budget of API key "spent"');
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(lastSeen(path)).toEqual({ url: path, status: 429, flowing: null, didRead: false });
+    }
+    // What is not metered still answers: the key's models and usage.
+    for (const path of ['/v1/models', '/v1/usage']) {
+      const res = await fetch(`${f.gw.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      await res.arrayBuffer();
+      expect([path, res.status]).toEqual([path, 200]);
+    }
+    // A larger budget is another plan: asked of the shared state again, and admitted.
+    expect((await f.admin('PATCH', `/admin/keys/${id}`, { budget_yuan: 10 })).status).toBe(200);
+    const again = await keyedChat(key, 100);
+    expect(again.status).toBe(200);
+    await again.arrayBuffer();
+  });
+
+  it('a key whose max_concurrent_requests are all running in this replica is refused before its body; after one ends it is admitted', async () => {
+    const { key } = await f.createKey({ name: 'busy', max_concurrent_requests: 1 });
+    let release!: () => void;
+    f.openai.behaviour.holdAfterChunks = 1;
+    f.openai.behaviour.hold = new Promise<void>((r) => (release = r));
+    try {
+      const running = await fetch(`${f.gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'vendor-gpt-4', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(running.status).toBe(200);
+      const reader = running.body!.getReader();
+      await reader.read(); // its first chunk: the call holds its lease
+
+      const refused = await keyedChat(key);
+      const body = await refused.json();
+      expect([refused.status, body.error?.param]).toEqual([429, 'max_concurrent_requests']);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(lastSeen('/v1/chat/completions')).toEqual({
+        url: '/v1/chat/completions',
+        status: 429,
+        flowing: null,
+        didRead: false,
+      });
+
+      release();
+      while (!(await reader.read()).done);
+    } finally {
+      release?.();
+      f.openai.behaviour.holdAfterChunks = undefined;
+      f.openai.behaviour.hold = undefined;
+    }
+    // Its lease ended with its call: the next one is read and admitted.
+    for (let settled = false; !settled;) {
+      const res = await keyedChat(key, 100);
+      await res.arrayBuffer();
+      // The stream's settlement runs after its last chunk was written: at most one refusal while it does.
+      settled = res.status === 200;
+      if (!settled) expect(res.status).toBe(429);
+    }
+  });
+
   it('a keyed gzip bomb is refused 413 once it inflates past the ratio cap, in the OpenAI error shape', async () => {
     const { key } = await f.createKey({ name: 'bomb' });
     const res = await post('/v1/chat/completions', key, address());

@@ -363,6 +363,22 @@ describe('AI gateway limits and budgets (keys, projects, models, periods)', () =
       expect(Number(usage.reserved)).toBe(0);
     });
 
+    it('a budget spent to the last fen refuses free calls too, for the rest of its period; a budget of 0 still admits them', async () => {
+      const admission = f.gw.app.get(CallAdmission);
+      const spent = await principalOf((await f.createKey({ budget_yuan: 1, budget_period: 'daily' })).key);
+      const call = (await admission.admit(spent, { model: 'vendor-gpt-4', yuan: '1', tokens: 10 }))!;
+      await admission.settle(call, { yuan: '1', tokens: 10 });
+      // Spent = budget: nothing is left, and a call costing nothing is refused as well (ai_limits_admit since
+      // 1797050000000-BudgetUsedUp; before, 1 + 0 > 1 was false and it was admitted).
+      await expect(admission.admit(spent, { model: 'vendor-gpt-4', yuan: '0', tokens: 0 })).rejects.toMatchObject({
+        errorCode: 'insufficient_quota',
+      });
+      const zero = await principalOf((await f.createKey({ budget_yuan: 0, budget_period: 'daily' })).key);
+      const free = await admission.admit(zero, { model: 'vendor-gpt-4', yuan: '0', tokens: 0 });
+      expect(free).not.toBeNull();
+      await admission.settle(free!, { yuan: '0', tokens: 0 });
+    });
+
     it('settles a call once: a settlement tried again charges nothing twice', async () => {
       const { id, key } = await f.createKey({ tokens_per_minute: 10_000, budget_yuan: 5 });
       const admission = f.gw.app.get(CallAdmission);

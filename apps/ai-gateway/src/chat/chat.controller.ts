@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { JsonMembersLimit } from '@app/platform';
+import { JsonMembersLimit, Metered } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
@@ -21,6 +21,7 @@ export class ChatController {
     private readonly config: GatewayConfig,
   ) {}
 
+  @Metered()
   @Post('completions')
   @HttpCode(200)
   @JsonMembersLimit(MAX_CHAT_JSON_MEMBERS)

@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { JsonItemsLimit } from '@app/platform';
+import { JsonItemsLimit, Metered } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { answerCall } from '../http/call-answer';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
@@ -17,6 +17,7 @@ export class CompletionsController {
     private readonly config: GatewayConfig,
   ) {}
 
+  @Metered()
   @Post()
   // Batched token-array prompts are long arrays of numbers by nature (9 prompts of 120 000 token ids pass MAX_JSON_ITEMS):
   // their parse is bounded by BODY_LIMIT_BYTES, as a key holder's body is.

@@ -8,6 +8,7 @@ import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { CreateEmbeddings } from './create-embeddings.service';
 import { EmbeddingsRequestPipe } from './embeddings-request.pipe';
 import { EmbeddingsRequest, EmbeddingsResponseDoc } from './dtos/embeddings.dto';
+import { Metered } from '@app/platform';
 
 @ApiTags('embeddings')
 @Controller('v1')
@@ -17,6 +18,7 @@ export class EmbeddingsController {
     private readonly config: GatewayConfig,
   ) {}
 
+  @Metered()
   @Post('embeddings')
   @HttpCode(200)
   @ApiOperation({

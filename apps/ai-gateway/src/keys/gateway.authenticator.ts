@@ -30,6 +30,8 @@ type KeyedRequest = {
   rateLimits?: RateLimits;
   /** The request's connection: one refusal of it is held at a time (RefusalHold). */
   socket?: HeldConnection;
+  /** Its route, found before authentication (authenticate-first.ts): whether its calls are metered. */
+  routeInfo?: { metered?: boolean };
 };
 
 /** Claims per key record: the record is cached (ApiKeysService.resolve), so they are built once per lookup, not per request. */
@@ -103,6 +105,8 @@ export class GatewayAuthenticator implements Authenticator {
     req.rateLimits ??= new RateLimits();
     try {
       await this.admission.countRequest(principal.claims as ApiKeyClaims, key.id, req.rateLimits, req.socket);
+      // A metered route's call that any body would have refused (a used-up budget, every concurrent call in use).
+      if (req.routeInfo?.metered) this.admission.refuseBeforeBody(principal.claims as ApiKeyClaims, key.id);
     } catch (e) {
       // Refused a known key, not a stranger: its connection may be kept (authenticate-first.ts).
       markKnownCaller(req);

@@ -12,6 +12,7 @@ import {
   BudgetCounter,
   budgetSubject,
   decodeName,
+  encodeName,
   LimitPlan,
   LimitSubject,
   planCall,
@@ -24,6 +25,7 @@ import { hasBudget, limitsCall } from './limit-set';
 import { LimitsRepository } from './limits.repository';
 import { RedisLimits } from './redis-limits';
 import { HeldConnection, RefusalHold } from './refusal-hold';
+import { SpentBudgets } from './spent-budgets';
 
 /** Where the rate-limit headers go: the HTTP response, when there is one (a WebSocket has none). */
 export interface RateHeaderSink {
@@ -49,6 +51,8 @@ export interface AdmittedCall {
   renewal?: NodeJS.Timeout;
   /** Whether the call still runs (its response or socket is open): a call that ended without settling stops renewing and expires. */
   alive?: () => boolean;
+  /** The key's and project's concurrency counters (`conc:k:…`, `conc:p:…`) it counts in this replica until it ends. */
+  localLeases?: string[];
 }
 
 /** A settlement is tried this many times (200 ms, then 800 ms apart): both stores settle a hold once. */
@@ -60,6 +64,9 @@ const SETTLE_ATTEMPTS = 3;
  * - `countRequest`, at authentication: the requests-per-minute windows (refused before the body is read).
  * - `admit`, once a call's cost is known: tokens per minute, concurrent calls, per-model limits and the
  *   budgets of the current period; `settle` replaces the reservation with the call's actual use.
+ * - `refuseBeforeBody`, at authentication of a metered route: what this replica knows the shared state would
+ *   refuse whatever the body (a used-up budget, every concurrent call of the key in use here), before the body
+ *   is read, parsed and counted.
  * With PostgreSQL as the shared state each is one statement; with Redis, windows and leases are one script
  * and budgets (money, which must survive Redis) one PostgreSQL statement, run side by side.
  */
@@ -69,6 +76,9 @@ export class CallAdmission {
   private readonly redis: RedisLimits | null;
   private readonly alerts?: Counter<'scope' | 'event'>;
   private readonly refusedUntil = new RefusedUntil();
+  private readonly spentBudgets = new SpentBudgets();
+  /** Calls admitted in this replica and not yet ended, per key and project concurrency counter (`conc:k:…`). */
+  private readonly leasesHeld = new Map<string, number>();
 
   constructor(
     state: SharedState,
@@ -152,7 +162,10 @@ export class CallAdmission {
       ? await this.admitBeside(this.redis, lane, now, hold, ttl, plan)
       : await this.limits.admit(lane, { now, hold, hold_ttl_ms: ttl, ...plan });
     writeHeaders(headers, plan.windows, answer);
-    if (!answer.allowed) throw refusal(answer, plan.windows, plan.budgets, claims, call.tokens);
+    if (!answer.allowed) {
+      this.spentBudgets.remember(plan.budgets, answer, now);
+      throw refusal(answer, plan.windows, plan.budgets, claims, call.tokens);
+    }
     const admitted: AdmittedCall = {
       hold,
       plan,
@@ -164,6 +177,7 @@ export class CallAdmission {
         alive ??
         (headers && 'destroyed' in headers ? () => !headers.writableFinished && !headers.destroyed : undefined),
     };
+    this.holdLocally(admitted, claims, principal.id);
     // A call may run longer than a hold lives (a long stream): it renews its hold and leases while it runs.
     admitted.renewal = setInterval(() => void this.renew(admitted), Math.max(1000, Math.floor(ttl / 3)));
     admitted.renewal.unref();
@@ -225,6 +239,7 @@ export class CallAdmission {
     if (admitted.alive && !admitted.alive()) {
       // Ended without settling (a fault on some path): it is left to expire and the sweep to give back.
       clearInterval(admitted.renewal);
+      this.releaseLocally(admitted);
       this.log.warn(
         `call ${admitted.hold} ended without settling its limits; its hold expires in AI_BUDGET_HOLD_TTL_MS`,
       );
@@ -257,6 +272,7 @@ export class CallAdmission {
     if (admitted.settled) return;
     admitted.settled = true;
     clearInterval(admitted.renewal);
+    this.releaseLocally(admitted);
     const { plan, hold, lane } = admitted;
     const windows: WindowSettlement[] = [];
     plan.windows.forEach((w, i) => {
@@ -295,6 +311,65 @@ export class CallAdmission {
         }
         await new Promise((r) => setTimeout(r, 200 * 4 ** (attempt - 1)));
       }
+    }
+  }
+
+  /**
+   * Before the body of a call to a metered route is read: the 429 the shared state would answer to any call of the
+   * key now, when this replica knows it. A budget of the key or its project used up in this period (SpentBudgets,
+   * remembered from an earlier refusal), or as many of the key's (or its project's) calls running in this replica
+   * alone as its `max_concurrent_requests` (the shared state counts at least those: its lease count is at least
+   * this replica's). Per-model limits and token windows need the body. Costs a map lookup or two for a limited key.
+   */
+  refuseBeforeBody(claims: ApiKeyClaims, keyId: string): void {
+    if (!claims.limited) return;
+    const subjects = subjectsOf(claims, keyId);
+    for (const s of subjects) {
+      const max = s.limits.maxConcurrentRequests;
+      if (max === null || (this.leasesHeld.get(`conc:${budgetSubject(s.scope, s.id)}`) ?? 0) < max) continue;
+      const name = encodeName({ scope: s.scope, subject: s.name, field: 'max_concurrent_requests', model: null });
+      throw refusal(
+        { allowed: false, refused: { name, kind: 'concurrency', retry_ms: 1000 }, windows: [] },
+        [],
+        [],
+        claims,
+      );
+    }
+    if (this.spentBudgets.empty || !subjects.some((s) => this.spentBudgets.has(budgetSubject(s.scope, s.id)))) return;
+    const now = Math.floor(this.clock.now());
+    const { budgets } = planCall(subjects, { model: null, yuan: '0', tokens: 0 }, now, this.config.BUDGET_TIMEZONE);
+    const spent = this.spentBudgets.find(budgets, now);
+    if (!spent) return;
+    const retry_ms = spent.period_end === null ? null : Math.max(1, spent.period_end - now);
+    throw refusal(
+      { allowed: false, refused: { name: spent.name, kind: 'budget', retry_ms }, windows: [] },
+      [],
+      [spent],
+      claims,
+    );
+  }
+
+  /** Counts an admitted call in this replica's concurrency counters of its key and project (refuseBeforeBody). */
+  private holdLocally(admitted: AdmittedCall, claims: ApiKeyClaims, keyId: string): void {
+    if (!admitted.plan.leases.length) return;
+    const counters: string[] = [];
+    for (const s of subjectsOf(claims, keyId)) {
+      if (s.limits.maxConcurrentRequests === null) continue;
+      const key = `conc:${budgetSubject(s.scope, s.id)}`;
+      this.leasesHeld.set(key, (this.leasesHeld.get(key) ?? 0) + 1);
+      counters.push(key);
+    }
+    admitted.localLeases = counters;
+  }
+
+  private releaseLocally(admitted: AdmittedCall): void {
+    const counters = admitted.localLeases;
+    if (!counters) return;
+    admitted.localLeases = undefined;
+    for (const key of counters) {
+      const n = (this.leasesHeld.get(key) ?? 1) - 1;
+      if (n > 0) this.leasesHeld.set(key, n);
+      else this.leasesHeld.delete(key);
     }
   }
 

@@ -5,6 +5,14 @@ export interface AdmitAnswer {
   refused?: { name: string; kind: 'window' | 'concurrency' | 'budget'; retry_ms: number | null };
   /** Every window counted, in plan order: its use after this call (when allowed) and ms until it is empty again. */
   windows: Array<{ name: string; limit: number; used: number; reset_ms: number }>;
+  /** Every budget of the plan (PostgreSQL answers them): what its period has spent and holds reserved. */
+  budgets?: Array<{
+    name: string;
+    spent_yuan: number | string;
+    reserved_yuan: number | string;
+    spent_tokens: number | string;
+    reserved_tokens: number | string;
+  }>;
 }
 
 export const ALLOWED: AdmitAnswer = { allowed: true, windows: [] };

@@ -86,7 +86,7 @@ END $$`;
 
 // 1796200000000-ProjectsAndLimits.ts's function, with the settings 1796600000000-LimitsBatch.ts gave it, reading each
 // window's total and each concurrency limit's live leases in one statement.
-const ADMIT = `
+export const ADMIT = `
 CREATE OR REPLACE FUNCTION ai_limits_admit(p jsonb) RETURNS jsonb LANGUAGE plpgsql
   SET enable_bitmapscan = off SET lock_timeout = '10s' AS $$
 DECLARE

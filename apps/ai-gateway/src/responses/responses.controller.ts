@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res }
 import { ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { JsonMembersLimit } from '@app/platform';
+import { JsonMembersLimit, Metered } from '@app/platform';
 import { MAX_CHAT_JSON_MEMBERS } from '../chat/chat-shape';
 import { GatewayConfig } from '../config/gateway.config';
 import { answerCall } from '../http/call-answer';
@@ -20,6 +20,7 @@ export class ResponsesController {
     private readonly config: GatewayConfig,
   ) {}
 
+  @Metered()
   @Post()
   @HttpCode(200)
   @JsonMembersLimit(MAX_CHAT_JSON_MEMBERS)

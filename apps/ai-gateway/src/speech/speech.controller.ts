@@ -27,6 +27,7 @@ import { SynthesizeSpeechService } from './synthesize-speech.service';
 import { TranscribeAudioService, UploadedAudio } from './transcribe-audio.service';
 import { toSrt, toVerboseSegments, toVtt } from './transcript-formats';
 import { MediaModels } from '../vision/media-models';
+import { Metered } from '@app/platform';
 
 @ApiTags('speech')
 @ApiHeader({ name: 'Authorization', description: 'Bearer <API_KEY>', required: true })
@@ -39,6 +40,7 @@ export class SpeechController {
     private readonly config: GatewayConfig,
   ) {}
 
+  @Metered()
   @Post('speech/transcribe')
   @HttpCode(200)
   @UseInterceptors(FileInterceptor('file'))
@@ -68,6 +70,7 @@ export class SpeechController {
     );
   }
 
+  @Metered()
   @Post('audio/transcriptions')
   @HttpCode(200)
   @UseInterceptors(FileInterceptor('file'))
@@ -165,6 +168,7 @@ export class SpeechController {
     res.json({ text: result.text });
   }
 
+  @Metered()
   @Post('audio/translations')
   @HttpCode(200)
   @UseInterceptors(FileInterceptor('file'))
@@ -211,6 +215,7 @@ export class SpeechController {
     res.end(raw.body);
   }
 
+  @Metered()
   @Post('speech/synthesize')
   @HttpCode(200)
   @ApiOperation({
@@ -242,6 +247,7 @@ export class SpeechController {
     await sendSpeech(res, speech, this.config.REQUEST_TIMEOUT_MS);
   }
 
+  @Metered()
   @Post('audio/speech')
   @HttpCode(200)
   @ApiOperation({

@@ -9,6 +9,7 @@ import { ModerationRequest, ModerationResponseDoc } from './dtos/moderation.dto'
 import { requestSignal } from './media-errors';
 import { MediaModels } from './media-models';
 import { ModerateContentService } from './moderate-content.service';
+import { Metered } from '@app/platform';
 
 @ApiTags('moderations')
 @ApiHeader({ name: 'Authorization', description: 'Bearer <API_KEY>', required: true })
@@ -19,6 +20,7 @@ export class ModerationsController {
     private readonly mediaModels: MediaModels,
   ) {}
 
+  @Metered()
   @Post('moderations')
   @HttpCode(200)
   @ApiOperation({

@@ -27,6 +27,7 @@ import { requestSignal } from './media-errors';
 import { RecognizeImageService } from './recognize-image.service';
 import { MediaModels } from './media-models';
 import { GatewayError, GatewayErrorCode } from '../errors';
+import { Metered } from '@app/platform';
 
 const OPENAI_STYLES: Record<string, string | undefined> = { vivid: 'artistic', natural: 'realistic' };
 
@@ -42,6 +43,7 @@ export class VisionController {
     private readonly tokenizer: Tokenizer,
   ) {}
 
+  @Metered()
   @Post('vision/recognize')
   @HttpCode(200)
   @ApiOperation({
@@ -69,6 +71,7 @@ export class VisionController {
     return this.recognizeImage.recognize(principal, body, requestIdOf(req), requestSignal(req));
   }
 
+  @Metered()
   @Post('vision/generate')
   @HttpCode(200)
   @ApiOperation({
@@ -102,6 +105,7 @@ export class VisionController {
     return GenerateImageService.response(images, cdnBase(this.config, req));
   }
 
+  @Metered()
   @Post('images/generations')
   @HttpCode(200)
   @ApiOperation({
@@ -184,6 +188,7 @@ export class VisionController {
     await this.sendImages(res, principal, images, body.response_format, req);
   }
 
+  @Metered()
   @Post('images/edits')
   @HttpCode(200)
   // Scope and total upload size before multer reads any file (edit-upload.guard.ts).

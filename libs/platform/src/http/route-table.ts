@@ -22,6 +22,15 @@ export const JsonMembersLimit = (members: number) => SetMetadata(JSON_MEMBERS_LI
 
 export const JSON_ITEMS_LIMIT = 'http:jsonItemsLimit';
 
+export const METERED = 'http:metered';
+
+/**
+ * A route whose calls are metered and limited (the gateway's CallAdmission): its authentication may refuse a
+ * caller before the body is read when its limits would refuse any call of it (a used-up budget, its concurrent
+ * calls all in use).
+ */
+export const Metered = () => SetMetadata(METERED, true);
+
 /**
  * The most array items and object members a JSON body of a route (or of every route of a controller) may have,
  * instead of MAX_JSON_ITEMS (json-depth.ts): for a route whose ordinary bodies are long arrays of numbers.
@@ -36,6 +45,7 @@ export interface RouteEntry {
   bodyLimit?: number;
   jsonMembers?: number;
   jsonItems?: number;
+  metered?: boolean;
 }
 
 export interface RouteInfo {
@@ -47,6 +57,8 @@ export interface RouteInfo {
   jsonItems?: number;
   /** The route's path pattern with the global prefix (the metrics' route label). */
   pattern: string;
+  /** Its calls are metered (`@Metered()`). */
+  metered?: boolean;
 }
 
 interface Compiled extends RouteInfo {
@@ -74,6 +86,7 @@ export class RouteTable {
         bodyLimit: e.bodyLimit,
         jsonMembers: e.jsonMembers,
         jsonItems: e.jsonItems,
+        metered: e.metered,
         pattern: e.path,
         matches: m,
       };
@@ -95,6 +108,7 @@ export class RouteTable {
           bodyLimit: r.bodyLimit,
           jsonMembers: r.jsonMembers,
           jsonItems: r.jsonItems,
+          metered: r.metered,
           pattern: r.pattern,
         };
         break;
@@ -132,7 +146,7 @@ const join = (...parts: string[]) =>
     .join('/');
 
 /**
- * Every controller route of the app with its `@Public()`, `@BodyLimit`, `@JsonMembersLimit` and `@JsonItemsLimit` metadata (the method's over its
+ * Every controller route of the app with its `@Public()`, `@BodyLimit`, `@JsonMembersLimit`, `@JsonItemsLimit` and `@Metered()` metadata (the method's over its
  * controller's), its path built as Nest builds it (global prefix, controller path, method path).
  */
 export function controllerRoutes(modules: ModulesContainer, prefix: string): RouteEntry[] {
@@ -158,6 +172,7 @@ export function controllerRoutes(modules: ModulesContainer, prefix: string): Rou
           Reflect.getMetadata(JSON_MEMBERS_LIMIT, type)) as number | undefined;
         const items = (Reflect.getMetadata(JSON_ITEMS_LIMIT, handler) ??
           Reflect.getMetadata(JSON_ITEMS_LIMIT, type)) as number | undefined;
+        const metered = (Reflect.getMetadata(METERED, handler) as boolean | undefined) === true;
         for (const c of ctrlPaths) {
           for (const m of asArray(methodPath))
             entries.push({
@@ -167,6 +182,7 @@ export function controllerRoutes(modules: ModulesContainer, prefix: string): Rou
               bodyLimit: limit,
               jsonMembers: members,
               jsonItems: items,
+              ...(metered ? { metered } : {}),
             });
         }
       }
