@@ -4,6 +4,8 @@
 import type { IncomingMessage, ServerResponse } from 'http';
 import * as net from 'net';
 import { gzipSync } from 'zlib';
+import { ModulesContainer } from '@nestjs/core';
+import { controllerRoutes } from '@app/platform';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
 
 const LIMIT = 5;
@@ -280,6 +282,14 @@ describe('AI gateway: authentication before the body', () => {
     const again = await keyedChat(key, 100);
     expect(again.status).toBe(200);
     await again.arrayBuffer();
+  });
+
+  it('every POST route of /v1 is @Metered() (each admits a call against the key limits)', () => {
+    const posts = controllerRoutes(f.gw.app.get(ModulesContainer), '').filter(
+      (r) => r.method === 'POST' && r.path.startsWith('/v1/'),
+    );
+    expect(posts.length).toBeGreaterThanOrEqual(14);
+    expect(posts.filter((r) => !r.metered).map((r) => r.path)).toEqual([]);
   });
 
   it('a key whose max_concurrent_requests are all running in this replica is refused before its body; after one ends it is admitted', async () => {
