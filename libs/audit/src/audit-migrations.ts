@@ -3,7 +3,8 @@ import type { QueryRunner } from 'typeorm';
 /**
  * The audit log table of one app, append-only in the database itself: a trigger refuses every UPDATE,
  * and every DELETE unless the transaction set `audit.retention_sweep` (only audit-log.repository.ts
- * `sweep` does). Newest-first pages and filters read by id (audit-log.repository.ts).
+ * `sweep` does). Newest-first pages and filters read by id (audit-log.repository.ts); migration 1797020000000
+ * replaces the filter indexes made here (`createAuditLogFilterIndexes`).
  */
 export async function createAuditLogTable(q: QueryRunner, table: string): Promise<void> {
   await q.query(`
@@ -40,4 +41,52 @@ export async function createAuditLogTable(q: QueryRunner, table: string): Promis
 export async function dropAuditLogTable(q: QueryRunner, table: string): Promise<void> {
   await q.query(`DROP TABLE ${table}`);
   await q.query(`DROP FUNCTION ${table}_append_only()`);
+}
+
+/** An index of the audit table: its name's suffix, its columns, and a predicate for a partial index. */
+type AuditIndex = [suffix: string, columns: string, where?: string];
+
+/**
+ * The read indexes from migration 1797020000000 on: one per filter of audit-log.repository.ts `whereOf`, each
+ * followed by `id DESC`, the order of a page and of its cursor (`id < before`), so a filter on any one column
+ * walks its index newest first and stops at the page's size; a filter on several takes the most selective one
+ * and checks the others on the rows it reads. The action's operator class answers `=` and the `key.*` prefix
+ * (`LIKE 'key.%'`) whatever the database's collation, where a default one answers the prefix only under "C".
+ * Replaces the first indexes (`createAuditLogTable`), which led with actor_kind and target_type, so that
+ * actor_id or target_id alone could use none of them.
+ */
+const FILTER_INDEXES: AuditIndex[] = [
+  ['actor_kind', 'actor_kind, id DESC'],
+  ['actor_id', 'actor_id, id DESC', 'actor_id IS NOT NULL'],
+  ['action_pattern', 'action varchar_pattern_ops, id DESC'],
+  ['target_type', 'target_type, id DESC'],
+  ['target_id', 'target_id, id DESC', 'target_id IS NOT NULL'],
+];
+const FIRST_INDEXES: AuditIndex[] = [
+  ['action', 'action, id DESC'],
+  ['target', 'target_type, target_id, id DESC'],
+  ['actor', 'actor_kind, actor_id, id DESC'],
+];
+
+const indexSql = (table: string, [suffix, columns, where]: AuditIndex, how: string) =>
+  `CREATE INDEX ${how} idx_${table}_${suffix} ON ${table} (${columns})${where ? ` WHERE ${where}` : ''}`;
+
+/**
+ * Builds the filter indexes without blocking the app's writes (`CONCURRENTLY`), so its migration runs outside a
+ * transaction (`transaction = false`, which TypeORM honours in the `each` mode every runner here uses:
+ * libs/database/src/database.module.ts, scripts/migration.js). A run that stopped half-way is not recorded and
+ * runs again: each index is dropped first, as an interrupted build leaves an invalid one that `IF NOT EXISTS` keeps.
+ */
+export async function createAuditLogFilterIndexes(q: QueryRunner, table: string): Promise<void> {
+  for (const index of FILTER_INDEXES) {
+    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS idx_${table}_${index[0]}`);
+    await q.query(indexSql(table, index, 'CONCURRENTLY'));
+  }
+  for (const [suffix] of FIRST_INDEXES) await q.query(`DROP INDEX CONCURRENTLY IF EXISTS idx_${table}_${suffix}`);
+}
+
+/** The way back, in the transaction TypeORM's revert always opens (it cannot build concurrently). */
+export async function dropAuditLogFilterIndexes(q: QueryRunner, table: string): Promise<void> {
+  for (const index of FIRST_INDEXES) await q.query(indexSql(table, index, 'IF NOT EXISTS'));
+  for (const [suffix] of FILTER_INDEXES) await q.query(`DROP INDEX IF EXISTS idx_${table}_${suffix}`);
 }

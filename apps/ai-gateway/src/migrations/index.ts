@@ -14,6 +14,7 @@ import { LimitsBatch1796600000000 } from './1796600000000-LimitsBatch';
 import { LimitsBatchLocksOnce1796700000000 } from './1796700000000-LimitsBatchLocksOnce';
 import { LimitCountersReadOnce1796800000000 } from './1796800000000-LimitCountersReadOnce';
 import { WebhookDeliveriesPaused1796950000000 } from './1796950000000-WebhookDeliveriesPaused';
+import { AuditLogFilterIndexes1797020000000 } from './1797020000000-AuditLogFilterIndexes';
 import { BudgetUsedUp1797050000000 } from './1797050000000-BudgetUsedUp';
 
 // Every migration of the AI gateway, in order (append new ones).
@@ -34,5 +35,6 @@ export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
   LimitsBatchLocksOnce1796700000000,
   LimitCountersReadOnce1796800000000,
   WebhookDeliveriesPaused1796950000000,
+  AuditLogFilterIndexes1797020000000,
   BudgetUsedUp1797050000000,
 ];

@@ -11,6 +11,7 @@ import { AuditLogAndWebhooks1796010000000 } from './1796010000000-AuditLogAndWeb
 import { MemberSearchIndexes1796400000000 } from './1796400000000-MemberSearchIndexes';
 import { PasskeyTransportsKnown1796500000000 } from './1796500000000-PasskeyTransportsKnown';
 import { WebhookDeliveriesPaused1796950000000 } from './1796950000000-WebhookDeliveriesPaused';
+import { AuditLogFilterIndexes1797020000000 } from './1797020000000-AuditLogFilterIndexes';
 
 // Every migration of the membership app, in order (append new ones).
 export const MEMBERSHIP_MIGRATIONS: Type<MigrationInterface>[] = [
@@ -26,4 +27,5 @@ export const MEMBERSHIP_MIGRATIONS: Type<MigrationInterface>[] = [
   MemberSearchIndexes1796400000000,
   PasskeyTransportsKnown1796500000000,
   WebhookDeliveriesPaused1796950000000,
+  AuditLogFilterIndexes1797020000000,
 ];
