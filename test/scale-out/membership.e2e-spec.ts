@@ -36,6 +36,9 @@ const FRONTEND = 'https://www.example.com/oauth/callback';
 /** Long enough that the second-tab request lands inside it even on a loaded CI machine. */
 const GRACE_MS = 3000;
 const clock = new FakeClock();
+/** The official account's scan-login QR codes an hour, for both instances together (WECHAT_QR_MAX_PER_HOUR). */
+const QR_PER_HOUR = 12;
+const HOUR_MS = 3_600_000;
 
 describe.each(backends('scale-out membership'))(
   'scale-out: two membership instances, %s',
@@ -136,6 +139,7 @@ describe.each(backends('scale-out membership'))(
         S3_PREFIX: `scale-${run}`,
         REFRESH_REUSE_GRACE_MS: String(GRACE_MS),
         CODE_RESEND_INTERVAL_MS: '60000',
+        WECHAT_QR_MAX_PER_HOUR: String(QR_PER_HOUR),
       };
       // The first instance creates the database (and runs the migrations); the second joins it.
       // Both instances decide token expiry and the reuse grace by one clock the tests move (no sleeps).
@@ -404,6 +408,51 @@ describe.each(backends('scale-out membership'))(
       const served = await request(b.url).get(up.body.data.url).buffer(true).expect(200);
       expect(served.headers['content-type']).toBe('image/png');
       expect(Buffer.compare(served.body as Buffer, bytes)).toBe(0);
+    });
+
+    // Last here: it moves the shared clock on by hours.
+    it("the official account's qrcode/create budget is one for both instances: an address stops at its own limit, the rest stop at the budget exactly, the next hour opens it", async () => {
+      const QR = '/api/v1/app/oauth2/mp/qrcode';
+      const creates = () => wx.calls.get('cgi-bin/qrcode/create') ?? 0;
+      clock.advance(HOUR_MS); // an hour of the Clock no earlier test has spent codes in
+      const start = creates();
+      // One browser that keeps its cookie is given its code back on either instance: one call.
+      const page = await on(a, ip()).post(QR).expect(200);
+      const cookie = (page.headers['set-cookie'] as unknown as string[]).map((c) => c.split(';')[0]).join('; ');
+      ours.add(page.body.data.sceneStr);
+      for (const app of [a, b, a])
+        expect((await on(app, ip()).post(QR).set('Cookie', cookie).expect(200)).body.data.sceneStr).toBe(
+          page.body.data.sceneStr,
+        );
+      expect(creates() - start).toBe(1);
+
+      // One address asking as ever new browsers: the route's per-address limit (10 a minute) stops it first.
+      const one = ip();
+      const alone: number[] = [];
+      for (let i = 0; i < 11; i++) alone.push((await on(i % 2 ? b : a, one).post(QR)).status);
+      expect(alone).toEqual([...Array(10).fill(200), 429]);
+      expect(creates() - start).toBe(11);
+
+      // Many addresses at once over both instances: exactly the budget's last code is made.
+      const many = await Promise.all(Array.from({ length: 8 }, (_, i) => on(i % 2 ? b : a, ip()).post(QR)));
+      expect(many.filter((r) => r.status === 200)).toHaveLength(QR_PER_HOUR - 11);
+      const refused = many.filter((r) => r.status !== 200);
+      expect(refused).toHaveLength(8 - (QR_PER_HOUR - 11));
+      for (const r of refused) {
+        expect(r.status).toBe(429);
+        expect(r.body).toMatchObject({ code: 429, message: expect.stringContaining('this hour') });
+        expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(Number(r.headers['retry-after'])).toBeLessThanOrEqual(3600);
+      }
+      expect(creates() - start).toBe(QR_PER_HOUR);
+      // A spent budget still gives a browser its own waiting code back.
+      expect((await on(b, ip()).post(QR).set('Cookie', cookie).expect(200)).body.data.sceneStr).toBe(
+        page.body.data.sceneStr,
+      );
+
+      clock.advance(HOUR_MS);
+      ours.add((await on(b, ip()).post(QR).expect(200)).body.data.sceneStr);
+      expect(creates() - start).toBe(QR_PER_HOUR + 1);
     });
   },
 );

@@ -3,6 +3,7 @@
  * (open platform), official-account scan (parametric QR + signed / AES event pushes), in-app and silent
  * authorization, errcode answers, expired scenes, and the desktop polling journey.
  */
+import { randomInt } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,10 +32,19 @@ describe('WeChat login against a local WeChat protocol server', () => {
   beforeEach(() => {
     browser = new Browser();
   });
+  /**
+   * Each browser calls from its own address (the app trusts X-Forwarded-For from loopback): POST mp/qrcode
+   * allows 10 a minute per address, and this suite asks for more codes than that within a minute.
+   */
+  const addresses = new WeakMap<Browser, string>();
+  const addressOf = (b: Browser) => {
+    if (!addresses.has(b)) addresses.set(b, `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`);
+    return addresses.get(b)!;
+  };
   const api = async (path: string, init: RequestInit = {}, b: Browser = browser) => {
     const res = await fetch(app.url + path, {
       ...init,
-      headers: b.headers(init.headers as Record<string, string>),
+      headers: b.headers({ ...(init.headers as Record<string, string>), 'x-forwarded-for': addressOf(b) }),
       redirect: 'manual',
     });
     b.store(res);
@@ -50,13 +60,16 @@ describe('WeChat login against a local WeChat protocol server', () => {
     expect(res.status).toBe(302);
     return new URL(res.headers.get('location')!);
   };
-  const shiftSceneExpiry = async (state: string, expiresAt: number) => {
+  /** Moves a scene's expiry (and, given, its creation time) in the shared-state table. */
+  const shiftSceneExpiry = async (state: string, expiresAt: number, createdAt?: number) => {
     const db = new Client({ connectionString: app.dbUrl });
     await db.connect();
     try {
       const { rowCount } = await db.query(
-        `UPDATE shared_state SET value = jsonb_set(value::jsonb, '{expiresAt}', to_jsonb($2::bigint))::text WHERE key = $1`,
-        [`oauth2:qr:${state}`, expiresAt],
+        `UPDATE shared_state SET value = jsonb_set(
+           CASE WHEN $3::bigint IS NULL THEN value::jsonb ELSE jsonb_set(value::jsonb, '{createdAt}', to_jsonb($3::bigint)) END,
+           '{expiresAt}', to_jsonb($2::bigint))::text WHERE key = $1`,
+        [`oauth2:qr:${state}`, expiresAt, createdAt ?? null],
       );
       expect(rowCount).toBe(1);
     } finally {
@@ -286,13 +299,58 @@ describe('WeChat login against a local WeChat protocol server', () => {
 
     it('shares one cached access token and refreshes it once WeChat invalidates it', async () => {
       const before = wx.calls.get('cgi-bin/token') ?? 0;
+      // Three browsers: each needs a code of its own (one browser asking again gets its code back).
       for (let i = 0; i < 3; i++)
-        expect((await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).status).toBe(200);
+        expect((await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' }, new Browser())).status).toBe(200);
       expect(wx.calls.get('cgi-bin/token') ?? 0).toBe(before);
       wx.revokeAppTokens();
-      expect((await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).status).toBe(200);
+      expect((await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' }, new Browser())).status).toBe(200);
       expect(wx.calls.get('cgi-bin/token')).toBe(before + 1);
       expect(before).toBeLessThanOrEqual(1);
+    });
+
+    it('the same browser asking again gets the same code back: one qrcode/create call, until it is scanned or half its life is gone', async () => {
+      const creates = () => wx.calls.get('cgi-bin/qrcode/create') ?? 0;
+      const before = creates();
+      const first = (await api('/api/v1/app/oauth2/mp/qrcode?expireSeconds=120', { method: 'POST' })).body.data;
+      // Reloads and retries of one page (the binding cookie travels): no new code at WeChat.
+      for (const path of ['/api/v1/app/oauth2/mp/qrcode', '/api/v1/app/oauth2/mp/qrcode?expireSeconds=300']) {
+        const again = await api(path, { method: 'POST' });
+        expect(again.status).toBe(200);
+        expect(again.body.data).toMatchObject({
+          sceneStr: first.sceneStr,
+          ticket: first.ticket,
+          qrCodeUrl: first.qrCodeUrl,
+          showQrCodeUrl: first.showQrCodeUrl,
+        });
+        expect(again.body.data.expireSeconds).toBeGreaterThan(60);
+        expect(again.body.data.expireSeconds).toBeLessThanOrEqual(120);
+      }
+      expect(creates() - before).toBe(1);
+
+      // Another browser, and one whose cookie is made from the scene id a stranger can see, get codes of their own.
+      const other = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' }, new Browser())).body.data;
+      expect(other.sceneStr).not.toBe(first.sceneStr);
+      const guesser = new Browser();
+      guesser.set('oauth2_binding', first.sceneStr.slice(0, 32).padEnd(43, 'A'));
+      expect((await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' }, guesser)).body.data.sceneStr).not.toBe(
+        first.sceneStr,
+      );
+      expect(creates() - before).toBe(3);
+
+      // Less than half of its lifetime left: a fresh code (a page refreshing near the end is not shown a dying one).
+      await shiftSceneExpiry(first.sceneStr, Date.now() + 40_000, Date.now() - 80_000);
+      const fresh = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data;
+      expect(fresh.sceneStr).not.toBe(first.sceneStr);
+      expect(creates() - before).toBe(4);
+      expect((await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data.sceneStr).toBe(fresh.sceneStr);
+
+      // Once scanned, the next ask is a new login attempt with a new code; the scanned one is still exchanged.
+      expect((await wx.scan(fresh.ticket, { event: 'SCAN' })).reply?.Content).toContain('Login confirmed');
+      const next = (await api('/api/v1/app/oauth2/mp/qrcode', { method: 'POST' })).body.data;
+      expect(next.sceneStr).not.toBe(fresh.sceneStr);
+      expect(creates() - before).toBe(5);
+      expect((await exchange(fresh.sceneStr)).status).toBe(200);
     });
 
     it('an errcode from qrcode/create is a 503 envelope; out-of-range expireSeconds a 400', async () => {
@@ -530,6 +588,10 @@ describe('WeChat login against a local WeChat protocol server', () => {
         expect(doc.paths[path]).toBeDefined();
       }
       expect(doc.components.schemas.OAuth2LoginResponse.properties).toHaveProperty('isNewUser');
+      // The scan-login QR budget's refusal (and the per-address limit) are documented.
+      expect(doc.paths['/api/v1/app/oauth2/mp/qrcode'].post.responses['429'].description).toContain(
+        'WECHAT_QR_MAX_PER_HOUR',
+      );
     });
   });
 

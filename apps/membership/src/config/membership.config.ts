@@ -99,6 +99,12 @@ export class MembershipConfig extends BaseConfig {
   @Max(3600)
   WECHAT_PUSH_WINDOW_SECONDS: number = 300;
 
+  /** Scan-login QR codes made per official account per hour (qrcode/create calls, all replicas); 2000 = 48% of WeChat's 100,000 a day. */
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  WECHAT_QR_MAX_PER_HOUR: number = 2000;
+
   // ---- Member accounts ----
 
   /** Access JWT lifetime in ms; `expiresIn` of the login result equals it. */

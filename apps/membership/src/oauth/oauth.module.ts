@@ -17,6 +17,7 @@ import { WechatApiClientProvider } from './providers/wechat-api.client.provider'
 import { WechatOAuthFlow } from './providers/wechat-oauth.flow';
 import { WechatAccessTokenService } from './wechat-access-token.service';
 import { WechatMpScanService } from './wechat-mp-scan.service';
+import { WechatQrcodeBudget } from './wechat-qrcode-budget';
 import { WechatOAuth2Controller } from './wechat-oauth2.controller';
 
 /**
@@ -44,6 +45,7 @@ import { WechatOAuth2Controller } from './wechat-oauth2.controller';
     WechatOAuthFlow,
     WechatAccessTokenService,
     WechatMpScanService,
+    WechatQrcodeBudget,
   ],
   exports: [
     OAuth2ClientRegistry,

@@ -42,6 +42,10 @@ export interface QrcodeRecord {
   appId?: string;
   /** SHA-256 of the binding cookie of the browser that created the QR code. */
   browserHash?: string;
+  /** Official-account codes: what WeChat answered, to give the same code again to the browser that asks again. */
+  ticket?: string;
+  qrCodeUrl?: string;
+  createdAt?: number;
 }
 
 /** A finished third-party login waiting for its single exchange at GET /callback. */
@@ -122,6 +126,16 @@ export class OAuth2StateRepository {
     if (record && record.expiresAt <= Date.now() && record.status !== QrcodeState.AUTHORIZED)
       record.status = QrcodeState.EXPIRED;
     return record;
+  }
+
+  /** Remembers the official-account QR code last made for a browser (its binding hash), for `ttlMs`. */
+  async saveBrowserQrcode(appId: string, browserHash: string, state: string, ttlMs: number): Promise<void> {
+    await this.shared.set(`oauth2:qr-of:${appId}:${browserHash}`, state, ttlMs);
+  }
+
+  /** The scene of the QR code last made for this browser and account, or null. */
+  browserQrcode(appId: string, browserHash: string): Promise<string | null> {
+    return this.shared.get(`oauth2:qr-of:${appId}:${browserHash}`);
   }
 
   async setQrcodeStatus(state: string, status: QrcodeState): Promise<void> {

@@ -1,7 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import { ErrorCode } from '@app/envelope';
+import { randomBytes } from 'crypto';
+import { BusinessException, ErrorCode } from '@app/envelope';
+import { SharedState } from '@app/platform';
+import { FakeClock } from '../../../../test/support/clock';
+import { MembershipConfig } from '../config/membership.config';
 import { RunningApp, startMembership } from '../../../../test/support/apps';
 import { queryRows } from '../../../../test/support/database';
 import { WechatTestServer, WechatTestUser, startWechatServer } from '../../../../test/support/wechat-server';
@@ -9,10 +13,13 @@ import { OAuth2ClientRegistration } from './clients/oauth2-client-registration';
 import { OAuth2ClientRegistry } from './clients/oauth2-client.registry';
 import { OAuth2StateRepository, QrcodeState, randomState } from './oauth2-state.repository';
 import { WechatMpScanService } from './wechat-mp-scan.service';
+import { WechatQrcodeBudget } from './wechat-qrcode-budget';
 
 const MP = 'wxmpscanspec0001';
 const OTHER_MP = 'wxmpscanspec0002';
 const BROWSER = 'sha256-of-the-creating-browser-binding';
+/** Another browser's binding hash: a browser asking again gets its own waiting code back. */
+const otherBrowser = () => randomBytes(32).toString('hex');
 
 // The real use case against a local server speaking WeChat's official-account API
 // (test/support/wechat-server.ts): parametric QR codes, access tokens and follower profiles. The scan
@@ -71,7 +78,8 @@ describe('WechatMpScanService: official-account scan login', () => {
 
   it("creates a QR code of a fresh scene at WeChat and stores it waiting, bound to the creating browser, for WeChat's lifetime when shorter", async () => {
     const before = Date.now();
-    const qr = await scans.createQrcode(reg, 3_000_000, BROWSER);
+    const mine = otherBrowser();
+    const qr = await scans.createQrcode(reg, 3_000_000, mine);
     expect(wx.tickets.get(qr.ticket)).toMatchObject({ appId: MP, sceneStr: qr.sceneStr });
     expect(qr).toMatchObject({
       qrCodeUrl: expect.stringMatching(/^http:\/\/weixin\.qq\.com\/q\//),
@@ -85,10 +93,61 @@ describe('WechatMpScanService: official-account scan login', () => {
       kind: 'wechat-mp-scan',
       registrationId: 'wechat-mp',
       appId: MP,
-      browserHash: BROWSER,
+      browserHash: mine,
     });
     expect(record!.expiresAt).toBeGreaterThanOrEqual(before + 2_592_000_000);
-    expect((await scans.createQrcode(reg, 60, BROWSER)).sceneStr).not.toBe(qr.sceneStr);
+    // Another browser gets a scene of its own (this one's waits 30 days, and would be given back to it).
+    expect((await scans.createQrcode(reg, 60, otherBrowser())).sceneStr).not.toBe(qr.sceneStr);
+  });
+
+  it('gives a browser asking again its own waiting code back without calling WeChat, per official account', async () => {
+    const creates = () => wx.calls.get('cgi-bin/qrcode/create') ?? 0;
+    const mine = otherBrowser();
+    const before = creates();
+    const qr = await scans.createQrcode(reg, 120, mine);
+    const again = await scans.createQrcode(reg, 300, mine);
+    expect(again).toMatchObject({ sceneStr: qr.sceneStr, ticket: qr.ticket, qrCodeUrl: qr.qrCodeUrl });
+    expect(again.expireSeconds).toBeLessThanOrEqual(120);
+    expect(creates() - before).toBe(1);
+    // Another account's code, another browser's code: new calls.
+    expect((await scans.createQrcode(otherReg, 120, mine)).sceneStr).not.toBe(qr.sceneStr);
+    expect((await scans.createQrcode(reg, 120, otherBrowser())).sceneStr).not.toBe(qr.sceneStr);
+    expect(creates() - before).toBe(3);
+    // Past half its lifetime (moved here), or scanned: the browser's next ask makes a new code.
+    const record = (await store.getQrcode(qr.sceneStr))!;
+    await store.createQrcode(qr.sceneStr, {
+      ...record,
+      createdAt: Date.now() - 80_000,
+      expiresAt: Date.now() + 40_000,
+    });
+    const fresh = await scans.createQrcode(reg, 120, mine);
+    expect(fresh.sceneStr).not.toBe(qr.sceneStr);
+    expect(await scans.onScan(reg, fresh.sceneStr, wx.openidOf(MP, wx.user))).toBe('authorized');
+    expect((await scans.createQrcode(reg, 120, mine)).sceneStr).not.toBe(fresh.sceneStr);
+    expect(creates() - before).toBe(5);
+  });
+
+  it('counts qrcode/create calls per account and Clock hour in shared state: two replicas (two budgets) stop at the limit together', async () => {
+    const clock = new FakeClock();
+    const config = Object.assign(new MembershipConfig(), { WECHAT_QR_MAX_PER_HOUR: 3 });
+    const state = app.app.get(SharedState);
+    const replicas = [new WechatQrcodeBudget(state, clock, config), new WechatQrcodeBudget(state, clock, config)];
+    clock.advance(3_600_000); // a fresh hour of this clock, whatever this suite already spent
+    const spend = (i: number, r = reg) =>
+      replicas[i % 2].spend(r).then(
+        () => 'spent',
+        (e: BusinessException) => e,
+      );
+    const answers = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => spend(i)));
+    expect(answers.filter((a) => a === 'spent')).toHaveLength(3);
+    const refused = answers.find((a): a is BusinessException => a !== 'spent')!;
+    expect(refused.code).toBe(ErrorCode.TOO_MANY_REQUESTS);
+    expect(refused.extras.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(refused.extras.retryAfterSeconds).toBeLessThanOrEqual(3600);
+    // Another account has its own budget; the next hour opens this one again.
+    expect(await spend(0, otherReg)).toBe('spent');
+    clock.advance(3_600_000);
+    expect(await spend(1)).toBe('spent');
   });
 
   it('answers a WeChat refusal to make the QR code as unavailable, naming the errcode', async () => {

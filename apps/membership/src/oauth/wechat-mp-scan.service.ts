@@ -6,6 +6,7 @@ import { QRCodeLoginResponse } from './dtos/oauth2-responses.dto';
 import { OAuth2LoginService } from './oauth2-login.service';
 import { OAuth2StateRepository, QrcodeState, randomState } from './oauth2-state.repository';
 import { WechatAccessTokenService } from './wechat-access-token.service';
+import { WechatQrcodeBudget } from './wechat-qrcode-budget';
 
 export type ScanOutcome = 'authorized' | 'expired' | 'unknown' | 'already-used' | 'failed';
 
@@ -19,14 +20,25 @@ export class WechatMpScanService {
     private readonly tokens: WechatAccessTokenService,
     private readonly store: OAuth2StateRepository,
     private readonly logins: OAuth2LoginService,
+    private readonly budget: WechatQrcodeBudget,
   ) {}
 
-  /** `browserHash`: the creating browser's binding (browser-binding.ts); only it may exchange the login. */
+  /**
+   * `browserHash`: the creating browser's binding (browser-binding.ts); only it may exchange the login.
+   * Each new code spends one call of the account's daily qrcode/create quota, so a browser asking again
+   * gets its code back while nobody has scanned it and at least half its lifetime is left (with
+   * `expireSeconds` now the time left): reloads, retries and tabs of one browser cost WeChat nothing, and
+   * a browser asking without pause makes at most two codes per lifetime. Only the hash of the browser's
+   * own HttpOnly nonce finds its code. New codes are counted by WechatQrcodeBudget.
+   */
   async createQrcode(
     reg: OAuth2ClientRegistration,
     expireSeconds: number,
     browserHash: string,
   ): Promise<QRCodeLoginResponse> {
+    const again = await this.browserQrcode(reg, browserHash);
+    if (again) return again;
+    await this.budget.spend(reg);
     const sceneStr = randomState();
     let qr;
     try {
@@ -39,20 +51,35 @@ export class WechatMpScanService {
       throw new BusinessException(ErrorCode.SERVICE_UNAVAILABLE, msg('wechat.qrFailed', { errcode: e.errcode }));
     }
     const lifetime = Math.min(expireSeconds, qr.expire_seconds || expireSeconds);
+    // QR records expire by Date.now, as OAuth2StateRepository.getQrcode reads them.
+    const createdAt = Date.now();
     await this.store.createQrcode(sceneStr, {
       registrationId: reg.registrationId,
       kind: 'wechat-mp-scan',
-      expiresAt: Date.now() + lifetime * 1000,
+      expiresAt: createdAt + lifetime * 1000,
       appId: reg.clientId,
       browserHash,
-    });
-    return {
-      sceneStr,
-      qrCodeUrl: qr.url,
       ticket: qr.ticket,
-      expireSeconds: lifetime,
-      showQrCodeUrl: this.wechat.showQrcodeUrl(qr.ticket),
-    };
+      qrCodeUrl: qr.url,
+      createdAt,
+    });
+    await this.store.saveBrowserQrcode(reg.clientId, browserHash, sceneStr, lifetime * 1000);
+    return this.answer(sceneStr, qr.url, qr.ticket, lifetime);
+  }
+
+  /** The browser's last code of this account while it can still be shown (waiting, half its lifetime left), else null. */
+  private async browserQrcode(reg: OAuth2ClientRegistration, browserHash: string): Promise<QRCodeLoginResponse | null> {
+    const sceneStr = await this.store.browserQrcode(reg.clientId, browserHash);
+    const record = sceneStr ? await this.store.getQrcode(sceneStr) : null;
+    if (!sceneStr || !record || record.status !== QrcodeState.WAITED || record.browserHash !== browserHash) return null;
+    if (!record.ticket || !record.qrCodeUrl || record.createdAt === undefined) return null;
+    const leftMs = record.expiresAt - Date.now();
+    if (leftMs * 2 < record.expiresAt - record.createdAt) return null;
+    return this.answer(sceneStr, record.qrCodeUrl, record.ticket, Math.floor(leftMs / 1000));
+  }
+
+  private answer(sceneStr: string, qrCodeUrl: string, ticket: string, expireSeconds: number): QRCodeLoginResponse {
+    return { sceneStr, qrCodeUrl, ticket, expireSeconds, showQrCodeUrl: this.wechat.showQrcodeUrl(ticket) };
   }
 
   /**

@@ -146,7 +146,10 @@ export class WechatOAuth2Controller {
   }
 
   @Public()
-  @Throttle({ default: { limit: 20, ttl: 60_000 } })
+  // A code lives 60..300 s and a browser asking again gets its own back, so a browser needs about two a
+  // minute at most; 10 leaves room for a few browsers behind one NAT address, and keeps one address to
+  // 600 an hour, under the account's WECHAT_QR_MAX_PER_HOUR (wechat-qrcode-budget.ts, checked after this).
+  @Throttle({ default: { limit: 10, ttl: 60_000 } })
   @Post('mp/qrcode')
   @HttpCode(200)
   @ApiOperation({
@@ -154,11 +157,18 @@ export class WechatOAuth2Controller {
     description:
       'Creates a temporary parametric QR code with a random scene. Poll `/qrcode/state/{sceneStr}`: WAITED (0) until the user scans, ' +
       'SCANNED (1) / AUTHORIZED (2) once WeChat pushes the SCAN or subscribe event, EXPIRED (4) after `expireSeconds`. Exchange `sceneStr` once at `/callback`, ' +
-      'from the same browser: the answer sets the HttpOnly `oauth2_binding` cookie the exchange must show (call same-origin or with credentials).',
+      'from the same browser: the answer sets the HttpOnly `oauth2_binding` cookie the exchange must show (call same-origin or with credentials). ' +
+      'The same browser (cookie) asking again while its code is unscanned and has at least half its lifetime left gets that code back, ' +
+      '`expireSeconds` being the time left. New codes are limited to 10 a minute per client address and `WECHAT_QR_MAX_PER_HOUR` per official account.',
   })
   @ApiEnvelope(QRCodeLoginResponse)
   @ApiError(400, 10000, 'expireSeconds outside 60..300')
   @ApiError(404, 404, 'no official account configured for appId')
+  @ApiError(
+    429,
+    429,
+    'more than 10 a minute from this address, or the official account made WECHAT_QR_MAX_PER_HOUR codes this hour (Retry-After header)',
+  )
   @ApiError(503, 503, 'WeChat API failed (errcode in message)')
   mpQrcode(
     @Query() q: MpQrcodeQuery,

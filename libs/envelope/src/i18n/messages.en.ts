@@ -169,6 +169,7 @@ export const EN = {
   'oauth.noClientConfigured': 'No {providers} client is configured',
   'oauth.noClientConfiguredFor': 'No {providers} client is configured for {id}',
   'wechat.qrFailed': 'WeChat could not create the QR code (errcode {errcode})',
+  'wechat.qrBudgetSpent': 'Too many scan-login QR codes were made this hour; try again in {seconds} s',
   'wechat.echostrMalformed': 'Missing or malformed echostr',
   'wechat.xmlExpected': 'Expected an XML body',
   'wechat.safeModeNotConfigured': 'Safe mode is not configured for this account',

@@ -155,6 +155,7 @@ export const ZH_CN: Record<MessageKey, string> = {
   'oauth.noClientConfigured': '未配置 {providers} 登录',
   'oauth.noClientConfiguredFor': '未配置 {id} 对应的 {providers} 登录',
   'wechat.qrFailed': '微信无法生成二维码（errcode {errcode}）',
+  'wechat.qrBudgetSpent': '本小时生成的扫码登录二维码已达上限，请 {seconds} 秒后再试',
   'wechat.echostrMalformed': '缺少 echostr 或格式错误',
   'wechat.xmlExpected': '请求体应为 XML',
   'wechat.safeModeNotConfigured': '该公众号未配置安全模式',
