@@ -226,6 +226,84 @@ describe('AI gateway admin read APIs for the console', () => {
     });
   });
 
+  describe('GET /admin/usage in pages', () => {
+    const range = 'start_date=2027-03-01&end_date=2027-03-04';
+    const full: Record<string, any> = {};
+
+    beforeAll(async () => {
+      const project = (await f.admin('POST', '/admin/projects', { name: 'paged' })).body;
+      const keys = [
+        await f.createKey({ name: 'paged-a', project_id: project.id }),
+        await f.createKey({ name: 'paged-b', project_id: project.id }),
+        await f.createKey({ name: 'paged-c' }),
+      ];
+      let cost = 0;
+      for (const day of ['01', '02', '03', '04'])
+        for (const key of [...keys, null])
+          for (const model of ['vendor-gpt-4', 'vendor-gpt-4-mini'])
+            // A call without a key (none today, but the ledger allows it) on one day only: a line with key_id null.
+            if (key || (day === '02' && model === 'vendor-gpt-4'))
+              await ledger({ keyId: key?.id ?? null, model, at: `2027-03-${day}T06:00:00Z`, cost: ++cost, tokens: 1 });
+      for (const groupBy of ['key', 'project', 'model', 'endpoint'])
+        full[groupBy] = (await get(`/admin/usage?${range}&group_by=${groupBy}`)).body;
+    });
+
+    it('answers a small report whole, as before: every line and no next page', () => {
+      expect(full.key.data).toHaveLength(4 * 3 * 2 + 1);
+      // Per project: the project's keys, and the keys without one (the keyless call with them).
+      expect(full.project.data).toHaveLength(4 * 2 * 2);
+      expect(full.model.data).toHaveLength(4 * 2);
+      expect(full.key.next_cursor).toBeNull();
+      expect(full.key.total_cost_yuan).toBe((25 * 26) / 2);
+    });
+
+    it.each(['key', 'project', 'model', 'endpoint'])(
+      'group_by=%s: pages of at most `limit` lines have every line once, in order, and the whole report totals',
+      async (groupBy) => {
+        for (const limit of [1, 3, 7]) {
+          const lines: unknown[] = [];
+          let cursor: string | null = null;
+          let pages = 0;
+          do {
+            const page: any = (
+              await get(`/admin/usage?${range}&group_by=${groupBy}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)
+            ).body;
+            expect(page.data.length).toBeLessThanOrEqual(limit);
+            expect([page.totals, page.total_cost_yuan]).toEqual([full[groupBy].totals, full[groupBy].total_cost_yuan]);
+            lines.push(...page.data);
+            cursor = page.next_cursor;
+            pages++;
+          } while (cursor && pages <= 100);
+          expect(lines).toEqual(full[groupBy].data);
+          expect(pages).toBe(Math.max(1, Math.ceil(full[groupBy].data.length / limit)));
+        }
+      },
+    );
+
+    it('refuses a limit out of 1..5000 and a cursor it did not give out, with 400 and the parameter', async () => {
+      const nul = Buffer.from(JSON.stringify(['2027-03-01', null, null, 'chat\u0000', null])).toString('base64url');
+      const cases: Array<[string, string]> = [
+        ['limit=0', 'limit'],
+        ['limit=5001', 'limit'],
+        ['limit=1.5', 'limit'],
+        ['limit=many', 'limit'],
+        ['cursor=not-a-cursor', 'cursor'],
+        [`cursor=${Buffer.from('{"date":"2027-03-01"}').toString('base64url')}`, 'cursor'],
+        [`cursor=${nul}`, 'cursor'],
+      ];
+      for (const [query, param] of cases) {
+        const res = await get(`/admin/usage?${range}&${query}`);
+        expect([query, res.status, res.body.error?.type, res.body.error?.param]).toEqual([
+          query,
+          400,
+          'invalid_request_error',
+          param,
+        ]);
+      }
+      expect((await get(`/admin/usage?${range}&limit=5000`)).body.data).toEqual(full.key.data);
+    });
+  });
+
   describe('GET /admin/upstreams', () => {
     it("lists the providers file deployments with the last hour error rate and latency from the ledger, and this replica's cooldowns", async () => {
       // In the window [T-1h, T]: primary answered 100, 200, 300 ms, failed once with a 502 (400 ms) and once

@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { GenAiMetrics } from '@app/platform';
+import { Clock, GenAiMetrics } from '@app/platform';
 import { LedgerEntry, LedgerRepository } from './ledger.repository';
 
 function entry(i: number): LedgerEntry {
@@ -24,7 +24,7 @@ function entry(i: number): LedgerEntry {
 }
 
 describe('LedgerRepository', () => {
-  function setup(failFirst = 0, duringWrite?: () => void) {
+  function setup(failFirst = 0, duringWrite?: () => void | Promise<void>, clock: Clock = new Clock()) {
     const inserted: LedgerEntry[][] = [];
     let failures = failFirst;
     // Column metadata as TypeORM gives it (property = column name here); the batch arrives as one JSON parameter.
@@ -45,13 +45,14 @@ describe('LedgerRepository', () => {
         expect(sql).not.toContain('"id"');
         if (failures-- > 0) throw new Error('db down');
         inserted.push(JSON.parse(params[0] as string));
-        duringWrite?.();
+        await duringWrite?.();
       },
     };
     const writer = new LedgerRepository(
       db as any,
       { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any,
       new GenAiMetrics(new Registry()),
+      clock,
     );
     (writer as any).log = { error: jest.fn() };
     return { writer, inserted };
@@ -187,6 +188,57 @@ describe('LedgerRepository', () => {
     expect(inserted.flat().map((e) => e.promptTokens)).toEqual([1]);
   });
 
+  it("reads of everyone's usage write at most once per AI_LEDGER_FLUSH_MS of the clock, sharing that write", async () => {
+    let now = 1_000_000;
+    const clock = Object.assign(new Clock(), { now: () => now });
+    const { writer, inserted } = setup(0, undefined, clock);
+    // Nothing queued: no write, and the interval is not spent on it.
+    await writer.flushForReport();
+    expect(inserted).toEqual([]);
+    writer.append(entry(1));
+    await Promise.all(Array.from({ length: 5 }, () => writer.flushForReport()));
+    expect(inserted.map((b) => b.map((e) => e.promptTokens))).toEqual([[1]]);
+    // Within the interval (60 s here): calls settled since wait for the timed flush or the next interval's read.
+    for (const i of [2, 3]) {
+      writer.append(entry(i));
+      now += 29_999;
+      await writer.flushForReport();
+    }
+    expect(inserted).toHaveLength(1);
+    expect(writer.pending).toBe(2);
+    now += 2; // 60 s after the first
+    await Promise.all([writer.flushForReport(), writer.flushForReport()]);
+    expect(inserted.map((b) => b.map((e) => e.promptTokens))).toEqual([[1], [2, 3]]);
+  });
+
+  it("a read of everyone's usage shares a flush already asked for, and waits for a write under way", async () => {
+    let during: (() => Promise<void>) | undefined;
+    const { writer, inserted } = setup(0, () => during?.());
+    writer.append(entry(1));
+    const asked = writer.flush();
+    expect(writer.flushForReport()).toBe(asked); // asked, not begun: the same write
+    await asked;
+    expect(inserted).toHaveLength(1);
+
+    // A read while a write is under way (its commit not yet answered) resolves only after it, and writes nothing.
+    let commit!: () => void;
+    let read: Promise<void> | undefined;
+    const order: string[] = [];
+    during = () => {
+      during = undefined;
+      read = writer.flushForReport().then(() => void order.push('read'));
+      return new Promise<void>((r) => (commit = r));
+    };
+    writer.append(entry(2));
+    const writing = writer.flush().then(() => void order.push('written'));
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual([]);
+    commit();
+    await Promise.all([writing, read]);
+    expect(order).toEqual(['written', 'read']);
+    expect(inserted).toHaveLength(2);
+  });
+
   it('on shutdown also writes calls that settle while the last write runs', async () => {
     let next = 10;
     const { writer, inserted } = setup(0, () => {
@@ -280,6 +332,7 @@ function table() {
     db as any,
     { AI_LEDGER_FLUSH_MS: 60_000, AI_LEDGER_BATCH_SIZE: 3 } as any,
     new GenAiMetrics(new Registry()),
+    new Clock(),
   );
   (writer as any).log = { error: jest.fn() };
   return { writer, rows, updates, loseAck: (n: number) => (lost = n) };

@@ -2,7 +2,7 @@ import { randomUUID } from 'crypto';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { GenAiMetrics } from '@app/platform';
+import { Clock, GenAiMetrics } from '@app/platform';
 import { GatewayConfig } from '../config/gateway.config';
 import { UsageRecord } from './usage-record.entity';
 
@@ -35,11 +35,14 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
   private nextFlush?: Promise<void>;
   /** Entries per key not yet written (queued or in a write under way): what `flushFor` waits for. */
   private readonly unwritten = new Map<string, number>();
+  /** When the last flush a read of everyone's usage asked for was asked (`flushForReport`), on the app's Clock. */
+  private reportFlushAt?: number;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly config: GatewayConfig,
     private readonly metrics: GenAiMetrics,
+    private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -92,6 +95,24 @@ export class LedgerRepository implements OnModuleInit, OnApplicationShutdown {
    */
   flushFor(keyId: string): Promise<void> {
     return this.unwritten.has(keyId) ? this.flush() : Promise.resolve();
+  }
+
+  /**
+   * What a read of everyone's usage waits for (GET /admin/usage without key_id, GET /admin/upstreams): at most
+   * one write per AI_LEDGER_FLUSH_MS asked by such reads, shared by every read in that interval, so the answer
+   * has this replica's calls settled up to at most AI_LEDGER_FLUSH_MS before the read. Each of these reads
+   * flushed everyone's buffered entries: an operator's console polling under load wrote a few rows per read,
+   * the batching lost for all keys. Nothing queued: no write, only the writes under way are waited for.
+   */
+  flushForReport(): Promise<void> {
+    if (this.nextFlush) return this.nextFlush;
+    const now = this.clock.now();
+    const since = now - (this.reportFlushAt ?? -Infinity);
+    // A clock set back counts as stale (the next read writes), not as a write that happened in the future.
+    const recent = since >= 0 && since < this.config.AI_LEDGER_FLUSH_MS;
+    if (recent || this.queue.length === 0) return this.flushing;
+    this.reportFlushAt = now;
+    return this.flush();
   }
 
   /**

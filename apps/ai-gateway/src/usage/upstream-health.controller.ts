@@ -36,14 +36,15 @@ export class UpstreamHealthController {
     summary:
       'Deployments of the providers file with their cooldown (this replica) and last hour error rate and latency (all replicas)',
     description:
-      'Errors count failures with a 5xx, a 429 or no answer; a 4xx the request earned is not an upstream fault. Cached answers reached no deployment and are not counted.',
+      "Errors count failures with a 5xx, a 429 or no answer; a 4xx the request earned is not an upstream fault. Cached answers reached no deployment and are not counted. The answering replica's calls are in as of at most AI_LEDGER_FLUSH_MS before the read (such reads share one ledger write per AI_LEDGER_FLUSH_MS), other replicas' as of their last ledger write.",
   })
   @ApiOkResponse({ type: UpstreamsResponse })
   @ApiOpenAiErrors(401, 403)
   async list(): Promise<UpstreamsResponse> {
     const now = this.clock.now();
     const since = new Date(now - WINDOW_MS);
-    await this.ledger.flush();
+    // This replica's calls up to AI_LEDGER_FLUSH_MS ago: a console polling this costs one write per interval at most.
+    await this.ledger.flushForReport();
     const stats = new Map((await this.usage.deploymentStats(since)).map((s) => [s.provider, s]));
     const window = (s: DeploymentStatsRow | undefined) => ({
       requests: s?.calls ?? 0,

@@ -8,9 +8,17 @@ import { ApiKeysService } from '../keys/api-keys.service';
 import { apiKeyClaims } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { roundYuan } from './pricing';
-import { AdminUsageQuery, AdminUsageResponse, UsagePeriodTotal, UsageQuery, UsageResponse } from './dtos/usage.dto';
+import {
+  ADMIN_USAGE_LIMIT,
+  AdminUsageQuery,
+  AdminUsageResponse,
+  UsagePeriodTotal,
+  UsageQuery,
+  UsageResponse,
+} from './dtos/usage.dto';
 import { LedgerRepository } from './ledger.repository';
-import { UsageRepository, UsageRow } from './usage.repository';
+import { decodeUsageCursor, encodeUsageCursor } from './usage.cursor';
+import { UsagePeriodRow, UsageRepository, UsageRow } from './usage.repository';
 
 const MAX_DAYS = 366;
 /** Per hour a range of a month is already ~744 buckets per line: enough for a chart, bounded for the query. */
@@ -77,24 +85,26 @@ export class UsageController {
     summary:
       'Usage report of all keys (or one key, or one project) per day (or week or month), key or project, endpoint and model',
     description:
-      "Per UTC day by default; `period=day|week|month` buckets in BUDGET_TIMEZONE. `project_id` keeps the keys of one project; `group_by=project` sums each project's keys.",
+      "Per UTC day by default; `period=day|week|month` buckets in BUDGET_TIMEZONE. `project_id` keeps the keys of one project; `group_by=project` sums each project's keys. " +
+      `At most \`limit\` lines (default ${ADMIN_USAGE_LIMIT.default}, at most ${ADMIN_USAGE_LIMIT.max}) per answer; \`next_cursor\` fetches the next ones (null: none left), while \`totals\` and \`total_cost_yuan\` are the whole report's on every page. ` +
+      "With `key_id`, the answering replica's buffered calls of that key are written first. Without it the report has this replica's calls settled up to at most AI_LEDGER_FLUSH_MS before it (such reads share one ledger write per AI_LEDGER_FLUSH_MS), and other replicas' as of their last ledger write (at most AI_LEDGER_FLUSH_MS behind).",
   })
   @ApiOkResponse({ type: AdminUsageResponse })
   @ApiOpenAiErrors(400, 401, 403)
   async report(@Query() q: AdminUsageQuery): Promise<AdminUsageResponse> {
     const timeZone = this.zoneOf(q);
     const { from, to } = range(q, this.clock.now(), timeZone, q.period === 'hour' ? MAX_HOUR_DAYS : MAX_DAYS);
-    await (q.key_id ? this.ledger.flushFor(q.key_id) : this.ledger.flush());
+    // A key's report has its calls; a report of everyone costs at most one write per interval, however many read.
+    await (q.key_id ? this.ledger.flushFor(q.key_id) : this.ledger.flushForReport());
     const groupBy = q.group_by ?? 'key';
-    const rows = await this.usage.summarize({
-      from,
-      to,
-      keyId: q.key_id,
-      projectId: q.project_id,
-      period: q.period,
-      timeZone,
-      groupBy,
-    });
+    const filter = { from, to, keyId: q.key_id, projectId: q.project_id, period: q.period, timeZone, groupBy };
+    const limit = q.limit ?? ADMIN_USAGE_LIMIT.default;
+    const after = q.cursor ? (decodeUsageCursor(q.cursor) ?? undefined) : undefined;
+    const [rows, periods] = await Promise.all([
+      this.usage.summarize({ ...filter, limit: limit + 1, after }),
+      this.usage.periodTotals(filter),
+    ]);
+    const page = rows.slice(0, limit);
     return {
       object: 'usage',
       start_date: from,
@@ -102,9 +112,10 @@ export class UsageController {
       period: q.period ?? null,
       group_by: groupBy,
       time_zone: timeZone,
-      data: rows.map((r) => ({ key_id: r.keyId, project_id: r.projectId, ...line(r) })),
-      totals: totals(rows),
-      total_cost_yuan: total(rows),
+      data: page.map((r) => ({ key_id: r.keyId, project_id: r.projectId, ...line(r) })),
+      totals: totals(periods),
+      total_cost_yuan: total(periods),
+      next_cursor: rows.length > limit ? encodeUsageCursor(page[page.length - 1]) : null,
     };
   }
 
@@ -153,7 +164,8 @@ function line(r: UsageRow) {
   };
 }
 
-function totals(rows: UsageRow[]): UsagePeriodTotal[] {
+/** Per period of the lines (or of `UsageRepository.periodTotals`, already one per period). */
+function totals(rows: UsagePeriodRow[]): UsagePeriodTotal[] {
   const byDate = new Map<string, UsagePeriodTotal>();
   for (const r of rows) {
     const t = byDate.get(r.date) ?? { date: r.date, requests: 0, prompt_tokens: 0, completion_tokens: 0, cost_yuan: 0 };
@@ -167,6 +179,6 @@ function totals(rows: UsageRow[]): UsagePeriodTotal[] {
   return [...byDate.values()].map((t) => ({ ...t, cost_yuan: roundYuan(t.cost_yuan) }));
 }
 
-function total(rows: UsageRow[]): number {
+function total(rows: UsagePeriodRow[]): number {
   return roundYuan(rows.reduce((s, r) => s + r.costYuan, 0));
 }

@@ -50,6 +50,8 @@ export interface UsageReport {
     cost_yuan: number;
   }>;
   total_cost_yuan: number;
+  /** The next page of lines (null: none left); usage-report.ts reads them all. */
+  next_cursor: string | null;
 }
 
 const yuan = new Intl.NumberFormat(locale, { style: 'currency', currency: 'CNY', maximumFractionDigits: 4 });

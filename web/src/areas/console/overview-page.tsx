@@ -17,6 +17,7 @@ import {
   UsageReport,
   utcDate,
 } from './model';
+import { usageReport } from './usage-report';
 
 /**
  * Spend today and this month (UTC days, as the admin usage report counts them), requests, errors, the last hour's
@@ -27,7 +28,7 @@ export default function OverviewPage({ path }: { path: string }) {
   const monthStart = `${today.slice(0, 8)}01`;
   const usage = useQuery({
     queryKey: ['usage', monthStart, today],
-    queryFn: () => gateway<UsageReport>('GET', `/admin/usage?start_date=${monthStart}&end_date=${today}`),
+    queryFn: () => usageReport<UsageReport>(`start_date=${monthStart}&end_date=${today}`),
   });
   const upstreams = useQuery({
     queryKey: ['upstreams'],

@@ -1,12 +1,13 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { FormEvent, useId, useState } from 'react';
 import { messageOf } from '../../api/client';
-import { gateway, saveBlob } from '../../api/gateway';
+import { saveBlob } from '../../api/gateway';
 import { t } from '../../i18n';
 import { Field, Notice } from '../../ui';
 import { BarFigure } from './charts';
 import { ConsolePage } from './console-area';
 import { everyDay, formatCount, formatYuan, topBy, UsageLine, UsageReport } from './model';
+import { usageReport } from './usage-report';
 
 type Period = 'hour' | 'day';
 type GroupBy = 'key' | 'project' | 'model' | 'endpoint';
@@ -102,7 +103,7 @@ export default function UsagePage({ path }: { path: string }) {
   if (filters.project_id.trim()) q.set('project_id', filters.project_id.trim());
   const report = useQuery({
     queryKey: ['usage-report', q.toString()],
-    queryFn: () => gateway<Report>('GET', `/admin/usage?${q.toString()}`),
+    queryFn: () => usageReport<Report>(q.toString()),
     placeholderData: keepPreviousData,
   });
   const set = (k: keyof Filters) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));

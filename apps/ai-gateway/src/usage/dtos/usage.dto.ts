@@ -1,13 +1,39 @@
 import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsUUID, Matches } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsUUID,
+  Matches,
+  Max,
+  Min,
+  Validate,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
 import { BudgetUsageResponse } from '../../limits/dtos/limit-fields.dto';
 import { BUDGET_PERIODS, BudgetPeriod } from '../../limits/limit-set';
+import { decodeUsageCursor } from '../usage.cursor';
 import type { UsageGroupBy, UsagePeriod } from '../usage.repository';
 
 export const USAGE_PERIODS: readonly UsagePeriod[] = ['day', 'week', 'month'];
 /** The admin report also buckets per hour (charts of a day or a few); its range is shorter then (usage.controller.ts). */
 export const ADMIN_USAGE_PERIODS: readonly UsagePeriod[] = ['hour', ...USAGE_PERIODS];
 export const USAGE_GROUP_BY: readonly UsageGroupBy[] = ['key', 'project', 'model', 'endpoint'];
+
+/** Lines of the admin report per page: some 260 bytes of JSON each, so about 260 KB by default, 1.3 MB at most. */
+export const ADMIN_USAGE_LIMIT = { default: 1000, max: 5000 } as const;
+
+@ValidatorConstraint({ name: 'usageCursor' })
+class UsageCursorText implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return typeof value === 'string' && decodeUsageCursor(value) !== null;
+  }
+  defaultMessage(): string {
+    return 'cursor must be a next_cursor this API answered';
+  }
+}
 
 const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
@@ -73,6 +99,28 @@ export class AdminUsageQuery extends UsageRangeQuery {
   @IsOptional()
   @IsIn(USAGE_GROUP_BY)
   group_by?: UsageGroupBy;
+
+  @ApiPropertyOptional({
+    default: ADMIN_USAGE_LIMIT.default,
+    minimum: 1,
+    maximum: ADMIN_USAGE_LIMIT.max,
+    example: 1000,
+    description: 'Lines per page; `totals` and `total_cost_yuan` are always the whole report',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(ADMIN_USAGE_LIMIT.max)
+  limit?: number;
+
+  @ApiPropertyOptional({
+    description: 'The next_cursor of the previous page (opaque), with the same other parameters',
+    example: 'WyIyMDI2LTExLTIyIixudWxsLG51bGwsImNoYXQuY29tcGxldGlvbnMiLCJ2ZW5kb3ItZ3B0LTQtbWluaSJd',
+  })
+  @IsOptional()
+  @Validate(UsageCursorText)
+  cursor?: string;
 }
 
 export class UsageLine {
@@ -175,7 +223,22 @@ export class AdminUsageResponse {
   group_by: UsageGroupBy;
   @ApiProperty({ example: 'Asia/Shanghai', description: 'Zone of the dates: UTC, or BUDGET_TIMEZONE with `period`' })
   time_zone: string;
-  @ApiProperty({ type: [AdminUsageLine] }) data: AdminUsageLine[];
-  @ApiProperty({ type: [UsagePeriodTotal], description: 'Per period (date), oldest first' }) totals: UsagePeriodTotal[];
-  @ApiProperty({ example: 1.5 }) total_cost_yuan: number;
+  @ApiProperty({
+    type: [AdminUsageLine],
+    description: 'At most `limit` lines, by date, then key, project, endpoint and model (nulls last)',
+  })
+  data: AdminUsageLine[];
+  @ApiProperty({
+    type: [UsagePeriodTotal],
+    description: 'Per period (date), oldest first, over every line of the report (all pages)',
+  })
+  totals: UsagePeriodTotal[];
+  @ApiProperty({ example: 1.5, description: 'Over every line of the report (all pages)' }) total_cost_yuan: number;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    description: 'Pass as `cursor` for the next lines; null on the last page',
+  })
+  next_cursor: string | null;
 }
