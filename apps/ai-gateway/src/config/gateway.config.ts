@@ -282,6 +282,18 @@ export class GatewayConfig extends BaseConfig {
   @IsString()
   AI_IMAGES_MODEL: string = 'dall-e-3';
 
+  /** Hours a generated image answered by URL is kept (object and row); then the sweep deletes it and its URL answers 404. */
+  @IsInt()
+  @Min(1)
+  @Max(8760)
+  AI_IMAGES_RETENTION_HOURS: number = 24;
+
+  /** Most bytes of generated images one API key keeps stored (a call held at its images' largest size); past it 429 insufficient_quota before the upstream is called. */
+  @IsInt()
+  @Min(1024)
+  @Max(Number.MAX_SAFE_INTEGER)
+  AI_IMAGES_MAX_BYTES_PER_KEY: number = 1024 * 1024 * 1024;
+
   /** OpenAI-compatible base URL (with /v1) for /audio/transcriptions; unset means the local engine or 503. */
   @IsOptional()
   @Matches(/^https?:\/\/\S+$/, { message: 'must be an http(s) URL' })

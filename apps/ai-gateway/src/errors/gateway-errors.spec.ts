@@ -40,7 +40,11 @@ const SHARED_CODES: Record<string, GatewayErrorCode[]> = {
     GatewayErrorCode.RequestTooLarge,
     GatewayErrorCode.StoredBytesRateLimited,
   ],
-  insufficient_quota: [GatewayErrorCode.InsufficientQuota, GatewayErrorCode.BudgetExhausted],
+  insufficient_quota: [
+    GatewayErrorCode.InsufficientQuota,
+    GatewayErrorCode.BudgetExhausted,
+    GatewayErrorCode.ImageStorageFull,
+  ],
   invalid_api_key: [
     GatewayErrorCode.ApiKeyMissing,
     GatewayErrorCode.ApiKeyIncorrect,

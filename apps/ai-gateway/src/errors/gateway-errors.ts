@@ -46,6 +46,7 @@ export enum GatewayErrorCode {
   UploadTooLarge = 'UploadTooLarge',
   UploadLengthRequired = 'UploadLengthRequired',
   ImageNotFound = 'ImageNotFound',
+  ImageStorageFull = 'ImageStorageFull',
   // Keys, scopes, limits
   ApiKeyMissing = 'ApiKeyMissing',
   ApiKeyIncorrect = 'ApiKeyIncorrect',
@@ -358,6 +359,24 @@ export const GATEWAY_ERRORS = {
     message: () => 'a multipart upload must state its Content-Length (chunked uploads are not accepted here)',
   }),
   [GatewayErrorCode.ImageNotFound]: spec({ ...NOT_FOUND, code: 'not_found', message: () => 'No such image' }),
+  // The key keeps AI_IMAGES_MAX_BYTES_PER_KEY of generated images (vision/generated-images.repository.ts): refused before
+  // the upstream is called, as a spent budget is; room comes back when its oldest image is deleted (retryAfterSeconds).
+  [GatewayErrorCode.ImageStorageFull]: spec<{
+    max: number;
+    used: number;
+    requested: number;
+    retentionHours: number;
+    retryAfterSeconds?: number;
+  }>({
+    status: 429,
+    type: 'insufficient_quota',
+    code: 'insufficient_quota',
+    message: (p) =>
+      `You exceeded your current quota: this API key keeps ${p.used} bytes of generated images and this request may add up to ${p.requested}, past its limit of ${p.max} bytes. ` +
+      `Images are deleted ${p.retentionHours} hours after they are generated; b64_json answers are not stored.`,
+    retryAfterSeconds: (p) => p.retryAfterSeconds as number,
+    retryable: false,
+  }),
 
   [GatewayErrorCode.ApiKeyMissing]: spec({
     ...UNAUTHORIZED,

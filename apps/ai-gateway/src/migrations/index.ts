@@ -15,6 +15,7 @@ import { LimitsBatchLocksOnce1796700000000 } from './1796700000000-LimitsBatchLo
 import { LimitCountersReadOnce1796800000000 } from './1796800000000-LimitCountersReadOnce';
 import { WebhookDeliveriesPaused1796950000000 } from './1796950000000-WebhookDeliveriesPaused';
 import { AuditLogFilterIndexes1797020000000 } from './1797020000000-AuditLogFilterIndexes';
+import { GeneratedImages1797030000000 } from './1797030000000-GeneratedImages';
 import { BudgetUsedUp1797050000000 } from './1797050000000-BudgetUsedUp';
 
 // Every migration of the AI gateway, in order (append new ones).
@@ -36,5 +37,6 @@ export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
   LimitCountersReadOnce1796800000000,
   WebhookDeliveriesPaused1796950000000,
   AuditLogFilterIndexes1797020000000,
+  GeneratedImages1797030000000,
   BudgetUsedUp1797050000000,
 ];

@@ -31,7 +31,7 @@ describe('GenerateImageService.stream: events and settlement, no HTTP', () => {
     const service = new GenerateImageService(
       config,
       metering as any,
-      { put: async () => undefined } as any,
+      { hold: async () => ({}), keep: async () => [], release: async () => undefined } as any,
       new Tokenizer(),
     );
     (service as any).client = {

@@ -43,8 +43,14 @@ describe('GenerateImageService: image URLs in the upstream answer (SSRF class sw
     });
     const stored: string[] = [];
     const metering = { reserve: async () => ({}), settle: async () => undefined };
-    const storage = { put: async (key: string) => void stored.push(key) };
-    return { svc: new GenerateImageService(config, metering as any, storage as any, new Tokenizer()), stored };
+    // The images' store (GeneratedImageStore, against PostgreSQL in test/ai-gateway/media/image-retention.e2e-spec.ts).
+    const store = {
+      hold: async () => ({ id: 'hold', keyId: 'k', bytes: 0 }),
+      keep: async (_hold: unknown, images: unknown[]) =>
+        images.map((_, i) => (stored.push(`image-${i}`), `image-${i}`)),
+      release: async () => undefined,
+    };
+    return { svc: new GenerateImageService(config, metering as any, store as any, new Tokenizer()), stored };
   };
   const principal = { id: 'k', kind: 'api-key', roles: [], claims: {} } as any;
 

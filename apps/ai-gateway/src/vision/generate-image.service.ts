@@ -1,5 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { randomUUID } from 'crypto';
+import { Injectable } from '@nestjs/common';
 import type { Principal } from '@app/auth';
 import { GatewayError, GatewayErrorCode } from '../errors';
 import { imageEditInputPrice, imagePricePer1024, UpstreamError } from '@app/llm';
@@ -7,7 +6,6 @@ import { ImageEditRequest, OpenAiMediaClient } from '@app/llm';
 import { ImageInfo, inspectImage } from '@app/engines';
 import { MAX_EDIT_IMAGES } from './dtos/generate-image.dto';
 import type { MediaEventStream } from './media-event-stream';
-import type { ObjectStorage } from '@app/storage';
 import { shareOf } from '../keys/key-scopes';
 import { Tokenizer } from '../tokenizer/tokenizer';
 import { GatewayConfig } from '../config/gateway.config';
@@ -18,7 +16,7 @@ import { toMediaError } from './media-errors';
 import { AUTO_SIZE_BOUND, imageGenerationCost } from './media-prices';
 import { roundYuan } from '../usage/pricing';
 import type { ImageModelField, MediaModelInfo } from '@app/llm';
-import { CONTENT_TYPES, MEDIA_STORAGE } from './media-storage';
+import { GeneratedImageStore } from './generated-image-store';
 
 export interface ImageGenerationInput {
   prompt: string;
@@ -31,6 +29,8 @@ export interface ImageGenerationInput {
   extra?: Partial<Record<ImageModelField | 'input_fidelity', unknown>>;
   /** With stream: partial images before the final one (0-3). */
   partialImages?: number;
+  /** url (default): the images are kept and answered at {cdn_url} (GeneratedImageStore); b64_json: nothing is kept. */
+  responseFormat?: 'url' | 'b64_json';
 }
 
 /** A file multer received. */
@@ -45,7 +45,8 @@ export interface ImageEditInput extends ImageGenerationInput {
 }
 
 export interface StoredGeneratedImage {
-  key: string;
+  /** Its storage key under {cdn_url}; none for a b64_json answer. */
+  key?: string;
   bytes: Buffer;
   revisedPrompt: string;
 }
@@ -64,7 +65,7 @@ export class GenerateImageService {
   constructor(
     private readonly config: GatewayConfig,
     private readonly metering: MeteringService,
-    @Inject(MEDIA_STORAGE) private readonly storage: ObjectStorage,
+    private readonly store: GeneratedImageStore,
     private readonly tokenizer: Tokenizer,
   ) {
     if (config.AI_IMAGES_BASE_URL) {
@@ -255,16 +256,21 @@ export class GenerateImageService {
     ) => Promise<Array<{ bytes: Buffer; contentType: string; revisedPrompt?: string }>>,
   ): Promise<StoredGeneratedImage[]> {
     if (!this.client) throw new GatewayError(GatewayErrorCode.ImageGenerationUnconfigured);
-    const { extra, per1024, inputCost, reservation, upstreamModel, outcome } = await this.prepare(
-      principal,
-      input,
-      endpoint,
-      requestId,
-    );
+    // Images answered by URL are kept: room for them is held on the key's AI_IMAGES_MAX_BYTES_PER_KEY first,
+    // so a key without it is refused (429) before anything is reserved or the upstream is called.
+    const hold =
+      input.responseFormat === 'b64_json' ? undefined : await this.store.hold(principal.id, input.size, input.n);
+    let prepared: Awaited<ReturnType<GenerateImageService['prepare']>>;
     try {
-      const images = await call(this.client, upstreamModel, extra);
-      const day = new Date().toISOString().slice(0, 10).replace(/-/g, '/');
-      const stored: StoredGeneratedImage[] = [];
+      prepared = await this.prepare(principal, input, endpoint, requestId);
+    } catch (e) {
+      if (hold) await this.store.release(hold);
+      throw e;
+    }
+    const { extra, per1024, inputCost, reservation, upstreamModel, outcome } = prepared;
+    try {
+      // At most the n images asked for are kept and billed (as a stream's are).
+      const images = (await call(this.client, upstreamModel, extra)).slice(0, input.n);
       let cost = inputCost;
       for (const image of images) {
         // b64_json carries no type: jpeg and webp (gpt-image-1 output_format) are told by their bytes.
@@ -273,11 +279,13 @@ export class GenerateImageService {
           input.size === 'auto'
             ? await answeredSizeCost(image.bytes, per1024)
             : imageGenerationCost(input.size, 1, per1024);
-        const ext = Object.entries(CONTENT_TYPES).find(([, type]) => type === image.contentType)?.[0] ?? 'png';
-        const key = `images/${day}/${randomUUID()}.${ext}`;
-        await this.storage.put(key, image.bytes, CONTENT_TYPES[ext]);
-        stored.push({ key, bytes: image.bytes, revisedPrompt: image.revisedPrompt ?? input.prompt });
       }
+      const keys = hold ? await this.store.keep(hold, images) : [];
+      const stored: StoredGeneratedImage[] = images.map((image, i) => ({
+        key: keys[i],
+        bytes: image.bytes,
+        revisedPrompt: image.revisedPrompt ?? input.prompt,
+      }));
       await this.metering.settle(reservation, {
         ...outcome,
         status: 'ok',
@@ -287,6 +295,7 @@ export class GenerateImageService {
       });
       return stored;
     } catch (e) {
+      if (hold) await this.store.release(hold);
       const error = toMediaError(e, param);
       await this.metering.settle(reservation, {
         ...outcome,

@@ -31,6 +31,11 @@ import { Metered } from '@app/platform';
 
 const OPENAI_STYLES: Record<string, string | undefined> = { vivid: 'artistic', natural: 'realistic' };
 
+/** How long an image answered by URL lives and how much of them a key keeps (generated-image-store.ts). */
+const STORED_IMAGES_DOC =
+  'An image answered by URL is deleted AI_IMAGES_RETENTION_HOURS (default 24) after it was generated; its URL then answers 404. ' +
+  "A key keeps at most AI_IMAGES_MAX_BYTES_PER_KEY (default 1 GiB) of them: a call is held at its images' largest size (width x height x 4 bytes each), and one that does not fit is refused with 429 insufficient_quota before the upstream is called or anything is charged (b64_json answers are not stored and not counted).";
+
 @ApiTags('vision')
 @ApiHeader({ name: 'Authorization', description: 'Bearer <API_KEY>', required: true })
 @Controller('v1')
@@ -78,7 +83,8 @@ export class VisionController {
     summary: 'Generate images from a prompt',
     description:
       'Calls the OpenAI-compatible images upstream (AI_IMAGES_BASE_URL; 503 when unset) with AI_IMAGES_MODEL as the media catalog names it, stores each image and answers URLs under {cdn_url}. ' +
-      '0.10 yuan per 1024x1024 image (other sizes by pixel count), or the price the providers file gives that model.',
+      '0.10 yuan per 1024x1024 image (other sizes by pixel count), or the price the providers file gives that model. ' +
+      STORED_IMAGES_DOC,
   })
   @ApiBody({
     type: GenerateImageRequest,
@@ -114,6 +120,8 @@ export class VisionController {
       '`model` names an image model of the media catalog (dall-e-2, dall-e-3, gpt-image-1, or the providers file `mediaModels`; unknown: 404), sent under its upstream name at its price. ' +
       "`size` auto and the fields the model takes (dall-e-3: quality; gpt-image-1: quality, background, output_format, output_compression, moderation) are passed upstream; another model's field is a 400 naming it. " +
       '`response_format` url (default) or b64_json; `style` vivid/natural maps to artistic/realistic. ' +
+      STORED_IMAGES_DOC +
+      ' ' +
       '`stream: true` with `partial_images` (GPT image models): server-sent events image_generation.partial_image and image_generation.completed forwarded from the upstream with their b64_json (nothing stored); billed for the completed images when the stream ends (a client that leaves early pays the hold; a stream cut after completed images is charged for them).',
   })
   @ApiBody({
@@ -170,6 +178,7 @@ export class VisionController {
       model,
       extra,
       partialImages: body.partial_images,
+      responseFormat: body.response_format,
     };
     if (body.stream) {
       if (style)
@@ -206,7 +215,8 @@ export class VisionController {
     description:
       "multipart/form-data: `image` (or `image[]`; one to 16 files for GPT image models, one for dall-e-2), optional `mask` (PNG, the first image's dimensions), `prompt`, `model` (an image model of the media catalog; default AI_IMAGES_MODEL), `n`, `size`, `quality`, `response_format`, `background`, `output_format`, `output_compression`, `input_fidelity` (GPT image models), `stream` with `partial_images`. " +
       'Every file is checked before it is sent: at most AI_MEDIA_MAX_IMAGE_BYTES (413), PNG/JPEG/WebP by its bytes (415), at most AI_MEDIA_MAX_PIXELS by its header (a decompression bomb is a 400). ' +
-      "Forwarded to the images upstream (AI_IMAGES_BASE_URL) as multipart; priced like a generation of that size, count and quality, plus the model's inputImagePrice per uploaded image (highFidelityInputImagePrice with input_fidelity high); answered like /v1/images/generations (url stored under /cdn, or b64_json), or as image_edit.* events with stream.",
+      "Forwarded to the images upstream (AI_IMAGES_BASE_URL) as multipart; priced like a generation of that size, count and quality, plus the model's inputImagePrice per uploaded image (highFidelityInputImagePrice with input_fidelity high); answered like /v1/images/generations (url stored under /cdn, or b64_json), or as image_edit.* events with stream. " +
+      STORED_IMAGES_DOC,
   })
   @ApiBody({
     type: OpenAiImageEditRequest,
@@ -271,6 +281,7 @@ export class VisionController {
       images,
       mask: files?.mask?.[0],
       partialImages: body.partial_images,
+      responseFormat: body.response_format,
     };
     if (body.stream) {
       const stream = await this.generateImage.stream(principal, input, 'edit', requestIdOf(req), requestSignal(req));

@@ -9,6 +9,9 @@ import { MediaModels } from './media-models';
 import { CdnController } from './cdn.controller';
 import { EngineLimits } from './engine-limits';
 import { GenerateImageService } from './generate-image.service';
+import { GeneratedImageStore } from './generated-image-store';
+import { GeneratedImagesRepository } from './generated-images.repository';
+import { GeneratedImagesSweeper } from './generated-images.sweeper';
 import { MEDIA_STORAGE, mediaStorageFor } from './media-storage';
 import { RecognizeImageService } from './recognize-image.service';
 import { VisionController } from './vision.controller';
@@ -42,6 +45,9 @@ import { ModerateContentService } from './moderate-content.service';
     MediaModels,
     RecognizeImageService,
     GenerateImageService,
+    GeneratedImagesRepository,
+    GeneratedImageStore,
+    GeneratedImagesSweeper,
     ModerateContentService,
     { provide: MEDIA_STORAGE, inject: [GatewayConfig], useFactory: mediaStorageFor },
   ],

@@ -63,7 +63,8 @@ export class OpenAiImageGenerationRequest {
   @IsOptional()
   @IsIn(OPENAI_IMAGE_SIZES)
   size?: string;
-  @ApiPropertyOptional({ enum: ['url', 'b64_json'] }) @IsOptional() @IsIn(['url', 'b64_json']) response_format?: string;
+  @ApiPropertyOptional({ enum: ['url', 'b64_json'] }) @IsOptional() @IsIn(['url', 'b64_json']) response_format?:
+    'url' | 'b64_json';
   @ApiPropertyOptional({ description: 'vivid or natural (OpenAI), or realistic, artistic, anime' })
   @IsOptional()
   @IsIn(['vivid', 'natural', ...IMAGE_STYLES])
@@ -164,7 +165,7 @@ export class OpenAiImageEditRequest {
   })
   @IsOptional()
   @IsIn(['url', 'b64_json'])
-  response_format?: string;
+  response_format?: 'url' | 'b64_json';
   @ApiPropertyOptional({ enum: [...IMAGE_QUALITIES] }) @IsOptional() @IsIn(IMAGE_QUALITIES) quality?: string;
   @ApiPropertyOptional({ enum: ['transparent', 'opaque', 'auto'] })
   @IsOptional()
