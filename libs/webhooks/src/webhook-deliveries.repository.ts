@@ -130,6 +130,12 @@ export class WebhookDeliveriesRepository {
    * before `cutoff`, `batch` events per statement so no statement holds its locks long; events being swept by
    * another replica are skipped. It first pauses pending deliveries of disabled endpoints that an enqueue
    * committed while the endpoint was being disabled. Answers how many events went.
+   *
+   * An event goes only when every one of its deliveries is locked here and still finished: the lock reads a row
+   * changed since the statement began (a redelivery or an enabled endpoint made it pending) again and drops it,
+   * and skips one being changed now, so the event stays; a change that comes after the lock waits for the delete
+   * and finds no row (webhook-endpoints.repository.ts redeliver: NOT_FOUND). Checking the statement's snapshot
+   * alone deleted a delivery whose redelivery committed meanwhile.
    */
   async sweep(cutoff: Date, batch = 1000, stop?: AbortSignal): Promise<number> {
     await this.db.query(
@@ -150,13 +156,15 @@ export class WebhookDeliveriesRepository {
              SELECT ev.id, ev.created_at FROM ${this.t.events} ev
               WHERE ev.created_at < $1 AND ($3::timestamptz IS NULL OR (ev.created_at, ev.id) > ($3, $4))
               ORDER BY ev.created_at, ev.id LIMIT $2),
+           finished AS (
+             SELECT d.id FROM ${this.t.deliveries} d JOIN scanned s ON s.id = d.event_id
+              WHERE d.status <> 'pending' AND GREATEST(d.created_at, d.next_attempt_at, d.last_attempt_at, d.delivered_at) < $1
+              FOR UPDATE OF d SKIP LOCKED),
            gone AS (
              DELETE FROM ${this.t.events} WHERE id IN (
                SELECT ev.id FROM ${this.t.events} ev JOIN scanned s ON s.id = ev.id
                 WHERE NOT EXISTS (
-                        SELECT 1 FROM ${this.t.deliveries} d
-                         WHERE d.event_id = ev.id
-                           AND (d.status = 'pending' OR GREATEST(d.created_at, d.next_attempt_at, d.last_attempt_at, d.delivered_at) >= $1))
+                        SELECT 1 FROM ${this.t.deliveries} d WHERE d.event_id = ev.id AND d.id NOT IN (SELECT id FROM finished))
                 FOR UPDATE OF ev SKIP LOCKED)
              RETURNING id),
            last AS (SELECT created_at, id FROM scanned ORDER BY created_at DESC, id DESC LIMIT 1)

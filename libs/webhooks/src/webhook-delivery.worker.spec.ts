@@ -1,9 +1,10 @@
 import { DataSource } from 'typeorm';
 import type { AuditContext } from '@app/audit';
+import { ErrorCode } from '@app/envelope';
 import { RunningApp, startMembership } from '../../../test/support/apps';
 import { FakeClock } from '../../../test/support/clock';
 import { until } from '../../../test/support/until';
-import { queryRows } from '../../../test/support/database';
+import { queryRows, sqlClient } from '../../../test/support/database';
 import { WebhookReceiver } from '../../../test/support/webhook-receiver';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
@@ -60,6 +61,14 @@ describe('WebhookDeliveryWorker: retention sweep, disabled endpoints, shared bat
     (await queryRows(app.dbUrl, `SELECT id FROM webhook_events WHERE id = ANY($1) ORDER BY id`, [ids])).map(
       (r) => r.id as string,
     );
+  /** Backends of the test database waiting for a lock another holds. */
+  const lockWaiters = async () =>
+    (
+      await queryRows(
+        app.dbUrl,
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      )
+    )[0].n as number;
   /** Moves the app clock to `at`. */
   const setClock = (at: number) => clock.advance(at - clock.now());
 
@@ -164,6 +173,68 @@ describe('WebhookDeliveryWorker: retention sweep, disabled endpoints, shared bat
     }
     expect(await eventsLeft(done)).toEqual([]);
     expect(await eventsLeft(kept)).toEqual([...kept].sort());
+  });
+
+  it('a redelivery committed while the sweep deletes its event keeps the event, and is sent', async () => {
+    const ok = await receiver();
+    const id = await endpoint(['member.registered'], ok);
+    const [event] = await enqueue('member.registered');
+    await worker.tick();
+    const d = await delivery(id, event);
+    expect(d).toMatchObject({ status: 'delivered' });
+    clock.advance(8 * DAY);
+    // The redelivery's transaction is held open after its update: its audit row waits for this lock.
+    const holder = await sqlClient(app.dbUrl);
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE audit_log IN SHARE MODE');
+      const redelivery = hooks.redeliver(id, String(d.id), admin);
+      await until(async () => (await lockWaiters()) === 1);
+      // The sweep runs meanwhile: it either leaves the event at once, or waits for the redelivery's row.
+      let ended = false;
+      const sweep = deliveries.sweep(new Date(clock.now() - 7 * DAY)).finally(() => (ended = true));
+      await until(async () => ended || (await lockWaiters()) === 2);
+      await holder.query('COMMIT');
+      expect(await redelivery).toMatchObject({ status: 'pending' });
+      expect(await sweep).toBe(0);
+    } finally {
+      await holder.end();
+    }
+    expect(await eventsLeft([event])).toEqual([event]);
+    await worker.tick();
+    expect(ok.requests.get(event)).toBe(2);
+    expect(await delivery(id, event)).toMatchObject({ status: 'delivered', attempts: 2 });
+  });
+
+  it('a redelivery asked for while the sweep deletes its event waits for it, and is NOT_FOUND', async () => {
+    const id = await endpoint(['member.registered'], await receiver());
+    const [event] = await enqueue('member.registered');
+    await worker.tick();
+    const d = await delivery(id, event);
+    clock.advance(8 * DAY);
+    // The sweep is held half-way through its delete: removing the delivery's attempt waits for this lock.
+    const holder = await sqlClient(app.dbUrl);
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM webhook_attempts WHERE delivery_id = $1 FOR UPDATE', [d.id]);
+      const sweep = deliveries.sweep(new Date(clock.now() - 7 * DAY));
+      await until(async () => (await lockWaiters()) === 1);
+      const redelivery = hooks.redeliver(id, String(d.id), admin).catch((e: unknown) => e);
+      await until(async () => (await lockWaiters()) === 2);
+      await holder.query('COMMIT');
+      expect(await sweep).toBe(1);
+      expect(await redelivery).toMatchObject({ code: ErrorCode.NOT_FOUND });
+    } finally {
+      await holder.end();
+    }
+    expect(await eventsLeft([event])).toEqual([]);
+    expect(
+      await queryRows(
+        app.dbUrl,
+        `SELECT id FROM audit_log WHERE action = 'webhook_delivery.redelivered' AND target_id = $1`,
+        [id],
+      ),
+    ).toEqual([]);
   });
 
   it("a disabled endpoint's pending deliveries leave the due set: never claimed or sent, held until it is enabled again", async () => {

@@ -168,7 +168,8 @@ export class WebhookEndpointsRepository {
   /**
    * Puts a delivery back in the queue (due now, a fresh retry window): the same event, the same
    * webhook-id, so a receiver that already has it can drop it; paused while the endpoint is disabled.
-   * Null when the endpoint has no such delivery.
+   * Null when the endpoint has no such delivery, also when the retention sweep is deleting it: the update waits for
+   * the sweep's lock and finds no row (webhook-deliveries.repository.ts sweep keeps an event this made pending).
    */
   redeliver(
     endpointId: string,
