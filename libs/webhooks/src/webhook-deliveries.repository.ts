@@ -89,7 +89,8 @@ export class WebhookDeliveriesRepository {
 
   /**
    * Failed past the retry window: the delivery fails for good and its endpoint is disabled (recorded in the audit
-   * log); the endpoint's other pending deliveries are paused with it (out of the due set until it is enabled again).
+   * log); the endpoint's other pending deliveries are paused with it (out of the due set until it is enabled again)
+   * by the trigger on its flag (webhook-migrations.ts createWebhookPauseTrigger).
    */
   gaveUp(d: ClaimedDelivery, outcome: AttemptOutcome): Promise<boolean> {
     return this.db.transaction(async (m) => {
@@ -111,7 +112,6 @@ export class WebhookDeliveriesRepository {
         ),
       );
       if (endpoint) {
-        await pauseDeliveriesOf(m, this.t, d.endpoint_id);
         await this.audit.record(m, {
           ...systemContext(),
           action: 'webhook_endpoint.disabled',
@@ -210,15 +210,4 @@ interface SweepStep {
   scanned: number;
   last_at: string | null;
   last_id: string | null;
-}
-
-/** Moves an endpoint's pending deliveries out of the due set (disabled); an in-flight attempt still records its outcome. */
-export async function pauseDeliveriesOf(
-  m: Pick<DataSource, 'query'>,
-  t: ReturnType<typeof webhookTables>,
-  endpointId: string,
-): Promise<void> {
-  await m.query(`UPDATE ${t.deliveries} SET status = 'paused' WHERE endpoint_id = $1 AND status = 'pending'`, [
-    endpointId,
-  ]);
 }

@@ -269,6 +269,28 @@ describe('WebhookDeliveryWorker: retention sweep, disabled endpoints, shared bat
     expect(await delivery(disabled, event)).toMatchObject({ status: 'delivered', attempts: 1 });
   });
 
+  it('an endpoint enabled or disabled by a plain UPDATE of its flag (a replica from before paused deliveries) resumes or pauses its deliveries', async () => {
+    const r = await receiver();
+    const id = await endpoint(['member.registered'], r);
+    const [event] = await enqueue('member.registered');
+    await hooks.update(id, { enabled: false }, admin);
+    expect(await delivery(id, event)).toMatchObject({ status: 'paused' });
+    // All a replica from before migration 1796950000000 knows of enabling (then it restarts the retry window of
+    // the endpoint's pending deliveries, which are these now).
+    await queryRows(app.dbUrl, `UPDATE webhook_endpoints SET enabled = true, disabled_reason = NULL WHERE id = $1`, [
+      id,
+    ]);
+    expect(await delivery(id, event)).toMatchObject({ status: 'pending' });
+    await worker.tick();
+    expect(r.events.map((e) => e.id)).toEqual([event]);
+    expect(await delivery(id, event)).toMatchObject({ status: 'delivered', attempts: 1 });
+
+    const [later] = await enqueue('member.registered');
+    await queryRows(app.dbUrl, `UPDATE webhook_endpoints SET enabled = false WHERE id = $1`, [id]);
+    expect(await delivery(id, later)).toMatchObject({ status: 'paused' });
+    expect(await delivery(id, event)).toMatchObject({ status: 'delivered' });
+  });
+
   it('when the worker gives up on an endpoint, its other pending deliveries are paused with it (and swept as they age)', async () => {
     const down = await receiver('fail');
     const failing = await endpoint(['member.registered'], down);

@@ -4,7 +4,6 @@ import { randomUUID } from 'crypto';
 import { DataSource } from 'typeorm';
 import { AuditContext, AuditLog } from '@app/audit';
 import { returnedRows } from '@app/database';
-import { pauseDeliveriesOf } from './webhook-deliveries.repository';
 import { WEBHOOK_OPTIONS, WebhookOptions, webhookTables } from './webhook-options';
 
 export interface EndpointRow {
@@ -93,7 +92,8 @@ export class WebhookEndpointsRepository {
 
   /**
    * Applies changes. Disabling an endpoint pauses its pending deliveries (they leave the due set); enabling it
-   * again makes them pending with a retry window restarted from `now` (they would otherwise fail at once).
+   * again makes them pending (both by the trigger on its flag) with a retry window restarted from `now` (they
+   * would otherwise fail at once).
    * Null when it does not exist.
    */
   update(
@@ -120,14 +120,13 @@ export class WebhookEndpointsRepository {
           ],
         ),
       );
+      // The flag's trigger has paused or resumed the deliveries (webhook-migrations.ts createWebhookPauseTrigger).
       if (row.enabled && !before.enabled) {
         await m.query(
-          `UPDATE ${this.t.deliveries} SET status = 'pending', give_up_at = $2, next_attempt_at = LEAST(next_attempt_at, $3)
-            WHERE endpoint_id = $1 AND status IN ('pending', 'paused')`,
+          `UPDATE ${this.t.deliveries} SET give_up_at = $2, next_attempt_at = LEAST(next_attempt_at, $3)
+            WHERE endpoint_id = $1 AND status = 'pending'`,
           [id, new Date(now.getTime() + retryMs), now],
         );
-      } else if (!row.enabled && before.enabled) {
-        await pauseDeliveriesOf(m, this.t, id);
       }
       await this.audit.record(m, {
         ...ctx,

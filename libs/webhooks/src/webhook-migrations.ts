@@ -124,3 +124,41 @@ export async function unpauseDisabledWebhookDeliveries(q: QueryRunner, prefix: s
   await q.query(`CREATE INDEX idx_${t.deliveries}_due ON ${t.deliveries} (next_attempt_at) WHERE status = 'pending'`);
   await q.query(`DROP INDEX idx_${t.deliveries}_due_endpoint`);
 }
+
+/**
+ * Pausing follows the endpoint's flag whoever writes it: a trigger on `enabled` pauses the endpoint's pending
+ * deliveries when it goes off and makes its paused ones pending when it comes on, in the writer's transaction.
+ *
+ * Before: the use cases paused and resumed (webhook-endpoints.repository.ts update), so a replica still running
+ * code from before 1796950000000 (a rolling deploy) that enabled an endpoint flipped the flag alone, and its
+ * deliveries stayed paused for ever. Such a replica restarts the retry window of the pending ones next, which
+ * now include these; this code does the same (a window needs WEBHOOK_RETRY_HOURS, which the database lacks).
+ */
+export async function createWebhookPauseTrigger(q: QueryRunner, prefix: string): Promise<void> {
+  const t = webhookTables(prefix);
+  await q.query(`
+    CREATE FUNCTION ${t.endpoints}_paused() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.enabled THEN
+        UPDATE ${t.deliveries} SET status = 'pending' WHERE endpoint_id = NEW.id AND status = 'paused';
+      ELSE
+        UPDATE ${t.deliveries} SET status = 'paused' WHERE endpoint_id = NEW.id AND status = 'pending';
+      END IF;
+      RETURN NULL;
+    END $$`);
+  await q.query(
+    `CREATE TRIGGER ${t.endpoints}_paused AFTER UPDATE OF enabled ON ${t.endpoints}
+       FOR EACH ROW WHEN (OLD.enabled IS DISTINCT FROM NEW.enabled) EXECUTE FUNCTION ${t.endpoints}_paused()`,
+  );
+  // Endpoints an old replica enabled already.
+  await q.query(
+    `UPDATE ${t.deliveries} SET status = 'pending'
+      WHERE status = 'paused' AND endpoint_id IN (SELECT id FROM ${t.endpoints} WHERE enabled)`,
+  );
+}
+
+export async function dropWebhookPauseTrigger(q: QueryRunner, prefix: string): Promise<void> {
+  const t = webhookTables(prefix);
+  await q.query(`DROP TRIGGER ${t.endpoints}_paused ON ${t.endpoints}`);
+  await q.query(`DROP FUNCTION ${t.endpoints}_paused()`);
+}
