@@ -2,6 +2,7 @@ import { randomUUID } from 'crypto';
 import OpenAI from 'openai';
 import { fakeEmbedding } from '../support/upstreams';
 import { GatewayFixture, startGatewayFixture } from './gateway-fixture';
+import { until } from '../support/until';
 
 describe('AI gateway embeddings and models (openai SDK)', () => {
   // Texts are unique per run: the embeddings cache may be a Redis shared with earlier runs.
@@ -120,5 +121,41 @@ describe('AI gateway embeddings and models (openai SDK)', () => {
     const embIds: string[] = [];
     for await (const m of embClient.models.list()) embIds.push(m.id);
     expect(embIds.sort()).toEqual(['text-embedding-v3', 'text-embedding-v3-small']);
+  });
+
+  describe('vectors in flight per key (AI_EMBEDDINGS_MAX_VECTOR_BYTES_PER_KEY)', () => {
+    let g: GatewayFixture;
+    beforeAll(async () => {
+      // 1536 dimensions x 4 bytes x 2 inputs = 12 288 bytes a call: one call of a key at a time.
+      g = await startGatewayFixture({ AI_EMBEDDINGS_MAX_VECTOR_BYTES_PER_KEY: '16384' });
+    });
+    afterAll(() => g?.close());
+
+    it("a key's second bulk call waits for its first one's vectors while another key's call goes on; all are answered", async () => {
+      const a = (await g.createKey({ name: 'bulk-a' })).key;
+      const b = (await g.createKey({ name: 'bulk-b' })).key;
+      let release!: () => void;
+      g.openai.behaviour.holdEmbeddings = new Promise<void>((r) => (release = r));
+      const call = (key: string, text: string) =>
+        fetch(`${g.gw.url}/v1/embeddings`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'text-embedding-v3', input: [`${text} one ${run}`, `${text} two ${run}`] }),
+        });
+      const upstreamCalls = () =>
+        g.openai.requests.filter((r) => r.path === '/v1/embeddings').map((r) => r.body.input[0]);
+      const a1 = call(a, 'a1');
+      await until(() => upstreamCalls().length === 1);
+      const a2 = call(a, 'a2');
+      const b1 = call(b, 'b1');
+      await until(() => upstreamCalls().includes(`b1 one ${run}`));
+      // Key b's call, sent after a2, reached the upstream beside a1; a2 waits for a1's bytes.
+      expect(upstreamCalls().sort()).toEqual([`a1 one ${run}`, `b1 one ${run}`]);
+      release();
+      const answers = await Promise.all([a1, a2, b1]);
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(upstreamCalls().sort()).toEqual([`a1 one ${run}`, `a2 one ${run}`, `b1 one ${run}`]);
+      g.openai.behaviour.holdEmbeddings = undefined;
+    });
   });
 });

@@ -37,6 +37,8 @@ export interface UpstreamBehaviour {
   /** Streams write this many content chunks, then wait for `hold` before the rest (an event the test controls). */
   holdAfterChunks?: number;
   hold?: Promise<void>;
+  /** Embeddings calls wait for this before answering (an event the test controls). */
+  holdEmbeddings?: Promise<void>;
   /** Reply text; defaults to an echo of the last user message. */
   reply?: string;
   /** When set, calls must carry this key (Bearer for OpenAI, x-api-key for Anthropic). */
@@ -543,6 +545,7 @@ export function startFakeOpenAi(): Promise<FakeUpstream> {
         },
       });
     if (path === '/v1/embeddings') {
+      if (up.behaviour.holdEmbeddings) await up.behaviour.holdEmbeddings;
       // As OpenAI reads `input`: a text, texts, one token array, or token arrays (a token array counts its ids).
       const raw: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
       const inputs: Array<string | number[]> =

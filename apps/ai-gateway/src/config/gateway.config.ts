@@ -162,6 +162,16 @@ export class GatewayConfig extends BaseConfig {
   @Max(2048)
   AI_EMBEDDINGS_CACHE_MAX_INPUTS: number = 128;
 
+  /**
+   * Most bytes of embedding vectors (inputs x dimensions x 4) one API key's (or project's) calls fetch, parse and answer
+   * at once in a replica; its further calls wait in order (a lone call always runs). Bounds the memory and the garbage
+   * collections one key's bulk calls cause for everyone else. 0: no bound.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(Number.MAX_SAFE_INTEGER)
+  AI_EMBEDDINGS_MAX_VECTOR_BYTES_PER_KEY: number = 16 * 1024 * 1024;
+
   /** Whether embeddings served from the cache are charged at the model price (the contract prices per token). */
   @IsBoolean()
   AI_EMBEDDINGS_CACHE_HITS_BILLED: boolean = true;

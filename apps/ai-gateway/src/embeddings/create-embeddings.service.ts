@@ -26,6 +26,7 @@ import { meteredUpstreamCall } from '../usage/metered-upstream-call';
 import { EmbeddingsRequest } from './dtos/embeddings.dto';
 import { isTokenInput, tokenInputs } from './token-input';
 import { KeyLanes } from '../limits/key-lanes';
+import { KeyBytes } from '../limits/key-bytes';
 
 const ENDPOINT = 'embeddings';
 
@@ -60,6 +61,9 @@ class KeptEntry {
   }
 }
 
+/** Dimensions counted for a model whose catalog entry names none (OpenAI's text-embedding-3-small and ada-002). */
+const DEFAULT_DIMENSIONS = 1536;
+
 /** Units charged to the pace per entry of an answer besides its characters (see the answer's loop in run). */
 const ENTRY_UNITS = 32;
 
@@ -72,6 +76,8 @@ export class CreateEmbeddings {
   private readonly log = new Logger('Embeddings');
   /** Each key's counts and answers, one call at a time in this replica (KeyLanes). */
   private readonly lanes = new KeyLanes();
+  /** Each key's vectors in flight in this replica, at most AI_EMBEDDINGS_MAX_VECTOR_BYTES_PER_KEY (KeyBytes). */
+  private readonly bytes: KeyBytes;
 
   constructor(
     private readonly router: LlmRouter,
@@ -79,7 +85,9 @@ export class CreateEmbeddings {
     private readonly metering: MeteringService,
     private readonly state: SharedState,
     private readonly config: GatewayConfig,
-  ) {}
+  ) {
+    this.bytes = new KeyBytes(config.AI_EMBEDDINGS_MAX_VECTOR_BYTES_PER_KEY);
+  }
 
   /** The vectors as a JSON answer, the call settled; a failure is thrown as a catalog error. */
   async handle(principal: Principal, body: EmbeddingsRequest, ctx: CallContext): Promise<JsonAnswer<EmbeddingsResult>> {
@@ -180,142 +188,152 @@ export class CreateEmbeddings {
 
     const vectors: (EmbeddingVector | undefined)[] = await this.cached(keys, inputs.length);
     const missing = inputs.map((_, i) => i).filter((i) => !vectors[i]);
-    const billedHits = this.config.AI_EMBEDDINGS_CACHE_HITS_BILLED;
-    const hitTokens = inputs.reduce((s, _, i) => s + (vectors[i] ? tokens[i] : 0), 0);
-    const missTokens = missing.reduce((s, i) => s + tokens[i], 0);
-    const heldTokens = Math.ceil(missTokens * 1.1) + 16 + (billedHits ? hitTokens : 0);
-    const reservation = await this.metering.reserve(principal, {
-      model: info.name,
-      yuan: tokenCost(info, { promptTokens: heldTokens, completionTokens: 0 }),
-      tokens: heldTokens,
-      headers: ctx.rateLimits,
-      alive: ctx.alive,
-    });
-
-    let upstreamTokens = 0;
-    let deployment: string | undefined;
-    if (missing.length) {
-      const sent = missing.map((i) => inputs[i]);
-      // An answer with the wrong number of vectors fails the call like an upstream error (settled, not billed).
-      const routed = await meteredUpstreamCall(
-        this.metering,
-        reservation,
-        ctx,
-        { endpoint: ENDPOINT, model: info.name },
-        async (opts) => {
-          const answer = await this.router.embeddings(
-            {
-              model: body.model,
-              input: sent as string[] | number[][],
-              encoding_format: 'float',
-              ...(body.dimensions ? { dimensions: body.dimensions } : {}),
-              ...(body.user ? { user: body.user } : {}),
-            },
-            // The answer's vectors are parsed a vector at a time on the key's turns (parseSliced in @app/llm), on a
-            // pace that goes on if the client leaves: the provider answered, so the call is settled and billed.
-            { ...opts, pace: this.tokenizer.pace(shareOf(principal)) },
-            (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
-          );
-          const data = [...answer.value.data].sort((a, b) => a.index - b.index);
-          if (data.length !== missing.length || data.some((d) => !isEmbeddingVector(d.embedding))) {
-            throw new GatewayError(GatewayErrorCode.EmbeddingsCountMismatch, {
-              deployment: answer.deployment,
-              returned: data.length,
-              expected: missing.length,
-            });
-          }
-          return { deployment: answer.deployment, data, usage: answer.value.usage };
-        },
-      );
-      deployment = routed.deployment;
-      routed.data.forEach((d, k) => (vectors[missing[k]] = d.embedding));
-      upstreamTokens = routed.usage?.prompt_tokens ?? missTokens;
-      if (keys)
-        await this.store(
-          principal.id,
-          missing.map((i) => [keys[i], vectors[i]!]),
-        );
-    }
-
-    const totalTokens = upstreamTokens + hitTokens;
-    const billedTokens = upstreamTokens + (billedHits ? hitTokens : 0);
-    await this.metering.settle(reservation, {
-      endpoint: ENDPOINT,
-      model: info.name,
-      provider: deployment ?? 'cache',
-      status: missing.length ? 'ok' : 'cached',
-      costYuan: tokenCost(info, { promptTokens: billedTokens, completionTokens: 0 }),
-      promptTokens: totalTokens,
-      countedTokens: billedTokens,
-      httpStatus: 200,
-      requestId: ctx.requestId,
-    });
-    const base64 = body.encoding_format === 'base64';
-    const result: EmbeddingsResult = {
-      object: 'list',
-      model: info.name,
-      data: [],
-      usage: { prompt_tokens: totalTokens, total_tokens: totalTokens },
-    };
-    // The answer's JSON is built in the key's lane too, a run of entries at a time with turns given to the event
-    // loop (thousands of vectors are one JSON.stringify of milliseconds otherwise), each run encoded to bytes as
-    // it is built: the pieces are written one after the other (sendJson), never joined into one string.
-    const text = await this.lanes.run(
+    // Bytes of vectors this call brings back: held against the key's share while they are fetched, parsed and
+    // written into the answer (KeyBytes): a key's bulk calls take turns for their memory, not all at once.
+    const vectorBytes = missing.length * (body.dimensions ?? info.dimensions ?? DEFAULT_DIMENSIONS) * 4;
+    return this.bytes.run(
       shareOf(principal),
+      vectorBytes,
       async () => {
-        // One JSON.stringify per run of about a slice of JSON, not one per entry, and no promise per entry
-        // (Pace.charge).
-        const pieces: Buffer[] = [Buffer.from(`{"object":"list","model":${JSON.stringify(result.model)},"data":[`)];
-        let run: EmbeddingsResult['data'] = [];
-        let runChars = 0;
-        const flush = () => {
-          if (run.length) {
-            const json = JSON.stringify(run);
-            pieces.push(Buffer.from(pieces.length > 1 ? `,${json.slice(1, -1)}` : json.slice(1, -1)));
-          }
-          run = [];
-          runChars = 0;
-        };
-        for (let index = 0; index < vectors.length; index++) {
-          const vector = vectors[index]!;
-          let units = ENTRY_UNITS;
-          if (base64 && vector instanceof Base64Vector) {
-            // The upstream's base64 bytes, written as they came: no string, decode or encode per vector.
-            flush();
-            result.data.push(new KeptEntry(index, vector));
-            const head = `${pieces.length > 1 ? ',' : ''}{"index":${index},"object":"embedding","embedding":"`;
-            pieces.push(Buffer.from(head), vector.text, CLOSE_RAW_ENTRY);
-            units += head.length >> 3; // the vector's bytes cost nothing here: they are written as they are
-          } else {
-            const embedding = base64 ? vectorBase64(vector) : vectorNumbers(vector);
-            const entry = { index, object: 'embedding' as const, embedding };
-            result.data.push(entry);
-            run.push(entry);
-            // A float is at most ~24 characters of JSON; a base64 float 4/3 of 4 bytes. JSON.stringify writes a
-            // base64 string's characters some 8 times faster than a count goes through characters, a float's some 4
-            // times (~4.6 ns a character): charged an eighth and a quarter.
-            const numbers = typeof embedding !== 'string';
-            const chars = 48 + (numbers ? embedding.length * 24 : embedding.length);
-            runChars += chars;
-            if (runChars >= SLICE) flush();
-            units += numbers ? chars >> 2 : chars >> 3;
-          }
-          // Each entry costs ~0.5 us besides its characters (its object or pieces, a charge): 2048 entries of small
-          // vectors were one slice of 0.7 to 0.9 ms when charged by characters alone (measured with the answers of
-          // bench/lib/upstream.js; a BPE count's slice is ~0.3 ms).
-          const due = pace.charge(units);
-          if (due) {
-            flush();
-            await due;
-          }
+        const billedHits = this.config.AI_EMBEDDINGS_CACHE_HITS_BILLED;
+        const hitTokens = inputs.reduce((s, _, i) => s + (vectors[i] ? tokens[i] : 0), 0);
+        const missTokens = missing.reduce((s, i) => s + tokens[i], 0);
+        const heldTokens = Math.ceil(missTokens * 1.1) + 16 + (billedHits ? hitTokens : 0);
+        const reservation = await this.metering.reserve(principal, {
+          model: info.name,
+          yuan: tokenCost(info, { promptTokens: heldTokens, completionTokens: 0 }),
+          tokens: heldTokens,
+          headers: ctx.rateLimits,
+          alive: ctx.alive,
+        });
+
+        let upstreamTokens = 0;
+        let deployment: string | undefined;
+        if (missing.length) {
+          const sent = missing.map((i) => inputs[i]);
+          // An answer with the wrong number of vectors fails the call like an upstream error (settled, not billed).
+          const routed = await meteredUpstreamCall(
+            this.metering,
+            reservation,
+            ctx,
+            { endpoint: ENDPOINT, model: info.name },
+            async (opts) => {
+              const answer = await this.router.embeddings(
+                {
+                  model: body.model,
+                  input: sent as string[] | number[][],
+                  encoding_format: 'float',
+                  ...(body.dimensions ? { dimensions: body.dimensions } : {}),
+                  ...(body.user ? { user: body.user } : {}),
+                },
+                // The answer's vectors are parsed a vector at a time on the key's turns (parseSliced in @app/llm), on a
+                // pace that goes on if the client leaves: the provider answered, so the call is settled and billed.
+                { ...opts, pace: this.tokenizer.pace(shareOf(principal)) },
+                (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
+              );
+              const data = [...answer.value.data].sort((a, b) => a.index - b.index);
+              if (data.length !== missing.length || data.some((d) => !isEmbeddingVector(d.embedding))) {
+                throw new GatewayError(GatewayErrorCode.EmbeddingsCountMismatch, {
+                  deployment: answer.deployment,
+                  returned: data.length,
+                  expected: missing.length,
+                });
+              }
+              return { deployment: answer.deployment, data, usage: answer.value.usage };
+            },
+          );
+          deployment = routed.deployment;
+          routed.data.forEach((d, k) => (vectors[missing[k]] = d.embedding));
+          upstreamTokens = routed.usage?.prompt_tokens ?? missTokens;
+          if (keys)
+            await this.store(
+              principal.id,
+              missing.map((i) => [keys[i], vectors[i]!]),
+            );
         }
-        flush();
-        pieces.push(Buffer.from(`],"usage":${JSON.stringify(result.usage)}}`));
-        return pieces;
+
+        const totalTokens = upstreamTokens + hitTokens;
+        const billedTokens = upstreamTokens + (billedHits ? hitTokens : 0);
+        await this.metering.settle(reservation, {
+          endpoint: ENDPOINT,
+          model: info.name,
+          provider: deployment ?? 'cache',
+          status: missing.length ? 'ok' : 'cached',
+          costYuan: tokenCost(info, { promptTokens: billedTokens, completionTokens: 0 }),
+          promptTokens: totalTokens,
+          countedTokens: billedTokens,
+          httpStatus: 200,
+          requestId: ctx.requestId,
+        });
+        const base64 = body.encoding_format === 'base64';
+        const result: EmbeddingsResult = {
+          object: 'list',
+          model: info.name,
+          data: [],
+          usage: { prompt_tokens: totalTokens, total_tokens: totalTokens },
+        };
+        // The answer's JSON is built in the key's lane too, a run of entries at a time with turns given to the event
+        // loop (thousands of vectors are one JSON.stringify of milliseconds otherwise), each run encoded to bytes as
+        // it is built: the pieces are written one after the other (sendJson), never joined into one string.
+        const text = await this.lanes.run(
+          shareOf(principal),
+          async () => {
+            // One JSON.stringify per run of about a slice of JSON, not one per entry, and no promise per entry
+            // (Pace.charge).
+            const pieces: Buffer[] = [Buffer.from(`{"object":"list","model":${JSON.stringify(result.model)},"data":[`)];
+            let run: EmbeddingsResult['data'] = [];
+            let runChars = 0;
+            const flush = () => {
+              if (run.length) {
+                const json = JSON.stringify(run);
+                pieces.push(Buffer.from(pieces.length > 1 ? `,${json.slice(1, -1)}` : json.slice(1, -1)));
+              }
+              run = [];
+              runChars = 0;
+            };
+            for (let index = 0; index < vectors.length; index++) {
+              const vector = vectors[index]!;
+              let units = ENTRY_UNITS;
+              if (base64 && vector instanceof Base64Vector) {
+                // The upstream's base64 bytes, written as they came: no string, decode or encode per vector.
+                flush();
+                result.data.push(new KeptEntry(index, vector));
+                const head = `${pieces.length > 1 ? ',' : ''}{"index":${index},"object":"embedding","embedding":"`;
+                pieces.push(Buffer.from(head), vector.text, CLOSE_RAW_ENTRY);
+                units += head.length >> 3; // the vector's bytes cost nothing here: they are written as they are
+              } else {
+                const embedding = base64 ? vectorBase64(vector) : vectorNumbers(vector);
+                const entry = { index, object: 'embedding' as const, embedding };
+                result.data.push(entry);
+                run.push(entry);
+                // A float is at most ~24 characters of JSON; a base64 float 4/3 of 4 bytes. JSON.stringify writes a
+                // base64 string's characters some 8 times faster than a count goes through characters, a float's some 4
+                // times (~4.6 ns a character): charged an eighth and a quarter.
+                const numbers = typeof embedding !== 'string';
+                const chars = 48 + (numbers ? embedding.length * 24 : embedding.length);
+                runChars += chars;
+                if (runChars >= SLICE) flush();
+                units += numbers ? chars >> 2 : chars >> 3;
+              }
+              // Each entry costs ~0.5 us besides its characters (its object or pieces, a charge): 2048 entries of small
+              // vectors were one slice of 0.7 to 0.9 ms when charged by characters alone (measured with the answers of
+              // bench/lib/upstream.js; a BPE count's slice is ~0.3 ms).
+              const due = pace.charge(units);
+              if (due) {
+                flush();
+                await due;
+              }
+            }
+            flush();
+            pieces.push(Buffer.from(`],"usage":${JSON.stringify(result.usage)}}`));
+            return pieces;
+          },
+          ctx.clientGone.signal,
+        );
+        return { result, text };
       },
       ctx.clientGone.signal,
     );
-    return { result, text };
   }
 
   /**
