@@ -10,6 +10,10 @@ interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
   'Index Cond'?: string;
+  'Parent Relationship'?: string;
+  Filter?: string;
+  'Actual Rows'?: number;
+  'Rows Removed by Filter'?: number;
   Plans?: PlanNode[];
 }
 
@@ -23,11 +27,11 @@ const nodesOf = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).fla
  * The plan PostgreSQL makes for the page query audit-log.repository.ts sends for `filter`: the repository's own
  * SQL and parameters, run under EXPLAIN on the real database.
  */
-async function planOf(ds: DataSource, table: string, filter: AuditFilter): Promise<PlanNode> {
+async function planOf(ds: DataSource, table: string, filter: AuditFilter, analyze = false): Promise<PlanNode> {
   let plan: PlanNode | undefined;
   const explaining = {
     query: async (sql: string, params: unknown[]) => {
-      const [row] = await ds.query(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+      const [row] = await ds.query(`EXPLAIN (FORMAT JSON${analyze ? ', ANALYZE' : ''}) ${sql}`, params);
       plan = row['QUERY PLAN'][0].Plan;
       return [];
     },
@@ -37,18 +41,39 @@ async function planOf(ds: DataSource, table: string, filter: AuditFilter): Promi
 }
 
 /**
- * The app's migrations up to and including the filter indexes, as its runners run them (data-source.ts), so the
- * revert below is this one's whatever other migrations come after it.
+ * The app's migrations up to and including `last`, as its runners run them (data-source.ts), so a revert is that
+ * one's whatever other migrations come after it.
  */
-function dataSource(url: string, all: Type<MigrationInterface>[], history: string) {
+function dataSource(url: string, all: Type<MigrationInterface>[], history: string, last: string) {
   return new DataSource(
     dataSourceOptions(url, {
       entities: [],
-      migrations: all.slice(0, all.findIndex((m) => m.name === 'AuditLogFilterIndexes1797020000000') + 1),
+      migrations: all.slice(0, all.findIndex((m) => m.name === last) + 1),
       migrationsTableName: history,
       migrationsRun: false,
     }),
   );
+}
+
+/**
+ * 30 000 rows a minute apart from 2026-01-01 00:01. One actor and one target ('busy') each in 1 row of 150, spread
+ * over the table: more than a page, few enough that reading the table newest first for them costs more than their
+ * index; cli and site_config rows are rare.
+ */
+async function insertRows(ds: DataSource, table: string): Promise<void> {
+  await ds.query(
+    `INSERT INTO ${table} (actor_kind, actor_id, action, target_type, target_id, created_at)
+     SELECT CASE WHEN g % 499 = 0 THEN 'cli' ELSE 'member' END,
+            CASE WHEN g % 150 = 0 THEN 'busy' ELSE (g % 1000)::text END,
+            CASE WHEN g % 499 = 0 THEN 'site_config.updated'
+                 ELSE (ARRAY['key.created', 'key.updated', 'project.updated'])[1 + g % 3] END,
+            CASE WHEN g % 499 = 0 THEN 'site_config' ELSE 'api_key' END,
+            CASE WHEN g % 150 = 1 THEN 'busy' ELSE (g % 5000)::text END,
+            timestamptz '2026-01-01' + g * interval '1 minute'
+     FROM generate_series(1, $1::int) g`,
+    [ROWS],
+  );
+  await ds.query(`ANALYZE ${table}`);
 }
 
 const indexesOf = async (ds: DataSource, table: string): Promise<string[]> =>
@@ -70,25 +95,10 @@ describe.each([
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    ds = dataSource(db.url, migrations, history);
+    ds = dataSource(db.url, migrations, history, 'AuditLogFilterIndexes1797020000000');
     await ds.initialize();
     await ds.runMigrations();
-    // One actor and one target ('busy') each in 1 row of 150, spread over the table: more than a page, few
-    // enough that reading the table newest first for them costs more than their index; cli and site_config rows
-    // are rare.
-    await ds.query(
-      `INSERT INTO ${table} (actor_kind, actor_id, action, target_type, target_id, created_at)
-       SELECT CASE WHEN g % 499 = 0 THEN 'cli' ELSE 'member' END,
-              CASE WHEN g % 150 = 0 THEN 'busy' ELSE (g % 1000)::text END,
-              CASE WHEN g % 499 = 0 THEN 'site_config.updated'
-                   ELSE (ARRAY['key.created', 'key.updated', 'project.updated'])[1 + g % 3] END,
-              CASE WHEN g % 499 = 0 THEN 'site_config' ELSE 'api_key' END,
-              CASE WHEN g % 150 = 1 THEN 'busy' ELSE (g % 5000)::text END,
-              timestamptz '2026-01-01' + g * interval '1 minute'
-       FROM generate_series(1, $1::int) g`,
-      [ROWS],
-    );
-    await ds.query(`ANALYZE ${table}`);
+    await insertRows(ds, table);
   });
   afterAll(async () => {
     await ds?.destroy();
@@ -137,5 +147,76 @@ describe.each([
     const used = nodes.map((n) => n['Index Name']).filter(Boolean);
     expect(used.length).toBeGreaterThan(0);
     expect(used).not.toContain(`${table}_pkey`);
+  });
+});
+
+/** A time `minutes` after 2026-01-01 00:00: row g of insertRows is at minute g. */
+const minute = (minutes: number) => new Date(Date.UTC(2026, 0, 1) + minutes * 60_000);
+
+// libs/audit/src/audit-migrations.ts createAuditLogTimeIndex: `from`/`to` were read newest first by id through the
+// primary key, so a `to` far in the past read every newer row (29 000 here) before the first one of its page.
+describe.each([
+  ['membership', 'audit_log', MEMBERSHIP_MIGRATIONS, 'membership_migrations'],
+  ['ai-gateway', 'ai_audit_log', GATEWAY_MIGRATIONS as Type<MigrationInterface>[], 'ai_gateway_migrations'],
+])('%s audit log: a time range is read in time order through its index', (_app, table, migrations, history) => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let ds: DataSource;
+  const timeIndex = `idx_${table}_created_id`;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    ds = dataSource(db.url, migrations, history, 'AuditLogTimeIndex1797060000000');
+    await ds.initialize();
+    await ds.runMigrations();
+    await insertRows(ds, table);
+  });
+  afterAll(async () => {
+    await ds?.destroy();
+    await db?.drop();
+  });
+
+  it('replaces the created_at index outside a transaction, reverts in one, and runs again', async () => {
+    const created = async () => (await indexesOf(ds, table)).filter((n) => n.startsWith(`idx_${table}_created`));
+    expect(await created()).toEqual([timeIndex]);
+    await ds.undoLastMigration({ transaction: 'each' });
+    expect(await created()).toEqual([`idx_${table}_created`]);
+    expect((await ds.runMigrations()).map((m) => m.name)).toEqual(['AuditLogTimeIndex1797060000000']);
+    expect(await created()).toEqual([timeIndex]);
+  });
+
+  it.each([
+    ['a `to` far in the past', { to: minute(1000) }],
+    ['a recent `from`', { from: minute(29_000) }],
+    ['both', { from: minute(500), to: minute(1000) }],
+    ['a `to` and a cursor', { to: minute(1000), beforeId: '900', beforeAt: '2026-01-01T15:00:00.000000Z' }],
+    ['a `to` and a cursor from before 1797060000000 (no time)', { to: minute(1000), beforeId: '900' }],
+  ])('%s: Limit over an Index Scan of the time index, no Sort, no Seq Scan', async (_what, filter) => {
+    const plan = await planOf(ds, table, filter);
+    expect(plan['Node Type']).toBe('Limit');
+    // The Limit's input (an old cursor's row is looked up by an InitPlan beside it).
+    const scan = plan.Plans!.find((n) => n['Parent Relationship'] === 'Outer')!;
+    expect(scan['Node Type']).toBe('Index Scan');
+    expect(scan).toMatchObject({ 'Index Name': timeIndex, 'Index Cond': expect.stringContaining('created_at') });
+    if ('beforeId' in filter) expect(scan['Index Cond']).toMatch(/ROW\(created_at, id\) </);
+    expect(nodesOf(plan).map((n) => n['Node Type'])).not.toEqual(
+      expect.arrayContaining([expect.stringMatching(/^(Seq Scan|Sort|Incremental Sort)$/)]),
+    );
+  });
+
+  it('a `to` far in the past reads one page of rows, not the rows after it', async () => {
+    const plan = await planOf(ds, table, { to: minute(1000) }, true);
+    const scan = nodesOf(plan).find((n) => n['Index Name'])!;
+    expect(scan).toMatchObject({ 'Index Name': timeIndex, 'Actual Rows': PAGE });
+    expect(scan['Rows Removed by Filter'] ?? 0).toBe(0);
+  });
+
+  it.each([
+    ['an action prefix', { action: 'key.*', to: minute(1000) }],
+    ['one actor', { actorId: 'busy', to: minute(1000) }],
+  ])('%s and a `to` far in the past (%j) reads through an index, not the whole table', async (_what, filter) => {
+    const nodes = nodesOf(await planOf(ds, table, filter, true));
+    expect(nodes.map((n) => n['Node Type'])).not.toContain('Seq Scan');
+    const read = nodes.reduce((sum, n) => sum + (n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0), 0);
+    expect(read).toBeLessThan(ROWS / 10);
   });
 });

@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { RunningApp, startMembership } from '../../../test/support/apps';
 import { FakeClock } from '../../../test/support/clock';
 import { queryRows } from '../../../test/support/database';
+import { decodeAuditCursor } from './audit-cursor';
 import { AuditEntry } from './audit-entry';
 import { AuditLog } from './audit-log';
 import { AuditLogReader } from './audit-log-reader.service';
@@ -123,6 +124,58 @@ describe('AuditLogReader: pages and exports of the audit log', () => {
     expect(await actions({ from: iso(start + 1000) })).toEqual(['spec.a_c']);
   });
 
+  it('with a time bound pages by time, newest first, though ids do not follow times; every cursor, an old one too, answers the rest once', async () => {
+    const t0 = clock.now();
+    // Recorded in this order at these minutes after t0, as replicas whose clocks differ record them.
+    for (const [id, minute] of [
+      ['c', 3],
+      ['a', 1],
+      ['d', 4],
+      ['b', 2],
+      ['e', 5],
+      ['b2', 2],
+    ] as const) {
+      clock.advance(t0 + minute * 60_000 - clock.now());
+      await record({ action: 'spec.timed', target: { type: 'spec_time', id } });
+    }
+    clock.advance(t0 + 10 * 60_000 - clock.now());
+    const query = { target_type: 'spec_time', from: new Date(t0).toISOString() };
+    const seen: string[] = [];
+    const cursors: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const { data, next_cursor } = await reader.list({ ...query, cursor }, 2);
+      seen.push(...data.map((e) => e.target.id!));
+      if (next_cursor) cursors.push(next_cursor);
+      cursor = next_cursor ?? undefined;
+    } while (cursor);
+    // Of one time, the later recorded first, as without a time bound.
+    expect(seen).toEqual(['e', 'd', 'c', 'b2', 'b', 'a']);
+    expect(cursors).toHaveLength(2);
+    expect((await reader.list({ target_type: 'spec_time' }, 10)).data.map((e) => e.target.id)).toEqual([
+      'b2',
+      'e',
+      'b',
+      'd',
+      'a',
+      'c',
+    ]);
+
+    // A cursor given out before times were in cursors (just the last row's id) goes on from that row in time order.
+    const { before } = JSON.parse(Buffer.from(cursors[0], 'base64url').toString()) as { before: string };
+    const old = Buffer.from(JSON.stringify({ before })).toString('base64url');
+    expect((await reader.list({ ...query, cursor: old }, 10)).data.map((e) => e.target.id)).toEqual([
+      'c',
+      'b2',
+      'b',
+      'a',
+    ]);
+    // A time that is no time is no cursor (the API answers 400 for it: audit-log.dto.ts).
+    const bogus = Buffer.from(JSON.stringify({ before, at: '2026-02-30T00:00:00.000000Z' })).toString('base64url');
+    expect(decodeAuditCursor(bogus)).toBeNull();
+    expect(decodeAuditCursor(cursors[0])).toEqual({ id: before, at: expect.stringMatching(/^\d{4}-.*\.\d{6}Z$/) });
+  });
+
   it('exports at most AUDIT_EXPORT_MAX_ROWS rows across its pages, answering where the next export starts', async () => {
     await queryRows(
       app.dbUrl,
@@ -145,6 +198,13 @@ describe('AuditLogReader: pages and exports of the audit log', () => {
     expect(rest.nextCursor).toBeNull();
     const ids = [...head, ...tail].map((e) => Number(e.target.id));
     expect(ids).toEqual(Array.from({ length: 600 }, (_, i) => 600 - i));
+
+    // With a time bound (time order; one time, so the same rows), its cursor carries on the same way.
+    const since = { target_type: 'spec_export', from: new Date(clock.now()).toISOString() };
+    const timed = await reader.export(since, 'ndjson');
+    expect(ndjson(await collect(timed.lines))).toEqual(head);
+    const timedRest = await reader.export({ ...since, cursor: timed.nextCursor! }, 'ndjson');
+    expect(ndjson(await collect(timedRest.lines))).toEqual(tail);
   });
 
   it('exports CSV with its header and one line per row, newest first', async () => {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { BaseConfig } from '@app/platform';
 import { decodeAuditCursor, encodeAuditCursor } from './audit-cursor';
-import { AuditFilter, AuditLogRepository, AuditRow } from './audit-log.repository';
+import { AuditFilter, AuditLogRepository, AuditPosition, AuditRow } from './audit-log.repository';
 import type { AuditLogEntryView, AuditLogFilterQuery, AuditLogPage } from './audit-log.dto';
 import { csvHeader, csvLine } from './audit-export';
 
@@ -27,7 +27,7 @@ export class AuditLogReader {
     const rows = await this.rows.page(filterOf(query), limit + 1);
     const more = rows.length > limit;
     const data = rows.slice(0, limit).map(toView);
-    return { data, next_cursor: more ? encodeAuditCursor(data[data.length - 1].id) : null };
+    return { data, next_cursor: more ? encodeAuditCursor(positionOf(rows[limit - 1])) : null };
   }
 
   async export(query: AuditLogFilterQuery, format: 'csv' | 'ndjson'): Promise<AuditExport> {
@@ -46,21 +46,23 @@ export class AuditLogReader {
   private async *lines(filter: AuditFilter, max: number, format: 'csv' | 'ndjson'): AsyncIterable<string> {
     if (format === 'csv') yield csvHeader();
     let left = max;
-    let beforeId = filter.beforeId;
+    let after = filter;
     while (left > 0) {
-      const rows = await this.rows.page({ ...filter, beforeId }, Math.min(EXPORT_PAGE, left));
+      const rows = await this.rows.page(after, Math.min(EXPORT_PAGE, left));
       for (const row of rows) {
         const view = toView(row);
         yield format === 'csv' ? csvLine(view) : `${JSON.stringify(view)}\n`;
       }
       if (rows.length < Math.min(EXPORT_PAGE, left)) return;
       left -= rows.length;
-      beforeId = rows[rows.length - 1].id;
+      const last = positionOf(rows[rows.length - 1]);
+      after = { ...filter, beforeId: last.id, beforeAt: last.at ?? undefined };
     }
   }
 }
 
 function filterOf(q: AuditLogFilterQuery): AuditFilter {
+  const before = q.cursor ? decodeAuditCursor(q.cursor) : null;
   return {
     actorKind: q.actor_kind,
     actorId: q.actor_id,
@@ -69,8 +71,13 @@ function filterOf(q: AuditLogFilterQuery): AuditFilter {
     targetId: q.target_id,
     from: q.from ? new Date(q.from) : undefined,
     to: q.to ? new Date(q.to) : undefined,
-    beforeId: q.cursor ? (decodeAuditCursor(q.cursor) ?? undefined) : undefined,
+    beforeId: before?.id,
+    beforeAt: before?.at ?? undefined,
   };
+}
+
+function positionOf(r: AuditRow): AuditPosition {
+  return { id: String(r.id), at: r.position_at };
 }
 
 export function toView(r: AuditRow): AuditLogEntryView {

@@ -3,8 +3,9 @@ import type { QueryRunner } from 'typeorm';
 /**
  * The audit log table of one app, append-only in the database itself: a trigger refuses every UPDATE,
  * and every DELETE unless the transaction set `audit.retention_sweep` (only audit-log.repository.ts
- * `sweep` does). Newest-first pages and filters read by id (audit-log.repository.ts); migration 1797020000000
- * replaces the filter indexes made here (`createAuditLogFilterIndexes`).
+ * `sweep` does). Newest-first pages and filters read by id (audit-log.repository.ts); migrations 1797020000000
+ * and 1797060000000 replace the filter and time indexes made here (`createAuditLogFilterIndexes`,
+ * `createAuditLogTimeIndex`).
  */
 export async function createAuditLogTable(q: QueryRunner, table: string): Promise<void> {
   await q.query(`
@@ -89,4 +90,24 @@ export async function createAuditLogFilterIndexes(q: QueryRunner, table: string)
 export async function dropAuditLogFilterIndexes(q: QueryRunner, table: string): Promise<void> {
   for (const index of FIRST_INDEXES) await q.query(indexSql(table, index, 'IF NOT EXISTS'));
   for (const [suffix] of FILTER_INDEXES) await q.query(`DROP INDEX IF EXISTS idx_${table}_${suffix}`);
+}
+
+/**
+ * The time index from migration 1797060000000: `(created_at, id)`, read backwards by a page with a time bound,
+ * whose order is `created_at DESC, id DESC` with a cursor on both (audit-log.repository.ts `page`), so `from`/`to`
+ * are a range of it and a page stops at its size. Before, pages with a time bound went by id through the primary
+ * key and checked the time on every row, so a `to` far in the past read every newer row. Replaces the index on
+ * `created_at` alone (`createAuditLogTable`), which the retention sweep's `created_at <` reads as well from this.
+ * Built concurrently, outside a transaction, as `createAuditLogFilterIndexes` is.
+ */
+export async function createAuditLogTimeIndex(q: QueryRunner, table: string): Promise<void> {
+  await q.query(`DROP INDEX CONCURRENTLY IF EXISTS idx_${table}_created_id`);
+  await q.query(`CREATE INDEX CONCURRENTLY idx_${table}_created_id ON ${table} (created_at, id)`);
+  await q.query(`DROP INDEX CONCURRENTLY IF EXISTS idx_${table}_created`);
+}
+
+/** The way back, in the transaction TypeORM's revert always opens. */
+export async function dropAuditLogTimeIndex(q: QueryRunner, table: string): Promise<void> {
+  await q.query(`CREATE INDEX IF NOT EXISTS idx_${table}_created ON ${table} (created_at)`);
+  await q.query(`DROP INDEX IF EXISTS idx_${table}_created_id`);
 }

@@ -17,6 +17,7 @@ import { WebhookDeliveriesPaused1796950000000 } from './1796950000000-WebhookDel
 import { AuditLogFilterIndexes1797020000000 } from './1797020000000-AuditLogFilterIndexes';
 import { GeneratedImages1797030000000 } from './1797030000000-GeneratedImages';
 import { BudgetUsedUp1797050000000 } from './1797050000000-BudgetUsedUp';
+import { AuditLogTimeIndex1797060000000 } from './1797060000000-AuditLogTimeIndex';
 import { WebhookPauseTrigger1797070000000 } from './1797070000000-WebhookPauseTrigger';
 
 // Every migration of the AI gateway, in order (append new ones).
@@ -40,5 +41,6 @@ export const GATEWAY_MIGRATIONS: Array<new () => MigrationInterface> = [
   AuditLogFilterIndexes1797020000000,
   GeneratedImages1797030000000,
   BudgetUsedUp1797050000000,
+  AuditLogTimeIndex1797060000000,
   WebhookPauseTrigger1797070000000,
 ];

@@ -12,6 +12,7 @@ import { MemberSearchIndexes1796400000000 } from './1796400000000-MemberSearchIn
 import { PasskeyTransportsKnown1796500000000 } from './1796500000000-PasskeyTransportsKnown';
 import { WebhookDeliveriesPaused1796950000000 } from './1796950000000-WebhookDeliveriesPaused';
 import { AuditLogFilterIndexes1797020000000 } from './1797020000000-AuditLogFilterIndexes';
+import { AuditLogTimeIndex1797060000000 } from './1797060000000-AuditLogTimeIndex';
 import { WebhookPauseTrigger1797070000000 } from './1797070000000-WebhookPauseTrigger';
 
 // Every migration of the membership app, in order (append new ones).
@@ -29,5 +30,6 @@ export const MEMBERSHIP_MIGRATIONS: Type<MigrationInterface>[] = [
   PasskeyTransportsKnown1796500000000,
   WebhookDeliveriesPaused1796950000000,
   AuditLogFilterIndexes1797020000000,
+  AuditLogTimeIndex1797060000000,
   WebhookPauseTrigger1797070000000,
 ];
