@@ -28,6 +28,7 @@ async function main() {
   const apps = appsOf(command, args);
   build();
   const { loadConfig, resolveDatabase } = require(path.join(root, 'dist/libs/platform/src'));
+  const { runMigrationsUncut } = require(path.join(root, 'dist/libs/database/src'));
   for (const app of apps) {
     const mod = require(path.join(root, 'dist/apps', app, 'src/data-source.js'));
     const config = loadConfig(mod[APPS[app].config], process.env);
@@ -36,7 +37,8 @@ async function main() {
     await ds.initialize();
     try {
       if (command === 'run') {
-        const done = await ds.runMigrations({ transaction: 'each' });
+        // Each in its own transaction, never cut by a statement timeout (libs/database/src/uncut.ts).
+        const done = await runMigrationsUncut(ds);
         console.log(`${app}: ${done.length ? done.map((m) => m.name).join(', ') : 'no pending migrations'}`);
       } else if (command === 'revert') {
         await ds.undoLastMigration({ transaction: 'each' });

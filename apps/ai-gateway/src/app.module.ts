@@ -54,6 +54,7 @@ export class AppModule {
           migrations: GATEWAY_MIGRATIONS,
           migrationsTableName: gatewayMigrationsTable,
           migrationsRun: config.migrationsRun,
+          statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
         }),
         AuditLogModule.forRoot({ table: 'ai_audit_log' }),
         WebhooksModule.forRoot(GATEWAY_WEBHOOKS),

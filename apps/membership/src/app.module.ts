@@ -46,6 +46,7 @@ export class AppModule {
           migrations: MEMBERSHIP_MIGRATIONS,
           migrationsTableName: membershipMigrationsTable,
           migrationsRun: config.migrationsRun,
+          statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
         }),
         AuditLogModule.forRoot({ table: 'audit_log' }),
         WebhooksModule.forRoot(MEMBERSHIP_WEBHOOKS),

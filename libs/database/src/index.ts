@@ -4,3 +4,4 @@ export * from './tokens';
 export * from './shared-migrations';
 export * from './returned-rows';
 export * from './like-pattern';
+export * from './uncut';

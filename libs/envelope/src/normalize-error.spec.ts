@@ -19,3 +19,18 @@ describe('normalizeError: values PostgreSQL cannot store', () => {
     });
   });
 });
+
+describe('normalizeError: a statement PostgreSQL cut', () => {
+  it('57014 query_canceled (statement_timeout) is a retryable 503, not a 500', () => {
+    const cut = Object.assign(new Error('canceling statement due to statement timeout'), {
+      driverError: { code: '57014', severity: 'ERROR' },
+    });
+    expect(normalizeError(cut)).toEqual({
+      status: 503,
+      message: 'Service temporarily unavailable, retry shortly',
+      text: expect.anything(),
+      errorCode: 'database_timeout',
+      retryAfterSeconds: 1,
+    });
+  });
+});

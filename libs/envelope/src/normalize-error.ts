@@ -91,6 +91,9 @@ export function normalizeError(err: unknown): NormalizedError {
   }
   if (isUnstorableText(err)) return localized(400, msg('request.unstorableText'));
   if (isDependencyDown(err)) return { ...localized(503, msg('request.dependencyDown')), retryAfterSeconds: 5 };
+  // A statement PostgreSQL cut (DATABASE_STATEMENT_TIMEOUT_MS, libs/database): the database is busy, not the request wrong.
+  if (isStatementCut(err))
+    return { ...localized(503, msg('request.dependencyDown')), errorCode: 'database_timeout', retryAfterSeconds: 1 };
   if (err instanceof URIError) return localized(400, msg('request.malformedUrl'));
   return { status: 500, message: 'Internal server error', unexpected: true };
 }
@@ -128,6 +131,14 @@ const DOWN_CODES = new Set([
 export function isUnstorableText(err: unknown): boolean {
   for (let e = fieldsOf(err), depth = 0; e && depth < 4; e = fieldsOf(e.driverError ?? e.cause), depth++) {
     if (e.code === '22021' || e.code === '22P05') return true;
+  }
+  return false;
+}
+
+/** PostgreSQL cancelled the statement (57014 query_canceled: its statement_timeout, or an operator's pg_cancel_backend). */
+export function isStatementCut(err: unknown): boolean {
+  for (let e = fieldsOf(err), depth = 0; e && depth < 4; e = fieldsOf(e.driverError ?? e.cause), depth++) {
+    if (e.code === '57014') return true;
   }
   return false;
 }

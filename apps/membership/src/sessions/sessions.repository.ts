@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { withoutStatementTimeout } from '@app/database';
 import { MemberSession } from './member-session.entity';
 import { RefreshToken } from './refresh-token.entity';
 
@@ -175,12 +176,17 @@ export class SessionsRepository {
     });
   }
 
-  /** Drops dead rows: expired refresh tokens, and sessions that ended (revoked or expired) over a week ago. */
+  /**
+   * Drops dead rows: expired refresh tokens, and sessions that ended (revoked or expired) over a week ago. One
+   * statement per table, not cut by DATABASE_STATEMENT_TIMEOUT_MS (a backlog would be cut on every pass).
+   */
   async sweep(): Promise<void> {
-    await this.db.query(`DELETE FROM member_refresh_tokens WHERE expires_time < now()`);
-    await this.db.query(
-      `DELETE FROM member_sessions WHERE expires_time < now() - interval '7 days' OR revoked_time < now() - interval '7 days'`,
-    );
+    await withoutStatementTimeout(this.db, async (m) => {
+      await m.query(`DELETE FROM member_refresh_tokens WHERE expires_time < now()`);
+      await m.query(
+        `DELETE FROM member_sessions WHERE expires_time < now() - interval '7 days' OR revoked_time < now() - interval '7 days'`,
+      );
+    });
   }
 }
 

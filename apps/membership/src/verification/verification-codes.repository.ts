@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { withoutStatementTimeout } from '@app/database';
 import { CodeChannel, VerificationCode } from './verification-code.entity';
 
 export type CodeAttempt = 'matched' | 'wrong' | 'exhausted' | 'none';
@@ -57,8 +58,10 @@ export class VerificationCodesRepository {
     return { result: live.length ? 'exhausted' : 'none', attemptsLeft: 0 };
   }
 
-  /** Codes are worthless a day after they were sent. */
+  /** Codes are worthless a day after they were sent. One statement, not cut by DATABASE_STATEMENT_TIMEOUT_MS. */
   async sweep(): Promise<void> {
-    await this.db.query(`DELETE FROM verification_codes WHERE created_time < now() - interval '1 day'`);
+    await withoutStatementTimeout(this.db, (m) =>
+      m.query(`DELETE FROM verification_codes WHERE created_time < now() - interval '1 day'`),
+    );
   }
 }

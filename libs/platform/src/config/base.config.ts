@@ -18,6 +18,12 @@ export class BaseConfig {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// URL' })
   DATABASE_URL?: string;
 
+  /** Longest a statement of the database pool runs (statement_timeout per connection; a cut one answers 503); 0: none; migrations run without it. */
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  DATABASE_STATEMENT_TIMEOUT_MS: number = 15_000;
+
   /** Embedded database files, uploads, generated media, the development JWT secret. */
   @IsString()
   DATA_DIR: string = './data';

@@ -1,5 +1,6 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { withoutStatementTimeout } from '@app/database';
 import { distinctEntries, HitAnswer, SharedState } from './shared-state';
 
 /** SharedState on the `shared_state` table; expired rows are ignored and swept once a minute. */
@@ -10,7 +11,10 @@ export class PostgresSharedState extends SharedState implements OnModuleDestroy 
   constructor(private readonly db: DataSource) {
     super();
     this.sweeper = setInterval(() => {
-      this.db.query('DELETE FROM shared_state WHERE expires_at < now()').catch(() => undefined);
+      // Not cut by DATABASE_STATEMENT_TIMEOUT_MS: a backlog would be cut on every pass.
+      withoutStatementTimeout(this.db, (m) => m.query('DELETE FROM shared_state WHERE expires_at < now()')).catch(
+        () => undefined,
+      );
     }, 60_000);
     this.sweeper.unref();
   }
