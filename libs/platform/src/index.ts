@@ -31,6 +31,7 @@ export * from './http/route-table';
 export * from './http/authenticate-first';
 export * from './http/edge-stages';
 export * from './http/stall-cut';
+export * from './http/upload-slots';
 export * from './http/express-adapter';
 export * from './framework-internals';
 export * from './metrics/genai-metrics';

@@ -1,6 +1,7 @@
 // A gateway fixture whose media operations (transcriptions, translations, images, moderations) go to the
 // fake media upstream of ./media-upstream.ts: the settings and the providers file entries the media suites
 // and the conformance suite share.
+import type { Clock } from '@app/platform';
 import { GatewayFixture, providersDoc, startGatewayFixture } from '../gateway-fixture';
 import { MediaUpstream } from './media-upstream';
 
@@ -10,11 +11,13 @@ type Doc = ReturnType<typeof providersDoc> & Record<string, unknown>;
  * Starts the gateway with the media upstream configured. `env` adds settings; `doc` may change the
  * providers file after the media entries are in (a moderation deployment on the media upstream, and
  * prices of omni-moderation-latest, whisper-1 and gpt-image-1 by quality, and gpt-image-1-inputs pricing an edit's input images).
+ * `opts.clock`: the app's Clock (a test moves it).
  */
 export async function startMediaGateway(
   media: MediaUpstream,
   env: Record<string, string> = {},
   doc: (d: Doc) => Doc = (d) => d,
+  opts: { clock?: Clock } = {},
 ): Promise<GatewayFixture> {
   // The moderation deployment names its key by environment variable, as every deployment does.
   process.env.FAKE_MEDIA_KEY = media.apiKey;
@@ -59,5 +62,6 @@ export async function startMediaGateway(
         },
       });
     },
+    opts,
   );
 }

@@ -265,6 +265,26 @@ export class GatewayConfig extends BaseConfig {
   @Min(1024)
   AI_MEDIA_MAX_AUDIO_BYTES: number = 25 * 1024 * 1024;
 
+  /**
+   * Multipart uploads (/v1/images/edits, /v1/audio/transcriptions and translations, /v1/speech/transcribe) one API key's
+   * share (its project's keys together, else the key) has in progress at once in a replica, from admission to answer
+   * (their files are held in memory meanwhile); past it 429 before a byte of the body is read.
+   */
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  AI_UPLOADS_PER_KEY: number = 4;
+
+  /**
+   * Bytes multipart uploads may hold at once in a replica, all keys together: each counts twice its Content-Length
+   * (or the largest upload when chunked), its files being copied once into the form sent upstream; past it 503 before
+   * a byte is read. Sized to the 2 Gi container of deploy/k8s; at least twice AI_MEDIA_MAX_EDIT_BYTES.
+   */
+  @IsInt()
+  @Min(1024)
+  @Max(Number.MAX_SAFE_INTEGER)
+  AI_UPLOAD_BYTES_IN_FLIGHT_MAX: number = 512 * 1024 * 1024;
+
   /** Longest audio accepted for transcription (seconds, measured from the decoded samples). */
   @IsInt()
   @Min(1)

@@ -45,6 +45,9 @@ export enum GatewayErrorCode {
   ImageTooLarge = 'ImageTooLarge',
   UploadTooLarge = 'UploadTooLarge',
   UploadLengthRequired = 'UploadLengthRequired',
+  UploadsInFlightForKey = 'UploadsInFlightForKey',
+  UploadsBusy = 'UploadsBusy',
+  UploadTooSlow = 'UploadTooSlow',
   ImageNotFound = 'ImageNotFound',
   ImageStorageFull = 'ImageStorageFull',
   // Keys, scopes, limits
@@ -357,6 +360,29 @@ export const GATEWAY_ERRORS = {
     type: 'invalid_request_error',
     code: 'length_required',
     message: () => 'a multipart upload must state its Content-Length (chunked uploads are not accepted here)',
+  }),
+  // Multipart uploads being received or served in a replica (http/upload-admission.ts): refused before a byte is read.
+  [GatewayErrorCode.UploadsInFlightForKey]: spec<{ max: number }>({
+    status: 429,
+    type: 'rate_limit_error',
+    code: 'uploads_in_flight',
+    message: (p) =>
+      `Too many uploads in progress for this API key at once: at most ${p.max} in a replica (AI_UPLOADS_PER_KEY); retry when one has finished`,
+    retryAfterSeconds: 1,
+  }),
+  [GatewayErrorCode.UploadsBusy]: spec({
+    ...UNAVAILABLE,
+    code: 'uploads_busy',
+    message: () =>
+      'The gateway holds as many uploads as it can right now (AI_UPLOAD_BYTES_IN_FLIGHT_MAX); retry shortly',
+    retryAfterSeconds: 1,
+  }),
+  [GatewayErrorCode.UploadTooSlow]: spec<{ kibPerSecond: number }>({
+    status: 408,
+    type: 'invalid_request_error',
+    code: 'upload_too_slow',
+    message: (p) =>
+      `the upload arrived too slowly: it must arrive at ${p.kibPerSecond} KiB/s at least; retry on a faster connection`,
   }),
   [GatewayErrorCode.ImageNotFound]: spec({ ...NOT_FOUND, code: 'not_found', message: () => 'No such image' }),
   // The key keeps AI_IMAGES_MAX_BYTES_PER_KEY of generated images (vision/generated-images.repository.ts): refused before

@@ -19,6 +19,7 @@ const SUMMARIES: Record<number, string> = {
   401: 'Missing, unknown, revoked or expired key',
   403: 'Key not allowed: scope or model',
   404: 'Unknown model or resource',
+  408: 'A multipart upload arriving under 16 KiB/s on average after its first 10 s',
   409: "Conflicts with the resource's current state",
   411: 'A multipart upload without Content-Length',
   413: 'Body or input too large',

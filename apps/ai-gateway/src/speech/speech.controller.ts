@@ -8,6 +8,7 @@ import { assertScope } from '../keys/key-scopes';
 import { requestSignal } from '../vision/media-errors';
 import { requestIdOf } from '../http/request-id';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
+import { UploadAdmission } from '../http/upload-admission';
 import {
   OPENAI_VOICES,
   OpenAiSpeechRequest,
@@ -43,7 +44,8 @@ export class SpeechController {
   @Metered()
   @Post('speech/transcribe')
   @HttpCode(200)
-  @UseInterceptors(FileInterceptor('file'))
+  // The key's and the replica's upload slots before multer reads the file (http/upload-admission.ts).
+  @UseInterceptors(UploadAdmission, FileInterceptor('file'))
   @ApiConsumes('multipart/form-data')
   @ApiOperation({
     summary: 'Transcribe an audio file',
@@ -53,7 +55,7 @@ export class SpeechController {
   })
   @ApiBody({ type: TranscribeRequest })
   @ApiOkResponse({ type: TranscribeResponse })
-  @ApiOpenAiErrors(400, 401, 403, 413, 415, 429, 502, 503, 504)
+  @ApiOpenAiErrors(400, 401, 403, 408, 413, 415, 429, 502, 503, 504)
   transcribe(
     @CurrentPrincipal() principal: Principal,
     @UploadedFile() file: UploadedAudio | undefined,
@@ -73,7 +75,8 @@ export class SpeechController {
   @Metered()
   @Post('audio/transcriptions')
   @HttpCode(200)
-  @UseInterceptors(FileInterceptor('file'))
+  // The key's and the replica's upload slots before multer reads the file (http/upload-admission.ts).
+  @UseInterceptors(UploadAdmission, FileInterceptor('file'))
   @ApiConsumes('multipart/form-data')
   @ApiOperation({
     summary: 'Transcribe (OpenAI-compatible alias)',
@@ -104,7 +107,7 @@ export class SpeechController {
     },
   })
   @ApiProduces('application/json', 'text/plain', 'text/event-stream')
-  @ApiOpenAiErrors(400, 401, 403, 404, 413, 415, 429, 502, 503, 504)
+  @ApiOpenAiErrors(400, 401, 403, 404, 408, 413, 415, 429, 502, 503, 504)
   async openAiTranscribe(
     @CurrentPrincipal() principal: Principal,
     @UploadedFile() file: UploadedAudio | undefined,
@@ -171,7 +174,8 @@ export class SpeechController {
   @Metered()
   @Post('audio/translations')
   @HttpCode(200)
-  @UseInterceptors(FileInterceptor('file'))
+  // The key's and the replica's upload slots before multer reads the file (http/upload-admission.ts).
+  @UseInterceptors(UploadAdmission, FileInterceptor('file'))
   @ApiConsumes('multipart/form-data')
   @ApiOperation({
     summary: 'Translate speech into English text (OpenAI-compatible)',
@@ -189,7 +193,7 @@ export class SpeechController {
     },
   })
   @ApiProduces('application/json', 'text/plain')
-  @ApiOpenAiErrors(400, 401, 403, 404, 413, 415, 429, 502, 503, 504)
+  @ApiOpenAiErrors(400, 401, 403, 404, 408, 413, 415, 429, 502, 503, 504)
   async openAiTranslate(
     @CurrentPrincipal() principal: Principal,
     @UploadedFile() file: UploadedAudio | undefined,

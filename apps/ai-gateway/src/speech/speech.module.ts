@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { memoryStorage } from 'multer';
 import { GatewayConfig } from '../config/gateway.config';
+import { UploadsModule } from '../http/uploads.module';
 import { KeysModule } from '../keys/keys.module';
 import { EngineLimits } from '../vision/engine-limits';
 import { UsageModule } from '../usage/usage.module';
@@ -20,6 +21,7 @@ import { TranscriptionEngines } from './transcription-engines';
     KeysModule,
     UsageModule,
     UpstreamsModule,
+    UploadsModule,
     MulterModule.registerAsync({
       inject: [GatewayConfig],
       useFactory: (config: GatewayConfig) => ({

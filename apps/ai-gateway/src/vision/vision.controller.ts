@@ -23,6 +23,7 @@ import { GenerateImageService, StoredGeneratedImage, UploadedImage } from './gen
 import { cdnBase } from './media-storage';
 import { relayMediaEvents } from './media-stream';
 import { EditUploadGuard } from './edit-upload.guard';
+import { UploadAdmission } from '../http/upload-admission';
 import { requestSignal } from './media-errors';
 import { RecognizeImageService } from './recognize-image.service';
 import { MediaModels } from './media-models';
@@ -200,9 +201,11 @@ export class VisionController {
   @Metered()
   @Post('images/edits')
   @HttpCode(200)
-  // Scope and total upload size before multer reads any file (edit-upload.guard.ts).
+  // Scope and total upload size before multer reads any file (edit-upload.guard.ts), then the key's and the
+  // replica's upload slots (http/upload-admission.ts).
   @UseGuards(EditUploadGuard)
   @UseInterceptors(
+    UploadAdmission,
     FileFieldsInterceptor([
       { name: 'image', maxCount: MAX_EDIT_IMAGES },
       { name: 'image[]', maxCount: MAX_EDIT_IMAGES },
@@ -245,7 +248,7 @@ export class VisionController {
   })
   @ApiOkResponse({ description: 'created and data[] (url or b64_json), as /v1/images/generations' })
   @ApiProduces('application/json', 'text/event-stream')
-  @ApiOpenAiErrors(400, 401, 403, 404, 411, 413, 415, 429, 502, 503, 504)
+  @ApiOpenAiErrors(400, 401, 403, 404, 408, 411, 413, 415, 429, 502, 503, 504)
   async openAiEdit(
     @CurrentPrincipal() principal: Principal,
     @UploadedFiles() files: Record<string, UploadedImage[] | undefined> | undefined,

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { memoryStorage } from 'multer';
 import { GatewayConfig } from '../config/gateway.config';
+import { UploadsModule } from '../http/uploads.module';
 import { TokenizerModule } from '../tokenizer/tokenizer.module';
 import { UsageModule } from '../usage/usage.module';
 import { UpstreamsModule } from '../upstreams/upstreams.module';
@@ -24,6 +25,7 @@ import { ModerateContentService } from './moderate-content.service';
     UsageModule,
     UpstreamsModule,
     TokenizerModule,
+    UploadsModule,
     // /v1/images/edits: up to 16 images and a mask, each at most AI_MEDIA_MAX_IMAGE_BYTES and all together
     // at most AI_MEDIA_MAX_EDIT_BYTES (its Content-Length checked by edit-upload.guard.ts; 413 past either); a 32000-character prompt fits a field.
     MulterModule.registerAsync({
