@@ -16,7 +16,9 @@ export const gatewayApp: AppDefinition<GatewayConfig> = {
   // Every route but health, docs and generated images needs a key: a stranger's body is never read.
   authenticateFirst: 'all',
   customize: (app, config) => {
-    app.useWebSocketAdapter(new BoundedWsAdapter(app, 2 * config.AI_STREAM_MAX_MESSAGE_BYTES));
+    // A socket's first message (the speech stream's config, before its key is checked) is a stranger's body.
+    const firstMessageBytes = Math.min(config.PUBLIC_BODY_LIMIT_BYTES, 2 * config.AI_STREAM_MAX_MESSAGE_BYTES);
+    app.useWebSocketAdapter(new BoundedWsAdapter(app, firstMessageBytes));
   },
   swagger: {
     title: 'AI Gateway API',

@@ -12,8 +12,8 @@ export interface StreamRun {
 }
 
 /** A real `ws` client on /v1/speech/stream that records every message with its arrival time. */
-export function openStream(baseUrl: string): Promise<StreamRun> {
-  const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/speech/stream`);
+export function openStream(baseUrl: string, headers: Record<string, string> = {}): Promise<StreamRun> {
+  const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/speech/stream`, { headers });
   const started = Date.now();
   const messages: StreamRun['messages'] = [];
   const waiters: Array<() => void> = [];

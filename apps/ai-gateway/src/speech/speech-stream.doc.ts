@@ -30,7 +30,9 @@ export const ApiSpeechStream = () =>
     ApiOperation({
       summary: 'Live transcription (WebSocket)',
       description:
-        'Connect with a WebSocket to `{stream_url}/v1/speech/stream`. First message (text): the config below, within AI_STREAM_CONFIG_TIMEOUT_MS. ' +
+        'Connect with a WebSocket to `{stream_url}/v1/speech/stream`. First message (text): the config below, within AI_STREAM_CONFIG_TIMEOUT_MS, ' +
+        'at most PUBLIC_BODY_LIMIT_BYTES (16 KiB; larger is closed 1009 unread). A socket that ends without an accepted key counts against ' +
+        'its address with refused HTTP credentials (RATE_LIMIT_PER_MINUTE); a blocked address is answered `rate_limit_exceeded`, closed 4029. ' +
         'Then binary frames of mono 16-bit little-endian PCM; `{"type":"end"}` flushes and closes with 1000. The service answers JSON messages ' +
         '(`ready`, `partial`, `final`, `end`, `error`). Close codes after an error: ' +
         Object.entries(STREAM_CLOSE)

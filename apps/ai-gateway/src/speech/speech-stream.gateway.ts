@@ -13,6 +13,7 @@ import { LiveTranscription } from './live-transcription';
 import { toMediaError } from '../vision/media-errors';
 import { SilenceSegmenter, SpeechSegment } from './silence-segmenter';
 import { TranscriptionEngines } from './transcription-engines';
+import { raiseMessageLimit } from './bounded-ws-adapter';
 
 /** Close codes of /v1/speech/stream (4000 range, after an `{"type":"error"}` message). */
 export const STREAM_CLOSE = {
@@ -25,6 +26,7 @@ export const STREAM_CLOSE = {
   idle: 4008,
   messageTooLarge: 4009,
   sessionLimit: 4010,
+  /** A spent budget, a busy engine share, or an address blocked for refused credentials (rate_limit_exceeded). */
   quota: 4029,
   unavailable: 4503,
   internal: 4500,
@@ -90,8 +92,9 @@ export class SpeechStreamGateway implements OnGatewayConnection, BeforeApplicati
   }
 
   handleConnection(client: WebSocket, req: IncomingMessage): void {
-    // The key in the config message counts against the same per-address limit of refused credentials
-    // as HTTP (the upgrade bypasses Express's guards); the address honours TRUST_PROXY like req.ip.
+    // Every socket is a stranger until its config's key is accepted, under the same per-address limit of
+    // refused credentials as HTTP (the upgrade bypasses Express's guards): a blocked address is refused at
+    // once, and a socket that ends without an accepted key counts once against it (StreamSession).
     // The upgrade request is born an Express request (PlatformExpressAdapter): req.ip honours TRUST_PROXY.
     const caller = { ip: req ? ((req as { ip?: string }).ip ?? req.socket?.remoteAddress) : undefined };
     const givenId = req?.headers?.['x-request-id'];
@@ -147,6 +150,8 @@ class StreamSession {
   /** Resolves once the session is closed and billed. */
   readonly settled = new Promise<void>((r) => (this.resolveSettled = r));
   private earlyBytes = 0;
+  /** Counted against its address as a refused credential (or refused as already blocked): at most once. */
+  private strangerCounted = false;
   private idleTimer?: NodeJS.Timeout;
   /**
    * Ends a session at twice AI_STREAM_MAX_SECONDS of wall-clock time, whatever it carried: the audio limit
@@ -175,8 +180,15 @@ class StreamSession {
     ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) =>
       this.onMessage(toBuffer(data), isBinary),
     );
-    ws.on('close', () => void this.finish());
-    ws.on('error', () => void this.finish());
+    ws.on('close', () => this.gone());
+    // Also `ws`'s own refusal of a frame past the socket's limit (1009, BoundedWsAdapter).
+    ws.on('error', () => this.gone());
+    this.refusedAsBlocked();
+  }
+
+  private gone(): void {
+    if (this.state === 'awaiting-config') void this.countStranger();
+    void this.finish();
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
@@ -187,6 +199,7 @@ class StreamSession {
       );
     }
     if (this.state === 'awaiting-config') {
+      if (this.refusedAsBlocked()) return;
       if (isBinary) return this.fail(new GatewayError(GatewayErrorCode.StreamConfigExpected));
       void this.configure(data.toString('utf8'));
       return;
@@ -236,6 +249,8 @@ class StreamSession {
     if (message.encoding !== undefined && message.encoding !== 'pcm_s16le')
       return this.badConfig('encoding must be pcm_s16le');
     clearTimeout(this.configTimer);
+    // A well-formed config: the audio frames that follow (even before ready) may be as large as the stream allows.
+    raiseMessageLimit(this.ws, 2 * this.config.AI_STREAM_MAX_MESSAGE_BYTES);
     this.state = 'authenticating';
     this.language = message.language;
     this.sampleRate = rate;
@@ -271,8 +286,38 @@ class StreamSession {
     try {
       return await this.authenticator.principalForKey(apiKey);
     } catch (e) {
-      if (e instanceof GatewayError && e.getStatus() === 401) await this.limiter?.failed(this.caller, null);
+      // A refused key counts here (its 429 once over the limit wins); any other refusal is of a known key.
+      const refused = e instanceof GatewayError && e.getStatus() === 401;
+      this.strangerCounted = true;
+      if (refused) await this.limiter?.failed(this.caller, null);
       throw e;
+    }
+  }
+
+  /** A blocked address is refused before anything of its socket is read: error 429, closed 4029; not counted again. */
+  private refusedAsBlocked(): boolean {
+    try {
+      this.limiter?.before(this.caller, null);
+      return false;
+    } catch (e) {
+      this.strangerCounted = true;
+      this.fail(e);
+      return true;
+    }
+  }
+
+  /**
+   * A socket that ends before its config named a key (bad JSON, no api_key, binary first, too large, no
+   * config in time, the client gone) counts once against its address, as an HTTP request without
+   * credentials does (libs/auth default-deny.guard.ts): a stranger's upgrades are as limited as its requests.
+   */
+  private async countStranger(): Promise<void> {
+    if (this.strangerCounted || !this.limiter) return;
+    this.strangerCounted = true;
+    try {
+      await this.limiter.failed(this.caller, null);
+    } catch {
+      // Over the limit: the address is blocked from its next upgrade on; this socket ends with its own error.
     }
   }
 
@@ -405,6 +450,7 @@ class StreamSession {
       void this.finish();
       return;
     }
+    const stranger = this.state === 'awaiting-config';
     const { close, code, message, unexpected } = streamError(e);
     if (unexpected) this.log.error(`stream failed: ${(e as Error)?.message}`);
     this.send({ type: 'error', code, message });
@@ -412,8 +458,11 @@ class StreamSession {
       if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING)
         this.ws.close(close, code.slice(0, 100));
     };
-    // Closed also when billing failed (settle logs its own errors; nothing may reject unhandled here).
-    void this.finish().then(closeSocket, closeSocket);
+    // Closed once counted (a client that saw the close finds its address's count up to date) and billed,
+    // also when billing failed (settle logs its own errors; nothing may reject unhandled here).
+    // Otherwise no step more than end() takes: an error met while ending (engine_busy) closes with its own code first.
+    const closing = stranger ? Promise.all([this.finish(), this.countStranger()]) : this.finish();
+    void closing.then(closeSocket, closeSocket);
   }
 
   private badConfig(message: string): void {
