@@ -140,6 +140,8 @@ describe.each(backends('scale-out membership'))(
         REFRESH_REUSE_GRACE_MS: String(GRACE_MS),
         CODE_RESEND_INTERVAL_MS: '60000',
         WECHAT_QR_MAX_PER_HOUR: String(QR_PER_HOUR),
+        // Random addresses of 10.0.0.0/8 may share a /24: the network share is tested in wechat-qrcode-network-share.e2e-spec.ts.
+        WECHAT_QR_NETWORK_SHARE_PERCENT: '100',
       };
       // The first instance creates the database (and runs the migrations); the second joins it.
       // Both instances decide token expiry and the reuse grace by one clock the tests move (no sleeps).

@@ -105,6 +105,12 @@ export class MembershipConfig extends BaseConfig {
   @Max(100_000)
   WECHAT_QR_MAX_PER_HOUR: number = 2000;
 
+  /** Percent of WECHAT_QR_MAX_PER_HOUR one client network (IPv4 /24, IPv6 /48) may make in an hour (at least one code). */
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  WECHAT_QR_NETWORK_SHARE_PERCENT: number = 5;
+
   // ---- Member accounts ----
 
   /** Access JWT lifetime in ms; `expiresIn` of the login result equals it. */

@@ -18,6 +18,8 @@ import { WechatQrcodeBudget } from './wechat-qrcode-budget';
 const MP = 'wxmpscanspec0001';
 const OTHER_MP = 'wxmpscanspec0002';
 const BROWSER = 'sha256-of-the-creating-browser-binding';
+/** The address the codes are asked from (its network has 5 % of the account's hour: 100 codes by default). */
+const CALLER = '198.51.100.7';
 /** Another browser's binding hash: a browser asking again gets its own waiting code back. */
 const otherBrowser = () => randomBytes(32).toString('hex');
 
@@ -79,7 +81,7 @@ describe('WechatMpScanService: official-account scan login', () => {
   it("creates a QR code of a fresh scene at WeChat and stores it waiting, bound to the creating browser, for WeChat's lifetime when shorter", async () => {
     const before = Date.now();
     const mine = otherBrowser();
-    const qr = await scans.createQrcode(reg, 3_000_000, mine);
+    const qr = await scans.createQrcode(reg, 3_000_000, mine, CALLER);
     expect(wx.tickets.get(qr.ticket)).toMatchObject({ appId: MP, sceneStr: qr.sceneStr });
     expect(qr).toMatchObject({
       qrCodeUrl: expect.stringMatching(/^http:\/\/weixin\.qq\.com\/q\//),
@@ -97,21 +99,21 @@ describe('WechatMpScanService: official-account scan login', () => {
     });
     expect(record!.expiresAt).toBeGreaterThanOrEqual(before + 2_592_000_000);
     // Another browser gets a scene of its own (this one's waits 30 days, and would be given back to it).
-    expect((await scans.createQrcode(reg, 60, otherBrowser())).sceneStr).not.toBe(qr.sceneStr);
+    expect((await scans.createQrcode(reg, 60, otherBrowser(), CALLER)).sceneStr).not.toBe(qr.sceneStr);
   });
 
   it('gives a browser asking again its own waiting code back without calling WeChat, per official account', async () => {
     const creates = () => wx.calls.get('cgi-bin/qrcode/create') ?? 0;
     const mine = otherBrowser();
     const before = creates();
-    const qr = await scans.createQrcode(reg, 120, mine);
-    const again = await scans.createQrcode(reg, 300, mine);
+    const qr = await scans.createQrcode(reg, 120, mine, CALLER);
+    const again = await scans.createQrcode(reg, 300, mine, CALLER);
     expect(again).toMatchObject({ sceneStr: qr.sceneStr, ticket: qr.ticket, qrCodeUrl: qr.qrCodeUrl });
     expect(again.expireSeconds).toBeLessThanOrEqual(120);
     expect(creates() - before).toBe(1);
     // Another account's code, another browser's code: new calls.
-    expect((await scans.createQrcode(otherReg, 120, mine)).sceneStr).not.toBe(qr.sceneStr);
-    expect((await scans.createQrcode(reg, 120, otherBrowser())).sceneStr).not.toBe(qr.sceneStr);
+    expect((await scans.createQrcode(otherReg, 120, mine, CALLER)).sceneStr).not.toBe(qr.sceneStr);
+    expect((await scans.createQrcode(reg, 120, otherBrowser(), CALLER)).sceneStr).not.toBe(qr.sceneStr);
     expect(creates() - before).toBe(3);
     // Past half its lifetime (moved here), or scanned: the browser's next ask makes a new code.
     const record = (await store.getQrcode(qr.sceneStr))!;
@@ -120,10 +122,10 @@ describe('WechatMpScanService: official-account scan login', () => {
       createdAt: Date.now() - 80_000,
       expiresAt: Date.now() + 40_000,
     });
-    const fresh = await scans.createQrcode(reg, 120, mine);
+    const fresh = await scans.createQrcode(reg, 120, mine, CALLER);
     expect(fresh.sceneStr).not.toBe(qr.sceneStr);
     expect(await scans.onScan(reg, fresh.sceneStr, wx.openidOf(MP, wx.user))).toBe('authorized');
-    expect((await scans.createQrcode(reg, 120, mine)).sceneStr).not.toBe(fresh.sceneStr);
+    expect((await scans.createQrcode(reg, 120, mine, CALLER)).sceneStr).not.toBe(fresh.sceneStr);
     expect(creates() - before).toBe(5);
   });
 
@@ -133,8 +135,9 @@ describe('WechatMpScanService: official-account scan login', () => {
     const state = app.app.get(SharedState);
     const replicas = [new WechatQrcodeBudget(state, clock, config), new WechatQrcodeBudget(state, clock, config)];
     clock.advance(3_600_000); // a fresh hour of this clock, whatever this suite already spent
+    // Each call from a network of its own: the account's hour is what stops them.
     const spend = (i: number, r = reg) =>
-      replicas[i % 2].spend(r).then(
+      replicas[i % 2].spend(r, `198.51.${100 + i}.1`).then(
         () => 'spent',
         (e: BusinessException) => e,
       );
@@ -150,9 +153,35 @@ describe('WechatMpScanService: official-account scan login', () => {
     expect(await spend(1)).toBe('spent');
   });
 
+  it("counts a client network's share of the hour exactly over two replicas, before the account's", async () => {
+    const clock = new FakeClock();
+    clock.advance(5 * 3_600_000); // an hour of the Clock no other test of this suite spends in
+    // 40 codes an hour, a network 5 % of them: two.
+    const config = Object.assign(new MembershipConfig(), {
+      WECHAT_QR_MAX_PER_HOUR: 40,
+      WECHAT_QR_NETWORK_SHARE_PERCENT: 5,
+    });
+    const state = app.app.get(SharedState);
+    const replicas = [new WechatQrcodeBudget(state, clock, config), new WechatQrcodeBudget(state, clock, config)];
+    const spend = (i: number, address: string) =>
+      replicas[i % 2].spend(reg, address).then(
+        () => 'spent',
+        (e: BusinessException) => e.code,
+      );
+    // Eight /64s of one /48 at once, over both replicas: two codes.
+    const answers = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((i) => spend(i, `2001:db8:9:${i}::1`)));
+    expect(answers.filter((a) => a === 'spent')).toHaveLength(2);
+    expect(answers.filter((a) => a === ErrorCode.TOO_MANY_REQUESTS)).toHaveLength(6);
+    // The next /48 and an IPv4 network have shares of their own; the account spent only what was made.
+    expect(await spend(0, '2001:db8:a::1')).toBe('spent');
+    expect(await spend(1, '203.0.113.9')).toBe('spent');
+    const hour = Math.floor(clock.now() / 3_600_000);
+    expect(await state.get(`wechat:qrcode-budget:${reg.clientId}:${hour}`)).toBe('4');
+  });
+
   it('answers a WeChat refusal to make the QR code as unavailable, naming the errcode', async () => {
     wx.failNext.set('cgi-bin/qrcode/create', { errcode: 45009, errmsg: 'reach max api daily quota limit' });
-    await expect(scans.createQrcode(reg, 60, BROWSER)).rejects.toMatchObject({
+    await expect(scans.createQrcode(reg, 60, BROWSER, CALLER)).rejects.toMatchObject({
       code: ErrorCode.SERVICE_UNAVAILABLE,
       message: expect.stringContaining('45009'),
     });
@@ -161,7 +190,7 @@ describe('WechatMpScanService: official-account scan login', () => {
   it("logs the first scanner in (a subscribe event's qrscene_ key too) with the login waiting for the creating browser only", async () => {
     const anna = follower('anna');
     wx.knownUsers.push(anna);
-    const qr = await scans.createQrcode(reg, 60, BROWSER);
+    const qr = await scans.createQrcode(reg, 60, BROWSER, CALLER);
     expect(await scans.onScan(reg, `qrscene_${qr.sceneStr}`, wx.openidOf(MP, anna))).toBe('authorized');
     expect((await store.getQrcode(qr.sceneStr))?.status).toBe(QrcodeState.AUTHORIZED);
     const pending = await store.peekPendingLogin(qr.sceneStr);
@@ -191,7 +220,7 @@ describe('WechatMpScanService: official-account scan login', () => {
 
   it("answers 'unknown' for a scene it never made, one of another official account, or one of another kind of login", async () => {
     const openId = wx.openidOf(MP, wx.user);
-    const ours = await scans.createQrcode(reg, 60, BROWSER);
+    const ours = await scans.createQrcode(reg, 60, BROWSER, CALLER);
     const website = randomState();
     await store.createQrcode(website, {
       registrationId: 'wechat-mp',
@@ -223,7 +252,7 @@ describe('WechatMpScanService: official-account scan login', () => {
 
   it('logs a follower in by the openid alone when WeChat refuses their profile', async () => {
     const stranger = follower('carol'); // not a follower WeChat knows: cgi-bin/user/info answers 40003
-    const qr = await scans.createQrcode(reg, 60, BROWSER);
+    const qr = await scans.createQrcode(reg, 60, BROWSER, CALLER);
     expect(await scans.onScan(reg, qr.sceneStr, wx.openidOf(MP, stranger))).toBe('authorized');
     expect(await store.peekPendingLogin(qr.sceneStr)).toMatchObject({
       openId: wx.openidOf(MP, stranger),
@@ -236,12 +265,12 @@ describe('WechatMpScanService: official-account scan login', () => {
   it("cancels the scene when the scanner's member is disabled, leaving no login to exchange", async () => {
     const dave = follower('dave');
     wx.knownUsers.push(dave);
-    const first = await scans.createQrcode(reg, 60, BROWSER);
+    const first = await scans.createQrcode(reg, 60, BROWSER, CALLER);
     await scans.onScan(reg, first.sceneStr, wx.openidOf(MP, dave));
     const { memberId } = (await store.peekPendingLogin(first.sceneStr))!;
     await queryRows(app.dbUrl, `UPDATE members SET status = 'disabled' WHERE id = $1`, [memberId]);
 
-    const qr = await scans.createQrcode(reg, 60, BROWSER);
+    const qr = await scans.createQrcode(reg, 60, BROWSER, CALLER);
     expect(await scans.onScan(reg, qr.sceneStr, wx.openidOf(MP, dave))).toBe('failed');
     expect((await store.getQrcode(qr.sceneStr))?.status).toBe(QrcodeState.CANCELED);
     expect(await store.peekPendingLogin(qr.sceneStr)).toBeNull();

@@ -29,16 +29,18 @@ export class WechatMpScanService {
    * gets its code back while nobody has scanned it and at least half its lifetime is left (with
    * `expireSeconds` now the time left): reloads, retries and tabs of one browser cost WeChat nothing, and
    * a browser asking without pause makes at most two codes per lifetime. Only the hash of the browser's
-   * own HttpOnly nonce finds its code. New codes are counted by WechatQrcodeBudget.
+   * own HttpOnly nonce finds its code. New codes are counted by WechatQrcodeBudget, per account and per
+   * the network of `clientIp` (the caller's address under TRUST_PROXY).
    */
   async createQrcode(
     reg: OAuth2ClientRegistration,
     expireSeconds: number,
     browserHash: string,
+    clientIp: string,
   ): Promise<QRCodeLoginResponse> {
     const again = await this.browserQrcode(reg, browserHash);
     if (again) return again;
-    await this.budget.spend(reg);
+    await this.budget.spend(reg, clientIp);
     const sceneStr = randomState();
     let qr;
     try {

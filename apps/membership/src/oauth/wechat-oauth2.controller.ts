@@ -148,7 +148,8 @@ export class WechatOAuth2Controller {
   @Public()
   // A code lives 60..300 s and a browser asking again gets its own back, so a browser needs about two a
   // minute at most; 10 leaves room for a few browsers behind one NAT address, and keeps one address to
-  // 600 an hour, under the account's WECHAT_QR_MAX_PER_HOUR (wechat-qrcode-budget.ts, checked after this).
+  // 600 an hour, under the account's WECHAT_QR_MAX_PER_HOUR; a network's share of it (wechat-qrcode-budget.ts,
+  // checked after this) bounds a caller holding many addresses.
   @Throttle({ default: { limit: 10, ttl: 60_000 } })
   @Post('mp/qrcode')
   @HttpCode(200)
@@ -159,7 +160,8 @@ export class WechatOAuth2Controller {
       'SCANNED (1) / AUTHORIZED (2) once WeChat pushes the SCAN or subscribe event, EXPIRED (4) after `expireSeconds`. Exchange `sceneStr` once at `/callback`, ' +
       'from the same browser: the answer sets the HttpOnly `oauth2_binding` cookie the exchange must show (call same-origin or with credentials). ' +
       'The same browser (cookie) asking again while its code is unscanned and has at least half its lifetime left gets that code back, ' +
-      '`expireSeconds` being the time left. New codes are limited to 10 a minute per client address and `WECHAT_QR_MAX_PER_HOUR` per official account.',
+      '`expireSeconds` being the time left. New codes are limited to 10 a minute per client address, `WECHAT_QR_NETWORK_SHARE_PERCENT` of the hour per client ' +
+      'network (IPv4 /24, IPv6 /48) and `WECHAT_QR_MAX_PER_HOUR` per official account.',
   })
   @ApiEnvelope(QRCodeLoginResponse)
   @ApiError(400, 10000, 'expireSeconds outside 60..300')
@@ -167,7 +169,7 @@ export class WechatOAuth2Controller {
   @ApiError(
     429,
     429,
-    'more than 10 a minute from this address, or the official account made WECHAT_QR_MAX_PER_HOUR codes this hour (Retry-After header)',
+    'more than 10 a minute from this address, this client network made its share of the hour (WECHAT_QR_NETWORK_SHARE_PERCENT), or the official account made WECHAT_QR_MAX_PER_HOUR codes this hour (Retry-After header)',
   )
   @ApiError(503, 503, 'WeChat API failed (errcode in message)')
   mpQrcode(
@@ -179,6 +181,6 @@ export class WechatOAuth2Controller {
     // Sent even when WeChat then fails: the browser keeps one binding across retries (oauth/browser-binding.ts).
     const binding = issueBinding(client);
     res.append('Set-Cookie', binding.setCookie);
-    return this.scans.createQrcode(reg, q.expireSeconds ?? 300, binding.hash);
+    return this.scans.createQrcode(reg, q.expireSeconds ?? 300, binding.hash, client.ip);
   }
 }

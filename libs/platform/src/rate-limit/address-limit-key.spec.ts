@@ -1,4 +1,4 @@
-import { addressLimitKey, clientLimitKey } from './address-limit-key';
+import { addressLimitKey, clientLimitKey, networkLimitKey } from './address-limit-key';
 
 describe('addressLimitKey', () => {
   it('keeps IPv4 as is and maps IPv4-mapped IPv6 to its IPv4', () => {
@@ -25,5 +25,15 @@ describe('addressLimitKey', () => {
     expect(clientLimitKey({ ip: '2001:db8::1234' })).toBe('2001:db8::/64');
     expect(clientLimitKey({ socket: { remoteAddress: '::ffff:127.0.0.1' } })).toBe('127.0.0.1');
     expect(clientLimitKey({})).toBe('unknown');
+  });
+
+  it('names the wider network of an address: IPv4 /24, IPv6 /48', () => {
+    expect(networkLimitKey('198.51.100.7')).toBe('198.51.100.0/24');
+    expect(networkLimitKey('::ffff:198.51.100.200')).toBe('198.51.100.0/24');
+    expect(networkLimitKey('198.51.101.7')).not.toBe(networkLimitKey('198.51.100.7'));
+    expect(networkLimitKey('2001:db8:1:2:3::1')).toBe('2001:db8:1::/48');
+    expect(networkLimitKey('2001:db8:1:ff00::1')).toBe(networkLimitKey('2001:db8:1:2::1'));
+    expect(networkLimitKey('2001:db8:2::1')).not.toBe(networkLimitKey('2001:db8:1::1'));
+    expect(networkLimitKey(undefined)).toBe('unknown');
   });
 });
