@@ -291,6 +291,12 @@ export class MembershipConfig extends BaseConfig {
   @Max(Number.MAX_SAFE_INTEGER)
   UPLOAD_MAX_BYTES_PER_MEMBER: number = 1_073_741_824;
 
+  /** Least bytes a file counts for against UPLOAD_MAX_BYTES_PER_MEMBER (a tiny file still costs a row and an object). */
+  @IsInt()
+  @Min(1)
+  @Max(16_777_216)
+  UPLOAD_MIN_CHARGED_BYTES: number = 4096;
+
   /** Upload types allowed, by the MIME type detected from the bytes (415 otherwise). */
   @IsString()
   UPLOAD_ALLOWED_TYPES: string = 'image/jpeg,image/png,image/gif,image/webp,application/pdf';

@@ -14,7 +14,7 @@ export class FilesRepository {
     this.repo = db.getRepository(MemberFile);
   }
 
-  /** Bytes the member keeps uploaded (0 before the first upload). */
+  /** Bytes charged for the files the member keeps (each at least UPLOAD_MIN_CHARGED_BYTES; 0 before the first upload). */
   async usedBytes(memberId: string): Promise<number> {
     const rows: Array<{ bytes: string }> = await this.db.query(
       `SELECT bytes FROM member_file_usage WHERE member_id = $1`,
@@ -24,13 +24,14 @@ export class FilesRepository {
   }
 
   /**
-   * Records the file and adds its size to the member's total in one transaction, only while the total
-   * stays within `quota` (null, nothing recorded, otherwise). The total's row lock is taken last, so it
-   * is held for the commit only; concurrent uploads of one member cannot pass the quota together.
+   * Records the file and adds its `charge` (its size, or the floor a small file counts as) to the member's
+   * total in one transaction, only while the total stays within `quota` (null, nothing recorded,
+   * otherwise). The total's row lock is taken last, so it is held for the commit only; concurrent uploads
+   * of one member cannot pass the quota together.
    */
   async insertWithinQuota(
-    file: Partial<MemberFile> & { memberId: string; size: number },
-    quota: number,
+    file: Partial<MemberFile> & { memberId: string },
+    { quota, charge }: { quota: number; charge: number },
   ): Promise<MemberFile | null> {
     return this.db
       .transaction(async (m) => {
@@ -39,7 +40,7 @@ export class FilesRepository {
           `INSERT INTO member_file_usage AS u (member_id, bytes) SELECT $1::bigint, $2::bigint WHERE $2::bigint <= $3::bigint
            ON CONFLICT (member_id) DO UPDATE SET bytes = u.bytes + EXCLUDED.bytes WHERE u.bytes + EXCLUDED.bytes <= $3::bigint
            RETURNING 1`,
-          [file.memberId, file.size, quota],
+          [file.memberId, charge, quota],
         );
         if (counted.length === 0) throw new OverQuota();
         return saved;

@@ -48,6 +48,8 @@ describe('FilesService: member uploads and public media', () => {
       LOG_LEVEL: 'silent',
       UPLOAD_MAX_BYTES: String(MAX_BYTES),
       UPLOAD_MAX_BYTES_PER_MEMBER: String(QUOTA),
+      // Files count their own size here (no floor): these tests are about the bytes (the floor: test/membership/files.e2e-spec.ts).
+      UPLOAD_MIN_CHARGED_BYTES: '1',
       // Spaces and capitals as an operator may write them: the list is read trimmed and lower-cased.
       UPLOAD_ALLOWED_TYPES: ' image/png , IMAGE/GIF ',
     });

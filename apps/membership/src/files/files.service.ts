@@ -54,8 +54,11 @@ export class FilesService {
     const quota = this.config.UPLOAD_MAX_BYTES_PER_MEMBER;
     const overQuota = () =>
       new BusinessException(ErrorCode.PAYLOAD_TOO_LARGE, msg('files.quotaExceeded', { max: quota }));
+    // Every file costs a row and an object whatever its size: it counts at least UPLOAD_MIN_CHARGED_BYTES,
+    // so the quota bounds the number of files too (a 1 GiB quota holds at most 262,144 of them, not 10^7).
+    const charge = Math.max(file.buffer.length, this.config.UPLOAD_MIN_CHARGED_BYTES);
     // Refused before the bytes are written when already over; the record's transaction decides.
-    if ((await this.files.usedBytes(memberId)) + file.buffer.length > quota) throw overQuota();
+    if ((await this.files.usedBytes(memberId)) + charge > quota) throw overQuota();
     const now = new Date();
     const key = `${now.getUTCFullYear()}/${String(now.getUTCMonth() + 1).padStart(2, '0')}/${randomUUID().replace(/-/g, '')}.${type.ext}`;
     await this.storage.put(key, file.buffer, type.mime);
@@ -72,7 +75,7 @@ export class FilesService {
           sha256: createHash('sha256').update(file.buffer).digest('hex'),
           storage: this.storage.name,
         },
-        quota,
+        { quota, charge },
       );
     } catch (e) {
       await this.discard(key);
