@@ -140,6 +140,12 @@ export class GatewayConfig extends BaseConfig {
   @Max(5000)
   AI_LEDGER_BATCH_SIZE: number = 1000;
 
+  /** Unmetered reads (GET /v1/usage, GET and DELETE /v1/responses/{id}, its input_items) one key's share runs at once in a replica; more get 429. */
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  AI_READS_PER_KEY: number = 4;
+
   /** Completion tokens reserved when a request sets no max_tokens (and sent upstream as its max_tokens / max_completion_tokens). */
   @IsInt()
   @Min(1)

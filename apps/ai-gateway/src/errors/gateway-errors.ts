@@ -75,6 +75,7 @@ export enum GatewayErrorCode {
   TokenRateLimited = 'TokenRateLimited',
   RequestTooLarge = 'RequestTooLarge',
   StoredBytesRateLimited = 'StoredBytesRateLimited',
+  ReadsInFlightForKey = 'ReadsInFlightForKey',
   InsufficientQuota = 'InsufficientQuota',
   BudgetExhausted = 'BudgetExhausted',
   // Routing and upstreams (libs/llm failures, see apps/ai-gateway routing/upstream-errors.ts)
@@ -555,6 +556,16 @@ export const GATEWAY_ERRORS = {
     message: (p) =>
       `Rate limit reached for this API key on stored input loaded per min: Limit ${p.max} bytes, Used ${p.used}, Requested ${p.requested}. Please try again in ${p.retryAfterSeconds}s.`,
     retryAfterSeconds: (p) => p.retryAfterSeconds,
+  }),
+  // Unmetered reads of a key's share running at once in a replica (limits/key-reads.ts), so reads cannot hold the
+  // database pool between them.
+  [GatewayErrorCode.ReadsInFlightForKey]: spec<{ max: number }>({
+    status: 429,
+    type: 'rate_limit_error',
+    code: 'reads_in_flight',
+    message: (p) =>
+      `Too many reads in progress for this API key at once: at most ${p.max} in a replica (AI_READS_PER_KEY); retry when one has finished`,
+    retryAfterSeconds: 1,
   }),
   // A call whose reservation alone is above a tokens-per-minute limit: no wait helps (x-should-retry: false).
   [GatewayErrorCode.RequestTooLarge]: spec<{ of: string; max: number; requested: number }>({

@@ -6,6 +6,7 @@ import { JsonMembersLimit, Metered } from '@app/platform';
 import { MAX_CHAT_JSON_MEMBERS } from '../chat/chat-shape';
 import { GatewayConfig } from '../config/gateway.config';
 import { answerCall } from '../http/call-answer';
+import { KeyReads } from '../limits/key-reads';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { CreateResponse } from './create-response.service';
 import { ApiCreateResponse, ApiDeleteResponse, ApiListInputItems, ApiRetrieveResponse } from './responses.doc';
@@ -18,6 +19,7 @@ export class ResponsesController {
     private readonly createResponse: CreateResponse,
     private readonly stored: StoredResponses,
     private readonly config: GatewayConfig,
+    private readonly reads: KeyReads,
   ) {}
 
   @Metered()
@@ -45,7 +47,7 @@ export class ResponsesController {
     @Param('response_id') id: string,
     @Query() query: Record<string, unknown>,
   ): Promise<object> {
-    return this.stored.retrieve(principal, id, query);
+    return this.reads.run(principal, () => this.stored.retrieve(principal, id, query));
   }
 
   @Delete(':response_id')
@@ -53,7 +55,7 @@ export class ResponsesController {
   @ApiDeleteResponse()
   @ApiOpenAiErrors(401, 403, 404, 429, 503)
   remove(@CurrentPrincipal() principal: Principal, @Param('response_id') id: string): Promise<object> {
-    return this.stored.delete(principal, id);
+    return this.reads.run(principal, () => this.stored.delete(principal, id));
   }
 
   @Get(':response_id/input_items')
@@ -64,6 +66,6 @@ export class ResponsesController {
     @Param('response_id') id: string,
     @Query() query: Record<string, unknown>,
   ): Promise<object> {
-    return this.stored.inputItems(principal, id, query);
+    return this.reads.run(principal, () => this.stored.inputItems(principal, id, query));
   }
 }

@@ -9,16 +9,18 @@ import { apiKeyClaims } from '../keys/key-scopes';
 import { ApiOpenAiErrors } from '../http/openai-error.doc';
 import { roundYuan } from './pricing';
 import {
-  ADMIN_USAGE_LIMIT,
   AdminUsageQuery,
   AdminUsageResponse,
   UsagePeriodTotal,
+  USAGE_LIMIT,
+  UsagePageQuery,
   UsageQuery,
   UsageResponse,
 } from './dtos/usage.dto';
+import { KeyReads } from '../limits/key-reads';
 import { LedgerRepository } from './ledger.repository';
 import { decodeUsageCursor, encodeUsageCursor } from './usage.cursor';
-import { UsagePeriodRow, UsageRepository, UsageRow } from './usage.repository';
+import { UsageFilter, UsagePeriodRow, UsageRepository, UsageRow } from './usage.repository';
 
 const MAX_DAYS = 366;
 /** Per hour a range of a month is already ~744 buckets per line: enough for a chart, bounded for the query. */
@@ -32,6 +34,7 @@ export class UsageController {
     private readonly keys: ApiKeysService,
     private readonly config: GatewayConfig,
     private readonly clock: Clock,
+    private readonly reads: KeyReads,
   ) {}
 
   @Get('v1/usage')
@@ -40,19 +43,25 @@ export class UsageController {
   @ApiOperation({
     summary: 'Usage of the calling key per day (or week or month), endpoint and model, with its budget',
     description:
-      'Per UTC day by default; `period=day|week|month` buckets per day, week (from Monday) or month in BUDGET_TIMEZONE, as budget periods count.',
+      'Per UTC day by default; `period=day|week|month` buckets per day, week (from Monday) or month in BUDGET_TIMEZONE, as budget periods count. ' +
+      `At most \`limit\` lines (default ${USAGE_LIMIT.default}, at most ${USAGE_LIMIT.max}) per answer; \`next_cursor\` fetches the next ones (null: none left), while \`totals\` and \`total_cost_yuan\` are the whole report's on every page. ` +
+      "At most AI_READS_PER_KEY of a key's reads run at once in a replica (429 past it).",
   })
   @ApiOkResponse({ type: UsageResponse })
-  @ApiOpenAiErrors(400, 401)
-  async mine(@CurrentPrincipal() principal: Principal, @Query() q: UsageQuery): Promise<UsageResponse> {
+  @ApiOpenAiErrors(400, 401, 429, 503)
+  mine(@CurrentPrincipal() principal: Principal, @Query() q: UsageQuery): Promise<UsageResponse> {
     apiKeyClaims(principal);
+    return this.reads.run(principal, () => this.keyUsage(principal.id, q));
+  }
+
+  private async keyUsage(keyId: string, q: UsageQuery): Promise<UsageResponse> {
     const timeZone = this.zoneOf(q);
     const { from, to } = range(q, this.clock.now(), timeZone);
     // This replica's calls of the key still in the write buffer are in the answer; a key with none writes nothing.
-    await this.ledger.flushFor(principal.id);
-    const [rows, key] = await Promise.all([
-      this.usage.summarize({ from, to, keyId: principal.id, period: q.period, timeZone }),
-      this.keys.get(principal.id),
+    await this.ledger.flushFor(keyId);
+    const [page, key] = await Promise.all([
+      this.page({ from, to, keyId, period: q.period, timeZone }, q),
+      this.keys.get(keyId),
     ]);
     return {
       object: 'usage',
@@ -72,9 +81,10 @@ export class UsageController {
         budget_usage: key.budget_usage,
       },
       // Never grouped, so every line has its endpoint and model.
-      data: rows.map((r) => ({ ...line(r), endpoint: r.endpoint ?? '', model: r.model ?? '' })),
-      totals: totals(rows),
-      total_cost_yuan: total(rows),
+      data: page.rows.map((r) => ({ ...line(r), endpoint: r.endpoint ?? '', model: r.model ?? '' })),
+      totals: totals(page.periods),
+      total_cost_yuan: total(page.periods),
+      next_cursor: page.nextCursor,
     };
   }
 
@@ -86,7 +96,7 @@ export class UsageController {
       'Usage report of all keys (or one key, or one project) per day (or week or month), key or project, endpoint and model',
     description:
       "Per UTC day by default; `period=day|week|month` buckets in BUDGET_TIMEZONE. `project_id` keeps the keys of one project; `group_by=project` sums each project's keys. " +
-      `At most \`limit\` lines (default ${ADMIN_USAGE_LIMIT.default}, at most ${ADMIN_USAGE_LIMIT.max}) per answer; \`next_cursor\` fetches the next ones (null: none left), while \`totals\` and \`total_cost_yuan\` are the whole report's on every page. ` +
+      `At most \`limit\` lines (default ${USAGE_LIMIT.default}, at most ${USAGE_LIMIT.max}) per answer; \`next_cursor\` fetches the next ones (null: none left), while \`totals\` and \`total_cost_yuan\` are the whole report's on every page. ` +
       "With `key_id`, the answering replica's buffered calls of that key are written first. Without it the report has this replica's calls settled up to at most AI_LEDGER_FLUSH_MS before it (such reads share one ledger write per AI_LEDGER_FLUSH_MS), and other replicas' as of their last ledger write (at most AI_LEDGER_FLUSH_MS behind).",
   })
   @ApiOkResponse({ type: AdminUsageResponse })
@@ -98,13 +108,7 @@ export class UsageController {
     await (q.key_id ? this.ledger.flushFor(q.key_id) : this.ledger.flushForReport());
     const groupBy = q.group_by ?? 'key';
     const filter = { from, to, keyId: q.key_id, projectId: q.project_id, period: q.period, timeZone, groupBy };
-    const limit = q.limit ?? ADMIN_USAGE_LIMIT.default;
-    const after = q.cursor ? (decodeUsageCursor(q.cursor) ?? undefined) : undefined;
-    const [rows, periods] = await Promise.all([
-      this.usage.summarize({ ...filter, limit: limit + 1, after }),
-      this.usage.periodTotals(filter),
-    ]);
-    const page = rows.slice(0, limit);
+    const page = await this.page(filter, q);
     return {
       object: 'usage',
       start_date: from,
@@ -112,11 +116,34 @@ export class UsageController {
       period: q.period ?? null,
       group_by: groupBy,
       time_zone: timeZone,
-      data: page.map((r) => ({ key_id: r.keyId, project_id: r.projectId, ...line(r) })),
-      totals: totals(periods),
-      total_cost_yuan: total(periods),
-      next_cursor: rows.length > limit ? encodeUsageCursor(page[page.length - 1]) : null,
+      data: page.rows.map((r) => ({ key_id: r.keyId, project_id: r.projectId, ...line(r) })),
+      totals: totals(page.periods),
+      total_cost_yuan: total(page.periods),
+      next_cursor: page.nextCursor,
     };
+  }
+
+  /**
+   * A page of a report's lines (at most `limit`, after `cursor`: keyset, so each line comes once) and the whole
+   * report's totals per period. A report answered whole in its first page has them from its lines (one statement);
+   * any other page sums every line apart.
+   */
+  private async page(
+    filter: UsageFilter,
+    q: UsagePageQuery,
+  ): Promise<{ rows: UsageRow[]; periods: UsagePeriodRow[]; nextCursor: string | null }> {
+    const limit = q.limit ?? USAGE_LIMIT.default;
+    const after = q.cursor ? (decodeUsageCursor(q.cursor) ?? undefined) : undefined;
+    const lines = this.usage.summarize({ ...filter, limit: limit + 1, after });
+    const [found, summed] = await Promise.all([
+      lines,
+      // Asked beside the lines unless the lines can be the whole report (first page).
+      after ? this.usage.periodTotals(filter) : undefined,
+    ]);
+    const rows = found.slice(0, limit);
+    const more = found.length > limit;
+    const periods = summed ?? (more ? await this.usage.periodTotals(filter) : rows);
+    return { rows, periods, nextCursor: more ? encodeUsageCursor(rows[rows.length - 1]) : null };
   }
 
   /** Days are UTC unless a period is asked for: then they are BUDGET_TIMEZONE's, as budget periods are. */

@@ -1,7 +1,7 @@
 import { gateway } from '../../api/gateway';
 import type { UsageReport } from './model';
 
-/** Lines per request: the gateway's largest page (ADMIN_USAGE_LIMIT in apps/ai-gateway/src/usage/dtos/usage.dto.ts). */
+/** Lines per request: the gateway's largest page (USAGE_LIMIT in apps/ai-gateway/src/usage/dtos/usage.dto.ts). */
 const PAGE = 5000;
 
 /**

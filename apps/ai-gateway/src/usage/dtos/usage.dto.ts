@@ -22,8 +22,8 @@ export const USAGE_PERIODS: readonly UsagePeriod[] = ['day', 'week', 'month'];
 export const ADMIN_USAGE_PERIODS: readonly UsagePeriod[] = ['hour', ...USAGE_PERIODS];
 export const USAGE_GROUP_BY: readonly UsageGroupBy[] = ['key', 'project', 'model', 'endpoint'];
 
-/** Lines of the admin report per page: some 260 bytes of JSON each, so about 260 KB by default, 1.3 MB at most. */
-export const ADMIN_USAGE_LIMIT = { default: 1000, max: 5000 } as const;
+/** Lines of a report (/v1/usage, /admin/usage) per page: some 260 bytes of JSON each, so about 260 KB by default, 1.3 MB at most. */
+export const USAGE_LIMIT = { default: 1000, max: 5000 } as const;
 
 @ValidatorConstraint({ name: 'usageCursor' })
 class UsageCursorText implements ValidatorConstraintInterface {
@@ -56,7 +56,32 @@ export class UsageRangeQuery {
   end_date?: string;
 }
 
-export class UsageQuery extends UsageRangeQuery {
+/** The days of a report and the page of its lines (both reports). */
+export class UsagePageQuery extends UsageRangeQuery {
+  @ApiPropertyOptional({
+    default: USAGE_LIMIT.default,
+    minimum: 1,
+    maximum: USAGE_LIMIT.max,
+    example: 1000,
+    description: 'Lines per page; `totals` and `total_cost_yuan` are always the whole report',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(USAGE_LIMIT.max)
+  limit?: number;
+
+  @ApiPropertyOptional({
+    description: 'The next_cursor of the previous page (opaque), with the same other parameters',
+    example: 'WyIyMDI2LTExLTIyIixudWxsLG51bGwsImNoYXQuY29tcGxldGlvbnMiLCJ2ZW5kb3ItZ3B0LTQtbWluaSJd',
+  })
+  @IsOptional()
+  @Validate(UsageCursorText)
+  cursor?: string;
+}
+
+export class UsageQuery extends UsagePageQuery {
   @ApiPropertyOptional({
     example: 'month',
     enum: USAGE_PERIODS,
@@ -68,7 +93,7 @@ export class UsageQuery extends UsageRangeQuery {
   period?: UsagePeriod;
 }
 
-export class AdminUsageQuery extends UsageRangeQuery {
+export class AdminUsageQuery extends UsagePageQuery {
   @ApiPropertyOptional({
     example: 'hour',
     enum: ADMIN_USAGE_PERIODS,
@@ -99,28 +124,6 @@ export class AdminUsageQuery extends UsageRangeQuery {
   @IsOptional()
   @IsIn(USAGE_GROUP_BY)
   group_by?: UsageGroupBy;
-
-  @ApiPropertyOptional({
-    default: ADMIN_USAGE_LIMIT.default,
-    minimum: 1,
-    maximum: ADMIN_USAGE_LIMIT.max,
-    example: 1000,
-    description: 'Lines per page; `totals` and `total_cost_yuan` are always the whole report',
-  })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(ADMIN_USAGE_LIMIT.max)
-  limit?: number;
-
-  @ApiPropertyOptional({
-    description: 'The next_cursor of the previous page (opaque), with the same other parameters',
-    example: 'WyIyMDI2LTExLTIyIixudWxsLG51bGwsImNoYXQuY29tcGxldGlvbnMiLCJ2ZW5kb3ItZ3B0LTQtbWluaSJd',
-  })
-  @IsOptional()
-  @Validate(UsageCursorText)
-  cursor?: string;
 }
 
 export class UsageLine {
@@ -203,9 +206,24 @@ export class UsageResponse {
   @ApiProperty({ example: 'UTC', description: 'Zone of the dates: UTC, or BUDGET_TIMEZONE with `period`' })
   time_zone: string;
   @ApiProperty({ type: UsageKeySummary }) key: UsageKeySummary;
-  @ApiProperty({ type: [UsageLine] }) data: UsageLine[];
-  @ApiProperty({ type: [UsagePeriodTotal], description: 'Per period (date), oldest first' }) totals: UsagePeriodTotal[];
-  @ApiProperty({ example: 0.0284 }) total_cost_yuan: number;
+  @ApiProperty({
+    type: [UsageLine],
+    description: 'At most `limit` lines, by date, then endpoint and model',
+  })
+  data: UsageLine[];
+  @ApiProperty({
+    type: [UsagePeriodTotal],
+    description: 'Per period (date), oldest first, over every line of the report (all pages)',
+  })
+  totals: UsagePeriodTotal[];
+  @ApiProperty({ example: 0.0284, description: 'Over every line of the report (all pages)' }) total_cost_yuan: number;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: null,
+    description: 'Pass as `cursor` for the next lines; null on the last page',
+  })
+  next_cursor: string | null;
 }
 
 export class AdminUsageResponse {
