@@ -7,6 +7,12 @@ export interface Principal {
   roles: string[];
   /** The credential's own claims; each app reads them as its claims type. */
   claims?: object;
+  /**
+   * Whose turn the caller takes in what a replica shares out between callers (the body bytes being read:
+   * body-budget.ts in libs/platform): the tenant of a credential that shares with others (the gateway: a key's
+   * project); unset, the principal's own id.
+   */
+  share?: string;
 }
 
 /** Each app provides one; the global guard asks it who the caller is. */

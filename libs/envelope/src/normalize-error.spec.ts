@@ -34,3 +34,31 @@ describe('normalizeError: a statement PostgreSQL cut', () => {
     });
   });
 });
+
+describe('normalizeError: bodies the replica will not read now (body-budget.ts, body-arrival.ts in libs/platform)', () => {
+  const bodyError = (status: number, type: string, extra: Record<string, unknown>) =>
+    Object.assign(new Error('x'), { status, statusCode: status, type, expose: true, ...extra });
+
+  it("a caller's bodies in flight are a 429 with its Retry-After, the replica's a 503 server_busy", () => {
+    expect(normalizeError(bodyError(429, 'bodies.caller.busy', { retryAfterSeconds: 1 }))).toEqual({
+      status: 429,
+      message: 'Too many of your request bodies are being received; retry when one is done',
+      text: expect.anything(),
+      retryAfterSeconds: 1,
+    });
+    expect(normalizeError(bodyError(503, 'bodies.replica.busy', { retryAfterSeconds: 1 }))).toEqual({
+      status: 503,
+      message: 'Too many request bodies are being received; retry shortly',
+      text: expect.anything(),
+      errorCode: 'server_busy',
+      retryAfterSeconds: 1,
+    });
+  });
+
+  it('a body arriving too slowly is a 408 naming the floor', () => {
+    expect(normalizeError(bodyError(408, 'request.too.slow', { minBytesPerSecond: 16 * 1024 }))).toMatchObject({
+      status: 408,
+      message: 'Request body too slow: it must arrive at 16 KiB/s at least; retry on a faster connection',
+    });
+  });
+});

@@ -63,6 +63,16 @@ export function normalizeError(err: unknown): NormalizedError {
         return localized(400, msg('request.malformedJson'));
       case 'request.timeout':
         return { status: 408, message };
+      case 'request.too.slow':
+        return localized(408, msg('request.bodyTooSlow', { rate: (e.minBytesPerSecond as number) / 1024 }));
+      case 'bodies.caller.busy':
+        return { ...localized(429, msg('request.bodiesInFlight')), retryAfterSeconds: e.retryAfterSeconds as number };
+      case 'bodies.replica.busy':
+        return {
+          ...localized(503, msg('request.bodiesInFlightReplica')),
+          errorCode: 'server_busy',
+          retryAfterSeconds: e.retryAfterSeconds as number,
+        };
       case 'entity.too.deep':
         return { status: 400, message };
       case 'entity.too.large':

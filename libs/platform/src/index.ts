@@ -26,6 +26,8 @@ export * from './http/run-main';
 export * from './http/json-depth';
 export * from './http/body-reader';
 export * from './http/security-headers';
+export * from './http/body-arrival';
+export * from './http/body-budget';
 export * from './http/http-pipeline';
 export * from './http/route-table';
 export * from './http/authenticate-first';

@@ -8,6 +8,8 @@ import { BaseConfig } from './config/base.config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
 import { HttpPipeline } from './http/http-pipeline';
+import { BodyArrival } from './http/body-arrival';
+import { BodyBudget } from './http/body-budget';
 import { AccessLog, loggingModule } from './logging/logging';
 import { MetricsModule } from './metrics/metrics';
 import { SharedThrottlerStorage } from './shared-state/throttler-storage';
@@ -62,6 +64,13 @@ export class PlatformModule {
           useFactory: (config: BaseConfig) => new AccessLog(config.LOG_LEVEL, options.app),
         },
         HttpPipeline,
+        BodyArrival,
+        {
+          provide: BodyBudget,
+          inject: [BaseConfig],
+          useFactory: (config: BaseConfig) =>
+            new BodyBudget(config.BODY_BYTES_PER_CALLER_MAX, config.BODY_BYTES_IN_FLIGHT_MAX),
+        },
         { provide: APP_GUARD, useClass: PlatformThrottlerGuard },
         { provide: AUTH_LIMITER, useClass: PlatformAuthLimiter },
         Clock,
@@ -71,6 +80,8 @@ export class PlatformModule {
         dbUrl,
         AccessLog,
         HttpPipeline,
+        BodyArrival,
+        BodyBudget,
         ConfigModule,
         SharedStateModule,
         MetricsModule,

@@ -235,6 +235,16 @@ export class GatewayConfig extends BaseConfig {
   @Min(1024)
   BODY_LIMIT_BYTES: number = 16 * 1024 * 1024;
 
+  /** Most body bytes one key's (or its project's) JSON bodies hold at once in a replica while read: four bodies of BODY_LIMIT_BYTES. */
+  @IsInt()
+  @Min(1024)
+  BODY_BYTES_PER_CALLER_MAX: number = 64 * 1024 * 1024;
+
+  /** Most body bytes all JSON bodies being read hold at once in a replica (a quarter of the container's 2 GiB). */
+  @IsInt()
+  @Min(1024)
+  BODY_BYTES_IN_FLIGHT_MAX: number = 512 * 1024 * 1024;
+
   /** Largest image accepted by /v1/vision/recognize (bytes, downloaded or decoded from base64). */
   @IsInt()
   @Min(1024)

@@ -43,7 +43,7 @@ export function apiKeyPrincipal(key: ApiKey): Principal {
     claims = keyClaims(key);
     claimsOf.set(key, claims);
   }
-  return { id: key.id, kind: 'api-key', roles: ['api-key'], claims };
+  return { id: key.id, kind: 'api-key', roles: ['api-key'], claims, share: claims.share };
 }
 
 function keyClaims(key: ApiKey): ApiKeyClaims {

@@ -28,9 +28,12 @@ export interface ApiKeyClaims {
   share: string;
 }
 
-/** The caller a call is shared out as (ApiKeyClaims.share); the principal's own id for any other principal. */
+/**
+ * The caller a call is shared out as: Principal.share, which a key's principal takes from ApiKeyClaims.share
+ * (apiKeyPrincipal), so the platform's body budget counts the same caller; the principal's own id otherwise.
+ */
 export function shareOf(principal: Principal): string {
-  return principal.kind === 'api-key' ? ((principal.claims as ApiKeyClaims).share ?? principal.id) : principal.id;
+  return principal.share ?? principal.id;
 }
 
 export function apiKeyClaims(principal: Principal | undefined): ApiKeyClaims {

@@ -77,6 +77,19 @@ export class BaseConfig {
   @Min(2)
   BODY_INFLATE_RATIO_MAX: number = 32;
 
+  /**
+   * Most body bytes one caller's JSON bodies hold at once in a replica while they are read (inflated bytes, counted
+   * as they come): a member, a gateway key's project or key, a stranger's network. More is 429 before being read.
+   */
+  @IsInt()
+  @Min(1024)
+  BODY_BYTES_PER_CALLER_MAX: number = 4 * 1024 * 1024;
+
+  /** Most body bytes all JSON bodies being read hold at once in a replica (inflated, counted as they come); more is 503. */
+  @IsInt()
+  @Min(1024)
+  BODY_BYTES_IN_FLIGHT_MAX: number = 128 * 1024 * 1024;
+
   /** Milliseconds a client has to send a whole request (headers and body; slower gets 408), and may stall taking a streamed answer or download before it is cut. */
   @IsInt()
   @Min(1000)

@@ -2,6 +2,8 @@ import type { Request, Response } from 'express';
 import type { Readable, Transform } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import * as zlib from 'node:zlib';
+import { BODY_MIN_BYTES_PER_SECOND, type BodyArrival } from './body-arrival';
+import type { BodyBudget } from './body-budget';
 
 /** Writes an error in the app's own body shape (membership envelope or OpenAI error). */
 export type ErrorResponder = (error: unknown, req: Request, res: Response) => void;
@@ -26,6 +28,13 @@ export interface BodyReaderOptions {
    * bytes are UTF-8: a body in another charset (UTF-16) is given as the UTF-8 of its decoded text.
    */
   verify?: (req: Request, res: Response, body: Buffer) => void;
+  /**
+   * Cuts a body arriving slower than BODY_MIN_BYTES_PER_SECOND on average past its grace with 408, like the
+   * timeout (body-arrival.ts). Multipart bodies are left to their route's upload admission, which judges them the same.
+   */
+  arrival?: BodyArrival;
+  /** The inflated JSON bytes being read at once, per caller (`callerOf`) and in the replica (body-budget.ts). */
+  budget?: { bodies: BodyBudget; callerOf: (req: Request) => string };
 }
 
 /** Below this many inflated bytes the ratio cap does not apply: a short, repetitive JSON body may compress far better than 32:1. */
@@ -69,23 +78,43 @@ function charsetOf(header: string): string | undefined {
 }
 
 /**
- * The request timeout for a body: a client that announces a body and then sends it too slowly (or
- * not at all) gets 408 and its connection is closed, instead of holding a socket and a worker.
- * `onFire` runs first (a reader stops waiting).
+ * The request timeout for a body, and its arrival rate (`o.arrival`): a client that announces a body and then
+ * sends it too slowly (or not at all) gets 408 and its connection is closed, instead of holding a socket and
+ * what was read of its body. `onFire` runs first (a reader stops waiting). Returns what ends both.
  */
-function armTimeout(req: Request, res: Response, o: BodyReaderOptions, onFire?: () => void): NodeJS.Timeout {
-  const timer = setTimeout(() => {
+function guardArrival(req: Request, res: Response, o: BodyReaderOptions, onFire?: () => void): () => void {
+  const cut = (error: Error) => {
     if (req.readableEnded) return;
     onFire?.();
     if (!res.headersSent) {
       res.setHeader('Connection', 'close');
-      o.respond(bodyError(408, 'request.timeout', `Request body not received within ${o.timeoutMs} ms`), req, res);
+      o.respond(error, req, res);
     }
     res.once('finish', () => req.socket.destroy());
     setTimeout(() => req.socket.destroy(), 1000).unref();
-  }, o.timeoutMs);
+  };
+  const timer = setTimeout(
+    () => cut(bodyError(408, 'request.timeout', `Request body not received within ${o.timeoutMs} ms`)),
+    o.timeoutMs,
+  );
   timer.unref();
-  return timer;
+  const unwatch = isMultipart(req.headers['content-type'])
+    ? undefined
+    : o.arrival?.watch(req, () =>
+        cut(
+          bodyError(408, 'request.too.slow', `Request body arriving slower than ${BODY_MIN_BYTES_PER_SECOND} bytes/s`, {
+            minBytesPerSecond: BODY_MIN_BYTES_PER_SECOND,
+          }),
+        ),
+      );
+  return () => {
+    clearTimeout(timer);
+    unwatch?.();
+  };
+}
+
+function isMultipart(type: string | undefined): boolean {
+  return mediaType(type).startsWith('multipart/');
 }
 
 /**
@@ -106,8 +135,7 @@ export function bodyReader(o: BodyReaderOptions) {
     const type = req.headers['content-type'];
     if (mediaType(type) !== 'application/json') {
       if (Number(lengthHeader ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined) {
-        const timer = armTimeout(req, res, o);
-        const clear = () => clearTimeout(timer);
+        const clear = guardArrival(req, res, o);
         req.once('end', clear);
         req.once('close', clear);
         res.once('close', clear);
@@ -142,21 +170,29 @@ function readJson(
   // An empty Content-Encoding is identity too (as body-parser: `|| 'identity'`).
   const contentEncoding = (req.headers['content-encoding'] || 'identity').toLowerCase();
   let inflater: Transform | undefined;
-  let expected: number | undefined;
+  const make = contentEncoding === 'identity' ? undefined : DECOMPRESSORS.get(contentEncoding);
+  if (contentEncoding !== 'identity' && make === undefined)
+    return next(
+      bodyError(415, 'encoding.unsupported', `unsupported content encoding "${contentEncoding}"`, {
+        encoding: contentEncoding,
+      }),
+    );
+  const expected = make === undefined && lengthHeader !== undefined ? Number(lengthHeader) : undefined;
+  // The caller's and the replica's room, before a byte is read: an uncompressed body of a stated length takes it
+  // all now; any other body takes its inflated bytes as they come (onData).
+  const budget = expected !== undefined && (expected === 0 || expected > limit) ? undefined : o.budget;
+  const caller = budget?.callerOf(req) ?? '';
+  let taken = 0;
+  if (budget !== undefined) {
+    const refused = budget.bodies.take(caller, expected ?? 0);
+    if (refused !== undefined) return refuseUnread(req, res, refused, next);
+    taken = expected ?? 0;
+  }
   let compressed = 0;
   const countCompressed = (chunk: Buffer) => {
     compressed += chunk.length;
   };
-  if (contentEncoding === 'identity') {
-    expected = lengthHeader === undefined ? undefined : Number(lengthHeader);
-  } else {
-    const make = DECOMPRESSORS.get(contentEncoding);
-    if (make === undefined)
-      return next(
-        bodyError(415, 'encoding.unsupported', `unsupported content encoding "${contentEncoding}"`, {
-          encoding: contentEncoding,
-        }),
-      );
+  if (make !== undefined) {
     inflater = make();
     // Counted before the inflater sees the bytes (its output comes later: zlib works off the thread).
     if (o.maxInflateRatio !== undefined) req.on('data', countCompressed);
@@ -167,12 +203,14 @@ function readJson(
   const chunks: Buffer[] = [];
   let received = 0;
   let settled = false;
-  const timer = armTimeout(req, res, o, () => {
-    // The timeout answers; the read stops and never calls next.
+  const clear = guardArrival(req, res, o, () => {
+    // The timeout (or the rate cut) answers; the read stops and never calls next.
     settled = true;
     detach();
   });
   const detach = () => {
+    if (taken > 0) budget!.bodies.give(caller, taken);
+    taken = 0;
     req.off('data', countCompressed);
     source.off('data', onData);
     source.off('end', onEnd);
@@ -195,7 +233,7 @@ function readJson(
     settled = true;
     detach();
     const finish = () => {
-      clearTimeout(timer);
+      clear();
       if (err !== undefined) return next(err);
       req.body = body;
       next();
@@ -206,7 +244,7 @@ function readJson(
       if (called) return;
       called = true;
       if (err === undefined && !req.complete) err = bodyError(400, 'request.aborted', 'request aborted');
-      if (res.headersSent) return clearTimeout(timer); // the timeout answered
+      if (res.headersSent) return clear(); // the timeout answered
       finish();
     };
     req.once('end', done);
@@ -230,6 +268,16 @@ function readJson(
           compressed,
         }),
       );
+    }
+    if (budget !== undefined && expected === undefined) {
+      const refused = budget.bodies.take(caller, chunk.length);
+      if (refused !== undefined) {
+        settled = true;
+        detach();
+        clear();
+        return refuseUnread(req, res, refused, next);
+      }
+      taken += chunk.length;
     }
     chunks.push(chunk);
   };
@@ -283,6 +331,16 @@ function readJson(
   source.on('end', onEnd);
   source.on('error', onError);
   req.on('close', onClose);
+}
+
+/**
+ * Answers a body refused for the replica's memory (body-budget.ts) without reading any more of it: its
+ * connection is closed after the answer (keep-alive would have to read the rest first).
+ */
+function refuseUnread(req: Request, res: Response, err: Error, next: Next): void {
+  if (!res.headersSent) res.setHeader('Connection', 'close');
+  res.once('finish', () => req.socket.destroy());
+  next(err);
 }
 
 /** JSON.parse of a body that must be an object or array at the top (an empty body reads as {}). */

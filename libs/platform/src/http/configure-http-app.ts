@@ -6,13 +6,16 @@ import type { Server } from 'node:http';
 import { Logger } from 'nestjs-pino';
 import { ModulesContainer } from '@nestjs/core';
 import type { Request } from 'express';
-import { AUTH_LIMITER, AUTHENTICATOR, AuthLimiter, Authenticator } from '@app/auth';
+import { AUTH_LIMITER, AUTHENTICATOR, AuthLimiter, Authenticator, Principal } from '@app/auth';
 import { BaseConfig } from '../config/base.config';
 import { AccessLog } from '../logging/logging';
 import { Metrics } from '../metrics/metrics';
 import { setupSwagger, SwaggerOptions } from '../swagger/setup-swagger';
 import { MAX_JSON_ITEMS, MAX_JSON_MEMBERS, rejectJsonShape } from './json-depth';
 import { bodyReader, ErrorResponder } from './body-reader';
+import { BodyArrival } from './body-arrival';
+import { BodyBudget } from './body-budget';
+import { clientLimitKey } from '../rate-limit/address-limit-key';
 import { edgeStages } from './edge-stages';
 import { PlatformExpressAdapter } from './express-adapter';
 import { HttpPipeline, Middleware } from './http-pipeline';
@@ -140,6 +143,8 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
         limit: limitFor,
         maxInflateRatio: config.BODY_INFLATE_RATIO_MAX,
         timeoutMs: config.REQUEST_TIMEOUT_MS,
+        arrival: app.get(BodyArrival),
+        budget: { bodies: app.get(BodyBudget), callerOf: (req) => bodyCallerOf(req, config.RATE_LIMIT_IPV6_PREFIX) },
         respond: options.errorResponder,
         // Depth and object members, before parsing: the route's own member limit, else MAX_JSON_MEMBERS.
         verify: (req, _res, buf) => {
@@ -158,6 +163,16 @@ export function configureHttpApp(app: NestExpressApplication, options: HttpAppOp
 // `cors` is the package @nestjs/platform-express's enableCors uses; it ships no types of its own.
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- cors ships no types
 const cors = require('cors') as (options: CorsOptions) => Middleware;
+
+/**
+ * Whom a body is counted for in the replica's BodyBudget: the principal authenticate-first found (its share: a
+ * gateway key's project, else the principal), else the client's network (an IPv4 address, an IPv6 /64 by
+ * RATE_LIMIT_IPV6_PREFIX), as upload admission counts strangers.
+ */
+export function bodyCallerOf(req: Request & { principal?: Principal }, ipv6Prefix: number): string {
+  const principal = req.principal;
+  return principal ? `caller:${principal.share ?? principal.id}` : `network:${clientLimitKey(req, ipv6Prefix)}`;
+}
 
 function parseTrustProxy(value: string): boolean | number | string {
   if (value === 'true') return true;
