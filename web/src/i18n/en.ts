@@ -31,6 +31,7 @@ export const en = {
   'console.pager.previous': 'Previous',
   'console.pager.next': 'Next',
   'console.pager.range': '{from}–{to} of {total}',
+  'console.pager.rangeMore': '{from}–{to} of {total}+',
   'console.keys.create': 'Create key',
   'console.keys.createSubmit': 'Create',
   'console.keys.createdTitle': 'Key created',

@@ -32,6 +32,7 @@ export const zhCN: Record<MessageKey, string> = {
   'console.pager.previous': '上一页',
   'console.pager.next': '下一页',
   'console.pager.range': '第 {from}–{to} 条，共 {total} 条',
+  'console.pager.rangeMore': '第 {from}–{to} 条，共 {total}+ 条',
   'console.keys.create': '创建密钥',
   'console.keys.createSubmit': '创建',
   'console.keys.createdTitle': '密钥已创建',

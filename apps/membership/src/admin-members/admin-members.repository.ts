@@ -52,6 +52,13 @@ const MEMBER_COLUMNS = `id::text AS id, username, nickname, email, phone, email_
   phone_verified_time IS NOT NULL AS "phoneVerified", avatar_url AS "avatarUrl", status, roles, member_level AS "memberLevel",
   points, created_time AS "createdTime", last_login_time AS "lastLoginTime"`;
 
+/**
+ * Members counted past the end of a page, at most: a page's `total` reads at most offset + limit + this many rows
+ * (an index-only walk of the newest ones), whatever the table's size; a list longer than that says so with
+ * `totalCapped` and the count it reached, which moves on as the reader pages.
+ */
+export const COUNT_AHEAD = 1000;
+
 /** LIKE wildcards in a search term are literal. */
 const likePrefix = (q: string) => `${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -68,20 +75,32 @@ export class AdminMembersRepository {
     private readonly outbox: WebhookOutbox,
   ) {}
 
-  /** Newest first; `q` matches the start of username, email, phone or nickname (indexed: migration 1796400000000), or an exact id. */
-  async search(q: string | undefined, offset: number, limit: number): Promise<{ items: MemberRow[]; total: number }> {
+  /**
+   * Newest first; `q` matches the start of username, email, phone or nickname (indexed: migration 1796400000000), or
+   * an exact id. `total` counts at most offset + limit + COUNT_AHEAD matches (`capped`: there may be more), so no
+   * page counts the whole table.
+   */
+  async search(
+    q: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<{ items: MemberRow[]; total: number; capped: boolean }> {
     const where = q
       ? `WHERE lower(username) LIKE $1 OR lower(email) LIKE $1 OR phone LIKE $1 OR lower(nickname) LIKE $1${/^\d{1,19}$/.test(q) ? ' OR id = $2::bigint' : ''}`
       : '';
     const params: unknown[] = q ? [likePrefix(q), ...(/^\d{1,19}$/.test(q) ? [q] : [])] : [];
+    const countUpTo = offset + limit + COUNT_AHEAD;
     const [items, count] = await Promise.all([
       this.db.query<MemberRow[]>(
         `SELECT ${MEMBER_COLUMNS} FROM members ${where} ORDER BY id DESC OFFSET ${offset} LIMIT ${limit}`,
         params,
       ),
-      this.db.query<{ total: number }[]>(`SELECT count(*)::int AS total FROM members ${where}`, params),
+      this.db.query<{ total: number }[]>(
+        `SELECT count(*)::int AS total FROM (SELECT 1 FROM members ${where} LIMIT ${countUpTo}) counted`,
+        params,
+      ),
     ]);
-    return { items, total: count[0].total };
+    return { items, total: count[0].total, capped: count[0].total >= countUpTo };
   }
 
   async member(id: string): Promise<MemberRow | null> {

@@ -5,7 +5,9 @@ import { queryRows } from '../../../../test/support/database';
 import { clientFacts } from '../../../../test/membership/client-facts';
 import { MembersService } from '../members/members.service';
 import { SessionsService } from '../sessions/sessions.service';
+import { DataSource } from 'typeorm';
 import { AdminMembersService } from './admin-members.service';
+import { COUNT_AHEAD } from './admin-members.repository';
 
 // The real use cases on a real database (test/support/apps.ts), called with plain values and an audit context.
 describe('AdminMembersService: the members admin API', () => {
@@ -50,6 +52,40 @@ describe('AdminMembersService: the members admin API', () => {
     const everyone = await admins.list('   ');
     expect(everyone).toMatchObject({ total: count, offset: 0, limit: 20 });
     expect(everyone.items[0].id).toBe(b);
+  });
+
+  it("counts at most offset + limit + COUNT_AHEAD members for a page's total, whatever the table holds", async () => {
+    await queryRows(
+      app.dbUrl,
+      `INSERT INTO members (username) SELECT 'am_bulk_' || g FROM generate_series(1, ${COUNT_AHEAD + 500}) g`,
+    );
+    const [{ count }] = await queryRows(app.dbUrl, `SELECT count(*)::int AS count FROM members`);
+    const ds = app.app.get(DataSource);
+    const spy = jest.spyOn(ds, 'query');
+    /** The rows the scans of the page's count statement read (EXPLAIN ANALYZE of the statement the list ran). */
+    const countRowsRead = async (): Promise<number> => {
+      const [sql, params] = spy.mock.calls.find(([text]) => /count\(\*\)/.test(text))!;
+      spy.mockClear();
+      const [{ 'QUERY PLAN': plan }] = await queryRows(app.dbUrl, `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
+      let read = 0;
+      const walk = (node: any) => {
+        if (/Scan/.test(node['Node Type'])) read += node['Actual Rows'] * node['Actual Loops'];
+        (node.Plans ?? []).forEach(walk);
+      };
+      walk(plan[0].Plan);
+      return read;
+    };
+    try {
+      expect(await admins.list(undefined, 0, 20)).toMatchObject({ total: 20 + COUNT_AHEAD, totalCapped: true });
+      expect(await countRowsRead()).toBeLessThanOrEqual(20 + COUNT_AHEAD);
+      // A search counts the same way (its index scans read the term's matches, as its page's own statement does).
+      expect(await admins.list('am_bulk_', 0, 20)).toMatchObject({ total: 20 + COUNT_AHEAD, totalCapped: true });
+      // Near the end the count is whole.
+      expect(await admins.list(undefined, 1000, 20)).toMatchObject({ total: count, totalCapped: false });
+      expect(await admins.list('am_bulk_', 1000, 20)).toMatchObject({ total: COUNT_AHEAD + 500, totalCapped: false });
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('answers NOT_FOUND for an unknown or malformed member id on every read and write, and records nothing', async () => {

@@ -20,8 +20,8 @@ export class AdminMembersService {
   ) {}
 
   async list(q: string | undefined, offset = 0, limit = 20): Promise<AdminMemberListView> {
-    const { items, total } = await this.members.search(q?.trim() || undefined, offset, limit);
-    return { items, total, offset, limit };
+    const { items, total, capped } = await this.members.search(q?.trim() || undefined, offset, limit);
+    return { items, total, totalCapped: capped, offset, limit };
   }
 
   async member(id: string): Promise<MemberRow> {

@@ -104,11 +104,14 @@ export function Pager({
   total,
   size,
   onPage,
+  more = false,
 }: {
   page: number;
   total: number;
   size: number;
   onPage: (p: number) => void;
+  /** The server stopped counting at `total`: there may be more (the members list, admin-members.repository.ts). */
+  more?: boolean;
 }) {
   if (total <= size) return null;
   const last = Math.max(0, Math.ceil(total / size) - 1);
@@ -117,7 +120,13 @@ export function Pager({
       <button type="button" disabled={page === 0} onClick={() => onPage(page - 1)}>
         {t('console.pager.previous')}
       </button>
-      <span>{t('console.pager.range', { from: page * size + 1, to: Math.min(total, (page + 1) * size), total })}</span>
+      <span>
+        {t(more ? 'console.pager.rangeMore' : 'console.pager.range', {
+          from: page * size + 1,
+          to: Math.min(total, (page + 1) * size),
+          total,
+        })}
+      </span>
       <button type="button" disabled={page >= last} onClick={() => onPage(page + 1)}>
         {t('console.pager.next')}
       </button>

@@ -28,7 +28,7 @@ export default function MembersPage({ path }: { path: string }) {
   const members = useQuery({
     queryKey: ['members', q, page],
     queryFn: () =>
-      api<{ items: AdminMember[]; total: number }>(
+      api<{ items: AdminMember[]; total: number; totalCapped: boolean }>(
         'GET',
         `/api/v1/admin/members?limit=${PAGE}&offset=${page * PAGE}${q ? `&q=${encodeURIComponent(q)}` : ''}`,
       ),
@@ -87,7 +87,13 @@ export default function MembersPage({ path }: { path: string }) {
         </table>
         {members.data && members.data.items.length === 0 && <p className="empty-note">{t('console.members.none')}</p>}
       </div>
-      <Pager page={page} total={members.data?.total ?? 0} size={PAGE} onPage={setPage} />
+      <Pager
+        page={page}
+        total={members.data?.total ?? 0}
+        more={members.data?.totalCapped ?? false}
+        size={PAGE}
+        onPage={setPage}
+      />
     </ConsolePage>
   );
 }

@@ -49,7 +49,14 @@ export class AdminMemberView {
 
 export class AdminMemberListView {
   @ApiProperty({ type: [AdminMemberView] }) items: AdminMemberView[];
-  @ApiProperty({ example: 1 }) total: number;
+  @ApiProperty({
+    example: 1,
+    description:
+      'Matching members, counted up to 1000 past the end of this page (offset + limit + 1000): with `totalCapped` there are at least this many',
+  })
+  total: number;
+  @ApiProperty({ example: false, description: 'true: the count stopped at `total`; there may be more members' })
+  totalCapped: boolean;
   @ApiProperty({ example: 0 }) offset: number;
   @ApiProperty({ example: 20 }) limit: number;
 }
