@@ -7,7 +7,7 @@ import { clientLimitKey, Clock, UploadSlots } from '@app/platform';
 import { MembershipConfig } from '../config/membership.config';
 import { FilesRepository } from './files.repository';
 
-export { UPLOAD_MIN_BYTES_PER_SECOND, UPLOAD_RATE_CHECK_MS, UPLOAD_RATE_GRACE_MS } from '@app/platform';
+export { UPLOAD_MIN_BYTES_PER_SECOND, UPLOAD_RATE_GRACE_MS } from '@app/platform';
 
 /** Uploads of one member read at once in a replica (each is held in memory up to UPLOAD_MAX_BYTES). */
 export const UPLOADS_IN_FLIGHT_PER_MEMBER = 2;

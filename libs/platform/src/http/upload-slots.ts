@@ -2,16 +2,12 @@ import type { CallHandler } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Observable } from 'rxjs';
 import type { Clock } from '../clock/clock';
+import { BODY_MIN_BYTES_PER_SECOND, BODY_RATE_GRACE_MS, BodyArrival } from './body-arrival';
 
-/**
- * The slowest an admitted upload's body may arrive, on average since it was admitted, once UPLOAD_RATE_GRACE_MS
- * have passed (16 KiB/s: a phone on a weak 3G link still sends several times that); slower is cut.
- */
-export const UPLOAD_MIN_BYTES_PER_SECOND = 16 * 1024;
-/** Time an admitted upload has before its receive rate is judged (a slow start, a TCP window opening). */
-export const UPLOAD_RATE_GRACE_MS = 10_000;
-/** How often the receive rates of the uploads being read are checked (on the app's Clock). */
-export const UPLOAD_RATE_CHECK_MS = 1_000;
+/** The slowest an admitted upload's body may arrive once its grace is past: every body's floor (body-arrival.ts). */
+export const UPLOAD_MIN_BYTES_PER_SECOND = BODY_MIN_BYTES_PER_SECOND;
+/** Time an admitted upload has before its receive rate is judged. */
+export const UPLOAD_RATE_GRACE_MS = BODY_RATE_GRACE_MS;
 
 /** One caller an upload is counted for: at most `max` of that caller's uploads at once in the replica. */
 export interface UploadCaller {
@@ -45,16 +41,6 @@ export interface UploadSlotsOptions {
   tooSlow: (minBytesPerSecond: number) => Error;
 }
 
-/** An admitted upload whose body is still arriving: what its receive rate is judged by. */
-interface Receiving {
-  req: Request;
-  /** The connection's bytes read when it was admitted, and when (Clock time). */
-  bytesAtStart: number;
-  startedAt: number;
-  /** Ends the request with `error` (its slot is given back first). */
-  cut(error: Error): void;
-}
-
 /**
  * The uploads a replica reads into memory at once (multer keeps a file in memory until the request ends), taken
  * before the body is read, by an app's interceptor placed before multer's (apps/membership/src/files/
@@ -62,7 +48,8 @@ interface Receiving {
  * - a caller at its share, the replica at its count or its bytes, is refused at once, without a byte read;
  * - an admitted upload whose body arrives slower than UPLOAD_MIN_BYTES_PER_SECOND on average, past
  *   UPLOAD_RATE_GRACE_MS, is cut and its slot given back at once (a trickled body held its slot until
- *   REQUEST_TIMEOUT_MS). The bytes are the connection's `bytesRead`, so multer's reading is left alone.
+ *   REQUEST_TIMEOUT_MS): judged by a BodyArrival of its own (body-arrival.ts) on the connection's `bytesRead`,
+ *   so multer's reading is left alone.
  * A slot is held until the answer is out (or the client gone): the files stay in memory while the request is
  * served. The slots are this replica's memory, not a shared limit.
  */
@@ -70,13 +57,14 @@ export class UploadSlots {
   private readonly perCaller = new Map<string, number>();
   private uploads = 0;
   private bytes = 0;
-  private readonly receiving = new Set<Receiving>();
-  private checking = false;
+  private readonly arrival: BodyArrival;
 
   constructor(
-    private readonly clock: Clock,
+    clock: Clock,
     private readonly options: UploadSlotsOptions,
-  ) {}
+  ) {
+    this.arrival = new BodyArrival(clock);
+  }
 
   /**
    * Admits the upload and answers what `next` answers, or throws the refusal. Call it from an interceptor
@@ -93,11 +81,11 @@ export class UploadSlots {
     this.uploads++;
     this.bytes += claim.bytes;
     let released = false;
-    let receiving: Receiving | undefined;
+    let unwatch: (() => void) | undefined;
     const release = () => {
       if (released) return;
       released = true;
-      if (receiving) this.receiving.delete(receiving);
+      unwatch?.();
       this.uploads--;
       this.bytes -= claim.bytes;
       for (const key of keys) {
@@ -114,27 +102,18 @@ export class UploadSlots {
       release();
       throw this.options.clientGone();
     }
-    const bytesAtStart = req.socket.bytesRead;
     // A connection that does not count its bytes (a stand-in) is left to REQUEST_TIMEOUT_MS.
-    if (typeof bytesAtStart !== 'number') return next.handle();
+    if (typeof req.socket.bytesRead !== 'number') return next.handle();
     return new Observable<unknown>((subscriber) => {
-      receiving = {
-        req,
-        bytesAtStart,
-        startedAt: this.clock.now(),
-        cut: (error) => {
-          release();
-          // The connection goes once the answer is out: the rest of the body is not read (multer stops for a
-          // destroyed request and drops what it held).
-          if (!res.headersSent) res.setHeader('Connection', 'close');
-          res.once('finish', () => req.socket.destroy());
-          subscriber.error(error);
-        },
+      const cut = () => {
+        release();
+        // The connection goes once the answer is out: the rest of the body is not read (multer stops for a
+        // destroyed request and drops what it held).
+        if (!res.headersSent) res.setHeader('Connection', 'close');
+        res.once('finish', () => req.socket.destroy());
+        subscriber.error(this.options.tooSlow(UPLOAD_MIN_BYTES_PER_SECOND));
       };
-      if (!released) {
-        this.receiving.add(receiving);
-        void this.checkRates();
-      }
+      if (!released) unwatch = this.arrival.watch(req, cut);
       const handled = next.handle().subscribe(subscriber);
       return () => handled.unsubscribe();
     });
@@ -148,35 +127,5 @@ export class UploadSlots {
   /** Bytes those uploads may hold (read by tests). */
   get bytesInFlight(): number {
     return this.bytes;
-  }
-
-  /**
-   * Every UPLOAD_RATE_CHECK_MS while bodies are arriving: cuts those received slower than the floor. One
-   * loop per replica; it holds no request once the request's slot is given back.
-   */
-  private async checkRates(): Promise<void> {
-    if (this.checking) return;
-    this.checking = true;
-    try {
-      while (this.receiving.size > 0) {
-        // The app's Clock (a test moves it); its wait keeps no process up if the last upload ends meanwhile.
-        await this.clock.sleep(UPLOAD_RATE_CHECK_MS);
-        const now = this.clock.now();
-        for (const r of [...this.receiving]) {
-          // The whole body is here: what follows (storing, calling an upstream) is the server's time, not the client's.
-          if (r.req.complete) {
-            this.receiving.delete(r);
-            continue;
-          }
-          const elapsed = now - r.startedAt;
-          if (elapsed < UPLOAD_RATE_GRACE_MS) continue;
-          const received = r.req.socket.bytesRead - r.bytesAtStart;
-          if (received * 1000 < UPLOAD_MIN_BYTES_PER_SECOND * elapsed)
-            r.cut(this.options.tooSlow(UPLOAD_MIN_BYTES_PER_SECOND));
-        }
-      }
-    } finally {
-      this.checking = false;
-    }
   }
 }
