@@ -6,6 +6,9 @@ export class TcpProxy {
   private sockets = new Set<net.Socket>();
   private cut?: { after: string; done: () => void };
   port = 0;
+  /** Bytes the clients sent the target, and the target sent back, through this proxy so far. */
+  bytesToTarget = 0;
+  bytesFromTarget = 0;
 
   constructor(
     private readonly targetHost: string,
@@ -42,10 +45,12 @@ export class TcpProxy {
     const idle = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]); // 'Z', length 5, 'I'
     let armed = false;
     client.on('data', (b: Buffer) => {
+      this.bytesToTarget += b.length;
       if (this.cut && b.includes(this.cut.after)) armed = true;
       upstream.write(b);
     });
     upstream.on('data', (b: Buffer) => {
+      this.bytesFromTarget += b.length;
       if (armed && this.cut && b.includes(idle)) {
         const { done } = this.cut;
         this.cut = undefined;

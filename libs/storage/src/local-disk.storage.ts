@@ -39,6 +39,16 @@ export class LocalDiskStorage implements ObjectStorage {
     }
   }
 
+  async stat(key: string): Promise<{ size: number } | null> {
+    try {
+      const stat = await fs.stat(this.resolve(key));
+      return stat.isFile() ? { size: stat.size } : null;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
   async delete(key: string): Promise<void> {
     await fs.rm(this.resolve(key), { force: true });
   }

@@ -11,6 +11,8 @@ export interface ObjectStorage {
   put(key: string, body: Buffer, contentType: string): Promise<void>;
   /** null when the object does not exist. */
   get(key: string): Promise<StoredObject | null>;
+  /** The object's size without opening its bytes (a HEAD request's answer); null when it does not exist. */
+  stat(key: string): Promise<{ size: number } | null>;
   delete(key: string): Promise<void>;
 }
 

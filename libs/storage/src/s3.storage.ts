@@ -13,7 +13,20 @@ export interface S3StorageOptions {
   forcePathStyle?: boolean;
   /** Optional key prefix inside the bucket, e.g. "membership/". */
   prefix?: string;
+  /**
+   * Longest an S3 call may wait for its answer's head (a socket of its pool, the connection, the request sent), and
+   * longest its socket may then go without a byte; past either the call fails. Default 30 s.
+   */
+  timeoutMs?: number;
+  /**
+   * Sockets of the pool that public downloads use (`get`, `stat`): writes and deletes have a pool of their own (the
+   * SDK's 50), so downloads held by slow readers can never take the sockets uploads and sweeps need. Default 32.
+   */
+  downloadSockets?: number;
 }
+
+/** Sockets of the pool of writes and deletes (the SDK's default). */
+const WRITE_SOCKETS = 50;
 
 /** The AWS SDK loads when an S3 storage is created, not at boot: an app on local disk never pays for its memory. */
 function s3(): typeof import('@aws-sdk/client-s3') {
@@ -24,24 +37,46 @@ function s3(): typeof import('@aws-sdk/client-s3') {
 /** S3-compatible object storage, so several replicas serve the same files. */
 export class S3Storage implements ObjectStorage {
   readonly name = 's3';
+  /** Puts and deletes. */
   private readonly client: S3Client;
+  /** Public downloads: GetObject and HeadObject, on a pool of their own. */
+  private readonly downloads: S3Client;
   private readonly sdk = s3();
   private readonly prefix: string;
 
   constructor(private readonly options: S3StorageOptions) {
     if (!options.bucket) throw new Error('S3: bucket is required');
     this.prefix = options.prefix ? options.prefix.replace(/^\/+|\/+$/g, '') + '/' : '';
-    this.client = new this.sdk.S3Client({
-      region: options.region || 'us-east-1',
-      endpoint: options.endpoint || undefined,
-      forcePathStyle: options.forcePathStyle ?? Boolean(options.endpoint),
+    this.client = this.clientOf(WRITE_SOCKETS);
+    // One attempt: a download's slot (download-slots.ts) is not held for the SDK's three attempts of a stuck server.
+    this.downloads = this.clientOf(options.downloadSockets ?? 32, 1);
+  }
+
+  private clientOf(sockets: number, maxAttempts?: number): S3Client {
+    const o = this.options;
+    const timeoutMs = o.timeoutMs ?? 30_000;
+    const pool = { maxSockets: sockets };
+    return new this.sdk.S3Client({
+      region: o.region || 'us-east-1',
+      endpoint: o.endpoint || undefined,
+      forcePathStyle: o.forcePathStyle ?? Boolean(o.endpoint),
       credentials:
-        options.accessKeyId && options.secretAccessKey
-          ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey }
+        o.accessKeyId && o.secretAccessKey
+          ? { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey }
           : undefined,
-      // Deadlines of its own: a storage server that stops answering fails the call (a connection in 5 s, then no
-      // 30 s without a byte), not holds one of the pool's 50 sockets with the request waiting on it.
-      requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
+      maxAttempts,
+      // Deadlines that abort (@smithy/node-http-handler 4: requestTimeout alone only logs a warning unless
+      // throwOnRequestTimeout is set, and the idle timer is socketTimeout): a call waiting for a socket of the pool
+      // or for an answer fails after timeoutMs, and so does one whose socket then goes timeoutMs without a byte (an
+      // S3 body a download stopped taking, a server that stopped sending), so no stuck server holds a socket.
+      requestHandler: {
+        connectionTimeout: Math.min(5_000, timeoutMs),
+        requestTimeout: timeoutMs,
+        throwOnRequestTimeout: true,
+        socketTimeout: timeoutMs,
+        httpAgent: pool,
+        httpsAgent: pool,
+      },
     });
   }
 
@@ -64,14 +99,25 @@ export class S3Storage implements ObjectStorage {
 
   async get(key: string): Promise<StoredObject | null> {
     try {
-      const out = await this.client.send(
+      const out = await this.downloads.send(
         new this.sdk.GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }),
       );
       if (!out.Body) return null;
       return { body: out.Body as Readable, size: out.ContentLength };
     } catch (err) {
-      const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-      if (e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404) return null;
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  async stat(key: string): Promise<{ size: number } | null> {
+    try {
+      const out = await this.downloads.send(
+        new this.sdk.HeadObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }),
+      );
+      return { size: out.ContentLength ?? 0 };
+    } catch (err) {
+      if (isMissing(err)) return null;
       throw err;
     }
   }
@@ -82,5 +128,11 @@ export class S3Storage implements ObjectStorage {
 
   destroy(): void {
     this.client.destroy();
+    this.downloads.destroy();
   }
+}
+
+function isMissing(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
 }

@@ -14,6 +14,7 @@ export interface StorageSettings {
   S3_SECRET_ACCESS_KEY?: string;
   S3_FORCE_PATH_STYLE: boolean;
   S3_PREFIX?: string;
+  DOWNLOADS_IN_FLIGHT_MAX: number;
 }
 
 /** `folder` under DATA_DIR on local disk, or an S3-compatible bucket under S3_PREFIX (several replicas; keys of the two apps never collide). */
@@ -27,6 +28,8 @@ export function objectStorageFor(config: StorageSettings, folder: string): Objec
       secretAccessKey: config.S3_SECRET_ACCESS_KEY,
       forcePathStyle: config.S3_FORCE_PATH_STYLE,
       prefix: config.S3_PREFIX,
+      // A socket for each download the replica serves at once (download-slots.ts): none waits for one.
+      downloadSockets: config.DOWNLOADS_IN_FLIGHT_MAX,
     });
   }
   return new LocalDiskStorage(path.resolve(config.DATA_DIR, folder));

@@ -25,11 +25,15 @@ const S3rver = require('s3rver');
 const BUCKET = 'gateway-media';
 const PREFIX = 'gw';
 
-/** Starts a GET, reads the first chunk of the body, then drops the connection (a client that goes away). */
-function abortAfterFirstChunk(base: string, path: string): Promise<void> {
+/**
+ * Starts a GET from client address `ip` (X-Forwarded-For, trusted from loopback), reads the first chunk of the body,
+ * then drops the connection (a client that goes away).
+ */
+function abortAfterFirstChunk(base: string, path: string, ip: string): Promise<void> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: hostname, port, path, method: 'GET', agent: false }, (res) => {
+    const headers = { 'x-forwarded-for': ip };
+    const req = httpRequest({ host: hostname, port, path, method: 'GET', agent: false, headers }, (res) => {
       if (res.statusCode !== 200) return reject(new Error(`GET ${path}: ${res.statusCode}`));
       res.once('data', () => {
         req.destroy();
@@ -237,9 +241,12 @@ describe('image generation stored in S3 (s3rver), served by two gateway replicas
         ContentType: 'image/png',
       }),
     );
-    // More dropped downloads than the S3 client's connection pool (50 sockets).
+    // More dropped downloads than the S3 client's download pool (DOWNLOADS_IN_FLIGHT_MAX, 32 sockets), each from an
+    // address of its own (one network takes DOWNLOADS_PER_NETWORK at once: test/ai-gateway/media/cdn-downloads.e2e-spec.ts).
     for (let i = 0; i < 60; i += 10)
-      await Promise.all(Array.from({ length: 10 }, () => abortAfterFirstChunk(f.gw.url, path)));
+      await Promise.all(
+        Array.from({ length: 10 }, (_, j) => abortAfterFirstChunk(f.gw.url, path, `203.0.113.${i + j + 1}`)),
+      );
     const res = await rawGet(f.gw.url, path);
     expect(res.status).toBe(200);
     expect(Buffer.compare(res.body, big)).toBe(0);

@@ -50,6 +50,8 @@ export enum GatewayErrorCode {
   UploadTooSlow = 'UploadTooSlow',
   ImageNotFound = 'ImageNotFound',
   ImageStorageFull = 'ImageStorageFull',
+  DownloadsFromNetwork = 'DownloadsFromNetwork',
+  DownloadsBusy = 'DownloadsBusy',
   // Keys, scopes, limits
   ApiKeyMissing = 'ApiKeyMissing',
   ApiKeyIncorrect = 'ApiKeyIncorrect',
@@ -403,6 +405,22 @@ export const GATEWAY_ERRORS = {
       `Images are deleted ${p.retentionHours} hours after they are generated; b64_json answers are not stored.`,
     retryAfterSeconds: (p) => p.retryAfterSeconds as number,
     retryable: false,
+  }),
+  // Public downloads of /cdn/images served at once by a replica (libs/storage/src/download-slots.ts).
+  [GatewayErrorCode.DownloadsFromNetwork]: spec<{ max: number }>({
+    status: 429,
+    type: 'rate_limit_error',
+    code: 'downloads_in_flight',
+    message: (p) =>
+      `Too many downloads from your network in progress at once: at most ${p.max} (DOWNLOADS_PER_NETWORK); retry when one has finished`,
+    retryAfterSeconds: 1,
+  }),
+  [GatewayErrorCode.DownloadsBusy]: spec({
+    ...UNAVAILABLE,
+    code: 'downloads_busy',
+    message: () =>
+      'The gateway is serving as many downloads as it can right now (DOWNLOADS_IN_FLIGHT_MAX); retry shortly',
+    retryAfterSeconds: 1,
   }),
 
   [GatewayErrorCode.ApiKeyMissing]: spec({

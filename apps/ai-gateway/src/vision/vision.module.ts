@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DownloadSlots } from '@app/storage';
 import { MulterModule } from '@nestjs/platform-express';
 import { memoryStorage } from 'multer';
 import { GatewayConfig } from '../config/gateway.config';
@@ -52,6 +53,11 @@ import { ModerateContentService } from './moderate-content.service';
     GeneratedImagesSweeper,
     ModerateContentService,
     { provide: MEDIA_STORAGE, inject: [GatewayConfig], useFactory: mediaStorageFor },
+    {
+      provide: DownloadSlots,
+      inject: [GatewayConfig],
+      useFactory: (config: GatewayConfig) => new DownloadSlots(config),
+    },
   ],
   exports: [MEDIA_STORAGE],
 })

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { memoryStorage } from 'multer';
-import { objectStorageFor } from '@app/storage';
+import { DownloadSlots, objectStorageFor } from '@app/storage';
 import { MembershipConfig } from '../config/membership.config';
 import { FilesController, MediaController } from './files.controller';
 import { FilesRepository } from './files.repository';
@@ -25,6 +25,11 @@ import { OBJECT_STORAGE } from './files.tokens';
     FilesRepository,
     FilesService,
     UploadAdmission,
+    {
+      provide: DownloadSlots,
+      inject: [MembershipConfig],
+      useFactory: (config: MembershipConfig) => new DownloadSlots(config),
+    },
     {
       provide: OBJECT_STORAGE,
       inject: [MembershipConfig],

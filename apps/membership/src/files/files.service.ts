@@ -96,10 +96,15 @@ export class FilesService {
       .catch((e: unknown) => this.logger.warn(`unrecorded upload ${key} not deleted: ${(e as Error).message}`));
   }
 
+  /** The record of a public media path, or null: what a HEAD request is answered from, without the storage. */
+  async describe(filename: string): Promise<MemberFile | null> {
+    if (!isSafeKey(filename)) return null;
+    return this.files.findByFilename(filename);
+  }
+
   /** The record and bytes of a public media path, or null. */
   async open(filename: string): Promise<{ file: MemberFile; object: StoredObject } | null> {
-    if (!isSafeKey(filename)) return null;
-    const file = await this.files.findByFilename(filename);
+    const file = await this.describe(filename);
     if (!file) return null;
     const object = await this.storage.get(filename);
     return object ? { file, object } : null;

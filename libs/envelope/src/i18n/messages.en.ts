@@ -125,6 +125,8 @@ export const EN = {
   'files.notFound': 'No such file',
   'files.uploadsInFlight': 'Two uploads of yours are still being received; retry when one is done',
   'files.uploadsFromNetwork': 'Too many uploads from your network are being received; retry when one is done',
+  'files.downloadsFromNetwork': 'Too many downloads from your network are in progress; retry when one is done',
+  'files.downloadsBusy': 'This server is serving too many downloads; retry shortly',
   'files.uploadTooSlow': 'Upload too slow: the file must arrive at {rate} KiB/s at least; retry on a faster connection',
   'factors.totpAlreadyEnabled': 'The authenticator app is already enabled; disable it first to enrol a new one',
   'factors.totpNothingPending': 'No authenticator-app enrolment to confirm; start one first',

@@ -117,6 +117,8 @@ export const ZH_CN: Record<MessageKey, string> = {
   'files.notFound': '文件不存在',
   'files.uploadsInFlight': '你有两个文件正在上传，请等其中一个完成后重试',
   'files.uploadsFromNetwork': '你所在网络正在上传的文件过多，请等其中一个完成后重试',
+  'files.downloadsFromNetwork': '你所在网络正在进行的下载过多，请等其中一个完成后重试',
+  'files.downloadsBusy': '服务器正在处理的下载过多，请稍后重试',
   'files.uploadTooSlow': '上传过慢：文件须以至少 {rate} KiB/s 的速度到达，请换用更快的网络重试',
   'factors.totpAlreadyEnabled': '身份验证器应用已启用；如需重新绑定，请先停用',
   'factors.totpNothingPending': '没有待确认的身份验证器绑定，请先开始绑定',

@@ -167,6 +167,17 @@ export class BaseConfig {
   @IsString()
   S3_PREFIX?: string;
 
+  /** Public downloads (membership /files, gateway /cdn/images) one client network (IPv4 address, IPv6 RATE_LIMIT_IPV6_PREFIX network) may take at once from a replica; more get 429. */
+  @IsInt()
+  @Min(1)
+  DOWNLOADS_PER_NETWORK: number = 4;
+
+  /** Public downloads a replica serves at once, all clients together (more get 503), and the sockets of its S3 download pool, apart from the 50 of writes. */
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  DOWNLOADS_IN_FLIGHT_MAX: number = 32;
+
   /** Days the audit log keeps a row (libs/audit); 0 keeps rows forever. Swept hourly by every replica. */
   @IsInt()
   @Min(0)
