@@ -1,6 +1,6 @@
 /**
  * DATABASE_STATEMENT_TIMEOUT_MS on the real apps and PostgreSQL: every pooled connection cuts a statement that
- * runs longer (here 200 ms), a request whose statement is cut answers 503 in its app's error shape, and the
+ * runs longer (here 2 s: long enough for every other statement of a loaded machine), a request whose statement is cut answers 503 in its app's error shape, and the
  * migrations run without the timeout (libs/database/src/uncut.ts).
  */
 import { Client } from 'pg';
@@ -11,7 +11,7 @@ import { createTestDatabase, sqlClient } from '../support/database';
 import { until } from '../support/until';
 import { ApiKeysService } from '../../apps/ai-gateway/src/keys/api-keys.service';
 
-const TIMEOUT_MS = 200;
+const TIMEOUT_MS = 2000;
 const env = { LOG_LEVEL: 'silent', DATABASE_STATEMENT_TIMEOUT_MS: String(TIMEOUT_MS) };
 
 /**
@@ -40,8 +40,8 @@ describe('database statement timeout', () => {
 
     it("cuts a statement of the app's pool that runs longer than the timeout", async () => {
       const ds = app.app.get(DataSource);
-      expect(await ds.query('SHOW statement_timeout')).toEqual([{ statement_timeout: `${TIMEOUT_MS}ms` }]);
-      await expect(ds.query('SELECT pg_sleep(1)')).rejects.toMatchObject({ driverError: { code: '57014' } });
+      expect(await ds.query('SHOW statement_timeout')).toEqual([{ statement_timeout: '2s' }]); // TIMEOUT_MS as PostgreSQL shows it
+      await expect(ds.query('SELECT pg_sleep(5)')).rejects.toMatchObject({ driverError: { code: '57014' } });
       // The connection is fine afterwards.
       expect(await ds.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
     });
@@ -96,7 +96,7 @@ describe('database statement timeout', () => {
     class SlowMigration1000000000000 implements MigrationInterface {
       name = 'SlowMigration1000000000000';
       async up(q: QueryRunner): Promise<void> {
-        await q.query(`SELECT pg_sleep(${(TIMEOUT_MS * 3) / 1000})`); // three times the pool's timeout
+        await q.query(`SELECT pg_sleep(${(TIMEOUT_MS * 1.5) / 1000})`); // longer than the pool's timeout
         ran++;
       }
       async down(): Promise<void> {}
@@ -128,8 +128,7 @@ describe('database statement timeout', () => {
       await until(() => pool.idleCount === pool.totalCount);
       const runners = Array.from({ length: pool.totalCount }, () => ds!.createQueryRunner());
       try {
-        for (const r of runners)
-          expect(await r.query('SHOW statement_timeout')).toEqual([{ statement_timeout: '200ms' }]);
+        for (const r of runners) expect(await r.query('SHOW statement_timeout')).toEqual([{ statement_timeout: '2s' }]);
       } finally {
         for (const r of runners) await r.release();
       }

@@ -26,11 +26,20 @@ export class FakeClock extends Clock {
     due.forEach((s) => s.wake());
   }
 
-  /** Resolves when the clock reaches now + ms, i.e. when a test advances it that far. */
-  override sleep(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
+  /** Resolves when the clock reaches now + ms, i.e. when a test advances it that far, or when `signal` aborts. */
+  override sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (ms <= 0 || signal?.aborted) return Promise.resolve();
     return new Promise((wake) => {
-      this.sleepers.push({ until: this.current + ms, wake });
+      const sleeper = { until: this.current + ms, wake };
+      this.sleepers.push(sleeper);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.sleepers = this.sleepers.filter((s) => s !== sleeper);
+          wake();
+        },
+        { once: true },
+      );
       for (const w of this.watchers.filter((w) => this.sleepers.length >= w.count)) w.wake();
       this.watchers = this.watchers.filter((w) => this.sleepers.length < w.count);
     });
@@ -47,5 +56,5 @@ export class FakeClock extends Clock {
 export function useClock(app: INestApplication, clock: Clock): void {
   const appClock = app.get(Clock);
   appClock.now = () => clock.now();
-  appClock.sleep = (ms) => clock.sleep(ms);
+  appClock.sleep = (ms, signal) => clock.sleep(ms, signal);
 }

@@ -47,12 +47,14 @@ export class S3Storage implements ObjectStorage {
   constructor(private readonly options: S3StorageOptions) {
     if (!options.bucket) throw new Error('S3: bucket is required');
     this.prefix = options.prefix ? options.prefix.replace(/^\/+|\/+$/g, '') + '/' : '';
-    this.client = this.clientOf(WRITE_SOCKETS);
+    // A write's answer comes after its whole body was sent (a 10 MB upload to a remote bucket may take longer than the
+    // deadline): writes are cut by the idle timer only, which a server that stops reading or answering still meets.
+    this.client = this.clientOf(WRITE_SOCKETS, undefined, false);
     // One attempt: a download's slot (download-slots.ts) is not held for the SDK's three attempts of a stuck server.
-    this.downloads = this.clientOf(options.downloadSockets ?? 32, 1);
+    this.downloads = this.clientOf(options.downloadSockets ?? 32, 1, true);
   }
 
-  private clientOf(sockets: number, maxAttempts?: number): S3Client {
+  private clientOf(sockets: number, maxAttempts: number | undefined, answerDeadline: boolean): S3Client {
     const o = this.options;
     const timeoutMs = o.timeoutMs ?? 30_000;
     const pool = { maxSockets: sockets };
@@ -66,13 +68,13 @@ export class S3Storage implements ObjectStorage {
           : undefined,
       maxAttempts,
       // Deadlines that abort (@smithy/node-http-handler 4: requestTimeout alone only logs a warning unless
-      // throwOnRequestTimeout is set, and the idle timer is socketTimeout): a call waiting for a socket of the pool
-      // or for an answer fails after timeoutMs, and so does one whose socket then goes timeoutMs without a byte (an
-      // S3 body a download stopped taking, a server that stopped sending), so no stuck server holds a socket.
+      // throwOnRequestTimeout is set, and the idle timer is socketTimeout): a download waiting for a socket of the pool
+      // or for an answer fails after timeoutMs, and any call whose socket goes timeoutMs without a byte (an S3 body a
+      // download stopped taking, a server that stopped sending or answering), so no stuck server holds a socket.
       requestHandler: {
         connectionTimeout: Math.min(5_000, timeoutMs),
         requestTimeout: timeoutMs,
-        throwOnRequestTimeout: true,
+        throwOnRequestTimeout: answerDeadline,
         socketTimeout: timeoutMs,
         httpAgent: pool,
         httpsAgent: pool,

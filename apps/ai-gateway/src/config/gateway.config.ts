@@ -240,10 +240,14 @@ export class GatewayConfig extends BaseConfig {
   @Min(1024)
   BODY_BYTES_PER_CALLER_MAX: number = 64 * 1024 * 1024;
 
-  /** Most body bytes all JSON bodies being read hold at once in a replica (a quarter of the container's 2 GiB). */
+  /**
+   * Most body bytes all JSON bodies being read hold at once in a replica, shared out equally past it (body-budget.ts):
+   * with AI_UPLOAD_BYTES_IN_FLIGHT_MAX, 768 MiB of the container's 2 GiB (deploy/k8s), the rest for the process,
+   * the engines' models and the parsed bodies.
+   */
   @IsInt()
   @Min(1024)
-  BODY_BYTES_IN_FLIGHT_MAX: number = 512 * 1024 * 1024;
+  BODY_BYTES_IN_FLIGHT_MAX: number = 384 * 1024 * 1024;
 
   /** Largest image accepted by /v1/vision/recognize (bytes, downloaded or decoded from base64). */
   @IsInt()
@@ -294,12 +298,13 @@ export class GatewayConfig extends BaseConfig {
   /**
    * Bytes multipart uploads may hold at once in a replica, all keys together: each counts twice its Content-Length
    * (or the largest upload when chunked), its files being copied once into the form sent upstream; past it 503 before
-   * a byte is read. Sized to the 2 Gi container of deploy/k8s; at least twice AI_MEDIA_MAX_EDIT_BYTES.
+   * a byte is read. Sized with BODY_BYTES_IN_FLIGHT_MAX to the 2 Gi container of deploy/k8s (768 MiB together); at least
+   * twice AI_MEDIA_MAX_EDIT_BYTES.
    */
   @IsInt()
   @Min(1024)
   @Max(Number.MAX_SAFE_INTEGER)
-  AI_UPLOAD_BYTES_IN_FLIGHT_MAX: number = 512 * 1024 * 1024;
+  AI_UPLOAD_BYTES_IN_FLIGHT_MAX: number = 384 * 1024 * 1024;
 
   /** Longest audio accepted for transcription (seconds, measured from the decoded samples). */
   @IsInt()

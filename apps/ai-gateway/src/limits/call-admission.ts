@@ -253,8 +253,11 @@ export class CallAdmission {
           : this.limits.renew(admitted.hold, ttl),
         this.redis && admitted.plan.budgets.length ? this.limits.renew(admitted.hold, ttl) : true,
       ]);
-      if (!a || !b)
+      if (!a || !b) {
         this.log.warn(`call ${admitted.hold}: its hold was already released; its limits no longer count it`);
+        // Nor does this replica's count of its concurrent calls (refuseBeforeBody never counts more than the store).
+        this.releaseLocally(admitted);
+      }
       return a && b;
     } catch (e) {
       this.log.error(`could not renew the hold of call ${admitted.hold}: ${(e as Error).message}`);

@@ -12,6 +12,8 @@ export interface AdmitAnswer {
     reserved_yuan: number | string;
     spent_tokens: number | string;
     reserved_tokens: number | string;
+    /** Spent at or above the budget (and above 0): every call of the period is refused (1797050000000-BudgetUsedUp). */
+    used_up?: boolean;
   }>;
 }
 

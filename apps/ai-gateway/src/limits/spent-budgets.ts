@@ -28,7 +28,7 @@ export class SpentBudgets {
     if (answer.allowed || !answer.budgets) return;
     for (const b of budgets) {
       const state = answer.budgets.find((x) => x.name === b.name);
-      if (!state || !usedUp(b, state)) continue;
+      if (!state || !usedUp(state)) continue;
       if (!this.usedUp.has(b.subject) && this.usedUp.size >= SpentBudgets.MAX_REMEMBERED) this.evict(now);
       this.usedUp.set(b.subject, { budget: b, plan: planOf(b), until: b.period_end ?? Infinity });
     }
@@ -67,14 +67,12 @@ export class SpentBudgets {
   }
 }
 
-/** Spent at or above the budget, and above nothing (ai_limits_admit's rule since 1797050000000-BudgetUsedUp). */
-function usedUp(b: BudgetCounter, s: NonNullable<AdmitAnswer['budgets']>[number]): boolean {
-  const yuan = Number(s.spent_yuan);
-  const tokens = Number(s.spent_tokens);
-  return (
-    (b.budget_yuan !== null && yuan > 0 && yuan >= Number(b.budget_yuan)) ||
-    (b.budget_tokens !== null && tokens > 0 && tokens >= b.budget_tokens)
-  );
+/**
+ * Spent at or above the budget, and above nothing: ai_limits_admit's rule since 1797050000000-BudgetUsedUp, which
+ * answers it per budget (`used_up`, worked out in exact numeric arithmetic there, not again here).
+ */
+function usedUp(s: NonNullable<AdmitAnswer['budgets']>[number]): boolean {
+  return s.used_up === true;
 }
 
 function planOf(b: BudgetCounter): string {

@@ -34,6 +34,14 @@ const AFTER = `IF refused IS NULL AND (
       OR (x->>'budget_tokens' IS NOT NULL AND (spent.spent_tokens + spent.reserved_tokens + (x->>'tokens')::bigint > (x->>'budget_tokens')::bigint
             OR (spent.spent_tokens > 0 AND spent.spent_tokens >= (x->>'budget_tokens')::bigint)))) THEN`;
 
-if (!ADMIT.includes(BEFORE))
-  throw new Error('1797050000000-BudgetUsedUp: the admission function is not the one it changes');
-const USED_UP_ADMIT = ADMIT.replace(BEFORE, AFTER);
+// Each budget's answer says whether it is used up, by the rule above in exact numeric arithmetic (SpentBudgets
+// remembers what it says; a float comparison of numeric(20,10) amounts could round a spend just under a budget up).
+const REPORT_BEFORE = `'spent_tokens', spent.spent_tokens, 'reserved_tokens', spent.reserved_tokens);`;
+const REPORT_AFTER = `'spent_tokens', spent.spent_tokens, 'reserved_tokens', spent.reserved_tokens,
+                                              'used_up', coalesce((x->>'budget_yuan' IS NOT NULL AND spent.spent_yuan > 0 AND spent.spent_yuan >= (x->>'budget_yuan')::numeric)
+                                                OR (x->>'budget_tokens' IS NOT NULL AND spent.spent_tokens > 0 AND spent.spent_tokens >= (x->>'budget_tokens')::bigint), false));`;
+
+for (const part of [BEFORE, REPORT_BEFORE])
+  if (ADMIT.split(part).length !== 2)
+    throw new Error('1797050000000-BudgetUsedUp: the admission function is not the one it changes');
+const USED_UP_ADMIT = ADMIT.replace(BEFORE, AFTER).replace(REPORT_BEFORE, REPORT_AFTER);

@@ -252,6 +252,9 @@ describe('streamError', () => {
       code: 'rate_limit_exceeded',
       message: 'Too many requests, retry later',
     });
+    // A statement cut by statement_timeout, as HTTP answers it: 503 database_timeout, closed 4503.
+    const cut = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+    expect(streamError(cut)).toMatchObject({ close: STREAM_CLOSE.unavailable, code: 'database_timeout' });
     expect(streamError(new Error('db down'))).toEqual({
       close: STREAM_CLOSE.internal,
       code: 'internal_error',

@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, HttpException, Inject, Logger, Optional } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Logger, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { OnGatewayConnection, WebSocketGateway } from '@nestjs/websockets';
 import type { IncomingMessage } from 'http';
@@ -54,9 +54,10 @@ const CLOSE_OF_STATUS: Record<number, number> = {
 
 /** The stream's one mapping of an error: the `{"type":"error"}` event's code and message, and the close code. */
 export function streamError(e: unknown): { close: number; code: string; message: string; unexpected?: boolean } {
-  // Catalog errors and Nest's own (the address limiter's 429) say what they are; anything else is ours, unexplained.
-  const mapped = e instanceof HttpException ? openAiErrorBody(e) : undefined;
-  if (!mapped || mapped.unexpected)
+  // Catalog errors, Nest's own (the address limiter's 429) and the errors the HTTP answers map too (a statement cut
+  // by statement_timeout: 503 database_timeout) say what they are; anything else is ours, unexplained.
+  const mapped = openAiErrorBody(e);
+  if (mapped.unexpected)
     return { close: STREAM_CLOSE.internal, code: 'internal_error', message: 'internal error', unexpected: true };
   const close =
     (e instanceof GatewayError ? CLOSE_OF_CODE[e.code as GatewayErrorCode] : undefined) ??

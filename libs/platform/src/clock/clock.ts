@@ -11,10 +11,20 @@ export class Clock {
   }
 
   /**
-   * Resolves once `ms` have passed on this clock (a test's clock resolves it when moved past that point). The
-   * wait does not keep the process up by itself: what waits is a request or a check that its server keeps alive.
+   * Resolves once `ms` have passed on this clock (a test's clock resolves it when moved past that point), or at
+   * once when `signal` aborts (the wait is then over, not waiting on the clock any more). The wait does not keep the
+   * process up by itself: what waits is a request or a check that its server keeps alive.
    */
-  sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, ms).unref());
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve();
+      const timer = setTimeout(done, ms).unref();
+      function done() {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      }
+      signal?.addEventListener('abort', done, { once: true });
+    });
   }
 }

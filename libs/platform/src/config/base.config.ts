@@ -85,10 +85,14 @@ export class BaseConfig {
   @Min(1024)
   BODY_BYTES_PER_CALLER_MAX: number = 4 * 1024 * 1024;
 
-  /** Most body bytes all JSON bodies being read hold at once in a replica (inflated, counted as they come); more is 503. */
+  /**
+   * Most body bytes all JSON bodies being read hold at once in a replica (inflated, counted as they come); past it a
+   * caller holding more than an equal share is refused 503. Membership's 512 Mi container (deploy/k8s) also holds its
+   * baseline (~240 MB) and 16 uploads of 10 MB.
+   */
   @IsInt()
   @Min(1024)
-  BODY_BYTES_IN_FLIGHT_MAX: number = 128 * 1024 * 1024;
+  BODY_BYTES_IN_FLIGHT_MAX: number = 64 * 1024 * 1024;
 
   /** Milliseconds a client has to send a whole request (headers and body; slower gets 408), and may stall taking a streamed answer or download before it is cut. */
   @IsInt()

@@ -66,4 +66,21 @@ describe('BodyArrival', () => {
     await settle();
     expect(cuts).toEqual(['second']);
   });
+
+  it('leaves no wait on the clock once no body is watched (a test clock waiting for the next sleeper sees the right one)', async () => {
+    const clock = new FakeClock();
+    const arrival = new BodyArrival(clock);
+    const stop = arrival.watch(body(), () => undefined);
+    await clock.whenSleeping();
+    stop();
+    await settle();
+    let woke = false;
+    void clock.whenSleeping().then(() => (woke = true));
+    await settle();
+    expect(woke).toBe(false);
+    // A later body starts the loop again.
+    arrival.watch(body(), () => undefined);
+    await settle();
+    expect(woke).toBe(true);
+  });
 });

@@ -34,6 +34,8 @@ interface Watched {
 export class BodyArrival {
   private readonly watched = new Map<ArrivingBody, Watched>();
   private checking = false;
+  /** Ends the check loop's wait once no body is watched: no wait is left on the clock (a test's clock counts them). */
+  private idle?: AbortController;
 
   constructor(private readonly clock: Clock) {}
 
@@ -50,6 +52,7 @@ export class BodyArrival {
     void this.check();
     return () => {
       if (this.watched.get(req) === entry) this.watched.delete(req);
+      if (this.watched.size === 0) this.idle?.abort();
     };
   }
 
@@ -63,8 +66,10 @@ export class BodyArrival {
     this.checking = true;
     try {
       while (this.watched.size > 0) {
-        // Its wait keeps no process up if the last body ends meanwhile (Clock.sleep).
-        await this.clock.sleep(BODY_RATE_CHECK_MS);
+        // Its wait keeps no process up (Clock.sleep), and ends when the last body does.
+        this.idle = new AbortController();
+        await this.clock.sleep(BODY_RATE_CHECK_MS, this.idle.signal);
+        this.idle = undefined;
         const now = this.clock.now();
         for (const [req, w] of [...this.watched]) {
           // The whole body is here: what follows is the server's time, not the client's.

@@ -4,15 +4,18 @@ import { bodyError } from './body-reader';
 const BODIES_RETRY_AFTER_SECONDS = 1;
 
 /**
- * The body bytes a replica holds while bodies are being read (JSON bodies, counted as they are inflated, or
- * as announced for an uncompressed body of a stated length), per caller and in all. A caller is the
+ * The body bytes a replica holds while bodies are being read (JSON bodies, counted as they arrive, inflated bytes
+ * for a compressed one), per caller and in all. A caller is the
  * authenticated principal's share (the gateway: the key's project, or the key; membership: the member) or, for
  * a stranger on a public route, its client network (bodyCallerOf in configure-http-app.ts). Without it a caller
  * could hold a body limit's worth of inflated bytes per connection for REQUEST_TIMEOUT_MS by withholding the
  * last bytes of many gzip bodies, until the replica ran out of memory. A body that would take its caller past
- * `perCaller` is refused 429, one that would take the replica past `perReplica` 503, both with Retry-After and
- * before any more of it is read; a caller's first body, and the replica's, always has room (a body is bounded by
- * its route's limit). The bytes are given back when the body is read (or refused, or cut).
+ * `perCaller` is refused 429, with Retry-After and before any more of it is read; a caller's first body always
+ * has room (a body is bounded by its route's limit). Past `perReplica` in all, the replica is shared out: a body
+ * is refused 503 only when its caller would hold more than an equal share of `perReplica` among the callers
+ * holding bytes (itself counted), so a few callers filling the replica cannot shut everyone else's bodies out
+ * (the bytes in all then stay within about `perReplica` plus one chunk per caller). The bytes are given back when
+ * the body is read (or refused, or cut).
  */
 export class BodyBudget {
   private readonly held = new Map<string, number>();
@@ -34,7 +37,7 @@ export class BodyBudget {
       return bodyError(429, 'bodies.caller.busy', 'too many request bodies of this caller are being received', {
         retryAfterSeconds: BODIES_RETRY_AFTER_SECONDS,
       });
-    if (this.total > 0 && this.total + need > this.perReplica)
+    if (this.total > 0 && this.total + need > this.perReplica && mine + need > this.fairShare(mine))
       return bodyError(503, 'bodies.replica.busy', 'too many request bodies are being received', {
         retryAfterSeconds: BODIES_RETRY_AFTER_SECONDS,
       });
@@ -43,6 +46,11 @@ export class BodyBudget {
       this.total += bytes;
     }
     return undefined;
+  }
+
+  /** An equal share of the replica's bytes among the callers holding some, a caller holding `mine` counted too. */
+  private fairShare(mine: number): number {
+    return this.perReplica / (this.held.size + (mine > 0 ? 0 : 1));
   }
 
   /** Gives back `bytes` taken for `caller`. */

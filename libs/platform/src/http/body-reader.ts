@@ -178,15 +178,15 @@ function readJson(
       }),
     );
   const expected = make === undefined && lengthHeader !== undefined ? Number(lengthHeader) : undefined;
-  // The caller's and the replica's room, before a byte is read: an uncompressed body of a stated length takes it
-  // all now; any other body takes its inflated bytes as they come (onData).
+  // The caller's and the replica's room, before a byte is read (a caller refused already is refused again at once);
+  // every body then takes its bytes (inflated bytes for a compressed one) as they arrive (onData): a stated length
+  // takes nothing before its bytes come, so announcing large bodies and sending nothing holds no room.
   const budget = expected !== undefined && (expected === 0 || expected > limit) ? undefined : o.budget;
   const caller = budget?.callerOf(req) ?? '';
   let taken = 0;
   if (budget !== undefined) {
-    const refused = budget.bodies.take(caller, expected ?? 0);
+    const refused = budget.bodies.take(caller, 0);
     if (refused !== undefined) return refuseUnread(req, res, refused, next);
-    taken = expected ?? 0;
   }
   let compressed = 0;
   const countCompressed = (chunk: Buffer) => {
@@ -269,7 +269,7 @@ function readJson(
         }),
       );
     }
-    if (budget !== undefined && expected === undefined) {
+    if (budget !== undefined) {
       const refused = budget.bodies.take(caller, chunk.length);
       if (refused !== undefined) {
         settled = true;

@@ -22,8 +22,8 @@ export const USAGE_PERIODS: readonly UsagePeriod[] = ['day', 'week', 'month'];
 export const ADMIN_USAGE_PERIODS: readonly UsagePeriod[] = ['hour', ...USAGE_PERIODS];
 export const USAGE_GROUP_BY: readonly UsageGroupBy[] = ['key', 'project', 'model', 'endpoint'];
 
-/** Lines of a report (/v1/usage, /admin/usage) per page: some 260 bytes of JSON each, so about 260 KB by default, 1.3 MB at most. */
-export const USAGE_LIMIT = { default: 1000, max: 5000 } as const;
+/** Lines of a report (/v1/usage, /admin/usage) per page: some 260 bytes of JSON each, 1.3 MB at most. The default is the most, so a reader that predates `next_cursor` gets every line of any report it got whole before up to 5000 lines. */
+export const USAGE_LIMIT = { default: 5000, max: 5000 } as const;
 
 @ValidatorConstraint({ name: 'usageCursor' })
 class UsageCursorText implements ValidatorConstraintInterface {
@@ -62,7 +62,7 @@ export class UsagePageQuery extends UsageRangeQuery {
     default: USAGE_LIMIT.default,
     minimum: 1,
     maximum: USAGE_LIMIT.max,
-    example: 1000,
+    example: 5000,
     description: 'Lines per page; `totals` and `total_cost_yuan` are always the whole report',
   })
   @IsOptional()
