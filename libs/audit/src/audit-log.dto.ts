@@ -1,31 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  IsDateString,
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  Validate,
-  ValidatorConstraint,
-  ValidatorConstraintInterface,
-} from 'class-validator';
+import { IsDateString, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { AUDIT_ACTOR_KINDS } from './audit-entry';
 import { decodeAuditCursor } from './audit-cursor';
-
-@ValidatorConstraint({ name: 'auditCursor' })
-class AuditCursorText implements ValidatorConstraintInterface {
-  validate(value: unknown): boolean {
-    return typeof value === 'string' && decodeAuditCursor(value) !== null;
-  }
-  defaultMessage(): string {
-    return 'cursor must be a next_cursor this API answered';
-  }
-}
+import { IsCursor } from '@app/envelope';
 
 /** Filters of the audit log (both apps: GET /api/v1/admin/audit-log, GET /admin/audit-log). */
 export class AuditLogFilterQuery {
@@ -71,7 +49,7 @@ export class AuditLogFilterQuery {
     example: 'eyJiZWZvcmUiOiIxMjMifQ',
   })
   @IsOptional()
-  @Validate(AuditCursorText)
+  @IsCursor(decodeAuditCursor)
   cursor?: string;
 }
 

@@ -18,3 +18,20 @@ export function MaxDecimalPlaces(places: number, options?: ValidationOptions): P
     options,
   );
 }
+
+/**
+ * A `cursor` query parameter: a `next_cursor` this API answered. `decode` reads one (null for any other text), so a
+ * made-up or altered cursor is a 400 naming the parameter, never a query.
+ */
+export function IsCursor(decode: (text: string) => unknown, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'cursor',
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && decode(value) !== null,
+        defaultMessage: () => 'cursor must be a next_cursor this API answered',
+      },
+    },
+    options,
+  );
+}

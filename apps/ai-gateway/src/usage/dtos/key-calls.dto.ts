@@ -1,25 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  IsInt,
-  IsOptional,
-  Max,
-  Min,
-  Validate,
-  ValidatorConstraint,
-  ValidatorConstraintInterface,
-} from 'class-validator';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { decodeCallsCursor } from '../key-calls.cursor';
-
-@ValidatorConstraint({ name: 'callsCursor' })
-class CallsCursorText implements ValidatorConstraintInterface {
-  validate(value: unknown): boolean {
-    return typeof value === 'string' && decodeCallsCursor(value) !== null;
-  }
-  defaultMessage(): string {
-    return 'cursor must be a next_cursor this API answered';
-  }
-}
+import { IsCursor } from '@app/envelope';
 
 export class KeyCallsQuery {
   @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 200, example: 50 })
@@ -35,7 +18,7 @@ export class KeyCallsQuery {
     example: 'eyJhdCI6IjIwMjYtMTEtMjJUMDg6MDA6MDAuMDAwMDAwWiIsImlkIjoiNDIifQ',
   })
   @IsOptional()
-  @Validate(CallsCursorText)
+  @IsCursor(decodeCallsCursor)
   cursor?: string;
 }
 

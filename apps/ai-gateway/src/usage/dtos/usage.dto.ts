@@ -1,20 +1,10 @@
 import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsUUID,
-  Matches,
-  Max,
-  Min,
-  Validate,
-  ValidatorConstraint,
-  ValidatorConstraintInterface,
-} from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
 import { BudgetUsageResponse } from '../../limits/dtos/limit-fields.dto';
 import { BUDGET_PERIODS, BudgetPeriod } from '../../limits/limit-set';
 import { decodeUsageCursor } from '../usage.cursor';
+import { IsCursor } from '@app/envelope';
 import type { UsageGroupBy, UsagePeriod } from '../usage.repository';
 
 export const USAGE_PERIODS: readonly UsagePeriod[] = ['day', 'week', 'month'];
@@ -24,16 +14,6 @@ export const USAGE_GROUP_BY: readonly UsageGroupBy[] = ['key', 'project', 'model
 
 /** Lines of a report (/v1/usage, /admin/usage) per page: some 260 bytes of JSON each, 1.3 MB at most. The default is the most, so a reader that predates `next_cursor` gets every line of any report it got whole before up to 5000 lines. */
 export const USAGE_LIMIT = { default: 5000, max: 5000 } as const;
-
-@ValidatorConstraint({ name: 'usageCursor' })
-class UsageCursorText implements ValidatorConstraintInterface {
-  validate(value: unknown): boolean {
-    return typeof value === 'string' && decodeUsageCursor(value) !== null;
-  }
-  defaultMessage(): string {
-    return 'cursor must be a next_cursor this API answered';
-  }
-}
 
 const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
@@ -77,7 +57,7 @@ export class UsagePageQuery extends UsageRangeQuery {
     example: 'WyIyMDI2LTExLTIyIixudWxsLG51bGwsImNoYXQuY29tcGxldGlvbnMiLCJ2ZW5kb3ItZ3B0LTQtbWluaSJd',
   })
   @IsOptional()
-  @Validate(UsageCursorText)
+  @IsCursor(decodeUsageCursor)
   cursor?: string;
 }
 
