@@ -93,6 +93,14 @@ export class Base64Vector {
     return bytes > 0 && bytes % 4 === 0 ? new Base64Vector(text, bytes / 4) : undefined;
   }
 
+  /**
+   * A vector whose text was checked already, as `of` checks it (by the embeddings worker: vector-worker.ts), of
+   * `length` float32 values.
+   */
+  static checked(text: Buffer, length: number): Base64Vector {
+    return new Base64Vector(text, length);
+  }
+
   floats(): Float32Array {
     return floatsOf(Buffer.from(this.text.toString('latin1'), 'base64'));
   }

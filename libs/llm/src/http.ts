@@ -1,7 +1,8 @@
 // Pooled keep-alive HTTP to one upstream origin (undici Pool), with timeouts and error mapping.
 import { Dispatcher, Pool } from 'undici';
 import { defaultConnectionsPerKey, PoolShares, poolWaitExpired } from './pool-shares';
-import { CallAbortedError, parseRetryAfter, UpstreamError } from './types';
+import { CallAbortedError, EmbeddingsResponse, parseRetryAfter, UpstreamError } from './types';
+import { vectorWorker, VectorsAs } from './vector-worker';
 
 export interface UpstreamHttpOptions {
   baseUrl: string;
@@ -23,12 +24,14 @@ export class UpstreamHttp {
   /** The pool's connections shared out per key: a call waits here, in its key's turn, not in the pool's queue. */
   readonly shares: PoolShares;
   private readonly basePath: string;
+  private readonly origin: string;
   /** Request headers of every call (undici only reads them). */
   private readonly headers: Record<string, string>;
 
   constructor(private readonly opts: UpstreamHttpOptions) {
     const url = new URL(opts.baseUrl);
     this.basePath = url.pathname.replace(/\/+$/, '');
+    this.origin = url.origin;
     this.headers = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
@@ -297,6 +300,44 @@ export class UpstreamHttp {
       if (!waiting) begin();
       else timer = setTimeout(() => finish(poolWaitExpired(timeoutMs)), timeoutMs);
     });
+  }
+
+  /**
+   * An embeddings exchange on the embeddings worker thread (vector-worker.ts), in the key's share of the
+   * deployment's connections as callJson's, within timeoutMs from its start; errors as callJson gives them. The
+   * vectors are views of the worker's shared buffer in the form `as` asks: `release` them once written.
+   */
+  async embeddingsOffThread(
+    path: string,
+    payload: unknown,
+    opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string>; key?: string; as: VectorsAs },
+  ): Promise<EmbeddingsResponse & { release: () => void }> {
+    const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
+    const turn = this.shares.enter(opts.key, opts.signal, timeoutMs);
+    if (turn) await turn;
+    try {
+      return await vectorWorker().embeddings(
+        {
+          url: this.origin + this.basePath + path,
+          headers: opts.headers ? { ...this.headers, ...opts.headers } : this.headers,
+          body: JSON.stringify(payload),
+          timeoutMs,
+          connections: this.opts.connections,
+          as: opts.as,
+        },
+        opts.signal,
+        (r) =>
+          r.kind === 'http'
+            ? upstreamHttpError(r.status, r.text, r.retryAfter)
+            : new UpstreamError(
+                r.message,
+                r.kind === 'timeout' ? 'timeout' : r.kind === 'protocol' ? 'protocol' : 'network',
+                r.status,
+              ),
+      );
+    } finally {
+      this.shares.leave(opts.key);
+    }
   }
 
   close(): Promise<void> {

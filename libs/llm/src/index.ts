@@ -5,6 +5,7 @@ export * from './sse';
 export * from './llm-client';
 export * from './abort-source';
 export * from './http';
+export * from './vector-worker';
 export * from './sliced-json';
 export * from './providers-file';
 export * from './openai-client';

@@ -2,6 +2,7 @@
 import { UpstreamHttp } from './http';
 import { BulkPace, byteCharger, parseSliced } from './sliced-json';
 import { Base64Vector, EmbeddingVector, float32sOf } from './embedding-vector';
+import { VECTORS_OFF_THREAD } from './vector-worker';
 import { LlmClient } from './llm-client';
 import {
   CompletionLimitParam,
@@ -167,6 +168,13 @@ export class OpenAiCompatibleClient implements LlmClient, TextCompletionsClient 
         item.embedding = vectorOf(item.embedding, statusCode);
       return d;
     };
+    // Megabytes of base64 vectors: received, parsed and checked on the embeddings worker thread (vector-worker.ts).
+    if (opts.vectorsOffThread && encoding === 'base64' && VECTORS_OFF_THREAD)
+      return this.http.embeddingsOffThread(
+        '/embeddings',
+        { ...req, encoding_format: encoding },
+        { ...opts, as: opts.vectorsOffThread },
+      );
     const pace = opts.pace;
     const { statusCode, body } = await this.http.callJson<EmbeddingsResponse>(
       '/embeddings',

@@ -131,6 +131,11 @@ export interface EmbeddingsResponse {
   /** Each vector as the client read it (EmbeddingVector). */
   data: Array<{ index: number; object: 'embedding'; embedding: EmbeddingVector }>;
   usage: { prompt_tokens: number; total_tokens: number };
+  /**
+   * When the vectors are views of the embeddings worker's shared buffer (CallOptions.vectorsOffThread): gives their
+   * memory back. Call it once nothing reads them any more (the caller's answer written, or the call failed).
+   */
+  release?: () => void;
 }
 
 /** Per-call options every upstream client accepts. */
@@ -144,6 +149,12 @@ export interface CallOptions {
    * an item at a time, charged to it (parseSliced), not in one JSON.parse that holds the event loop.
    */
   pace?: BulkPace;
+  /**
+   * Embeddings: the exchange runs on the embeddings worker thread (vector-worker.ts) where the deployment can (an
+   * OpenAI-type one asking base64), its vectors handed back in this form as views of a shared buffer, to be
+   * released (EmbeddingsResponse.release). For answers of megabytes: their bytes never reach the main thread.
+   */
+  vectorsOffThread?: 'base64' | 'float';
 }
 
 /**

@@ -67,6 +67,9 @@ const DEFAULT_DIMENSIONS = 1536;
 /** Units charged to the pace per entry of an answer besides its characters (see the answer's loop in run). */
 const ENTRY_UNITS = 32;
 
+/** Vector bytes of an answer from which its exchange runs on the embeddings worker thread (vectorsOffThread). */
+const OFF_THREAD_FROM = 2 ** 20;
+
 /** Closes an entry whose base64 vector was written as the upstream's bytes. */
 const CLOSE_RAW_ENTRY = Buffer.from('"}');
 
@@ -92,13 +95,14 @@ export class CreateEmbeddings {
   /** The vectors as a JSON answer, the call settled; a failure is thrown as a catalog error. */
   async handle(principal: Principal, body: EmbeddingsRequest, ctx: CallContext): Promise<JsonAnswer<EmbeddingsResult>> {
     try {
-      const { result, text } = await this.run(principal, body, ctx);
+      const { result, text, release } = await this.run(principal, body, ctx);
       return {
         kind: 'json',
         body: result,
         text,
         headers: [OVERHEAD_HEADER, ctx.timer.overheadMs()],
         settled: Promise.resolve(),
+        release,
       };
     } catch (e) {
       throw toGatewayError(e);
@@ -109,7 +113,7 @@ export class CreateEmbeddings {
     principal: Principal,
     body: EmbeddingsRequest,
     ctx: CallContext,
-  ): Promise<{ result: EmbeddingsResult; text: Buffer[] }> {
+  ): Promise<{ result: EmbeddingsResult; text: Buffer[]; release?: () => void }> {
     const claims = assertScope(principal, 'embeddings');
     const info = this.router.modelInfo(body.model);
     if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });
@@ -187,11 +191,15 @@ export class CreateEmbeddings {
     );
 
     const vectors: (EmbeddingVector | undefined)[] = await this.cached(keys, inputs.length);
+    const base64 = body.encoding_format === 'base64';
     const missing = inputs.map((_, i) => i).filter((i) => !vectors[i]);
     // Bytes of vectors this call brings back: held against the key's share while they are fetched, parsed and
     // written into the answer (KeyBytes): a key's bulk calls take turns for their memory, not all at once.
     const vectorBytes = missing.length * (body.dimensions ?? info.dimensions ?? DEFAULT_DIMENSIONS) * 4;
-    return this.bytes.run(
+    // Vectors that are views of the embeddings worker's buffer (vectorsOffThread): given back once the answer is
+    // written (JsonAnswer.release), or at once when the call fails after they came.
+    let release: (() => void) | undefined;
+    const answered = this.bytes.run(
       shareOf(principal),
       vectorBytes,
       async () => {
@@ -228,9 +236,16 @@ export class CreateEmbeddings {
                 },
                 // The answer's vectors are parsed a vector at a time on the key's turns (parseSliced in @app/llm), on a
                 // pace that goes on if the client leaves: the provider answered, so the call is settled and billed.
-                { ...opts, pace: this.tokenizer.pace(shareOf(principal)) },
+                // Megabytes of them are received and parsed on the embeddings worker thread where the deployment
+                // allows (vectorsOffThread): none of their bytes on this thread.
+                {
+                  ...opts,
+                  pace: this.tokenizer.pace(shareOf(principal)),
+                  ...(vectorBytes >= OFF_THREAD_FROM ? { vectorsOffThread: base64 ? 'base64' : 'float' } : {}),
+                },
                 (d) => this.decoded(sent as number[][], missing, info, d, nameOf, texts),
               );
+              release = answer.value.release;
               const data = [...answer.value.data].sort((a, b) => a.index - b.index);
               if (data.length !== missing.length || data.some((d) => !isEmbeddingVector(d.embedding))) {
                 throw new GatewayError(GatewayErrorCode.EmbeddingsCountMismatch, {
@@ -265,7 +280,6 @@ export class CreateEmbeddings {
           httpStatus: 200,
           requestId: ctx.requestId,
         });
-        const base64 = body.encoding_format === 'base64';
         const result: EmbeddingsResult = {
           object: 'list',
           model: info.name,
@@ -330,10 +344,14 @@ export class CreateEmbeddings {
           },
           ctx.clientGone.signal,
         );
-        return { result, text };
+        return { result, text, release };
       },
       ctx.clientGone.signal,
     );
+    return answered.catch((e: unknown) => {
+      release?.();
+      throw e;
+    });
   }
 
   /**

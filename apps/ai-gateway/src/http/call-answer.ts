@@ -40,7 +40,11 @@ export async function answerCall(
     throw e;
   }
   if (answer.kind === 'json') {
+    const release = answer.release;
+    // The socket has taken the whole answer ('finish' comes before 'close'), or the connection is gone.
+    if (release) res.once('close', release);
     sendJson(res, 200, answer.body, answer.headers, answer.text, stallMs);
+    if (release && res.destroyed) release();
     await answer.settled;
     return;
   }

@@ -32,6 +32,8 @@ export interface JsonAnswer<T = unknown> {
   headers: string[];
   /** Settles once the call's use is charged; a call without a held budget is charged while its answer goes out. */
   settled: Promise<void>;
+  /** Gives back memory `text` is a view of (the embeddings worker's buffer): called once the answer is written or cut. */
+  release?: () => void;
 }
 
 /** A streamed call: the headers of its head, its events in order (`[DONE]` included), and its settlement. */

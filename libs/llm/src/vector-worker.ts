@@ -1,0 +1,441 @@
+import { endianness } from 'os';
+import { Worker } from 'worker_threads';
+import { Base64Vector, EmbeddingVector } from './embedding-vector';
+import { CallAbortedError, EmbeddingsResponse, UpstreamError } from './types';
+
+/**
+ * Bulk embeddings exchanges run on a worker thread of this process (VectorWorker): the upstream's answer (17 MB
+ * for 2048 vectors of 1536 dimensions in base64) is received, parsed and checked there, and its vectors are
+ * written into one region of a buffer shared with the main thread (the slab), which the answer to the caller is
+ * then written from. The main thread handles none of the answer's bytes: on it, an answer arrived as ~270 socket
+ * reads, each a new buffer V8 counts as memory outside its heap, and past ~64 MB of those since the last
+ * collection V8 runs a full one, pausing every call of the replica (docs/operations/performance.md, "What
+ * stalls key B under embeddings-large"). The slab is allocated once; a view of it is no new memory.
+ */
+
+/** How the caller wants its vectors: the slab holds base64 text (written as it is) or float32 bytes. */
+export type VectorsAs = 'base64' | 'float';
+
+/** One exchange: a POST of `body` (JSON text) to `url`, its answer an OpenAI embeddings list. */
+export interface VectorExchange {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** The whole exchange, sent to body received, is cut past this with a `timeout` UpstreamError. */
+  timeoutMs: number;
+  /** Connections the worker keeps to the origin at most (the deployment's `connections`). */
+  connections: number;
+  as: VectorsAs;
+}
+
+/** The slab's size: three 2048 x 1536-dimension answers in base64 at once; past it an answer gets a buffer of its own. */
+export const SLAB_BYTES = 64 * 2 ** 20;
+/** An upstream answer larger than this fails the call (`protocol`): 2048 vectors of 3072 floats as JSON numbers fit. */
+export const MAX_ANSWER_BYTES = 256 * 2 ** 20;
+
+/** The worker thread's nice value (Linux): 10 steps below the main thread, a tenth of its share of a busy core. */
+const WORKER_NICE = 10;
+
+/** Whether vectors can be handed over as float32 views (the slab holds little-endian float32s, as base64 does). */
+export const VECTORS_OFF_THREAD = endianness() === 'LE';
+
+interface Reply {
+  id: number;
+  ok: boolean;
+  // failure
+  kind?: 'http' | 'timeout' | 'network' | 'protocol' | 'aborted';
+  message?: string;
+  status?: number;
+  text?: string;
+  retryAfter?: string;
+  // success
+  object?: unknown;
+  model?: unknown;
+  usage?: EmbeddingsResponse['usage'];
+  indexes?: unknown[];
+  /** Per entry: [kind (0 in the slab, 1 given as it came in `others`), offset (or index in `others`), bytes, floats]. */
+  meta?: Int32Array;
+  others?: unknown[];
+  at?: number;
+  size?: number;
+  /** An answer that did not fit the slab: a buffer of its own (nothing to give back). */
+  own?: SharedArrayBuffer;
+}
+
+interface Pending {
+  resolve: (r: Reply) => void;
+  reject: (e: Error) => void;
+}
+
+/** The answer's error as the HTTP client would give it (UpstreamHttp.callJson), from the worker's reply. */
+export type ErrorOf = (reply: {
+  kind: string;
+  message: string;
+  status: number;
+  text: string;
+  retryAfter?: string;
+}) => Error;
+
+/** The process's worker for bulk embeddings exchanges: started on the first, kept for the process's life. */
+export class VectorWorker {
+  private worker: Worker | null = null;
+  private slab: SharedArrayBuffer | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+
+  /** Bytes of the slab handed out in answers and not given back (release). */
+  private held = 0;
+  /** Exchanges answered with vectors (read by tests: which calls ran here). */
+  private answered = 0;
+
+  constructor(
+    private readonly slabBytes = SLAB_BYTES,
+    private readonly maxAnswerBytes = MAX_ANSWER_BYTES,
+  ) {}
+
+  /** Exchanges sent and not answered. */
+  get pendingCalls(): number {
+    return this.pending.size;
+  }
+
+  /** Bytes of the slab held by answers not released yet. */
+  get heldBytes(): number {
+    return this.held;
+  }
+
+  /** Exchanges answered with vectors since the process started. */
+  get exchanges(): number {
+    return this.answered;
+  }
+
+  /**
+   * The exchange's vectors, each a view of the slab (Base64Vector for `as: 'base64'`, Float32Array for 'float'),
+   * and `release`, which gives their region back: call it once nothing reads them any more (the answer written).
+   * A 2xx answer is the call's once it began (the caller leaving no longer stops it: the provider bills it); before,
+   * `signal` stops it with CallAbortedError.
+   */
+  async embeddings(
+    exchange: VectorExchange,
+    signal: AbortSignal | undefined,
+    errorOf: ErrorOf,
+  ): Promise<EmbeddingsResponse & { release: () => void }> {
+    if (signal?.aborted) throw new CallAbortedError();
+    const worker = this.ensureWorker();
+    const slab = this.slab!;
+    const id = this.nextId++;
+    const reply = await new Promise<Reply>((resolve, reject) => {
+      const onAbort = () => worker.postMessage({ cancel: id });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, {
+        resolve: (r) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(r);
+        },
+        reject: (e) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      });
+      worker.ref();
+      worker.postMessage({ id, ...exchange, maxBytes: this.maxAnswerBytes });
+    });
+    if (!reply.ok) {
+      if (reply.kind === 'aborted') throw new CallAbortedError();
+      throw errorOf({
+        kind: reply.kind ?? 'network',
+        message: reply.message ?? 'vector worker failed',
+        status: reply.status ?? 0,
+        text: reply.text ?? '',
+        retryAfter: reply.retryAfter,
+      });
+    }
+    const buffer = reply.own ?? slab;
+    this.answered++;
+    const size = reply.size ?? 0;
+    this.held += size;
+    const from = this.worker;
+    let given = size === 0;
+    const release = () => {
+      if (given) return;
+      given = true;
+      this.held -= size;
+      // A worker started since (the last one failed) has a slab of its own: the region is nobody's now.
+      if (this.worker === from) from?.postMessage({ free: [reply.at, size] });
+    };
+    const meta = reply.meta!;
+    const indexes = reply.indexes!;
+    const data: EmbeddingsResponse['data'] = [];
+    for (let i = 0; i < indexes.length; i++) {
+      const kind = meta[i * 4];
+      const at = meta[i * 4 + 1];
+      let embedding: EmbeddingVector;
+      if (kind === 1) embedding = reply.others![at] as EmbeddingVector;
+      else if (exchange.as === 'base64')
+        embedding = Base64Vector.checked(Buffer.from(buffer, at, meta[i * 4 + 2]), meta[i * 4 + 3]);
+      else embedding = new Float32Array(buffer, at, meta[i * 4 + 3]);
+      data.push({ index: indexes[i] as number, object: 'embedding', embedding });
+    }
+    return {
+      object: reply.object as 'list',
+      model: reply.model as string,
+      data,
+      usage: reply.usage!,
+      release,
+    };
+  }
+
+  /** Stops the worker (tests); pending exchanges fail, the next one starts a fresh worker and slab. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    if (worker) await worker.terminate();
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const slab = new SharedArrayBuffer(this.slabBytes);
+    const worker = new Worker(WORKER_BODY, {
+      eval: true,
+      // Its heap takes the process's V8 flags: --max-semi-space-size=64 (scripts/node-flags.js) gives it a young
+      // generation of up to 128 MB as the main thread's (a worker's resourceLimits do not override a flag).
+      workerData: { slab, nice: WORKER_NICE },
+    });
+    worker.unref();
+    worker.on('message', (reply: Reply) => {
+      const p = this.pending.get(reply.id);
+      if (!p) return;
+      this.pending.delete(reply.id);
+      if (this.pending.size === 0) worker.unref();
+      p.resolve(reply);
+    });
+    const gone = (reason: string) => {
+      if (this.worker === worker) this.worker = null;
+      for (const [id, p] of this.pending) {
+        this.pending.delete(id);
+        p.reject(new UpstreamError(`embeddings worker ${reason}`, 'network', 0));
+      }
+    };
+    worker.on('error', (e) => gone(`failed: ${e.message}`));
+    worker.on('exit', () => gone('exited'));
+    this.worker = worker;
+    this.slab = slab;
+    return worker;
+  }
+}
+
+let shared: VectorWorker | undefined;
+/** The process's VectorWorker. */
+export function vectorWorker(): VectorWorker {
+  return (shared ??= new VectorWorker());
+}
+
+/**
+ * The worker: one HTTP exchange per message (keep-alive agents per origin), the answer parsed with one JSON.parse
+ * (on this thread, apart from the replica's calls), each vector checked as the main thread's parser checks it
+ * (base64 of whole float32 values; vectorOf in openai-client.ts) and written into the slab; the slab's free
+ * regions kept here (first fit, neighbours joined), given back by `free` messages.
+ */
+const WORKER_BODY = `
+'use strict';
+const { parentPort, workerData } = require('worker_threads');
+const http = require('http');
+const https = require('https');
+const slab = Buffer.from(workerData.slab);
+// This thread's work is bulk: below the replica's calls on the main thread when both want a core (os.setPriority
+// without a pid sets the calling thread's nice value on Linux; elsewhere it may be the process's: not done there).
+if (process.platform === 'linux') {
+  try {
+    require('os').setPriority(workerData.nice);
+  } catch {
+    // not permitted: the default priority
+  }
+}
+let free = [{ at: 0, size: slab.length }];
+const agents = new Map();
+const calls = new Map();
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function alloc(size) {
+  for (let i = 0; i < free.length; i++) {
+    const f = free[i];
+    if (f.size < size) continue;
+    const at = f.at;
+    f.at += size;
+    f.size -= size;
+    if (f.size === 0) free.splice(i, 1);
+    return at;
+  }
+  return -1;
+}
+
+function giveBack(at, size) {
+  let i = 0;
+  while (i < free.length && free[i].at < at) i++;
+  free.splice(i, 0, { at, size });
+  if (i + 1 < free.length && at + size === free[i + 1].at) {
+    free[i].size += free[i + 1].size;
+    free.splice(i + 1, 1);
+  }
+  if (i > 0 && free[i - 1].at + free[i - 1].size === at) {
+    free[i - 1].size += free[i].size;
+    free.splice(i, 1);
+  }
+}
+
+function agentFor(url, connections) {
+  const key = url.origin + ' ' + connections;
+  let agent = agents.get(key);
+  if (!agent) {
+    agent = new (url.protocol === 'https:' ? https : http).Agent({ keepAlive: true, maxSockets: connections });
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+/** The decoded byte length of a base64 vector by its length and padding: -1 when no base64 has that shape. */
+function shapeBytes(s) {
+  const n = s.length;
+  if (n === 0 || n % 4 !== 0) return -1;
+  return (n / 4) * 3 - (s.charCodeAt(n - 1) === 61 ? (s.charCodeAt(n - 2) === 61 ? 2 : 1) : 0);
+}
+
+const NOT_BASE64 = 'upstream sent an embedding that is not base64';
+const PARTIAL = 'upstream sent a base64 embedding that is not whole float32 values';
+
+function answer(m, status, text, done) {
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return done({ kind: 'protocol', message: 'upstream sent a body that is not JSON', status });
+  }
+  if (!body || !Array.isArray(body.data))
+    return done({ kind: 'protocol', message: 'upstream embeddings response has no data', status });
+  const n = body.data.length;
+  const meta = new Int32Array(n * 4);
+  const indexes = new Array(n);
+  const others = [];
+  let total = 0;
+  // Sizes first (from each text's length), so that the answer takes one region of the slab.
+  for (let i = 0; i < n; i++) {
+    const d = body.data[i];
+    indexes[i] = d == null ? undefined : d.index;
+    const v = d == null ? undefined : d.embedding;
+    if (typeof v !== 'string') {
+      meta[i * 4] = 1;
+      meta[i * 4 + 1] = others.length;
+      others.push(v);
+      continue;
+    }
+    const bytes = shapeBytes(v);
+    if (bytes < 0) return done({ kind: 'protocol', status, message: NOT_BASE64 });
+    if (bytes % 4 !== 0 || bytes === 0)
+      return done({ kind: 'protocol', status, message: BASE64.test(v) ? PARTIAL : NOT_BASE64 });
+    const size = m.as === 'base64' ? v.length : bytes;
+    meta[i * 4 + 1] = total;
+    meta[i * 4 + 2] = size;
+    meta[i * 4 + 3] = bytes / 4;
+    total += (size + 7) & ~7;
+  }
+  let at = total > 0 ? alloc(total) : 0;
+  let own;
+  let target = slab;
+  if (at < 0) {
+    own = new SharedArrayBuffer(total);
+    target = Buffer.from(own);
+    at = 0;
+  }
+  for (let i = 0; i < n; i++) {
+    if (meta[i * 4] === 1) continue;
+    const v = body.data[i].embedding;
+    const to = (meta[i * 4 + 1] += at);
+    // Decoded and encoded again: the text is base64 as every encoder writes it when the two are the same (a
+    // regular expression over the text took five times as long); else it is checked character by character, and
+    // base64 with unused bits set (the same floats) is answered in its canonical form.
+    const decoded = Buffer.from(v, 'base64');
+    const canonical = decoded.toString('base64');
+    if (canonical !== v && !BASE64.test(v)) {
+      if (!own && total > 0) giveBack(at, total);
+      return done({ kind: 'protocol', status, message: NOT_BASE64 });
+    }
+    if (m.as === 'base64') target.write(canonical, to, 'latin1');
+    else decoded.copy(target, to);
+  }
+  done(
+    null,
+    { object: body.object, model: body.model, usage: body.usage, indexes, meta, others, at, size: own ? 0 : total, own },
+    [meta.buffer],
+  );
+}
+
+function start(m) {
+  const call = { answering: false };
+  const done = (failure, result, transfer) => {
+    if (!calls.delete(m.id)) return;
+    clearTimeout(call.timer);
+    parentPort.postMessage(failure ? { id: m.id, ok: false, ...failure } : { id: m.id, ok: true, ...result }, transfer);
+  };
+  call.done = done;
+  calls.set(m.id, call);
+  let url;
+  try {
+    url = new URL(m.url);
+  } catch {
+    return done({ kind: 'network', message: 'upstream connection failed: bad URL', status: 0 });
+  }
+  const lib = url.protocol === 'https:' ? https : http;
+  const req = lib.request(url, {
+    method: 'POST',
+    agent: agentFor(url, m.connections),
+    headers: { ...m.headers, 'content-length': Buffer.byteLength(m.body) },
+  });
+  call.req = req;
+  call.timer = setTimeout(() => {
+    req.destroy();
+    done({ kind: 'timeout', message: 'upstream did not answer within ' + m.timeoutMs + ' ms', status: 0 });
+  }, m.timeoutMs);
+  req.on('error', (e) =>
+    done({ kind: 'network', message: 'upstream connection failed: ' + (e.code || e.message), status: 0 }),
+  );
+  req.on('response', (res) => {
+    const status = res.statusCode;
+    call.answering = status >= 200 && status < 300;
+    const chunks = [];
+    let size = 0;
+    res.on('data', (chunk) => {
+      size += chunk.length;
+      if (size > m.maxBytes) {
+        req.destroy();
+        return done({ kind: 'protocol', message: 'upstream answer larger than ' + m.maxBytes + ' bytes', status });
+      }
+      chunks.push(chunk);
+    });
+    res.on('error', () => {});
+    res.on('close', () => {
+      if (!res.complete) done({ kind: 'network', message: 'upstream connection failed: answer cut', status: 0 });
+    });
+    res.on('end', () => {
+      if (!calls.has(m.id)) return;
+      const text = Buffer.concat(chunks, size).toString('utf8');
+      if (!call.answering) {
+        const retry = res.headers['retry-after'];
+        return done({ kind: 'http', status, text, message: 'HTTP ' + status, retryAfter: Array.isArray(retry) ? retry[0] : retry });
+      }
+      answer(m, status, text, done);
+    });
+  });
+  req.end(m.body);
+}
+
+parentPort.on('message', (m) => {
+  if (m.free) return giveBack(m.free[0], m.free[1]);
+  if (m.cancel !== undefined) {
+    const call = calls.get(m.cancel);
+    // A 2xx answer under way is the call's (the provider bills it): it goes on.
+    if (!call || call.answering) return;
+    call.req?.destroy();
+    return call.done({ kind: 'aborted', message: 'the caller left', status: 0 });
+  }
+  start(m);
+});
+`;
