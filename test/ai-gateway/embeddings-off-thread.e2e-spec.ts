@@ -7,6 +7,7 @@
 import { request } from 'http';
 import OpenAI from 'openai';
 import { vectorWorker } from '@app/llm';
+import { CreateEmbeddings } from '../../apps/ai-gateway/src/embeddings/create-embeddings.service';
 import { fakeEmbedding } from '../support/upstreams';
 import { until } from '../support/until';
 import { GatewayFixture, providersDoc, startGatewayFixture } from './gateway-fixture';
@@ -54,6 +55,7 @@ describe('/v1/embeddings on the embeddings worker thread', () => {
     for (const i of [0, 77, 199]) expect(res.data[i].embedding).toEqual(float32(input[i]));
     expect(res.usage.prompt_tokens).toBeGreaterThan(0);
     await until(() => vectorWorker().heldBytes === 0);
+    expect(f.gw.app.get(CreateEmbeddings)['bytes'].size).toBe(0);
   });
 
   it('answers numbers to a caller asking floats, and base64 as the upstream wrote it to one asking base64', async () => {
@@ -88,6 +90,8 @@ describe('/v1/embeddings on the embeddings worker thread', () => {
     const body = JSON.stringify({ model: 'bulk-embed', input: texts(1500, 'gone'), encoding_format: 'base64' });
     const url = new URL(`${f.gw.url}/v1/embeddings`);
     const before = vectorWorker().exchanges;
+    let heldThen = 0;
+    let status: number | undefined;
     await new Promise<void>((resolve, reject) => {
       const req = request(
         {
@@ -98,9 +102,9 @@ describe('/v1/embeddings on the embeddings worker thread', () => {
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         },
         (res) => {
-          expect(res.statusCode).toBe(200);
+          status = res.statusCode;
           res.once('data', () => {
-            expect(vectorWorker().heldBytes).toBeGreaterThan(0);
+            heldThen = vectorWorker().heldBytes;
             req.destroy();
             resolve();
           });
@@ -109,7 +113,11 @@ describe('/v1/embeddings on the embeddings worker thread', () => {
       req.on('error', (e) => (req.destroyed ? undefined : reject(e)));
       req.end(body);
     });
+    expect(status).toBe(200);
+    expect(heldThen).toBeGreaterThan(0);
     expect(vectorWorker().exchanges).toBe(before + 1);
     await until(() => vectorWorker().heldBytes === 0);
+    // The key's vectors in flight (KeyBytes) were given back with it.
+    expect(f.gw.app.get(CreateEmbeddings)['bytes'].size).toBe(0);
   });
 });

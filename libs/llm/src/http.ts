@@ -19,12 +19,16 @@ export interface UpstreamResponse {
   body: Dispatcher.ResponseData['body'];
 }
 
+let nextPoolId = 1;
+
 export class UpstreamHttp {
   private readonly pool: Pool;
   /** The pool's connections shared out per key: a call waits here, in its key's turn, not in the pool's queue. */
   readonly shares: PoolShares;
   private readonly basePath: string;
   private readonly origin: string;
+  /** This client's connections on the embeddings worker thread (its own, as its undici pool). */
+  private readonly poolId = nextPoolId++;
   /** Request headers of every call (undici only reads them). */
   private readonly headers: Record<string, string>;
 
@@ -304,7 +308,8 @@ export class UpstreamHttp {
 
   /**
    * An embeddings exchange on the embeddings worker thread (vector-worker.ts), in the key's share of the
-   * deployment's connections as callJson's, within timeoutMs from its start; errors as callJson gives them. The
+   * deployment's connections as callJson's (given back once the body is in), the upstream's answer within timeoutMs
+   * of the start (its parsing after that is not counted); errors as callJson gives them. The
    * vectors are views of the worker's shared buffer in the form `as` asks: `release` them once written.
    */
   async embeddingsOffThread(
@@ -315,6 +320,13 @@ export class UpstreamHttp {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
     const turn = this.shares.enter(opts.key, opts.signal, timeoutMs);
     if (turn) await turn;
+    // The connection goes back to the key's share once the answer's body is in (the worker parses it after).
+    let held = true;
+    const leave = () => {
+      if (!held) return;
+      held = false;
+      this.shares.leave(opts.key);
+    };
     try {
       return await vectorWorker().embeddings(
         {
@@ -323,6 +335,7 @@ export class UpstreamHttp {
           body: JSON.stringify(payload),
           timeoutMs,
           connections: this.opts.connections,
+          pool: this.poolId,
           as: opts.as,
         },
         opts.signal,
@@ -334,9 +347,10 @@ export class UpstreamHttp {
                 r.kind === 'timeout' ? 'timeout' : r.kind === 'protocol' ? 'protocol' : 'network',
                 r.status,
               ),
+        leave,
       );
     } finally {
-      this.shares.leave(opts.key);
+      leave();
     }
   }
 

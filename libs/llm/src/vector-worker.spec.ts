@@ -66,6 +66,7 @@ describe('VectorWorker (embeddings exchanges on a worker thread)', () => {
     body: JSON.stringify({ model: 'm', input, encoding_format: 'base64' }),
     timeoutMs,
     connections: 4,
+    pool: 1,
     as,
   });
   const errorOf = (r: { kind: string; message: string; status: number; text: string; retryAfter?: string }) =>
@@ -124,11 +125,19 @@ describe('VectorWorker (embeddings exchanges on a worker thread)', () => {
   });
 
   it('passes entries that are not base64 text as they came (the use case refuses them), and refuses bad base64 as the parser does', async () => {
-    handler = vectors(4, (data) => (data[1].embedding = [0.5, 0.25]));
+    // Numbers to a base64 ask: float32s for a base64 answer (as the main thread encodes them), as they came for numbers.
+    handler = vectors(4, (data) => (data[1].embedding = [0.5, 0.1]));
     const mixed = await worker.embeddings(exchange(['a', 'b']), undefined, errorOf);
-    expect(mixed.data[1].embedding).toEqual([0.5, 0.25]);
+    expect((mixed.data[1].embedding as Base64Vector).toString()).toBe(base64(Float32Array.of(0.5, 0.1)));
     expect(mixed.data[0].embedding).toBeInstanceOf(Base64Vector);
     mixed.release();
+    const asNumbers = await worker.embeddings(exchange(['a', 'b'], 'float'), undefined, errorOf);
+    expect(asNumbers.data[1].embedding).toEqual([0.5, 0.1]);
+    asNumbers.release();
+    handler = vectors(4, (data) => (data[1].embedding = [0.5, 'x']));
+    const odd = await worker.embeddings(exchange(['a', 'b']), undefined, errorOf);
+    expect(odd.data[1].embedding).toEqual([0.5, 'x']);
+    odd.release();
 
     handler = vectors(4, (data) => (data[0].embedding = 'not*base64=='));
     await expect(worker.embeddings(exchange(['a']), undefined, errorOf)).rejects.toMatchObject({
@@ -157,6 +166,114 @@ describe('VectorWorker (embeddings exchanges on a worker thread)', () => {
       kind: 'protocol',
       message: 'upstream answer larger than 2097152 bytes',
     });
+    expect(worker.heldBytes).toBe(0);
+  });
+
+  it('checks long base64 on its bytes as the parser does: alphabet, whole floats, canonical form, escapes', async () => {
+    const long = base64(floats(3, 24)); // 128 characters: kept as bytes of the answer
+    const refused = async (embedding: string, message: string) => {
+      handler = vectors(24, (data) => (data[0].embedding = embedding));
+      await expect(worker.embeddings(exchange(['a']), undefined, errorOf)).rejects.toMatchObject({
+        kind: 'protocol',
+        message,
+      });
+    };
+    await refused(long.slice(0, 60) + '*' + long.slice(61), 'upstream sent an embedding that is not base64');
+    await refused(long.slice(0, 60) + '\u0001' + long.slice(61), 'upstream sent an embedding that is not base64');
+    await refused(long.slice(0, 60) + '-' + long.slice(61), 'upstream sent an embedding that is not base64');
+    await refused(long.slice(0, 124) + 'AA==', 'upstream sent a base64 embedding that is not whole float32 values');
+    await refused(long.slice(0, 126), 'upstream sent an embedding that is not base64');
+
+    // 26 floats: 104 bytes, padded once, the last character's low 2 bits unused: set, the same floats, answered canonical.
+    const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const padded = base64(floats(4, 26));
+    const loose = padded.slice(0, -2) + ALPHABET[ALPHABET.indexOf(padded.at(-2)!) | 1] + '=';
+    expect(loose).not.toBe(padded);
+    for (const as of ['base64', 'float'] as const) {
+      handler = vectors(26, (data) => (data[0].embedding = loose));
+      const r = await worker.embeddings(exchange(['a'], as), undefined, errorOf);
+      const expected = Buffer.from(loose, 'base64');
+      const v = r.data[0].embedding;
+      if (as === 'base64') expect((v as Base64Vector).toString()).toBe(expected.toString('base64'));
+      else
+        expect(Buffer.from(new Uint8Array((v as Float32Array).buffer, (v as Float32Array).byteOffset, 104))).toEqual(
+          expected,
+        );
+      r.release();
+    }
+
+    // Slashes escaped (as PHP's json_encode writes them) are read as JSON reads them.
+    handler = (_r, _b, res) =>
+      res.end(`{"data":[{"index":0,"embedding":"${long.replace(/\//g, '\\/')}"}],"usage":{"prompt_tokens":1}}`);
+    const escaped = await worker.embeddings(exchange(['a']), undefined, errorOf);
+    expect((escaped.data[0].embedding as Base64Vector).toString()).toBe(long);
+    escaped.release();
+  });
+
+  it('reads the rest of the answer as JSON.parse does, and refuses what it refuses', async () => {
+    const long = base64(floats(5, 32));
+    // Seeded values of every JSON kind, written with odd but valid spacing and escapes.
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
+    const any = (depth: number): unknown => {
+      const kind = depth > 3 ? Math.floor(rand() * 4) : Math.floor(rand() * 6);
+      if (kind === 0) return pick([0, -0.5, 1e21, 1234567890123456, -3.25e-7, 42]);
+      if (kind === 1)
+        return pick(['', 'é "quoted" \\ back', 'tab\tline\n', '\u2028 \ud83d\ude00', 'x'.repeat(100), '__proto__']);
+      if (kind === 2) return pick([true, false, null]);
+      if (kind === 3) return pick(['model-a', 'embedding']);
+      if (kind === 4) return Array.from({ length: Math.floor(rand() * 4) }, () => any(depth + 1));
+      const o: Record<string, unknown> = {};
+      for (let k = Math.floor(rand() * 4); k > 0; k--)
+        o[pick(['a', 'embedding', 'data', '__proto__', 'ü', ''])] = any(depth + 1);
+      return o;
+    };
+    for (let round = 0; round < 40; round++) {
+      const usage = any(0);
+      const extra = any(0);
+      const text = JSON.stringify(
+        { object: 'list', data: [{ index: 0, embedding: long, extra }], model: 'm\u00e9', usage },
+        null,
+        round % 2 ? 1 : 0,
+      );
+      handler = (_r, _b, res) => res.end(text);
+      const r = await worker.embeddings(exchange(['a']), undefined, errorOf);
+      const parsed = JSON.parse(text) as { usage: unknown; model: string };
+      expect(r.usage).toEqual(parsed.usage);
+      expect(r.model).toBe(parsed.model);
+      expect((r.data[0].embedding as Base64Vector).toString()).toBe(long);
+      r.release();
+    }
+    const entry = `{"index":0,"embedding":"${long}"}`;
+    for (const bad of [
+      `{"data":[${entry}]} x`,
+      `{"data":[${entry},]}`,
+      `{"data":[${entry}]`,
+      `\ufeff{"data":[${entry}]}`,
+      `{'data':[${entry}]}`,
+      `{"data":[${entry}],"n":01}`,
+      `{"data":[${entry}],"n":-}`,
+      `{"data":[${entry}],"n":NaN}`,
+      `{"data":[${entry}],"n":1.}`,
+      `{"data":[${entry}],"s":"a\x01b"}`,
+      `{"data":[${entry}],"s":"\\q"}`,
+      `{"data":[${entry}] "n":1}`,
+      `{"data":[{"index":0,"embedding":"${long}}]}`,
+    ]) {
+      handler = (_r, _b, res) => res.end(bad.replace('\\x01', '\u0001'));
+      await expect(worker.embeddings(exchange(['a']), undefined, errorOf)).rejects.toMatchObject({
+        message: 'upstream sent a body that is not JSON',
+      });
+    }
+    // Vectors as numbers to a base64 ask, and nesting past 64 levels: read by JSON.parse.
+    const deep = '['.repeat(100) + ']'.repeat(100);
+    handler = (_r, _b, res) => res.end(`{"data":[{"index":0,"embedding":[0.5,1e-3]},${entry}],"usage":${deep}}`);
+    const numbers = await worker.embeddings(exchange(['a', 'b']), undefined, errorOf);
+    expect((numbers.data[0].embedding as Base64Vector).toString()).toBe(base64(Float32Array.of(0.5, 0.001)));
+    expect((numbers.data[1].embedding as Base64Vector).toString()).toBe(long);
+    expect(numbers.usage).toEqual(JSON.parse(deep));
+    numbers.release();
     expect(worker.heldBytes).toBe(0);
   });
 
@@ -206,6 +323,51 @@ describe('VectorWorker (embeddings exchanges on a worker thread)', () => {
       await until(() => closed.length > before);
     } finally {
       await http.close();
+    }
+  });
+
+  it("gives each deployment's client connections of its own, and keeps a 2xx answer whose caller left once it began", async () => {
+    // Two clients of one connection each to the same server, which answers once both requests are in: with one
+    // set of connections for both, the second would wait for the first's, which waits for it.
+    const waiting: ServerResponse[] = [];
+    handler = (_req, body, res) => {
+      waiting.push(res);
+      if (waiting.length === 2) for (const r of waiting.splice(0)) vectors(8)(_req, body, r);
+    };
+    const one = new UpstreamHttp({ baseUrl: `${url}/v1`, connections: 1, headers: {}, timeoutMs: 10_000 });
+    const two = new UpstreamHttp({ baseUrl: `${url}/v1`, connections: 1, headers: {}, timeoutMs: 10_000 });
+    try {
+      const both = await Promise.all(
+        [one, two].map((h) =>
+          h.embeddingsOffThread('/embeddings', { input: ['a'], encoding_format: 'base64' }, { as: 'base64' }),
+        ),
+      );
+      both.forEach((r) => r.release());
+      expect(both.map((r) => (r.data[0].embedding as Base64Vector).length)).toEqual([8, 8]);
+
+      // The upstream began its 2xx answer: the caller leaving no longer stops the call (the provider bills it).
+      const gone = new AbortController();
+      const answer = JSON.stringify({
+        object: 'list',
+        data: [{ index: 0, embedding: base64(floats(0, 8)) }],
+        usage: { prompt_tokens: 1, total_tokens: 1 },
+      });
+      let begun: ServerResponse | undefined;
+      handler = (_req, _body, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(answer.slice(0, 10));
+        begun = res;
+      };
+      const call = one.embeddingsOffThread('/embeddings', { input: ['a'] }, { as: 'base64', signal: gone.signal });
+      await until(() => vectorWorker().answeringCalls === 1);
+      gone.abort();
+      begun!.end(answer.slice(10));
+      const kept = await call;
+      expect((kept.data[0].embedding as Base64Vector).toString()).toBe(base64(floats(0, 8)));
+      kept.release();
+      expect(one.shares.stats).toEqual({ active: 0, waiting: 0 });
+    } finally {
+      await Promise.all([one.close(), two.close()]);
     }
   });
 

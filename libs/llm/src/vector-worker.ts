@@ -23,8 +23,10 @@ export interface VectorExchange {
   body: string;
   /** The whole exchange, sent to body received, is cut past this with a `timeout` UpstreamError. */
   timeoutMs: number;
-  /** Connections the worker keeps to the origin at most (the deployment's `connections`). */
+  /** Connections the worker keeps to the origin at most (the deployment's `connections`), per `pool`. */
   connections: number;
+  /** The deployment's client (one UpstreamHttp): each has connections of its own, as its undici pool has. */
+  pool: number;
   as: VectorsAs;
 }
 
@@ -65,6 +67,9 @@ interface Reply {
 interface Pending {
   resolve: (r: Reply) => void;
   reject: (e: Error) => void;
+  arrived?: () => void;
+  /** The upstream began a 2xx answer: the caller leaving no longer stops the call. */
+  answering: () => void;
 }
 
 /** The answer's error as the HTTP client would give it (UpstreamHttp.callJson), from the worker's reply. */
@@ -83,6 +88,8 @@ export class VectorWorker {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
 
+  /** Exchanges whose upstream began a 2xx answer, not yet answered here. */
+  private readonly answering = new Set<number>();
   /** Bytes of the slab handed out in answers and not given back (release). */
   private held = 0;
   /** Exchanges answered with vectors (read by tests: which calls ran here). */
@@ -96,6 +103,11 @@ export class VectorWorker {
   /** Exchanges sent and not answered. */
   get pendingCalls(): number {
     return this.pending.size;
+  }
+
+  /** Exchanges whose upstream began a 2xx answer, being received or parsed (read by tests). */
+  get answeringCalls(): number {
+    return this.answering.size;
   }
 
   /** Bytes of the slab held by answers not released yet. */
@@ -118,6 +130,7 @@ export class VectorWorker {
     exchange: VectorExchange,
     signal: AbortSignal | undefined,
     errorOf: ErrorOf,
+    arrived?: () => void,
   ): Promise<EmbeddingsResponse & { release: () => void }> {
     if (signal?.aborted) throw new CallAbortedError();
     const worker = this.ensureWorker();
@@ -126,14 +139,33 @@ export class VectorWorker {
     const reply = await new Promise<Reply>((resolve, reject) => {
       const onAbort = () => worker.postMessage({ cancel: id });
       signal?.addEventListener('abort', onAbort, { once: true });
+      // The worker's own deadline ends when the body is in; its parsing (on a thread below the others' priority)
+      // is bounded here: past twice the deadline more, the call fails and its answer is dropped when it comes.
+      const backstop = setTimeout(() => {
+        if (!this.pending.delete(id)) return;
+        if (this.pending.size === 0) worker.unref();
+        worker.postMessage({ cancel: id, force: true });
+        done();
+        reject(new UpstreamError(`embeddings worker did not answer within ${3 * exchange.timeoutMs} ms`, 'timeout', 0));
+      }, 3 * exchange.timeoutMs);
+      const done = () => {
+        clearTimeout(backstop);
+        this.answering.delete(id);
+        signal?.removeEventListener('abort', onAbort);
+      };
       this.pending.set(id, {
         resolve: (r) => {
-          signal?.removeEventListener('abort', onAbort);
+          done();
           resolve(r);
         },
         reject: (e) => {
-          signal?.removeEventListener('abort', onAbort);
+          done();
           reject(e);
+        },
+        arrived,
+        answering: () => {
+          this.answering.add(id);
+          signal?.removeEventListener('abort', onAbort);
         },
       });
       worker.ref();
@@ -201,21 +233,29 @@ export class VectorWorker {
       workerData: { slab, nice: WORKER_NICE },
     });
     worker.unref();
-    worker.on('message', (reply: Reply) => {
+    worker.on('message', (reply: Reply & { arrived?: boolean; answering?: boolean }) => {
       const p = this.pending.get(reply.id);
-      if (!p) return;
+      if (!p) {
+        // An answer that came after its call failed (the backstop): its region is nobody's.
+        if (reply.ok && reply.size && this.worker === worker) worker.postMessage({ free: [reply.at, reply.size] });
+        return;
+      }
+      if (reply.arrived) return p.arrived?.();
+      if (reply.answering) return p.answering();
       this.pending.delete(reply.id);
       if (this.pending.size === 0) worker.unref();
       p.resolve(reply);
     });
+    // The worker failing is not the deployment's fault: `busy` (no cooldown, as a wait for a connection that ran out).
     const gone = (reason: string) => {
       if (this.worker === worker) this.worker = null;
       for (const [id, p] of this.pending) {
         this.pending.delete(id);
-        p.reject(new UpstreamError(`embeddings worker ${reason}`, 'network', 0));
+        p.reject(new UpstreamError(`embeddings worker ${reason}`, 'busy', 0));
       }
     };
     worker.on('error', (e) => gone(`failed: ${e.message}`));
+    worker.on('messageerror', (e) => gone(`sent an unreadable message: ${e.message}`));
     worker.on('exit', () => gone('exited'));
     this.worker = worker;
     this.slab = slab;
@@ -282,32 +322,196 @@ function giveBack(at, size) {
   }
 }
 
-function agentFor(url, connections) {
-  const key = url.origin + ' ' + connections;
+// Each deployment's client (pool) its own connections, at most its \`connections\`, closed after 30 s idle (as undici's).
+function agentFor(url, m) {
+  const key = m.pool + ' ' + url.origin;
   let agent = agents.get(key);
   if (!agent) {
-    agent = new (url.protocol === 'https:' ? https : http).Agent({ keepAlive: true, maxSockets: connections });
+    agent = new (url.protocol === 'https:' ? https : http).Agent({ keepAlive: true, maxSockets: m.connections, timeout: 30000 });
     agents.set(key, agent);
   }
   return agent;
 }
 
-/** The decoded byte length of a base64 vector by its length and padding: -1 when no base64 has that shape. */
-function shapeBytes(s) {
-  const n = s.length;
+/** The decoded byte length of base64 text of length n whose last two characters are c1, c2 (-1: no base64 has n). */
+function shapeBytes(n, c2, c1) {
   if (n === 0 || n % 4 !== 0) return -1;
-  return (n / 4) * 3 - (s.charCodeAt(n - 1) === 61 ? (s.charCodeAt(n - 2) === 61 ? 2 : 1) : 0);
+  return (n / 4) * 3 - (c1 === 61 ? (c2 === 61 ? 2 : 1) : 0);
 }
 
 const NOT_BASE64 = 'upstream sent an embedding that is not base64';
 const PARTIAL = 'upstream sent a base64 embedding that is not whole float32 values';
 
-function answer(m, status, text, done) {
+/** Each byte's value in base64's alphabet plus one (0: not in it); PAIRS: 1 where both bytes of a 16-bit value are. */
+const VALUE = new Uint8Array(256);
+[...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].forEach((c, i) => (VALUE[c.charCodeAt(0)] = i + 1));
+const PAIRS = new Uint8Array(65536);
+for (let a = 0; a < 256; a++) for (let b = 0; b < 256; b++) PAIRS[a | (b << 8)] = VALUE[a] && VALUE[b] ? 1 : 0;
+
+/** Whether bytes [from, to) of buf are all in the alphabet: four at a time where aligned (embedding-vector.ts's check). */
+function inAlphabet(buf, from, to) {
+  let i = from;
+  while (i < to && ((buf.byteOffset + i) & 3) !== 0) if (VALUE[buf[i++]] === 0) return false;
+  const words = (to - i) >>> 2;
+  if (words > 0) {
+    const w = new Uint32Array(buf.buffer, buf.byteOffset + i, words);
+    for (let k = 0; k < words; k++) if ((PAIRS[w[k] & 0xffff] & PAIRS[w[k] >>> 16]) === 0) return false;
+    i += words * 4;
+  }
+  while (i < to) if (VALUE[buf[i++]] === 0) return false;
+  return true;
+}
+
+/** An embedding's base64 kept as bytes [from, to) of the answer's body: never made a string. */
+class Span {
+  constructor(from, to) {
+    this.from = from;
+    this.to = to;
+  }
+}
+
+/** Thrown by parseBody for what it leaves to JSON.parse (numbers for vectors, deep nesting). */
+const FALLBACK = new Error('JSON.parse');
+
+/**
+ * The answer's body (a Buffer) parsed as JSON.parse parses its text, except that the \`embedding\` of an entry of
+ * \`data\` that is a string of 64 bytes or more without escapes is a Span of the body: 17 MB of base64 is neither
+ * decoded to one text nor copied into 2048 strings (three quarters of this thread's time, and most of its garbage,
+ * with JSON.parse). A string is found by indexOf (memchr), not a byte at a time. Throws SyntaxError where JSON.parse
+ * would, FALLBACK for a vector of numbers or nesting past 64 levels (JSON.parse then reads the text).
+ */
+function parseBody(buf) {
+  const n = buf.length;
+  let i = 0;
+  const bad = () => {
+    throw new SyntaxError('not JSON');
+  };
+  const digit = (c) => c >= 0x30 && c <= 0x39;
+  const ws = () => {
+    for (let c = buf[i]; c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09; c = buf[++i]);
+  };
+  const digits = () => {
+    if (!digit(buf[i])) bad();
+    while (digit(buf[i])) i++;
+  };
+  function value(depth, role, span) {
+    if (depth > 64) throw FALLBACK;
+    ws();
+    const c = buf[i];
+    if (c === 0x22) return string(span);
+    if (span && c === 0x5b) throw FALLBACK;
+    if (c === 0x7b) return object(depth, role);
+    if (c === 0x5b) return array(depth, role);
+    if (c === 0x74) return word('true', true);
+    if (c === 0x66) return word('false', false);
+    if (c === 0x6e) return word('null', null);
+    if (c === 0x2d || digit(c)) return number();
+    return bad();
+  }
+  function word(w, v) {
+    if (buf.toString('latin1', i, i + w.length) !== w) bad();
+    i += w.length;
+    return v;
+  }
+  function number() {
+    const from = i;
+    if (buf[i] === 0x2d) i++;
+    if (buf[i] === 0x30) i++;
+    else digits();
+    if (buf[i] === 0x2e) {
+      i++;
+      digits();
+    }
+    if (buf[i] === 0x65 || buf[i] === 0x45) {
+      i++;
+      if (buf[i] === 0x2b || buf[i] === 0x2d) i++;
+      digits();
+    }
+    return Number(buf.toString('latin1', from, i));
+  }
+  function string(span) {
+    const from = i + 1;
+    const end = buf.indexOf(0x22, from);
+    if (end < 0) bad();
+    // Looked for within the string only (a search to the body's end for each string would be quadratic).
+    const slash = buf.subarray(from, end).indexOf(0x5c);
+    if (slash >= 0) {
+      // Escapes: its end is the first quote not escaped, and JSON.parse reads it (its rules exactly).
+      let j = from + slash;
+      while (j < n && buf[j] !== 0x22) j += buf[j] === 0x5c ? 2 : 1;
+      if (j >= n) bad();
+      const text = JSON.parse(buf.toString('utf8', i, j + 1));
+      i = j + 1;
+      return text;
+    }
+    i = end + 1;
+    // A control character in a Span fails the alphabet's check (answer).
+    if (span && end - from >= 64) return new Span(from, end);
+    for (let j = from; j < end; j++) if (buf[j] < 0x20) bad();
+    return buf.toString('utf8', from, end);
+  }
+  // role: 1 the top object's \`data\` array, 2 an entry of it.
+  function object(depth, role) {
+    i++;
+    const o = {};
+    ws();
+    if (buf[i] === 0x7d) {
+      i++;
+      return o;
+    }
+    for (;;) {
+      ws();
+      if (buf[i] !== 0x22) bad();
+      const key = string(false);
+      ws();
+      if (buf[i] !== 0x3a) bad();
+      i++;
+      const v = value(depth + 1, depth === 0 && key === 'data' ? 1 : 0, role === 2 && key === 'embedding');
+      if (key === '__proto__') Object.defineProperty(o, key, { value: v, writable: true, enumerable: true, configurable: true });
+      else o[key] = v;
+      ws();
+      if (buf[i] === 0x2c) i++;
+      else if (buf[i] === 0x7d) {
+        i++;
+        return o;
+      } else bad();
+    }
+  }
+  function array(depth, role) {
+    i++;
+    const a = [];
+    ws();
+    if (buf[i] === 0x5d) {
+      i++;
+      return a;
+    }
+    for (;;) {
+      a.push(value(depth + 1, role === 1 ? 2 : 0, false));
+      ws();
+      if (buf[i] === 0x2c) i++;
+      else if (buf[i] === 0x5d) {
+        i++;
+        return a;
+      } else bad();
+    }
+  }
+  const body = value(0, 0, false);
+  ws();
+  if (i < n) bad();
+  return body;
+}
+
+function answer(m, status, buf, done) {
   let body;
   try {
-    body = JSON.parse(text);
-  } catch {
-    return done({ kind: 'protocol', message: 'upstream sent a body that is not JSON', status });
+    body = parseBody(buf);
+  } catch (e) {
+    try {
+      if (e !== FALLBACK) throw e;
+      body = JSON.parse(buf.toString('utf8'));
+    } catch {
+      return done({ kind: 'protocol', message: 'upstream sent a body that is not JSON', status });
+    }
   }
   if (!body || !Array.isArray(body.data))
     return done({ kind: 'protocol', message: 'upstream embeddings response has no data', status });
@@ -321,17 +525,35 @@ function answer(m, status, text, done) {
     const d = body.data[i];
     indexes[i] = d == null ? undefined : d.index;
     const v = d == null ? undefined : d.embedding;
-    if (typeof v !== 'string') {
+    const isSpan = v instanceof Span;
+    // Numbers to a base64 ask (an upstream that ignores encoding_format): for a base64 answer, float32s as the main
+    // thread would encode them (vectorBase64); for a numbers answer they go as they came (their decimals kept).
+    if (m.as === 'base64' && Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'number')) {
+      const size = Math.ceil((v.length * 4) / 3) * 4;
+      meta[i * 4] = 2;
+      meta[i * 4 + 1] = total;
+      meta[i * 4 + 2] = size;
+      meta[i * 4 + 3] = v.length;
+      total += (size + 7) & ~7;
+      continue;
+    }
+    if (!isSpan && typeof v !== 'string') {
       meta[i * 4] = 1;
       meta[i * 4 + 1] = others.length;
       others.push(v);
       continue;
     }
-    const bytes = shapeBytes(v);
+    const length = isSpan ? v.to - v.from : v.length;
+    const bytes = isSpan
+      ? shapeBytes(length, buf[v.to - 2], buf[v.to - 1])
+      : shapeBytes(length, v.charCodeAt(length - 2), v.charCodeAt(length - 1));
     if (bytes < 0) return done({ kind: 'protocol', status, message: NOT_BASE64 });
-    if (bytes % 4 !== 0 || bytes === 0)
-      return done({ kind: 'protocol', status, message: BASE64.test(v) ? PARTIAL : NOT_BASE64 });
-    const size = m.as === 'base64' ? v.length : bytes;
+    if (bytes % 4 !== 0 || bytes === 0) {
+      const pad = (length / 4) * 3 - bytes;
+      const ok = isSpan ? inAlphabet(buf, v.from, v.to - pad) : BASE64.test(v);
+      return done({ kind: 'protocol', status, message: ok ? PARTIAL : NOT_BASE64 });
+    }
+    const size = m.as === 'base64' ? length : bytes;
     meta[i * 4 + 1] = total;
     meta[i * 4 + 2] = size;
     meta[i * 4 + 3] = bytes / 4;
@@ -345,19 +567,40 @@ function answer(m, status, text, done) {
     target = Buffer.from(own);
     at = 0;
   }
+  const refuse = () => {
+    if (!own && total > 0) giveBack(at, total);
+    done({ kind: 'protocol', status, message: NOT_BASE64 });
+  };
   for (let i = 0; i < n; i++) {
     if (meta[i * 4] === 1) continue;
     const v = body.data[i].embedding;
     const to = (meta[i * 4 + 1] += at);
-    // Decoded and encoded again: the text is base64 as every encoder writes it when the two are the same (a
-    // regular expression over the text took five times as long); else it is checked character by character, and
-    // base64 with unused bits set (the same floats) is answered in its canonical form.
+    if (meta[i * 4] === 2) {
+      const f = Float32Array.from(v);
+      target.write(Buffer.from(f.buffer, 0, f.byteLength).toString('base64'), to, 'latin1');
+      meta[i * 4] = 0;
+      continue;
+    }
+    if (v instanceof Span) {
+      // Checked on its bytes: the alphabet up to its padding, then the padded group's unused bits (zero as every
+      // encoder writes them; else it is decoded and answered in its canonical form, the same floats).
+      const pad = buf[v.to - 1] === 61 ? (buf[v.to - 2] === 61 ? 2 : 1) : 0;
+      if (!inAlphabet(buf, v.from, v.to - pad)) return refuse();
+      const last = VALUE[buf[v.to - 1 - pad]] - 1;
+      const canonical = pad === 0 || (last & (pad === 2 ? 0x0f : 0x03)) === 0;
+      if (m.as === 'base64' && canonical) buf.copy(target, to, v.from, v.to);
+      else {
+        const decoded = Buffer.from(buf.toString('latin1', v.from, v.to), 'base64');
+        if (m.as === 'base64') target.write(decoded.toString('base64'), to, 'latin1');
+        else decoded.copy(target, to);
+      }
+      continue;
+    }
+    // A short text: decoded and encoded again; it is base64 as every encoder writes it when the two are the same,
+    // else it is matched against the alphabet, and base64 with unused bits set is answered in its canonical form.
     const decoded = Buffer.from(v, 'base64');
     const canonical = decoded.toString('base64');
-    if (canonical !== v && !BASE64.test(v)) {
-      if (!own && total > 0) giveBack(at, total);
-      return done({ kind: 'protocol', status, message: NOT_BASE64 });
-    }
+    if (canonical !== v && !BASE64.test(v)) return refuse();
     if (m.as === 'base64') target.write(canonical, to, 'latin1');
     else decoded.copy(target, to);
   }
@@ -386,7 +629,7 @@ function start(m) {
   const lib = url.protocol === 'https:' ? https : http;
   const req = lib.request(url, {
     method: 'POST',
-    agent: agentFor(url, m.connections),
+    agent: agentFor(url, m),
     headers: { ...m.headers, 'content-length': Buffer.byteLength(m.body) },
   });
   call.req = req;
@@ -400,6 +643,7 @@ function start(m) {
   req.on('response', (res) => {
     const status = res.statusCode;
     call.answering = status >= 200 && status < 300;
+    if (call.answering) parentPort.postMessage({ id: m.id, answering: true });
     const chunks = [];
     let size = 0;
     res.on('data', (chunk) => {
@@ -416,12 +660,17 @@ function start(m) {
     });
     res.on('end', () => {
       if (!calls.has(m.id)) return;
-      const text = Buffer.concat(chunks, size).toString('utf8');
+      // The body is in, within the deadline: parsing it is this replica's work, not the upstream's time; its
+      // connection goes back to the key's share now (UpstreamHttp.embeddingsOffThread).
+      clearTimeout(call.timer);
+      if (call.answering) parentPort.postMessage({ id: m.id, arrived: true });
+      const body = Buffer.concat(chunks, size);
       if (!call.answering) {
+        const text = body.toString('utf8');
         const retry = res.headers['retry-after'];
         return done({ kind: 'http', status, text, message: 'HTTP ' + status, retryAfter: Array.isArray(retry) ? retry[0] : retry });
       }
-      answer(m, status, text, done);
+      answer(m, status, body, done);
     });
   });
   req.end(m.body);
@@ -432,10 +681,15 @@ parentPort.on('message', (m) => {
   if (m.cancel !== undefined) {
     const call = calls.get(m.cancel);
     // A 2xx answer under way is the call's (the provider bills it): it goes on.
-    if (!call || call.answering) return;
+    if (!call || (call.answering && !m.force)) return;
     call.req?.destroy();
     return call.done({ kind: 'aborted', message: 'the caller left', status: 0 });
   }
-  start(m);
+  // A request Node refuses at once (a header it cannot send) fails its call alone, not the thread.
+  try {
+    start(m);
+  } catch (e) {
+    calls.get(m.id)?.done({ kind: 'network', message: 'upstream connection failed: ' + (e.code || e.message), status: 0 });
+  }
 });
 `;

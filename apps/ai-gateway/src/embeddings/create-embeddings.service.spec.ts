@@ -6,6 +6,12 @@ import { CreateEmbeddings } from './create-embeddings.service';
 import { callContext, keyPrincipal, modelInfo } from '../../../../test/ai-gateway/use-case-fixtures';
 
 // The use case with a real tokenizer and in-memory router, cache and ledger: its answer is a value.
+/** The answer, released as the transport releases it once written (KeyBytes.hold keeps a key's bytes until then). */
+const sent = <T extends { release?: () => void }>(answer: T): T => {
+  answer.release?.();
+  return answer;
+};
+
 describe('CreateEmbeddings', () => {
   const info = modelInfo({ name: 'e', kind: 'embeddings', price: { inputPer1k: 1, outputPer1k: 0 } });
   const principal = keyPrincipal;
@@ -61,7 +67,7 @@ describe('CreateEmbeddings', () => {
   });
 
   it('answers the vectors in input order as a JSON value, settled; a repeated input comes from the key cache', async () => {
-    const first = await useCase.handle(principal, { model: 'e', input: ['one', 'two'] }, context());
+    const first = await useCase.handle(principal, { model: 'e', input: ['one', 'two'] }, context()).then(sent);
     expect(first).toMatchObject({
       kind: 'json',
       headers: ['X-Gateway-Overhead-Ms', expect.stringMatching(/^\d+\.\d{2}$/)],
@@ -82,11 +88,9 @@ describe('CreateEmbeddings', () => {
       expect.objectContaining({ endpoint: 'embeddings', status: 'ok', provider: 'd1', requestId: 'req-2' }),
     ]);
 
-    const again = await useCase.handle(
-      principal,
-      { model: 'e', input: 'two', encoding_format: 'base64' } as never,
-      context(),
-    );
+    const again = await useCase
+      .handle(principal, { model: 'e', input: 'two', encoding_format: 'base64' } as never, context())
+      .then(sent);
     expect(upstreamInputs).toEqual(['one', 'two']);
     expect(again.body.data[0].embedding).toBe(Buffer.from(new Float32Array([1.5, 1]).buffer).toString('base64'));
     expect(settled[1]).toMatchObject({ status: 'cached', provider: 'cache', costYuan: 0 });
@@ -115,14 +119,14 @@ describe('CreateEmbeddings', () => {
       expect.objectContaining({ endpoint: 'embeddings', status: 'failed', costYuan: 0, httpStatus: 502 }),
     ]);
     dropped = 0;
-    await useCase.handle(principal, { model: 'e', input: 'one' }, context());
+    await useCase.handle(principal, { model: 'e', input: 'one' }, context()).then(sent);
     expect(upstreamInputs).toEqual(['one', 'two', 'one']);
   });
 
   it('gives the event loop turns across thousands of short inputs, not only per characters counted', async () => {
     const before = tokenizer.yields;
     const input = Array.from({ length: 2048 }, (_, i) => `w ${i}`);
-    await useCase.handle(principal, { model: 'e', input }, context());
+    await useCase.handle(principal, { model: 'e', input }, context()).then(sent);
     // Each input counts as 64 characters of work besides its own: 2048 of them about 140 000, a turn every
     // 16 384 (8); by their 5 to 6 characters alone, less than one.
     expect(tokenizer.yields - before).toBeGreaterThanOrEqual(8);
@@ -131,7 +135,7 @@ describe('CreateEmbeddings', () => {
   it('writes the JSON of thousands of vectors a run at a time: the same text as the body, floats and base64', async () => {
     const input = Array.from({ length: 1500 }, (_, i) => `w ${i}`);
     for (const encoding_format of ['float', 'base64'] as const) {
-      const answer = await useCase.handle(principal, { model: 'e', input, encoding_format }, context());
+      const answer = await useCase.handle(principal, { model: 'e', input, encoding_format }, context()).then(sent);
       expect(answer.body.data).toHaveLength(1500);
       expect(answer.body.data.map((d) => d.index)).toEqual(input.map((_, i) => i));
       // In pieces (runs of entries), which together are the body's JSON.
@@ -152,7 +156,7 @@ describe('CreateEmbeddings', () => {
           ? floats(i)
           : Array.from(floats(i));
     const input = Array.from({ length: 300 }, (_, i) => `w ${i}`);
-    const b64 = await useCase.handle(principal, { model: 'e', input, encoding_format: 'base64' }, context());
+    const b64 = await useCase.handle(principal, { model: 'e', input, encoding_format: 'base64' }, context()).then(sent);
     const text = Buffer.concat(b64.text as Buffer[]).toString();
     expect(text).toBe(JSON.stringify(b64.body));
     const parsed = JSON.parse(text) as { data: Array<{ index: number; embedding: string }> };
@@ -161,7 +165,9 @@ describe('CreateEmbeddings', () => {
     // The kept vectors' bytes are pieces of the answer as they are (no copy), one per kept vector.
     for (const v of kept.values()) expect((b64.text as Buffer[]).filter((p) => p === v.text)).toHaveLength(1);
 
-    const numbers = await useCase.handle(principal, { model: 'e', input, encoding_format: 'float' }, context());
+    const numbers = await useCase
+      .handle(principal, { model: 'e', input, encoding_format: 'float' }, context())
+      .then(sent);
     const parsedNumbers = JSON.parse(Buffer.concat(numbers.text as Buffer[]).toString()) as {
       data: Array<{ embedding: number[] }>;
     };
@@ -169,8 +175,12 @@ describe('CreateEmbeddings', () => {
 
     // A batch the cache takes stores numbers, whatever form the vector came in: a repeat answers the same.
     const few = ['x 0', 'x 1', 'x 2'];
-    const fresh = await useCase.handle(principal, { model: 'e', input: few, encoding_format: 'base64' }, context());
-    const cached = await useCase.handle(principal, { model: 'e', input: few, encoding_format: 'base64' }, context());
+    const fresh = await useCase
+      .handle(principal, { model: 'e', input: few, encoding_format: 'base64' }, context())
+      .then(sent);
+    const cached = await useCase
+      .handle(principal, { model: 'e', input: few, encoding_format: 'base64' }, context())
+      .then(sent);
     expect(settled.at(-1)).toMatchObject({ status: 'cached' });
     expect(JSON.stringify(cached.body)).toBe(JSON.stringify(fresh.body));
   });
@@ -186,9 +196,9 @@ describe('CreateEmbeddings', () => {
       const batch = (name: string) => Array.from({ length: 600 }, (_, i) => `${name} ${i}`);
       const other = { ...(keyPrincipal as object), id: 'k2' } as never;
       await Promise.all([
-        useCase.handle(principal, { model: 'e', input: batch('a1') }, context()),
-        useCase.handle(principal, { model: 'e', input: batch('a2') }, context()),
-        useCase.handle(other, { model: 'e', input: batch('b1') }, context()),
+        useCase.handle(principal, { model: 'e', input: batch('a1') }, context()).then(sent),
+        useCase.handle(principal, { model: 'e', input: batch('a2') }, context()).then(sent),
+        useCase.handle(other, { model: 'e', input: batch('b1') }, context()).then(sent),
       ]);
       const first = (name: string) => counted.indexOf(name);
       const last = (name: string) => counted.lastIndexOf(name);

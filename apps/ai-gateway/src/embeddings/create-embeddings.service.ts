@@ -194,12 +194,13 @@ export class CreateEmbeddings {
     const base64 = body.encoding_format === 'base64';
     const missing = inputs.map((_, i) => i).filter((i) => !vectors[i]);
     // Bytes of vectors this call brings back: held against the key's share while they are fetched, parsed and
-    // written into the answer (KeyBytes): a key's bulk calls take turns for their memory, not all at once.
+    // written into the answer, until it is sent (KeyBytes.hold): a key's bulk calls take turns for their memory, not
+    // all at once.
     const vectorBytes = missing.length * (body.dimensions ?? info.dimensions ?? DEFAULT_DIMENSIONS) * 4;
     // Vectors that are views of the embeddings worker's buffer (vectorsOffThread): given back once the answer is
     // written (JsonAnswer.release), or at once when the call fails after they came.
     let release: (() => void) | undefined;
-    const answered = this.bytes.run(
+    const answered = this.bytes.hold(
       shareOf(principal),
       vectorBytes,
       async () => {
@@ -344,6 +345,11 @@ export class CreateEmbeddings {
           },
           ctx.clientGone.signal,
         );
+        // An answer of numbers is a copy of the vectors: their region goes back now, not once it is sent.
+        if (!base64 && release) {
+          release();
+          release = undefined;
+        }
         return { result, text, release };
       },
       ctx.clientGone.signal,

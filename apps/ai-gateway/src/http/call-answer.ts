@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { queuedOn } from '@app/platform';
 import { CallTimer, OVERHEAD_HEADER } from './call-timer';
 import type { CallAnswer, CallContext } from './call-context';
 import { callTimingOf } from './gateway-timing';
@@ -40,11 +41,8 @@ export async function answerCall(
     throw e;
   }
   if (answer.kind === 'json') {
-    const release = answer.release;
-    // The socket has taken the whole answer ('finish' comes before 'close'), or the connection is gone.
-    if (release) res.once('close', release);
+    if (answer.release) releaseWhenSent(res, answer.release);
     sendJson(res, 200, answer.body, answer.headers, answer.text, stallMs);
-    if (release && res.destroyed) release();
     await answer.settled;
     return;
   }
@@ -58,4 +56,22 @@ export async function answerCall(
   } finally {
     sse.end();
   }
+}
+
+/**
+ * Calls `release` once `res` is sent whole ('close' comes after 'finish', when the socket has taken every byte) or
+ * its connection is gone (a closed socket writes nothing more). An answer queued behind another on a pipelined
+ * connection gets no 'close' of its own when that connection closes (queuedOn): its connection is listened to as
+ * well, or the memory it is written from would be held for the life of the process.
+ */
+export function releaseWhenSent(res: Response, release: () => void): void {
+  const connection = queuedOn(res);
+  const done = () => {
+    res.off('close', done);
+    connection?.off('close', done);
+    release();
+  };
+  res.once('close', done);
+  connection?.once('close', done);
+  if (res.destroyed) done();
 }

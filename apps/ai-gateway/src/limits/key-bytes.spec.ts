@@ -67,4 +67,32 @@ describe('KeyBytes', () => {
     h.end();
     await p;
   });
+
+  it('hold keeps the bytes past the work until its answer is released (once), or gives them back when it fails', async () => {
+    const bytes = new KeyBytes(100);
+    let ownReleased = 0;
+    const first = await bytes.hold('a', 80, async () => ({ text: 'answer', release: () => ownReleased++ }));
+    expect(first.text).toBe('answer');
+    expect(bytes.held('a')).toBe(80);
+    let secondRan = false;
+    const second = bytes.hold('a', 80, async () => {
+      secondRan = true;
+      return { text: 'second' };
+    });
+    await settle();
+    expect(secondRan).toBe(false); // the first answer is not sent yet
+    first.release();
+    first.release();
+    expect(ownReleased).toBe(1);
+    const s = await second;
+    expect(secondRan).toBe(true);
+    expect(bytes.held('a')).toBe(80);
+    s.release();
+    expect(bytes.size).toBe(0);
+
+    await expect(bytes.hold('a', 8, () => Promise.reject(new Error('upstream')))).rejects.toThrow('upstream');
+    expect(bytes.size).toBe(0);
+    const unbounded = await new KeyBytes(0).hold('a', 1e9, async () => ({}));
+    unbounded.release();
+  });
 });

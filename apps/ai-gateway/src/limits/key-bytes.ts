@@ -11,8 +11,8 @@ interface Share {
 }
 
 /**
- * Bytes of answers a key's calls hold in this replica at once (an embeddings call's vectors, as they arrive from
- * the upstream, are parsed and written back), at most `perKey` per key: a call that does not fit waits, in order,
+ * Bytes of answers a key's calls hold in this replica at once (an embeddings call's vectors, from their arrival from
+ * the upstream until the answer made of them is written: `hold`), at most `perKey` per key: a call that does not fit waits, in order,
  * until the key's earlier calls give theirs back; a key's lone call always starts, whatever its size. Other keys'
  * calls never wait for it. A scheduling order, not a limit: it needs no shared state and refuses nothing.
  *
@@ -38,6 +38,47 @@ export class KeyBytes {
       return await work();
     } finally {
       this.leave(key, bytes);
+    }
+  }
+
+  /**
+   * As `run`, but the bytes stay held past `work` until its result's `release` is called (the answer written from
+   * them, or its client gone), or at once when `work` fails: an answer's memory is the key's until it is sent, so a
+   * key's bulk calls cannot have more answers waiting for their clients than fit its share. The result's `release`
+   * gives back both its own (work's) and the bytes, once.
+   */
+  async hold<T extends object>(
+    key: string,
+    bytes: number,
+    work: () => Promise<T>,
+    gone?: AbortSignal,
+  ): Promise<T & { release: () => void }> {
+    if (this.perKey <= 0) {
+      const value = await work();
+      return { ...value, release: (value as { release?: () => void }).release ?? (() => undefined) };
+    }
+    await this.enter(key, bytes, gone);
+    let held = true;
+    const leave = () => {
+      if (!held) return;
+      held = false;
+      this.leave(key, bytes);
+    };
+    try {
+      if (gone?.aborted) throw new CallAbortedError();
+      const value = await work();
+      const own = (value as { release?: () => void }).release;
+      return {
+        ...value,
+        release: () => {
+          if (!held) return;
+          own?.();
+          leave();
+        },
+      };
+    } catch (e) {
+      leave();
+      throw e;
     }
   }
 
