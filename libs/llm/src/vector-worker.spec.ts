@@ -260,6 +260,9 @@ describe('VectorWorker (embeddings exchanges on a worker thread)', () => {
       `{"data":[${entry}],"s":"\\q"}`,
       `{"data":[${entry}] "n":1}`,
       `{"data":[{"index":0,"embedding":"${long}}]}`,
+      // A kept embedding given twice or under a \`data\` given twice is still checked: a raw control character.
+      `{"data":[{"index":0,"embedding":"${long}\u0001"}],"data":[]}`,
+      `{"data":[{"index":0,"embedding":"${long}\u0001","embedding":"${long}"}]}`,
     ]) {
       handler = (_r, _b, res) => res.end(bad.replace('\\x01', '\u0001'));
       await expect(worker.embeddings(exchange(['a']), undefined, errorOf)).rejects.toMatchObject({

@@ -136,6 +136,7 @@ export class VectorWorker {
     const worker = this.ensureWorker();
     const slab = this.slab!;
     const id = this.nextId++;
+    let bodyIn = false;
     const reply = await new Promise<Reply>((resolve, reject) => {
       const onAbort = () => worker.postMessage({ cancel: id });
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -146,7 +147,15 @@ export class VectorWorker {
         if (this.pending.size === 0) worker.unref();
         worker.postMessage({ cancel: id, force: true });
         done();
-        reject(new UpstreamError(`embeddings worker did not answer within ${3 * exchange.timeoutMs} ms`, 'timeout', 0));
+        // Once the body was in, the upstream answered in time: this replica's worker is slow, not the deployment
+        // (`busy`: no cooldown).
+        reject(
+          new UpstreamError(
+            `embeddings worker did not answer within ${3 * exchange.timeoutMs} ms`,
+            bodyIn ? 'busy' : 'timeout',
+            0,
+          ),
+        );
       }, 3 * exchange.timeoutMs);
       const done = () => {
         clearTimeout(backstop);
@@ -162,7 +171,10 @@ export class VectorWorker {
           done();
           reject(e);
         },
-        arrived,
+        arrived: () => {
+          bodyIn = true;
+          arrived?.();
+        },
         answering: () => {
           this.answering.add(id);
           signal?.removeEventListener('abort', onAbort);
@@ -249,6 +261,8 @@ export class VectorWorker {
     // The worker failing is not the deployment's fault: `busy` (no cooldown, as a wait for a connection that ran out).
     const gone = (reason: string) => {
       if (this.worker === worker) this.worker = null;
+      // Its thread, buffer and sockets end with it (after an unreadable message it may still run).
+      void worker.terminate();
       for (const [id, p] of this.pending) {
         this.pending.delete(id);
         p.reject(new UpstreamError(`embeddings worker ${reason}`, 'busy', 0));
@@ -367,6 +381,7 @@ class Span {
   constructor(from, to) {
     this.from = from;
     this.to = to;
+    this.used = false;
   }
 }
 
@@ -380,9 +395,11 @@ const FALLBACK = new Error('JSON.parse');
  * with JSON.parse). A string is found by indexOf (memchr), not a byte at a time. Throws SyntaxError where JSON.parse
  * would, FALLBACK for a vector of numbers or nesting past 64 levels (JSON.parse then reads the text).
  */
-function parseBody(buf) {
+function parseBody(buf, spans) {
   const n = buf.length;
   let i = 0;
+  // The next backslash at or after the string being read (-1: none left): one search for the whole body.
+  let nextSlash = -2;
   const bad = () => {
     throw new SyntaxError('not JSON');
   };
@@ -433,11 +450,10 @@ function parseBody(buf) {
     const from = i + 1;
     const end = buf.indexOf(0x22, from);
     if (end < 0) bad();
-    // Looked for within the string only (a search to the body's end for each string would be quadratic).
-    const slash = buf.subarray(from, end).indexOf(0x5c);
-    if (slash >= 0) {
+    if (nextSlash !== -1 && nextSlash < from) nextSlash = buf.indexOf(0x5c, from);
+    if (nextSlash !== -1 && nextSlash < end) {
       // Escapes: its end is the first quote not escaped, and JSON.parse reads it (its rules exactly).
-      let j = from + slash;
+      let j = nextSlash;
       while (j < n && buf[j] !== 0x22) j += buf[j] === 0x5c ? 2 : 1;
       if (j >= n) bad();
       const text = JSON.parse(buf.toString('utf8', i, j + 1));
@@ -446,7 +462,11 @@ function parseBody(buf) {
     }
     i = end + 1;
     // A control character in a Span fails the alphabet's check (answer).
-    if (span && end - from >= 64) return new Span(from, end);
+    if (span && end - from >= 64) {
+      const kept = new Span(from, end);
+      spans.push(kept);
+      return kept;
+    }
     for (let j = from; j < end; j++) if (buf[j] < 0x20) bad();
     return buf.toString('utf8', from, end);
   }
@@ -503,8 +523,9 @@ function parseBody(buf) {
 
 function answer(m, status, buf, done) {
   let body;
+  const spans = [];
   try {
-    body = parseBody(buf);
+    body = parseBody(buf, spans);
   } catch (e) {
     try {
       if (e !== FALLBACK) throw e;
@@ -526,6 +547,7 @@ function answer(m, status, buf, done) {
     indexes[i] = d == null ? undefined : d.index;
     const v = d == null ? undefined : d.embedding;
     const isSpan = v instanceof Span;
+    if (isSpan) v.used = true;
     // Numbers to a base64 ask (an upstream that ignores encoding_format): for a base64 answer, float32s as the main
     // thread would encode them (vectorBase64); for a numbers answer they go as they came (their decimals kept).
     if (m.as === 'base64' && Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'number')) {
@@ -558,6 +580,13 @@ function answer(m, status, buf, done) {
     meta[i * 4 + 2] = size;
     meta[i * 4 + 3] = bytes / 4;
     total += (size + 7) & ~7;
+  }
+  // A span the answer does not use (its member given twice, the last one kept) is still checked as JSON.parse
+  // checks a string: no control characters.
+  for (const span of spans) {
+    if (span.used) continue;
+    for (let j = span.from; j < span.to; j++)
+      if (buf[j] < 0x20) return done({ kind: 'protocol', message: 'upstream sent a body that is not JSON', status });
   }
   let at = total > 0 ? alloc(total) : 0;
   let own;

@@ -95,7 +95,7 @@ export class CreateEmbeddings {
   /** The vectors as a JSON answer, the call settled; a failure is thrown as a catalog error. */
   async handle(principal: Principal, body: EmbeddingsRequest, ctx: CallContext): Promise<JsonAnswer<EmbeddingsResult>> {
     try {
-      const { result, text, release } = await this.run(principal, body, ctx);
+      const { result, text, release, releaseShare } = await this.run(principal, body, ctx);
       return {
         kind: 'json',
         body: result,
@@ -103,6 +103,7 @@ export class CreateEmbeddings {
         headers: [OVERHEAD_HEADER, ctx.timer.overheadMs()],
         settled: Promise.resolve(),
         release,
+        releaseShare,
       };
     } catch (e) {
       throw toGatewayError(e);
@@ -113,7 +114,7 @@ export class CreateEmbeddings {
     principal: Principal,
     body: EmbeddingsRequest,
     ctx: CallContext,
-  ): Promise<{ result: EmbeddingsResult; text: Buffer[]; release?: () => void }> {
+  ): Promise<{ result: EmbeddingsResult; text: Buffer[]; release?: () => void; releaseShare?: () => void }> {
     const claims = assertScope(principal, 'embeddings');
     const info = this.router.modelInfo(body.model);
     if (!info) throw new GatewayError(GatewayErrorCode.ModelNotFound, { model: body.model });

@@ -35,6 +35,17 @@ describe('releaseWhenSent', () => {
     await close();
   });
 
+  it('releases at once a queued answer whose connection closed before it was written', async () => {
+    const { res, client, close } = await queuedAnswer();
+    const closed = new Promise((r) => res.req.socket.once('close', r));
+    client.destroy();
+    await closed;
+    let released = 0;
+    releaseWhenSent(res as unknown as Response, () => released++);
+    expect(released).toBe(1);
+    await close();
+  });
+
   it('releases at once an answer whose client left before it was written', async () => {
     let released = 0;
     let answered!: () => void;

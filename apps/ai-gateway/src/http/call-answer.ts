@@ -41,6 +41,9 @@ export async function answerCall(
     throw e;
   }
   if (answer.kind === 'json') {
+    // Queued behind another answer of its connection (pipelining): what the call holds against its key's share is
+    // given back now, as the answer before it may be one of the same key's calls waiting for that share.
+    if (answer.releaseShare && queuedOn(res)) answer.releaseShare();
     if (answer.release) releaseWhenSent(res, answer.release);
     sendJson(res, 200, answer.body, answer.headers, answer.text, stallMs);
     await answer.settled;
@@ -73,5 +76,6 @@ export function releaseWhenSent(res: Response, release: () => void): void {
   };
   res.once('close', done);
   connection?.once('close', done);
-  if (res.destroyed) done();
+  // Gone already: a queued answer whose connection closed before now gets no 'close' at all.
+  if (res.destroyed || (connection as { destroyed?: boolean } | undefined)?.destroyed) done();
 }

@@ -34,6 +34,11 @@ export interface JsonAnswer<T = unknown> {
   settled: Promise<void>;
   /** Gives back memory `text` is a view of (the embeddings worker's buffer): called once the answer is written or cut. */
   release?: () => void;
+  /**
+   * Gives back only what the call holds against its key's share (KeyBytes), leaving `release` the rest: called when
+   * the answer waits behind another on a pipelined connection, which may be a call of the same key waiting for it.
+   */
+  releaseShare?: () => void;
 }
 
 /** A streamed call: the headers of its head, its events in order (`[DONE]` included), and its settlement. */

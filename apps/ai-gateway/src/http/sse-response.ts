@@ -58,6 +58,8 @@ export function clientGone(res: Response): AbortSource {
   if (connection) {
     connection.once('close', gone);
     res.once('socket', () => connection.off('close', gone));
+    // Closed already (between the request's end and now): no 'close' will come.
+    if ((connection as { destroyed?: boolean }).destroyed) gone();
   }
   return ac;
 }

@@ -90,6 +90,16 @@ describe('KeyBytes', () => {
     s.release();
     expect(bytes.size).toBe(0);
 
+    // An answer queued on a pipelined connection gives back its share at once, its own memory once sent.
+    let kept = 0;
+    const queued = await bytes.hold('a', 80, async () => ({ release: () => kept++ }));
+    queued.releaseShare();
+    expect(bytes.size).toBe(0);
+    expect(kept).toBe(0);
+    queued.release();
+    expect(kept).toBe(1);
+    expect(bytes.size).toBe(0);
+
     await expect(bytes.hold('a', 8, () => Promise.reject(new Error('upstream')))).rejects.toThrow('upstream');
     expect(bytes.size).toBe(0);
     const unbounded = await new KeyBytes(0).hold('a', 1e9, async () => ({}));

@@ -45,17 +45,22 @@ export class KeyBytes {
    * As `run`, but the bytes stay held past `work` until its result's `release` is called (the answer written from
    * them, or its client gone), or at once when `work` fails: an answer's memory is the key's until it is sent, so a
    * key's bulk calls cannot have more answers waiting for their clients than fit its share. The result's `release`
-   * gives back both its own (work's) and the bytes, once.
+   * gives back both its own (work's) and the bytes, once; `releaseShare` only the bytes (an answer queued on a
+   * pipelined connection).
    */
   async hold<T extends object>(
     key: string,
     bytes: number,
     work: () => Promise<T>,
     gone?: AbortSignal,
-  ): Promise<T & { release: () => void }> {
+  ): Promise<T & { release: () => void; releaseShare: () => void }> {
     if (this.perKey <= 0) {
       const value = await work();
-      return { ...value, release: (value as { release?: () => void }).release ?? (() => undefined) };
+      return {
+        ...value,
+        release: (value as { release?: () => void }).release ?? (() => undefined),
+        releaseShare: () => undefined,
+      };
     }
     await this.enter(key, bytes, gone);
     let held = true;
@@ -68,13 +73,15 @@ export class KeyBytes {
       if (gone?.aborted) throw new CallAbortedError();
       const value = await work();
       const own = (value as { release?: () => void }).release;
+      let ownGiven = false;
       return {
         ...value,
         release: () => {
-          if (!held) return;
-          own?.();
+          if (!ownGiven) own?.();
+          ownGiven = true;
           leave();
         },
+        releaseShare: leave,
       };
     } catch (e) {
       leave();
