@@ -4,7 +4,7 @@
  * there and written to the caller from a buffer shared with it. What the callers get is what they got before; the
  * shared buffer's regions are given back once each answer is written, or its client left.
  */
-import { request } from 'http';
+import { IncomingMessage, request } from 'http';
 import OpenAI from 'openai';
 import { vectorWorker } from '@app/llm';
 import { CreateEmbeddings } from '../../apps/ai-gateway/src/embeddings/create-embeddings.service';
@@ -83,6 +83,49 @@ describe('/v1/embeddings on the embeddings worker thread', () => {
     const res = await client.embeddings.create({ model: 'bulk-embed', input: texts(3, 'small') });
     expect(res.data[2].embedding).toHaveLength(1536);
     expect(vectorWorker().exchanges).toBe(before);
+  });
+
+  it("keeps an answer's bytes intact while its client reads slowly and other calls come and go", async () => {
+    // Key A's 17 MB answer: more than the sockets hold, so most of it is still written from the shared buffer when
+    // key B's calls, one after the other, take buffer regions and give them back. Were A's region given back
+    // before its last byte was written, B's first call would be written into it (first fit) and A would read B's.
+    const other = new OpenAI({
+      apiKey: (await f.createKey({ name: 'off-thread-b' })).key,
+      baseURL: `${f.gw.url}/v1`,
+      maxRetries: 0,
+    });
+    const input = texts(2048, 'slow');
+    const url = new URL(`${f.gw.url}/v1/embeddings`);
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        },
+        resolve,
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ model: 'bulk-embed', input, encoding_format: 'base64' }));
+    });
+    res.pause();
+    expect(res.statusCode).toBe(200);
+    for (let k = 0; k < 3; k++) {
+      const b = await other.embeddings.create({ model: 'bulk-embed', input: texts(2048, `other ${k}`) });
+      expect(b.data[2047].embedding).toEqual(float32(texts(2048, `other ${k}`)[2047]));
+    }
+    expect(vectorWorker().heldBytes).toBeGreaterThan(0); // A's answer is still being written
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as { data: Array<{ index: number; embedding: string }> };
+    expect(body.data).toHaveLength(2048);
+    body.data.forEach((d, i) => {
+      expect(d.index).toBe(i);
+      expect(d.embedding).toBe(Buffer.from(new Float32Array(fakeEmbedding(input[i], 1536)).buffer).toString('base64'));
+    });
+    await until(() => vectorWorker().heldBytes === 0);
   });
 
   it('gives the region back when the client leaves in the middle of the answer', async () => {
