@@ -56,6 +56,10 @@ describe('/v1/embeddings on the embeddings worker thread', () => {
     expect(res.usage.prompt_tokens).toBeGreaterThan(0);
     await until(() => vectorWorker().heldBytes === 0);
     expect(f.gw.app.get(CreateEmbeddings)['bytes'].size).toBe(0);
+    // The shared buffer in the Prometheus registry: nothing held now, no answer outside it.
+    const metrics = await (await fetch(`${f.gw.url}/actuator/prometheus`)).text();
+    expect(metrics).toMatch(/^ai_gateway_embeddings_worker_held_bytes 0$/m);
+    expect(metrics).toMatch(/^ai_gateway_embeddings_worker_own_buffers_total 0$/m);
   });
 
   it('answers numbers to a caller asking floats, and base64 as the upstream wrote it to one asking base64', async () => {

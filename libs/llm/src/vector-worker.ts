@@ -94,6 +94,8 @@ export class VectorWorker {
   private held = 0;
   /** Exchanges answered with vectors (read by tests: which calls ran here). */
   private answered = 0;
+  /** Of them, answers in a buffer of their own (the slab was full). */
+  private outside = 0;
 
   constructor(
     private readonly slabBytes = SLAB_BYTES,
@@ -118,6 +120,11 @@ export class VectorWorker {
   /** Exchanges answered with vectors since the process started. */
   get exchanges(): number {
     return this.answered;
+  }
+
+  /** Answers that did not fit the slab (a buffer of their own each) since the process started. */
+  get ownBuffers(): number {
+    return this.outside;
   }
 
   /**
@@ -195,6 +202,7 @@ export class VectorWorker {
     }
     const buffer = reply.own ?? slab;
     this.answered++;
+    if (reply.own) this.outside++;
     const size = reply.size ?? 0;
     this.held += size;
     const from = this.worker;
