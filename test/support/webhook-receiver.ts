@@ -1,3 +1,4 @@
+import { randomBytes } from 'crypto';
 import { createServer, IncomingMessage, Server } from 'http';
 import type { AddressInfo } from 'net';
 import { Webhook } from 'standardwebhooks';
@@ -30,6 +31,14 @@ export class WebhookReceiver {
   private server!: Server;
   private verifier!: Webhook;
   url = '';
+  /**
+   * A path of its own: a loopback port is reused by the next receiver once this one closes, and an app of another
+   * test file still delivering to its own (closed) receiver's URL would reach that one, signed with another secret
+   * (a bad signature in a test that did nothing wrong). Such a request is answered 404 and counted nowhere.
+   */
+  private readonly path = `/hook/${randomBytes(8).toString('hex')}`;
+  /** Requests to another path (another receiver's deliveries on a reused port). */
+  strays = 0;
 
   setSecret(secret: string): void {
     this.verifier = new Webhook(secret);
@@ -39,7 +48,7 @@ export class WebhookReceiver {
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.keepAliveTimeout = 120_000; // as test/support/upstreams/fake-upstream.ts says why
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${this.path}`;
     return this;
   }
 
@@ -55,6 +64,11 @@ export class WebhookReceiver {
   private async handle(req: IncomingMessage, res: import('http').ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
+    if (req.url !== this.path) {
+      this.strays++;
+      res.writeHead(404).end();
+      return;
+    }
     const body = Buffer.concat(chunks).toString('utf8');
     const id = String(req.headers['webhook-id']);
     this.requests.set(id, (this.requests.get(id) ?? 0) + 1);
