@@ -65,16 +65,8 @@ export class UpstreamHttp {
     opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string>; key?: string },
   ): Promise<UpstreamResponse> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
-    // The wait for a connection of the key's share ends at the call's timeout, as the upstream's own wait would.
-    const turn = this.shares.enter(opts.key, opts.signal, timeoutMs);
-    if (turn) await turn;
     // The connection is the call's until its body closes (read to its end, destroyed or failed).
-    let held = true;
-    const leave = () => {
-      if (!held) return;
-      held = false;
-      this.shares.leave(opts.key);
-    };
+    const leave = await this.takeShare(opts.key, opts.signal, timeoutMs);
     let res: Dispatcher.ResponseData;
     try {
       res = await this.pool.request({
@@ -318,15 +310,8 @@ export class UpstreamHttp {
     opts: { signal?: AbortSignal; timeoutMs?: number; headers?: Record<string, string>; key?: string; as: VectorsAs },
   ): Promise<EmbeddingsResponse & { release: () => void }> {
     const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
-    const turn = this.shares.enter(opts.key, opts.signal, timeoutMs);
-    if (turn) await turn;
     // The connection goes back to the key's share once the answer's body is in (the worker parses it after).
-    let held = true;
-    const leave = () => {
-      if (!held) return;
-      held = false;
-      this.shares.leave(opts.key);
-    };
+    const leave = await this.takeShare(opts.key, opts.signal, timeoutMs);
     try {
       return await vectorWorker().embeddings(
         {
@@ -352,6 +337,21 @@ export class UpstreamHttp {
     } finally {
       leave();
     }
+  }
+
+  /**
+   * A connection of the key's share, waited for at most the call's timeout (as the upstream's own wait would be),
+   * and the function that gives it back (once, whoever calls it first).
+   */
+  private async takeShare(key: string | undefined, signal: AbortSignal | undefined, timeoutMs: number) {
+    const turn = this.shares.enter(key, signal, timeoutMs);
+    if (turn) await turn;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.shares.leave(key);
+    };
   }
 
   close(): Promise<void> {
